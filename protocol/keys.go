@@ -1,0 +1,123 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// KeyPrefix starts every key of every queue.
+const KeyPrefix = "emq:"
+
+// MaxQueueName bounds a queue name, in bytes.
+const MaxQueueName = 128
+
+// The suffixes of a queue's fixed keys, appended to its base emq:{q}:.
+const (
+	SuffixVersion = "version" // string: the wire version; the fence
+	SuffixMeta    = "meta"    // hash: seq, paused, rate limit settings
+	SuffixStats   = "stats"   // hash: lifetime counters
+	SuffixPending = "pending" // zset: ready jobs by priority, then id
+	SuffixDelayed = "delayed" // zset: delayed and retrying jobs by due ms
+	SuffixActive  = "active"  // zset: claimed jobs by lease deadline ms
+	SuffixDead    = "dead"    // zset: dead-lettered jobs by time of death ms
+	SuffixSignal  = "signal"  // list: at most one token, pushed when pending stops being empty
+)
+
+// The prefixes of a queue's derived keys, followed by a job id or a unique key.
+const (
+	SuffixJob    = "job:"    // hash per job: emq:{q}:job:<id>
+	SuffixLogs   = ":logs"   // list per job: emq:{q}:job:<id>:logs
+	SuffixUnique = "unique:" // string per unique key: emq:{q}:unique:<key>
+)
+
+// ErrQueueName reports a queue name the layout cannot carry.
+var ErrQueueName = errors.New("trafikey: queue name must be 1..128 bytes without '{' or '}'")
+
+// ValidQueueName reports whether name can be a queue name: 1..MaxQueueName
+// bytes, no braces (the name is the key's hash tag).
+func ValidQueueName(name string) bool {
+	return len(name) > 0 && len(name) <= MaxQueueName && !strings.ContainsAny(name, "{}")
+}
+
+// Base is the queue base key emq:{name}: from which every key of the queue is
+// built. All keys of a queue share the hash tag {name}, so they live in one
+// cluster slot.
+func Base(name string) string {
+	return KeyPrefix + "{" + name + "}:"
+}
+
+// QueueOfBase returns the queue name of a base key, or false when base is not
+// of the form emq:{name}: with a valid name.
+func QueueOfBase(base []byte) ([]byte, bool) {
+	if !bytes.HasPrefix(base, []byte(KeyPrefix+"{")) || !bytes.HasSuffix(base, []byte("}:")) {
+		return nil, false
+	}
+	name := base[len(KeyPrefix)+1 : len(base)-2]
+	if len(name) == 0 || len(name) > MaxQueueName || bytes.ContainsAny(name, "{}") {
+		return nil, false
+	}
+	return name, true
+}
+
+// Keys holds the key names of one queue.
+type Keys struct {
+	Base, Version, Meta, Stats, Pending, Delayed, Active, Dead, Signal string
+}
+
+// KeysOf builds the keys of queue name. The caller validates the name.
+func KeysOf(name string) Keys {
+	b := Base(name)
+	return Keys{
+		Base:    b,
+		Version: b + SuffixVersion,
+		Meta:    b + SuffixMeta,
+		Stats:   b + SuffixStats,
+		Pending: b + SuffixPending,
+		Delayed: b + SuffixDelayed,
+		Active:  b + SuffixActive,
+		Dead:    b + SuffixDead,
+		Signal:  b + SuffixSignal,
+	}
+}
+
+// Job is the row key of job id.
+func (k Keys) Job(id string) string { return k.Base + SuffixJob + id }
+
+// Logs is the log list key of job id.
+func (k Keys) Logs(id string) string { return k.Base + SuffixJob + id + SuffixLogs }
+
+// Unique is the key that holds the job id owning unique key u.
+func (k Keys) Unique(u string) string { return k.Base + SuffixUnique + u }
+
+// Fixed returns the key of a fixed suffix.
+func (k Keys) Fixed(suffix string) string { return k.Base + suffix }
+
+// HashTag returns the part of key that Valkey Cluster hashes: the bytes
+// between the first '{' and the next '}' when that is non-empty, else the
+// whole key.
+func HashTag(key []byte) []byte {
+	open := bytes.IndexByte(key, '{')
+	if open < 0 {
+		return key
+	}
+	closing := bytes.IndexByte(key[open+1:], '}')
+	if closing <= 0 {
+		return key
+	}
+	return key[open+1 : open+1+closing]
+}
+
+// PendingScore is a pending job's score: higher priority first, then FIFO by
+// id. Both parts fit a double exactly (priority ≤ MaxPriority, id < 2^42).
+func PendingScore(priority int64, id int64) int64 {
+	return (MaxPriority-priority)*PriorityStride + id
+}
+
+// PriorityStride separates priority bands in the pending score.
+const PriorityStride = 1 << 42
+
+// FormatInt is strconv.FormatInt in base 10, kept here so executors spell
+// integers alike.
+func FormatInt(v int64) string { return strconv.FormatInt(v, 10) }

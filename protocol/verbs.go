@@ -1,0 +1,148 @@
+package protocol
+
+// Verb describes one command of the protocol: its name, its declared keys and
+// whether it writes. docs/PROTOCOL.md gives each verb's arguments, reply,
+// refusals, reads and writes.
+type Verb struct {
+	// Name is the verb in lower case, as refusal texts spell it ("claim").
+	Name string
+	// Command is the native command name ("EMQ.CLAIM").
+	Command string
+	// Script is the Lua script's file name in lua/ ("claim.lua").
+	Script string
+	// Keys are the suffixes of the declared keys after KEYS[1], the base.
+	Keys []string
+	// Write reports whether the verb can write.
+	Write bool
+}
+
+// NumKeys is the exact numkeys of the verb: the base plus its suffixes.
+func (v *Verb) NumKeys() int { return 1 + len(v.Keys) }
+
+// KeyNames builds the verb's declared keys for queue keys k.
+func (v *Verb) KeyNames(k Keys) []string {
+	out := make([]string, 0, v.NumKeys())
+	out = append(out, k.Base)
+	for _, s := range v.Keys {
+		out = append(out, k.Base+s)
+	}
+	return out
+}
+
+func verb(name string, write bool, keys ...string) *Verb {
+	upper := make([]byte, len(name))
+	for i := range len(name) {
+		c := name[i]
+		if c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		upper[i] = c
+	}
+	return &Verb{Name: name, Command: "EMQ." + string(upper), Script: name + ".lua", Keys: keys, Write: write}
+}
+
+// The wire-1 job-core verbs.
+var (
+	Install  = verb("install", true, SuffixVersion)
+	Add      = verb("add", true, SuffixVersion, SuffixMeta, SuffixStats, SuffixPending, SuffixDelayed, SuffixSignal)
+	Claim    = verb("claim", true, SuffixVersion, SuffixMeta, SuffixPending, SuffixActive)
+	Extend   = verb("extend", true, SuffixVersion, SuffixActive)
+	Complete = verb("complete", true, SuffixVersion, SuffixStats, SuffixActive)
+	Fail     = verb("fail", true, SuffixVersion, SuffixStats, SuffixActive, SuffixDelayed, SuffixDead)
+	Recover  = verb("recover", true, SuffixVersion, SuffixStats, SuffixPending, SuffixActive, SuffixDead, SuffixSignal)
+	Promote  = verb("promote", true, SuffixVersion, SuffixPending, SuffixDelayed, SuffixSignal)
+	Pause    = verb("pause", true, SuffixVersion, SuffixMeta)
+	Resume   = verb("resume", true, SuffixVersion, SuffixMeta, SuffixPending, SuffixSignal)
+	Remove   = verb("remove", true, SuffixVersion, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
+	Requeue  = verb("requeue", true, SuffixVersion, SuffixStats, SuffixPending, SuffixDead, SuffixSignal)
+	Log      = verb("log", true, SuffixVersion)
+	Progress = verb("progress", true, SuffixVersion)
+	Stats    = verb("stats", false, SuffixVersion, SuffixMeta, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
+	Inspect  = verb("inspect", false, SuffixVersion)
+)
+
+// JobCore lists the keyed job-core verbs in the order docs/PROTOCOL.md gives
+// them. EMQ.VERSION takes no keys and is not listed.
+var JobCore = []*Verb{
+	Install, Add, Claim, Extend, Complete, Fail, Recover, Promote,
+	Pause, Resume, Remove, Requeue, Log, Progress, Stats, Inspect,
+}
+
+// VersionCommand is the native executor's probe: no keys, replies Wire.
+const VersionCommand = "EMQ.VERSION"
+
+// Value domains, inclusive. An argument outside its domain, or not spelled
+// as a canonical non-negative decimal, is refused with ErrBadArg.
+const (
+	MaxPriority    = 1000
+	MaxDelayMS     = 315_360_000_000 // ten years
+	MaxAttempts    = 1_000_000
+	MaxBackoffMS   = 86_400_000  // one day
+	MaxRetryDelay  = 604_800_000 // an exponential backoff is capped at a week
+	MaxLeaseMS     = 86_400_000
+	MaxCount       = 1000 // jobs per ADD batch, CLAIM, RECOVER or PROMOTE
+	MaxLogCap      = 10_000
+	MaxUniqueKey   = 512
+	MaxText        = 65_536 // error text, log line, progress value
+	MaxDecimalSize = 15     // digits of any integer argument
+	MaxJobID       = PriorityStride - 1
+)
+
+// Backoff kinds as ADD takes them and the row's bo field stores them.
+const (
+	BackoffFixed       = "fixed"
+	BackoffExponential = "exponential"
+)
+
+// Job states as the row's state field stores them.
+const (
+	StatePending = "pending"
+	StateDelayed = "delayed"
+	StateActive  = "active"
+	StateDead    = "dead"
+)
+
+// Row fields of a job hash.
+const (
+	FieldData     = "data"
+	FieldState    = "state"
+	FieldAttempts = "att"
+	FieldMax      = "max"
+	FieldPriority = "prio"
+	FieldBackoff  = "bo"
+	FieldAdded    = "at"
+	FieldError    = "err"
+	FieldProgress = "prog"
+	FieldUnique   = "uniq"
+)
+
+// InspectFields is the order in which INSPECT replies a row's fields.
+var InspectFields = []string{
+	FieldState, FieldData, FieldAttempts, FieldMax, FieldPriority,
+	FieldBackoff, FieldAdded, FieldError, FieldProgress, FieldUnique,
+}
+
+// Meta fields.
+const (
+	MetaSeq    = "seq"
+	MetaPaused = "paused"
+)
+
+// StatsCounters are the stats hash fields, in the order STATS replies them.
+var StatsCounters = []string{
+	"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued",
+}
+
+// FailRetry and FailDead are FAIL's replies when a job was retried or
+// dead-lettered.
+const (
+	FailRetry = "retry"
+	FailDead  = "dead"
+)
+
+// LeaseExpired is the err text RECOVER stores on a job whose last attempt's
+// lease expired.
+const LeaseExpired = "lease expired"
+
+// AddArgsPerJob is the number of ARGV entries per job in ADD.
+const AddArgsPerJob = 8
