@@ -1,0 +1,343 @@
+// Package valkeytest wraps package valkeyserver for tests and benchmarks:
+// servers stop at the end of the test, their logs are shown when it fails,
+// and helpers compare datasets before and after an operation.
+package valkeytest
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"trafikey/internal/valkeyserver"
+)
+
+// StartTimeout bounds the start of a server or a cluster.
+const StartTimeout = 20 * time.Second
+
+// logLines is how many lines of a server's log a failed test prints.
+const logLines = 60
+
+// Start starts a server for the test and stops it at cleanup. When the test
+// has failed by then, the last lines of the server's log are logged first.
+func Start(t testing.TB, o valkeyserver.Options) *valkeyserver.Server {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	s, err := valkeyserver.Start(ctx, o)
+	if err != nil {
+		t.Fatalf("start valkey-server: %v", err)
+	}
+	t.Cleanup(func() { stop(t, s) })
+	return s
+}
+
+func stop(t testing.TB, s *valkeyserver.Server) {
+	if t.Failed() {
+		t.Logf("valkey-server %s (pid %d) log, last %d lines:\n%s", s.Addr(), s.PID(), logLines, s.LogTail(logLines))
+	}
+	if err := s.Stop(); err != nil {
+		t.Errorf("stop valkey-server %s: %v", s.Addr(), err)
+	}
+}
+
+// StartCluster starts a cluster for the test and stops it at cleanup, logging
+// the tail of every node's log when the test has failed.
+func StartCluster(t testing.TB, o valkeyserver.ClusterOptions) *valkeyserver.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	c, err := valkeyserver.StartCluster(ctx, o)
+	if err != nil {
+		t.Fatalf("start valkey cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, s := range c.Nodes() {
+				t.Logf("valkey-server %s (pid %d) log, last %d lines:\n%s", s.Addr(), s.PID(), logLines, s.LogTail(logLines))
+			}
+		}
+		if err := c.Stop(); err != nil {
+			t.Errorf("stop valkey cluster: %v", err)
+		}
+	})
+	return c
+}
+
+// Client returns a valkey-go client (client-side caching off) connected to
+// s as the default user, closed at cleanup. A node in cluster mode gets a
+// cluster client.
+func Client(t testing.TB, s *valkeyserver.Server) valkey.Client {
+	t.Helper()
+	return ClientWith(t, s, valkey.ClientOption{})
+}
+
+// ClientWith is Client with more options, e.g. Username and Password for an
+// ACL user. InitAddress defaults to s and DisableCache is always set.
+func ClientWith(t testing.TB, s *valkeyserver.Server, opt valkey.ClientOption) valkey.Client {
+	t.Helper()
+	if len(opt.InitAddress) == 0 {
+		opt.InitAddress = []string{s.Addr()}
+	}
+	return newClient(t, opt)
+}
+
+// ClusterClient returns a valkey-go cluster client (client-side caching off)
+// seeded with every node of c, closed at cleanup.
+func ClusterClient(t testing.TB, c *valkeyserver.Cluster) valkey.Client {
+	t.Helper()
+	return newClient(t, valkey.ClientOption{InitAddress: c.Addrs()})
+}
+
+func newClient(t testing.TB, opt valkey.ClientOption) valkey.Client {
+	t.Helper()
+	opt.DisableCache = true
+	client, err := valkey.NewClient(opt)
+	if err != nil {
+		t.Fatalf("valkey client for %v: %v", opt.InitAddress, err)
+	}
+	t.Cleanup(client.Close)
+	return client
+}
+
+// Do runs one command on s (see valkeyserver.Server.Do) and fails the test on
+// an error or an error reply.
+func Do(t testing.TB, s *valkeyserver.Server, args ...string) any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := s.Do(ctx, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	return v
+}
+
+// Digest returns DEBUG DIGEST of the whole dataset of s, which changes with
+// any change of any key. The server must be started with Debug.
+func Digest(t testing.TB, s *valkeyserver.Server) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := s.Do(ctx, "DEBUG", "DIGEST")
+	if err != nil {
+		t.Fatalf("DEBUG DIGEST on %s (start the server with Options.Debug): %v", s.Addr(), err)
+	}
+	d, _ := v.(string)
+	return d
+}
+
+// Snapshot returns the keys of s that match pattern, each mapped to its DUMP
+// serialisation preceded by whether it has an expiry ("expiry=yes\n" or
+// "expiry=no\n"), so that adding or removing a TTL counts as a change while
+// the TTL counting down does not. DUMP bytes depend on the value's encoding
+// too: a value rewritten to its old contents may still compare as changed.
+func Snapshot(t testing.TB, s *valkeyserver.Server, pattern string) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := s.Dial(ctx)
+	if err != nil {
+		t.Fatalf("snapshot of %s: %v", s.Addr(), err)
+	}
+	defer c.Close()
+	snap := map[string]string{}
+	cursor := "0"
+	for {
+		v, err := c.Do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+		if err != nil {
+			t.Fatalf("snapshot of %s: SCAN: %v", s.Addr(), err)
+		}
+		reply, _ := v.([]any)
+		if len(reply) != 2 {
+			t.Fatalf("snapshot of %s: unexpected SCAN reply %#v", s.Addr(), v)
+		}
+		cursor, _ = reply[0].(string)
+		keys, _ := reply[1].([]any)
+		cmds := make([][]string, 0, 2*len(keys))
+		for _, k := range keys {
+			key, _ := k.(string)
+			cmds = append(cmds, []string{"DUMP", key}, []string{"PTTL", key})
+		}
+		replies, err := c.DoMulti(ctx, cmds...)
+		if err != nil {
+			t.Fatalf("snapshot of %s: %v", s.Addr(), err)
+		}
+		for i := 0; i < len(replies); i += 2 {
+			key := cmds[i][1]
+			if re, ok := replies[i].(valkeyserver.ReplyError); ok {
+				t.Fatalf("snapshot of %s: DUMP %q: %v", s.Addr(), key, re)
+			}
+			dump, ok := replies[i].(string)
+			if !ok {
+				continue // expired or deleted since SCAN saw it
+			}
+			pttl, _ := replies[i+1].(int64)
+			flag := "expiry=no\n"
+			if pttl > 0 {
+				flag = "expiry=yes\n"
+			}
+			snap[key] = flag + dump
+		}
+		if cursor == "0" {
+			return snap
+		}
+	}
+}
+
+// Diff describes how snapshot after differs from before, one line per key,
+// sorted: "added K", "removed K", or "changed K (what)". It is empty when
+// they are equal.
+func Diff(before, after map[string]string) []string {
+	var out []string
+	keys := slices.Sorted(maps.Keys(before))
+	for _, k := range keys {
+		a, ok := after[k]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("removed %q", k))
+		case a != before[k]:
+			out = append(out, fmt.Sprintf("changed %q (%s)", k, describeChange(before[k], a)))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(after)) {
+		if _, ok := before[k]; !ok {
+			out = append(out, fmt.Sprintf("added %q", k))
+		}
+	}
+	slices.SortStableFunc(out, func(x, y string) int {
+		return strings.Compare(diffKey(x), diffKey(y))
+	})
+	return out
+}
+
+func diffKey(line string) string {
+	_, rest, _ := strings.Cut(line, " ")
+	return rest
+}
+
+func describeChange(before, after string) string {
+	bFlag, bDump, _ := strings.Cut(before, "\n")
+	aFlag, aDump, _ := strings.Cut(after, "\n")
+	var what []string
+	if bFlag != aFlag {
+		what = append(what, bFlag+" → "+aFlag)
+	}
+	if bDump != aDump {
+		what = append(what, "value: "+strconv.Itoa(len(bDump))+" → "+strconv.Itoa(len(aDump))+" dump bytes")
+	}
+	return strings.Join(what, ", ")
+}
+
+// RequireUnchanged fails the test now, listing every key added, removed or
+// changed, unless the two snapshots are equal.
+func RequireUnchanged(t testing.TB, before, after map[string]string) {
+	t.Helper()
+	if d := Diff(before, after); len(d) > 0 {
+		t.Fatalf("dataset changed, %d key(s):\n  %s", len(d), strings.Join(d, "\n  "))
+	}
+}
+
+var (
+	moduleOnce sync.Once
+	modulePath string
+	moduleErr  error
+	moduleSkip string
+)
+
+// ModulePath returns the path of the trafikey module to load: $TRAFIKEY_MODULE
+// when set, otherwise ./module built once per test binary with
+// -buildmode=c-shared. It skips the test when the module's source directory
+// does not exist.
+func ModulePath(t testing.TB) string {
+	t.Helper()
+	if p := os.Getenv("TRAFIKEY_MODULE"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("TRAFIKEY_MODULE: %v", err)
+		}
+		return p
+	}
+	moduleOnce.Do(buildModule)
+	if moduleSkip != "" {
+		t.Skip(moduleSkip)
+	}
+	if moduleErr != nil {
+		t.Fatalf("build the trafikey module: %v", moduleErr)
+	}
+	return modulePath
+}
+
+func buildModule() {
+	root, err := repoRoot()
+	if err != nil {
+		moduleErr = err
+		return
+	}
+	if fi, err := os.Stat(filepath.Join(root, "module")); err != nil || !fi.IsDir() {
+		moduleSkip = "the trafikey module (" + filepath.Join(root, "module") + ") does not exist yet; set TRAFIKEY_MODULE to a built module to run this test"
+		return
+	}
+	// One place per checkout, so repeated runs do not pile up copies; each
+	// binary builds into its own directory and renames the result into place,
+	// which leaves a module that a running server has loaded untouched.
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(os.TempDir(), "trafikey-module-"+hex.EncodeToString(sum[:6]))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		moduleErr = err
+		return
+	}
+	build, err := os.MkdirTemp(dir, "build-")
+	if err != nil {
+		moduleErr = err
+		return
+	}
+	defer os.RemoveAll(build)
+	built := filepath.Join(build, "trafikey.so")
+	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", built, "trafikey/module")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		moduleErr = fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, b)
+		return
+	}
+	// valkey-server refuses to load a module without the execute bit.
+	if err := os.Chmod(built, 0o755); err != nil {
+		moduleErr = err
+		return
+	}
+	out := filepath.Join(dir, "trafikey.so")
+	if err := os.Rename(built, out); err != nil {
+		moduleErr = err
+		return
+	}
+	modulePath = out
+}
+
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
