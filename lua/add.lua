@@ -1,0 +1,132 @@
+-- add.lua: EMQ.ADD, add 1..1000 jobs, each pending or delayed.
+--
+-- KEYS[1] -> emq:{q}:          the queue base
+-- KEYS[2] -> emq:{q}:version   string, the fence
+-- KEYS[3] -> emq:{q}:meta      hash, seq: the last id given
+-- KEYS[4] -> emq:{q}:stats     hash, counter added
+-- KEYS[5] -> emq:{q}:pending   zset
+-- KEYS[6] -> emq:{q}:delayed   zset
+-- KEYS[7] -> emq:{q}:signal    list
+-- ARGV[1] -> n, the number of jobs, 1..1000
+-- ARGV[2 + 8(i-1) .. 9 + 8(i-1)] -> job i: data priority delay_ms
+--            max_attempts backoff backoff_ms unique_key unique_ttl_ms
+--
+-- Reply: array of the new ids (bulk strings), in argument order.
+-- Refusals, in order: ERR EMQ add numkeys must be 7; ERR EMQ add wrong number
+-- of arguments (no ARGV); ERR EMQ add bad count; ERR EMQ add wrong number of
+-- arguments (ARGV is not 1 + 8n); ERR EMQ add bad key layout; per job ERR EMQ
+-- add bad priority|delay|attempts|backoff|backoff_ms|unique_key|unique_ttl;
+-- the fence; WRONGTYPE (meta); ERR hash value is not an integer or ERR
+-- increment or decrement would overflow (meta seq); EMQSTATE add id space
+-- exhausted; per job with a unique key EMQLOCK add duplicate in batch,
+-- WRONGTYPE (unique:<key>), EMQLOCK add duplicate of <id>; EMQSTATE add id
+-- exists; WRONGTYPE (stats), the HINCRBY refusals (stats added); WRONGTYPE
+-- (pending, delayed, signal).
+
+local VERB = 'add'
+local refusal = shape(VERB, 7)
+if refusal then return refusal end
+if #ARGV == 0 then return e_arity(VERB) end
+local n = uint(ARGV[1], 1, MAX_COUNT)
+if not n then return e_bad(VERB, 'count') end
+if #ARGV ~= 1 + 8 * n then return e_arity(VERB) end
+refusal = layout(VERB, {'version', 'meta', 'stats', 'pending', 'delayed', 'signal'})
+if refusal then return refusal end
+
+-- values, job by job
+local prios, delays = {}, {}
+for i = 1, n do
+  local a = 8 * i - 6 -- ARGV[a] is job i's data
+  local prio = uint(ARGV[a + 1], 0, MAX_PRIORITY)
+  if not prio then return e_bad(VERB, 'priority') end
+  local delay = uint(ARGV[a + 2], 0, MAX_DELAY)
+  if not delay then return e_bad(VERB, 'delay') end
+  if not uint(ARGV[a + 3], 1, MAX_ATTEMPTS) then return e_bad(VERB, 'attempts') end
+  local backoff = ARGV[a + 4]
+  if backoff ~= 'fixed' and backoff ~= 'exponential' then return e_bad(VERB, 'backoff') end
+  if not uint(ARGV[a + 5], 0, MAX_BACKOFF) then return e_bad(VERB, 'backoff_ms') end
+  local ukey = ARGV[a + 6]
+  if #ukey > MAX_UNIQUE_KEY then return e_bad(VERB, 'unique_key') end
+  local ttl = uint(ARGV[a + 7], 0, MAX_DELAY)
+  if not ttl or (ttl == 0 and ukey ~= '') then return e_bad(VERB, 'unique_ttl') end
+  prios[i], delays[i] = prio, delay
+end
+
+refusal = fence()
+if refusal then return refusal end
+
+local base, meta, stats, pending, delayed, signal = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+
+-- the ids: seq + 1 .. seq + n, predicted for HINCRBY meta seq n
+local seq = rpcall('HGET', meta, 'seq')
+if type(seq) == 'table' then return seq end
+refusal = hincr_refusal(seq, n)
+if refusal then return refusal end
+local first = seq and tonumber(seq) or 0 -- exact whenever the range below passes
+if first < 0 or first + n > MAX_ID then return {err = E_ADD_ID_SPACE} end
+
+-- unique keys, job by job
+local held = {}
+for i = 1, n do
+  local ukey = ARGV[8 * i]
+  if ukey ~= '' then
+    if held[ukey] then return {err = E_ADD_DUPLICATE_IN_BATCH} end
+    held[ukey] = true
+    local holder = rpcall('GET', base .. 'unique:' .. ukey)
+    if type(holder) == 'table' then return holder end
+    if holder then return e_add_duplicate(holder) end
+  end
+end
+
+local ids, rows = {}, {}
+for i = 1, n do
+  ids[i] = format('%d', first + i)
+  rows[i] = base .. 'job:' .. ids[i]
+end
+if rcall('EXISTS', unpack(rows)) ~= 0 then return {err = E_ADD_ID_EXISTS} end
+
+-- types, and the counter
+local added = rpcall('HGET', stats, 'added')
+if type(added) == 'table' then return added end
+refusal = hincr_refusal(added, n)
+if refusal then return refusal end
+local was_pending = rpcall('ZCARD', pending)
+if type(was_pending) == 'table' then return was_pending end
+local t = rpcall('ZCARD', delayed)
+if type(t) == 'table' then return t end
+t = rpcall('LLEN', signal)
+if type(t) == 'table' then return t end
+
+-- writes
+local now = now_ms()
+local at = format('%d', now)
+rcall('HINCRBY', meta, 'seq', n)
+local to_pending = false
+for i = 1, n do
+  local a = 8 * i - 6
+  local backoff = ARGV[a + 4] .. ':' .. ARGV[a + 5]
+  local state = delays[i] == 0 and 'pending' or 'delayed'
+  local ukey = ARGV[a + 6]
+  if ukey == '' then
+    rcall('HSET', rows[i], 'data', ARGV[a], 'state', state, 'att', '0', 'max', ARGV[a + 3],
+      'prio', ARGV[a + 1], 'bo', backoff, 'at', at)
+  else
+    rcall('HSET', rows[i], 'data', ARGV[a], 'state', state, 'att', '0', 'max', ARGV[a + 3],
+      'prio', ARGV[a + 1], 'bo', backoff, 'at', at, 'uniq', ukey)
+  end
+  if delays[i] == 0 then
+    rcall('ZADD', pending, pending_score(prios[i], first + i), ids[i])
+    to_pending = true
+  else
+    rcall('ZADD', delayed, format('%d', now + delays[i]), ids[i])
+  end
+end
+for i = 1, n do
+  local ukey = ARGV[8 * i]
+  if ukey ~= '' then
+    rcall('SET', base .. 'unique:' .. ukey, ids[i], 'PX', ARGV[8 * i + 1])
+  end
+end
+rcall('HINCRBY', stats, 'added', n)
+if to_pending and was_pending == 0 then signal_push(signal) end
+return ids

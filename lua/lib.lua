@@ -1,0 +1,183 @@
+-- lib.lua: the library every verb script starts with (lua.Source prepends it).
+--
+-- It holds what docs/PROTOCOL.md states once for all verbs: the refusal texts
+-- of protocol/errors.go, byte for byte (each spelled here and nowhere else),
+-- the shape and layout checks, the argument integer rules, the fence, the
+-- server's integer rules for predicting HINCRBY, the clock and the pending
+-- score.
+--
+-- A helper that can refuse returns an error reply ({err = text}) or nil, and
+-- a script returns the first one before its first write. Reads that also type
+-- a key run with redis.pcall and their error reply (WRONGTYPE ...) is returned
+-- unchanged: redis.call would append " script: <sha>, on @user_script:<n>."
+--
+-- Numbers are Lua doubles. Arguments have at most 15 digits and every score,
+-- deadline and id stays below 2^53, so all are exact; they are sent to the
+-- server with format('%d', x), never tostring (which rounds to 14 digits).
+
+local rcall, rpcall = redis.call, redis.pcall
+local find, sub, match, format = string.find, string.sub, string.match, string.format
+local floor, tonumber, type, unpack = math.floor, tonumber, type, unpack
+
+-- Value domains (protocol/verbs.go), inclusive.
+local MAX_PRIORITY = 1000
+local MAX_DELAY = 315360000000 -- delay and unique TTL, ms (ten years)
+local MAX_ATTEMPTS = 1000000
+local MAX_BACKOFF = 86400000
+local MAX_RETRY_DELAY = 604800000
+local MAX_LEASE = 86400000
+local MAX_COUNT = 1000
+local MAX_LOG_CAP = 10000
+local MAX_UNIQUE_KEY = 512
+local MAX_TEXT = 65536
+local MAX_ROW_INT = 999999999999999 -- the largest number a row field is read as
+local STRIDE = 4398046511104 -- 2^42, protocol.PriorityStride
+local MAX_ID = 4398046511103 -- 2^42 - 1, protocol.MaxJobID
+
+-- Refusal texts ---------------------------------------------------------------
+-- Fixed texts are strings (a script refuses with {err = E_...}); builders
+-- return the error reply.
+
+local E_WIRE_MISSING = 'EMQWIRE wire not installed'
+local E_ADD_ID_EXISTS = 'EMQSTATE add id exists'
+local E_ADD_ID_SPACE = 'EMQSTATE add id space exhausted'
+local E_ADD_DUPLICATE_IN_BATCH = 'EMQLOCK add duplicate in batch'
+local E_REMOVE_ACTIVE = 'EMQSTATE remove job is active'
+local E_REQUEUE_NOT_DEAD = 'EMQSTATE requeue not dead'
+local E_HASH_NOT_INTEGER = 'ERR hash value is not an integer'
+local E_OVERFLOW = 'ERR increment or decrement would overflow'
+
+local function e_wire_found(found)
+  return {err = 'EMQWIRE wire ' .. found .. ' found, 1 expected'}
+end
+
+local function e_add_duplicate(id)
+  return {err = 'EMQLOCK add duplicate of ' .. id}
+end
+
+local function e_stale(verb)
+  return {err = 'EMQSTALE ' .. verb .. ' token mismatch'}
+end
+
+local function e_not_active(verb)
+  return {err = 'EMQSTATE ' .. verb .. ' not active'}
+end
+
+local function e_numkeys(verb, n)
+  return {err = 'ERR EMQ ' .. verb .. ' numkeys must be ' .. n}
+end
+
+local function e_arity(verb)
+  return {err = 'ERR EMQ ' .. verb .. ' wrong number of arguments'}
+end
+
+local function e_layout(verb)
+  return {err = 'ERR EMQ ' .. verb .. ' bad key layout'}
+end
+
+local function e_bad(verb, name)
+  return {err = 'ERR EMQ ' .. verb .. ' bad ' .. name}
+end
+
+-- Shape and layout ------------------------------------------------------------
+
+-- shape refuses a key count other than nkeys, then (when nargs is given) an
+-- ARGV count other than nargs. The server has already refused a numkeys that
+-- is not an integer, is negative or passes the arguments (EVALSHA's texts).
+local function shape(verb, nkeys, nargs)
+  if #KEYS ~= nkeys then return e_numkeys(verb, nkeys) end
+  if nargs and #ARGV ~= nargs then return e_arity(verb) end
+end
+
+-- layout refuses unless KEYS[1] is a queue base emq:{q}: (q is 1-128 bytes
+-- without a brace) and KEYS[i + 1] is the base followed by suffixes[i].
+local function layout(verb, suffixes)
+  local base = KEYS[1]
+  local n = #base
+  if n < 8 or n > 135 or sub(base, 1, 5) ~= 'emq:{' or sub(base, -2) ~= '}:'
+      or find(base, '[{}]', 6) ~= n - 1 then
+    return e_layout(verb)
+  end
+  for i = 1, #suffixes do
+    if KEYS[i + 1] ~= base .. suffixes[i] then return e_layout(verb) end
+  end
+end
+
+-- Integers --------------------------------------------------------------------
+
+-- uint is the value of s when s is a canonical non-negative decimal ('0', or a
+-- digit 1-9 and at most 14 more digits) within lo..hi, else nil.
+local function uint(s, lo, hi)
+  local n
+  if s == '0' then
+    n = 0
+  elseif #s <= 15 and find(s, '^[1-9]%d*$') then
+    n = tonumber(s)
+  else
+    return nil
+  end
+  if n < lo or n > hi then return nil end
+  return n
+end
+
+-- jobid is the id a string names (an argument or a set member): a canonical
+-- decimal in 1..2^42-1, else nil.
+local function jobid(s)
+  return uint(s, 1, MAX_ID)
+end
+
+-- rowint reads a numeric row field (att, max, prio) as the verbs write it: a
+-- canonical decimal in 0..hi. Anything else, or an absent field, reads as 0.
+local function rowint(v, hi)
+  return v and uint(v, 0, hi) or 0
+end
+
+-- hincr_refusal predicts HINCRBY by incr (1..1000) on a field holding v (false
+-- when absent) with the server's rules: the stored value must pass string2ll
+-- (an optional '-', no leading zero, no '+' or space, within int64), and the
+-- sum must not pass 2^63-1. Returns the server's refusal, or nil.
+local function hincr_refusal(v, incr)
+  if not v or v == '0' then return nil end
+  local digits, limit = v, '9223372036854775807'
+  if sub(v, 1, 1) == '-' then digits, limit = sub(v, 2), '9223372036854775808' end
+  local nd = #digits
+  if nd > 19 or not find(digits, '^[1-9]%d*$') or (nd == 19 and digits > limit) then
+    return {err = E_HASH_NOT_INTEGER}
+  end
+  -- both sides have 19 digits, so comparing the strings compares the numbers
+  if nd == 19 and limit == '9223372036854775807'
+      and digits > '9223372036854' .. format('%06d', 775807 - incr) then
+    return {err = E_OVERFLOW}
+  end
+end
+
+-- Reads -----------------------------------------------------------------------
+
+-- fence refuses unless the queue's version key (KEYS[2]) holds this wire.
+local function fence()
+  local v = rpcall('GET', KEYS[2])
+  if v == '1' then return nil end
+  if not v then return {err = E_WIRE_MISSING} end
+  if type(v) == 'table' then return v end
+  return e_wire_found(v)
+end
+
+-- now_ms is the server's clock in milliseconds. Each script reads it once.
+local function now_ms()
+  local t = rcall('TIME')
+  return tonumber(t[1]) * 1000 + floor(tonumber(t[2]) / 1000)
+end
+
+-- Writes ----------------------------------------------------------------------
+
+-- pending_score is a pending job's score as sent to ZADD: higher priority
+-- first, then FIFO by id; below 1001 * 2^42, so exact.
+local function pending_score(prio, id)
+  return format('%d', (MAX_PRIORITY - prio) * STRIDE + id)
+end
+
+-- signal_push leaves one token in the signal list, for workers blocked on it.
+local function signal_push(signal)
+  rcall('LPUSH', signal, '1')
+  rcall('LTRIM', signal, 0, 0)
+end

@@ -1,0 +1,94 @@
+package lua_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"trafikey/lua"
+	"trafikey/protocol"
+)
+
+// TestScripts checks each job-core verb's script against the verb table:
+// the header lists the declared keys in order, and the shape and layout
+// calls use the verb's name, key count and suffixes.
+func TestScripts(t *testing.T) {
+	t.Parallel()
+	files := lua.Files()
+	for _, v := range protocol.JobCore {
+		t.Run(v.Name, func(t *testing.T) {
+			t.Parallel()
+			body, ok := files[v.Script]
+			require.True(t, ok, "lua/%s is missing", v.Script)
+			require.NotPanics(t, func() { lua.Source(v) })
+			require.True(t, strings.HasPrefix(lua.Source(v), files[lua.LibFile]+"\n"))
+
+			require.True(t, strings.HasPrefix(body, "-- "+v.Script+": "+v.Command+", "),
+				"the header starts with the file and the command")
+			var header []string
+			for line := range strings.Lines(body) {
+				if m := regexp.MustCompile(`^-- KEYS\[(\d+)\] -> (\S+)`).FindStringSubmatch(line); m != nil {
+					header = append(header, m[1]+" "+m[2])
+				}
+			}
+			want := []string{"1 emq:{q}:"}
+			for i, s := range v.Keys {
+				want = append(want, strconv.Itoa(i+2)+" emq:{q}:"+s)
+			}
+			require.Equal(t, want, header, "the header's KEYS lines")
+			require.Contains(t, body, "\n-- ARGV", "the header lists ARGV")
+			require.Contains(t, body, "\n-- Reply: ", "the header states the reply")
+			require.Contains(t, body, "\n-- Refusals, in order: ", "the header lists the refusals")
+
+			require.Contains(t, body, "\nlocal VERB = '"+v.Name+"'\n")
+			m := regexp.MustCompile(`shape\(VERB, (\d+)`).FindStringSubmatch(body)
+			require.NotNil(t, m, "the script calls shape")
+			require.Equal(t, strconv.Itoa(v.NumKeys()), m[1], "shape's key count")
+			quoted := make([]string, len(v.Keys))
+			for i, s := range v.Keys {
+				quoted[i] = "'" + s + "'"
+			}
+			require.Contains(t, body, "layout(VERB, {"+strings.Join(quoted, ", ")+"})")
+			if v != protocol.Install {
+				require.Contains(t, body, "refusal = fence()", "every verb but INSTALL runs the fence")
+			}
+		})
+	}
+}
+
+// TestNoStrayFiles keeps lua/ to the library and one script per verb.
+func TestNoStrayFiles(t *testing.T) {
+	t.Parallel()
+	want := map[string]bool{lua.LibFile: true}
+	for _, v := range protocol.JobCore {
+		want[v.Script] = true
+	}
+	for name := range lua.Files() {
+		require.True(t, want[name], "lua/%s is neither the library nor a verb's script", name)
+	}
+}
+
+// TestScriptHabits rules out what the scripts must not do: replication
+// switches (scripts replicate their effects), tostring (it rounds numbers to
+// 14 digits), and redis.* spelled outside the library's locals (rcall for
+// writes, rpcall for reads that return the server's error reply unchanged).
+// The server itself refuses a global, so the conformance suite catches one.
+func TestScriptHabits(t *testing.T) {
+	t.Parallel()
+	for name, src := range lua.Files() {
+		for i, line := range strings.Split(src, "\n") {
+			where := fmt.Sprintf("lua/%s:%d", name, i+1)
+			code, _, _ := strings.Cut(line, "--")
+			for _, banned := range []string{"replicate_commands", "set_repl", "tostring", "redis.call", "redis.pcall", "redis.error_reply"} {
+				if name == lua.LibFile && strings.HasPrefix(banned, "redis.") && strings.HasPrefix(code, "local rcall, rpcall") {
+					continue
+				}
+				require.NotContains(t, code, banned, where)
+			}
+		}
+	}
+}

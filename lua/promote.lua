@@ -1,0 +1,56 @@
+-- promote.lua: EMQ.PROMOTE, move up to limit delayed jobs that are due to
+-- pending.
+--
+-- KEYS[1] -> emq:{q}:          the queue base
+-- KEYS[2] -> emq:{q}:version   string, the fence
+-- KEYS[3] -> emq:{q}:pending   zset
+-- KEYS[4] -> emq:{q}:delayed   zset, score = due time ms
+-- KEYS[5] -> emq:{q}:signal    list
+-- ARGV[1] -> limit, 1..1000
+--
+-- Reply: integer, the number of jobs moved to pending. Every due member leaves
+-- delayed; one that is not an id, or whose row has no att, is not counted.
+-- Refusals, in order: ERR EMQ promote numkeys must be 5; ERR EMQ promote
+-- wrong number of arguments; ERR EMQ promote bad key layout; ERR EMQ promote
+-- bad limit; the fence; WRONGTYPE (delayed, the rows, pending, signal).
+
+local VERB = 'promote'
+local refusal = shape(VERB, 5, 1) or layout(VERB, {'version', 'pending', 'delayed', 'signal'})
+if refusal then return refusal end
+local limit = uint(ARGV[1], 1, MAX_COUNT)
+if not limit then return e_bad(VERB, 'limit') end
+refusal = fence()
+if refusal then return refusal end
+
+local base, pending, delayed, signal = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
+local ids = rpcall('ZRANGEBYSCORE', delayed, '-inf', format('%d', now_ms()), 'LIMIT', 0, limit)
+if ids.err then return ids end
+if #ids == 0 then return 0 end
+
+-- scores[i] is the pending score of a job that moves, else nil
+local scores, moved = {}, 0
+for i = 1, #ids do
+  local id = jobid(ids[i])
+  if id then
+    local f = rpcall('HMGET', base .. 'job:' .. ids[i], 'att', 'prio')
+    if f.err then return f end
+    if f[1] then
+      scores[i] = pending_score(rowint(f[2], MAX_PRIORITY), id)
+      moved = moved + 1
+    end
+  end
+end
+local was_pending = rpcall('ZCARD', pending)
+if type(was_pending) == 'table' then return was_pending end
+local t = rpcall('LLEN', signal)
+if type(t) == 'table' then return t end
+
+rcall('ZREM', delayed, unpack(ids))
+for i = 1, #ids do
+  if scores[i] then
+    rcall('HSET', base .. 'job:' .. ids[i], 'state', 'pending')
+    rcall('ZADD', pending, scores[i], ids[i])
+  end
+end
+if moved > 0 and was_pending == 0 then signal_push(signal) end
+return moved

@@ -1,0 +1,79 @@
+-- recover.lua: EMQ.RECOVER, take back up to limit jobs whose lease expired:
+-- to pending while attempts remain, else to dead.
+--
+-- KEYS[1] -> emq:{q}:          the queue base
+-- KEYS[2] -> emq:{q}:version   string, the fence
+-- KEYS[3] -> emq:{q}:stats     hash, counters recovered, dead
+-- KEYS[4] -> emq:{q}:pending   zset
+-- KEYS[5] -> emq:{q}:active    zset, score = lease deadline ms
+-- KEYS[6] -> emq:{q}:dead      zset, score = time of death ms
+-- KEYS[7] -> emq:{q}:signal    list
+-- ARGV[1] -> limit, 1..1000
+--
+-- Reply: array [requeued, dead] (integers). Every expired member leaves
+-- active; one that is not an id, or whose row has no att, counts in neither.
+-- Refusals, in order: ERR EMQ recover numkeys must be 7; ERR EMQ recover
+-- wrong number of arguments; ERR EMQ recover bad key layout; ERR EMQ recover
+-- bad limit; the fence; WRONGTYPE (active, the rows, pending, dead, signal,
+-- stats); the HINCRBY refusals (stats recovered, then dead; each only when
+-- it grows).
+
+local VERB = 'recover'
+local refusal = shape(VERB, 7, 1) or layout(VERB, {'version', 'stats', 'pending', 'active', 'dead', 'signal'})
+if refusal then return refusal end
+local limit = uint(ARGV[1], 1, MAX_COUNT)
+if not limit then return e_bad(VERB, 'limit') end
+refusal = fence()
+if refusal then return refusal end
+
+local base, stats, pending, active, dead, signal = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
+local now = now_ms()
+local ids = rpcall('ZRANGEBYSCORE', active, '-inf', '(' .. format('%d', now), 'LIMIT', 0, limit)
+if ids.err then return ids end
+if #ids == 0 then return {0, 0} end
+
+-- to[i] is the pending score of a job going back, true for one going to dead
+local to, requeued, died = {}, 0, 0
+for i = 1, #ids do
+  local id = jobid(ids[i])
+  if id then
+    local f = rpcall('HMGET', base .. 'job:' .. ids[i], 'att', 'max', 'prio')
+    if f.err then return f end
+    if f[1] then
+      if rowint(f[1], MAX_ROW_INT) < rowint(f[2], MAX_ROW_INT) then
+        to[i] = pending_score(rowint(f[3], MAX_PRIORITY), id)
+        requeued = requeued + 1
+      else
+        to[i] = true
+        died = died + 1
+      end
+    end
+  end
+end
+local was_pending = rpcall('ZCARD', pending)
+if type(was_pending) == 'table' then return was_pending end
+local t = rpcall('ZCARD', dead)
+if type(t) == 'table' then return t end
+t = rpcall('LLEN', signal)
+if type(t) == 'table' then return t end
+local c = rpcall('HMGET', stats, 'recovered', 'dead')
+if c.err then return c end
+refusal = (requeued > 0 and hincr_refusal(c[1], requeued)) or (died > 0 and hincr_refusal(c[2], died))
+if refusal then return refusal end
+
+rcall('ZREM', active, unpack(ids))
+local died_at = format('%d', now)
+for i = 1, #ids do
+  local dest = to[i]
+  if dest == true then
+    rcall('HSET', base .. 'job:' .. ids[i], 'state', 'dead', 'err', 'lease expired')
+    rcall('ZADD', dead, died_at, ids[i])
+  elseif dest then
+    rcall('HSET', base .. 'job:' .. ids[i], 'state', 'pending')
+    rcall('ZADD', pending, dest, ids[i])
+  end
+end
+if requeued > 0 then rcall('HINCRBY', stats, 'recovered', requeued) end
+if died > 0 then rcall('HINCRBY', stats, 'dead', died) end
+if requeued > 0 and was_pending == 0 then signal_push(signal) end
+return {requeued, died}

@@ -1,0 +1,45 @@
+-- stats.lua: EMQ.STATS, the queue's sizes, pause flag and lifetime counters
+-- (read-only).
+--
+-- KEYS[1] -> emq:{q}:          the queue base
+-- KEYS[2] -> emq:{q}:version   string, the fence
+-- KEYS[3] -> emq:{q}:meta      hash, paused
+-- KEYS[4] -> emq:{q}:stats     hash, the counters
+-- KEYS[5] -> emq:{q}:pending   zset
+-- KEYS[6] -> emq:{q}:delayed   zset
+-- KEYS[7] -> emq:{q}:active    zset
+-- KEYS[8] -> emq:{q}:dead      zset
+-- ARGV    -> none
+--
+-- Reply: flat array of names (bulk) and values: pending delayed active dead
+-- (integers), paused (integer 0 or 1), then total_added total_completed
+-- total_failed total_retried total_dead total_recovered total_removed
+-- total_requeued (bulk strings as stored, 0 when absent).
+-- Refusals, in order: ERR EMQ stats numkeys must be 8; ERR EMQ stats wrong
+-- number of arguments; ERR EMQ stats bad key layout; the fence; WRONGTYPE
+-- (pending, delayed, active, dead, meta, stats).
+
+local VERB = 'stats'
+local refusal = shape(VERB, 8, 0)
+    or layout(VERB, {'version', 'meta', 'stats', 'pending', 'delayed', 'active', 'dead'})
+if refusal then return refusal end
+refusal = fence()
+if refusal then return refusal end
+
+local out = {}
+local sets = {'pending', 'delayed', 'active', 'dead'}
+for i = 1, 4 do
+  local n = rpcall('ZCARD', KEYS[4 + i])
+  if type(n) == 'table' then return n end
+  out[2 * i - 1], out[2 * i] = sets[i], n
+end
+local paused = rpcall('HGET', KEYS[3], 'paused')
+if type(paused) == 'table' then return paused end
+out[9], out[10] = 'paused', paused == '1' and 1 or 0
+local counters = {'added', 'completed', 'failed', 'retried', 'dead', 'recovered', 'removed', 'requeued'}
+local c = rpcall('HMGET', KEYS[4], unpack(counters))
+if c.err then return c end
+for i = 1, 8 do
+  out[9 + 2 * i], out[10 + 2 * i] = 'total_' .. counters[i], c[i] or '0'
+end
+return out
