@@ -1,0 +1,57 @@
+package host
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import "unsafe"
+
+// KeyAccess says how a command uses a key, for the ACL check: a combination
+// of the flags below (the only ones ACLCheckKeyPermissions accepts).
+type KeyAccess int
+
+// The key access flags (VALKEYMODULE_CMD_KEY_*).
+const (
+	// KeyRead: the command reads or returns data of the key.
+	KeyRead KeyAccess = C.EMQ_KEY_ACCESS
+	// KeyInsert: the command adds data to the key.
+	KeyInsert KeyAccess = C.EMQ_KEY_INSERT
+	// KeyUpdate: the command changes existing data of the key.
+	KeyUpdate KeyAccess = C.EMQ_KEY_UPDATE
+	// KeyDelete: the command deletes data of the key.
+	KeyDelete KeyAccess = C.EMQ_KEY_DELETE
+)
+
+const keyAccessMask = KeyRead | KeyInsert | KeyUpdate | KeyDelete
+
+// CheckKeys checks keys that the command touches outside its declared
+// key-spec (keys derived from the queue base) against the caller's ACL, all
+// in one crossing, before they are read or written. The server checks the
+// declared keys itself. A denial is ErrNoPerm.
+//
+// Nothing is cached across commands: a user's rules can change between two.
+// A caller without an ACL user (the primary link, AOF loading) or a module's
+// own call is the server itself and passes; inside a script the caller's user
+// cannot be seen, so the check refuses there.
+func (c *Call) CheckKeys(access KeyAccess, keys ...[]byte) error {
+	c.check()
+	if access == 0 || access&^keyAccessMask != 0 {
+		panic("host: CheckKeys takes KeyRead, KeyInsert, KeyUpdate and KeyDelete only")
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	var w writer
+	w.reset(&c.io.keys)
+	w.u32(uint32(len(keys)))
+	for _, k := range keys {
+		w.u32(uint32(len(k)))
+		w.bytes(k)
+	}
+	w.done()
+	if C.emq_check_keys(C.uintptr_t(c.ctx), C.uintptr_t(uintptr(unsafe.Pointer(&c.io.keys))), C.int(access)) != 0 {
+		return ErrNoPerm
+	}
+	return nil
+}

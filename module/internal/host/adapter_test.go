@@ -1,0 +1,71 @@
+package host
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The adapter rule: only call.c sends commands to the server (RM_Call, with
+// the read format "vE" or the write format "v!E"), only call.go reaches it,
+// nothing replicates verbatim, and this package is the only cgo code of the
+// module. The test reads every Go, C and header file of the module.
+func TestAdapterIsTheOnlyCallPath(t *testing.T) {
+	rules := []struct {
+		what    string
+		re      *regexp.Regexp
+		allowed []string // paths relative to module/, "" for nowhere
+	}{
+		{"the write format", regexp.MustCompile(`v!E`), []string{"internal/host/call.c", "internal/host/call.go"}},
+		{"the read format", regexp.MustCompile(`"vE"`), []string{"internal/host/call.c", "internal/host/call.go"}},
+		{"the RM_Call function", regexp.MustCompile(`(Redis|Valkey)Module_Call\b|\bGET\(Call\)|\bCall\(ctx`), []string{"internal/host/call.c"}},
+		{"the C call adapter", regexp.MustCompile(`\bemq_exec\b`), []string{"internal/host/call.c", "internal/host/call.go"}},
+		{"verbatim replication", regexp.MustCompile(`ReplicateVerbatim|\bReplicate\b`), nil},
+		{"cgo", regexp.MustCompile(`(?m)^import "C"`), []string{"internal/host/"}},
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		ext := filepath.Ext(path)
+		if (ext != ".go" && ext != ".c" && ext != ".h") || rel == "internal/host/adapter_test.go" {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, r := range rules {
+			if !r.re.Match(src) {
+				continue
+			}
+			seen[r.what] = true
+			ok := false
+			for _, a := range r.allowed {
+				ok = ok || rel == a || (strings.HasSuffix(a, "/") && strings.HasPrefix(rel, a))
+			}
+			if !ok {
+				t.Errorf("%s appears in module/%s; it belongs to the call adapter only", r.what, rel)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rules[:4] {
+		if !seen[r.what] {
+			t.Errorf("%s not found at all: the rule no longer matches the adapter", r.what)
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package host
+
+/*
+#include "shim.h"
+int emq_exec(uintptr_t ctx, uintptr_t argv, int argc, uintptr_t io, int write, int stop_on_error);
+*/
+import "C"
+
+import (
+	"strconv"
+	"strings"
+	"unsafe"
+)
+
+// This file and call.c are the call adapter: the only code that sends a
+// command to the server (RM_Call). A read batch uses the format "vE" and
+// replicates nothing; a write batch, reachable only through Writes, uses
+// "v!E" and is replicated as its effects. A test keeps both formats and the
+// call function out of every other file.
+
+// Batch collects host commands and runs them in one crossing into C: the
+// command names and arguments are encoded into C memory as they are added, and
+// the replies come back decoded without allocation. Get one from Call.Read or
+// Writes.Write; each command has one Batch per nesting depth, so starting a
+// new batch discards one still being built.
+//
+//	res, err := c.Read().
+//		Cmd("HGET").Arg(row).Str("attempts").
+//		Cmd("TYPE").Arg(metrics).
+//		Run()
+type Batch struct {
+	c      *Call
+	w      writer
+	write  bool
+	serial uint64 // the command the batch belongs to (Call.serial)
+	ncmds  uint32
+	head   int    // offset of the current command's argument count
+	nargs  uint32 // arguments of the current command so far
+}
+
+// maxRefScan bounds the search for an argument of the command itself in Arg:
+// beyond it, use Argv.
+const maxRefScan = 16
+
+func (b *Batch) start(c *Call, write bool) *Batch {
+	c.check()
+	b.c, b.write, b.serial = c, write, c.serial
+	b.ncmds, b.head, b.nargs = 0, -1, 0
+	b.w.reset(&c.io.req)
+	b.w.u32(0) // command count, patched by run
+	return b
+}
+
+func (b *Batch) own() {
+	if b.c == nil || b.serial != b.c.serial || b.head == -2 {
+		panic("host: Batch used outside the command that built it, or after it ran")
+	}
+}
+
+func (b *Batch) endCmd() {
+	if b.head >= 0 {
+		b.w.patch32(b.head, b.nargs)
+	}
+}
+
+// Cmd starts the next command of the batch; its arguments follow.
+func (b *Batch) Cmd(name string) *Batch {
+	b.own()
+	if name == "" || strings.IndexByte(name, 0) >= 0 {
+		panic("host: bad command name " + strconv.Quote(name))
+	}
+	b.endCmd()
+	b.ncmds++
+	b.head, b.nargs = b.w.n, 0
+	b.w.u32(0) // argument count, patched by the next Cmd or by run
+	b.w.u32(uint32(len(name)))
+	b.w.string(name)
+	b.w.byte(0)
+	return b
+}
+
+func (b *Batch) inline(n int) {
+	b.own()
+	if b.head < 0 {
+		panic("host: argument before Cmd")
+	}
+	b.nargs++
+	b.w.byte(0)
+	b.w.u32(uint32(n))
+}
+
+// Arg adds a binary-safe argument, copied now, so p may be a Value's bytes
+// from an earlier call. When p is exactly one of the command's own arguments
+// (Call.Arg) and the command has at most 16, it is passed by reference
+// without a copy; for more, use Argv.
+func (b *Batch) Arg(p []byte) *Batch {
+	if c := b.c; c != nil && len(p) > 0 && len(c.args) <= maxRefScan {
+		d := unsafe.Pointer(unsafe.SliceData(p))
+		for i := range c.args {
+			if unsafe.Pointer(c.args[i].p) == d && int(c.args[i].n) == len(p) {
+				return b.Argv(i)
+			}
+		}
+	}
+	b.inline(len(p))
+	b.w.bytes(p)
+	return b
+}
+
+// Str adds a string argument.
+func (b *Batch) Str(s string) *Batch {
+	b.inline(len(s))
+	b.w.string(s)
+	return b
+}
+
+// Int adds an integer argument in decimal.
+func (b *Batch) Int(v int64) *Batch {
+	var tmp [20]byte
+	d := strconv.AppendInt(tmp[:0], v, 10)
+	b.inline(len(d))
+	b.w.bytes(d)
+	return b
+}
+
+// Argv adds the command's own i-th argument (0 is the command name) by
+// reference: the server's string is passed on without a copy, whatever its
+// size.
+func (b *Batch) Argv(i int) *Batch {
+	b.own()
+	if b.head < 0 {
+		panic("host: argument before Cmd")
+	}
+	if i < 0 || i >= len(b.c.args) {
+		panic("host: Argv index out of range")
+	}
+	b.nargs++
+	b.w.byte(1)
+	b.w.u32(uint32(i))
+	return b
+}
+
+// Do runs a batch of exactly one command and returns its reply or its error
+// (see Results.At).
+func (b *Batch) Do() (Value, error) {
+	if b.ncmds != 1 {
+		panic("host: Do needs exactly one command; use Run for a batch")
+	}
+	return b.run(true).At(0)
+}
+
+// Run runs the batch in one crossing, stopping at the first command that
+// fails, and returns the replies with that command's error (nil when all
+// succeeded). A write batch always runs this way: a write after a failed one
+// is never attempted.
+func (b *Batch) Run() (Results, error) {
+	r := b.run(true)
+	return r, r.firstError()
+}
+
+// RunAll runs every command of a read batch in one crossing, whatever their
+// replies; each command's error is in its Results.At.
+func (b *Batch) RunAll() Results {
+	if b.write {
+		panic("host: RunAll on a write batch")
+	}
+	return b.run(false)
+}
+
+// run is the one function that sends host commands: one crossing for the
+// whole batch, its replies decoded into the depth's arena.
+func (b *Batch) run(stopOnError bool) Results {
+	b.own()
+	c := b.c
+	c.check()
+	b.endCmd()
+	b.w.patch32(0, b.ncmds)
+	b.w.done()
+	b.head = -2 // ran: reuse needs a new Read or Write
+	write, stop := 0, 0
+	if b.write {
+		write = 1
+	}
+	if stopOnError || b.write {
+		stop = 1
+	}
+	io := c.io
+	n := C.emq_exec(C.uintptr_t(c.ctx), C.uintptr_t(c.argv), C.int(len(c.args)),
+		C.uintptr_t(uintptr(unsafe.Pointer(io))), C.int(write), C.int(stop))
+	a := &c.lv.arena
+	a.decode(cbytes(unsafe.Pointer(io.out.p), int(io.out.len)), int(n))
+	return Results{a: a, gen: a.gen}
+}

@@ -1,0 +1,231 @@
+package host
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"trafikey/protocol"
+)
+
+const (
+	maxDepth    = C.EMQ_MAX_DEPTH
+	maxCommands = C.EMQ_MAX_COMMANDS
+)
+
+// level is the Go scratch of one nesting depth, reused by every command that
+// runs at that depth, so a command allocates nothing of its own.
+type level struct {
+	call  Call
+	batch Batch
+	arena arena
+	argv  [][]byte
+}
+
+// levels are indexed by nesting depth: a command calling a command through
+// the host (or through a script) runs one level deeper, with its own scratch,
+// while the outer one waits inside its host call.
+var levels [maxDepth]level
+
+// serial numbers every command run, so a Batch, Writes or Results kept from
+// an earlier command at the same depth is recognised.
+var serial uint64
+
+// Call is one run of a command: its arguments, its host calls and its reply.
+// A handler gets it from the dispatcher; it and everything taken from it
+// (argument bytes, Batch, Results, Value, Writes) are valid only until the
+// handler returns.
+type Call struct {
+	ctx    uintptr // ValkeyModuleCtx*
+	argv   uintptr // ValkeyModuleString**
+	args   []C.emq_arg
+	io     *C.emq_io
+	lv     *level
+	cmd    *command
+	nowUS  int64
+	serial uint64
+	active bool
+	rep    replyWriter
+}
+
+func (c *Call) check() {
+	if !c.active {
+		panic("host: Call used after its handler returned")
+	}
+}
+
+// Name returns the command's registered name, e.g. "EMQ.CLAIM".
+func (c *Call) Name() string { return c.cmd.Name }
+
+// Argc returns the number of arguments, counting the command name.
+func (c *Call) Argc() int { return len(c.args) }
+
+// Arg returns argument i (0 is the command name as the client spelled it)
+// without a copy: a view of the server's string, valid until the handler
+// returns. It panics when i is out of range (answered as ErrInternal).
+func (c *Call) Arg(i int) []byte {
+	a := c.args[i]
+	return cbytes(unsafe.Pointer(a.p), int(a.n))
+}
+
+// Argv returns every argument as views (see Arg), in a slice the next command
+// at the same depth reuses.
+func (c *Call) Argv() [][]byte {
+	c.lv.argv = c.lv.argv[:0]
+	for i := range c.args {
+		c.lv.argv = append(c.lv.argv, c.Arg(i))
+	}
+	return c.lv.argv
+}
+
+// NowMillis returns the server's clock in Unix milliseconds as it was when the
+// command started: the same cached clock the TIME command answers with, so a
+// deadline computed here equals the Lua executor's (TIME seconds * 1000 +
+// microseconds / 1000), and it stays fixed for the whole command.
+func (c *Call) NowMillis() int64 { return c.nowUS / 1000 }
+
+// Read starts a read batch (the read format: nothing replicates). It discards a
+// batch of this command still being built.
+func (c *Call) Read() *Batch { return c.lv.batch.start(c, false) }
+
+// emqDispatch runs the handler of one command: the one crossing from C into
+// Go per command. The reply is left encoded in the depth's reply buffer for
+// the trampoline to emit.
+//
+//export emqDispatch
+func emqDispatch(f *C.emq_frame) {
+	lv := &levels[f.depth]
+	c := &lv.call
+	serial++
+	*c = Call{
+		ctx:    uintptr(f.ctx),
+		argv:   uintptr(unsafe.Pointer(f.argv)),
+		args:   unsafe.Slice(f.args, int(f.argc)),
+		io:     f.io,
+		lv:     lv,
+		cmd:    &commands[f.id],
+		nowUS:  int64(f.now_us),
+		serial: serial,
+		active: true,
+		rep:    c.rep,
+	}
+	var w writer
+	w.reset(&f.io.rep)
+	c.rep.reset(w)
+	defer c.end()
+	c.finish(c.cmd.Handler(c))
+}
+
+// finish turns the handler's outcome into the reply.
+func (c *Call) finish(err error) {
+	if err != nil {
+		text, ok := replyText(err)
+		if !ok {
+			Logf(LogWarning, "%s: unexpected error %q; answered %q", c.cmd.Name, err.Error(), protocol.ErrInternal)
+			text = protocol.ErrInternal
+		}
+		c.rep.replace(text)
+		return
+	}
+	if why := c.rep.check(); why != "" {
+		Logf(LogWarning, "%s: %s; answered %q", c.cmd.Name, why, protocol.ErrInternal)
+		c.rep.replace(protocol.ErrInternal)
+	}
+}
+
+// end runs last in every dispatch: a panic becomes ErrInternal and a warning,
+// never a crash of the server, and the reply's length is handed to C.
+func (c *Call) end() {
+	if r := recover(); r != nil {
+		Logf(LogWarning, "%s: panic: %v (at %s); answered %q", c.cmd.Name, r, panicSite(), protocol.ErrInternal)
+		c.rep.replace(protocol.ErrInternal)
+	}
+	c.rep.w.done()
+	c.active = false
+}
+
+// panicSite names the function and line that panicked, skipping the runtime.
+func panicSite() string {
+	var pcs [32]uintptr
+	n := runtime.Callers(3, pcs[:])
+	frames := runtime.CallersFrames(pcs[:n])
+	for {
+		f, more := frames.Next()
+		if !strings.HasPrefix(f.Function, "runtime.") && f.Function != "" {
+			return fmt.Sprintf("%s %s:%d", f.Function, f.File, f.Line)
+		}
+		if !more {
+			return "unknown"
+		}
+	}
+}
+
+// emqModule fills the module's name and version and the internal-error text
+// for C. It returns 0, or 1 with the reason in t.err.
+//
+//export emqModule
+func emqModule(t *C.emq_table) C.int {
+	if module == nil {
+		setLoadError(t, "no module declared (host.Init)")
+		return 1
+	}
+	// These C strings live as long as the server: the library is never
+	// unloaded.
+	t.name = C.CString(module.Name)
+	t.version = C.int(module.Version)
+	t.internal_error = C.CString(protocol.ErrInternal)
+	return 0
+}
+
+// emqLoad parses the module arguments through Module.Load and fills the C
+// command table. It returns 0, or 1 with the reason in t.err.
+//
+//export emqLoad
+func emqLoad(args *C.emq_arg, argc C.int, t *C.emq_table) (rc C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			setLoadError(t, fmt.Sprintf("panic while loading: %v", r))
+			rc = 1
+		}
+	}()
+	strs := make([]string, int(argc))
+	for i, a := range unsafe.Slice(args, int(argc)) {
+		strs[i] = string(cbytes(unsafe.Pointer(a.p), int(a.n)))
+	}
+	table, err := module.Load(strs)
+	var cmds []command
+	if err == nil {
+		cmds, err = compile(table)
+	}
+	if err != nil {
+		setLoadError(t, err.Error())
+		return 1
+	}
+	commands = cmds
+	for i, c := range commands {
+		e := &t.cmds[i]
+		e.name = C.CString(c.Name)
+		e.flags = C.CString(c.flags)
+		e.summary = nil
+		if c.Summary != "" {
+			e.summary = C.CString(c.Summary)
+		}
+		e.keys = C.int(c.Keys)
+		e.arity = C.int(c.Arity)
+	}
+	t.ncmds = C.int(len(commands))
+	return 0
+}
+
+func setLoadError(t *C.emq_table, msg string) {
+	buf := unsafe.Slice((*byte)(unsafe.Pointer(&t.err[0])), len(t.err))
+	n := copy(buf[:len(buf)-1], msg)
+	buf[n] = 0
+}

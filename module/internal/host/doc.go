@@ -1,0 +1,65 @@
+// Package host is the module's only boundary with the server: cgo, the C
+// entry points, command registration, and every call a handler makes to the
+// server. Nothing else in the module imports "C".
+//
+// # Crossings
+//
+// C owns everything the server calls: ValkeyModule_OnLoad (and the Redis
+// name), the API lookup by name through the getter the server passes in the
+// context, the command registration with EVAL-style key-specs, and key-position
+// requests, answered in C without entering Go. A command costs one crossing
+// into Go: its C trampoline passes the arguments to the dispatcher, which runs
+// the Handler and leaves the reply encoded in C memory for the trampoline to
+// emit. A host call costs one crossing into C for a whole Batch of commands;
+// the replies come back encoded in C memory and are decoded without
+// allocation. CheckKeys and BeginWrites are one crossing each.
+//
+// # A handler
+//
+//	func complete(c *host.Call) error {
+//		active, row, id := c.Arg(2), c.Arg(3), c.Arg(4)
+//		res, err := c.Read().
+//			Cmd("HGET").Arg(row).Str("attempts").
+//			Cmd("ZSCORE").Arg(active).Arg(id).
+//			Run()
+//		if err != nil {
+//			return err // WRONGTYPE … from the server, as it came
+//		}
+//		…
+//		if err := c.CheckKeys(host.KeyUpdate, metrics); err != nil {
+//			return err // NOPERM No permissions to access a key
+//		}
+//		w, err := c.BeginWrites()
+//		if err != nil {
+//			return err // ERR EMQ write-paused
+//		}
+//		if _, err := w.Write().Cmd("HINCRBY").Arg(metrics).Str("count").Int(1).
+//			Cmd("ZREM").Arg(active).Arg(id).Run(); err != nil {
+//			return err
+//		}
+//		c.ReplyInt(1)
+//		return nil
+//	}
+//
+// # Rules
+//
+//   - Reads use the read format and replicate nothing; writes use the write
+//     format (the same with "!") and reach the AOF and replicas as their
+//     effects. Only Writes.Write sends the write format, and only BeginWrites
+//     makes a Writes. call.c and call.go hold the adapter; a test keeps the
+//     formats and RM_Call out of every other file.
+//   - Host replies are classified from their RESP2 type: string, integer,
+//     array (at most four deep), null, and an error, which is the call's
+//     error with the server's text (WRONGTYPE …). Anything else is
+//     ErrHostReply, never a panic.
+//   - Argument bytes, Values and Results are views of scratch memory: valid
+//     until the handler returns, Values and Results only until the next host
+//     call of the command. Copy what must live longer.
+//   - A panic in a handler is recovered, logged, and answered as ErrInternal;
+//     misuse of this package (a stale Value, a reply that is not one complete
+//     value, a write without the guard) is answered the same way.
+//   - Commands may nest (a module command called through the host or from a
+//     script): each depth has its own scratch.
+//   - No Go code runs in a fork child (BGSAVE, BGREWRITEAOF): the module
+//     registers nothing that would run there.
+package host

@@ -1,0 +1,120 @@
+/* The C half of the host boundary: what the Go side and the C files share.
+ *
+ * Written from the Valkey module API reference; no server header is used. Every
+ * API function is fetched by name through the getter the server passes as the
+ * first word of the context (see shim.c). Only constants and structures that
+ * cross the boundary are declared here. */
+#ifndef TRAFIKEY_SHIM_H
+#define TRAFIKEY_SHIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Module API return codes and call-reply types (the RESP2 subset plus the
+ * others, which the adapter refuses). */
+#define EMQ_OK 0
+#define EMQ_ERR 1
+#define EMQ_REPLY_STRING 0
+#define EMQ_REPLY_ERROR 1
+#define EMQ_REPLY_INTEGER 2
+#define EMQ_REPLY_ARRAY 3
+#define EMQ_REPLY_NULL 4
+
+/* Markers of our own in the host-reply stream (not server reply types). */
+#define EMQ_NODE_CALLFAIL 200 /* RM_Call returned NULL; an int64 errno follows */
+#define EMQ_NODE_TOODEEP 201  /* an array nested deeper than EMQ_MAX_REPLY_DEPTH */
+
+/* Deepest array nesting a host reply may have (a top-level array is depth 1). */
+#define EMQ_MAX_REPLY_DEPTH 4
+
+/* Key-spec and ACL flags (VALKEYMODULE_CMD_KEY_*). */
+#define EMQ_KEY_RO (1ULL << 0)
+#define EMQ_KEY_RW (1ULL << 1)
+#define EMQ_KEY_ACCESS (1ULL << 4)
+#define EMQ_KEY_UPDATE (1ULL << 5)
+#define EMQ_KEY_INSERT (1ULL << 6)
+#define EMQ_KEY_DELETE (1ULL << 7)
+
+/* Tags of the client-reply stream a Go handler builds and C emits. */
+#define EMQ_R_INT 'i'   /* int64 */
+#define EMQ_R_BULK 'b'  /* uint32 length, bytes */
+#define EMQ_R_ERROR 'e' /* uint32 length, bytes, NUL */
+#define EMQ_R_NULL 'n'
+#define EMQ_R_ARRAY 'a' /* uint32 element count, then the elements */
+
+/* How deep module commands may nest (a command calling a command through the
+ * host, or through a script). Each level has its own scratch buffers. */
+#define EMQ_MAX_DEPTH 16
+/* How many commands the module can register: one trampoline each. */
+#define EMQ_MAX_COMMANDS 64
+
+/* Key kinds of a command: none, or numkeys-style keys read or written. */
+#define EMQ_KEYS_NONE 0
+#define EMQ_KEYS_READ 1
+#define EMQ_KEYS_WRITE 2
+
+/* A growable byte buffer in C memory. Go writes into it directly and asks C to
+ * grow it (emq_buf_reserve) when full. */
+typedef struct emq_buf {
+    unsigned char *p;
+    size_t len, cap;
+} emq_buf;
+
+/* One command argument as a pointer and length (from RM_StringPtrLen). */
+typedef struct emq_arg {
+    const char *p;
+    size_t n;
+} emq_arg;
+
+/* Scratch for one nesting depth, reused by every command at that depth. */
+typedef struct emq_io {
+    emq_buf req; /* host commands, encoded by Go */
+    emq_buf out; /* their replies, encoded by C */
+    emq_buf rep; /* the client reply, encoded by Go, emitted by C */
+    emq_buf keys; /* keys for emq_check_keys, encoded by Go */
+    int ncalls;  /* host commands the last batch ran */
+    int oom;     /* the last batch could not grow out */
+} emq_io;
+
+/* What a trampoline hands to the Go dispatcher: one structure, one crossing. */
+typedef struct emq_frame {
+    void *ctx;
+    void **argv;   /* the server's argument strings */
+    emq_arg *args; /* the same arguments as pointers and lengths */
+    int argc;
+    int id;    /* index in the command table */
+    int depth; /* nesting depth, 0 for a client's command */
+    long long now_us; /* the server's cached clock at the start of the command */
+    emq_io *io;
+} emq_frame;
+
+/* One entry of the command table, filled by Go at load. */
+typedef struct emq_cmd {
+    const char *name;
+    const char *flags;
+    const char *summary;
+    int keys; /* EMQ_KEYS_* */
+    int arity;
+} emq_cmd;
+
+/* The table Go fills at load, and the load error if any. */
+typedef struct emq_table {
+    emq_cmd cmds[EMQ_MAX_COMMANDS];
+    int ncmds;
+    const char *name;           /* module name */
+    int version;                /* module version */
+    const char *internal_error; /* the reply text for a failure C must answer itself */
+    char err[512];              /* why the load failed, NUL-terminated */
+} emq_table;
+
+/* Implemented in shim.c, called from Go. */
+int emq_buf_reserve(uintptr_t buf, size_t need);
+int emq_avoid_replica_traffic(void);
+int emq_check_keys(uintptr_t ctx, uintptr_t keys, int flags);
+void emq_log(const char *level, const char *msg);
+int emq_numkeys(uintptr_t p, size_t n, int argc);
+
+/* Implemented in call.c: the API lookup of the call adapter. */
+int emq_call_init(int (*get_api)(const char *, void *));
+
+#endif
