@@ -1,0 +1,147 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/valkey-io/valkey-go"
+
+	"trafikey/emq"
+	"trafikey/internal/demo"
+	"trafikey/internal/valkeyserver"
+)
+
+// serverStartTimeout bounds the start of the demo's own server.
+const serverStartTimeout = 30 * time.Second
+
+type demoFlags struct {
+	cfg      demo.Config
+	addr     string
+	module   string
+	executor string
+	queue    string
+	progress bool
+}
+
+func newDemoCmd() *cobra.Command {
+	f := demoFlags{}
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run jobs through a local valkey-server and report throughput and latency",
+		Long: `demo starts a valkey-server on a free loopback port (with the trafikey module
+when one is given or found, else the Lua executor), adds --jobs no-op jobs from
+--producers goroutines while a worker with --concurrency handler slots runs them,
+then adds jobs at a steady rate and one at a time to an idle worker, and prints
+throughput and latency. With --addr it uses that server instead.
+
+The module is --module, else trafikey.so next to this binary, else build/trafikey.so
+in the repository around the working directory (scripts/demo.sh builds it there).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDemo(cmd, &f, cmd.Flags().Changed("module"))
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.cfg.Jobs, "jobs", 100_000, "jobs to add and run")
+	fl.IntVar(&f.cfg.Producers, "producers", 4, "goroutines adding jobs")
+	fl.IntVar(&f.cfg.Batch, "batch", 100, "jobs per ADD call (1..1000)")
+	fl.IntVar(&f.cfg.Concurrency, "concurrency", 100, "the worker's handler slots")
+	fl.IntVar(&f.cfg.SteadyRate, "steady-rate", 2000, "jobs/s of the steady run (0 skips it)")
+	fl.IntVar(&f.cfg.SteadyJobs, "steady-jobs", 2000, "jobs of the steady run")
+	fl.IntVar(&f.cfg.IdleProbes, "idle-probes", 200, "jobs added one at a time to an idle worker (0 skips the probe)")
+	fl.StringVar(&f.addr, "addr", "", "use the server at host:port instead of starting one")
+	fl.StringVar(&f.module, "module", "", "the trafikey module to load into the demo's server")
+	fl.StringVar(&f.executor, "executor", "auto", "lua, native, or auto (native when the module is loaded)")
+	fl.StringVar(&f.queue, "queue", "", `queue name (default "demo" on the demo's server, "demo-<time>" with --addr)`)
+	fl.BoolVar(&f.progress, "progress", true, "show a progress bar on stderr")
+	return cmd
+}
+
+func runDemo(cmd *cobra.Command, f *demoFlags, moduleAsked bool) error {
+	ctx := cmd.Context()
+	if err := f.cfg.Validate(); err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	addr, queue := f.addr, f.queue
+	if addr != "" {
+		if moduleAsked {
+			return errors.New("--module loads into the demo's own server; load it into yours with --loadmodule")
+		}
+		if queue == "" {
+			queue = "demo-" + strconv.FormatInt(time.Now().UnixMilli(), 10)
+		}
+	} else {
+		module := f.module
+		if module == "" {
+			module = demo.FindModule()
+		}
+		startCtx, cancel := context.WithTimeout(ctx, serverStartTimeout)
+		s, err := demo.StartServer(startCtx, module, moduleAsked, stderr)
+		cancel()
+		if err != nil {
+			return err
+		}
+		defer s.Stop()
+		addr = s.Addr()
+		if loaded := s.Options().Module; loaded != "" {
+			fmt.Fprintf(stderr, "demo: valkey-server on %s with module %s\n", addr, loaded)
+		} else {
+			fmt.Fprintf(stderr, "demo: valkey-server on %s without the module\n", addr)
+		}
+		if queue == "" {
+			queue = "demo"
+		}
+	}
+
+	client, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", addr, err)
+	}
+	defer client.Close()
+	exec, fallback, err := demo.ChooseExecutor(ctx, client, f.executor)
+	if err != nil {
+		return err
+	}
+	if fallback != "" && (f.module != "" || demo.FindModule() != "") {
+		fmt.Fprintf(stderr, "demo: using the Lua executor: %s\n", fallback)
+	}
+	q, err := emq.Open(ctx, client, queue, emq.WithExecutor(exec))
+	if err != nil {
+		return err
+	}
+	if s, err := q.Stats(ctx); err == nil && s.Pending+s.Delayed+s.Active > 0 {
+		return fmt.Errorf("queue %q on %s already holds jobs; pick another with --queue", queue, addr)
+	}
+
+	cfg := f.cfg
+	cfg.Log = stderr
+	if f.progress {
+		cfg.Progress = stderr
+	}
+	fmt.Fprintf(stderr, "demo: %d jobs, %s executor\n", cfg.Jobs, q.Executor())
+	res, err := demo.Run(ctx, q, cfg)
+	if err != nil {
+		return err
+	}
+	return demo.WriteReport(cmd.OutOrStdout(), res, serverName(ctx, client, addr))
+}
+
+// serverName describes the server: "valkey 8.0.1 at 127.0.0.1:40211".
+func serverName(ctx context.Context, client valkey.Client, addr string) string {
+	info, err := client.Do(ctx, client.B().Info().Section("server").Build()).ToString()
+	if err != nil {
+		return addr
+	}
+	for _, field := range []string{"valkey_version", "redis_version"} {
+		if v := valkeyserver.InfoField(strings.ReplaceAll(info, "\r\n", "\n"), field); v != "" {
+			return "valkey " + v + " at " + addr
+		}
+	}
+	return addr
+}
