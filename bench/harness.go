@@ -1,0 +1,322 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// RunRecord is one run: one system, one workload, one round.
+type RunRecord struct {
+	Round     int                `json:"round"`
+	System    string             `json:"system"`
+	Workload  string             `json:"workload"`
+	Jobs      int                `json:"jobs"`
+	Added     int                `json:"added"`
+	Processed int                `json:"processed"`
+	Pending   int64              `json:"pending"`
+	Elapsed   time.Duration      `json:"elapsed_ns"`
+	ClientCPU time.Duration      `json:"client_cpu_ns"`
+	ServerCPU time.Duration      `json:"server_cpu_ns"`
+	MemDelta  int64              `json:"used_memory_delta"`
+	Lat       LatSummary         `json:"lat_us"`
+	Cmds      map[string]CmdStat `json:"commandstats"`
+	Err       string             `json:"error,omitempty"`
+}
+
+// JobsPerSec is the run's throughput: jobs added (add, batch) or completed
+// (process, lifecycle) per second of measured wall time.
+func (r *RunRecord) JobsPerSec() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.Jobs) / r.Elapsed.Seconds()
+}
+
+// Results is everything one invocation measured.
+type Results struct {
+	Cfg       *Config
+	Workloads []Workload
+	Systems   []string
+	Records   []*RunRecord
+	Env       envInfo
+	Started   time.Time
+	Took      time.Duration
+}
+
+// systemFactory makes a fresh System for one run.
+type systemFactory func(env Env) System
+
+func factories() map[string]systemFactory {
+	return map[string]systemFactory{
+		sysNative: func(env Env) System { return newGoSystem(env, openTrafikey(executorNative)) },
+		sysLua:    func(env Env) System { return newGoSystem(env, openTrafikey(executorLua)) },
+		sysAsynq:  func(env Env) System { return newGoSystem(env, openAsynq) },
+		sysBullMQ: newBullMQ,
+		sysFloor:  func(env Env) System { return newGoSystem(env, openFloor) },
+	}
+}
+
+// benchQueue is the queue name every system uses.
+const benchQueue = "bench"
+
+// run runs the whole benchmark: starts the server, runs every round, and
+// writes the report. It returns the results even when some runs failed, and
+// an error naming the failures.
+func run(ctx context.Context, cfg *Config) (*Results, error) {
+	if cfg.Root == "" {
+		root, err := findRoot()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Root = root
+	}
+	res := &Results{Cfg: cfg, Workloads: cfg.workloads(), Systems: cfg.Systems, Started: time.Now()}
+	pinNote, pinned := pinSelf(cfg.Pin)
+
+	module := cfg.Module
+	if module == "" {
+		if _, err := os.Stat(filepath.Join(cfg.Root, "module")); err == nil || slices.Contains(cfg.Systems, sysNative) {
+			logf(cfg, "building the trafikey module …")
+			path, err := buildModule(ctx, cfg.Root)
+			if err != nil {
+				return nil, err
+			}
+			module = path
+		}
+	}
+	if slices.Contains(cfg.Systems, sysBullMQ) {
+		if !nodeAvailable() {
+			return nil, errors.New("bullmq needs node on PATH (or leave bullmq out of -systems)")
+		}
+		if err := ensureNodeModules(ctx, bullmqDir(cfg.Root)); err != nil {
+			return nil, err
+		}
+	}
+
+	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	srv, err := startServer(startCtx, module)
+	cancel()
+	if err != nil {
+		return nil, err
+	}
+	defer srv.Stop()
+	if pinned {
+		if err := pinServer(srv.srv.PID()); err != nil {
+			return nil, err
+		}
+	}
+	res.Env = collectEnv(ctx, cfg, srv, module, pinNote)
+
+	var bar *progressbar.ProgressBar
+	total := cfg.Rounds * len(res.Workloads) * len(cfg.Systems)
+	if cfg.Progress {
+		bar = progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(os.Stderr),
+			progressbar.OptionSetDescription("starting"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetElapsedTime(true),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionShowDescriptionAtLineEnd(),
+			progressbar.OptionOnCompletion(func() { fmt.Fprintln(os.Stderr) }),
+		)
+	}
+	newSystem := factories()
+	env := Env{Addr: srv.Addr(), Root: cfg.Root, Queue: benchQueue}
+	for round := range cfg.Rounds {
+		for _, w := range res.Workloads {
+			for _, name := range rotate(cfg.Systems, round) {
+				if ctx.Err() != nil {
+					return res, ctx.Err()
+				}
+				if bar != nil {
+					bar.Describe(fmt.Sprintf("round %d/%d · %s · %s", round+1, cfg.Rounds, w.ID, name))
+				}
+				rec := runOne(ctx, cfg, srv, newSystem[name](env), name, w, round)
+				res.Records = append(res.Records, rec)
+				if rec.Err != "" {
+					logf(cfg, "%s %s round %d: %s", name, w.ID, round+1, rec.Err)
+				}
+				if bar != nil {
+					_ = bar.Add(1)
+				}
+			}
+		}
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err := srv.flush(ctx); err != nil {
+		return res, err
+	}
+	res.Took = time.Since(res.Started)
+	if err := res.write(); err != nil {
+		return res, err
+	}
+	return res, res.failures()
+}
+
+// rotate returns the systems starting at index round, so no system always
+// runs first (or last) in its workload.
+func rotate(systems []string, round int) []string {
+	k := round % len(systems)
+	return append(slices.Clone(systems[k:]), systems[:k]...)
+}
+
+// runOne runs one system on one workload on a flushed server and checks
+// that every job was added and processed.
+func runOne(ctx context.Context, cfg *Config, srv *benchServer, sys System, name string, w Workload, round int) *RunRecord {
+	rec := &RunRecord{Round: round + 1, System: name, Workload: w.ID, Jobs: w.Jobs, Pending: -1}
+	fail := func(format string, args ...any) *RunRecord {
+		msg := fmt.Sprintf(format, args...)
+		if rec.Err == "" {
+			rec.Err = msg
+		} else {
+			rec.Err += "; " + msg
+		}
+		return rec
+	}
+	defer func() {
+		if err := sys.Close(); err != nil {
+			fail("close: %v", err)
+		}
+	}()
+	if err := srv.flush(ctx); err != nil {
+		return fail("FLUSHALL: %v", err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
+	defer cancel()
+	if err := sys.Prepare(rctx, w); err != nil {
+		return fail("prepare: %v", err)
+	}
+	if err := srv.resetStats(ctx); err != nil {
+		return fail("CONFIG RESETSTAT: %v", err)
+	}
+	before, err := srv.snap(ctx)
+	if err != nil {
+		return fail("INFO: %v", err)
+	}
+	out, runErr := sys.Run(rctx, w)
+	after, err := srv.snap(ctx)
+	if err != nil {
+		return fail("INFO: %v", err)
+	}
+	cmds, err := srv.commandStats(ctx)
+	if err != nil {
+		return fail("INFO commandstats: %v", err)
+	}
+	rec.Added, rec.Processed, rec.Pending = out.Added, out.Processed, out.Pending
+	rec.Elapsed, rec.ClientCPU, rec.Lat = out.Elapsed, out.ClientCPU, out.Lat
+	rec.ServerCPU = time.Duration((after.cpuSeconds - before.cpuSeconds) * float64(time.Second))
+	rec.MemDelta = after.usedMemory - before.usedMemory
+	rec.Cmds = cmds
+	if runErr != nil {
+		return fail("%v", runErr)
+	}
+	if w.Adds() && out.Added != w.Jobs {
+		fail("added %d of %d jobs", out.Added, w.Jobs)
+	}
+	if (w.Kind == "add" || w.Kind == "batch") && out.Pending >= 0 && out.Pending != int64(w.Jobs) {
+		fail("%d jobs pending after adding %d", out.Pending, w.Jobs)
+	}
+	if w.Processes() && out.Processed != w.Jobs {
+		fail("processed %d of %d jobs", out.Processed, w.Jobs)
+	}
+	if w.Lifecycle() && out.Lat.N != w.Jobs {
+		fail("latency of %d of %d jobs recorded", out.Lat.N, w.Jobs)
+	}
+	return rec
+}
+
+// failures names the failed runs, and the systems that never completed a
+// run.
+func (r *Results) failures() error {
+	var msgs []string
+	ok := map[string]bool{}
+	for _, rec := range r.Records {
+		if rec.Err != "" {
+			msgs = append(msgs, fmt.Sprintf("%s %s round %d: %s", rec.System, rec.Workload, rec.Round, rec.Err))
+		} else {
+			ok[rec.System] = true
+		}
+	}
+	for _, s := range r.Systems {
+		if !ok[s] {
+			msgs = append(msgs, s+": no successful run")
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d problem(s):\n  %s", len(msgs), strings.Join(msgs, "\n  "))
+}
+
+// write writes the report, the chart and the raw JSON as configured.
+func (r *Results) write() error {
+	path := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(r.Cfg.Root, p)
+	}
+	if p := path(r.Cfg.JSON); p != "" {
+		b, err := json.MarshalIndent(r.Records, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if p := path(r.Cfg.SVG); p != "" {
+		if err := os.WriteFile(p, renderSVG(r), 0o644); err != nil {
+			return err
+		}
+	}
+	if p := path(r.Cfg.Out); p != "" {
+		svgRel := ""
+		if s := path(r.Cfg.SVG); s != "" {
+			if rel, err := filepath.Rel(filepath.Dir(p), s); err == nil {
+				svgRel = filepath.ToSlash(rel)
+			}
+		}
+		if err := os.WriteFile(p, []byte(renderMarkdown(r, svgRel)), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func logf(cfg *Config, format string, args ...any) {
+	var w io.Writer = os.Stderr
+	fmt.Fprintf(w, "\n"+format+"\n", args...)
+}
+
+// findRoot walks up from the working directory to the directory of go.mod.
+func findRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory; run from the repository")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,491 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// displayName is how the report names a system.
+var displayName = map[string]string{
+	sysNative: "trafikey native",
+	sysLua:    "trafikey Lua",
+	sysAsynq:  "asynq",
+	sysBullMQ: "BullMQ",
+	sysFloor:  "floor (primitives)",
+}
+
+// targets are the trafikey targets of docs/DESIGN ("Targets"), by summary row.
+var targets = map[string]string{
+	"add":         "≥ 100k/s",
+	"batch":       "≥ 250k/s",
+	"process-100": "≥ 80k/s",
+	"flat":        "≥ 60k/s",
+	"steady":      "p50 ≤ 1 ms, p99 ≤ 5 ms",
+	"memory":      "≤ 200 B",
+}
+
+func fmtRate(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2fM", v/1e6)
+	case v >= 1e4:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1fk", v/1e3)
+	default:
+		return fmt.Sprintf("%.0f", v)
+	}
+}
+
+// fmtUS formats a duration given in microseconds.
+func fmtUS(us float64) string {
+	switch {
+	case us >= 1e6:
+		return fmt.Sprintf("%.2f s", us/1e6)
+	case us >= 1e4:
+		return fmt.Sprintf("%.0f ms", us/1e3)
+	case us >= 1e3:
+		return fmt.Sprintf("%.1f ms", us/1e3)
+	default:
+		return fmt.Sprintf("%.0f µs", us)
+	}
+}
+
+func fmtF(v float64) string {
+	switch {
+	case math.Abs(v) >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case math.Abs(v) >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// spread formats an aggregate as "median (min–max)", or just the median for
+// a single round, or "—" when nothing was measured.
+func spread(a Agg, f func(float64) string) string {
+	if a.N == 0 {
+		return "—"
+	}
+	if a.N == 1 {
+		return f(a.Med)
+	}
+	return fmt.Sprintf("%s (%s–%s)", f(a.Med), f(a.Min), f(a.Max))
+}
+
+func med(a Agg, f func(float64) string) string {
+	if a.N == 0 {
+		return "—"
+	}
+	return f(a.Med)
+}
+
+func (r *Results) hasWorkload(id string) bool {
+	return slices.ContainsFunc(r.Workloads, func(w Workload) bool { return w.ID == id })
+}
+
+// processTop is the process workload with the highest concurrency.
+func (r *Results) processTop() string {
+	best, id := -1, ""
+	for _, w := range r.Workloads {
+		if w.Kind == "process" && w.Concurrency > best {
+			best, id = w.Concurrency, w.ID
+		}
+	}
+	return id
+}
+
+// summaryTable builds the headline table: one row per measure, one column
+// per system.
+func (r *Results) summaryTable() string {
+	var b strings.Builder
+	b.WriteString("| workload |")
+	for _, s := range r.Systems {
+		b.WriteString(" " + displayName[s] + " |")
+	}
+	b.WriteString(" trafikey target |\n|---|")
+	for range r.Systems {
+		b.WriteString("---:|")
+	}
+	b.WriteString("---|\n")
+	line := func(label, target string, val func(c *Cell) string, workload string) {
+		b.WriteString("| " + label + " |")
+		for _, s := range r.Systems {
+			b.WriteString(" " + val(r.cell(s, workload)) + " |")
+		}
+		if target == "" {
+			target = "—"
+		}
+		b.WriteString(" " + target + " |\n")
+	}
+	rate := func(c *Cell) string { return med(c.Rate, fmtRate) + "/s" }
+	for _, w := range r.Workloads {
+		switch w.Kind {
+		case "add":
+			line("add one at a time, concurrent producers (jobs/s)", targets["add"], rate, w.ID)
+		case "batch":
+			line("batch add (jobs/s)", targets["batch"], rate, w.ID)
+		case "process":
+			line(fmt.Sprintf("process pre-added jobs, concurrency %d (jobs/s)", w.Concurrency), targets[w.ID], rate, w.ID)
+		case "flat":
+			line("full lifecycle, producers and workers together (jobs/s)", targets["flat"], rate, w.ID)
+		case "steady":
+			line(fmt.Sprintf("add→handler latency at a steady %d jobs/s", w.Rate), targets["steady"], func(c *Cell) string {
+				if c.P50.N == 0 {
+					return "—"
+				}
+				return "p50 " + fmtUS(c.P50.Med) + ", p99 " + fmtUS(c.P99.Med)
+			}, w.ID)
+		}
+	}
+	if r.hasWorkload("add") {
+		line("Valkey memory per pending job, beyond its payload", targets["memory"], func(c *Cell) string {
+			return med(c.MemPerJob, func(v float64) string { return fmt.Sprintf("%.0f B", v) })
+		}, "add")
+	}
+	for _, id := range []string{"add", r.processTop(), "flat"} {
+		if id == "" || !r.hasWorkload(id) {
+			continue
+		}
+		line("server CPU µs per job, "+id, "", func(c *Cell) string { return med(c.ServerUS, fmtF) }, id)
+	}
+	return b.String()
+}
+
+// summaryText is what the command prints when it ends.
+func (r *Results) summaryText() string {
+	if len(r.Records) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s — %d round(s), %d run(s) in %s\n\n", r.Cfg.Command, r.Cfg.Rounds, len(r.Records), r.Took.Round(time.Second))
+	b.WriteString(r.summaryTable())
+	return b.String()
+}
+
+func renderMarkdown(r *Results, svgRel string) string {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	cfg := r.Cfg
+	e := r.Env
+
+	p("# Benchmarks\n\n")
+	p("trafikey's native executor (the Valkey module) and its Lua executor, against asynq and BullMQ, on one\n")
+	p("valkey-server, side by side; and against the **floor**: the primitive commands each trafikey verb consists\n")
+	p("of, issued directly by the same client. Every number below was measured by the harness in `bench/`\n")
+	p("(`go run ./bench`), which writes this file and [`bench.svg`](bench.svg).\n\n")
+
+	if cfg.Smoke || cfg.Trial {
+		p("> **Trial run.** These numbers come from a reduced configuration (`%s`: %d round(s), %d jobs per\n", cfg.Command, cfg.Rounds, cfg.Jobs)
+		p("> workload), not from the full benchmark. They show the harness working; they are not the\n")
+		p("> figures to quote. The full run is `scripts/bench.sh` (or `go run ./bench`).\n\n")
+	}
+
+	p("## Running it\n\n")
+	p("```sh\n")
+	p("scripts/bench.sh                # the full benchmark: 3 interleaved rounds, 100k jobs per workload\n")
+	p("go run ./bench                  # the same\n")
+	p("go run ./bench -smoke           # seconds: every system runs every workload (300 jobs) and must process every job\n")
+	p("go test ./bench                 # the smoke as a Go test\n")
+	p("go test -run '^$' -bench . ./bench   # per-verb Go benchmarks, native vs Lua (server µs per call as a metric)\n")
+	p("go run ./bench -h               # sizes, systems, workloads, outputs\n")
+	p("```\n\n")
+	p("The harness needs `valkey-server` (8.0) on PATH, Node 20+ for BullMQ (it runs `npm ci` in\n")
+	p("`bench/bullmq` when `node_modules` is missing), and builds the module from `./module` unless\n")
+	p("`-module` names a built one.\n\n")
+
+	p("## This run\n\n")
+	p("- Command: `%s` (started %s, took %s)\n", cfg.Command, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second))
+	p("- Machine: %d CPUs, %s, %s RAM, %s\n", e.CPUs, orDash(e.CPUModel), orDash(e.MemTotal), orDash(e.Kernel))
+	p("- CPU pinning: %s\n", e.Pinning)
+	p("- Versions: Go %s · Valkey %s (trafikey module %s) · valkey-go %s · asynq %s (go-redis %s) · Node %s · BullMQ %s (ioredis %s) · trafikey %s\n",
+		strings.TrimPrefix(e.Go, "go"), orDash(e.Valkey), e.Module, orDash(e.ValkeyGo), orDash(e.Asynq), orDash(e.GoRedis),
+		orDash(strings.TrimPrefix(e.Node, "v")), orDash(e.BullMQ), orDash(e.IORedis), orDash(e.Commit))
+	p("- Sizes: %d jobs per workload, payload %d bytes, %d producers, batches of %d, process concurrency %s, lifecycle concurrency %d, steady rate %d jobs/s for %s; %d round(s)\n\n",
+		cfg.Jobs, cfg.Payload, cfg.Producers, cfg.Batch, joinInts(cfg.Concurrency), cfg.Workers, cfg.Rate, cfg.Steady, cfg.Rounds)
+
+	p("## Summary\n\n")
+	p("Medians over %d round(s). jobs/s counts jobs added (add workloads) or completed (the others) per second\n", cfg.Rounds)
+	p("of measured wall time. The target column is trafikey's, from the design brief.\n\n")
+	b.WriteString(r.summaryTable())
+	p("\n")
+	if svgRel != "" {
+		p("![jobs/s per workload, server CPU per job and latency, per system](%s)\n\n", svgRel)
+	}
+
+	if fails := r.failedRuns(); len(fails) > 0 {
+		p("## Failed runs\n\nThese runs are left out of every median.\n\n")
+		for _, f := range fails {
+			p("- %s\n", f)
+		}
+		p("\n")
+	}
+
+	p("## Per workload\n\n")
+	p("Each cell is the median, and in parentheses the min–max, over the rounds. *server CPU* is the\n")
+	p("server process's `used_cpu_user + used_cpu_sys` delta (`INFO cpu`) per job; *client CPU* that of\n")
+	p("the load generator (this Go process, or the Node process for BullMQ) per job; *verb µs* the\n")
+	p("`INFO commandstats` time of the queue's own commands per job (EMQ.* natively, EVALSHA for Lua,\n")
+	p("every command for the floor).\n\n")
+	for _, w := range r.Workloads {
+		p("### %s\n\n", w.Title)
+		lat := w.Lifecycle()
+		p("| system | jobs/s | server CPU µs/job | client CPU µs/job | verb µs/job |")
+		if lat {
+			p(" p50 | p90 | p99 |")
+		}
+		p(" runs |\n|---|---:|---:|---:|---:|")
+		if lat {
+			p("---:|---:|---:|")
+		}
+		p("---:|\n")
+		for _, s := range r.Systems {
+			c := r.cell(s, w.ID)
+			p("| %s | %s | %s | %s | %s |", displayName[s], spread(c.Rate, fmtRate), spread(c.ServerUS, fmtF), spread(c.ClientUS, fmtF), spread(c.VerbUS, fmtF))
+			if lat {
+				p(" %s | %s | %s |", spread(c.P50, fmtUS), spread(c.P90, fmtUS), spread(c.P99, fmtUS))
+			}
+			p(" %d/%d |\n", c.Runs-c.Failed, c.Runs)
+		}
+		p("\n")
+	}
+
+	r.floorSection(&b)
+	r.nativeVsLuaSection(&b)
+	r.memorySection(&b)
+	r.commandsSection(&b)
+	methodSection(&b, r)
+	return b.String()
+}
+
+func (r *Results) failedRuns() []string {
+	var out []string
+	for _, rec := range r.Records {
+		if rec.Err != "" {
+			out = append(out, fmt.Sprintf("%s, %s, round %d: %s", displayName[rec.System], rec.Workload, rec.Round, strings.ReplaceAll(rec.Err, "\n", " ")))
+		}
+	}
+	return out
+}
+
+// floorSection: server CPU per job of each system as a multiple of the floor's.
+func (r *Results) floorSection(b *strings.Builder) {
+	if !slices.Contains(r.Systems, sysFloor) {
+		return
+	}
+	fmt.Fprintf(b, "## Distance from the floor\n\n")
+	fmt.Fprintf(b, "Server CPU µs per job (`INFO cpu`), and in parentheses the multiple of the floor's: what each\n")
+	fmt.Fprintf(b, "system costs the server for the same jobs, against the primitive commands alone. The floor is a\n")
+	fmt.Fprintf(b, "floor on command work, not on networking: it needs more round trips than a verb (two per add and\n")
+	fmt.Fprintf(b, "per claim, one per complete), so where few jobs share a round trip (concurrency 1, the steady\n")
+	fmt.Fprintf(b, "rate) its per-request cost can exceed a system's.\n\n")
+	fmt.Fprintf(b, "| workload |")
+	for _, s := range r.Systems {
+		fmt.Fprintf(b, " %s |", displayName[s])
+	}
+	fmt.Fprintf(b, "\n|---|")
+	for range r.Systems {
+		fmt.Fprintf(b, "---:|")
+	}
+	fmt.Fprintf(b, "\n")
+	for _, w := range r.Workloads {
+		floor := r.cell(sysFloor, w.ID).ServerUS
+		fmt.Fprintf(b, "| %s |", w.ID)
+		for _, s := range r.Systems {
+			c := r.cell(s, w.ID).ServerUS
+			switch {
+			case c.N == 0:
+				fmt.Fprintf(b, " — |")
+			case s == sysFloor || floor.N == 0 || floor.Med <= 0:
+				fmt.Fprintf(b, " %s |", fmtF(c.Med))
+			default:
+				fmt.Fprintf(b, " %s (%.1f×) |", fmtF(c.Med), c.Med/floor.Med)
+			}
+		}
+		fmt.Fprintf(b, "\n")
+	}
+	fmt.Fprintf(b, "\n")
+}
+
+// nativeVsLuaSection compares the two executors per verb mix.
+func (r *Results) nativeVsLuaSection(b *strings.Builder) {
+	if !slices.Contains(r.Systems, sysNative) || !slices.Contains(r.Systems, sysLua) {
+		return
+	}
+	fmt.Fprintf(b, "## Native vs Lua, server µs per verb\n\n")
+	fmt.Fprintf(b, "*verb µs/job*: `INFO commandstats` time of EMQ.* (native) and EVALSHA (Lua) per job; the add\n")
+	fmt.Fprintf(b, "workloads run ADD only, the process workloads CLAIM + COMPLETE. *server CPU µs/job*: the whole\n")
+	fmt.Fprintf(b, "server process, networking included. Target: native ≤ 0.5× Lua. The per-verb Go benchmarks\n")
+	fmt.Fprintf(b, "(`go test -run '^$' -bench . ./bench`) give the same split per call.\n\n")
+	fmt.Fprintf(b, "| workload | verbs | native verb µs/job | Lua verb µs/job | native/Lua | native server CPU µs/job | Lua server CPU µs/job | native/Lua |\n")
+	fmt.Fprintf(b, "|---|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, w := range r.Workloads {
+		n, l := r.cell(sysNative, w.ID), r.cell(sysLua, w.ID)
+		verbs := "ADD"
+		switch {
+		case w.Kind == "process":
+			verbs = "CLAIM + COMPLETE"
+		case w.Lifecycle():
+			verbs = "ADD + CLAIM + COMPLETE"
+		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", w.ID, verbs,
+			med(n.VerbUS, fmtF), med(l.VerbUS, fmtF), ratio(n.VerbUS, l.VerbUS),
+			med(n.ServerUS, fmtF), med(l.ServerUS, fmtF), ratio(n.ServerUS, l.ServerUS))
+	}
+	fmt.Fprintf(b, "\n")
+}
+
+func ratio(a, b Agg) string {
+	if a.N == 0 || b.N == 0 || b.Med <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f×", a.Med/b.Med)
+}
+
+func (r *Results) memorySection(b *strings.Builder) {
+	if !r.hasWorkload("add") {
+		return
+	}
+	fmt.Fprintf(b, "## Memory per pending job\n\n")
+	fmt.Fprintf(b, "After workload (a), every job is pending. `used_memory` after minus before (the empty queue,\n")
+	fmt.Fprintf(b, "clients connected), divided by the jobs, minus the %d payload bytes. BullMQ stores the payload\n", r.Cfg.Payload)
+	fmt.Fprintf(b, "as JSON (`{\"p\":\"…\"}`, 8 bytes more), which counts against it here.\n\n")
+	fmt.Fprintf(b, "| system | bytes per pending job beyond the payload | used_memory delta per job |\n|---|---:|---:|\n")
+	for _, s := range r.Systems {
+		c := r.cell(s, "add")
+		total := c.MemPerJob
+		if total.N > 0 {
+			total = Agg{N: total.N, Med: total.Med + float64(r.Cfg.Payload), Min: total.Min + float64(r.Cfg.Payload), Max: total.Max + float64(r.Cfg.Payload)}
+		}
+		f := func(v float64) string { return fmt.Sprintf("%.0f B", v) }
+		fmt.Fprintf(b, "| %s | %s | %s |\n", displayName[s], spread(c.MemPerJob, f), spread(total, f))
+	}
+	fmt.Fprintf(b, "\n")
+}
+
+// commandsSection lists what each system asks of the server, per job.
+func (r *Results) commandsSection(b *strings.Builder) {
+	ids := []string{}
+	for _, id := range []string{"add", "batch", r.processTop(), "steady", "flat"} {
+		if id != "" && r.hasWorkload(id) && !slices.Contains(ids, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## Commands per job\n\n")
+	fmt.Fprintf(b, "From `INFO commandstats` (reset with `CONFIG RESETSTAT` before each run), summed over the rounds:\n")
+	fmt.Fprintf(b, "the commands with the most server time, as calls per job, µs per call and µs per job. A\n")
+	fmt.Fprintf(b, "command called by a script or a module command is listed under its own name as well, and its\n")
+	fmt.Fprintf(b, "time is part of its caller's (EVALSHA, EMQ.*), so the rows of one system do not add up.\n\n")
+	for _, id := range ids {
+		fmt.Fprintf(b, "### %s\n\n| system | command | calls/job | µs/call | µs/job |\n|---|---|---:|---:|---:|\n", id)
+		for _, s := range r.Systems {
+			c := r.cell(s, id)
+			if c.CmdJobs == 0 {
+				continue
+			}
+			for _, name := range c.topCommands(8) {
+				st := c.Cmds[name]
+				perCall := 0.0
+				if st.Calls > 0 {
+					perCall = float64(st.Usec) / float64(st.Calls)
+				}
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", displayName[s], strings.ToUpper(name),
+					fmtF(float64(st.Calls)/float64(c.CmdJobs)), fmtF(perCall), fmtF(float64(st.Usec)/float64(c.CmdJobs)))
+			}
+		}
+		fmt.Fprintf(b, "\n")
+	}
+}
+
+func methodSection(b *strings.Builder, r *Results) {
+	cfg := r.Cfg
+	fmt.Fprintf(b, `## Method
+
+**One server.** The harness starts one valkey-server (%s) through `+"`internal/valkeyserver`"+`, with the
+trafikey module loaded, no persistence, on loopback. Every system runs on it in turn; before each run
+the harness sends `+"`FLUSHALL SYNC`"+`, lets the system set up (clients; for the process workload the
+pre-added jobs), sends `+"`CONFIG RESETSTAT`"+` and reads `+"`INFO cpu`"+` and `+"`INFO memory`"+`, runs the
+measured part, then reads `+"`INFO cpu`"+`, `+"`INFO memory`"+` and `+"`INFO commandstats`"+` again.
+
+**CPUs.** %s. On this 2-CPU machine that keeps the load generators from taking cycles from the server;
+it also means every client shares one CPU, so a system whose client needs more CPU per job than the
+server does is limited by its client (the *client CPU* column shows it).
+
+**Rounds.** %d round(s). In each round every workload runs on every system, and the order of the systems
+rotates by one from round to round, so none always runs first. The report gives the median and the
+min–max of each measure over the rounds.
+
+**Jobs.** No-op handlers. Every payload is %d bytes: a 20-digit timestamp (ns on the load
+generator's monotonic clock) written just before the add call, then padding. Go systems get it as bytes;
+BullMQ as the JSON string `+"`{\"p\":\"…\"}`"+`.
+
+**Workloads.**
+
+- (a) *add*: %d jobs added one call per job from %d concurrent producers (goroutines; async loops in
+  Node over one Queue).
+- (b) *batch*: the same jobs in calls of %d jobs from %d concurrent producers: trafikey AddBatch, BullMQ
+  addBulk; asynq has no batch enqueue, so its best practice, concurrent Enqueue, adds the jobs one by one
+  (its batch numbers are single adds).
+- (c) *process-N*: %d jobs are added first (unmeasured, with the bulk API where there is one), then
+  workers start with concurrency N (trafikey WorkerOptions.Concurrency, asynq Config.Concurrency, BullMQ's
+  Worker concurrency); the time runs from the worker's start until every job is completed.
+- (d) *steady*: producers and workers together, the producers offering %d jobs/s (job k is added at
+  k/rate s) for %s, worker concurrency %d. *flat*: the same with %d jobs added as fast as the producers
+  can. Latency is measured from the payload's timestamp to the moment the handler runs (the
+  completion acknowledgement that follows is not included), for every job; p50/p90/p99 per run.
+  Before a lifecycle run is measured, its workers start and a warm-up of a tenth of the jobs (at most
+  1000) goes through the same producers and workers (connections, scripts, Node's JIT); then the
+  counts start over. The other workloads have no warm-up: they are long enough to absorb it.
+
+**Done.** A process or lifecycle run ends when the handler has seen every job and the system records
+every job as completed (trafikey and the floor: the stats hash's completed counter; asynq: the
+inspector's processed count; BullMQ: the Worker's completed events). Every run also checks that every job
+was added (and, after (a) and (b), is pending) and processed exactly once as far as the handler saw; a run
+that fails a check is listed and left out of the medians.
+
+**Each system's best practice.** trafikey: one valkey-go client (auto-pipelining), AddBatch for batches,
+emq.Worker. asynq %s: its defaults (including TaskCheckInterval 1 s, the poll interval of an idle
+worker), a go-redis pool as large as the producers or the concurrency. BullMQ %s: its defaults with
+ioredis, addBulk, the Worker's concurrency option, `+"`removeOnComplete: {count: 0}`"+` (trafikey and asynq
+delete completed jobs too).
+
+**The floor** issues, with the same valkey-go client, producers and concurrency, the primitive
+commands of each verb's writes (docs/PROTOCOL.md): ADD = `+"`HINCRBY meta seq n`"+`, then one pipeline of
+`+"`HSET row`"+` (7 fields) + `+"`ZADD pending`"+` per job + `+"`HINCRBY stats added n`"+`; CLAIM =
+`+"`ZPOPMIN pending`"+` (`+"`BZPOPMIN`"+` with a 50 ms timeout when empty), then `+"`HINCRBY row att 1`"+` +
+`+"`HSET row state active`"+` + `+"`ZADD active`"+` + `+"`HGET row data`"+`; COMPLETE = `+"`ZREM active`"+` + `+"`DEL row logs`"+`
++ `+"`HINCRBY stats completed 1`"+`. No reads, checks or fence: the least any executor can cost the server
+for the same dataset changes. The floor's claim takes one job per call.
+
+**Server cost.** *server CPU µs/job* is the `+"`used_cpu_user + used_cpu_sys`"+` delta of the server process
+per job: command execution, networking, parsing, everything; it is the fairest single number across
+systems. *verb µs/job* is the commandstats time of the queue's own commands. Both include time
+the server spends preempted on a busy machine (commandstats is wall time inside the command), which is
+why the full run wants an otherwise idle machine. *Memory per pending job* is the `+"`used_memory`"+` delta
+over (a), per job, minus the payload.
+`, orDash(r.Env.Valkey), r.Env.Pinning, cfg.Rounds, cfg.Payload,
+		cfg.Jobs, cfg.Producers, cfg.Batch, cfg.Producers, cfg.Jobs,
+		cfg.Rate, cfg.Steady, cfg.Workers, cfg.Jobs, orDash(r.Env.Asynq), orDash(r.Env.BullMQ))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func joinInts(v []int) string {
+	s := make([]string, len(v))
+	for i, n := range v {
+		s[i] = fmt.Sprint(n)
+	}
+	return strings.Join(s, ", ")
+}

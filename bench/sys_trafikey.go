@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+
+	"github.com/valkey-io/valkey-go"
+
+	"trafikey/emq"
+)
+
+// trafikey through its Go client, emq, on one valkey-go client (which
+// pipelines concurrent calls on its own), with the executor forced so both
+// run on the same server: the native module's EMQ.* commands, or the Lua
+// scripts with EVALSHA. Jobs are added with default options; the worker is
+// emq.Worker with the workload's concurrency and its defaults otherwise.
+
+type executorKind int
+
+const (
+	executorNative executorKind = iota
+	executorLua
+)
+
+type trafikeyQueue struct {
+	c valkey.Client
+	q *emq.Queue
+}
+
+func openTrafikey(kind executorKind) func(ctx context.Context, env Env, w Workload) (goQueue, error) {
+	return func(ctx context.Context, env Env, w Workload) (goQueue, error) {
+		c, err := newValkeyClient(env.Addr)
+		if err != nil {
+			return nil, err
+		}
+		var exec emq.Executor = emq.NewLua(c)
+		if kind == executorNative {
+			if !emq.Probe(ctx, c) {
+				c.Close()
+				return nil, errors.New("the server has no trafikey module loaded (EMQ.VERSION failed)")
+			}
+			exec = emq.NewNative(c)
+		}
+		q, err := emq.Open(ctx, c, env.Queue, emq.WithExecutor(exec))
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		return &trafikeyQueue{c: c, q: q}, nil
+	}
+}
+
+func (t *trafikeyQueue) batch() bool { return true }
+
+func (t *trafikeyQueue) add(ctx context.Context, payload []byte) error {
+	_, err := t.q.Add(ctx, payload)
+	return err
+}
+
+func (t *trafikeyQueue) addBatch(ctx context.Context, payloads [][]byte) error {
+	jobs := make([]emq.NewJob, len(payloads))
+	for i, p := range payloads {
+		jobs[i] = emq.NewJob{Payload: p}
+	}
+	_, err := t.q.AddBatch(ctx, jobs)
+	return err
+}
+
+func (t *trafikeyQueue) work(ctx context.Context, concurrency int, handle func([]byte)) (func() error, error) {
+	var mu sync.Mutex
+	var failed error
+	w, err := emq.NewWorker(t.q, func(_ context.Context, job *emq.Job) error {
+		handle(job.Payload)
+		return nil
+	}, emq.WorkerOptions{
+		Concurrency: concurrency,
+		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		OnDone: func(job *emq.Job, outcome emq.Outcome, err error) {
+			if outcome != emq.OutcomeCompleted {
+				mu.Lock()
+				if failed == nil {
+					failed = fmt.Errorf("job %s: %s: %v", job.ID, outcome, err)
+				}
+				mu.Unlock()
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return func() error {
+		cancel()
+		err := <-done
+		mu.Lock()
+		defer mu.Unlock()
+		return errors.Join(err, failed)
+	}, nil
+}
+
+func (t *trafikeyQueue) completed(ctx context.Context) (int64, error) {
+	st, err := t.q.Stats(ctx)
+	return st.TotalCompleted, err
+}
+
+func (t *trafikeyQueue) pending(ctx context.Context) (int64, error) {
+	st, err := t.q.Stats(ctx)
+	return st.Pending, err
+}
+
+func (t *trafikeyQueue) close() error {
+	t.c.Close()
+	return nil
+}
