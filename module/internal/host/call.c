@@ -7,6 +7,7 @@
  * call.go is the Go half and the only Go code that reaches emq_exec. */
 #include <errno.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 
 #include "shim.h"
@@ -23,12 +24,15 @@ static void *(*CallReplyArrayElement)(void *r, size_t i);
 static void (*FreeCallReply)(void *r);
 static void *(*CreateString)(void *ctx, const char *p, size_t n);
 static void (*FreeString)(void *ctx, void *s);
+static int (*GetContextFlags)(void *ctx);
+
+#define CTX_FLAGS_LUA (1 << 0) /* VALKEYMODULE_CTX_FLAGS_LUA */
 
 #define GET(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) return EMQ_ERR;
 
 int emq_call_init(int (*get_api)(const char *, void *)) {
     GET(Call) GET(CallReplyType) GET(CallReplyStringPtr) GET(CallReplyInteger) GET(CallReplyLength)
-    GET(CallReplyArrayElement) GET(FreeCallReply) GET(CreateString) GET(FreeString)
+    GET(CallReplyArrayElement) GET(FreeCallReply) GET(CreateString) GET(FreeString) GET(GetContextFlags)
     return EMQ_OK;
 }
 
@@ -72,6 +76,17 @@ static void encode(emq_io *io, void *r, int level) {
         put_u32(io, n);
         for (size_t i = 0; i < n; i++) encode(io, CallReplyArrayElement(r, i), level + 1);
     }
+}
+
+/* A script started while a script runs (a module command called from a script
+ * calling EVAL) trips a server assertion ('!curr_run_ctx'), so such a call is
+ * refused here as a failed call. */
+static int script_in_script(void *ctx, const char *name) {
+    static const char *const scripts[] = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"};
+    if (name[0] != 'e' && name[0] != 'E' && name[0] != 'f' && name[0] != 'F') return 0;
+    for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++)
+        if (!strcasecmp(name, scripts[i])) return (GetContextFlags(ctx) & CTX_FLAGS_LUA) != 0;
+    return 0;
 }
 
 static uint32_t rd32(const unsigned char **p) { uint32_t v; memcpy(&v, *p, 4); *p += 4; return v; }
@@ -123,9 +138,13 @@ int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write
                 p += v;
             }
         }
-        errno = 0;
-        void *r = Call(ctx, name, format, sv, (size_t)nargs);
-        int err = errno;
+        void *r = NULL;
+        int err = ESPIPE;
+        if (!script_in_script(ctx, name)) {
+            errno = 0;
+            r = Call(ctx, name, format, sv, (size_t)nargs);
+            err = errno;
+        }
         for (uint32_t i = 0; i < nargs; i++)
             if (own[i]) FreeString(ctx, sv[i]);
         if (sv != stack_sv) free(sv);
