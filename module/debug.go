@@ -1,0 +1,160 @@
+package main
+
+import (
+	"runtime"
+	"runtime/metrics"
+
+	"trafikey/module/internal/host"
+	"trafikey/protocol"
+)
+
+// debugTable lists the commands registered with "debug-commands yes" only:
+// they prove the host's promises against a real server in tests, and have no
+// place in production.
+func debugTable() []host.Command {
+	return []host.Command{
+		{
+			Name: "EMQ.DEBUG.PANIC", Flags: "readonly", Arity: 1, Handler: debugPanic,
+			Summary: "Panics in Go: the reply must be an error and the server must live on.",
+		},
+		{
+			Name: "EMQ.DEBUG.CALL", Flags: "readonly", Arity: -2, Handler: debugCall,
+			Summary: "Runs one host read (format vE) and replies with its reply re-encoded.",
+		},
+		{
+			Name: "EMQ.DEBUG.KEYS", Flags: "write deny-oom", Keys: host.WriteKeys, Arity: -2, Handler: debugKeys,
+			Summary: "HINCRBY key n 1 on each declared key and each derived key after them, past the guard.",
+		},
+		{
+			Name: "EMQ.DEBUG.RUNTIME", Flags: "readonly", Arity: 1, Handler: debugRuntime,
+			Summary: "Replies [gomaxprocs, gcpercent, memlimit, heap objects allocated, GC cycles].",
+		},
+	}
+}
+
+// debugPanic: EMQ.DEBUG.PANIC.
+func debugPanic(*host.Call) error {
+	panic("EMQ.DEBUG.PANIC")
+}
+
+// debugCall: EMQ.DEBUG.CALL <command> [arg …] runs the command with the read
+// format and replies with its reply as the same RESP2 structure; an error
+// reply (or a reply the host refuses) is the error reply. The arguments are
+// passed by reference, as the server's own strings.
+func debugCall(c *host.Call) error {
+	b := c.Read().Cmd(string(c.Arg(1)))
+	for i := 2; i < c.Argc(); i++ {
+		b.Argv(i)
+	}
+	v, err := b.Do()
+	if err != nil {
+		return err
+	}
+	echo(c, v)
+	return nil
+}
+
+// echo writes v as the reply.
+func echo(c *host.Call, v host.Value) {
+	switch v.Kind() {
+	case host.KindString:
+		c.ReplyBulk(v.Text())
+	case host.KindInt:
+		n, _ := v.Int()
+		c.ReplyInt(n)
+	case host.KindError:
+		c.ReplyError(string(v.Text()))
+	case host.KindArray:
+		c.ReplyArray(v.Len())
+		v.Elems(func(_ int, e host.Value) bool {
+			echo(c, e)
+			return true
+		})
+	default:
+		c.ReplyNull()
+	}
+}
+
+// debugKeys: EMQ.DEBUG.KEYS numkeys key… [derived …] checks the derived keys
+// (outside the key-spec) against the caller's ACL, passes the guard, then runs
+// HINCRBY <key> n 1 on every key in one write batch, and replies the new
+// values as an array.
+func debugKeys(c *host.Call) error {
+	n, err := numkeys(c.Arg(1), c.Argc()-2)
+	if err != nil {
+		return err
+	}
+	argv := c.Argv()
+	derived := argv[2+n:]
+	if err := c.CheckKeys(host.KeyRead|host.KeyUpdate, derived...); err != nil {
+		return err
+	}
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	b := w.Write()
+	for i := 2; i < len(argv); i++ {
+		b.Cmd("HINCRBY").Argv(i).Str("n").Int(1)
+	}
+	if len(argv) == 2 {
+		c.ReplyArray(0)
+		return nil
+	}
+	res, err := b.Run()
+	if err != nil {
+		return err
+	}
+	c.ReplyArray(res.Len())
+	for i := range res.Len() {
+		v, _ := res.At(i)
+		x, err := v.Int()
+		if err != nil {
+			return err
+		}
+		c.ReplyInt(x)
+	}
+	return nil
+}
+
+// numkeys parses numkeys with the EVAL family's rules and texts; max is how
+// many arguments follow it.
+func numkeys(arg []byte, max int) (int, error) {
+	if len(arg) == 0 || len(arg) > 9 || (arg[0] == '0' && len(arg) > 1) {
+		return 0, host.Error(protocol.ErrNotInteger)
+	}
+	n := 0
+	for i, ch := range arg {
+		if ch == '-' && i == 0 && len(arg) > 1 {
+			return 0, host.Error(protocol.ErrNumkeysNegative)
+		}
+		if ch < '0' || ch > '9' {
+			return 0, host.Error(protocol.ErrNotInteger)
+		}
+		n = n*10 + int(ch-'0')
+	}
+	if n > max {
+		return 0, host.Error(protocol.ErrNumkeysTooMany)
+	}
+	return n, nil
+}
+
+// debugRuntime: EMQ.DEBUG.RUNTIME, the Go runtime's settings as applied and
+// its allocation count (a test checks that host calls allocate nothing).
+func debugRuntime(c *host.Call) error {
+	samples := []metrics.Sample{
+		{Name: "/gc/gogc:percent"},
+		{Name: "/gc/gomemlimit:bytes"},
+		{Name: "/gc/cycles/total:gc-cycles"},
+	}
+	metrics.Read(samples)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	c.ReplyArray(5)
+	c.ReplyInt(int64(runtime.GOMAXPROCS(0)))
+	c.ReplyInt(int64(samples[0].Value.Uint64()))
+	c.ReplyInt(int64(samples[1].Value.Uint64()))
+	c.ReplyInt(int64(ms.Mallocs))
+	c.ReplyInt(int64(samples[2].Value.Uint64()))
+	return nil
+}

@@ -1,0 +1,142 @@
+// Command module is trafikey's native executor: a Valkey module, built with
+//
+//	go build -buildmode=c-shared -o trafikey.so ./module
+//	chmod 0755 trafikey.so # the server refuses a module without the execute bit
+//
+// and loaded with "loadmodule /path/trafikey.so [name value]…". It registers
+// the EMQ.* commands of the table below; each verb lives in its own file, and
+// internal/host is the only code that talks to the server.
+//
+// Module arguments (the Go runtime inside the server sees no environment
+// variables, so its settings come here):
+//
+//	gomaxprocs N          Go's P count (default 1: the server thread is the one
+//	                      that matters; more only lets Go's threads steal CPU)
+//	gcpercent N           GOGC (default 100; -1 turns the collector off)
+//	memlimit BYTES        the Go heap's soft limit (default none)
+//	debug-commands yes|no register the EMQ.DEBUG.* commands (default no)
+//
+// An unknown or malformed argument fails the load with a line in the log.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+
+	"trafikey/module/internal/host"
+	"trafikey/protocol"
+)
+
+// main is never run: the server loads the library and calls its entry point.
+func main() {}
+
+// moduleName and moduleVersion are what MODULE LIST shows.
+const (
+	moduleName    = "trafikey"
+	moduleVersion = 1
+)
+
+func init() {
+	host.Init(host.Module{Name: moduleName, Version: moduleVersion, Load: load})
+}
+
+// table is the command table. Writers are flagged "write deny-oom" and readers
+// "readonly"; keyed commands take EVAL-style keys (numkeys, then the keys).
+func table() []host.Command {
+	return []host.Command{
+		{
+			Name: protocol.VersionCommand, Flags: "readonly fast", Keys: host.NoKeys, Arity: 1,
+			Summary: "Returns the wire version of the loaded trafikey module.", Handler: version,
+		},
+	}
+}
+
+// load applies the module arguments and returns the commands to register.
+func load(args []string) ([]host.Command, error) {
+	o, err := parseArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	o.apply()
+	cmds := table()
+	if o.debugCommands {
+		cmds = append(cmds, debugTable()...)
+	}
+	memlimit := "none"
+	if o.memlimit != math.MaxInt64 {
+		memlimit = strconv.FormatInt(o.memlimit, 10)
+	}
+	host.Logf(host.LogNotice, "wire %d, %d commands, gomaxprocs %d, gcpercent %d, memlimit %s, debug-commands %v",
+		protocol.Wire, len(cmds), o.gomaxprocs, o.gcpercent, memlimit, o.debugCommands)
+	return cmds, nil
+}
+
+// options are the module arguments.
+type options struct {
+	gomaxprocs    int
+	gcpercent     int
+	memlimit      int64
+	debugCommands bool
+}
+
+// parseArgs reads "name value" pairs. Each name may appear once.
+func parseArgs(args []string) (options, error) {
+	o := options{gomaxprocs: 1, gcpercent: 100, memlimit: math.MaxInt64}
+	if len(args)%2 != 0 {
+		return o, fmt.Errorf("module arguments come as name value pairs, got %q", args)
+	}
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i += 2 {
+		name, value := args[i], args[i+1]
+		if seen[name] {
+			return o, fmt.Errorf("module argument %q given twice", name)
+		}
+		seen[name] = true
+		var err error
+		switch name {
+		case "gomaxprocs":
+			o.gomaxprocs, err = integer(value, 1, 1024)
+		case "gcpercent":
+			o.gcpercent, err = integer(value, -1, math.MaxInt32)
+		case "memlimit":
+			var n int
+			n, err = integer(value, 1, math.MaxInt64)
+			o.memlimit = int64(n)
+		case "debug-commands":
+			switch value {
+			case "yes":
+				o.debugCommands = true
+			case "no":
+				o.debugCommands = false
+			default:
+				err = errors.New("want yes or no")
+			}
+		default:
+			return o, fmt.Errorf("unknown module argument %q (known: gomaxprocs, gcpercent, memlimit, debug-commands)", name)
+		}
+		if err != nil {
+			return o, fmt.Errorf("module argument %s %q: %v", name, value, err)
+		}
+	}
+	return o, nil
+}
+
+// integer parses a plain decimal within [lo, hi].
+func integer(s string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || (s[0] == '+') || n < lo || n > hi {
+		return 0, fmt.Errorf("want an integer from %d to %d", lo, hi)
+	}
+	return n, nil
+}
+
+// apply sets the Go runtime from the options.
+func (o options) apply() {
+	runtime.GOMAXPROCS(o.gomaxprocs)
+	debug.SetGCPercent(o.gcpercent)
+	debug.SetMemoryLimit(o.memlimit)
+}

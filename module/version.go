@@ -1,0 +1,13 @@
+package main
+
+import (
+	"trafikey/module/internal/host"
+	"trafikey/protocol"
+)
+
+// version answers EMQ.VERSION with the wire version: the client's probe for
+// whether the module is loaded. No keys, no host call.
+func version(c *host.Call) error {
+	c.ReplyInt(protocol.Wire)
+	return nil
+}
