@@ -23,6 +23,7 @@ type demoFlags struct {
 	cfg      demo.Config
 	addr     string
 	module   string
+	noModule bool
 	executor string
 	queue    string
 	progress bool
@@ -56,6 +57,7 @@ in the repository around the working directory (scripts/demo.sh builds it there)
 	fl.IntVar(&f.cfg.IdleProbes, "idle-probes", 200, "jobs added one at a time to an idle worker (0 skips the probe)")
 	fl.StringVar(&f.addr, "addr", "", "use the server at host:port instead of starting one")
 	fl.StringVar(&f.module, "module", "", "the trafikey module to load into the demo's server")
+	fl.BoolVar(&f.noModule, "no-module", false, "start the demo's server without any module")
 	fl.StringVar(&f.executor, "executor", "auto", "lua, native, or auto (native when the module is loaded)")
 	fl.StringVar(&f.queue, "queue", "", `queue name (default "demo" on the demo's server, "demo-<time>" with --addr)`)
 	fl.BoolVar(&f.progress, "progress", true, "show a progress bar on stderr")
@@ -67,18 +69,21 @@ func runDemo(cmd *cobra.Command, f *demoFlags, moduleAsked bool) error {
 	if err := f.cfg.Validate(); err != nil {
 		return err
 	}
+	if moduleAsked && f.noModule {
+		return errors.New("--module and --no-module exclude each other")
+	}
 	stderr := cmd.ErrOrStderr()
 	addr, queue := f.addr, f.queue
 	if addr != "" {
-		if moduleAsked {
-			return errors.New("--module loads into the demo's own server; load it into yours with --loadmodule")
+		if moduleAsked || f.noModule {
+			return errors.New("--module and --no-module are for the demo's own server; with --addr, the server has what it was started with")
 		}
 		if queue == "" {
 			queue = "demo-" + strconv.FormatInt(time.Now().UnixMilli(), 10)
 		}
 	} else {
 		module := f.module
-		if module == "" {
+		if module == "" && !f.noModule {
 			module = demo.FindModule()
 		}
 		startCtx, cancel := context.WithTimeout(ctx, serverStartTimeout)
@@ -108,7 +113,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags, moduleAsked bool) error {
 	if err != nil {
 		return err
 	}
-	if fallback != "" && (f.module != "" || demo.FindModule() != "") {
+	if fallback != "" && !f.noModule && (f.module != "" || demo.FindModule() != "") {
 		fmt.Fprintf(stderr, "demo: using the Lua executor: %s\n", fallback)
 	}
 	q, err := emq.Open(ctx, client, queue, emq.WithExecutor(exec))
