@@ -59,7 +59,13 @@
 //     misuse of this package (a stale Value, a reply that is not one complete
 //     value, a write without the guard) is answered the same way.
 //   - Commands may nest (a module command called through the host or from a
-//     script): each depth has its own scratch.
+//     script): each depth has its own scratch. A script cannot start a script,
+//     so EVAL and FCALL through the host inside a script fail (ErrHostReply).
+//   - Everything runs on the server's thread, in the handler's goroutine:
+//     never call the host from another goroutine, and keep nothing from a
+//     Call after the handler returns.
+//   - Call.NowMillis is the server's cached clock at the start of the command,
+//     the one TIME answers with, so both executors compute the same deadlines.
 //   - No Go code runs in a fork child (BGSAVE, BGREWRITEAOF): the module
 //     registers nothing that would run there.
 package host
