@@ -37,6 +37,8 @@ var ErrShutdownTimeout = errors.New("emq: shutdown timeout passed with handlers 
 // retrying it. The job's stored error text is err's text.
 func SkipRetry(err error) error { return &skipRetryError{err: err} }
 
+// skipRetryError reads as the error it wraps and matches ErrSkipRetry, so
+// the job's stored text is the handler's own.
 type skipRetryError struct{ err error }
 
 func (e *skipRetryError) Error() string {

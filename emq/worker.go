@@ -12,14 +12,21 @@ import (
 	"trafikey/protocol"
 )
 
-// Worker defaults.
+// Worker defaults, used for zero WorkerOptions fields.
 const (
-	DefaultConcurrency     = 10
-	DefaultLease           = 30 * time.Second
+	// DefaultConcurrency is the number of handlers run at once.
+	DefaultConcurrency = 10
+	// DefaultLease is how long a claim holds a job without a heartbeat.
+	DefaultLease = 30 * time.Second
+	// DefaultShutdownTimeout is how long Run waits for running handlers.
 	DefaultShutdownTimeout = 10 * time.Second
-	DefaultPollInterval    = time.Second
-	DefaultPromoteEvery    = 500 * time.Millisecond
-	DefaultRecoverEvery    = 5 * time.Second
+	// DefaultPollInterval is the longest idle sleep without a signal.
+	DefaultPollInterval = time.Second
+	// DefaultPromoteEvery is the period of moving due delayed jobs to
+	// pending.
+	DefaultPromoteEvery = 500 * time.Millisecond
+	// DefaultRecoverEvery is the period of taking back expired leases.
+	DefaultRecoverEvery = 5 * time.Second
 )
 
 // reportTimeout bounds a COMPLETE or FAIL. These calls outlive Run's
