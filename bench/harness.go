@@ -28,6 +28,7 @@ type RunRecord struct {
 	ClientCPU time.Duration      `json:"client_cpu_ns"`
 	ServerCPU time.Duration      `json:"server_cpu_ns"`
 	MemDelta  int64              `json:"used_memory_delta"`
+	DataDelta int64              `json:"data_memory_delta"`
 	Lat       LatSummary         `json:"lat_us"`
 	Cmds      map[string]CmdStat `json:"commandstats"`
 	Err       string             `json:"error,omitempty"`
@@ -187,13 +188,22 @@ func runOne(ctx context.Context, cfg *Config, srv *benchServer, sys System, name
 		}
 		return rec
 	}
-	defer func() {
-		if err := sys.Close(); err != nil {
-			fail("close: %v", err)
+	closed := false
+	closeSys := func() {
+		if !closed {
+			closed = true
+			if err := sys.Close(); err != nil {
+				fail("close: %v", err)
+			}
 		}
-	}()
+	}
+	defer closeSys()
 	if err := srv.flush(ctx); err != nil {
 		return fail("FLUSHALL: %v", err)
+	}
+	empty, err := srv.snap(ctx)
+	if err != nil {
+		return fail("INFO: %v", err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, cfg.RunTimeout)
 	defer cancel()
@@ -219,10 +229,23 @@ func runOne(ctx context.Context, cfg *Config, srv *benchServer, sys System, name
 	rec.Added, rec.Processed, rec.Pending = out.Added, out.Processed, out.Pending
 	rec.Elapsed, rec.ClientCPU, rec.Lat = out.Elapsed, out.ClientCPU, out.Lat
 	rec.ServerCPU = time.Duration((after.cpuSeconds - before.cpuSeconds) * float64(time.Second))
-	rec.MemDelta = after.usedMemory - before.usedMemory
 	rec.Cmds = cmds
 	if runErr != nil {
 		return fail("%v", runErr)
+	}
+	if w.Kind == "add" {
+		// Memory: the dataset the jobs left, once the system's clients are
+		// gone, against the empty server.
+		closeSys()
+		if err := srv.waitIdle(ctx); err != nil {
+			return fail("%v", err)
+		}
+		held, err := srv.snap(ctx)
+		if err != nil {
+			return fail("INFO: %v", err)
+		}
+		rec.MemDelta = held.usedMemory - empty.usedMemory
+		rec.DataDelta = held.dataMemory - empty.dataMemory
 	}
 	if w.Adds() && out.Added != w.Jobs {
 		fail("added %d of %d jobs", out.Added, w.Jobs)

@@ -34,7 +34,8 @@ type Cell struct {
 	ServerUS         Agg // server CPU µs per job
 	ClientUS         Agg // client CPU µs per job
 	VerbUS           Agg // µs per job inside the queue's own commands (commandstats)
-	MemPerJob        Agg // used_memory per job beyond the payload (add)
+	MemPerJob        Agg // dataset memory per job beyond the payload (add)
+	UsedPerJob       Agg // used_memory per job (add)
 	Cmds             map[string]CmdStat
 	CmdJobs          int // jobs behind Cmds
 }
@@ -42,7 +43,7 @@ type Cell struct {
 // cell aggregates the successful runs of system on workload.
 func (r *Results) cell(system, workload string) *Cell {
 	c := &Cell{System: system, Workload: workload, Cmds: map[string]CmdStat{}}
-	var rate, p50, p90, p99, srv, cli, verb, mem []float64
+	var rate, p50, p90, p99, srv, cli, verb, mem, used []float64
 	payload := float64(r.Cfg.Payload)
 	for _, rec := range r.Records {
 		if rec.System != system || rec.Workload != workload {
@@ -66,7 +67,8 @@ func (r *Results) cell(system, workload string) *Cell {
 			verb = append(verb, float64(us)/jobs)
 		}
 		if workload == "add" {
-			mem = append(mem, float64(rec.MemDelta)/jobs-payload)
+			mem = append(mem, float64(rec.DataDelta)/jobs-payload)
+			used = append(used, float64(rec.MemDelta)/jobs)
 		}
 		for name, st := range rec.Cmds {
 			acc := c.Cmds[name]
@@ -78,6 +80,7 @@ func (r *Results) cell(system, workload string) *Cell {
 	}
 	c.Rate, c.P50, c.P90, c.P99 = aggregate(rate), aggregate(p50), aggregate(p90), aggregate(p99)
 	c.ServerUS, c.ClientUS, c.VerbUS, c.MemPerJob = aggregate(srv), aggregate(cli), aggregate(verb), aggregate(mem)
+	c.UsedPerJob = aggregate(used)
 	return c
 }
 

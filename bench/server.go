@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"trafikey/internal/valkeyserver"
 )
@@ -70,6 +71,10 @@ func (b *benchServer) info(ctx context.Context, section string) (string, error) 
 type serverSnap struct {
 	cpuSeconds float64 // used_cpu_user + used_cpu_sys of the server process
 	usedMemory int64   // used_memory
+	// dataMemory is used_memory without the clients' buffers
+	// (mem_clients_normal) and the script cache (used_memory_scripts): what
+	// the dataset holds, including the key space's own tables.
+	dataMemory int64
 }
 
 func (b *benchServer) snap(ctx context.Context) (serverSnap, error) {
@@ -83,8 +88,33 @@ func (b *benchServer) snap(ctx context.Context) (serverSnap, error) {
 	}
 	user, _ := strconv.ParseFloat(valkeyserver.InfoField(text, "used_cpu_user"), 64)
 	sys, _ := strconv.ParseFloat(valkeyserver.InfoField(text, "used_cpu_sys"), 64)
-	used, _ := strconv.ParseInt(valkeyserver.InfoField(mem, "used_memory"), 10, 64)
-	return serverSnap{cpuSeconds: user + sys, usedMemory: used}, nil
+	field := func(name string) int64 {
+		v, _ := strconv.ParseInt(valkeyserver.InfoField(mem, name), 10, 64)
+		return v
+	}
+	used := field("used_memory")
+	data := used - field("mem_clients_normal") - field("used_memory_scripts")
+	return serverSnap{cpuSeconds: user + sys, usedMemory: used, dataMemory: data}, nil
+}
+
+// waitIdle waits until the admin connection is the server's only client,
+// so the clients' memory is gone from used_memory.
+func (b *benchServer) waitIdle(ctx context.Context) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		text, err := b.info(ctx, "clients")
+		if err != nil {
+			return err
+		}
+		n := valkeyserver.InfoField(text, "connected_clients")
+		if n == "1" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s clients still connected 10 s after the system closed", n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // CmdStat is one command's line of INFO commandstats.
