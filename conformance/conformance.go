@@ -1,0 +1,161 @@
+// Package conformance is the scenario suite every executor of the trafikey
+// protocol passes: each job-core verb's success paths and every refusal of
+// docs/PROTOCOL.md, with replies stated exactly (see Render) and, for each
+// refused call, proof that the queue's dataset is unchanged.
+//
+// Run takes the executor from its caller, so the same scenarios run on the
+// Lua executor (the oracle, lua_test.go) and on the native module
+// (native_test.go). A scenario's name starts with the verb's name, like the
+// verb's section in docs/PROTOCOL.md, its script in lua/ and its handler in
+// module/.
+package conformance
+
+import (
+	"testing"
+
+	"github.com/valkey-io/valkey-go"
+
+	"trafikey/emq"
+	"trafikey/internal/valkeyserver"
+	"trafikey/protocol"
+)
+
+// Env is what a scenario needs: a server and an executor on it.
+type Env struct {
+	// Server is the server under test; snapshots read it directly.
+	Server *valkeyserver.Server
+	// Client is connected to Server; scenarios plant and read keys with it.
+	Client valkey.Client
+	// Exec is the executor under test, on Client.
+	Exec emq.Executor
+}
+
+// Run runs every scenario against the executor setup returns. setup is
+// called once; every scenario runs in parallel on its own queue of the one
+// server.
+func Run(t *testing.T, setup func(t *testing.T) Env) {
+	env := setup(t)
+	groups := []struct {
+		name string
+		run  func(t *testing.T, env Env)
+	}{
+		{"shape", testShape},
+		{"layout", testLayout},
+		{"fence", testFence},
+		{"values", testValues},
+		{"wrongtype", testWrongType},
+		{"integers", testIntegers},
+		{protocol.Install.Name, testInstall},
+		{protocol.Add.Name, testAdd},
+		{protocol.Claim.Name, testClaim},
+		{protocol.Extend.Name, testExtend},
+		{protocol.Complete.Name, testComplete},
+		{protocol.Fail.Name, testFail},
+		{protocol.Recover.Name, testRecover},
+		{protocol.Promote.Name, testPromote},
+		{protocol.Pause.Name, testPause},
+		{protocol.Resume.Name, testResume},
+		{protocol.Remove.Name, testRemove},
+		{protocol.Requeue.Name, testRequeue},
+		{protocol.Log.Name, testLog},
+		{protocol.Progress.Name, testProgress},
+		{protocol.Stats.Name, testStats},
+		{protocol.Inspect.Name, testInspect},
+		{"signal", testSignal},
+		{"binary", testBinary},
+		{"unique", testUnique},
+	}
+	for _, g := range groups {
+		t.Run(g.name, func(t *testing.T) {
+			t.Parallel()
+			g.run(t, env)
+		})
+	}
+}
+
+// scenario runs f as a parallel subtest with a fresh queue; f's t is the
+// subtest's.
+func scenario(t *testing.T, env Env, name string, f func(t *testing.T, q *queue)) {
+	t.Helper()
+	t.Run(name, func(t *testing.T) {
+		t.Parallel()
+		f(t, newQueue(t, env))
+	})
+}
+
+// fixtures prepare a queue so that the verb, called with the ARGV returned,
+// would pass every check and write (or, for STATS and INSPECT, read a row).
+// Refusal scenarios start from a fixture and break one thing, so a refused
+// call that wrote anyway would show in the snapshot.
+var fixtures = map[*protocol.Verb]func(q *queue) []string{
+	protocol.Install: func(q *queue) []string { return nil },
+	protocol.Add: func(q *queue) []string {
+		q.install()
+		q.addOne("first")
+		return addArgs(job{data: "a"})
+	},
+	protocol.Claim: func(q *queue) []string {
+		q.install()
+		q.addOne("a")
+		return []string{"30000", "1"}
+	},
+	protocol.Extend: func(q *queue) []string {
+		c := q.active(job{data: "a"})
+		return []string{c.id, c.token(), "30000"}
+	},
+	protocol.Complete: func(q *queue) []string {
+		c := q.active(job{data: "a"})
+		return []string{c.id, c.token()}
+	},
+	protocol.Fail: func(q *queue) []string {
+		c := q.active(job{data: "a"})
+		return []string{c.id, c.token(), "1", "boom"}
+	},
+	protocol.Recover: func(q *queue) []string {
+		q.install()
+		q.addOne("a")
+		q.expired()
+		return []string{"10"}
+	},
+	protocol.Promote: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", delay: "1"})
+		pause(leaseWait)
+		return []string{"10"}
+	},
+	protocol.Pause: func(q *queue) []string {
+		q.install()
+		return nil
+	},
+	protocol.Resume: func(q *queue) []string {
+		q.install()
+		q.addOne("a")
+		q.must(protocol.Pause)
+		q.do("DEL", q.k.Signal)
+		return nil
+	},
+	protocol.Remove: func(q *queue) []string {
+		q.install()
+		return []string{q.addOne("a")}
+	},
+	protocol.Requeue: func(q *queue) []string {
+		return []string{q.dead(job{data: "a"})}
+	},
+	protocol.Log: func(q *queue) []string {
+		c := q.active(job{data: "a"})
+		return []string{c.id, c.token(), "line", "10"}
+	},
+	protocol.Progress: func(q *queue) []string {
+		c := q.active(job{data: "a"})
+		return []string{c.id, c.token(), "50"}
+	},
+	protocol.Stats: func(q *queue) []string {
+		q.install()
+		q.addOne("a")
+		return nil
+	},
+	protocol.Inspect: func(q *queue) []string {
+		q.install()
+		return []string{q.addOne("a")}
+	},
+}
