@@ -150,7 +150,8 @@ func parseCommandStats(text string) map[string]CmdStat {
 				st.Usec, _ = strconv.ParseInt(v, 10, 64)
 			}
 		}
-		out[strings.TrimPrefix(name, "cmdstat_")] = st
+		// Module commands keep their declared case (cmdstat_EMQ.ADD).
+		out[strings.ToLower(strings.TrimPrefix(name, "cmdstat_"))] = st
 	}
 	return out
 }
