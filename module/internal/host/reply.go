@@ -347,3 +347,18 @@ func (v Value) Elems(f func(i int, e Value) bool) {
 		j = v.a.nodes[j].next
 	}
 }
+
+// ExpectType checks the reply of TYPE for a key the command is about to
+// write: "none" (the write creates it) or want (for example "zset") pass,
+// another type is ErrWrongType, and a reply that is not a string is
+// ErrHostReply. Batch the TYPE reads with the command's other reads.
+func ExpectType(v Value, want string) error {
+	t, err := v.Bytes()
+	switch {
+	case err != nil:
+		return err
+	case string(t) == "none" || string(t) == want:
+		return nil
+	}
+	return ErrWrongType
+}

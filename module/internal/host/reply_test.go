@@ -247,3 +247,13 @@ func TestDecodeAllocs(t *testing.T) {
 		t.Fatalf("decode allocates %v times per batch", allocs)
 	}
 }
+
+func TestExpectType(t *testing.T) {
+	r := decoded(stream{}.str([]byte("none")).str([]byte("zset")).str([]byte("hash")).int(1), 4)
+	for i, want := range []error{nil, nil, ErrWrongType, ErrHostReply} {
+		v, _ := r.At(i)
+		if err := ExpectType(v, "zset"); !errors.Is(err, want) || (want == nil && err != nil) {
+			t.Errorf("reply %d: %v, want %v", i, err, want)
+		}
+	}
+}
