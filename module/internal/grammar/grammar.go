@@ -207,3 +207,21 @@ func RetryDelay(bo []byte, att int64) int64 {
 	}
 	return 0
 }
+
+// CountedArity judges the ARGV of a verb whose first argument is a count of
+// groups (ADD): ARGV empty is the arity refusal, ARGV[1] not a count in
+// 1..MaxCount is "bad count", and then anything other than exactly
+// 1 + per·n entries is the arity refusal again. It returns n.
+func CountedArity(v *protocol.Verb, args [][]byte, per int) (int, error) {
+	if len(args) == 0 {
+		return 0, Refusal(protocol.ErrArity(v.Name))
+	}
+	n, ok := Decimal(args[0], 1, protocol.MaxCount)
+	if !ok {
+		return 0, Refusal(protocol.ErrBadArg(v.Name, "count"))
+	}
+	if len(args) != 1+per*int(n) {
+		return 0, Refusal(protocol.ErrArity(v.Name))
+	}
+	return int(n), nil
+}

@@ -139,3 +139,30 @@ func TestRetryDelay(t *testing.T) {
 	require.EqualValues(t, 0, RetryDelay([]byte("exponential:0"), 1_000_000))
 	require.EqualValues(t, 0, RetryDelay([]byte("bogus"), 2))
 }
+
+func TestCountedArity(t *testing.T) {
+	t.Parallel()
+	v := protocol.Add
+	arity, count := Refusal(protocol.ErrArity("add")), Refusal(protocol.ErrBadArg("add", "count"))
+	cases := []struct {
+		args []string
+		n    int
+		err  error
+	}{
+		{nil, 0, arity},
+		{[]string{"0"}, 0, count},
+		{[]string{"01", "a", "b"}, 0, count},
+		{[]string{"1001"}, 0, count},
+		{[]string{"x"}, 0, count},
+		{[]string{"1"}, 0, arity},
+		{[]string{"1", "a", "b"}, 0, arity},
+		{[]string{"2", "a", "b", "c", "d"}, 0, arity},
+		{[]string{"1", "a", "b", "c"}, 1, nil},
+		{[]string{"2", "a", "b", "c", "d", "e", "f"}, 2, nil},
+	}
+	for _, tc := range cases {
+		n, err := CountedArity(v, argv(tc.args...), 3)
+		require.Equal(t, tc.err, err, "%q", tc.args)
+		require.Equal(t, tc.n, n, "%q", tc.args)
+	}
+}

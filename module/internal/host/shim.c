@@ -226,6 +226,17 @@ static void emit(void *ctx, const emq_buf *rep) {
 
 /* ---- trampolines: one per command id, one crossing into Go per command ---- */
 
+/* Scratch larger than this is freed after the command that grew it: one big
+ * payload must not pin memory the server's used_memory does not see. */
+#define KEEP_BYTES (1 << 20)
+
+static void shrink(emq_buf *b) {
+    if (b->cap <= KEEP_BYTES) return;
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+
 #define STACK_ARGS 32
 
 static int dispatch(void *ctx, void **argv, int argc, int id) {
@@ -249,6 +260,10 @@ static int dispatch(void *ctx, void **argv, int argc, int id) {
     emqDispatch(&f);
     depth--;
     emit(ctx, &io->rep);
+    shrink(&io->req);
+    shrink(&io->out);
+    shrink(&io->rep);
+    shrink(&io->keys);
     if (args != stack_args) free(args);
     return EMQ_OK;
 }
