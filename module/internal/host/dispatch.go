@@ -68,8 +68,9 @@ func (c *Call) Name() string { return c.cmd.Name }
 func (c *Call) Argc() int { return len(c.args) }
 
 // Arg returns argument i (0 is the command name as the client spelled it)
-// without a copy: a view of the server's string, valid until the handler
-// returns. It panics when i is out of range (answered as ErrInternal).
+// without a copy: a read-only view of the server's string, valid until the
+// handler returns. It panics when i is out of range (answered as
+// ErrInternal).
 func (c *Call) Arg(i int) []byte {
 	a := c.args[i]
 	return cbytes(unsafe.Pointer(a.p), int(a.n))

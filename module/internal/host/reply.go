@@ -189,8 +189,9 @@ func errnoError(errno int64) error {
 	return ErrHostReply
 }
 
-// Results are the replies of a batch of host commands, valid until the next
-// host call at the same depth (including CheckKeys) or the end of the command.
+// Results are the replies of a batch of host commands, valid until the
+// command's next batch runs or the handler returns (CheckKeys and BeginWrites
+// leave them intact, so read values can be written back after the guard).
 type Results struct {
 	a   *arena
 	gen uint32
