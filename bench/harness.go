@@ -201,6 +201,15 @@ func runOne(ctx context.Context, cfg *Config, srv *benchServer, sys System, name
 	if err := srv.flush(ctx); err != nil {
 		return fail("FLUSHALL: %v", err)
 	}
+	// The previous run's clients may still be disconnecting, and its
+	// per-command latency histograms (latency-tracking) are held until
+	// CONFIG RESETSTAT: both would count in used_memory.
+	if err := srv.waitIdle(ctx); err != nil {
+		return fail("%v", err)
+	}
+	if err := srv.resetStats(ctx); err != nil {
+		return fail("CONFIG RESETSTAT: %v", err)
+	}
 	empty, err := srv.snap(ctx)
 	if err != nil {
 		return fail("INFO: %v", err)
@@ -239,6 +248,9 @@ func runOne(ctx context.Context, cfg *Config, srv *benchServer, sys System, name
 		closeSys()
 		if err := srv.waitIdle(ctx); err != nil {
 			return fail("%v", err)
+		}
+		if err := srv.resetStats(ctx); err != nil {
+			return fail("CONFIG RESETSTAT: %v", err)
 		}
 		held, err := srv.snap(ctx)
 		if err != nil {

@@ -134,7 +134,7 @@ func (r *Results) summaryTable() string {
 		case "flat":
 			line("full lifecycle, producers and workers together (jobs/s)", targets["flat"], rate, w.ID)
 		case "steady":
-			line(fmt.Sprintf("add→handler latency at a steady %d jobs/s", w.Rate), targets["steady"], func(c *Cell) string {
+			line(fmt.Sprintf("add→complete latency at a steady %d jobs/s", w.Rate), targets["steady"], func(c *Cell) string {
 				if c.P50.N == 0 {
 					return "—"
 				}
@@ -437,17 +437,20 @@ BullMQ as the JSON string `+"`{\"p\":\"…\"}`"+`.
   Worker concurrency); the time runs from the worker's start until every job is completed.
 - (d) *steady*: producers and workers together, the producers offering %d jobs/s (job k is added at
   k/rate s) for %s, worker concurrency %d. *flat*: the same with %d jobs added as fast as the producers
-  can. Latency is measured from the payload's timestamp to the moment the handler runs (the
-  completion acknowledgement that follows is not included), for every job; p50/p90/p99 per run.
+  can. Latency is add→complete, for every job, p50/p90/p99 per run: from the payload's timestamp to
+  the moment the worker learns the job is completed: trafikey's WorkerOptions.OnDone (after COMPLETE
+  was accepted), BullMQ's Worker `+"`completed`"+` event, the reply to the floor's completion pipeline.
+  asynq has no hook after its acknowledgement, so its latency stops when the handler returns (one
+  round trip early, which flatters asynq slightly).
   Before a lifecycle run is measured, its workers start and a warm-up of a tenth of the jobs (at most
   1000) goes through the same producers and workers (connections, scripts, Node's JIT); then the
   counts start over. The other workloads have no warm-up: they are long enough to absorb it.
 
-**Done.** A process or lifecycle run ends when the handler has seen every job and the system records
-every job as completed (trafikey and the floor: the stats hash's completed counter; asynq: the
-inspector's processed count; BullMQ: the Worker's completed events). Every run also checks that every job
-was added (and, after (a) and (b), is pending) and processed exactly once as far as the handler saw; a run
-that fails a check is listed and left out of the medians.
+**Done.** A process or lifecycle run ends when the workers have seen every job completed (the same
+hooks as for latency) and the system's own count agrees (trafikey: STATS; the floor: its stats hash;
+asynq: the inspector's processed count; BullMQ: the completed events). Every run also checks that every
+job was added (and, after (a) and (b), is pending) and completed exactly as many times as there are
+jobs; a run that fails a check is listed and left out of the medians.
 
 **Each system's best practice.** trafikey: one valkey-go client (auto-pipelining), AddBatch for batches,
 emq.Worker. asynq %s: its defaults (including TaskCheckInterval 1 s, the poll interval of an idle

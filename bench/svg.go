@@ -135,8 +135,8 @@ func renderSVG(r *Results) []byte {
 		if w.Kind != "steady" {
 			continue
 		}
-		c.panel(fmt.Sprintf("add→handler latency p50 at a steady %d jobs/s", w.Rate), bars(w.ID, func(c *Cell) Agg { return c.P50 }), fmtUS, true)
-		c.panel(fmt.Sprintf("add→handler latency p99 at a steady %d jobs/s", w.Rate), bars(w.ID, func(c *Cell) Agg { return c.P99 }), fmtUS, true)
+		c.panel(fmt.Sprintf("add→complete latency p50 at a steady %d jobs/s", w.Rate), bars(w.ID, func(c *Cell) Agg { return c.P50 }), fmtUS, true)
+		c.panel(fmt.Sprintf("add→complete latency p99 at a steady %d jobs/s", w.Rate), bars(w.ID, func(c *Cell) Agg { return c.P99 }), fmtUS, true)
 	}
 	if r.hasWorkload("add") {
 		c.panel("Valkey memory per pending job beyond the payload, bytes", bars("add", func(c *Cell) Agg { return c.MemPerJob }),

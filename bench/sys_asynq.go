@@ -45,7 +45,10 @@ func (a *asynqQueueSys) addBatch(ctx context.Context, payloads [][]byte) error {
 	return nil
 }
 
-func (a *asynqQueueSys) work(ctx context.Context, concurrency int, handle func([]byte)) (func() error, error) {
+// asynq acknowledges a task (its Done script) after the handler returns and
+// offers no hook after that, so done is called when the handler returns:
+// asynq's add → complete latency leaves out that last round trip.
+func (a *asynqQueueSys) work(ctx context.Context, concurrency int, done func([]byte)) (func() error, error) {
 	opt := a.opt
 	opt.PoolSize = max(concurrency, 10)
 	srv := asynq.NewServer(opt, asynq.Config{
@@ -55,7 +58,7 @@ func (a *asynqQueueSys) work(ctx context.Context, concurrency int, handle func([
 		LogLevel:    asynq.FatalLevel,
 	})
 	err := srv.Start(asynq.HandlerFunc(func(_ context.Context, t *asynq.Task) error {
-		handle(t.Payload())
+		done(t.Payload())
 		return nil
 	}))
 	if err != nil {

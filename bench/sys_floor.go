@@ -96,7 +96,7 @@ func firstErr(rs []valkey.ValkeyResult) error {
 // many jobs as there are free handler slots with one ZPOPMIN and one
 // pipeline, and each job runs and completes on its own goroutine. On an empty
 // queue the loop blocks in BZPOPMIN (50 ms) instead of the signal list.
-func (f *floorQueue) work(ctx context.Context, concurrency int, handle func([]byte)) (func() error, error) {
+func (f *floorQueue) work(ctx context.Context, concurrency int, done func([]byte)) (func() error, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	errc := make(chan error, concurrency+1)
@@ -147,8 +147,12 @@ func (f *floorQueue) work(ctx context.Context, concurrency int, handle func([]by
 			for i, id := range ids {
 				wg.Go(func() {
 					defer func() { <-slots }()
-					handle(datas[i])
-					report(f.complete(ctx, id))
+					// The handler is a no-op.
+					err := f.complete(ctx, id)
+					if err == nil {
+						done(datas[i])
+					}
+					report(err)
 				})
 			}
 		}

@@ -70,34 +70,36 @@ func (t *trafikeyQueue) addBatch(ctx context.Context, payloads [][]byte) error {
 	return err
 }
 
-func (t *trafikeyQueue) work(ctx context.Context, concurrency int, handle func([]byte)) (func() error, error) {
+func (t *trafikeyQueue) work(ctx context.Context, concurrency int, done func([]byte)) (func() error, error) {
 	var mu sync.Mutex
 	var failed error
-	w, err := emq.NewWorker(t.q, func(_ context.Context, job *emq.Job) error {
-		handle(job.Payload)
+	w, err := emq.NewWorker(t.q, func(context.Context, *emq.Job) error {
 		return nil
 	}, emq.WorkerOptions{
 		Concurrency: concurrency,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		// Called once COMPLETE was accepted.
 		OnDone: func(job *emq.Job, outcome emq.Outcome, err error) {
-			if outcome != emq.OutcomeCompleted {
-				mu.Lock()
-				if failed == nil {
-					failed = fmt.Errorf("job %s: %s: %v", job.ID, outcome, err)
-				}
-				mu.Unlock()
+			if outcome == emq.OutcomeCompleted {
+				done(job.Payload)
+				return
 			}
+			mu.Lock()
+			if failed == nil {
+				failed = fmt.Errorf("job %s: %s: %v", job.ID, outcome, err)
+			}
+			mu.Unlock()
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
 	return func() error {
 		cancel()
-		err := <-done
+		err := <-ran
 		mu.Lock()
 		defer mu.Unlock()
 		return errors.Join(err, failed)

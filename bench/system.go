@@ -36,7 +36,7 @@ type Outcome struct {
 	Pending   int64         // jobs waiting after an add workload, as the system counts them; -1 unknown
 	Elapsed   time.Duration // measured wall time
 	ClientCPU time.Duration // CPU of the client process(es) in the measured part
-	Lat       LatSummary    // add → handler latency (lifecycle workloads)
+	Lat       LatSummary    // add → complete latency (lifecycle workloads)
 }
 
 // LatSummary holds latency percentiles in microseconds.
@@ -50,7 +50,8 @@ type LatSummary struct {
 
 // Payloads carry the time they were stamped: 20 decimal digits of
 // nanoseconds on this process's monotonic clock, then padding to the
-// payload size. The handler reads it back to measure add → handler latency.
+// payload size. The worker reads it back when the job is completed to
+// measure add → complete latency.
 
 var clockBase = time.Now()
 
@@ -141,9 +142,11 @@ type goQueue interface {
 	batch() bool
 	// addBatch adds the jobs (one call when batch() is true).
 	addBatch(ctx context.Context, payloads [][]byte) error
-	// work starts workers with the given concurrency that call handle with
-	// each job's payload and then complete the job; stop stops them.
-	work(ctx context.Context, concurrency int, handle func(payload []byte)) (stop func() error, err error)
+	// work starts workers with the given concurrency that run a no-op
+	// handler on each job and complete it, and call done with the job's
+	// payload once the system has acknowledged the completion (asynq, which
+	// has no such hook, when the handler returns); stop stops them.
+	work(ctx context.Context, concurrency int, done func(payload []byte)) (stop func() error, err error)
 	// completed is the number of jobs the system has recorded as completed.
 	completed(ctx context.Context) (int64, error)
 	// pending is the number of jobs waiting to be processed.
@@ -164,11 +167,11 @@ type goSystem struct {
 	base int64
 }
 
-// phase counts the jobs the handler sees in one part of a run: the warm-up,
-// then the measured part.
+// phase counts the jobs completed in one part of a run: the warm-up, then
+// the measured part.
 type phase struct {
 	target  int64
-	handled atomic.Int64
+	handled atomic.Int64 // completions reported to done
 	done    chan struct{}
 	lat     *latRecorder // nil when latency is not measured
 }
@@ -204,7 +207,7 @@ func (g *goSystem) Prepare(ctx context.Context, w Workload) error {
 		// (connections, scripts, code paths), then the counts start over.
 		warm := newPhase(warmupJobs(w), false)
 		g.phase.Store(warm)
-		if g.stop, err = g.q.work(ctx, w.Concurrency, g.handle); err != nil {
+		if g.stop, err = g.q.work(ctx, w.Concurrency, g.done); err != nil {
 			return fmt.Errorf("start workers: %w", err)
 		}
 		if err := parallel(ctx, int(warm.target), w.Producers, func(ctx context.Context, _ int) error {
@@ -243,7 +246,8 @@ func (g *goSystem) preAdd(ctx context.Context, w Workload) error {
 	})
 }
 
-func (g *goSystem) handle(payload []byte) {
+// done counts a completed job and records its add → complete latency.
+func (g *goSystem) done(payload []byte) {
 	p := g.phase.Load()
 	if p.lat != nil {
 		p.lat.record(payload)
@@ -262,7 +266,7 @@ func (g *goSystem) Run(ctx context.Context, w Workload) (Outcome, error) {
 	var err error
 	if w.Processes() && g.stop == nil {
 		// Stopped by Close, outside the measured part.
-		if g.stop, err = g.q.work(ctx, w.Concurrency, g.handle); err != nil {
+		if g.stop, err = g.q.work(ctx, w.Concurrency, g.done); err != nil {
 			return out, fmt.Errorf("start workers: %w", err)
 		}
 	}
@@ -339,14 +343,14 @@ func (g *goSystem) Run(ctx context.Context, w Workload) (Outcome, error) {
 	return out, nil
 }
 
-// waitDone waits until the handler has seen every job of phase p and the
-// system records them as completed (polled every millisecond once the
-// handler count is reached).
+// waitDone waits until every job of phase p was reported completed to the
+// workers and the system's own count agrees (polled every millisecond once
+// the workers' count is reached).
 func (g *goSystem) waitDone(ctx context.Context, p *phase) error {
 	select {
 	case <-p.done:
 	case <-ctx.Done():
-		return fmt.Errorf("handled %d of %d jobs: %w", p.handled.Load(), p.target, ctx.Err())
+		return fmt.Errorf("completed %d of %d jobs: %w", p.handled.Load(), p.target, ctx.Err())
 	}
 	for {
 		n, err := g.q.completed(ctx)

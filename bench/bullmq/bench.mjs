@@ -19,7 +19,7 @@
 // or {"ok":false,"error":"…"} and a non-zero exit status.
 //
 // Latency is measured from a timestamp written into the payload just before
-// Queue.add / addBulk to the moment the worker's processor function runs,
+// Queue.add to the Worker's 'completed' event (the job moved to completed),
 // both read from this process's monotonic clock.
 
 import { Queue, Worker } from 'bullmq';
@@ -105,9 +105,7 @@ async function main() {
   const startWorker = async () => {
     worker = new Worker(
       queueName,
-      async (job) => {
-        if (measuring) lat.push(nowNs() - stampOf(job.data.p));
-      },
+      async () => {},
       {
         connection,
         concurrency,
@@ -116,7 +114,9 @@ async function main() {
         removeOnFail: { count: 1000 },
       },
     );
-    worker.on('completed', () => {
+    // Emitted once the job is moved to completed.
+    worker.on('completed', (job) => {
+      if (measuring) lat.push(nowNs() - stampOf(job.data.p));
       processed++;
       settle();
     });
