@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -23,6 +24,9 @@ import (
 
 func main() {
 	cfg, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
@@ -41,6 +45,17 @@ func main() {
 
 func parseFlags(args []string) (*Config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: go run ./bench [flags]
+
+Benchmarks trafikey (native and Lua executors), asynq, BullMQ and the floor
+of primitive commands on one valkey-server, and writes docs/BENCHMARKS.md and
+docs/bench.svg. -smoke checks in seconds that every system processes every job.
+
+Flags:
+`)
+		fs.PrintDefaults()
+	}
 	c := &Config{}
 	var concurrency, systems, workloads string
 	fs.BoolVar(&c.Smoke, "smoke", false, "smoke mode: 300 jobs per workload, 1 round; fails unless every system processed every job (never asserts a speed)")

@@ -205,6 +205,21 @@ func renderMarkdown(r *Results, svgRel string) string {
 	p("- Versions: Go %s · Valkey %s (trafikey module %s) · valkey-go %s · asynq %s (go-redis %s) · Node %s · BullMQ %s (ioredis %s) · trafikey %s\n",
 		strings.TrimPrefix(e.Go, "go"), orDash(e.Valkey), e.Module, orDash(e.ValkeyGo), orDash(e.Asynq), orDash(e.GoRedis),
 		orDash(strings.TrimPrefix(e.Node, "v")), orDash(e.BullMQ), orDash(e.IORedis), orDash(e.Commit))
+	var left []string
+	for _, s := range allSystems {
+		if !slices.Contains(r.Systems, s) {
+			left = append(left, displayName[s])
+		}
+	}
+	names := make([]string, len(r.Systems))
+	for i, s := range r.Systems {
+		names[i] = displayName[s]
+	}
+	p("- Systems: %s", strings.Join(names, ", "))
+	if len(left) > 0 {
+		p(" (not in this run: %s)", strings.Join(left, ", "))
+	}
+	p("\n")
 	p("- Sizes: %d jobs per workload, payload %d bytes, %d producers, batches of %d, process concurrency %s, lifecycle concurrency %d, steady rate %d jobs/s for %s; %d round(s)\n\n",
 		cfg.Jobs, cfg.Payload, cfg.Producers, cfg.Batch, joinInts(cfg.Concurrency), cfg.Workers, cfg.Rate, cfg.Steady, cfg.Rounds)
 
