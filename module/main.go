@@ -47,12 +47,12 @@ func init() {
 // table is the command table. Writers are flagged "write deny-oom" and readers
 // "readonly"; keyed commands take EVAL-style keys (numkeys, then the keys).
 func table() []host.Command {
-	return []host.Command{
+	return append([]host.Command{
 		{
 			Name: protocol.VersionCommand, Flags: "readonly fast", Keys: host.NoKeys, Arity: 1,
 			Summary: "Returns the wire version of the loaded trafikey module.", Handler: version,
 		},
-	}
+	}, verbs()...)
 }
 
 // load applies the module arguments and returns the commands to register.

@@ -3,6 +3,7 @@ package main
 import (
 	"trafikey/module/internal/grammar"
 	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
 	"trafikey/protocol"
 )
 
@@ -128,4 +129,18 @@ func fenceReply(v host.Value, err error) error {
 		return err
 	}
 	return grammar.Fence(b, found)
+}
+
+// str is a host read's reply as a verdict slot. A view's bytes are used
+// as they are: copy them (strCopy) when the slot must outlive the next host
+// call.
+func str(v host.Value, err error) verdict.Str {
+	if err != nil {
+		return verdict.Failed(err)
+	}
+	b, found, err := v.OptBytes()
+	if err != nil {
+		return verdict.Failed(err)
+	}
+	return verdict.Str{Found: found, V: b}
 }

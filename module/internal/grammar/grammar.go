@@ -158,9 +158,20 @@ func Fence(value []byte, present bool) error {
 		return Refusal(protocol.ErrWireMissing)
 	}
 	if string(value) != protocol.WireString {
-		return Refusal(protocol.ErrWireFound(string(value)))
+		return Refusal(protocol.ErrWireFound(Stored(value)))
 	}
 	return nil
+}
+
+// Stored is stored bytes as a refusal text carries them: up to the first NUL.
+// The server ends every error reply there (addReplyErrorFormat takes a C
+// string, for a script's error table as for a module's reply), so the Lua
+// executor's text ends there too; the host would turn the NUL into a space.
+func Stored(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
 }
 
 // PredictHincrby predicts HINCRBY's reply on a field holding stored (or

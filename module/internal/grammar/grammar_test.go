@@ -109,6 +109,10 @@ func TestFence(t *testing.T) {
 	require.EqualError(t, Fence([]byte("2"), true), protocol.ErrWireFound("2"))
 	var r Refusal
 	require.True(t, errors.As(Fence(nil, false), &r))
+	// the text ends where the server ends an error reply: at the first NUL
+	require.EqualError(t, Fence([]byte("1\x00x"), true), protocol.ErrWireFound("1"))
+	require.Equal(t, "ab", Stored([]byte("ab\x00c\x00")))
+	require.Equal(t, "a\r\nb", Stored([]byte("a\r\nb")))
 }
 
 func TestPredictHincrby(t *testing.T) {

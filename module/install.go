@@ -1,0 +1,40 @@
+package main
+
+import (
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// install is EMQ.INSTALL (lua/install.lua): stamp the queue's wire version.
+// It runs no fence; its one read is the check the fence makes.
+func install(c *host.Call) error {
+	// shape and layout: numkeys 2, no ARGV, KEYS[2] is the base's version
+	r, err := prelude(c, protocol.Install, exactly(0))
+	if err != nil {
+		return err
+	}
+	// domain read: GET version (a key of another type answers WRONGTYPE here,
+	// which also types the key SET is about to write)
+	var seen verdict.InstallSeen
+	v, err := c.Read().Cmd("GET").Arg(r.version()).Do()
+	seen.Read, seen.Version = verdict.InstallVersion, str(v, err)
+	_, stamp, err := verdict.Install(&seen)
+	if err != nil {
+		return err
+	}
+	if !stamp {
+		c.ReplyInt(0)
+		return nil
+	}
+	// guard, then the write
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write().Cmd("SET").Arg(r.version()).Str(protocol.WireString).Run(); err != nil {
+		return err
+	}
+	c.ReplyInt(1)
+	return nil
+}

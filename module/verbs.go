@@ -1,0 +1,27 @@
+package main
+
+import (
+	"trafikey/module/internal/host"
+	"trafikey/protocol"
+)
+
+// verbs lists the job-core commands, one line per verb, in the order of
+// docs/PROTOCOL.md. Each handler lives in the file named like its Lua script
+// (claim.go, claim.lua).
+func verbs() []host.Command {
+	return []host.Command{
+		verbCommand(protocol.Install, install, "Stamps the queue's wire version."),
+	}
+}
+
+// verbCommand registers a keyed verb: writers flagged "write deny-oom" (the
+// server holds them during CLIENT PAUSE WRITE and failover, and refuses them
+// under OOM), readers "readonly"; EVAL-style keys. The arity is -2 (the
+// command and numkeys): the handler checks numkeys and the ARGV count itself,
+// with the texts of the EVAL family and the verb's own.
+func verbCommand(v *protocol.Verb, h host.Handler, summary string) host.Command {
+	if v.Write {
+		return host.Command{Name: v.Command, Flags: "write deny-oom", Keys: host.WriteKeys, Arity: -2, Summary: summary, Handler: h}
+	}
+	return host.Command{Name: v.Command, Flags: "readonly", Keys: host.ReadKeys, Arity: -2, Summary: summary, Handler: h}
+}
