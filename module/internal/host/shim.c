@@ -268,8 +268,10 @@ static int dispatch(void *ctx, void **argv, int argc, int id) {
     return EMQ_OK;
 }
 
-#define T(n) static int t##n(void *c, void **v, int a) { return dispatch(c, v, a, n); }
-#define T8(n) T(n##0) T(n##1) T(n##2) T(n##3) T(n##4) T(n##5) T(n##6) T(n##7)
+/* The id is computed, not pasted: a pasted t10 would dispatch id 10 (and t07
+ * is octal), while it is the trampoline of id 8. */
+#define T(n, k) static int t##n##k(void *c, void **v, int a) { return dispatch(c, v, a, 8 * (n) + (k)); }
+#define T8(n) T(n, 0) T(n, 1) T(n, 2) T(n, 3) T(n, 4) T(n, 5) T(n, 6) T(n, 7)
 T8(0) T8(1) T8(2) T8(3) T8(4) T8(5) T8(6) T8(7)
 #define R8(n) t##n##0, t##n##1, t##n##2, t##n##3, t##n##4, t##n##5, t##n##6, t##n##7
 static const emq_cmdfunc trampolines[EMQ_MAX_COMMANDS] = {R8(0), R8(1), R8(2), R8(3), R8(4), R8(5), R8(6), R8(7)};
