@@ -27,20 +27,21 @@ type testBundle struct {
 // executor is one way to run the verbs: each test runs once per executor.
 type executor struct {
 	name  string
-	start func(t *testing.T) (*valkeyserver.Server, valkey.Client, emq.Executor)
+	start func(t *testing.T, o valkeyserver.Options) (*valkeyserver.Server, valkey.Client, emq.Executor)
 }
 
 // executors lists the executors the suite runs on: Lua always, native when
 // the module builds and registers every job-core verb (it skips otherwise).
 func executors() []executor {
 	return []executor{
-		{name: "lua", start: func(t *testing.T) (*valkeyserver.Server, valkey.Client, emq.Executor) {
-			s := valkeytest.Start(t, valkeyserver.Options{})
+		{name: "lua", start: func(t *testing.T, o valkeyserver.Options) (*valkeyserver.Server, valkey.Client, emq.Executor) {
+			s := valkeytest.Start(t, o)
 			c := valkeytest.Client(t, s)
 			return s, c, emq.NewLua(c)
 		}},
-		{name: "native", start: func(t *testing.T) (*valkeyserver.Server, valkey.Client, emq.Executor) {
-			s := valkeytest.Start(t, valkeyserver.Options{Module: valkeytest.ModulePath(t)})
+		{name: "native", start: func(t *testing.T, o valkeyserver.Options) (*valkeyserver.Server, valkey.Client, emq.Executor) {
+			o.Module = valkeytest.ModulePath(t)
+			s := valkeytest.Start(t, o)
 			c := valkeytest.Client(t, s)
 			requireModuleVerbs(t, c)
 			return s, c, emq.NewNative(c)
@@ -72,7 +73,7 @@ func forEachExecutor(t *testing.T, test func(t *testing.T, b *testBundle)) {
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s, c, exec := e.start(t)
+			s, c, exec := e.start(t, valkeyserver.Options{})
 			q, err := emq.Open(t.Context(), c, "test", emq.WithExecutor(exec))
 			require.NoError(t, err)
 			require.Equal(t, e.name, q.Executor())
