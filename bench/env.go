@@ -33,10 +33,25 @@ type envInfo struct {
 	Module    string
 	Pinning   string
 	ServerPID int
+	LoadStart string // /proc/loadavg's 1-minute load when the run started
+	LoadEnd   string // and when it ended
+}
+
+// loadAvg returns the 1-minute load average, or "" when unknown.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
 }
 
 func collectEnv(ctx context.Context, cfg *Config, srv *benchServer, module, pinNote string) envInfo {
-	e := envInfo{Go: runtime.Version(), Pinning: pinNote, ServerPID: srv.srv.PID()}
+	e := envInfo{Go: runtime.Version(), Pinning: pinNote, ServerPID: srv.srv.PID(), LoadStart: loadAvg()}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for line := range strings.Lines(string(b)) {
 			k, v, ok := strings.Cut(line, ":")

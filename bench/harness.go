@@ -162,6 +162,7 @@ func run(ctx context.Context, cfg *Config) (*Results, error) {
 		return res, err
 	}
 	res.Took = time.Since(res.Started)
+	res.Env.LoadEnd = loadAvg()
 	if err := res.write(); err != nil {
 		return res, err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -180,9 +181,16 @@ func renderMarkdown(r *Results, svgRel string) string {
 	p("(`go run ./bench`), which writes this file and [`bench.svg`](bench.svg).\n\n")
 
 	if cfg.Smoke || cfg.Trial {
-		p("> **Trial run.** These numbers come from a reduced configuration (`%s`: %d round(s), %d jobs per\n", cfg.Command, cfg.Rounds, cfg.Jobs)
-		p("> workload), not from the full benchmark. They show the harness working; they are not the\n")
-		p("> figures to quote. The full run is `scripts/bench.sh` (or `go run ./bench`).\n\n")
+		p("> **Trial run.** Reduced sizes (%d round(s), %d jobs per workload, steady %s; the command is\n", cfg.Rounds, cfg.Jobs, cfg.Steady)
+		p("> below), not the full benchmark")
+		if busy(e) {
+			p(", on a machine busy with other work (load average %s at the start, %s at the end, on %d CPUs)", orDash(e.LoadStart), orDash(e.LoadEnd), e.CPUs)
+		}
+		p(".\n> These numbers show the harness working; they are not the figures to quote. The full run is\n")
+		p("> `scripts/bench.sh` (or `go run ./bench`) on an otherwise idle machine.\n\n")
+	} else if busy(e) {
+		p("> **Note.** Other work competed for the CPUs during this run (load average %s at the start, %s at\n", orDash(e.LoadStart), orDash(e.LoadEnd))
+		p("> the end, on %d CPUs); its numbers are noisier than an idle machine's.\n\n", e.CPUs)
 	}
 
 	p("## Running it\n\n")
@@ -202,6 +210,7 @@ func renderMarkdown(r *Results, svgRel string) string {
 	p("- Command: `%s` (started %s, took %s)\n", cfg.Command, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second))
 	p("- Machine: %d CPUs, %s, %s RAM, %s\n", e.CPUs, orDash(e.CPUModel), orDash(e.MemTotal), orDash(e.Kernel))
 	p("- CPU pinning: %s\n", e.Pinning)
+	p("- Load average (1 min): %s at the start, %s at the end\n", orDash(e.LoadStart), orDash(e.LoadEnd))
 	p("- Versions: Go %s · Valkey %s (trafikey module %s) · valkey-go %s · asynq %s (go-redis %s) · Node %s · BullMQ %s (ioredis %s) · trafikey %s\n",
 		strings.TrimPrefix(e.Go, "go"), orDash(e.Valkey), e.Module, orDash(e.ValkeyGo), orDash(e.Asynq), orDash(e.GoRedis),
 		orDash(strings.TrimPrefix(e.Node, "v")), orDash(e.BullMQ), orDash(e.IORedis), orDash(e.Commit))
@@ -490,6 +499,17 @@ over (a), taken once the system's clients are gone, without the script cache, pe
 `, orDash(r.Env.Valkey), r.Env.Pinning, cfg.Rounds, cfg.Payload,
 		cfg.Jobs, cfg.Producers, cfg.Batch, cfg.Producers, cfg.Jobs,
 		cfg.Rate, cfg.Steady, cfg.Workers, cfg.Jobs, orDash(r.Env.Asynq), orDash(r.Env.BullMQ))
+}
+
+// busy reports whether the load average, at the start or the end, shows
+// other work beyond the benchmark's own two busy processes.
+func busy(e envInfo) bool {
+	for _, l := range []string{e.LoadStart, e.LoadEnd} {
+		if v, err := strconv.ParseFloat(l, 64); err == nil && v > float64(e.CPUs)+0.5 {
+			return true
+		}
+	}
+	return false
 }
 
 func orDash(s string) string {
