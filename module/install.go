@@ -17,13 +17,15 @@ func install(c *host.Call) error {
 	// domain read: GET version (a key of another type answers WRONGTYPE here,
 	// which also types the key SET is about to write)
 	var seen verdict.InstallSeen
-	v, err := c.Read().Cmd("GET").Arg(r.version()).Do()
-	seen.Read, seen.Version = verdict.InstallVersion, str(v, err)
-	_, stamp, err := verdict.Install(&seen)
-	if err != nil {
-		return err
+	step := verdict.Install(&seen)
+	if step.Need == verdict.InstallVersion {
+		seen.Version = fieldAt(c.Read().Cmd("GET").Arg(r.version()).RunAll(), 0)
+		step = verdict.Install(&seen)
 	}
-	if !stamp {
+	if step.Err != nil || step.Need != verdict.InstallNone {
+		return orInternal(step.Err)
+	}
+	if !step.Stamp {
 		c.ReplyInt(0)
 		return nil
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strconv"
+
 	"trafikey/module/internal/grammar"
 	"trafikey/module/internal/host"
 	"trafikey/module/internal/verdict"
@@ -88,17 +90,6 @@ func (r *verbCall) key(suffix string) []byte {
 	panic("verb " + r.verb.Name + " declares no key " + suffix)
 }
 
-// derived appends base + prefix + name to dst (a row, its logs, a unique
-// key). Every derived key carries the base's hash tag by construction: the
-// base's first '{' opens the tag and q holds no brace, so grammar.SameTag
-// always holds for it.
-func (r *verbCall) derived(dst []byte, prefix string, name []byte, suffix string) []byte {
-	dst = append(dst, r.base...)
-	dst = append(dst, prefix...)
-	dst = append(dst, name...)
-	return append(dst, suffix...)
-}
-
 // fence is the fence alone: GET version as the caller, one crossing. The
 // version key is declared, so the server's ACL has already checked it.
 func (r *verbCall) fence() error {
@@ -131,16 +122,191 @@ func fenceReply(v host.Value, err error) error {
 	return grammar.Fence(b, found)
 }
 
-// str is a host read's reply as a verdict slot. A view's bytes are used
-// as they are: copy them (strCopy) when the slot must outlive the next host
-// call.
-func str(v host.Value, err error) verdict.Str {
-	if err != nil {
-		return verdict.Failed(err)
+// argv is the index among the command's arguments (host.Batch.Argv) of
+// ARGV[i] (0-based): the command name, numkeys and the keys come first. A
+// write passes a large argument (a payload) on by reference this way.
+func (r *verbCall) argv(i int) int { return 2 + len(r.keys) + i }
+
+// firstDenied checks derived keys against the caller's ACL before they are
+// touched, in one crossing, and returns the index of the first key the
+// caller may not touch with access, or -1. Only when the batch is refused are
+// the keys checked one by one, to find which.
+func (r *verbCall) firstDenied(access host.KeyAccess, keys [][]byte) (int, error) {
+	err := r.c.CheckKeys(access, keys...)
+	if err == nil || len(keys) == 1 {
+		if err != nil {
+			return 0, checkErr(err)
+		}
+		return -1, nil
 	}
-	b, found, err := v.OptBytes()
-	if err != nil {
-		return verdict.Failed(err)
+	if err := checkErr(err); err != nil {
+		return 0, err
 	}
-	return verdict.Str{Found: found, V: b}
+	for i, k := range keys {
+		if err := r.c.CheckKeys(access, k); err != nil {
+			return i, checkErr(err)
+		}
+	}
+	return -1, nil // allowed one by one: the rules changed between the checks
+}
+
+// checkErr is nil for CheckKeys' denial, which the caller places among the
+// verdict's reads, and the error itself for anything else.
+func checkErr(err error) error {
+	if err == host.ErrNoPerm {
+		return nil
+	}
+	return err
+}
+
+// denied is the read error of a key the caller may not touch.
+func denied[T any]() verdict.Reply[T] { return verdict.Failed[T](host.ErrNoPerm) }
+
+// fieldAt is the i-th reply of a batch as a string-or-null read: a view,
+// valid until the command's next batch runs (see scratch.keep).
+func fieldAt(res host.Results, i int) verdict.Reply[verdict.Field] {
+	v, err := res.At(i)
+	if err != nil {
+		return verdict.Failed[verdict.Field](err)
+	}
+	b, set, err := v.OptBytes()
+	if err != nil {
+		return verdict.Failed[verdict.Field](err)
+	}
+	return verdict.Got(verdict.Field{Bytes: b, Set: set})
+}
+
+// intAt is the i-th reply of a batch as an integer read (ZCARD, LLEN,
+// EXISTS).
+func intAt(res host.Results, i int) verdict.Reply[int64] {
+	v, err := res.At(i)
+	if err == nil {
+		var n int64
+		if n, err = v.Int(); err == nil {
+			return verdict.Got(n)
+		}
+	}
+	return verdict.Failed[int64](err)
+}
+
+// fieldsAt fills dst from the i-th reply of a batch, an HMGET of len(dst)
+// fields, and returns the read's error: the server's, or ErrHostReply for a
+// reply of another shape.
+func fieldsAt(res host.Results, i int, dst []verdict.Field) error {
+	v, err := res.At(i)
+	if err != nil {
+		return err
+	}
+	if v.Kind() != host.KindArray || v.Len() != len(dst) {
+		return host.ErrHostReply
+	}
+	v.Elems(func(j int, e host.Value) bool {
+		dst[j].Bytes, dst[j].Set, err = e.OptBytes()
+		return err == nil
+	})
+	return err
+}
+
+// scratch is a handler's own memory for one command: copies of read values
+// that must outlive the batch that read them, and the derived keys it
+// builds. It is reused by the next command of the verb, so a steady load
+// allocates nothing.
+type scratch struct {
+	buf []byte
+}
+
+// maxScratch is the capacity above which a scratch buffer is dropped after
+// its command rather than kept for the next: the module's memory is invisible
+// to the server's used_memory.
+const maxScratch = 1 << 20
+
+func (s *scratch) reset() {
+	if cap(s.buf) > maxScratch {
+		s.buf = nil
+	}
+	s.buf = s.buf[:0]
+}
+
+// keep copies a read's bytes into the scratch, so the verdict can look at it
+// again after the next batch. Slices taken earlier stay valid when buf grows:
+// they keep the old array.
+func (s *scratch) keep(r verdict.Reply[verdict.Field]) verdict.Reply[verdict.Field] {
+	r.Val.Bytes = s.copy(r.Val.Bytes)
+	return r
+}
+
+// copy appends b to the scratch and returns the copy.
+func (s *scratch) copy(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	off := len(s.buf)
+	s.buf = append(s.buf, b...)
+	return s.buf[off:len(s.buf):len(s.buf)]
+}
+
+// derived appends base + prefix + name + suffix (a row, its logs, a unique
+// key) to the scratch and returns it. Every derived key carries the base's
+// hash tag by construction: the base's first '{' opens the tag and q holds
+// no brace, so grammar.SameTag always holds for it.
+func (s *scratch) derived(base []byte, prefix string, name []byte, suffix string) []byte {
+	off := len(s.buf)
+	s.buf = append(s.buf, base...)
+	s.buf = append(s.buf, prefix...)
+	s.buf = append(s.buf, name...)
+	s.buf = append(s.buf, suffix...)
+	return s.buf[off:len(s.buf):len(s.buf)]
+}
+
+// decimal appends v in decimal to the scratch and returns it.
+func (s *scratch) decimal(v int64) []byte {
+	off := len(s.buf)
+	s.buf = strconv.AppendInt(s.buf, v, 10)
+	return s.buf[off:len(s.buf):len(s.buf)]
+}
+
+// pool keeps a verb's state between commands. Handlers run one at a time on
+// the server thread and never call one another, so it holds one state; a
+// nested command (through the host or a script) would take a second.
+type pool[T any] struct {
+	free []*T
+}
+
+func (p *pool[T]) get() *T {
+	if n := len(p.free); n > 0 {
+		x := p.free[n-1]
+		p.free = p.free[:n-1]
+		return x
+	}
+	return new(T)
+}
+
+func (p *pool[T]) put(x *T) { p.free = append(p.free, x) }
+
+// orInternal is err, or ErrInternal when a verdict ended without a refusal
+// where one was due: a verdict asking again for a read its handler made.
+func orInternal(err error) error {
+	if err == nil {
+		return host.ErrInternal
+	}
+	return err
+}
+
+// wrote is the answer to a write batch that failed past the guard: every
+// type and integer the writes depend on was settled before it, so a failure
+// contradicts a prediction. The writes before it stay; the server's text
+// goes to the log and the client gets ErrHostReply.
+func wrote(c *host.Call, err error) error {
+	host.Logf(host.LogWarning, "%s: a write failed past the guard: %v; answered %q", c.Name(), err, protocol.ErrHostReply)
+	return host.ErrHostReply
+}
+
+// predicted checks the i-th reply of a write batch, an HINCRBY, against the
+// value predicted before the guard.
+func predicted(c *host.Call, res host.Results, i int, want int64) error {
+	if got := intAt(res, i); got.Err != nil || got.Val != want {
+		host.Logf(host.LogWarning, "%s: HINCRBY answered %d (%v), %d predicted; answered %q", c.Name(), got.Val, got.Err, want, protocol.ErrHostReply)
+		return host.ErrHostReply
+	}
+	return nil
 }

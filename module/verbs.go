@@ -11,6 +11,11 @@ import (
 func verbs() []host.Command {
 	return []host.Command{
 		verbCommand(protocol.Install, install, "Stamps the queue's wire version."),
+		verbCommand(protocol.Add, add, "Adds 1 to 1000 jobs, each pending or delayed."),
+		verbCommand(protocol.Claim, claim, "Leases up to count pending jobs, highest priority first."),
+		verbCommand(protocol.Extend, extend, "Moves an active job's lease deadline."),
+		verbCommand(protocol.Complete, complete, "Finishes an active job."),
+		verbCommand(protocol.Fail, fail, "Ends an active job's attempt: retry after its backoff, or dead-letter."),
 	}
 }
 
@@ -25,3 +30,13 @@ func verbCommand(v *protocol.Verb, h host.Handler, summary string) host.Command 
 	}
 	return host.Command{Name: v.Command, Flags: "readonly", Keys: host.ReadKeys, Arity: -2, Summary: summary, Handler: h}
 }
+
+// The stats counters the job-core verbs increment, named by the protocol's
+// list (protocol.StatsCounters, in STATS order) so no verb spells them.
+var (
+	statAdded     = protocol.StatsCounters[0]
+	statCompleted = protocol.StatsCounters[1]
+	statFailed    = protocol.StatsCounters[2]
+	statRetried   = protocol.StatsCounters[3]
+	statDead      = protocol.StatsCounters[4]
+)

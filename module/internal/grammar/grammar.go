@@ -7,6 +7,7 @@ package grammar
 import (
 	"bytes"
 	"math"
+	"strings"
 
 	"trafikey/protocol"
 )
@@ -158,20 +159,21 @@ func Fence(value []byte, present bool) error {
 		return Refusal(protocol.ErrWireMissing)
 	}
 	if string(value) != protocol.WireString {
-		return Refusal(protocol.ErrWireFound(Stored(value)))
+		return Refusal(Clip(protocol.ErrWireFound(string(value))))
 	}
 	return nil
 }
 
-// Stored is stored bytes as a refusal text carries them: up to the first NUL.
+// Clip is a refusal text as the client receives it: up to its first NUL.
 // The server ends every error reply there (addReplyErrorFormat takes a C
-// string, for a script's error table as for a module's reply), so the Lua
-// executor's text ends there too; the host would turn the NUL into a space.
-func Stored(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
+// string, for a script's error table as for a module's reply), so a text that
+// carries stored bytes ends there on the Lua executor too; the host would
+// turn the NUL into a space instead.
+func Clip(text string) string {
+	if i := strings.IndexByte(text, 0); i >= 0 {
+		return text[:i]
 	}
-	return string(b)
+	return text
 }
 
 // PredictHincrby predicts HINCRBY's reply on a field holding stored (or

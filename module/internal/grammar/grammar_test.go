@@ -110,9 +110,9 @@ func TestFence(t *testing.T) {
 	var r Refusal
 	require.True(t, errors.As(Fence(nil, false), &r))
 	// the text ends where the server ends an error reply: at the first NUL
-	require.EqualError(t, Fence([]byte("1\x00x"), true), protocol.ErrWireFound("1"))
-	require.Equal(t, "ab", Stored([]byte("ab\x00c\x00")))
-	require.Equal(t, "a\r\nb", Stored([]byte("a\r\nb")))
+	require.EqualError(t, Fence([]byte("1\x00x"), true), "EMQWIRE wire 1")
+	require.Equal(t, "ab", Clip("ab\x00c\x00"))
+	require.Equal(t, "a\r\nb", Clip("a\r\nb"))
 }
 
 func TestPredictHincrby(t *testing.T) {

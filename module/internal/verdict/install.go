@@ -5,35 +5,46 @@ import (
 	"trafikey/protocol"
 )
 
-// INSTALL reads the version key only.
+// InstallRead is a read INSTALL's verdict asks for.
+type InstallRead uint8
+
+// INSTALL's reads.
 const (
-	// InstallVersion is GET version.
-	InstallVersion Reads = 1 << iota
+	// InstallNone: the verdict is final.
+	InstallNone InstallRead = iota
+	// InstallVersion: GET version. INSTALL runs no fence: this read is what
+	// the fence of every other verb checks.
+	InstallVersion
 )
 
-// InstallSeen is what INSTALL has read.
+// InstallSeen is what INSTALL has read so far.
 type InstallSeen struct {
-	// Read are the reads done so far.
-	Read    Reads
-	Version Str
+	Version Reply[Field]
 }
 
-// Install is INSTALL's verdict: need the version; then its refusal
-// (WRONGTYPE, or EMQWIRE for another wire), or stamp (write SET version 1,
-// reply 1) true, or already installed (reply 0) when stamp is false. It runs
-// no fence: it is what the fence checks for.
-func Install(s *InstallSeen) (need Reads, stamp bool, err error) {
-	if s.Read&InstallVersion == 0 {
-		return InstallVersion, false, nil
+// InstallStep is INSTALL's verdict, a refusal, or the next read it needs.
+type InstallStep struct {
+	Need InstallRead
+	Err  error
+	// Stamp: the version key is absent; write SET version 1 and reply 1.
+	// Otherwise it holds this wire already: reply 0, write nothing.
+	Stamp bool
+}
+
+// Install decides EMQ.INSTALL: a key of another type is WRONGTYPE (GET's own
+// error, which also types the key SET would write), another wire EMQWIRE.
+func Install(s *InstallSeen) InstallStep {
+	if !s.Version.Made {
+		return InstallStep{Need: InstallVersion}
 	}
 	v := s.Version
 	switch {
 	case v.Err != nil:
-		return 0, false, v.Err
-	case !v.Found:
-		return 0, true, nil
-	case string(v.V) == protocol.WireString:
-		return 0, false, nil
+		return InstallStep{Err: v.Err}
+	case !v.Val.Set:
+		return InstallStep{Stamp: true}
+	case v.Val.Is(protocol.WireString):
+		return InstallStep{}
 	}
-	return 0, false, grammar.Refusal(protocol.ErrWireFound(grammar.Stored(v.V)))
+	return InstallStep{Err: grammar.Refusal(grammar.Clip(protocol.ErrWireFound(string(v.Val.Bytes))))}
 }

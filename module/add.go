@@ -1,0 +1,208 @@
+package main
+
+import (
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// add is EMQ.ADD (lua/add.lua): add 1..1000 jobs, each pending or delayed.
+// Crossings: the command, one read batch (the fence, meta seq and the types
+// of stats, pending, delayed and signal), the ACL check of the unique keys
+// and the new rows, one read batch of them, the guard, one write batch.
+func add(c *host.Call) error {
+	// shape and layout: numkeys 7 (base version meta stats pending delayed
+	// signal), ARGV a count n then n groups of 8
+	r, err := prelude(c, protocol.Add, counted(protocol.AddArgsPerJob))
+	if err != nil {
+		return err
+	}
+	meta, stats, pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4], r.keys[5], r.keys[6]
+	st := adds.get()
+	defer adds.put(st)
+	st.reset()
+	// values, job by job
+	if st.jobs, err = verdict.AddValues(r.args, r.n, st.jobs[:0]); err != nil {
+		return err
+	}
+	// fence and domain reads, driven by the verdict
+	s := &st.seen
+	*s = verdict.AddSeen{Holders: s.Holders[:0]}
+	step := verdict.Add(st.jobs, s)
+	for ran := verdict.AddNone; step.Need != verdict.AddNone && step.Need != ran; step = verdict.Add(st.jobs, s) {
+		ran = step.Need
+		switch step.Need {
+		case verdict.AddFirst:
+			// GET version, HGET meta seq, HGET stats added, ZCARD pending,
+			// ZCARD delayed, LLEN signal: the verdict takes them in its order
+			res := r.fenced().
+				Cmd("HGET").Arg(meta).Str(protocol.MetaSeq).
+				Cmd("HGET").Arg(stats).Str(statAdded).
+				Cmd("ZCARD").Arg(pending).
+				Cmd("ZCARD").Arg(delayed).
+				Cmd("LLEN").Arg(signal).
+				RunAll()
+			s.Version, s.Seq, s.Added = st.keep(fieldAt(res, 0)), st.keep(fieldAt(res, 1)), st.keep(fieldAt(res, 2))
+			s.Pending, s.Delayed, s.Signal = intAt(res, 3), intAt(res, 4), intAt(res, 5)
+		case verdict.AddKeys:
+			if err := st.readKeys(&r, step.Verdict.First); err != nil {
+				return err
+			}
+		}
+	}
+	if step.Err != nil || step.Need != verdict.AddNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	// every key written is typed: meta and stats by HGET, pending and
+	// delayed by ZCARD, signal by LLEN, the rows are absent (EXISTS) and SET
+	// takes any unique key. Guard, then the writes in the Lua's order.
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	n := int64(len(st.jobs))
+	at := st.decimal(r.now)
+	b := w.Write().Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(n)
+	for i, j := range st.jobs {
+		// HSET row data state att max prio bo at [uniq], then the job's set
+		state := protocol.StatePending
+		if j.Delay > 0 {
+			state = protocol.StateDelayed
+		}
+		b.Cmd("HSET").Arg(st.rows[i]).
+			Str(protocol.FieldData).Argv(r.argv(j.Arg + verdict.AddData)).
+			Str(protocol.FieldState).Str(state).
+			Str(protocol.FieldAttempts).Str("0").
+			Str(protocol.FieldMax).Argv(r.argv(j.Arg + verdict.AddAttempts)).
+			Str(protocol.FieldPriority).Argv(r.argv(j.Arg + verdict.AddPriority)).
+			Str(protocol.FieldBackoff).Arg(st.backoff(r.args, j)).
+			Str(protocol.FieldAdded).Arg(at)
+		if len(j.Unique) > 0 {
+			b.Str(protocol.FieldUnique).Argv(r.argv(j.Arg + verdict.AddUnique))
+		}
+		id := v.First + int64(i)
+		if j.Delay == 0 {
+			b.Cmd("ZADD").Arg(pending).Int(protocol.PendingScore(j.Priority, id)).Arg(st.ids[i])
+		} else {
+			b.Cmd("ZADD").Arg(delayed).Int(r.now + j.Delay).Arg(st.ids[i])
+		}
+	}
+	for i, j := range st.jobs {
+		if len(j.Unique) > 0 {
+			b.Cmd("SET").Arg(st.uniques[i]).Arg(st.ids[i]).Str("PX").Argv(r.argv(j.Arg + verdict.AddUniqueTTL))
+		}
+	}
+	b.Cmd("HINCRBY").Arg(stats).Str(statAdded).Int(n)
+	added := 1 + 2*len(st.jobs) + st.unique // its index in the batch
+	if v.Signal {
+		b.Cmd("LPUSH").Arg(signal).Str("1").Cmd("LTRIM").Arg(signal).Str("0").Str("0")
+	}
+	res, err := b.Run()
+	if err != nil {
+		return wrote(c, err)
+	}
+	if err := predicted(c, res, 0, v.Seq); err != nil {
+		return err
+	}
+	if err := predicted(c, res, added, v.Added); err != nil {
+		return err
+	}
+	// the reply: the new ids, in argument order
+	c.ReplyArray(len(st.ids))
+	for _, id := range st.ids {
+		c.ReplyBulk(id)
+	}
+	return nil
+}
+
+// addState is ADD's scratch between commands.
+type addState struct {
+	scratch
+	seen verdict.AddSeen
+	jobs []verdict.AddJob
+	// ids, rows and uniques are each job's new id, its row key and its
+	// unique key (nil for none); unique counts the jobs with one.
+	ids, rows, uniques [][]byte
+	unique             int
+	// keys are the derived keys to check and read, in the verdict's order.
+	keys [][]byte
+}
+
+var adds pool[addState]
+
+// readKeys builds the new ids and the derived keys (rows, unique keys),
+// checks them against the caller's ACL (a unique key is read then set, a
+// row probed then written), and reads them in one batch: GET unique:<key>
+// for each job with one, in order, then EXISTS of every new row, up to the
+// first key denied. It fills the verdict's Holders and Rows.
+func (st *addState) readKeys(r *verbCall, first int64) error {
+	s := &st.seen
+	st.ids, st.rows, st.uniques, st.keys, st.unique = st.ids[:0], st.rows[:0], st.uniques[:0], st.keys[:0], 0
+	s.Holders = s.Holders[:0]
+	for i, j := range st.jobs {
+		id := st.decimal(first + int64(i))
+		st.ids = append(st.ids, id)
+		st.rows = append(st.rows, st.derived(r.base, protocol.SuffixJob, id, ""))
+		var u []byte
+		if len(j.Unique) > 0 {
+			u = st.derived(r.base, protocol.SuffixUnique, j.Unique, "")
+			st.keys = append(st.keys, u)
+			st.unique++
+		}
+		st.uniques = append(st.uniques, u)
+		s.Holders = append(s.Holders, verdict.Reply[verdict.Field]{})
+	}
+	st.keys = append(st.keys, st.rows...)
+	deny, err := r.firstDenied(host.KeyRead|host.KeyInsert, st.keys)
+	if err != nil {
+		return err
+	}
+	// the reads up to the first key denied, which is that read's refusal
+	b := r.c.Read()
+	gets := 0
+	for i, u := range st.uniques {
+		if u == nil {
+			continue
+		}
+		if gets == deny {
+			s.Holders[i] = denied[verdict.Field]()
+			break
+		}
+		b.Cmd("GET").Arg(u)
+		gets++
+	}
+	exists := deny < 0
+	if exists {
+		b.Cmd("EXISTS")
+		for _, row := range st.rows {
+			b.Arg(row)
+		}
+	} else if deny >= st.unique {
+		s.Rows = denied[int64]()
+	}
+	if gets == 0 && !exists {
+		return nil
+	}
+	res := b.RunAll()
+	k := 0
+	for i, u := range st.uniques {
+		if u != nil && k < gets {
+			s.Holders[i] = fieldAt(res, k)
+			k++
+		}
+	}
+	if exists {
+		s.Rows = intAt(res, gets)
+	}
+	return nil
+}
+
+// backoff is a job's bo field, <backoff>:<backoff_ms>, in the scratch.
+func (st *addState) backoff(args [][]byte, j verdict.AddJob) []byte {
+	off := len(st.buf)
+	st.buf = append(st.buf, args[j.Arg+verdict.AddBackoff]...)
+	st.buf = append(st.buf, ':')
+	st.buf = append(st.buf, args[j.Arg+verdict.AddBackoffMS]...)
+	return st.buf[off:len(st.buf):len(st.buf)]
+}

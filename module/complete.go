@@ -1,0 +1,139 @@
+package main
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// complete is EMQ.COMPLETE (lua/complete.lua): finish an active job; its row
+// and logs go, its unique key is released. Crossings: the command, the ACL
+// check of the row and its logs, one read batch (and, for a job with a
+// unique key, its ACL check and one more read), the guard, one write batch.
+func complete(c *host.Call) error {
+	// shape and layout: numkeys 4 (base version stats active), ARGV id token
+	r, err := prelude(c, protocol.Complete, exactly(2))
+	if err != nil {
+		return err
+	}
+	stats, active := r.keys[2], r.keys[3]
+	// values: the id; the token is any bytes
+	id, token := r.args[0], r.args[1]
+	if !grammar.ID(id) {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Complete.Name, "id"))
+	}
+	st := completes.get()
+	defer completes.put(st)
+	st.reset()
+	row := st.derived(r.base, protocol.SuffixJob, id, "")
+	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
+	// the row and its logs are outside the key-spec: the caller's ACL first,
+	// the row read then deleted, the logs deleted
+	s := &st.seen
+	*s = verdict.CompleteSeen{}
+	rowOK, err := completeACL(&r, row, logs, s)
+	if err != nil {
+		return err
+	}
+	// fence and domain reads, driven by the verdict
+	step := verdict.Complete(id, token, s)
+	for ran := verdict.CompleteNone; step.Need != verdict.CompleteNone && step.Need != ran; step = verdict.Complete(id, token, s) {
+		ran = step.Need
+		switch step.Need {
+		case verdict.CompleteFirst:
+			// GET version, HMGET row att uniq, ZSCORE active id, HGET stats
+			// completed: the verdict takes them in this order
+			b := r.fenced()
+			if rowOK {
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique)
+			}
+			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
+				Cmd("HGET").Arg(stats).Str(statCompleted).
+				RunAll()
+			i := 1
+			s.Version = st.keep(fieldAt(res, 0))
+			if rowOK {
+				s.Row = verdict.Reply[[2]verdict.Field]{Made: true}
+				s.Row.Err = fieldsAt(res, 1, s.Row.Val[:])
+				s.Row.Val[0].Bytes, s.Row.Val[1].Bytes = st.copy(s.Row.Val[0].Bytes), st.copy(s.Row.Val[1].Bytes)
+				i++
+			}
+			s.Score, s.Completed = st.keep(fieldAt(res, i)), st.keep(fieldAt(res, i+1))
+		case verdict.CompleteHolder:
+			// the unique key is derived from the row: its ACL, then GET
+			st.unique = st.derived(r.base, protocol.SuffixUnique, s.Row.Val[1].Bytes, "")
+			deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, [][]byte{st.unique})
+			if err != nil {
+				return err
+			}
+			if deny >= 0 {
+				s.Holder = denied[verdict.Field]()
+			} else {
+				s.Holder = fieldAt(c.Read().Cmd("GET").Arg(st.unique).RunAll(), 0)
+			}
+		}
+	}
+	if step.Err != nil || step.Need != verdict.CompleteNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	if v.Gone {
+		c.ReplyInt(0)
+		return nil
+	}
+	// guard, then the writes in the Lua's order: ZREM active, DEL row logs,
+	// DEL unique when it holds this job, HINCRBY stats completed (predicted)
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	b := w.Write().
+		Cmd("ZREM").Arg(active).Arg(id).
+		Cmd("DEL").Arg(row).Arg(logs)
+	last := 2
+	if v.Release {
+		b.Cmd("DEL").Arg(st.unique)
+		last++
+	}
+	res, err := b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(1).Run()
+	if err != nil {
+		return wrote(c, err)
+	}
+	if err := predicted(c, res, last, v.Completed); err != nil {
+		return err
+	}
+	c.ReplyInt(1)
+	return nil
+}
+
+// completeACL checks the row (read, then deleted) and its logs (deleted)
+// against the caller's ACL: one check with both accesses, and only when it
+// is refused, one check per key with its own. A denied row is the row read's
+// refusal (rowOK false: the row is not read), denied logs are refused where
+// the writes would start.
+func completeACL(r *verbCall, row, logs []byte, s *verdict.CompleteSeen) (rowOK bool, err error) {
+	deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, [][]byte{row, logs})
+	if err != nil || deny < 0 {
+		return err == nil, err
+	}
+	if deny == 0 {
+		s.Row = denied[[2]verdict.Field]()
+	}
+	if err := r.c.CheckKeys(host.KeyDelete, logs); err != nil {
+		if err = checkErr(err); err != nil {
+			return false, err
+		}
+		s.Logs = host.ErrNoPerm
+	}
+	return deny != 0, nil
+}
+
+// completeState is COMPLETE's scratch between commands.
+type completeState struct {
+	scratch
+	seen   verdict.CompleteSeen
+	unique []byte
+}
+
+var completes pool[completeState]

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// fail is EMQ.FAIL (lua/fail.lua): end an active job's attempt with an
+// error, retrying it after its backoff while attempts remain, else
+// dead-lettering it. Crossings: the command, the row's ACL check, one read
+// batch, the guard, one write batch.
+func fail(c *host.Call) error {
+	// shape and layout: numkeys 6 (base version stats active delayed dead),
+	// ARGV id token retry error
+	r, err := prelude(c, protocol.Fail, exactly(4))
+	if err != nil {
+		return err
+	}
+	stats, active, delayed, dead := r.keys[2], r.keys[3], r.keys[4], r.keys[5]
+	// values: the id, retry (0 or 1), the error text; the token is any bytes
+	id, token, retry, text := r.args[0], r.args[1], r.args[2], r.args[3]
+	if !grammar.ID(id) {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Fail.Name, "id"))
+	}
+	if string(retry) != "0" && string(retry) != "1" {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Fail.Name, "retry"))
+	}
+	if len(text) > protocol.MaxText {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Fail.Name, "error"))
+	}
+	st := fails.get()
+	defer fails.put(st)
+	st.reset()
+	row := st.derived(r.base, protocol.SuffixJob, id, "")
+	// the row is outside the key-spec: the caller's ACL first (a denial is
+	// the row read's refusal, in its place after the fence)
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{row})
+	if err != nil {
+		return err
+	}
+	// fence and domain reads, one batch: GET version, HMGET row att max bo,
+	// ZSCORE active id, ZCARD delayed, ZCARD dead (the types of the sets
+	// written), HMGET stats failed retried dead (the counters predicted)
+	s := &st.seen
+	*s = verdict.FailSeen{}
+	again := string(retry) == "1"
+	step := verdict.Fail(token, again, s)
+	if step.Need == verdict.FailAll {
+		b := r.fenced()
+		if deny < 0 {
+			b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldBackoff)
+		}
+		res := b.Cmd("ZSCORE").Arg(active).Arg(id).
+			Cmd("ZCARD").Arg(delayed).
+			Cmd("ZCARD").Arg(dead).
+			Cmd("HMGET").Arg(stats).Str(statFailed).Str(statRetried).Str(statDead).
+			RunAll()
+		s.Version = fieldAt(res, 0)
+		i := 1
+		if deny < 0 {
+			s.Row = verdict.Reply[[3]verdict.Field]{Made: true}
+			s.Row.Err = fieldsAt(res, 1, s.Row.Val[:])
+			i++
+		} else {
+			s.Row = denied[[3]verdict.Field]()
+		}
+		s.Score, s.Delayed, s.Dead = fieldAt(res, i), intAt(res, i+1), intAt(res, i+2)
+		s.Counters = verdict.Reply[[3]verdict.Field]{Made: true}
+		s.Counters.Err = fieldsAt(res, i+3, s.Counters.Val[:])
+		step = verdict.Fail(token, again, s)
+	}
+	if step.Err != nil || step.Need != verdict.FailNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	if v.Gone {
+		c.ReplyInt(0)
+		return nil
+	}
+	// guard, then the writes in the Lua's order: ZREM active; HSET row state
+	// err; ZADD delayed <due> or dead <now> (absolute times, as values);
+	// HINCRBY stats failed, then retried or dead (predicted)
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	state, set, score, outcome, reply := protocol.StateDead, dead, r.now, statDead, protocol.FailDead
+	if v.Retry {
+		state, set, score, outcome, reply = protocol.StateDelayed, delayed, r.now+v.Delay, statRetried, protocol.FailRetry
+	}
+	res, err := w.Write().
+		Cmd("ZREM").Arg(active).Arg(id).
+		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(state).Str(protocol.FieldError).Argv(r.argv(3)).
+		Cmd("ZADD").Arg(set).Int(score).Arg(id).
+		Cmd("HINCRBY").Arg(stats).Str(statFailed).Int(1).
+		Cmd("HINCRBY").Arg(stats).Str(outcome).Int(1).
+		Run()
+	if err != nil {
+		return wrote(c, err)
+	}
+	if err := predicted(c, res, 3, v.Failed); err != nil {
+		return err
+	}
+	if err := predicted(c, res, 4, v.Outcome); err != nil {
+		return err
+	}
+	c.ReplyString(reply)
+	return nil
+}
+
+// failState is FAIL's scratch between commands.
+type failState struct {
+	scratch
+	seen verdict.FailSeen
+}
+
+var fails pool[failState]

@@ -1,0 +1,234 @@
+package verdict
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/protocol"
+)
+
+// AddJob is one job of an ADD, its values checked.
+type AddJob struct {
+	// Arg is the index in ARGV of the job's first argument (its data); its
+	// others follow in ADD's order.
+	Arg int
+	// Priority and Delay are the job's values; the others are written as
+	// the caller spelled them, which the checks proved canonical.
+	Priority, Delay int64
+	// Unique is the job's unique key, empty for none.
+	Unique []byte
+}
+
+// The offsets of a job's arguments after its data, in ADD's order.
+const (
+	AddData = iota
+	AddPriority
+	AddDelay
+	AddAttempts
+	AddBackoff
+	AddBackoffMS
+	AddUnique
+	AddUniqueTTL
+)
+
+// AddValues checks the values of ADD's n jobs (args is ARGV, whose count the
+// shape already checked), job by job and in ADD's order, and appends them to
+// jobs: "bad priority", "bad delay", "bad attempts", "bad backoff", "bad
+// backoff_ms", "bad unique_key", "bad unique_ttl" (which must be at least 1
+// when there is a unique key). data is any bytes.
+func AddValues(args [][]byte, n int, jobs []AddJob) ([]AddJob, error) {
+	bad := func(name string) error { return refusal(protocol.ErrBadArg(protocol.Add.Name, name)) }
+	for i := range n {
+		a := 1 + protocol.AddArgsPerJob*i
+		j := args[a : a+protocol.AddArgsPerJob]
+		prio, ok := grammar.Decimal(j[AddPriority], 0, protocol.MaxPriority)
+		if !ok {
+			return jobs, bad("priority")
+		}
+		delay, ok := grammar.Decimal(j[AddDelay], 0, protocol.MaxDelayMS)
+		if !ok {
+			return jobs, bad("delay")
+		}
+		if _, ok := grammar.Decimal(j[AddAttempts], 1, protocol.MaxAttempts); !ok {
+			return jobs, bad("attempts")
+		}
+		if b := string(j[AddBackoff]); b != protocol.BackoffFixed && b != protocol.BackoffExponential {
+			return jobs, bad("backoff")
+		}
+		if _, ok := grammar.Decimal(j[AddBackoffMS], 0, protocol.MaxBackoffMS); !ok {
+			return jobs, bad("backoff_ms")
+		}
+		if len(j[AddUnique]) > protocol.MaxUniqueKey {
+			return jobs, bad("unique_key")
+		}
+		if ttl, ok := grammar.Decimal(j[AddUniqueTTL], 0, protocol.MaxDelayMS); !ok || (ttl == 0 && len(j[AddUnique]) > 0) {
+			return jobs, bad("unique_ttl")
+		}
+		jobs = append(jobs, AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique]})
+	}
+	return jobs, nil
+}
+
+// AddRead is a read ADD's verdict asks for.
+type AddRead uint8
+
+// ADD's reads, in order.
+const (
+	// AddNone: the verdict is final.
+	AddNone AddRead = iota
+	// AddFirst: one batch, GET version (the fence), HGET meta seq, HGET stats
+	// added, ZCARD pending, ZCARD delayed and LLEN signal.
+	AddFirst
+	// AddKeys (once the new ids are known, AddVerdict.First): one batch, GET
+	// unique:<key> for each job with a unique key, in order, then EXISTS of
+	// every new row. These keys are checked against the caller's ACL first;
+	// a denied key is its read's error (and it and the keys after it are not
+	// read).
+	AddKeys
+)
+
+// AddSeen is what ADD has read so far.
+type AddSeen struct {
+	Version Reply[Field]
+	Seq     Reply[Field]
+	Added   Reply[Field]
+	Pending Reply[int64]
+	Delayed Reply[int64]
+	Signal  Reply[int64]
+	// Holders has one entry per job: GET unique:<key>, unmade for a job
+	// without a unique key.
+	Holders []Reply[Field]
+	// Rows is EXISTS of the new rows.
+	Rows Reply[int64]
+}
+
+// AddVerdict is what ADD writes and replies.
+type AddVerdict struct {
+	// First is the first new id; the jobs get First, First+1, … in order.
+	First int64
+	// Seq and Added are the predicted replies of HINCRBY meta seq n and
+	// HINCRBY stats added n.
+	Seq, Added int64
+	// Signal: pending was empty and a job goes to it.
+	Signal bool
+}
+
+// AddStep is ADD's verdict, a refusal, or the next read it needs. With Need
+// AddKeys, Verdict.First is already set: the keys to read derive from it.
+type AddStep struct {
+	Need    AddRead
+	Err     error
+	Verdict AddVerdict
+}
+
+// addDuplicateScan is how many unique keys a batch may hold before the
+// duplicate check uses a map rather than comparing each pair.
+const addDuplicateScan = 32
+
+// Add decides EMQ.ADD of jobs, in the order of lua/add.lua: the fence; meta
+// seq, predicted for HINCRBY meta seq n (the new ids must stay in
+// 1..MaxJobID: EMQSTATE add id space exhausted); each job's unique key in
+// order (a repeat in the batch: EMQLOCK duplicate in batch; WRONGTYPE; held:
+// EMQLOCK duplicate of the stored holder); the new rows (one exists: EMQSTATE
+// add id exists); stats added, typed and predicted; pending, delayed and
+// signal typed.
+func Add(jobs []AddJob, s *AddSeen) AddStep {
+	if !s.Version.Made {
+		return AddStep{Need: AddFirst}
+	}
+	if err := Fence(s.Version); err != nil {
+		return AddStep{Err: err}
+	}
+	if s.Seq.Err != nil {
+		return AddStep{Err: s.Seq.Err}
+	}
+	n := int64(len(jobs))
+	var v AddVerdict
+	var err error
+	if v.Seq, err = predict(s.Seq.Val, n); err != nil {
+		return AddStep{Err: err}
+	}
+	v.First = v.Seq - n + 1
+	if v.First < 1 || v.Seq > protocol.MaxJobID {
+		return AddStep{Err: refusal(protocol.ErrAddIDSpace)}
+	}
+	if len(s.Holders) < len(jobs) {
+		return AddStep{Need: AddKeys, Verdict: v}
+	}
+	if ok, err := addUnique(jobs, s.Holders); err != nil {
+		return AddStep{Err: err}
+	} else if !ok {
+		return AddStep{Need: AddKeys, Verdict: v}
+	}
+	if !s.Rows.Made {
+		return AddStep{Need: AddKeys, Verdict: v}
+	}
+	if s.Rows.Err != nil {
+		return AddStep{Err: s.Rows.Err}
+	}
+	if s.Rows.Val != 0 {
+		return AddStep{Err: refusal(protocol.ErrAddIDExists)}
+	}
+	if s.Added.Err != nil {
+		return AddStep{Err: s.Added.Err}
+	}
+	if v.Added, err = predict(s.Added.Val, n); err != nil {
+		return AddStep{Err: err}
+	}
+	for _, r := range [...]*Reply[int64]{&s.Pending, &s.Delayed, &s.Signal} {
+		if r.Err != nil {
+			return AddStep{Err: r.Err}
+		}
+	}
+	if s.Pending.Val == 0 {
+		for _, j := range jobs {
+			if j.Delay == 0 {
+				v.Signal = true
+				break
+			}
+		}
+	}
+	return AddStep{Verdict: v}
+}
+
+// addUnique is the unique keys' verdict, job by job: a key repeated in the
+// batch, the holder's read error, a holder. ok is false when a holder it
+// needs has not been read.
+func addUnique(jobs []AddJob, holders []Reply[Field]) (ok bool, err error) {
+	var seen map[string]struct{}
+	keys := 0
+	for i, j := range jobs {
+		if len(j.Unique) == 0 {
+			continue
+		}
+		keys++
+		if keys > addDuplicateScan && seen == nil {
+			seen = make(map[string]struct{}, len(jobs))
+			for _, e := range jobs[:i] {
+				if len(e.Unique) > 0 {
+					seen[string(e.Unique)] = struct{}{}
+				}
+			}
+		}
+		if seen != nil {
+			if _, dup := seen[string(j.Unique)]; dup {
+				return true, refusal(protocol.ErrAddDuplicateInBatch)
+			}
+			seen[string(j.Unique)] = struct{}{}
+		} else {
+			for _, e := range jobs[:i] {
+				if len(e.Unique) > 0 && string(e.Unique) == string(j.Unique) {
+					return true, refusal(protocol.ErrAddDuplicateInBatch)
+				}
+			}
+		}
+		h := holders[i]
+		switch {
+		case !h.Made:
+			return false, nil
+		case h.Err != nil:
+			return true, h.Err
+		case h.Val.Set:
+			return true, refusal(grammar.Clip(protocol.ErrAddDuplicate(string(h.Val.Bytes))))
+		}
+	}
+	return true, nil
+}

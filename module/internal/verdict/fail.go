@@ -1,0 +1,114 @@
+package verdict
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/protocol"
+)
+
+// FailRead is a read FAIL's verdict asks for.
+type FailRead uint8
+
+// FAIL's reads.
+const (
+	// FailNone: the verdict is final.
+	FailNone FailRead = iota
+	// FailAll: one batch, GET version (the fence), HMGET <row> att max bo,
+	// ZSCORE active <id>, ZCARD delayed, ZCARD dead and HMGET stats failed
+	// retried dead. The row is checked against the caller's ACL first; a
+	// denial is the row read's error and the row is not read.
+	FailAll
+)
+
+// FailSeen is what FAIL has read so far.
+type FailSeen struct {
+	Version Reply[Field]
+	// Row is HMGET <row> att max bo.
+	Row     Reply[[3]Field]
+	Score   Reply[Field]
+	Delayed Reply[int64]
+	Dead    Reply[int64]
+	// Counters is HMGET stats failed retried dead.
+	Counters Reply[[3]Field]
+}
+
+// FailVerdict is what FAIL writes and replies.
+type FailVerdict struct {
+	// Gone: the row has no att; reply 0 and write nothing.
+	Gone bool
+	// Retry: the job goes to delayed, due after Delay ms, and FAIL replies
+	// "retry"; else it goes to dead and FAIL replies "dead".
+	Retry bool
+	Delay int64
+	// Failed and Outcome are the predicted replies of HINCRBY stats failed 1
+	// and HINCRBY stats <retried|dead> 1.
+	Failed, Outcome int64
+}
+
+// FailStep is FAIL's verdict, a refusal, or the next read it needs.
+type FailStep struct {
+	Need    FailRead
+	Err     error
+	Verdict FailVerdict
+}
+
+// Fail decides EMQ.FAIL for the caller's token and retry flag, in the order
+// of lua/fail.lua: the fence; the row (gone, EMQSTALE); the job's place in
+// active (EMQSTATE not active); delayed and dead typed; stats failed, then
+// the outcome's counter, typed and predicted. A retry is granted when retry
+// is asked and att < max (both read as row integers); its delay follows the
+// row's bo (grammar.RetryDelay).
+func Fail(token []byte, retry bool, s *FailSeen) FailStep {
+	if !s.Version.Made {
+		return FailStep{Need: FailAll}
+	}
+	if err := Fence(s.Version); err != nil {
+		return FailStep{Err: err}
+	}
+	if s.Row.Err != nil {
+		return FailStep{Err: s.Row.Err}
+	}
+	attF, maxF, bo := s.Row.Val[0], s.Row.Val[1], s.Row.Val[2]
+	if !attF.Set {
+		return FailStep{Verdict: FailVerdict{Gone: true}}
+	}
+	if string(attF.Bytes) != string(token) {
+		return FailStep{Err: failStale}
+	}
+	if s.Score.Err != nil {
+		return FailStep{Err: s.Score.Err}
+	}
+	if !s.Score.Val.Set {
+		return FailStep{Err: failNotActive}
+	}
+	if s.Delayed.Err != nil {
+		return FailStep{Err: s.Delayed.Err}
+	}
+	if s.Dead.Err != nil {
+		return FailStep{Err: s.Dead.Err}
+	}
+	att := grammar.RowInt(attF.Bytes, true, grammar.MaxRowInt)
+	v := FailVerdict{Retry: retry && att < grammar.RowInt(maxF.Bytes, maxF.Set, grammar.MaxRowInt)}
+	if s.Counters.Err != nil {
+		return FailStep{Err: s.Counters.Err}
+	}
+	outcome := s.Counters.Val[2] // dead
+	if v.Retry {
+		outcome = s.Counters.Val[1] // retried
+		v.Delay = grammar.RetryDelay(bo.Bytes, att)
+	}
+	var err error
+	if v.Failed, err = predict(s.Counters.Val[0], 1); err != nil {
+		return FailStep{Err: err}
+	}
+	if v.Outcome, err = predict(outcome, 1); err != nil {
+		return FailStep{Err: err}
+	}
+	return FailStep{Verdict: v}
+}
+
+// FAIL's refusals of a lost lease, built once: a stale worker's call is common
+// and should cost no allocation.
+var (
+	failStale     = refusal(protocol.ErrStale(protocol.Fail.Name))
+	failNotActive = refusal(protocol.ErrNotActive(protocol.Fail.Name))
+)

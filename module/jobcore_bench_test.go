@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"trafikey/internal/valkeyserver"
+	"trafikey/internal/valkeytest"
+	"trafikey/lua"
+	"trafikey/protocol"
+)
+
+// BenchmarkJobCore measures each job-core verb of part one on both executors
+// against one server with the module loaded: the native EMQ.* command, and
+// the verb's Lua script through EVALSHA. Calls go over one connection,
+// pipelined 128 at a time. Run it by hand:
+//
+//	go test ./module -run '^$' -bench JobCore -benchtime 20000x
+//
+// It reports the server's own time per call from INFO commandstats
+// (server-µs/call: cmdstat_EMQ.<VERB> or cmdstat_evalsha, which other load
+// on the machine disturbs least) and calls/s as the client saw them. A
+// verb's fixture (the jobs to claim, the leases to complete) is built before
+// the timer starts and before CONFIG RESETSTAT, so only the measured calls
+// count.
+func BenchmarkJobCore(b *testing.B) {
+	s := valkeytest.Start(b, valkeyserver.Options{Module: valkeytest.ModulePath(b)})
+	if ts, err := exec.LookPath("taskset"); err == nil {
+		_ = exec.Command(ts, "-a", "-cp", "0", strconv.Itoa(s.PID())).Run()
+	}
+	c, err := s.Dial(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	shas := map[*protocol.Verb]string{}
+	for _, v := range []*protocol.Verb{protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.Fail} {
+		sha, err := c.Do(context.Background(), "SCRIPT", "LOAD", lua.Source(v))
+		if err != nil {
+			b.Fatal(err)
+		}
+		shas[v] = sha.(string)
+	}
+	queue := 0
+	for _, bc := range jobCoreBenches {
+		for _, native := range []bool{true, false} {
+			name := bc.name + "/lua"
+			if native {
+				name = bc.name + "/native"
+			}
+			b.Run(name, func(b *testing.B) {
+				queue++
+				e := &benchExec{b: b, c: c, q: "bench" + strconv.Itoa(queue), native: native, shas: shas}
+				e.must(protocol.Install)
+				calls := bc.setup(e, b.N)
+				valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+				b.ResetTimer()
+				start := time.Now()
+				e.pipeline(calls)
+				elapsed := time.Since(start)
+				b.StopTimer()
+				b.ReportMetric(float64(len(calls))/elapsed.Seconds(), "calls/s")
+				stat := "evalsha"
+				if native {
+					stat = bc.verb.Command
+				}
+				b.ReportMetric(serverMicros(b, s, stat), "server-µs/call")
+			})
+		}
+	}
+}
+
+// jobCoreBenches are the measured calls, one case per verb (and batch size).
+// setup builds the fixture and returns n calls' ARGV.
+var jobCoreBenches = []struct {
+	name  string
+	verb  *protocol.Verb
+	setup func(e *benchExec, n int) [][]string
+}{
+	{"add", protocol.Add, func(e *benchExec, n int) [][]string {
+		e.verb = protocol.Add
+		return repeat(n, addArgs(job("payload-of-some-bytes")))
+	}},
+	{"add-10", protocol.Add, func(e *benchExec, n int) [][]string {
+		e.verb = protocol.Add
+		jobs := make([][]string, 10)
+		for i := range jobs {
+			jobs[i] = job("payload-of-some-bytes")
+		}
+		return repeat(n, addArgs(jobs...))
+	}},
+	{"claim", protocol.Claim, func(e *benchExec, n int) [][]string {
+		e.fill(n)
+		e.verb = protocol.Claim
+		return repeat(n, []string{"60000", "1"})
+	}},
+	{"claim-10", protocol.Claim, func(e *benchExec, n int) [][]string {
+		e.fill(10 * n)
+		e.verb = protocol.Claim
+		return repeat(n, []string{"60000", "10"})
+	}},
+	{"extend", protocol.Extend, func(e *benchExec, n int) [][]string {
+		leases := e.leases(1)
+		e.verb = protocol.Extend
+		return repeat(n, []string{leases[0][0], leases[0][1], "60000"})
+	}},
+	{"complete", protocol.Complete, func(e *benchExec, n int) [][]string {
+		e.verb = protocol.Complete
+		return e.leases(n)
+	}},
+	{"fail", protocol.Fail, func(e *benchExec, n int) [][]string {
+		leases := e.leases(n)
+		e.verb = protocol.Fail
+		for i := range leases {
+			leases[i] = append(leases[i], "1", "boom")
+		}
+		return leases
+	}},
+}
+
+// benchExec runs one verb on one queue, natively or through EVALSHA.
+type benchExec struct {
+	b      *testing.B
+	c      *valkeyserver.Conn
+	q      string
+	native bool
+	shas   map[*protocol.Verb]string
+	verb   *protocol.Verb
+}
+
+func (e *benchExec) line(v *protocol.Verb, args []string) []string {
+	l := verbArgs(v, e.q, args...)
+	if !e.native {
+		l = append([]string{"EVALSHA", e.shas[v]}, l[1:]...)
+	}
+	return l
+}
+
+func (e *benchExec) must(v *protocol.Verb, args ...string) any {
+	r, err := e.c.Do(context.Background(), e.line(v, args)...)
+	if err != nil {
+		e.b.Fatalf("%s %q: %v", v.Command, args, err)
+	}
+	return r
+}
+
+// pipeline runs e.verb once per ARGV, 128 calls per round trip, and fails on
+// any error reply.
+func (e *benchExec) pipeline(calls [][]string) []any {
+	const depth = 128
+	out := make([]any, 0, len(calls))
+	cmds := make([][]string, 0, depth)
+	for i := 0; i < len(calls); i += depth {
+		cmds = cmds[:0]
+		for _, a := range calls[i:min(i+depth, len(calls))] {
+			cmds = append(cmds, e.line(e.verb, a))
+		}
+		replies, err := e.c.DoMulti(context.Background(), cmds...)
+		if err != nil {
+			e.b.Fatal(err)
+		}
+		for _, r := range replies {
+			if re, ok := r.(valkeyserver.ReplyError); ok {
+				e.b.Fatalf("%s: %v", e.verb.Command, re)
+			}
+		}
+		out = append(out, replies...)
+	}
+	return out
+}
+
+// fill adds n jobs to the queue, 100 per call.
+func (e *benchExec) fill(n int) {
+	e.verb = protocol.Add
+	var calls [][]string
+	for n > 0 {
+		k := min(n, 100)
+		jobs := make([][]string, k)
+		for i := range jobs {
+			jobs[i] = job("payload-of-some-bytes", "0", "0", "1000000")
+		}
+		calls = append(calls, addArgs(jobs...))
+		n -= k
+	}
+	e.pipeline(calls)
+}
+
+// leases adds and claims n jobs and returns [id, token] of each.
+func (e *benchExec) leases(n int) [][]string {
+	e.fill(n)
+	e.verb = protocol.Claim
+	var out [][]string
+	for len(out) < n {
+		for _, r := range e.pipeline([][]string{{"600000", strconv.Itoa(min(n-len(out), protocol.MaxCount))}}) {
+			for _, j := range r.([]any) {
+				f := j.([]any)
+				out = append(out, []string{f[0].(string), strconv.FormatInt(f[2].(int64), 10)})
+			}
+		}
+	}
+	return out
+}
+
+func repeat(n int, args []string) [][]string {
+	out := make([][]string, n)
+	for i := range out {
+		out[i] = args
+	}
+	return out
+}
+
+// serverMicros is usec_per_call of command in INFO commandstats.
+func serverMicros(b *testing.B, s *valkeyserver.Server, command string) float64 {
+	stats := valkeytest.Do(b, s, "INFO", "commandstats").(string)
+	for l := range strings.Lines(stats) {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
+		if !ok || !strings.EqualFold(k, "cmdstat_"+command) {
+			continue
+		}
+		for field := range strings.SplitSeq(v, ",") {
+			if us, ok := strings.CutPrefix(field, "usec_per_call="); ok {
+				f, _ := strconv.ParseFloat(us, 64)
+				return f
+			}
+		}
+	}
+	b.Fatalf("no cmdstat_%s in INFO commandstats", command)
+	return 0
+}

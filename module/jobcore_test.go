@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"trafikey/internal/valkeyserver"
+	"trafikey/internal/valkeytest"
+	"trafikey/protocol"
+)
+
+// These tests run the native job-core verbs (INSTALL, ADD, CLAIM, EXTEND,
+// COMPLETE, FAIL) on real servers and check what the grammar promises
+// beyond the replies, which the conformance suite holds to the Lua scripts:
+// writes reach the AOF and replicas as their effects, derived keys are
+// checked against the caller's ACL, CLIENT PAUSE WRITE holds a writer, and a
+// refused call writes nothing.
+
+// verbArgs is a verb's command line for queue q: the command, numkeys, the
+// declared keys, then args.
+func verbArgs(v *protocol.Verb, q string, args ...string) []string {
+	keys := v.KeyNames(protocol.KeysOf(q))
+	out := append([]string{v.Command, strconv.Itoa(len(keys))}, keys...)
+	return append(out, args...)
+}
+
+// job is one job's ADD arguments: data, priority, delay, attempts, backoff,
+// backoff ms, unique key, unique TTL.
+func job(data string, more ...string) []string {
+	j := []string{data, "0", "0", "3", protocol.BackoffFixed, "0", "", "0"}
+	copy(j[1:], more)
+	return j
+}
+
+// addArgs is ADD's ARGV for jobs.
+func addArgs(jobs ...[]string) []string {
+	out := []string{strconv.Itoa(len(jobs))}
+	for _, j := range jobs {
+		out = append(out, j...)
+	}
+	return out
+}
+
+// workload runs every native verb of part one on queue q of s, success
+// paths and refusals, and returns the number of calls made.
+func workload(t *testing.T, s *valkeyserver.Server, q string) int {
+	t.Helper()
+	calls := 0
+	do := func(v *protocol.Verb, args ...string) any {
+		t.Helper()
+		calls++
+		return valkeytest.Do(t, s, verbArgs(v, q, args...)...)
+	}
+	refuse := func(v *protocol.Verb, args ...string) {
+		t.Helper()
+		calls++
+		if _, err := s.Do(ctxT(t), verbArgs(v, q, args...)...); err == nil {
+			t.Fatalf("%s %q: not refused", v.Command, args)
+		}
+	}
+	require.Equal(t, int64(1), do(protocol.Install))
+	require.Equal(t, int64(0), do(protocol.Install))
+	ids := do(protocol.Add, addArgs(
+		job("plain"),
+		job("urgent", "900", "0", "2", protocol.BackoffExponential, "10"),
+		job("later", "0", "60000"),
+		job("once", "5", "0", "1", protocol.BackoffFixed, "0", "u1", "600000"),
+	)...).([]any)
+	require.Equal(t, []any{"1", "2", "3", "4"}, ids)
+	refuse(protocol.Add, addArgs(job("again", "0", "0", "1", protocol.BackoffFixed, "0", "u1", "1000"))...)
+	claimed := do(protocol.Claim, "30000", "10").([]any)
+	require.Len(t, claimed, 3) // urgent, once, plain; later is delayed
+	require.Equal(t, []any{"2", "urgent", int64(1)}, claimed[0])
+	require.Equal(t, []any{"4", "once", int64(1)}, claimed[1])
+	require.IsType(t, int64(0), do(protocol.Extend, "2", "1", "60000"))
+	refuse(protocol.Extend, "2", "0", "60000")
+	require.Equal(t, int64(1), do(protocol.Complete, "4", "1"))
+	require.Equal(t, int64(0), do(protocol.Complete, "4", "1"))
+	require.Equal(t, protocol.FailRetry, do(protocol.Fail, "2", "1", "1", "boom"))
+	require.Equal(t, protocol.FailDead, do(protocol.Fail, "1", "1", "0", "bad\x00bytes"))
+	refuse(protocol.Fail, "1", "1", "0", "again")
+	// the unique key is free again
+	require.Equal(t, []any{"5"}, do(protocol.Add, addArgs(job("once more", "0", "0", "1", protocol.BackoffFixed, "0", "u1", "600000"))...))
+	require.Len(t, do(protocol.Claim, "1000", "5").([]any), 1)
+	return calls
+}
+
+func TestJobCoreEffectsInTheAOF(t *testing.T) {
+	t.Parallel()
+	p := startModule(t, valkeyserver.Options{AOF: true})
+	workload(t, p, "fx")
+	before := valkeytest.Snapshot(t, p, "emq:*")
+	aof := readAOF(t, p)
+	if strings.Contains(strings.ToUpper(aof), "EMQ.") {
+		t.Fatalf("the AOF holds an EMQ command:\n%s", aof)
+	}
+	for _, w := range []string{"HINCRBY", "ZPOPMIN", "ZADD", "MULTI", "EXEC", "PXAT"} {
+		require.Contains(t, aof, w, "the AOF lacks %s", w)
+	}
+	// a server without the module loads a copy of the data directory to the
+	// same dataset
+	dir := filepath.Join(t.TempDir(), "copy")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	out, err := exec.Command("cp", "-r", filepath.Join(p.Dir(), "appendonlydir"), dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	plain := valkeytest.Start(t, valkeyserver.Options{Dir: dir, AOF: true})
+	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, plain, "emq:*"))
+	if _, err := plain.Do(ctxT(t), "EMQ.VERSION"); err == nil {
+		t.Fatal("the plain server has the module")
+	}
+}
+
+func TestJobCoreReplica(t *testing.T) {
+	t.Parallel()
+	p := startModule(t, valkeyserver.Options{})
+	r := valkeytest.Start(t, valkeyserver.Options{ReplicaOf: p.Addr()})
+	require.NoError(t, r.WaitReplicaSync(ctxT(t)))
+	workload(t, p, "rep")
+	want := valkeytest.Snapshot(t, p, "emq:*")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := valkeytest.Snapshot(t, r, "emq:*")
+		if len(valkeytest.Diff(want, got)) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			valkeytest.RequireUnchanged(t, want, got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// An ACL user limited to queue a reaches neither queue b's declared keys
+// (the server's key-spec check) nor, through derived keys, rows it may not
+// touch (the module's check); nothing is written either way.
+func TestJobCoreACL(t *testing.T) {
+	t.Parallel()
+	a := protocol.KeysOf("a")
+	fixed := []string{}
+	for _, k := range []string{a.Base, a.Version, a.Meta, a.Stats, a.Pending, a.Delayed, a.Active, a.Dead, a.Signal} {
+		fixed = append(fixed, "~"+k)
+	}
+	s := startModule(t, valkeyserver.Options{Users: []string{
+		"alice on >pw ~emq:{a}:* +@all",
+		"bob on >pw " + strings.Join(fixed, " ") + " %R~emq:{a}:job:* +@all",
+	}})
+	as := func(user string, args ...string) (any, error) {
+		c, err := valkeyserver.Dial(ctxT(t), s.Addr())
+		require.NoError(t, err)
+		defer c.Close()
+		_, err = c.Do(ctxT(t), "AUTH", user, "pw")
+		require.NoError(t, err)
+		return c.Do(ctxT(t), args...)
+	}
+	valkeytest.Do(t, s, verbArgs(protocol.Install, "b")...)
+	valkeytest.Do(t, s, verbArgs(protocol.Add, "b", addArgs(job("x"))...)...)
+	valkeytest.Do(t, s, verbArgs(protocol.Install, "a")...)
+	before := valkeytest.Snapshot(t, s, "emq:*")
+	for _, v := range []struct {
+		verb *protocol.Verb
+		args []string
+	}{
+		{protocol.Install, nil},
+		{protocol.Add, addArgs(job("y"))},
+		{protocol.Claim, []string{"1000", "1"}},
+		{protocol.Extend, []string{"1", "0", "1000"}},
+		{protocol.Complete, []string{"1", "0"}},
+		{protocol.Fail, []string{"1", "0", "1", "e"}},
+	} {
+		_, err := as("alice", verbArgs(v.verb, "b", v.args...)...)
+		require.Error(t, err, v.verb.Command)
+		require.True(t, strings.HasPrefix(err.Error(), "NOPERM"), "%s on queue b: %v", v.verb.Command, err)
+	}
+	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "emq:*"))
+	// bob may use queue a's declared keys and read its rows, not write them:
+	// an ADD (rows created) and a claim (rows updated) are refused by the
+	// module before any write
+	_, err := as("bob", verbArgs(protocol.Add, "a", addArgs(job("z"))...)...)
+	require.EqualError(t, err, protocol.ErrNoPerm)
+	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "emq:*"))
+	ids, err := as("alice", verbArgs(protocol.Add, "a", addArgs(job("z"))...)...)
+	require.NoError(t, err)
+	require.Equal(t, []any{"1"}, ids)
+	before = valkeytest.Snapshot(t, s, "emq:*")
+	_, err = as("bob", verbArgs(protocol.Claim, "a", "1000", "1")...)
+	require.EqualError(t, err, protocol.ErrNoPerm)
+	// EXTEND only reads the row: bob gets as far as the verdict
+	_, err = as("bob", verbArgs(protocol.Extend, "a", "1", "0", "1000")...)
+	require.EqualError(t, err, protocol.ErrNotActive("extend"))
+	_, err = as("bob", verbArgs(protocol.Extend, "a", "1", "9", "1000")...)
+	require.EqualError(t, err, protocol.ErrStale("extend"))
+	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "emq:*"))
+	// the fence comes before a denied row
+	valkeytest.Do(t, s, "SET", a.Version, "2")
+	_, err = as("bob", verbArgs(protocol.Complete, "a", "1", "0")...)
+	require.EqualError(t, err, protocol.ErrWireFound("2"))
+}
+
+// CLIENT PAUSE WRITE holds a native writer before it runs (it is flagged
+// write), so nothing is written during the pause; a path the pause does not
+// hold (a module command calling the verb) meets the guard, which refuses
+// with nothing written.
+func TestJobCorePause(t *testing.T) {
+	t.Parallel()
+	s := startDebug(t, valkeyserver.Options{})
+	valkeytest.Do(t, s, verbArgs(protocol.Install, "p")...)
+	before := valkeytest.Snapshot(t, s, "emq:*")
+	valkeytest.Do(t, s, "CLIENT", "PAUSE", "20000", "WRITE")
+	done := make(chan any, 1)
+	go func() {
+		v, err := s.Do(context.Background(), verbArgs(protocol.Add, "p", addArgs(job("held"))...)...)
+		if err != nil {
+			done <- err
+			return
+		}
+		done <- v
+	}()
+	select {
+	case v := <-done:
+		t.Fatalf("EMQ.ADD ran during the pause: %#v", v)
+	case <-time.After(300 * time.Millisecond):
+	}
+	wantRefused(t, s, protocol.ErrWritePaused, append([]string{"EMQ.DEBUG.CALL"}, verbArgs(protocol.Add, "p", addArgs(job("guarded"))...)...)...)
+	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "emq:*"))
+	valkeytest.Do(t, s, "CLIENT", "UNPAUSE")
+	select {
+	case v := <-done:
+		require.Equal(t, []any{"1"}, v, "after the pause")
+	case <-time.After(10 * time.Second):
+		t.Fatal("EMQ.ADD still held after CLIENT UNPAUSE")
+	}
+	// a panic in a handler leaves the server running and the verbs working
+	wantRefused(t, s, protocol.ErrInternal, "EMQ.DEBUG.PANIC")
+	claimed := valkeytest.Do(t, s, verbArgs(protocol.Claim, "p", "1000", "1")...)
+	require.Equal(t, []any{[]any{"1", "held", int64(1)}}, claimed)
+}
+
+// Every registered job-core writer is flagged write and deny-oom with
+// EVAL-style key-specs, so the server holds it during a pause and ACL and
+// cluster routing see its declared keys.
+func TestJobCoreCommandInfo(t *testing.T) {
+	t.Parallel()
+	s := startModule(t, valkeyserver.Options{})
+	for _, c := range verbs() {
+		info := valkeytest.Do(t, s, "COMMAND", "INFO", c.Name).([]any)[0].([]any)
+		flags := flat(info[2])
+		if strings.Contains(c.Flags, "write") {
+			require.Contains(t, flags, "write", c.Name)
+			require.Contains(t, flags, "denyoom", c.Name)
+		} else {
+			require.Contains(t, flags, "readonly", c.Name)
+		}
+		require.Equal(t, int64(-2), info[1], c.Name)
+	}
+	keys := protocol.Claim.KeyNames(protocol.KeysOf("k"))
+	got := valkeytest.Do(t, s, append([]string{"COMMAND", "GETKEYS", protocol.Claim.Command, "5"}, append(keys, "1", "1")...)...)
+	require.Equal(t, flat(got), strings.Join(keys, " "))
+}
+
+// The native verbs allocate nothing in steady state: their scratch and the
+// host's are reused from one command to the next.
+func TestJobCoreNoAllocations(t *testing.T) {
+	t.Parallel()
+	s := startDebug(t, valkeyserver.Options{})
+	c, err := s.Dial(ctxT(t))
+	require.NoError(t, err)
+	defer c.Close()
+	valkeytest.Do(t, s, verbArgs(protocol.Install, "na")...)
+	round := func() {
+		t.Helper()
+		var cmds [][]string
+		for range 50 {
+			cmds = append(cmds, verbArgs(protocol.Add, "na", addArgs(job("a"), job("b", "5"), job("c", "0", "10"))...))
+		}
+		_, err := c.DoMulti(ctxT(t), cmds...)
+		require.NoError(t, err)
+		claimed, err := c.Do(ctxT(t), verbArgs(protocol.Claim, "na", "60000", "100")...)
+		require.NoError(t, err)
+		cmds = cmds[:0]
+		for i, j := range claimed.([]any) {
+			f := j.([]any)
+			id, token := f[0].(string), strconv.FormatInt(f[2].(int64), 10)
+			cmds = append(cmds, verbArgs(protocol.Extend, "na", id, token, "60000"))
+			if i%2 == 0 {
+				cmds = append(cmds, verbArgs(protocol.Complete, "na", id, token))
+			} else {
+				cmds = append(cmds, verbArgs(protocol.Fail, "na", id, token, "1", "boom"))
+			}
+		}
+		replies, err := c.DoMulti(ctxT(t), cmds...)
+		require.NoError(t, err)
+		for _, r := range replies {
+			if re, ok := r.(valkeyserver.ReplyError); ok {
+				t.Fatal(re)
+			}
+		}
+	}
+	round()
+	round()
+	before := runtimeInfo(t, s)[3]
+	for range 4 {
+		round()
+	}
+	after := runtimeInfo(t, s)[3]
+	t.Logf("%d heap allocations for 4 rounds of 351 commands", after-before)
+	require.LessOrEqual(t, after-before, int64(20), "heap allocations for 4 rounds of 351 commands")
+}
