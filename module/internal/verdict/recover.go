@@ -1,0 +1,125 @@
+package verdict
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/protocol"
+)
+
+// RecoverRead is a read RECOVER's verdict asks for.
+type RecoverRead uint8
+
+// RECOVER's reads, in order.
+const (
+	// RecoverNone: the verdict is final.
+	RecoverNone RecoverRead = iota
+	// RecoverFirst: one batch, GET version (the fence), then ZRANGEBYSCORE
+	// active -inf (<now> LIMIT 0 <limit>, the leases whose deadline passed.
+	RecoverFirst
+	// RecoverRows: one batch. HMGET <row> att max prio for each expired
+	// member that is a JobMember, in order (their rows are checked against
+	// the caller's ACL first); then ZCARD pending, ZCARD dead, LLEN signal
+	// and HMGET stats recovered dead.
+	RecoverRows
+)
+
+// RecoverSeen is what RECOVER has read so far. Rows has one entry per member
+// of Expired; the entries of members that are not ids stay unmade.
+type RecoverSeen struct {
+	Version  Reply[Field]
+	Expired  Reply[[][]byte]
+	Rows     []Reply[[]Field]
+	Pending  Reply[int64]
+	Dead     Reply[int64]
+	Signal   Reply[int64]
+	Counters Reply[[]Field]
+	// Moves is memory the verdict may fill with its Moves: a handler keeps
+	// it from one call to the next, so a steady load allocates nothing.
+	Moves []Move
+}
+
+// RecoverVerdict is what RECOVER writes and replies.
+type RecoverVerdict struct {
+	// Requeued and Died are the reply [requeued, dead].
+	Requeued, Died int64
+	// Moves has one entry per member of Expired: every member leaves
+	// active, a job with attempts left goes to pending, one without to dead.
+	Moves []Move
+	// Recovered and Dead are the predicted replies of HINCRBY stats
+	// recovered <Requeued> and HINCRBY stats dead <Died> (each written only
+	// when its count is not 0).
+	Recovered, Dead int64
+	// Signal: pending was empty and jobs go to it.
+	Signal bool
+}
+
+// RecoverStep is RECOVER's verdict, a refusal, or the next read it needs.
+type RecoverStep struct {
+	Need    RecoverRead
+	Err     error
+	Verdict RecoverVerdict
+}
+
+// Recover decides EMQ.RECOVER at time now (ms) over what has been read:
+// expired leases go back to pending while the job has attempts left
+// (att < max), else to dead with time of death now.
+func Recover(now int64, s *RecoverSeen) RecoverStep {
+	if !s.Version.Made {
+		return RecoverStep{Need: RecoverFirst}
+	}
+	if err := Fence(s.Version); err != nil {
+		return RecoverStep{Err: err}
+	}
+	if s.Expired.Err != nil {
+		return RecoverStep{Err: s.Expired.Err}
+	}
+	ids := s.Expired.Val
+	if len(ids) == 0 {
+		return RecoverStep{}
+	}
+	if !s.Counters.Made {
+		return RecoverStep{Need: RecoverRows}
+	}
+	v := RecoverVerdict{Moves: moves(&s.Moves, len(ids))}
+	for i, m := range ids {
+		if !JobMember(m) {
+			continue
+		}
+		row := s.Rows[i]
+		if row.Err != nil {
+			return RecoverStep{Err: row.Err}
+		}
+		att, max, prio := row.Val[0], row.Val[1], row.Val[2]
+		if !att.Set {
+			continue
+		}
+		if grammar.RowInt(att.Bytes, true, grammar.MaxRowInt) < grammar.RowInt(max.Bytes, max.Set, grammar.MaxRowInt) {
+			id, _ := grammar.Decimal(m, 1, protocol.MaxJobID)
+			v.Moves[i] = Move{To: ToPending, Score: protocol.PendingScore(grammar.RowInt(prio.Bytes, prio.Set, protocol.MaxPriority), id)}
+			v.Requeued++
+		} else {
+			v.Moves[i] = Move{To: ToDead, Score: now}
+			v.Died++
+		}
+	}
+	for _, r := range []*Reply[int64]{&s.Pending, &s.Dead, &s.Signal} {
+		if r.Err != nil {
+			return RecoverStep{Err: r.Err}
+		}
+	}
+	if s.Counters.Err != nil {
+		return RecoverStep{Err: s.Counters.Err}
+	}
+	var err error
+	if v.Requeued > 0 {
+		if v.Recovered, err = predict(s.Counters.Val[0], v.Requeued); err != nil {
+			return RecoverStep{Err: err}
+		}
+	}
+	if v.Died > 0 {
+		if v.Dead, err = predict(s.Counters.Val[1], v.Died); err != nil {
+			return RecoverStep{Err: err}
+		}
+	}
+	v.Signal = v.Requeued > 0 && s.Pending.Val == 0
+	return RecoverStep{Verdict: v}
+}

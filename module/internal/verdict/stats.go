@@ -1,0 +1,78 @@
+package verdict
+
+import "trafikey/protocol"
+
+// StatsRead is a read STATS's verdict asks for.
+type StatsRead uint8
+
+// STATS's reads.
+const (
+	// StatsNone: the verdict is final.
+	StatsNone StatsRead = iota
+	// StatsAll: one batch, GET version (the fence), ZCARD of pending,
+	// delayed, active and dead, HGET meta paused, HMGET stats
+	// <protocol.StatsCounters…>.
+	StatsAll
+)
+
+// StatsSets are the sets STATS counts, in reply order.
+var StatsSets = []string{protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixActive, protocol.SuffixDead}
+
+// StatsSeen is what STATS has read.
+type StatsSeen struct {
+	Version  Reply[Field]
+	Sets     [4]Reply[int64]
+	Paused   Reply[Field]
+	Counters Reply[[]Field]
+}
+
+// StatsVerdict is STATS's reply: the sizes of StatsSets, the pause flag
+// (0 or 1), and the counters as stored ("0" when absent), named
+// "total_<counter>".
+type StatsVerdict struct {
+	Sets     [4]int64
+	Paused   int64
+	Counters [8][]byte // protocol.StatsCounters, in order
+}
+
+// StatsStep is STATS's verdict, a refusal, or the next read it needs.
+type StatsStep struct {
+	Need    StatsRead
+	Err     error
+	Verdict StatsVerdict
+}
+
+var zero = []byte("0")
+
+// Stats decides EMQ.STATS.
+func Stats(s *StatsSeen) StatsStep {
+	if !s.Version.Made {
+		return StatsStep{Need: StatsAll}
+	}
+	if err := Fence(s.Version); err != nil {
+		return StatsStep{Err: err}
+	}
+	var v StatsVerdict
+	for i := range s.Sets {
+		if s.Sets[i].Err != nil {
+			return StatsStep{Err: s.Sets[i].Err}
+		}
+		v.Sets[i] = s.Sets[i].Val
+	}
+	if s.Paused.Err != nil {
+		return StatsStep{Err: s.Paused.Err}
+	}
+	if s.Paused.Val.Is("1") {
+		v.Paused = 1
+	}
+	if s.Counters.Err != nil {
+		return StatsStep{Err: s.Counters.Err}
+	}
+	for i, f := range s.Counters.Val[:len(v.Counters)] {
+		v.Counters[i] = zero
+		if f.Set {
+			v.Counters[i] = f.Bytes
+		}
+	}
+	return StatsStep{Verdict: v}
+}
