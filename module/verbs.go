@@ -16,6 +16,16 @@ func verbs() []host.Command {
 		verbCommand(protocol.Extend, extend, "Moves an active job's lease deadline."),
 		verbCommand(protocol.Complete, complete, "Finishes an active job."),
 		verbCommand(protocol.Fail, fail, "Ends an active job's attempt: retry after its backoff, or dead-letter."),
+		verbCommand(protocol.Recover, recoverExpired, "Takes back up to limit jobs whose lease expired: to pending, or dead."),
+		verbCommand(protocol.Promote, promote, "Moves up to limit due delayed jobs to pending."),
+		verbCommand(protocol.Pause, pause, "Stops CLAIM from handing out the queue's jobs."),
+		verbCommand(protocol.Resume, resume, "Lets CLAIM hand out the queue's jobs again."),
+		verbCommand(protocol.Remove, remove, "Deletes a job no worker holds, with its logs and unique key."),
+		verbCommand(protocol.Requeue, requeue, "Sends a dead job back to pending with a fresh set of attempts."),
+		verbCommand(protocol.Log, logLine, "Appends a line to an active attempt's log, keeping the last cap lines."),
+		verbCommand(protocol.Progress, progress, "Stores an active attempt's progress value."),
+		verbCommand(protocol.Stats, stats, "Replies the queue's sizes, pause flag and lifetime counters."),
+		verbCommand(protocol.Inspect, inspect, "Replies a job's row and logs."),
 	}
 }
 

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// inspect is EMQ.INSPECT (lua/inspect.lua, read-only): a job's row and logs.
+// Crossings: the command, the ACL check of the row and its logs, one read
+// batch.
+func inspect(c *host.Call) error {
+	// shape and layout: numkeys 2 (base version), ARGV id
+	r, err := prelude(c, protocol.Inspect, exactly(1))
+	if err != nil {
+		return err
+	}
+	// values: the id
+	id := r.args[0]
+	if !grammar.ID(id) {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Inspect.Name, "id"))
+	}
+	st := inspects.get()
+	defer inspects.put(st)
+	st.reset()
+	row := st.derived(r.base, protocol.SuffixJob, id, "")
+	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
+	// the row and its logs are outside the key-spec: the caller's ACL first
+	// (both read); a denial is the refusal of the key's read, in its place
+	deny, err := r.firstDenied(host.KeyRead, [][]byte{row, logs})
+	if err != nil {
+		return err
+	}
+	rowOK, logsOK := deny != 0, deny < 0 // a denied row ends the call before the logs
+	// fence and domain reads, one batch: GET version, HMGET row <fields>,
+	// LRANGE logs 0 -1; the reply is written from these views before any
+	// other host call
+	s := &st.seen
+	*s = verdict.InspectSeen{}
+	step := verdict.Inspect(s)
+	if step.Need == verdict.InspectFirst {
+		b := r.fenced()
+		if rowOK {
+			b.Cmd("HMGET").Arg(row)
+			for _, name := range protocol.InspectFields {
+				b.Str(name)
+			}
+		}
+		if logsOK {
+			b.Cmd("LRANGE").Arg(logs).Str("0").Str("-1")
+		}
+		res := b.RunAll()
+		i := 1
+		s.Version = fieldAt(res, 0)
+		if rowOK {
+			f := st.fields[:]
+			s.Row, i = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, i, f)}, i+1
+		} else {
+			s.Row = denied[[]verdict.Field]()
+		}
+		if logsOK {
+			s.Logs = listAt(res, i, nil, st.lines)
+			st.lines = s.Logs.Val
+		} else {
+			s.Logs = denied[[][]byte]()
+		}
+		step = verdict.Inspect(s)
+	}
+	if step.Err != nil || step.Need != verdict.InspectNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	if v.Gone {
+		c.ReplyNull()
+		return nil
+	}
+	// the reply: the fields that are set, name then value, then the logs
+	n := 0
+	for _, f := range v.Fields {
+		if f.Set {
+			n++
+		}
+	}
+	c.ReplyArray(2*n + 2)
+	for i, f := range v.Fields {
+		if f.Set {
+			c.ReplyString(protocol.InspectFields[i])
+			c.ReplyBulk(f.Bytes)
+		}
+	}
+	c.ReplyString("logs")
+	c.ReplyArray(len(v.Logs))
+	for _, line := range v.Logs {
+		c.ReplyBulk(line)
+	}
+	return nil
+}
+
+// inspectState is INSPECT's scratch between commands: one field per name of
+// protocol.InspectFields (ten; the protocol's test holds the list).
+type inspectState struct {
+	scratch
+	seen   verdict.InspectSeen
+	fields [10]verdict.Field
+	lines  [][]byte
+}
+
+var inspects pool[inspectState]

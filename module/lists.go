@@ -1,0 +1,87 @@
+package main
+
+import (
+	"strconv"
+
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// The stats counters RECOVER, REMOVE and REQUEUE increment, named by the
+// protocol's list (protocol.StatsCounters, in STATS order).
+var (
+	statRecovered = protocol.StatsCounters[5]
+	statRemoved   = protocol.StatsCounters[6]
+	statRequeued  = protocol.StatsCounters[7]
+)
+
+// listAt is the i-th reply of a batch as an array of strings (ZRANGEBYSCORE,
+// LRANGE), its elements appended to dst[:0]. With keep set the elements are
+// copied into it, so the verdict can look at them after the next batch;
+// without, they are views valid until then. An element that is not a string
+// is ErrHostReply.
+func listAt(res host.Results, i int, keep *scratch, dst [][]byte) verdict.Reply[[][]byte] {
+	v, err := res.At(i)
+	if err != nil {
+		return verdict.Failed[[][]byte](err)
+	}
+	if v.Kind() != host.KindArray {
+		return verdict.Failed[[][]byte](host.ErrHostReply)
+	}
+	dst = dst[:0]
+	v.Elems(func(_ int, e host.Value) bool {
+		var b []byte
+		if b, err = e.Bytes(); err != nil {
+			return false
+		}
+		if keep != nil {
+			b = keep.copy(b)
+			if b == nil {
+				b = []byte{}
+			}
+		}
+		dst = append(dst, b)
+		return true
+	})
+	if err != nil {
+		return verdict.Failed[[][]byte](err)
+	}
+	return verdict.Got(dst)
+}
+
+// below appends "(<v>", an exclusive score bound, to the scratch.
+func (s *scratch) below(v int64) []byte {
+	off := len(s.buf)
+	s.buf = append(s.buf, '(')
+	s.buf = strconv.AppendInt(s.buf, v, 10)
+	return s.buf[off:len(s.buf):len(s.buf)]
+}
+
+// grow returns s with length n, reusing its array when it is large enough,
+// every element zeroed.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// signalPush adds the writes that leave one token in the signal list, for
+// workers blocked on it: LPUSH signal 1, LTRIM signal 0 0.
+func signalPush(b *host.Batch, signal []byte) {
+	b.Cmd("LPUSH").Arg(signal).Str("1").
+		Cmd("LTRIM").Arg(signal).Str("0").Str("0")
+}
+
+// removedAll checks the i-th reply of a write batch, a ZREM, against the number
+// of members it was predicted to remove (members just read from the set).
+func removedAll(c *host.Call, res host.Results, i int, want int) error {
+	if got := intAt(res, i); got.Err != nil || got.Val != int64(want) {
+		host.Logf(host.LogWarning, "%s: ZREM answered %d (%v), %d predicted; answered %q", c.Name(), got.Val, got.Err, want, protocol.ErrHostReply)
+		return host.ErrHostReply
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// pause is EMQ.PAUSE (lua/pause.lua): stop CLAIM from handing out jobs.
+// Crossings: the command, one read batch (the fence and the flag); when the
+// queue was not paused, the guard and one write.
+func pause(c *host.Call) error {
+	// shape and layout: numkeys 3 (base version meta), no ARGV
+	r, err := prelude(c, protocol.Pause, exactly(0))
+	if err != nil {
+		return err
+	}
+	meta := r.keys[2]
+	// fence and domain read, one batch: GET version, HGET meta paused (which
+	// types meta, the key HSET writes)
+	var s verdict.PauseSeen
+	step := verdict.Pause(&s)
+	if step.Need == verdict.PauseFirst {
+		res := r.fenced().Cmd("HGET").Arg(meta).Str(protocol.MetaPaused).RunAll()
+		s.Version, s.Paused = fieldAt(res, 0), fieldAt(res, 1)
+		step = verdict.Pause(&s)
+	}
+	if step.Err != nil || step.Need != verdict.PauseNone {
+		return orInternal(step.Err)
+	}
+	if !step.Verdict.Change {
+		c.ReplyInt(0)
+		return nil
+	}
+	// guard, then the write
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write().Cmd("HSET").Arg(meta).Str(protocol.MetaPaused).Str("1").Run(); err != nil {
+		return wrote(c, err)
+	}
+	c.ReplyInt(1)
+	return nil
+}
+
+// resume is EMQ.RESUME (lua/resume.lua): let CLAIM hand out jobs again, and
+// wake idle workers when jobs are waiting. Crossings: the command, one read
+// batch (the fence and the flag); when the queue was paused, one read batch
+// (the types of pending and signal), the guard and one write batch.
+func resume(c *host.Call) error {
+	// shape and layout: numkeys 5 (base version meta pending signal), no ARGV
+	r, err := prelude(c, protocol.Resume, exactly(0))
+	if err != nil {
+		return err
+	}
+	meta, pending, signal := r.keys[2], r.keys[3], r.keys[4]
+	// fence and domain reads, driven by the verdict
+	st := resumes.get()
+	defer resumes.put(st)
+	st.reset()
+	s := &st.seen
+	*s = verdict.PauseSeen{}
+	step := verdict.Resume(s)
+	for ran := verdict.PauseNone; step.Need != verdict.PauseNone && step.Need != ran; step = verdict.Resume(s) {
+		ran = step.Need
+		switch step.Need {
+		case verdict.PauseFirst:
+			// GET version, HGET meta paused (which types meta, the key HDEL
+			// writes)
+			res := r.fenced().Cmd("HGET").Arg(meta).Str(protocol.MetaPaused).RunAll()
+			s.Version, s.Paused = st.keep(fieldAt(res, 0)), st.keep(fieldAt(res, 1))
+		case verdict.ResumeTypes:
+			// ZCARD pending (the signal's condition, and its type), LLEN
+			// signal (its type)
+			res := c.Read().Cmd("ZCARD").Arg(pending).Cmd("LLEN").Arg(signal).RunAll()
+			s.Pending, s.Signal = intAt(res, 0), intAt(res, 1)
+		}
+	}
+	if step.Err != nil || step.Need != verdict.PauseNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	if !v.Change {
+		c.ReplyInt(0)
+		return nil
+	}
+	// guard, then the writes: HDEL meta paused, the signal when jobs wait
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	b := w.Write().Cmd("HDEL").Arg(meta).Str(protocol.MetaPaused)
+	if v.Signal {
+		signalPush(b, signal)
+	}
+	if _, err := b.Run(); err != nil {
+		return wrote(c, err)
+	}
+	c.ReplyInt(1)
+	return nil
+}
+
+// resumeState is RESUME's scratch between commands.
+type resumeState struct {
+	scratch
+	seen verdict.PauseSeen
+}
+
+var resumes pool[resumeState]

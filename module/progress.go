@@ -1,0 +1,78 @@
+package main
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// progress is EMQ.PROGRESS (lua/progress.lua): store an active attempt's
+// progress value. Crossings: the command, the row's ACL check, one read
+// batch (the fence and the row's att), the guard, one write.
+func progress(c *host.Call) error {
+	// shape and layout: numkeys 2 (base version), ARGV id token value
+	r, err := prelude(c, protocol.Progress, exactly(3))
+	if err != nil {
+		return err
+	}
+	// values, in ARGV order: the id, the value; the token is any bytes
+	id, token := r.args[0], r.args[1]
+	if !grammar.ID(id) {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Progress.Name, "id"))
+	}
+	if len(r.args[2]) > protocol.MaxText {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Progress.Name, "value"))
+	}
+	st := progresses.get()
+	defer progresses.put(st)
+	st.reset()
+	row := st.derived(r.base, protocol.SuffixJob, id, "")
+	// the row is outside the key-spec: the caller's ACL first (read, then
+	// written); a denial is the row read's refusal, in its place after the
+	// fence
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{row})
+	if err != nil {
+		return err
+	}
+	// fence and domain read, one batch: GET version, HGET row att (which
+	// types the row HSET writes)
+	var s verdict.ProgressSeen
+	step := verdict.Progress(token, &s)
+	if step.Need == verdict.ProgressFirst {
+		b := r.fenced()
+		if deny < 0 {
+			b.Cmd("HGET").Arg(row).Str(protocol.FieldAttempts)
+		}
+		res := b.RunAll()
+		s.Version = fieldAt(res, 0)
+		if deny < 0 {
+			s.Att = fieldAt(res, 1)
+		} else {
+			s.Att = denied[verdict.Field]()
+		}
+		step = verdict.Progress(token, &s)
+	}
+	if step.Err != nil || step.Need != verdict.ProgressNone {
+		return orInternal(step.Err)
+	}
+	if step.Verdict.Gone {
+		c.ReplyInt(0)
+		return nil
+	}
+	// guard, then the write; the value passes by reference
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	if _, err := w.Write().Cmd("HSET").Arg(row).Str(protocol.FieldProgress).Argv(r.argv(2)).Run(); err != nil {
+		return wrote(c, err)
+	}
+	c.ReplyInt(1)
+	return nil
+}
+
+// progressState is PROGRESS's scratch between commands.
+type progressState struct{ scratch }
+
+var progresses pool[progressState]

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// promote is EMQ.PROMOTE (lua/promote.lua): move up to limit delayed jobs
+// that are due to pending. Crossings: the command, one read batch (the fence
+// and the due jobs); with jobs due, the rows' ACL check, one read batch (the
+// rows and the types), the guard, one write batch.
+func promote(c *host.Call) error {
+	// shape and layout: numkeys 5 (base version pending delayed signal),
+	// ARGV limit
+	r, err := prelude(c, protocol.Promote, exactly(1))
+	if err != nil {
+		return err
+	}
+	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
+	// values: limit
+	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
+	if !ok {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Promote.Name, "limit"))
+	}
+	st := promotes.get()
+	defer promotes.put(st)
+	st.reset()
+	s := &st.seen
+	*s = verdict.PromoteSeen{Rows: s.Rows, Moves: s.Moves}
+	// fence and domain reads, driven by the verdict
+	step := verdict.Promote(s)
+	for ran := verdict.PromoteNone; step.Need != verdict.PromoteNone && step.Need != ran; step = verdict.Promote(s) {
+		ran = step.Need
+		switch step.Need {
+		case verdict.PromoteFirst:
+			// GET version, then the delayed jobs due at or before now
+			res := r.fenced().
+				Cmd("ZRANGEBYSCORE").Arg(delayed).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
+				RunAll()
+			s.Version = st.keep(fieldAt(res, 0))
+			s.Due = listAt(res, 1, &st.scratch, st.ids)
+			st.ids = s.Due.Val
+		case verdict.PromoteRows:
+			if err := st.readRows(&r, pending, signal); err != nil {
+				return err
+			}
+		}
+	}
+	if step.Err != nil || step.Need != verdict.PromoteNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	if v.Moves == nil {
+		c.ReplyInt(0)
+		return nil
+	}
+	// guard, then the writes in the Lua's order: ZREM delayed <all due>; per
+	// job with a row, HSET row state pending and ZADD pending <score>; the
+	// signal
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	ids := s.Due.Val
+	b := w.Write().Cmd("ZREM").Arg(delayed)
+	for _, id := range ids {
+		b.Arg(id)
+	}
+	for i, mv := range v.Moves {
+		if mv.To == verdict.ToPending {
+			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending).
+				Cmd("ZADD").Arg(pending).Int(mv.Score).Arg(ids[i])
+		}
+	}
+	if v.Signal {
+		signalPush(b, signal)
+	}
+	res, err := b.Run()
+	if err != nil {
+		return wrote(c, err)
+	}
+	if err := removedAll(c, res, 0, len(ids)); err != nil {
+		return err
+	}
+	c.ReplyInt(v.Moved)
+	return nil
+}
+
+// readRows is PROMOTE's second read: the rows of the due members that are
+// ids, checked against the caller's ACL first (read, then written), then in
+// one batch HMGET row att prio for each, ZCARD pending and LLEN signal. A
+// denied row is its read's refusal; the rows after it are not read.
+func (st *promoteState) readRows(r *verbCall, pending, signal []byte) error {
+	s := &st.seen
+	ids := s.Due.Val
+	st.rowOf = grow(st.rowOf, len(ids))
+	st.rows = st.rows[:0]
+	for i, id := range ids {
+		if verdict.JobMember(id) {
+			st.rowOf[i] = st.derived(r.base, protocol.SuffixJob, id, "")
+			st.rows = append(st.rows, st.rowOf[i])
+		}
+	}
+	deny := -1
+	if len(st.rows) > 0 {
+		var err error
+		if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, st.rows); err != nil {
+			return err
+		}
+	}
+	nrows := len(st.rows)
+	if deny >= 0 {
+		nrows = deny
+	}
+	b := r.c.Read()
+	for _, row := range st.rows[:nrows] {
+		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldPriority)
+	}
+	res := b.Cmd("ZCARD").Arg(pending).
+		Cmd("LLEN").Arg(signal).
+		RunAll()
+	s.Rows = grow(s.Rows, len(ids))
+	st.fields = grow(st.fields, 2*len(ids))
+	k := 0
+	for i, id := range ids {
+		if !verdict.JobMember(id) {
+			continue
+		}
+		switch {
+		case k < nrows:
+			f := st.fields[2*i : 2*i+2]
+			s.Rows[i] = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, k, f)}
+		case k == deny:
+			s.Rows[i] = denied[[]verdict.Field]()
+		}
+		k++
+	}
+	s.Pending, s.Signal = intAt(res, nrows), intAt(res, nrows+1)
+	return nil
+}
+
+// promoteState is PROMOTE's scratch between commands.
+type promoteState struct {
+	scratch
+	seen   verdict.PromoteSeen
+	ids    [][]byte        // the due members, copied
+	rowOf  [][]byte        // the row key of each member that is an id
+	rows   [][]byte        // those row keys, in order
+	fields []verdict.Field // two per member
+}
+
+var promotes pool[promoteState]

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// recoverExpired is EMQ.RECOVER (lua/recover.lua): take back up to limit jobs
+// whose lease expired, to pending while attempts remain, else to dead.
+// Crossings: the command, one read batch (the fence and the expired leases);
+// with leases to take back, the rows' ACL check, one read batch (the rows and
+// the types), the guard, one write batch.
+func recoverExpired(c *host.Call) error {
+	// shape and layout: numkeys 7 (base version stats pending active dead
+	// signal), ARGV limit
+	r, err := prelude(c, protocol.Recover, exactly(1))
+	if err != nil {
+		return err
+	}
+	stats, pending, active, dead, signal := r.keys[2], r.keys[3], r.keys[4], r.keys[5], r.keys[6]
+	// values: limit
+	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
+	if !ok {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Recover.Name, "limit"))
+	}
+	st := recovers.get()
+	defer recovers.put(st)
+	st.reset()
+	s := &st.seen
+	*s = verdict.RecoverSeen{Rows: s.Rows, Moves: s.Moves}
+	// fence and domain reads, driven by the verdict
+	step := verdict.Recover(r.now, s)
+	for ran := verdict.RecoverNone; step.Need != verdict.RecoverNone && step.Need != ran; step = verdict.Recover(r.now, s) {
+		ran = step.Need
+		switch step.Need {
+		case verdict.RecoverFirst:
+			// GET version, then the leases whose deadline is before now
+			res := r.fenced().
+				Cmd("ZRANGEBYSCORE").Arg(active).Str("-inf").Arg(st.below(r.now)).Str("LIMIT").Str("0").Int(limit).
+				RunAll()
+			s.Version = st.keep(fieldAt(res, 0))
+			s.Expired = listAt(res, 1, &st.scratch, st.ids)
+			st.ids = s.Expired.Val
+		case verdict.RecoverRows:
+			if err := st.readRows(&r, stats, pending, dead, signal); err != nil {
+				return err
+			}
+		}
+	}
+	if step.Err != nil || step.Need != verdict.RecoverNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	if v.Moves == nil {
+		c.ReplyArray(2)
+		c.ReplyInt(0)
+		c.ReplyInt(0)
+		return nil
+	}
+	// guard, then the writes in the Lua's order: ZREM active <all expired>;
+	// per job, HSET row state and ZADD to pending or dead (the time of death
+	// and the scores travel as values); the counters (predicted); the signal
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	ids := s.Expired.Val
+	b := w.Write().Cmd("ZREM").Arg(active)
+	for _, id := range ids {
+		b.Arg(id)
+	}
+	n := 1
+	for i, mv := range v.Moves {
+		switch mv.To {
+		case verdict.ToPending:
+			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending).
+				Cmd("ZADD").Arg(pending).Int(mv.Score).Arg(ids[i])
+			n += 2
+		case verdict.ToDead:
+			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StateDead).Str(protocol.FieldError).Str(protocol.LeaseExpired).
+				Cmd("ZADD").Arg(dead).Int(mv.Score).Arg(ids[i])
+			n += 2
+		}
+	}
+	recovered, died := -1, -1
+	if v.Requeued > 0 {
+		b.Cmd("HINCRBY").Arg(stats).Str(statRecovered).Int(v.Requeued)
+		recovered, n = n, n+1
+	}
+	if v.Died > 0 {
+		b.Cmd("HINCRBY").Arg(stats).Str(statDead).Int(v.Died)
+		died = n
+	}
+	if v.Signal {
+		signalPush(b, signal)
+	}
+	res, err := b.Run()
+	if err != nil {
+		return wrote(c, err)
+	}
+	if err := removedAll(c, res, 0, len(ids)); err != nil {
+		return err
+	}
+	if recovered >= 0 {
+		if err := predicted(c, res, recovered, v.Recovered); err != nil {
+			return err
+		}
+	}
+	if died >= 0 {
+		if err := predicted(c, res, died, v.Dead); err != nil {
+			return err
+		}
+	}
+	c.ReplyArray(2)
+	c.ReplyInt(v.Requeued)
+	c.ReplyInt(v.Died)
+	return nil
+}
+
+// readRows is RECOVER's second read: the rows of the expired members that
+// are ids, checked against the caller's ACL first (read, then written), then
+// in one batch HMGET row att max prio for each, ZCARD pending, ZCARD dead,
+// LLEN signal and HMGET stats recovered dead. A denied row is its read's
+// refusal; the rows after it are not read.
+func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byte) error {
+	s := &st.seen
+	ids := s.Expired.Val
+	st.rowOf = grow(st.rowOf, len(ids))
+	st.rows = st.rows[:0]
+	for i, id := range ids {
+		if verdict.JobMember(id) {
+			st.rowOf[i] = st.derived(r.base, protocol.SuffixJob, id, "")
+			st.rows = append(st.rows, st.rowOf[i])
+		}
+	}
+	deny := -1
+	if len(st.rows) > 0 {
+		var err error
+		if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, st.rows); err != nil {
+			return err
+		}
+	}
+	nrows := len(st.rows)
+	if deny >= 0 {
+		nrows = deny
+	}
+	b := r.c.Read()
+	for _, row := range st.rows[:nrows] {
+		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority)
+	}
+	res := b.Cmd("ZCARD").Arg(pending).
+		Cmd("ZCARD").Arg(dead).
+		Cmd("LLEN").Arg(signal).
+		Cmd("HMGET").Arg(stats).Str(statRecovered).Str(statDead).
+		RunAll()
+	s.Rows = grow(s.Rows, len(ids))
+	st.fields = grow(st.fields, 3*len(ids)+2)
+	k := 0
+	for i, id := range ids {
+		if !verdict.JobMember(id) {
+			continue
+		}
+		switch {
+		case k < nrows:
+			f := st.fields[3*i : 3*i+3]
+			s.Rows[i] = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, k, f)}
+		case k == deny:
+			s.Rows[i] = denied[[]verdict.Field]()
+		}
+		k++
+	}
+	s.Pending, s.Dead, s.Signal = intAt(res, nrows), intAt(res, nrows+1), intAt(res, nrows+2)
+	f := st.fields[3*len(ids):]
+	s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, nrows+3, f)}
+	return nil
+}
+
+// recoverState is RECOVER's scratch between commands.
+type recoverState struct {
+	scratch
+	seen   verdict.RecoverSeen
+	ids    [][]byte        // the expired members, copied
+	rowOf  [][]byte        // the row key of each member that is an id
+	rows   [][]byte        // those row keys, in order
+	fields []verdict.Field // three per member, then the two counters
+}
+
+var recovers pool[recoverState]

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"trafikey/module/internal/grammar"
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// requeue is EMQ.REQUEUE (lua/requeue.lua): send a dead job back to pending
+// with a fresh set of attempts. Crossings: the command, the row's ACL check,
+// one read batch (the fence and the row); for a dead job, one read batch (the
+// types and the counter), the guard and one write batch.
+func requeue(c *host.Call) error {
+	// shape and layout: numkeys 6 (base version stats pending dead signal),
+	// ARGV id
+	r, err := prelude(c, protocol.Requeue, exactly(1))
+	if err != nil {
+		return err
+	}
+	stats, pending, dead, signal := r.keys[2], r.keys[3], r.keys[4], r.keys[5]
+	// values: the id
+	id := r.args[0]
+	n, ok := grammar.Decimal(id, 1, protocol.MaxJobID)
+	if !ok {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Requeue.Name, "id"))
+	}
+	st := requeues.get()
+	defer requeues.put(st)
+	st.reset()
+	row := st.derived(r.base, protocol.SuffixJob, id, "")
+	// the row is outside the key-spec: the caller's ACL first (read, then
+	// written); a denial is the row read's refusal, in its place after the
+	// fence
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{row})
+	if err != nil {
+		return err
+	}
+	// fence and domain reads, driven by the verdict
+	s := &st.seen
+	*s = verdict.RequeueSeen{}
+	step := verdict.Requeue(n, s)
+	for ran := verdict.RequeueNone; step.Need != verdict.RequeueNone && step.Need != ran; step = verdict.Requeue(n, s) {
+		ran = step.Need
+		switch step.Need {
+		case verdict.RequeueFirst:
+			// GET version, HMGET row state att max prio (which types the row)
+			b := r.fenced()
+			if deny < 0 {
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority)
+			}
+			res := b.RunAll()
+			s.Version = st.keep(fieldAt(res, 0))
+			if deny < 0 {
+				f := st.fields[:]
+				err := fieldsAt(res, 1, f)
+				for i := range f {
+					f[i].Bytes = st.copy(f[i].Bytes)
+				}
+				s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: err}
+			} else {
+				s.Row = denied[[]verdict.Field]()
+			}
+		case verdict.RequeueRest:
+			// the types of the keys the writes touch (ZCARD dead, ZCARD pending,
+			// which is also the signal's condition, LLEN signal), then HGET
+			// stats requeued (its type and the counter HINCRBY predicts)
+			res := c.Read().
+				Cmd("ZCARD").Arg(dead).
+				Cmd("ZCARD").Arg(pending).
+				Cmd("LLEN").Arg(signal).
+				Cmd("HGET").Arg(stats).Str(statRequeued).
+				RunAll()
+			s.Dead, s.Pending, s.Signal, s.Requeued = intAt(res, 0), intAt(res, 1), intAt(res, 2), fieldAt(res, 3)
+		}
+	}
+	if step.Err != nil || step.Need != verdict.RequeueNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	if v.Gone {
+		c.ReplyInt(0)
+		return nil
+	}
+	// guard, then the writes in the Lua's order: ZREM dead, HSET row state
+	// pending max <att+max>, ZADD pending <score>, HINCRBY stats requeued
+	// (predicted), the signal
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	b := w.Write().
+		Cmd("ZREM").Arg(dead).Arg(id).
+		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StatePending).Str(protocol.FieldMax).Int(v.Max).
+		Cmd("ZADD").Arg(pending).Int(v.Score).Arg(id).
+		Cmd("HINCRBY").Arg(stats).Str(statRequeued).Int(1)
+	if v.Signal {
+		signalPush(b, signal)
+	}
+	res, err := b.Run()
+	if err != nil {
+		return wrote(c, err)
+	}
+	if err := predicted(c, res, 3, v.Requeued); err != nil {
+		return err
+	}
+	c.ReplyInt(1)
+	return nil
+}
+
+// requeueState is REQUEUE's scratch between commands.
+type requeueState struct {
+	scratch
+	seen   verdict.RequeueSeen
+	fields [4]verdict.Field
+}
+
+var requeues pool[requeueState]

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// stats is EMQ.STATS (lua/stats.lua, read-only): the queue's sizes, pause
+// flag and lifetime counters. Crossings: the command and one read batch.
+func stats(c *host.Call) error {
+	// shape and layout: numkeys 8 (base version meta stats pending delayed
+	// active dead), no ARGV
+	r, err := prelude(c, protocol.Stats, exactly(0))
+	if err != nil {
+		return err
+	}
+	meta, counters := r.keys[2], r.keys[3]
+	// fence and domain reads, one batch: GET version, ZCARD of the four
+	// sets, HGET meta paused, HMGET stats <counters>
+	st := statses.get()
+	defer statses.put(st)
+	s := &st.seen
+	*s = verdict.StatsSeen{}
+	step := verdict.Stats(s)
+	if step.Need == verdict.StatsAll {
+		b := r.fenced()
+		for i := range verdict.StatsSets {
+			b.Cmd("ZCARD").Arg(r.keys[4+i])
+		}
+		b.Cmd("HGET").Arg(meta).Str(protocol.MetaPaused).Cmd("HMGET").Arg(counters)
+		for _, name := range protocol.StatsCounters {
+			b.Str(name)
+		}
+		res := b.RunAll()
+		s.Version = fieldAt(res, 0)
+		for i := range s.Sets {
+			s.Sets[i] = intAt(res, 1+i)
+		}
+		s.Paused = fieldAt(res, 5)
+		f := st.fields[:]
+		s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, 6, f)}
+		step = verdict.Stats(s)
+	}
+	if step.Err != nil || step.Need != verdict.StatsNone {
+		return orInternal(step.Err)
+	}
+	// the reply: name/value pairs, the sizes and the flag as integers, the
+	// counters as stored
+	v := step.Verdict
+	c.ReplyArray(2 * (len(v.Sets) + 1 + len(v.Counters)))
+	for i, name := range verdict.StatsSets {
+		c.ReplyString(name)
+		c.ReplyInt(v.Sets[i])
+	}
+	c.ReplyString(protocol.MetaPaused)
+	c.ReplyInt(v.Paused)
+	for i, name := range statsNames {
+		c.ReplyString(name)
+		c.ReplyBulk(v.Counters[i])
+	}
+	return nil
+}
+
+// statsState is STATS's scratch between commands: one field per counter of
+// protocol.StatsCounters (eight; the protocol's test holds the list).
+type statsState struct {
+	seen   verdict.StatsSeen
+	fields [8]verdict.Field
+}
+
+// statsNames are the counters' names in the reply: total_<counter>.
+var statsNames = func() (out [8]string) {
+	for i, name := range protocol.StatsCounters {
+		out[i] = "total_" + name
+	}
+	return out
+}()
+
+var statses pool[statsState]
