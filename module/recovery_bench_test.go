@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"strconv"
+	"testing"
+	"time"
+
+	"trafikey/internal/valkeyserver"
+	"trafikey/internal/valkeytest"
+	"trafikey/lua"
+	"trafikey/protocol"
+)
+
+// BenchmarkRecovery measures RECOVER and PROMOTE on both executors against
+// one server with the module loaded, as BenchmarkJobCore does for the verbs
+// a job's life goes through: the native EMQ.* command beside the verb's Lua
+// script through EVALSHA, pipelined 128 calls at a time over one connection.
+// Run it by hand:
+//
+//	go test ./module -run '^$' -bench Recovery -benchtime 20000x
+//
+// Each call takes back (or promotes) limit jobs: 1, then 10. The jobs are
+// added, claimed with a 1 ms lease (or added with a 1 ms delay) and left to
+// come due before CONFIG RESETSTAT, so only the measured calls count. It
+// reports server-µs/call from INFO commandstats and calls/s as the client
+// saw them.
+func BenchmarkRecovery(b *testing.B) {
+	s := valkeytest.Start(b, valkeyserver.Options{Module: valkeytest.ModulePath(b)})
+	if ts, err := exec.LookPath("taskset"); err == nil {
+		_ = exec.Command(ts, "-a", "-cp", "0", strconv.Itoa(s.PID())).Run()
+	}
+	c, err := s.Dial(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	shas := map[*protocol.Verb]string{}
+	for _, v := range []*protocol.Verb{protocol.Install, protocol.Add, protocol.Claim, protocol.Recover, protocol.Promote} {
+		sha, err := c.Do(context.Background(), "SCRIPT", "LOAD", lua.Source(v))
+		if err != nil {
+			b.Fatal(err)
+		}
+		shas[v] = sha.(string)
+	}
+	queue := 0
+	for _, bc := range []struct {
+		name  string
+		verb  *protocol.Verb
+		limit int
+		due   func(e *benchExec, jobs int)
+	}{
+		{"recover", protocol.Recover, 1, expiredLeases},
+		{"recover-10", protocol.Recover, 10, expiredLeases},
+		{"promote", protocol.Promote, 1, dueJobs},
+		{"promote-10", protocol.Promote, 10, dueJobs},
+	} {
+		for _, native := range []bool{true, false} {
+			name := bc.name + "/lua"
+			if native {
+				name = bc.name + "/native"
+			}
+			b.Run(name, func(b *testing.B) {
+				queue++
+				e := &benchExec{b: b, c: c, q: "recovery" + strconv.Itoa(queue), native: native, shas: shas}
+				e.must(protocol.Install)
+				bc.due(e, bc.limit*b.N)
+				time.Sleep(20 * time.Millisecond) // every lease and delay has passed
+				e.verb = bc.verb
+				calls := repeat(b.N, []string{strconv.Itoa(bc.limit)})
+				valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+				b.ResetTimer()
+				start := time.Now()
+				replies := e.pipeline(calls)
+				elapsed := time.Since(start)
+				b.StopTimer()
+				if moved := movedBy(replies); moved != bc.limit*b.N {
+					b.Fatalf("%s moved %d jobs, want %d", bc.verb.Command, moved, bc.limit*b.N)
+				}
+				b.ReportMetric(float64(len(calls))/elapsed.Seconds(), "calls/s")
+				stat := "evalsha"
+				if native {
+					stat = bc.verb.Command
+				}
+				b.ReportMetric(serverMicros(b, s, stat), "server-µs/call")
+			})
+		}
+	}
+}
+
+// expiredLeases adds n jobs and claims them with a 1 ms lease.
+func expiredLeases(e *benchExec, n int) {
+	e.fill(n)
+	e.verb = protocol.Claim
+	for left := n; left > 0; left -= protocol.MaxCount {
+		e.pipeline([][]string{{"1", strconv.Itoa(min(left, protocol.MaxCount))}})
+	}
+}
+
+// dueJobs adds n jobs with a 1 ms delay, 100 per call.
+func dueJobs(e *benchExec, n int) {
+	e.verb = protocol.Add
+	var calls [][]string
+	for n > 0 {
+		k := min(n, 100)
+		jobs := make([][]string, k)
+		for i := range jobs {
+			jobs[i] = job("payload-of-some-bytes", "0", "1", "1000000")
+		}
+		calls = append(calls, addArgs(jobs...))
+		n -= k
+	}
+	e.pipeline(calls)
+}
+
+// movedBy is how many jobs the replies of RECOVER ([requeued, dead]) or
+// PROMOTE (moved) account for.
+func movedBy(replies []any) int {
+	n := 0
+	for _, r := range replies {
+		switch r := r.(type) {
+		case int64:
+			n += int(r)
+		case []any:
+			for _, x := range r {
+				n += int(x.(int64))
+			}
+		}
+	}
+	return n
+}
