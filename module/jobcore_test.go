@@ -313,3 +313,39 @@ func TestJobCoreNoAllocations(t *testing.T) {
 	t.Logf("%d heap allocations for 4 rounds of 351 commands", after-before)
 	require.LessOrEqual(t, after-before, int64(20), "heap allocations for 4 rounds of 351 commands")
 }
+
+// The largest calls: ADD of 1000 jobs with unique keys of 512 bytes, CLAIM of
+// 1000, then every job completed, releasing its key.
+func TestJobCoreLargestCalls(t *testing.T) {
+	t.Parallel()
+	s := startModule(t, valkeyserver.Options{})
+	valkeytest.Do(t, s, verbArgs(protocol.Install, "big")...)
+	var jobs [][]string
+	for i := range protocol.MaxCount {
+		key := strconv.Itoa(i) + strings.Repeat("k", protocol.MaxUniqueKey-len(strconv.Itoa(i)))
+		jobs = append(jobs, job(strings.Repeat("d", 1000), strconv.Itoa(i%1001), "0", "3", protocol.BackoffFixed, "0", key, "600000"))
+	}
+	ids := valkeytest.Do(t, s, verbArgs(protocol.Add, "big", addArgs(jobs...)...)...).([]any)
+	require.Len(t, ids, protocol.MaxCount)
+	require.Equal(t, "1000", ids[999])
+	_, err := s.Do(ctxT(t), verbArgs(protocol.Add, "big", addArgs(jobs[500])...)...)
+	require.EqualError(t, err, protocol.ErrAddDuplicate("501"))
+	claimed := valkeytest.Do(t, s, verbArgs(protocol.Claim, "big", "60000", "1000")...).([]any)
+	require.Len(t, claimed, protocol.MaxCount)
+	require.Equal(t, "1000", claimed[0].([]any)[0], "highest priority first")
+	c, err := s.Dial(ctxT(t))
+	require.NoError(t, err)
+	defer c.Close()
+	var cmds [][]string
+	for _, j := range claimed {
+		f := j.([]any)
+		cmds = append(cmds, verbArgs(protocol.Complete, "big", f[0].(string), strconv.FormatInt(f[2].(int64), 10)))
+	}
+	replies, err := c.DoMulti(ctxT(t), cmds...)
+	require.NoError(t, err)
+	for _, r := range replies {
+		require.Equal(t, int64(1), r)
+	}
+	require.Equal(t, int64(4), valkeytest.Do(t, s, "DBSIZE"), "version, meta, stats and signal are all that is left")
+	require.Equal(t, "1000", valkeytest.Do(t, s, "HGET", protocol.KeysOf("big").Stats, "completed"))
+}
