@@ -1,0 +1,156 @@
+package verify
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"sync"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// The differential test: random sequences of calls, run step by step on two
+// servers, compared after every step (see pair.run). Budget:
+//
+//   - in CI, ciChecks sequences per pair (rapid's checks), about a minute
+//     for the native pair on a 2-core machine;
+//   - TRAFIKEY_DIFF_CHECKS=N sets N for a long run, and so does
+//     -rapid.checks=N (the environment variable wins);
+//   - -rapid.seed=S replays one random run, -rapid.steps the mean length.
+//
+// A failing sequence is shrunk by rapid and written to
+// testdata/corpus/new-<test>.seq; every testdata/corpus/*.seq is replayed
+// first by each test, so a divergence once found stays tested.
+
+// Sequences per run in CI. The Lua pair checks the harness itself (it must
+// find nothing), so it gets a small share.
+const (
+	ciChecksLua    = 60
+	ciChecksNative = 900
+	// ciSteps is the mean number of actions of a sequence (-rapid.steps).
+	ciSteps = 50
+)
+
+// checks sets rapid's number of checks for the next rapid.Check: the
+// environment's TRAFIKEY_DIFF_CHECKS, else -rapid.checks when given, else ci.
+// rapid.nofailfile defaults to true: the corpus files replace rapid's own
+// fail files, which do not survive a change of the generator.
+func checks(t *testing.T, ci int) int {
+	t.Helper()
+	given := givenFlags()
+	n := ci
+	if given["rapid.checks"] {
+		n, _ = strconv.Atoi(flag.Lookup("rapid.checks").Value.String())
+	}
+	if s := os.Getenv("TRAFIKEY_DIFF_CHECKS"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			t.Fatalf("TRAFIKEY_DIFF_CHECKS=%q: want a positive number", s)
+		}
+		n = v
+	}
+	if err := flag.Set("rapid.checks", strconv.Itoa(n)); err != nil {
+		t.Fatal(err)
+	}
+	if !given["rapid.steps"] {
+		if err := flag.Set("rapid.steps", strconv.Itoa(ciSteps)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !given["rapid.nofailfile"] {
+		if err := flag.Set("rapid.nofailfile", "true"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n
+}
+
+// givenFlags are the flags set on the command line: those flag.Visit saw
+// before checks first set any.
+var givenFlags = sync.OnceValue(func() map[string]bool {
+	given := map[string]bool{}
+	flag.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	return given
+})
+
+// TestDifferentialLua runs the harness on two servers with the Lua executor:
+// it must find no divergence, and shows the harness's own normalisations
+// hold.
+func TestDifferentialLua(t *testing.T) {
+	differential(t, newLuaPair(t), ciChecksLua)
+}
+
+// TestDifferentialNative compares the module with the Lua scripts.
+func TestDifferentialNative(t *testing.T) {
+	differential(t, newNativePair(t), ciChecksNative)
+}
+
+func differential(t *testing.T, p *pair, ci int) {
+	t.Run("corpus", func(t *testing.T) { replayCorpus(t, p) })
+	if t.Failed() {
+		return
+	}
+	t.Run("random", func(t *testing.T) {
+		n := checks(t, ci)
+		t.Logf("%d sequences (TRAFIKEY_DIFF_CHECKS or -rapid.checks for more)", n)
+		p.record = filepath.Join(corpusDir, "new-"+regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "_")+".seq")
+		defer func() { p.record = "" }()
+		if testing.Verbose() {
+			defer p.logOutcomes(t)
+		}
+		rapid.Check(t, func(rt *rapid.T) {
+			p.reset(rt)
+			g := &gen{t: rt, p: p}
+			g.start()
+			rt.Repeat(g.actions())
+		})
+	})
+}
+
+// replayCorpus runs every corpus sequence on the pair, each as a subtest.
+func replayCorpus(t *testing.T, p *pair) {
+	seqs, err := loadCorpus(corpusDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seq := range seqs {
+		t.Run(seq.Name, func(t *testing.T) {
+			if verb, ok := p.runnable(seq.Steps); !ok {
+				t.Skipf("%s is not registered on B yet", verb)
+			}
+			p.reset(t)
+			for _, s := range seq.Steps {
+				p.run(t, s)
+			}
+		})
+	}
+}
+
+// TestCorpusFormat: every step kind survives a write and a read, bytes and
+// long repeats included.
+func TestCorpusFormat(t *testing.T) {
+	steps := []step{
+		raw(verbByName("claim"), " 5", []string{"emq:{q}:", "\x00\xff\r\n\"", textTooLong}),
+		cmd("SET", "k", ""),
+		{Kind: kindSleep, Sleep: 3e6},
+	}
+	path := filepath.Join(t.TempDir(), "x.seq")
+	if err := writeSequence(path, []string{"two\nlines"}, steps); err != nil {
+		t.Fatal(err)
+	}
+	seqs, err := loadCorpus(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seqs) != 1 || len(seqs[0].Steps) != len(steps) {
+		t.Fatalf("read back %#v", seqs)
+	}
+	for i, s := range seqs[0].Steps {
+		if s.String() != steps[i].String() {
+			t.Errorf("step %d: %s, want %s", i, s, steps[i])
+		}
+	}
+}

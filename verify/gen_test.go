@@ -1,0 +1,519 @@
+package verify
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"trafikey/protocol"
+)
+
+// gen draws the steps of one sequence and runs each on the pair as soon as
+// it is drawn, so a draw can depend on the state so far (the ids in a set,
+// a job's current attempt token), read from A. Every draw shrinks towards
+// the first value of its list: a valid, common value.
+type gen struct {
+	t *rapid.T
+	p *pair
+}
+
+// A dom is an argument's domain: values the protocol accepts, then values
+// it refuses with ERR EMQ <verb> bad <argument>.
+type dom struct {
+	ok, bad []string
+}
+
+var (
+	domPriority  = dom{[]string{"0", "1000", "1", "500", "999"}, []string{"1001", "-1", "01", "", "abc", "+5"}}
+	domDelay     = dom{[]string{"0", "1", "2", "3600000", "3", "315360000000"}, []string{"315360000001", "-1", "01", "1.5", " 1", "0x10"}}
+	domAttempts  = dom{[]string{"3", "1", "2", "1000000"}, []string{"0", "1000001", "+1", "3 "}}
+	domBackoff   = dom{[]string{protocol.BackoffFixed, protocol.BackoffExponential}, []string{"", "Fixed", "linear", "fixed\x00"}}
+	domBackoffMS = dom{[]string{"0", "1", "2", "86400000", "3600000"}, []string{"86400001", "-1", "1e3", "00"}}
+	domUniqueTTL = dom{[]string{"3600000", "1", "2", "315360000000"}, []string{"0", "315360000001", "01", "-1"}}
+	domLease     = dom{[]string{"600000", "1", "2", "3", "86400000"}, []string{"0", "86400001", "-5", "1000000000000000", "9223372036854775808"}}
+	domCount     = dom{[]string{"1", "2", "3", "10", "1000"}, []string{"0", "1001", "01", "99999999999999999999", "-1"}}
+	domCap       = dom{[]string{"10", "1", "2", "3", "10000"}, []string{"0", "10001", ""}}
+	domRetry     = dom{[]string{"1", "0"}, []string{"2", "", "01", "true", "1 "}}
+	// ids the protocol refuses (the domain is 1 .. 2^42-1, canonical)
+	badIDs = []string{"0", "01", "4398046511104", "-1", "abc", "", "1.0", "999999999999999999999"}
+)
+
+var (
+	// texts are payloads, error texts, log lines and progress values: any
+	// bytes; 100 bytes turn a row into a hashtable, 65536 is the text bound.
+	texts = []string{"a", "", "boom", "\x00", "a\x00b", "\xff\xfe\xc3\x28\xed\xa0\x80", "\r\n$-1\r\n*1\r\n",
+		strings.Repeat("x", 100), strings.Repeat("e", protocol.MaxText)}
+	// textTooLong is one byte past the text bound.
+	textTooLong = strings.Repeat("e", protocol.MaxText+1)
+	// uniqueKeys: few, so that they repeat; the bound is 512 bytes.
+	uniqueKeys = []string{"", "u1", "u2", "\x00\xff{x}:", strings.Repeat("k", protocol.MaxUniqueKey)}
+	// intish are values planted in counters and numeric fields: the edges
+	// of int64, of the id space and of the 15-digit rule, and non-integers.
+	intish = []string{"9223372036854775807", "9223372036854775806", "9223372036854774808", "-9223372036854775808",
+		"4398046511103", "4398046511102", "999999999999999", "1000000000000000", "-1", "01", "abc", "", "0", "1", "2", " 3"}
+)
+
+// draw helpers -----------------------------------------------------------------
+
+func (g *gen) pick(label string, xs ...string) string {
+	return rapid.SampledFrom(xs).Draw(g.t, label)
+}
+
+func (g *gen) intn(label string, lo, hi int) int {
+	return rapid.IntRange(lo, hi).Draw(g.t, label)
+}
+
+// chance is true with about percent% probability. rapid draws the ends of
+// a range far more often than its middle (0 about 10% of the time, 99
+// about 3%), and the middle about evenly, so the outcome that has the
+// smaller probability is a band in the middle, 1.6 values per percent
+// (0.63% each); a draw shrinks to 0, the likelier outcome.
+func (g *gen) chance(label string, percent int) bool {
+	x := rapid.IntRange(0, 99).Draw(g.t, label)
+	rare := min(percent, 100-percent)
+	hit := x >= 20 && x < 20+rare*8/5
+	if percent > 50 {
+		return !hit
+	}
+	return hit
+}
+
+// val draws a value of d, a refused one with badPct% probability.
+func (g *gen) val(label string, d dom, badPct int) string {
+	if g.chance(label+" refused", badPct) {
+		return g.pick(label, d.bad...)
+	}
+	return g.pick(label, d.ok...)
+}
+
+// text draws a payload or text; bound adds one past the 64 KiB bound.
+func (g *gen) text(label string, bound bool) string {
+	if bound && g.chance(label+" too long", 2) {
+		return textTooLong
+	}
+	if g.chance(label+" random", 25) {
+		return string(rapid.SliceOfN(rapid.Byte(), 0, 16).Draw(g.t, label))
+	}
+	return g.pick(label, texts...)
+}
+
+// queue draws one of the queues, mostly the first.
+func (g *gen) queue() string {
+	if g.chance("second queue", 10) {
+		return queues[1]
+	}
+	return queues[0]
+}
+
+// reads of A's state --------------------------------------------------------------
+
+// members returns the members of a queue's zset on A (none when it is not
+// a zset).
+func (g *gen) members(q, suffix string) []string {
+	v, _ := g.p.a.do("ZRANGE", protocol.Base(q)+suffix, "0", "-1")
+	list, _ := v.([]any)
+	out := make([]string, len(list))
+	for i, m := range list {
+		out[i] = fmt.Sprint(m)
+	}
+	return out
+}
+
+// seq is the queue's meta seq on A, read as a small non-negative number.
+func (g *gen) seq(q string) int {
+	v, _ := g.p.a.do("HGET", protocol.Base(q)+protocol.SuffixMeta, protocol.MetaSeq)
+	n, err := strconv.Atoi(fmt.Sprint(v))
+	if err != nil || n < 0 || n > 1_000_000 {
+		return 3
+	}
+	return n
+}
+
+// id draws a job id: mostly a member of one of the sets in prefer (a job in
+// the state the verb wants), else one of 1 .. seq+2, rarely a refused one.
+func (g *gen) id(q string, prefer ...string) string {
+	if g.chance("id refused", 3) {
+		return g.pick("id", badIDs...)
+	}
+	var cands []string
+	for _, s := range prefer {
+		cands = append(cands, g.members(q, s)...)
+	}
+	if len(cands) > 0 && !g.chance("id any", 20) {
+		return g.pick("id", cands...)
+	}
+	return strconv.Itoa(g.intn("id", 1, g.seq(q)+2))
+}
+
+// token draws an attempt token for job id: mostly the row's att on A (the
+// right one), else a stale or foreign one.
+func (g *gen) token(q, id string) string {
+	v, _ := g.p.a.do("HGET", protocol.KeysOf(q).Job(id), protocol.FieldAttempts)
+	att, ok := v.(string)
+	if !ok {
+		att = "0"
+	}
+	if !g.chance("token wrong", 20) {
+		return att
+	}
+	prev := "0"
+	if n, err := strconv.ParseInt(att, 10, 64); err == nil && n > 0 {
+		prev = strconv.FormatInt(n-1, 10)
+	}
+	return g.pick("token", prev, "0", "x", "", att+"\x00", "0"+att, " "+att)
+}
+
+// limit draws RECOVER's or PROMOTE's limit (v) on queue q: one that takes
+// the same due jobs on both servers (see pair.run), or rarely a refused one.
+func (g *gen) limit(v *protocol.Verb, q string, badPct int) string {
+	if g.chance("limit refused", badPct) {
+		return g.pick("limit", domCount.bad...)
+	}
+	now, _ := g.p.settle(g.t, v)
+	key := protocol.Base(q) + timeSetOf(v)
+	a, b := g.p.a.due(key, now, protocol.MaxCount), g.p.b.due(key, now, protocol.MaxCount)
+	var safe []string
+	for _, l := range domCount.ok {
+		n, _ := strconv.Atoi(l)
+		if sameMembers(a[:min(n, len(a))], b[:min(n, len(b))]) {
+			safe = append(safe, l)
+		}
+	}
+	if len(safe) == 0 {
+		return strconv.Itoa(protocol.MaxCount)
+	}
+	return g.pick("limit", safe...)
+}
+
+// calls ----------------------------------------------------------------------------
+
+// call runs verb v on queue q with the given ARGV, or skips the action when
+// B does not run v.
+func (g *gen) call(v *protocol.Verb, q string, args ...string) {
+	g.p.run(g.t, call(v, v.KeyNames(protocol.KeysOf(q)), args))
+}
+
+// need skips the action when B does not run v.
+func (g *gen) need(v *protocol.Verb) {
+	if !g.p.has(v) {
+		g.t.Skipf("%s is not registered on B", v.Command)
+	}
+}
+
+// job draws the 8 ADD arguments of one job; each value is refused with
+// badPct% probability.
+func (g *gen) job(badPct int) []string {
+	data := g.text("data", false)
+	prio := g.val("priority", domPriority, badPct)
+	delay := g.val("delay", domDelay, badPct)
+	attempts := g.val("attempts", domAttempts, badPct)
+	backoff := g.val("backoff", domBackoff, badPct)
+	backoffMS := g.val("backoff_ms", domBackoffMS, badPct)
+	ukey := ""
+	if g.chance("unique", 25) {
+		ukey = g.pick("unique_key", uniqueKeys[1:]...)
+	}
+	if g.chance("unique_key refused", badPct) {
+		ukey = strings.Repeat("k", protocol.MaxUniqueKey+1)
+	}
+	ttl := "0"
+	switch {
+	case ukey != "":
+		ttl = g.val("unique_ttl", domUniqueTTL, badPct)
+	case g.chance("unique_ttl without key", 10):
+		ttl = g.pick("unique_ttl", "5", "315360000000", "315360000001", "x")
+	}
+	return []string{data, prio, delay, attempts, backoff, backoffMS, ukey, ttl}
+}
+
+// addArgs is ADD's ARGV for n jobs; the count is rarely refused or wrong.
+func (g *gen) addArgs(n, badPct int) []string {
+	count := strconv.Itoa(n)
+	if g.chance("count refused", 2) {
+		count = g.pick("count", "0", "1001", "01", strconv.Itoa(n+1), "", "-1")
+	}
+	args := []string{count}
+	for range n {
+		args = append(args, g.job(badPct)...)
+	}
+	return args
+}
+
+// validArgs draws a well-formed ARGV of v, for the malformed-call action to
+// break one thing of.
+func (g *gen) validArgs(v *protocol.Verb, q string) []string {
+	id := func(prefer ...string) string { return g.id(q, prefer...) }
+	switch v {
+	case protocol.Add:
+		return g.addArgs(g.intn("jobs", 1, 2), 0)
+	case protocol.Claim:
+		return []string{g.val("lease", domLease, 0), g.val("count", domCount, 0)}
+	case protocol.Extend:
+		i := id(protocol.SuffixActive)
+		return []string{i, g.token(q, i), g.val("lease", domLease, 0)}
+	case protocol.Complete:
+		i := id(protocol.SuffixActive)
+		return []string{i, g.token(q, i)}
+	case protocol.Fail:
+		i := id(protocol.SuffixActive)
+		return []string{i, g.token(q, i), g.val("retry", domRetry, 0), g.text("error", false)}
+	case protocol.Recover, protocol.Promote:
+		return []string{g.limit(v, q, 0)}
+	case protocol.Remove, protocol.Inspect:
+		return []string{id(protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixDead)}
+	case protocol.Requeue:
+		return []string{id(protocol.SuffixDead)}
+	case protocol.Log:
+		i := id(protocol.SuffixActive)
+		return []string{i, g.token(q, i), g.text("line", false), g.val("cap", domCap, 0)}
+	case protocol.Progress:
+		i := id(protocol.SuffixActive)
+		return []string{i, g.token(q, i), g.text("value", false)}
+	}
+	return nil
+}
+
+// the actions ---------------------------------------------------------------------
+
+// start begins a sequence: usually with the queue installed (by INSTALL, or
+// by setting the version key when B does not run INSTALL yet).
+func (g *gen) start() {
+	if g.chance("not installed", 10) {
+		return
+	}
+	for _, q := range queues {
+		if q != queues[0] && !g.chance("install second queue", 50) {
+			continue
+		}
+		if g.p.has(protocol.Install) {
+			g.call(protocol.Install, q)
+		} else {
+			g.p.run(g.t, cmd("SET", protocol.KeysOf(q).Version, protocol.WireString))
+		}
+	}
+}
+
+// actions are the step kinds of a sequence, for rapid's Repeat (which picks
+// one uniformly and shrinks towards the first in name order).
+func (g *gen) actions() map[string]func(*rapid.T) {
+	verb := func(v *protocol.Verb, args func(q string) []string) func(*rapid.T) {
+		return func(*rapid.T) {
+			g.need(v)
+			q := g.queue()
+			g.call(v, q, args(q)...)
+		}
+	}
+	// onJob is verb for a verb that works on a job in set: mostly skipped
+	// (another action is drawn) while the set is empty, as it would find
+	// nothing to do.
+	onJob := func(v *protocol.Verb, set string, args func(q string) []string) func(*rapid.T) {
+		return func(*rapid.T) {
+			g.need(v)
+			q := g.queue()
+			if len(g.members(q, set)) == 0 && !g.chance("on an empty "+set, 20) {
+				g.t.Skipf("%s is empty", set)
+			}
+			g.call(v, q, args(q)...)
+		}
+	}
+	bad := 4 // percent of refused values per argument
+	return map[string]func(*rapid.T){
+		"add": verb(protocol.Add, func(string) []string { return g.addArgs(1, 1) }),
+		"add batch": verb(protocol.Add, func(string) []string {
+			return g.addArgs(g.intn("jobs", 2, 5), 1)
+		}),
+		"claim": onJob(protocol.Claim, protocol.SuffixPending, func(string) []string {
+			return []string{g.val("lease", domLease, bad), g.val("count", domCount, bad)}
+		}),
+		"claim short lease": onJob(protocol.Claim, protocol.SuffixPending, func(string) []string {
+			return []string{g.pick("lease", "1", "2", "3"), g.pick("count", "1", "2", "1000")}
+		}),
+		"extend": onJob(protocol.Extend, protocol.SuffixActive, func(q string) []string {
+			id := g.id(q, protocol.SuffixActive)
+			return []string{id, g.token(q, id), g.val("lease", domLease, bad)}
+		}),
+		"complete": onJob(protocol.Complete, protocol.SuffixActive, func(q string) []string {
+			id := g.id(q, protocol.SuffixActive)
+			return []string{id, g.token(q, id)}
+		}),
+		"fail": onJob(protocol.Fail, protocol.SuffixActive, func(q string) []string {
+			id := g.id(q, protocol.SuffixActive)
+			return []string{id, g.token(q, id), g.val("retry", domRetry, bad), g.text("error", true)}
+		}),
+		"recover": verb(protocol.Recover, func(q string) []string { return []string{g.limit(protocol.Recover, q, bad)} }),
+		"promote": verb(protocol.Promote, func(q string) []string { return []string{g.limit(protocol.Promote, q, bad)} }),
+		"pause":   verb(protocol.Pause, func(string) []string { return nil }),
+		"resume":  verb(protocol.Resume, func(string) []string { return nil }),
+		"remove": verb(protocol.Remove, func(q string) []string {
+			return []string{g.id(q, protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixActive)}
+		}),
+		"requeue": onJob(protocol.Requeue, protocol.SuffixDead, func(q string) []string { return []string{g.id(q, protocol.SuffixDead)} }),
+		"log": onJob(protocol.Log, protocol.SuffixActive, func(q string) []string {
+			id := g.id(q, protocol.SuffixActive)
+			return []string{id, g.token(q, id), g.text("line", true), g.val("cap", domCap, bad)}
+		}),
+		"progress": onJob(protocol.Progress, protocol.SuffixActive, func(q string) []string {
+			id := g.id(q, protocol.SuffixActive)
+			return []string{id, g.token(q, id), g.text("value", true)}
+		}),
+		"stats": verb(protocol.Stats, func(string) []string { return nil }),
+		"inspect": verb(protocol.Inspect, func(q string) []string {
+			return []string{g.id(q, protocol.SuffixActive, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixPending)}
+		}),
+		"install":   verb(protocol.Install, func(string) []string { return nil }),
+		"malformed": func(*rapid.T) { g.malformed() },
+		"tamper": func(*rapid.T) {
+			if g.chance("plant", 40) {
+				g.plant()
+			} else {
+				g.corrupt()
+			}
+		},
+		"sleep": func(*rapid.T) {
+			ms := g.intn("sleep ms", 1, 5)
+			g.p.run(g.t, step{Kind: kindSleep, Sleep: time.Duration(ms) * time.Millisecond})
+		},
+	}
+}
+
+// malformed runs a call of a verb that breaks one rule of shape or layout:
+// numkeys spelled otherwise, one key more or less, a key of another form,
+// one argument more or less.
+func (g *gen) malformed() {
+	var avail []string
+	for _, v := range protocol.JobCore {
+		if g.p.has(v) {
+			avail = append(avail, v.Name)
+		}
+	}
+	if len(avail) == 0 {
+		g.t.Skipf("B registers no verb")
+	}
+	v := verbByName(g.pick("verb", avail...))
+	q := g.queue()
+	k := protocol.KeysOf(q)
+	keys := v.KeyNames(k)
+	args := g.validArgs(v, q)
+	n := strconv.Itoa(len(keys))
+	rest := func() []string { return append(slices.Clone(keys), args...) }
+	switch g.pick("malformation", "numkeys", "layout", "arity", "keys") {
+	case "numkeys":
+		spelled := g.pick("numkeys", "0"+n, "+"+n, " "+n, n+" ", "-1", "99999999999999999999",
+			"9223372036854775807", "", "0", "-0", strconv.Itoa(len(keys)-1), strconv.Itoa(len(keys)+len(args)+1), "1e1", "0x"+n)
+		g.p.run(g.t, raw(v, spelled, rest()))
+	case "layout":
+		i := g.intn("key", 0, len(keys)-1)
+		other := protocol.KeysOf("other")
+		keys[i] = g.pick("bad key",
+			strings.Replace(keys[i], "{"+q+"}", "{other}", 1), // another queue's key
+			strings.TrimSuffix(k.Base, ":"),                   // base without its colon
+			"emq:{}:", "emq:{a{b}:", "emq:{a}b}:", "EMQ:{"+q+"}:",
+			protocol.Base(strings.Repeat("n", protocol.MaxQueueName+1)),
+			protocol.Base(strings.Repeat("n", protocol.MaxQueueName))+protocol.SuffixVersion,
+			keys[i]+" ", strings.ToUpper(keys[i]), keys[(i+1)%len(keys)], other.Base, "")
+		g.p.run(g.t, call(v, keys, args))
+	case "arity":
+		if len(args) > 0 && g.chance("drop argument", 50) {
+			args = args[:len(args)-1]
+		} else {
+			args = append(args, g.pick("extra argument", "1", "", "\x00"))
+		}
+		g.p.run(g.t, call(v, keys, args))
+	case "keys":
+		if len(keys) > 1 && g.chance("drop key", 50) {
+			keys = keys[:len(keys)-1]
+		} else {
+			keys = append(keys, k.Base+"extra")
+		}
+		g.p.run(g.t, call(v, keys, args))
+	}
+}
+
+// fixedKeys are the suffixes of a queue's fixed keys.
+var fixedKeys = []string{protocol.SuffixVersion, protocol.SuffixMeta, protocol.SuffixStats, protocol.SuffixPending,
+	protocol.SuffixDelayed, protocol.SuffixActive, protocol.SuffixDead, protocol.SuffixSignal}
+
+// plant replaces a key of the queue by one of another type (or deletes
+// it): a fixed key, a job row, its logs or a unique key.
+func (g *gen) plant() {
+	q := g.queue()
+	k := protocol.KeysOf(q)
+	var key string
+	switch g.pick("planted key", "fixed", "row", "logs", "unique") {
+	case "fixed":
+		key = k.Fixed(g.pick("suffix", fixedKeys...))
+	case "row":
+		key = k.Job(g.id(q))
+	case "logs":
+		key = k.Logs(g.id(q))
+	case "unique":
+		key = k.Unique(g.pick("unique key", uniqueKeys[1:]...))
+	}
+	g.p.run(g.t, cmd("DEL", key))
+	switch g.pick("planted type", "string", "hash", "list", "zset", "set", "none") {
+	case "string":
+		g.p.run(g.t, cmd("SET", key, "planted"))
+	case "hash":
+		g.p.run(g.t, cmd("HSET", key, "f", "v"))
+	case "list":
+		g.p.run(g.t, cmd("RPUSH", key, "planted"))
+	case "zset":
+		g.p.run(g.t, cmd("ZADD", key, "1", "planted"))
+	case "set":
+		g.p.run(g.t, cmd("SADD", key, "planted"))
+	}
+}
+
+// corrupt writes a value the verbs never write: a counter at the edge of
+// int64 or not an integer, a version of another wire, a row field out of
+// its form, a member that is not an id, a second signal token.
+func (g *gen) corrupt() {
+	q := g.queue()
+	k := protocol.KeysOf(q)
+	var c step
+	switch g.pick("corrupted", "seq", "counter", "version", "row", "row field gone", "member", "paused", "signal", "logs") {
+	case "seq":
+		c = cmd("HSET", k.Meta, protocol.MetaSeq, g.pick("value", intish...))
+	case "counter":
+		c = cmd("HSET", k.Stats, g.pick("counter", protocol.StatsCounters...), g.pick("value", intish...))
+	case "version":
+		c = cmd("SET", k.Version, g.pick("version", "1", "2", "1\x00x", "", "\xff", "01", "1\r\n"))
+		if g.chance("version restored", 50) {
+			c = cmd("SET", k.Version, protocol.WireString)
+		}
+	case "row":
+		field := g.pick("field", protocol.FieldAttempts, protocol.FieldMax, protocol.FieldPriority,
+			protocol.FieldBackoff, protocol.FieldState, protocol.FieldUnique, protocol.FieldData)
+		var value string
+		switch field {
+		case protocol.FieldBackoff:
+			value = g.pick("value", "fixed:5", "exponential:1", "exponential:x", "fixed:", "weird", "fixed:86400001", "exponential:0")
+		case protocol.FieldState:
+			value = g.pick("value", protocol.StatePending, protocol.StateDead, protocol.StateActive, protocol.StateDelayed, "bogus")
+		case protocol.FieldUnique:
+			value = g.pick("value", uniqueKeys...)
+		default:
+			value = g.pick("value", intish...)
+		}
+		c = cmd("HSET", k.Job(g.id(q)), field, value)
+	case "row field gone":
+		c = cmd("HDEL", k.Job(g.id(q)), g.pick("field", protocol.FieldAttempts, protocol.FieldData, protocol.FieldUnique, protocol.FieldMax))
+	case "member":
+		set := g.pick("set", protocol.SuffixPending, protocol.SuffixActive, protocol.SuffixDelayed, protocol.SuffixDead)
+		member := g.pick("member", "abc", "0", "01", "4398046511104", strconv.Itoa(g.intn("member id", 1, g.seq(q)+2)))
+		// times far in the past or future only: a score near the clock
+		// would make the step's outcome depend on when it runs
+		c = cmd("ZADD", k.Fixed(set), g.pick("score", "0", "1", "99999999999999", "-1", "4398046511105"), member)
+	case "paused":
+		c = cmd("HSET", k.Meta, protocol.MetaPaused, g.pick("value", "1", "0", "yes", "1\x00", " 1"))
+	case "signal":
+		c = cmd("RPUSH", k.Signal, "x")
+	case "logs":
+		c = cmd("RPUSH", k.Logs(g.id(q)), g.text("line", false))
+	}
+	g.p.run(g.t, c)
+}

@@ -1,0 +1,541 @@
+package verify
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"trafikey/conformance"
+	"trafikey/emq"
+	"trafikey/internal/valkeyserver"
+	"trafikey/internal/valkeytest"
+	"trafikey/protocol"
+)
+
+// tb is what the harness needs of a *testing.T or a *rapid.T.
+type tb interface {
+	Helper()
+	Logf(format string, args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+}
+
+// A side is one server and the executor under test on it.
+type side struct {
+	name   string // "lua" or "native", with the server's address
+	srv    *valkeyserver.Server
+	client valkey.Client
+	exec   emq.Executor
+	admin  *valkeyserver.Conn // TIME, dumps and the settle reads
+}
+
+// A pair is two servers that run the same steps: A with the Lua executor
+// (the oracle), B with the executor under comparison. Every step runs on A,
+// then at once on B, and the replies and the datasets are compared before
+// the next step.
+type pair struct {
+	a, b side
+	// verbs are the verbs B registers (all of them on a Lua side); steps of
+	// other verbs are neither generated nor replayed.
+	verbs map[*protocol.Verb]bool
+	// window is the widest gap so far, in server ms, between the clock read
+	// before A's call of a step and the one after B's call: the bound on how
+	// far a time the two executors stored for one step can be apart.
+	window int64
+	// steps are the steps run since reset, for the corpus file of a failure.
+	steps []step
+	// record, when not empty, is where a failing sequence is written. Each
+	// failing run overwrites it, and rapid runs the shrunk case last, so the
+	// file ends up holding the minimal sequence.
+	record string
+	// outcomes counts the calls by verb and reply class ("claim ok",
+	// "claim EMQSTALE claim token mismatch"), logged at the end of a run to
+	// show which paths the sequences reached.
+	outcomes map[string]int
+}
+
+// queues are the queues sequences use: a plain name and one with a NUL and
+// bytes that are not UTF-8 (a name is any bytes but braces).
+var queues = []string{"q", "r\x00\xff"}
+
+// settleBand: a lease deadline, due time or key expiry this close ahead of
+// the clock is waited out before a step whose outcome depends on it, so
+// that both servers see it in the past; one further ahead is in the future
+// for both, as long as the step's two calls end before it (checked after).
+const settleBand = 500
+
+// opTimeout bounds one call or one admin round trip.
+const opTimeout = 30 * time.Second
+
+// startSide starts a server (with the module when module is not empty) and
+// the executor named by native on it.
+func startSide(t *testing.T, module string, native bool) side {
+	t.Helper()
+	s := valkeytest.Start(t, valkeyserver.Options{Module: module, Debug: true})
+	c := valkeytest.Client(t, s)
+	conn, err := s.Dial(t.Context())
+	if err != nil {
+		t.Fatalf("dial %s: %v", s.Addr(), err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	sd := side{name: "lua", srv: s, client: c, exec: emq.NewLua(c), admin: conn}
+	if native {
+		sd.name, sd.exec = "native", emq.NewNative(c)
+	}
+	sd.name += "@" + s.Addr()
+	return sd
+}
+
+// newLuaPair is Lua on A and Lua on B: the harness's own check, which must
+// find nothing.
+func newLuaPair(t *testing.T) *pair {
+	p := &pair{a: startSide(t, "", false), b: startSide(t, "", false), verbs: map[*protocol.Verb]bool{}}
+	for _, v := range protocol.JobCore {
+		p.verbs[v] = true
+	}
+	return p
+}
+
+// newNativePair is Lua on A and the module on B. It skips the test when the
+// module registers none of the job-core verbs yet, and logs the ones it
+// does not register: steps of those are left out.
+func newNativePair(t *testing.T) *pair {
+	module := valkeytest.ModulePath(t)
+	p := &pair{a: startSide(t, "", false), b: startSide(t, module, true), verbs: map[*protocol.Verb]bool{}}
+	var missing []string
+	for _, v := range protocol.JobCore {
+		if registered(t, p.b.client, v.Command) {
+			p.verbs[v] = true
+		} else {
+			missing = append(missing, v.Command)
+		}
+	}
+	if len(p.verbs) == 0 {
+		t.Skipf("native executor: COMMAND INFO is empty for every job-core verb (%s): the module registers none yet, nothing to compare",
+			strings.Join(missing, " "))
+	}
+	if len(missing) > 0 {
+		t.Logf("native executor: not registered yet, left out of the comparison: %s", strings.Join(missing, " "))
+	}
+	return p
+}
+
+// registered reports whether the server knows command name.
+func registered(t *testing.T, c valkey.Client, name string) bool {
+	info, err := c.Do(t.Context(), c.B().Arbitrary("COMMAND", "INFO", name).Build()).ToArray()
+	return err == nil && len(info) > 0 && !info[0].IsNil()
+}
+
+// has reports whether both sides run verb v.
+func (p *pair) has(v *protocol.Verb) bool { return p.verbs[v] }
+
+// runnable reports whether every call of steps is of a verb both sides run,
+// and names the first that is not.
+func (p *pair) runnable(steps []step) (string, bool) {
+	for _, s := range steps {
+		if s.Kind == kindCall && !p.has(s.Verb) {
+			return s.Verb.Command, false
+		}
+	}
+	return "", true
+}
+
+// reset empties both datasets and forgets the previous sequence.
+func (p *pair) reset(t tb) {
+	t.Helper()
+	for _, s := range []side{p.a, p.b} {
+		if _, err := s.do("FLUSHALL", "SYNC"); err != nil {
+			t.Fatalf("FLUSHALL on %s: %v", s.name, err)
+		}
+	}
+	p.window = 0
+	p.steps = p.steps[:0]
+}
+
+// do runs an admin command on the side's own connection.
+func (s side) do(args ...string) (any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return s.admin.Do(ctx, args...)
+}
+
+// now is the server clock in ms, as TIME gives it (both servers run on one
+// machine, so on one clock).
+func (p *pair) now(t tb) int64 {
+	t.Helper()
+	v, err := p.a.do("TIME")
+	if err != nil {
+		t.Fatalf("TIME: %v", err)
+	}
+	parts, _ := v.([]any)
+	if len(parts) != 2 {
+		t.Fatalf("TIME: %#v", v)
+	}
+	sec, _ := strconv.ParseInt(fmt.Sprint(parts[0]), 10, 64)
+	usec, _ := strconv.ParseInt(fmt.Sprint(parts[1]), 10, 64)
+	return sec*1000 + usec/1000
+}
+
+// run runs one step on A, then on B, and fails t when the replies differ
+// or, after the step, the datasets do.
+func (p *pair) run(t tb, s step) {
+	t.Helper()
+	p.steps = append(p.steps, s)
+	switch s.Kind {
+	case kindSleep:
+		time.Sleep(s.Sleep)
+		t.Logf("%s", s.short())
+		return
+	case kindCmd:
+		ra, rb := p.a.command(s.Args), p.b.command(s.Args)
+		t.Logf("%s -> %s", s.short(), shorten(ra))
+		if ra != rb {
+			p.fail(t, fmt.Sprintf("replies differ at step %d, %s\n  %s: %s\n  %s: %s",
+				len(p.steps), s.short(), p.a.name, ra, p.b.name, rb))
+		}
+	case kindCall:
+		now, notAfter := p.settle(t, s.Verb)
+		if key, limit, ok := cut(s); ok {
+			// Due members in score order: their scores are the times of
+			// earlier steps on each server, and two set by different steps
+			// can be in one order on A and in the other on B when they are
+			// closer than the skew between the servers. A limit below the
+			// number due then takes different jobs on each, legitimately.
+			// The generator draws limits that cut nowhere ambiguous; a
+			// replayed sequence can still meet one.
+			a, b := p.a.due(key, now, limit), p.b.due(key, now, limit)
+			if !sameMembers(a, b) {
+				t.Skipf("inconclusive: %s takes %q on A and %q on B: due jobs whose order depends on when each server ran earlier steps",
+					s.short(), a, b)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		t0 := p.now(t)
+		resA := p.a.exec.Raw(ctx, s.Verb, s.Numkeys, s.Args)
+		resB := p.b.exec.Raw(ctx, s.Verb, s.Numkeys, s.Args)
+		t1 := p.now(t)
+		cancel()
+		p.window = max(p.window, t1-t0)
+		ra, rb := p.render(s, resA, resB, t0, t1)
+		p.count(s, ra)
+		t.Logf("%s -> %s", s.short(), shorten(ra))
+		if ra != rb {
+			p.inconclusive(t, t1, notAfter)
+			p.fail(t, fmt.Sprintf("replies differ at step %d, %s\n  %s: %s\n  %s: %s",
+				len(p.steps), s.short(), p.a.name, ra, p.b.name, rb))
+		}
+		if d := p.compareDatasets(t); len(d) > 0 {
+			p.inconclusive(t, t1, notAfter)
+			p.fail(t, fmt.Sprintf("datasets differ after step %d, %s (A %s, B %s):\n  %s",
+				len(p.steps), s.short(), p.a.name, p.b.name, strings.Join(d, "\n  ")))
+		}
+		return
+	}
+	if d := p.compareDatasets(t); len(d) > 0 {
+		p.fail(t, fmt.Sprintf("datasets differ after step %d, %s (A %s, B %s):\n  %s",
+			len(p.steps), s.short(), p.a.name, p.b.name, strings.Join(d, "\n  ")))
+	}
+}
+
+// count records the outcome of call s whose reply on A rendered as r.
+func (p *pair) count(s step, r string) {
+	if p.outcomes == nil {
+		p.outcomes = map[string]int{}
+	}
+	class := "ok"
+	if text, ok := strings.CutPrefix(r, "(error) "); ok {
+		class, _ = strconv.Unquote(text)
+		if strings.HasPrefix(class, "EMQWIRE wire ") && strings.HasSuffix(class, " found, 1 expected") {
+			class = "EMQWIRE wire <v> found"
+		}
+		if strings.HasPrefix(class, "EMQLOCK add duplicate of ") {
+			class = "EMQLOCK add duplicate of <id>"
+		}
+	} else if r == "[]" || r == "(integer) 0" || r == "[(integer) 0, (integer) 0]" || r == conformance.Nil {
+		class = "ok, nothing (" + r + ")"
+	}
+	p.outcomes[s.Verb.Name+" "+class]++
+}
+
+// logOutcomes logs the counts of count, sorted.
+func (p *pair) logOutcomes(t tb) {
+	t.Helper()
+	var b strings.Builder
+	for _, k := range sortedKeysOf(p.outcomes) {
+		fmt.Fprintf(&b, "\n  %7d  %s", p.outcomes[k], k)
+	}
+	t.Logf("calls by verb and outcome:%s", b.String())
+}
+
+// inconclusive skips the sequence when a time that settle placed in the
+// future was reached before B's call returned: the server stalled for
+// longer than settleBand, and the two calls may have seen different sides
+// of a deadline.
+func (p *pair) inconclusive(t tb, t1, notAfter int64) {
+	t.Helper()
+	if t1 >= notAfter {
+		t.Skipf("inconclusive: a deadline %d ms ahead of the settle point passed during the step (a stall of the server or the test)", settleBand)
+	}
+}
+
+// fail writes the sequence to p.record (when set) and fails t with msg.
+func (p *pair) fail(t tb, msg string) {
+	t.Helper()
+	if p.record != "" {
+		header := append([]string{"A sequence on which the executors diverged; the last step shows it:"}, strings.Split(msg, "\n")...)
+		if err := writeSequence(p.record, header, p.steps); err != nil {
+			t.Logf("write %s: %v", p.record, err)
+		} else {
+			msg += "\nsequence written to " + p.record + " (rename it to keep it in the corpus)"
+		}
+	}
+	t.Fatalf("%s", msg)
+}
+
+// command runs a plain command on the side and renders the reply.
+func (s side) command(args []string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	return conformance.Render(s.client.Do(ctx, s.client.B().Arbitrary(args[0]).Args(args[1:]...).Build()))
+}
+
+// shorten cuts a rendered reply for the step log.
+func shorten(r string) string {
+	if len(r) > 200 {
+		return r[:200] + "…"
+	}
+	return r
+}
+
+// settle waits until no deadline that step s reads is within settleBand
+// ahead of the clock, and returns the clock then (now) and the earliest
+// deadline further ahead (next: the step must end before it): the lease
+// deadlines in active before RECOVER, the due times in delayed before
+// PROMOTE, the unique keys' expiries before ADD. Every other verb's outcome
+// is independent of the clock.
+func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
+	t.Helper()
+	var set string
+	switch v {
+	case protocol.Recover:
+		set = protocol.SuffixActive
+	case protocol.Promote:
+		set = protocol.SuffixDelayed
+	case protocol.Add:
+	default:
+		return p.now(t), 1<<63 - 1
+	}
+	for {
+		now = p.now(t)
+		next = 1<<63 - 1
+		wait := int64(0)
+		see := func(at int64) {
+			if at <= now+settleBand {
+				wait = max(wait, at-now+1)
+			} else {
+				next = min(next, at)
+			}
+		}
+		for _, sd := range []side{p.a, p.b} {
+			if set != "" {
+				for _, q := range queues {
+					v, err := sd.do("ZRANGEBYSCORE", protocol.Base(q)+set, strconv.FormatInt(now, 10), "+inf", "WITHSCORES", "LIMIT", "0", "1")
+					if elems, ok := v.([]any); err == nil && ok && len(elems) == 2 {
+						f, _ := strconv.ParseFloat(fmt.Sprint(elems[1]), 64)
+						see(int64(f))
+					}
+				}
+				continue
+			}
+			for _, ttl := range sd.ttls(t) {
+				see(now + ttl)
+			}
+		}
+		if wait == 0 {
+			return now, next
+		}
+		time.Sleep(time.Duration(wait) * time.Millisecond)
+	}
+}
+
+// timeSetOf is the zset whose due members verb v takes: active for
+// RECOVER, delayed for PROMOTE, else "".
+func timeSetOf(v *protocol.Verb) string {
+	switch v {
+	case protocol.Recover:
+		return protocol.SuffixActive
+	case protocol.Promote:
+		return protocol.SuffixDelayed
+	}
+	return ""
+}
+
+// cut returns the key and limit of a well-formed RECOVER or PROMOTE call:
+// the call takes the first limit members of key due before now, in score
+// order (ties by member).
+func cut(s step) (key string, limit int, ok bool) {
+	set := timeSetOf(s.Verb)
+	if set == "" || s.Numkeys != strconv.Itoa(s.Verb.NumKeys()) || len(s.Args) != s.Verb.NumKeys()+1 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(s.Args[len(s.Args)-1])
+	if err != nil || n < 1 || n > protocol.MaxCount {
+		return "", 0, false
+	}
+	return s.Args[0] + set, n, true
+}
+
+// due returns the members of zset key with a score below now, in the order
+// ZRANGEBYSCORE gives them, at most limit.
+func (s side) due(key string, now int64, limit int) []string {
+	v, _ := s.do("ZRANGEBYSCORE", key, "-inf", "("+strconv.FormatInt(now, 10), "LIMIT", "0", strconv.Itoa(limit))
+	list, _ := v.([]any)
+	out := make([]string, len(list))
+	for i, m := range list {
+		out[i] = fmt.Sprint(m)
+	}
+	return out
+}
+
+// sameMembers reports whether a and b hold the same members.
+func sameMembers(a, b []string) bool {
+	x, y := slices.Clone(a), slices.Clone(b)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+// ttls returns the remaining TTL in ms of every key of the side that has one.
+func (s side) ttls(t tb) []int64 {
+	t.Helper()
+	v, err := s.do("KEYS", "*")
+	if err != nil {
+		t.Fatalf("KEYS on %s: %v", s.name, err)
+	}
+	keys, _ := v.([]any)
+	if len(keys) == 0 {
+		return nil
+	}
+	cmds := make([][]string, len(keys))
+	for i, k := range keys {
+		cmds[i] = []string{"PTTL", fmt.Sprint(k)}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+	defer cancel()
+	replies, err := s.admin.DoMulti(ctx, cmds...)
+	if err != nil {
+		t.Fatalf("PTTL on %s: %v", s.name, err)
+	}
+	var out []int64
+	for _, r := range replies {
+		if n, ok := r.(int64); ok && n >= 0 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// render renders the two replies of call step s canonically (see
+// conformance.Render: type and bytes, recursively), replacing the values
+// that depend on the clock by a placeholder when both are as the protocol
+// allows:
+//
+//   - EXTEND's deadline, when it lies within [t0 + lease, t1 + lease], t0
+//     and t1 the clock read before A's call and after B's;
+//   - INSPECT's at field (the time of the ADD), when the two are integers at
+//     most p.window apart.
+//
+// Anything else is compared as it is.
+func (p *pair) render(s step, ra, rb valkey.ValkeyResult, t0, t1 int64) (string, string) {
+	switch s.Verb {
+	case protocol.Extend:
+		if s.Numkeys == "3" && len(s.Args) == 6 {
+			if lease, err := strconv.ParseInt(s.Args[5], 10, 64); err == nil {
+				return deadline(ra, t0+lease, t1+lease), deadline(rb, t0+lease, t1+lease)
+			}
+		}
+	case protocol.Inspect:
+		ma, errA := ra.ToMessage()
+		mb, errB := rb.ToMessage()
+		ea, okA := ma.ToArray()
+		eb, okB := mb.ToArray()
+		if errA == nil && errB == nil && okA == nil && okB == nil && len(ea) == len(eb) {
+			pa, pb := make([]string, len(ea)), make([]string, len(eb))
+			for i := range ea {
+				pa[i], pb[i] = conformance.RenderMessage(ea[i]), conformance.RenderMessage(eb[i])
+			}
+			for i := 0; i+1 < len(ea); i += 2 {
+				if pa[i] == conformance.Bulk(protocol.FieldAdded) && pb[i] == pa[i] &&
+					p.sameTime(bulkText(ea[i+1]), bulkText(eb[i+1])) {
+					pa[i+1], pb[i+1] = `"<at>"`, `"<at>"`
+				}
+			}
+			return conformance.Arr(pa...), conformance.Arr(pb...)
+		}
+	}
+	return conformance.Render(ra), conformance.Render(rb)
+}
+
+// deadline renders an integer reply within [lo, hi] as "(integer) <deadline>".
+func deadline(r valkey.ValkeyResult, lo, hi int64) string {
+	if m, err := r.ToMessage(); err == nil && m.IsInt64() {
+		if v, _ := m.AsInt64(); v >= lo && v <= hi {
+			return "(integer) <deadline>"
+		}
+	}
+	return conformance.Render(r)
+}
+
+// bulkText is a bulk string's bytes, or "" with false.
+func bulkText(m valkey.ValkeyMessage) string {
+	if !m.IsString() {
+		return "\x00not a string"
+	}
+	s, _ := m.ToString()
+	return s
+}
+
+// sameTime reports whether a and b are integers at most p.window apart: two
+// readings of the clock by one step, on A and on B.
+func (p *pair) sameTime(a, b string) bool {
+	x, errX := strconv.ParseInt(a, 10, 64)
+	y, errY := strconv.ParseInt(b, 10, 64)
+	return errX == nil && errY == nil && x-y <= p.window && y-x <= p.window
+}
+
+// compareDatasets dumps both servers and returns their differences. A key
+// with a TTL within settleBand of expiring on either side is waited out
+// first, and a dump pair that took longer than settleBand is repeated, so
+// that no key expires between the two dumps.
+func (p *pair) compareDatasets(t tb) []string {
+	t.Helper()
+	for {
+		start := time.Now()
+		da, db := dumpSide(t, p.a), dumpSide(t, p.b)
+		wait := int64(0)
+		for _, d := range []dataset{da, db} {
+			for _, k := range d {
+				switch {
+				case k.TTL >= 0 && k.TTL <= settleBand:
+					wait = max(wait, k.TTL+1)
+				case k.TTL == -2: // expired while it was being read
+					wait = max(wait, 1)
+				}
+			}
+		}
+		if wait > 0 {
+			time.Sleep(time.Duration(wait) * time.Millisecond)
+			continue
+		}
+		if time.Since(start) > settleBand*time.Millisecond {
+			continue
+		}
+		return compare(da, db, p.window)
+	}
+}
