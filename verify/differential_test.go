@@ -17,7 +17,8 @@ import (
 //
 //   - in CI, ciChecks sequences per pair (rapid's checks), about a minute
 //     for the native pair on a 2-core machine;
-//   - TRAFIKEY_DIFF_CHECKS=N sets N for a long run, and so does
+//   - TRAFIKEY_DIFF_CHECKS=N sets N for a long run (and rapid's shrink time
+//     to 10 minutes unless -rapid.shrinktime says otherwise), and so does
 //     -rapid.checks=N (the environment variable wins);
 //   - -rapid.seed=S replays one random run, -rapid.steps the mean length.
 //
@@ -51,6 +52,12 @@ func checks(t *testing.T, ci int) int {
 			t.Fatalf("TRAFIKEY_DIFF_CHECKS=%q: want a positive number", s)
 		}
 		n = v
+		if !given["rapid.shrinktime"] {
+			// a long run is worth a thorough shrink of what it finds
+			if err := flag.Set("rapid.shrinktime", "10m"); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if err := flag.Set("rapid.checks", strconv.Itoa(n)); err != nil {
 		t.Fatal(err)
@@ -136,6 +143,7 @@ func TestCorpusFormat(t *testing.T) {
 		raw(verbByName("claim"), " 5", []string{"emq:{q}:", "\x00\xff\r\n\"", textTooLong}),
 		cmd("SET", "k", ""),
 		{Kind: kindSleep, Sleep: 3e6},
+		{Kind: kindResp, Args: []string{"2"}},
 	}
 	path := filepath.Join(t.TempDir(), "x.seq")
 	if err := writeSequence(path, []string{"two\nlines"}, steps); err != nil {

@@ -57,6 +57,15 @@ var (
 		"4398046511103", "4398046511102", "999999999999999", "1000000000000000", "-1", "01", "abc", "", "0", "1", "2", " 3"}
 )
 
+// attish are the values planted in a row's att. CLAIM increments att and
+// replies the result, which the Lua executor reads as a double: the
+// protocol keeps replies below 2^53 and calls an att planted beyond that
+// outside it (docs/PROTOCOL.md, conventions), so att gets the edges inside
+// the protocol and the one value that is refused before any reply
+// (int64 max: the increment would overflow).
+var attish = []string{"9223372036854775807", "9007199254740990", "4398046511103", "999999999999999",
+	"1000000000000000", "-1", "01", "abc", "", "0", "1", "2", " 3"}
+
 // draw helpers -----------------------------------------------------------------
 
 func (g *gen) pick(label string, xs ...string) string {
@@ -282,6 +291,9 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 // start begins a sequence: usually with the queue installed (by INSTALL, or
 // by setting the version key when B does not run INSTALL yet).
 func (g *gen) start() {
+	if g.chance("resp2", 50) {
+		g.p.run(g.t, step{Kind: kindResp, Args: []string{"2"}})
+	}
 	if g.chance("not installed", 10) {
 		return
 	}
@@ -496,6 +508,8 @@ func (g *gen) corrupt() {
 			value = g.pick("value", protocol.StatePending, protocol.StateDead, protocol.StateActive, protocol.StateDelayed, "bogus")
 		case protocol.FieldUnique:
 			value = g.pick("value", uniqueKeys...)
+		case protocol.FieldAttempts:
+			value = g.pick("value", attish...)
 		default:
 			value = g.pick("value", intish...)
 		}

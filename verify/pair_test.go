@@ -32,6 +32,7 @@ type side struct {
 	srv    *valkeyserver.Server
 	client valkey.Client
 	exec   emq.Executor
+	resp2  resp2Exec          // the same executor on a RESP2 connection
 	admin  *valkeyserver.Conn // TIME, dumps and the settle reads
 }
 
@@ -48,6 +49,9 @@ type pair struct {
 	// before A's call of a step and the one after B's call: the bound on how
 	// far a time the two executors stored for one step can be apart.
 	window int64
+	// resp2 sends calls on the RESP2 connections instead of valkey-go's
+	// (RESP3), from a step "resp 2" on (see kindResp).
+	resp2 bool
 	// steps are the steps run since reset, for the corpus file of a failure.
 	steps []step
 	// record, when not empty, is where a failing sequence is written. Each
@@ -84,9 +88,14 @@ func startSide(t *testing.T, module string, native bool) side {
 		t.Fatalf("dial %s: %v", s.Addr(), err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	sd := side{name: "lua", srv: s, client: c, exec: emq.NewLua(c), admin: conn}
+	raw, err := dialRaw(t.Context(), s.Addr())
+	if err != nil {
+		t.Fatalf("dial %s: %v", s.Addr(), err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	sd := side{name: "lua", srv: s, client: c, exec: emq.NewLua(c), resp2: resp2Exec{conn: raw}, admin: conn}
 	if native {
-		sd.name, sd.exec = "native", emq.NewNative(c)
+		sd.name, sd.exec, sd.resp2.native = "native", emq.NewNative(c), true
 	}
 	sd.name += "@" + s.Addr()
 	return sd
@@ -155,6 +164,7 @@ func (p *pair) reset(t tb) {
 		}
 	}
 	p.window = 0
+	p.resp2 = false
 	p.steps = p.steps[:0]
 }
 
@@ -192,12 +202,16 @@ func (p *pair) run(t tb, s step) {
 		time.Sleep(s.Sleep)
 		t.Logf("%s", s.short())
 		return
+	case kindResp:
+		p.resp2 = s.Args[0] == "2"
+		t.Logf("%s", s.short())
+		return
 	case kindCmd:
 		ra, rb := p.a.command(s.Args), p.b.command(s.Args)
 		t.Logf("%s -> %s", s.short(), shorten(ra))
 		if ra != rb {
-			p.fail(t, fmt.Sprintf("replies differ at step %d, %s\n  %s: %s\n  %s: %s",
-				len(p.steps), s.short(), p.a.name, ra, p.b.name, rb))
+			p.fail(t, fmt.Sprintf("replies differ at step %d, %s\n%s",
+				len(p.steps), s.short(), p.replyDiff(ra, rb)))
 		}
 	case kindCall:
 		now, notAfter := p.settle(t, s.Verb)
@@ -217,8 +231,14 @@ func (p *pair) run(t tb, s step) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 		t0 := p.now(t)
-		resA := p.a.exec.Raw(ctx, s.Verb, s.Numkeys, s.Args)
-		resB := p.b.exec.Raw(ctx, s.Verb, s.Numkeys, s.Args)
+		var resA, resB node
+		if p.resp2 {
+			resA = p.a.resp2.call(s.Verb, s.Numkeys, s.Args)
+			resB = p.b.resp2.call(s.Verb, s.Numkeys, s.Args)
+		} else {
+			resA = fromResult(p.a.exec.Raw(ctx, s.Verb, s.Numkeys, s.Args))
+			resB = fromResult(p.b.exec.Raw(ctx, s.Verb, s.Numkeys, s.Args))
+		}
 		t1 := p.now(t)
 		cancel()
 		p.window = max(p.window, t1-t0)
@@ -227,8 +247,8 @@ func (p *pair) run(t tb, s step) {
 		t.Logf("%s -> %s", s.short(), shorten(ra))
 		if ra != rb {
 			p.inconclusive(t, t1, notAfter)
-			p.fail(t, fmt.Sprintf("replies differ at step %d, %s\n  %s: %s\n  %s: %s",
-				len(p.steps), s.short(), p.a.name, ra, p.b.name, rb))
+			p.fail(t, fmt.Sprintf("replies differ at step %d, %s\n%s",
+				len(p.steps), s.short(), p.replyDiff(ra, rb)))
 		}
 		if d := p.compareDatasets(t); len(d) > 0 {
 			p.inconclusive(t, t1, notAfter)
@@ -271,6 +291,24 @@ func (p *pair) logOutcomes(t tb) {
 		fmt.Fprintf(&b, "\n  %7d  %s", p.outcomes[k], k)
 	}
 	t.Logf("calls by verb and outcome:%s", b.String())
+}
+
+// replyDiff shows two rendered replies that differ; long ones are cut to
+// the neighbourhood of their first difference.
+func (p *pair) replyDiff(ra, rb string) string {
+	const context = 120
+	if len(ra) > 3*context || len(rb) > 3*context {
+		i := 0
+		for i < len(ra) && i < len(rb) && ra[i] == rb[i] {
+			i++
+		}
+		from := max(0, i-context)
+		cut := func(r string) string {
+			return fmt.Sprintf("(%d bytes, from byte %d) …%s…", len(r), from, r[from:min(len(r), i+context)])
+		}
+		ra, rb = cut(ra), cut(rb)
+	}
+	return fmt.Sprintf("  %s: %s\n  %s: %s", p.a.name, ra, p.b.name, rb)
 }
 
 // inconclusive skips the sequence when a time that settle placed in the
@@ -441,10 +479,9 @@ func (s side) ttls(t tb) []int64 {
 	return out
 }
 
-// render renders the two replies of call step s canonically (see
-// conformance.Render: type and bytes, recursively), replacing the values
-// that depend on the clock by a placeholder when both are as the protocol
-// allows:
+// render renders the two replies of call step s canonically (node.render:
+// type and bytes, recursively), replacing the values that depend on the
+// clock by a placeholder when both are as the protocol allows:
 //
 //   - EXTEND's deadline, when it lies within [t0 + lease, t1 + lease], t0
 //     and t1 the clock read before A's call and after B's;
@@ -452,7 +489,7 @@ func (s side) ttls(t tb) []int64 {
 //     most p.window apart.
 //
 // Anything else is compared as it is.
-func (p *pair) render(s step, ra, rb valkey.ValkeyResult, t0, t1 int64) (string, string) {
+func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
 	switch s.Verb {
 	case protocol.Extend:
 		if s.Numkeys == "3" && len(s.Args) == 6 {
@@ -461,44 +498,33 @@ func (p *pair) render(s step, ra, rb valkey.ValkeyResult, t0, t1 int64) (string,
 			}
 		}
 	case protocol.Inspect:
-		ma, errA := ra.ToMessage()
-		mb, errB := rb.ToMessage()
-		ea, okA := ma.ToArray()
-		eb, okB := mb.ToArray()
-		if errA == nil && errB == nil && okA == nil && okB == nil && len(ea) == len(eb) {
-			pa, pb := make([]string, len(ea)), make([]string, len(eb))
-			for i := range ea {
-				pa[i], pb[i] = conformance.RenderMessage(ea[i]), conformance.RenderMessage(eb[i])
-			}
-			for i := 0; i+1 < len(ea); i += 2 {
-				if pa[i] == conformance.Bulk(protocol.FieldAdded) && pb[i] == pa[i] &&
-					p.sameTime(bulkText(ea[i+1]), bulkText(eb[i+1])) {
-					pa[i+1], pb[i+1] = `"<at>"`, `"<at>"`
+		if ra.Kind == "array" && rb.Kind == "array" && len(ra.Elems) == len(rb.Elems) {
+			ra, rb = cloneNode(ra), cloneNode(rb)
+			for i := 0; i+1 < len(ra.Elems); i += 2 {
+				k, x, y := ra.Elems[i], ra.Elems[i+1], rb.Elems[i+1]
+				if k.Kind == "bulk" && k.Text == protocol.FieldAdded && rb.Elems[i].render() == k.render() &&
+					x.Kind == "bulk" && y.Kind == "bulk" && p.sameTime(x.Text, y.Text) {
+					ra.Elems[i+1] = node{Kind: "bulk", Text: "<at>"}
+					rb.Elems[i+1] = ra.Elems[i+1]
 				}
 			}
-			return conformance.Arr(pa...), conformance.Arr(pb...)
 		}
 	}
-	return conformance.Render(ra), conformance.Render(rb)
+	return ra.render(), rb.render()
+}
+
+// cloneNode copies a node's top-level elements, for render to replace some.
+func cloneNode(n node) node {
+	n.Elems = slices.Clone(n.Elems)
+	return n
 }
 
 // deadline renders an integer reply within [lo, hi] as "(integer) <deadline>".
-func deadline(r valkey.ValkeyResult, lo, hi int64) string {
-	if m, err := r.ToMessage(); err == nil && m.IsInt64() {
-		if v, _ := m.AsInt64(); v >= lo && v <= hi {
-			return "(integer) <deadline>"
-		}
+func deadline(r node, lo, hi int64) string {
+	if r.Kind == "int" && r.Int >= lo && r.Int <= hi {
+		return "(integer) <deadline>"
 	}
-	return conformance.Render(r)
-}
-
-// bulkText is a bulk string's bytes, or "" with false.
-func bulkText(m valkey.ValkeyMessage) string {
-	if !m.IsString() {
-		return "\x00not a string"
-	}
-	s, _ := m.ToString()
-	return s
+	return r.render()
 }
 
 // sameTime reports whether a and b are integers at most p.window apart: two

@@ -38,6 +38,11 @@ const (
 	kindCmd = "cmd"
 	// kindSleep waits on the test's side, between two steps.
 	kindSleep = "sleep"
+	// kindResp switches the calls that follow to RESP2 ("resp 2": a
+	// connection of each side that sends no HELLO) or back to RESP3 ("resp
+	// 3", valkey-go's connection). A null bulk and a null array are the same
+	// null in RESP3, different bytes in RESP2.
+	kindResp = "resp"
 )
 
 // call is a well-formed call of v: numkeys is the number of keys.
@@ -68,6 +73,7 @@ func verbByName(name string) *protocol.Verb {
 //	call <verb> <numkeys> <arg>…   every string Go-quoted, or rep("x",n)
 //	cmd <arg>…
 //	sleep <ms>
+//	resp 2|3
 //
 // A string of more than 32 copies of one byte is written rep("<byte>",<n>)
 // so that the 64 KiB texts of the domain bounds keep the files readable.
@@ -79,6 +85,8 @@ func (s step) String() string {
 		b.WriteString(" " + s.Verb.Name + " " + quote(s.Numkeys))
 	case kindSleep:
 		b.WriteString(" " + strconv.FormatInt(s.Sleep.Milliseconds(), 10))
+	case kindResp:
+		return s.Kind + " " + s.Args[0]
 	}
 	for _, a := range s.Args {
 		b.WriteString(" " + quote(a))
@@ -123,6 +131,12 @@ func parseStep(line string) (step, error) {
 		}
 		rest = tail
 	case kindCmd:
+	case kindResp:
+		if v := strings.TrimSpace(rest); v != "2" && v != "3" {
+			return s, fmt.Errorf("bad resp %q", rest)
+		}
+		s.Args = []string{strings.TrimSpace(rest)}
+		return s, nil
 	case kindSleep:
 		ms, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
 		if err != nil || ms < 0 {
