@@ -434,8 +434,9 @@ func methodSection(b *strings.Builder, r *Results) {
 **One server.** The harness starts one valkey-server (%s) through `+"`internal/valkeyserver`"+`, with the
 trafikey module loaded, no persistence, on loopback. Every system runs on it in turn; before each run
 the harness sends `+"`FLUSHALL SYNC`"+`, lets the system set up (clients; for the process workload the
-pre-added jobs), sends `+"`CONFIG RESETSTAT`"+` and reads `+"`INFO cpu`"+` and `+"`INFO memory`"+`, runs the
-measured part, then reads `+"`INFO cpu`"+`, `+"`INFO memory`"+` and `+"`INFO commandstats`"+` again.
+pre-added jobs), sends `+"`CONFIG RESETSTAT`"+` and reads `+"`INFO cpu`"+`, runs the measured part, then reads
+`+"`INFO cpu`"+` and `+"`INFO commandstats`"+` again. After (a) it also reads `+"`INFO memory`"+` once the system's
+clients are gone, against the flushed server before the run.
 
 **CPUs.** %s. On this 2-CPU machine that keeps the load generators from taking cycles from the server;
 it also means every client shares one CPU, so a system whose client needs more CPU per job than the
@@ -477,7 +478,7 @@ job was added (and, after (a) and (b), is pending) and completed exactly as many
 jobs; a run that fails a check is listed and left out of the medians.
 
 **Each system's best practice.** trafikey: one valkey-go client (auto-pipelining), AddBatch for batches,
-emq.Worker. asynq %s: its defaults (including TaskCheckInterval 1 s, the poll interval of an idle
+emq.Worker with its defaults (one CLAIM takes as many jobs as the worker has free slots). asynq %s: its defaults (including TaskCheckInterval 1 s, the poll interval of an idle
 worker), a go-redis pool as large as the producers or the concurrency. BullMQ %s: its defaults with
 ioredis, addBulk, the Worker's concurrency option, `+"`removeOnComplete: {count: 0}`"+` (trafikey and asynq
 delete completed jobs too).
@@ -487,14 +488,15 @@ commands of each verb's writes (docs/PROTOCOL.md): ADD = `+"`HINCRBY meta seq n`
 `+"`HSET row`"+` (7 fields) + `+"`ZADD pending`"+` per job + `+"`HINCRBY stats added n`"+`; CLAIM =
 `+"`ZPOPMIN pending`"+` (`+"`BZPOPMIN`"+` with a 50 ms timeout when empty), then `+"`HINCRBY row att 1`"+` +
 `+"`HSET row state active`"+` + `+"`ZADD active`"+` + `+"`HGET row data`"+`; COMPLETE = `+"`ZREM active`"+` + `+"`DEL row logs`"+`
-+ `+"`HINCRBY stats completed 1`"+`. No reads, checks or fence: the least any executor can cost the server
-for the same dataset changes. The floor's claim takes one job per call.
++ `+"`HINCRBY stats completed 1`"+`. No checks, no fence, and no read but the payload the worker needs: the
+least any executor can cost the server for the same dataset changes. Its worker claims like emq.Worker:
+one loop pops as many jobs as there are free slots, and each job completes on its own goroutine.
 
 **Server cost.** *server CPU µs/job* is the `+"`used_cpu_user + used_cpu_sys`"+` delta of the server process
 per job: command execution, networking, parsing, everything; it is the fairest single number across
-systems. *verb µs/job* is the commandstats time of the queue's own commands. Both include time
-the server spends preempted on a busy machine (commandstats is wall time inside the command), which is
-why the full run wants an otherwise idle machine. *Memory per pending job* is the `+"`used_memory`"+` delta
+systems. *verb µs/job* is the commandstats time of the queue's own commands; commandstats is wall
+time inside a command, so on a busy machine it also counts time the server spent preempted (INFO cpu
+does not), which is one reason the full run wants an otherwise idle machine. *Memory per pending job* is the `+"`used_memory`"+` delta
 over (a), taken once the system's clients are gone, without the script cache, per job, minus the payload.
 `, orDash(r.Env.Valkey), r.Env.Pinning, cfg.Rounds, cfg.Payload,
 		cfg.Jobs, cfg.Producers, cfg.Batch, cfg.Producers, cfg.Jobs,
