@@ -112,8 +112,8 @@ func (g *gen) text(label string, bound bool) string {
 
 // queue draws one of the queues, mostly the first.
 func (g *gen) queue() string {
-	if g.chance("second queue", 10) {
-		return queues[1]
+	if g.chance("another queue", 10) {
+		return g.pick("queue", queues[1:]...)
 	}
 	return queues[0]
 }
@@ -298,7 +298,7 @@ func (g *gen) start() {
 		return
 	}
 	for _, q := range queues {
-		if q != queues[0] && !g.chance("install second queue", 50) {
+		if q != queues[0] && !g.chance("install "+q, 50) {
 			continue
 		}
 		if g.p.has(protocol.Install) {
@@ -487,7 +487,7 @@ func (g *gen) corrupt() {
 	q := g.queue()
 	k := protocol.KeysOf(q)
 	var c step
-	switch g.pick("corrupted", "seq", "counter", "version", "row", "row field gone", "member", "paused", "signal", "logs") {
+	switch g.pick("corrupted", "seq", "counter", "version", "row", "row field gone", "member", "paused", "signal", "logs", "holder") {
 	case "seq":
 		c = cmd("HSET", k.Meta, protocol.MetaSeq, g.pick("value", intish...))
 	case "counter":
@@ -528,6 +528,11 @@ func (g *gen) corrupt() {
 		c = cmd("RPUSH", k.Signal, "x")
 	case "logs":
 		c = cmd("RPUSH", k.Logs(g.id(q)), g.text("line", false))
+	case "holder":
+		// the id a unique key holds, as EMQLOCK's text and COMPLETE and
+		// REMOVE read it: another job's, or bytes an error text cuts
+		holder := g.pick("holder", strconv.Itoa(g.intn("holder id", 1, g.seq(q)+1)), "7\x00x", "a\r\nb", "", "01")
+		c = cmd("SET", k.Unique(g.pick("unique key", uniqueKeys[1:]...)), holder)
 	}
 	g.p.run(g.t, c)
 }

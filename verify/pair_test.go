@@ -64,9 +64,10 @@ type pair struct {
 	outcomes map[string]int
 }
 
-// queues are the queues sequences use: a plain name and one with a NUL and
-// bytes that are not UTF-8 (a name is any bytes but braces).
-var queues = []string{"q", "r\x00\xff"}
+// queues are the queues sequences use: a plain name, one with a NUL and
+// bytes that are not UTF-8 (a name is any bytes but braces), and one of the
+// longest name, 128 bytes.
+var queues = []string{"q", "r\x00\xff", strings.Repeat("n", protocol.MaxQueueName-1) + "\xfe"}
 
 // settleBand: a lease deadline, due time or key expiry this close ahead of
 // the clock is waited out before a step whose outcome depends on it, so
