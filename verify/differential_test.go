@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"pgregory.net/rapid"
 )
@@ -16,7 +17,8 @@ import (
 // servers, compared after every step (see pair.run). Budget:
 //
 //   - in CI, ciChecks sequences per pair (rapid's checks), about a minute
-//     for the native pair on a 2-core machine;
+//     for the native pair on an idle 2-core machine, and never more than
+//     ciBudgetNative of drawing new ones;
 //   - TRAFIKEY_DIFF_CHECKS=N sets N for a long run (and rapid's shrink time
 //     to 10 minutes unless -rapid.shrinktime says otherwise), and so does
 //     -rapid.checks=N (the environment variable wins);
@@ -33,6 +35,9 @@ const (
 	ciChecksNative = 900
 	// ciSteps is the mean number of actions of a sequence (-rapid.steps).
 	ciSteps = 50
+	// ciBudget… bound each random run in CI, whatever the checks.
+	ciBudgetLua    = 15 * time.Second
+	ciBudgetNative = 75 * time.Second
 )
 
 // checks sets rapid's number of checks for the next rapid.Check: the
@@ -87,33 +92,53 @@ var givenFlags = sync.OnceValue(func() map[string]bool {
 // it must find no divergence, and shows the harness's own normalisations
 // hold.
 func TestDifferentialLua(t *testing.T) {
-	differential(t, newLuaPair(t), ciChecksLua)
+	differential(t, newLuaPair(t), ciChecksLua, ciBudgetLua)
 }
 
 // TestDifferentialNative compares the module with the Lua scripts.
 func TestDifferentialNative(t *testing.T) {
-	differential(t, newNativePair(t), ciChecksNative)
+	differential(t, newNativePair(t), ciChecksNative, ciBudgetNative)
 }
 
-func differential(t *testing.T, p *pair, ci int) {
+func differential(t *testing.T, p *pair, ci int, ciBudget time.Duration) {
 	t.Run("corpus", func(t *testing.T) { replayCorpus(t, p) })
 	if t.Failed() {
 		return
 	}
 	t.Run("random", func(t *testing.T) {
 		n := checks(t, ci)
-		t.Logf("%d sequences (TRAFIKEY_DIFF_CHECKS or -rapid.checks for more)", n)
+		// In CI the run also stops drawing new sequences after budget
+		// (those left pass at once, unrun), so that a loaded machine keeps
+		// to the time; a sequence that failed is still shrunk in full.
+		budget := time.Duration(0)
+		if os.Getenv("TRAFIKEY_DIFF_CHECKS") == "" && !givenFlags()["rapid.checks"] {
+			budget = ciBudget
+		}
 		p.record = filepath.Join(corpusDir, "new-"+regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(t.Name(), "_")+".seq")
 		defer func() { p.record = "" }()
 		if testing.Verbose() {
 			defer p.logOutcomes(t)
 		}
+		start, ran, failed := time.Now(), 0, false
 		rapid.Check(t, func(rt *rapid.T) {
+			if budget > 0 && !failed && time.Since(start) > budget {
+				return
+			}
+			defer func() {
+				if rt.Failed() {
+					failed = true
+				}
+			}()
+			if !failed {
+				ran++
+			}
 			p.reset(rt)
 			g := &gen{t: rt, p: p}
 			g.start()
 			rt.Repeat(g.actions())
 		})
+		t.Logf("ran %d of %d sequences in %v (TRAFIKEY_DIFF_CHECKS or -rapid.checks for more, without the %v budget)",
+			ran, n, time.Since(start).Round(time.Millisecond), ciBudget)
 	})
 }
 
