@@ -136,6 +136,7 @@ func differential(t *testing.T, p *pair, ci int, ciBudget time.Duration) {
 			g := &gen{t: rt, p: p}
 			g.start()
 			rt.Repeat(g.actions())
+			p.checkReplicas(rt)
 		})
 		t.Logf("ran %d of %d sequences in %v (TRAFIKEY_DIFF_CHECKS or -rapid.checks for more, without the %v budget)",
 			ran, n, time.Since(start).Round(time.Millisecond), ciBudget)
@@ -157,6 +158,7 @@ func replayCorpus(t *testing.T, p *pair) {
 			for _, s := range seq.Steps {
 				p.run(t, s)
 			}
+			p.checkReplicas(t)
 		})
 	}
 }

@@ -34,6 +34,9 @@ type side struct {
 	exec   emq.Executor
 	resp2  resp2Exec          // the same executor on a RESP2 connection
 	admin  *valkeyserver.Conn // TIME, dumps and the settle reads
+	// replica is a replica of srv, without the module: it applies the
+	// effects the executor replicated, and must end up with srv's dataset.
+	replica *side
 }
 
 // A pair is two servers that run the same steps: A with the Lua executor
@@ -99,6 +102,16 @@ func startSide(t *testing.T, module string, native bool) side {
 		sd.name, sd.exec, sd.resp2.native = "native", emq.NewNative(c), true
 	}
 	sd.name += "@" + s.Addr()
+	r := valkeytest.Start(t, valkeyserver.Options{ReplicaOf: s.Addr()})
+	if err := r.WaitReplicaSync(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rconn, err := r.Dial(t.Context())
+	if err != nil {
+		t.Fatalf("dial %s: %v", r.Addr(), err)
+	}
+	t.Cleanup(func() { rconn.Close() })
+	sd.replica = &side{name: "replica of " + sd.name + "@" + r.Addr(), srv: r, admin: rconn}
 	return sd
 }
 
@@ -542,9 +555,16 @@ func (p *pair) sameTime(a, b string) bool {
 // that no key expires between the two dumps.
 func (p *pair) compareDatasets(t tb) []string {
 	t.Helper()
+	return compareSides(t, p.a, p.b, p.window)
+}
+
+// compareSides is compareDatasets for any two servers, times compared
+// within window ms.
+func compareSides(t tb, x, y side, window int64) []string {
+	t.Helper()
 	for {
 		start := time.Now()
-		da, db := dumpSide(t, p.a), dumpSide(t, p.b)
+		da, db := dumpSide(t, x), dumpSide(t, y)
 		wait := int64(0)
 		for _, d := range []dataset{da, db} {
 			for _, k := range d {
@@ -563,6 +583,24 @@ func (p *pair) compareDatasets(t tb) []string {
 		if time.Since(start) > settleBand*time.Millisecond {
 			continue
 		}
-		return compare(da, db, p.window)
+		return compare(da, db, window)
+	}
+}
+
+// checkReplicas waits until each side's replica has applied every write so
+// far (WAIT) and fails t unless the replica's dataset is its primary's,
+// exactly (only TTL values may differ): what an executor replicated is what
+// it wrote. A sequence ends with it.
+func (p *pair) checkReplicas(t tb) {
+	t.Helper()
+	for _, s := range []side{p.a, p.b} {
+		v, err := s.do("WAIT", "1", "10000")
+		if err != nil || v != int64(1) {
+			t.Fatalf("WAIT on %s: %v %v", s.name, v, err)
+		}
+		if d := compareSides(t, s, *s.replica, 0); len(d) > 0 {
+			p.fail(t, fmt.Sprintf("the %s differs from its primary after step %d (primary first):\n  %s",
+				s.replica.name, len(p.steps), strings.Join(d, "\n  ")))
+		}
 	}
 }
