@@ -48,6 +48,12 @@
 //     effects. Only Writes.Write sends the write format, and only BeginWrites
 //     makes a Writes. call.c and call.go hold the adapter; a test keeps the
 //     formats and RM_Call out of every other file.
+//   - A write passes its arguments as fresh strings, as a script does, so the
+//     server stores what it would store for the Lua executor (SET keeps an
+//     integer int-encoded). An argument of the command's own longer than 44
+//     bytes (a payload) is passed on without a copy, as the server stores it
+//     raw either way; so is every argument past the format's sixteenth
+//     specifier (a long HSET's tail, whose values the server copies).
 //   - Host replies are classified from their RESP2 type: string, integer,
 //     array (at most four deep), null, and an error, which is the call's
 //     error with the server's text (WRONGTYPE …). Anything else is
