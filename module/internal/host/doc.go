@@ -58,6 +58,10 @@
 //     array (at most four deep), null, and an error, which is the call's
 //     error with the server's text (WRONGTYPE …). Anything else is
 //     ErrHostReply, never a panic.
+//   - An error reply's text ends at its first NUL, as the server ends a
+//     script's (both replies go through addReplyErrorFormat, which also turns
+//     CR and LF into spaces): a text carrying stored bytes reads the same on
+//     both executors, with no clipping by the handler.
 //   - Argument bytes, Values and Results are views of scratch memory: valid
 //     until the handler returns, Values and Results only until the next host
 //     call of the command. Copy what must live longer.

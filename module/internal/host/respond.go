@@ -125,8 +125,11 @@ func (r *replyWriter) array(n int) {
 }
 
 // errorText writes an error reply. C sends it with ReplyWithError, which
-// prefixes '-' and takes no format, so '%' is safe; it must be one C string,
-// so a NUL becomes a space (the server itself turns CR and LF into spaces).
+// prefixes '-' and takes no format, so '%' is safe. It must be one C string,
+// so the text ends at its first NUL, as every error reply of the server does
+// (a script's error reply too: both go through addReplyErrorFormat, which
+// also turns CR and LF into spaces); a text that carries stored bytes reads
+// the same on both executors.
 func (r *replyWriter) errorText(text string) {
 	if !r.value() {
 		return
@@ -134,17 +137,12 @@ func (r *replyWriter) errorText(text string) {
 	if text == "" {
 		text = "ERR"
 	}
+	if i := strings.IndexByte(text, 0); i >= 0 {
+		text = text[:i]
+	}
 	r.w.byte(tagError)
 	r.w.u32(uint32(len(text)))
-	start := r.w.n
 	r.w.string(text)
-	if strings.IndexByte(text, 0) >= 0 {
-		for i := start; i < r.w.n; i++ {
-			if r.w.buf[i] == 0 {
-				r.w.buf[i] = ' '
-			}
-		}
-	}
 	r.w.byte(0)
 	r.completed()
 }

@@ -92,13 +92,21 @@ func TestReplyMisuse(t *testing.T) {
 	}
 }
 
-// An error text is one C string sent without a format: '%' stays, a NUL
-// becomes a space.
+// An error text is one C string sent without a format: '%' stays, the text
+// ends at its first NUL (as the server ends a script's), and CR and LF are
+// left to the server, which turns them into spaces for both executors.
 func TestReplyErrorText(t *testing.T) {
-	r := newReply()
-	r.errorText("EMQSTALE 100% \x00done")
-	if got, exp := r.bytesWritten(), (want{}).err("EMQSTALE 100%  done"); !bytes.Equal(got, exp) {
-		t.Fatalf("stream %q", got)
+	for text, exp := range map[string]string{
+		"EMQSTALE 100% \x00done": "EMQSTALE 100% ",
+		"EMQLOCK a\x00b\x00c":    "EMQLOCK a",
+		"EMQLOCK a\r\nb":         "EMQLOCK a\r\nb",
+		"":                       "ERR",
+	} {
+		r := newReply()
+		r.errorText(text)
+		if got := r.bytesWritten(); !bytes.Equal(got, (want{}).err(exp)) {
+			t.Fatalf("%q: stream %q", text, got)
+		}
 	}
 }
 
