@@ -11,9 +11,15 @@
  * arguments, so SET stores an integer string int-encoded as a script's SET
  * does (it re-encodes only an unshared value).
  *
+ * A read of the commands the verbs read most (HGET, HMGET, ZSCORE, ZCARD,
+ * LLEN, EXISTS) is answered through the key API instead of RM_Call, with the
+ * reply the command would have given, encoded the same way. See fast_read.
+ *
  * emq_exec is the one entry point; call.go is the Go half and the only Go
  * code that reaches it. */
 #include <errno.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <string.h>
@@ -35,7 +41,24 @@ static void (*FreeString)(void *ctx, void *s);
 static const char *(*StringPtrLen)(const void *s, size_t *n);
 static int (*GetContextFlags)(void *ctx);
 
-#define CTX_FLAGS_LUA (1 << 0) /* VALKEYMODULE_CTX_FLAGS_LUA */
+/* The key API of the read fast path. Optional: without one of them every read
+ * goes through RM_Call. */
+static void *(*OpenKey)(void *ctx, void *name, int mode);
+static void (*CloseKey)(void *key);
+static int (*KeyType)(void *key);
+static int (*KeyExists)(void *ctx, void *name);
+static size_t (*ValueLength)(void *key);
+static int (*HashGet)(void *key, int flags, ...);
+static int (*ZsetScore)(void *key, void *member, double *score);
+
+#define CTX_FLAGS_LUA (1 << 0)     /* VALKEYMODULE_CTX_FLAGS_LUA */
+#define CTX_FLAGS_CLUSTER (1 << 5) /* VALKEYMODULE_CTX_FLAGS_CLUSTER */
+#define OPEN_READ (1 << 0)         /* VALKEYMODULE_READ */
+#define HASH_NONE 0                /* VALKEYMODULE_HASH_NONE */
+#define KEYTYPE_EMPTY 0            /* VALKEYMODULE_KEYTYPE_* */
+#define KEYTYPE_LIST 2
+#define KEYTYPE_HASH 3
+#define KEYTYPE_ZSET 5
 
 /* A write copies every argument into a fresh buffer but a long one of the
  * command's own (a payload is not copied; the server stores a string longer
@@ -46,12 +69,22 @@ static int (*GetContextFlags)(void *ctx);
 
 #define STACK_ARGS 32
 
-#define GET(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) return EMQ_ERR;
+/* Reads take the key API only outside a cluster: there RM_Call refuses a key
+ * of a slot this node does not serve (or one migrating away), which a key
+ * lookup does not see. Fixed at load, like the server's cluster mode. */
+static int fast_reads;
 
-int emq_call_init(int (*get_api)(const char *, void *)) {
+#define GET(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) return EMQ_ERR;
+#define GET_OPT(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) fast = 0;
+
+int emq_call_init(int (*get_api)(const char *, void *), void *ctx) {
     GET(Call) GET(CallReplyType) GET(CallReplyStringPtr) GET(CallReplyInteger) GET(CallReplyLength)
     GET(CallReplyArrayElement) GET(FreeCallReply) GET(CreateString) GET(FreeString) GET(StringPtrLen)
     GET(GetContextFlags)
+    int fast = 1;
+    GET_OPT(OpenKey) GET_OPT(CloseKey) GET_OPT(KeyType) GET_OPT(KeyExists) GET_OPT(ValueLength)
+    GET_OPT(HashGet) GET_OPT(ZsetScore)
+    fast_reads = fast && !(GetContextFlags(ctx) & CTX_FLAGS_CLUSTER);
     return EMQ_OK;
 }
 
@@ -134,6 +167,149 @@ typedef struct {
 static void *arg_string(const exec_env *e, const arg *a, int *own) {
     *own = a->ref < 0;
     return a->ref < 0 ? CreateString(e->ctx, a->p, a->n) : e->argv[a->ref];
+}
+
+static void release(const exec_env *e, void *s, int own) {
+    if (own) FreeString(e->ctx, s);
+}
+
+/* ---- the read fast path ---- */
+
+static const char WRONGTYPE[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+enum { SLOW, F_HGET, F_HMGET, F_ZSCORE, F_ZCARD, F_LLEN, F_EXISTS };
+
+/* The fast-path command for a name and argument count (not counting the
+ * name), or SLOW. Names match as the verbs spell them, in upper case: any
+ * other spelling, and a wrong argument count (whose refusal is the server's
+ * to word), goes through RM_Call, which also lets a test compare both paths. */
+static int fast_kind(const char *name, size_t len, uint32_t nargs) {
+#define IS(s) (len == sizeof(s) - 1 && !memcmp(name, s, sizeof(s) - 1))
+    if (IS("HGET")) return nargs == 2 ? F_HGET : SLOW;
+    if (IS("HMGET")) return nargs >= 2 ? F_HMGET : SLOW;
+    if (IS("ZSCORE")) return nargs == 2 ? F_ZSCORE : SLOW;
+    if (IS("ZCARD")) return nargs == 1 ? F_ZCARD : SLOW;
+    if (IS("LLEN")) return nargs == 1 ? F_LLEN : SLOW;
+    if (IS("EXISTS")) return nargs >= 1 ? F_EXISTS : SLOW;
+    return SLOW;
+#undef IS
+}
+
+/* The digits of v, as the server's ll2string writes them; returns the length. */
+static size_t ll_digits(char *buf, long long v) {
+    char tmp[24];
+    size_t n = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    size_t len = 0;
+    if (v < 0) buf[len++] = '-';
+    while (n) buf[len++] = tmp[--n];
+    return len;
+}
+
+/* A score as ZSCORE replies it in RESP2 (addReplyDouble, d2string): zero as 0
+ * or -0, an integral value within +-LLONG_MAX/2 in integer digits. Returns 0
+ * for any other value (a fraction, an infinity), whose digits the server
+ * writes with its own shortest-round-trip routine: that read goes through
+ * RM_Call. */
+static size_t score_text(char *buf, double d) {
+    if (d == 0) {
+        if (signbit(d)) {
+            memcpy(buf, "-0", 2);
+            return 2;
+        }
+        buf[0] = '0';
+        return 1;
+    }
+    if (!(d >= (double)(-LLONG_MAX / 2) && d <= (double)(LLONG_MAX / 2))) return 0;
+    long long ll = (long long)d;
+    if ((double)ll != d) return 0;
+    return ll_digits(buf, ll);
+}
+
+/* A hash field's value, or a null when h (the open key) is NULL or has no
+ * such field. */
+static void put_field(const exec_env *e, void *h, const arg *f) {
+    void *v = NULL;
+    if (h) {
+        int own;
+        void *fs = arg_string(e, f, &own);
+        HashGet(h, HASH_NONE, fs, &v, NULL);
+        release(e, fs, own);
+    }
+    if (!v) {
+        put_u8(e->io, EMQ_REPLY_NULL);
+        return;
+    }
+    size_t n = 0;
+    const char *p = StringPtrLen(v, &n);
+    put_str(e->io, EMQ_REPLY_STRING, p, n);
+    FreeString(e->ctx, v);
+}
+
+/* fast_read answers one read command through the key API with the reply the
+ * command gives through RM_Call: the same type and bytes, WRONGTYPE for a key
+ * of another type. The lookups are the commands' own (a read lookup, which
+ * deletes a key found logically expired as the command would, and never
+ * creates one; EXISTS does not touch the key's access time, as EXISTS does
+ * not). Returns 0, having written nothing, when the read must go through
+ * RM_Call after all (a score the server formats with its own routine);
+ * otherwise 1, with *failed set for an error reply. */
+static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, int *failed) {
+    emq_io *io = e->io;
+    *failed = 0;
+    if (kind == F_EXISTS) {
+        long long count = 0;
+        for (uint32_t i = 0; i < nargs; i++) {
+            int own;
+            void *k = arg_string(e, &a[i], &own);
+            count += KeyExists(e->ctx, k) != 0;
+            release(e, k, own);
+        }
+        put_u8(io, EMQ_REPLY_INTEGER);
+        put_i64(io, count);
+        return 1;
+    }
+    int own;
+    void *name = arg_string(e, &a[0], &own);
+    void *key = OpenKey(e->ctx, name, OPEN_READ); /* NULL: no such key */
+    int want = kind == F_LLEN ? KEYTYPE_LIST : (kind == F_ZCARD || kind == F_ZSCORE) ? KEYTYPE_ZSET : KEYTYPE_HASH;
+    int type = KeyType(key);
+    int done = 1;
+    if (type != KEYTYPE_EMPTY && type != want) {
+        put_str(io, EMQ_REPLY_ERROR, WRONGTYPE, sizeof(WRONGTYPE) - 1);
+        *failed = 1;
+    } else if (kind == F_ZCARD || kind == F_LLEN) {
+        put_u8(io, EMQ_REPLY_INTEGER);
+        put_i64(io, key ? (long long)ValueLength(key) : 0);
+    } else if (kind == F_HGET) {
+        put_field(e, key, &a[1]);
+    } else if (kind == F_HMGET) {
+        put_u8(io, EMQ_REPLY_ARRAY);
+        put_u32(io, nargs - 1);
+        for (uint32_t i = 1; i < nargs; i++) put_field(e, key, &a[i]);
+    } else { /* F_ZSCORE */
+        double score;
+        int mown;
+        char text[32];
+        size_t n = 0;
+        void *member = key ? arg_string(e, &a[1], &mown) : NULL;
+        int found = key && ZsetScore(key, member, &score) == EMQ_OK;
+        if (member) release(e, member, mown);
+        if (!found) {
+            put_u8(io, EMQ_REPLY_NULL);
+        } else if ((n = score_text(text, score)) > 0) {
+            put_str(io, EMQ_REPLY_STRING, text, n);
+        } else {
+            done = 0;
+        }
+    }
+    CloseKey(key);
+    release(e, name, own);
+    return done;
 }
 
 /* ---- RM_Call ---- */
@@ -244,6 +420,7 @@ int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write
     exec_env e = {(void *)ctxp, (void **)argvp, (emq_io *)iop};
     emq_io *io = e.io;
     const unsigned char *p = io->req.p;
+    int fast = fast_reads && !write;
     io->out.len = 0;
     io->oom = 0;
     io->ncalls = 0;
@@ -277,7 +454,9 @@ int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write
                 p += v;
             }
         }
-        int failed = call(&e, name, a, nargs, write);
+        int failed = 0;
+        int kind = fast ? fast_kind(name, name_len, nargs) : SLOW;
+        if (kind == SLOW || !fast_read(&e, kind, a, nargs, &failed)) failed = call(&e, name, a, nargs, write);
         if (a != stack_a) free(a);
         io->ncalls++;
         if (failed && stop_on_error) break;

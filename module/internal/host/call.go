@@ -13,10 +13,11 @@ import (
 )
 
 // This file and call.c are the call adapter: the only code that sends a
-// command to the server (RM_Call). A read batch uses the format "vE" and
-// replicates nothing; a write batch, reachable only through Writes, uses
-// "v!E" and is replicated as its effects. A test keeps both formats and the
-// call function out of every other file.
+// command to the server (RM_Call, or the key API for the reads it answers in
+// RM_Call's place; see the package rules). A read batch uses the format "vE"
+// and replicates nothing; a write batch, reachable only through Writes, uses
+// "v!E" and is replicated as its effects. A test keeps both formats, the call
+// function and the key API out of every other file.
 
 // Batch collects host commands and runs them in one crossing into C: the
 // command names and arguments are encoded into C memory as they are added, and

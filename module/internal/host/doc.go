@@ -47,13 +47,28 @@
 //     format (the same with "!") and reach the AOF and replicas as their
 //     effects. Only Writes.Write sends the write format, and only BeginWrites
 //     makes a Writes. call.c and call.go hold the adapter; a test keeps the
-//     formats and RM_Call out of every other file.
+//     formats, RM_Call and the key API out of every other file.
 //   - A write passes its arguments as fresh strings, as a script does, so the
 //     server stores what it would store for the Lua executor (SET keeps an
 //     integer int-encoded). An argument of the command's own longer than 44
 //     bytes (a payload) is passed on without a copy, as the server stores it
 //     raw either way; so is every argument past the format's sixteenth
 //     specifier (a long HSET's tail, whose values the server copies).
+//   - HGET, HMGET, ZSCORE, ZCARD, LLEN and EXISTS, spelled in upper case as
+//     the verbs spell them and with a valid argument count, are answered
+//     through the key API instead of RM_Call, outside cluster mode (there
+//     RM_Call refuses a key of a slot the node does not serve, or one
+//     migrating away, which a lookup does not see): the same reply,
+//     type and bytes (WRONGTYPE included), the same lookup (a key past its
+//     expiry is deleted and reads as absent; nothing is created). A ZSCORE
+//     whose score is not an integer, and every other read, goes through
+//     RM_Call; so does any other spelling (hget), which is how tests compare
+//     both paths. GET cannot take the key API: its string access (DMA)
+//     re-encodes an int or embstr value as raw. What a fast read does not
+//     do, as it runs no command: count in INFO commandstats, show in
+//     MONITOR, pass through another module's command filters, or have
+//     CLIENT TRACKING remember its key for the caller (a read through RM_Call
+//     is remembered, as a script's is).
 //   - Host replies are classified from their RESP2 type: string, integer,
 //     array (at most four deep), null, and an error, which is the call's
 //     error with the server's text (WRONGTYPE …). Anything else is

@@ -3,7 +3,7 @@
  *
  * C owns everything the server calls directly, so that a command costs one
  * crossing into Go and a key-position request costs none. Host calls
- * (RM_Call) live in call.c alone. */
+ * (RM_Call, and the key API answering reads) live in call.c alone. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -320,7 +320,7 @@ static int onload(void *ctx, void **argv, int argc) {
     GET(KeyAtPosWithFlags) GET(GetClientId) GET(GetClientUserNameById) GET(GetContextFlags)
     GET(GetModuleUserFromUserName) GET(ACLCheckKeyPermissions) GET(FreeModuleUser)
     GET(GetDetachedThreadSafeContext) GET(FreeThreadSafeContext)
-    if (emq_call_init(GetApi) != EMQ_OK) { missing = "Call and the CallReply functions"; goto fail; }
+    if (emq_call_init(GetApi, ctx) != EMQ_OK) { missing = "Call and the CallReply functions"; goto fail; }
 
     memset(&loading, 0, sizeof(loading));
     if (emqModule(&loading) != 0) {

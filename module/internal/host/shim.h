@@ -114,7 +114,7 @@ int emq_check_keys(uintptr_t ctx, uintptr_t keys, int flags);
 void emq_log(const char *level, const char *msg);
 int emq_numkeys(uintptr_t p, size_t n, int argc);
 
-/* Implemented in call.c: the API lookup of the call adapter. */
-int emq_call_init(int (*get_api)(const char *, void *));
+/* Implemented in call.c: the API lookup of the call adapter, at load. */
+int emq_call_init(int (*get_api)(const char *, void *), void *ctx);
 
 #endif
