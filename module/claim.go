@@ -90,9 +90,11 @@ func claim(c *host.Call) error {
 		}
 		c.ReplyInt(j.Attempt)
 	}
-	// guard, then the writes in the Lua's order: ZPOPMIN pending <found>;
-	// per job HINCRBY row att 1 (predicted), HSET row state active, ZADD
-	// active <deadline> id (the absolute deadline, as a value)
+	// guard, then the writes: ZPOPMIN pending <found>; per job HSET row
+	// state active att <att+1> (the attempt predicted, in place of the Lua's
+	// HINCRBY row att 1 and HSET row state active: both fields are updated
+	// where they stand, so the row keeps its field order); one ZADD active
+	// <deadline> <id> … for all the jobs (the absolute deadline, as a value)
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -100,10 +102,15 @@ func claim(c *host.Call) error {
 	deadline := r.now + lease
 	b := w.Write().Cmd("ZPOPMIN").Arg(pending).Int(int64(len(s.Pending.Val)))
 	for _, j := range v.Jobs {
-		row, id := st.row(j.Member), s.Pending.Val[j.Member]
-		b.Cmd("HINCRBY").Arg(row).Str(protocol.FieldAttempts).Int(1).
-			Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StateActive).
-			Cmd("ZADD").Arg(active).Int(deadline).Arg(id)
+		b.Cmd("HSET").Arg(st.row(j.Member)).
+			Str(protocol.FieldState).Str(protocol.StateActive).
+			Str(protocol.FieldAttempts).Int(j.Attempt)
+	}
+	if len(v.Jobs) > 0 {
+		b.Cmd("ZADD").Arg(active)
+		for _, j := range v.Jobs {
+			b.Int(deadline).Arg(s.Pending.Val[j.Member])
+		}
 	}
 	res, err := b.Run()
 	if err != nil {
@@ -125,11 +132,6 @@ func claim(c *host.Call) error {
 	if !ok {
 		host.Logf(host.LogWarning, "%s: ZPOPMIN did not pop the members read; answered %q", c.Name(), protocol.ErrHostReply)
 		return host.ErrHostReply
-	}
-	for k, j := range v.Jobs {
-		if err := predicted(c, res, 1+3*k, j.Attempt); err != nil {
-			return err
-		}
 	}
 	return nil
 }

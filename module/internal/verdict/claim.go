@@ -35,7 +35,8 @@ type ClaimSeen struct {
 type ClaimJob struct {
 	// Member is its index in ClaimSeen.Pending.
 	Member int
-	// Attempt is HINCRBY <row> att 1's predicted reply: the attempt token.
+	// Attempt is HINCRBY <row> att 1's predicted reply: the attempt token,
+	// and the att the native executor writes (HSET row … att <Attempt>).
 	Attempt int64
 }
 
@@ -45,8 +46,8 @@ type ClaimVerdict struct {
 	// array and write nothing.
 	Empty bool
 	// Jobs are the members whose row is present, in pending order: each gets
-	// HINCRBY att, HSET state active and ZADD active. Every member of Pending
-	// is popped; the others are dropped.
+	// att + 1, state active and a place in active. Every member of Pending is
+	// popped; the others are dropped.
 	Jobs []ClaimJob
 }
 
