@@ -82,8 +82,9 @@ func complete(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
-	// guard, then the writes in the Lua's order: ZREM active, DEL row logs,
-	// DEL unique when it holds this job, HINCRBY stats completed (predicted)
+	// guard, then the writes: ZREM active; one DEL of the row, its logs and
+	// the unique key when it holds this job (the Lua's two DELs); HINCRBY
+	// stats completed (predicted)
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -91,16 +92,14 @@ func complete(c *host.Call) error {
 	b := w.Write().
 		Cmd("ZREM").Arg(active).Arg(id).
 		Cmd("DEL").Arg(row).Arg(logs)
-	last := 2
 	if v.Release {
-		b.Cmd("DEL").Arg(st.unique)
-		last++
+		b.Arg(st.unique)
 	}
 	res, err := b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(1).Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := predicted(c, res, last, v.Completed); err != nil {
+	if err := predicted(c, res, 2, v.Completed); err != nil {
 		return err
 	}
 	c.ReplyInt(1)

@@ -111,9 +111,9 @@ func remove(c *host.Call) error {
 	if logsErr != nil {
 		return logsErr
 	}
-	// guard, then the writes in the Lua's order: ZREM from the state's set,
-	// DEL row logs, DEL unique when it holds this job, HINCRBY stats removed
-	// (predicted)
+	// guard, then the writes: ZREM from the state's set; one DEL of the row,
+	// its logs and the unique key when it holds this job (the Lua's two
+	// DELs); HINCRBY stats removed (predicted)
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -124,7 +124,7 @@ func remove(c *host.Call) error {
 	}
 	b.Cmd("DEL").Arg(row).Arg(logs)
 	if v.Unique {
-		b.Cmd("DEL").Arg(holderKey)
+		b.Arg(holderKey)
 	}
 	res, err := b.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(1).Run()
 	if err != nil {
