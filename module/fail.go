@@ -79,31 +79,32 @@ func fail(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
-	// guard, then the writes in the Lua's order: ZREM active; HSET row state
-	// err; ZADD delayed <due> or dead <now> (absolute times, as values);
-	// HINCRBY stats failed, then retried or dead (predicted)
+	// guard, then the writes: ZREM active; HSET row state err; ZADD delayed
+	// <due> or dead <now> (absolute times, as values); one HSET stats failed
+	// <failed+1> <retried|dead> <its count+1>, the predicted counters, in
+	// place of the Lua's two HINCRBYs (fields present are updated where they
+	// stand, absent ones appended in the same order)
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
 	}
 	state, set, score, outcome, reply := protocol.StateDead, dead, r.now, statDead, protocol.FailDead
+	counter := s.Counters.Val[2]
 	if v.Retry {
 		state, set, score, outcome, reply = protocol.StateDelayed, delayed, r.now+v.Delay, statRetried, protocol.FailRetry
+		counter = s.Counters.Val[1]
 	}
 	res, err := w.Write().
 		Cmd("ZREM").Arg(active).Arg(id).
 		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(state).Str(protocol.FieldError).Argv(r.argv(3)).
 		Cmd("ZADD").Arg(set).Int(score).Arg(id).
-		Cmd("HINCRBY").Arg(stats).Str(statFailed).Int(1).
-		Cmd("HINCRBY").Arg(stats).Str(outcome).Int(1).
+		Cmd("HSET").Arg(stats).Str(statFailed).Int(v.Failed).Str(outcome).Int(v.Outcome).
 		Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := predicted(c, res, 3, v.Failed); err != nil {
-		return err
-	}
-	if err := predicted(c, res, 4, v.Outcome); err != nil {
+	// HSET answers the number of fields it created: the counters read absent
+	if err := created(c, res, 3, absent(s.Counters.Val[0], counter)); err != nil {
 		return err
 	}
 	c.ReplyString(reply)

@@ -310,3 +310,26 @@ func predicted(c *host.Call, res host.Results, i int, want int64) error {
 	}
 	return nil
 }
+
+// created checks the i-th reply of a write batch, an HSET of counters whose
+// values were predicted (in place of one HINCRBY per counter), against the
+// number of its fields read absent before the guard: HSET answers the
+// number of fields it created.
+func created(c *host.Call, res host.Results, i int, want int64) error {
+	if got := intAt(res, i); got.Err != nil || got.Val != want {
+		host.Logf(host.LogWarning, "%s: HSET answered %d (%v), %d new fields predicted; answered %q", c.Name(), got.Val, got.Err, want, protocol.ErrHostReply)
+		return host.ErrHostReply
+	}
+	return nil
+}
+
+// absent counts the fields read absent.
+func absent(fields ...verdict.Field) int64 {
+	n := int64(0)
+	for _, f := range fields {
+		if !f.Set {
+			n++
+		}
+	}
+	return n
+}

@@ -40,7 +40,8 @@ type FailVerdict struct {
 	Retry bool
 	Delay int64
 	// Failed and Outcome are the predicted replies of HINCRBY stats failed 1
-	// and HINCRBY stats <retried|dead> 1.
+	// and HINCRBY stats <retried|dead> 1: the counters' new values, which
+	// the native executor writes with one HSET.
 	Failed, Outcome int64
 }
 
