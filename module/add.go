@@ -56,7 +56,8 @@ func add(c *host.Call) error {
 	v := step.Verdict
 	// every key written is typed: meta and stats by HGET, pending and
 	// delayed by ZCARD, signal by LLEN, the rows are absent (EXISTS) and SET
-	// takes any unique key. Guard, then the writes in the Lua's order.
+	// takes any unique key. Guard, then the writes: the Lua's, with the jobs'
+	// ZADDs merged into one per set (docs/PROTOCOL.md, ADD).
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -64,11 +65,15 @@ func add(c *host.Call) error {
 	n := int64(len(st.jobs))
 	at := st.decimal(r.now)
 	b := w.Write().Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(n)
+	toPending, toDelayed := 0, 0
 	for i, j := range st.jobs {
-		// HSET row data state att max prio bo at [uniq], then the job's set
+		// HSET row data state att max prio bo at [uniq]
 		state := protocol.StatePending
 		if j.Delay > 0 {
 			state = protocol.StateDelayed
+			toDelayed++
+		} else {
+			toPending++
 		}
 		b.Cmd("HSET").Arg(st.rows[i]).
 			Str(protocol.FieldData).Argv(r.argv(j.Arg + verdict.AddData)).
@@ -81,11 +86,24 @@ func add(c *host.Call) error {
 		if len(j.Unique) > 0 {
 			b.Str(protocol.FieldUnique).Argv(r.argv(j.Arg + verdict.AddUnique))
 		}
-		id := v.First + int64(i)
-		if j.Delay == 0 {
-			b.Cmd("ZADD").Arg(pending).Int(protocol.PendingScore(j.Priority, id)).Arg(st.ids[i])
-		} else {
-			b.Cmd("ZADD").Arg(delayed).Int(r.now + j.Delay).Arg(st.ids[i])
+	}
+	// one ZADD pending <score> <id> … and one ZADD delayed <now+delay> <id>
+	// …: the ids are distinct, so each set ends with the members, order and
+	// encoding one ZADD per job gives
+	if toPending > 0 {
+		b.Cmd("ZADD").Arg(pending)
+		for i, j := range st.jobs {
+			if j.Delay == 0 {
+				b.Int(protocol.PendingScore(j.Priority, v.First+int64(i))).Arg(st.ids[i])
+			}
+		}
+	}
+	if toDelayed > 0 {
+		b.Cmd("ZADD").Arg(delayed)
+		for i, j := range st.jobs {
+			if j.Delay > 0 {
+				b.Int(r.now + j.Delay).Arg(st.ids[i])
+			}
 		}
 	}
 	for i, j := range st.jobs {
@@ -94,7 +112,7 @@ func add(c *host.Call) error {
 		}
 	}
 	b.Cmd("HINCRBY").Arg(stats).Str(statAdded).Int(n)
-	added := 1 + 2*len(st.jobs) + st.unique // its index in the batch
+	added := 1 + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.unique // its index in the batch
 	if v.Signal {
 		b.Cmd("LPUSH").Arg(signal).Str("1").Cmd("LTRIM").Arg(signal).Str("0").Str("0")
 	}

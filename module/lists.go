@@ -76,6 +76,28 @@ func signalPush(b *host.Batch, signal []byte) {
 		Cmd("LTRIM").Arg(signal).Str("0").Str("0")
 }
 
+// zaddMoves adds ZADD set <score> <id> … for the members whose move goes to
+// dest, one command for all of them (the Lua writes one ZADD per member),
+// and reports whether there was any. The ids are distinct members of one
+// set, so set ends with the members, order and encoding that one ZADD per
+// member gives: a zset is ordered by score then member, and it leaves the
+// listpack encoding when it grows past zset-max-listpack-entries, which a
+// ZADD of more members than that passes, one call or many.
+func zaddMoves(b *host.Batch, set []byte, dest verdict.Dest, moves []verdict.Move, ids [][]byte) bool {
+	found := false
+	for i, mv := range moves {
+		if mv.To != dest {
+			continue
+		}
+		if !found {
+			b.Cmd("ZADD").Arg(set)
+			found = true
+		}
+		b.Int(mv.Score).Arg(ids[i])
+	}
+	return found
+}
+
 // removedAll checks the i-th reply of a write batch, a ZREM, against the number
 // of members it was predicted to remove (members just read from the set).
 func removedAll(c *host.Call, res host.Results, i int, want int) error {

@@ -56,9 +56,9 @@ func promote(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
-	// guard, then the writes in the Lua's order: ZREM delayed <all due>; per
-	// job with a row, HSET row state pending and ZADD pending <score>; the
-	// signal
+	// guard, then the writes: ZREM delayed <all due>; per job with a row,
+	// HSET row state pending; one ZADD pending <score> <id> … for them all,
+	// where the Lua writes one per job; the signal
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -70,10 +70,10 @@ func promote(c *host.Call) error {
 	}
 	for i, mv := range v.Moves {
 		if mv.To == verdict.ToPending {
-			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending).
-				Cmd("ZADD").Arg(pending).Int(mv.Score).Arg(ids[i])
+			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending)
 		}
 	}
+	zaddMoves(b, pending, verdict.ToPending, v.Moves, ids)
 	if v.Signal {
 		signalPush(b, signal)
 	}

@@ -59,9 +59,12 @@ func recoverExpired(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
-	// guard, then the writes in the Lua's order: ZREM active <all expired>;
-	// per job, HSET row state and ZADD to pending or dead (the time of death
-	// and the scores travel as values); the counters (predicted); the signal
+	// guard, then the writes: ZREM active <all expired>; per job HSET row
+	// state (and err for the dead); one ZADD pending and one ZADD dead for
+	// all the jobs going there, where the Lua writes one per job (the scores
+	// and the time of death travel as values); the counters: HINCRBY stats
+	// recovered or dead when one grows, and when both do one HSET of both
+	// predicted values in place of the Lua's two HINCRBYs; the signal
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -71,27 +74,28 @@ func recoverExpired(c *host.Call) error {
 	for _, id := range ids {
 		b.Arg(id)
 	}
-	n := 1
 	for i, mv := range v.Moves {
 		switch mv.To {
 		case verdict.ToPending:
-			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending).
-				Cmd("ZADD").Arg(pending).Int(mv.Score).Arg(ids[i])
-			n += 2
+			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending)
 		case verdict.ToDead:
-			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StateDead).Str(protocol.FieldError).Str(protocol.LeaseExpired).
-				Cmd("ZADD").Arg(dead).Int(mv.Score).Arg(ids[i])
-			n += 2
+			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StateDead).Str(protocol.FieldError).Str(protocol.LeaseExpired)
 		}
 	}
-	recovered, died := -1, -1
-	if v.Requeued > 0 {
-		b.Cmd("HINCRBY").Arg(stats).Str(statRecovered).Int(v.Requeued)
-		recovered, n = n, n+1
+	counters := 1 + int(v.Requeued+v.Died) // the counters' index in the batch
+	if zaddMoves(b, pending, verdict.ToPending, v.Moves, ids) {
+		counters++
 	}
-	if v.Died > 0 {
+	if zaddMoves(b, dead, verdict.ToDead, v.Moves, ids) {
+		counters++
+	}
+	switch {
+	case v.Requeued > 0 && v.Died > 0:
+		b.Cmd("HSET").Arg(stats).Str(statRecovered).Int(v.Recovered).Str(statDead).Int(v.Dead)
+	case v.Requeued > 0:
+		b.Cmd("HINCRBY").Arg(stats).Str(statRecovered).Int(v.Requeued)
+	case v.Died > 0:
 		b.Cmd("HINCRBY").Arg(stats).Str(statDead).Int(v.Died)
-		died = n
 	}
 	if v.Signal {
 		signalPush(b, signal)
@@ -103,15 +107,16 @@ func recoverExpired(c *host.Call) error {
 	if err := removedAll(c, res, 0, len(ids)); err != nil {
 		return err
 	}
-	if recovered >= 0 {
-		if err := predicted(c, res, recovered, v.Recovered); err != nil {
-			return err
-		}
+	switch {
+	case v.Requeued > 0 && v.Died > 0:
+		err = created(c, res, counters, absent(s.Counters.Val[0], s.Counters.Val[1]))
+	case v.Requeued > 0:
+		err = predicted(c, res, counters, v.Recovered)
+	case v.Died > 0:
+		err = predicted(c, res, counters, v.Dead)
 	}
-	if died >= 0 {
-		if err := predicted(c, res, died, v.Dead); err != nil {
-			return err
-		}
+	if err != nil {
+		return err
 	}
 	c.ReplyArray(2)
 	c.ReplyInt(v.Requeued)
