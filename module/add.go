@@ -114,7 +114,7 @@ func add(c *host.Call) error {
 	b.Cmd("HINCRBY").Arg(stats).Str(statAdded).Int(n)
 	added := 1 + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.unique // its index in the batch
 	if v.Signal {
-		b.Cmd("LPUSH").Arg(signal).Str("1").Cmd("LTRIM").Arg(signal).Str("0").Str("0")
+		signalPush(b, signal, s.Signal.Val)
 	}
 	res, err := b.Run()
 	if err != nil {

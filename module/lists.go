@@ -69,11 +69,22 @@ func grow[T any](s []T, n int) []T {
 	return s
 }
 
-// signalPush adds the writes that leave one token in the signal list, for
-// workers blocked on it: LPUSH signal 1, LTRIM signal 0 0.
-func signalPush(b *host.Batch, signal []byte) {
-	b.Cmd("LPUSH").Arg(signal).Str("1").
-		Cmd("LTRIM").Arg(signal).Str("0").Str("0")
+// signalPush adds the writes that leave one token, "1", in the signal list,
+// for workers blocked on it; held is the list's length read before the
+// guard (LLEN signal). The Lua scripts write LPUSH signal 1, LTRIM signal 0
+// 0 whatever the list holds; the same list comes from one write when the
+// list was empty (LPUSH signal 1: the LTRIM would remove nothing) or held one
+// element (LSET signal 0 1), so only a longer list takes both.
+func signalPush(b *host.Batch, signal []byte, held int64) {
+	switch held {
+	case 0:
+		b.Cmd("LPUSH").Arg(signal).Str("1")
+	case 1:
+		b.Cmd("LSET").Arg(signal).Str("0").Str("1")
+	default:
+		b.Cmd("LPUSH").Arg(signal).Str("1").
+			Cmd("LTRIM").Arg(signal).Str("0").Str("0")
+	}
 }
 
 // zaddMoves adds ZADD set <score> <id> … for the members whose move goes to

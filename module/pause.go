@@ -86,13 +86,14 @@ func resume(c *host.Call) error {
 		return nil
 	}
 	// guard, then the writes: HDEL meta paused, the signal when jobs wait
+	// (in one write when the list held at most one element)
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
 	}
 	b := w.Write().Cmd("HDEL").Arg(meta).Str(protocol.MetaPaused)
 	if v.Signal {
-		signalPush(b, signal)
+		signalPush(b, signal, s.Signal.Val)
 	}
 	if _, err := b.Run(); err != nil {
 		return wrote(c, err)

@@ -75,7 +75,7 @@ func promote(c *host.Call) error {
 	}
 	zaddMoves(b, pending, verdict.ToPending, v.Moves, ids)
 	if v.Signal {
-		signalPush(b, signal)
+		signalPush(b, signal, s.Signal.Val)
 	}
 	res, err := b.Run()
 	if err != nil {

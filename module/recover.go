@@ -98,7 +98,7 @@ func recoverExpired(c *host.Call) error {
 		b.Cmd("HINCRBY").Arg(stats).Str(statDead).Int(v.Died)
 	}
 	if v.Signal {
-		signalPush(b, signal)
+		signalPush(b, signal, s.Signal.Val)
 	}
 	res, err := b.Run()
 	if err != nil {

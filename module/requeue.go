@@ -84,7 +84,8 @@ func requeue(c *host.Call) error {
 	}
 	// guard, then the writes in the Lua's order: ZREM dead, HSET row state
 	// pending max <att+max>, ZADD pending <score>, HINCRBY stats requeued
-	// (predicted), the signal
+	// (predicted), the signal (in one write when the list held at most one
+	// element)
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -95,7 +96,7 @@ func requeue(c *host.Call) error {
 		Cmd("ZADD").Arg(pending).Int(v.Score).Arg(id).
 		Cmd("HINCRBY").Arg(stats).Str(statRequeued).Int(1)
 	if v.Signal {
-		signalPush(b, signal)
+		signalPush(b, signal, s.Signal.Val)
 	}
 	res, err := b.Run()
 	if err != nil {
