@@ -1,0 +1,224 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"trafikey/internal/valkeyserver"
+	"trafikey/lua"
+	"trafikey/protocol"
+)
+
+// The native executor merges writes the Lua scripts make one at a time (one
+// ZADD per set for a batch, one HSET of predicted values in place of
+// HINCRBYs, one DEL, the signal in one write: docs/PROTOCOL.md, "Native
+// effects"). This test holds the merged effects to the scripts' end state,
+// encodings included, on batches past the zset listpack limit (128), with
+// members planted in the sets written, rows in both hash encodings, a row
+// without state, and the signal list empty, holding one element and more.
+
+// mergeSide is one executor running on its own queue of a shared server.
+type mergeSide struct {
+	t      *testing.T
+	s      *valkeyserver.Server
+	native bool
+	q      string
+	k      protocol.Keys
+}
+
+// do runs verb v and returns its reply, an error reply rendered as a value.
+func (e *mergeSide) do(v *protocol.Verb, args ...string) any {
+	e.t.Helper()
+	line := verbArgs(v, e.q, args...)
+	if !e.native {
+		line = append([]string{"EVAL", lua.Source(v)}, line[1:]...)
+	}
+	r, err := e.s.Do(ctxT(e.t), line...)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return r
+}
+
+// plain runs a server command on the side's keys.
+func (e *mergeSide) plain(args ...string) {
+	e.t.Helper()
+	if _, err := e.s.Do(ctxT(e.t), args...); err != nil {
+		e.t.Fatalf("%q: %v", args, err)
+	}
+}
+
+// claimed is CLAIM's reply as [id, token] pairs.
+func claimed(r any) [][2]string {
+	var out [][2]string
+	for _, j := range r.([]any) {
+		f := j.([]any)
+		out = append(out, [2]string{f[0].(string), strconv.FormatInt(f[2].(int64), 10)})
+	}
+	return out
+}
+
+// queueDump reads every key of a queue logically, named by its suffix: type
+// and encoding (strings excepted: their encoding is not a write's shape),
+// whether it has a TTL, and its contents. Scores in active, delayed and dead
+// are times of the call, so only their members are compared, sorted; a
+// row's field at (the time of the ADD) is left out. Everything else is in
+// the server's order: a listpack hash's fields, pending's members and
+// scores, a list's elements.
+func queueDump(t *testing.T, s *valkeyserver.Server, k protocol.Keys) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	keys := do(t, s, "KEYS", k.Base+"*").([]any)
+	for _, key := range keys {
+		key := key.(string)
+		suffix := strings.TrimPrefix(key, k.Base)
+		typ := do(t, s, "TYPE", key).(string)
+		enc := do(t, s, "OBJECT", "ENCODING", key).(string)
+		if typ == "string" {
+			enc = ""
+		}
+		ttl := do(t, s, "PTTL", key).(int64) >= 0
+		var items []string
+		switch typ {
+		case "string":
+			items = []string{do(t, s, "GET", key).(string)}
+		case "list":
+			items = strs(do(t, s, "LRANGE", key, "0", "-1"))
+		case "hash":
+			all := strs(do(t, s, "HGETALL", key))
+			for i := 0; i+1 < len(all); i += 2 {
+				if strings.HasPrefix(suffix, protocol.SuffixJob) && all[i] == protocol.FieldAdded {
+					continue
+				}
+				items = append(items, all[i]+"="+all[i+1])
+			}
+			if enc != "listpack" {
+				slices.Sort(items)
+			}
+		case "zset":
+			all := strs(do(t, s, "ZRANGE", key, "0", "-1", "WITHSCORES"))
+			for i := 0; i+1 < len(all); i += 2 {
+				if suffix == protocol.SuffixPending {
+					items = append(items, all[i]+"@"+all[i+1])
+				} else {
+					items = append(items, all[i])
+				}
+			}
+			if suffix != protocol.SuffixPending {
+				slices.Sort(items)
+			}
+		}
+		out[suffix] = fmt.Sprintf("%s %s ttl=%v %q", typ, enc, ttl, items)
+	}
+	return out
+}
+
+func do(t *testing.T, s *valkeyserver.Server, args ...string) any {
+	t.Helper()
+	r, err := s.Do(ctxT(t), args...)
+	require.NoError(t, err, "%q", args)
+	return r
+}
+
+func strs(v any) []string {
+	var out []string
+	for _, e := range v.([]any) {
+		out = append(out, e.(string))
+	}
+	return out
+}
+
+func TestMergedWritesMatchLua(t *testing.T) {
+	t.Parallel()
+	s := startModule(t, valkeyserver.Options{})
+	sides := [2]*mergeSide{}
+	for i, native := range []bool{true, false} {
+		q := map[bool]string{true: "native", false: "lua"}[native]
+		sides[i] = &mergeSide{t: t, s: s, native: native, q: q, k: protocol.KeysOf(q)}
+	}
+	// step runs f on both sides, native first, and requires the same reply
+	// and the same queue afterwards
+	step := func(name string, f func(e *mergeSide) any) [2]any {
+		t.Helper()
+		var r [2]any
+		for i, e := range sides {
+			r[i] = f(e)
+		}
+		require.Equal(t, fmt.Sprintf("%#v", r[1]), fmt.Sprintf("%#v", r[0]), "%s: the replies differ (native, then Lua)", name)
+		a, b := queueDump(t, s, sides[0].k), queueDump(t, s, sides[1].k)
+		for key := range b {
+			require.Contains(t, a, key, "%s: %s only on Lua's queue", name, key)
+		}
+		for key, v := range a {
+			require.Equal(t, b[key], v, "%s: key %s (Lua, then native)", name, key)
+		}
+		return r
+	}
+	const n = 200
+	step("install, a signal of one element, a delayed member planted", func(e *mergeSide) any {
+		e.plain("RPUSH", e.k.Signal, "x")
+		e.plain("ZADD", e.k.Delayed, "99999999999999", "160")
+		return e.do(protocol.Install)
+	})
+	step("add: 150 to pending (empty: the signal), 50 delayed", func(e *mergeSide) any {
+		var jobs [][]string
+		for i := 1; i <= n; i++ {
+			data := "job " + strconv.Itoa(i)
+			if i%7 == 0 {
+				data = strings.Repeat("d", 100) // a row past the hash listpack value limit
+			}
+			delay, attempts, unique, ttl := "0", "3", "", "0"
+			if i > 150 {
+				delay = "1"
+			}
+			if i%3 == 0 {
+				attempts = "1"
+			}
+			if i%10 == 0 {
+				unique, ttl = "u"+strconv.Itoa(i), "600000"
+			}
+			jobs = append(jobs, job(data, strconv.Itoa(i%5), delay, attempts, protocol.BackoffFixed, "0", unique, ttl))
+		}
+		return e.do(protocol.Add, addArgs(jobs...)...)
+	})
+	step("claim 140 with a 1 ms lease; a member of pending planted in active, a row without state", func(e *mergeSide) any {
+		e.plain("ZADD", e.k.Active, "0", "7")
+		e.plain("HDEL", e.k.Job("3"), protocol.FieldState)
+		return e.do(protocol.Claim, "1", "140")
+	})
+	time.Sleep(20 * time.Millisecond)
+	step("promote the 50 due", func(e *mergeSide) any { return e.do(protocol.Promote, "1000") })
+	step("recover the 140 expired, to pending and to dead", func(e *mergeSide) any { return e.do(protocol.Recover, "1000") })
+	r := step("claim every pending job", func(e *mergeSide) any { return e.do(protocol.Claim, "60000", "1000") })
+	jobs := claimed(r[0])
+	require.Greater(t, len(jobs), 128)
+	step("log and complete, fail to retry, fail to dead", func(e *mergeSide) any {
+		var out []any
+		for i, j := range jobs {
+			switch i % 4 {
+			case 0:
+				out = append(out, e.do(protocol.Log, j[0], j[1], "line", "10"), e.do(protocol.Complete, j[0], j[1]))
+			case 1:
+				out = append(out, e.do(protocol.Fail, j[0], j[1], "1", "boom"))
+			case 2:
+				out = append(out, e.do(protocol.Fail, j[0], j[1], "0", "bust"))
+			}
+		}
+		return out
+	})
+	step("requeue a dead job with a signal of three elements", func(e *mergeSide) any {
+		e.plain("RPUSH", e.k.Signal, "x", "y")
+		return e.do(protocol.Requeue, "30")
+	})
+	step("resume with the signal empty", func(e *mergeSide) any {
+		e.plain("DEL", e.k.Signal)
+		return []any{e.do(protocol.Pause), e.do(protocol.Resume)}
+	})
+	step("remove a dead job holding its unique key", func(e *mergeSide) any { return e.do(protocol.Remove, "60") })
+}
