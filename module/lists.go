@@ -118,3 +118,57 @@ func removedAll(c *host.Call, res host.Results, i int, want int) error {
 	}
 	return nil
 }
+
+// memberRows are the row keys of a batch of set members (RECOVER's expired,
+// PROMOTE's due): each member that is a job id has a row, checked against
+// the caller's ACL before it is read.
+type memberRows struct {
+	rowOf [][]byte // the row key of each member that is an id
+	rows  [][]byte // those row keys, in order
+	deny  int      // the index in rows of the first denied row, or -1
+}
+
+// check builds the row keys of ids and checks them against the caller's ACL
+// (read, then written). It returns how many rows may be read: all, or those
+// before the first denied one, whose read is then the refusal.
+func (m *memberRows) check(r *verbCall, s *scratch, ids [][]byte) (int, error) {
+	m.rowOf = grow(m.rowOf, len(ids))
+	m.rows = m.rows[:0]
+	for i, id := range ids {
+		if verdict.JobMember(id) {
+			m.rowOf[i] = s.derived(r.base, protocol.SuffixJob, id, "")
+			m.rows = append(m.rows, m.rowOf[i])
+		}
+	}
+	m.deny = -1
+	if len(m.rows) > 0 {
+		var err error
+		if m.deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, m.rows); err != nil {
+			return 0, err
+		}
+	}
+	if m.deny >= 0 {
+		return m.deny, nil
+	}
+	return len(m.rows), nil
+}
+
+// place gives each member that is an id its row's reply: the fields of the
+// res[k] HMGET (width fields per member, in fields) for the first nrows
+// rows, the denial for the denied one, and nothing for the rows after it.
+func (m *memberRows) place(res host.Results, ids [][]byte, nrows, width int, fields []verdict.Field, out []verdict.Reply[[]verdict.Field]) {
+	k := 0
+	for i, id := range ids {
+		if !verdict.JobMember(id) {
+			continue
+		}
+		switch {
+		case k < nrows:
+			f := fields[width*i : width*i+width]
+			out[i] = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, k, f)}
+		case k == m.deny:
+			out[i] = denied[[]verdict.Field]()
+		}
+		k++
+	}
+}

@@ -95,24 +95,9 @@ func promote(c *host.Call) error {
 func (st *promoteState) readRows(r *verbCall, pending, signal []byte) error {
 	s := &st.seen
 	ids := s.Due.Val
-	st.rowOf = grow(st.rowOf, len(ids))
-	st.rows = st.rows[:0]
-	for i, id := range ids {
-		if verdict.JobMember(id) {
-			st.rowOf[i] = st.derived(r.base, protocol.SuffixJob, id, "")
-			st.rows = append(st.rows, st.rowOf[i])
-		}
-	}
-	deny := -1
-	if len(st.rows) > 0 {
-		var err error
-		if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, st.rows); err != nil {
-			return err
-		}
-	}
-	nrows := len(st.rows)
-	if deny >= 0 {
-		nrows = deny
+	nrows, err := st.check(r, &st.scratch, ids)
+	if err != nil {
+		return err
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
@@ -123,20 +108,7 @@ func (st *promoteState) readRows(r *verbCall, pending, signal []byte) error {
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
 	st.fields = grow(st.fields, 2*len(ids))
-	k := 0
-	for i, id := range ids {
-		if !verdict.JobMember(id) {
-			continue
-		}
-		switch {
-		case k < nrows:
-			f := st.fields[2*i : 2*i+2]
-			s.Rows[i] = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, k, f)}
-		case k == deny:
-			s.Rows[i] = denied[[]verdict.Field]()
-		}
-		k++
-	}
+	st.place(res, ids, nrows, 2, st.fields, s.Rows)
 	s.Pending, s.Signal = intAt(res, nrows), intAt(res, nrows+1)
 	return nil
 }
@@ -144,10 +116,9 @@ func (st *promoteState) readRows(r *verbCall, pending, signal []byte) error {
 // promoteState is PROMOTE's scratch between commands.
 type promoteState struct {
 	scratch
-	seen   verdict.PromoteSeen
-	ids    [][]byte        // the due members, copied
-	rowOf  [][]byte        // the row key of each member that is an id
-	rows   [][]byte        // those row keys, in order
+	seen verdict.PromoteSeen
+	ids  [][]byte // the due members, copied
+	memberRows
 	fields []verdict.Field // two per member
 }
 

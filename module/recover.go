@@ -132,24 +132,9 @@ func recoverExpired(c *host.Call) error {
 func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byte) error {
 	s := &st.seen
 	ids := s.Expired.Val
-	st.rowOf = grow(st.rowOf, len(ids))
-	st.rows = st.rows[:0]
-	for i, id := range ids {
-		if verdict.JobMember(id) {
-			st.rowOf[i] = st.derived(r.base, protocol.SuffixJob, id, "")
-			st.rows = append(st.rows, st.rowOf[i])
-		}
-	}
-	deny := -1
-	if len(st.rows) > 0 {
-		var err error
-		if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, st.rows); err != nil {
-			return err
-		}
-	}
-	nrows := len(st.rows)
-	if deny >= 0 {
-		nrows = deny
+	nrows, err := st.check(r, &st.scratch, ids)
+	if err != nil {
+		return err
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
@@ -162,20 +147,7 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
 	st.fields = grow(st.fields, 3*len(ids)+2)
-	k := 0
-	for i, id := range ids {
-		if !verdict.JobMember(id) {
-			continue
-		}
-		switch {
-		case k < nrows:
-			f := st.fields[3*i : 3*i+3]
-			s.Rows[i] = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, k, f)}
-		case k == deny:
-			s.Rows[i] = denied[[]verdict.Field]()
-		}
-		k++
-	}
+	st.place(res, ids, nrows, 3, st.fields, s.Rows)
 	s.Pending, s.Dead, s.Signal = intAt(res, nrows), intAt(res, nrows+1), intAt(res, nrows+2)
 	f := st.fields[3*len(ids):]
 	s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, nrows+3, f)}
@@ -185,10 +157,9 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 // recoverState is RECOVER's scratch between commands.
 type recoverState struct {
 	scratch
-	seen   verdict.RecoverSeen
-	ids    [][]byte        // the expired members, copied
-	rowOf  [][]byte        // the row key of each member that is an id
-	rows   [][]byte        // those row keys, in order
+	seen verdict.RecoverSeen
+	ids  [][]byte // the expired members, copied
+	memberRows
 	fields []verdict.Field // three per member, then the two counters
 }
 
