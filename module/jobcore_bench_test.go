@@ -14,6 +14,31 @@ import (
 	"trafikey/protocol"
 )
 
+// benchServer starts a server with the module loaded for a benchmark, its
+// main thread pinned to CPU 0 when taskset exists (the module's Go threads,
+// sysmon and the collector, stay free to run beside it), and returns a
+// connection to it, closed at cleanup, with the scripts of verbs loaded.
+func benchServer(b *testing.B, verbs ...*protocol.Verb) (*valkeyserver.Server, *valkeyserver.Conn, map[*protocol.Verb]string) {
+	s := valkeytest.Start(b, valkeyserver.Options{Module: valkeytest.ModulePath(b)})
+	if ts, err := exec.LookPath("taskset"); err == nil {
+		_ = exec.Command(ts, "-cp", "0", strconv.Itoa(s.PID())).Run()
+	}
+	c, err := s.Dial(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = c.Close() })
+	shas := map[*protocol.Verb]string{}
+	for _, v := range verbs {
+		sha, err := c.Do(context.Background(), "SCRIPT", "LOAD", lua.Source(v))
+		if err != nil {
+			b.Fatal(err)
+		}
+		shas[v] = sha.(string)
+	}
+	return s, c, shas
+}
+
 // BenchmarkJobCore measures each job-core verb of part one on both executors
 // against one server with the module loaded: the native EMQ.* command, and
 // the verb's Lua script through EVALSHA. Calls go over one connection,
@@ -32,25 +57,7 @@ import (
 // the timer starts and before CONFIG RESETSTAT, so only the measured calls
 // count.
 func BenchmarkJobCore(b *testing.B) {
-	s := valkeytest.Start(b, valkeyserver.Options{Module: valkeytest.ModulePath(b)})
-	// the server's main thread on CPU 0, the client elsewhere; the module's
-	// Go threads (sysmon, the collector) stay free to run beside it
-	if ts, err := exec.LookPath("taskset"); err == nil {
-		_ = exec.Command(ts, "-cp", "0", strconv.Itoa(s.PID())).Run()
-	}
-	c, err := s.Dial(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	shas := map[*protocol.Verb]string{}
-	for _, v := range []*protocol.Verb{protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.Fail} {
-		sha, err := c.Do(context.Background(), "SCRIPT", "LOAD", lua.Source(v))
-		if err != nil {
-			b.Fatal(err)
-		}
-		shas[v] = sha.(string)
-	}
+	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.Fail)
 	queue := 0
 	for _, bc := range jobCoreBenches {
 		// interleaved: native and Lua calls alternate in one pipeline, so

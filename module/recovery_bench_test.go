@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"os/exec"
 	"strconv"
 	"testing"
 	"time"
 
 	"trafikey/internal/valkeyserver"
 	"trafikey/internal/valkeytest"
-	"trafikey/lua"
 	"trafikey/protocol"
 )
 
@@ -29,25 +27,7 @@ import (
 // reports server-µs/call from INFO commandstats and calls/s as the client
 // saw them.
 func BenchmarkRecovery(b *testing.B) {
-	s := valkeytest.Start(b, valkeyserver.Options{Module: valkeytest.ModulePath(b)})
-	// the server's main thread on CPU 0; the module's Go threads (sysmon,
-	// the collector) stay free to run beside it
-	if ts, err := exec.LookPath("taskset"); err == nil {
-		_ = exec.Command(ts, "-cp", "0", strconv.Itoa(s.PID())).Run()
-	}
-	c, err := s.Dial(context.Background())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Close()
-	shas := map[*protocol.Verb]string{}
-	for _, v := range []*protocol.Verb{protocol.Install, protocol.Add, protocol.Claim, protocol.Recover, protocol.Promote} {
-		sha, err := c.Do(context.Background(), "SCRIPT", "LOAD", lua.Source(v))
-		if err != nil {
-			b.Fatal(err)
-		}
-		shas[v] = sha.(string)
-	}
+	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Recover, protocol.Promote)
 	queue := 0
 	for _, bc := range []struct {
 		name  string
