@@ -62,8 +62,10 @@ var (
 // protocol keeps replies below 2^53 and calls an att planted beyond that
 // outside it (docs/PROTOCOL.md, conventions), so att gets the edges inside
 // the protocol and the one value that is refused before any reply
-// (int64 max: the increment would overflow).
-var attish = []string{"9223372036854775807", "9007199254740990", "4398046511103", "999999999999999",
+// (int64 max: the increment would overflow). The edge below 2^53 leaves room
+// for every claim a sequence can make (each adds one): 2^53 − 2 passed 2^53
+// after three claims of the same job, outside the protocol.
+var attish = []string{"9223372036854775807", "9007199254739991", "4398046511103", "999999999999999",
 	"1000000000000000", "-1", "01", "abc", "", "0", "1", "2", " 3"}
 
 // draw helpers -----------------------------------------------------------------
