@@ -50,6 +50,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.Claim.Name, testClaim},
 		{protocol.Extend.Name, testExtend},
 		{protocol.Complete.Name, testComplete},
+		{protocol.CompleteMany.Name, testCompleteMany},
 		{protocol.Fail.Name, testFail},
 		{protocol.Recover.Name, testRecover},
 		{protocol.Promote.Name, testPromote},
@@ -106,6 +107,10 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 	protocol.Complete: func(q *queue) []string {
 		c := q.active(job{data: "a"})
 		return []string{c.id, c.token()}
+	},
+	protocol.CompleteMany: func(q *queue) []string {
+		c := q.active(job{data: "a"})
+		return []string{"1", c.id, c.token()}
 	},
 	protocol.Fail: func(q *queue) []string {
 		c := q.active(job{data: "a"})

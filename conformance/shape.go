@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,8 +61,8 @@ func testShape(t *testing.T, env Env) {
 			})
 
 			// the ARGV count
-			if v == protocol.Add {
-				testAddShape(t, env)
+			if group, ok := countGroups[v]; ok {
+				testCountShape(t, env, v, group)
 				return
 			}
 			scenario(t, env, "argv one more", func(t *testing.T, q *queue) {
@@ -84,40 +85,59 @@ func testShape(t *testing.T, env Env) {
 	}
 }
 
-// testAddShape: ADD's ARGV is n then 8 per job; n is judged in the shape
-// step, since the count depends on it.
-func testAddShape(t *testing.T, env Env) {
-	one := job{data: "a"}.args()
+// countGroups is, for each verb whose ARGV is a count n and then n groups
+// of arguments (ADD, COMPLETEMANY), one valid group.
+var countGroups = map[*protocol.Verb][]string{
+	protocol.Add:          job{data: "a"}.args(),
+	protocol.CompleteMany: {"1", "1"},
+}
+
+// testCountShape: a count verb's ARGV is n then one group per job; n is
+// judged in the shape step, since the ARGV count depends on it.
+func testCountShape(t *testing.T, env Env, v *protocol.Verb, one []string) {
+	arity, badCount := protocol.ErrArity(v.Name), protocol.ErrBadArg(v.Name, "count")
+	with := func(count string, rest ...string) []string { return append([]string{count}, rest...) }
 	for _, tc := range []struct {
 		name string
 		argv []string
 		want string
 	}{
-		{"argv empty", nil, protocol.ErrArity("add")},
-		{"count alone", []string{"1"}, protocol.ErrArity("add")},
-		{"count 2 with one job", append([]string{"2"}, one...), protocol.ErrArity("add")},
-		{"one field short", append([]string{"1"}, one[:7]...), protocol.ErrArity("add")},
-		{"one field more", append(append([]string{"1"}, one...), "x"), protocol.ErrArity("add")},
-		{"count 0", append([]string{"0"}, one...), protocol.ErrBadArg("add", "count")},
-		{"count 0 alone", []string{"0"}, protocol.ErrBadArg("add", "count")},
-		{"count 1001", append([]string{"1001"}, one...), protocol.ErrBadArg("add", "count")},
-		{"count 01", append([]string{"01"}, one...), protocol.ErrBadArg("add", "count")},
-		{"count -1", append([]string{"-1"}, one...), protocol.ErrBadArg("add", "count")},
-		{"count 1.5", append([]string{"1.5"}, one...), protocol.ErrBadArg("add", "count")},
-		{"count empty", append([]string{""}, one...), protocol.ErrBadArg("add", "count")},
-		{"count 16 digits", append([]string{"1000000000000000"}, one...), protocol.ErrBadArg("add", "count")},
-		{"count word", append([]string{"one"}, one...), protocol.ErrBadArg("add", "count")},
+		{"argv empty", nil, arity},
+		{"count alone", []string{"1"}, arity},
+		{"count 2 with one job", with("2", one...), arity},
+		{"count 1000 with one job", with("1000", one...), arity},
+		{"count 1 with two jobs", with("1", append(slices.Clone(one), one...)...), arity},
+		{"one argument short", with("1", one[:len(one)-1]...), arity},
+		{"one argument more", append(with("1", one...), "x"), arity},
+		{"count 0", with("0", one...), badCount},
+		{"count 0 alone", []string{"0"}, badCount},
+		{"count 1001", with("1001", one...), badCount},
+		{"count 01", with("01", one...), badCount},
+		{"count -1", with("-1", one...), badCount},
+		{"count +1", with("+1", one...), badCount},
+		{"count 1 with a space", with("1 ", one...), badCount},
+		{"count 1.5", with("1.5", one...), badCount},
+		{"count empty", with("", one...), badCount},
+		{"count 16 digits", with("1000000000000000", one...), badCount},
+		{"count word", with("one", one...), badCount},
+		{"count NUL", with("1\x00", one...), badCount},
 	} {
 		scenario(t, env, tc.name, func(t *testing.T, q *queue) {
-			fixtures[protocol.Add](q)
-			q.refuse(tc.want, q.verb(protocol.Add, tc.argv...))
+			fixtures[v](q)
+			q.refuse(tc.want, q.verb(v, tc.argv...))
 		})
 	}
 	scenario(t, env, "bad count before layout", func(t *testing.T, q *queue) {
-		fixtures[protocol.Add](q)
-		keys := protocol.Add.KeyNames(q.k)
+		fixtures[v](q)
+		keys := v.KeyNames(q.k)
 		keys[2] = "bad"
-		q.refuse(protocol.ErrBadArg("add", "count"), q.keys(protocol.Add, keys, append([]string{"0"}, one...)...))
+		q.refuse(badCount, q.keys(v, keys, with("0", one...)...))
+	})
+	scenario(t, env, "argv before layout", func(t *testing.T, q *queue) {
+		fixtures[v](q)
+		keys := v.KeyNames(q.k)
+		keys[2] = "bad"
+		q.refuse(arity, q.keys(v, keys, with("2", one...)...))
 	})
 }
 

@@ -20,22 +20,23 @@ var keyTypes = map[string]string{
 // of another type there is refused with the server's WRONGTYPE text, before
 // any write.
 var planted = map[*protocol.Verb][]string{
-	protocol.Install:  {"version"},
-	protocol.Add:      {"meta", "stats", "pending", "delayed", "signal"},
-	protocol.Claim:    {"meta", "pending", "active", "row"},
-	protocol.Extend:   {"active", "row"},
-	protocol.Complete: {"stats", "active", "row"},
-	protocol.Fail:     {"stats", "active", "delayed", "dead", "row"},
-	protocol.Recover:  {"stats", "pending", "active", "dead", "signal", "row"},
-	protocol.Promote:  {"pending", "delayed", "signal", "row"},
-	protocol.Pause:    {"meta"},
-	protocol.Resume:   {"meta", "pending", "signal"},
-	protocol.Remove:   {"stats", "pending", "row"},
-	protocol.Requeue:  {"stats", "pending", "dead", "signal", "row"},
-	protocol.Log:      {"row", "logs"},
-	protocol.Progress: {"row"},
-	protocol.Stats:    {"meta", "stats", "pending", "delayed", "active", "dead"},
-	protocol.Inspect:  {"row", "logs"},
+	protocol.Install:      {"version"},
+	protocol.Add:          {"meta", "stats", "pending", "delayed", "signal"},
+	protocol.Claim:        {"meta", "pending", "active", "row"},
+	protocol.Extend:       {"active", "row"},
+	protocol.Complete:     {"stats", "active", "row"},
+	protocol.CompleteMany: {"stats", "active", "row"},
+	protocol.Fail:         {"stats", "active", "delayed", "dead", "row"},
+	protocol.Recover:      {"stats", "pending", "active", "dead", "signal", "row"},
+	protocol.Promote:      {"pending", "delayed", "signal", "row"},
+	protocol.Pause:        {"meta"},
+	protocol.Resume:       {"meta", "pending", "signal"},
+	protocol.Remove:       {"stats", "pending", "row"},
+	protocol.Requeue:      {"stats", "pending", "dead", "signal", "row"},
+	protocol.Log:          {"row", "logs"},
+	protocol.Progress:     {"row"},
+	protocol.Stats:        {"meta", "stats", "pending", "delayed", "active", "dead"},
+	protocol.Inspect:      {"row", "logs"},
 }
 
 func (q *queue) keyOf(name string) string {
@@ -74,6 +75,11 @@ func testWrongType(t *testing.T, env Env) {
 			c := q.active(job{data: "a", unique: "u"})
 			q.plant(q.k.Unique("u"), "string")
 			q.refuse(protocol.ErrWrongType, q.verb(protocol.Complete, c.id, c.token()))
+		})
+		scenario(t, env, "completemany unique", func(t *testing.T, q *queue) {
+			c := q.active(job{data: "a", unique: "u"})
+			q.plant(q.k.Unique("u"), "string")
+			q.refuse(protocol.ErrWrongType, q.verb(protocol.CompleteMany, "1", c.id, c.token()))
 		})
 		scenario(t, env, "remove unique", func(t *testing.T, q *queue) {
 			q.install()
@@ -191,6 +197,7 @@ func testIntegers(t *testing.T, env Env) {
 		{"add seq", protocol.Add, fixtures[protocol.Add], "seq", func(q *queue) string { return q.k.Meta }, true},
 		{"claim att", protocol.Claim, fixtures[protocol.Claim], "att", func(q *queue) string { return q.k.Job("1") }, true},
 		{"complete completed", protocol.Complete, fixtures[protocol.Complete], "completed", stats, true},
+		{"completemany completed", protocol.CompleteMany, fixtures[protocol.CompleteMany], "completed", stats, true},
 		{"fail retry failed", protocol.Fail, failWith("1"), "failed", stats, true},
 		{"fail retry retried", protocol.Fail, failWith("1"), "retried", stats, true},
 		{"fail retry dead", protocol.Fail, failWith("1"), "dead", stats, false},

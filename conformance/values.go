@@ -10,7 +10,8 @@ import (
 	"trafikey/protocol"
 )
 
-// argCount is each verb's ARGV count (ADD's varies with its jobs).
+// argCount is each verb's ARGV count (ADD's and COMPLETEMANY's vary with
+// their jobs: countGroups).
 var argCount = map[*protocol.Verb]int{
 	protocol.Install: 0, protocol.Claim: 2, protocol.Extend: 3, protocol.Complete: 2,
 	protocol.Fail: 4, protocol.Recover: 1, protocol.Promote: 1, protocol.Pause: 0,
@@ -28,7 +29,7 @@ type argRef struct {
 // firstValue is the first checked argument of each verb that has one.
 var firstValue = map[*protocol.Verb]argRef{
 	protocol.Add: {2, "priority"}, protocol.Claim: {0, "lease"}, protocol.Extend: {0, "id"},
-	protocol.Complete: {0, "id"}, protocol.Fail: {0, "id"}, protocol.Recover: {0, "limit"},
+	protocol.Complete: {0, "id"}, protocol.CompleteMany: {1, "id"}, protocol.Fail: {0, "id"}, protocol.Recover: {0, "limit"},
 	protocol.Promote: {0, "limit"}, protocol.Remove: {0, "id"}, protocol.Requeue: {0, "id"},
 	protocol.Log: {0, "id"}, protocol.Progress: {0, "id"}, protocol.Inspect: {0, "id"},
 }
@@ -51,6 +52,7 @@ var intDomains = []intDomain{
 	{protocol.Extend, argRef{0, "id"}, 1, protocol.MaxJobID},
 	{protocol.Extend, argRef{2, "lease"}, 1, protocol.MaxLeaseMS},
 	{protocol.Complete, argRef{0, "id"}, 1, protocol.MaxJobID},
+	{protocol.CompleteMany, argRef{1, "id"}, 1, protocol.MaxJobID},
 	{protocol.Fail, argRef{0, "id"}, 1, protocol.MaxJobID},
 	{protocol.Recover, argRef{0, "limit"}, 1, protocol.MaxCount},
 	{protocol.Promote, argRef{0, "limit"}, 1, protocol.MaxCount},

@@ -57,7 +57,7 @@ func benchServer(b *testing.B, verbs ...*protocol.Verb) (*valkeyserver.Server, *
 // the timer starts and before CONFIG RESETSTAT, so only the measured calls
 // count.
 func BenchmarkJobCore(b *testing.B) {
-	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.Fail)
+	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.CompleteMany, protocol.Fail)
 	queue := 0
 	for _, bc := range jobCoreBenches {
 		// interleaved: native and Lua calls alternate in one pipeline, so
@@ -84,6 +84,10 @@ func BenchmarkJobCore(b *testing.B) {
 			b.ReportMetric(native, "native-µs/call")
 			b.ReportMetric(script, "lua-µs/call")
 			b.ReportMetric(native/script, "native/lua")
+			if bc.jobs > 1 {
+				b.ReportMetric(native/float64(bc.jobs), "native-µs/job")
+				b.ReportMetric(script/float64(bc.jobs), "lua-µs/job")
+			}
 		})
 		for _, native := range []bool{true, false} {
 			name := bc.name + "/lua"
@@ -113,17 +117,20 @@ func BenchmarkJobCore(b *testing.B) {
 }
 
 // jobCoreBenches are the measured calls, one case per verb (and batch size).
-// setup builds the fixture and returns n calls' ARGV.
+// setup builds the fixture and returns n calls' ARGV. A case of a verb that
+// does jobs (more than one) per call also reports the µs per job, to set
+// beside the per-job verb's µs per call.
 var jobCoreBenches = []struct {
 	name  string
 	verb  *protocol.Verb
+	jobs  int
 	setup func(e *benchExec, n int) [][]string
 }{
-	{"add", protocol.Add, func(e *benchExec, n int) [][]string {
+	{"add", protocol.Add, 1, func(e *benchExec, n int) [][]string {
 		e.verb = protocol.Add
 		return repeat(n, addArgs(job("payload-of-some-bytes")))
 	}},
-	{"add-10", protocol.Add, func(e *benchExec, n int) [][]string {
+	{"add-10", protocol.Add, 10, func(e *benchExec, n int) [][]string {
 		e.verb = protocol.Add
 		jobs := make([][]string, 10)
 		for i := range jobs {
@@ -131,27 +138,33 @@ var jobCoreBenches = []struct {
 		}
 		return repeat(n, addArgs(jobs...))
 	}},
-	{"claim", protocol.Claim, func(e *benchExec, n int) [][]string {
+	{"claim", protocol.Claim, 1, func(e *benchExec, n int) [][]string {
 		e.fill(n)
 		e.verb = protocol.Claim
 		return repeat(n, []string{"60000", "1"})
 	}},
-	{"claim-10", protocol.Claim, func(e *benchExec, n int) [][]string {
+	{"claim-10", protocol.Claim, 10, func(e *benchExec, n int) [][]string {
 		e.fill(10 * n)
 		e.verb = protocol.Claim
 		return repeat(n, []string{"60000", "10"})
 	}},
-	{"extend", protocol.Extend, func(e *benchExec, n int) [][]string {
+	{"extend", protocol.Extend, 1, func(e *benchExec, n int) [][]string {
 		leases := e.leases(1)
 		e.verb = protocol.Extend
 		return repeat(n, []string{leases[0][0], leases[0][1], "60000"})
 	}},
-	{"complete", protocol.Complete, func(e *benchExec, n int) [][]string {
+	{"complete", protocol.Complete, 1, func(e *benchExec, n int) [][]string {
 		leases := e.leases(n)
 		e.verb = protocol.Complete
 		return leases
 	}},
-	{"fail", protocol.Fail, func(e *benchExec, n int) [][]string {
+	{"completemany-10", protocol.CompleteMany, 10, func(e *benchExec, n int) [][]string {
+		return e.many(n, 10)
+	}},
+	{"completemany-100", protocol.CompleteMany, 100, func(e *benchExec, n int) [][]string {
+		return e.many(n, 100)
+	}},
+	{"fail", protocol.Fail, 1, func(e *benchExec, n int) [][]string {
 		leases := e.leases(n)
 		e.verb = protocol.Fail
 		for i := range leases {
@@ -244,6 +257,22 @@ func (e *benchExec) leases(n int) [][]string {
 				out = append(out, []string{f[0].(string), strconv.FormatInt(f[2].(int64), 10)})
 			}
 		}
+	}
+	return out
+}
+
+// many adds and claims n·k jobs and returns n COMPLETEMANY ARGVs of k leases
+// each.
+func (e *benchExec) many(n, k int) [][]string {
+	leases := e.leases(n * k)
+	e.verb = protocol.CompleteMany
+	out := make([][]string, n)
+	for i := range out {
+		args := []string{strconv.Itoa(k)}
+		for _, l := range leases[i*k : (i+1)*k] {
+			args = append(args, l...)
+		}
+		out[i] = args
 	}
 	return out
 }

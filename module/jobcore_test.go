@@ -18,7 +18,7 @@ import (
 )
 
 // These tests run the native job-core verbs (INSTALL, ADD, CLAIM, EXTEND,
-// COMPLETE, FAIL) on real servers and check what the grammar promises
+// COMPLETE, COMPLETEMANY, FAIL) on real servers and check what the grammar promises
 // beyond the replies, which the conformance suite holds to the Lua scripts:
 // writes reach the AOF and replicas as their effects, derived keys are
 // checked against the caller's ACL, CLIENT PAUSE WRITE holds a writer, and a
@@ -90,6 +90,11 @@ func workload(t *testing.T, s *valkeyserver.Server, q string) int {
 	// the unique key is free again
 	require.Equal(t, []any{"5"}, do(protocol.Add, addArgs(job("once more", "0", "0", "1", protocol.BackoffFixed, "0", "u1", "600000"))...))
 	require.Len(t, do(protocol.Claim, "1000", "5").([]any), 1)
+	// one call, every outcome: 5 completes and releases u1, 3 is delayed, 1
+	// dead with another token, 4 gone
+	require.Equal(t, []any{int64(1), int64(-2), int64(-1), int64(0)}, do(protocol.CompleteMany, "4", "5", "1", "3", "0", "1", "9", "4", "1"))
+	refuse(protocol.CompleteMany, "2", "3", "0", "3", "0")
+	require.Equal(t, []any{"6"}, do(protocol.Add, addArgs(job("u1 free", "0", "0", "1", protocol.BackoffFixed, "0", "u1", "600000"))...))
 	return calls
 }
 
@@ -173,6 +178,7 @@ func TestJobCoreACL(t *testing.T) {
 		{protocol.Claim, []string{"1000", "1"}},
 		{protocol.Extend, []string{"1", "0", "1000"}},
 		{protocol.Complete, []string{"1", "0"}},
+		{protocol.CompleteMany, []string{"1", "1", "0"}},
 		{protocol.Fail, []string{"1", "0", "1", "e"}},
 	} {
 		_, err := as("alice", verbArgs(v.verb, "b", v.args...)...)
@@ -285,16 +291,23 @@ func TestJobCoreNoAllocations(t *testing.T) {
 		claimed, err := c.Do(ctxT(t), verbArgs(protocol.Claim, "na", "60000", "100")...)
 		require.NoError(t, err)
 		cmds = cmds[:0]
+		many := []string{}
 		for i, j := range claimed.([]any) {
 			f := j.([]any)
 			id, token := f[0].(string), strconv.FormatInt(f[2].(int64), 10)
 			cmds = append(cmds, verbArgs(protocol.Extend, "na", id, token, "60000"))
-			if i%2 == 0 {
+			switch i % 4 {
+			case 0:
 				cmds = append(cmds, verbArgs(protocol.Complete, "na", id, token))
-			} else {
+			case 2:
+				many = append(many, id, token)
+			default:
 				cmds = append(cmds, verbArgs(protocol.Fail, "na", id, token, "1", "boom"))
 			}
 		}
+		// one COMPLETEMANY of a quarter of the jobs, and of one gone
+		many = append([]string{strconv.Itoa(len(many)/2 + 1)}, many...)
+		cmds = append(cmds, verbArgs(protocol.CompleteMany, "na", append(many, strconv.Itoa(protocol.MaxJobID), "1")...))
 		replies, err := c.DoMulti(ctxT(t), cmds...)
 		require.NoError(t, err)
 		for _, r := range replies {
@@ -310,8 +323,8 @@ func TestJobCoreNoAllocations(t *testing.T) {
 		round()
 	}
 	after := runtimeInfo(t, s)[3]
-	t.Logf("%d heap allocations for 4 rounds of 351 commands", after-before)
-	require.LessOrEqual(t, after-before, int64(20), "heap allocations for 4 rounds of 351 commands")
+	t.Logf("%d heap allocations for 4 rounds of 227 commands", after-before)
+	require.LessOrEqual(t, after-before, int64(20), "heap allocations for 4 rounds of 227 commands")
 }
 
 // The largest calls: ADD of 1000 jobs with unique keys of 512 bytes, CLAIM of

@@ -15,6 +15,7 @@ func verbs() []host.Command {
 		verbCommand(protocol.Claim, claim, "Leases up to count pending jobs, highest priority first."),
 		verbCommand(protocol.Extend, extend, "Moves an active job's lease deadline."),
 		verbCommand(protocol.Complete, complete, "Finishes an active job."),
+		verbCommand(protocol.CompleteMany, completeMany, "Finishes up to 1000 active jobs, each with its own outcome."),
 		verbCommand(protocol.Fail, fail, "Ends an active job's attempt: retry after its backoff, or dead-letter."),
 		verbCommand(protocol.Recover, recoverExpired, "Takes back up to limit jobs whose lease expired: to pending, or dead."),
 		verbCommand(protocol.Promote, promote, "Moves up to limit due delayed jobs to pending."),

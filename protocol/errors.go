@@ -93,6 +93,10 @@ func ErrBadArg(verb, arg string) string {
 	return "ERR EMQ " + verb + " bad " + arg
 }
 
+// ErrCompleteManyRepeated is COMPLETEMANY's refusal of a call that names one
+// job twice (a value refusal: each job has one outcome per call).
+const ErrCompleteManyRepeated = "ERR EMQ completemany repeated id"
+
 // The numkeys texts of the server's own EVAL family, which the native
 // executor repeats so both executors answer a malformed numkeys alike.
 const (

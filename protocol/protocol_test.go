@@ -144,7 +144,7 @@ func TestVerbTable(t *testing.T) {
 			suffixes[s] = true
 		}
 	}
-	require.Len(t, protocol.JobCore, 16)
+	require.Len(t, protocol.JobCore, 17)
 	require.Equal(t, 7, protocol.Add.NumKeys())
 	require.Equal(t, protocol.StatsCounters, []string{"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued"})
 	require.Equal(t, []string{"state", "data", "att", "max", "prio", "bo", "at", "err", "prog", "uniq"}, protocol.InspectFields)

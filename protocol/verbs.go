@@ -48,23 +48,26 @@ var (
 	Claim    = verb("claim", true, SuffixVersion, SuffixMeta, SuffixPending, SuffixActive)
 	Extend   = verb("extend", true, SuffixVersion, SuffixActive)
 	Complete = verb("complete", true, SuffixVersion, SuffixStats, SuffixActive)
-	Fail     = verb("fail", true, SuffixVersion, SuffixStats, SuffixActive, SuffixDelayed, SuffixDead)
-	Recover  = verb("recover", true, SuffixVersion, SuffixStats, SuffixPending, SuffixActive, SuffixDead, SuffixSignal)
-	Promote  = verb("promote", true, SuffixVersion, SuffixPending, SuffixDelayed, SuffixSignal)
-	Pause    = verb("pause", true, SuffixVersion, SuffixMeta)
-	Resume   = verb("resume", true, SuffixVersion, SuffixMeta, SuffixPending, SuffixSignal)
-	Remove   = verb("remove", true, SuffixVersion, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
-	Requeue  = verb("requeue", true, SuffixVersion, SuffixStats, SuffixPending, SuffixDead, SuffixSignal)
-	Log      = verb("log", true, SuffixVersion)
-	Progress = verb("progress", true, SuffixVersion)
-	Stats    = verb("stats", false, SuffixVersion, SuffixMeta, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
-	Inspect  = verb("inspect", false, SuffixVersion)
+	// CompleteMany finishes up to MaxCount jobs in one call, each with its
+	// own outcome; the worker's way to report completions in bulk.
+	CompleteMany = verb("completemany", true, SuffixVersion, SuffixStats, SuffixActive)
+	Fail         = verb("fail", true, SuffixVersion, SuffixStats, SuffixActive, SuffixDelayed, SuffixDead)
+	Recover      = verb("recover", true, SuffixVersion, SuffixStats, SuffixPending, SuffixActive, SuffixDead, SuffixSignal)
+	Promote      = verb("promote", true, SuffixVersion, SuffixPending, SuffixDelayed, SuffixSignal)
+	Pause        = verb("pause", true, SuffixVersion, SuffixMeta)
+	Resume       = verb("resume", true, SuffixVersion, SuffixMeta, SuffixPending, SuffixSignal)
+	Remove       = verb("remove", true, SuffixVersion, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
+	Requeue      = verb("requeue", true, SuffixVersion, SuffixStats, SuffixPending, SuffixDead, SuffixSignal)
+	Log          = verb("log", true, SuffixVersion)
+	Progress     = verb("progress", true, SuffixVersion)
+	Stats        = verb("stats", false, SuffixVersion, SuffixMeta, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
+	Inspect      = verb("inspect", false, SuffixVersion)
 )
 
 // JobCore lists the keyed job-core verbs in the order docs/PROTOCOL.md gives
 // them. EMQ.VERSION takes no keys and is not listed.
 var JobCore = []*Verb{
-	Install, Add, Claim, Extend, Complete, Fail, Recover, Promote,
+	Install, Add, Claim, Extend, Complete, CompleteMany, Fail, Recover, Promote,
 	Pause, Resume, Remove, Requeue, Log, Progress, Stats, Inspect,
 }
 

@@ -1,0 +1,83 @@
+-- completemany.lua: EMQ.COMPLETEMANY, COMPLETE for 1..1000 jobs, each with its
+-- own outcome: a lost lease leaves that job alone and the others complete.
+--
+-- KEYS[1] -> emq:{q}:          the queue base
+-- KEYS[2] -> emq:{q}:version   string, the fence
+-- KEYS[3] -> emq:{q}:stats     hash, counter completed
+-- KEYS[4] -> emq:{q}:active    zset
+-- ARGV[1] -> n, the number of jobs, 1..1000
+-- ARGV[2i], ARGV[2i + 1] -> job i: id, token (any bytes, compared with att)
+--
+-- Reply: array of n integers in argument order: 1 completed, 0 the row is
+-- gone, -1 stale token, -2 not active.
+-- Refusals, in order: ERR EMQ completemany numkeys must be 4; ERR EMQ
+-- completemany wrong number of arguments (no ARGV); ERR EMQ completemany bad
+-- count; ERR EMQ completemany wrong number of arguments (ARGV is not 1 + 2n);
+-- ERR EMQ completemany bad key layout; per job ERR EMQ completemany bad id,
+-- ERR EMQ completemany repeated id; the fence; job by job WRONGTYPE (the row,
+-- active, unique:<uniq>); WRONGTYPE (stats), the HINCRBY refusals (stats
+-- completed).
+
+local VERB = 'completemany'
+local refusal = shape(VERB, 4)
+if refusal then return refusal end
+if #ARGV == 0 then return e_arity(VERB) end
+local n = uint(ARGV[1], 1, MAX_COUNT)
+if not n then return e_bad(VERB, 'count') end
+if #ARGV ~= 1 + 2 * n then return e_arity(VERB) end
+refusal = layout(VERB, {'version', 'stats', 'active'})
+if refusal then return refusal end
+
+-- values, pair by pair
+local named = {}
+for i = 1, n do
+  local id = ARGV[2 * i]
+  if not jobid(id) then return e_bad(VERB, 'id') end
+  if named[id] then return {err = E_COMPLETEMANY_REPEATED} end
+  named[id] = true
+end
+refusal = fence()
+if refusal then return refusal end
+
+-- domain reads, job by job; nothing is written before all are read
+local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
+local out, done, dels = {}, {}, {}
+for i = 1, n do
+  local id, token = ARGV[2 * i], ARGV[2 * i + 1]
+  local row = base .. 'job:' .. id
+  local f = rpcall('HMGET', row, 'att', 'uniq')
+  if f.err then return f end
+  if not f[1] then
+    out[i] = 0
+  elseif f[1] ~= token then
+    out[i] = -1
+  else
+    local score = rpcall('ZSCORE', active, id)
+    if type(score) == 'table' then return score end
+    if not score then
+      out[i] = -2
+    else
+      local ukey = f[2] and base .. 'unique:' .. f[2]
+      local holder
+      if ukey then
+        holder = rpcall('GET', ukey)
+        if type(holder) == 'table' then return holder end
+      end
+      out[i] = 1
+      done[#done + 1] = id
+      dels[#dels + 1] = row
+      dels[#dels + 1] = row .. ':logs'
+      if holder == id then dels[#dels + 1] = ukey end
+    end
+  end
+end
+if #done == 0 then return out end
+local c = rpcall('HGET', stats, 'completed')
+if type(c) == 'table' then return c end
+refusal = hincr_refusal(c, #done)
+if refusal then return refusal end
+
+rcall('ZREM', active, unpack(done))
+rcall('DEL', unpack(dels))
+rcall('HINCRBY', stats, 'completed', #done)
+return out

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"trafikey/module/internal/host"
+	"trafikey/module/internal/verdict"
+	"trafikey/protocol"
+)
+
+// completeManyArgsPerJob is the number of ARGV entries per job in
+// COMPLETEMANY: id, token.
+const completeManyArgsPerJob = 2
+
+// completeMany is EMQ.COMPLETEMANY (lua/completemany.lua): COMPLETE for 1 to
+// 1000 jobs, each with its own outcome. Crossings: the command, the ACL
+// check of the rows and their logs, one read batch (the fence, every row and
+// its place in active, stats completed); for the completing jobs with a
+// unique key, their ACL check and one read batch; with a job completed, the
+// guard and one write batch.
+func completeMany(c *host.Call) error {
+	// shape and layout: numkeys 4 (base version stats active), ARGV a count
+	// n then n pairs id token
+	r, err := prelude(c, protocol.CompleteMany, counted(completeManyArgsPerJob))
+	if err != nil {
+		return err
+	}
+	stats, active := r.keys[2], r.keys[3]
+	st := completeManys.get()
+	defer completeManys.put(st)
+	st.reset()
+	// values, pair by pair: the id (bad, or named earlier in the call); the
+	// token is any bytes
+	if st.sorted, err = verdict.CompleteManyValues(r.args, r.n, st.sorted); err != nil {
+		return err
+	}
+	s := &st.seen
+	*s = verdict.CompleteManySeen{Jobs: grow(s.Jobs, r.n), Outcomes: s.Outcomes, Holders: s.Holders}
+	st.rows, st.logs, st.uniques = st.rows[:0], st.logs[:0], grow(st.uniques, r.n)
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		j.ID, j.Token = r.args[st.id(i)], r.args[st.id(i)+1]
+		st.rows = append(st.rows, st.derived(r.base, protocol.SuffixJob, j.ID, ""))
+		st.logs = append(st.logs, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixLogs))
+	}
+	// the rows and their logs are outside the key-spec: the caller's ACL
+	// first, the rows read then deleted, the logs deleted
+	nrows, err := st.checkRows(&r)
+	if err != nil {
+		return err
+	}
+	// fence and domain reads, driven by the verdict
+	step := verdict.CompleteMany(s)
+	for ran := verdict.CompleteManyNone; step.Need != verdict.CompleteManyNone && step.Need != ran; step = verdict.CompleteMany(s) {
+		ran = step.Need
+		switch step.Need {
+		case verdict.CompleteManyFirst:
+			// GET version; per job HMGET row att uniq and ZSCORE active id;
+			// HGET stats completed: the verdict takes them job by job
+			b := r.fenced()
+			for i := range nrows {
+				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).
+					Cmd("ZSCORE").Arg(active).Argv(r.argv(st.id(i)))
+			}
+			res := b.Cmd("HGET").Arg(stats).Str(statCompleted).RunAll()
+			s.Version = st.keep(fieldAt(res, 0))
+			for i := range nrows {
+				// kept: the holders' batch comes before the verdict's last look
+				j := &s.Jobs[i]
+				j.Row = verdict.Reply[[2]verdict.Field]{Made: true}
+				j.Row.Err = fieldsAt(res, 1+2*i, j.Row.Val[:])
+				j.Row.Val[0].Bytes, j.Row.Val[1].Bytes = st.copy(j.Row.Val[0].Bytes), st.copy(j.Row.Val[1].Bytes)
+				j.Score = st.keep(fieldAt(res, 2+2*i))
+			}
+			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
+		case verdict.CompleteManyHolders:
+			if err := st.readHolders(&r, step.Verdict.Holders); err != nil {
+				return err
+			}
+		}
+	}
+	if step.Err != nil || step.Need != verdict.CompleteManyNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	if v.Done > 0 {
+		// guard, then the Lua's three writes: ZREM active <ids…>; DEL of
+		// each completed job's row, its logs and its unique key when it
+		// holds the job's id; HINCRBY stats completed <done> (predicted)
+		w, err := c.BeginWrites()
+		if err != nil {
+			return err
+		}
+		b := w.Write().Cmd("ZREM").Arg(active)
+		for i, o := range v.Outcomes {
+			if o.Reply == verdict.CompleteManyDone {
+				b.Argv(r.argv(st.id(i)))
+			}
+		}
+		b.Cmd("DEL")
+		for i, o := range v.Outcomes {
+			if o.Reply == verdict.CompleteManyDone {
+				b.Arg(st.rows[i]).Arg(st.logs[i])
+				if o.Release {
+					b.Arg(st.uniques[i])
+				}
+			}
+		}
+		res, err := b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(v.Done).Run()
+		if err != nil {
+			return wrote(c, err)
+		}
+		// every id removed was read in active
+		if err := removedAll(c, res, 0, int(v.Done)); err != nil {
+			return err
+		}
+		if err := predicted(c, res, 2, v.Completed); err != nil {
+			return err
+		}
+	}
+	// the reply: each job's outcome, in argument order
+	c.ReplyArray(len(v.Outcomes))
+	for _, o := range v.Outcomes {
+		c.ReplyInt(o.Reply)
+	}
+	return nil
+}
+
+// completeManyState is COMPLETEMANY's scratch between commands.
+type completeManyState struct {
+	scratch
+	seen verdict.CompleteManySeen
+	// sorted is the value check's memory.
+	sorted []uint64
+	// rows, logs and uniques are each job's row, its logs and its unique
+	// key (nil until read, and for a job without one).
+	rows, logs, uniques [][]byte
+	// keys are the keys of one ACL check.
+	keys [][]byte
+}
+
+var completeManys pool[completeManyState]
+
+// id is the index in ARGV of job i's id; its token follows.
+func (*completeManyState) id(i int) int { return 1 + completeManyArgsPerJob*i }
+
+// checkRows checks the rows (read, then deleted) and their logs (deleted)
+// against the caller's ACL: one check of all with both accesses, and only
+// when it is refused, the rows alone (then one by one, to find the first
+// denied) and the logs alone with their own access (then one by one: the
+// denied logs of any completed job refuse). It returns how many rows may be
+// read: all, or those before the first denied one, whose read is then the
+// refusal (a denied row's job is the last the verdict reaches).
+func (st *completeManyState) checkRows(r *verbCall) (int, error) {
+	st.keys = append(append(st.keys[:0], st.rows...), st.logs...)
+	err := r.c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...)
+	if err == nil {
+		return len(st.rows), nil
+	}
+	if err := checkErr(err); err != nil {
+		return 0, err
+	}
+	nrows := len(st.rows)
+	deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, st.rows)
+	if err != nil {
+		return 0, err
+	}
+	if deny >= 0 {
+		nrows = deny
+		st.seen.Jobs[deny].Row = denied[[2]verdict.Field]()
+	}
+	logs := st.logs[:nrows]
+	if err := r.c.CheckKeys(host.KeyDelete, logs...); err == nil {
+		return nrows, nil
+	} else if err := checkErr(err); err != nil {
+		return 0, err
+	}
+	for i, l := range logs {
+		if err := r.c.CheckKeys(host.KeyDelete, l); err != nil {
+			if err := checkErr(err); err != nil {
+				return 0, err
+			}
+			st.seen.Jobs[i].Logs = host.ErrNoPerm
+		}
+	}
+	return nrows, nil
+}
+
+// readHolders builds the unique keys of the jobs in holders, checks them
+// against the caller's ACL (read, then deleted) and reads them in one batch,
+// GET unique:<uniq> of each up to the first denied one, whose read is then
+// the refusal.
+func (st *completeManyState) readHolders(r *verbCall, holders []int) error {
+	jobs := st.seen.Jobs
+	st.keys = st.keys[:0]
+	for _, i := range holders {
+		st.uniques[i] = st.derived(r.base, protocol.SuffixUnique, jobs[i].Row.Val[1].Bytes, "")
+		st.keys = append(st.keys, st.uniques[i])
+	}
+	n := len(holders)
+	deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, st.keys)
+	if err != nil {
+		return err
+	}
+	if deny >= 0 {
+		n = deny
+		jobs[holders[deny]].Holder = denied[verdict.Field]()
+	}
+	if n == 0 {
+		return nil
+	}
+	b := r.c.Read()
+	for _, u := range st.keys[:n] {
+		b.Cmd("GET").Arg(u)
+	}
+	res := b.RunAll()
+	for k, i := range holders[:n] {
+		// a view: the verdict looks at it before the next batch
+		jobs[i].Holder = fieldAt(res, k)
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+package verdict
+
+import (
+	"slices"
+
+	"trafikey/module/internal/grammar"
+	"trafikey/protocol"
+)
+
+// completeManyIndexBits is how many low bits of a CompleteManyValues key hold
+// the pair's index; the id sits above them.
+const completeManyIndexBits = 10
+
+// Both halves of a key fit: an index below MaxCount and an id up to MaxJobID
+// (a constant overflow, or a negative array length, fails the build).
+var (
+	_ [1<<completeManyIndexBits - protocol.MaxCount]struct{}
+	_ = uint64(protocol.MaxJobID) << completeManyIndexBits
+)
+
+// CompleteManyValues checks the ids of COMPLETEMANY's n (id, token) pairs in
+// args (ARGV, whose count the shape checked), pair by pair as
+// lua/completemany.lua does: "bad id", then an id already named earlier in
+// the call (ErrCompleteManyRepeated), whichever pair comes first. keys is
+// memory for the check, returned for the next call: the ids are sorted with
+// their index rather than put in a map, so a call allocates nothing.
+func CompleteManyValues(args [][]byte, n int, keys []uint64) ([]uint64, error) {
+	keys = keys[:0]
+	bad := n // the first pair whose id is not one
+	for i := range n {
+		id, ok := grammar.Decimal(args[1+2*i], 1, protocol.MaxJobID)
+		if !ok {
+			bad = i
+			break
+		}
+		keys = append(keys, uint64(id)<<completeManyIndexBits|uint64(i))
+	}
+	// equal ids sort together, by index: the first repeat of an id is the
+	// second key of its run, and the call's first repeat the least of those
+	slices.Sort(keys)
+	repeat := bad
+	for k := 1; k < len(keys); k++ {
+		if keys[k]>>completeManyIndexBits == keys[k-1]>>completeManyIndexBits {
+			repeat = min(repeat, int(keys[k]&(1<<completeManyIndexBits-1)))
+		}
+	}
+	switch {
+	case repeat < bad:
+		return keys, completeManyRepeated
+	case bad < n:
+		return keys, completeManyBadID
+	}
+	return keys, nil
+}
+
+// CompleteManyRead is a read COMPLETEMANY's verdict asks for.
+type CompleteManyRead uint8
+
+// COMPLETEMANY's reads, in order.
+const (
+	// CompleteManyNone: the verdict is final.
+	CompleteManyNone CompleteManyRead = iota
+	// CompleteManyFirst: one batch, GET version (the fence); for each job in
+	// order HMGET <row> att uniq and ZSCORE active <id>; HGET stats
+	// completed. The rows and their logs are checked against the caller's
+	// ACL first: a denied row is its read's error (it and the jobs after it
+	// are not read), denied logs are the job's CompleteManyJob.Logs.
+	CompleteManyFirst
+	// CompleteManyHolders: GET unique:<uniq> of each job in
+	// CompleteManyVerdict.Holders, in order. The keys are checked against
+	// the caller's ACL first; a denied key is its read's error (it and the
+	// keys after it are not read).
+	CompleteManyHolders
+)
+
+// CompleteManyJob is one (id, token) pair and what COMPLETEMANY has read for
+// it.
+type CompleteManyJob struct {
+	// ID and Token are the pair's arguments.
+	ID, Token []byte
+	// Row is HMGET <row> att uniq.
+	Row Reply[[2]Field]
+	// Score is ZSCORE active <id>, which counts only for a job whose token
+	// matches.
+	Score Reply[Field]
+	// Logs is the caller's ACL on <row>:logs, which only DEL touches: nil,
+	// or NOPERM, refused after every other read when the job completes.
+	Logs error
+	// Holder is GET unique:<uniq>, made for a job found in active whose row
+	// has uniq.
+	Holder Reply[Field]
+}
+
+// CompleteManySeen is what COMPLETEMANY has read so far.
+type CompleteManySeen struct {
+	Version Reply[Field]
+	// Jobs has one entry per pair, in argument order.
+	Jobs      []CompleteManyJob
+	Completed Reply[Field]
+	// Outcomes and Holders are memory the verdict may fill with its own: a
+	// handler keeps them from one call to the next, so a steady load
+	// allocates nothing.
+	Outcomes []CompleteManyOutcome
+	Holders  []int
+}
+
+// A job's outcome, its integer in the reply.
+const (
+	CompleteManyDone      = 1  // completed
+	CompleteManyGone      = 0  // the row is gone
+	CompleteManyStale     = -1 // the token is not att (COMPLETE's EMQSTALE)
+	CompleteManyNotActive = -2 // not in active (COMPLETE's EMQSTATE)
+)
+
+// CompleteManyOutcome is one job's outcome.
+type CompleteManyOutcome struct {
+	// Reply is the job's integer in the reply: CompleteManyDone, …Gone,
+	// …Stale or …NotActive. Only a done job is written.
+	Reply int64
+	// Release: the job is done and its unique key holds its id; DEL it too.
+	Release bool
+}
+
+// CompleteManyVerdict is what COMPLETEMANY writes and replies.
+type CompleteManyVerdict struct {
+	// Outcomes has one entry per job, in argument order.
+	Outcomes []CompleteManyOutcome
+	// Done is the number of jobs completed; with none, nothing is written.
+	Done int64
+	// Completed is HINCRBY stats completed <Done>'s predicted reply.
+	Completed int64
+	// Holders, with Need CompleteManyHolders, are the indexes of the jobs
+	// whose unique key to read: every job before the first refusal of the
+	// first batch found in active with uniq set and its holder not read.
+	Holders []int
+}
+
+// CompleteManyStep is COMPLETEMANY's verdict, a refusal, or the next read it
+// needs.
+type CompleteManyStep struct {
+	Need    CompleteManyRead
+	Err     error
+	Verdict CompleteManyVerdict
+}
+
+// CompleteMany decides EMQ.COMPLETEMANY of s.Jobs, in the order of
+// lua/completemany.lua: the fence; then job by job, the row (gone, stale),
+// its place in active (not active), its unique key's holder (WRONGTYPE); with
+// a job completed, stats completed, typed and predicted with +Done; last, the
+// logs of the completed jobs (NOPERM). ZSCORE types active and HMGET the
+// rows; DEL takes any type.
+func CompleteMany(s *CompleteManySeen) CompleteManyStep {
+	if !s.Version.Made {
+		return CompleteManyStep{Need: CompleteManyFirst}
+	}
+	if err := Fence(s.Version); err != nil {
+		return CompleteManyStep{Err: err}
+	}
+	v := CompleteManyVerdict{Outcomes: zeroed(&s.Outcomes, len(s.Jobs))}
+	holders := s.Holders[:0]
+	// refuse is a refusal of the first batch's replies, unless a holder
+	// still to read comes before it in job order and may refuse first
+	refuse := func(err error) CompleteManyStep {
+		if len(holders) > 0 {
+			s.Holders = holders
+			v.Holders = holders
+			return CompleteManyStep{Need: CompleteManyHolders, Verdict: v}
+		}
+		return CompleteManyStep{Err: err}
+	}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if !j.Row.Made {
+			return CompleteManyStep{Need: CompleteManyFirst}
+		}
+		if j.Row.Err != nil {
+			return refuse(j.Row.Err)
+		}
+		att, uniq := j.Row.Val[0], j.Row.Val[1]
+		o := &v.Outcomes[i]
+		switch {
+		case !att.Set:
+			o.Reply = CompleteManyGone
+			continue
+		case string(att.Bytes) != string(j.Token):
+			o.Reply = CompleteManyStale
+			continue
+		}
+		if j.Score.Err != nil {
+			return refuse(j.Score.Err)
+		}
+		if !j.Score.Val.Set {
+			o.Reply = CompleteManyNotActive
+			continue
+		}
+		o.Reply = CompleteManyDone
+		v.Done++
+		if !uniq.Set {
+			continue
+		}
+		switch {
+		case !j.Holder.Made:
+			holders = append(holders, i)
+		case len(holders) > 0:
+			// an earlier holder is still to read: its refusal would win
+		case j.Holder.Err != nil:
+			return CompleteManyStep{Err: j.Holder.Err}
+		default:
+			o.Release = j.Holder.Val.Set && string(j.Holder.Val.Bytes) == string(j.ID)
+		}
+	}
+	if len(holders) > 0 {
+		return refuse(nil)
+	}
+	if v.Done == 0 {
+		return CompleteManyStep{Verdict: v}
+	}
+	if s.Completed.Err != nil {
+		return CompleteManyStep{Err: s.Completed.Err}
+	}
+	var err error
+	if v.Completed, err = predict(s.Completed.Val, v.Done); err != nil {
+		return CompleteManyStep{Err: err}
+	}
+	for i, o := range v.Outcomes {
+		if o.Reply == CompleteManyDone && s.Jobs[i].Logs != nil {
+			return CompleteManyStep{Err: s.Jobs[i].Logs}
+		}
+	}
+	return CompleteManyStep{Verdict: v}
+}
+
+// zeroed returns n zeroed elements in *buf's array, growing it when short.
+func zeroed[T any](buf *[]T, n int) []T {
+	if cap(*buf) < n {
+		*buf = make([]T, n)
+	}
+	out := (*buf)[:n]
+	clear(out)
+	return out
+}
+
+// COMPLETEMANY's value refusals, built once.
+var (
+	completeManyRepeated = refusal(protocol.ErrCompleteManyRepeated)
+	completeManyBadID    = refusal(protocol.ErrBadArg(protocol.CompleteMany.Name, "id"))
+)
