@@ -254,6 +254,57 @@ func (g *gen) addArgs(n, badPct int) []string {
 	return args
 }
 
+// manyArgs is COMPLETEMANY's ARGV on queue q: n then n (id, token) pairs,
+// the jobs mostly active (right or stale tokens, g.token), else pending,
+// delayed or dead (not active), gone, or rarely refused ids. An id drawn
+// twice is dropped, except with repeatPct% probability (the call is then
+// refused); the count is refused or wrong with countPct% probability.
+// Rarely the call names every active job, or every id from 1 to 1000 with
+// token 1.
+func (g *gen) manyArgs(q string, repeatPct, countPct int) []string {
+	var ids []string
+	thousand := false
+	switch {
+	case g.chance("completemany all active", 10):
+		ids = g.members(q, protocol.SuffixActive)
+		if g.chance("completemany all active reversed", 50) {
+			slices.Reverse(ids)
+		}
+	case g.chance("completemany a thousand", 2):
+		thousand = true
+		for i := range protocol.MaxCount {
+			ids = append(ids, strconv.Itoa(i+1))
+		}
+	default:
+		for range g.intn("completemany jobs", 1, 6) {
+			if g.chance("completemany not active", 20) {
+				ids = append(ids, g.id(q, protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixDead))
+			} else {
+				ids = append(ids, g.id(q, protocol.SuffixActive))
+			}
+		}
+	}
+	named := map[string]bool{}
+	args := []string{""}
+	for _, id := range ids {
+		if named[id] && !g.chance("completemany repeat", repeatPct) {
+			continue
+		}
+		named[id] = true
+		token := "1" // a job's first claim; drawn for each of a thousand would be slow
+		if !thousand {
+			token = g.token(q, id)
+		}
+		args = append(args, id, token)
+	}
+	n := (len(args) - 1) / 2
+	args[0] = strconv.Itoa(n)
+	if g.chance("completemany count refused", countPct) {
+		args[0] = g.pick("count", "0", "1001", "01", strconv.Itoa(n+1), strconv.Itoa(max(n-1, 0)), "", "-1", "+1", "1000")
+	}
+	return args
+}
+
 // validArgs draws a well-formed ARGV of v, for the malformed-call action to
 // break one thing of.
 func (g *gen) validArgs(v *protocol.Verb, q string) []string {
@@ -269,6 +320,8 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 	case protocol.Complete:
 		i := id(protocol.SuffixActive)
 		return []string{i, g.token(q, i)}
+	case protocol.CompleteMany:
+		return g.manyArgs(q, 0, 0)
 	case protocol.Fail:
 		i := id(protocol.SuffixActive)
 		return []string{i, g.token(q, i), g.val("retry", domRetry, 0), g.text("error", false)}
@@ -353,6 +406,9 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 		"complete": onJob(protocol.Complete, protocol.SuffixActive, func(q string) []string {
 			id := g.id(q, protocol.SuffixActive)
 			return []string{id, g.token(q, id)}
+		}),
+		"complete many": onJob(protocol.CompleteMany, protocol.SuffixActive, func(q string) []string {
+			return g.manyArgs(q, 5, 3)
 		}),
 		"fail": onJob(protocol.Fail, protocol.SuffixActive, func(q string) []string {
 			id := g.id(q, protocol.SuffixActive)
@@ -531,8 +587,9 @@ func (g *gen) corrupt() {
 	case "logs":
 		c = cmd("RPUSH", k.Logs(g.id(q)), g.text("line", false))
 	case "holder":
-		// the id a unique key holds, as EMQLOCK's text and COMPLETE and
-		// REMOVE read it: another job's, or bytes an error text cuts
+		// the id a unique key holds, as EMQLOCK's text and COMPLETE,
+		// COMPLETEMANY and REMOVE read it: another job's, or bytes an
+		// error text cuts
 		holder := g.pick("holder", strconv.Itoa(g.intn("holder id", 1, g.seq(q)+1)), "7\x00x", "a\r\nb", "", "01")
 		c = cmd("SET", k.Unique(g.pick("unique key", uniqueKeys[1:]...)), holder)
 	}
