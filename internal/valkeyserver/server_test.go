@@ -196,11 +196,15 @@ func TestReplica(t *testing.T) {
 
 	_, err := primary.Do(ctx, "SET", "k", "from-primary")
 	require.NoError(t, err)
-	_, err = primary.Do(ctx, "WAIT", "1", "5000")
+	n, err := primary.Do(ctx, "WAIT", "1", "5000")
 	require.NoError(t, err)
-	v, err := replica.Do(ctx, "GET", "k")
-	require.NoError(t, err)
-	require.Equal(t, "from-primary", v)
+	require.Equal(t, int64(1), n)
+	// Right after the sync, WAIT has been seen to answer a moment before a
+	// read on the replica shows the write: the write must show, soon.
+	require.Eventually(t, func() bool {
+		v, err := replica.Do(ctx, "GET", "k")
+		return err == nil && v == "from-primary"
+	}, 5*time.Second, 10*time.Millisecond)
 
 	_, err = replica.Do(ctx, "SET", "k", "x")
 	var re valkeyserver.ReplyError
