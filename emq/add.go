@@ -3,7 +3,9 @@ package emq
 import (
 	"context"
 	"fmt"
+	"time"
 
+	"trafikey/internal/groupcommit"
 	"trafikey/protocol"
 )
 
@@ -22,12 +24,137 @@ type NewJob struct {
 // Add adds one job and returns its id. The payload is any bytes. With
 // Unique, a key held by another job is refused with an error for which
 // errors.As gives a *DuplicateError.
+//
+// Concurrent Add calls of jobs without a unique key are coalesced (see
+// WithAddCoalescing): a job is sent at once when no earlier Add is on the
+// wire, else with the others that wait, in one ADD of up to MaxBatch jobs.
+// Each job's options are checked before it joins, so only a refusal of the
+// whole call (a fence, writes paused, a transport error) reaches several
+// callers, each with the same error. A job with a unique key is always sent
+// alone, since its key could refuse the jobs it shares a call with. When
+// ctx ends before the job is sent, it is taken out and Add returns
+// ctx.Err(); when it ends later, the job may have been added, as with any
+// call abandoned in flight.
 func (q *Queue) Add(ctx context.Context, payload []byte, opts ...AddOption) (string, error) {
-	ids, err := q.AddBatch(ctx, []NewJob{{Payload: payload, Options: opts}})
+	o := defaultAddOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if q.adder == nil || o.uniqueKey != "" {
+		ids, err := q.AddBatch(ctx, []NewJob{{Payload: payload, Options: opts}})
+		if err != nil {
+			return "", err
+		}
+		return ids[0], nil
+	}
+	args, err := o.args(make([]string, 0, protocol.AddArgsPerJob), payload)
 	if err != nil {
+		return "", fmt.Errorf("emq: add: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	return ids[0], nil
+	deadline, _ := ctx.Deadline()
+	p := &pendingAdd{ctx: ctx, args: args, size: len(payload), deadline: deadline, done: make(chan addResult, 1)}
+	q.adder.Push(p)
+	select {
+	case r := <-p.done:
+		return r.id, r.err
+	case <-ctx.Done():
+	}
+	q.adder.Locked(func() { p.gone = true })
+	select {
+	case r := <-p.done:
+		// The call's answer came in as ctx ended: it holds the truth.
+		return r.id, r.err
+	default:
+		return "", ctx.Err()
+	}
+}
+
+// pendingAdd is an Add waiting for its batch.
+type pendingAdd struct {
+	ctx      context.Context
+	args     []string // the job's ADD argument group
+	size     int      // payload bytes
+	deadline time.Time
+	// gone marks a caller that left before its job was taken; guarded by
+	// the adder's lock.
+	gone bool
+	done chan addResult
+}
+
+type addResult struct {
+	id  string
+	err error
+}
+
+// addLanes is how many coalesced ADD calls are in flight at once.
+const addLanes = 2
+
+// maxCoalescedBytes stops a coalesced ADD from growing past about this many
+// payload bytes: big payloads gain little from sharing a call, and one huge
+// command would hold up the server's other clients.
+const maxCoalescedBytes = 1 << 20
+
+func newAdder(q *Queue) *groupcommit.Queue[*pendingAdd] {
+	return groupcommit.New(addLanes, takeAdds, q.sendAdds)
+}
+
+// takeAdds takes the next coalesced batch, dropping callers that left: one
+// whose ctx ended gets ctx.Err() here, before its job is sent.
+func takeAdds(queue []*pendingAdd) (batch, rest []*pendingAdd) {
+	size := 0
+	for k, p := range queue {
+		if !p.gone && p.ctx.Err() != nil {
+			p.gone = true
+			p.done <- addResult{err: p.ctx.Err()}
+		}
+		if p.gone {
+			continue
+		}
+		if len(batch) == MaxBatch || (len(batch) > 0 && size+p.size > maxCoalescedBytes) {
+			return batch, queue[k:]
+		}
+		batch = append(batch, p)
+		size += p.size
+	}
+	return batch, nil
+}
+
+// sendAdds runs one ADD for a coalesced batch and gives each caller its id,
+// or the call's error. The call ends at the latest of the callers'
+// deadlines, so that one caller's short deadline does not fail the others.
+func (q *Queue) sendAdds(batch []*pendingAdd) {
+	args := make([]string, 1, 1+protocol.AddArgsPerJob*len(batch))
+	args[0] = protocol.FormatInt(int64(len(batch)))
+	deadlines := make([]time.Time, len(batch))
+	for i, p := range batch {
+		args = append(args, p.args...)
+		deadlines[i] = p.deadline
+	}
+	ctx, cancel := sharedDeadline(deadlines)
+	defer cancel()
+	msg, err := q.call(ctx, protocol.Add, args...)
+	var ids []string
+	if err == nil {
+		ids, err = msg.AsStrSlice()
+		if err == nil && len(ids) != len(batch) {
+			err = fmt.Errorf("%d ids for %d jobs", len(ids), len(batch))
+		}
+		if err != nil {
+			err = fmt.Errorf("emq: add: unexpected reply: %w", err)
+		} else {
+			q.metrics.added(len(ids))
+		}
+	}
+	for i, p := range batch {
+		if err != nil {
+			p.done <- addResult{err: err}
+		} else {
+			p.done <- addResult{id: ids[i]}
+		}
+	}
 }
 
 // AddBatch adds jobs and returns their ids in the same order. Jobs are sent

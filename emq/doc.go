@@ -27,6 +27,14 @@
 // none. Unique refuses a job while another holds the same key; the error
 // then unwraps to a *DuplicateError naming the holder.
 //
+// Concurrent Add calls are coalesced by default (group commit): an Add made
+// while no other is on the wire is sent at once, and the Adds that arrive
+// while calls are in flight leave together in the next ADD, up to MaxBatch
+// jobs. Nothing waits on a timer, so a lone Add costs no latency, and a
+// busy producer side costs the server one call per batch instead of one per
+// job. Each job's options are checked before it joins; a job with a unique
+// key is sent alone. WithAddCoalescing(false) sends every Add by itself.
+//
 // # Running jobs
 //
 // A Worker runs a Handler with a bounded concurrency. One loop claims jobs
@@ -40,12 +48,18 @@
 //	}, emq.WorkerOptions{Concurrency: 50})
 //	err = w.Run(ctx) // until ctx ends, then a graceful shutdown
 //
+// The jobs whose handlers return nil are completed the same way: a
+// completion made while none is in flight is sent at once, and those that
+// finish meanwhile share the next COMPLETEMANY call, each with its own
+// outcome, so a lost claim costs only its own job (OutcomeLost).
+//
 // A handler error fails the attempt: the job waits its backoff and runs
 // again while attempts remain, then is dead-lettered. SkipRetry
 // dead-letters at once. A panic fails the attempt with its stack.
 //
-// Claim, Job.Complete, Job.Fail and Job.Extend are the primitives the
-// Worker is built from, exported for callers with their own loop.
+// Claim, Queue.CompleteMany, Job.Complete, Job.Fail and Job.Extend are the
+// primitives the Worker is built from, exported for callers with their own
+// loop.
 //
 // # Leases and attempt tokens
 //

@@ -3,10 +3,12 @@ package emq
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valkey-io/valkey-go"
 
+	"trafikey/internal/groupcommit"
 	"trafikey/protocol"
 )
 
@@ -27,6 +29,13 @@ type Queue struct {
 	// verbKeys holds each verb's declared keys, built once: they are the
 	// same for every call on this queue and never modified.
 	verbKeys map[*protocol.Verb][]string
+
+	// adder coalesces concurrent Add calls into shared ADD calls; nil
+	// when WithAddCoalescing(false) sends each Add alone.
+	adder *groupcommit.Queue[*pendingAdd]
+	// noCompleteMany is set once the server refused COMPLETEMANY as an
+	// unknown command (a native module older than this client).
+	noCompleteMany atomic.Bool
 }
 
 // QueueOption configures Open.
@@ -37,6 +46,7 @@ type queueConfig struct {
 	noInstall bool
 	logCap    int
 	registry  prometheus.Registerer
+	separate  bool
 }
 
 // WithExecutor makes the queue run its verbs on e instead of the executor
@@ -56,6 +66,16 @@ func WithoutInstall() QueueOption {
 // WithLogCap sets how many lines Job.Log keeps per job (1..10000).
 func WithLogCap(n int) QueueOption {
 	return func(c *queueConfig) { c.logCap = n }
+}
+
+// WithAddCoalescing turns the coalescing of concurrent Add calls on (the
+// default) or off. With it on, jobs without a unique key that callers add
+// while earlier adds are on the wire are sent together in one ADD call,
+// which costs the server far less than one call per job; an Add made while
+// no other is in flight is sent at once, so nothing waits for a batch to
+// fill. Off, every Add is a call of its own.
+func WithAddCoalescing(on bool) QueueOption {
+	return func(c *queueConfig) { c.separate = !on }
 }
 
 // WithMetrics registers Prometheus metrics for the queue and the workers
@@ -93,6 +113,9 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 	}
 	for _, v := range protocol.JobCore {
 		q.verbKeys[v] = v.KeyNames(q.keys)
+	}
+	if !cfg.separate {
+		q.adder = newAdder(q)
 	}
 	if cfg.registry != nil {
 		m, err := newMetrics(cfg.registry, name)

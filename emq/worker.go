@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"trafikey/internal/groupcommit"
 	"trafikey/protocol"
 )
 
@@ -29,9 +30,10 @@ const (
 	DefaultRecoverEvery = 5 * time.Second
 )
 
-// reportTimeout bounds a COMPLETE or FAIL. These calls outlive Run's
-// context (a job that finished during shutdown is still reported), so they
-// need their own bound.
+// reportTimeout bounds the report of a job's outcome (COMPLETEMANY or
+// FAIL), counted from the end of its handler. Reports outlive Run's context
+// (a job that finished during shutdown is still reported), so they need
+// their own bound.
 const reportTimeout = 30 * time.Second
 
 // WorkerOptions configure a Worker. Zero fields take the defaults.
@@ -77,7 +79,8 @@ type Outcome int
 
 // Outcomes.
 const (
-	// OutcomeCompleted: the handler returned nil and COMPLETE was accepted.
+	// OutcomeCompleted: the handler returned nil and the server completed
+	// the job.
 	OutcomeCompleted Outcome = iota + 1
 	// OutcomeRetrying: the handler failed and the job will run again.
 	OutcomeRetrying
@@ -144,6 +147,10 @@ type Worker struct {
 
 	processed, failed, retried, dead, lost, abandoned atomic.Int64
 
+	// completer reports the jobs whose handlers returned nil, many per
+	// COMPLETEMANY call.
+	completer *groupcommit.Queue[*completion]
+
 	mu   sync.Mutex
 	jobs map[*runningJob]struct{}
 }
@@ -203,11 +210,12 @@ func NewWorker(q *Queue, handler Handler, opts WorkerOptions) (*Worker, error) {
 		return nil, fmt.Errorf("emq: new worker: poll interval %v below 1ms: %w", opts.PollInterval, ErrInvalid)
 	}
 	return &Worker{
-		q:       q,
-		handler: handler,
-		opts:    opts,
-		log:     opts.Logger.With("queue", q.name),
-		jobs:    map[*runningJob]struct{}{},
+		q:         q,
+		handler:   handler,
+		opts:      opts,
+		log:       opts.Logger.With("queue", q.name),
+		completer: newCompleter(q),
+		jobs:      map[*runningJob]struct{}{},
 	}, nil
 }
 
@@ -288,6 +296,10 @@ func (w *Worker) Run(ctx context.Context) error {
 		abandoned.Store(true)
 		abandon(ErrShutdownTimeout)
 		w.log.Warn("emq: shutdown timeout passed; running jobs are left to lease recovery", "running", w.Running())
+	} else {
+		// Every handler has reported, so the completer's senders are on
+		// their way out; none is left behind.
+		w.completer.Wait()
 	}
 	stopBeats()
 	background.Wait()
@@ -433,7 +445,9 @@ func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atom
 	if handlerErr == nil {
 		// A handler that finished completes even after the shutdown
 		// timeout: its work is done, running it again would be a waste.
-		return w.reported(OutcomeCompleted, j.Complete(ctx), nil)
+		// Completions of concurrent handlers share COMPLETEMANY calls,
+		// each job with its own outcome.
+		return w.reported(OutcomeCompleted, completeQueued(ctx, w.completer, j), nil)
 	}
 	if abandoned.Load() {
 		// Its error is most likely the cancellation itself, not a failure
@@ -447,7 +461,7 @@ func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atom
 	return w.reported(OutcomeDead, err, handlerErr)
 }
 
-// reported turns the error of a COMPLETE or FAIL into the outcome.
+// reported turns the error of a completion or FAIL into the outcome.
 func (w *Worker) reported(want Outcome, err, handlerErr error) (Outcome, error) {
 	switch {
 	case err == nil:

@@ -1,0 +1,105 @@
+package emq
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"trafikey/internal/valkeyserver"
+	"trafikey/internal/valkeytest"
+)
+
+func TestTakeDistinct(t *testing.T) {
+	t.Parallel()
+	id := func(s string) string { return s }
+	batch, rest := takeDistinct([]string{"1", "2", "1", "3", "2", "1"}, id)
+	require.Equal(t, []string{"1", "2", "3"}, batch)
+	require.Equal(t, []string{"1", "2", "1"}, rest)
+
+	many := make([]string, MaxBatch+10)
+	for i := range many {
+		many[i] = strconv.Itoa(i)
+	}
+	batch, rest = takeDistinct(many, id)
+	require.Equal(t, many[:MaxBatch], batch)
+	require.Equal(t, many[MaxBatch:], rest)
+}
+
+// TestAddTakenOutBeforeSent holds two coalesced ADD calls in flight (the
+// server's writes are paused), queues a third job behind them and cancels
+// its caller: the caller gets ctx.Err() and the job is never added, while
+// the two sent jobs are.
+func TestAddTakenOutBeforeSent(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	q, err := Open(t.Context(), c, "cancel", WithExecutor(NewLua(c)))
+	require.NoError(t, err)
+	adderState := q.adder.State
+
+	valkeytest.Do(t, s, "CLIENT", "PAUSE", "60000", "WRITE")
+	unpaused := false
+	unpause := func() {
+		if !unpaused {
+			unpaused = true
+			valkeytest.Do(t, s, "CLIENT", "UNPAUSE")
+		}
+	}
+	t.Cleanup(unpause)
+	var wg sync.WaitGroup
+	ids := make([]string, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() { ids[i], errs[i] = q.Add(context.Background(), []byte("sent")) })
+		// Each is taken by a sender of its own before the next comes.
+		require.Eventually(t, func() bool {
+			queued, senders := adderState()
+			return queued == 0 && senders == i+1
+		}, 10*time.Second, time.Millisecond)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	late := make(chan error, 1)
+	go func() {
+		_, err := q.Add(ctx, []byte("never sent"))
+		late <- err
+	}()
+	require.Eventually(t, func() bool {
+		queued, _ := adderState()
+		return queued == 1
+	}, 10*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-late, context.Canceled)
+
+	unpause()
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.NotEqual(t, ids[0], ids[1])
+	st, err := q.Stats(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, int64(2), st.TotalAdded, "the cancelled job was not sent")
+	require.Eventually(t, q.adder.Idle, 10*time.Second, time.Millisecond, "the senders exit")
+}
+
+// TestCompleteManyFallsBackToComplete: a server without EMQ.COMPLETEMANY (a
+// native module older than the client; here no module at all) answers
+// unknown command, and the queue then sends COMPLETE per job instead.
+func TestCompleteManyFallsBackToComplete(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	q, err := Open(t.Context(), c, "old", WithExecutor(NewNative(c)), WithoutInstall())
+	require.NoError(t, err)
+	j := &Job{ID: "1", Attempt: 1, q: q, token: "1"}
+	errs, err := q.CompleteMany(t.Context(), []*Job{j})
+	require.NoError(t, err, "not a call error: each job was tried on its own")
+	require.True(t, q.noCompleteMany.Load())
+	var se *ServerError
+	require.ErrorAs(t, errs[0], &se)
+	require.Equal(t, "complete", se.Verb, "the job went out as COMPLETE")
+}
