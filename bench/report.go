@@ -305,7 +305,7 @@ func (r *Results) floorSection(b *strings.Builder) {
 	fmt.Fprintf(b, "Server CPU µs per job (`INFO cpu`), and in parentheses the multiple of the floor's: what each\n")
 	fmt.Fprintf(b, "system costs the server for the same jobs, against the primitive commands alone. The floor is a\n")
 	fmt.Fprintf(b, "floor on command work, not on networking: it needs more round trips than a verb (two per add and\n")
-	fmt.Fprintf(b, "per claim, one per complete), so where few jobs share a round trip (concurrency 1, the steady\n")
+	fmt.Fprintf(b, "per claim, one per group of completions), so where few jobs share a round trip (concurrency 1, the steady\n")
 	fmt.Fprintf(b, "rate) its per-request cost can exceed a system's.\n\n")
 	fmt.Fprintf(b, "| workload |")
 	for _, s := range r.Systems {
@@ -342,7 +342,7 @@ func (r *Results) nativeVsLuaSection(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "## Native vs Lua, server µs per verb\n\n")
 	fmt.Fprintf(b, "*verb µs/job*: `INFO commandstats` time of EMQ.* (native) and EVALSHA (Lua) per job; the add\n")
-	fmt.Fprintf(b, "workloads run ADD only, the process workloads CLAIM + COMPLETE. *server CPU µs/job*: the whole\n")
+	fmt.Fprintf(b, "workloads run ADD only, the process workloads CLAIM + COMPLETEMANY. *server CPU µs/job*: the whole\n")
 	fmt.Fprintf(b, "server process, networking included. Target: native ≤ 0.5× Lua. The per-verb Go benchmarks\n")
 	fmt.Fprintf(b, "(`go test -run '^$' -bench . ./bench`) give the same split per call.\n\n")
 	fmt.Fprintf(b, "| workload | verbs | native verb µs/job | Lua verb µs/job | native/Lua | native server CPU µs/job | Lua server CPU µs/job | native/Lua |\n")
@@ -352,9 +352,9 @@ func (r *Results) nativeVsLuaSection(b *strings.Builder) {
 		verbs := "ADD"
 		switch {
 		case w.Kind == "process":
-			verbs = "CLAIM + COMPLETE"
+			verbs = "CLAIM + COMPLETEMANY"
 		case w.Lifecycle():
-			verbs = "ADD + CLAIM + COMPLETE"
+			verbs = "ADD + CLAIM + COMPLETEMANY"
 		}
 		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", w.ID, verbs,
 			med(n.VerbUS, fmtF), med(l.VerbUS, fmtF), ratio(n.VerbUS, l.VerbUS),
@@ -452,8 +452,8 @@ BullMQ as the JSON string `+"`{\"p\":\"…\"}`"+`.
 
 **Workloads.**
 
-- (a) *add*: %d jobs added one call per job from %d concurrent producers (goroutines; async loops in
-  Node over one Queue).
+- (a) *add*: %d jobs added one API call per job from %d concurrent producers (goroutines; async loops
+  in Node over one Queue); trafikey's client coalesces the concurrent Adds into shared ADD calls.
 - (b) *batch*: the same jobs in calls of %d jobs from %d concurrent producers: trafikey AddBatch, BullMQ
   addBulk; asynq has no batch enqueue, so its best practice, concurrent Enqueue, adds the jobs one by one
   (its batch numbers are single adds).
@@ -463,8 +463,8 @@ BullMQ as the JSON string `+"`{\"p\":\"…\"}`"+`.
 - (d) *steady*: producers and workers together, the producers offering %d jobs/s (job k is added at
   k/rate s) for %s, worker concurrency %d. *flat*: the same with %d jobs added as fast as the producers
   can. Latency is add→complete, for every job, p50/p90/p99 per run: from the payload's timestamp to
-  the moment the worker learns the job is completed: trafikey's WorkerOptions.OnDone (after COMPLETE
-  was accepted), BullMQ's Worker `+"`completed`"+` event, the reply to the floor's completion pipeline.
+  the moment the worker learns the job is completed: trafikey's WorkerOptions.OnDone (after the
+  COMPLETEMANY carrying it was accepted), BullMQ's Worker `+"`completed`"+` event, the reply to the floor's completion pipeline.
   asynq has no hook after its acknowledgement, so its latency stops when the handler returns (one
   round trip early, which flatters asynq slightly).
   Before a lifecycle run is measured, its workers start and a warm-up of a tenth of the jobs (at most
@@ -478,7 +478,10 @@ job was added (and, after (a) and (b), is pending) and completed exactly as many
 jobs; a run that fails a check is listed and left out of the medians.
 
 **Each system's best practice.** trafikey: one valkey-go client (auto-pipelining), AddBatch for batches,
-emq.Worker with its defaults (one CLAIM takes as many jobs as the worker has free slots). asynq %s: its defaults (including TaskCheckInterval 1 s, the poll interval of an idle
+Add for single jobs (the client coalesces concurrent Adds into shared ADD calls, group commit: an Add
+with none in flight is sent at once), emq.Worker with its defaults (one CLAIM takes as many jobs as
+the worker has free slots; the completions of handlers that finish while one is in flight share the
+next COMPLETEMANY). asynq %s: its defaults (including TaskCheckInterval 1 s, the poll interval of an idle
 worker), a go-redis pool as large as the producers or the concurrency. BullMQ %s: its defaults with
 ioredis, addBulk, the Worker's concurrency option, `+"`removeOnComplete: {count: 0}`"+` (trafikey and asynq
 delete completed jobs too).
@@ -487,10 +490,11 @@ delete completed jobs too).
 commands of each verb's writes (docs/PROTOCOL.md): ADD = `+"`HINCRBY meta seq n`"+`, then one pipeline of
 `+"`HSET row`"+` (7 fields) + `+"`ZADD pending`"+` per job + `+"`HINCRBY stats added n`"+`; CLAIM =
 `+"`ZPOPMIN pending`"+` (`+"`BZPOPMIN`"+` with a 50 ms timeout when empty), then `+"`HINCRBY row att 1`"+` +
-`+"`HSET row state active`"+` + `+"`ZADD active`"+` + `+"`HGET row data`"+`; COMPLETE = `+"`ZREM active`"+` + `+"`DEL row logs`"+`
-+ `+"`HINCRBY stats completed 1`"+`. No checks, no fence, and no read but the payload the worker needs: the
-least any executor can cost the server for the same dataset changes. Its worker claims like emq.Worker:
-one loop pops as many jobs as there are free slots, and each job completes on its own goroutine.
+`+"`HSET row state active`"+` + `+"`ZADD active`"+` + `+"`HGET row data`"+`; COMPLETEMANY = `+"`ZREM active ids…`"+` +
+`+"`DEL rows logs…`"+` + `+"`HINCRBY stats completed k`"+`. No checks, no fence, and no read but the payload the
+worker needs: the least any executor can cost the server for the same dataset changes. Its worker claims
+like emq.Worker: one loop pops as many jobs as there are free slots; single adds and completions are
+grouped as the client groups them (internal/groupcommit, the same lanes and limits).
 
 **Server cost.** *server CPU µs/job* is the `+"`used_cpu_user + used_cpu_sys`"+` delta of the server process
 per job: command execution, networking, parsing, everything; it is the fairest single number across

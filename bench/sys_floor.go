@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
 
+	"trafikey/internal/groupcommit"
 	"trafikey/protocol"
 )
 
@@ -19,13 +21,16 @@ import (
 // any executor can cost for the same dataset changes; it skips every read,
 // check and guard a verb makes.
 //
-//	ADD       HINCRBY meta seq n · per job HSET row (7 fields) + ZADD pending · HINCRBY stats added n
-//	CLAIM     ZPOPMIN pending n (BZPOPMIN when empty) · per job HINCRBY row att 1 + HSET row state active + ZADD active + HGET row data
-//	COMPLETE  ZREM active id · DEL row logs · HINCRBY stats completed 1
+//	ADD           HINCRBY meta seq n · per job HSET row (7 fields) + ZADD pending · HINCRBY stats added n
+//	CLAIM         ZPOPMIN pending n (BZPOPMIN when empty) · per job HINCRBY row att 1 + HSET row state active + ZADD active + HGET row data
+//	COMPLETEMANY  ZREM active ids… · DEL rows logs… · HINCRBY stats completed k
 //
 // HINCRBY meta seq comes first (its reply is the id), so an add is two round
 // trips; the rest of a verb's commands go out as one pipeline (DoMulti). A
 // claim is two round trips too: the pop, then one pipeline for the batch.
+// Single adds and completions are grouped the way the client groups them
+// (internal/groupcommit, the same lanes and limits), so the floor is the
+// same batching without the verbs' reads and checks.
 
 const (
 	floorLeaseMS = 30_000
@@ -35,6 +40,44 @@ const (
 type floorQueue struct {
 	c valkey.Client
 	k protocol.Keys
+	// adds and completes group concurrent single adds and completions into
+	// shared pipelines, as emq's Queue does with ADD and COMPLETEMANY.
+	adds      *groupcommit.Queue[*floorItem]
+	completes *groupcommit.Queue[*floorItem]
+}
+
+// floorItem is one job waiting for its group: its payload (an add) or id (a
+// completion), and where its result goes.
+type floorItem struct {
+	payload []byte
+	id      string
+	done    chan error
+}
+
+// floorLanes is the number of grouped pipelines in flight, the client's.
+const floorLanes = 2
+
+func takeFloor(queue []*floorItem) (batch, rest []*floorItem) {
+	n := min(len(queue), protocol.MaxCount)
+	return slices.Clone(queue[:n]), queue[n:]
+}
+
+// grouped pushes it and waits for its group's result.
+func grouped(ctx context.Context, g *groupcommit.Queue[*floorItem], it *floorItem) error {
+	it.done = make(chan error, 1)
+	g.Push(it)
+	select {
+	case err := <-it.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func answer(batch []*floorItem, err error) {
+	for _, it := range batch {
+		it.done <- err
+	}
 }
 
 func openFloor(ctx context.Context, env Env, w Workload) (goQueue, error) {
@@ -42,7 +85,22 @@ func openFloor(ctx context.Context, env Env, w Workload) (goQueue, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &floorQueue{c: c, k: protocol.KeysOf(env.Queue)}, nil
+	f := &floorQueue{c: c, k: protocol.KeysOf(env.Queue)}
+	f.adds = groupcommit.New(floorLanes, takeFloor, func(batch []*floorItem) {
+		payloads := make([][]byte, len(batch))
+		for i, it := range batch {
+			payloads[i] = it.payload
+		}
+		answer(batch, f.addBatch(context.Background(), payloads))
+	})
+	f.completes = groupcommit.New(floorLanes, takeFloor, func(batch []*floorItem) {
+		ids := make([]string, len(batch))
+		for i, it := range batch {
+			ids[i] = it.id
+		}
+		answer(batch, f.complete(context.Background(), ids))
+	})
+	return f, nil
 }
 
 func newValkeyClient(addr string) (valkey.Client, error) {
@@ -52,7 +110,7 @@ func newValkeyClient(addr string) (valkey.Client, error) {
 func (f *floorQueue) batch() bool { return true }
 
 func (f *floorQueue) add(ctx context.Context, payload []byte) error {
-	return f.addBatch(ctx, [][]byte{payload})
+	return grouped(ctx, f.adds, &floorItem{payload: payload})
 }
 
 func (f *floorQueue) addBatch(ctx context.Context, payloads [][]byte) error {
@@ -94,7 +152,8 @@ func firstErr(rs []valkey.ValkeyResult) error {
 
 // work runs the floor's worker the way emq.Worker runs: one loop claims as
 // many jobs as there are free handler slots with one ZPOPMIN and one
-// pipeline, and each job runs and completes on its own goroutine. On an empty
+// pipeline, and each job runs on its own goroutine and completes through the
+// completion group. On an empty
 // queue the loop blocks in BZPOPMIN (50 ms) instead of the signal list.
 func (f *floorQueue) work(ctx context.Context, concurrency int, done func([]byte)) (func() error, error) {
 	ctx, cancel := context.WithCancel(ctx)
@@ -148,7 +207,7 @@ func (f *floorQueue) work(ctx context.Context, concurrency int, done func([]byte
 				wg.Go(func() {
 					defer func() { <-slots }()
 					// The handler is a no-op.
-					err := f.complete(ctx, id)
+					err := grouped(ctx, f.completes, &floorItem{id: id})
 					if err == nil {
 						done(datas[i])
 					}
@@ -231,13 +290,17 @@ func (f *floorQueue) claim(ctx context.Context, ids []string) ([][]byte, error) 
 	return datas, nil
 }
 
-// complete is COMPLETE's writes for one job, in one pipeline.
-func (f *floorQueue) complete(ctx context.Context, id string) error {
+// complete is COMPLETEMANY's writes for a group of jobs, in one pipeline.
+func (f *floorQueue) complete(ctx context.Context, ids []string) error {
 	c := f.c
+	keys := make([]string, 0, 2*len(ids))
+	for _, id := range ids {
+		keys = append(keys, f.k.Job(id), f.k.Logs(id))
+	}
 	return firstErr(c.DoMulti(ctx,
-		c.B().Zrem().Key(f.k.Active).Member(id).Build(),
-		c.B().Del().Key(f.k.Job(id), f.k.Logs(id)).Build(),
-		c.B().Hincrby().Key(f.k.Stats).Field("completed").Increment(1).Build(),
+		c.B().Zrem().Key(f.k.Active).Member(ids...).Build(),
+		c.B().Del().Key(keys...).Build(),
+		c.B().Hincrby().Key(f.k.Stats).Field("completed").Increment(int64(len(ids))).Build(),
 	))
 }
 

@@ -16,8 +16,10 @@ import (
 // trafikey through its Go client, emq, on one valkey-go client (which
 // pipelines concurrent calls on its own), with the executor forced so both
 // run on the same server: the native module's EMQ.* commands, or the Lua
-// scripts with EVALSHA. Jobs are added with default options; the worker is
-// emq.Worker with the workload's concurrency and its defaults otherwise.
+// scripts with EVALSHA. Jobs are added with default options (single Adds
+// coalesced by the client, its default); the worker is emq.Worker with the
+// workload's concurrency and its defaults otherwise (completions batched
+// into COMPLETEMANY calls).
 
 type executorKind int
 
@@ -78,7 +80,7 @@ func (t *trafikeyQueue) work(ctx context.Context, concurrency int, done func([]b
 	}, emq.WorkerOptions{
 		Concurrency: concurrency,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		// Called once COMPLETE was accepted.
+		// Called once the job's completion was accepted.
 		OnDone: func(job *emq.Job, outcome emq.Outcome, err error) {
 			if outcome == emq.OutcomeCompleted {
 				done(job.Payload)
