@@ -8,11 +8,11 @@ import (
 
 func TestParseArgs(t *testing.T) {
 	o, err := parseArgs(nil)
-	if err != nil || o.gomaxprocs != 1 || o.gcpercent != 100 || o.memlimit != math.MaxInt64 || o.debugCommands {
+	if err != nil || o.gomaxprocs != 2 || o.gcpercent != 100 || o.memlimit != math.MaxInt64 || o.debugCommands {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
-	o, err = parseArgs([]string{"gomaxprocs", "2", "gcpercent", "400", "memlimit", "1073741824", "debug-commands", "yes"})
-	if err != nil || o.gomaxprocs != 2 || o.gcpercent != 400 || o.memlimit != 1<<30 || !o.debugCommands {
+	o, err = parseArgs([]string{"gomaxprocs", "3", "gcpercent", "400", "memlimit", "1073741824", "debug-commands", "yes"})
+	if err != nil || o.gomaxprocs != 3 || o.gcpercent != 400 || o.memlimit != 1<<30 || !o.debugCommands {
 		t.Fatalf("all set: %+v %v", o, err)
 	}
 	if o, err = parseArgs([]string{"gcpercent", "-1", "debug-commands", "no"}); err != nil || o.gcpercent != -1 || o.debugCommands {

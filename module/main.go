@@ -10,8 +10,11 @@
 // Module arguments (the Go runtime inside the server sees no environment
 // variables, so its settings come here):
 //
-//	gomaxprocs N          Go's P count (default 1: the server thread is the one
-//	                      that matters; more only lets Go's threads steal CPU)
+//	gomaxprocs N          Go's P count (default 2: the server thread holds one
+//	                      P; with a second one idle, Go's monitor leaves the
+//	                      first alone between commands, where with a single P
+//	                      it takes it and wakes a thread after every command
+//	                      of a lightly loaded server; see internal/host)
 //	gcpercent N           GOGC (default 100; -1 turns the collector off)
 //	memlimit BYTES        the Go heap's soft limit (default none)
 //	debug-commands yes|no register the EMQ.DEBUG.* commands (default no)
@@ -85,7 +88,7 @@ type options struct {
 
 // parseArgs reads "name value" pairs. Each name may appear once.
 func parseArgs(args []string) (options, error) {
-	o := options{gomaxprocs: 1, gcpercent: 100, memlimit: math.MaxInt64}
+	o := options{gomaxprocs: 2, gcpercent: 100, memlimit: math.MaxInt64}
 	if len(args)%2 != 0 {
 		return o, fmt.Errorf("module arguments come as name value pairs, got %q", args)
 	}

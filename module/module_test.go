@@ -418,11 +418,11 @@ func runtimeInfo(t *testing.T, s *valkeyserver.Server) []int64 {
 
 func TestModuleArgs(t *testing.T) {
 	s := startDebug(t, valkeyserver.Options{})
-	if rt := runtimeInfo(t, s); rt[0] != 1 || rt[1] != 100 {
+	if rt := runtimeInfo(t, s); rt[0] != 2 || rt[1] != 100 {
 		t.Fatalf("defaults: gomaxprocs %d, gcpercent %d", rt[0], rt[1])
 	}
-	s = startDebug(t, valkeyserver.Options{ModuleArgs: []string{"gomaxprocs", "2", "gcpercent", "400", "memlimit", "1000000000"}})
-	if rt := runtimeInfo(t, s); rt[0] != 2 || rt[1] != 400 || rt[2] != 1000000000 {
+	s = startDebug(t, valkeyserver.Options{ModuleArgs: []string{"gomaxprocs", "3", "gcpercent", "400", "memlimit", "1000000000"}})
+	if rt := runtimeInfo(t, s); rt[0] != 3 || rt[1] != 400 || rt[2] != 1000000000 {
 		t.Fatalf("set: gomaxprocs %d, gcpercent %d, memlimit %d", rt[0], rt[1], rt[2])
 	}
 }
