@@ -111,7 +111,9 @@ func collectEnv(ctx context.Context, cfg *Config, srv *benchServer, module, pinN
 	}
 	if out, err := exec.Command("git", "-C", cfg.Root, "rev-parse", "--short", "HEAD").Output(); err == nil {
 		e.Commit = strings.TrimSpace(string(out))
-		if st, err := exec.Command("git", "-C", cfg.Root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
+		// docs/ is left out: it holds this report and its chart, which a
+		// run rewrites, not code that was measured.
+		if st, err := exec.Command("git", "-C", cfg.Root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)docs").Output(); err == nil && len(strings.TrimSpace(string(st))) > 0 {
 			e.Commit += " (with uncommitted changes)"
 		}
 	}
