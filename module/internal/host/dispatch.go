@@ -96,18 +96,25 @@ func (c *Call) NowMillis() int64 { return c.nowUS / 1000 }
 // batch of this command still being built.
 func (c *Call) Read() *Batch { return c.lv.batch.start(c, false) }
 
-// yieldEveryUS is how often, in the server's clock, a command yields to the
-// Go scheduler before it runs. The server's thread enters Go for every
-// command and never passes through the scheduler otherwise, so the P it holds
-// keeps one scheduling tick forever; Go's monitor thread then takes that P
-// for "running too long" (10 ms) at every one of its rounds, waking a thread
-// to spin and stop each time, some 10 µs of CPU per command on the server's
-// core at low rates. A yield now and then starts a new tick and keeps the
-// monitor asleep.
-const yieldEveryUS = 5000
+// yieldEveryUS is how often, in the server's clock, a command of a busy
+// server yields to the Go scheduler before it runs. The server's thread
+// enters Go for every command and never passes through the scheduler
+// otherwise, so the P it holds keeps one scheduling tick forever; Go's
+// monitor thread then takes that P for "running too long" (10 ms) at every
+// one of its rounds, waking a thread to spin and park each time, some 10 µs
+// of CPU per command on the server's core. A yield now and then starts a new
+// tick and keeps the monitor quiet. A yield costs a thread handoff (two
+// wake-ups), so it is only taken while commands come less than busyGapUS
+// apart: after a pause the monitor's work happens beside the server's
+// thread, where a yield would delay the command that pays for it.
+const (
+	yieldEveryUS = 5000
+	busyGapUS    = 1000
+)
 
-// lastYieldUS is when the last yield ran (server clock, µs).
-var lastYieldUS int64
+// lastYieldUS is when the last yield ran and prevCommandUS when the last
+// top-level command started (server clock, µs).
+var lastYieldUS, prevCommandUS int64
 
 // emqDispatch runs the handler of one command: the one crossing from C into
 // Go per command. The reply is left encoded in the depth's reply buffer for
@@ -118,9 +125,14 @@ func emqDispatch(f *C.emq_frame) {
 	lv := &levels[f.depth]
 	c := &lv.call
 	serial++
-	if f.depth == 0 && int64(f.now_us)-lastYieldUS >= yieldEveryUS {
-		lastYieldUS = int64(f.now_us)
-		runtime.Gosched()
+	if now := int64(f.now_us); f.depth == 0 {
+		// only while commands come back to back: after a pause the yield
+		// would sit on the path of the one command waiting for it
+		if now-prevCommandUS < busyGapUS && now-lastYieldUS >= yieldEveryUS {
+			lastYieldUS = now
+			runtime.Gosched()
+		}
+		prevCommandUS = now
 	}
 	*c = Call{
 		ctx:    uintptr(f.ctx),
