@@ -114,12 +114,12 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 			return nil, fmt.Errorf("emq: completemany: unexpected reply entry %v", m)
 		}
 		switch n {
-		case outcomeCompleted:
-		case outcomeGone:
+		case protocol.CompleteManyDone:
+		case protocol.CompleteManyGone:
 			errs[i] = jobs[i].notFound(protocol.CompleteMany)
-		case outcomeStale:
+		case protocol.CompleteManyStale:
 			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrStale}}
-		case outcomeNotActive:
+		case protocol.CompleteManyNotActive:
 			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrNotActive, ErrState}}
 		default:
 			return nil, fmt.Errorf("emq: completemany: unexpected outcome %d", n)
@@ -127,14 +127,6 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 	}
 	return errs, nil
 }
-
-// COMPLETEMANY's per-job outcomes (docs/PROTOCOL.md, "COMPLETEMANY").
-const (
-	outcomeCompleted = 1
-	outcomeGone      = 0
-	outcomeStale     = -1
-	outcomeNotActive = -2
-)
 
 // unknownCommand reports a refusal of a command the server does not have.
 func unknownCommand(err error) bool {

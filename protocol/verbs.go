@@ -64,6 +64,15 @@ var (
 	Inspect      = verb("inspect", false, SuffixVersion)
 )
 
+// COMPLETEMANY's per-job outcomes: each job's integer in its reply
+// (docs/PROTOCOL.md, "COMPLETEMANY"). Only a completed job is written.
+const (
+	CompleteManyDone      = 1  // completed
+	CompleteManyGone      = 0  // the row is gone (COMPLETE's reply 0)
+	CompleteManyStale     = -1 // the token is not att (COMPLETE's EMQSTALE)
+	CompleteManyNotActive = -2 // not in active (COMPLETE's EMQSTATE … not active)
+)
+
 // JobCore lists the keyed job-core verbs in the order docs/PROTOCOL.md gives
 // them. EMQ.VERSION takes no keys and is not listed.
 var JobCore = []*Verb{

@@ -104,12 +104,12 @@ type CompleteManySeen struct {
 	Holders  []int
 }
 
-// A job's outcome, its integer in the reply.
+// A job's outcome, its integer in the reply (protocol's).
 const (
-	CompleteManyDone      = 1  // completed
-	CompleteManyGone      = 0  // the row is gone
-	CompleteManyStale     = -1 // the token is not att (COMPLETE's EMQSTALE)
-	CompleteManyNotActive = -2 // not in active (COMPLETE's EMQSTATE)
+	CompleteManyDone      = protocol.CompleteManyDone
+	CompleteManyGone      = protocol.CompleteManyGone
+	CompleteManyStale     = protocol.CompleteManyStale
+	CompleteManyNotActive = protocol.CompleteManyNotActive
 )
 
 // CompleteManyOutcome is one job's outcome.
