@@ -24,12 +24,8 @@
 -- (pending, delayed, signal).
 
 local VERB = 'add'
-local refusal = shape(VERB, 7)
-if refusal then return refusal end
-if #ARGV == 0 then return e_arity(VERB) end
-local n = uint(ARGV[1], 1, MAX_COUNT)
-if not n then return e_bad(VERB, 'count') end
-if #ARGV ~= 1 + 8 * n then return e_arity(VERB) end
+local n, refusal = counted(VERB, 7, 8)
+if not n then return refusal end
 refusal = layout(VERB, {'version', 'meta', 'stats', 'pending', 'delayed', 'signal'})
 if refusal then return refusal end
 

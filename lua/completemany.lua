@@ -19,12 +19,8 @@
 -- completed).
 
 local VERB = 'completemany'
-local refusal = shape(VERB, 4)
-if refusal then return refusal end
-if #ARGV == 0 then return e_arity(VERB) end
-local n = uint(ARGV[1], 1, MAX_COUNT)
-if not n then return e_bad(VERB, 'count') end
-if #ARGV ~= 1 + 2 * n then return e_arity(VERB) end
+local n, refusal = counted(VERB, 4, 2)
+if not n then return refusal end
 refusal = layout(VERB, {'version', 'stats', 'active'})
 if refusal then return refusal end
 

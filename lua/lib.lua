@@ -121,6 +121,19 @@ local function uint(s, lo, hi)
   return n
 end
 
+-- counted is the shape of a verb whose ARGV is a count n (1..MAX_COUNT) and
+-- then n groups of per entries (ADD, COMPLETEMANY): it returns n, or nil and
+-- the refusal (numkeys, no ARGV, bad count, an ARGV count other than 1 + per*n).
+local function counted(verb, nkeys, per)
+  local refusal = shape(verb, nkeys)
+  if refusal then return nil, refusal end
+  if #ARGV == 0 then return nil, e_arity(verb) end
+  local n = uint(ARGV[1], 1, MAX_COUNT)
+  if not n then return nil, e_bad(verb, 'count') end
+  if #ARGV ~= 1 + per * n then return nil, e_arity(verb) end
+  return n
+end
+
 -- jobid is the id a string names (an argument or a set member): a canonical
 -- decimal in 1..2^42-1, else nil.
 local function jobid(s)

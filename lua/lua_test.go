@@ -45,8 +45,8 @@ func TestScripts(t *testing.T) {
 			require.Contains(t, body, "\n-- Refusals, in order: ", "the header lists the refusals")
 
 			require.Contains(t, body, "\nlocal VERB = '"+v.Name+"'\n")
-			m := regexp.MustCompile(`shape\(VERB, (\d+)`).FindStringSubmatch(body)
-			require.NotNil(t, m, "the script calls shape")
+			m := regexp.MustCompile(`(?:shape|counted)\(VERB, (\d+)`).FindStringSubmatch(body)
+			require.NotNil(t, m, "the script calls shape or counted")
 			require.Equal(t, strconv.Itoa(v.NumKeys()), m[1], "shape's key count")
 			quoted := make([]string, len(v.Keys))
 			for i, s := range v.Keys {

@@ -24,24 +24,13 @@ func manyArgs(pairs ...string) []string {
 func TestCompleteManyACL(t *testing.T) {
 	t.Parallel()
 	a := protocol.KeysOf("a")
-	fixed := []string{}
-	for _, k := range []string{a.Base, a.Version, a.Meta, a.Stats, a.Pending, a.Delayed, a.Active, a.Dead, a.Signal} {
-		fixed = append(fixed, "~"+k)
-	}
 	s := startModule(t, valkeyserver.Options{Users: []string{
 		// rows of one-digit ids only: no logs, no unique keys
-		"carol on >pw " + strings.Join(fixed, " ") + " ~emq:{a}:job:? +@all",
+		"carol on >pw " + declaredKeysACL("a") + " ~emq:{a}:job:? +@all",
 		// rows and logs, no unique keys
-		"erin on >pw " + strings.Join(fixed, " ") + " ~emq:{a}:job:* +@all",
+		"erin on >pw " + declaredKeysACL("a") + " ~emq:{a}:job:* +@all",
 	}})
-	as := func(user string, args ...string) (any, error) {
-		c, err := valkeyserver.Dial(ctxT(t), s.Addr())
-		require.NoError(t, err)
-		defer c.Close()
-		_, err = c.Do(ctxT(t), "AUTH", user, "pw")
-		require.NoError(t, err)
-		return c.Do(ctxT(t), args...)
-	}
+	as := asUser(t, s)
 	many := func(user string, pairs ...string) (any, error) {
 		return as(user, verbArgs(protocol.CompleteMany, "a", manyArgs(pairs...)...)...)
 	}
