@@ -304,7 +304,7 @@ func (r *Results) floorSection(b *strings.Builder) {
 	fmt.Fprintf(b, "## Distance from the floor\n\n")
 	fmt.Fprintf(b, "Server CPU µs per job (`INFO cpu`), and in parentheses the multiple of the floor's: what each\n")
 	fmt.Fprintf(b, "system costs the server for the same jobs, against the primitive commands alone. The floor is a\n")
-	fmt.Fprintf(b, "floor on command work, not on networking: it needs more round trips than a verb (two per add and\n")
+	fmt.Fprintf(b, "floor on command work, not on networking: it needs more round trips than a verb (two per add call and\n")
 	fmt.Fprintf(b, "per claim, one per group of completions), so where few jobs share a round trip (concurrency 1, the steady\n")
 	fmt.Fprintf(b, "rate) its per-request cost can exceed a system's.\n\n")
 	fmt.Fprintf(b, "| workload |")

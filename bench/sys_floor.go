@@ -57,8 +57,22 @@ type floorItem struct {
 // floorLanes is the number of grouped pipelines in flight, the client's.
 const floorLanes = 2
 
+// floorMaxBytes is emq's cap on the payload bytes of one coalesced ADD.
+const floorMaxBytes = 1 << 20
+
+// takeFloor takes up to MaxCount items and, like the client's coalesced
+// adds, no more payload bytes than floorMaxBytes (beyond the first item).
+// Completions carry no payload, and their ids are distinct: a job completes
+// once.
 func takeFloor(queue []*floorItem) (batch, rest []*floorItem) {
-	n := min(len(queue), protocol.MaxCount)
+	n, size := 0, 0
+	for n < len(queue) && n < protocol.MaxCount {
+		if n > 0 && size+len(queue[n].payload) > floorMaxBytes {
+			break
+		}
+		size += len(queue[n].payload)
+		n++
+	}
 	return slices.Clone(queue[:n]), queue[n:]
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"trafikey/internal/valkeyserver"
 	"trafikey/internal/valkeytest"
@@ -102,4 +103,50 @@ func TestCompleteManyFallsBackToComplete(t *testing.T) {
 	var se *ServerError
 	require.ErrorAs(t, errs[0], &se)
 	require.Equal(t, "complete", se.Verb, "the job went out as COMPLETE")
+}
+
+// TestTakeCompletionsDropsExpired: a completion whose report time ran out
+// while it waited is answered with its context's error and left out of the
+// batch, so its deadline cannot fail the call of the others.
+func TestTakeCompletionsDropsExpired(t *testing.T) {
+	t.Parallel()
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	mk := func(ctx context.Context, id string) *completion {
+		return &completion{ctx: ctx, job: &Job{ID: id}, done: make(chan error, 1)}
+	}
+	old, a, b := mk(expired, "1"), mk(context.Background(), "2"), mk(context.Background(), "3")
+	batch, rest := takeCompletions([]*completion{old, a, b})
+	require.Equal(t, []*completion{a, b}, batch)
+	require.Empty(t, rest)
+	require.ErrorIs(t, <-old.done, context.Canceled)
+	require.Empty(t, a.done)
+}
+
+// TestCompleteManyFallsBackOnNoPerm: a user whose ACL does not allow
+// EMQ.COMPLETEMANY (an ACL written before the command existed) completes
+// job by job through COMPLETE.
+func TestCompleteManyFallsBackOnNoPerm(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{
+		Module: valkeytest.ModulePath(t),
+		Users:  []string{"old on >pw ~* +@all -emq.completemany"},
+	})
+	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{s.Addr()}, Username: "old", Password: "pw", DisableCache: true})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	q, err := Open(t.Context(), c, "acl", WithExecutor(NewNative(c)))
+	require.NoError(t, err)
+	_, err = q.Add(t.Context(), []byte("x"))
+	require.NoError(t, err)
+	jobs, err := q.Claim(t.Context(), time.Minute, 1)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	errs, err := q.CompleteMany(t.Context(), jobs)
+	require.NoError(t, err)
+	require.NoError(t, errs[0], "completed through COMPLETE")
+	require.True(t, q.noCompleteMany.Load())
+	st, err := q.Stats(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, int64(1), st.TotalCompleted)
 }

@@ -27,6 +27,9 @@ import (
 // The error returned with the slice is a call's failure (transport, fence,
 // WRONGTYPE, writes paused): the jobs of that call and of the calls after it
 // were not completed and carry that error too; calls before it stay done.
+// A server without COMPLETEMANY (an older module, or an ACL that does not
+// allow the command) gets one COMPLETE per job instead; each job's failure
+// is then in its own error and the returned error is nil.
 func (q *Queue) CompleteMany(ctx context.Context, jobs []*Job) ([]error, error) {
 	errs := make([]error, len(jobs))
 	idx := make([]int, 0, len(jobs))
@@ -94,10 +97,10 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 	}
 	msg, err := q.call(ctx, protocol.CompleteMany, args...)
 	if err != nil {
-		if unknownCommand(err) {
-			// A native module older than this client: complete job by
-			// job from now on, which the server's answer to COMPLETE
-			// makes equivalent.
+		if completeManyRefused(err) {
+			// A native module older than this client, or an ACL that
+			// does not allow the command: complete job by job from now
+			// on, which the server's answer to COMPLETE makes equivalent.
 			q.noCompleteMany.Store(true)
 			return completeEach(ctx, jobs), nil
 		}
@@ -128,10 +131,16 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 	return errs, nil
 }
 
-// unknownCommand reports a refusal of a command the server does not have.
-func unknownCommand(err error) bool {
+// completeManyRefused reports a refusal of COMPLETEMANY itself: a command the
+// server does not have, or one the caller's ACL does not allow (an ACL that
+// lists the EMQ.* commands one by one, written before this one existed).
+func completeManyRefused(err error) bool {
 	var se *ServerError
-	return errors.As(err, &se) && strings.HasPrefix(se.Text, "ERR unknown command")
+	if !errors.As(err, &se) {
+		return false
+	}
+	return strings.HasPrefix(se.Text, "ERR unknown command") ||
+		(strings.HasPrefix(se.Text, "NOPERM") && strings.Contains(strings.ToLower(se.Text), "'"+strings.ToLower(protocol.CompleteMany.Command)+"' command"))
 }
 
 // completeEach completes jobs one COMPLETE each, concurrently so that the
@@ -162,6 +171,7 @@ func (e *outcomeError) Unwrap() []error { return e.errs }
 
 // completion is a worker's finished job waiting for its batch.
 type completion struct {
+	ctx      context.Context // the report's bound, from the end of the handler
 	job      *Job
 	deadline time.Time // zero: none
 	done     chan error
@@ -173,11 +183,23 @@ type completion struct {
 const completionLanes = 2
 
 func newCompleter(q *Queue) *groupcommit.Queue[*completion] {
-	return groupcommit.New(completionLanes,
-		func(queue []*completion) ([]*completion, []*completion) {
-			return takeDistinct(queue, func(c *completion) string { return c.job.ID })
-		},
-		q.sendCompletions)
+	return groupcommit.New(completionLanes, takeCompletions, q.sendCompletions)
+}
+
+// takeCompletions takes the next batch of distinct jobs. A completion whose
+// report time ran out while it waited is answered here and not sent: its
+// expired deadline would otherwise bound, and fail, the call of every job
+// taken with it.
+func takeCompletions(queue []*completion) (batch, rest []*completion) {
+	live := make([]*completion, 0, len(queue))
+	for _, c := range queue {
+		if err := c.ctx.Err(); err != nil {
+			c.done <- fmt.Errorf("emq: completemany job %s: %w", c.job.ID, err)
+			continue
+		}
+		live = append(live, c)
+	}
+	return takeDistinct(live, func(c *completion) string { return c.job.ID })
 }
 
 // sendCompletions runs one COMPLETEMANY for a batch of completions. The
@@ -213,14 +235,15 @@ func (q *Queue) sendCompletions(batch []*completion) {
 // completions that arrive meanwhile, and returns what Complete would.
 func completeQueued(ctx context.Context, b *groupcommit.Queue[*completion], j *Job) error {
 	deadline, _ := ctx.Deadline()
-	c := &completion{job: j, deadline: deadline, done: make(chan error, 1)}
+	c := &completion{ctx: ctx, job: j, deadline: deadline, done: make(chan error, 1)}
 	b.Push(c)
 	select {
 	case err := <-c.done:
 		return err
 	case <-ctx.Done():
-		// The call carries this deadline too, so this is rare: the job
-		// may still complete, as with any call abandoned in flight.
+		// Still queued, it is dropped when the next batch is taken; already
+		// sent (the call carries this deadline too), the job may still
+		// complete, as with any call abandoned in flight.
 		return fmt.Errorf("emq: completemany job %s: %w", j.ID, ctx.Err())
 	}
 }

@@ -45,7 +45,8 @@ type verbCall struct {
 	keys [][]byte
 	// args is ARGV.
 	args [][]byte
-	// n is the count of a counted ARGV (ADD's jobs), else 0.
+	// n is the count of a counted ARGV (ADD's jobs, COMPLETEMANY's pairs),
+	// else 0.
 	n int
 	// now is the server's clock in ms, fixed for the whole command: every
 	// deadline and due time of the call is computed from it once.
