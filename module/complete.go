@@ -32,9 +32,14 @@ func complete(c *host.Call) error {
 	// the row read then deleted, the logs deleted
 	s := &st.seen
 	*s = verdict.CompleteSeen{}
-	rowOK, err := completeACL(&r, row, logs, s)
+	st.rows[0], st.logs[0] = row, logs
+	nrows, err := completedRowsACL(&r, &st.keys, st.rows[:], st.logs[:], func(int) { s.Logs = host.ErrNoPerm })
 	if err != nil {
 		return err
+	}
+	rowOK := nrows == 1
+	if !rowOK {
+		s.Row = denied[[2]verdict.Field]()
 	}
 	// fence and domain reads, driven by the verdict
 	step := verdict.Complete(id, token, s)
@@ -106,26 +111,49 @@ func complete(c *host.Call) error {
 	return nil
 }
 
-// completeACL checks the row (read, then deleted) and its logs (deleted)
-// against the caller's ACL: one check with both accesses, and only when it
-// is refused, one check per key with its own. A denied row is the row read's
-// refusal (rowOK false: the row is not read), denied logs are refused where
-// the writes would start.
-func completeACL(r *verbCall, row, logs []byte, s *verdict.CompleteSeen) (rowOK bool, err error) {
-	deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, [][]byte{row, logs})
-	if err != nil || deny < 0 {
-		return err == nil, err
+// completedRowsACL checks the rows of jobs about to be completed (read,
+// then deleted) and their logs (deleted) against the caller's ACL: one check
+// of all with both accesses, and only when it is refused, the rows alone, to
+// find the first denied one (its read is then the refusal, and the rows
+// after it are not read), and the logs of the rows before it with their own
+// access, one by one when needed. Denied logs are refused where the writes
+// would start: deniedLogs is called with each one's index. It returns how
+// many rows may be read. keys is scratch for the joint check.
+func completedRowsACL(r *verbCall, keys *[][]byte, rows, logs [][]byte, deniedLogs func(i int)) (int, error) {
+	*keys = append(append((*keys)[:0], rows...), logs...)
+	err := r.c.CheckKeys(host.KeyRead|host.KeyDelete, *keys...)
+	if err == nil {
+		return len(rows), nil
 	}
-	if deny == 0 {
-		s.Row = denied[[2]verdict.Field]()
+	if err := checkErr(err); err != nil {
+		return 0, err
 	}
-	if err := r.c.CheckKeys(host.KeyDelete, logs); err != nil {
-		if err = checkErr(err); err != nil {
-			return false, err
+	nrows := len(rows)
+	deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, rows)
+	if err != nil {
+		return 0, err
+	}
+	if deny >= 0 {
+		nrows = deny
+	}
+	logs = logs[:nrows]
+	if len(logs) == 0 {
+		return nrows, nil
+	}
+	if err := r.c.CheckKeys(host.KeyDelete, logs...); err == nil {
+		return nrows, nil
+	} else if err := checkErr(err); err != nil {
+		return 0, err
+	}
+	for i, l := range logs {
+		if err := r.c.CheckKeys(host.KeyDelete, l); err != nil {
+			if err := checkErr(err); err != nil {
+				return 0, err
+			}
+			deniedLogs(i)
 		}
-		s.Logs = host.ErrNoPerm
 	}
-	return deny != 0, nil
+	return nrows, nil
 }
 
 // completeState is COMPLETE's scratch between commands.
@@ -133,6 +161,9 @@ type completeState struct {
 	scratch
 	seen   verdict.CompleteSeen
 	unique []byte
+	// rows, logs and keys hold the keys of the ACL check.
+	rows, logs [1][]byte
+	keys       [][]byte
 }
 
 var completes pool[completeState]

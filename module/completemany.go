@@ -142,46 +142,16 @@ var completeManys pool[completeManyState]
 // id is the index in ARGV of job i's id; its token follows.
 func (*completeManyState) id(i int) int { return 1 + completeManyArgsPerJob*i }
 
-// checkRows checks the rows (read, then deleted) and their logs (deleted)
-// against the caller's ACL: one check of all with both accesses, and only
-// when it is refused, the rows alone (then one by one, to find the first
-// denied) and the logs alone with their own access (then one by one: the
-// denied logs of any completed job refuse). It returns how many rows may be
-// read: all, or those before the first denied one, whose read is then the
-// refusal (a denied row's job is the last the verdict reaches).
+// checkRows checks the rows and their logs against the caller's ACL
+// (completedRowsACL): a denied row is its job's row read's refusal, denied
+// logs are their job's, refused where the writes would start.
 func (st *completeManyState) checkRows(r *verbCall) (int, error) {
-	st.keys = append(append(st.keys[:0], st.rows...), st.logs...)
-	err := r.c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...)
-	if err == nil {
-		return len(st.rows), nil
+	jobs := st.seen.Jobs
+	nrows, err := completedRowsACL(r, &st.keys, st.rows, st.logs, func(i int) { jobs[i].Logs = host.ErrNoPerm })
+	if err == nil && nrows < len(st.rows) {
+		jobs[nrows].Row = denied[[2]verdict.Field]()
 	}
-	if err := checkErr(err); err != nil {
-		return 0, err
-	}
-	nrows := len(st.rows)
-	deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, st.rows)
-	if err != nil {
-		return 0, err
-	}
-	if deny >= 0 {
-		nrows = deny
-		st.seen.Jobs[deny].Row = denied[[2]verdict.Field]()
-	}
-	logs := st.logs[:nrows]
-	if err := r.c.CheckKeys(host.KeyDelete, logs...); err == nil {
-		return nrows, nil
-	} else if err := checkErr(err); err != nil {
-		return 0, err
-	}
-	for i, l := range logs {
-		if err := r.c.CheckKeys(host.KeyDelete, l); err != nil {
-			if err := checkErr(err); err != nil {
-				return 0, err
-			}
-			st.seen.Jobs[i].Logs = host.ErrNoPerm
-		}
-	}
-	return nrows, nil
+	return nrows, err
 }
 
 // readHolders builds the unique keys of the jobs in holders, checks them
