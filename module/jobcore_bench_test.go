@@ -80,10 +80,7 @@ func BenchmarkJobCore(b *testing.B) {
 			b.ResetTimer()
 			ex[0].run(lines)
 			b.StopTimer()
-			native, script := serverMicros(b, s, bc.verb.Command), serverMicros(b, s, "evalsha")
-			b.ReportMetric(native, "native-µs/call")
-			b.ReportMetric(script, "lua-µs/call")
-			b.ReportMetric(native/script, "native/lua")
+			native, script := reportInterleaved(b, s, bc.verb)
 			if bc.jobs > 1 {
 				b.ReportMetric(native/float64(bc.jobs), "native-µs/job")
 				b.ReportMetric(script/float64(bc.jobs), "lua-µs/job")
@@ -105,12 +102,7 @@ func BenchmarkJobCore(b *testing.B) {
 				e.pipeline(calls)
 				elapsed := time.Since(start)
 				b.StopTimer()
-				b.ReportMetric(float64(len(calls))/elapsed.Seconds(), "calls/s")
-				stat := "evalsha"
-				if native {
-					stat = bc.verb.Command
-				}
-				b.ReportMetric(serverMicros(b, s, stat), "server-µs/call")
+				reportAlone(b, s, bc.verb, native, len(calls), elapsed)
 			})
 		}
 	}
@@ -229,15 +221,40 @@ func (e *benchExec) run(lines [][]string) []any {
 	return out
 }
 
+// reportInterleaved reports the server µs per call of verb on both
+// executors (native and Lua calls interleaved in one run) and their ratio,
+// and returns the two.
+func reportInterleaved(b *testing.B, s *valkeyserver.Server, verb *protocol.Verb) (native, script float64) {
+	native, script = serverMicros(b, s, verb.Command), serverMicros(b, s, "evalsha")
+	b.ReportMetric(native, "native-µs/call")
+	b.ReportMetric(script, "lua-µs/call")
+	b.ReportMetric(native/script, "native/lua")
+	return native, script
+}
+
+// reportAlone reports calls/s as the client saw them and the server µs per
+// call of verb on one executor.
+func reportAlone(b *testing.B, s *valkeyserver.Server, verb *protocol.Verb, native bool, calls int, elapsed time.Duration) {
+	b.ReportMetric(float64(calls)/elapsed.Seconds(), "calls/s")
+	stat := "evalsha"
+	if native {
+		stat = verb.Command
+	}
+	b.ReportMetric(serverMicros(b, s, stat), "server-µs/call")
+}
+
 // fill adds n jobs to the queue, 100 per call.
-func (e *benchExec) fill(n int) {
+func (e *benchExec) fill(n int) { e.fillDelayed(n, "0") }
+
+// fillDelayed adds n jobs with a delay of delayMS, 100 per call.
+func (e *benchExec) fillDelayed(n int, delayMS string) {
 	e.verb = protocol.Add
 	var calls [][]string
 	for n > 0 {
 		k := min(n, 100)
 		jobs := make([][]string, k)
 		for i := range jobs {
-			jobs[i] = job("payload-of-some-bytes", "0", "0", "1000000")
+			jobs[i] = job("payload-of-some-bytes", "0", delayMS, "1000000")
 		}
 		calls = append(calls, addArgs(jobs...))
 		n -= k

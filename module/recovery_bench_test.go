@@ -64,10 +64,7 @@ func BenchmarkRecovery(b *testing.B) {
 			if moved := movedBy(replies); moved != 2*bc.limit*b.N {
 				b.Fatalf("%s moved %d jobs, want %d", bc.verb.Command, moved, 2*bc.limit*b.N)
 			}
-			native, script := serverMicros(b, s, bc.verb.Command), serverMicros(b, s, "evalsha")
-			b.ReportMetric(native, "native-µs/call")
-			b.ReportMetric(script, "lua-µs/call")
-			b.ReportMetric(native/script, "native/lua")
+			reportInterleaved(b, s, bc.verb)
 		})
 		for _, native := range []bool{true, false} {
 			name := bc.name + "/lua"
@@ -91,12 +88,7 @@ func BenchmarkRecovery(b *testing.B) {
 				if moved := movedBy(replies); moved != bc.limit*b.N {
 					b.Fatalf("%s moved %d jobs, want %d", bc.verb.Command, moved, bc.limit*b.N)
 				}
-				b.ReportMetric(float64(len(calls))/elapsed.Seconds(), "calls/s")
-				stat := "evalsha"
-				if native {
-					stat = bc.verb.Command
-				}
-				b.ReportMetric(serverMicros(b, s, stat), "server-µs/call")
+				reportAlone(b, s, bc.verb, native, len(calls), elapsed)
 			})
 		}
 	}
@@ -112,20 +104,7 @@ func expiredLeases(e *benchExec, n int) {
 }
 
 // dueJobs adds n jobs with a 1 ms delay, 100 per call.
-func dueJobs(e *benchExec, n int) {
-	e.verb = protocol.Add
-	var calls [][]string
-	for n > 0 {
-		k := min(n, 100)
-		jobs := make([][]string, k)
-		for i := range jobs {
-			jobs[i] = job("payload-of-some-bytes", "0", "1", "1000000")
-		}
-		calls = append(calls, addArgs(jobs...))
-		n -= k
-	}
-	e.pipeline(calls)
-}
+func dueJobs(e *benchExec, n int) { e.fillDelayed(n, "1") }
 
 // pipelined sends lines 128 per round trip and fails on any error reply.
 func pipelined(b *testing.B, c *valkeyserver.Conn, lines [][]string) []any {
