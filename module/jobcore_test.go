@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -209,20 +208,7 @@ func TestJobCorePause(t *testing.T) {
 	valkeytest.Do(t, s, verbArgs(protocol.Install, "p")...)
 	before := valkeytest.Snapshot(t, s, "emq:*")
 	valkeytest.Do(t, s, "CLIENT", "PAUSE", "20000", "WRITE")
-	done := make(chan any, 1)
-	go func() {
-		v, err := s.Do(context.Background(), verbArgs(protocol.Add, "p", addArgs(job("held"))...)...)
-		if err != nil {
-			done <- err
-			return
-		}
-		done <- v
-	}()
-	select {
-	case v := <-done:
-		t.Fatalf("EMQ.ADD ran during the pause: %#v", v)
-	case <-time.After(300 * time.Millisecond):
-	}
+	done := heldByPause(t, s, verbArgs(protocol.Add, "p", addArgs(job("held"))...)...)
 	wantRefused(t, s, protocol.ErrWritePaused, append([]string{"EMQ.DEBUG.CALL"}, verbArgs(protocol.Add, "p", addArgs(job("guarded"))...)...)...)
 	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "emq:*"))
 	valkeytest.Do(t, s, "CLIENT", "UNPAUSE")

@@ -335,20 +335,7 @@ func TestACL(t *testing.T) {
 func TestPause(t *testing.T) {
 	s := startDebug(t, valkeyserver.Options{AOF: true})
 	valkeytest.Do(t, s, "CLIENT", "PAUSE", "20000", "WRITE")
-	done := make(chan any, 1)
-	go func() {
-		v, err := s.Do(context.Background(), "EMQ.DEBUG.KEYS", "1", "emq:{a}:held")
-		if err != nil {
-			done <- err
-			return
-		}
-		done <- v
-	}()
-	select {
-	case v := <-done:
-		t.Fatalf("EMQ.DEBUG.KEYS ran during the pause: %#v", v)
-	case <-time.After(300 * time.Millisecond):
-	}
+	done := heldByPause(t, s, "EMQ.DEBUG.KEYS", "1", "emq:{a}:held")
 	wantRefused(t, s, protocol.ErrWritePaused, "EMQ.DEBUG.CALL", "EMQ.DEBUG.KEYS", "1", "emq:{a}:guarded")
 	if v := valkeytest.Do(t, s, "EXISTS", "emq:{a}:guarded", "emq:{a}:held"); v != int64(0) {
 		t.Fatalf("written during the pause: %#v", v)
@@ -371,6 +358,16 @@ func TestFork(t *testing.T) {
 	for i := range 100 {
 		valkeytest.Do(t, s, "EMQ.DEBUG.KEYS", "1", "emq:{a}:"+strconv.Itoa(i))
 	}
+	forkBoth(t, s)
+	if v := valkeytest.Do(t, s, "EMQ.DEBUG.KEYS", "1", "emq:{a}:0"); flat(v) != "2" {
+		t.Fatalf("after the forks: %#v", v)
+	}
+}
+
+// forkBoth runs BGSAVE, then BGREWRITEAOF, waits for each and fails t
+// unless both succeeded: both fork a child that must run no Go code.
+func forkBoth(t *testing.T, s *valkeyserver.Server) {
+	t.Helper()
 	valkeytest.Do(t, s, "BGSAVE")
 	waitInfo(t, s, "persistence", "rdb_bgsave_in_progress", "0")
 	if st := infoField(t, s, "persistence", "rdb_last_bgsave_status"); st != "ok" {
@@ -382,9 +379,28 @@ func TestFork(t *testing.T) {
 	if st := infoField(t, s, "persistence", "aof_last_bgrewrite_status"); st != "ok" {
 		t.Fatalf("BGREWRITEAOF: %s", st)
 	}
-	if v := valkeytest.Do(t, s, "EMQ.DEBUG.KEYS", "1", "emq:{a}:0"); flat(v) != "2" {
-		t.Fatalf("after the forks: %#v", v)
+}
+
+// heldByPause sends args on a connection of its own while the server's
+// writes are paused, fails t if the command answers within 300 ms, and
+// returns where its reply (or error) arrives once the pause ends.
+func heldByPause(t *testing.T, s *valkeyserver.Server, args ...string) <-chan any {
+	t.Helper()
+	done := make(chan any, 1)
+	go func() {
+		v, err := s.Do(context.Background(), args...)
+		if err != nil {
+			done <- err
+			return
+		}
+		done <- v
+	}()
+	select {
+	case v := <-done:
+		t.Fatalf("%s ran during the pause: %#v", args[0], v)
+	case <-time.After(300 * time.Millisecond):
 	}
+	return done
 }
 
 func infoField(t *testing.T, s *valkeyserver.Server, section, field string) string {

@@ -152,17 +152,7 @@ func TestRecoveryVerbsPersist(t *testing.T) {
 	}
 	digest := valkeytest.Digest(t, s)
 
-	valkeytest.Do(t, s, "BGSAVE")
-	waitInfo(t, s, "persistence", "rdb_bgsave_in_progress", "0")
-	if st := infoField(t, s, "persistence", "rdb_last_bgsave_status"); st != "ok" {
-		t.Fatalf("BGSAVE: %s", st)
-	}
-	valkeytest.Do(t, s, "BGREWRITEAOF")
-	waitInfo(t, s, "persistence", "aof_rewrite_in_progress", "0")
-	waitInfo(t, s, "persistence", "aof_rewrite_scheduled", "0")
-	if st := infoField(t, s, "persistence", "aof_last_bgrewrite_status"); st != "ok" {
-		t.Fatalf("BGREWRITEAOF: %s", st)
-	}
+	forkBoth(t, s)
 	// the module works after the forks, and its writes land in the new AOF
 	q := newVerbQueue(t, s, "p")
 	q.do(protocol.Pause)
