@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"trafikey/internal/repo"
 )
 
 // RunRecord is one run: one system, one workload, one round.
@@ -75,7 +77,7 @@ const benchQueue = "bench"
 // an error naming the failures.
 func run(ctx context.Context, cfg *Config) (*Results, error) {
 	if cfg.Root == "" {
-		root, err := findRoot()
+		root, err := repo.Root()
 		if err != nil {
 			return nil, err
 		}
@@ -337,22 +339,4 @@ func (r *Results) write() error {
 func logf(cfg *Config, format string, args ...any) {
 	var w io.Writer = os.Stderr
 	fmt.Fprintf(w, "\n"+format+"\n", args...)
-}
-
-// findRoot walks up from the working directory to the directory of go.mod.
-func findRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("no go.mod above the working directory; run from the repository")
-		}
-		dir = parent
-	}
 }

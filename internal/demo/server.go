@@ -11,6 +11,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"trafikey/emq"
+	"trafikey/internal/repo"
 	"trafikey/internal/valkeyserver"
 	"trafikey/protocol"
 )
@@ -29,24 +30,14 @@ func FindModule() string {
 			return p
 		}
 	}
-	dir, err := os.Getwd()
+	root, err := repo.Root()
 	if err != nil {
 		return ""
 	}
-	for {
-		if isFile(filepath.Join(dir, "go.mod")) {
-			p := filepath.Join(dir, "build", ModuleFile)
-			if isFile(p) {
-				return p
-			}
-			return ""
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
+	if p := filepath.Join(root, "build", ModuleFile); isFile(p) {
+		return p
 	}
+	return ""
 }
 
 func isFile(p string) bool {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
+	"trafikey/internal/repo"
 	"trafikey/internal/valkeyserver"
 )
 
@@ -280,7 +281,7 @@ func ModulePath(t testing.TB) string {
 }
 
 func buildModule() {
-	root, err := repoRoot()
+	root, err := repo.Root()
 	if err != nil {
 		moduleErr = err
 		return
@@ -323,21 +324,4 @@ func buildModule() {
 		return
 	}
 	modulePath = out
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory")
-		}
-		dir = parent
-	}
 }
