@@ -167,8 +167,9 @@ func Fence(value []byte, present bool) error {
 // Clip is a refusal text as the client receives it: up to its first NUL.
 // The server ends every error reply there (addReplyErrorFormat takes a C
 // string, for a script's error table as for a module's reply), so a text that
-// carries stored bytes ends there on the Lua executor too; the host would
-// turn the NUL into a space instead.
+// carries stored bytes ends there on both executors. The host cuts every
+// reply there too; Clip makes a verdict's own text already the one the
+// client gets, which its unit tests check without a server.
 func Clip(text string) string {
 	if i := strings.IndexByte(text, 0); i >= 0 {
 		return text[:i]
