@@ -46,10 +46,11 @@ const (
 	defaultSteady    = 10 * time.Second
 )
 
+const defaultConcurrency = "1,10,100"
+
 var (
-	defaultConcurrency = []int{1, 10, 100}
-	allSystems         = []string{sysNative, sysLua, sysAsynq, sysBullMQ, sysFloor}
-	allWorkloads       = []string{"add", "batch", "process", "steady", "flat"}
+	allSystems   = []string{sysNative, sysLua, sysAsynq, sysBullMQ, sysFloor}
+	allWorkloads = []string{"add", "batch", "process", "steady", "flat"}
 )
 
 // System names, as the report and the -systems flag spell them.

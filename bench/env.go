@@ -12,7 +12,7 @@ import (
 	"strings"
 	"syscall"
 
-	"trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
 // envInfo describes the machine and the versions a run used.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
-	"trafikey/internal/repo"
+	"github.com/trafikey/trafikey/internal/repo"
 )
 
 // RunRecord is one run: one system, one workload, one round.

@@ -64,7 +64,7 @@ Flags:
 	fs.IntVar(&c.Payload, "payload", defaultPayload, "payload bytes per job (≥ 20)")
 	fs.IntVar(&c.Producers, "producers", defaultProducers, "concurrent producers")
 	fs.IntVar(&c.Batch, "batch", defaultBatch, "jobs per call in the batch workload (1..1000)")
-	fs.StringVar(&concurrency, "concurrency", "1,10,100", "worker concurrencies of the process workload")
+	fs.StringVar(&concurrency, "concurrency", defaultConcurrency, "worker concurrencies of the process workload")
 	fs.IntVar(&c.Workers, "workers", defaultWorkers, "worker concurrency in the lifecycle workloads")
 	fs.IntVar(&c.Rate, "rate", defaultRate, "offered jobs/s in the steady lifecycle workload")
 	fs.DurationVar(&c.Steady, "steady", defaultSteady, "length of the steady lifecycle workload")
@@ -96,7 +96,7 @@ Flags:
 	}
 	c.Trial = c.Rounds != defaultRounds || c.Jobs != defaultJobs || c.Payload != defaultPayload ||
 		c.Producers != defaultProducers || c.Batch != defaultBatch || c.Workers != defaultWorkers ||
-		c.Rate != defaultRate || c.Steady != defaultSteady || concurrency != "1,10,100" ||
+		c.Rate != defaultRate || c.Steady != defaultSteady || concurrency != defaultConcurrency ||
 		len(c.Systems) != len(allSystems) || len(c.Workloads) != len(allWorkloads)
 	c.Command = "go run ./bench"
 	if len(args) > 0 {

@@ -479,7 +479,7 @@ jobs; a run that fails a check is listed and left out of the medians.
 
 **Each system's best practice.** trafikey: one valkey-go client (auto-pipelining), AddBatch for batches,
 Add for single jobs (the client coalesces concurrent Adds into shared ADD calls, group commit: an Add
-with none in flight is sent at once), emq.Worker with its defaults (one CLAIM takes as many jobs as
+with none in flight is sent at once), trafikey.Worker with its defaults (one CLAIM takes as many jobs as
 the worker has free slots; the completions of handlers that finish while one is in flight share the
 next COMPLETEMANY). asynq %s: its defaults (including TaskCheckInterval 1 s, the poll interval of an idle
 worker), a go-redis pool as large as the producers or the concurrency. BullMQ %s: its defaults with
@@ -493,7 +493,7 @@ commands of each verb's writes (docs/PROTOCOL.md): ADD = `+"`HINCRBY meta seq n`
 `+"`HSET row state active`"+` + `+"`ZADD active`"+` + `+"`HGET row data`"+`; COMPLETEMANY = `+"`ZREM active ids…`"+` +
 `+"`DEL rows logs…`"+` + `+"`HINCRBY stats completed k`"+`. No checks, no fence, and no read but the payload the
 worker needs: the least any executor can cost the server for the same dataset changes. Its worker claims
-like emq.Worker: one loop pops as many jobs as there are free slots; single adds and completions are
+like trafikey.Worker: one loop pops as many jobs as there are free slots; single adds and completions are
 grouped as the client groups them (internal/groupcommit, the same lanes and limits).
 
 **Server cost.** *server CPU µs/job* is the `+"`used_cpu_user + used_cpu_sys`"+` delta of the server process

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
 // benchServer is the one valkey-server every system runs on, and the admin

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // TestSmoke runs the harness in smoke mode (300 jobs per workload, one

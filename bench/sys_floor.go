@@ -10,8 +10,8 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/internal/groupcommit"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/groupcommit"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // The floor: the primitive commands each trafikey verb consists of
@@ -164,7 +164,7 @@ func firstErr(rs []valkey.ValkeyResult) error {
 	return nil
 }
 
-// work runs the floor's worker the way emq.Worker runs: one loop claims as
+// work runs the floor's worker the way trafikey.Worker runs: one loop claims as
 // many jobs as there are free handler slots with one ZPOPMIN and one
 // pipeline, and each job runs on its own goroutine and completes through the
 // completion group. On an empty

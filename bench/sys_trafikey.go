@@ -10,14 +10,14 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/emq"
+	"github.com/trafikey/trafikey"
 )
 
 // trafikey through its Go client, emq, on one valkey-go client (which
 // pipelines concurrent calls on its own), with the executor forced so both
 // run on the same server: the native module's EMQ.* commands, or the Lua
 // scripts with EVALSHA. Jobs are added with default options (single Adds
-// coalesced by the client, its default); the worker is emq.Worker with the
+// coalesced by the client, its default); the worker is trafikey.Worker with the
 // workload's concurrency and its defaults otherwise (completions batched
 // into COMPLETEMANY calls).
 
@@ -30,7 +30,7 @@ const (
 
 type trafikeyQueue struct {
 	c valkey.Client
-	q *emq.Queue
+	q *trafikey.Queue
 }
 
 func openTrafikey(kind executorKind) func(ctx context.Context, env Env, w Workload) (goQueue, error) {
@@ -39,15 +39,11 @@ func openTrafikey(kind executorKind) func(ctx context.Context, env Env, w Worklo
 		if err != nil {
 			return nil, err
 		}
-		var exec emq.Executor = emq.NewLua(c)
+		exec := trafikey.ExecutorLua
 		if kind == executorNative {
-			if !emq.Probe(ctx, c) {
-				c.Close()
-				return nil, errors.New("the server has no trafikey module loaded (EMQ.VERSION failed)")
-			}
-			exec = emq.NewNative(c)
+			exec = trafikey.ExecutorNative
 		}
-		q, err := emq.Open(ctx, c, env.Queue, emq.WithExecutor(exec))
+		q, err := trafikey.Open(ctx, c, env.Queue, trafikey.WithExecutor(exec))
 		if err != nil {
 			c.Close()
 			return nil, err
@@ -64,9 +60,9 @@ func (t *trafikeyQueue) add(ctx context.Context, payload []byte) error {
 }
 
 func (t *trafikeyQueue) addBatch(ctx context.Context, payloads [][]byte) error {
-	jobs := make([]emq.NewJob, len(payloads))
+	jobs := make([]trafikey.NewJob, len(payloads))
 	for i, p := range payloads {
-		jobs[i] = emq.NewJob{Payload: p}
+		jobs[i] = trafikey.NewJob{Payload: p}
 	}
 	_, err := t.q.AddBatch(ctx, jobs)
 	return err
@@ -75,14 +71,14 @@ func (t *trafikeyQueue) addBatch(ctx context.Context, payloads [][]byte) error {
 func (t *trafikeyQueue) work(ctx context.Context, concurrency int, done func([]byte)) (func() error, error) {
 	var mu sync.Mutex
 	var failed error
-	w, err := emq.NewWorker(t.q, func(context.Context, *emq.Job) error {
+	w, err := trafikey.NewWorker(t.q, func(context.Context, *trafikey.Job) error {
 		return nil
-	}, emq.WorkerOptions{
+	}, trafikey.WorkerOptions{
 		Concurrency: concurrency,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		// Called once the job's completion was accepted.
-		OnDone: func(job *emq.Job, outcome emq.Outcome, err error) {
-			if outcome == emq.OutcomeCompleted {
+		OnDone: func(job *trafikey.Job, outcome trafikey.Outcome, err error) {
+			if outcome == trafikey.OutcomeCompleted {
 				done(job.Payload)
 				return
 			}

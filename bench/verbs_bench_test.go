@@ -7,11 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/valkey-io/valkey-go"
-
-	"trafikey/emq"
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // Per-verb benchmarks, native vs Lua, on one valkey-server with the module
@@ -25,7 +23,7 @@ import (
 // process's CPU (INFO cpu) per op, networking included.
 
 func BenchmarkAdd(b *testing.B) {
-	benchVerbs(b, func(b *testing.B, ctx context.Context, q *emq.Queue, start func()) {
+	benchVerbs(b, func(b *testing.B, ctx context.Context, q *trafikey.Queue, start func()) {
 		payload := stampPayload(defaultPayload)
 		start()
 		for range b.N {
@@ -38,10 +36,10 @@ func BenchmarkAdd(b *testing.B) {
 
 // BenchmarkAddBatch100 adds 100 jobs per call; an op is one job.
 func BenchmarkAddBatch100(b *testing.B) {
-	benchVerbs(b, func(b *testing.B, ctx context.Context, q *emq.Queue, start func()) {
-		jobs := make([]emq.NewJob, 100)
+	benchVerbs(b, func(b *testing.B, ctx context.Context, q *trafikey.Queue, start func()) {
+		jobs := make([]trafikey.NewJob, 100)
 		for i := range jobs {
-			jobs[i] = emq.NewJob{Payload: stampPayload(defaultPayload)}
+			jobs[i] = trafikey.NewJob{Payload: stampPayload(defaultPayload)}
 		}
 		start()
 		for i := 0; i < b.N; i += len(jobs) {
@@ -55,7 +53,7 @@ func BenchmarkAddBatch100(b *testing.B) {
 // BenchmarkClaimComplete claims one job and completes it; the jobs are
 // added before the timer starts.
 func BenchmarkClaimComplete(b *testing.B) {
-	benchVerbs(b, func(b *testing.B, ctx context.Context, q *emq.Queue, start func()) {
+	benchVerbs(b, func(b *testing.B, ctx context.Context, q *trafikey.Queue, start func()) {
 		preAddBench(b, ctx, q, b.N)
 		start()
 		for range b.N {
@@ -76,7 +74,7 @@ func BenchmarkClaimComplete(b *testing.B) {
 // BenchmarkClaim100Complete claims 100 jobs per call and completes each;
 // an op is one job.
 func BenchmarkClaim100Complete(b *testing.B) {
-	benchVerbs(b, func(b *testing.B, ctx context.Context, q *emq.Queue, start func()) {
+	benchVerbs(b, func(b *testing.B, ctx context.Context, q *trafikey.Queue, start func()) {
 		preAddBench(b, ctx, q, b.N)
 		start()
 		for done := 0; done < b.N; {
@@ -97,13 +95,13 @@ func BenchmarkClaim100Complete(b *testing.B) {
 	})
 }
 
-func preAddBench(b *testing.B, ctx context.Context, q *emq.Queue, n int) {
+func preAddBench(b *testing.B, ctx context.Context, q *trafikey.Queue, n int) {
 	b.Helper()
-	jobs := make([]emq.NewJob, 0, emq.MaxBatch)
+	jobs := make([]trafikey.NewJob, 0, trafikey.MaxBatch)
 	for added := 0; added < n; added += len(jobs) {
 		jobs = jobs[:0]
-		for range min(emq.MaxBatch, n-added) {
-			jobs = append(jobs, emq.NewJob{Payload: stampPayload(defaultPayload)})
+		for range min(trafikey.MaxBatch, n-added) {
+			jobs = append(jobs, trafikey.NewJob{Payload: stampPayload(defaultPayload)})
 		}
 		if _, err := q.AddBatch(ctx, jobs); err != nil {
 			b.Fatal(err)
@@ -114,22 +112,21 @@ func preAddBench(b *testing.B, ctx context.Context, q *emq.Queue, n int) {
 // benchVerbs runs body once per executor, each on an emptied server, and
 // reports the server's cost per op. body calls start when its setup is done:
 // the timer and the server's counters start there.
-func benchVerbs(b *testing.B, body func(b *testing.B, ctx context.Context, q *emq.Queue, start func())) {
+func benchVerbs(b *testing.B, body func(b *testing.B, ctx context.Context, q *trafikey.Queue, start func())) {
 	srv := valkeytest.Start(b, valkeyserver.Options{Module: valkeytest.ModulePath(b)})
 	client := valkeytest.Client(b, srv)
 	ctx := context.Background()
 	for _, ex := range []struct {
-		name string
-		new  func(valkey.Client) emq.Executor
+		name trafikey.Executor
 		cmd  func(name string) bool
 	}{
-		{"native", func(c valkey.Client) emq.Executor { return emq.NewNative(c) }, func(n string) bool { return strings.HasPrefix(n, "emq.") }},
-		{"lua", func(c valkey.Client) emq.Executor { return emq.NewLua(c) }, func(n string) bool { return n == "evalsha" || n == "eval" }},
+		{trafikey.ExecutorNative, func(n string) bool { return strings.HasPrefix(n, "emq.") }},
+		{trafikey.ExecutorLua, func(n string) bool { return n == "evalsha" || n == "eval" }},
 	} {
-		b.Run(ex.name, func(b *testing.B) {
+		b.Run(string(ex.name), func(b *testing.B) {
 			b.StopTimer()
 			valkeytest.Do(b, srv, "FLUSHALL", "SYNC")
-			q, err := emq.Open(ctx, client, benchQueue, emq.WithExecutor(ex.new(client)))
+			q, err := trafikey.Open(ctx, client, benchQueue, trafikey.WithExecutor(ex.name))
 			if err != nil {
 				b.Fatal(err)
 			}

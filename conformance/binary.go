@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // testBinary: payloads and texts are bytes, stored and returned untouched.

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // testCompleteMany: EMQ.COMPLETEMANY is COMPLETE for up to 1000 jobs, each

@@ -13,11 +13,12 @@ package conformance
 import (
 	"testing"
 
+	"github.com/trafikey/trafikey/internal/executor"
+
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/emq"
-	"trafikey/internal/valkeyserver"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // Env is what a scenario needs: a server and an executor on it.
@@ -27,7 +28,7 @@ type Env struct {
 	// Client is connected to Server; scenarios plant and read keys with it.
 	Client valkey.Client
 	// Exec is the executor under test, on Client.
-	Exec emq.Executor
+	Exec executor.Executor
 }
 
 // Run runs every scenario against the executor setup returns. setup is

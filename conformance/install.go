@@ -5,7 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // testInstall: EMQ.INSTALL stamps the wire and runs no fence.

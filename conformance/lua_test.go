@@ -3,9 +3,10 @@ package conformance
 import (
 	"testing"
 
-	"trafikey/emq"
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/internal/executor"
+
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // TestLua runs the suite on the Lua executor, the oracle: one server, the
@@ -14,6 +15,6 @@ func TestLua(t *testing.T) {
 	Run(t, func(t *testing.T) Env {
 		s := valkeytest.Start(t, valkeyserver.Options{Debug: true})
 		c := valkeytest.Client(t, s)
-		return Env{Server: s, Client: c, Exec: emq.NewLua(c)}
+		return Env{Server: s, Client: c, Exec: executor.NewLua(c)}
 	})
 }

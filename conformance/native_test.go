@@ -3,9 +3,10 @@ package conformance
 import (
 	"testing"
 
-	"trafikey/emq"
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/internal/executor"
+
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // TestNative runs the suite on the native executor: one server loading the
@@ -15,6 +16,7 @@ func TestNative(t *testing.T) {
 	Run(t, func(t *testing.T) Env {
 		s := valkeytest.Start(t, valkeyserver.Options{Debug: true, Module: module})
 		c := valkeytest.Client(t, s)
-		return Env{Server: s, Client: c, Exec: emq.NewNative(c)}
+		valkeytest.RequireVerbs(t, c)
+		return Env{Server: s, Client: c, Exec: executor.NewNative(c)}
 	})
 }

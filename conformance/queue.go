@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/internal/valkeytest"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // queue is one scenario's queue on the shared server, with the helpers the

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/internal/valkeytest"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // testShape: numkeys and the ARGV count of every verb (docs/PROTOCOL.md,

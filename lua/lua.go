@@ -6,7 +6,7 @@ package lua
 import (
 	"embed"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 //go:embed *.lua

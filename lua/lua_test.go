@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"trafikey/lua"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/lua"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // TestScripts checks each job-core verb's script against the verb table:

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // BenchmarkCrossing measures what the module's boundary costs over bare server

@@ -1,10 +1,10 @@
 package main
 
 import (
-	"trafikey/module/internal/grammar"
-	"trafikey/module/internal/host"
-	"trafikey/module/internal/verdict"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // complete is EMQ.COMPLETE (lua/complete.lua): finish an active job; its row

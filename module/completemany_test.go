@@ -7,9 +7,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // manyArgs is COMPLETEMANY's ARGV for id, token pairs.

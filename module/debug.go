@@ -4,8 +4,8 @@ import (
 	"runtime"
 	"runtime/metrics"
 
-	"trafikey/module/internal/host"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // debugTable lists the commands registered with "debug-commands yes" only:

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
-	"trafikey/lua"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/lua"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // benchServer starts a server with the module loaded for a benchmark, its

@@ -3,9 +3,9 @@ package main
 import (
 	"strconv"
 
-	"trafikey/module/internal/host"
-	"trafikey/module/internal/verdict"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // The stats counters RECOVER, REMOVE and REQUEUE increment, named by the

@@ -30,8 +30,8 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	"trafikey/module/internal/host"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // main is never run: the server loads the library and calls its entry point.

@@ -10,9 +10,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/lua"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/lua"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // The native executor merges writes the Lua scripts make one at a time (one

@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // BenchmarkRecovery measures RECOVER and PROMOTE on both executors against

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // These tests drive RECOVER, PROMOTE, PAUSE, RESUME, REMOVE, REQUEUE, LOG,
@@ -153,6 +153,9 @@ func TestRecoveryVerbsPersist(t *testing.T) {
 	digest := valkeytest.Digest(t, s)
 
 	forkBoth(t, s)
+	if got := valkeytest.Digest(t, s); got != digest {
+		t.Fatalf("BGSAVE and BGREWRITEAOF changed the dataset")
+	}
 	// the module works after the forks, and its writes land in the new AOF
 	q := newVerbQueue(t, s, "p")
 	q.do(protocol.Pause)

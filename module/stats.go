@@ -1,9 +1,9 @@
 package main
 
 import (
-	"trafikey/module/internal/host"
-	"trafikey/module/internal/verdict"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // stats is EMQ.STATS (lua/stats.lua, read-only): the queue's sizes, pause

@@ -3,10 +3,10 @@ package main
 import (
 	"strconv"
 
-	"trafikey/module/internal/grammar"
-	"trafikey/module/internal/host"
-	"trafikey/module/internal/verdict"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // This file is the prelude every keyed verb starts with: the first zones of
@@ -14,12 +14,11 @@ import (
 //
 //	r, err := prelude(c, protocol.Extend, exactly(3)) // shape, layout
 //	…                                                 // values, from r.args
-//	if err := r.fence(); err != nil {…}               // the fence
+//	res := r.fenced().Cmd(…).RunAll()                 // the fence and the first domain reads
 //
-// A verb that reads more right after the fence starts its first read batch
-// with r.fenced() instead, so the fence and its first domain reads cross into
-// the server once; it then checks the fence first with r.fenceOf(res), before
-// it looks at any other reply of the batch.
+// Every keyed verb starts its first read batch with r.fenced(), so the fence
+// and its first domain reads cross into the server once; its verdict checks
+// the fence's reply first, before it looks at any other reply of the batch.
 
 // argCount is how a verb's ARGV is counted in the shape zone.
 type argCount struct {
@@ -80,47 +79,11 @@ func prelude(c *host.Call, v *protocol.Verb, a argCount) (verbCall, error) {
 // version is the declared version key, KEYS[2] of every keyed verb.
 func (r *verbCall) version() []byte { return r.keys[1] }
 
-// key returns the declared key with suffix (a protocol.Suffix* constant).
-// It panics (answered as ErrInternal) for a suffix the verb does not declare.
-func (r *verbCall) key(suffix string) []byte {
-	for i, s := range r.verb.Keys {
-		if s == suffix {
-			return r.keys[i+1]
-		}
-	}
-	panic("verb " + r.verb.Name + " declares no key " + suffix)
-}
-
-// fence is the fence alone: GET version as the caller, one crossing. The
-// version key is declared, so the server's ACL has already checked it.
-func (r *verbCall) fence() error {
-	v, err := r.c.Read().Cmd("GET").Arg(r.version()).Do()
-	return fenceReply(v, err)
-}
-
 // fenced starts a read batch whose first command is the fence's GET; add
-// the verb's first domain reads to it, run it with RunAll, and check
-// r.fenceOf(res) before any other reply.
+// the verb's first domain reads to it and run it with RunAll; the verb's
+// verdict reads the fence's reply before any other.
 func (r *verbCall) fenced() *host.Batch {
 	return r.c.Read().Cmd("GET").Arg(r.version())
-}
-
-// fenceOf is the fence's verdict on a batch started with fenced.
-func (r *verbCall) fenceOf(res host.Results) error {
-	return fenceReply(res.At(0))
-}
-
-// fenceReply is the fence's verdict on GET version's reply: WRONGTYPE as the
-// server sent it, EMQWIRE when absent or another wire.
-func fenceReply(v host.Value, err error) error {
-	if err != nil {
-		return err
-	}
-	b, found, err := v.OptBytes()
-	if err != nil {
-		return err
-	}
-	return grammar.Fence(b, found)
 }
 
 // argv is the index among the command's arguments (host.Batch.Argv) of

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"trafikey/module/internal/host"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // verbs lists the job-core commands, one line per verb, in the order of

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"trafikey/module/internal/host"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // version answers EMQ.VERSION with the wire version: the client's probe for

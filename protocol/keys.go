@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"bytes"
-	"errors"
 	"strconv"
 	"strings"
 )
@@ -31,9 +30,6 @@ const (
 	SuffixLogs   = ":logs"   // list per job: emq:{q}:job:<id>:logs
 	SuffixUnique = "unique:" // string per unique key: emq:{q}:unique:<key>
 )
-
-// ErrQueueName reports a queue name the layout cannot carry.
-var ErrQueueName = errors.New("trafikey: queue name must be 1..128 bytes without '{' or '}'")
 
 // ValidQueueName reports whether name can be a queue name: 1..MaxQueueName
 // bytes, no braces (the name is the key's hash tag).
@@ -121,3 +117,18 @@ const PriorityStride = 1 << 42
 // FormatInt is strconv.FormatInt in base 10, kept here so executors spell
 // integers alike.
 func FormatInt(v int64) string { return strconv.FormatInt(v, 10) }
+
+// ValidJobID reports whether id is a job id as the verbs take it: a
+// canonical positive decimal (no sign, no leading zero) of at most MaxJobID.
+func ValidJobID(id string) bool {
+	if id == "" || len(id) > len(FormatInt(MaxJobID)) || id[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return false
+		}
+	}
+	n, err := strconv.ParseInt(id, 10, 64)
+	return err == nil && n <= MaxJobID
+}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"trafikey/lua"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/lua"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // The registry test holds protocol/errors.go and the Lua scripts to the same

@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Static checks and the whole test suite.
+# Static checks and the whole test suite, over every module of the
+# repository: go vet, gofmt, staticcheck, go mod tidy, the library's own
+# dependency graph, then every test on real valkey-server processes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/modules.sh
 
-go vet ./...
+patterns=()
+for m in "${modules[@]}"; do
+	patterns+=("./$m/...")
+done
+
+go vet "${patterns[@]}"
 
 unformatted="$(gofmt -l .)"
 if [ -n "$unformatted" ]; then
@@ -12,4 +20,16 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 
-go test -count=1 -timeout 20m ./...
+bash scripts/lint.sh "${patterns[@]}"
+
+for m in "${modules[@]}"; do
+	# Each module on its own, as a user or go install sees it.
+	if ! (cd "$m" && GOWORK=off go mod tidy -diff); then
+		echo "go mod tidy: $m/go.mod or go.sum is not tidy (run: cd $m && GOWORK=off go mod tidy)" >&2
+		exit 1
+	fi
+done
+
+bash scripts/check-deps.sh
+
+go test -count=1 -timeout 20m "${patterns[@]}"

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // ignoreEncodings, set by TRAFIKEY_DIFF_ENCODINGS=ignore, compares keys

@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // The fuzz target sends arbitrary argument vectors to the module's
@@ -117,14 +117,22 @@ func newFuzzer(t testing.TB) *fuzzer {
 	}
 	slices.Sort(extra)
 	fz.commands = append(slices.Clone(fuzzCommands), extra...)
-	var missing []string
+	var missing, planned []string
 	for _, c := range fuzzCommands {
-		if !fz.present[c] {
+		switch {
+		case fz.present[c]:
+		case strings.HasPrefix(c, "TRA."):
+			planned = append(planned, c)
+		default:
 			missing = append(missing, c)
 		}
 	}
 	if len(missing) > 0 {
-		t.Logf("not registered by the module, their inputs are skipped: %s", strings.Join(missing, " "))
+		// A job-core verb the module lost is a failure, never a skip.
+		t.Fatalf("not registered by the module: %s", strings.Join(missing, " "))
+	}
+	if len(planned) > 0 {
+		t.Logf("planned, not registered yet, their inputs are skipped: %s", strings.Join(planned, " "))
 	}
 	return fz
 }

@@ -9,7 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // gen draws the steps of one sequence and runs each on the pair as soon as
@@ -211,7 +211,7 @@ func (g *gen) call(v *protocol.Verb, q string, args ...string) {
 // need skips the action when B does not run v.
 func (g *gen) need(v *protocol.Verb) {
 	if !g.p.has(v) {
-		g.t.Skipf("%s is not registered on B", v.Command)
+		g.t.Fatalf("%s is not registered on B", v.Command)
 	}
 }
 
@@ -461,7 +461,7 @@ func (g *gen) malformed() {
 		}
 	}
 	if len(avail) == 0 {
-		g.t.Skipf("B registers no verb")
+		g.t.Fatalf("B registers no verb")
 	}
 	v := verbByName(g.pick("verb", avail...))
 	q := g.queue()

@@ -14,9 +14,9 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/conformance"
-	"trafikey/lua"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/conformance"
+	"github.com/trafikey/trafikey/lua"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // A node is one reply, with its RESP type kept exactly, so that two replies

@@ -11,9 +11,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/emq"
-	"trafikey/internal/demo"
-	"trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/cmd/trafikey/internal/demo"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
 // serverStartTimeout bounds the start of the demo's own server.
@@ -116,7 +116,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags, moduleAsked bool) error {
 	if fallback != "" && !f.noModule && (f.module != "" || demo.FindModule() != "") {
 		fmt.Fprintf(stderr, "demo: using the Lua executor: %s\n", fallback)
 	}
-	q, err := emq.Open(ctx, client, queue, emq.WithExecutor(exec))
+	q, err := trafikey.Open(ctx, client, queue, trafikey.WithExecutor(exec))
 	if err != nil {
 		return err
 	}

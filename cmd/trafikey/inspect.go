@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"trafikey/emq"
+	"github.com/trafikey/trafikey"
 )
 
 // maxShown bounds how much of a payload or error text inspect prints.
@@ -30,7 +30,7 @@ func newInspectCmd() *cobra.Command {
 			}
 			defer closeClient()
 			info, err := q.Inspect(cmd.Context(), args[1])
-			if errors.Is(err, emq.ErrNotFound) {
+			if errors.Is(err, trafikey.ErrNotFound) {
 				return fmt.Errorf("queue %q has no job %s (completed, removed, or never added)", args[0], args[1])
 			}
 			if err != nil {

@@ -6,9 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"trafikey/emq"
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // run runs the CLI with args and returns its output.
@@ -27,9 +27,9 @@ func TestStatsAndInspect(t *testing.T) {
 	t.Parallel()
 	s := valkeytest.Start(t, valkeyserver.Options{})
 	c := valkeytest.Client(t, s)
-	q, err := emq.Open(t.Context(), c, "mail")
+	q, err := trafikey.Open(t.Context(), c, "mail")
 	require.NoError(t, err)
-	id, err := q.Add(t.Context(), []byte("hello\x00world"), emq.Priority(5))
+	id, err := q.Add(t.Context(), []byte("hello\x00world"), trafikey.Priority(5))
 	require.NoError(t, err)
 	_, err = q.Add(t.Context(), []byte("second"))
 	require.NoError(t, err)
@@ -48,7 +48,7 @@ func TestStatsAndInspect(t *testing.T) {
 	_, err = run(t, "inspect", "mail", "999", "--addr", s.Addr())
 	require.ErrorContains(t, err, "has no job 999")
 	_, err = run(t, "stats", "nosuchqueue", "--addr", s.Addr())
-	require.ErrorIs(t, err, emq.ErrWire)
+	require.ErrorIs(t, err, trafikey.ErrWire)
 	require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", "emq:{nosuchqueue}:version"), "stats wrote nothing")
 }
 

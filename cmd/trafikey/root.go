@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/emq"
+	"github.com/trafikey/trafikey"
 )
 
 // defaultAddr is the server the inspection commands talk to by default.
@@ -26,12 +26,12 @@ func newRootCmd() *cobra.Command {
 }
 
 // openReadOnly connects to addr and opens queue name without writing to it.
-func openReadOnly(ctx context.Context, addr, name string) (*emq.Queue, func(), error) {
+func openReadOnly(ctx context.Context, addr, name string) (*trafikey.Queue, func(), error) {
 	client, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableCache: true})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
-	q, err := emq.Open(ctx, client, name, emq.WithoutInstall())
+	q, err := trafikey.Open(ctx, client, name, trafikey.WithoutInstall())
 	if err != nil {
 		client.Close()
 		return nil, nil, err

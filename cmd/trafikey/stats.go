@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"trafikey/emq"
+	"github.com/trafikey/trafikey"
 )
 
 func newStatsCmd() *cobra.Command {
@@ -23,7 +23,7 @@ func newStatsCmd() *cobra.Command {
 			}
 			defer closeClient()
 			s, err := q.Stats(cmd.Context())
-			if errors.Is(err, emq.ErrWire) {
+			if errors.Is(err, trafikey.ErrWire) {
 				return fmt.Errorf("queue %q on %s: %w (no such queue, or another wire version)", args[0], addr, err)
 			}
 			if err != nil {

@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 func ctxT(t *testing.T) context.Context {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 const (

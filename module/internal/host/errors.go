@@ -4,7 +4,7 @@ import (
 	"errors"
 	"reflect"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // Error is a reply text: a handler that returns one (or wraps one) answers the

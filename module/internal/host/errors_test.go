@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // refusal stands for a registry type of another package (grammar.Refusal).

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 func TestWriteGuard(t *testing.T) {

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"trafikey/internal/valkeyserver"
-	"trafikey/internal/valkeytest"
-	"trafikey/lua"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/lua"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // These tests load the module into a real server, with its debug commands:

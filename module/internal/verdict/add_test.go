@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"trafikey/module/internal/grammar"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // addArgs is ADD's ARGV for jobs given as groups of 8.

@@ -1,6 +1,6 @@
 package verdict
 
-import "trafikey/protocol"
+import "github.com/trafikey/trafikey/protocol"
 
 // CompleteRead is a read COMPLETE's verdict asks for.
 type CompleteRead uint8

@@ -3,8 +3,8 @@ package verdict
 import (
 	"slices"
 
-	"trafikey/module/internal/grammar"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // completeManyIndexBits is how many low bits of a CompleteManyValues key hold

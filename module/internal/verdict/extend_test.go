@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"trafikey/module/internal/grammar"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 func TestInstall(t *testing.T) {

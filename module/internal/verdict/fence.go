@@ -1,6 +1,6 @@
 package verdict
 
-import "trafikey/module/internal/grammar"
+import "github.com/trafikey/trafikey/module/internal/grammar"
 
 // Fence is the fence's verdict on GET version, for a verb that reads the
 // version in its first batch with its first domain reads: its error reply

@@ -1,8 +1,8 @@
 package verdict
 
 import (
-	"trafikey/module/internal/grammar"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // InstallRead is a read INSTALL's verdict asks for.

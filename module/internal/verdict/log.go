@@ -1,6 +1,6 @@
 package verdict
 
-import "trafikey/protocol"
+import "github.com/trafikey/trafikey/protocol"
 
 // LogRead is a read LOG's verdict asks for.
 type LogRead uint8

@@ -1,6 +1,6 @@
 package verdict
 
-import "trafikey/protocol"
+import "github.com/trafikey/trafikey/protocol"
 
 // ProgressRead is a read PROGRESS's verdict asks for.
 type ProgressRead uint8

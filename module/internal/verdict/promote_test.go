@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 type promoteScript struct {

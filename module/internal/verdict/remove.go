@@ -1,7 +1,7 @@
 package verdict
 
 import (
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // RemoveRead is a read REMOVE's verdict asks for.

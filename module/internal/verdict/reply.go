@@ -10,7 +10,7 @@
 // earlier read wins over an error of a later one.
 package verdict
 
-import "trafikey/module/internal/grammar"
+import "github.com/trafikey/trafikey/module/internal/grammar"
 
 // Reply is one host read as a verdict sees it: whether the handler made it,
 // and its value or the server's error reply for it (WRONGTYPE …), which the

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"trafikey/module/internal/grammar"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // drive calls decide until it needs no read, answering each need with

@@ -1,8 +1,8 @@
 package verdict
 
 import (
-	"trafikey/module/internal/grammar"
-	"trafikey/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // RequeueRead is a read REQUEUE's verdict asks for.

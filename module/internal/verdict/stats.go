@@ -1,6 +1,6 @@
 package verdict
 
-import "trafikey/protocol"
+import "github.com/trafikey/trafikey/protocol"
 
 // StatsRead is a read STATS's verdict asks for.
 type StatsRead uint8

@@ -1,0 +1,204 @@
+package trafikey
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/trafikey/trafikey/internal/groupcommit"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// MaxBatch is the most jobs one ADD call carries; AddBatch splits larger
+// batches into calls of this size.
+const MaxBatch = protocol.MaxCount
+
+// NewJob is one job of an AddBatch.
+type NewJob struct {
+	// Payload is stored and handed to the worker byte for byte.
+	Payload []byte
+	// Options configure the job as they would for Add.
+	Options []AddOption
+}
+
+// Add adds one job and returns its id. The payload is any bytes. With
+// Unique, a key held by another job is refused with an error for which
+// errors.As gives a *DuplicateError.
+//
+// Concurrent Add calls of jobs without a unique key are coalesced (see
+// WithAddCoalescing): a job is sent at once when no earlier Add is on the
+// wire, else with the others that wait, in one ADD of up to MaxBatch jobs.
+// Each job's options are checked before it joins, so only a refusal of the
+// whole call (a fence, writes paused, a transport error) reaches several
+// callers, each with the same error. A job with a unique key is always sent
+// alone, since its key could refuse the jobs it shares a call with. When
+// ctx ends before the job is sent, it is taken out and Add returns
+// ctx.Err(); when it ends later, the job may have been added, as with any
+// call abandoned in flight.
+func (q *Queue) Add(ctx context.Context, payload []byte, opts ...AddOption) (string, error) {
+	o := defaultAddOptions()
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if q.adder == nil || o.unique {
+		ids, err := q.AddBatch(ctx, []NewJob{{Payload: payload, Options: opts}})
+		if err != nil {
+			return "", err
+		}
+		return ids[0], nil
+	}
+	args, err := o.args("add", make([]string, 0, protocol.AddArgsPerJob), payload)
+	if err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	deadline, _ := ctx.Deadline()
+	p := &pendingAdd{ctx: ctx, args: args, size: len(payload), deadline: deadline, done: make(chan addResult, 1)}
+	q.adder.Push(p)
+	select {
+	case r := <-p.done:
+		return r.id, r.err
+	case <-ctx.Done():
+	}
+	q.adder.Locked(func() { p.gone = true })
+	select {
+	case r := <-p.done:
+		// The call's answer came in as ctx ended: it holds the truth.
+		return r.id, r.err
+	default:
+		return "", ctx.Err()
+	}
+}
+
+// pendingAdd is an Add waiting for its batch.
+type pendingAdd struct {
+	ctx      context.Context
+	args     []string // the job's ADD argument group
+	size     int      // payload bytes
+	deadline time.Time
+	// gone marks a caller that left before its job was taken; guarded by
+	// the adder's lock.
+	gone bool
+	done chan addResult
+}
+
+type addResult struct {
+	id  string
+	err error
+}
+
+// addLanes is how many coalesced ADD calls are in flight at once.
+const addLanes = 2
+
+// maxCoalescedBytes stops a coalesced ADD from growing past about this many
+// payload bytes: big payloads gain little from sharing a call, and one huge
+// command would hold up the server's other clients.
+const maxCoalescedBytes = 1 << 20
+
+func newAdder(q *Queue) *groupcommit.Queue[*pendingAdd] {
+	return groupcommit.New(addLanes, takeAdds, q.sendAdds)
+}
+
+// takeAdds takes the next coalesced batch, dropping callers that left: one
+// whose ctx ended gets ctx.Err() here, before its job is sent.
+func takeAdds(queue []*pendingAdd) (batch, rest []*pendingAdd) {
+	size := 0
+	for k, p := range queue {
+		if !p.gone && p.ctx.Err() != nil {
+			p.gone = true
+			p.done <- addResult{err: p.ctx.Err()}
+		}
+		if p.gone {
+			continue
+		}
+		if len(batch) == MaxBatch || (len(batch) > 0 && size+p.size > maxCoalescedBytes) {
+			return batch, queue[k:]
+		}
+		batch = append(batch, p)
+		size += p.size
+	}
+	return batch, nil
+}
+
+// sendAdds runs one ADD for a coalesced batch and gives each caller its id,
+// or the call's error. The call ends at the latest of the callers'
+// deadlines, so that one caller's short deadline does not fail the others.
+func (q *Queue) sendAdds(batch []*pendingAdd) {
+	args := make([]string, 1, 1+protocol.AddArgsPerJob*len(batch))
+	args[0] = protocol.FormatInt(int64(len(batch)))
+	deadlines := make([]time.Time, len(batch))
+	for i, p := range batch {
+		args = append(args, p.args...)
+		deadlines[i] = p.deadline
+	}
+	ctx, cancel := sharedDeadline(deadlines)
+	defer cancel()
+	msg, err := q.call(ctx, protocol.Add, args...)
+	var ids []string
+	if err == nil {
+		ids, err = msg.AsStrSlice()
+		if err == nil && len(ids) != len(batch) {
+			err = fmt.Errorf("%d ids for %d jobs", len(ids), len(batch))
+		}
+		if err != nil {
+			err = fmt.Errorf("trafikey: add: unexpected reply: %w", err)
+		} else {
+			q.observeAdded(len(ids))
+		}
+	}
+	for i, p := range batch {
+		if err != nil {
+			p.done <- addResult{err: err}
+		} else {
+			p.done <- addResult{id: ids[i]}
+		}
+	}
+}
+
+// AddBatch adds jobs and returns their ids in the same order. Jobs are sent
+// in calls of at most MaxBatch; each call is all-or-none (a duplicate
+// unique key refuses the whole call and adds none of its jobs), but calls
+// that succeeded before a refused one stay added. On error the ids of those
+// earlier calls are returned with it.
+//
+// Every job is validated before the first call, so a bad option adds
+// nothing at all.
+func (q *Queue) AddBatch(ctx context.Context, jobs []NewJob) ([]string, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	groups := make([][]string, 0, (len(jobs)+MaxBatch-1)/MaxBatch)
+	for start := 0; start < len(jobs); start += MaxBatch {
+		chunk := jobs[start:min(start+MaxBatch, len(jobs))]
+		args := make([]string, 1, 1+protocol.AddArgsPerJob*len(chunk))
+		args[0] = protocol.FormatInt(int64(len(chunk)))
+		for i, j := range chunk {
+			o := defaultAddOptions()
+			for _, opt := range j.Options {
+				opt(&o)
+			}
+			var err error
+			if args, err = o.args("add job "+strconv.Itoa(start+i), args, j.Payload); err != nil {
+				return nil, err
+			}
+		}
+		groups = append(groups, args)
+	}
+	ids := make([]string, 0, len(jobs))
+	for _, args := range groups {
+		msg, err := q.call(ctx, protocol.Add, args...)
+		if err != nil {
+			return ids, err
+		}
+		got, err := msg.AsStrSlice()
+		if err != nil {
+			return ids, fmt.Errorf("trafikey: add: unexpected reply: %w", err)
+		}
+		ids = append(ids, got...)
+		q.observeAdded(len(got))
+	}
+	return ids, nil
+}

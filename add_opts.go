@@ -1,0 +1,142 @@
+package trafikey
+
+import (
+	"time"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// Defaults of a job added without options.
+const (
+	// DefaultMaxAttempts is how many times a job may be claimed before a
+	// failure dead-letters it. Three attempts absorb a transient fault
+	// without letting a poisoned job keep a worker busy for long; raise it
+	// with MaxAttempts for jobs that call flaky remote services.
+	DefaultMaxAttempts = 3
+	// DefaultBackoffBase is the base of the default exponential backoff:
+	// retries wait 1 s, 2 s, 4 s, ...
+	DefaultBackoffBase = time.Second
+)
+
+// BackoffKind is how the wait before a retry grows with the attempts.
+type BackoffKind string
+
+// Backoff kinds.
+const (
+	// BackoffFixed waits the base before every retry.
+	BackoffFixed BackoffKind = protocol.BackoffFixed
+	// BackoffExponential waits base × 2^(attempt−1), at most a week.
+	BackoffExponential BackoffKind = protocol.BackoffExponential
+)
+
+// AddOption configures one job for Add or a NewJob.
+type AddOption func(*addOptions)
+
+type addOptions struct {
+	priority    int
+	delay       time.Duration
+	maxAttempts int
+	backoff     BackoffKind
+	backoffBase time.Duration
+	uniqueKey   string
+	uniqueTTL   time.Duration
+	unique      bool
+}
+
+func defaultAddOptions() addOptions {
+	return addOptions{
+		maxAttempts: DefaultMaxAttempts,
+		backoff:     BackoffExponential,
+		backoffBase: DefaultBackoffBase,
+	}
+}
+
+// Priority sets the job's priority, 0..1000; higher runs first, equal
+// priorities run in the order they were added. The default is 0.
+func Priority(p int) AddOption {
+	return func(o *addOptions) { o.priority = p }
+}
+
+// Delay makes the job wait d before it can be claimed (rounded up to a
+// millisecond, at most ten years). Workers move due jobs to pending on their
+// promote timer (WorkerOptions.PromoteEvery).
+func Delay(d time.Duration) AddOption {
+	return func(o *addOptions) { o.delay = d }
+}
+
+// MaxAttempts sets how many claims the job gets, 1..1000000; a failure that
+// leaves no attempt dead-letters it. The default is DefaultMaxAttempts.
+func MaxAttempts(n int) AddOption {
+	return func(o *addOptions) { o.maxAttempts = n }
+}
+
+// Backoff sets the wait before a retry: kind BackoffFixed or
+// BackoffExponential, and base 0..24 h (whole milliseconds). The default is
+// exponential from DefaultBackoffBase.
+func Backoff(kind BackoffKind, base time.Duration) AddOption {
+	return func(o *addOptions) { o.backoff, o.backoffBase = kind, base }
+}
+
+// Unique makes the job hold key (1..512 bytes) for ttl: while the key is
+// held, adding another job with it is refused with a *DuplicateError naming
+// the holder. The key is released when the job completes or is removed, or
+// when ttl passes, whichever comes first.
+func Unique(key string, ttl time.Duration) AddOption {
+	return func(o *addOptions) { o.uniqueKey, o.uniqueTTL, o.unique = key, ttl, true }
+}
+
+// ceilMS converts d to whole milliseconds, rounding up so that a positive
+// duration never becomes 0.
+func ceilMS(d time.Duration) int64 {
+	ms := int64(d / time.Millisecond)
+	if d%time.Millisecond > 0 {
+		ms++
+	}
+	return ms
+}
+
+// args validates the options and appends the job's ADD argument group:
+// data priority delay_ms max_attempts backoff backoff_ms unique_key
+// unique_ttl_ms.
+func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, error) {
+	if o.priority < 0 || o.priority > protocol.MaxPriority {
+		return dst, invalid(op, "priority %d outside 0..%d", o.priority, protocol.MaxPriority)
+	}
+	delay := ceilMS(o.delay)
+	if o.delay < 0 || delay > protocol.MaxDelayMS {
+		return dst, invalid(op, "delay %v outside 0..%dms", o.delay, int64(protocol.MaxDelayMS))
+	}
+	if o.maxAttempts < 1 || o.maxAttempts > protocol.MaxAttempts {
+		return dst, invalid(op, "max attempts %d outside 1..%d", o.maxAttempts, protocol.MaxAttempts)
+	}
+	if o.backoff != BackoffFixed && o.backoff != BackoffExponential {
+		return dst, invalid(op, "backoff kind %s is neither %q nor %q", echo(string(o.backoff)), BackoffFixed, BackoffExponential)
+	}
+	backoff := ceilMS(o.backoffBase)
+	if o.backoffBase < 0 || backoff > protocol.MaxBackoffMS {
+		return dst, invalid(op, "backoff base %v outside 0..%dms", o.backoffBase, protocol.MaxBackoffMS)
+	}
+	if o.unique && o.uniqueKey == "" {
+		// An empty key would silently add the job without deduplication.
+		return dst, invalid(op, "unique key is empty")
+	}
+	if len(o.uniqueKey) > protocol.MaxUniqueKey {
+		return dst, invalid(op, "unique key of %d bytes, at most %d", len(o.uniqueKey), protocol.MaxUniqueKey)
+	}
+	ttl := ceilMS(o.uniqueTTL)
+	if o.uniqueKey == "" {
+		ttl = 0
+	} else if o.uniqueTTL <= 0 || ttl > protocol.MaxDelayMS {
+		return dst, invalid(op, "unique ttl %v outside 1ms..%dms", o.uniqueTTL, int64(protocol.MaxDelayMS))
+	}
+	return append(dst,
+		string(payload),
+		protocol.FormatInt(int64(o.priority)),
+		protocol.FormatInt(delay),
+		protocol.FormatInt(int64(o.maxAttempts)),
+		string(o.backoff),
+		protocol.FormatInt(backoff),
+		o.uniqueKey,
+		protocol.FormatInt(ttl),
+	), nil
+}

@@ -1,0 +1,251 @@
+package trafikey
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// Pause stops claims on the queue: Claim returns no jobs until Resume.
+// Adding, completing and failing go on. Pausing a paused queue is a no-op.
+func (q *Queue) Pause(ctx context.Context) error {
+	_, err := q.callInt(ctx, protocol.Pause)
+	return err
+}
+
+// Resume lets workers claim again and wakes idle ones when jobs are
+// pending. Resuming a running queue is a no-op.
+func (q *Queue) Resume(ctx context.Context) error {
+	_, err := q.callInt(ctx, protocol.Resume)
+	return err
+}
+
+// Remove deletes a pending, delayed or dead job with its logs and releases
+// its unique key. A claimed job is refused with ErrState; a job that does
+// not exist with ErrNotFound.
+func (q *Queue) Remove(ctx context.Context, id string) error {
+	return q.byID(ctx, protocol.Remove, id)
+}
+
+// Requeue moves a dead job back to pending with a fresh set of attempts
+// (its attempt counter keeps counting, so old tokens stay stale). A job
+// that is not dead is refused with ErrState.
+func (q *Queue) Requeue(ctx context.Context, id string) error {
+	return q.byID(ctx, protocol.Requeue, id)
+}
+
+func (q *Queue) byID(ctx context.Context, v *protocol.Verb, id string) error {
+	if err := checkJobID(v.Name, id); err != nil {
+		return err
+	}
+	n, err := q.callInt(ctx, v, id)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return fmt.Errorf("trafikey: %s job %s: %w", v.Name, id, ErrNotFound)
+	}
+	return nil
+}
+
+// Promote moves up to limit (1..1000) delayed jobs whose time has come to
+// pending and returns how many it moved. Workers call it on a timer.
+func (q *Queue) Promote(ctx context.Context, limit int) (int, error) {
+	if limit < 1 || limit > protocol.MaxCount {
+		return 0, invalid("promote", "limit %d outside 1..%d", limit, protocol.MaxCount)
+	}
+	n, err := q.callInt(ctx, protocol.Promote, protocol.FormatInt(int64(limit)))
+	return int(n), err
+}
+
+// Recover takes up to limit (1..1000) claimed jobs whose lease has expired
+// back from their workers: those with attempts left go back to pending, the
+// others are dead-lettered with the error "lease expired". Workers call it
+// on a timer.
+func (q *Queue) Recover(ctx context.Context, limit int) (requeued, dead int, err error) {
+	if limit < 1 || limit > protocol.MaxCount {
+		return 0, 0, invalid("recover", "limit %d outside 1..%d", limit, protocol.MaxCount)
+	}
+	msg, err := q.call(ctx, protocol.Recover, protocol.FormatInt(int64(limit)))
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := msg.AsIntSlice()
+	if err != nil || len(n) != 2 {
+		return 0, 0, fmt.Errorf("trafikey: recover: unexpected reply %v", msg)
+	}
+	if q.observer != nil {
+		q.observer.LeasesRecovered(q.name, int(n[0]), int(n[1]))
+	}
+	return int(n[0]), int(n[1]), nil
+}
+
+// Stats is a snapshot of a queue: how many jobs are in each state now, and
+// the lifetime counters since the queue was created.
+type Stats struct {
+	Pending, Delayed, Active, Dead int64
+	// Paused reports whether claims are paused.
+	Paused bool
+
+	// Lifetime counters.
+	TotalAdded     int64 // jobs added
+	TotalCompleted int64 // jobs completed
+	TotalFailed    int64 // failed attempts (retried or dead-lettered)
+	TotalRetried   int64 // failed attempts scheduled to run again
+	TotalDead      int64 // jobs dead-lettered, by failure or lease expiry
+	TotalRecovered int64 // expired leases put back to pending
+	TotalRemoved   int64 // jobs removed
+	TotalRequeued  int64 // dead jobs requeued
+}
+
+// Stats reads the queue's counts and counters in one call.
+func (q *Queue) Stats(ctx context.Context) (Stats, error) {
+	var s Stats
+	msg, err := q.call(ctx, protocol.Stats)
+	if err != nil {
+		return s, err
+	}
+	pairs, err := msg.ToArray()
+	if err != nil || len(pairs)%2 != 0 {
+		return s, fmt.Errorf("trafikey: stats: unexpected reply %v", msg)
+	}
+	fields := map[string]*int64{
+		"pending": &s.Pending, "delayed": &s.Delayed, "active": &s.Active, "dead": &s.Dead,
+	}
+	totals := []*int64{
+		&s.TotalAdded, &s.TotalCompleted, &s.TotalFailed, &s.TotalRetried,
+		&s.TotalDead, &s.TotalRecovered, &s.TotalRemoved, &s.TotalRequeued,
+	}
+	for i, name := range protocol.StatsCounters {
+		fields["total_"+name] = totals[i]
+	}
+	var paused int64
+	fields["paused"] = &paused
+	for i := 0; i < len(pairs); i += 2 {
+		name, err := pairs[i].ToString()
+		if err != nil {
+			return s, fmt.Errorf("trafikey: stats: unexpected reply %v", msg)
+		}
+		dst, ok := fields[name]
+		if !ok {
+			continue // a field of a later release
+		}
+		if *dst, err = pairs[i+1].AsInt64(); err != nil {
+			return s, fmt.Errorf("trafikey: stats: field %s: %w", name, err)
+		}
+	}
+	s.Paused = paused == 1
+	return s, nil
+}
+
+// JobState is where a job is in its life.
+type JobState string
+
+// Job states.
+const (
+	StatePending JobState = protocol.StatePending
+	StateDelayed JobState = protocol.StateDelayed
+	StateActive  JobState = protocol.StateActive
+	StateDead    JobState = protocol.StateDead
+)
+
+// JobInfo is what Inspect reads of a job.
+type JobInfo struct {
+	ID      string
+	State   JobState
+	Payload []byte
+	// Attempts counts the job's claims so far; MaxAttempts is how many it
+	// may have.
+	Attempts, MaxAttempts int64
+	Priority              int
+	Backoff               BackoffKind
+	BackoffBase           time.Duration
+	// AddedAt is when the job was added (server clock).
+	AddedAt time.Time
+	// LastError is the text of the last failure, "lease expired" when its
+	// last worker lost the lease; empty before any.
+	LastError string
+	// Progress is the last value given to Job.Progress.
+	Progress string
+	// UniqueKey is the key it was added with by Unique.
+	UniqueKey string
+	// Logs are the lines given to Job.Log, oldest first.
+	Logs []string
+}
+
+// Inspect reads a job. A job that does not exist (completed, removed or
+// never added) is ErrNotFound.
+func (q *Queue) Inspect(ctx context.Context, id string) (*JobInfo, error) {
+	if err := checkJobID("inspect", id); err != nil {
+		return nil, err
+	}
+	msg, err := q.call(ctx, protocol.Inspect, id)
+	if err != nil {
+		return nil, err
+	}
+	if msg.IsNil() {
+		return nil, fmt.Errorf("trafikey: inspect job %s: %w", id, ErrNotFound)
+	}
+	pairs, err := msg.ToArray()
+	if err != nil || len(pairs)%2 != 0 {
+		return nil, fmt.Errorf("trafikey: inspect: unexpected reply %v", msg)
+	}
+	info := &JobInfo{ID: id}
+	for i := 0; i < len(pairs); i += 2 {
+		name, err := pairs[i].ToString()
+		if err != nil {
+			return nil, fmt.Errorf("trafikey: inspect: unexpected reply %v", msg)
+		}
+		if err := info.set(name, pairs[i+1]); err != nil {
+			return nil, fmt.Errorf("trafikey: inspect: field %s: %w", name, err)
+		}
+	}
+	return info, nil
+}
+
+func (info *JobInfo) set(name string, v valkey.ValkeyMessage) error {
+	if name == "logs" {
+		lines, err := v.AsStrSlice()
+		info.Logs = lines
+		return err
+	}
+	s, err := v.ToString()
+	if err != nil {
+		return err
+	}
+	switch name {
+	case protocol.FieldState:
+		info.State = JobState(s)
+	case protocol.FieldData:
+		info.Payload = []byte(s)
+	case protocol.FieldAttempts:
+		info.Attempts, err = strconv.ParseInt(s, 10, 64)
+	case protocol.FieldMax:
+		info.MaxAttempts, err = strconv.ParseInt(s, 10, 64)
+	case protocol.FieldPriority:
+		info.Priority, err = strconv.Atoi(s)
+	case protocol.FieldBackoff:
+		kind, ms, _ := strings.Cut(s, ":")
+		info.Backoff = BackoffKind(kind)
+		var n int64
+		n, err = strconv.ParseInt(ms, 10, 64)
+		info.BackoffBase = time.Duration(n) * time.Millisecond
+	case protocol.FieldAdded:
+		var ms int64
+		ms, err = strconv.ParseInt(s, 10, 64)
+		info.AddedAt = time.UnixMilli(ms)
+	case protocol.FieldError:
+		info.LastError = s
+	case protocol.FieldProgress:
+		info.Progress = s
+	case protocol.FieldUnique:
+		info.UniqueKey = s
+	}
+	return err
+}

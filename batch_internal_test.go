@@ -1,0 +1,153 @@
+package trafikey
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+)
+
+func TestTakeDistinct(t *testing.T) {
+	t.Parallel()
+	id := func(s string) string { return s }
+	batch, rest := takeDistinct([]string{"1", "2", "1", "3", "2", "1"}, id)
+	require.Equal(t, []string{"1", "2", "3"}, batch)
+	require.Equal(t, []string{"1", "2", "1"}, rest)
+
+	many := make([]string, MaxBatch+10)
+	for i := range many {
+		many[i] = strconv.Itoa(i)
+	}
+	batch, rest = takeDistinct(many, id)
+	require.Equal(t, many[:MaxBatch], batch)
+	require.Equal(t, many[MaxBatch:], rest)
+}
+
+// TestAddTakenOutBeforeSent holds two coalesced ADD calls in flight (the
+// server's writes are paused), queues a third job behind them and cancels
+// its caller: the caller gets ctx.Err() and the job is never added, while
+// the two sent jobs are.
+func TestAddTakenOutBeforeSent(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	q, err := Open(t.Context(), c, "cancel", WithExecutor(ExecutorLua))
+	require.NoError(t, err)
+	adderState := q.adder.State
+
+	valkeytest.Do(t, s, "CLIENT", "PAUSE", "60000", "WRITE")
+	unpaused := false
+	unpause := func() {
+		if !unpaused {
+			unpaused = true
+			valkeytest.Do(t, s, "CLIENT", "UNPAUSE")
+		}
+	}
+	t.Cleanup(unpause)
+	var wg sync.WaitGroup
+	ids := make([]string, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		wg.Go(func() { ids[i], errs[i] = q.Add(context.Background(), []byte("sent")) })
+		// Each is taken by a sender of its own before the next comes.
+		require.Eventually(t, func() bool {
+			queued, senders := adderState()
+			return queued == 0 && senders == i+1
+		}, 10*time.Second, time.Millisecond)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	late := make(chan error, 1)
+	go func() {
+		_, err := q.Add(ctx, []byte("never sent"))
+		late <- err
+	}()
+	require.Eventually(t, func() bool {
+		queued, _ := adderState()
+		return queued == 1
+	}, 10*time.Second, time.Millisecond)
+	cancel()
+	require.ErrorIs(t, <-late, context.Canceled)
+
+	unpause()
+	wg.Wait()
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.NotEqual(t, ids[0], ids[1])
+	st, err := q.Stats(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, int64(2), st.TotalAdded, "the cancelled job was not sent")
+	require.Eventually(t, q.adder.Idle, 10*time.Second, time.Millisecond, "the senders exit")
+}
+
+// TestCompleteManyFallsBackToComplete: a server without EMQ.COMPLETEMANY (a
+// native module older than the client; here no module at all) answers
+// unknown command, and the queue then sends COMPLETE per job instead.
+func TestCompleteManyFallsBackToComplete(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	q, err := Open(t.Context(), c, "old", withRunner(executor.NewNative(c)), WithoutInstall())
+	require.NoError(t, err)
+	j := &Job{ID: "1", Attempt: 1, q: q, token: "1"}
+	errs, err := q.CompleteMany(t.Context(), []*Job{j})
+	require.NoError(t, err, "not a call error: each job was tried on its own")
+	require.True(t, q.noCompleteMany.Load())
+	var se *ServerError
+	require.ErrorAs(t, errs[0], &se)
+	require.Equal(t, "complete", se.Verb, "the job went out as COMPLETE")
+}
+
+// TestTakeCompletionsDropsExpired: a completion whose report time ran out
+// while it waited is answered with its context's error and left out of the
+// batch, so its deadline cannot fail the call of the others.
+func TestTakeCompletionsDropsExpired(t *testing.T) {
+	t.Parallel()
+	expired, cancel := context.WithCancel(context.Background())
+	cancel()
+	mk := func(ctx context.Context, id string) *completion {
+		return &completion{ctx: ctx, job: &Job{ID: id}, done: make(chan error, 1)}
+	}
+	old, a, b := mk(expired, "1"), mk(context.Background(), "2"), mk(context.Background(), "3")
+	batch, rest := takeCompletions([]*completion{old, a, b})
+	require.Equal(t, []*completion{a, b}, batch)
+	require.Empty(t, rest)
+	require.ErrorIs(t, <-old.done, context.Canceled)
+	require.Empty(t, a.done)
+}
+
+// TestCompleteManyFallsBackOnNoPerm: a user whose ACL does not allow
+// EMQ.COMPLETEMANY (an ACL written before the command existed) completes
+// job by job through COMPLETE.
+func TestCompleteManyFallsBackOnNoPerm(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{
+		Module: valkeytest.ModulePath(t),
+		Users:  []string{"old on >pw ~* +@all -emq.completemany"},
+	})
+	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{s.Addr()}, Username: "old", Password: "pw", DisableCache: true})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	q, err := Open(t.Context(), c, "acl", WithExecutor(ExecutorNative))
+	require.NoError(t, err)
+	_, err = q.Add(t.Context(), []byte("x"))
+	require.NoError(t, err)
+	jobs, err := q.Claim(t.Context(), time.Minute, 1)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	errs, err := q.CompleteMany(t.Context(), jobs)
+	require.NoError(t, err)
+	require.NoError(t, errs[0], "completed through COMPLETE")
+	require.True(t, q.noCompleteMany.Load())
+	st, err := q.Stats(t.Context())
+	require.NoError(t, err)
+	require.Equal(t, int64(1), st.TotalCompleted)
+}

@@ -1,0 +1,138 @@
+package trafikey_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trafikey/trafikey/internal/executor"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+)
+
+// TestClusterFailover runs queues spread over a three-primary cluster, each
+// primary with a replica and the module on every node (native) or none
+// (Lua). Every key of a queue carries its hash tag, so each verb runs on the
+// queue's node. A manual failover of one primary loses no acknowledged job,
+// and the client goes on through the new primary.
+func TestClusterFailover(t *testing.T) {
+	t.Parallel()
+	for _, e := range []struct {
+		name   string
+		module bool
+	}{{"lua", false}, {"native", true}} {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			base := valkeyserver.Options{}
+			if e.module {
+				base.Module = valkeytest.ModulePath(t)
+			}
+			cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3, ReplicasPerPrimary: 1, Base: base})
+			c := valkeytest.ClusterClient(t, cl)
+			ctx := t.Context()
+			exec := executor.Executor(executor.NewLua(c))
+			if e.module {
+				valkeytest.RequireVerbs(t, c)
+				exec = executor.NewNative(c)
+			}
+
+			// Two queues per primary, found by asking the cluster for their slots.
+			primaries := cl.Primaries()
+			perPrimary := make([]int, len(primaries))
+			var queues []*trafikey.Queue
+			owner := map[string]int{}
+			for i := 0; len(queues) < 2*len(primaries); i++ {
+				name := fmt.Sprintf("cq%d", i)
+				slot, err := primaries[0].Do(ctx, "CLUSTER", "KEYSLOT", "{"+name+"}")
+				require.NoError(t, err)
+				p := int(slot.(int64)) * len(primaries) / valkeyserver.NumSlots
+				if perPrimary[p] == 2 {
+					continue
+				}
+				perPrimary[p]++
+				q, err := trafikey.Open(ctx, c, name, trafikey.WithRunner(exec))
+				require.NoError(t, err)
+				queues = append(queues, q)
+				owner[name] = p
+			}
+
+			const perQueue = 200
+			for _, q := range queues {
+				jobs := make([]trafikey.NewJob, perQueue)
+				for i := range jobs {
+					jobs[i] = trafikey.NewJob{Payload: []byte(q.Name())}
+				}
+				ids, err := q.AddBatch(ctx, jobs)
+				require.NoError(t, err)
+				require.Len(t, ids, perQueue)
+				completeN(ctx, t, q, perQueue/2)
+			}
+
+			// Fail primary 0 over to its replica (the cluster's replicas follow
+			// the primaries in order), and wait until the replica leads.
+			replica := cl.Replicas()[0]
+			_, err := replica.Do(ctx, "CLUSTER", "FAILOVER")
+			require.NoError(t, err)
+			require.Eventually(t, func() bool {
+				role, err := replica.Do(ctx, "ROLE")
+				if err != nil {
+					return false
+				}
+				r, _ := role.([]any)
+				return len(r) > 0 && r[0] == "master"
+			}, 20*time.Second, 50*time.Millisecond, "the replica takes over")
+
+			for _, q := range queues {
+				var s trafikey.Stats
+				require.Eventually(t, func() bool {
+					var err error
+					s, err = q.Stats(ctx)
+					return err == nil
+				}, 20*time.Second, 50*time.Millisecond, "queue %s answers after the failover", q.Name())
+				require.EqualValues(t, perQueue/2, s.Pending, "queue %s on primary %d", q.Name(), owner[q.Name()])
+				require.EqualValues(t, perQueue/2, s.TotalCompleted, "queue %s", q.Name())
+				completeN(ctx, t, q, perQueue/2)
+				s, err := q.Stats(ctx)
+				require.NoError(t, err)
+				require.Zero(t, s.Pending+s.Active+s.Delayed+s.Dead)
+				require.EqualValues(t, perQueue, s.TotalCompleted)
+			}
+		})
+	}
+}
+
+// completeN claims and completes n jobs of q, retrying a call that meets a
+// cluster redirect during a failover.
+func completeN(ctx context.Context, t *testing.T, q *trafikey.Queue, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for done := 0; done < n; {
+		require.True(t, time.Now().Before(deadline), "completed %d of %d jobs of %s", done, n, q.Name())
+		jobs, err := q.Claim(ctx, time.Minute, min(50, n-done))
+		if err != nil {
+			require.True(t, transient(err), "claim: %v", err)
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		for _, j := range jobs {
+			require.NoError(t, j.Complete(ctx))
+			done++
+		}
+	}
+}
+
+// transient reports a cluster error a client retries during a failover.
+func transient(err error) bool {
+	for _, s := range []string{"MOVED", "ASK", "TRYAGAIN", "CLUSTERDOWN", "LOADING", "connection"} {
+		if strings.Contains(err.Error(), s) {
+			return true
+		}
+	}
+	return false
+}

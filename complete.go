@@ -1,0 +1,249 @@
+package trafikey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/trafikey/trafikey/internal/groupcommit"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// CompleteMany reports jobs done, as Complete does for each, in calls of up
+// to MaxBatch jobs (COMPLETEMANY). It returns one error per job, in the
+// order of jobs: nil when the job was completed, else an error that
+// errors.Is tells apart as Complete's would be: ErrStale, ErrNotActive
+// (also an ErrState) or ErrNotFound. A lost claim refuses only its own job;
+// the others complete.
+//
+// Jobs claimed through another Queue value, and nil jobs, are refused
+// client-side with ErrInvalid. A job named twice is completed by the first
+// and the second is sent in a later call (the server refuses a call that
+// names a job twice), where it sees the outcome of the first.
+//
+// The error returned with the slice is a call's failure (transport, fence,
+// WRONGTYPE, writes paused): the jobs of that call and of the calls after it
+// were not completed and carry that error too; calls before it stay done.
+// A server without COMPLETEMANY (an older module, or an ACL that does not
+// allow the command) gets one COMPLETE per job instead; each job's failure
+// is then in its own error and the returned error is nil.
+func (q *Queue) CompleteMany(ctx context.Context, jobs []*Job) ([]error, error) {
+	errs := make([]error, len(jobs))
+	idx := make([]int, 0, len(jobs))
+	for i, j := range jobs {
+		switch {
+		case j == nil:
+			errs[i] = invalid("completemany", "job %d is nil", i)
+		case j.q != q:
+			errs[i] = invalid("completemany", "job %s was claimed from another queue handle", j.ID)
+		default:
+			idx = append(idx, i)
+		}
+	}
+	for len(idx) > 0 {
+		var chunk []int
+		chunk, idx = takeDistinct(idx, func(i int) string { return jobs[i].ID })
+		batch := make([]*Job, len(chunk))
+		for k, i := range chunk {
+			batch[k] = jobs[i]
+		}
+		got, err := q.completeCall(ctx, batch)
+		if err != nil {
+			for _, i := range append(chunk, idx...) {
+				errs[i] = err
+			}
+			return errs, err
+		}
+		for k, i := range chunk {
+			errs[i] = got[k]
+		}
+	}
+	return errs, nil
+}
+
+// takeDistinct takes up to MaxBatch items of queue whose ids differ, in
+// order, and returns them and the items left (in order). The server refuses
+// a COMPLETEMANY that names a job twice, so a repeat waits for a later call.
+func takeDistinct[T any](queue []T, id func(T) string) (batch, rest []T) {
+	seen := make(map[string]struct{}, min(len(queue), MaxBatch))
+	for k, item := range queue {
+		if len(batch) == MaxBatch {
+			return batch, append(rest, queue[k:]...)
+		}
+		if _, dup := seen[id(item)]; dup {
+			rest = append(rest, item)
+			continue
+		}
+		seen[id(item)] = struct{}{}
+		batch = append(batch, item)
+	}
+	return batch, rest
+}
+
+// completeCall completes up to MaxBatch jobs of q with distinct ids in one
+// COMPLETEMANY and maps each job's outcome to Complete's error. A call
+// error (transport, refusal) concerns every job of the call.
+func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) {
+	if q.noCompleteMany.Load() {
+		return completeEach(ctx, jobs), nil
+	}
+	args := make([]string, 1, 1+2*len(jobs))
+	args[0] = protocol.FormatInt(int64(len(jobs)))
+	for _, j := range jobs {
+		args = append(args, j.ID, j.token)
+	}
+	msg, err := q.call(ctx, protocol.CompleteMany, args...)
+	if err != nil {
+		if completeManyRefused(err) {
+			// A native module older than this client, or an ACL that
+			// does not allow the command: complete job by job from now
+			// on, which the server's answer to COMPLETE makes equivalent.
+			q.noCompleteMany.Store(true)
+			return completeEach(ctx, jobs), nil
+		}
+		return nil, err
+	}
+	outs, err := msg.ToArray()
+	if err != nil || len(outs) != len(jobs) {
+		return nil, fmt.Errorf("trafikey: completemany: unexpected reply for %d jobs: %v", len(jobs), msg)
+	}
+	errs := make([]error, len(jobs))
+	for i, m := range outs {
+		n, err := m.AsInt64()
+		if err != nil {
+			return nil, fmt.Errorf("trafikey: completemany: unexpected reply entry %v", m)
+		}
+		switch n {
+		case protocol.CompleteManyDone:
+		case protocol.CompleteManyGone:
+			errs[i] = jobs[i].notFound(protocol.CompleteMany)
+		case protocol.CompleteManyStale:
+			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrStale}}
+		case protocol.CompleteManyNotActive:
+			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrNotActive, ErrState}}
+		default:
+			return nil, fmt.Errorf("trafikey: completemany: unexpected outcome %d", n)
+		}
+	}
+	return errs, nil
+}
+
+// completeManyRefused reports a refusal of COMPLETEMANY itself: a command the
+// server does not have, or one the caller's ACL does not allow (an ACL that
+// lists the EMQ.* commands one by one, written before this one existed).
+func completeManyRefused(err error) bool {
+	var se *ServerError
+	if !errors.As(err, &se) {
+		return false
+	}
+	return strings.HasPrefix(se.Text, "ERR unknown command") ||
+		(strings.HasPrefix(se.Text, "NOPERM") && strings.Contains(strings.ToLower(se.Text), "'"+strings.ToLower(protocol.CompleteMany.Command)+"' command"))
+}
+
+// completeEach completes jobs one COMPLETE each, concurrently so that the
+// client pipelines them.
+func completeEach(ctx context.Context, jobs []*Job) []error {
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	for i, j := range jobs {
+		wg.Go(func() { errs[i] = j.Complete(ctx) })
+	}
+	wg.Wait()
+	return errs
+}
+
+// outcomeError is a job's refusal inside a call with per-job outcomes: the
+// server answers with an integer, not an error reply, so there is no server
+// text, but it wraps the sentinels COMPLETE's error reply would.
+type outcomeError struct {
+	verb, id string
+	errs     []error
+}
+
+func (e *outcomeError) Error() string {
+	return "trafikey: " + e.verb + " job " + e.id + ": " + e.errs[0].Error()
+}
+
+func (e *outcomeError) Unwrap() []error { return e.errs }
+
+// completion is a worker's finished job waiting for its batch.
+type completion struct {
+	ctx      context.Context // the report's bound, from the end of the handler
+	job      *Job
+	deadline time.Time // zero: none
+	done     chan error
+}
+
+// completionLanes is how many COMPLETEMANY calls a worker keeps in flight:
+// while one is on the wire the next batch is already gathering, and the
+// client pipelines the two.
+const completionLanes = 2
+
+func newCompleter(q *Queue) *groupcommit.Queue[*completion] {
+	return groupcommit.New(completionLanes, takeCompletions, q.sendCompletions)
+}
+
+// takeCompletions takes the next batch of distinct jobs. A completion whose
+// report time ran out while it waited is answered here and not sent: its
+// expired deadline would otherwise bound, and fail, the call of every job
+// taken with it.
+func takeCompletions(queue []*completion) (batch, rest []*completion) {
+	live := make([]*completion, 0, len(queue))
+	for _, c := range queue {
+		if err := c.ctx.Err(); err != nil {
+			c.done <- fmt.Errorf("trafikey: completemany job %s: %w", c.job.ID, err)
+			continue
+		}
+		live = append(live, c)
+	}
+	return takeDistinct(live, func(c *completion) string { return c.job.ID })
+}
+
+// sendCompletions runs one COMPLETEMANY for a batch of completions. The
+// call ends at the earliest of their deadlines, so no job's report takes
+// longer than its own bound.
+func (q *Queue) sendCompletions(batch []*completion) {
+	ctx, cancel := context.Background(), context.CancelFunc(func() {})
+	var earliest time.Time
+	for _, c := range batch {
+		if !c.deadline.IsZero() && (earliest.IsZero() || c.deadline.Before(earliest)) {
+			earliest = c.deadline
+		}
+	}
+	if !earliest.IsZero() {
+		ctx, cancel = context.WithDeadline(ctx, earliest)
+	}
+	jobs := make([]*Job, len(batch))
+	for i, c := range batch {
+		jobs[i] = c.job
+	}
+	errs, err := q.completeCall(ctx, jobs)
+	cancel()
+	for i, c := range batch {
+		if err != nil {
+			c.done <- err
+		} else {
+			c.done <- errs[i]
+		}
+	}
+}
+
+// completeQueued completes j through the completer, in a batch with the
+// completions that arrive meanwhile, and returns what Complete would.
+func completeQueued(ctx context.Context, b *groupcommit.Queue[*completion], j *Job) error {
+	deadline, _ := ctx.Deadline()
+	c := &completion{ctx: ctx, job: j, deadline: deadline, done: make(chan error, 1)}
+	b.Push(c)
+	select {
+	case err := <-c.done:
+		return err
+	case <-ctx.Done():
+		// Still queued, it is dropped when the next batch is taken; already
+		// sent (the call carries this deadline too), the job may still
+		// complete, as with any call abandoned in flight.
+		return fmt.Errorf("trafikey: completemany job %s: %w", j.ID, ctx.Err())
+	}
+}

@@ -1,0 +1,93 @@
+// Package trafikey is the Go client of trafikey, a job queue that lives inside
+// Valkey: producers add jobs, workers claim them under a lease and complete
+// or fail them. Every state change is one server-side command, so a job is
+// never half-moved, never lost when a worker dies, and never completed by a
+// worker that lost its claim.
+//
+// # Opening a queue
+//
+// A Queue is a handle on one named queue, opened on a valkey-go client:
+//
+//	client, _ := valkey.NewClient(valkey.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
+//	q, err := trafikey.Open(ctx, client, "emails")
+//
+// Open picks the executor that runs the verbs: the native trafikey module
+// when the server has it loaded (EMQ.* commands), else the Lua scripts run
+// with EVALSHA, which need nothing on the server. Both take the same keys
+// and arguments and give the same replies (docs/PROTOCOL.md);
+// WithExecutor(ExecutorLua) or WithExecutor(ExecutorNative) overrides the
+// choice.
+//
+// # Adding jobs
+//
+// A job is an opaque payload plus options:
+//
+//	id, err := q.Add(ctx, payload, trafikey.Priority(10), trafikey.Delay(time.Minute), trafikey.MaxAttempts(5))
+//
+// AddBatch adds many jobs in calls of up to MaxBatch jobs, each call all or
+// none. Unique refuses a job while another holds the same key; the error
+// then unwraps to a *DuplicateError naming the holder.
+//
+// Concurrent Add calls are coalesced by default (group commit): an Add made
+// while no other is on the wire is sent at once, and the Adds that arrive
+// while calls are in flight leave together in the next ADD, up to MaxBatch
+// jobs. Nothing waits on a timer, so a lone Add costs no latency, and a
+// busy producer side costs the server one call per batch instead of one per
+// job. Each job's options are checked before it joins; a job with a unique
+// key is sent alone. WithAddCoalescing(false) sends every Add by itself.
+//
+// # Running jobs
+//
+// A Worker runs a Handler with a bounded concurrency. One loop claims jobs
+// in batches as slots free up; a heartbeat extends the leases of running
+// jobs; timers move due delayed jobs to pending and take back jobs whose
+// workers died. An idle worker sleeps on the queue's signal list (BLPOP) and
+// wakes as soon as a job is pending, without polling.
+//
+//	w, err := trafikey.NewWorker(q, func(ctx context.Context, job *trafikey.Job) error {
+//		return send(ctx, job.Payload)
+//	}, trafikey.WorkerOptions{Concurrency: 50})
+//	err = w.Run(ctx) // until ctx ends, then a graceful shutdown
+//
+// The jobs whose handlers return nil are completed the same way: a
+// completion made while none is in flight is sent at once, and those that
+// finish meanwhile share the next COMPLETEMANY call, each with its own
+// outcome, so a lost claim costs only its own job (OutcomeLost).
+//
+// A handler error fails the attempt: the job waits its backoff and runs
+// again while attempts remain, then is dead-lettered. SkipRetry
+// dead-letters at once. A panic fails the attempt with its stack.
+//
+// Claim, Queue.CompleteMany, Job.Complete, Job.Fail and Job.Extend are the
+// primitives the Worker is built from, exported for callers with their own
+// loop.
+//
+// # Leases and attempt tokens
+//
+// A claim holds a job under a lease. Each claim increments the job's
+// attempt counter, and the job's later calls carry that attempt as a token.
+// When a lease expires (the worker died or stalled), RECOVER puts the job
+// back to pending and the next claim gets a new token; the old worker's
+// Complete is then refused with ErrStale. A job is completed at most once
+// per claim and, as long as handlers return before their lease is lost,
+// runs to completion exactly once.
+//
+// # Errors
+//
+// Refusals from the server are *ServerError values that keep the server's
+// exact text and wrap a sentinel of the text's class: ErrStale, ErrState
+// (and ErrNotActive), ErrDuplicate, ErrWire and ErrWritePaused. A job that
+// no longer exists is ErrNotFound. Test with errors.Is and errors.As.
+//
+// Every argument is checked before any I/O: a bad queue name, job id,
+// priority, delay, lease, count, limit or an empty unique key is an error
+// matching ErrInvalid, whose text starts "trafikey: <operation>: " and
+// quotes at most 64 bytes of the offending input.
+//
+// # Observing and testing
+//
+// WithObserver reports what a queue and its workers do to an Observer; the
+// trafikeyprom module exports it as Prometheus series. The trafikeytest
+// package starts a throwaway valkey-server for tests and runs a handler on
+// one job exactly as a Worker would.
+package trafikey

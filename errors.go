@@ -1,0 +1,144 @@
+package trafikey
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// Sentinel errors. A refusal from the server is returned as a *ServerError
+// that wraps the sentinel of its class, so callers test with errors.Is and
+// never compare texts.
+var (
+	// ErrStale reports an attempt token that is not the job's current one:
+	// the lease was lost and the job was claimed again (class EMQSTALE).
+	ErrStale = errors.New("trafikey: stale attempt token")
+	// ErrState reports a job or queue in a state the verb does not accept
+	// (class EMQSTATE), e.g. removing a job a worker holds.
+	ErrState = errors.New("trafikey: job not in an accepted state")
+	// ErrNotActive reports a job that is not claimed: its lease expired and
+	// it was recovered, or it never was claimed. It is an ErrState too.
+	ErrNotActive = errors.New("trafikey: job not active")
+	// ErrDuplicate reports a unique key held by another job (class
+	// EMQLOCK). errors.As with a *DuplicateError gives the holder's id.
+	ErrDuplicate = errors.New("trafikey: duplicate unique key")
+	// ErrWire reports a queue whose dataset is not stamped with this
+	// client's wire version (class EMQWIRE): not installed, or written by
+	// another version of trafikey.
+	ErrWire = errors.New("trafikey: wire version mismatch")
+	// ErrWritePaused reports a write refused while the server avoids
+	// replica traffic (CLIENT PAUSE WRITE, failover); nothing was written
+	// and the call can be retried.
+	ErrWritePaused = errors.New("trafikey: server writes paused")
+	// ErrNotFound reports a job whose row does not exist: it completed, was
+	// removed, or never existed. The server answers such calls with 0, not
+	// with an error reply, so this error carries no server text.
+	ErrNotFound = errors.New("trafikey: job not found")
+	// ErrInvalid reports an argument the client refuses before sending it,
+	// e.g. a priority out of range. The server checks the same domains.
+	ErrInvalid = errors.New("trafikey: invalid argument")
+)
+
+// ServerError is an error reply of a verb. Text is exactly what the server
+// sent, e.g. "EMQSTALE complete token mismatch". It wraps the sentinel of
+// the text's class (ErrStale, ErrState, ...), the class's detail error when
+// there is one (*DuplicateError) and the client's
+// *valkey.ValkeyError.
+type ServerError struct {
+	// Verb is the protocol verb that was refused, e.g. "complete".
+	Verb string
+	// Text is the server's error text, byte for byte.
+	Text string
+
+	wrapped []error
+}
+
+// Error returns the verb and the server's text.
+func (e *ServerError) Error() string { return "trafikey: " + e.Verb + ": " + e.Text }
+
+// Unwrap returns the class sentinel, the detail error if any, and the
+// underlying client error.
+func (e *ServerError) Unwrap() []error { return e.wrapped }
+
+// Class returns the first word of the server's text: EMQSTALE, EMQSTATE,
+// ERR, WRONGTYPE, NOPERM, ...
+func (e *ServerError) Class() string { return firstWord(e.Text) }
+
+// DuplicateError is the detail of an ErrDuplicate: the job that holds the
+// unique key. ID is empty when the duplicate was inside one batch.
+type DuplicateError struct {
+	ID string
+}
+
+// Error describes the duplicate.
+func (e *DuplicateError) Error() string {
+	if e.ID == "" {
+		return "trafikey: duplicate unique key in one batch"
+	}
+	return "trafikey: duplicate of job " + e.ID
+}
+
+// Unwrap makes a DuplicateError an ErrDuplicate.
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+
+// The class words and fixed shapes of the registry, read from the protocol
+// package's builders so that no refusal text is spelled twice. These are
+// computed once and never written.
+var (
+	classStale = firstWord(protocol.ErrStale("verb"))
+	classState = firstWord(protocol.ErrNotActive("verb"))
+	classLock  = firstWord(protocol.ErrAddDuplicateInBatch)
+	classWire  = firstWord(protocol.ErrWireMissing)
+
+	duplicateOfPrefix = protocol.ErrAddDuplicate("")
+)
+
+func firstWord(s string) string {
+	w, _, _ := strings.Cut(s, " ")
+	return w
+}
+
+// serverError builds the typed error for an error reply text of verb v. The
+// class is the text's first word; within a class, the registry's builders
+// tell the details apart.
+func serverError(v *protocol.Verb, text string, cause error) *ServerError {
+	e := &ServerError{Verb: v.Name, Text: text}
+	switch firstWord(text) {
+	case classStale:
+		e.wrapped = append(e.wrapped, ErrStale)
+	case classState:
+		if text == protocol.ErrNotActive(v.Name) {
+			e.wrapped = append(e.wrapped, ErrNotActive)
+		}
+		e.wrapped = append(e.wrapped, ErrState)
+	case classLock:
+		dup := &DuplicateError{}
+		if id, ok := strings.CutPrefix(text, duplicateOfPrefix); ok {
+			dup.ID = id
+		}
+		e.wrapped = append(e.wrapped, dup)
+	case classWire:
+		e.wrapped = append(e.wrapped, ErrWire)
+	default:
+		if text == protocol.ErrWritePaused {
+			e.wrapped = append(e.wrapped, ErrWritePaused)
+		}
+	}
+	if cause != nil {
+		e.wrapped = append(e.wrapped, cause)
+	}
+	return e
+}
+
+// errorText returns the exact text of an error reply. valkey-go drops a
+// leading "ERR " from the error it returns, so the text is read from the
+// message itself.
+func errorText(msg valkey.ValkeyMessage, err error) string {
+	if text, _ := msg.ToString(); text != "" {
+		return text
+	}
+	return err.Error()
+}

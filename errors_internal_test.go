@@ -1,0 +1,80 @@
+package trafikey
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// TestServerErrorClasses maps every text of the registry to its sentinels,
+// without a server: the class is the first word, details come from the
+// registry's builders.
+func TestServerErrorClasses(t *testing.T) {
+	t.Parallel()
+	all := []error{
+		ErrStale, ErrState, ErrNotActive, ErrDuplicate, ErrWire, ErrWritePaused,
+	}
+	cases := []struct {
+		verb *protocol.Verb
+		text string
+		want []error
+	}{
+		{protocol.Complete, protocol.ErrStale("complete"), []error{ErrStale}},
+		{protocol.Extend, protocol.ErrNotActive("extend"), []error{ErrNotActive, ErrState}},
+		{protocol.Complete, protocol.ErrNotActive("extend"), []error{ErrState}}, // another verb's text
+		{protocol.Remove, protocol.ErrRemoveActive, []error{ErrState}},
+		{protocol.Requeue, protocol.ErrRequeueNotDead, []error{ErrState}},
+		{protocol.Add, protocol.ErrAddIDExists, []error{ErrState}},
+		{protocol.Add, protocol.ErrAddIDSpace, []error{ErrState}},
+		{protocol.Add, protocol.ErrAddDuplicate("42"), []error{ErrDuplicate}},
+		{protocol.Add, protocol.ErrAddDuplicateInBatch, []error{ErrDuplicate}},
+		{protocol.Claim, protocol.ErrWireMissing, []error{ErrWire}},
+		{protocol.Claim, protocol.ErrWireFound("2"), []error{ErrWire}},
+		{protocol.Claim, protocol.ErrWritePaused, []error{ErrWritePaused}},
+		{protocol.Claim, protocol.ErrLayout("claim"), nil},
+		{protocol.Claim, protocol.ErrBadArg("claim", "count"), nil},
+		{protocol.Claim, protocol.ErrWrongType, nil},
+		{protocol.Claim, protocol.ErrNoPerm, nil},
+		{protocol.Claim, protocol.ErrHostReply, nil},
+	}
+	for _, c := range cases {
+		cause := errors.New("client error")
+		err := error(serverError(c.verb, c.text, cause))
+		var se *ServerError
+		require.ErrorAs(t, err, &se, c.text)
+		require.Equal(t, c.text, se.Text, "the server's text is kept byte for byte")
+		require.Equal(t, c.verb.Name, se.Verb)
+		require.Equal(t, firstWord(c.text), se.Class())
+		require.ErrorIs(t, err, cause, "the client's error stays reachable")
+		for _, s := range all {
+			require.Equal(t, slices.Contains(c.want, s), errors.Is(err, s), "%q: errors.Is(%v)", c.text, s)
+		}
+	}
+
+	var dup *DuplicateError
+	require.ErrorAs(t, serverError(protocol.Add, protocol.ErrAddDuplicate("42"), nil), &dup)
+	require.Equal(t, "42", dup.ID)
+	require.ErrorAs(t, serverError(protocol.Add, protocol.ErrAddDuplicateInBatch, nil), &dup)
+	require.Empty(t, dup.ID)
+}
+
+func TestTruncateText(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "short", truncateText("short"))
+	long := string(make([]byte, protocol.MaxText-1)) + "é" // é straddles the limit
+	got := truncateText(long)
+	require.Len(t, got, protocol.MaxText-1)
+}
+
+func TestCeilMS(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, int64(0), ceilMS(0))
+	require.Equal(t, int64(1), ceilMS(time.Nanosecond))
+	require.Equal(t, int64(1), ceilMS(time.Millisecond))
+	require.Equal(t, int64(2), ceilMS(1001*time.Microsecond))
+}

@@ -1,0 +1,321 @@
+package trafikey_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/trafikeytest"
+)
+
+// exampleServer starts the throwaway valkey-server every example runs on.
+// In a program, connect to your own server instead:
+//
+//	client, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
+func exampleServer() *trafikeytest.Server {
+	srv, err := trafikeytest.Start(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	return srv
+}
+
+// Open a queue. The executor is the native module when the server has it
+// loaded, else the Lua scripts, which need nothing on the server.
+func ExampleOpen() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx := context.Background()
+
+	q, err := trafikey.Open(ctx, srv.Client(), "emails")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("queue", q.Name(), "runs on the", q.Executor(), "executor")
+	// Output: queue emails runs on the lua executor
+}
+
+// Force the Lua executor, e.g. to compare it with the module.
+func ExampleWithExecutor() {
+	srv := exampleServer()
+	defer srv.Close()
+
+	q, err := trafikey.Open(context.Background(), srv.Client(), "emails", trafikey.WithExecutor(trafikey.ExecutorLua))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(q.Executor())
+	// Output: lua
+}
+
+// Add a job with options, and read it back.
+func ExampleQueue_Add() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx := context.Background()
+	q, err := trafikey.Open(ctx, srv.Client(), "emails")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	id, err := q.Add(ctx, []byte(`{"to":"ada@example.com"}`),
+		trafikey.Priority(10),
+		trafikey.Delay(5*time.Minute),
+		trafikey.MaxAttempts(5),
+		trafikey.Backoff(trafikey.BackoffExponential, 2*time.Second),
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	info, err := q.Inspect(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("job", id, info.State, "priority", info.Priority, "max attempts", info.MaxAttempts)
+	// Output: job 1 delayed priority 10 max attempts 5
+}
+
+// A unique key refuses a second job while the first holds it.
+func ExampleUnique() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx := context.Background()
+	q, err := trafikey.Open(ctx, srv.Client(), "payments")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	for range 2 {
+		id, err := q.Add(ctx, []byte("charge order 7"), trafikey.Unique("charge:order-7", time.Hour))
+		var dup *trafikey.DuplicateError
+		switch {
+		case errors.As(err, &dup):
+			fmt.Println("already queued as job", dup.ID)
+		case err != nil:
+			log.Fatal(err)
+		default:
+			fmt.Println("queued as job", id)
+		}
+	}
+	// Output:
+	// queued as job 1
+	// already queued as job 1
+}
+
+// Add many jobs in few calls. Each call of up to MaxBatch jobs is all or
+// none.
+func ExampleQueue_AddBatch() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx := context.Background()
+	q, err := trafikey.Open(ctx, srv.Client(), "thumbnails")
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	jobs := make([]trafikey.NewJob, 0, 5000)
+	for i := range 5000 {
+		jobs = append(jobs, trafikey.NewJob{Payload: fmt.Appendf(nil, "thumbnail %d", i)})
+	}
+	ids, err := q.AddBatch(ctx, jobs)
+	if err != nil {
+		log.Fatalf("added %d of %d: %v", len(ids), len(jobs), err)
+	}
+	s, err := q.Stats(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("added", len(ids), "pending", s.Pending)
+	// Output: added 5000 pending 5000
+}
+
+// Run a worker: a handler error retries the job, SkipRetry dead-letters it.
+// Here the worker stops once it has run three jobs; a program runs it until
+// it is told to stop (signal.NotifyContext), and running jobs then get up
+// to ShutdownTimeout to finish.
+func ExampleWorker_Run() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	q, err := trafikey.Open(ctx, srv.Client(), "emails")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, to := range []string{"ada@example.com", "", "grace@example.com"} {
+		if _, err := q.Add(ctx, []byte(to)); err != nil {
+			log.Fatal(err)
+		}
+	}
+
+	var finished atomic.Int64
+	w, err := trafikey.NewWorker(q, func(ctx context.Context, job *trafikey.Job) error {
+		if len(job.Payload) == 0 {
+			// Retrying will not help: dead-letter it now.
+			return trafikey.SkipRetry(errors.New("no recipient"))
+		}
+		return nil // send the email here
+	}, trafikey.WorkerOptions{
+		Concurrency: 50,
+		Lease:       time.Minute,
+		OnDone: func(*trafikey.Job, trafikey.Outcome, error) {
+			if finished.Add(1) == 3 {
+				stop()
+			}
+		},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Run(ctx); err != nil {
+		log.Print(err)
+	}
+	st := w.Stats()
+	fmt.Printf("completed %d, dead %d\n", st.Processed, st.Dead)
+	// Output: completed 2, dead 1
+}
+
+// Bring your own loop: claim a batch, run it, report each outcome.
+func ExampleQueue_Claim() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx := context.Background()
+	q, err := trafikey.Open(ctx, srv.Client(), "webhooks")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("ok")}, {Payload: []byte("timeout")}}); err != nil {
+		log.Fatal(err)
+	}
+
+	jobs, err := q.Claim(ctx, 30*time.Second, 100)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, job := range jobs {
+		if string(job.Payload) == "timeout" {
+			retrying, err := job.Fail(ctx, errors.New("upstream timed out"), true)
+			if err != nil {
+				log.Fatal(err)
+			}
+			fmt.Println("job", job.ID, "failed, retrying:", retrying)
+			continue
+		}
+		if err := job.Complete(ctx); err != nil {
+			log.Fatal(err) // e.g. ErrStale: the lease was lost meanwhile
+		}
+		fmt.Println("job", job.ID, "completed")
+	}
+	// Output:
+	// job 1 completed
+	// job 2 failed, retrying: true
+}
+
+// Read a queue's counts and lifetime counters.
+func ExampleQueue_Stats() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx := context.Background()
+	q, err := trafikey.Open(ctx, srv.Client(), "emails")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+		log.Fatal(err)
+	}
+
+	s, err := q.Stats(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("pending %d, active %d, dead %d, added %d\n", s.Pending, s.Active, s.Dead, s.TotalAdded)
+	// Output: pending 1, active 0, dead 0, added 1
+}
+
+// A Complete after the job's lease was lost and the job claimed again is
+// refused: the error wraps ErrStale and keeps the server's text.
+func ExampleServerError() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx := context.Background()
+	q, err := trafikey.Open(ctx, srv.Client(), "emails")
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+		log.Fatal(err)
+	}
+	first, err := q.Claim(ctx, time.Millisecond, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // the lease passes
+	if _, _, err := q.Recover(ctx, 10); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := q.Claim(ctx, time.Minute, 1); err != nil { // another worker
+		log.Fatal(err)
+	}
+
+	err = first[0].Complete(ctx)
+	var se *trafikey.ServerError
+	if errors.Is(err, trafikey.ErrStale) && errors.As(err, &se) {
+		fmt.Println("refused:", se.Text)
+	}
+	// Output: refused: EMQSTALE complete token mismatch
+}
+
+// Observe what a queue's workers do, e.g. to export metrics (the
+// trafikeyprom module does this for Prometheus).
+func ExampleWithObserver() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	obs := &outcomes{done: stop}
+	q, err := trafikey.Open(ctx, srv.Client(), "emails", trafikey.WithObserver(obs))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+		log.Fatal(err)
+	}
+	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WorkerOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(slices.Sorted(slices.Values(obs.seen)))
+	// Output: [added claimed completed]
+}
+
+// outcomes records the events it is told of and calls done once a job
+// finished.
+// Observers are called from many goroutines, hence the lock.
+type outcomes struct {
+	trafikey.BaseObserver
+	mu   sync.Mutex
+	seen []string
+	done func()
+}
+
+func (o *outcomes) see(what string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.seen = append(o.seen, what)
+}
+
+func (o *outcomes) JobsAdded(string, int)   { o.see("added") }
+func (o *outcomes) JobsClaimed(string, int) { o.see("claimed") }
+func (o *outcomes) JobFinished(_ *trafikey.Job, out trafikey.Outcome, _ time.Duration) {
+	o.see(out.String())
+	o.done()
+}

@@ -1,0 +1,5 @@
+package trafikey
+
+// WithRunner exposes withRunner to the package's external tests, which wrap
+// the real executors to count or alter calls.
+var WithRunner = withRunner

@@ -1,0 +1,119 @@
+// Package executor runs protocol verbs on a server through one of the two
+// executors: the Lua scripts (EVALSHA) or the native module's EMQ.*
+// commands. The client, the conformance suite, the differential test and
+// the benchmarks share it; Raw exists so tests can send malformed calls
+// exactly as a client could.
+package executor
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"strconv"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/lua"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// Executor runs protocol verbs on a server. The two executors, Lua and
+// native, take the same keys and arguments and give the same replies; a Queue
+// is opened on one of them.
+type Executor interface {
+	// Name is "lua" or "native".
+	Name() string
+	// Exec runs verb v with its declared keys and arguments and returns the
+	// raw reply.
+	Exec(ctx context.Context, v *protocol.Verb, keys, args []string) valkey.ValkeyResult
+	// Raw runs verb v with numkeys spelled as given and rest as the keys and
+	// arguments after it: a malformed call, exactly as a client could send it.
+	Raw(ctx context.Context, v *protocol.Verb, numkeys string, rest []string) valkey.ValkeyResult
+}
+
+// Lua is the executor that runs each verb's script with EVALSHA. It needs
+// nothing installed on the server.
+type Lua struct {
+	client valkey.Client
+	sha    map[*protocol.Verb]string
+	source map[*protocol.Verb]string
+}
+
+// NewLua returns the Lua executor on client.
+func NewLua(client valkey.Client) *Lua {
+	l := &Lua{client: client, sha: map[*protocol.Verb]string{}, source: map[*protocol.Verb]string{}}
+	for _, v := range protocol.JobCore {
+		src := lua.Source(v)
+		sum := sha1.Sum([]byte(src))
+		l.source[v] = src
+		l.sha[v] = hex.EncodeToString(sum[:])
+	}
+	return l
+}
+
+// Name implements Executor.
+func (l *Lua) Name() string { return "lua" }
+
+// Exec implements Executor.
+func (l *Lua) Exec(ctx context.Context, v *protocol.Verb, keys, args []string) valkey.ValkeyResult {
+	return l.run(ctx, v, strconv.Itoa(len(keys)), keys, args)
+}
+
+// Raw implements Executor.
+func (l *Lua) Raw(ctx context.Context, v *protocol.Verb, numkeys string, rest []string) valkey.ValkeyResult {
+	return l.run(ctx, v, numkeys, nil, rest)
+}
+
+func (l *Lua) run(ctx context.Context, v *protocol.Verb, numkeys string, keys, args []string) valkey.ValkeyResult {
+	build := func(head string, body string) valkey.Completed {
+		b := l.client.B().Arbitrary(head, body, numkeys)
+		if len(keys) > 0 {
+			b = b.Keys(keys...)
+		}
+		return b.Args(args...).Build()
+	}
+	res := l.client.Do(ctx, build("EVALSHA", l.sha[v]))
+	if err, ok := valkey.IsValkeyErr(res.Error()); ok && err.IsNoScript() {
+		res = l.client.Do(ctx, build("EVAL", l.source[v]))
+	}
+	return res
+}
+
+// Native is the executor that calls the trafikey module's EMQ.* commands.
+type Native struct {
+	client valkey.Client
+}
+
+// NewNative returns the native executor on client. The server must have the
+// module loaded; see Probe.
+func NewNative(client valkey.Client) *Native { return &Native{client: client} }
+
+// Name implements Executor.
+func (n *Native) Name() string { return "native" }
+
+// Exec implements Executor.
+func (n *Native) Exec(ctx context.Context, v *protocol.Verb, keys, args []string) valkey.ValkeyResult {
+	cmd := n.client.B().Arbitrary(v.Command, strconv.Itoa(len(keys))).Keys(keys...).Args(args...).Build()
+	return n.client.Do(ctx, cmd)
+}
+
+// Raw implements Executor.
+func (n *Native) Raw(ctx context.Context, v *protocol.Verb, numkeys string, rest []string) valkey.ValkeyResult {
+	return n.client.Do(ctx, n.client.B().Arbitrary(v.Command, numkeys).Args(rest...).Build())
+}
+
+// Probe reports whether the server behind client has the trafikey module
+// loaded with this wire: EMQ.VERSION answers protocol.Wire.
+func Probe(ctx context.Context, client valkey.Client) bool {
+	v, err := client.Do(ctx, client.B().Arbitrary(protocol.VersionCommand).Build()).AsInt64()
+	return err == nil && v == protocol.Wire
+}
+
+// Auto returns the native executor when the module is loaded, else the Lua
+// executor.
+func Auto(ctx context.Context, client valkey.Client) Executor {
+	if Probe(ctx, client) {
+		return NewNative(client)
+	}
+	return NewLua(client)
+}

@@ -1,0 +1,199 @@
+package trafikey
+
+import (
+	"context"
+	"fmt"
+	"time"
+	"unicode/utf8"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// Job is a job claimed by a worker. Its methods report the claim's outcome
+// to the server; each takes the attempt token, so a worker whose lease was
+// lost and whose job was claimed again is refused with ErrStale instead of
+// touching the new claim.
+type Job struct {
+	// ID is the job's id in its queue, a decimal string.
+	ID string
+	// Payload is the job's data, as added.
+	Payload []byte
+	// Attempt counts the job's claims, this one included (1 on the first
+	// run). It is the attempt token the job's methods send.
+	Attempt int64
+
+	q     *Queue
+	token string
+}
+
+// Queue returns the queue the job was claimed from.
+func (j *Job) Queue() *Queue { return j.q }
+
+// Claim claims up to count (1..1000) pending jobs, highest priority first,
+// holding each under a lease of the given length (rounded up to a
+// millisecond, at most 24 h). It returns no jobs and no error when nothing is
+// pending or the queue is paused. A job whose lease passes without Extend is
+// moved back to pending by Recover.
+//
+// Claim is the primitive behind Worker, for callers with their own loop.
+func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*Job, error) {
+	leaseMS, err := leaseArg("claim", lease)
+	if err != nil {
+		return nil, err
+	}
+	if count < 1 || count > protocol.MaxCount {
+		return nil, invalid("claim", "count %d outside 1..%d", count, protocol.MaxCount)
+	}
+	msg, err := q.call(ctx, protocol.Claim, leaseMS, protocol.FormatInt(int64(count)))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := msg.ToArray()
+	if err != nil {
+		return nil, fmt.Errorf("trafikey: claim: unexpected reply: %w", err)
+	}
+	jobs := make([]*Job, 0, len(rows))
+	for _, row := range rows {
+		f, err := row.ToArray()
+		if err != nil || len(f) != 3 {
+			return jobs, fmt.Errorf("trafikey: claim: unexpected reply entry %v", row)
+		}
+		id, err1 := f[0].ToString()
+		data, err2 := f[1].ToString()
+		att, err3 := f[2].AsInt64()
+		if err1 != nil || err2 != nil || err3 != nil {
+			return jobs, fmt.Errorf("trafikey: claim: unexpected reply entry %v", row)
+		}
+		jobs = append(jobs, &Job{ID: id, Payload: []byte(data), Attempt: att, q: q, token: protocol.FormatInt(att)})
+	}
+	if q.observer != nil && len(jobs) > 0 {
+		q.observer.JobsClaimed(q.name, len(jobs))
+	}
+	return jobs, nil
+}
+
+func leaseArg(op string, lease time.Duration) (string, error) {
+	ms := ceilMS(lease)
+	if lease <= 0 || ms > protocol.MaxLeaseMS {
+		return "", invalid(op, "lease %v outside 1ms..%dms", lease, protocol.MaxLeaseMS)
+	}
+	return protocol.FormatInt(ms), nil
+}
+
+// Complete reports the job done: its row and logs are deleted and its
+// unique key released. It returns ErrStale when the job was claimed again
+// since, ErrNotActive when its lease expired and it was recovered, and
+// ErrNotFound when it no longer exists.
+func (j *Job) Complete(ctx context.Context) error {
+	n, err := j.q.callInt(ctx, protocol.Complete, j.ID, j.token)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return j.notFound(protocol.Complete)
+	}
+	return nil
+}
+
+// Fail reports the attempt failed with cause's text (truncated to 64 KiB).
+// With retry, the job waits its backoff and runs again while attempts
+// remain; without, or when none remain, it is dead-lettered. retrying
+// reports which happened. Errors are as for Complete.
+func (j *Job) Fail(ctx context.Context, cause error, retry bool) (retrying bool, err error) {
+	text := ""
+	if cause != nil {
+		text = truncateText(cause.Error())
+	}
+	flag := "0"
+	if retry {
+		flag = "1"
+	}
+	msg, err := j.q.call(ctx, protocol.Fail, j.ID, j.token, flag, text)
+	if err != nil {
+		return false, err
+	}
+	if msg.IsInt64() {
+		if n, _ := msg.AsInt64(); n == 0 {
+			return false, j.notFound(protocol.Fail)
+		}
+	}
+	outcome, err := msg.ToString()
+	switch {
+	case err != nil:
+		return false, fmt.Errorf("trafikey: fail: unexpected reply: %w", err)
+	case outcome == protocol.FailRetry:
+		return true, nil
+	case outcome == protocol.FailDead:
+		return false, nil
+	default:
+		return false, fmt.Errorf("trafikey: fail: unexpected reply %q", outcome)
+	}
+}
+
+// Extend renews the job's lease to lease from now and returns the new
+// deadline (server clock). Errors are as for Complete; any of them means the
+// claim is lost and the work should stop.
+func (j *Job) Extend(ctx context.Context, lease time.Duration) (time.Time, error) {
+	leaseMS, err := leaseArg("extend", lease)
+	if err != nil {
+		return time.Time{}, err
+	}
+	deadline, err := j.q.callInt(ctx, protocol.Extend, j.ID, j.token, leaseMS)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if deadline == 0 {
+		return time.Time{}, j.notFound(protocol.Extend)
+	}
+	return time.UnixMilli(deadline), nil
+}
+
+// Log appends a line (at most 64 KiB) to the job's log, which keeps the
+// queue's log cap of newest lines (WithLogCap). The log is deleted with the
+// job when it completes.
+func (j *Job) Log(ctx context.Context, line string) error {
+	if len(line) > protocol.MaxText {
+		return invalid("log", "line of %d bytes, at most %d", len(line), protocol.MaxText)
+	}
+	n, err := j.q.callInt(ctx, protocol.Log, j.ID, j.token, line, j.q.logCap)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return j.notFound(protocol.Log)
+	}
+	return nil
+}
+
+// Progress stores value (at most 64 KiB) as the job's progress, shown by
+// Inspect. The format is the caller's, e.g. "42%".
+func (j *Job) Progress(ctx context.Context, value string) error {
+	if len(value) > protocol.MaxText {
+		return invalid("progress", "value of %d bytes, at most %d", len(value), protocol.MaxText)
+	}
+	n, err := j.q.callInt(ctx, protocol.Progress, j.ID, j.token, value)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return j.notFound(protocol.Progress)
+	}
+	return nil
+}
+
+func (j *Job) notFound(v *protocol.Verb) error {
+	return fmt.Errorf("trafikey: %s job %s: %w", v.Name, j.ID, ErrNotFound)
+}
+
+// truncateText cuts s to the protocol's MaxText bytes without splitting a
+// UTF-8 sequence, so a long error text stays readable.
+func truncateText(s string) string {
+	if len(s) <= protocol.MaxText {
+		return s
+	}
+	cut := protocol.MaxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}

@@ -1,0 +1,209 @@
+package trafikey
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/internal/groupcommit"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// DefaultLogCap is how many log lines a job keeps unless WithLogCap says
+// otherwise; older lines are dropped first.
+const DefaultLogCap = 1000
+
+// Queue is a handle on one named queue on one server. It is safe for
+// concurrent use; open it once and share it.
+type Queue struct {
+	name     string
+	client   valkey.Client
+	exec     executor.Executor
+	keys     protocol.Keys
+	logCap   string
+	observer Observer
+
+	// verbKeys holds each verb's declared keys, built once: they are the
+	// same for every call on this queue and never modified.
+	verbKeys map[*protocol.Verb][]string
+
+	// adder coalesces concurrent Add calls into shared ADD calls; nil
+	// when WithAddCoalescing(false) sends each Add alone.
+	adder *groupcommit.Queue[*pendingAdd]
+	// noCompleteMany is set once the server refused COMPLETEMANY as an
+	// unknown command (a native module older than this client).
+	noCompleteMany atomic.Bool
+}
+
+// QueueOption configures Open.
+type QueueOption func(*queueConfig)
+
+type queueConfig struct {
+	kind      Executor
+	exec      executor.Executor
+	noInstall bool
+	logCap    int
+	observer  Observer
+	separate  bool
+}
+
+// Executor names the executor a Queue runs its verbs on. Both take the same
+// keys and arguments and give the same replies, byte for byte.
+type Executor string
+
+const (
+	// ExecutorAuto picks the native executor when the server has the
+	// trafikey module loaded (EMQ.VERSION answers this client's wire),
+	// else the Lua executor. It is the default.
+	ExecutorAuto Executor = "auto"
+	// ExecutorLua runs every verb as a Lua script with EVALSHA: it works on
+	// any Valkey or Redis 7+ with nothing installed on the server.
+	ExecutorLua Executor = "lua"
+	// ExecutorNative runs every verb as the module's EMQ.* command: faster,
+	// and it needs the module loaded in the server.
+	ExecutorNative Executor = "native"
+)
+
+// WithExecutor chooses the executor instead of ExecutorAuto's choice: to
+// force the Lua scripts on a server that has the module, or to insist on the
+// module (Open then fails with ErrInvalid when the server lacks it).
+func WithExecutor(e Executor) QueueOption {
+	return func(c *queueConfig) { c.kind = e }
+}
+
+// withRunner makes the queue run its verbs on r: tests wrap the real
+// executors to count or alter calls.
+func withRunner(r executor.Executor) QueueOption {
+	return func(c *queueConfig) { c.exec = r }
+}
+
+// WithoutInstall makes Open skip INSTALL, so opening writes nothing: for
+// read-only tools. Verbs on a queue that was never installed are then
+// refused with ErrWire.
+func WithoutInstall() QueueOption {
+	return func(c *queueConfig) { c.noInstall = true }
+}
+
+// WithLogCap sets how many lines Job.Log keeps per job (1..10000).
+func WithLogCap(n int) QueueOption {
+	return func(c *queueConfig) { c.logCap = n }
+}
+
+// WithAddCoalescing turns the coalescing of concurrent Add calls on (the
+// default) or off. With it on, jobs without a unique key that callers add
+// while earlier adds are on the wire are sent together in one ADD call,
+// which costs the server far less than one call per job; an Add made while
+// no other is in flight is sent at once, so nothing waits for a batch to
+// fill. Off, every Add is a call of its own.
+func WithAddCoalescing(on bool) QueueOption {
+	return func(c *queueConfig) { c.separate = !on }
+}
+
+// WithObserver makes the queue and the workers that run on it report what
+// they do to o (jobs added, claimed, started and finished, leases
+// recovered). The trafikeyprom module turns these into Prometheus series.
+// o's methods are called on the caller's goroutines and must not block.
+func WithObserver(o Observer) QueueOption {
+	return func(c *queueConfig) { c.observer = o }
+}
+
+// Open returns a handle on queue name. It checks the name, picks the
+// executor (the native module when the server has it loaded, else Lua; see
+// WithExecutor), and stamps the queue's wire version with INSTALL, which
+// refuses with ErrWire when the queue was written by another wire version.
+func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueOption) (*Queue, error) {
+	if err := checkQueueName("open", name); err != nil {
+		return nil, err
+	}
+	cfg := queueConfig{kind: ExecutorAuto, logCap: DefaultLogCap}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if client == nil && cfg.exec == nil {
+		return nil, invalid("open", "client is nil")
+	}
+	if cfg.logCap < 1 || cfg.logCap > protocol.MaxLogCap {
+		return nil, invalid("open", "log cap %d outside 1..%d", cfg.logCap, protocol.MaxLogCap)
+	}
+	if cfg.exec == nil {
+		switch cfg.kind {
+		case ExecutorAuto:
+			cfg.exec = executor.Auto(ctx, client)
+		case ExecutorLua:
+			cfg.exec = executor.NewLua(client)
+		case ExecutorNative:
+			if !executor.Probe(ctx, client) {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				return nil, invalid("open", "executor %q needs the trafikey module loaded in the server (%s does not answer wire %d)",
+					cfg.kind, protocol.VersionCommand, protocol.Wire)
+			}
+			cfg.exec = executor.NewNative(client)
+		default:
+			return nil, invalid("open", "executor %s is none of %q, %q, %q", echo(string(cfg.kind)), ExecutorAuto, ExecutorLua, ExecutorNative)
+		}
+	}
+	q := &Queue{
+		name:     name,
+		client:   client,
+		exec:     cfg.exec,
+		keys:     protocol.KeysOf(name),
+		logCap:   protocol.FormatInt(int64(cfg.logCap)),
+		observer: cfg.observer,
+		verbKeys: make(map[*protocol.Verb][]string, len(protocol.JobCore)),
+	}
+	for _, v := range protocol.JobCore {
+		q.verbKeys[v] = v.KeyNames(q.keys)
+	}
+	if !cfg.separate {
+		q.adder = newAdder(q)
+	}
+	if !cfg.noInstall {
+		if _, err := q.call(ctx, protocol.Install); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
+}
+
+// Name returns the queue's name.
+func (q *Queue) Name() string { return q.name }
+
+// Executor returns the executor the queue runs on: ExecutorLua or
+// ExecutorNative.
+func (q *Queue) Executor() Executor { return Executor(q.exec.Name()) }
+
+// Client returns the valkey client the queue was opened with.
+func (q *Queue) Client() valkey.Client { return q.client }
+
+// call runs verb v with its declared keys and args. Transport errors are
+// wrapped with the verb; an error reply becomes a *ServerError. A null
+// reply is returned as a message for which IsNil is true.
+func (q *Queue) call(ctx context.Context, v *protocol.Verb, args ...string) (valkey.ValkeyMessage, error) {
+	res := q.exec.Exec(ctx, v, q.verbKeys[v], args)
+	if err := res.NonValkeyError(); err != nil {
+		return valkey.ValkeyMessage{}, fmt.Errorf("trafikey: %s: %w", v.Name, err)
+	}
+	msg, err := res.ToMessage()
+	if err != nil && !valkey.IsValkeyNil(err) {
+		return msg, serverError(v, errorText(msg, err), err)
+	}
+	return msg, nil
+}
+
+// callInt runs v and reads an integer reply.
+func (q *Queue) callInt(ctx context.Context, v *protocol.Verb, args ...string) (int64, error) {
+	msg, err := q.call(ctx, v, args...)
+	if err != nil {
+		return 0, err
+	}
+	n, err := msg.AsInt64()
+	if err != nil {
+		return 0, fmt.Errorf("trafikey: %s: unexpected reply: %w", v.Name, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,148 @@
+package trafikey_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// testBundle is what one test runs against: a fresh server, a client, the
+// executor under test and a queue opened on it.
+type testBundle struct {
+	server *valkeyserver.Server
+	client valkey.Client
+	exec   executor.Executor
+	q      *trafikey.Queue
+}
+
+// executor is one way to run the verbs: each test runs once per executor.
+type executorCase struct {
+	name  string
+	start func(t *testing.T, o valkeyserver.Options) (*valkeyserver.Server, valkey.Client, executor.Executor)
+}
+
+// executors lists the executors the suite runs on: Lua, and native, which
+// fails unless the module builds and registers every job-core verb.
+func executors() []executorCase {
+	return []executorCase{
+		{name: "lua", start: func(t *testing.T, o valkeyserver.Options) (*valkeyserver.Server, valkey.Client, executor.Executor) {
+			s := valkeytest.Start(t, o)
+			c := valkeytest.Client(t, s)
+			return s, c, executor.NewLua(c)
+		}},
+		{name: "native", start: func(t *testing.T, o valkeyserver.Options) (*valkeyserver.Server, valkey.Client, executor.Executor) {
+			o.Module = valkeytest.ModulePath(t)
+			s := valkeytest.Start(t, o)
+			c := valkeytest.Client(t, s)
+			valkeytest.RequireVerbs(t, c)
+			return s, c, executor.NewNative(c)
+		}},
+	}
+}
+
+// forEachExecutor runs test as a parallel subtest on every executor, each on
+// its own server with queue "test" opened.
+func forEachExecutor(t *testing.T, test func(t *testing.T, b *testBundle)) {
+	t.Helper()
+	t.Parallel()
+	for _, e := range executors() {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			s, c, exec := e.start(t, valkeyserver.Options{})
+			q, err := trafikey.Open(t.Context(), c, "test", trafikey.WithRunner(exec))
+			require.NoError(t, err)
+			require.Equal(t, trafikey.Executor(e.name), q.Executor())
+			test(t, &testBundle{server: s, client: c, exec: exec, q: q})
+		})
+	}
+}
+
+// open opens another queue on the bundle's server and executor.
+func (b *testBundle) open(t *testing.T, name string, opts ...trafikey.QueueOption) *trafikey.Queue {
+	t.Helper()
+	q, err := trafikey.Open(t.Context(), b.client, name, append([]trafikey.QueueOption{trafikey.WithRunner(b.exec)}, opts...)...)
+	require.NoError(t, err)
+	return q
+}
+
+// do runs a raw command on the bundle's server.
+func (b *testBundle) do(t *testing.T, args ...string) any {
+	t.Helper()
+	return valkeytest.Do(t, b.server, args...)
+}
+
+func stats(t *testing.T, q *trafikey.Queue) trafikey.Stats {
+	t.Helper()
+	s, err := q.Stats(t.Context())
+	require.NoError(t, err)
+	return s
+}
+
+// claimOne claims exactly one job.
+func claimOne(t *testing.T, q *trafikey.Queue, lease time.Duration) *trafikey.Job {
+	t.Helper()
+	jobs, err := q.Claim(t.Context(), lease, 1)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	return jobs[0]
+}
+
+// expireLeases makes every lease of q expired now, as if its workers had
+// stalled past their deadlines, so a test needs no sleeps to reach recovery.
+func expireLeases(t *testing.T, b *testBundle, q *trafikey.Queue) {
+	t.Helper()
+	key := protocol.KeysOf(q.Name()).Active
+	v := b.do(t, "ZRANGE", key, "0", "-1")
+	for _, id := range v.([]any) {
+		b.do(t, "ZADD", key, "XX", "1", id.(string))
+	}
+}
+
+// runWorker runs w until the test ends (or stop is called) and returns
+// stop, which cancels Run and returns its error.
+func runWorker(t *testing.T, w *trafikey.Worker) (stop func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(ctx) }()
+	var err error
+	stopped := false
+	stop = func() error {
+		if !stopped {
+			stopped = true
+			cancel()
+			err = <-errc
+		}
+		return err
+	}
+	t.Cleanup(func() { _ = stop() })
+	return stop
+}
+
+// blockedClients counts the server's clients blocked in BLPOP.
+func blockedClients(t *testing.T, b *testBundle) int {
+	t.Helper()
+	list, _ := b.do(t, "CLIENT", "LIST").(string)
+	n := 0
+	for line := range strings.Lines(list) {
+		if strings.Contains(line, " cmd=blpop ") && strings.Contains(line, " flags=b ") {
+			n++
+		}
+	}
+	return n
+}
+
+// eventually is a generous bound for something the worker does on its own.
+const eventually = 10 * time.Second
+
+const tick = 10 * time.Millisecond

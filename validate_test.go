@@ -1,0 +1,123 @@
+package trafikey_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// noIO is an executor that counts the calls that reach it: validation must
+// refuse before any.
+type noIO struct{ calls atomic.Int64 }
+
+func (n *noIO) Name() string { return "lua" }
+
+func (n *noIO) Exec(context.Context, *protocol.Verb, []string, []string) valkey.ValkeyResult {
+	n.calls.Add(1)
+	return valkey.ValkeyResult{}
+}
+
+func (n *noIO) Raw(context.Context, *protocol.Verb, string, []string) valkey.ValkeyResult {
+	n.calls.Add(1)
+	return valkey.ValkeyResult{}
+}
+
+// requireInvalid checks one refused input: it is ErrInvalid, its text has
+// the one prefix, and it repeats at most 64 bytes of any input.
+func requireInvalid(t *testing.T, err error, what string) {
+	t.Helper()
+	require.ErrorIs(t, err, trafikey.ErrInvalid, what)
+	require.True(t, strings.HasPrefix(err.Error(), "trafikey: "), "%s: %q", what, err)
+	require.NotContains(t, err.Error(), "emq:", what)
+	require.Less(t, len(err.Error()), 300, "%s: the text stays short: %q", what, err)
+}
+
+func TestValidationBeforeIO(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	io := &noIO{}
+	q, err := trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io), trafikey.WithoutInstall())
+	require.NoError(t, err)
+	huge := strings.Repeat("x", 1<<20)
+	for _, name := range []string{"", "a{b", "a}b", "{", huge, "\x00{"} {
+		_, err := trafikey.Open(ctx, nil, name, trafikey.WithRunner(io))
+		requireInvalid(t, err, "queue name")
+		require.NotContains(t, err.Error(), strings.Repeat("x", 65), "a long name is echoed at most 64 bytes")
+	}
+	_, err = trafikey.Open(ctx, nil, "v")
+	requireInvalid(t, err, "nil client")
+	_, err = trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io), trafikey.WithLogCap(0))
+	requireInvalid(t, err, "log cap")
+	_, err = trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io), trafikey.WithLogCap(protocol.MaxLogCap+1))
+	requireInvalid(t, err, "log cap")
+
+	for _, id := range []string{"", "0", "01", "-1", "+1", "1.0", " 1", "1 ", "x", "4398046511104", "99999999999999999999", huge, "1\x00"} {
+		_, err := q.Inspect(ctx, id)
+		requireInvalid(t, err, "inspect id "+id)
+		require.NotContains(t, err.Error(), strings.Repeat("x", 65))
+		requireInvalid(t, q.Remove(ctx, id), "remove id")
+		requireInvalid(t, q.Requeue(ctx, id), "requeue id")
+	}
+
+	bad := map[string][]trafikey.AddOption{
+		"priority -1":         {trafikey.Priority(-1)},
+		"priority 1001":       {trafikey.Priority(protocol.MaxPriority + 1)},
+		"delay -1":            {trafikey.Delay(-time.Millisecond)},
+		"delay 11 years":      {trafikey.Delay(11 * 365 * 24 * time.Hour)},
+		"max attempts 0":      {trafikey.MaxAttempts(0)},
+		"max attempts huge":   {trafikey.MaxAttempts(protocol.MaxAttempts + 1)},
+		"backoff kind":        {trafikey.Backoff("linear", time.Second)},
+		"backoff kind huge":   {trafikey.Backoff(trafikey.BackoffKind(huge), time.Second)},
+		"backoff base -1":     {trafikey.Backoff(trafikey.BackoffFixed, -time.Second)},
+		"backoff base 25h":    {trafikey.Backoff(trafikey.BackoffFixed, 25*time.Hour)},
+		"unique empty":        {trafikey.Unique("", time.Minute)},
+		"unique huge":         {trafikey.Unique(huge, time.Minute)},
+		"unique ttl 0":        {trafikey.Unique("k", 0)},
+		"unique ttl negative": {trafikey.Unique("k", -time.Second)},
+	}
+	for what, opts := range bad {
+		_, err := q.Add(ctx, []byte("p"), opts...)
+		requireInvalid(t, err, "add "+what)
+		require.NotContains(t, err.Error(), strings.Repeat("x", 65), what)
+		_, err = q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("ok")}, {Payload: []byte("p"), Options: opts}})
+		requireInvalid(t, err, "add batch "+what)
+		require.Contains(t, err.Error(), "add job 1", "names the job of the batch")
+	}
+
+	for _, lease := range []time.Duration{0, -time.Second, 25 * time.Hour} {
+		_, err := q.Claim(ctx, lease, 1)
+		requireInvalid(t, err, "claim lease")
+	}
+	for _, n := range []int{0, -1, protocol.MaxCount + 1} {
+		_, err := q.Claim(ctx, time.Second, n)
+		requireInvalid(t, err, "claim count")
+		_, err = q.Promote(ctx, n)
+		requireInvalid(t, err, "promote limit")
+		_, _, err = q.Recover(ctx, n)
+		requireInvalid(t, err, "recover limit")
+	}
+	errs, err := q.CompleteMany(ctx, []*trafikey.Job{nil})
+	require.NoError(t, err)
+	requireInvalid(t, errs[0], "complete many nil job")
+
+	require.Zero(t, io.calls.Load(), "every refusal came before any call")
+}
+
+func TestOpenNativeWithoutModule(t *testing.T) {
+	t.Parallel()
+	c := valkeytest.Client(t, valkeytest.Start(t, valkeyserver.Options{}))
+	_, err := trafikey.Open(t.Context(), c, "n", trafikey.WithExecutor(trafikey.ExecutorNative))
+	requireInvalid(t, err, "native without the module")
+	_, err = trafikey.Open(t.Context(), c, "n", trafikey.WithExecutor("fast"))
+	requireInvalid(t, err, "unknown executor")
+}

@@ -1,0 +1,629 @@
+package trafikey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trafikey/trafikey/internal/groupcommit"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// Worker defaults, used for zero WorkerOptions fields.
+const (
+	// DefaultConcurrency is the number of handlers run at once.
+	DefaultConcurrency = 10
+	// DefaultLease is how long a claim holds a job without a heartbeat.
+	DefaultLease = 30 * time.Second
+	// DefaultShutdownTimeout is how long Run waits for running handlers.
+	DefaultShutdownTimeout = 10 * time.Second
+	// DefaultPollInterval is the longest idle sleep without a signal.
+	DefaultPollInterval = time.Second
+	// DefaultPromoteEvery is the period of moving due delayed jobs to
+	// pending.
+	DefaultPromoteEvery = 500 * time.Millisecond
+	// DefaultRecoverEvery is the period of taking back expired leases.
+	DefaultRecoverEvery = 5 * time.Second
+)
+
+// reportTimeout bounds the report of a job's outcome (COMPLETEMANY or
+// FAIL), counted from the end of its handler. Reports outlive Run's context
+// (a job that finished during shutdown is still reported), so they need
+// their own bound.
+const reportTimeout = 30 * time.Second
+
+// WorkerOptions configure a Worker. Zero fields take the defaults.
+type WorkerOptions struct {
+	// Concurrency is how many handlers run at once (default 10).
+	Concurrency int
+	// Lease is how long the server holds a claimed job for this worker
+	// before another may take it (default 30 s). Heartbeats renew it while
+	// the handler runs.
+	Lease time.Duration
+	// HeartbeatEvery is the period of the lease heartbeat (default Lease/3,
+	// at most Lease/2).
+	HeartbeatEvery time.Duration
+	// ShutdownTimeout is how long Run waits for running handlers after its
+	// context ends (default 10 s). Handlers still running then have their
+	// context cancelled and their jobs are left to lease recovery. A
+	// negative value does not wait at all.
+	ShutdownTimeout time.Duration
+	// PollInterval is the longest an idle worker sleeps before it tries to
+	// claim again without being signalled (default 1 s). Idle workers are
+	// woken by the queue's signal as soon as a job is pending, so this only
+	// bounds the wait after a missed signal.
+	PollInterval time.Duration
+	// PromoteEvery is the period of moving due delayed jobs and retries to
+	// pending (default 500 ms). It bounds how late a delayed job starts. A
+	// negative value leaves promotion to another process.
+	PromoteEvery time.Duration
+	// RecoverEvery is the period of taking back jobs whose lease expired
+	// (default 5 s). A negative value leaves recovery to another process.
+	RecoverEvery time.Duration
+	// Logger receives the worker's errors (default slog.Default()).
+	Logger *slog.Logger
+	// OnDone, when set, is called after each job's outcome is known, from
+	// the goroutine that ran it; err is the handler's error, or the error
+	// that kept the outcome from being reported. It must be safe for
+	// concurrent use and quick. For jobs abandoned at shutdown it may be
+	// called after Run has returned.
+	OnDone func(job *Job, outcome Outcome, err error)
+}
+
+// Outcome is what became of a job a worker ran.
+type Outcome int
+
+// Outcomes.
+const (
+	// OutcomeCompleted: the handler returned nil and the server completed
+	// the job.
+	OutcomeCompleted Outcome = iota + 1
+	// OutcomeRetrying: the handler failed and the job will run again.
+	OutcomeRetrying
+	// OutcomeDead: the handler failed and the job was dead-lettered.
+	OutcomeDead
+	// OutcomeLost: the server no longer held the claim (stale token, not
+	// active, or gone), so the outcome was not recorded.
+	OutcomeLost
+	// OutcomeAbandoned: the handler was still running, or failed because
+	// it was cancelled, when the shutdown timeout passed; the job is left
+	// to lease recovery.
+	OutcomeAbandoned
+	// OutcomeUnreported: the server could not be told (a transport error);
+	// the job is left to lease recovery.
+	OutcomeUnreported
+)
+
+// String names the outcome.
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeCompleted:
+		return "completed"
+	case OutcomeRetrying:
+		return "retrying"
+	case OutcomeDead:
+		return "dead"
+	case OutcomeLost:
+		return "lost"
+	case OutcomeAbandoned:
+		return "abandoned"
+	case OutcomeUnreported:
+		return "unreported"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// WorkerStats counts what a worker's handlers led to since it was created.
+type WorkerStats struct {
+	// Processed counts jobs completed.
+	Processed int64
+	// Failed counts failed attempts reported (Retried + Dead).
+	Failed int64
+	// Retried counts failed attempts that will run again.
+	Retried int64
+	// Dead counts jobs dead-lettered.
+	Dead int64
+	// Lost counts claims lost while their handler ran.
+	Lost int64
+	// Abandoned counts jobs left to lease recovery at shutdown or after a
+	// transport error.
+	Abandoned int64
+}
+
+// Worker runs a Handler over the jobs of one queue: one loop claims jobs in
+// batches as handler slots free up, a heartbeat extends the leases of
+// running jobs, and timers promote delayed jobs and recover expired leases.
+type Worker struct {
+	q       *Queue
+	handler Handler
+	opts    WorkerOptions
+	log     *slog.Logger
+
+	running atomic.Bool
+
+	processed, failed, retried, dead, lost, abandoned atomic.Int64
+
+	// completer reports the jobs whose handlers returned nil, many per
+	// COMPLETEMANY call.
+	completer *groupcommit.Queue[*completion]
+
+	mu   sync.Mutex
+	jobs map[*runningJob]struct{}
+}
+
+// runningJob is a job whose handler is running.
+type runningJob struct {
+	job    *Job
+	cancel context.CancelCauseFunc
+	// renewed is when the lease was last granted (the send time of the
+	// CLAIM or EXTEND that granted it), by this process's clock.
+	renewed atomic.Int64
+	lost    atomic.Bool
+}
+
+// NewWorker returns a worker that runs handler over q's jobs. It checks the
+// options; Run starts it.
+func NewWorker(q *Queue, handler Handler, opts WorkerOptions) (*Worker, error) {
+	if q == nil || handler == nil {
+		return nil, invalid("new worker", "queue and handler are required")
+	}
+	if opts.Concurrency == 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Lease == 0 {
+		opts.Lease = DefaultLease
+	}
+	if opts.HeartbeatEvery == 0 {
+		opts.HeartbeatEvery = opts.Lease / 3
+	}
+	if opts.ShutdownTimeout == 0 {
+		opts.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if opts.PollInterval == 0 {
+		opts.PollInterval = DefaultPollInterval
+	}
+	if opts.PromoteEvery == 0 {
+		opts.PromoteEvery = DefaultPromoteEvery
+	}
+	if opts.RecoverEvery == 0 {
+		opts.RecoverEvery = DefaultRecoverEvery
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	switch {
+	case opts.Concurrency < 0:
+		return nil, invalid("new worker", "concurrency %d is negative", opts.Concurrency)
+	case opts.Lease < time.Millisecond || ceilMS(opts.Lease) > protocol.MaxLeaseMS:
+		return nil, invalid("new worker", "lease %v outside 1ms..24h", opts.Lease)
+	case opts.HeartbeatEvery < 0 || opts.HeartbeatEvery > opts.Lease/2:
+		// A heartbeat slower than half the lease leaves no room for one
+		// late or failed EXTEND before the lease runs out.
+		return nil, invalid("new worker", "heartbeat %v must be positive and at most half the lease %v", opts.HeartbeatEvery, opts.Lease)
+	case opts.HeartbeatEvery == 0:
+		return nil, invalid("new worker", "lease %v too short for a heartbeat", opts.Lease)
+	case opts.PollInterval < time.Millisecond:
+		return nil, invalid("new worker", "poll interval %v below 1ms", opts.PollInterval)
+	}
+	return &Worker{
+		q:         q,
+		handler:   handler,
+		opts:      opts,
+		log:       opts.Logger.With("queue", q.name),
+		completer: newCompleter(q),
+		jobs:      map[*runningJob]struct{}{},
+	}, nil
+}
+
+// Stats returns the worker's counters.
+func (w *Worker) Stats() WorkerStats {
+	return WorkerStats{
+		Processed: w.processed.Load(),
+		Failed:    w.failed.Load(),
+		Retried:   w.retried.Load(),
+		Dead:      w.dead.Load(),
+		Lost:      w.lost.Load(),
+		Abandoned: w.abandoned.Load(),
+	}
+}
+
+// Running returns how many handlers run now.
+func (w *Worker) Running() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.jobs)
+}
+
+// Run claims and runs jobs until ctx ends, then shuts down: it stops
+// claiming, waits up to ShutdownTimeout for running handlers to return and
+// report, and returns. Jobs whose handlers are still running then are not
+// failed; their leases expire and another worker recovers them, and Run
+// returns ErrShutdownTimeout. Run returns nil after a complete shutdown. A
+// worker runs once at a time.
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.running.CompareAndSwap(false, true) {
+		return errors.New("trafikey: worker is already running")
+	}
+	defer w.running.Store(false)
+
+	// Handlers and their reports outlive ctx: shutdown lets them finish.
+	// jobsCtx is cancelled only when the shutdown timeout passes.
+	jobsCtx, abandon := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer abandon(nil)
+	var abandoned atomic.Bool
+
+	// Heartbeats go on during shutdown, or finishing jobs would lose their
+	// leases; they stop when Run returns.
+	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
+	var background sync.WaitGroup
+	background.Go(func() { w.heartbeat(beatCtx) })
+	background.Go(func() { w.maintain(ctx) })
+
+	var handlers sync.WaitGroup
+	w.claimLoop(ctx, func(j *Job, release func()) {
+		handlers.Go(func() {
+			defer release()
+			w.runJob(jobsCtx, j, &abandoned)
+		})
+	})
+
+	done := make(chan struct{})
+	go func() {
+		handlers.Wait()
+		close(done)
+	}()
+	var err error
+	if w.opts.ShutdownTimeout < 0 {
+		select {
+		case <-done:
+		default:
+			err = ErrShutdownTimeout
+		}
+	} else {
+		timer := time.NewTimer(w.opts.ShutdownTimeout)
+		select {
+		case <-done:
+		case <-timer.C:
+			err = ErrShutdownTimeout
+		}
+		timer.Stop()
+	}
+	if err != nil {
+		abandoned.Store(true)
+		abandon(ErrShutdownTimeout)
+		w.log.Warn("trafikey: shutdown timeout passed; running jobs are left to lease recovery", "running", w.Running())
+	} else {
+		// Every handler has reported, so the completer's senders are on
+		// their way out; none is left behind.
+		w.completer.Wait()
+	}
+	stopBeats()
+	background.Wait()
+	return err
+}
+
+// claimLoop is the only caller of CLAIM in a worker. It claims as many jobs
+// as there are free handler slots, in one call, so a busy worker claims in
+// batches; when nothing is pending it sleeps on the queue's signal.
+func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func())) {
+	limit := min(w.opts.Concurrency, protocol.MaxCount)
+	slots := make(chan struct{}, w.opts.Concurrency)
+	var retryWait time.Duration
+	// A worker that starts, or wakes, to a backlog passes the signal on
+	// after a full batch, so idle peers join in.
+	woke := true
+	for {
+		// Wait for one free slot, then take every other free one.
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		n := 1
+	take:
+		for n < limit {
+			select {
+			case slots <- struct{}{}:
+				n++
+			default:
+				break take
+			}
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		// The claim runs to its end even when ctx ends meanwhile: a
+		// claim abandoned in flight could have been executed, and its jobs
+		// would then wait for lease recovery.
+		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
+		jobs, err := w.q.Claim(callCtx, w.opts.Lease, n)
+		cancel()
+		for range n - len(jobs) {
+			<-slots
+		}
+		if err != nil {
+			retryWait = w.claimFailed(err, retryWait)
+			if !sleep(ctx, retryWait) {
+				return
+			}
+			continue
+		}
+		retryWait = 0
+		for _, j := range jobs {
+			start(j, func() { <-slots })
+		}
+		if len(jobs) == n && woke {
+			if err := w.q.pokeSignal(ctx); err != nil && ctx.Err() == nil {
+				w.log.Warn("trafikey: signal idle workers", "err", err)
+			}
+		}
+		woke = false
+		if len(jobs) == 0 {
+			if _, err := w.q.waitSignal(ctx, w.opts.PollInterval); err != nil && ctx.Err() == nil {
+				w.log.Warn("trafikey: wait for signal", "err", err)
+				if !sleep(ctx, w.opts.PollInterval) {
+					return
+				}
+			}
+			woke = true
+		}
+	}
+}
+
+// claimFailed logs a failed claim and returns how long to wait before the
+// next: a backoff from 50 ms doubling to 5 s so a server outage is not
+// hammered.
+func (w *Worker) claimFailed(err error, last time.Duration) time.Duration {
+	w.log.Error("trafikey: claim", "err", err)
+	return min(max(2*last, 50*time.Millisecond), 5*time.Second)
+}
+
+// sleep waits d or until ctx ends, and reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// runJob runs the handler on one claimed job and reports the outcome.
+func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool) {
+	ctx, cancel := context.WithCancelCause(jobsCtx)
+	defer cancel(nil)
+	r := &runningJob{job: j, cancel: cancel}
+	// The lease was granted when the CLAIM ran, a little before now;
+	// counting from claimSlack earlier makes the heartbeat renew early
+	// rather than late.
+	r.renewed.Store(time.Now().Add(-claimSlack).UnixNano())
+	w.mu.Lock()
+	w.jobs[r] = struct{}{}
+	w.mu.Unlock()
+	defer func() {
+		w.mu.Lock()
+		delete(w.jobs, r)
+		w.mu.Unlock()
+	}()
+
+	if o := w.q.observer; o != nil {
+		o.JobStarted(j)
+	}
+	began := time.Now()
+	err := invoke(ctx, w.handler, j)
+	outcome, reportErr := w.report(j, r, err, abandoned)
+	if o := w.q.observer; o != nil {
+		o.JobFinished(j, outcome, time.Since(began))
+	}
+	w.count(outcome)
+	if reportErr != nil {
+		err = reportErr
+	}
+	if w.opts.OnDone != nil {
+		w.opts.OnDone(j, outcome, err)
+	}
+}
+
+// claimSlack is how much earlier than the handler's start the heartbeat
+// assumes the lease was granted: the CLAIM was executed a round trip or so
+// before, and renewing early is harmless while renewing late is not.
+const claimSlack = 100 * time.Millisecond
+
+// report tells the server how the attempt ended.
+func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atomic.Bool) (Outcome, error) {
+	if r.lost.Load() {
+		return OutcomeLost, handlerErr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+	defer cancel()
+	if handlerErr == nil {
+		// A handler that finished completes even after the shutdown
+		// timeout: its work is done, running it again would be a waste.
+		// Completions of concurrent handlers share COMPLETEMANY calls,
+		// each job with its own outcome.
+		return w.reported(OutcomeCompleted, completeQueued(ctx, w.completer, j), nil)
+	}
+	if abandoned.Load() {
+		// Its error is most likely the cancellation itself, not a failure
+		// of the job; the next worker gets the job with this attempt spent.
+		return OutcomeAbandoned, handlerErr
+	}
+	retrying, err := j.Fail(ctx, handlerErr, !errors.Is(handlerErr, ErrSkipRetry))
+	if retrying {
+		return w.reported(OutcomeRetrying, err, handlerErr)
+	}
+	return w.reported(OutcomeDead, err, handlerErr)
+}
+
+// reported turns the error of a completion or FAIL into the outcome.
+func (w *Worker) reported(want Outcome, err, handlerErr error) (Outcome, error) {
+	switch {
+	case err == nil:
+		return want, handlerErr
+	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
+		return OutcomeLost, err
+	default:
+		w.log.Error("trafikey: report job outcome", "outcome", want, "err", err)
+		return OutcomeUnreported, err
+	}
+}
+
+func (w *Worker) count(o Outcome) {
+	switch o {
+	case OutcomeCompleted:
+		w.processed.Add(1)
+	case OutcomeRetrying:
+		w.failed.Add(1)
+		w.retried.Add(1)
+	case OutcomeDead:
+		w.failed.Add(1)
+		w.dead.Add(1)
+	case OutcomeLost:
+		w.lost.Add(1)
+	case OutcomeAbandoned, OutcomeUnreported:
+		w.abandoned.Add(1)
+	}
+}
+
+// heartbeat extends the leases of running jobs, one goroutine for all of
+// them: every HeartbeatEvery it renews each lease that would otherwise run
+// out within two periods, so a lease always has a spare period for a late
+// or failed EXTEND. Jobs shorter than a period are never extended.
+func (w *Worker) heartbeat(ctx context.Context) {
+	period := w.opts.HeartbeatEvery
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		var due []*runningJob
+		w.mu.Lock()
+		for r := range w.jobs {
+			deadline := time.Unix(0, r.renewed.Load()).Add(w.opts.Lease)
+			if !r.lost.Load() && deadline.Sub(now) < 2*period {
+				due = append(due, r)
+			}
+		}
+		w.mu.Unlock()
+		// Concurrent calls share the client's pipeline: a thousand leases
+		// cost about one round trip, not a thousand.
+		var wg sync.WaitGroup
+		for _, r := range due {
+			wg.Go(func() { w.extend(ctx, r, period) })
+		}
+		wg.Wait()
+	}
+}
+
+func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	sent := time.Now()
+	_, err := r.job.Extend(ctx, w.opts.Lease)
+	switch {
+	case err == nil:
+		r.renewed.Store(sent.UnixNano())
+	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
+		r.lost.Store(true)
+		r.cancel(ErrLeaseLost)
+		w.log.Warn("trafikey: lease lost", "job", r.job.ID, "attempt", r.job.Attempt, "err", err)
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		// Run is returning.
+	default:
+		// The next tick tries again while the lease lasts.
+		w.log.Warn("trafikey: extend lease", "job", r.job.ID, "err", err)
+	}
+}
+
+// maintain promotes due delayed jobs and recovers expired leases on their
+// timers until ctx ends. Every worker does it: the verbs are idempotent and
+// bounded, so peers doing the same work only cost a few calls.
+func (w *Worker) maintain(ctx context.Context) {
+	promote := newTicker(w.opts.PromoteEvery)
+	defer promote.stop()
+	recoverTick := newTicker(w.opts.RecoverEvery)
+	defer recoverTick.stop()
+	w.promoteAll(ctx)
+	w.recoverAll(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-promote.c:
+			w.promoteAll(ctx)
+		case <-recoverTick.c:
+			w.recoverAll(ctx)
+		}
+	}
+}
+
+// promoteAll calls PROMOTE until a call moves fewer than it may.
+func (w *Worker) promoteAll(ctx context.Context) {
+	if w.opts.PromoteEvery < 0 {
+		return
+	}
+	for ctx.Err() == nil {
+		n, err := w.q.Promote(ctx, protocol.MaxCount)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Error("trafikey: promote", "err", err)
+			}
+			return
+		}
+		if n < protocol.MaxCount {
+			return
+		}
+	}
+}
+
+// recoverAll calls RECOVER until a call takes back fewer than it may.
+func (w *Worker) recoverAll(ctx context.Context) {
+	if w.opts.RecoverEvery < 0 {
+		return
+	}
+	for ctx.Err() == nil {
+		requeued, dead, err := w.q.Recover(ctx, protocol.MaxCount)
+		if err != nil {
+			if ctx.Err() == nil {
+				w.log.Error("trafikey: recover", "err", err)
+			}
+			return
+		}
+		if requeued+dead > 0 {
+			w.log.Info("trafikey: recovered expired leases", "requeued", requeued, "dead", dead)
+		}
+		if requeued+dead < protocol.MaxCount {
+			return
+		}
+	}
+}
+
+// ticker is a time.Ticker that never fires when its period is negative.
+type ticker struct {
+	t *time.Ticker
+	c <-chan time.Time
+}
+
+func newTicker(d time.Duration) ticker {
+	if d < 0 {
+		return ticker{}
+	}
+	t := time.NewTicker(d)
+	return ticker{t: t, c: t.C}
+}
+
+func (t ticker) stop() {
+	if t.t != nil {
+		t.t.Stop()
+	}
+}
