@@ -3,6 +3,8 @@ package conformance
 import (
 	"testing"
 
+	"github.com/valkey-io/valkey-go"
+
 	"github.com/trafikey/trafikey/internal/executor"
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
@@ -17,4 +19,19 @@ func TestLua(t *testing.T) {
 		c := valkeytest.Client(t, s)
 		return Env{Server: s, Client: c, Exec: executor.NewLua(c)}
 	})
+}
+
+// TestLuaMaxmemory runs the maxmemory scenarios on a server of their own.
+func TestLuaMaxmemory(t *testing.T) {
+	s := valkeytest.Start(t, valkeyserver.Options{Debug: true})
+	c := valkeytest.Client(t, s)
+	RunMaxmemory(t, Env{Server: s, Client: c, Exec: executor.NewLua(c)})
+}
+
+// TestLuaReadOnly runs the read-only user and pause scenarios on a server
+// of their own.
+func TestLuaReadOnly(t *testing.T) {
+	s := valkeytest.Start(t, valkeyserver.Options{Debug: true})
+	c := valkeytest.Client(t, s)
+	RunReadOnly(t, Env{Server: s, Client: c, Exec: executor.NewLua(c)}, func(c valkey.Client) executor.Executor { return executor.NewLua(c) })
 }

@@ -15,9 +15,9 @@ var files embed.FS
 // LibFile is the shared library prepended to every script.
 const LibFile = "lib.lua"
 
-// Source returns the full script of verb v: the library, then the verb's
-// file. It panics when the file is missing, which a test rules out for every
-// verb of protocol.JobCore.
+// Source returns the full script of verb v: the shebang of its mode, the
+// library, then the verb's file. It panics when the file is missing, which a
+// test rules out for every verb of protocol.JobCore.
 func Source(v *protocol.Verb) string {
 	lib, err := files.ReadFile(LibFile)
 	if err != nil {
@@ -27,7 +27,23 @@ func Source(v *protocol.Verb) string {
 	if err != nil {
 		panic(err)
 	}
-	return string(lib) + "\n" + string(body)
+	return Shebang(v) + "\n" + string(lib) + "\n" + string(body)
+}
+
+// Shebang is the first line of verb v's script. Its flags make the server
+// treat the script as the native command is flagged: a verb that grows the
+// dataset ("#!lua", no allow-oom) is refused at maxmemory before it runs,
+// with the server's own OOM text; one that moves or shrinks runs
+// (allow-oom); a read verb may write nothing and runs with EVALSHA_RO
+// (no-writes).
+func Shebang(v *protocol.Verb) string {
+	switch v.Mode {
+	case protocol.Reads:
+		return "#!lua flags=no-writes"
+	case protocol.Keeps:
+		return "#!lua flags=allow-oom"
+	}
+	return "#!lua"
 }
 
 // Files returns the embedded script sources by file name, for the registry

@@ -25,7 +25,8 @@ func TestScripts(t *testing.T) {
 			body, ok := files[v.Script]
 			require.True(t, ok, "lua/%s is missing", v.Script)
 			require.NotPanics(t, func() { lua.Source(v) })
-			require.True(t, strings.HasPrefix(lua.Source(v), files[lua.LibFile]+"\n"))
+			require.True(t, strings.HasPrefix(lua.Source(v), lua.Shebang(v)+"\n"+files[lua.LibFile]+"\n"))
+			require.True(t, strings.HasPrefix(lua.Shebang(v), "#!lua"))
 
 			require.True(t, strings.HasPrefix(body, "-- "+v.Script+": "+v.Command+", "),
 				"the header starts with the file and the command")

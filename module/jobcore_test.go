@@ -224,22 +224,27 @@ func TestJobCorePause(t *testing.T) {
 	require.Equal(t, []any{[]any{"1", "held", int64(1)}}, claimed)
 }
 
-// Every registered job-core writer is flagged write and deny-oom with
-// EVAL-style key-specs, so the server holds it during a pause and ACL and
+// Every registered job-core writer is flagged write, and deny-oom exactly
+// when its mode grows the dataset, with EVAL-style key-specs, so the server
+// holds it during a pause, refuses only growth at maxmemory, and ACL and
 // cluster routing see its declared keys.
 func TestJobCoreCommandInfo(t *testing.T) {
 	t.Parallel()
 	s := startModule(t, valkeyserver.Options{})
-	for _, c := range verbs() {
-		info := valkeytest.Do(t, s, "COMMAND", "INFO", c.Name).([]any)[0].([]any)
-		flags := flat(info[2])
-		if strings.Contains(c.Flags, "write") {
-			require.Contains(t, flags, "write", c.Name)
-			require.Contains(t, flags, "denyoom", c.Name)
-		} else {
-			require.Contains(t, flags, "readonly", c.Name)
+	for _, v := range protocol.JobCore {
+		info := valkeytest.Do(t, s, "COMMAND", "INFO", v.Command).([]any)[0].([]any)
+		flags := strings.Fields(flat(info[2]))
+		switch v.Mode {
+		case protocol.Grows:
+			require.Subset(t, flags, []string{"write", "denyoom"}, v.Command)
+		case protocol.Keeps:
+			require.Contains(t, flags, "write", v.Command)
+			require.NotContains(t, flags, "denyoom", v.Command)
+		default:
+			require.Contains(t, flags, "readonly", v.Command)
+			require.NotContains(t, flags, "write", v.Command)
 		}
-		require.Equal(t, int64(-2), info[1], c.Name)
+		require.Equal(t, int64(-2), info[1], v.Command)
 	}
 	keys := protocol.Claim.KeyNames(protocol.KeysOf("k"))
 	got := valkeytest.Do(t, s, append([]string{"COMMAND", "GETKEYS", protocol.Claim.Command, "5"}, append(keys, "1", "1")...)...)

@@ -47,8 +47,9 @@ func init() {
 	host.Init(host.Module{Name: moduleName, Version: moduleVersion, Load: load})
 }
 
-// table is the command table. Writers are flagged "write deny-oom" and readers
-// "readonly"; keyed commands take EVAL-style keys (numkeys, then the keys).
+// table is the command table. Writers are flagged "write", with "deny-oom"
+// when they can grow the dataset (verbCommand), and readers "readonly";
+// keyed commands take EVAL-style keys (numkeys, then the keys).
 func table() []host.Command {
 	return append([]host.Command{
 		{

@@ -30,14 +30,19 @@ func verbs() []host.Command {
 	}
 }
 
-// verbCommand registers a keyed verb: writers flagged "write deny-oom" (the
-// server holds them during CLIENT PAUSE WRITE and failover, and refuses them
-// under OOM), readers "readonly"; EVAL-style keys. The arity is -2 (the
-// command and numkeys): the handler checks numkeys and the ARGV count itself,
-// with the texts of the EVAL family and the verb's own.
+// verbCommand registers a keyed verb by its mode: every writer is flagged
+// "write" (the server holds it during CLIENT PAUSE WRITE and failover), and
+// one that grows the dataset "deny-oom" too (the server refuses it at
+// maxmemory, as it refuses the Lua script without allow-oom); readers are
+// "readonly". Keys are EVAL-style. The arity is -2 (the command and
+// numkeys): the handler checks numkeys and the ARGV count itself, with the
+// texts of the EVAL family and the verb's own.
 func verbCommand(v *protocol.Verb, h host.Handler, summary string) host.Command {
-	if v.Write {
+	switch v.Mode {
+	case protocol.Grows:
 		return host.Command{Name: v.Command, Flags: "write deny-oom", Keys: host.WriteKeys, Arity: -2, Summary: summary, Handler: h}
+	case protocol.Keeps:
+		return host.Command{Name: v.Command, Flags: "write", Keys: host.WriteKeys, Arity: -2, Summary: summary, Handler: h}
 	}
 	return host.Command{Name: v.Command, Flags: "readonly", Keys: host.ReadKeys, Arity: -2, Summary: summary, Handler: h}
 }

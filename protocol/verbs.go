@@ -1,8 +1,8 @@
 package protocol
 
 // Verb describes one command of the protocol: its name, its declared keys and
-// whether it writes. docs/PROTOCOL.md gives each verb's arguments, reply,
-// refusals, reads and writes.
+// what it does to the dataset. docs/PROTOCOL.md gives each verb's arguments,
+// reply, refusals, reads and writes.
 type Verb struct {
 	// Name is the verb in lower case, as refusal texts spell it ("claim").
 	Name string
@@ -14,6 +14,42 @@ type Verb struct {
 	Keys []string
 	// Write reports whether the verb can write.
 	Write bool
+	// Mode is what the verb can do to the dataset's memory, which decides
+	// whether it runs when the server is at maxmemory.
+	Mode Mode
+}
+
+// Mode is what a verb can do to the dataset's memory. At maxmemory
+// (noeviction) a verb that can grow the dataset is refused by the server
+// before it runs, with the server's own OOM text, on both executors (the
+// native command is flagged deny-oom; the Lua script's shebang has no
+// allow-oom flag). Every other verb runs, so a full queue can still drain:
+// workers claim, complete, fail and recover.
+type Mode int
+
+const (
+	// Reads never writes (native flag readonly; Lua no-writes, run with
+	// EVALSHA_RO, so read-only users and paused servers can run it).
+	Reads Mode = iota + 1
+	// Grows can add to the dataset without a bound per job (new jobs, log
+	// lines, progress values): refused at maxmemory.
+	Grows
+	// Keeps moves, shrinks or overwrites bounded fields of existing jobs,
+	// or writes a constant few bytes per queue: runs at maxmemory.
+	Keeps
+)
+
+// String names the mode as docs/PROTOCOL.md does.
+func (m Mode) String() string {
+	switch m {
+	case Reads:
+		return "reads"
+	case Grows:
+		return "grows"
+	case Keeps:
+		return "keeps"
+	}
+	return "mode?"
 }
 
 // NumKeys is the exact numkeys of the verb: the base plus its suffixes.
@@ -29,7 +65,7 @@ func (v *Verb) KeyNames(k Keys) []string {
 	return out
 }
 
-func verb(name string, write bool, keys ...string) *Verb {
+func verb(name string, mode Mode, keys ...string) *Verb {
 	upper := make([]byte, len(name))
 	for i := range len(name) {
 		c := name[i]
@@ -38,30 +74,32 @@ func verb(name string, write bool, keys ...string) *Verb {
 		}
 		upper[i] = c
 	}
-	return &Verb{Name: name, Command: "EMQ." + string(upper), Script: name + ".lua", Keys: keys, Write: write}
+	return &Verb{Name: name, Command: "EMQ." + string(upper), Script: name + ".lua", Keys: keys, Write: mode != Reads, Mode: mode}
 }
 
 // The wire-1 job-core verbs.
 var (
-	Install  = verb("install", true, SuffixVersion)
-	Add      = verb("add", true, SuffixVersion, SuffixMeta, SuffixStats, SuffixPending, SuffixDelayed, SuffixSignal)
-	Claim    = verb("claim", true, SuffixVersion, SuffixMeta, SuffixPending, SuffixActive)
-	Extend   = verb("extend", true, SuffixVersion, SuffixActive)
-	Complete = verb("complete", true, SuffixVersion, SuffixStats, SuffixActive)
+	// Install writes one constant key per queue: it runs at maxmemory, so a
+	// worker can still open a full queue to drain it.
+	Install  = verb("install", Keeps, SuffixVersion)
+	Add      = verb("add", Grows, SuffixVersion, SuffixMeta, SuffixStats, SuffixPending, SuffixDelayed, SuffixSignal)
+	Claim    = verb("claim", Keeps, SuffixVersion, SuffixMeta, SuffixPending, SuffixActive)
+	Extend   = verb("extend", Keeps, SuffixVersion, SuffixActive)
+	Complete = verb("complete", Keeps, SuffixVersion, SuffixStats, SuffixActive)
 	// CompleteMany finishes up to MaxCount jobs in one call, each with its
 	// own outcome; the worker's way to report completions in bulk.
-	CompleteMany = verb("completemany", true, SuffixVersion, SuffixStats, SuffixActive)
-	Fail         = verb("fail", true, SuffixVersion, SuffixStats, SuffixActive, SuffixDelayed, SuffixDead)
-	Recover      = verb("recover", true, SuffixVersion, SuffixStats, SuffixPending, SuffixActive, SuffixDead, SuffixSignal)
-	Promote      = verb("promote", true, SuffixVersion, SuffixPending, SuffixDelayed, SuffixSignal)
-	Pause        = verb("pause", true, SuffixVersion, SuffixMeta)
-	Resume       = verb("resume", true, SuffixVersion, SuffixMeta, SuffixPending, SuffixSignal)
-	Remove       = verb("remove", true, SuffixVersion, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
-	Requeue      = verb("requeue", true, SuffixVersion, SuffixStats, SuffixPending, SuffixDead, SuffixSignal)
-	Log          = verb("log", true, SuffixVersion)
-	Progress     = verb("progress", true, SuffixVersion)
-	Stats        = verb("stats", false, SuffixVersion, SuffixMeta, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
-	Inspect      = verb("inspect", false, SuffixVersion)
+	CompleteMany = verb("completemany", Keeps, SuffixVersion, SuffixStats, SuffixActive)
+	Fail         = verb("fail", Keeps, SuffixVersion, SuffixStats, SuffixActive, SuffixDelayed, SuffixDead)
+	Recover      = verb("recover", Keeps, SuffixVersion, SuffixStats, SuffixPending, SuffixActive, SuffixDead, SuffixSignal)
+	Promote      = verb("promote", Keeps, SuffixVersion, SuffixPending, SuffixDelayed, SuffixSignal)
+	Pause        = verb("pause", Keeps, SuffixVersion, SuffixMeta)
+	Resume       = verb("resume", Keeps, SuffixVersion, SuffixMeta, SuffixPending, SuffixSignal)
+	Remove       = verb("remove", Keeps, SuffixVersion, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
+	Requeue      = verb("requeue", Keeps, SuffixVersion, SuffixStats, SuffixPending, SuffixDead, SuffixSignal)
+	Log          = verb("log", Grows, SuffixVersion)
+	Progress     = verb("progress", Grows, SuffixVersion)
+	Stats        = verb("stats", Reads, SuffixVersion, SuffixMeta, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
+	Inspect      = verb("inspect", Reads, SuffixVersion)
 )
 
 // COMPLETEMANY's per-job outcomes: each job's integer in its reply

@@ -72,9 +72,16 @@ func (l *Lua) run(ctx context.Context, v *protocol.Verb, numkeys string, keys, a
 		}
 		return b.Args(args...).Build()
 	}
-	res := l.client.Do(ctx, build("EVALSHA", l.sha[v]))
+	// A read verb runs as EVALSHA_RO: read-only users may call it, and the
+	// server does not hold it during CLIENT PAUSE WRITE, as it does not
+	// hold the native readonly command.
+	evalsha, eval := "EVALSHA", "EVAL"
+	if !v.Write {
+		evalsha, eval = "EVALSHA_RO", "EVAL_RO"
+	}
+	res := l.client.Do(ctx, build(evalsha, l.sha[v]))
 	if err, ok := valkey.IsValkeyErr(res.Error()); ok && err.IsNoScript() {
-		res = l.client.Do(ctx, build("EVAL", l.source[v]))
+		res = l.client.Do(ctx, build(eval, l.source[v]))
 	}
 	return res
 }

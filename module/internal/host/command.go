@@ -31,10 +31,11 @@ type Handler func(c *Call) error
 type Command struct {
 	// Name is the command name, e.g. "EMQ.CLAIM".
 	Name string
-	// Flags are the server's command flags: "write deny-oom" for a command
-	// that can write (the server then holds it during CLIENT PAUSE WRITE and
-	// failover, and refuses it under OOM), "readonly" for a reader, plus
-	// "fast" where it applies. The host adds "getkeys-api" to keyed commands.
+	// Flags are the server's command flags: "write" for a command that can
+	// write (the server then holds it during CLIENT PAUSE WRITE and
+	// failover), with "deny-oom" when it can grow the dataset (the server
+	// then refuses it at maxmemory), "readonly" for a reader, plus "fast"
+	// where it applies. The host adds "getkeys-api" to keyed commands.
 	Flags string
 	// Keys is where the command's keys are.
 	Keys Keys
@@ -102,8 +103,10 @@ func compile(cmds []Command) ([]command, error) {
 			return nil, fmt.Errorf("%s: no handler", c.Name)
 		case has("getkeys-api"):
 			return nil, fmt.Errorf("%s: getkeys-api is added by the host", c.Name)
-		case has("write") && !has("deny-oom"):
-			return nil, fmt.Errorf("%s: a write command must be flagged deny-oom", c.Name)
+		case has("deny-oom") && !has("write"):
+			// A command that writes unflagged trips the server's assertion
+			// during a pause; deny-oom without write says it writes.
+			return nil, fmt.Errorf("%s: a deny-oom command must be flagged write", c.Name)
 		case has("write") && has("readonly"):
 			return nil, fmt.Errorf("%s: flagged both write and readonly", c.Name)
 		case c.Keys == WriteKeys && !has("write"):

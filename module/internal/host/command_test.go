@@ -32,7 +32,7 @@ func TestCompile(t *testing.T) {
 		{Command{Name: "", Handler: h}, "bad command name"},
 		{Command{Name: "A B", Handler: h}, "bad command name"},
 		{Command{Name: "X"}, "no handler"},
-		{Command{Name: "X", Flags: "write", Handler: h}, "deny-oom"},
+		{Command{Name: "X", Flags: "deny-oom", Handler: h}, "must be flagged write"},
 		{Command{Name: "X", Flags: "readonly", Keys: WriteKeys, Handler: h}, "write flag"},
 		{Command{Name: "X", Flags: "write deny-oom", Keys: ReadKeys, Handler: h}, "readonly flag"},
 		{Command{Name: "X", Flags: "write deny-oom readonly", Handler: h}, "both"},

@@ -1,0 +1,52 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// serverOOM is the server's own refusal of a deny-oom command (or a script
+// without allow-oom) at maxmemory, the same bytes on both executors.
+const serverOOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+// RunMaxmemory checks every verb at maxmemory (noeviction): a verb whose
+// mode grows the dataset is refused with the server's OOM text and writes
+// nothing; every other verb runs as it would with memory to spare, so a
+// full queue drains. It sets the server's maxmemory, so env's server must
+// be the test's own; the verbs run one at a time.
+func RunMaxmemory(t *testing.T, env Env) {
+	for _, v := range protocol.JobCore {
+		t.Run(v.Name, func(t *testing.T) {
+			q := newQueue(t, env)
+			args := fixtures[v](q)
+			q.do("CONFIG", "SET", "maxmemory", "1")
+			defer q.do("CONFIG", "SET", "maxmemory", "0")
+			if v.Mode == protocol.Grows {
+				q.refuse(serverOOM, q.verb(v, args...))
+				return
+			}
+			reply := q.exec(v, args...)
+			require.NoError(t, reply.Error(), "%s runs at maxmemory", v.Command)
+		})
+	}
+	// The worker's whole cycle at maxmemory: a job added before the server
+	// filled up is claimed, completed, and its memory freed.
+	t.Run("drain", func(t *testing.T) {
+		q := newQueue(t, env)
+		q.install()
+		q.addOne("a")
+		q.addOne("b")
+		q.do("CONFIG", "SET", "maxmemory", "1")
+		defer q.do("CONFIG", "SET", "maxmemory", "0")
+		q.refuse(serverOOM, q.verb(protocol.Add, addArgs(job{data: "c"})...))
+		for _, c := range q.claim(30000, 2) {
+			require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token()))
+		}
+		require.Equal(t, Int(0), q.r("ZCARD", q.k.Pending))
+		require.Equal(t, Int(0), q.r("ZCARD", q.k.Active))
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Job("1"), q.k.Job("2")))
+	})
+}

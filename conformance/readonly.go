@@ -1,0 +1,75 @@
+package conformance
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// readOnlyUser may call any command but only read keys: an operator's
+// dashboard or a metrics scraper.
+const readOnlyUser = "reader"
+
+// RunReadOnly checks the read verbs where writes are not allowed: a user
+// whose keys are read-only (%R~*) runs STATS and INSPECT on both
+// executors and is refused every write verb with nothing written; during
+// CLIENT PAUSE WRITE the read verbs answer at once while the writers are
+// held. newExec builds the executor under test on a client. It pauses the
+// server, so env's server must be the test's own.
+func RunReadOnly(t *testing.T, env Env, newExec func(valkey.Client) executor.Executor) {
+	// Each read verb on a queue of its own, prepared by its fixture.
+	queues := map[*protocol.Verb]*queue{}
+	args := map[*protocol.Verb][]string{}
+	for _, v := range protocol.JobCore {
+		if !v.Write {
+			queues[v] = newQueue(t, env)
+			args[v] = fixtures[v](queues[v])
+		}
+	}
+	q := newQueue(t, env)
+	q.do("ACL", "SETUSER", readOnlyUser, "on", ">pw", "+@all", "%R~*")
+	rc := valkeytest.ClientWith(t, env.Server, valkey.ClientOption{Username: readOnlyUser, Password: "pw"})
+	readerEnv := Env{Server: env.Server, Client: rc, Exec: newExec(rc)}
+
+	t.Run("read-only user", func(t *testing.T) {
+		for _, v := range protocol.JobCore {
+			if !v.Write {
+				rq := queues[v]
+				rq.t = t
+				reader := &queue{t: t, env: readerEnv, name: rq.name, k: rq.k}
+				require.Equal(t, rq.call(v, args[v]...), reader.call(v, args[v]...), "%s as a read-only user", v.Command)
+				continue
+			}
+			// A write verb on a valid call is refused by the server's ACL on
+			// the declared keys before it runs.
+			wq := newQueue(t, env)
+			wargs := fixtures[v](wq)
+			w := &queue{t: t, env: readerEnv, name: wq.name, k: wq.k}
+			w.refuse(protocol.ErrNoPerm, w.verb(v, wargs...))
+		}
+	})
+
+	t.Run("paused", func(t *testing.T) {
+		q.t = t
+		q.do("CLIENT", "PAUSE", "60000", "WRITE")
+		defer q.do("CLIENT", "UNPAUSE")
+		for _, v := range protocol.JobCore {
+			if v.Write {
+				continue
+			}
+			// A held call would wait the whole pause: the bound only tells a
+			// hold from an answer.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			res := env.Exec.Exec(ctx, v, v.KeyNames(queues[v].k), args[v])
+			cancel()
+			require.NoError(t, res.Error(), "%s answers during CLIENT PAUSE WRITE", v.Command)
+		}
+	})
+}
