@@ -26,6 +26,17 @@ func exampleServer() *trafikeytest.Server {
 	return srv
 }
 
+// exampleQueue opens queue name on a server of its own, as ExampleOpen
+// shows; done stops the server.
+func exampleQueue(name string, opts ...trafikey.QueueOption) (q *trafikey.Queue, done func()) {
+	srv := exampleServer()
+	q, err := trafikey.Open(context.Background(), srv.Client(), name, opts...)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return q, func() { srv.Close() }
+}
+
 // Open a queue. The executor is the native module when the server has it
 // loaded, else the Lua scripts, which need nothing on the server.
 func ExampleOpen() {
@@ -56,13 +67,9 @@ func ExampleWithExecutor() {
 
 // Add a job with options, and read it back.
 func ExampleQueue_Add() {
-	srv := exampleServer()
-	defer srv.Close()
 	ctx := context.Background()
-	q, err := trafikey.Open(ctx, srv.Client(), "emails")
-	if err != nil {
-		log.Fatal(err)
-	}
+	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	defer done()
 
 	id, err := q.Add(ctx, []byte(`{"to":"ada@example.com"}`),
 		trafikey.Priority(10),
@@ -83,13 +90,9 @@ func ExampleQueue_Add() {
 
 // A unique key refuses a second job while the first holds it.
 func ExampleUnique() {
-	srv := exampleServer()
-	defer srv.Close()
 	ctx := context.Background()
-	q, err := trafikey.Open(ctx, srv.Client(), "payments")
-	if err != nil {
-		log.Fatal(err)
-	}
+	q, done := exampleQueue("payments") // trafikey.Open on a throwaway server
+	defer done()
 
 	for range 2 {
 		id, err := q.Add(ctx, []byte("charge order 7"), trafikey.Unique("charge:order-7", time.Hour))
@@ -111,13 +114,9 @@ func ExampleUnique() {
 // Add many jobs in few calls. Each call of up to MaxBatch jobs is all or
 // none.
 func ExampleQueue_AddBatch() {
-	srv := exampleServer()
-	defer srv.Close()
 	ctx := context.Background()
-	q, err := trafikey.Open(ctx, srv.Client(), "thumbnails")
-	if err != nil {
-		log.Fatal(err)
-	}
+	q, done := exampleQueue("thumbnails") // trafikey.Open on a throwaway server
+	defer done()
 
 	jobs := make([]trafikey.NewJob, 0, 5000)
 	for i := range 5000 {
@@ -140,14 +139,10 @@ func ExampleQueue_AddBatch() {
 // it is told to stop (signal.NotifyContext), and running jobs then get up
 // to ShutdownTimeout to finish.
 func ExampleWorker_Run() {
-	srv := exampleServer()
-	defer srv.Close()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	q, err := trafikey.Open(ctx, srv.Client(), "emails")
-	if err != nil {
-		log.Fatal(err)
-	}
+	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	defer done()
 	for _, to := range []string{"ada@example.com", "", "grace@example.com"} {
 		if _, err := q.Add(ctx, []byte(to)); err != nil {
 			log.Fatal(err)
@@ -183,13 +178,9 @@ func ExampleWorker_Run() {
 
 // Bring your own loop: claim a batch, run it, report each outcome.
 func ExampleQueue_Claim() {
-	srv := exampleServer()
-	defer srv.Close()
 	ctx := context.Background()
-	q, err := trafikey.Open(ctx, srv.Client(), "webhooks")
-	if err != nil {
-		log.Fatal(err)
-	}
+	q, done := exampleQueue("webhooks") // trafikey.Open on a throwaway server
+	defer done()
 	if _, err := q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("ok")}, {Payload: []byte("timeout")}}); err != nil {
 		log.Fatal(err)
 	}
@@ -219,13 +210,9 @@ func ExampleQueue_Claim() {
 
 // Read a queue's counts and lifetime counters.
 func ExampleQueue_Stats() {
-	srv := exampleServer()
-	defer srv.Close()
 	ctx := context.Background()
-	q, err := trafikey.Open(ctx, srv.Client(), "emails")
-	if err != nil {
-		log.Fatal(err)
-	}
+	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	defer done()
 	if _, err := q.Add(ctx, []byte("hello")); err != nil {
 		log.Fatal(err)
 	}
@@ -241,13 +228,9 @@ func ExampleQueue_Stats() {
 // A Complete after the job's lease was lost and the job claimed again is
 // refused: the error wraps ErrStale and keeps the server's text.
 func ExampleServerError() {
-	srv := exampleServer()
-	defer srv.Close()
 	ctx := context.Background()
-	q, err := trafikey.Open(ctx, srv.Client(), "emails")
-	if err != nil {
-		log.Fatal(err)
-	}
+	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	defer done()
 	if _, err := q.Add(ctx, []byte("hello")); err != nil {
 		log.Fatal(err)
 	}
@@ -274,15 +257,11 @@ func ExampleServerError() {
 // Observe what a queue's workers do, e.g. to export metrics (the
 // trafikeyprom module does this for Prometheus).
 func ExampleWithObserver() {
-	srv := exampleServer()
-	defer srv.Close()
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	obs := &outcomes{done: stop}
-	q, err := trafikey.Open(ctx, srv.Client(), "emails", trafikey.WithObserver(obs))
-	if err != nil {
-		log.Fatal(err)
-	}
+	q, done := exampleQueue("emails", trafikey.WithObserver(obs)) // trafikey.Open on a throwaway server
+	defer done()
 	if _, err := q.Add(ctx, []byte("hello")); err != nil {
 		log.Fatal(err)
 	}
