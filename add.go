@@ -146,7 +146,7 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 		if err != nil {
 			err = fmt.Errorf("trafikey: add: unexpected reply: %w", err)
 		} else {
-			q.observeAdded(len(ids))
+			q.observer.JobsAdded(q.name, len(ids))
 		}
 	}
 	for i, p := range batch {
@@ -198,7 +198,7 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []NewJob) ([]string, error) {
 			return ids, fmt.Errorf("trafikey: add: unexpected reply: %w", err)
 		}
 		ids = append(ids, got...)
-		q.observeAdded(len(got))
+		q.observer.JobsAdded(q.name, len(got))
 	}
 	return ids, nil
 }

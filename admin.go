@@ -80,9 +80,7 @@ func (q *Queue) Recover(ctx context.Context, limit int) (requeued, dead int, err
 	if err != nil || len(n) != 2 {
 		return 0, 0, fmt.Errorf("trafikey: recover: unexpected reply %v", msg)
 	}
-	if q.observer != nil {
-		q.observer.LeasesRecovered(q.name, int(n[0]), int(n[1]))
-	}
+	q.observer.LeasesRecovered(q.name, int(n[0]), int(n[1]))
 	return int(n[0]), int(n[1]), nil
 }
 

@@ -66,7 +66,7 @@ func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*J
 		}
 		jobs = append(jobs, &Job{ID: id, Payload: []byte(data), Attempt: att, q: q, token: protocol.FormatInt(att)})
 	}
-	if q.observer != nil && len(jobs) > 0 {
+	if len(jobs) > 0 {
 		q.observer.JobsClaimed(q.name, len(jobs))
 	}
 	return jobs, nil

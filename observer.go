@@ -41,9 +41,3 @@ func (BaseObserver) JobFinished(*Job, Outcome, time.Duration) {}
 
 // LeasesRecovered implements Observer.
 func (BaseObserver) LeasesRecovered(string, int, int) {}
-
-func (q *Queue) observeAdded(n int) {
-	if q.observer != nil && n > 0 {
-		q.observer.JobsAdded(q.name, n)
-	}
-}

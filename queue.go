@@ -122,6 +122,10 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.observer == nil {
+		// A no-op observer, so no call site checks for none.
+		cfg.observer = BaseObserver{}
+	}
 	if client == nil && cfg.exec == nil {
 		return nil, invalid("open", "client is nil")
 	}

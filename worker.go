@@ -412,15 +412,11 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool)
 		w.mu.Unlock()
 	}()
 
-	if o := w.q.observer; o != nil {
-		o.JobStarted(j)
-	}
+	w.q.observer.JobStarted(j)
 	began := time.Now()
 	err := invoke(ctx, w.handler, j)
 	outcome, reportErr := w.report(j, r, err, abandoned)
-	if o := w.q.observer; o != nil {
-		o.JobFinished(j, outcome, time.Since(began))
-	}
+	w.q.observer.JobFinished(j, outcome, time.Since(began))
 	w.count(outcome)
 	if reportErr != nil {
 		err = reportErr
