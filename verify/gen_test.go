@@ -202,17 +202,9 @@ func (g *gen) limit(v *protocol.Verb, q string, badPct int) string {
 
 // calls ----------------------------------------------------------------------------
 
-// call runs verb v on queue q with the given ARGV, or skips the action when
-// B does not run v.
+// call runs verb v on queue q with the given ARGV.
 func (g *gen) call(v *protocol.Verb, q string, args ...string) {
 	g.p.run(g.t, call(v, v.KeyNames(protocol.KeysOf(q)), args))
-}
-
-// need skips the action when B does not run v.
-func (g *gen) need(v *protocol.Verb) {
-	if !g.p.has(v) {
-		g.t.Fatalf("%s is not registered on B", v.Command)
-	}
 }
 
 // job draws the 8 ADD arguments of one job; each value is refused with
@@ -356,11 +348,7 @@ func (g *gen) start() {
 		if q != queues[0] && !g.chance("install "+q, 50) {
 			continue
 		}
-		if g.p.has(protocol.Install) {
-			g.call(protocol.Install, q)
-		} else {
-			g.p.run(g.t, cmd("SET", protocol.KeysOf(q).Version, protocol.WireString))
-		}
+		g.call(protocol.Install, q)
 	}
 }
 
@@ -369,7 +357,6 @@ func (g *gen) start() {
 func (g *gen) actions() map[string]func(*rapid.T) {
 	verb := func(v *protocol.Verb, args func(q string) []string) func(*rapid.T) {
 		return func(*rapid.T) {
-			g.need(v)
 			q := g.queue()
 			g.call(v, q, args(q)...)
 		}
@@ -379,7 +366,6 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 	// nothing to do.
 	onJob := func(v *protocol.Verb, set string, args func(q string) []string) func(*rapid.T) {
 		return func(*rapid.T) {
-			g.need(v)
 			q := g.queue()
 			if len(g.members(q, set)) == 0 && !g.chance("on an empty "+set, 20) {
 				g.t.Skipf("%s is empty", set)
@@ -454,16 +440,11 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 // numkeys spelled otherwise, one key more or less, a key of another form,
 // one argument more or less.
 func (g *gen) malformed() {
-	var avail []string
-	for _, v := range protocol.JobCore {
-		if g.p.has(v) {
-			avail = append(avail, v.Name)
-		}
+	names := make([]string, len(protocol.JobCore))
+	for i, v := range protocol.JobCore {
+		names[i] = v.Name
 	}
-	if len(avail) == 0 {
-		g.t.Fatalf("B registers no verb")
-	}
-	v := verbByName(g.pick("verb", avail...))
+	v := verbByName(g.pick("verb", names...))
 	q := g.queue()
 	k := protocol.KeysOf(q)
 	keys := v.KeyNames(k)

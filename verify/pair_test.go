@@ -46,9 +46,6 @@ type side struct {
 // the next step.
 type pair struct {
 	a, b side
-	// verbs are the verbs B registers (all of them on a Lua side); steps of
-	// other verbs are neither generated nor replayed.
-	verbs map[*protocol.Verb]bool
 	// window is the widest gap so far, in server ms, between the clock read
 	// before A's call of a step and the one after B's call: the bound on how
 	// far a time the two executors stored for one step can be apart.
@@ -119,51 +116,16 @@ func startSide(t *testing.T, module string, native bool) side {
 // newLuaPair is Lua on A and Lua on B: the harness's own check, which must
 // find nothing.
 func newLuaPair(t *testing.T) *pair {
-	p := &pair{a: startSide(t, "", false), b: startSide(t, "", false), verbs: map[*protocol.Verb]bool{}}
-	for _, v := range protocol.JobCore {
-		p.verbs[v] = true
-	}
-	return p
+	return &pair{a: startSide(t, "", false), b: startSide(t, "", false)}
 }
 
-// newNativePair is Lua on A and the module on B. It skips the test when the
-// module registers none of the job-core verbs yet, and logs the ones it
-// does not register: steps of those are left out.
+// newNativePair is Lua on A and the module on B. It fails the test unless
+// the module registers every job-core verb.
 func newNativePair(t *testing.T) *pair {
 	module := valkeytest.ModulePath(t)
-	p := &pair{a: startSide(t, "", false), b: startSide(t, module, true), verbs: map[*protocol.Verb]bool{}}
-	var missing []string
-	for _, v := range protocol.JobCore {
-		if registered(t, p.b.client, v.Command) {
-			p.verbs[v] = true
-		} else {
-			missing = append(missing, v.Command)
-		}
-	}
-	if len(missing) > 0 {
-		t.Fatalf("native executor: the module does not register %s", strings.Join(missing, " "))
-	}
+	p := &pair{a: startSide(t, "", false), b: startSide(t, module, true)}
+	valkeytest.RequireVerbs(t, p.b.client)
 	return p
-}
-
-// registered reports whether the server knows command name.
-func registered(t *testing.T, c valkey.Client, name string) bool {
-	info, err := c.Do(t.Context(), c.B().Arbitrary("COMMAND", "INFO", name).Build()).ToArray()
-	return err == nil && len(info) > 0 && !info[0].IsNil()
-}
-
-// has reports whether both sides run verb v.
-func (p *pair) has(v *protocol.Verb) bool { return p.verbs[v] }
-
-// runnable reports whether every call of steps is of a verb both sides run,
-// and names the first that is not.
-func (p *pair) runnable(steps []step) (string, bool) {
-	for _, s := range steps {
-		if s.Kind == kindCall && !p.has(s.Verb) {
-			return s.Verb.Command, false
-		}
-	}
-	return "", true
 }
 
 // reset empties both datasets and forgets the previous sequence.

@@ -10,6 +10,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"strconv"
+	"strings"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -123,4 +124,25 @@ func Auto(ctx context.Context, client valkey.Client) Executor {
 		return NewNative(client)
 	}
 	return NewLua(client)
+}
+
+// Missing says why the native executor cannot run every verb on the server
+// behind client, or returns "" when it can: the module answers EMQ.VERSION
+// with this wire and registers every job-core verb. The demo falls back to
+// Lua on it; the tests fail on it.
+func Missing(ctx context.Context, client valkey.Client) string {
+	if !Probe(ctx, client) {
+		return "the server has no module answering " + protocol.VersionCommand + " with wire " + protocol.WireString
+	}
+	var missing []string
+	for _, v := range protocol.JobCore {
+		info, err := client.Do(ctx, client.B().CommandInfo().CommandName(v.Command).Build()).ToArray()
+		if err != nil || len(info) == 0 || info[0].IsNil() {
+			missing = append(missing, v.Command)
+		}
+	}
+	if len(missing) > 0 {
+		return "the loaded module does not register " + strings.Join(missing, " ")
+	}
+	return ""
 }

@@ -21,9 +21,9 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/internal/repo"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/protocol"
 )
 
 // StartTimeout bounds the start of a server or a cluster.
@@ -325,19 +325,7 @@ func buildModule() {
 // them.
 func RequireVerbs(t testing.TB, c valkey.Client) {
 	t.Helper()
-	ctx := context.Background()
-	v, err := c.Do(ctx, c.B().Arbitrary(protocol.VersionCommand).Build()).AsInt64()
-	if err != nil || v != protocol.Wire {
-		t.Fatalf("the trafikey module does not answer %s with wire %d: %v %v", protocol.VersionCommand, protocol.Wire, v, err)
-	}
-	var missing []string
-	for _, verb := range protocol.JobCore {
-		info, err := c.Do(ctx, c.B().CommandInfo().CommandName(verb.Command).Build()).ToArray()
-		if err != nil || len(info) == 0 || info[0].IsNil() {
-			missing = append(missing, verb.Command)
-		}
-	}
-	if len(missing) > 0 {
-		t.Fatalf("the trafikey module does not register %s", strings.Join(missing, " "))
+	if why := executor.Missing(context.Background(), c); why != "" {
+		t.Fatal(why)
 	}
 }

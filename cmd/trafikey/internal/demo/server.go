@@ -11,9 +11,9 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/internal/repo"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/protocol"
 )
 
 // ModuleFile is the file name the demo looks for when no module is given.
@@ -69,7 +69,7 @@ func ChooseExecutor(ctx context.Context, client valkey.Client, name string) (tra
 	case "lua":
 		return trafikey.ExecutorLua, "", nil
 	case "native", "auto":
-		missing := missingVerbs(ctx, client)
+		missing := executor.Missing(ctx, client)
 		if missing == "" {
 			return trafikey.ExecutorNative, "", nil
 		}
@@ -79,19 +79,4 @@ func ChooseExecutor(ctx context.Context, client valkey.Client, name string) (tra
 		return trafikey.ExecutorLua, missing, nil
 	}
 	return "", "", fmt.Errorf("demo: executor %q is not lua, native or auto", name)
-}
-
-// missingVerbs returns why the native executor cannot run, or "".
-func missingVerbs(ctx context.Context, client valkey.Client) string {
-	v, err := client.Do(ctx, client.B().Arbitrary(protocol.VersionCommand).Build()).AsInt64()
-	if err != nil || v != protocol.Wire {
-		return "the server has no module answering " + protocol.VersionCommand
-	}
-	for _, v := range protocol.JobCore {
-		info, err := client.Do(ctx, client.B().CommandInfo().CommandName(v.Command).Build()).ToArray()
-		if err != nil || len(info) == 0 || info[0].IsNil() {
-			return "the loaded module does not register " + v.Command
-		}
-	}
-	return ""
 }
