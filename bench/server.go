@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trafikey/trafikey/internal/modbuild"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
@@ -168,33 +169,7 @@ func buildModule(ctx context.Context, root string) (string, error) {
 	if fi, err := os.Stat(filepath.Join(root, "module")); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("the trafikey module source (%s) does not exist; pass -module or leave trafikey-native out of -systems", filepath.Join(root, "module"))
 	}
-	dir := filepath.Join(os.TempDir(), "trafikey-bench")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	// Build next to the target and rename, so a server that has the old
-	// file loaded keeps it intact.
-	tmp, err := os.CreateTemp(dir, "trafikey-*.so")
-	if err != nil {
-		return "", err
-	}
-	tmp.Close()
-	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-o", tmp.Name(), "./module")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		os.Remove(tmp.Name())
-		return "", fmt.Errorf("go build -buildmode=c-shared ./module: %w\n%s", err, out)
-	}
-	os.Remove(strings.TrimSuffix(tmp.Name(), ".so") + ".h")
-	if err := os.Chmod(tmp.Name(), 0o755); err != nil {
-		return "", err
-	}
-	path := filepath.Join(dir, "trafikey.so")
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", err
-	}
-	return path, nil
+	return modbuild.Build(ctx, root, filepath.Join(os.TempDir(), "trafikey-bench"))
 }
 
 // Pinning. The server gets CPU 0; this process, its goroutines (producers,

@@ -5,13 +5,9 @@ package valkeytest
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,6 +18,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/internal/modbuild"
 	"github.com/trafikey/trafikey/internal/repo"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
@@ -283,40 +280,7 @@ func buildModule() {
 		moduleErr = err
 		return
 	}
-	// One place per checkout, so repeated runs do not pile up copies; each
-	// binary builds into its own directory and renames the result into place,
-	// which leaves a module that a running server has loaded untouched.
-	sum := sha256.Sum256([]byte(root))
-	dir := filepath.Join(os.TempDir(), "trafikey-module-"+hex.EncodeToString(sum[:6]))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		moduleErr = err
-		return
-	}
-	build, err := os.MkdirTemp(dir, "build-")
-	if err != nil {
-		moduleErr = err
-		return
-	}
-	defer os.RemoveAll(build)
-	built := filepath.Join(build, "trafikey.so")
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", built, "github.com/trafikey/trafikey/module")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		moduleErr = fmt.Errorf("%s: %w\n%s", strings.Join(cmd.Args, " "), err, b)
-		return
-	}
-	// valkey-server refuses to load a module without the execute bit.
-	if err := os.Chmod(built, 0o755); err != nil {
-		moduleErr = err
-		return
-	}
-	out := filepath.Join(dir, "trafikey.so")
-	if err := os.Rename(built, out); err != nil {
-		moduleErr = err
-		return
-	}
-	modulePath = out
+	modulePath, moduleErr = modbuild.Build(context.Background(), root, modbuild.Dir(root))
 }
 
 // RequireVerbs fails the test unless the server behind c answers
