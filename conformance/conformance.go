@@ -29,6 +29,9 @@ type Env struct {
 	Client valkey.Client
 	// Exec is the executor under test, on Client.
 	Exec executor.Executor
+	// NewExec makes the executor under test on another client (another
+	// ACL user's).
+	NewExec func(valkey.Client) executor.Executor
 }
 
 // Run runs every scenario against the executor setup returns. setup is
@@ -46,6 +49,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"values", testValues},
 		{"wrongtype", testWrongType},
 		{"integers", testIntegers},
+		{"acl", testACL},
 		{protocol.Install.Name, testInstall},
 		{protocol.Add.Name, testAdd},
 		{protocol.Claim.Name, testClaim},

@@ -6,32 +6,24 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey/internal/executor"
-
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
-// TestLua runs the suite on the Lua executor, the oracle: one server, the
-// scripts run with EVALSHA.
-func TestLua(t *testing.T) {
-	Run(t, func(t *testing.T) Env {
-		s := valkeytest.Start(t, valkeyserver.Options{Debug: true})
-		c := valkeytest.Client(t, s)
-		return Env{Server: s, Client: c, Exec: executor.NewLua(c)}
-	})
-}
-
-// TestLuaMaxmemory runs the maxmemory scenarios on a server of their own.
-func TestLuaMaxmemory(t *testing.T) {
+// luaEnv is the Lua executor on a new server.
+func luaEnv(t *testing.T) Env {
 	s := valkeytest.Start(t, valkeyserver.Options{Debug: true})
 	c := valkeytest.Client(t, s)
-	RunMaxmemory(t, Env{Server: s, Client: c, Exec: executor.NewLua(c)})
+	return Env{Server: s, Client: c, Exec: executor.NewLua(c), NewExec: func(c valkey.Client) executor.Executor { return executor.NewLua(c) }}
 }
+
+// TestLua runs the suite on the Lua executor, the oracle: one server, the
+// scripts run with EVALSHA.
+func TestLua(t *testing.T) { Run(t, luaEnv) }
+
+// TestLuaMaxmemory runs the maxmemory scenarios on a server of their own.
+func TestLuaMaxmemory(t *testing.T) { RunMaxmemory(t, luaEnv(t)) }
 
 // TestLuaReadOnly runs the read-only user and pause scenarios on a server
 // of their own.
-func TestLuaReadOnly(t *testing.T) {
-	s := valkeytest.Start(t, valkeyserver.Options{Debug: true})
-	c := valkeytest.Client(t, s)
-	RunReadOnly(t, Env{Server: s, Client: c, Exec: executor.NewLua(c)}, func(c valkey.Client) executor.Executor { return executor.NewLua(c) })
-}
+func TestLuaReadOnly(t *testing.T) { RunReadOnly(t, luaEnv(t)) }

@@ -6,35 +6,25 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey/internal/executor"
-
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
-// TestNative runs the suite on the native executor: one server loading the
-// trafikey module, which registers every job-core verb.
-func TestNative(t *testing.T) {
-	module := valkeytest.ModulePath(t)
-	Run(t, func(t *testing.T) Env {
-		s := valkeytest.Start(t, valkeyserver.Options{Debug: true, Module: module})
-		c := valkeytest.Client(t, s)
-		valkeytest.RequireVerbs(t, c)
-		return Env{Server: s, Client: c, Exec: executor.NewNative(c)}
-	})
-}
-
-// TestNativeMaxmemory runs the maxmemory scenarios on a server of their own.
-func TestNativeMaxmemory(t *testing.T) {
+// nativeEnv is the native executor on a new server loading the trafikey
+// module, which must register every job-core verb.
+func nativeEnv(t *testing.T) Env {
 	s := valkeytest.Start(t, valkeyserver.Options{Debug: true, Module: valkeytest.ModulePath(t)})
 	c := valkeytest.Client(t, s)
 	valkeytest.RequireVerbs(t, c)
-	RunMaxmemory(t, Env{Server: s, Client: c, Exec: executor.NewNative(c)})
+	return Env{Server: s, Client: c, Exec: executor.NewNative(c), NewExec: func(c valkey.Client) executor.Executor { return executor.NewNative(c) }}
 }
+
+// TestNative runs the suite on the native executor.
+func TestNative(t *testing.T) { Run(t, nativeEnv) }
+
+// TestNativeMaxmemory runs the maxmemory scenarios on a server of their own.
+func TestNativeMaxmemory(t *testing.T) { RunMaxmemory(t, nativeEnv(t)) }
 
 // TestNativeReadOnly runs the read-only user and pause scenarios on a server
 // of their own.
-func TestNativeReadOnly(t *testing.T) {
-	s := valkeytest.Start(t, valkeyserver.Options{Debug: true, Module: valkeytest.ModulePath(t)})
-	c := valkeytest.Client(t, s)
-	RunReadOnly(t, Env{Server: s, Client: c, Exec: executor.NewNative(c)}, func(c valkey.Client) executor.Executor { return executor.NewNative(c) })
-}
+func TestNativeReadOnly(t *testing.T) { RunReadOnly(t, nativeEnv(t)) }

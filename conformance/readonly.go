@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/protocol"
 )
@@ -21,9 +20,8 @@ const readOnlyUser = "reader"
 // whose keys are read-only (%R~*) runs STATS and INSPECT on both
 // executors and is refused every write verb with nothing written; during
 // CLIENT PAUSE WRITE the read verbs answer at once while the writers are
-// held. newExec builds the executor under test on a client. It pauses the
-// server, so env's server must be the test's own.
-func RunReadOnly(t *testing.T, env Env, newExec func(valkey.Client) executor.Executor) {
+// held. It pauses the server, so env's server must be the test's own.
+func RunReadOnly(t *testing.T, env Env) {
 	// Each read verb on a queue of its own, prepared by its fixture.
 	queues := map[*protocol.Verb]*queue{}
 	args := map[*protocol.Verb][]string{}
@@ -36,7 +34,7 @@ func RunReadOnly(t *testing.T, env Env, newExec func(valkey.Client) executor.Exe
 	q := newQueue(t, env)
 	q.do("ACL", "SETUSER", readOnlyUser, "on", ">pw", "+@all", "%R~*")
 	rc := valkeytest.ClientWith(t, env.Server, valkey.ClientOption{Username: readOnlyUser, Password: "pw"})
-	readerEnv := Env{Server: env.Server, Client: rc, Exec: newExec(rc)}
+	readerEnv := Env{Server: env.Server, Client: rc, Exec: env.NewExec(rc), NewExec: env.NewExec}
 
 	t.Run("read-only user", func(t *testing.T) {
 		for _, v := range protocol.JobCore {

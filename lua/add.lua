@@ -61,6 +61,22 @@ if refusal then return refusal end
 local first = seq and tonumber(seq) or 0 -- exact whenever the range below passes
 if first < 0 or first + n > MAX_ID then return {err = E_ADD_ID_SPACE} end
 
+local ids, rows = {}, {}
+for i = 1, n do
+  ids[i] = format('%d', first + i)
+  rows[i] = base .. 'job:' .. ids[i]
+end
+-- the unique keys (read, then set) and the rows (created): the caller's ACL
+-- on all first; a denied unique key is refused where it would be read, a
+-- denied row where the rows' EXISTS would run
+local keys = {}
+for i = 1, n do
+  if ARGV[8 * i] ~= '' then keys[#keys + 1] = base .. 'unique:' .. ARGV[8 * i] end
+end
+local nunique = #keys
+for i = 1, n do keys[nunique + i] = rows[i] end
+local deny, k = first_denied(keys, true, true), 0
+
 -- unique keys, job by job
 local held = {}
 for i = 1, n do
@@ -68,17 +84,15 @@ for i = 1, n do
   if ukey ~= '' then
     if held[ukey] then return {err = E_ADD_DUPLICATE_IN_BATCH} end
     held[ukey] = true
-    local holder = rpcall('GET', base .. 'unique:' .. ukey)
+    k = k + 1
+    if k == deny then return {err = E_NOPERM} end
+    local holder = rpcall('GET', keys[k])
     if type(holder) == 'table' then return holder end
     if holder then return e_add_duplicate(holder) end
   end
 end
 
-local ids, rows = {}, {}
-for i = 1, n do
-  ids[i] = format('%d', first + i)
-  rows[i] = base .. 'job:' .. ids[i]
-end
+if deny and deny > nunique then return {err = E_NOPERM} end
 if rcall('EXISTS', unpack(rows)) ~= 0 then return {err = E_ADD_ID_EXISTS} end
 
 -- types, and the counter

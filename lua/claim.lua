@@ -35,12 +35,22 @@ local ids = rpcall('ZRANGE', pending, 0, count - 1)
 if ids.err then return ids end
 if #ids == 0 then return {} end
 
+-- the rows of the members that are ids, read then updated: the caller's ACL
+-- on all first; the first denied one is refused where it would be read
+local keys = {}
+for i = 1, #ids do
+  if jobid(ids[i]) then keys[#keys + 1] = base .. 'job:' .. ids[i] end
+end
+local deny, k = first_denied(keys, true, true), 0
+
 -- rows[i] is {att, data} for an id whose row has att, else false
 local rows = {}
 for i = 1, #ids do
   local row = false
   if jobid(ids[i]) then
-    row = rpcall('HMGET', base .. 'job:' .. ids[i], 'att', 'data')
+    k = k + 1
+    if k == deny then return {err = E_NOPERM} end
+    row = rpcall('HMGET', keys[k], 'att', 'data')
     if row.err then return row end
     if row[1] then
       refusal = hincr_refusal(row[1], 1)

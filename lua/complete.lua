@@ -25,6 +25,7 @@ if refusal then return refusal end
 
 local stats, active = KEYS[3], KEYS[4]
 local row = KEYS[1] .. 'job:' .. id
+if not may({row}, true, true) then return {err = E_NOPERM} end
 local f = rpcall('HMGET', row, 'att', 'uniq')
 if f.err then return f end
 if not f[1] then return 0 end
@@ -34,6 +35,7 @@ if type(score) == 'table' then return score end
 if not score then return e_not_active(VERB) end
 local ukey, holder = f[2] and KEYS[1] .. 'unique:' .. f[2], nil
 if ukey then
+  if not may({ukey}, true, true) then return {err = E_NOPERM} end
   holder = rpcall('GET', ukey)
   if type(holder) == 'table' then return holder end
 end
@@ -41,6 +43,7 @@ local c = rpcall('HGET', stats, 'completed')
 if type(c) == 'table' then return c end
 refusal = hincr_refusal(c, 1)
 if refusal then return refusal end
+if not may({row .. ':logs'}, false, true) then return {err = E_NOPERM} end
 
 rcall('ZREM', active, id)
 rcall('DEL', row, row .. ':logs')

@@ -37,10 +37,16 @@ if refusal then return refusal end
 
 -- domain reads, job by job; nothing is written before all are read
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
-local out, done, dels = {}, {}, {}
+-- the rows, read then deleted: the caller's ACL on all first; the first
+-- denied one is refused where it would be read
+local rows = {}
+for i = 1, n do rows[i] = base .. 'job:' .. ARGV[2 * i] end
+local deny = first_denied(rows, true, true)
+local out, done, dels, logs = {}, {}, {}, {}
 for i = 1, n do
   local id, token = ARGV[2 * i], ARGV[2 * i + 1]
-  local row = base .. 'job:' .. id
+  local row = rows[i]
+  if i == deny then return {err = E_NOPERM} end
   local f = rpcall('HMGET', row, 'att', 'uniq')
   if f.err then return f end
   if not f[1] then
@@ -56,6 +62,7 @@ for i = 1, n do
       local ukey = f[2] and base .. 'unique:' .. f[2]
       local holder
       if ukey then
+        if not may({ukey}, true, true) then return {err = E_NOPERM} end
         holder = rpcall('GET', ukey)
         if type(holder) == 'table' then return holder end
       end
@@ -63,6 +70,7 @@ for i = 1, n do
       done[#done + 1] = id
       dels[#dels + 1] = row
       dels[#dels + 1] = row .. ':logs'
+      logs[#logs + 1] = row .. ':logs'
       if holder == id then dels[#dels + 1] = ukey end
     end
   end
@@ -72,6 +80,9 @@ local c = rpcall('HGET', stats, 'completed')
 if type(c) == 'table' then return c end
 refusal = hincr_refusal(c, #done)
 if refusal then return refusal end
+-- the logs of the jobs completed are only deleted: refused where the writes
+-- would start
+if not may(logs, false, true) then return {err = E_NOPERM} end
 
 rcall('ZREM', active, unpack(done))
 rcall('DEL', unpack(dels))

@@ -23,7 +23,9 @@ if not lease then return e_bad(VERB, 'lease') end
 refusal = fence()
 if refusal then return refusal end
 
-local att = rpcall('HGET', KEYS[1] .. 'job:' .. id, 'att')
+local row = KEYS[1] .. 'job:' .. id
+if not may({row}, true, false) then return {err = E_NOPERM} end
+local att = rpcall('HGET', row, 'att')
 if type(att) == 'table' then return att end
 if not att then return 0 end
 if att ~= token then return e_stale(VERB) end

@@ -47,6 +47,7 @@ local E_REMOVE_ACTIVE = 'EMQSTATE remove job is active'
 local E_REQUEUE_NOT_DEAD = 'EMQSTATE requeue not dead'
 local E_HASH_NOT_INTEGER = 'ERR hash value is not an integer'
 local E_OVERFLOW = 'ERR increment or decrement would overflow'
+local E_NOPERM = 'NOPERM No permissions to access a key'
 
 local function e_wire_found(found)
   return {err = 'EMQWIRE wire ' .. found .. ' found, 1 expected'}
@@ -163,6 +164,33 @@ local function hincr_refusal(v, incr)
       and digits > '9223372036854' .. format('%06d', 775807 - incr) then
     return {err = E_OVERFLOW}
   end
+end
+
+-- The caller's ACL on derived keys ---------------------------------------------
+-- The server checks the declared keys before a script runs. Keys derived from
+-- the base (job:<id>, job:<id>:logs, unique:<key>) are checked here, with the
+-- access the native executor checks them with, before they are touched: a
+-- denial is E_NOPERM in the place of the key's first read (or, for a key only
+-- written, where the writes would start), and nothing is written. Without it
+-- the server would deny the script's own call on the key, after earlier
+-- writes. Read access is MGET's, write access DEL's.
+
+-- may reports whether the caller may read (r) and write (w) every one of keys.
+local function may(keys, r, w)
+  if r and not redis.acl_check_cmd('MGET', unpack(keys)) then return false end
+  if w and not redis.acl_check_cmd('DEL', unpack(keys)) then return false end
+  return true
+end
+
+-- first_denied is the index of the first of keys the caller may not touch
+-- with r and w, or false: one check of all, and one by one only when that is
+-- refused.
+local function first_denied(keys, r, w)
+  if #keys == 0 or may(keys, r, w) then return false end
+  for i = 1, #keys do
+    if not may({keys[i]}, r, w) then return i end
+  end
+  return false -- allowed one by one: the rules changed between the checks
 end
 
 -- Reads -----------------------------------------------------------------------

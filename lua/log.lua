@@ -26,11 +26,13 @@ refusal = fence()
 if refusal then return refusal end
 
 local row = KEYS[1] .. 'job:' .. id
+if not may({row}, true, false) then return {err = E_NOPERM} end
 local att = rpcall('HGET', row, 'att')
 if type(att) == 'table' then return att end
 if not att then return 0 end
 if att ~= ARGV[2] then return e_stale(VERB) end
 local logs = row .. ':logs'
+if not may({logs}, true, true) then return {err = E_NOPERM} end
 local len = rpcall('LLEN', logs)
 if type(len) == 'table' then return len end
 

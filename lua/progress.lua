@@ -22,6 +22,7 @@ refusal = fence()
 if refusal then return refusal end
 
 local row = KEYS[1] .. 'job:' .. id
+if not may({row}, true, true) then return {err = E_NOPERM} end
 local att = rpcall('HGET', row, 'att')
 if type(att) == 'table' then return att end
 if not att then return 0 end

@@ -27,12 +27,22 @@ local ids = rpcall('ZRANGEBYSCORE', delayed, '-inf', format('%d', now_ms()), 'LI
 if ids.err then return ids end
 if #ids == 0 then return 0 end
 
+-- the rows of the members that are ids, read then updated: the caller's ACL
+-- on all first; the first denied one is refused where it would be read
+local keys = {}
+for i = 1, #ids do
+  if jobid(ids[i]) then keys[#keys + 1] = base .. 'job:' .. ids[i] end
+end
+local deny, k = first_denied(keys, true, true), 0
+
 -- scores[i] is the pending score of a job that moves, else nil
 local scores, moved = {}, 0
 for i = 1, #ids do
   local id = jobid(ids[i])
   if id then
-    local f = rpcall('HMGET', base .. 'job:' .. ids[i], 'att', 'prio')
+    k = k + 1
+    if k == deny then return {err = E_NOPERM} end
+    local f = rpcall('HMGET', keys[k], 'att', 'prio')
     if f.err then return f end
     if f[1] then
       scores[i] = pending_score(rowint(f[2], MAX_PRIORITY), id)

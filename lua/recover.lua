@@ -32,12 +32,22 @@ local ids = rpcall('ZRANGEBYSCORE', active, '-inf', '(' .. format('%d', now), 'L
 if ids.err then return ids end
 if #ids == 0 then return {0, 0} end
 
+-- the rows of the members that are ids, read then updated: the caller's ACL
+-- on all first; the first denied one is refused where it would be read
+local keys = {}
+for i = 1, #ids do
+  if jobid(ids[i]) then keys[#keys + 1] = base .. 'job:' .. ids[i] end
+end
+local deny, k = first_denied(keys, true, true), 0
+
 -- to[i] is the pending score of a job going back, true for one going to dead
 local to, requeued, died = {}, 0, 0
 for i = 1, #ids do
   local id = jobid(ids[i])
   if id then
-    local f = rpcall('HMGET', base .. 'job:' .. ids[i], 'att', 'max', 'prio')
+    k = k + 1
+    if k == deny then return {err = E_NOPERM} end
+    local f = rpcall('HMGET', keys[k], 'att', 'max', 'prio')
     if f.err then return f end
     if f[1] then
       if rowint(f[1], MAX_ROW_INT) < rowint(f[2], MAX_ROW_INT) then

@@ -27,6 +27,7 @@ if refusal then return refusal end
 
 local stats = KEYS[3]
 local row = KEYS[1] .. 'job:' .. id
+if not may({row}, true, true) then return {err = E_NOPERM} end
 local f = rpcall('HMGET', row, 'att', 'state', 'uniq')
 if f.err then return f end
 if not f[1] then return 0 end
@@ -34,6 +35,7 @@ local state = f[2]
 if state == 'active' then return {err = E_REMOVE_ACTIVE} end
 local ukey, holder = f[3] and KEYS[1] .. 'unique:' .. f[3], nil
 if ukey then
+  if not may({ukey}, true, true) then return {err = E_NOPERM} end
   holder = rpcall('GET', ukey)
   if type(holder) == 'table' then return holder end
 end
@@ -48,6 +50,7 @@ if set then
   local t = rpcall('ZCARD', set)
   if type(t) == 'table' then return t end
 end
+if not may({row .. ':logs'}, false, true) then return {err = E_NOPERM} end
 
 if set then rcall('ZREM', set, id) end
 rcall('DEL', row, row .. ':logs')

@@ -28,6 +28,7 @@ if refusal then return refusal end
 
 local stats, pending, dead, signal = KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local row = KEYS[1] .. 'job:' .. id
+if not may({row}, true, true) then return {err = E_NOPERM} end
 local f = rpcall('HMGET', row, 'state', 'att', 'max', 'prio')
 if f.err then return f end
 if not f[2] then return 0 end

@@ -117,7 +117,8 @@ const (
 	ErrOverflow       = "ERR increment or decrement would overflow"
 )
 
-// Host texts: conditions of the native executor's host, not of the data.
+// Host texts: conditions of the native executor's host, not of the data,
+// and the ACL refusal of a derived key, which both executors send.
 const (
 	// ErrWritePaused: the write guard found AvoidReplicaTraffic set
 	// (CLIENT PAUSE WRITE, failover); nothing was written.
@@ -127,6 +128,7 @@ const (
 	ErrHostReply = "ERR EMQ unsupported host reply"
 	// ErrInternal: a Go panic inside a handler, turned into a reply.
 	ErrInternal = "ERR EMQ internal error"
-	// ErrNoPerm: the caller's ACL denies a key derived from the base.
+	// ErrNoPerm: the caller's ACL denies a key derived from the base (the
+	// server's own text for a declared key).
 	ErrNoPerm = "NOPERM No permissions to access a key"
 )

@@ -73,7 +73,6 @@ var notInLua = map[string]string{
 	"ErrWritePaused":     "a host condition of the native executor",
 	"ErrHostReply":       "a host condition of the native executor",
 	"ErrInternal":        "a host condition of the native executor",
-	"ErrNoPerm":          "the server's ACL check, repeated by the native executor",
 }
 
 // TestRegistryCoversErrorsGo fails when protocol/errors.go gains or loses a
