@@ -39,9 +39,14 @@ if refusal then return refusal end
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
 -- the rows, read then deleted: the caller's ACL on all first; the first
 -- denied one is refused where it would be read
-local rows = {}
-for i = 1, n do rows[i] = base .. 'job:' .. ARGV[2 * i] end
-local deny = first_denied(rows, true, true)
+local rows, keys = {}, {}
+for i = 1, n do
+  rows[i] = base .. 'job:' .. ARGV[2 * i]
+  keys[2 * i - 1], keys[2 * i] = rows[i], rows[i] .. ':logs'
+end
+-- the rows (read, then deleted) and their logs (deleted): one check of all
+local all = may(keys, true, true)
+local deny = not all and first_denied(rows, true, true)
 local out, done, dels, logs = {}, {}, {}, {}
 for i = 1, n do
   local id, token = ARGV[2 * i], ARGV[2 * i + 1]
@@ -82,7 +87,7 @@ refusal = hincr_refusal(c, #done)
 if refusal then return refusal end
 -- the logs of the jobs completed are only deleted: refused where the writes
 -- would start
-if not may(logs, false, true) then return {err = E_NOPERM} end
+if not all and not may(logs, false, true) then return {err = E_NOPERM} end
 
 rcall('ZREM', active, unpack(done))
 rcall('DEL', unpack(dels))

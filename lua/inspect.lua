@@ -21,12 +21,15 @@ if refusal then return refusal end
 
 local row = KEYS[1] .. 'job:' .. id
 local fields = {'state', 'data', 'att', 'max', 'prio', 'bo', 'at', 'err', 'prog', 'uniq'}
-if not may({row}, true, false) then return {err = E_NOPERM} end
+-- the row and its logs, both read: one check of both
+local logs_key = row .. ':logs'
+local all = may({row, logs_key}, true, false)
+if not all and not may({row}, true, false) then return {err = E_NOPERM} end
 local f = rpcall('HMGET', row, unpack(fields))
 if f.err then return f end
 if not f[3] then return false end
-if not may({row .. ':logs'}, true, false) then return {err = E_NOPERM} end
-local logs = rpcall('LRANGE', row .. ':logs', 0, -1)
+if not all and not may({logs_key}, true, false) then return {err = E_NOPERM} end
+local logs = rpcall('LRANGE', logs_key, 0, -1)
 if logs.err then return logs end
 
 local out = {}
