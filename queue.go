@@ -2,8 +2,10 @@ package trafikey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -114,6 +116,8 @@ func WithObserver(o Observer) QueueOption {
 // executor (the native module when the server has it loaded, else Lua; see
 // WithExecutor), and stamps the queue's wire version with INSTALL, which
 // refuses with ErrWire when the queue was written by another wire version.
+// While the server cannot be reached (it is restarting, or failing over),
+// Open tries again, from 50 ms doubling to 2 s, until ctx ends.
 func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueOption) (*Queue, error) {
 	if err := checkQueueName("open", name); err != nil {
 		return nil, err
@@ -134,19 +138,22 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 	}
 	if cfg.exec == nil {
 		switch cfg.kind {
-		case ExecutorAuto:
-			cfg.exec = executor.Auto(ctx, client)
-		case ExecutorLua:
-			cfg.exec = executor.NewLua(client)
-		case ExecutorNative:
-			if !executor.Probe(ctx, client) {
-				if err := ctx.Err(); err != nil {
-					return nil, err
+		case ExecutorAuto, ExecutorNative:
+			err := untilReachable(ctx, func() (err error) {
+				if cfg.exec, err = executor.Detect(ctx, client); err != nil && ctx.Err() == nil {
+					err = &transportError{err: err}
 				}
+				return err
+			})
+			if err != nil {
+				return nil, fmt.Errorf("trafikey: open %q: %w", name, err)
+			}
+			if cfg.kind == ExecutorNative && Executor(cfg.exec.Name()) != ExecutorNative {
 				return nil, invalid("open", "executor %q needs the trafikey module loaded in the server (%s does not answer wire %d)",
 					cfg.kind, protocol.VersionCommand, protocol.Wire)
 			}
-			cfg.exec = executor.NewNative(client)
+		case ExecutorLua:
+			cfg.exec = executor.NewLua(client)
 		default:
 			return nil, invalid("open", "executor %s is none of %q, %q, %q", echo(string(cfg.kind)), ExecutorAuto, ExecutorLua, ExecutorNative)
 		}
@@ -167,11 +174,64 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 		q.adder = newAdder(q)
 	}
 	if !cfg.noInstall {
-		if _, err := q.call(ctx, protocol.Install); err != nil {
+		err := untilReachable(ctx, func() error {
+			_, err := q.call(ctx, protocol.Install)
+			return err
+		})
+		if err != nil {
 			return nil, err
 		}
 	}
 	return q, nil
+}
+
+// untilReachable runs call until it returns anything but a transport error
+// (a reply, or a refusal), waiting from 50 ms doubling to 2 s between tries,
+// for as long as ctx lasts: a process that starts while its server is
+// restarting waits for it instead of failing.
+func untilReachable(ctx context.Context, call func() error) error {
+	return retryTransient(ctx, 2*time.Second, call, nil)
+}
+
+// retryTransient runs call until it returns nil or an error that is not
+// transient, or ctx ends (the error then wraps ctx's and the last try's),
+// waiting from 50 ms doubling to maxWait between tries; failed is told of
+// each transient error that is tried again.
+func retryTransient(ctx context.Context, maxWait time.Duration, call func() error, failed func(error)) error {
+	wait := 50 * time.Millisecond
+	for {
+		err := call()
+		if err == nil || !transient(err) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w; last try: %w", ctx.Err(), err)
+		}
+		if failed != nil {
+			failed(err)
+		}
+		if !sleep(ctx, wait) {
+			return fmt.Errorf("%w; last try: %w", ctx.Err(), err)
+		}
+		wait = min(2*wait, maxWait)
+	}
+}
+
+// transportError is a call that got no reply from the server (a broken or
+// refused connection, a closing client), while the caller's context was
+// still alive: the call may or may not have run.
+type transportError struct{ err error }
+
+func (e *transportError) Error() string { return e.err.Error() }
+func (e *transportError) Unwrap() error { return e.err }
+
+// transient reports whether err is worth a retry: the call got no reply
+// (a transport error), or the server refused it only while it avoids
+// writes (ErrWritePaused: nothing was written). A reply or a refusal will
+// not change by trying again.
+func transient(err error) bool {
+	var te *transportError
+	return errors.As(err, &te) || errors.Is(err, ErrWritePaused)
 }
 
 // Name returns the queue's name.
@@ -190,6 +250,9 @@ func (q *Queue) Client() valkey.Client { return q.client }
 func (q *Queue) call(ctx context.Context, v *protocol.Verb, args ...string) (valkey.ValkeyMessage, error) {
 	res := q.exec.Exec(ctx, v, q.verbKeys[v], args)
 	if err := res.NonValkeyError(); err != nil {
+		if ctx.Err() == nil {
+			err = &transportError{err: err}
+		}
 		return valkey.ValkeyMessage{}, fmt.Errorf("trafikey: %s: %w", v.Name, err)
 	}
 	msg, err := res.ToMessage()

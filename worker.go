@@ -28,13 +28,19 @@ const (
 	DefaultPromoteEvery = 500 * time.Millisecond
 	// DefaultRecoverEvery is the period of taking back expired leases.
 	DefaultRecoverEvery = 5 * time.Second
+	// DefaultReportTimeout is how long a finished job's outcome is retried
+	// through an outage.
+	DefaultReportTimeout = 2 * time.Minute
 )
 
-// reportTimeout bounds the report of a job's outcome (COMPLETEMANY or
-// FAIL), counted from the end of its handler. Reports outlive Run's context
-// (a job that finished during shutdown is still reported), so they need
-// their own bound.
-const reportTimeout = 30 * time.Second
+// callTimeout bounds one CLAIM, which runs to its end even when Run's
+// context ends (a claim abandoned in flight could have been executed).
+const callTimeout = 30 * time.Second
+
+// reportRetryMax is the longest wait between two tries of a report: short,
+// so a report reaches a server that is back before another worker's
+// RECOVER could take the job.
+const reportRetryMax = 500 * time.Millisecond
 
 // WorkerOptions configure a Worker. Zero fields take the defaults.
 type WorkerOptions struct {
@@ -64,7 +70,17 @@ type WorkerOptions struct {
 	// RecoverEvery is the period of taking back jobs whose lease expired
 	// (default 5 s). A negative value leaves recovery to another process.
 	RecoverEvery time.Duration
-	// Logger receives the worker's errors (default slog.Default()).
+	// ReportTimeout is how long the outcome of a job whose handler returned
+	// is retried while the server cannot be reached or pauses writes,
+	// counted from the handler's return (default 2 min). The job stays
+	// among the running ones meanwhile, so the heartbeat keeps its lease
+	// as soon as the server answers, and a job whose handler returned is
+	// not run again after a short outage. Past it the job is left to lease
+	// recovery (OutcomeUnreported).
+	ReportTimeout time.Duration
+	// Logger receives the worker's errors (default slog.Default()). A
+	// failure that repeats (an outage) is logged at most once a second per
+	// kind, with the count of those left out.
 	Logger *slog.Logger
 	// OnDone, when set, is called after each job's outcome is known, from
 	// the goroutine that ran it; err is the handler's error, or the error
@@ -141,7 +157,7 @@ type Worker struct {
 	q       *Queue
 	handler Handler
 	opts    WorkerOptions
-	log     *slog.Logger
+	log     *throttledLog
 
 	running atomic.Bool
 
@@ -192,6 +208,9 @@ func NewWorker(q *Queue, handler Handler, opts WorkerOptions) (*Worker, error) {
 	if opts.RecoverEvery == 0 {
 		opts.RecoverEvery = DefaultRecoverEvery
 	}
+	if opts.ReportTimeout == 0 {
+		opts.ReportTimeout = DefaultReportTimeout
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
@@ -208,12 +227,14 @@ func NewWorker(q *Queue, handler Handler, opts WorkerOptions) (*Worker, error) {
 		return nil, invalid("new worker", "lease %v too short for a heartbeat", opts.Lease)
 	case opts.PollInterval < time.Millisecond:
 		return nil, invalid("new worker", "poll interval %v below 1ms", opts.PollInterval)
+	case opts.ReportTimeout < 0:
+		return nil, invalid("new worker", "report timeout %v is negative", opts.ReportTimeout)
 	}
 	return &Worker{
 		q:         q,
 		handler:   handler,
 		opts:      opts,
-		log:       opts.Logger.With("queue", q.name),
+		log:       &throttledLog{l: opts.Logger.With("queue", q.name)},
 		completer: newCompleter(q),
 		jobs:      map[*runningJob]struct{}{},
 	}, nil
@@ -295,7 +316,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		abandoned.Store(true)
 		abandon(ErrShutdownTimeout)
-		w.log.Warn("trafikey: shutdown timeout passed; running jobs are left to lease recovery", "running", w.Running())
+		w.log.l.Warn("trafikey: shutdown timeout passed; running jobs are left to lease recovery", "running", w.Running())
 	} else {
 		// Every handler has reported, so the completer's senders are on
 		// their way out; none is left behind.
@@ -339,7 +360,7 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 		// The claim runs to its end even when ctx ends meanwhile: a
 		// claim abandoned in flight could have been executed, and its jobs
 		// would then wait for lease recovery.
-		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), reportTimeout)
+		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 		jobs, err := w.q.Claim(callCtx, w.opts.Lease, n)
 		cancel()
 		for range n - len(jobs) {
@@ -358,13 +379,13 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 		}
 		if len(jobs) == n && woke {
 			if err := w.q.pokeSignal(ctx); err != nil && ctx.Err() == nil {
-				w.log.Warn("trafikey: signal idle workers", "err", err)
+				w.log.warn("trafikey: signal idle workers", "err", err)
 			}
 		}
 		woke = false
 		if len(jobs) == 0 {
 			if _, err := w.q.waitSignal(ctx, w.opts.PollInterval); err != nil && ctx.Err() == nil {
-				w.log.Warn("trafikey: wait for signal", "err", err)
+				w.log.warn("trafikey: wait for signal", "err", err)
 				if !sleep(ctx, w.opts.PollInterval) {
 					return
 				}
@@ -378,7 +399,7 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 // next: a backoff from 50 ms doubling to 5 s so a server outage is not
 // hammered.
 func (w *Worker) claimFailed(err error, last time.Duration) time.Duration {
-	w.log.Error("trafikey: claim", "err", err)
+	w.log.error("trafikey: claim", "err", err)
 	return min(max(2*last, 50*time.Millisecond), 5*time.Second)
 }
 
@@ -431,26 +452,35 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool)
 // before, and renewing early is harmless while renewing late is not.
 const claimSlack = 100 * time.Millisecond
 
-// report tells the server how the attempt ended.
+// report tells the server how the attempt ended. A report that does not
+// reach the server, or meets a write pause, is tried again until
+// ReportTimeout: the job is still among the running ones, so the heartbeat
+// renews its lease as soon as the server answers again.
 func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atomic.Bool) (Outcome, error) {
 	if r.lost.Load() {
 		return OutcomeLost, handlerErr
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), reportTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), w.opts.ReportTimeout)
 	defer cancel()
+	failed := func(err error) { w.log.warn("trafikey: report job outcome, trying again", "job", j.ID, "err", err) }
 	if handlerErr == nil {
 		// A handler that finished completes even after the shutdown
 		// timeout: its work is done, running it again would be a waste.
 		// Completions of concurrent handlers share COMPLETEMANY calls,
 		// each job with its own outcome.
-		return w.reported(OutcomeCompleted, completeQueued(ctx, w.completer, j), nil)
+		err := retryTransient(ctx, reportRetryMax, func() error { return completeQueued(ctx, w.completer, j) }, failed)
+		return w.reported(OutcomeCompleted, err, nil)
 	}
 	if abandoned.Load() {
 		// Its error is most likely the cancellation itself, not a failure
 		// of the job; the next worker gets the job with this attempt spent.
 		return OutcomeAbandoned, handlerErr
 	}
-	retrying, err := j.Fail(ctx, handlerErr, !errors.Is(handlerErr, ErrSkipRetry))
+	var retrying bool
+	err := retryTransient(ctx, reportRetryMax, func() (err error) {
+		retrying, err = j.Fail(ctx, handlerErr, !errors.Is(handlerErr, ErrSkipRetry))
+		return err
+	}, failed)
 	if retrying {
 		return w.reported(OutcomeRetrying, err, handlerErr)
 	}
@@ -465,7 +495,7 @@ func (w *Worker) reported(want Outcome, err, handlerErr error) (Outcome, error) 
 	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
 		return OutcomeLost, err
 	default:
-		w.log.Error("trafikey: report job outcome", "outcome", want, "err", err)
+		w.log.error("trafikey: report job outcome", "outcome", want, "err", err)
 		return OutcomeUnreported, err
 	}
 }
@@ -492,8 +522,7 @@ func (w *Worker) count(o Outcome) {
 // out within two periods, so a lease always has a spare period for a late
 // or failed EXTEND. Jobs shorter than a period are never extended.
 func (w *Worker) heartbeat(ctx context.Context) {
-	period := w.opts.HeartbeatEvery
-	tick := time.NewTicker(period)
+	tick := time.NewTicker(w.opts.HeartbeatEvery)
 	defer tick.Stop()
 	for {
 		select {
@@ -501,27 +530,44 @@ func (w *Worker) heartbeat(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		now := time.Now()
-		var due []*runningJob
-		w.mu.Lock()
-		for r := range w.jobs {
-			deadline := time.Unix(0, r.renewed.Load()).Add(w.opts.Lease)
-			if !r.lost.Load() && deadline.Sub(now) < 2*period {
-				due = append(due, r)
-			}
-		}
-		w.mu.Unlock()
-		// Concurrent calls share the client's pipeline: a thousand leases
-		// cost about one round trip, not a thousand.
-		var wg sync.WaitGroup
-		for _, r := range due {
-			wg.Go(func() { w.extend(ctx, r, period) })
-		}
-		wg.Wait()
+		w.renewDue(ctx)
 	}
 }
 
-func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duration) {
+// renewDue extends each running job's lease that would run out within two
+// heartbeat periods, and reports whether the server answered every EXTEND.
+// A lease that ran out during an outage is among them: until a RECOVER takes
+// the job, its EXTEND still succeeds.
+func (w *Worker) renewDue(ctx context.Context) bool {
+	period := w.opts.HeartbeatEvery
+	now := time.Now()
+	var due []*runningJob
+	w.mu.Lock()
+	for r := range w.jobs {
+		deadline := time.Unix(0, r.renewed.Load()).Add(w.opts.Lease)
+		if !r.lost.Load() && deadline.Sub(now) < 2*period {
+			due = append(due, r)
+		}
+	}
+	w.mu.Unlock()
+	// Concurrent calls share the client's pipeline: a thousand leases cost
+	// about one round trip, not a thousand.
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for _, r := range due {
+		wg.Go(func() {
+			if !w.extend(ctx, r, period) {
+				failed.Store(true)
+			}
+		})
+	}
+	wg.Wait()
+	return !failed.Load()
+}
+
+// extend renews r's lease and reports whether the server answered: the
+// lease renewed, or the claim found lost.
+func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duration) bool {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	sent := time.Now()
@@ -532,13 +578,16 @@ func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duratio
 	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
 		r.lost.Store(true)
 		r.cancel(ErrLeaseLost)
-		w.log.Warn("trafikey: lease lost", "job", r.job.ID, "attempt", r.job.Attempt, "err", err)
+		w.log.l.Warn("trafikey: lease lost", "job", r.job.ID, "attempt", r.job.Attempt, "err", err)
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// Run is returning.
+		return false
 	default:
 		// The next tick tries again while the lease lasts.
-		w.log.Warn("trafikey: extend lease", "job", r.job.ID, "err", err)
+		w.log.warn("trafikey: extend lease", "job", r.job.ID, "err", err)
+		return false
 	}
+	return true
 }
 
 // maintain promotes due delayed jobs and recovers expired leases on their
@@ -572,7 +621,7 @@ func (w *Worker) promoteAll(ctx context.Context) {
 		n, err := w.q.Promote(ctx, protocol.MaxCount)
 		if err != nil {
 			if ctx.Err() == nil {
-				w.log.Error("trafikey: promote", "err", err)
+				w.log.error("trafikey: promote", "err", err)
 			}
 			return
 		}
@@ -587,16 +636,23 @@ func (w *Worker) recoverAll(ctx context.Context) {
 	if w.opts.RecoverEvery < 0 {
 		return
 	}
+	// This worker's own leases first: one that ran out while the server was
+	// unreachable is renewed before this RECOVER could take it back. While
+	// they cannot all be renewed, the server is not answering reliably, and
+	// this round is skipped.
+	if !w.renewDue(ctx) {
+		return
+	}
 	for ctx.Err() == nil {
 		requeued, dead, err := w.q.Recover(ctx, protocol.MaxCount)
 		if err != nil {
 			if ctx.Err() == nil {
-				w.log.Error("trafikey: recover", "err", err)
+				w.log.error("trafikey: recover", "err", err)
 			}
 			return
 		}
 		if requeued+dead > 0 {
-			w.log.Info("trafikey: recovered expired leases", "requeued", requeued, "dead", dead)
+			w.log.l.Info("trafikey: recovered expired leases", "requeued", requeued, "dead", dead)
 		}
 		if requeued+dead < protocol.MaxCount {
 			return

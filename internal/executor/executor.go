@@ -117,13 +117,18 @@ func Probe(ctx context.Context, client valkey.Client) bool {
 	return err == nil && v == protocol.Wire
 }
 
-// Auto returns the native executor when the module is loaded, else the Lua
-// executor.
-func Auto(ctx context.Context, client valkey.Client) Executor {
-	if Probe(ctx, client) {
-		return NewNative(client)
+// Detect returns the native executor when the module is loaded, else the
+// Lua executor. A call that does not reach the server is an error, not a
+// verdict: a server down for a moment must not make a queue Lua for good.
+func Detect(ctx context.Context, client valkey.Client) (Executor, error) {
+	res := client.Do(ctx, client.B().Arbitrary(protocol.VersionCommand).Build())
+	if err := res.NonValkeyError(); err != nil {
+		return nil, err
 	}
-	return NewLua(client)
+	if v, err := res.AsInt64(); err == nil && v == protocol.Wire {
+		return NewNative(client), nil
+	}
+	return NewLua(client), nil
 }
 
 // Missing says why the native executor cannot run every verb on the server

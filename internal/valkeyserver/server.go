@@ -516,6 +516,14 @@ func (s *Server) Kill() error {
 // is stopped first as by Stop, but its directory is kept. ACL users are
 // created again.
 func (s *Server) Restart(ctx context.Context) error {
+	return s.RestartAfter(ctx, 0)
+}
+
+// RestartAfter stops the server with SIGTERM, waits gap (an outage: its
+// port refuses connections meanwhile), and starts it again on the same
+// port and directory, where it loads its data. ctx bounds the wait and the
+// start.
+func (s *Server) RestartAfter(ctx context.Context, gap time.Duration) error {
 	s.life.Lock()
 	defer s.life.Unlock()
 	s.mu.Lock()
@@ -526,6 +534,15 @@ func (s *Server) Restart(ctx context.Context) error {
 	}
 	if err := s.terminate(); err != nil {
 		return err
+	}
+	if gap > 0 {
+		t := time.NewTimer(gap)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	return s.launch(ctx)
 }
