@@ -2,6 +2,7 @@ package trafikey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -36,17 +37,23 @@ type NewJob struct {
 // ctx ends before the job is sent, it is taken out and Add returns
 // ctx.Err(); when it ends later, the job may have been added, as with any
 // call abandoned in flight.
+//
+// With a durability (WithDurability, DurableContext) that the server does
+// not confirm in time, the id comes back with an error matching
+// ErrNotDurable: the job was added.
 func (q *Queue) Add(ctx context.Context, payload []byte, opts ...AddOption) (string, error) {
 	o := defaultAddOptions()
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if q.adder == nil || o.unique {
+	// A job with a unique key, or with a durability of its own, is sent
+	// alone.
+	if _, own := ctx.Value(durabilityKey{}).(Durability); q.adder == nil || o.unique || own {
 		ids, err := q.AddBatch(ctx, []NewJob{{Payload: payload, Options: opts}})
-		if err != nil {
+		if len(ids) == 0 {
 			return "", err
 		}
-		return ids[0], nil
+		return ids[0], err // err: added, not confirmed durable
 	}
 	args, err := o.args("add", make([]string, 0, protocol.AddArgsPerJob), payload)
 	if err != nil {
@@ -138,22 +145,24 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 	defer cancel()
 	msg, err := q.call(ctx, protocol.Add, args...)
 	var ids []string
-	if err == nil {
-		ids, err = msg.AsStrSlice()
-		if err == nil && len(ids) != len(batch) {
-			err = fmt.Errorf("%d ids for %d jobs", len(ids), len(batch))
+	if err == nil || errors.Is(err, ErrNotDurable) {
+		var rerr error
+		ids, rerr = msg.AsStrSlice()
+		if rerr == nil && len(ids) != len(batch) {
+			rerr = fmt.Errorf("%d ids for %d jobs", len(ids), len(batch))
 		}
-		if err != nil {
-			err = fmt.Errorf("trafikey: add: unexpected reply: %w", err)
+		if rerr != nil {
+			err, ids = fmt.Errorf("trafikey: add: unexpected reply: %w", rerr), nil
 		} else {
 			q.observer.JobsAdded(q.name, len(ids))
 		}
 	}
 	for i, p := range batch {
-		if err != nil {
-			p.done <- addResult{err: err}
+		// A job added but not confirmed durable gets its id and the error.
+		if ids != nil {
+			p.done <- addResult{id: ids[i], err: err}
 		} else {
-			p.done <- addResult{id: ids[i]}
+			p.done <- addResult{err: err}
 		}
 	}
 }
@@ -190,15 +199,20 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []NewJob) ([]string, error) {
 	ids := make([]string, 0, len(jobs))
 	for _, args := range groups {
 		msg, err := q.call(ctx, protocol.Add, args...)
-		if err != nil {
+		if err != nil && !errors.Is(err, ErrNotDurable) {
 			return ids, err
 		}
-		got, err := msg.AsStrSlice()
-		if err != nil {
-			return ids, fmt.Errorf("trafikey: add: unexpected reply: %w", err)
+		got, rerr := msg.AsStrSlice()
+		if rerr != nil {
+			return ids, fmt.Errorf("trafikey: add: unexpected reply: %w", rerr)
 		}
 		ids = append(ids, got...)
 		q.observer.JobsAdded(q.name, len(got))
+		if err != nil {
+			// Added, not confirmed durable: the ids go with the error, and
+			// the calls after it are not made.
+			return ids, err
+		}
 	}
 	return ids, nil
 }

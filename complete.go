@@ -96,7 +96,10 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 		args = append(args, j.ID, j.token)
 	}
 	msg, err := q.call(ctx, protocol.CompleteMany, args...)
-	if err != nil {
+	// Completed but not confirmed durable: each completed job gets the
+	// durability error, the others their own outcome.
+	notDurable := errors.Is(err, ErrNotDurable)
+	if err != nil && !notDurable {
 		if completeManyRefused(err) {
 			// A native module older than this client, or an ACL that
 			// does not allow the command: complete job by job from now
@@ -106,18 +109,21 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 		}
 		return nil, err
 	}
-	outs, err := msg.ToArray()
-	if err != nil || len(outs) != len(jobs) {
+	outs, rerr := msg.ToArray()
+	if rerr != nil || len(outs) != len(jobs) {
 		return nil, fmt.Errorf("trafikey: completemany: unexpected reply for %d jobs: %v", len(jobs), msg)
 	}
 	errs := make([]error, len(jobs))
 	for i, m := range outs {
-		n, err := m.AsInt64()
-		if err != nil {
+		n, rerr := m.AsInt64()
+		if rerr != nil {
 			return nil, fmt.Errorf("trafikey: completemany: unexpected reply entry %v", m)
 		}
 		switch n {
 		case protocol.CompleteManyDone:
+			if notDurable {
+				errs[i] = err
+			}
 		case protocol.CompleteManyGone:
 			errs[i] = jobs[i].notFound(protocol.CompleteMany)
 		case protocol.CompleteManyStale:

@@ -3,6 +3,8 @@ package trafikey_test
 import (
 	"context"
 	"errors"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/protocol"
 )
 
@@ -112,6 +115,188 @@ func TestKillNineLosesNoAcknowledgedJob(t *testing.T) {
 			require.Zero(t, lost, "acknowledged jobs missing after kill -9 (of %d added, %d completed)", len(added), len(completed))
 			require.Zero(t, resurrected, "acknowledged completions undone after kill -9")
 			t.Logf("%s: %d acknowledged adds, %d acknowledged completes, all as acknowledged after kill -9", e.name, len(added), len(completed))
+		})
+	}
+}
+
+// durablePair is a primary (with the executor under test) and its replica,
+// both with appendonly.
+func durablePair(t *testing.T, e executorCase) (primary, replica *valkeyserver.Server, q *trafikey.Queue, c valkey.Client, opts []trafikey.QueueOption) {
+	s, c, exec := e.start(t, valkeyserver.Options{AOF: true})
+	r := valkeytest.Start(t, valkeyserver.Options{ReplicaOf: s.Addr(), AOF: true})
+	require.NoError(t, r.WaitReplicaSync(t.Context()))
+	opts = []trafikey.QueueOption{trafikey.WithRunner(exec)}
+	q, err := trafikey.Open(t.Context(), c, "durable", opts...)
+	require.NoError(t, err)
+	return s, r, q, c, opts
+}
+
+// TestDurabilityConfirmed: with WithDurability, an Add, a Complete and a
+// Fail return only once the replica has the write: the replica is read
+// right after each call, with no wait. With AOF, once both AOFs were
+// fsynced too (WAITAOF; the replica reports its fsync about once a second,
+// so such a call can take that long).
+func TestDurabilityConfirmed(t *testing.T) {
+	t.Parallel()
+	for _, e := range executors() {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			s, r, _, c, opts := durablePair(t, e)
+			q, err := trafikey.Open(t.Context(), c, "d", append(opts, trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 10 * time.Second}))...)
+			require.NoError(t, err)
+			k := protocol.KeysOf("d")
+			onReplica := func(args ...string) any { return valkeytest.Do(t, r, args...) }
+
+			for i := range 20 { // coalesced adds, and the ones alone
+				id, err := q.Add(t.Context(), []byte("p"+strconv.Itoa(i)))
+				require.NoError(t, err)
+				require.Equal(t, int64(1), onReplica("EXISTS", k.Job(id)), "job %s on the replica when Add returns", id)
+			}
+			withAOF := trafikey.DurableContext(t.Context(), trafikey.Durability{Replicas: 1, AOF: true, Timeout: 10 * time.Second})
+			ids, err := q.AddBatch(withAOF, []trafikey.NewJob{{Payload: []byte("x")}, {Payload: []byte("y")}})
+			require.NoError(t, err)
+			require.Equal(t, int64(2), onReplica("EXISTS", k.Job(ids[0]), k.Job(ids[1])))
+
+			jobs, err := q.Claim(t.Context(), time.Minute, 2)
+			require.NoError(t, err)
+			require.NoError(t, jobs[0].Complete(t.Context()))
+			require.Equal(t, int64(0), onReplica("EXISTS", k.Job(jobs[0].ID)), "the completion is on the replica")
+			retrying, err := jobs[1].Fail(t.Context(), errors.New("boom"), true)
+			require.NoError(t, err)
+			require.True(t, retrying)
+			require.Equal(t, "delayed", onReplica("HGET", k.Job(jobs[1].ID), "state"))
+
+			// The worker's completions wait too.
+			w := newWorker(t, q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WorkerOptions{})
+			stop := runWorker(t, w)
+			// 20 added, and the one that failed once
+			require.Eventually(t, func() bool { return w.Stats().Processed == 21 }, eventually, tick)
+			require.NoError(t, stop())
+			require.Equal(t, int64(0), onReplica("ZCARD", k.Pending))
+			require.Equal(t, onReplica("HGET", k.Stats, "completed"), valkeytest.Do(t, s, "HGET", k.Stats, "completed"))
+
+			// Each durable call waited on the primary: 20 adds (some
+			// coalesced), a complete, a fail and the worker's completions.
+			stats := valkeytest.Do(t, s, "INFO", "commandstats").(string)
+			calls := func(cmd string) int {
+				_, rest, ok := strings.Cut(stats, "cmdstat_"+cmd+":calls=")
+				require.True(t, ok, "no %s in commandstats", cmd)
+				n, err := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				require.NoError(t, err)
+				return n
+			}
+			require.GreaterOrEqual(t, calls("wait"), 3)
+			require.Equal(t, 1, calls("waitaof"))
+		})
+	}
+}
+
+// TestDurabilityNotConfirmed: a durability the servers cannot give is
+// ErrNotDurable with the counts, and the write is not undone; a zero
+// DurableContext turns it off for one call.
+func TestDurabilityNotConfirmed(t *testing.T) {
+	t.Parallel()
+	for _, e := range executors() {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			_, c, exec := e.start(t, valkeyserver.Options{})
+			q, err := trafikey.Open(t.Context(), c, "nd", trafikey.WithRunner(exec),
+				trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 50 * time.Millisecond}))
+			require.NoError(t, err)
+
+			id, err := q.Add(t.Context(), []byte("a"))
+			require.ErrorIs(t, err, trafikey.ErrNotDurable)
+			var de *trafikey.DurabilityError
+			require.ErrorAs(t, err, &de)
+			require.Equal(t, int64(0), de.Replicas)
+			require.Equal(t, "add", de.Verb)
+			require.Contains(t, err.Error(), "0 of 1 replicas")
+			require.NotEmpty(t, id, "the job was added: its id comes with the error")
+			_, err = q.Inspect(t.Context(), id)
+			require.NoError(t, err)
+
+			ids, err := q.AddBatch(t.Context(), []trafikey.NewJob{{Payload: []byte("b")}})
+			require.ErrorIs(t, err, trafikey.ErrNotDurable)
+			require.Len(t, ids, 1)
+
+			// appendonly is off: WAITAOF is refused, and that is the error
+			aof := trafikey.DurableContext(t.Context(), trafikey.Durability{AOF: true})
+			_, err = q.Add(aof, []byte("c"))
+			require.ErrorAs(t, err, &de)
+			require.Error(t, de.Err)
+
+			off := trafikey.DurableContext(t.Context(), trafikey.Durability{})
+			_, err = q.Add(off, []byte("d"))
+			require.NoError(t, err)
+			jobs, err := q.Claim(t.Context(), time.Minute, 4)
+			require.NoError(t, err)
+			require.Len(t, jobs, 4)
+			require.NoError(t, jobs[0].Complete(off))
+			require.ErrorIs(t, jobs[1].Complete(t.Context()), trafikey.ErrNotDurable)
+			_, err = q.Inspect(t.Context(), jobs[1].ID)
+			require.ErrorIs(t, err, trafikey.ErrNotFound, "completed all the same")
+			retrying, err := jobs[2].Fail(t.Context(), errors.New("x"), true)
+			require.ErrorIs(t, err, trafikey.ErrNotDurable)
+			require.True(t, retrying)
+			errs, err := q.CompleteMany(t.Context(), []*trafikey.Job{jobs[3]})
+			require.NoError(t, err)
+			require.ErrorIs(t, errs[0], trafikey.ErrNotDurable)
+
+			_, err = trafikey.Open(t.Context(), c, "nd", trafikey.WithDurability(trafikey.Durability{Replicas: -1}))
+			require.ErrorIs(t, err, trafikey.ErrInvalid)
+			_, err = q.Add(trafikey.DurableContext(t.Context(), trafikey.Durability{AOF: true, Timeout: -time.Second}), []byte("e"))
+			require.ErrorIs(t, err, trafikey.ErrInvalid)
+		})
+	}
+}
+
+// TestPrimaryCrashLosesNoDurableJob kills the primary with SIGKILL while
+// producers add with Durability{Replicas: 1} and promotes its replica:
+// every job whose Add returned without error is on the new primary.
+func TestPrimaryCrashLosesNoDurableJob(t *testing.T) {
+	t.Parallel()
+	for _, e := range executors() {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			s, r, _, c, opts := durablePair(t, e)
+			q, err := trafikey.Open(t.Context(), c, "crash", append(opts, trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 5 * time.Second}))...)
+			require.NoError(t, err)
+			var mu sync.Mutex
+			var acked []string
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					for ctx.Err() == nil {
+						id, err := q.Add(ctx, []byte("job"))
+						if err == nil {
+							mu.Lock()
+							acked = append(acked, id)
+							mu.Unlock()
+						}
+					}
+				})
+			}
+			require.Eventually(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(acked) >= 2000
+			}, eventually, 5*time.Millisecond)
+			require.NoError(t, s.Kill())
+			cancel()
+			wg.Wait()
+			valkeytest.Do(t, r, "REPLICAOF", "NO", "ONE")
+
+			k := protocol.KeysOf("crash")
+			lost := 0
+			for _, id := range acked {
+				if valkeytest.Do(t, r, "EXISTS", k.Job(id)) != int64(1) {
+					lost++
+				}
+			}
+			require.Zero(t, lost, "durable adds missing on the promoted replica, of %d", len(acked))
+			t.Logf("%s: %d durable adds acknowledged, all on the promoted replica", e.name, len(acked))
 		})
 	}
 }

@@ -2,6 +2,7 @@ package trafikey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 	"unicode/utf8"
@@ -98,7 +99,9 @@ func (j *Job) Complete(ctx context.Context) error {
 // Fail reports the attempt failed with cause's text (truncated to 64 KiB).
 // With retry, the job waits its backoff and runs again while attempts
 // remain; without, or when none remain, it is dead-lettered. retrying
-// reports which happened. Errors are as for Complete.
+// reports which happened. Errors are as for Complete; with a durability
+// not confirmed in time, retrying is set and the error matches
+// ErrNotDurable.
 func (j *Job) Fail(ctx context.Context, cause error, retry bool) (retrying bool, err error) {
 	text := ""
 	if cause != nil {
@@ -109,22 +112,23 @@ func (j *Job) Fail(ctx context.Context, cause error, retry bool) (retrying bool,
 		flag = "1"
 	}
 	msg, err := j.q.call(ctx, protocol.Fail, j.ID, j.token, flag, text)
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNotDurable) {
 		return false, err
 	}
+	// err is nil, or the outcome was applied but not confirmed durable.
 	if msg.IsInt64() {
 		if n, _ := msg.AsInt64(); n == 0 {
 			return false, j.notFound(protocol.Fail)
 		}
 	}
-	outcome, err := msg.ToString()
+	outcome, rerr := msg.ToString()
 	switch {
-	case err != nil:
-		return false, fmt.Errorf("trafikey: fail: unexpected reply: %w", err)
+	case rerr != nil:
+		return false, fmt.Errorf("trafikey: fail: unexpected reply: %w", rerr)
 	case outcome == protocol.FailRetry:
-		return true, nil
+		return true, err
 	case outcome == protocol.FailDead:
-		return false, nil
+		return false, err
 	default:
 		return false, fmt.Errorf("trafikey: fail: unexpected reply %q", outcome)
 	}

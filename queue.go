@@ -21,12 +21,13 @@ const DefaultLogCap = 1000
 // Queue is a handle on one named queue on one server. It is safe for
 // concurrent use; open it once and share it.
 type Queue struct {
-	name     string
-	client   valkey.Client
-	exec     executor.Executor
-	keys     protocol.Keys
-	logCap   string
-	observer Observer
+	name       string
+	client     valkey.Client
+	exec       executor.Executor
+	keys       protocol.Keys
+	logCap     string
+	observer   Observer
+	durability Durability
 
 	// verbKeys holds each verb's declared keys, built once: they are the
 	// same for every call on this queue and never modified.
@@ -44,12 +45,13 @@ type Queue struct {
 type QueueOption func(*queueConfig)
 
 type queueConfig struct {
-	kind      Executor
-	exec      executor.Executor
-	noInstall bool
-	logCap    int
-	observer  Observer
-	separate  bool
+	kind       Executor
+	exec       executor.Executor
+	noInstall  bool
+	logCap     int
+	observer   Observer
+	separate   bool
+	durability Durability
 }
 
 // Executor names the executor a Queue runs its verbs on. Both take the same
@@ -136,6 +138,9 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 	if cfg.logCap < 1 || cfg.logCap > protocol.MaxLogCap {
 		return nil, invalid("open", "log cap %d outside 1..%d", cfg.logCap, protocol.MaxLogCap)
 	}
+	if err := cfg.durability.check("open"); err != nil {
+		return nil, err
+	}
 	if cfg.exec == nil {
 		switch cfg.kind {
 		case ExecutorAuto, ExecutorNative:
@@ -159,13 +164,14 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 		}
 	}
 	q := &Queue{
-		name:     name,
-		client:   client,
-		exec:     cfg.exec,
-		keys:     protocol.KeysOf(name),
-		logCap:   protocol.FormatInt(int64(cfg.logCap)),
-		observer: cfg.observer,
-		verbKeys: make(map[*protocol.Verb][]string, len(protocol.JobCore)),
+		name:       name,
+		client:     client,
+		exec:       cfg.exec,
+		keys:       protocol.KeysOf(name),
+		logCap:     protocol.FormatInt(int64(cfg.logCap)),
+		observer:   cfg.observer,
+		durability: cfg.durability,
+		verbKeys:   make(map[*protocol.Verb][]string, len(protocol.JobCore)),
 	}
 	for _, v := range protocol.JobCore {
 		q.verbKeys[v] = v.KeyNames(q.keys)
@@ -246,9 +252,20 @@ func (q *Queue) Client() valkey.Client { return q.client }
 
 // call runs verb v with its declared keys and args. Transport errors are
 // wrapped with the verb; an error reply becomes a *ServerError. A null
-// reply is returned as a message for which IsNil is true.
+// reply is returned as a message for which IsNil is true. A verb with a
+// durability waits for it (callDurable).
 func (q *Queue) call(ctx context.Context, v *protocol.Verb, args ...string) (valkey.ValkeyMessage, error) {
-	res := q.exec.Exec(ctx, v, q.verbKeys[v], args)
+	if d := q.durabilityOf(ctx, v); d.on() {
+		if err := d.check(v.Name); err != nil {
+			return valkey.ValkeyMessage{}, err
+		}
+		return q.callDurable(ctx, v, d, args)
+	}
+	return q.reply(ctx, v, q.exec.Exec(ctx, v, q.verbKeys[v], args))
+}
+
+// reply turns a verb's result into its message or its error.
+func (q *Queue) reply(ctx context.Context, v *protocol.Verb, res valkey.ValkeyResult) (valkey.ValkeyMessage, error) {
 	if err := res.NonValkeyError(); err != nil {
 		if ctx.Err() == nil {
 			err = &transportError{err: err}

@@ -11,6 +11,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/protocol"
@@ -30,6 +31,11 @@ func (n *noIO) Exec(context.Context, *protocol.Verb, []string, []string) valkey.
 func (n *noIO) Raw(context.Context, *protocol.Verb, string, []string) valkey.ValkeyResult {
 	n.calls.Add(1)
 	return valkey.ValkeyResult{}
+}
+
+func (n *noIO) ExecThen(context.Context, *protocol.Verb, []string, []string, executor.Then) (valkey.ValkeyResult, []valkey.ValkeyResult) {
+	n.calls.Add(1)
+	return valkey.ValkeyResult{}, nil
 }
 
 // requireInvalid checks one refused input: it is ErrInvalid, its text has

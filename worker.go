@@ -494,6 +494,10 @@ func (w *Worker) reported(want Outcome, err, handlerErr error) (Outcome, error) 
 		return want, handlerErr
 	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
 		return OutcomeLost, err
+	case errors.Is(err, ErrNotDurable):
+		// The server applied the outcome; only its confirmation is missing.
+		w.log.warn("trafikey: job outcome not confirmed durable", "outcome", want, "err", err)
+		return want, err
 	default:
 		w.log.error("trafikey: report job outcome", "outcome", want, "err", err)
 		return OutcomeUnreported, err

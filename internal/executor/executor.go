@@ -30,6 +30,37 @@ type Executor interface {
 	// Raw runs verb v with numkeys spelled as given and rest as the keys and
 	// arguments after it: a malformed call, exactly as a client could send it.
 	Raw(ctx context.Context, v *protocol.Verb, numkeys string, rest []string) valkey.ValkeyResult
+	// ExecThen runs verb v as Exec does, then the commands then builds, on
+	// the same connection and in one round trip: WAIT and WAITAOF count
+	// the writes of their own connection. It returns the verb's reply and
+	// theirs.
+	ExecThen(ctx context.Context, v *protocol.Verb, keys, args []string, then Then) (valkey.ValkeyResult, []valkey.ValkeyResult)
+}
+
+// Then builds the commands that follow a verb on its connection. Commands
+// are built anew for each send, as a built command is sent once.
+type Then func(b valkey.Builder) []valkey.Completed
+
+// onOneConn sends cmd and then's commands on one connection of client (a
+// dedicated one: of the node that owns cmd's slot, in a cluster) and returns
+// their replies. retry, when it is not nil, builds the verb again for a
+// second send, made when the first reply asks for it.
+func onOneConn(ctx context.Context, client valkey.Client, cmd func(valkey.Builder) valkey.Completed, then Then,
+	again func(first valkey.ValkeyResult) func(valkey.Builder) valkey.Completed) (valkey.ValkeyResult, []valkey.ValkeyResult) {
+	var out []valkey.ValkeyResult
+	_ = client.Dedicated(func(dc valkey.DedicatedClient) error {
+		send := func(c func(valkey.Builder) valkey.Completed) {
+			out = dc.DoMulti(ctx, append([]valkey.Completed{c(dc.B())}, then(dc.B())...)...)
+		}
+		send(cmd)
+		if again != nil {
+			if c := again(out[0]); c != nil {
+				send(c)
+			}
+		}
+		return nil
+	})
+	return out[0], out[1:]
 }
 
 // Lua is the executor that runs each verb's script with EVALSHA. It needs
@@ -66,12 +97,25 @@ func (l *Lua) Raw(ctx context.Context, v *protocol.Verb, numkeys string, rest []
 }
 
 func (l *Lua) run(ctx context.Context, v *protocol.Verb, numkeys string, keys, args []string) valkey.ValkeyResult {
-	build := func(head string, body string) valkey.Completed {
-		b := l.client.B().Arbitrary(head, body, numkeys)
-		if len(keys) > 0 {
-			b = b.Keys(keys...)
+	bySHA, bySource := l.commands(v, numkeys, keys, args)
+	res := l.client.Do(ctx, bySHA(l.client.B()))
+	if noScript(res) {
+		res = l.client.Do(ctx, bySource(l.client.B()))
+	}
+	return res
+}
+
+// commands builds verb v's call by its script's SHA1 and by its source
+// (the first time a server runs the script).
+func (l *Lua) commands(v *protocol.Verb, numkeys string, keys, args []string) (bySHA, bySource func(valkey.Builder) valkey.Completed) {
+	build := func(head, body string) func(valkey.Builder) valkey.Completed {
+		return func(b valkey.Builder) valkey.Completed {
+			c := b.Arbitrary(head, body, numkeys)
+			if len(keys) > 0 {
+				c = c.Keys(keys...)
+			}
+			return c.Args(args...).Build()
 		}
-		return b.Args(args...).Build()
 	}
 	// A read verb runs as EVALSHA_RO: read-only users may call it, and the
 	// server does not hold it during CLIENT PAUSE WRITE, as it does not
@@ -80,11 +124,25 @@ func (l *Lua) run(ctx context.Context, v *protocol.Verb, numkeys string, keys, a
 	if !v.Write {
 		evalsha, eval = "EVALSHA_RO", "EVAL_RO"
 	}
-	res := l.client.Do(ctx, build(evalsha, l.sha[v]))
-	if err, ok := valkey.IsValkeyErr(res.Error()); ok && err.IsNoScript() {
-		res = l.client.Do(ctx, build(eval, l.source[v]))
-	}
-	return res
+	return build(evalsha, l.sha[v]), build(eval, l.source[v])
+}
+
+// noScript reports whether res is the server's NOSCRIPT: it does not hold
+// the script yet.
+func noScript(res valkey.ValkeyResult) bool {
+	err, ok := valkey.IsValkeyErr(res.Error())
+	return ok && err.IsNoScript()
+}
+
+// ExecThen implements Executor.
+func (l *Lua) ExecThen(ctx context.Context, v *protocol.Verb, keys, args []string, then Then) (valkey.ValkeyResult, []valkey.ValkeyResult) {
+	bySHA, bySource := l.commands(v, strconv.Itoa(len(keys)), keys, args)
+	return onOneConn(ctx, l.client, bySHA, then, func(first valkey.ValkeyResult) func(valkey.Builder) valkey.Completed {
+		if noScript(first) {
+			return bySource
+		}
+		return nil
+	})
 }
 
 // Native is the executor that calls the trafikey module's EMQ.* commands.
@@ -103,6 +161,14 @@ func (n *Native) Name() string { return "native" }
 func (n *Native) Exec(ctx context.Context, v *protocol.Verb, keys, args []string) valkey.ValkeyResult {
 	cmd := n.client.B().Arbitrary(v.Command, strconv.Itoa(len(keys))).Keys(keys...).Args(args...).Build()
 	return n.client.Do(ctx, cmd)
+}
+
+// ExecThen implements Executor.
+func (n *Native) ExecThen(ctx context.Context, v *protocol.Verb, keys, args []string, then Then) (valkey.ValkeyResult, []valkey.ValkeyResult) {
+	cmd := func(b valkey.Builder) valkey.Completed {
+		return b.Arbitrary(v.Command, strconv.Itoa(len(keys))).Keys(keys...).Args(args...).Build()
+	}
+	return onOneConn(ctx, n.client, cmd, then, nil)
 }
 
 // Raw implements Executor.

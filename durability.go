@@ -1,0 +1,179 @@
+package trafikey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// Durability asks the server to confirm that a write survives a crash
+// before the call that made it returns. Without it, an acknowledged write
+// lives in the primary's memory until replication and the AOF catch up, so
+// a primary that crashes in between can lose it (a replica promoted in its
+// place never saw it).
+//
+// It applies to the writes that matter for a job's life: ADD (Add,
+// AddBatch), COMPLETE and COMPLETEMANY (Job.Complete, Queue.CompleteMany,
+// the Worker's completions) and FAIL (Job.Fail, the Worker's failures).
+// Set it for a queue with WithDurability, or for one call with
+// DurableContext.
+type Durability struct {
+	// Replicas is how many replicas must have received the write (WAIT,
+	// or WAITAOF's numreplicas with AOF).
+	Replicas int
+	// AOF requires the write fsynced to the append-only file of the
+	// primary, and of each of the Replicas replicas counted (WAITAOF). The
+	// servers need appendonly yes.
+	AOF bool
+	// Timeout bounds the wait (default DefaultDurabilityTimeout). When it
+	// passes first, the call returns an error matching ErrNotDurable.
+	Timeout time.Duration
+}
+
+// DefaultDurabilityTimeout is how long a durable write waits for its
+// confirmation unless Durability.Timeout says otherwise.
+const DefaultDurabilityTimeout = time.Second
+
+// ErrNotDurable reports a write the server applied but could not confirm
+// durable within the timeout: too few replicas acknowledged it, the AOF was
+// not fsynced in time, or the wait was refused (appendonly off). The write
+// is not undone; errors.As with a *DurabilityError gives the counts.
+var ErrNotDurable = errors.New("trafikey: write not confirmed durable")
+
+// DurabilityError is the detail of an ErrNotDurable.
+type DurabilityError struct {
+	// Verb is the protocol verb whose write was not confirmed.
+	Verb string
+	// Want is the durability asked for.
+	Want Durability
+	// Replicas is how many replicas confirmed the write.
+	Replicas int64
+	// LocalAOF reports whether the primary fsynced it (with Want.AOF).
+	LocalAOF bool
+	// Err is the wait's own error, when it failed rather than timed out.
+	Err error
+}
+
+// Error says what was missing.
+func (e *DurabilityError) Error() string {
+	if e.Err != nil {
+		return "trafikey: " + e.Verb + ": durability not confirmed: " + e.Err.Error()
+	}
+	msg := "trafikey: " + e.Verb + ": durability not confirmed within " + e.Want.timeout().String() +
+		": " + strconv.FormatInt(e.Replicas, 10) + " of " + strconv.Itoa(e.Want.Replicas) + " replicas"
+	if e.Want.AOF {
+		msg += ", primary AOF " + map[bool]string{true: "fsynced", false: "not fsynced"}[e.LocalAOF]
+	}
+	return msg
+}
+
+// Unwrap makes a DurabilityError an ErrNotDurable.
+func (e *DurabilityError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{ErrNotDurable, e.Err}
+	}
+	return []error{ErrNotDurable}
+}
+
+func (d Durability) on() bool { return d.Replicas > 0 || d.AOF }
+
+func (d Durability) timeout() time.Duration {
+	if d.Timeout == 0 {
+		return DefaultDurabilityTimeout
+	}
+	return d.Timeout
+}
+
+// check refuses a durability no server could give.
+func (d Durability) check(op string) error {
+	switch {
+	case d.Replicas < 0:
+		return invalid(op, "durability replicas %d is negative", d.Replicas)
+	case d.Timeout < 0:
+		return invalid(op, "durability timeout %v is negative", d.Timeout)
+	}
+	return nil
+}
+
+// WithDurability makes the queue's ADD, COMPLETE, COMPLETEMANY and FAIL
+// calls wait for d before they return. DurableContext overrides it for
+// one call.
+func WithDurability(d Durability) QueueOption {
+	return func(c *queueConfig) { c.durability = d }
+}
+
+type durabilityKey struct{}
+
+// DurableContext returns a context whose calls (Add, AddBatch, Complete,
+// CompleteMany, Fail) wait for d instead of the queue's durability; a zero
+// Durability turns it off for them. A coalescing Add with its own
+// durability is sent in a call of its own.
+func DurableContext(ctx context.Context, d Durability) context.Context {
+	return context.WithValue(ctx, durabilityKey{}, d)
+}
+
+// durableVerb reports whether v's writes wait for the queue's durability.
+func durableVerb(v *protocol.Verb) bool {
+	return v == protocol.Add || v == protocol.Complete || v == protocol.CompleteMany || v == protocol.Fail
+}
+
+// durabilityOf is the durability of a call of v with ctx.
+func (q *Queue) durabilityOf(ctx context.Context, v *protocol.Verb) Durability {
+	if !durableVerb(v) {
+		return Durability{}
+	}
+	if d, ok := ctx.Value(durabilityKey{}).(Durability); ok {
+		return d
+	}
+	return q.durability
+}
+
+// callDurable runs v, then on the same connection WAIT or WAITAOF for d,
+// in one round trip, and checks the confirmation. The verb's reply is
+// returned whatever the confirmation.
+func (q *Queue) callDurable(ctx context.Context, v *protocol.Verb, d Durability, args []string) (valkey.ValkeyMessage, error) {
+	ms := d.timeout().Milliseconds()
+	then := executor.Then(func(b valkey.Builder) []valkey.Completed {
+		if d.AOF {
+			return []valkey.Completed{b.Waitaof().Numlocal(1).Numreplicas(int64(d.Replicas)).Timeout(ms).Build()}
+		}
+		return []valkey.Completed{b.Wait().Numreplicas(int64(d.Replicas)).Timeout(ms).Build()}
+	})
+	res, waits := q.exec.ExecThen(ctx, v, q.verbKeys[v], args, then)
+	msg, err := q.reply(ctx, v, res)
+	if err != nil {
+		return msg, err
+	}
+	de := &DurabilityError{Verb: v.Name, Want: d}
+	if d.AOF {
+		counts, err := waits[0].AsIntSlice()
+		switch {
+		case err != nil:
+			de.Err = err
+		case len(counts) != 2:
+			de.Err = fmt.Errorf("WAITAOF replied %v", counts)
+		default:
+			de.LocalAOF, de.Replicas = counts[0] >= 1, counts[1]
+		}
+		if de.Err == nil && de.LocalAOF && de.Replicas >= int64(d.Replicas) {
+			return msg, nil
+		}
+		return msg, de
+	}
+	n, err := waits[0].AsInt64()
+	if err != nil {
+		de.Err = err
+		return msg, de
+	}
+	if de.Replicas = n; n >= int64(d.Replicas) {
+		return msg, nil
+	}
+	return msg, de
+}
