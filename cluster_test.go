@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/protocol"
 
 	"github.com/stretchr/testify/require"
 
@@ -135,4 +137,91 @@ func transient(err error) bool {
 		}
 	}
 	return false
+}
+
+// TestClusterPrimaryCrashLosesNoDurableJob kills one primary of a
+// three-primary cluster with SIGKILL while producers add durable jobs
+// (Durability{Replicas: 1}) to a queue it owns; its replica takes over, and
+// holds every job whose Add returned without error.
+func TestClusterPrimaryCrashLosesNoDurableJob(t *testing.T) {
+	t.Parallel()
+	for _, e := range []struct {
+		name   string
+		module bool
+	}{{"lua", false}, {"native", true}} {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			base := valkeyserver.Options{}
+			if e.module {
+				base.Module = valkeytest.ModulePath(t)
+			}
+			cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3, ReplicasPerPrimary: 1, Base: base})
+			c := valkeytest.ClusterClient(t, cl)
+			ctx := t.Context()
+			exec := trafikey.ExecutorLua
+			if e.module {
+				valkeytest.RequireVerbs(t, c)
+				exec = trafikey.ExecutorNative
+			}
+			// a queue whose slot primary 0 owns
+			primary, replica := cl.Primaries()[0], cl.Replicas()[0]
+			var name string
+			for i := 0; name == ""; i++ {
+				n := fmt.Sprintf("crash%d", i)
+				slot, err := primary.Do(ctx, "CLUSTER", "KEYSLOT", "{"+n+"}")
+				require.NoError(t, err)
+				if int(slot.(int64))*3/valkeyserver.NumSlots == 0 {
+					name = n
+				}
+			}
+			q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec),
+				trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 2 * time.Second}))
+			require.NoError(t, err)
+
+			var mu sync.Mutex
+			var acked []string
+			addCtx, stop := context.WithCancel(ctx)
+			defer stop()
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					for addCtx.Err() == nil {
+						id, err := q.Add(addCtx, []byte("job"))
+						if err == nil {
+							mu.Lock()
+							acked = append(acked, id)
+							mu.Unlock()
+						}
+					}
+				})
+			}
+			require.Eventually(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(acked) >= 1000
+			}, eventually, 5*time.Millisecond)
+			require.NoError(t, primary.Kill())
+			require.Eventually(t, func() bool {
+				role, err := replica.Do(ctx, "ROLE")
+				r, _ := role.([]any)
+				return err == nil && len(r) > 0 && r[0] == "master"
+			}, 30*time.Second, 50*time.Millisecond, "the replica takes over")
+			stop()
+			wg.Wait()
+			// An Add abandoned by its caller may still be on its way, and
+			// land on the new primary; Close waits for every call in flight.
+			c.Close()
+
+			k := protocol.KeysOf(name)
+			lost := 0
+			for _, id := range acked {
+				if valkeytest.Do(t, replica, "EXISTS", k.Job(id)) != int64(1) {
+					lost++
+				}
+			}
+			require.Zero(t, lost, "durable adds missing on the new primary, of %d", len(acked))
+			valkeytest.RequireConsistentQueue(t, replica, name)
+			t.Logf("%s: %d durable adds acknowledged, all on the new primary", e.name, len(acked))
+		})
+	}
 }

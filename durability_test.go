@@ -114,6 +114,7 @@ func TestKillNineLosesNoAcknowledgedJob(t *testing.T) {
 			}
 			require.Zero(t, lost, "acknowledged jobs missing after kill -9 (of %d added, %d completed)", len(added), len(completed))
 			require.Zero(t, resurrected, "acknowledged completions undone after kill -9")
+			valkeytest.RequireConsistentQueue(t, s, q.Name())
 			t.Logf("%s: %d acknowledged adds, %d acknowledged completes, all as acknowledged after kill -9", e.name, len(added), len(completed))
 		})
 	}
@@ -173,6 +174,8 @@ func TestDurabilityConfirmed(t *testing.T) {
 			require.Eventually(t, func() bool { return w.Stats().Processed == 21 }, eventually, tick)
 			require.NoError(t, stop())
 			require.Equal(t, int64(0), onReplica("ZCARD", k.Pending))
+			valkeytest.RequireConsistentQueue(t, s, "d")
+			valkeytest.RequireConsistentQueue(t, r, "d")
 			require.Equal(t, onReplica("HGET", k.Stats, "completed"), valkeytest.Do(t, s, "HGET", k.Stats, "completed"))
 
 			// Each durable call waited on the primary: 20 adds (some
@@ -296,6 +299,7 @@ func TestPrimaryCrashLosesNoDurableJob(t *testing.T) {
 				}
 			}
 			require.Zero(t, lost, "durable adds missing on the promoted replica, of %d", len(acked))
+			valkeytest.RequireConsistentQueue(t, r, "crash")
 			t.Logf("%s: %d durable adds acknowledged, all on the promoted replica", e.name, len(acked))
 		})
 	}

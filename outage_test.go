@@ -16,6 +16,7 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // outageFor is how long TestOutageRunsNoJobTwice keeps the server down: 6 s
@@ -112,6 +113,7 @@ func TestOutageRunsNoJobTwice(t *testing.T) {
 				}
 			}
 			require.Empty(t, twice, "jobs run more than once")
+			valkeytest.RequireConsistentQueue(t, s, "outage")
 			lines := strings.Count(logs.String(), "\n")
 			t.Logf("outage %v: %d jobs, each run once; %d recovered from claims the outage cut off; %d log lines", outage, n, recovered, lines)
 		})

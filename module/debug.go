@@ -139,8 +139,10 @@ func numkeys(arg []byte, max int) (int, error) {
 	return n, nil
 }
 
-// debugRuntime: EMQ.DEBUG.RUNTIME, the Go runtime's settings as applied and
-// its allocation count (a test checks that host calls allocate nothing).
+// debugRuntime: EMQ.DEBUG.RUNTIME, the Go runtime's settings as applied,
+// its allocation count (a test checks that host calls allocate nothing),
+// its GC cycles and the bytes of its live heap after a collection it forces
+// (the soak samples it).
 func debugRuntime(c *host.Call) error {
 	samples := []metrics.Sample{
 		{Name: "/gc/gogc:percent"},
@@ -150,11 +152,15 @@ func debugRuntime(c *host.Call) error {
 	metrics.Read(samples)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	c.ReplyArray(5)
+	mallocs := ms.Mallocs
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	c.ReplyArray(6)
 	c.ReplyInt(int64(runtime.GOMAXPROCS(0)))
 	c.ReplyInt(int64(samples[0].Value.Uint64()))
 	c.ReplyInt(int64(samples[1].Value.Uint64()))
-	c.ReplyInt(int64(ms.Mallocs))
+	c.ReplyInt(int64(mallocs))
 	c.ReplyInt(int64(samples[2].Value.Uint64()))
+	c.ReplyInt(int64(ms.HeapAlloc))
 	return nil
 }
