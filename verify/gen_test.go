@@ -429,6 +429,23 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 				g.corrupt()
 			}
 		},
+		"as a limited user": func(*rapid.T) { g.asLimitedUser() },
+		"at maxmemory": func(*rapid.T) {
+			// Both servers are over any limit: a verb that grows the
+			// dataset is refused with the server's OOM text, the others run.
+			g.p.run(g.t, cmd("CONFIG", "SET", "maxmemory", "1"))
+			g.anyCall()
+			g.p.run(g.t, cmd("CONFIG", "SET", "maxmemory", "0"))
+		},
+		"read while paused": func(*rapid.T) {
+			// CLIENT PAUSE WRITE holds writers (a reset or the pause's own
+			// end lifts it); the read verbs answer.
+			g.p.run(g.t, cmd("CLIENT", "PAUSE", "2000", "WRITE"))
+			v := verbByName(g.pick("read verb", protocol.Stats.Name, protocol.Inspect.Name))
+			q := g.queue()
+			g.call(v, q, g.validArgs(v, q)...)
+			g.p.run(g.t, cmd("CLIENT", "UNPAUSE"))
+		},
 		"sleep": func(*rapid.T) {
 			ms := g.intn("sleep ms", 1, 5)
 			g.p.run(g.t, step{Kind: kindSleep, Sleep: time.Duration(ms) * time.Millisecond})
@@ -436,15 +453,72 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 	}
 }
 
-// malformed runs a call of a verb that breaks one rule of shape or layout:
-// numkeys spelled otherwise, one key more or less, a key of another form,
-// one argument more or less.
-func (g *gen) malformed() {
+// anyCall runs a well-formed call of any verb on any queue.
+func (g *gen) anyCall() {
+	v := verbByName(g.pick("verb", verbNames()...))
+	q := g.queue()
+	g.call(v, q, g.validArgs(v, q)...)
+}
+
+// verbNames are the job-core verbs' names, in protocol order.
+func verbNames() []string {
 	names := make([]string, len(protocol.JobCore))
 	for i, v := range protocol.JobCore {
 		names[i] = v.Name
 	}
-	v := verbByName(g.pick("verb", names...))
+	return names
+}
+
+// asLimitedUser makes an ACL user that may run every command and touch a
+// queue's declared keys, with one class of its derived keys (rows, logs or
+// unique keys) read-only, write-only or denied, and runs one call as that
+// user: a denial is the registry's NOPERM on both sides, with nothing
+// written.
+func (g *gen) asLimitedUser() {
+	q := g.queue()
+	base := escapeGlob(protocol.KeysOf(q).Base)
+	patterns := map[string]string{"rows": "job:*[0-9]", "logs": "job:*:logs", "unique": "unique:*"}
+	limited := g.pick("acl class", "rows", "logs", "unique")
+	perm := g.pick("acl access", "R", "W", "")
+	name := "u" + strconv.Itoa(len(g.p.steps))
+	rules := []string{"ACL", "SETUSER", name, "reset", "on", ">pw", "+@all", "%RW~" + base, "%RW~" + base + "[^ju]*"}
+	for _, class := range []string{"rows", "logs", "unique"} {
+		p := "RW"
+		if class == limited {
+			p = perm
+		}
+		if p != "" {
+			rules = append(rules, "%"+p+"~"+base+patterns[class])
+		}
+	}
+	g.p.run(g.t, cmd(rules...))
+	if u, err := g.p.a.do("ACL", "GETUSER", name); err != nil || u == nil {
+		// A pattern the server's ACL cannot hold (a name with a NUL): both
+		// refused it alike, and there is no user to call as.
+		g.t.Skipf("no ACL user %s for queue %q: %v", name, q, err)
+	}
+	g.p.run(g.t, step{Kind: kindAs, Args: []string{name}})
+	g.anyCall()
+}
+
+// escapeGlob escapes the glob characters of a key pattern's fixed part (a
+// queue name is any bytes but braces).
+func escapeGlob(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(`*?[]\`, s[i]) >= 0 {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+// malformed runs a call of a verb that breaks one rule of shape or layout:
+// numkeys spelled otherwise, one key more or less, a key of another form,
+// one argument more or less.
+func (g *gen) malformed() {
+	v := verbByName(g.pick("verb", verbNames()...))
 	q := g.queue()
 	k := protocol.KeysOf(q)
 	keys := v.KeyNames(k)

@@ -38,6 +38,31 @@ type side struct {
 	// replica is a replica of srv, without the module: it applies the
 	// effects the executor replicated, and must end up with srv's dataset.
 	replica *side
+	// users are the executor under test on connections of ACL users (see
+	// kindAs), made on first use and closed when the test ends.
+	users map[string]executor.Executor
+	// cleanup registers a function to run when the test ends.
+	cleanup func(func())
+}
+
+// as is the executor under test on a connection that ACL user name (with
+// the password "pw") logged in.
+func (s side) as(t tb, name string) executor.Executor {
+	t.Helper()
+	if e, ok := s.users[name]; ok {
+		return e
+	}
+	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{s.srv.Addr()}, Username: name, Password: "pw", DisableCache: true})
+	if err != nil {
+		t.Fatalf("log in as %s on %s: %v", name, s.name, err)
+	}
+	s.cleanup(c.Close)
+	e := executor.Executor(executor.NewLua(c))
+	if s.resp2.native {
+		e = executor.NewNative(c)
+	}
+	s.users[name] = e
+	return e
 }
 
 // A pair is two servers that run the same steps: A with the Lua executor
@@ -53,6 +78,8 @@ type pair struct {
 	// resp2 sends calls on the RESP2 connections instead of valkey-go's
 	// (RESP3), from a step "resp 2" on (see kindResp).
 	resp2 bool
+	// as is the ACL user of the next call, from a step "as" (kindAs).
+	as string
 	// steps are the steps run since reset, for the corpus file of a failure.
 	steps []step
 	// record, when not empty, is where a failing sequence is written. Each
@@ -95,7 +122,8 @@ func startSide(t *testing.T, module string, native bool) side {
 		t.Fatalf("dial %s: %v", s.Addr(), err)
 	}
 	t.Cleanup(func() { raw.Close() })
-	sd := side{name: "lua", srv: s, client: c, exec: executor.NewLua(c), resp2: resp2Exec{conn: raw}, admin: conn}
+	sd := side{name: "lua", srv: s, client: c, exec: executor.NewLua(c), resp2: resp2Exec{conn: raw}, admin: conn,
+		users: map[string]executor.Executor{}, cleanup: t.Cleanup}
 	if native {
 		sd.name, sd.exec, sd.resp2.native = "native", executor.NewNative(c), true
 	}
@@ -136,8 +164,17 @@ func (p *pair) reset(t tb) {
 			t.Fatalf("FLUSHALL on %s: %v", s.name, err)
 		}
 	}
+	for _, s := range []side{p.a, p.b} {
+		// what an action left set when it was cut short
+		for _, c := range [][]string{{"CONFIG", "SET", "maxmemory", "0"}, {"CLIENT", "UNPAUSE"}} {
+			if _, err := s.do(c...); err != nil {
+				t.Fatalf("%s on %s: %v", strings.Join(c, " "), s.name, err)
+			}
+		}
+	}
 	p.window = 0
 	p.resp2 = false
+	p.as = ""
 	p.steps = p.steps[:0]
 }
 
@@ -179,6 +216,10 @@ func (p *pair) run(t tb, s step) {
 		p.resp2 = s.Args[0] == "2"
 		t.Logf("%s", s.short())
 		return
+	case kindAs:
+		p.as = s.Args[0]
+		t.Logf("%s", s.short())
+		return
 	case kindCmd:
 		ra, rb := p.a.command(s.Args), p.b.command(s.Args)
 		t.Logf("%s -> %s", s.short(), shorten(ra))
@@ -205,7 +246,12 @@ func (p *pair) run(t tb, s step) {
 		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 		t0 := p.now(t)
 		var resA, resB node
-		if p.resp2 {
+		user := p.as
+		p.as = ""
+		if user != "" {
+			resA = fromResult(p.a.as(t, user).Raw(ctx, s.Verb, s.Numkeys, s.Args))
+			resB = fromResult(p.b.as(t, user).Raw(ctx, s.Verb, s.Numkeys, s.Args))
+		} else if p.resp2 {
 			resA = p.a.resp2.call(s.Verb, s.Numkeys, s.Args)
 			resB = p.b.resp2.call(s.Verb, s.Numkeys, s.Args)
 		} else {

@@ -43,6 +43,10 @@ const (
 	// 3", valkey-go's connection). A null bulk and a null array are the same
 	// null in RESP3, different bytes in RESP2.
 	kindResp = "resp"
+	// kindAs makes the next call run as the ACL user named ("as u3"), on a
+	// connection of each side that user logged in; a step "cmd ACL SETUSER"
+	// made it before. The call after that one is the default user's again.
+	kindAs = "as"
 )
 
 // call is a well-formed call of v: numkeys is the number of keys.
@@ -74,6 +78,7 @@ func verbByName(name string) *protocol.Verb {
 //	cmd <arg>…
 //	sleep <ms>
 //	resp 2|3
+//	as <user>
 //
 // A string of more than 32 copies of one byte is written rep("<byte>",<n>)
 // so that the 64 KiB texts of the domain bounds keep the files readable.
@@ -85,7 +90,7 @@ func (s step) String() string {
 		b.WriteString(" " + s.Verb.Name + " " + quote(s.Numkeys))
 	case kindSleep:
 		b.WriteString(" " + strconv.FormatInt(s.Sleep.Milliseconds(), 10))
-	case kindResp:
+	case kindResp, kindAs:
 		return s.Kind + " " + s.Args[0]
 	}
 	for _, a := range s.Args {
@@ -136,6 +141,13 @@ func parseStep(line string) (step, error) {
 			return s, fmt.Errorf("bad resp %q", rest)
 		}
 		s.Args = []string{strings.TrimSpace(rest)}
+		return s, nil
+	case kindAs:
+		name := strings.TrimSpace(rest)
+		if name == "" || strings.ContainsAny(name, " \"") {
+			return s, fmt.Errorf("bad user %q", rest)
+		}
+		s.Args = []string{name}
 		return s, nil
 	case kindSleep:
 		ms, err := strconv.ParseInt(strings.TrimSpace(rest), 10, 64)
