@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/valkey-io/valkey-go"
+
 	"github.com/trafikey/trafikey/protocol"
 
 	"github.com/stretchr/testify/require"
@@ -25,24 +25,11 @@ import (
 // and the client goes on through the new primary.
 func TestClusterFailover(t *testing.T) {
 	t.Parallel()
-	for _, e := range []struct {
-		name   string
-		module bool
-	}{{"lua", false}, {"native", true}} {
-		t.Run(e.name, func(t *testing.T) {
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
 			t.Parallel()
-			base := valkeyserver.Options{}
-			if e.module {
-				base.Module = valkeytest.ModulePath(t)
-			}
-			cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3, ReplicasPerPrimary: 1, Base: base})
-			c := valkeytest.ClusterClient(t, cl)
+			cl, c := startCluster(t, exec)
 			ctx := t.Context()
-			exec := executor.Executor(executor.NewLua(c))
-			if e.module {
-				valkeytest.RequireVerbs(t, c)
-				exec = executor.NewNative(c)
-			}
 
 			// Two queues per primary, found by asking the cluster for their slots.
 			primaries := cl.Primaries()
@@ -58,7 +45,7 @@ func TestClusterFailover(t *testing.T) {
 					continue
 				}
 				perPrimary[p]++
-				q, err := trafikey.Open(ctx, c, name, trafikey.WithRunner(exec))
+				q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
 				require.NoError(t, err)
 				queues = append(queues, q)
 				owner[name] = p
@@ -109,6 +96,21 @@ func TestClusterFailover(t *testing.T) {
 	}
 }
 
+// startCluster starts three primaries with a replica each, with the module
+// on every node for the native executor, and a cluster client.
+func startCluster(t *testing.T, exec trafikey.Executor) (*valkeyserver.Cluster, valkey.Client) {
+	base := valkeyserver.Options{}
+	if exec == trafikey.ExecutorNative {
+		base.Module = valkeytest.ModulePath(t)
+	}
+	cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3, ReplicasPerPrimary: 1, Base: base})
+	c := valkeytest.ClusterClient(t, cl)
+	if exec == trafikey.ExecutorNative {
+		valkeytest.RequireVerbs(t, c)
+	}
+	return cl, c
+}
+
 // completeN claims and completes n jobs of q, retrying a call that meets a
 // cluster redirect during a failover.
 func completeN(ctx context.Context, t *testing.T, q *trafikey.Queue, n int) {
@@ -145,24 +147,11 @@ func transient(err error) bool {
 // holds every job whose Add returned without error.
 func TestClusterPrimaryCrashLosesNoDurableJob(t *testing.T) {
 	t.Parallel()
-	for _, e := range []struct {
-		name   string
-		module bool
-	}{{"lua", false}, {"native", true}} {
-		t.Run(e.name, func(t *testing.T) {
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
 			t.Parallel()
-			base := valkeyserver.Options{}
-			if e.module {
-				base.Module = valkeytest.ModulePath(t)
-			}
-			cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3, ReplicasPerPrimary: 1, Base: base})
-			c := valkeytest.ClusterClient(t, cl)
+			cl, c := startCluster(t, exec)
 			ctx := t.Context()
-			exec := trafikey.ExecutorLua
-			if e.module {
-				valkeytest.RequireVerbs(t, c)
-				exec = trafikey.ExecutorNative
-			}
 			// a queue whose slot primary 0 owns
 			primary, replica := cl.Primaries()[0], cl.Replicas()[0]
 			var name string
@@ -178,36 +167,15 @@ func TestClusterPrimaryCrashLosesNoDurableJob(t *testing.T) {
 				trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 2 * time.Second}))
 			require.NoError(t, err)
 
-			var mu sync.Mutex
-			var acked []string
-			addCtx, stop := context.WithCancel(ctx)
-			defer stop()
-			var wg sync.WaitGroup
-			for range 4 {
-				wg.Go(func() {
-					for addCtx.Err() == nil {
-						id, err := q.Add(addCtx, []byte("job"))
-						if err == nil {
-							mu.Lock()
-							acked = append(acked, id)
-							mu.Unlock()
-						}
-					}
-				})
-			}
-			require.Eventually(t, func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return len(acked) >= 1000
-			}, eventually, 5*time.Millisecond)
+			count, stopProducers := durableProducers(ctx, q)
+			require.Eventually(t, func() bool { return count() >= 1000 }, eventually, 5*time.Millisecond)
 			require.NoError(t, primary.Kill())
 			require.Eventually(t, func() bool {
 				role, err := replica.Do(ctx, "ROLE")
 				r, _ := role.([]any)
 				return err == nil && len(r) > 0 && r[0] == "master"
 			}, 30*time.Second, 50*time.Millisecond, "the replica takes over")
-			stop()
-			wg.Wait()
+			acked := stopProducers()
 			// An Add abandoned by its caller may still be on its way, and
 			// land on the new primary; Close waits for every call in flight.
 			c.Close()
@@ -221,7 +189,7 @@ func TestClusterPrimaryCrashLosesNoDurableJob(t *testing.T) {
 			}
 			require.Zero(t, lost, "durable adds missing on the new primary, of %d", len(acked))
 			valkeytest.RequireConsistentQueue(t, replica, name)
-			t.Logf("%s: %d durable adds acknowledged, all on the new primary", e.name, len(acked))
+			t.Logf("%s: %d durable adds acknowledged, all on the new primary", exec, len(acked))
 		})
 	}
 }

@@ -121,15 +121,46 @@ func TestKillNineLosesNoAcknowledgedJob(t *testing.T) {
 }
 
 // durablePair is a primary (with the executor under test) and its replica,
-// both with appendonly.
-func durablePair(t *testing.T, e executorCase) (primary, replica *valkeyserver.Server, q *trafikey.Queue, c valkey.Client, opts []trafikey.QueueOption) {
+// both with appendonly, and queue name opened on the primary with d.
+func durablePair(t *testing.T, e executorCase, name string, d trafikey.Durability) (primary, replica *valkeyserver.Server, c valkey.Client, q *trafikey.Queue) {
 	s, c, exec := e.start(t, valkeyserver.Options{AOF: true})
 	r := valkeytest.Start(t, valkeyserver.Options{ReplicaOf: s.Addr(), AOF: true})
 	require.NoError(t, r.WaitReplicaSync(t.Context()))
-	opts = []trafikey.QueueOption{trafikey.WithRunner(exec)}
-	q, err := trafikey.Open(t.Context(), c, "durable", opts...)
+	q, err := trafikey.Open(t.Context(), c, name, trafikey.WithRunner(exec), trafikey.WithDurability(d))
 	require.NoError(t, err)
-	return s, r, q, c, opts
+	return s, r, c, q
+}
+
+// durableProducers adds jobs to q from 4 goroutines until stop, and keeps
+// the ids of the adds that returned without error; stop waits for them and
+// returns those ids. acked says how many there are so far.
+func durableProducers(ctx context.Context, q *trafikey.Queue) (acked func() int, stop func() []string) {
+	var mu sync.Mutex
+	var ids []string
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if id, err := q.Add(ctx, []byte("job")); err == nil {
+					mu.Lock()
+					ids = append(ids, id)
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	acked = func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(ids)
+	}
+	stop = func() []string {
+		cancel()
+		wg.Wait()
+		return ids
+	}
+	return acked, stop
 }
 
 // TestDurabilityConfirmed: with WithDurability, an Add, a Complete and a
@@ -142,9 +173,7 @@ func TestDurabilityConfirmed(t *testing.T) {
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s, r, _, c, opts := durablePair(t, e)
-			q, err := trafikey.Open(t.Context(), c, "d", append(opts, trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 10 * time.Second}))...)
-			require.NoError(t, err)
+			s, r, _, q := durablePair(t, e, "d", trafikey.Durability{Replicas: 1, Timeout: 10 * time.Second})
 			k := protocol.KeysOf("d")
 			onReplica := func(args ...string) any { return valkeytest.Do(t, r, args...) }
 
@@ -261,34 +290,11 @@ func TestPrimaryCrashLosesNoDurableJob(t *testing.T) {
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s, r, _, c, opts := durablePair(t, e)
-			q, err := trafikey.Open(t.Context(), c, "crash", append(opts, trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 5 * time.Second}))...)
-			require.NoError(t, err)
-			var mu sync.Mutex
-			var acked []string
-			ctx, cancel := context.WithCancel(t.Context())
-			defer cancel()
-			var wg sync.WaitGroup
-			for range 4 {
-				wg.Go(func() {
-					for ctx.Err() == nil {
-						id, err := q.Add(ctx, []byte("job"))
-						if err == nil {
-							mu.Lock()
-							acked = append(acked, id)
-							mu.Unlock()
-						}
-					}
-				})
-			}
-			require.Eventually(t, func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return len(acked) >= 2000
-			}, eventually, 5*time.Millisecond)
+			s, r, _, q := durablePair(t, e, "crash", trafikey.Durability{Replicas: 1, Timeout: 5 * time.Second})
+			count, stop := durableProducers(t.Context(), q)
+			require.Eventually(t, func() bool { return count() >= 2000 }, eventually, 5*time.Millisecond)
 			require.NoError(t, s.Kill())
-			cancel()
-			wg.Wait()
+			acked := stop()
 			valkeytest.Do(t, r, "REPLICAOF", "NO", "ONE")
 
 			k := protocol.KeysOf("crash")
