@@ -20,6 +20,7 @@ static int (*CreateCommand)(void *ctx, const char *name, emq_cmdfunc f, const ch
 static void *(*GetCommand)(void *ctx, const char *name);
 static int (*SetCommandInfo)(void *cmd, const void *info);
 static void (*SetModuleAttribs)(void *ctx, const char *name, int ver, int apiver);
+static void (*SetModuleOptions)(void *ctx, int options);
 static int (*IsModuleNameBusy)(const char *name);
 static const char *(*StringPtrLen)(const void *s, size_t *n);
 static void *(*CreateString)(void *ctx, const char *p, size_t n);
@@ -313,7 +314,7 @@ static int register_command(void *ctx, int id) {
 static int onload(void *ctx, void **argv, int argc) {
     const char *missing = NULL;
     GetApi = (int (*)(const char *, void *))((void **)ctx)[0];
-    GET(Log) GET(CreateCommand) GET(GetCommand) GET(SetCommandInfo) GET(SetModuleAttribs)
+    GET(Log) GET(CreateCommand) GET(GetCommand) GET(SetCommandInfo) GET(SetModuleAttribs) GET(SetModuleOptions)
     GET(IsModuleNameBusy) GET(StringPtrLen) GET(CreateString) GET(FreeString)
     GET(ReplyWithError) GET(ReplyWithLongLong) GET(ReplyWithStringBuffer) GET(ReplyWithNull)
     GET(ReplyWithArray) GET(AvoidReplicaTraffic) GET(CachedMicroseconds) GET(IsKeysPositionRequest)
@@ -333,6 +334,7 @@ static int onload(void *ctx, void **argv, int argc) {
     }
     /* Named first, so that every log line from here on carries the name. */
     SetModuleAttribs(ctx, loading.name, loading.version, 1);
+    SetModuleOptions(ctx, EMQ_OPTIONS);
     log_ctx = GetDetachedThreadSafeContext(ctx);
 
     /* Go parses the module arguments and hands back the command table. */

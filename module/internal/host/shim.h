@@ -12,6 +12,16 @@
 
 /* Module API return codes and call-reply types (the RESP2 subset plus the
  * others, which the adapter refuses). */
+/* The module options declared at load (VALKEYMODULE_OPTIONS_*), the ones
+ * true of trafikey; docs/NATIVE.md says why each other is left out.
+ * HANDLE_IO_ERRORS: the module has no data type, so nothing of its own can
+ * fail to load from an RDB. HANDLE_REPL_ASYNC_LOAD: it keeps no state
+ * outside the keyspace, so a replica may serve the old dataset while it
+ * loads the new one (repl-diskless-load swapdb). */
+#define EMQ_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
+#define EMQ_OPTIONS_HANDLE_REPL_ASYNC_LOAD (1 << 2)
+#define EMQ_OPTIONS (EMQ_OPTIONS_HANDLE_IO_ERRORS | EMQ_OPTIONS_HANDLE_REPL_ASYNC_LOAD)
+
 #define EMQ_OK 0
 #define EMQ_ERR 1
 #define EMQ_REPLY_STRING 0
