@@ -152,6 +152,10 @@ func (q *Queue) callDurable(ctx context.Context, v *protocol.Verb, d Durability,
 		return msg, err
 	}
 	de := &DurabilityError{Verb: v.Name, Want: d}
+	if len(waits) == 0 {
+		de.Err = errors.New("no connection for the wait")
+		return msg, de
+	}
 	if d.AOF {
 		counts, err := waits[0].AsIntSlice()
 		switch {

@@ -60,6 +60,11 @@ func onOneConn(ctx context.Context, client valkey.Client, cmd func(valkey.Builde
 		}
 		return nil
 	})
+	if len(out) == 0 {
+		// No dedicated connection was handed out: the verb alone, and no
+		// confirmation, which the caller reports as not confirmed.
+		return client.Do(ctx, cmd(client.B())), nil
+	}
 	return out[0], out[1:]
 }
 
