@@ -298,3 +298,30 @@ func (o *outcomes) JobFinished(_ *trafikey.Job, out trafikey.Outcome, _ time.Dur
 	o.see(out.String())
 	o.done()
 }
+
+// Wait for a replica before an Add returns. The example's server has no
+// replica, so the wait times out: the job is added all the same, and the
+// error says what was not confirmed.
+func ExampleWithDurability() {
+	srv := exampleServer()
+	defer srv.Close()
+	ctx := context.Background()
+	q, err := trafikey.Open(ctx, srv.Client(), "payments",
+		trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 20 * time.Millisecond}))
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	id, err := q.Add(ctx, []byte("charge order 7"))
+	var de *trafikey.DurabilityError
+	if errors.As(err, &de) {
+		fmt.Printf("job %s added, confirmed by %d of %d replicas\n", id, de.Replicas, de.Want.Replicas)
+	}
+
+	// One call without the wait.
+	id, err = q.Add(trafikey.DurableContext(ctx, trafikey.Durability{}), []byte("send receipt"))
+	fmt.Println("job", id, err)
+	// Output:
+	// job 1 added, confirmed by 0 of 1 replicas
+	// job 2 <nil>
+}
