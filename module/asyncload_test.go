@@ -41,7 +41,26 @@ func TestReplicaAsyncLoading(t *testing.T) {
 	}
 	oldStats := flat(valkeytest.Do(t, r, verbArgs(protocol.Stats, "a")...))
 
-	// Producers on the primary during the sync.
+	// A full sync the replica can take while it keeps the old data: the
+	// same replication id, a backlog too small to continue from, and an
+	// RDB slowed down (3 ms a key) so the load lasts.
+	valkeytest.Do(t, p, "CONFIG", "SET", "rdb-key-save-delay", "3000")
+	c, err := p.Dial(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	big := strings.Repeat("A", 16384)
+	cmds := [][]string{{"MULTI"}, {"CLIENT", "KILL", "TYPE", "replica"}, {"CONFIG", "SET", "repl-backlog-size", "16384"}}
+	for i := range 10 {
+		cmds = append(cmds, []string{"SET", "backlog" + strconv.Itoa(i), big})
+	}
+	cmds = append(cmds, []string{"EXEC"})
+	if _, err := c.DoMulti(ctxT(t), cmds...); err != nil {
+		t.Fatal(err)
+	}
+	// Producers on the primary during the sync, started once the link is
+	// cut: the replica's old dataset is what it had then.
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	var wg sync.WaitGroup
@@ -61,24 +80,6 @@ func TestReplicaAsyncLoading(t *testing.T) {
 		})
 	}
 
-	// A full sync the replica can take while it keeps the old data: the
-	// same replication id, a backlog too small to continue from, and an
-	// RDB slowed down (3 ms a key) so the load lasts.
-	valkeytest.Do(t, p, "CONFIG", "SET", "rdb-key-save-delay", "3000")
-	c, err := p.Dial(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	big := strings.Repeat("A", 16384)
-	cmds := [][]string{{"MULTI"}, {"CLIENT", "KILL", "TYPE", "replica"}, {"CONFIG", "SET", "repl-backlog-size", "16384"}}
-	for i := range 10 {
-		cmds = append(cmds, []string{"SET", "backlog" + strconv.Itoa(i), big})
-	}
-	cmds = append(cmds, []string{"EXEC"})
-	if _, err := c.DoMulti(ctxT(t), cmds...); err != nil {
-		t.Fatal(err)
-	}
 	waitInfo(t, r, "persistence", "async_loading", "1")
 	if got := infoField(t, r, "persistence", "loading"); got != "0" {
 		t.Fatalf("loading:%s during async loading", got)
