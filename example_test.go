@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -324,4 +326,40 @@ func ExampleWithDurability() {
 	// Output:
 	// job 1 added, confirmed by 0 of 1 replicas
 	// job 2 <nil>
+}
+
+// Bound each run and wrap the handler: every job's end is logged, and a
+// panic reaches the logger as an error.
+func ExampleMiddleware() {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	q, done := exampleQueue("reports") // trafikey.Open on a throwaway server
+	defer done()
+	if _, err := q.Add(ctx, []byte("monthly")); err != nil {
+		log.Fatal(err)
+	}
+
+	logger := slog.New(slog.NewTextHandler(os.Stdout, &slog.HandlerOptions{
+		// no time or run time in the example's output
+		ReplaceAttr: func(_ []string, a slog.Attr) slog.Attr {
+			if a.Key == slog.TimeKey || a.Key == "took" {
+				return slog.Attr{}
+			}
+			return a
+		},
+	}))
+	w, err := trafikey.NewWorker(q, func(ctx context.Context, job *trafikey.Job) error {
+		return nil // render the report within the timeout
+	}, trafikey.WorkerOptions{
+		Timeout:    time.Minute,
+		Middleware: []trafikey.Middleware{trafikey.LogJobs(logger), trafikey.RecoverPanics()},
+		OnDone:     func(*trafikey.Job, trafikey.Outcome, error) { stop() },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Run(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Output: level=INFO msg="trafikey: job done" queue=reports job=1 attempt=1
 }

@@ -70,6 +70,16 @@ type WorkerOptions struct {
 	// RecoverEvery is the period of taking back jobs whose lease expired
 	// (default 5 s). A negative value leaves recovery to another process.
 	RecoverEvery time.Duration
+	// Timeout bounds each handler run (0: no bound). At the deadline the
+	// handler's context ends (context.Cause is ErrTimeout) and the attempt
+	// is failed with an error matching ErrTimeout, retried like any other
+	// failure, without waiting for the handler: one that ignores its
+	// context goes on in the background, its result unused, and a
+	// Complete it makes is refused (the job is no longer active).
+	Timeout time.Duration
+	// Middleware wraps the handler, the first outermost (LogJobs,
+	// RecoverPanics, or your own).
+	Middleware []Middleware
 	// ReportTimeout is how long the outcome of a job whose handler returned
 	// is retried while the server cannot be reached or pauses writes,
 	// counted from the handler's return (default 2 min). The job stays
@@ -229,10 +239,12 @@ func NewWorker(q *Queue, handler Handler, opts WorkerOptions) (*Worker, error) {
 		return nil, invalid("new worker", "poll interval %v below 1ms", opts.PollInterval)
 	case opts.ReportTimeout < 0:
 		return nil, invalid("new worker", "report timeout %v is negative", opts.ReportTimeout)
+	case opts.Timeout < 0:
+		return nil, invalid("new worker", "timeout %v is negative", opts.Timeout)
 	}
 	return &Worker{
 		q:         q,
-		handler:   handler,
+		handler:   chain(handler, opts.Middleware),
 		opts:      opts,
 		log:       &throttledLog{l: opts.Logger.With("queue", q.name)},
 		completer: newCompleter(q),
@@ -435,7 +447,7 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool)
 
 	w.q.observer.JobStarted(j)
 	began := time.Now()
-	err := invoke(ctx, w.handler, j)
+	err := w.invokeBounded(ctx, j)
 	outcome, reportErr := w.report(j, r, err, abandoned)
 	w.q.observer.JobFinished(j, outcome, time.Since(began))
 	w.count(outcome)
@@ -444,6 +456,28 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool)
 	}
 	if w.opts.OnDone != nil {
 		w.opts.OnDone(j, outcome, err)
+	}
+}
+
+// invokeBounded runs the handler on j, within Timeout when there is one:
+// at the deadline it returns the timeout's failure without waiting for the
+// handler, which goes on in its own goroutine.
+func (w *Worker) invokeBounded(ctx context.Context, j *Job) error {
+	if w.opts.Timeout <= 0 {
+		return invoke(ctx, w.handler, j)
+	}
+	hctx, cancel := context.WithTimeoutCause(ctx, w.opts.Timeout, ErrTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- invoke(hctx, w.handler, j) }()
+	select {
+	case err := <-done:
+		return err
+	case <-hctx.Done():
+		if !errors.Is(context.Cause(hctx), ErrTimeout) {
+			return <-done // the lease was lost, or shutdown: the handler decides
+		}
+		return fmt.Errorf("trafikey: job %s ran past its timeout of %v: %w", j.ID, w.opts.Timeout, ErrTimeout)
 	}
 }
 

@@ -429,6 +429,8 @@ func TestNewWorkerOptions(t *testing.T) {
 		"long lease":     {Lease: 25 * time.Hour},
 		"slow heartbeat": {Lease: time.Second, HeartbeatEvery: 600 * time.Millisecond},
 		"poll":           {PollInterval: time.Microsecond},
+		"timeout":        {Timeout: -time.Second},
+		"report timeout": {ReportTimeout: -time.Second},
 	} {
 		_, err := trafikey.NewWorker(q, h, o)
 		require.ErrorIs(t, err, trafikey.ErrInvalid, name)
