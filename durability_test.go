@@ -122,13 +122,13 @@ func TestKillNineLosesNoAcknowledgedJob(t *testing.T) {
 
 // durablePair is a primary (with the executor under test) and its replica,
 // both with appendonly, and queue name opened on the primary with d.
-func durablePair(t *testing.T, e executorCase, name string, d trafikey.Durability) (primary, replica *valkeyserver.Server, c valkey.Client, q *trafikey.Queue) {
+func durablePair(t *testing.T, e executorCase, name string, d trafikey.Durability) (primary, replica *valkeyserver.Server, q *trafikey.Queue) {
 	s, c, exec := e.start(t, valkeyserver.Options{AOF: true})
 	r := valkeytest.Start(t, valkeyserver.Options{ReplicaOf: s.Addr(), AOF: true})
 	require.NoError(t, r.WaitReplicaSync(t.Context()))
 	q, err := trafikey.Open(t.Context(), c, name, trafikey.WithRunner(exec), trafikey.WithDurability(d))
 	require.NoError(t, err)
-	return s, r, c, q
+	return s, r, q
 }
 
 // durableProducers adds jobs to q from 4 goroutines until stop, and keeps
@@ -173,7 +173,7 @@ func TestDurabilityConfirmed(t *testing.T) {
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s, r, _, q := durablePair(t, e, "d", trafikey.Durability{Replicas: 1, Timeout: 10 * time.Second})
+			s, r, q := durablePair(t, e, "d", trafikey.Durability{Replicas: 1, Timeout: 10 * time.Second})
 			k := protocol.KeysOf("d")
 			onReplica := func(args ...string) any { return valkeytest.Do(t, r, args...) }
 
@@ -290,7 +290,7 @@ func TestPrimaryCrashLosesNoDurableJob(t *testing.T) {
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s, r, _, q := durablePair(t, e, "crash", trafikey.Durability{Replicas: 1, Timeout: 5 * time.Second})
+			s, r, q := durablePair(t, e, "crash", trafikey.Durability{Replicas: 1, Timeout: 5 * time.Second})
 			count, stop := durableProducers(t.Context(), q)
 			require.Eventually(t, func() bool { return count() >= 2000 }, eventually, 5*time.Millisecond)
 			require.NoError(t, s.Kill())
