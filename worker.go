@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey/internal/groupcommit"
 	"github.com/trafikey/trafikey/protocol"
@@ -80,6 +84,10 @@ type WorkerOptions struct {
 	// Middleware wraps the handler, the first outermost (LogJobs,
 	// RecoverPanics, or your own).
 	Middleware []Middleware
+	// StrictPriority makes a worker over several queues (NewWorkerForQueues)
+	// claim from the first queue in its list that has jobs, instead of by
+	// weight: a later queue runs only while the earlier ones are empty.
+	StrictPriority bool
 	// ReportTimeout is how long the outcome of a job whose handler returned
 	// is retried while the server cannot be reached or pauses writes,
 	// counted from the handler's return (default 2 min). The job stays
@@ -164,18 +172,22 @@ type WorkerStats struct {
 // batches as handler slots free up, a heartbeat extends the leases of
 // running jobs, and timers promote delayed jobs and recover expired leases.
 type Worker struct {
-	q       *Queue
-	handler Handler
-	opts    WorkerOptions
-	log     *throttledLog
+	queues      []QueueWeight
+	totalWeight int
+	handler     Handler
+	opts        WorkerOptions
+	log         *throttledLog
 
 	running atomic.Bool
+	// crossSlot is set once a BLPOP over every queue's signal list was
+	// refused because their slots differ (a cluster).
+	crossSlot atomic.Bool
 
 	processed, failed, retried, dead, lost, abandoned atomic.Int64
 
-	// completer reports the jobs whose handlers returned nil, many per
-	// COMPLETEMANY call.
-	completer *groupcommit.Queue[*completion]
+	// completers report, per queue, the jobs whose handlers returned nil,
+	// many per COMPLETEMANY call.
+	completers map[*Queue]*groupcommit.Queue[*completion]
 
 	mu   sync.Mutex
 	jobs map[*runningJob]struct{}
@@ -194,8 +206,43 @@ type runningJob struct {
 // NewWorker returns a worker that runs handler over q's jobs. It checks the
 // options; Run starts it.
 func NewWorker(q *Queue, handler Handler, opts WorkerOptions) (*Worker, error) {
-	if q == nil || handler == nil {
+	if q == nil {
 		return nil, invalid("new worker", "queue and handler are required")
+	}
+	return NewWorkerForQueues([]QueueWeight{{Queue: q, Weight: 1}}, handler, opts)
+}
+
+// QueueWeight is one queue of a worker over several, with its share of the
+// worker's claims.
+type QueueWeight struct {
+	Queue *Queue
+	// Weight is the queue's share of the claims (1..1000): with weights 3
+	// and 1, three claims in four go to the first queue while both have
+	// jobs. With WorkerOptions.StrictPriority it is ignored.
+	Weight int
+}
+
+// NewWorkerForQueues returns a worker that runs handler over the jobs of
+// several queues, sharing its concurrency. Each claim goes to a queue drawn
+// by weight (or, with StrictPriority, to the first queue in the list that
+// has jobs); when the drawn queue is empty the others are tried in turn, so
+// no slot idles while any queue has work. Every queue's delayed jobs and
+// expired leases are looked after as NewWorker's are.
+func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOptions) (*Worker, error) {
+	if len(queues) == 0 || handler == nil {
+		return nil, invalid("new worker", "queue and handler are required")
+	}
+	seen := map[*Queue]bool{}
+	for i, qw := range queues {
+		switch {
+		case qw.Queue == nil:
+			return nil, invalid("new worker", "queue %d is nil", i)
+		case seen[qw.Queue]:
+			return nil, invalid("new worker", "queue %s is listed twice", echo(qw.Queue.name))
+		case !opts.StrictPriority && (qw.Weight < 1 || qw.Weight > 1000):
+			return nil, invalid("new worker", "weight %d of queue %s outside 1..1000", qw.Weight, echo(qw.Queue.name))
+		}
+		seen[qw.Queue] = true
 	}
 	if opts.Concurrency == 0 {
 		opts.Concurrency = DefaultConcurrency
@@ -242,14 +289,25 @@ func NewWorker(q *Queue, handler Handler, opts WorkerOptions) (*Worker, error) {
 	case opts.Timeout < 0:
 		return nil, invalid("new worker", "timeout %v is negative", opts.Timeout)
 	}
-	return &Worker{
-		q:         q,
-		handler:   chain(handler, opts.Middleware),
-		opts:      opts,
-		log:       &throttledLog{l: opts.Logger.With("queue", q.name)},
-		completer: newCompleter(q),
-		jobs:      map[*runningJob]struct{}{},
-	}, nil
+	w := &Worker{
+		queues:     queues,
+		handler:    chain(handler, opts.Middleware),
+		opts:       opts,
+		completers: map[*Queue]*groupcommit.Queue[*completion]{},
+		jobs:       map[*runningJob]struct{}{},
+	}
+	names := make([]string, len(queues))
+	for i, qw := range queues {
+		names[i] = qw.Queue.name
+		w.completers[qw.Queue] = newCompleter(qw.Queue)
+		w.totalWeight += qw.Weight
+	}
+	logger := opts.Logger.With("queue", names[0])
+	if len(names) > 1 {
+		logger = opts.Logger.With("queues", names)
+	}
+	w.log = &throttledLog{l: logger}
+	return w, nil
 }
 
 // Stats returns the worker's counters.
@@ -330,9 +388,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		abandon(ErrShutdownTimeout)
 		w.log.l.Warn("trafikey: shutdown timeout passed; running jobs are left to lease recovery", "running", w.Running())
 	} else {
-		// Every handler has reported, so the completer's senders are on
+		// Every handler has reported, so the completers' senders are on
 		// their way out; none is left behind.
-		w.completer.Wait()
+		for _, c := range w.completers {
+			c.Wait()
+		}
 	}
 	stopBeats()
 	background.Wait()
@@ -373,7 +433,7 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 		// claim abandoned in flight could have been executed, and its jobs
 		// would then wait for lease recovery.
 		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
-		jobs, err := w.q.Claim(callCtx, w.opts.Lease, n)
+		q, jobs, err := w.claim(callCtx, n)
 		cancel()
 		for range n - len(jobs) {
 			<-slots
@@ -390,13 +450,13 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 			start(j, func() { <-slots })
 		}
 		if len(jobs) == n && woke {
-			if err := w.q.pokeSignal(ctx); err != nil && ctx.Err() == nil {
+			if err := q.pokeSignal(ctx); err != nil && ctx.Err() == nil {
 				w.log.warn("trafikey: signal idle workers", "err", err)
 			}
 		}
 		woke = false
 		if len(jobs) == 0 {
-			if _, err := w.q.waitSignal(ctx, w.opts.PollInterval); err != nil && ctx.Err() == nil {
+			if _, err := w.waitSignal(ctx); err != nil && ctx.Err() == nil {
 				w.log.warn("trafikey: wait for signal", "err", err)
 				if !sleep(ctx, w.opts.PollInterval) {
 					return
@@ -404,6 +464,58 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 			}
 			woke = true
 		}
+	}
+}
+
+// claim claims up to n jobs from the queue the weights draw, or, when it
+// has none, from the next queue that has some, in list order. It returns
+// the queue the jobs came from (the drawn one when none had any).
+func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
+	first := 0
+	if !w.opts.StrictPriority && len(w.queues) > 1 {
+		r := rand.IntN(w.totalWeight)
+		for first = 0; r >= w.queues[first].Weight; first++ {
+			r -= w.queues[first].Weight
+		}
+	}
+	for k := range w.queues {
+		q := w.queues[(first+k)%len(w.queues)].Queue
+		if w.opts.StrictPriority {
+			q = w.queues[k].Queue
+		}
+		jobs, err := q.Claim(ctx, w.opts.Lease, n)
+		if err != nil || len(jobs) > 0 {
+			return q, jobs, err
+		}
+	}
+	return w.queues[first].Queue, nil, nil
+}
+
+// waitSignal sleeps until a verb signals one of the worker's queues, or
+// PollInterval passes. Over several queues it waits on all their signal
+// lists in one BLPOP, which needs them on one node: in a cluster, where
+// their slots differ, it waits for the first queue's signal only, and
+// PollInterval bounds how late the others are seen.
+func (w *Worker) waitSignal(ctx context.Context) (bool, error) {
+	if len(w.queues) == 1 || w.crossSlot.Load() {
+		return w.queues[0].Queue.waitSignal(ctx, w.opts.PollInterval)
+	}
+	first := w.queues[0].Queue
+	keys := make([]string, len(w.queues))
+	for i, qw := range w.queues {
+		keys[i] = qw.Queue.keys.Signal
+	}
+	err := first.client.Do(ctx, first.client.B().Blpop().Key(keys...).Timeout(w.opts.PollInterval.Seconds()).Build()).Error()
+	switch {
+	case err == nil:
+		return true, nil
+	case valkey.IsValkeyNil(err):
+		return false, nil
+	case strings.Contains(err.Error(), "CROSSSLOT"):
+		w.crossSlot.Store(true)
+		return w.queues[0].Queue.waitSignal(ctx, w.opts.PollInterval)
+	default:
+		return false, fmt.Errorf("trafikey: wait for signal: %w", err)
 	}
 }
 
@@ -445,11 +557,11 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool)
 		w.mu.Unlock()
 	}()
 
-	w.q.observer.JobStarted(j)
+	j.q.observer.JobStarted(j)
 	began := time.Now()
 	err := w.invokeBounded(ctx, j)
 	outcome, reportErr := w.report(j, r, err, abandoned)
-	w.q.observer.JobFinished(j, outcome, time.Since(began))
+	j.q.observer.JobFinished(j, outcome, time.Since(began))
 	w.count(outcome)
 	if reportErr != nil {
 		err = reportErr
@@ -502,7 +614,7 @@ func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atom
 		// timeout: its work is done, running it again would be a waste.
 		// Completions of concurrent handlers share COMPLETEMANY calls,
 		// each job with its own outcome.
-		err := retryTransient(ctx, reportRetryMax, func() error { return completeQueued(ctx, w.completer, j) }, failed)
+		err := retryTransient(ctx, reportRetryMax, func() error { return completeQueued(ctx, w.completers[j.q], j) }, failed)
 		return w.reported(OutcomeCompleted, err, nil)
 	}
 	if abandoned.Load() {
@@ -655,16 +767,19 @@ func (w *Worker) promoteAll(ctx context.Context) {
 	if w.opts.PromoteEvery < 0 {
 		return
 	}
-	for ctx.Err() == nil {
-		n, err := w.q.Promote(ctx, protocol.MaxCount)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.error("trafikey: promote", "err", err)
+	for _, qw := range w.queues {
+		q := qw.Queue
+		for ctx.Err() == nil {
+			n, err := q.Promote(ctx, protocol.MaxCount)
+			if err != nil {
+				if ctx.Err() == nil {
+					w.log.error("trafikey: promote", "queue", q.name, "err", err)
+				}
+				break
 			}
-			return
-		}
-		if n < protocol.MaxCount {
-			return
+			if n < protocol.MaxCount {
+				break
+			}
 		}
 	}
 }
@@ -681,19 +796,22 @@ func (w *Worker) recoverAll(ctx context.Context) {
 	if !w.renewDue(ctx) {
 		return
 	}
-	for ctx.Err() == nil {
-		requeued, dead, err := w.q.Recover(ctx, protocol.MaxCount)
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.error("trafikey: recover", "err", err)
+	for _, qw := range w.queues {
+		q := qw.Queue
+		for ctx.Err() == nil {
+			requeued, dead, err := q.Recover(ctx, protocol.MaxCount)
+			if err != nil {
+				if ctx.Err() == nil {
+					w.log.error("trafikey: recover", "queue", q.name, "err", err)
+				}
+				break
 			}
-			return
-		}
-		if requeued+dead > 0 {
-			w.log.l.Info("trafikey: recovered expired leases", "requeued", requeued, "dead", dead)
-		}
-		if requeued+dead < protocol.MaxCount {
-			return
+			if requeued+dead > 0 {
+				w.log.l.Info("trafikey: recovered expired leases", "queue", q.name, "requeued", requeued, "dead", dead)
+			}
+			if requeued+dead < protocol.MaxCount {
+				break
+			}
 		}
 	}
 }
