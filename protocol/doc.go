@@ -8,7 +8,7 @@ package protocol
 
 // Wire is the dataset wire version this protocol speaks. The fence of every
 // verb compares it with the queue's version key.
-const Wire = 1
+const Wire = 2
 
 // WireString is Wire as the bytes stored in the version key.
-const WireString = "1"
+const WireString = "2"

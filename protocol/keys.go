@@ -29,6 +29,24 @@ const (
 	SuffixJob    = "job:"    // hash per job: emq:{q}:job:<id>
 	SuffixLogs   = ":logs"   // list per job: emq:{q}:job:<id>:logs
 	SuffixUnique = "unique:" // string per unique key: emq:{q}:unique:<key>
+	SuffixLane   = "lane:"   // zset per lane, its waiting jobs: emq:{q}:lane:<l>
+)
+
+// The queue's derived keys of fixed name: the lanes and the rate window. No
+// verb declares them; the executors check them against the caller's ACL
+// where they touch them, and a call that uses no lane or rate never does.
+const (
+	SuffixLaneInfo = "laneinfo" // hash: active:<l>, cap:<l>, paused:<l>
+	SuffixLanes    = "lanes"    // zset: the lanes with waiting or active jobs, score 0
+	SuffixTurns    = "turns"    // zset: the ready lanes, score = the lane's turn
+	SuffixRate     = "rate"     // string: the claims of the current rate window, with a PX TTL
+)
+
+// The laneinfo fields of a lane are these prefixes followed by its name.
+const (
+	FieldLaneActive = "active:" // the lane's claimed jobs; absent at 0
+	FieldLaneCap    = "cap:"    // the lane's cap; absent: none
+	FieldLanePaused = "paused:" // 1 when the lane is paused
 )
 
 // ValidQueueName reports whether name can be a queue name: 1..MaxQueueName
@@ -87,8 +105,15 @@ func (k Keys) Logs(id string) string { return k.Base + SuffixJob + id + SuffixLo
 // Unique is the key that holds the job id owning unique key u.
 func (k Keys) Unique(u string) string { return k.Base + SuffixUnique + u }
 
+// Lane is the key of lane l's waiting jobs.
+func (k Keys) Lane(l string) string { return k.Base + SuffixLane + l }
+
 // Fixed returns the key of a fixed suffix.
 func (k Keys) Fixed(suffix string) string { return k.Base + suffix }
+
+// ValidLaneName reports whether l can be a lane name: 1..MaxLaneName bytes,
+// any bytes.
+func ValidLaneName(l string) bool { return len(l) > 0 && len(l) <= MaxLaneName }
 
 // HashTag returns the part of key that Valkey Cluster hashes: the bytes
 // between the first '{' and the next '}' when that is non-empty, else the

@@ -113,6 +113,8 @@ func TestKeys(t *testing.T) {
 	require.Equal(t, "emq:{orders}:job:42:logs", k.Logs("42"))
 	require.Equal(t, "emq:{orders}:unique:u-1", k.Unique("u-1"))
 	require.Equal(t, "emq:{orders}:dead", k.Fixed(protocol.SuffixDead))
+	require.Equal(t, "emq:{orders}:lane:t-1", k.Lane("t-1"))
+	require.Equal(t, "emq:{orders}:turns", k.Fixed(protocol.SuffixTurns))
 }
 
 func TestKeyNames(t *testing.T) {
@@ -121,7 +123,7 @@ func TestKeyNames(t *testing.T) {
 	require.Equal(t, []string{"emq:{q}:", "emq:{q}:version", "emq:{q}:meta", "emq:{q}:pending", "emq:{q}:active"},
 		protocol.Claim.KeyNames(k))
 	require.Equal(t, []string{"emq:{q}:", "emq:{q}:version"}, protocol.Inspect.KeyNames(k))
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		names := v.KeyNames(k)
 		require.Len(t, names, v.NumKeys(), v.Name)
 		require.Equal(t, k.Base, names[0], v.Name)
@@ -132,12 +134,12 @@ func TestKeyNames(t *testing.T) {
 func TestVerbTable(t *testing.T) {
 	t.Parallel()
 	seen := map[string]bool{}
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		require.False(t, seen[v.Name], "verb %s listed twice", v.Name)
 		seen[v.Name] = true
 		require.Equal(t, "EMQ."+strings.ToUpper(v.Name), v.Command)
 		require.Equal(t, v.Name+".lua", v.Script)
-		require.Equal(t, v.Name != "stats" && v.Name != "inspect", v.Write, v.Name)
+		require.Equal(t, v.Mode != protocol.Reads, v.Write, v.Name)
 		suffixes := map[string]bool{}
 		for _, s := range v.Keys {
 			require.False(t, suffixes[s], "%s declares %s twice", v.Name, s)
@@ -145,9 +147,13 @@ func TestVerbTable(t *testing.T) {
 		}
 	}
 	require.Len(t, protocol.JobCore, 17)
+	require.Len(t, protocol.All, 23)
+	for _, read := range []*protocol.Verb{protocol.Stats, protocol.Inspect, protocol.Lane, protocol.Lanes} {
+		require.Equal(t, protocol.Reads, read.Mode, read.Name)
+	}
 	require.Equal(t, 7, protocol.Add.NumKeys())
 	require.Equal(t, protocol.StatsCounters, []string{"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued"})
-	require.Equal(t, []string{"state", "data", "att", "max", "prio", "bo", "at", "err", "prog", "uniq"}, protocol.InspectFields)
+	require.Equal(t, []string{"state", "data", "att", "max", "prio", "bo", "at", "err", "prog", "uniq", "lane"}, protocol.InspectFields)
 }
 
 func TestFormatInt(t *testing.T) {

@@ -77,7 +77,7 @@ func verb(name string, mode Mode, keys ...string) *Verb {
 	return &Verb{Name: name, Command: "EMQ." + string(upper), Script: name + ".lua", Keys: keys, Write: mode != Reads, Mode: mode}
 }
 
-// The wire-1 job-core verbs.
+// The job-core verbs.
 var (
 	// Install writes one constant key per queue: it runs at maxmemory, so a
 	// worker can still open a full queue to drain it.
@@ -102,6 +102,19 @@ var (
 	Inspect      = verb("inspect", Reads, SuffixVersion)
 )
 
+// The lane and rate verbs (docs/PROTOCOL.md, "Lanes" and "Rate limit"). The
+// lane keys are derived from the base, so the lane verbs declare only the
+// fence.
+var (
+	// LaneCap and LanePause can store a field for any lane name: they grow.
+	LaneCap    = verb("lanecap", Grows, SuffixVersion)
+	LanePause  = verb("lanepause", Grows, SuffixVersion)
+	LaneResume = verb("laneresume", Keeps, SuffixVersion)
+	Lane       = verb("lane", Reads, SuffixVersion)
+	Lanes      = verb("lanes", Reads, SuffixVersion)
+	Rate       = verb("rate", Keeps, SuffixVersion, SuffixMeta)
+)
+
 // COMPLETEMANY's per-job outcomes: each job's integer in its reply
 // (docs/PROTOCOL.md, "COMPLETEMANY"). Only a completed job is written.
 const (
@@ -117,6 +130,13 @@ var JobCore = []*Verb{
 	Install, Add, Claim, Extend, Complete, CompleteMany, Fail, Recover, Promote,
 	Pause, Resume, Remove, Requeue, Log, Progress, Stats, Inspect,
 }
+
+// LaneVerbs lists the lane and rate verbs in the order docs/PROTOCOL.md gives
+// them.
+var LaneVerbs = []*Verb{LaneCap, LanePause, LaneResume, Lane, Lanes, Rate}
+
+// All lists every keyed verb: the job core, then the lane and rate verbs.
+var All = append(append([]*Verb(nil), JobCore...), LaneVerbs...)
 
 // VersionCommand is the native executor's probe: no keys, replies Wire.
 const VersionCommand = "EMQ.VERSION"
@@ -136,6 +156,11 @@ const (
 	MaxText        = 65_536 // error text, log line, progress value
 	MaxDecimalSize = 15     // digits of any integer argument
 	MaxJobID       = PriorityStride - 1
+	MaxLaneName    = 128
+	MaxLaneCap     = 1_000_000
+	MaxRateMax     = 1_000_000
+	MaxRateWindow  = 86_400_000 // one day
+	MaxAddOptions  = 8          // option columns of one ADD
 )
 
 // Backoff kinds as ADD takes them and the row's bo field stores them.
@@ -164,19 +189,28 @@ const (
 	FieldError    = "err"
 	FieldProgress = "prog"
 	FieldUnique   = "uniq"
+	FieldLane     = "lane"
 )
 
 // InspectFields is the order in which INSPECT replies a row's fields.
 var InspectFields = []string{
 	FieldState, FieldData, FieldAttempts, FieldMax, FieldPriority,
-	FieldBackoff, FieldAdded, FieldError, FieldProgress, FieldUnique,
+	FieldBackoff, FieldAdded, FieldError, FieldProgress, FieldUnique, FieldLane,
 }
 
 // Meta fields.
 const (
-	MetaSeq    = "seq"
-	MetaPaused = "paused"
+	MetaSeq         = "seq"
+	MetaPaused      = "paused"
+	MetaTurn        = "turn"     // the last turn CLAIM gave
+	MetaPendingTurn = "pturn"    // the turn of the jobs without a lane
+	MetaLaneWait    = "lanewait" // the jobs waiting in lanes
+	MetaRateMax     = "rate_max"
+	MetaRateWindow  = "rate_window"
 )
+
+// StatsExtras are the integers STATS replies after the counters, in order.
+var StatsExtras = []string{"lanes", "lane_waiting", "rate_max", "rate_window"}
 
 // StatsCounters are the stats hash fields, in the order STATS replies them.
 var StatsCounters = []string{
@@ -194,5 +228,9 @@ const (
 // lease expired.
 const LeaseExpired = "lease expired"
 
-// AddArgsPerJob is the number of ARGV entries per job in ADD.
+// AddArgsPerJob is the number of fixed ARGV entries per job in ADD; each job
+// then has one value per option column the call names.
 const AddArgsPerJob = 8
+
+// AddOptionLane is ADD's option column of the job's lane (empty: none).
+const AddOptionLane = "lane"
