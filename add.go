@@ -55,7 +55,7 @@ func (q *Queue) Add(ctx context.Context, payload []byte, opts ...AddOption) (str
 		}
 		return ids[0], err // err: added, not confirmed durable
 	}
-	args, err := o.args("add", make([]string, 0, protocol.AddArgsPerJob), payload)
+	args, err := o.args("add", make([]string, 0, jobArgs), payload)
 	if err != nil {
 		return "", err
 	}
@@ -134,13 +134,13 @@ func takeAdds(queue []*pendingAdd) (batch, rest []*pendingAdd) {
 // or the call's error. The call ends at the latest of the callers'
 // deadlines, so that one caller's short deadline does not fail the others.
 func (q *Queue) sendAdds(batch []*pendingAdd) {
-	args := make([]string, 1, 1+protocol.AddArgsPerJob*len(batch))
-	args[0] = protocol.FormatInt(int64(len(batch)))
+	jobs := make([]string, 0, jobArgs*len(batch))
 	deadlines := make([]time.Time, len(batch))
 	for i, p := range batch {
-		args = append(args, p.args...)
+		jobs = append(jobs, p.args...)
 		deadlines[i] = p.deadline
 	}
+	args := addCall(jobs)
 	ctx, cancel := sharedDeadline(deadlines)
 	defer cancel()
 	msg, err := q.call(ctx, protocol.Add, args...)
@@ -182,19 +182,18 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []NewJob) ([]string, error) {
 	groups := make([][]string, 0, (len(jobs)+MaxBatch-1)/MaxBatch)
 	for start := 0; start < len(jobs); start += MaxBatch {
 		chunk := jobs[start:min(start+MaxBatch, len(jobs))]
-		args := make([]string, 1, 1+protocol.AddArgsPerJob*len(chunk))
-		args[0] = protocol.FormatInt(int64(len(chunk)))
+		flat := make([]string, 0, jobArgs*len(chunk))
 		for i, j := range chunk {
 			o := defaultAddOptions()
 			for _, opt := range j.Options {
 				opt(&o)
 			}
 			var err error
-			if args, err = o.args("add job "+strconv.Itoa(start+i), args, j.Payload); err != nil {
+			if flat, err = o.args("add job "+strconv.Itoa(start+i), flat, j.Payload); err != nil {
 				return nil, err
 			}
 		}
-		groups = append(groups, args)
+		groups = append(groups, addCall(flat))
 	}
 	ids := make([]string, 0, len(jobs))
 	for _, args := range groups {

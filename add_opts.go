@@ -41,6 +41,8 @@ type addOptions struct {
 	uniqueKey   string
 	uniqueTTL   time.Duration
 	unique      bool
+	lane        string
+	laned       bool
 }
 
 func defaultAddOptions() addOptions {
@@ -85,6 +87,15 @@ func Unique(key string, ttl time.Duration) AddOption {
 	return func(o *addOptions) { o.uniqueKey, o.uniqueTTL, o.unique = key, ttl, true }
 }
 
+// Lane puts the job in lane name (1..128 bytes, any bytes): a tenant, a
+// customer, a downstream host. Workers take the lanes with waiting jobs, and
+// the jobs without a lane, in round-robin turns, so one lane's backlog does
+// not hold up another's; a lane can be capped (Queue.SetLaneCap) and paused
+// on its own (Queue.PauseLane).
+func Lane(name string) AddOption {
+	return func(o *addOptions) { o.lane, o.laned = name, true }
+}
+
 // ceilMS converts d to whole milliseconds, rounding up so that a positive
 // duration never becomes 0.
 func ceilMS(d time.Duration) int64 {
@@ -97,7 +108,8 @@ func ceilMS(d time.Duration) int64 {
 
 // args validates the options and appends the job's ADD argument group:
 // data priority delay_ms max_attempts backoff backoff_ms unique_key
-// unique_ttl_ms.
+// unique_ttl_ms, then its lane ("" for none), which the call sends only in a
+// lane column (see addCall).
 func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, error) {
 	if o.priority < 0 || o.priority > protocol.MaxPriority {
 		return dst, invalid(op, "priority %d outside 0..%d", o.priority, protocol.MaxPriority)
@@ -123,6 +135,9 @@ func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, er
 	if len(o.uniqueKey) > protocol.MaxUniqueKey {
 		return dst, invalid(op, "unique key of %d bytes, at most %d", len(o.uniqueKey), protocol.MaxUniqueKey)
 	}
+	if o.laned && !protocol.ValidLaneName(o.lane) {
+		return dst, invalid(op, "lane name of %d bytes, want 1..%d", len(o.lane), protocol.MaxLaneName)
+	}
 	ttl := ceilMS(o.uniqueTTL)
 	if o.uniqueKey == "" {
 		ttl = 0
@@ -138,5 +153,29 @@ func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, er
 		protocol.FormatInt(backoff),
 		o.uniqueKey,
 		protocol.FormatInt(ttl),
+		o.lane,
 	), nil
+}
+
+// jobArgs is the length of a job's group as args builds it.
+const jobArgs = protocol.AddArgsPerJob + 1
+
+// addCall builds ADD's arguments from jobs, the groups args built one after
+// another: the count, the option columns (lane, when any job has one), then
+// each job's group.
+func addCall(jobs []string) []string {
+	n := len(jobs) / jobArgs
+	laned := false
+	for i := jobArgs - 1; i < len(jobs); i += jobArgs {
+		laned = laned || jobs[i] != ""
+	}
+	if laned {
+		return append([]string{protocol.FormatInt(int64(n)), "1", protocol.AddOptionLane}, jobs...)
+	}
+	out := make([]string, 0, 2+protocol.AddArgsPerJob*n)
+	out = append(out, protocol.FormatInt(int64(n)), "0")
+	for i := 0; i < len(jobs); i += jobArgs {
+		out = append(out, jobs[i:i+protocol.AddArgsPerJob]...)
+	}
+	return out
 }

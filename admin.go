@@ -87,9 +87,18 @@ func (q *Queue) Recover(ctx context.Context, limit int) (requeued, dead int, err
 // Stats is a snapshot of a queue: how many jobs are in each state now, and
 // the lifetime counters since the queue was created.
 type Stats struct {
+	// Jobs by state. Pending counts every ready job, in a lane or not
+	// (LaneWaiting of them in lanes); Active every claimed one.
 	Pending, Delayed, Active, Dead int64
 	// Paused reports whether claims are paused.
 	Paused bool
+	// Lanes counts the lanes with waiting or active jobs (Queue.Lanes lists
+	// them); LaneWaiting the jobs waiting in them.
+	Lanes, LaneWaiting int64
+	// RateLimit is the most jobs claimed per RateWindow (SetRate); 0 when
+	// the queue has no rate limit.
+	RateLimit  int64
+	RateWindow time.Duration
 
 	// Lifetime counters.
 	TotalAdded     int64 // jobs added
@@ -123,8 +132,10 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	for i, name := range protocol.StatsCounters {
 		fields["total_"+name] = totals[i]
 	}
-	var paused int64
+	var paused, window int64
 	fields["paused"] = &paused
+	fields["lanes"], fields["lane_waiting"] = &s.Lanes, &s.LaneWaiting
+	fields["rate_max"], fields["rate_window"] = &s.RateLimit, &window
 	for i := 0; i < len(pairs); i += 2 {
 		name, err := pairs[i].ToString()
 		if err != nil {
@@ -139,6 +150,8 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 		}
 	}
 	s.Paused = paused == 1
+	s.Pending += s.LaneWaiting // STATS counts the pending set apart from the lanes
+	s.RateWindow = time.Duration(window) * time.Millisecond
 	return s, nil
 }
 
@@ -173,6 +186,8 @@ type JobInfo struct {
 	Progress string
 	// UniqueKey is the key it was added with by Unique.
 	UniqueKey string
+	// Lane is the lane it was added to by Lane; empty for none.
+	Lane string
 	// Logs are the lines given to Job.Log, oldest first.
 	Logs []string
 }
@@ -244,6 +259,8 @@ func (info *JobInfo) set(name string, v valkey.ValkeyMessage) error {
 		info.Progress = s
 	case protocol.FieldUnique:
 		info.UniqueKey = s
+	case protocol.FieldLane:
+		info.Lane = s
 	}
 	return err
 }

@@ -2,7 +2,9 @@ package trafikey
 
 import (
 	"errors"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -37,6 +39,10 @@ var (
 	// removed, or never existed. The server answers such calls with 0, not
 	// with an error reply, so this error carries no server text.
 	ErrNotFound = errors.New("trafikey: job not found")
+	// ErrRateLimited reports a claim over the queue's rate limit (class
+	// EMQRATE); nothing was claimed. errors.As with a *RateLimitError gives
+	// the wait until the window ends.
+	ErrRateLimited = errors.New("trafikey: claim rate limited")
 	// ErrInvalid reports an argument the client refuses before sending it,
 	// e.g. a priority out of range. The server checks the same domains.
 	ErrInvalid = errors.New("trafikey: invalid argument")
@@ -84,6 +90,20 @@ func (e *DuplicateError) Error() string {
 // Unwrap makes a DuplicateError an ErrDuplicate.
 func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 
+// RateLimitError is the detail of an ErrRateLimited: how long until the
+// queue's rate window ends and claims are let through again.
+type RateLimitError struct {
+	RetryAfter time.Duration
+}
+
+// Error describes the wait.
+func (e *RateLimitError) Error() string {
+	return "trafikey: claim rate limited, retry in " + e.RetryAfter.String()
+}
+
+// Unwrap makes a RateLimitError an ErrRateLimited.
+func (e *RateLimitError) Unwrap() error { return ErrRateLimited }
+
 // The class words and fixed shapes of the registry, read from the protocol
 // package's builders so that no refusal text is spelled twice. These are
 // computed once and never written.
@@ -92,6 +112,9 @@ var (
 	classState = firstWord(protocol.ErrNotActive("verb"))
 	classLock  = firstWord(protocol.ErrAddDuplicateInBatch)
 	classWire  = firstWord(protocol.ErrWireMissing)
+	classRate  = firstWord(protocol.ErrRateLimited(0))
+
+	rateWait = strings.Split(protocol.ErrRateLimited(0), "0") // the text around the wait
 
 	duplicateOfPrefix = protocol.ErrAddDuplicate("")
 )
@@ -122,6 +145,15 @@ func serverError(v *protocol.Verb, text string, cause error) *ServerError {
 		e.wrapped = append(e.wrapped, dup)
 	case classWire:
 		e.wrapped = append(e.wrapped, ErrWire)
+	case classRate:
+		rate := &RateLimitError{}
+		if ms, ok := strings.CutPrefix(text, rateWait[0]); ok {
+			if ms, ok = strings.CutSuffix(ms, rateWait[1]); ok {
+				n, _ := strconv.ParseInt(ms, 10, 64)
+				rate.RetryAfter = time.Duration(n) * time.Millisecond
+			}
+		}
+		e.wrapped = append(e.wrapped, rate)
 	default:
 		if text == protocol.ErrWritePaused {
 			e.wrapped = append(e.wrapped, ErrWritePaused)

@@ -22,6 +22,9 @@ type Observer interface {
 	// LeasesRecovered: a RECOVER put pending jobs back to pending and
 	// dead-lettered dead jobs of queue whose leases had expired.
 	LeasesRecovered(queue string, pending, dead int)
+	// ClaimRateLimited: a worker's claim on queue was refused by the
+	// queue's rate limit, and the worker waits wait before its next claim.
+	ClaimRateLimited(queue string, wait time.Duration)
 }
 
 // BaseObserver implements every Observer method as a no-op.
@@ -41,3 +44,6 @@ func (BaseObserver) JobFinished(*Job, Outcome, time.Duration) {}
 
 // LeasesRecovered implements Observer.
 func (BaseObserver) LeasesRecovered(string, int, int) {}
+
+// ClaimRateLimited implements Observer.
+func (BaseObserver) ClaimRateLimited(string, time.Duration) {}

@@ -171,9 +171,9 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 		logCap:     protocol.FormatInt(int64(cfg.logCap)),
 		observer:   cfg.observer,
 		durability: cfg.durability,
-		verbKeys:   make(map[*protocol.Verb][]string, len(protocol.JobCore)),
+		verbKeys:   make(map[*protocol.Verb][]string, len(protocol.All)),
 	}
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		q.verbKeys[v] = v.KeyNames(q.keys)
 	}
 	if !cfg.separate {

@@ -438,6 +438,16 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 		for range n - len(jobs) {
 			<-slots
 		}
+		var rate *RateLimitError
+		if errors.As(err, &rate) {
+			// The server says when the window ends: wait exactly that,
+			// claiming nothing meanwhile.
+			q.observer.ClaimRateLimited(q.name, rate.RetryAfter)
+			if !sleep(ctx, rate.RetryAfter) {
+				return
+			}
+			continue
+		}
 		if err != nil {
 			retryWait = w.claimFailed(err, retryWait)
 			if !sleep(ctx, retryWait) {
@@ -469,8 +479,12 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 
 // claim claims up to n jobs from the queue the weights draw, or, when it
 // has none, from the next queue that has some, in list order. It returns
-// the queue the jobs came from (the drawn one when none had any).
+// the queue the jobs came from (the drawn one when none had any). A queue
+// over its rate limit is passed over; when no queue had jobs and one was
+// limited, the error is the limit of the one whose window ends first.
 func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
+	var limited *RateLimitError
+	var limitedQ *Queue
 	first := 0
 	if !w.opts.StrictPriority && len(w.queues) > 1 {
 		r := rand.IntN(w.totalWeight)
@@ -484,9 +498,19 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 			q = w.queues[k].Queue
 		}
 		jobs, err := q.Claim(ctx, w.opts.Lease, n)
+		var rate *RateLimitError
+		if errors.As(err, &rate) {
+			if limited == nil || rate.RetryAfter < limited.RetryAfter {
+				limited, limitedQ = rate, q
+			}
+			continue
+		}
 		if err != nil || len(jobs) > 0 {
 			return q, jobs, err
 		}
+	}
+	if limited != nil {
+		return limitedQ, nil, limited
 	}
 	return w.queues[first].Queue, nil, nil
 }

@@ -33,7 +33,7 @@ type Observer struct {
 	trafikey.BaseObserver
 
 	added, claimed, completed, failed, retried, dead, lost *prometheus.CounterVec
-	recoveredPending, recoveredDead                        *prometheus.CounterVec
+	recoveredPending, recoveredDead, rateLimited           *prometheus.CounterVec
 	running                                                *prometheus.GaugeVec
 	duration                                               *prometheus.HistogramVec
 }
@@ -54,6 +54,7 @@ func NewObserver(reg prometheus.Registerer) (*Observer, error) {
 		lost:             counter("jobs_lost_total", "Claims whose lease was lost while the handler ran."),
 		recoveredPending: counter("leases_recovered_total", "Expired leases put back to pending by this process."),
 		recoveredDead:    counter("leases_dead_total", "Expired leases dead-lettered by this process."),
+		rateLimited:      counter("claims_rate_limited_total", "Claims of this process's workers refused by the queue's rate limit."),
 		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "jobs_running", Help: "Handlers running now in this process's workers.",
 		}, labels),
@@ -64,7 +65,7 @@ func NewObserver(reg prometheus.Registerer) (*Observer, error) {
 	}
 	for _, c := range []prometheus.Collector{
 		o.added, o.claimed, o.completed, o.failed, o.retried, o.dead, o.lost,
-		o.recoveredPending, o.recoveredDead, o.running, o.duration,
+		o.recoveredPending, o.recoveredDead, o.rateLimited, o.running, o.duration,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
@@ -109,6 +110,11 @@ func (o *Observer) JobFinished(job *trafikey.Job, outcome trafikey.Outcome, d ti
 func (o *Observer) LeasesRecovered(queue string, pending, dead int) {
 	o.recoveredPending.WithLabelValues(queue).Add(float64(pending))
 	o.recoveredDead.WithLabelValues(queue).Add(float64(dead))
+}
+
+// ClaimRateLimited implements trafikey.Observer.
+func (o *Observer) ClaimRateLimited(queue string, _ time.Duration) {
+	o.rateLimited.WithLabelValues(queue).Inc()
 }
 
 // DefaultScrapeTimeout bounds the STATS calls of one scrape.

@@ -65,9 +65,9 @@ var fuzzCommands = func() []string {
 	return out
 }()
 
-// laterVerbs are the job-core verbs added to protocol.JobCore after the
-// fuzz corpus was first written, in the order they were added.
-var laterVerbs = []*protocol.Verb{protocol.CompleteMany}
+// laterVerbs are the verbs specified after the fuzz corpus was first
+// written, in the order they were added.
+var laterVerbs = append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...)
 
 // Argument separator and placeholders of argv.
 const (
@@ -151,7 +151,7 @@ func (fz *fuzzer) command(cmd uint8, argv []byte) []string {
 		return line
 	}
 	var v *protocol.Verb
-	for _, jv := range protocol.JobCore {
+	for _, jv := range protocol.All {
 		if jv.Command == name {
 			v = jv
 		}
@@ -179,7 +179,8 @@ const (
 	setupWrongType             // pending a string, job 2 a list, stats a zset
 	setupEdges                 // seq and every counter at int64 max, att of job 4 at the 15-digit edge
 	setupPaused                // meta paused 1
-	setupForeign               // members that are not ids, a row without att, version 2 on queue "g"
+	setupForeign               // members that are not ids, a row without att, version 3 on queue "g"
+	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window
 )
 
 // setup is the commands that prepare queue f for the bits of setup,
@@ -228,7 +229,26 @@ func setup(bits uint8) [][]string {
 			[]string{"ZADD", k.Active, "0", "0", "1", "6"},
 			[]string{"ZADD", k.Delayed, "0", "4398046511104"},
 			[]string{"HSET", k.Job("6"), "data", "no att"},
-			[]string{"SET", g.Version, "2"},
+			[]string{"SET", g.Version, "3"},
+		)
+	}
+	if bits&setupLanes != 0 {
+		row := func(id, state, att, lane string) []string {
+			return []string{"HSET", k.Job(id), "data", "d" + id, "state", state, "att", att, "max", "3",
+				"prio", "0", "bo", "fixed:0", "at", "1700000000000", "lane", lane}
+		}
+		info, turns, lanes := k.Fixed(protocol.SuffixLaneInfo), k.Fixed(protocol.SuffixTurns), k.Fixed(protocol.SuffixLanes)
+		out = append(out,
+			[]string{"HSET", k.Meta, "seq", "9", protocol.MetaTurn, "4", protocol.MetaPendingTurn, "2", protocol.MetaLaneWait, "2",
+				protocol.MetaRateMax, "100", protocol.MetaRateWindow, "60000"},
+			row("7", "active", "1", "a"), row("8", "pending", "0", "a"), row("9", "pending", "0", "b"),
+			[]string{"ZADD", k.Active, "99999999999999", "7"},
+			[]string{"ZADD", k.Lane("a"), strconv.FormatInt(protocol.PendingScore(0, 8), 10), "8"},
+			[]string{"ZADD", k.Lane("b"), strconv.FormatInt(protocol.PendingScore(0, 9), 10), "9"},
+			[]string{"HSET", info, protocol.FieldLaneActive + "a", "1", protocol.FieldLaneCap + "a", "2", protocol.FieldLanePaused + "b", "1"},
+			[]string{"ZADD", turns, "3", "a"},
+			[]string{"ZADD", lanes, "0", "a", "0", "b"},
+			[]string{"SET", k.Fixed(protocol.SuffixRate), "7", "PX", "60000"},
 		)
 	}
 	if bits&setupWrongType != 0 {
@@ -379,7 +399,7 @@ var fuzzWords = []string{
 // inserted), else the verb's head followed by words, else raw bytes.
 func randomInput(rng *rand.Rand) (uint8, uint8, []byte) {
 	cmd := uint8(rng.IntN(len(fuzzCommands)))
-	bits := uint8(rng.IntN(64))
+	bits := uint8(rng.IntN(128))
 	if rng.IntN(3) > 0 {
 		bits |= setupInstalled | setupJobs
 	}
@@ -423,7 +443,7 @@ func randomInput(rng *rand.Rand) (uint8, uint8, []byte) {
 // setupInstalled|setupJobs.
 var fuzzValid = map[string][]string{
 	protocol.Install.Name:  nil,
-	protocol.Add.Name:      {"2", "d", "0", "0", "3", "fixed", "0", "", "0", "e", "5", "10", "1", "exponential", "1", "u2", "1000"},
+	protocol.Add.Name:      {"2", "0", "d", "0", "0", "3", "fixed", "0", "", "0", "e", "5", "10", "1", "exponential", "1", "u2", "1000"},
 	protocol.Claim.Name:    {"30000", "2"},
 	protocol.Extend.Name:   {"4", "1", "30000"},
 	protocol.Complete.Name: {"4", "1"},
@@ -441,6 +461,12 @@ var fuzzValid = map[string][]string{
 	protocol.Progress.Name:     {"4", "1", "50"},
 	protocol.Stats.Name:        nil,
 	protocol.Inspect.Name:      {"4"},
+	protocol.LaneCap.Name:      {"a", "1"},
+	protocol.LanePause.Name:    {"a"},
+	protocol.LaneResume.Name:   {"b"},
+	protocol.Lane.Name:         {"a"},
+	protocol.Lanes.Name:        {"", "10"},
+	protocol.Rate.Name:         {"10", "1000"},
 }
 
 // A fuzzSeed is one named input of the seed corpus.
@@ -463,7 +489,7 @@ func fuzzSeeds() []fuzzSeed {
 		{"tra-setbit", idx("TRA.SETBIT"), 0, []string{"emq:{f}:bits", "7", "1"}},
 		{"tra-getbit", idx("TRA.GETBIT"), 0, []string{"emq:{f}:bits", "4294967296"}},
 	}
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		c := idx(v.Command)
 		args := fuzzValid[v.Name]
 		n := strconv.Itoa(v.NumKeys())
@@ -475,6 +501,7 @@ func fuzzSeeds() []fuzzSeed {
 		add("valid-wrongtype", full|setupWrongType, append([]string{N, K}, args...)...)
 		add("valid-edges", full|setupEdges, append([]string{N, K}, args...)...)
 		add("valid-paused-foreign", full|setupPaused|setupForeign, append([]string{N, K}, args...)...)
+		add("valid-lanes", full|setupLanes, append([]string{N, K}, args...)...)
 		add("not-installed", setupJobs, append([]string{N, K}, args...)...)
 		for _, spelled := range []string{"0" + n, "+" + n, " " + n, "-1", "99999999999999999999", "", "0"} {
 			add("numkeys-"+strconv.Quote(spelled), full, append([]string{spelled, K}, args...)...)
@@ -497,7 +524,19 @@ func fuzzSeeds() []fuzzSeed {
 		}
 	}
 	seeds = append(seeds, fuzzSeed{"add-binary-unique", idx(protocol.Add.Command), full,
-		[]string{N, K, "1", "\x00\xff", "0", "0", "1", "fixed", "0", "\x00{f}\xff", "1000"}})
+		[]string{N, K, "1", "0", "\x00\xff", "0", "0", "1", "fixed", "0", "\x00{f}\xff", "1000"}})
+	lane := func(name string, bits uint8, args ...string) {
+		seeds = append(seeds, fuzzSeed{"add-lane-" + name, idx(protocol.Add.Command), bits, append([]string{N, K}, args...)})
+	}
+	lane("binary", full|setupLanes, "2", "1", "lane", "d", "0", "0", "3", "fixed", "0", "", "0", "\x00{x}:\xff",
+		"e", "0", "0", "3", "fixed", "0", "", "0", "")
+	lane("options-9", full, "1", "9", "d", "0", "0", "3", "fixed", "0", "", "0")
+	lane("option-repeated", full, "1", "2", "lane", "lane", "d", "0", "0", "3", "fixed", "0", "", "0", "a", "b")
+	lane("option-unknown", full, "1", "1", "parent", "d", "0", "0", "3", "fixed", "0", "", "0", "7")
+	lane("too-long", full, "1", "1", "lane", "d", "0", "0", "3", "fixed", "0", "", "0", strings.Repeat("l", protocol.MaxLaneName+1))
+	lane("delayed", full|setupLanes, "1", "1", "lane", "d", "0", "5", "3", "fixed", "0", "", "0", "a")
+	seeds = append(seeds, fuzzSeed{"claim-lanes-rate", idx(protocol.Claim.Command), full | setupLanes, []string{N, K, "30000", "1000"}})
+	seeds = append(seeds, fuzzSeed{"lanes-after-binary", idx(protocol.Lanes.Command), full | setupLanes, []string{N, K, "\x00\xff", "1000"}})
 	seeds = append(seeds, fuzzSeed{"add-base-only", idx(protocol.Add.Command), full, []string{"1", B}})
 	many := func(name string, bits uint8, args ...string) {
 		seeds = append(seeds, fuzzSeed{"completemany-" + name, idx(protocol.CompleteMany.Command), bits, append([]string{N, K}, args...)})

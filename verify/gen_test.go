@@ -38,6 +38,10 @@ var (
 	domCount     = dom{[]string{"1", "2", "3", "10", "1000"}, []string{"0", "1001", "01", "99999999999999999999", "-1"}}
 	domCap       = dom{[]string{"10", "1", "2", "3", "10000"}, []string{"0", "10001", ""}}
 	domRetry     = dom{[]string{"1", "0"}, []string{"2", "", "01", "true", "1 "}}
+	domLaneCap   = dom{[]string{"1", "2", "0", "3", "1000000"}, []string{"1000001", "-1", "01", "", "x"}}
+	domRateMax   = dom{[]string{"5", "1", "2", "1000000"}, []string{"1000001", "-1", "01", "", "x"}}
+	domWindow    = dom{[]string{"600000", "1", "86400000"}, []string{"86400001", "-1", "01", ""}}
+	domLanes     = dom{[]string{"1", "2", "10", "1000"}, []string{"0", "1001", "01", ""}}
 	// ids the protocol refuses (the domain is 1 .. 2^42-1, canonical)
 	badIDs = []string{"0", "01", "4398046511104", "-1", "abc", "", "1.0", "999999999999999999999"}
 )
@@ -51,6 +55,10 @@ var (
 	textTooLong = strings.Repeat("e", protocol.MaxText+1)
 	// uniqueKeys: few, so that they repeat; the bound is 512 bytes.
 	uniqueKeys = []string{"", "u1", "u2", "\x00\xff{x}:", strings.Repeat("k", protocol.MaxUniqueKey)}
+	// lanes: few, so that they fill and drain; any bytes, 1..128.
+	lanes = []string{"t1", "t2", "t3", "\x00{x}:", strings.Repeat("l", protocol.MaxLaneName)}
+	// badLanes are lane names the lane verbs refuse.
+	badLanes = []string{"", strings.Repeat("l", protocol.MaxLaneName+1)}
 	// intish are values planted in counters and numeric fields: the edges
 	// of int64, of the id space and of the 15-digit rule, and non-integers.
 	intish = []string{"9223372036854775807", "9223372036854775806", "9223372036854774808", "-9223372036854775808",
@@ -207,8 +215,16 @@ func (g *gen) call(v *protocol.Verb, q string, args ...string) {
 	g.p.run(g.t, call(v, v.KeyNames(protocol.KeysOf(q)), args))
 }
 
-// job draws the 8 ADD arguments of one job; each value is refused with
-// badPct% probability.
+// lane draws a lane name, rarely a refused one.
+func (g *gen) lane(badPct int) string {
+	if g.chance("lane refused", badPct) {
+		return g.pick("lane", badLanes...)
+	}
+	return g.pick("lane", lanes...)
+}
+
+// job draws the 8 ADD arguments of one job, then its lane ("" for none, the
+// lane column's value); each value is refused with badPct% probability.
 func (g *gen) job(badPct int) []string {
 	data := g.text("data", false)
 	prio := g.val("priority", domPriority, badPct)
@@ -230,7 +246,14 @@ func (g *gen) job(badPct int) []string {
 	case g.chance("unique_ttl without key", 10):
 		ttl = g.pick("unique_ttl", "5", "315360000000", "315360000001", "x")
 	}
-	return []string{data, prio, delay, attempts, backoff, backoffMS, ukey, ttl}
+	lane := ""
+	if g.chance("laned", 40) {
+		lane = g.pick("lane", lanes...)
+	}
+	if g.chance("lane refused", badPct) {
+		lane = strings.Repeat("l", protocol.MaxLaneName+1)
+	}
+	return []string{data, prio, delay, attempts, backoff, backoffMS, ukey, ttl, lane}
 }
 
 // addArgs is ADD's ARGV for n jobs; the count is rarely refused or wrong.
@@ -239,9 +262,37 @@ func (g *gen) addArgs(n, badPct int) []string {
 	if g.chance("count refused", 2) {
 		count = g.pick("count", "0", "1001", "01", strconv.Itoa(n+1), "", "-1")
 	}
+	jobs := make([][]string, n)
+	laned := g.chance("lane column", 20)
+	for i := range jobs {
+		jobs[i] = g.job(badPct)
+		laned = laned || jobs[i][protocol.AddArgsPerJob] != ""
+	}
 	args := []string{count}
-	for range n {
-		args = append(args, g.job(badPct)...)
+	switch {
+	case g.chance("options refused", 3):
+		// a column count or name the protocol refuses
+		switch g.pick("bad options", "count", "name", "repeated") {
+		case "count":
+			args = append(args, g.pick("options", "9", "01", "", "-1", "x"))
+		case "name":
+			args = append(args, "1", g.pick("option", "lanes", "LANE", "", "parent"))
+		default:
+			args = append(args, "2", protocol.AddOptionLane, protocol.AddOptionLane)
+		}
+		for _, j := range jobs {
+			args = append(args, j...)
+		}
+	case laned:
+		args = append(args, "1", protocol.AddOptionLane)
+		for _, j := range jobs {
+			args = append(args, j...)
+		}
+	default:
+		args = append(args, "0")
+		for _, j := range jobs {
+			args = append(args, j[:protocol.AddArgsPerJob]...)
+		}
 	}
 	return args
 }
@@ -329,8 +380,31 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 	case protocol.Progress:
 		i := id(protocol.SuffixActive)
 		return []string{i, g.token(q, i), g.text("value", false)}
+	case protocol.LaneCap:
+		return []string{g.lane(0), g.val("cap", domLaneCap, 0)}
+	case protocol.LanePause, protocol.LaneResume, protocol.Lane:
+		return []string{g.lane(0)}
+	case protocol.Lanes:
+		return []string{g.pick("after", "", "t1", "t2", "\x00"), g.val("count", domLanes, 0)}
+	case protocol.Rate:
+		return g.rateArgs(0)
 	}
 	return nil
+}
+
+// rateArgs draws RATE's max and window: mostly a limit, sometimes the clear
+// (0 0), each value refused with badPct% probability.
+func (g *gen) rateArgs(badPct int) []string {
+	if g.chance("rate clear", 20) {
+		return []string{"0", "0"}
+	}
+	return []string{g.val("max", domRateMax, badPct), g.val("window", domWindow, badPct)}
+}
+
+// ready reports whether queue q has a job to claim on A: pending, or a lane
+// in turns.
+func (g *gen) ready(q string) bool {
+	return len(g.members(q, protocol.SuffixPending)) > 0 || len(g.members(q, protocol.SuffixTurns)) > 0
 }
 
 // the actions ---------------------------------------------------------------------
@@ -373,18 +447,42 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 			g.call(v, q, args(q)...)
 		}
 	}
+	// onReady is CLAIM, mostly skipped while the queue has nothing ready.
+	onReady := func(args func() []string) func(*rapid.T) {
+		return func(*rapid.T) {
+			q := g.queue()
+			if !g.ready(q) && !g.chance("claim with nothing ready", 20) {
+				g.t.Skip("nothing ready")
+			}
+			g.call(protocol.Claim, q, args()...)
+		}
+	}
 	bad := 4 // percent of refused values per argument
 	return map[string]func(*rapid.T){
 		"add": verb(protocol.Add, func(string) []string { return g.addArgs(1, 1) }),
 		"add batch": verb(protocol.Add, func(string) []string {
 			return g.addArgs(g.intn("jobs", 2, 5), 1)
 		}),
-		"claim": onJob(protocol.Claim, protocol.SuffixPending, func(string) []string {
+		"claim": onReady(func() []string {
 			return []string{g.val("lease", domLease, bad), g.val("count", domCount, bad)}
 		}),
-		"claim short lease": onJob(protocol.Claim, protocol.SuffixPending, func(string) []string {
+		"claim short lease": onReady(func() []string {
 			return []string{g.pick("lease", "1", "2", "3"), g.pick("count", "1", "2", "1000")}
 		}),
+		"lane cap": verb(protocol.LaneCap, func(string) []string {
+			return []string{g.lane(bad), g.val("cap", domLaneCap, bad)}
+		}),
+		"lane pause":  verb(protocol.LanePause, func(string) []string { return []string{g.lane(bad)} }),
+		"lane resume": verb(protocol.LaneResume, func(string) []string { return []string{g.lane(bad)} }),
+		"lane":        verb(protocol.Lane, func(string) []string { return []string{g.lane(bad)} }),
+		"lanes": verb(protocol.Lanes, func(string) []string {
+			after := g.pick("after", "", "t1", "t2", "\x00", strings.Repeat("l", protocol.MaxLaneName))
+			if g.chance("after refused", bad) {
+				after = strings.Repeat("l", protocol.MaxLaneName+1)
+			}
+			return []string{after, g.val("count", domLanes, bad)}
+		}),
+		"rate": verb(protocol.Rate, func(string) []string { return g.rateArgs(bad) }),
 		"extend": onJob(protocol.Extend, protocol.SuffixActive, func(q string) []string {
 			id := g.id(q, protocol.SuffixActive)
 			return []string{id, g.token(q, id), g.val("lease", domLease, bad)}
@@ -441,7 +539,7 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 			// CLIENT PAUSE WRITE holds writers (a reset or the pause's own
 			// end lifts it); the read verbs answer.
 			g.p.run(g.t, cmd("CLIENT", "PAUSE", "2000", "WRITE"))
-			v := verbByName(g.pick("read verb", protocol.Stats.Name, protocol.Inspect.Name))
+			v := verbByName(g.pick("read verb", protocol.Stats.Name, protocol.Inspect.Name, protocol.Lane.Name, protocol.Lanes.Name))
 			q := g.queue()
 			g.call(v, q, g.validArgs(v, q)...)
 			g.p.run(g.t, cmd("CLIENT", "UNPAUSE"))
@@ -460,10 +558,10 @@ func (g *gen) anyCall() {
 	g.call(v, q, g.validArgs(v, q)...)
 }
 
-// verbNames are the job-core verbs' names, in protocol order.
+// verbNames are the verbs' names, in protocol order.
 func verbNames() []string {
-	names := make([]string, len(protocol.JobCore))
-	for i, v := range protocol.JobCore {
+	names := make([]string, len(protocol.All))
+	for i, v := range protocol.All {
 		names[i] = v.Name
 	}
 	return names
@@ -477,12 +575,13 @@ func verbNames() []string {
 func (g *gen) asLimitedUser() {
 	q := g.queue()
 	base := escapeGlob(protocol.KeysOf(q).Base)
-	patterns := map[string]string{"rows": "job:*[0-9]", "logs": "job:*:logs", "unique": "unique:*"}
-	limited := g.pick("acl class", "rows", "logs", "unique")
+	patterns := map[string]string{"rows": "job:*[0-9]", "logs": "job:*:logs", "unique": "unique:*", "lanes": "lane*", "turns": "turns", "rate": "rate"}
+	classes := []string{"rows", "logs", "unique", "lanes", "turns", "rate"}
+	limited := g.pick("acl class", classes...)
 	perm := g.pick("acl access", "R", "W", "")
 	name := "u" + strconv.Itoa(len(g.p.steps))
-	rules := []string{"ACL", "SETUSER", name, "reset", "on", ">pw", "+@all", "%RW~" + base, "%RW~" + base + "[^ju]*"}
-	for _, class := range []string{"rows", "logs", "unique"} {
+	rules := []string{"ACL", "SETUSER", name, "reset", "on", ">pw", "+@all", "%RW~" + base, "%RW~" + base + "[^jlrtu]*"}
+	for _, class := range classes {
 		p := "RW"
 		if class == limited {
 			p = perm
@@ -558,9 +657,10 @@ func (g *gen) malformed() {
 	}
 }
 
-// fixedKeys are the suffixes of a queue's fixed keys.
+// fixedKeys are the suffixes of a queue's keys of fixed name.
 var fixedKeys = []string{protocol.SuffixVersion, protocol.SuffixMeta, protocol.SuffixStats, protocol.SuffixPending,
-	protocol.SuffixDelayed, protocol.SuffixActive, protocol.SuffixDead, protocol.SuffixSignal}
+	protocol.SuffixDelayed, protocol.SuffixActive, protocol.SuffixDead, protocol.SuffixSignal,
+	protocol.SuffixLaneInfo, protocol.SuffixLanes, protocol.SuffixTurns, protocol.SuffixRate}
 
 // plant replaces a key of the queue by one of another type (or deletes
 // it): a fixed key, a job row, its logs or a unique key.
@@ -568,7 +668,7 @@ func (g *gen) plant() {
 	q := g.queue()
 	k := protocol.KeysOf(q)
 	var key string
-	switch g.pick("planted key", "fixed", "row", "logs", "unique") {
+	switch g.pick("planted key", "fixed", "row", "logs", "unique", "lane") {
 	case "fixed":
 		key = k.Fixed(g.pick("suffix", fixedKeys...))
 	case "row":
@@ -577,6 +677,8 @@ func (g *gen) plant() {
 		key = k.Logs(g.id(q))
 	case "unique":
 		key = k.Unique(g.pick("unique key", uniqueKeys[1:]...))
+	case "lane":
+		key = k.Lane(g.pick("lane", lanes...))
 	}
 	g.p.run(g.t, cmd("DEL", key))
 	switch g.pick("planted type", "string", "hash", "list", "zset", "set", "none") {
@@ -600,7 +702,8 @@ func (g *gen) corrupt() {
 	q := g.queue()
 	k := protocol.KeysOf(q)
 	var c step
-	switch g.pick("corrupted", "seq", "counter", "version", "row", "row field gone", "member", "paused", "signal", "logs", "holder") {
+	switch g.pick("corrupted", "seq", "counter", "version", "row", "row field gone", "member", "paused", "signal", "logs", "holder",
+		"lane field", "lane meta", "turn member", "rate") {
 	case "seq":
 		c = cmd("HSET", k.Meta, protocol.MetaSeq, g.pick("value", intish...))
 	case "counter":
@@ -647,6 +750,33 @@ func (g *gen) corrupt() {
 		// error text cuts
 		holder := g.pick("holder", strconv.Itoa(g.intn("holder id", 1, g.seq(q)+1)), "7\x00x", "a\r\nb", "", "01")
 		c = cmd("SET", k.Unique(g.pick("unique key", uniqueKeys[1:]...)), holder)
+	case "lane field":
+		// a lane's count or settings out of form, or a row's lane
+		l := g.pick("lane", lanes...)
+		switch g.pick("lane field", "active", "cap", "paused", "row") {
+		case "active":
+			c = cmd("HSET", k.Fixed(protocol.SuffixLaneInfo), protocol.FieldLaneActive+l, g.pick("value", intish...))
+		case "cap":
+			c = cmd("HSET", k.Fixed(protocol.SuffixLaneInfo), protocol.FieldLaneCap+l, g.pick("value", intish...))
+		case "paused":
+			c = cmd("HSET", k.Fixed(protocol.SuffixLaneInfo), protocol.FieldLanePaused+l, g.pick("value", "1", "0", "1\x00"))
+		default:
+			c = cmd("HSET", k.Job(g.id(q)), protocol.FieldLane, g.pick("value", append([]string{"", strings.Repeat("l", protocol.MaxLaneName+1)}, lanes...)...))
+		}
+	case "lane meta":
+		c = cmd("HSET", k.Meta, g.pick("field", protocol.MetaTurn, protocol.MetaPendingTurn, protocol.MetaLaneWait, protocol.MetaRateMax, protocol.MetaRateWindow),
+			g.pick("value", intish...))
+	case "turn member":
+		// a lane in turns that is not ready, or a member in a lane set
+		if g.chance("lane member", 50) {
+			c = cmd("ZADD", k.Lane(g.pick("lane", lanes...)), g.pick("score", "0", "1", "4398046511105"),
+				g.pick("member", "abc", "0", strconv.Itoa(g.intn("member id", 1, g.seq(q)+2))))
+		} else {
+			c = cmd("ZADD", k.Fixed(protocol.SuffixTurns), g.pick("score", "0", "1", "99999"), g.pick("lane", lanes...))
+		}
+	case "rate":
+		// a window's count out of form, or a window without a TTL
+		c = cmd("SET", k.Fixed(protocol.SuffixRate), g.pick("value", intish...))
 	}
 	g.p.run(g.t, c)
 }

@@ -403,7 +403,8 @@ func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
 		set = protocol.SuffixActive
 	case protocol.Promote:
 		set = protocol.SuffixDelayed
-	case protocol.Add:
+	case protocol.Add, protocol.Claim:
+		// the unique keys' expiries, and the rate window's
 	default:
 		return p.now(t), 1<<63 - 1
 	}
@@ -524,7 +525,9 @@ func (s side) ttls(t tb) []int64 {
 //   - EXTEND's deadline, when it lies within [t0 + lease, t1 + lease], t0
 //     and t1 the clock read before A's call and after B's;
 //   - INSPECT's at field (the time of the ADD), when the two are integers at
-//     most p.window apart.
+//     most p.window apart;
+//   - CLAIM's EMQRATE wait (the rate window's PTTL), when the two waits are
+//     at most p.window apart.
 //
 // Anything else is compared as it is.
 func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
@@ -533,6 +536,12 @@ func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
 		if s.Numkeys == "3" && len(s.Args) == 6 {
 			if lease, err := strconv.ParseInt(s.Args[5], 10, 64); err == nil {
 				return deadline(ra, t0+lease, t1+lease), deadline(rb, t0+lease, t1+lease)
+			}
+		}
+	case protocol.Claim:
+		if wa, ok := rateWait(ra); ok {
+			if wb, ok := rateWait(rb); ok && p.sameTime(wa, wb) {
+				return protocol.ErrRateLimited(0) + " <wait>", protocol.ErrRateLimited(0) + " <wait>"
 			}
 		}
 	case protocol.Inspect:
@@ -549,6 +558,19 @@ func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
 		}
 	}
 	return ra.render(), rb.render()
+}
+
+// rateWait is the wait of an EMQRATE refusal, as text.
+func rateWait(r node) (string, bool) {
+	parts := strings.Split(protocol.ErrRateLimited(0), "0")
+	if r.Kind != "error" {
+		return "", false
+	}
+	ms, ok := strings.CutPrefix(r.Text, parts[0])
+	if ok {
+		ms, ok = strings.CutSuffix(ms, parts[1])
+	}
+	return ms, ok
 }
 
 // cloneNode copies a node's top-level elements, for render to replace some.

@@ -1,0 +1,166 @@
+package trafikey
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"time"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// LaneInfo is what the queue holds of one lane.
+type LaneInfo struct {
+	// Name is the lane's name.
+	Name string
+	// Waiting counts its jobs ready to be claimed; Active its claimed ones.
+	Waiting, Active int64
+	// Cap is the most of its jobs active at once; 0 is no cap.
+	Cap int
+	// Paused reports whether the lane is paused.
+	Paused bool
+}
+
+// SetLaneCap lets at most limit (1..1000000) jobs of lane be active at once,
+// across every worker; 0 removes the cap. A lane at its cap takes no turn
+// until one of its jobs completes, fails or has its lease recovered. A cap
+// below the jobs already active stops new claims until they drop below it.
+func (q *Queue) SetLaneCap(ctx context.Context, lane string, limit int) error {
+	if err := checkLane("set lane cap", lane); err != nil {
+		return err
+	}
+	if limit < 0 || limit > protocol.MaxLaneCap {
+		return invalid("set lane cap", "cap %d outside 0..%d", limit, protocol.MaxLaneCap)
+	}
+	_, err := q.callInt(ctx, protocol.LaneCap, lane, protocol.FormatInt(int64(limit)))
+	return err
+}
+
+// PauseLane stops claims of lane's jobs until ResumeLane; other lanes, and
+// jobs without a lane, go on. Jobs can still be added to it. Pausing a
+// paused lane is a no-op.
+func (q *Queue) PauseLane(ctx context.Context, lane string) error {
+	if err := checkLane("pause lane", lane); err != nil {
+		return err
+	}
+	_, err := q.callInt(ctx, protocol.LanePause, lane)
+	return err
+}
+
+// ResumeLane lets workers claim lane's jobs again, waking idle ones. Resuming
+// a lane that is not paused is a no-op.
+func (q *Queue) ResumeLane(ctx context.Context, lane string) error {
+	if err := checkLane("resume lane", lane); err != nil {
+		return err
+	}
+	_, err := q.callInt(ctx, protocol.LaneResume, lane)
+	return err
+}
+
+// LaneInfo reads one lane's counts and settings; a lane never used reads as
+// all zero.
+func (q *Queue) LaneInfo(ctx context.Context, lane string) (LaneInfo, error) {
+	if err := checkLane("lane info", lane); err != nil {
+		return LaneInfo{}, err
+	}
+	msg, err := q.call(ctx, protocol.Lane, lane)
+	if err != nil {
+		return LaneInfo{}, err
+	}
+	n, err := msg.AsIntSlice()
+	if err != nil || len(n) != 4 {
+		return LaneInfo{}, fmt.Errorf("trafikey: lane: unexpected reply %v", msg)
+	}
+	return LaneInfo{Name: lane, Waiting: n[0], Active: n[1], Cap: int(n[2]), Paused: n[3] == 1}, nil
+}
+
+// lanesPage is how many lanes one LANES call reads.
+const lanesPage = 100
+
+// Lanes lists the lanes that have waiting or active jobs, in byte order of
+// their names, reading them from the server a page at a time as the loop
+// goes on. A lane added or emptied meanwhile may or may not be seen. The
+// first error ends the sequence.
+func (q *Queue) Lanes(ctx context.Context) iter.Seq2[LaneInfo, error] {
+	return func(yield func(LaneInfo, error) bool) {
+		after := ""
+		for {
+			page, err := q.lanesAfter(ctx, after, lanesPage)
+			if err != nil {
+				yield(LaneInfo{}, err)
+				return
+			}
+			for _, l := range page {
+				if !yield(l, nil) {
+					return
+				}
+			}
+			if len(page) < lanesPage {
+				return
+			}
+			after = page[len(page)-1].Name
+		}
+	}
+}
+
+func (q *Queue) lanesAfter(ctx context.Context, after string, count int) ([]LaneInfo, error) {
+	msg, err := q.call(ctx, protocol.Lanes, after, protocol.FormatInt(int64(count)))
+	if err != nil {
+		return nil, err
+	}
+	rows, err := msg.ToArray()
+	if err != nil {
+		return nil, fmt.Errorf("trafikey: lanes: unexpected reply %v", msg)
+	}
+	out := make([]LaneInfo, 0, len(rows))
+	for _, r := range rows {
+		f, err := r.ToArray()
+		if err != nil || len(f) != 5 {
+			return nil, fmt.Errorf("trafikey: lanes: unexpected reply %v", msg)
+		}
+		var l LaneInfo
+		var n [4]int64
+		l.Name, err = f[0].ToString()
+		for i := range n {
+			if err == nil {
+				n[i], err = f[i+1].AsInt64()
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("trafikey: lanes: unexpected reply %v", msg)
+		}
+		l.Waiting, l.Active, l.Cap, l.Paused = n[0], n[1], int(n[2]), n[3] == 1
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+// SetRate lets workers claim at most limit (1..1000000) jobs of the queue per
+// window (1ms..24h, whole milliseconds), across every worker. A claim over
+// it is refused with a *RateLimitError, and a Worker waits the time it gives
+// without claiming meanwhile. The window is fixed: it starts with the first
+// claim after the previous window ended.
+func (q *Queue) SetRate(ctx context.Context, limit int, window time.Duration) error {
+	if limit < 1 || limit > protocol.MaxRateMax {
+		return invalid("set rate", "limit %d outside 1..%d", limit, protocol.MaxRateMax)
+	}
+	ms := ceilMS(window)
+	if window <= 0 || ms > protocol.MaxRateWindow {
+		return invalid("set rate", "window %v outside 1ms..%dms", window, protocol.MaxRateWindow)
+	}
+	_, err := q.callInt(ctx, protocol.Rate, protocol.FormatInt(int64(limit)), protocol.FormatInt(ms))
+	return err
+}
+
+// ClearRate removes the queue's rate limit.
+func (q *Queue) ClearRate(ctx context.Context) error {
+	_, err := q.callInt(ctx, protocol.Rate, "0", "0")
+	return err
+}
+
+func checkLane(op, lane string) error {
+	if !protocol.ValidLaneName(lane) {
+		return invalid(op, "lane name of %d bytes, want 1..%d", len(lane), protocol.MaxLaneName)
+	}
+	return nil
+}
