@@ -79,7 +79,7 @@ type Lua struct {
 // NewLua returns the Lua executor on client.
 func NewLua(client valkey.Client) *Lua {
 	l := &Lua{client: client, sha: map[*protocol.Verb]string{}, source: map[*protocol.Verb]string{}}
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		src := lua.Source(v)
 		sum := sha1.Sum([]byte(src))
 		l.source[v] = src
@@ -211,7 +211,7 @@ func Missing(ctx context.Context, client valkey.Client) string {
 		return "the server has no module answering " + protocol.VersionCommand + " with wire " + protocol.WireString
 	}
 	var missing []string
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		info, err := client.Do(ctx, client.B().CommandInfo().CommandName(v.Command).Build()).ToArray()
 		if err != nil || len(info) == 0 || info[0].IsNil() {
 			missing = append(missing, v.Command)
