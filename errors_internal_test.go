@@ -17,7 +17,7 @@ import (
 func TestServerErrorClasses(t *testing.T) {
 	t.Parallel()
 	all := []error{
-		ErrStale, ErrState, ErrNotActive, ErrDuplicate, ErrWire, ErrWritePaused,
+		ErrStale, ErrState, ErrNotActive, ErrDuplicate, ErrWire, ErrWritePaused, ErrRateLimited,
 	}
 	cases := []struct {
 		verb *protocol.Verb
@@ -41,6 +41,7 @@ func TestServerErrorClasses(t *testing.T) {
 		{protocol.Claim, protocol.ErrWrongType, nil},
 		{protocol.Claim, protocol.ErrNoPerm, nil},
 		{protocol.Claim, protocol.ErrHostReply, nil},
+		{protocol.Claim, protocol.ErrRateLimited(1500), []error{ErrRateLimited}},
 	}
 	for _, c := range cases {
 		cause := errors.New("client error")
@@ -61,6 +62,12 @@ func TestServerErrorClasses(t *testing.T) {
 	require.Equal(t, "42", dup.ID)
 	require.ErrorAs(t, serverError(protocol.Add, protocol.ErrAddDuplicateInBatch, nil), &dup)
 	require.Empty(t, dup.ID)
+
+	var rate *RateLimitError
+	require.ErrorAs(t, serverError(protocol.Claim, protocol.ErrRateLimited(1500), nil), &rate)
+	require.Equal(t, 1500*time.Millisecond, rate.RetryAfter)
+	require.ErrorAs(t, serverError(protocol.Claim, protocol.ErrRateLimited(0), nil), &rate)
+	require.Zero(t, rate.RetryAfter)
 }
 
 func TestTruncateText(t *testing.T) {

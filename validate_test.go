@@ -90,6 +90,9 @@ func TestValidationBeforeIO(t *testing.T) {
 		"unique huge":         {trafikey.Unique(huge, time.Minute)},
 		"unique ttl 0":        {trafikey.Unique("k", 0)},
 		"unique ttl negative": {trafikey.Unique("k", -time.Second)},
+		"lane empty":          {trafikey.Lane("")},
+		"lane huge":           {trafikey.Lane(huge)},
+		"lane 129 bytes":      {trafikey.Lane(strings.Repeat("l", protocol.MaxLaneName+1))},
 	}
 	for what, opts := range bad {
 		_, err := q.Add(ctx, []byte("p"), opts...)
@@ -111,6 +114,23 @@ func TestValidationBeforeIO(t *testing.T) {
 		requireInvalid(t, err, "promote limit")
 		_, _, err = q.Recover(ctx, n)
 		requireInvalid(t, err, "recover limit")
+	}
+	for _, lane := range []string{"", huge, strings.Repeat("l", protocol.MaxLaneName+1)} {
+		requireInvalid(t, q.SetLaneCap(ctx, lane, 1), "lane cap name")
+		requireInvalid(t, q.PauseLane(ctx, lane), "pause lane name")
+		requireInvalid(t, q.ResumeLane(ctx, lane), "resume lane name")
+		_, err := q.LaneInfo(ctx, lane)
+		requireInvalid(t, err, "lane info name")
+		require.NotContains(t, err.Error(), strings.Repeat("x", 65))
+	}
+	for _, limit := range []int{-1, protocol.MaxLaneCap + 1} {
+		requireInvalid(t, q.SetLaneCap(ctx, "a", limit), "lane cap")
+	}
+	for _, limit := range []int{0, -1, protocol.MaxRateMax + 1} {
+		requireInvalid(t, q.SetRate(ctx, limit, time.Second), "rate limit")
+	}
+	for _, window := range []time.Duration{0, -time.Second, 25 * time.Hour} {
+		requireInvalid(t, q.SetRate(ctx, 10, window), "rate window")
 	}
 	errs, err := q.CompleteMany(ctx, []*trafikey.Job{nil})
 	require.NoError(t, err)

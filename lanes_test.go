@@ -1,0 +1,225 @@
+package trafikey_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey"
+)
+
+func addLaned(t *testing.T, q *trafikey.Queue, lane string, n int) []string {
+	t.Helper()
+	jobs := make([]trafikey.NewJob, n)
+	for i := range jobs {
+		opts := []trafikey.AddOption{}
+		if lane != "" {
+			opts = append(opts, trafikey.Lane(lane))
+		}
+		jobs[i] = trafikey.NewJob{Payload: []byte(lane + "/" + strconv.Itoa(i)), Options: opts}
+	}
+	ids, err := q.AddBatch(t.Context(), jobs)
+	require.NoError(t, err)
+	return ids
+}
+
+// laneOf is the lane a claimed job's payload names ("" for none).
+func laneOf(j *trafikey.Job) string {
+	p := string(j.Payload)
+	for i := range len(p) {
+		if p[i] == '/' {
+			return p[:i]
+		}
+	}
+	return p
+}
+
+// One lane's backlog does not hold up the others: every participant (the
+// lanes and the jobs without one) gets one job per pass.
+func TestLanesRoundRobin(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q := b.q
+		addLaned(t, q, "big", 200)
+		for _, l := range []string{"s1", "s2", "s3"} {
+			addLaned(t, q, l, 3)
+		}
+		addLaned(t, q, "", 3)
+		s := stats(t, q)
+		require.Equal(t, int64(212), s.Pending, "pending counts the lanes' jobs")
+		require.Equal(t, int64(209), s.LaneWaiting)
+		require.Equal(t, int64(4), s.Lanes)
+
+		seen := map[string]int{}
+		var order []string
+		for len(order) < 15 {
+			jobs, err := q.Claim(t.Context(), time.Minute, 5)
+			require.NoError(t, err)
+			require.NotEmpty(t, jobs)
+			for _, j := range jobs {
+				order = append(order, laneOf(j))
+				seen[laneOf(j)]++
+			}
+		}
+		// 5 participants, 3 passes: the small lanes and the jobs without a
+		// lane are drained while big got only 3 turns
+		require.Equal(t, map[string]int{"big": 3, "s1": 3, "s2": 3, "s3": 3, "": 3}, seen, "turn order %q", order)
+		for pass := range 3 {
+			got := map[string]bool{}
+			for _, l := range order[5*pass : 5*pass+5] {
+				got[l] = true
+			}
+			require.Len(t, got, 5, "pass %d gives each participant one turn: %q", pass, order)
+		}
+		info, err := q.LaneInfo(t.Context(), "big")
+		require.NoError(t, err)
+		require.Equal(t, trafikey.LaneInfo{Name: "big", Waiting: 197, Active: 3}, info)
+		jobs, err := q.Claim(t.Context(), time.Minute, 10)
+		require.NoError(t, err)
+		require.Len(t, jobs, 10, "then big alone")
+	})
+}
+
+// A capped lane never has more jobs active than its cap, across workers,
+// and is taken again as its jobs finish.
+func TestLaneCapWithWorkers(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q := b.q
+		require.NoError(t, q.SetLaneCap(t.Context(), "capped", 2))
+		addLaned(t, q, "capped", 20)
+		addLaned(t, q, "free", 20)
+		var mu sync.Mutex
+		active, peak := map[string]int{}, map[string]int{}
+		var done atomic.Int64
+		handler := func(_ context.Context, j *trafikey.Job) error {
+			l := laneOf(j)
+			mu.Lock()
+			active[l]++
+			peak[l] = max(peak[l], active[l])
+			mu.Unlock()
+			time.Sleep(2 * time.Millisecond)
+			mu.Lock()
+			active[l]--
+			mu.Unlock()
+			done.Add(1)
+			return nil
+		}
+		for range 2 {
+			w, err := trafikey.NewWorker(q, handler, trafikey.WorkerOptions{Concurrency: 8})
+			require.NoError(t, err)
+			runWorker(t, w)
+		}
+		require.Eventually(t, func() bool { return done.Load() == 40 }, 30*time.Second, 5*time.Millisecond)
+		mu.Lock()
+		defer mu.Unlock()
+		require.LessOrEqual(t, peak["capped"], 2, "the cap holds across workers")
+		require.Greater(t, peak["free"], 2, "the other lane is not capped")
+		info, err := q.LaneInfo(t.Context(), "capped")
+		require.NoError(t, err)
+		require.Equal(t, trafikey.LaneInfo{Name: "capped", Cap: 2}, info, "no slot leaked")
+	})
+}
+
+// A paused lane is passed over; the rest of the queue runs.
+func TestPauseLane(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q := b.q
+		require.NoError(t, q.PauseLane(t.Context(), "a"))
+		addLaned(t, q, "a", 2)
+		addLaned(t, q, "b", 2)
+		jobs, err := q.Claim(t.Context(), time.Minute, 10)
+		require.NoError(t, err)
+		require.Len(t, jobs, 2)
+		for _, j := range jobs {
+			require.Equal(t, "b", laneOf(j))
+		}
+		info, err := q.LaneInfo(t.Context(), "a")
+		require.NoError(t, err)
+		require.Equal(t, trafikey.LaneInfo{Name: "a", Waiting: 2, Paused: true}, info)
+		require.NoError(t, q.ResumeLane(t.Context(), "a"))
+		jobs, err = q.Claim(t.Context(), time.Minute, 10)
+		require.NoError(t, err)
+		require.Len(t, jobs, 2)
+		require.Equal(t, "a", laneOf(jobs[0]))
+	})
+}
+
+// Lanes pages through every lane with jobs, in name order.
+func TestLanesListing(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q := b.q
+		var jobs []trafikey.NewJob
+		for i := range 250 {
+			jobs = append(jobs, trafikey.NewJob{Payload: []byte("x"), Options: []trafikey.AddOption{trafikey.Lane("l" + strconv.Itoa(1000+i))}})
+		}
+		_, err := q.AddBatch(t.Context(), jobs)
+		require.NoError(t, err)
+		n := 0
+		for l, err := range q.Lanes(t.Context()) {
+			require.NoError(t, err)
+			require.Equal(t, "l"+strconv.Itoa(1000+n), l.Name)
+			require.Equal(t, int64(1), l.Waiting)
+			n++
+		}
+		require.Equal(t, 250, n)
+		id := addLaned(t, q, "\x00lane", 1)[0]
+		info, err := q.Inspect(t.Context(), id)
+		require.NoError(t, err)
+		require.Equal(t, "\x00lane", info.Lane)
+	})
+}
+
+// A claim over the rate limit is a *RateLimitError with the server's wait,
+// and a worker waits it out without claiming meanwhile.
+func TestRateLimit(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q := b.q
+		require.NoError(t, q.SetRate(t.Context(), 3, time.Minute))
+		s := stats(t, q)
+		require.Equal(t, int64(3), s.RateLimit)
+		require.Equal(t, time.Minute, s.RateWindow)
+		addLaned(t, q, "", 5)
+		jobs, err := q.Claim(t.Context(), time.Minute, 5)
+		require.NoError(t, err)
+		require.Len(t, jobs, 3, "cut to the window's allowance")
+		_, err = q.Claim(t.Context(), time.Minute, 5)
+		require.ErrorIs(t, err, trafikey.ErrRateLimited)
+		var rate *trafikey.RateLimitError
+		require.True(t, errors.As(err, &rate))
+		require.Greater(t, rate.RetryAfter, time.Duration(0))
+		require.LessOrEqual(t, rate.RetryAfter, time.Minute)
+
+		// a short window, and a worker: every job runs, with few refusals
+		require.NoError(t, q.SetRate(t.Context(), 4, 50*time.Millisecond))
+		b.do(t, "DEL", "emq:{test}:rate")
+		addLaned(t, q, "", 10)
+		obs := &rateObserver{}
+		q2 := b.open(t, "test", trafikey.WithObserver(obs))
+		var done atomic.Int64
+		w, err := trafikey.NewWorker(q2, func(context.Context, *trafikey.Job) error {
+			done.Add(1)
+			return nil
+		}, trafikey.WorkerOptions{Concurrency: 20})
+		require.NoError(t, err)
+		runWorker(t, w)
+		require.Eventually(t, func() bool { return done.Load() == 12 }, 30*time.Second, 5*time.Millisecond)
+		// 12 jobs at 4 a window: the worker is refused about once per
+		// window it waits for, never in a loop
+		require.GreaterOrEqual(t, obs.limited.Load(), int64(1))
+		require.Less(t, obs.limited.Load(), int64(12))
+		require.NoError(t, q.ClearRate(t.Context()))
+		require.Zero(t, stats(t, q).RateLimit)
+	})
+}
+
+type rateObserver struct {
+	trafikey.BaseObserver
+	limited atomic.Int64
+}
+
+func (o *rateObserver) ClaimRateLimited(string, time.Duration) { o.limited.Add(1) }
