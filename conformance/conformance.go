@@ -169,4 +169,38 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 		q.install()
 		return []string{q.addOne("a")}
 	},
+	protocol.LaneCap: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{fixtureLane, "2"}
+	},
+	protocol.LanePause: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{fixtureLane}
+	},
+	protocol.LaneResume: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		q.must(protocol.LanePause, fixtureLane)
+		q.do("DEL", q.k.Signal)
+		return []string{fixtureLane}
+	},
+	protocol.Lane: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{fixtureLane}
+	},
+	protocol.Lanes: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{"", "10"}
+	},
+	protocol.Rate: func(q *queue) []string {
+		q.install()
+		return []string{"10", "1000"}
+	},
 }
+
+// fixtureLane is the lane of the lane verbs' fixtures.
+const fixtureLane = "l"
