@@ -71,6 +71,14 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"signal", testSignal},
 		{"binary", testBinary},
 		{"unique", testUnique},
+		{"lanes/add", testLaneAdd},
+		{"lanes/claim", testLaneClaim},
+		{"lanes/caps", testLaneCaps},
+		{"lanes/pause", testLanePause},
+		{"lanes/read", testLaneRead},
+		{"lanes/counts", testLaneCounts},
+		{"lanes/refusals", testLaneRefusals},
+		{protocol.Rate.Name, testRate},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
