@@ -882,6 +882,66 @@ func testLaneRefusals(t *testing.T, env Env) {
 		denied.refuse(protocol.ErrNoPerm, denied.verb(protocol.Lanes, "", "10"))
 		require.Equal(t, Arr(), denied.call(protocol.Lanes, "l", "10"), "a page without lanes reads no lane key")
 	})
+	for _, suffix := range []string{protocol.SuffixMeta, protocol.SuffixSignal} {
+		scenario(t, env, "complete: the accounting checks "+suffix, func(t *testing.T, q *queue) {
+			c := q.active(job{data: "a", lane: "l"})
+			user := q.as(map[string]string{suffix: ""})
+			user.refuse(protocol.ErrNoPerm, user.verb(protocol.Complete, c.id, c.token()))
+			user = q.as(map[string]string{suffix: "R"})
+			user.refuse(protocol.ErrNoPerm, user.verb(protocol.Complete, c.id, c.token()))
+		})
+		scenario(t, env, "complete without a lane: no "+suffix, func(t *testing.T, q *queue) {
+			c := q.active(job{data: "a"})
+			user := q.as(map[string]string{suffix: ""})
+			require.Equal(t, Int(1), user.call(protocol.Complete, c.id, c.token()))
+		})
+	}
+	scenario(t, env, "the ACL check before the lane reads", func(t *testing.T, q *queue) {
+		c := q.active(job{data: "a", lane: "l"})
+		q.plant(q.fixed(protocol.SuffixLaneInfo), "hash")
+		user := q.as(map[string]string{classLanes: ""}, "%RW~"+q.fixed(protocol.SuffixLaneInfo), "%RW~"+q.fixed(protocol.SuffixLanes))
+		user.refuse(protocol.ErrNoPerm, user.verb(protocol.Fail, c.id, c.token(), "1", "x"))
+	})
+	scenario(t, env, "recover: the rows before the lane keys", func(t *testing.T, q *queue) {
+		args := laneFixtures[protocol.Recover](q)
+		q.plant(q.fixed(protocol.SuffixLaneInfo), "hash")
+		user := q.as(map[string]string{classRows: ""})
+		user.refuse(protocol.ErrNoPerm, user.verb(protocol.Recover, args...))
+		q.refuse(protocol.ErrWrongType, q.verb(protocol.Recover, args...))
+	})
+	scenario(t, env, "claim: the lane keys before the rows", func(t *testing.T, q *queue) {
+		args := laneFixtures[protocol.Claim](q)
+		q.plant(q.fixed(protocol.SuffixLaneInfo), "hash")
+		user := q.as(map[string]string{classRows: ""})
+		user.refuse(protocol.ErrWrongType, user.verb(protocol.Claim, args...))
+	})
+	scenario(t, env, "requeue: not dead before the lane keys", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.laned("l", "a")
+		user := q.as(map[string]string{classLanes: ""})
+		user.refuse(protocol.ErrRequeueNotDead, user.verb(protocol.Requeue, id))
+	})
+	scenario(t, env, "remove: an active laned job before the lane keys", func(t *testing.T, q *queue) {
+		c := q.active(job{data: "a", lane: "l"})
+		user := q.as(map[string]string{classLanes: ""})
+		user.refuse(protocol.ErrRemoveActive, user.verb(protocol.Remove, c.id))
+	})
+	for _, v := range []*protocol.Verb{protocol.LanePause, protocol.LaneResume, protocol.Lane} {
+		scenario(t, env, v.Name+": bad lane before the fence", func(t *testing.T, q *queue) {
+			args := fixtures[v](q)
+			q.do("DEL", q.k.Version)
+			args[0] = strings.Repeat("l", protocol.MaxLaneName+1)
+			q.refuse(protocol.ErrBadArg(v.Name, "lane"), q.verb(v, args...))
+		})
+	}
+	scenario(t, env, "lanecap: lane before cap", func(t *testing.T, q *queue) {
+		fixtures[protocol.LaneCap](q)
+		q.refuse(protocol.ErrBadArg("lanecap", "lane"), q.verb(protocol.LaneCap, "", "x"))
+	})
+	scenario(t, env, "lanes: after before count", func(t *testing.T, q *queue) {
+		fixtures[protocol.Lanes](q)
+		q.refuse(protocol.ErrBadArg("lanes", "after"), q.verb(protocol.Lanes, strings.Repeat("a", 129), "0"))
+	})
 	scenario(t, env, "stats: lanes read access", func(t *testing.T, q *queue) {
 		fixtures[protocol.Stats](q)
 		user := q.as(map[string]string{classLanes: "W"})
