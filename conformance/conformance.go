@@ -78,6 +78,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"lanes/read", testLaneRead},
 		{"lanes/counts", testLaneCounts},
 		{"lanes/refusals", testLaneRefusals},
+		{"lanes/invariants", testLaneInvariants},
 		{protocol.Rate.Name, testRate},
 	}
 	for _, g := range groups {
