@@ -46,6 +46,31 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 		}
 	}
 
+	// the lanes' sets hold pending jobs too
+	laneOf := map[string]string{} // id -> the lane set it is in
+	waiting := map[string]int64{}
+	laneKeys, err := scanKeys(ctx, s, k.Base+protocol.SuffixLane+"*")
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range laneKeys {
+		lane := strings.TrimPrefix(key, k.Base+protocol.SuffixLane)
+		v, err := s.Do(ctx, "ZRANGE", key, "0", "-1")
+		if err != nil {
+			return nil, err
+		}
+		members, _ := v.([]any)
+		total += int64(len(members))
+		waiting[lane] = int64(len(members))
+		for _, m := range members {
+			id := fmt.Sprint(m)
+			if other, ok := in[id]; ok {
+				bad("job %s is in lane %q and %s", id, lane, other)
+			}
+			in[id], laneOf[id] = protocol.StatePending, lane
+		}
+	}
+
 	rows := map[string]bool{}
 	var logs []string
 	cursor := "0"
@@ -72,18 +97,34 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 			break
 		}
 	}
+	active := map[string]int64{}
 	for id := range rows {
-		v, err := s.Do(ctx, "HGET", k.Job(id), protocol.FieldState)
+		v, err := s.Do(ctx, "HMGET", k.Job(id), protocol.FieldState, protocol.FieldLane)
 		if err != nil {
 			return nil, err
 		}
-		state, set := fmt.Sprint(v), in[id]
+		f, _ := v.([]any)
+		if len(f) != 2 {
+			return nil, fmt.Errorf("HMGET replied %v", v)
+		}
+		state, set := fmt.Sprint(f[0]), in[id]
+		lane, laned := f[1].(string)
 		switch {
 		case set == "":
 			bad("job %s (state %s) is in no set", id, state)
 		case state != set:
 			bad("job %s is in %s but its state is %s", id, set, state)
+		case state == protocol.StatePending && laned && laneOf[id] != lane:
+			bad("job %s of lane %q waits in pending or another lane (%q)", id, lane, laneOf[id])
+		case state == protocol.StatePending && !laned && laneOf[id] != "":
+			bad("job %s without a lane waits in lane %q", id, laneOf[id])
 		}
+		if state == protocol.StateActive && laned {
+			active[lane]++
+		}
+	}
+	if err := laneProblems(ctx, s, k, waiting, active, bad); err != nil {
+		return nil, err
 	}
 	for id, set := range in {
 		if !rows[id] {
@@ -109,6 +150,111 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 		bad("counters: added %d, but completed %d + removed %d + in the sets %d = %d", added, completed, removed, total, completed+removed+total)
 	}
 	return problems, nil
+}
+
+// laneProblems checks the lanes' bookkeeping against the jobs: each lane's
+// active count, the lanes with jobs, the ready lanes in turns, and the
+// number of jobs waiting in lanes.
+func laneProblems(ctx context.Context, s *valkeyserver.Server, k protocol.Keys, waiting, active map[string]int64, bad func(string, ...any)) error {
+	v, err := s.Do(ctx, "HGETALL", k.Fixed(protocol.SuffixLaneInfo))
+	if err != nil {
+		return err
+	}
+	info := map[string]string{}
+	flat, _ := v.([]any)
+	for i := 0; i+1 < len(flat); i += 2 {
+		info[fmt.Sprint(flat[i])] = fmt.Sprint(flat[i+1])
+	}
+	num := func(field string) int64 {
+		n, _ := strconv.ParseInt(info[field], 10, 64)
+		return n
+	}
+	names := map[string]bool{}
+	for l := range waiting {
+		names[l] = true
+	}
+	for l := range active {
+		names[l] = true
+	}
+	for field := range info {
+		if l, ok := strings.CutPrefix(field, protocol.FieldLaneActive); ok {
+			names[l] = true
+		}
+	}
+	members := func(key string) (map[string]bool, error) {
+		v, err := s.Do(ctx, "ZRANGE", key, "0", "-1")
+		out := map[string]bool{}
+		list, _ := v.([]any)
+		for _, m := range list {
+			out[fmt.Sprint(m)] = true
+		}
+		return out, err
+	}
+	registry, err := members(k.Fixed(protocol.SuffixLanes))
+	if err != nil {
+		return err
+	}
+	turns, err := members(k.Fixed(protocol.SuffixTurns))
+	if err != nil {
+		return err
+	}
+	for l := range registry {
+		names[l] = true
+	}
+	for l := range turns {
+		names[l] = true
+	}
+	var wait int64
+	for l := range names {
+		w, a, c := waiting[l], active[l], num(protocol.FieldLaneCap+l)
+		wait += w
+		if got := num(protocol.FieldLaneActive + l); got != a {
+			bad("lane %q counts %d active, %d are", l, got, a)
+		}
+		if registry[l] != (w+a > 0) {
+			bad("lane %q with %d waiting and %d active is listed in lanes: %v", l, w, a, registry[l])
+		}
+		ready := info[protocol.FieldLanePaused+l] != "1" && w > 0 && (c == 0 || a < c)
+		if turns[l] != ready {
+			bad("lane %q (waiting %d, active %d, cap %d) ready %v but in turns %v", l, w, a, c, ready, turns[l])
+		}
+	}
+	v, err = s.Do(ctx, "HGET", k.Meta, protocol.MetaLaneWait)
+	if err != nil {
+		return err
+	}
+	got := int64(0)
+	if v != nil {
+		got, _ = strconv.ParseInt(fmt.Sprint(v), 10, 64)
+	}
+	if got != wait {
+		bad("meta lanewait %d, %d jobs wait in lanes", got, wait)
+	}
+	return nil
+}
+
+// scanKeys lists the keys matching pattern.
+func scanKeys(ctx context.Context, s *valkeyserver.Server, pattern string) ([]string, error) {
+	var out []string
+	cursor := "0"
+	for {
+		v, err := s.Do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+		if err != nil {
+			return nil, err
+		}
+		page, _ := v.([]any)
+		if len(page) != 2 {
+			return nil, fmt.Errorf("SCAN replied %v", v)
+		}
+		cursor = fmt.Sprint(page[0])
+		keys, _ := page[1].([]any)
+		for _, key := range keys {
+			out = append(out, fmt.Sprint(key))
+		}
+		if cursor == "0" {
+			return out, nil
+		}
+	}
 }
 
 // RequireConsistentQueue fails the test when QueueProblems finds any.

@@ -19,7 +19,8 @@ func TestQueueProblems(t *testing.T) {
 	lua := executor.NewLua(c)
 	job := func(data, delay string) []string { return []string{data, "0", delay, "3", "fixed", "0", "", "0"} }
 	// build makes queue name hold a dead job with logs (1), a completed one
-	// (2), a pending one (3) and a delayed one (4).
+	// (2), a pending one (3, then claimed), a delayed one (4), and jobs in
+	// lanes: 5 (claimed) and 6 in lane t, 7 in lane u, capped at 1.
 	build := func(t *testing.T, name string) protocol.Keys {
 		k := protocol.KeysOf(name)
 		run := func(v *protocol.Verb, args ...string) {
@@ -29,13 +30,18 @@ func TestQueueProblems(t *testing.T) {
 			}
 		}
 		run(protocol.Install)
-		run(protocol.Add, append(append(append([]string{"3"}, job("a", "0")...), job("b", "0")...), job("c", "0")...)...)
+		run(protocol.Add, append(append(append([]string{"3", "0"}, job("a", "0")...), job("b", "0")...), job("c", "0")...)...)
 		run(protocol.Claim, "60000", "1")
 		run(protocol.Log, "1", "1", "line", "10")
 		run(protocol.Fail, "1", "1", "0", "boom")
 		run(protocol.Claim, "60000", "1")
 		run(protocol.Complete, "2", "1")
-		run(protocol.Add, append([]string{"1"}, job("d", "60000")...)...)
+		run(protocol.Add, append([]string{"1", "0"}, job("d", "60000")...)...)
+		// lane t: job 5 waiting, job 6 claimed; lane u: job 7 waiting, capped at 1
+		run(protocol.LaneCap, "u", "1")
+		run(protocol.Add, append(append(append([]string{"3", "1", "lane"}, job("e", "0")...), "t"), append(append(job("f", "0"), "t"), append(job("g", "0"), "u")...)...)...)
+		run(protocol.Claim, "60000", "1") // job 3, the jobs without a lane come first
+		run(protocol.Claim, "60000", "1") // job 5 of lane t
 		return k
 	}
 	build(t, "q")
@@ -48,10 +54,18 @@ func TestQueueProblems(t *testing.T) {
 	}{
 		{"a member without a row", func(k protocol.Keys) []string { return []string{"ZADD", k.Pending, "1", "99"} }, "job 99 is in pending without a row"},
 		{"a row in no set", func(k protocol.Keys) []string { return []string{"HSET", k.Job("98"), "state", "pending"} }, "job 98 (state pending) is in no set"},
-		{"a state of another set", func(k protocol.Keys) []string { return []string{"HSET", k.Job("3"), "state", "dead"} }, "job 3 is in pending but its state is dead"},
-		{"a job in two sets", func(k protocol.Keys) []string { return []string{"ZADD", k.Dead, "1", "3"} }, "job 3 is in pending and dead"},
+		{"a state of another set", func(k protocol.Keys) []string { return []string{"HSET", k.Job("7"), "state", "dead"} }, "job 7 is in pending but its state is dead"},
+		{"a job in two sets", func(k protocol.Keys) []string { return []string{"ZADD", k.Dead, "1", "7"} }, `job 7 is in lane "u" and dead`},
 		{"logs without a row", func(k protocol.Keys) []string { return []string{"RPUSH", k.Logs("97"), "x"} }, "job 97 has logs without a row"},
-		{"counters", func(k protocol.Keys) []string { return []string{"HINCRBY", k.Stats, "added", "1"} }, "counters: added 5"},
+		{"counters", func(k protocol.Keys) []string { return []string{"HINCRBY", k.Stats, "added", "1"} }, "counters: added 8"},
+		{"a lane's active count", func(k protocol.Keys) []string {
+			return []string{"HSET", k.Fixed(protocol.SuffixLaneInfo), protocol.FieldLaneActive + "t", "2"}
+		}, `lane "t" counts 2 active, 1 are`},
+		{"a lane not ready in turns", func(k protocol.Keys) []string {
+			return []string{"HSET", k.Fixed(protocol.SuffixLaneInfo), protocol.FieldLanePaused + "u", "1"}
+		}, `lane "u" (waiting 1, active 0, cap 1) ready false but in turns true`},
+		{"a lane's job in pending", func(k protocol.Keys) []string { return []string{"ZADD", k.Pending, "1", "7"} }, `job 7 is in lane "u" and pending`},
+		{"lanewait", func(k protocol.Keys) []string { return []string{"HSET", k.Meta, protocol.MetaLaneWait, "5"} }, "meta lanewait 5, 2 jobs wait in lanes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "broken" + string(rune('a'+i))
