@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 func addLaned(t *testing.T, q *trafikey.Queue, lane string, n int) []string {
@@ -223,3 +224,34 @@ type rateObserver struct {
 }
 
 func (o *rateObserver) ClaimRateLimited(string, time.Duration) { o.limited.Add(1) }
+
+// A dead worker's claims of a capped lane free their slots when RECOVER
+// takes their expired leases back: the lane is taken again.
+func TestLaneSlotsFreedByRecovery(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q := b.q
+		require.NoError(t, q.SetLaneCap(t.Context(), "c", 2))
+		addLaned(t, q, "c", 5)
+		jobs, err := q.Claim(t.Context(), time.Minute, 5)
+		require.NoError(t, err)
+		require.Len(t, jobs, 2, "the cap")
+		jobs, err = q.Claim(t.Context(), time.Minute, 5)
+		require.NoError(t, err)
+		require.Empty(t, jobs, "the lane is full")
+		// the worker holding them dies: its leases expire
+		expireLeases(t, b, q)
+		requeued, dead, err := q.Recover(t.Context(), 10)
+		require.NoError(t, err)
+		require.Equal(t, [2]int{2, 0}, [2]int{requeued, dead})
+		info, err := q.LaneInfo(t.Context(), "c")
+		require.NoError(t, err)
+		require.Equal(t, trafikey.LaneInfo{Name: "c", Waiting: 5, Cap: 2}, info)
+		jobs, err = q.Claim(t.Context(), time.Minute, 5)
+		require.NoError(t, err)
+		require.Len(t, jobs, 2, "the freed slots are taken again")
+		for _, j := range jobs {
+			require.NoError(t, j.Complete(t.Context()))
+		}
+		valkeytest.RequireConsistentQueue(t, b.server, q.Name())
+	})
+}
