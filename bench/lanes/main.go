@@ -1,13 +1,11 @@
 // Command lanes measures what lanes and the rate limit cost and give, on one
-// valkey-server with the trafikey module, for each executor:
-//
-//   - fairness: one lane holding a large backlog and many small lanes, one
-//     worker; when each small lane's last job was claimed, as a share of
-//     all claims;
-//   - claim cost: the server's µs per claimed job (INFO commandstats) with
-//     the jobs in no lane, and spread over 1, 100 and 10,000 lanes;
-//   - rate accuracy: a worker on a backlog under a rate limit; the claimed
-//     rate and the worker's CPU while it waits.
+// valkey-server with the trafikey module, for each executor: fairness (one
+// lane holding a large backlog and many small lanes, one worker: when each
+// small lane's last job was claimed, as a share of all claims); claim cost
+// (the server's µs per claimed job, from INFO commandstats, with the jobs in
+// no lane and spread over 1, 100 and 10,000 lanes); and rate accuracy (a
+// worker on a backlog under a rate limit: the claimed rate and the worker's
+// CPU while it waits).
 //
 //	go run ./bench/lanes                 # the full sizes, a Markdown report on stdout
 //	go run ./bench/lanes -small          # seconds, for a check
