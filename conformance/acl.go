@@ -138,9 +138,9 @@ func testACL(t *testing.T, env Env) {
 
 	scenario(t, env, "the fence comes before a denied row", func(t *testing.T, q *queue) {
 		args := fixtures[protocol.Complete](q)
-		q.do("SET", q.k.Version, "2")
+		q.do("SET", q.k.Version, "1")
 		user := q.as(map[string]string{classRows: ""})
-		user.refuse(protocol.ErrWireFound("2"), user.verb(protocol.Complete, args...))
+		user.refuse(protocol.ErrWireFound("1"), user.verb(protocol.Complete, args...))
 	})
 	scenario(t, env, "a stale token comes before denied logs", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a"})

@@ -28,7 +28,7 @@ type argRef struct {
 
 // firstValue is the first checked argument of each verb that has one.
 var firstValue = map[*protocol.Verb]argRef{
-	protocol.Add: {2, "priority"}, protocol.Claim: {0, "lease"}, protocol.Extend: {0, "id"},
+	protocol.Add: {3, "priority"}, protocol.Claim: {0, "lease"}, protocol.Extend: {0, "id"},
 	protocol.Complete: {0, "id"}, protocol.CompleteMany: {1, "id"}, protocol.Fail: {0, "id"}, protocol.Recover: {0, "limit"},
 	protocol.Promote: {0, "limit"}, protocol.Remove: {0, "id"}, protocol.Requeue: {0, "id"},
 	protocol.Log: {0, "id"}, protocol.Progress: {0, "id"}, protocol.Inspect: {0, "id"},
@@ -42,11 +42,11 @@ type intDomain struct {
 }
 
 var intDomains = []intDomain{
-	{protocol.Add, argRef{2, "priority"}, 0, protocol.MaxPriority},
-	{protocol.Add, argRef{3, "delay"}, 0, protocol.MaxDelayMS},
-	{protocol.Add, argRef{4, "attempts"}, 1, protocol.MaxAttempts},
-	{protocol.Add, argRef{6, "backoff_ms"}, 0, protocol.MaxBackoffMS},
-	{protocol.Add, argRef{8, "unique_ttl"}, 0, protocol.MaxDelayMS}, // no unique key: 0 is fine
+	{protocol.Add, argRef{3, "priority"}, 0, protocol.MaxPriority},
+	{protocol.Add, argRef{4, "delay"}, 0, protocol.MaxDelayMS},
+	{protocol.Add, argRef{5, "attempts"}, 1, protocol.MaxAttempts},
+	{protocol.Add, argRef{7, "backoff_ms"}, 0, protocol.MaxBackoffMS},
+	{protocol.Add, argRef{9, "unique_ttl"}, 0, protocol.MaxDelayMS}, // no unique key: 0 is fine
 	{protocol.Claim, argRef{0, "lease"}, 1, protocol.MaxLeaseMS},
 	{protocol.Claim, argRef{1, "count"}, 1, protocol.MaxCount},
 	{protocol.Extend, argRef{0, "id"}, 1, protocol.MaxJobID},
@@ -74,10 +74,10 @@ type textDomain struct {
 }
 
 var textDomains = []textDomain{
-	{protocol.Add, argRef{5, "backoff"}, []string{"fixed", "exponential"},
+	{protocol.Add, argRef{6, "backoff"}, []string{"fixed", "exponential"},
 		[]string{"", "Fixed", "linear", "fixed ", "exponential:1", "fixed\x00"}, nil},
-	{protocol.Add, argRef{7, "unique_key"}, []string{strings.Repeat("u", protocol.MaxUniqueKey), "k"},
-		[]string{strings.Repeat("u", protocol.MaxUniqueKey+1)}, map[int]string{8: "60000"}},
+	{protocol.Add, argRef{8, "unique_key"}, []string{strings.Repeat("u", protocol.MaxUniqueKey), "k"},
+		[]string{strings.Repeat("u", protocol.MaxUniqueKey+1)}, map[int]string{9: "60000"}},
 	{protocol.Fail, argRef{2, "retry"}, []string{"0", "1"}, []string{"2", "", "01", "-1", "true", "1 "}, nil},
 	{protocol.Fail, argRef{3, "error"}, []string{"", strings.Repeat("e", protocol.MaxText)},
 		[]string{strings.Repeat("e", protocol.MaxText+1)}, nil},
@@ -158,7 +158,7 @@ func testValues(t *testing.T, env Env) {
 			scenario(t, env, "bad "+strconv.Quote(s), func(t *testing.T, q *queue) {
 				fixtures[protocol.Add](q)
 				q.refuse(protocol.ErrBadArg("add", "unique_ttl"),
-					q.verb(protocol.Add, "1", "a", "0", "0", "3", "fixed", "0", "u", s))
+					q.verb(protocol.Add, "1", "0", "a", "0", "0", "3", "fixed", "0", "u", s))
 			})
 		}
 		for _, s := range []string{"1", strconv.FormatInt(protocol.MaxDelayMS, 10)} {
@@ -198,12 +198,12 @@ func testValues(t *testing.T, env Env) {
 			{"log line before cap", protocol.Log, map[int]string{2: strings.Repeat("l", protocol.MaxText+1), 3: "0"}, "line"},
 			{"log id before line", protocol.Log, map[int]string{0: "x", 2: strings.Repeat("l", protocol.MaxText+1)}, "id"},
 			{"progress id before value", protocol.Progress, map[int]string{0: "", 2: strings.Repeat("p", protocol.MaxText+1)}, "id"},
-			{"add priority before delay", protocol.Add, map[int]string{2: "1001", 3: "x", 4: "0"}, "priority"},
-			{"add delay before attempts", protocol.Add, map[int]string{3: "x", 4: "0"}, "delay"},
-			{"add attempts before backoff", protocol.Add, map[int]string{4: "0", 5: "x"}, "attempts"},
-			{"add backoff before backoff_ms", protocol.Add, map[int]string{5: "x", 6: "x"}, "backoff"},
-			{"add backoff_ms before unique_key", protocol.Add, map[int]string{6: "x", 7: strings.Repeat("u", 513)}, "backoff_ms"},
-			{"add unique_key before unique_ttl", protocol.Add, map[int]string{7: strings.Repeat("u", 513), 8: "x"}, "unique_key"},
+			{"add priority before delay", protocol.Add, map[int]string{3: "1001", 4: "x", 5: "0"}, "priority"},
+			{"add delay before attempts", protocol.Add, map[int]string{4: "x", 5: "0"}, "delay"},
+			{"add attempts before backoff", protocol.Add, map[int]string{5: "0", 6: "x"}, "attempts"},
+			{"add backoff before backoff_ms", protocol.Add, map[int]string{6: "x", 7: "x"}, "backoff"},
+			{"add backoff_ms before unique_key", protocol.Add, map[int]string{7: "x", 8: strings.Repeat("u", 513)}, "backoff_ms"},
+			{"add unique_key before unique_ttl", protocol.Add, map[int]string{8: strings.Repeat("u", 513), 9: "x"}, "unique_key"},
 		} {
 			scenario(t, env, tc.name, func(t *testing.T, q *queue) {
 				args := fixtures[tc.verb](q)
