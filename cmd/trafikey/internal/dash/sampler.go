@@ -1,0 +1,263 @@
+package dash
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
+)
+
+// sample is what one tick read of one queue.
+type sample struct {
+	at    time.Time
+	stats admin.QueueView
+	err   string
+}
+
+// history is a queue's samples, a ring of at most keep.
+type history struct {
+	points []sample
+	next   int
+	full   bool
+}
+
+func (h *history) add(s sample, keep int) {
+	if len(h.points) < keep {
+		h.points = append(h.points, s)
+		return
+	}
+	h.points[h.next] = s
+	h.next = (h.next + 1) % keep
+	h.full = true
+}
+
+// ordered returns the samples oldest first.
+func (h *history) ordered() []sample {
+	if !h.full {
+		return append([]sample(nil), h.points...)
+	}
+	return append(append([]sample(nil), h.points[h.next:]...), h.points[:h.next]...)
+}
+
+// sampler reads every queue's STATS on a timer and keeps the last samples
+// of each, for the overview and the charts. It finds the queues again
+// every discoverEvery.
+type sampler struct {
+	cat           *admin.Catalog
+	every         time.Duration
+	discoverEvery time.Duration
+	keep          int
+	timeout       time.Duration
+	log           *slog.Logger
+
+	mu         sync.Mutex
+	queues     []*trafikey.Queue
+	discovered time.Time
+	listErr    string
+	byQueue    map[string]*history
+	lastTick   time.Time
+}
+
+func newSampler(cat *admin.Catalog, o Options, log *slog.Logger) *sampler {
+	return &sampler{
+		cat: cat, every: o.SampleEvery, discoverEvery: o.DiscoverEvery, keep: o.History,
+		timeout: o.Timeout, log: log, byQueue: map[string]*history{},
+	}
+}
+
+// run samples until ctx ends.
+func (s *sampler) run(ctx context.Context) {
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	for {
+		s.tick(ctx, false)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// tick reads every queue once; rediscover finds the queues again even when
+// the last discovery is recent.
+func (s *sampler) tick(ctx context.Context, rediscover bool) {
+	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	defer cancel()
+	now := time.Now()
+	s.mu.Lock()
+	queues, due := s.queues, rediscover || now.Sub(s.discovered) >= s.discoverEvery
+	s.mu.Unlock()
+	if due {
+		found, err := s.cat.Queues(ctx)
+		s.mu.Lock()
+		if err != nil {
+			s.listErr = err.Error()
+			s.log.Warn("dash: find queues", "err", err)
+		} else {
+			s.listErr, s.queues, s.discovered, queues = "", found, now, found
+		}
+		s.mu.Unlock()
+	}
+	samples := make([]sample, len(queues))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, 16)
+	for i, q := range queues {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			samples[i] = sample{at: now, stats: admin.QueueView{Name: q.Name()}}
+			st, err := q.Stats(ctx)
+			if err != nil {
+				samples[i].err = err.Error()
+				return
+			}
+			samples[i].stats = admin.ViewOfStats(q.Name(), st)
+		})
+	}
+	wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live := make(map[string]bool, len(samples))
+	for _, smp := range samples {
+		name := smp.stats.Name
+		live[name] = true
+		h := s.byQueue[name]
+		if h == nil {
+			h = &history{}
+			s.byQueue[name] = h
+		}
+		h.add(smp, s.keep)
+	}
+	for name := range s.byQueue {
+		if !live[name] {
+			delete(s.byQueue, name)
+		}
+	}
+	s.lastTick = now
+}
+
+// known returns the queues of the last discovery.
+func (s *sampler) known(context.Context) ([]*trafikey.Queue, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.queues, nil
+}
+
+// overviewRow is one queue of the overview: its last sample and its rates
+// over the last two.
+type overviewRow struct {
+	admin.QueueView
+	Error string `json:"error,omitempty"`
+	// CompletedPerSec and FailedPerSec are over the last two samples.
+	CompletedPerSec float64 `json:"completed_per_sec"`
+	FailedPerSec    float64 `json:"failed_per_sec"`
+}
+
+// overview is GET /api/queues.
+type overview struct {
+	SampledAt time.Time     `json:"sampled_at"`
+	SampleMS  int64         `json:"sample_ms"`
+	Error     string        `json:"error,omitempty"`
+	Queues    []overviewRow `json:"queues"`
+}
+
+func (s *sampler) overview() overview {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := overview{SampledAt: s.lastTick, SampleMS: s.every.Milliseconds(), Error: s.listErr, Queues: []overviewRow{}}
+	for _, q := range s.queues {
+		h := s.byQueue[q.Name()]
+		if h == nil || len(h.points) == 0 {
+			continue
+		}
+		pts := h.ordered()
+		last := pts[len(pts)-1]
+		row := overviewRow{QueueView: last.stats, Error: last.err}
+		if len(pts) > 1 {
+			r := rateBetween(pts[len(pts)-2], last)
+			row.CompletedPerSec, row.FailedPerSec = r.CompletedPerSec, r.FailedPerSec
+		}
+		out.Queues = append(out.Queues, row)
+	}
+	return out
+}
+
+// point is one step of a chart: rates between two samples, at the later.
+type point struct {
+	At              time.Time `json:"at"`
+	CompletedPerSec float64   `json:"completed_per_sec"`
+	FailedPerSec    float64   `json:"failed_per_sec"`
+	AddedPerSec     float64   `json:"added_per_sec"`
+}
+
+func rateBetween(a, b sample) point {
+	dt := b.at.Sub(a.at).Seconds()
+	p := point{At: b.at}
+	if dt <= 0 || a.err != "" || b.err != "" {
+		return p
+	}
+	per := func(x, y int64) float64 {
+		if y < x {
+			return 0 // the queue was deleted and made again
+		}
+		return float64(y-x) / dt
+	}
+	p.CompletedPerSec = per(a.stats.Totals.Completed, b.stats.Totals.Completed)
+	p.FailedPerSec = per(a.stats.Totals.Failed, b.stats.Totals.Failed)
+	p.AddedPerSec = per(a.stats.Totals.Added, b.stats.Totals.Added)
+	return p
+}
+
+// series is GET /api/series: the rates over the kept samples of one queue,
+// or of all of them summed when queue is "".
+type series struct {
+	Queue    string  `json:"queue,omitempty"`
+	SampleMS int64   `json:"sample_ms"`
+	Points   []point `json:"points"`
+}
+
+func (s *sampler) series(queue string) series {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := series{Queue: queue, SampleMS: s.every.Milliseconds(), Points: []point{}}
+	if queue != "" {
+		if h := s.byQueue[queue]; h != nil {
+			out.Points = rates(h.ordered())
+		}
+		return out
+	}
+	// Sum by tick: every queue sampled in one tick shares its time.
+	sum := map[time.Time]*point{}
+	var order []time.Time
+	for _, h := range s.byQueue {
+		for _, p := range rates(h.ordered()) {
+			acc := sum[p.At]
+			if acc == nil {
+				acc = &point{At: p.At}
+				sum[p.At] = acc
+				order = append(order, p.At)
+			}
+			acc.CompletedPerSec += p.CompletedPerSec
+			acc.FailedPerSec += p.FailedPerSec
+			acc.AddedPerSec += p.AddedPerSec
+		}
+	}
+	slices.SortFunc(order, time.Time.Compare)
+	for _, at := range order {
+		out.Points = append(out.Points, *sum[at])
+	}
+	return out
+}
+
+func rates(pts []sample) []point {
+	out := make([]point, 0, len(pts))
+	for i := 1; i < len(pts); i++ {
+		out = append(out, rateBetween(pts[i-1], pts[i]))
+	}
+	return out
+}
