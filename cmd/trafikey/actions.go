@@ -265,4 +265,3 @@ func progressBar(mode string, w io.Writer, n int, what string) (*progressbar.Pro
 		progressbar.OptionClearOnFinish(),
 	), nil
 }
-

@@ -108,8 +108,8 @@ func TestStatsAndInspect(t *testing.T) {
 func TestExitCodesOfUsage(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		{"stats"},                       // a missing argument
-		{"stats", "a", "b"},             // one too many
+		{"stats"},                        // a missing argument
+		{"stats", "a", "b"},              // one too many
 		{"stats", "a", "--no-such-flag"}, // an unknown flag
 		{"no-such-command"},
 		{"stats", "a{b}", "--addr", "127.0.0.1:1"}, // not a queue name
