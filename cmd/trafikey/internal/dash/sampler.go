@@ -95,10 +95,13 @@ func (s *sampler) tick(ctx context.Context, rediscover bool) {
 	if due {
 		found, err := s.cat.Queues(ctx)
 		s.mu.Lock()
-		if err != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// Stopping, or the tick ran out of time: the next one tries again.
+		case err != nil:
 			s.listErr = err.Error()
 			s.log.Warn("dash: find queues", "err", err)
-		} else {
+		default:
 			s.listErr, s.queues, s.discovered, queues = "", found, now, found
 		}
 		s.mu.Unlock()
