@@ -2,9 +2,9 @@
 # Builds a producer-and-worker program in a fresh module outside the
 # repository that requires only github.com/trafikey/trafikey (replaced by
 # this checkout, as nothing is published), and fails when its module graph
-# holds a dependency of the CLI (its dashboard and browser tests too), the benchmark, the tests' property checker
-# or the Prometheus adapter: a library user inherits valkey-go and nothing
-# of those.
+# holds a dependency of the CLI (its dashboard and browser tests too), the
+# benchmark, the tests' property checker or the Prometheus adapter: a
+# library user inherits valkey-go and nothing of those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
