@@ -1,13 +1,14 @@
 // Package conformance is the scenario suite every executor of the trafikey
-// protocol passes: each job-core verb's success paths and every refusal of
-// docs/PROTOCOL.md, with replies stated exactly (see Render) and, for each
-// refused call, proof that the queue's dataset is unchanged.
+// protocol passes: each verb's success paths (the job core, the lanes with
+// fair claiming, the rate limit) and every refusal of docs/PROTOCOL.md, with
+// replies stated exactly (see Render) and, for each refused call, proof that
+// the queue's dataset is unchanged.
 //
 // Run takes the executor from its caller, so the same scenarios run on the
 // Lua executor (the oracle, lua_test.go) and on the native module
 // (native_test.go). A scenario's name starts with the verb's name, like the
 // verb's section in docs/PROTOCOL.md, its script in lua/ and its handler in
-// module/.
+// module/; the lane groups are named lanes/<topic>.
 package conformance
 
 import (
@@ -71,6 +72,15 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"signal", testSignal},
 		{"binary", testBinary},
 		{"unique", testUnique},
+		{"lanes/add", testLaneAdd},
+		{"lanes/claim", testLaneClaim},
+		{"lanes/caps", testLaneCaps},
+		{"lanes/pause", testLanePause},
+		{"lanes/read", testLaneRead},
+		{"lanes/counts", testLaneCounts},
+		{"lanes/refusals", testLaneRefusals},
+		{"lanes/invariants", testLaneInvariants},
+		{protocol.Rate.Name, testRate},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -169,4 +179,38 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 		q.install()
 		return []string{q.addOne("a")}
 	},
+	protocol.LaneCap: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{fixtureLane, "2"}
+	},
+	protocol.LanePause: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{fixtureLane}
+	},
+	protocol.LaneResume: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		q.must(protocol.LanePause, fixtureLane)
+		q.do("DEL", q.k.Signal)
+		return []string{fixtureLane}
+	},
+	protocol.Lane: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{fixtureLane}
+	},
+	protocol.Lanes: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{"", "10"}
+	},
+	protocol.Rate: func(q *queue) []string {
+		q.install()
+		return []string{"10", "1000"}
+	},
 }
+
+// fixtureLane is the lane of the lane verbs' fixtures.
+const fixtureLane = "l"

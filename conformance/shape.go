@@ -16,7 +16,7 @@ import (
 // testShape: numkeys and the ARGV count of every verb (docs/PROTOCOL.md,
 // the order of every verb, step 1).
 func testShape(t *testing.T, env Env) {
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		t.Run(v.Name, func(t *testing.T) {
 			t.Parallel()
 			n := v.NumKeys()
@@ -144,7 +144,7 @@ func testCountShape(t *testing.T, env Env, v *protocol.Verb, one []string) {
 // testLayout: the declared keys must be the queue base and the verb's keys
 // built from it, in order (step 2).
 func testLayout(t *testing.T, env Env) {
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		t.Run(v.Name, func(t *testing.T) {
 			t.Parallel()
 			rebuilt := func(base string) []string {
@@ -248,7 +248,7 @@ func (q *queue) refuseKeys(want string, keys []string, call func() valkey.Valkey
 // testFence: the queue's version key is the first read of every verb but
 // INSTALL (step 4).
 func testFence(t *testing.T, env Env) {
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		if v == protocol.Install {
 			continue
 		}

@@ -17,6 +17,8 @@ var argCount = map[*protocol.Verb]int{
 	protocol.Fail: 4, protocol.Recover: 1, protocol.Promote: 1, protocol.Pause: 0,
 	protocol.Resume: 0, protocol.Remove: 1, protocol.Requeue: 1, protocol.Log: 4,
 	protocol.Progress: 3, protocol.Stats: 0, protocol.Inspect: 1,
+	protocol.LaneCap: 2, protocol.LanePause: 1, protocol.LaneResume: 1, protocol.Lane: 1,
+	protocol.Lanes: 2, protocol.Rate: 2,
 }
 
 // argRef names one argument of a verb: its ARGV index (from 0) and its name
@@ -32,6 +34,8 @@ var firstValue = map[*protocol.Verb]argRef{
 	protocol.Complete: {0, "id"}, protocol.CompleteMany: {1, "id"}, protocol.Fail: {0, "id"}, protocol.Recover: {0, "limit"},
 	protocol.Promote: {0, "limit"}, protocol.Remove: {0, "id"}, protocol.Requeue: {0, "id"},
 	protocol.Log: {0, "id"}, protocol.Progress: {0, "id"}, protocol.Inspect: {0, "id"},
+	// the lane verbs' first argument is a lane, which "x" is: their second
+	protocol.LaneCap: {1, "cap"}, protocol.Lanes: {1, "count"}, protocol.Rate: {0, "max"},
 }
 
 // intDomain is an integer argument and its inclusive domain.
@@ -62,6 +66,8 @@ var intDomains = []intDomain{
 	{protocol.Log, argRef{3, "cap"}, 1, protocol.MaxLogCap},
 	{protocol.Progress, argRef{0, "id"}, 1, protocol.MaxJobID},
 	{protocol.Inspect, argRef{0, "id"}, 1, protocol.MaxJobID},
+	{protocol.LaneCap, argRef{1, "cap"}, 0, protocol.MaxLaneCap},
+	{protocol.Lanes, argRef{1, "count"}, 1, protocol.MaxCount},
 }
 
 // textDomain is an argument checked for its length or its words.
@@ -85,7 +91,19 @@ var textDomains = []textDomain{
 		[]string{strings.Repeat("l", protocol.MaxText+1)}, nil},
 	{protocol.Progress, argRef{2, "value"}, []string{"", strings.Repeat("p", protocol.MaxText)},
 		[]string{strings.Repeat("p", protocol.MaxText+1)}, nil},
+	{protocol.LaneCap, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
+	{protocol.LanePause, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
+	{protocol.LaneResume, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
+	{protocol.Lane, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
+	{protocol.Lanes, argRef{0, "after"}, []string{"", "l", strings.Repeat("a", protocol.MaxLaneName), "\x00\xff"},
+		[]string{strings.Repeat("a", protocol.MaxLaneName+1)}, nil},
 }
+
+// Lane names are 1..128 bytes, any bytes.
+var (
+	laneNamesOK  = []string{"l", strings.Repeat("n", protocol.MaxLaneName), "\x00", "\xff\xfe", "a b\r\n", "{x}"}
+	laneNamesBad = []string{"", strings.Repeat("n", protocol.MaxLaneName+1)}
+)
 
 // badInts are spellings no integer argument accepts, whatever its domain.
 var badInts = []string{
