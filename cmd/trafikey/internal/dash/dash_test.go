@@ -211,3 +211,26 @@ func TestReadOnlyAPI(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, st.Paused)
 }
+
+// A dashboard whose ACL user may only read shows everything and changes
+// nothing, even without ReadOnly.
+func TestReadOnlyUser(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{Users: []string{"viewer on >pw ~emq:* +@read +evalsha_ro +eval_ro"}})
+	owner := valkeytest.Client(t, s)
+	mail, err := trafikey.Open(t.Context(), owner, "mail")
+	require.NoError(t, err)
+	id := deadJob(t, mail, "x")
+	viewer := valkeytest.ClientWith(t, s, valkey.ClientOption{Username: "viewer", Password: "pw"})
+	srv := startDash(t, viewer, Options{})
+
+	eventually(t, srv, "/api/queues", `"name":"mail","paused":false,"pending":0,"delayed":0,"active":0,"dead":1`)
+	code, body, _ := get(t, srv, "/api/queues/mail/jobs/"+id)
+	require.Equal(t, http.StatusOK, code, body)
+	code, body = post(t, srv, "/api/queues/mail/jobs/"+id+"/requeue", true)
+	require.Equal(t, http.StatusBadGateway, code)
+	require.Contains(t, body, "NOPERM")
+	info, err := mail.Inspect(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StateDead, info.State)
+}
