@@ -50,15 +50,20 @@ proxy that authenticates, or with --read-only.`,
 				return err
 			}
 			defer client.Close()
-			o.Where, o.Timeout = conn.where(), conn.timeout
-			o.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			d, err := dash.New(client, o)
-			if err != nil {
-				return err
-			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
 				return fmt.Errorf("--listen: %w", err)
+			}
+			defer ln.Close()
+			o.Where, o.Timeout = conn.where(), conn.timeout
+			o.Log = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			// On loopback, answer loopback names only (no DNS rebinding).
+			if tcp, ok := ln.Addr().(*net.TCPAddr); ok && tcp.IP.IsLoopback() {
+				o.LoopbackHosts = true
+			}
+			d, err := dash.New(client, o)
+			if err != nil {
+				return err
 			}
 			mode := ""
 			if o.ReadOnly {

@@ -15,7 +15,9 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,6 +53,12 @@ type Options struct {
 	// MetricsLanes adds per-lane series to /metrics for up to that many
 	// lanes of each queue; 0 for none.
 	MetricsLanes int
+	// LoopbackHosts refuses every request whose Host header is not a
+	// loopback name (localhost, 127.0.0.0/8, ::1). Set it when serving on
+	// loopback: a page of another site whose name is made to resolve to
+	// 127.0.0.1 (DNS rebinding) then cannot read or act through the
+	// operator's browser.
+	LoopbackHosts bool
 	// Where names the server or cluster in the page header.
 	Where string
 	// Log receives warnings; default slog.Default().
@@ -115,7 +123,7 @@ func New(client valkey.Client, o Options) (*Server, error) {
 	mux.HandleFunc("GET /api/queues/{queue}/jobs/{id}", s.job)
 	mux.HandleFunc("POST /api/queues/{queue}/{action}", s.action(s.queueAction))
 	mux.HandleFunc("POST /api/queues/{queue}/jobs/{id}/{action}", s.action(s.jobAction))
-	s.handler = secure(mux)
+	s.handler = secure(mux, o.LoopbackHosts)
 	return s, nil
 }
 
@@ -128,9 +136,14 @@ func (s *Server) Run(ctx context.Context) { s.sampler.run(ctx) }
 // contentPolicy lets the pages load only what the binary serves.
 const contentPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// secure adds the headers every reply carries.
-func secure(next http.Handler) http.Handler {
+// secure adds the headers every reply carries, and refuses requests for
+// another host when loopbackOnly.
+func secure(next http.Handler, loopbackOnly bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if loopbackOnly && !loopbackHost(r.Host) {
+			http.Error(w, "this dashboard answers on loopback names only", http.StatusMisdirectedRequest)
+			return
+		}
 		h := w.Header()
 		h.Set("Content-Security-Policy", contentPolicy)
 		h.Set("X-Content-Type-Options", "nosniff")
@@ -139,6 +152,20 @@ func secure(next http.Handler) http.Handler {
 		h.Set("Cache-Control", "no-store")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // apiError is the JSON body of a refused or failed API call.

@@ -183,9 +183,8 @@ func TestAPI(t *testing.T) {
 	require.Contains(t, body, `trafikey_queue_removed_total{queue="mail"} 1`)
 	require.Contains(t, body, `trafikey_queue_requeued_total{queue="mail"} 1`)
 
-	code, body, _ = get(t, srv, "/api/series")
-	require.Equal(t, http.StatusOK, code)
-	require.Contains(t, body, `"points":[{`)
+	eventually(t, srv, "/api/series", `"points":[{`)
+	eventually(t, srv, "/api/series?queue=mail", `"queue":"mail","sample_ms":100,"points":[{`)
 }
 
 func TestReadOnlyAPI(t *testing.T) {
@@ -233,4 +232,25 @@ func TestReadOnlyUser(t *testing.T) {
 	info, err := mail.Inspect(t.Context(), id)
 	require.NoError(t, err)
 	require.Equal(t, trafikey.StateDead, info.State)
+}
+
+func TestLoopbackHosts(t *testing.T) {
+	t.Parallel()
+	for host, ok := range map[string]bool{
+		"127.0.0.1:8090": true, "localhost:8090": true, "[::1]:8090": true, "127.1.2.3": true,
+		"app.localhost:80": true, "evil.example.com:8090": false, "10.0.0.5:8090": false, "": false,
+	} {
+		require.Equal(t, ok, loopbackHost(host), host)
+	}
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	srv := startDash(t, valkeytest.Client(t, s), Options{LoopbackHosts: true})
+	code, _, _ := get(t, srv, "/api/info")
+	require.Equal(t, http.StatusOK, code)
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/api/info", nil)
+	require.NoError(t, err)
+	req.Host = "rebound.example.com"
+	res, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusMisdirectedRequest, res.StatusCode)
 }

@@ -59,13 +59,14 @@ type sampler struct {
 	discovered time.Time
 	listErr    string
 	byQueue    map[string]*history
+	latest     map[string]sample // the last read of each queue, charted or not
 	lastTick   time.Time
 }
 
 func newSampler(cat *admin.Catalog, o Options, log *slog.Logger) *sampler {
 	return &sampler{
 		cat: cat, every: o.SampleEvery, discoverEvery: o.DiscoverEvery, keep: o.History,
-		timeout: o.Timeout, log: log, byQueue: map[string]*history{},
+		timeout: o.Timeout, log: log, byQueue: map[string]*history{}, latest: map[string]sample{},
 	}
 }
 
@@ -74,7 +75,7 @@ func (s *sampler) run(ctx context.Context) {
 	t := time.NewTicker(s.every)
 	defer t.Stop()
 	for {
-		s.tick(ctx, false)
+		s.tick(ctx, true)
 		select {
 		case <-ctx.Done():
 			return
@@ -83,14 +84,16 @@ func (s *sampler) run(ctx context.Context) {
 	}
 }
 
-// tick reads every queue once; rediscover finds the queues again even when
-// the last discovery is recent.
-func (s *sampler) tick(ctx context.Context, rediscover bool) {
+// tick reads every queue once, finding the queues again when the last
+// discovery is older than discoverEvery. A charted tick (the timer's) adds
+// its reads to the charts; an uncharted one (after an action) only
+// refreshes the counts, so that the charts' steps stay even.
+func (s *sampler) tick(ctx context.Context, charted bool) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	now := time.Now()
 	s.mu.Lock()
-	queues, due := s.queues, rediscover || now.Sub(s.discovered) >= s.discoverEvery
+	queues, due := s.queues, now.Sub(s.discovered) >= s.discoverEvery
 	s.mu.Unlock()
 	if due {
 		found, err := s.cat.Queues(ctx)
@@ -129,6 +132,10 @@ func (s *sampler) tick(ctx context.Context, rediscover bool) {
 	for _, smp := range samples {
 		name := smp.stats.Name
 		live[name] = true
+		s.latest[name] = smp
+		if !charted {
+			continue
+		}
 		h := s.byQueue[name]
 		if h == nil {
 			h = &history{}
@@ -136,8 +143,9 @@ func (s *sampler) tick(ctx context.Context, rediscover bool) {
 		}
 		h.add(smp, s.keep)
 	}
-	for name := range s.byQueue {
+	for name := range s.latest {
 		if !live[name] {
+			delete(s.latest, name)
 			delete(s.byQueue, name)
 		}
 	}
@@ -174,15 +182,14 @@ func (s *sampler) overview() overview {
 	defer s.mu.Unlock()
 	out := overview{SampledAt: s.lastTick, SampleMS: s.every.Milliseconds(), Error: s.listErr, Queues: []overviewRow{}}
 	for _, q := range s.queues {
-		h := s.byQueue[q.Name()]
-		if h == nil || len(h.points) == 0 {
+		last, ok := s.latest[q.Name()]
+		if !ok {
 			continue
 		}
-		pts := h.ordered()
-		last := pts[len(pts)-1]
 		row := overviewRow{QueueView: last.stats, Error: last.err}
-		if len(pts) > 1 {
-			r := rateBetween(pts[len(pts)-2], last)
+		if h := s.byQueue[q.Name()]; h != nil && len(h.points) > 1 {
+			pts := h.ordered()
+			r := rateBetween(pts[len(pts)-2], pts[len(pts)-1])
 			row.CompletedPerSec, row.FailedPerSec = r.CompletedPerSec, r.FailedPerSec
 		}
 		out.Queues = append(out.Queues, row)
