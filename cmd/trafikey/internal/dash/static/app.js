@@ -3,7 +3,8 @@
 // server is put in the page as text (textContent), never as markup.
 "use strict";
 
-const state = { info: null, timer: null, queues: [], route: "" };
+// info is /api/info, read once, while the first view loads.
+const state = { info: null, infoP: null, timer: null, queues: [] };
 const view = document.getElementById("view");
 
 // el builds an element: el("td", {class: "num"}, "12", child…).
@@ -194,7 +195,7 @@ async function renderOverview() {
 // ---- queue ----
 
 async function renderQueue(name, message) {
-  const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name))]);
+  const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]);
   const q = qr.queue;
   const actions = state.info.read_only ? null : el("div", { class: "actions" },
     q.paused
@@ -248,6 +249,7 @@ async function queueAction(name, action) {
 // ---- job ----
 
 async function renderJob(queue, id, message) {
+  await state.infoP;
   let j;
   try {
     j = await api("queues/" + enc(queue) + "/jobs/" + enc(id));
@@ -333,28 +335,30 @@ async function show() {
     showError(e);
   }
   if (r.queue) document.getElementById("search-queue").value = r.queue;
-  if (r.poll && location.hash === here) {
-    state.timer = setTimeout(show, Math.max(500, state.info.sample_ms));
+  const info = await state.infoP.catch(() => null);
+  if (r.poll && info && location.hash === here) {
+    clearTimeout(state.timer);
+    state.timer = setTimeout(show, Math.max(500, info.sample_ms));
   }
 }
 
-async function start() {
-  try {
-    state.info = await api("info");
-  } catch (e) {
-    showError(e);
-    return;
-  }
-  document.getElementById("where").textContent = state.info.where;
-  document.getElementById("mode").hidden = !state.info.read_only;
-  document.body.dataset.readOnly = state.info.read_only ? "yes" : "no";
+function start() {
+  state.infoP = api("info").then((info) => {
+    state.info = info;
+    document.getElementById("where").textContent = info.where;
+    document.getElementById("mode").hidden = !info.read_only;
+    document.body.dataset.readOnly = info.read_only ? "yes" : "no";
+    return info;
+  });
+  state.infoP.catch(showError);
   document.getElementById("search").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const q = document.getElementById("search-queue").value;
     const id = document.getElementById("search-id").value.trim();
     if (q && id) location.hash = "#/job/" + enc(q) + "/" + enc(id);
   });
-  if (state.queues.length === 0) {
+  if (route().render !== renderOverview) {
+    // The search box lists the queues on every page.
     api("queues").then((ov) => { state.queues = ov.queues.map((q) => q.name); fillSearch(); }).catch(() => {});
   }
   window.addEventListener("hashchange", show);
