@@ -49,7 +49,10 @@ and workers claim nothing until resume. Pausing a paused queue is a no-op.`,
 				return s.explain(q, err)
 			}()
 			if errs[i] != nil {
-				fmt.Fprintf(s.cmd.ErrOrStderr(), "%s %s: %v\n", verb, name, errs[i])
+				errs[i] = fmt.Errorf("%s %s: %w", verb, name, errs[i])
+				if len(args) > 1 {
+					fmt.Fprintln(s.cmd.ErrOrStderr(), errs[i])
+				}
 				continue
 			}
 			fmt.Fprintf(s.out(), "%s %s\n", done, name)
@@ -201,8 +204,9 @@ at once and a progress bar is shown on a terminal.`,
 			results[i] = jobResult{ID: ids[i], OK: err == nil}
 			if err != nil {
 				results[i].Error = err.Error()
-				if !s.json {
-					fmt.Fprintf(s.cmd.ErrOrStderr(), "%s %s: %v\n", act.name, ids[i], err)
+				errs[i] = fmt.Errorf("%s %s: %w", act.name, ids[i], err)
+				if !s.json && len(ids) > 1 {
+					fmt.Fprintln(s.cmd.ErrOrStderr(), errs[i])
 				}
 				continue
 			}

@@ -88,7 +88,8 @@ func codeOf(err error) int {
 }
 
 // severalError reports the failures of a command given several jobs or
-// queues; its code is the one they all share, else exitError.
+// queues (each listed by the command as it goes); its code is the one they
+// all share, else exitError. Given one, it is that one's error.
 type severalError struct {
 	failed, total int
 	code          int
@@ -99,7 +100,7 @@ func (e *severalError) Error() string {
 	if e.total == 1 {
 		return e.first.Error()
 	}
-	return fmt.Sprintf("%d of %d failed; the first: %v", e.failed, e.total, e.first)
+	return fmt.Sprintf("%d of %d failed", e.failed, e.total)
 }
 
 func (e *severalError) Unwrap() error { return e.first }

@@ -74,10 +74,10 @@ keys it holds.`,
 		fmt.Fprintf(tw, "queue\tpending\tdelayed\tactive\tdead\tlanes\tpaused\t\n")
 		for _, r := range rows {
 			if r.Error != "" {
-				fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\n", r.Name, r.Error)
+				fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\n", shown([]byte(r.Name)), r.Error)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", r.Name, r.Pending, r.Delayed, r.Active, r.Dead, r.Lanes, yesNo(r.Paused))
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", shown([]byte(r.Name)), r.Pending, r.Delayed, r.Active, r.Dead, r.Lanes, yesNo(r.Paused))
 		}
 		return tw.Flush()
 	})
