@@ -273,7 +273,7 @@ async function renderJob(queue, id, message) {
     ["lane", j.lane || "–"],
     ["unique key", j.unique_key || "–"],
     ["progress", j.progress || "–"],
-    ["payload", num(j.payload_size) + " bytes, " + (j.payload_format === "json" ? "JSON" : "shown as hex") + (j.payload_cut ? ", first " + num(j.payload_text.split("\n").length * 16) + " bytes shown" : "")],
+    ["payload", num(j.payload_size) + " bytes, " + (j.payload_format === "json" ? "JSON" : "shown as hex") + (j.payload_cut ? ", the first 64 KiB shown" : "")],
   ];
   put(
     el("div", { class: "crumbs" }, el("a", { href: "#/" }, "Queues"), " / ", el("a", { href: "#/queue/" + enc(queue) }, queue), " / job"),
@@ -313,13 +313,22 @@ function fillSearch() {
 }
 
 function showError(e) {
-  put(notice("Could not read from the dashboard server: " + e.message, true));
+  const what = e instanceof APIError && e.status < 500 ? e.message : "Could not read from the dashboard server: " + e.message;
+  put(el("div", { class: "crumbs" }, el("a", { href: "#/" }, "Queues")), notice(what, true));
   setStatus("error", true);
+}
+
+function decode(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch (_) {
+    return part;
+  }
 }
 
 function route() {
   const h = location.hash.replace(/^#\/?/, "");
-  const parts = h.split("/").map(decodeURIComponent);
+  const parts = h.split("/").map(decode);
   if (parts[0] === "queue" && parts.length >= 2) return { render: () => renderQueue(parts[1]), poll: true, queue: parts[1] };
   if (parts[0] === "job" && parts.length >= 3) return { render: () => renderJob(parts[1], parts[2]), poll: false, queue: parts[1] };
   return { render: renderOverview, poll: true };
