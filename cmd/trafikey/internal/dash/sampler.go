@@ -18,14 +18,26 @@ type sample struct {
 	err   string
 }
 
-// history is a queue's samples, a ring of at most keep.
+// tally is what a chart keeps of a sample: the counters it takes rates of.
+type tally struct {
+	at                       time.Time
+	completed, failed, added int64
+	failedRead               bool
+}
+
+func tallyOf(s sample) tally {
+	t := s.stats.Totals
+	return tally{at: s.at, completed: t.Completed, failed: t.Failed, added: t.Added, failedRead: s.err != ""}
+}
+
+// history is a queue's tallies, a ring of at most keep.
 type history struct {
-	points []sample
+	points []tally
 	next   int
 	full   bool
 }
 
-func (h *history) add(s sample, keep int) {
+func (h *history) add(s tally, keep int) {
 	if len(h.points) < keep {
 		h.points = append(h.points, s)
 		return
@@ -35,12 +47,12 @@ func (h *history) add(s sample, keep int) {
 	h.full = true
 }
 
-// ordered returns the samples oldest first.
-func (h *history) ordered() []sample {
+// ordered returns the tallies oldest first.
+func (h *history) ordered() []tally {
 	if !h.full {
-		return append([]sample(nil), h.points...)
+		return append([]tally(nil), h.points...)
 	}
-	return append(append([]sample(nil), h.points[h.next:]...), h.points[:h.next]...)
+	return append(append([]tally(nil), h.points[h.next:]...), h.points[:h.next]...)
 }
 
 // sampler reads every queue's STATS on a timer and keeps the last samples
@@ -141,7 +153,7 @@ func (s *sampler) tick(ctx context.Context, charted bool) {
 			h = &history{}
 			s.byQueue[name] = h
 		}
-		h.add(smp, s.keep)
+		h.add(tallyOf(smp), s.keep)
 	}
 	for name := range s.latest {
 		if !live[name] {
@@ -205,10 +217,10 @@ type point struct {
 	AddedPerSec     float64   `json:"added_per_sec"`
 }
 
-func rateBetween(a, b sample) point {
+func rateBetween(a, b tally) point {
 	dt := b.at.Sub(a.at).Seconds()
 	p := point{At: b.at}
-	if dt <= 0 || a.err != "" || b.err != "" {
+	if dt <= 0 || a.failedRead || b.failedRead {
 		return p
 	}
 	per := func(x, y int64) float64 {
@@ -217,9 +229,9 @@ func rateBetween(a, b sample) point {
 		}
 		return float64(y-x) / dt
 	}
-	p.CompletedPerSec = per(a.stats.Totals.Completed, b.stats.Totals.Completed)
-	p.FailedPerSec = per(a.stats.Totals.Failed, b.stats.Totals.Failed)
-	p.AddedPerSec = per(a.stats.Totals.Added, b.stats.Totals.Added)
+	p.CompletedPerSec = per(a.completed, b.completed)
+	p.FailedPerSec = per(a.failed, b.failed)
+	p.AddedPerSec = per(a.added, b.added)
 	return p
 }
 
@@ -264,7 +276,7 @@ func (s *sampler) series(queue string) series {
 	return out
 }
 
-func rates(pts []sample) []point {
+func rates(pts []tally) []point {
 	out := make([]point, 0, len(pts))
 	for i := 1; i < len(pts); i++ {
 		out = append(out, rateBetween(pts[i-1], pts[i]))
