@@ -254,3 +254,31 @@ func TestLoopbackHosts(t *testing.T) {
 	res.Body.Close()
 	require.Equal(t, http.StatusMisdirectedRequest, res.StatusCode)
 }
+
+func TestAPIOnCluster(t *testing.T) {
+	t.Parallel()
+	cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3})
+	c := valkeytest.ClusterClient(t, cl)
+	ctx := t.Context()
+	var last *trafikey.Queue
+	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"} {
+		q, err := trafikey.Open(ctx, c, name)
+		require.NoError(t, err)
+		_, err = q.Add(ctx, []byte("x"))
+		require.NoError(t, err)
+		last = q
+	}
+	id := deadJob(t, last, `{"n":1}`)
+	srv := startDash(t, c, Options{})
+	body := eventually(t, srv, "/api/queues", `"name":"foxtrot"`)
+	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo"} {
+		require.Contains(t, body, `"name":"`+name+`","paused":false,"pending":1`)
+	}
+	code, body := post(t, srv, "/api/queues/foxtrot/jobs/"+id+"/requeue", true)
+	require.Equal(t, http.StatusOK, code, body)
+	info, err := last.Inspect(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StatePending, info.State)
+	_, body, _ = get(t, srv, "/metrics")
+	require.Contains(t, body, `trafikey_queue_jobs{queue="charlie",state="pending"} 1`)
+}
