@@ -63,11 +63,19 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 }
 
 // applyEnv sets every connection flag the command line left unset from its
-// environment variable, read through lookup.
+// environment variable, read through lookup. --addr and --cluster exclude
+// each other: one given on the command line makes the other's variable
+// ignored.
 func applyEnv(fs *pflag.FlagSet, lookup func(string) (string, bool)) error {
+	if fs.Changed("addr") && fs.Changed("cluster") {
+		return usageErrorf("--addr and --cluster exclude each other")
+	}
 	for _, e := range envFlags {
 		f := fs.Lookup(e.flag)
 		if f == nil || f.Changed {
+			continue
+		}
+		if (e.flag == "cluster" && fs.Changed("addr")) || (e.flag == "addr" && fs.Changed("cluster")) {
 			continue
 		}
 		v, ok := lookup(e.env)

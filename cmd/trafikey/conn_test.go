@@ -46,6 +46,20 @@ func TestACLUserFromEnvironment(t *testing.T) {
 	require.Contains(t, errOut, "WRONGPASS")
 }
 
+func TestAddrAndClusterExcludeEachOther(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	_, err := trafikey.Open(t.Context(), valkeytest.Client(t, s), "mail")
+	require.NoError(t, err)
+	_, _, code := run(t, "queues", "--addr", s.Addr(), "--cluster", s.Addr())
+	require.Equal(t, exitUsage, code)
+	// --addr on the command line wins over TRAFIKEY_CLUSTER.
+	env := envOf(map[string]string{"TRAFIKEY_CLUSTER": "127.0.0.1:1"})
+	out, errOut, code := runWith(t, env, "", "queues", "--names", "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "mail\n", out)
+}
+
 // writeCerts writes a CA and a certificate for 127.0.0.1 signed by it into
 // dir, and returns the paths of the CA, the certificate and its key.
 func writeCerts(t *testing.T, dir string) (ca, cert, key string) {
