@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -210,6 +211,11 @@ func TestQueuesOnACluster(t *testing.T) {
 		got = append(got, r.Name)
 	}
 	require.Equal(t, want, got, "every queue once, in order")
+
+	// One node given with --addr brings in its cluster.
+	out, errOut, code = run(t, "queues", "--names", "--addr", addrs[4])
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, strings.Join(want, "\n")+"\n", out)
 
 	// The cluster from the environment; stats on a queue of any node.
 	env := envOf(map[string]string{"TRAFIKEY_CLUSTER": addrs[2]})

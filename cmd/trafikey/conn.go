@@ -49,8 +49,15 @@ var envFlags = []struct{ flag, env string }{
 }
 
 func (c *connFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.addr, "addr", defaultAddr, "server address host:port (env TRAFIKEY_ADDR)")
-	fs.StringSliceVar(&c.cluster, "cluster", nil, "cluster seed addresses host:port,host:port; the cluster is used through them (env TRAFIKEY_CLUSTER)")
+	fs.StringVar(&c.addr, "addr", defaultAddr, "server address host:port; a cluster node brings in its cluster (env TRAFIKEY_ADDR)")
+	fs.StringSliceVar(&c.cluster, "cluster", nil, "cluster seed addresses host:port,host:port, tried in turn (env TRAFIKEY_CLUSTER)")
+	c.registerAuth(fs)
+	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "bound on each server call or read of a command, and on each dashboard request (env TRAFIKEY_TIMEOUT)")
+}
+
+// registerAuth registers the ACL and TLS flags alone, for a command with
+// its own way of choosing the server (demo).
+func (c *connFlags) registerAuth(fs *pflag.FlagSet) {
 	fs.StringVar(&c.user, "user", "", "ACL user name (env TRAFIKEY_USER)")
 	fs.StringVar(&c.password, "password", "", "ACL password; prefer the environment variable, which no process listing shows (env TRAFIKEY_PASSWORD)")
 	fs.BoolVar(&c.tls, "tls", false, "connect with TLS (env TRAFIKEY_TLS=1)")
@@ -59,7 +66,6 @@ func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM file of the client certificate's key (env TRAFIKEY_TLS_KEY)")
 	fs.BoolVar(&c.tlsInsecure, "tls-insecure", false, "do not verify the server's certificate; implies --tls (env TRAFIKEY_TLS_INSECURE=1)")
 	fs.StringVar(&c.tlsServer, "tls-server-name", "", "the name the server's certificate must carry (default: the address's host) (env TRAFIKEY_TLS_SERVER_NAME)")
-	fs.DurationVar(&c.timeout, "timeout", 10*time.Second, "bound on each server call or read of a command, and on each dashboard request (env TRAFIKEY_TIMEOUT)")
 }
 
 // applyEnv sets every connection flag the command line left unset from its
@@ -99,11 +105,10 @@ func (c *connFlags) clientOption() (valkey.ClientOption, error) {
 		DisableCache: true,
 		ClientName:   "trafikey-cli",
 	}
+	// A node of a cluster, given with --addr or --cluster, is used as a
+	// seed of its cluster: the client finds the others.
 	if len(c.cluster) > 0 {
 		opt.InitAddress = c.cluster
-	} else {
-		// One node: never follow it into a cluster the user did not ask for.
-		opt.ForceSingleClient = true
 	}
 	if c.timeout > 0 {
 		opt.Dialer.Timeout = c.timeout

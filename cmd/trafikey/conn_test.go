@@ -40,6 +40,12 @@ func TestACLUserFromEnvironment(t *testing.T) {
 	require.Equal(t, exitError, code)
 	require.Contains(t, errOut, "NOPERM")
 
+	// The demo on that server, as that user.
+	out, errOut, code = runWith(t, envOf(vars), "", "demo", "--addr", s.Addr(), "--queue", "mail",
+		"--jobs", "50", "--steady-jobs", "0", "--idle-probes", "0", "--progress=false")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "completed 50")
+
 	// A flag wins over its variable.
 	_, errOut, code = runWith(t, envOf(vars), "", "stats", "mail", "--password", "wrong")
 	require.Equal(t, exitError, code)

@@ -48,7 +48,7 @@ Every command that reads prints JSON with --json.
 		return fmt.Errorf("%w (see %s --help)", err, cmd.CommandPath())
 	})
 	root.AddCommand(
-		newDemoCmd(),
+		a.newDemoCmd(),
 		a.newQueuesCmd(), a.newStatsCmd(), a.newLanesCmd(), a.newInspectCmd(),
 		a.newPauseCmd(true), a.newPauseCmd(false), a.newPromoteCmd(),
 		a.newJobActionCmd(requeueAction()), a.newJobActionCmd(removeAction()),
