@@ -33,7 +33,8 @@ queues and jobs, pauses and resumes queues, requeues and removes jobs, serves a
 web dashboard with Prometheus metrics, and runs a demo on a local server.
 
 Every command that talks to a server takes the same connection flags: --addr
-for one node, or --cluster with seed addresses; --tls, --tls-ca, --tls-cert,
+for a server (a cluster node brings in its cluster), or --cluster with several
+seed addresses; --tls, --tls-ca, --tls-cert,
 --tls-key, --tls-insecure, --tls-server-name; --user and --password for an ACL
 user. Each one left off the command line is read from its environment
 variable: TRAFIKEY_ADDR, TRAFIKEY_CLUSTER (comma-separated), TRAFIKEY_TLS,
