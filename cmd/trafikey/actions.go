@@ -122,8 +122,8 @@ func removeAction() jobAction {
 		name: "remove", done: "removed",
 		short: "Delete pending, delayed or dead jobs with their logs",
 		long: `remove deletes each pending, delayed or dead job given, with its logs, and
-releases its unique key. An active job is refused (exit code 4): it is
-removed once its worker finishes. A job that does not exist is not found (3).`,
+releases its unique key. An active job is refused (exit code 4): a worker
+holds it. A job that does not exist is not found (3).`,
 		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Remove(ctx, id) },
 	}
 }
