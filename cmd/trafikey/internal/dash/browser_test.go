@@ -142,6 +142,7 @@ func screenshot(ctx context.Context, t *testing.T, name string) {
 
 func TestBrowser(t *testing.T) {
 	t.Parallel()
+	tab := browser(t)
 	s := valkeytest.Start(t, valkeyserver.Options{})
 	c := valkeytest.Client(t, s)
 	ctx := t.Context()
@@ -176,7 +177,6 @@ func TestBrowser(t *testing.T) {
 	dead := deadJob(t, reports, payload, trafikey.Lane("acme"))
 
 	srv := startDash(t, c, Options{SampleEvery: 250 * time.Millisecond})
-	tab := browser(t)
 
 	// The overview, with 100 queues.
 	within(tab, t, 20*time.Second,
