@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -48,22 +49,17 @@ keys it holds.`,
 			}
 			return nil
 		}
-		rows := make([]queueRow, 0, len(names))
-		for _, n := range names {
-			row := queueRow{QueueView: admin.QueueView{Name: n}}
-			q, err := s.queue(ctx, n)
-			if err == nil {
-				var stats trafikey.Stats
-				if stats, err = q.Stats(ctx); err == nil {
-					row.QueueView = admin.ViewOfStats(n, stats)
-				}
-				err = s.explain(q, err)
-			}
-			if err != nil {
-				row.Error = err.Error()
-			}
-			rows = append(rows, row)
+		rows := make([]queueRow, len(names))
+		var wg sync.WaitGroup
+		slots := make(chan struct{}, queuesParallel)
+		for i, n := range names {
+			slots <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-slots }()
+				rows[i] = s.queueRow(ctx, n)
+			})
 		}
+		wg.Wait()
 		if s.json {
 			if namesOnly {
 				return s.printJSON(names)
@@ -81,6 +77,26 @@ keys it holds.`,
 		}
 		return tw.Flush()
 	})
+}
+
+// queuesParallel is how many queues' STATS `queues` reads at once.
+const queuesParallel = 16
+
+// queueRow reads one queue's counts, or the error that met.
+func (s *session) queueRow(ctx context.Context, name string) queueRow {
+	row := queueRow{QueueView: admin.QueueView{Name: name}}
+	q, err := s.queue(ctx, name)
+	if err == nil {
+		var stats trafikey.Stats
+		if stats, err = q.Stats(ctx); err == nil {
+			row.QueueView = admin.ViewOfStats(name, stats)
+		}
+		err = s.explain(q, err)
+	}
+	if err != nil {
+		row.Error = err.Error()
+	}
+	return row
 }
 
 func yesNo(b bool) string {

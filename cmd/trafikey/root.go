@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/valkey-io/valkey-go"
@@ -64,11 +65,14 @@ type session struct {
 	conn *connFlags
 	json bool
 
-	c valkey.Client // connected on first use
+	mu sync.Mutex
+	c  valkey.Client // connected on first use
 }
 
 // client returns the session's client, connecting on the first call.
 func (s *session) client() (valkey.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.c == nil {
 		c, err := s.conn.connect()
 		if err != nil {
