@@ -2,9 +2,9 @@
 # Builds a producer-and-worker program in a fresh module outside the
 # repository that requires only github.com/trafikey/trafikey (replaced by
 # this checkout, as nothing is published), and fails when its module graph
-# holds a dependency of the CLI, the benchmark, the tests' property checker
-# or the Prometheus adapter: a library user inherits valkey-go and nothing
-# of those.
+# holds a dependency of the CLI (its dashboard and browser tests too), the
+# benchmark, the tests' property checker or the Prometheus adapter: a
+# library user inherits valkey-go and nothing of those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$PWD"
@@ -64,7 +64,7 @@ GO
 (cd "$dir" && GOWORK=off GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 && GOWORK=off go build -o /dev/null .)
 graph="$(cd "$dir" && GOWORK=off go list -m all)"
 bad=0
-for dep in hibiken/asynq redis/go-redis spf13/cobra schollz/progressbar prometheus/client_golang pgregory.net/rapid google.golang.org/protobuf; do
+for dep in hibiken/asynq redis/go-redis spf13/cobra schollz/progressbar prometheus/client_golang chromedp/chromedp pgregory.net/rapid google.golang.org/protobuf; do
 	if grep -qF "$dep" <<<"$graph"; then
 		echo "check-deps: a library user's module graph holds $dep" >&2
 		bad=1

@@ -61,3 +61,49 @@ func Example() {
 	// trafikey_jobs_added_total{queue="emails"} 1
 	// trafikey_queue_jobs{queue="emails",state="pending"} 1
 }
+
+// Report the queues a program finds at run time, with per-lane series for
+// up to 10 lanes of each.
+func ExampleNewQueueSourceCollector() {
+	ctx := context.Background()
+	srv, err := trafikeytest.Start(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
+
+	var queues []*trafikey.Queue // filled in as the program opens queues
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(trafikeyprom.NewQueueSourceCollector(func(context.Context) ([]*trafikey.Queue, error) {
+		return queues, nil
+	}, trafikeyprom.CollectorOptions{MaxLanes: 10}))
+
+	q, err := trafikey.Open(ctx, srv.Client(), "media")
+	if err != nil {
+		log.Fatal(err)
+	}
+	queues = append(queues, q)
+	if _, err := q.Add(ctx, []byte("resize"), trafikey.Lane("tenant-7")); err != nil {
+		log.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, mf := range mfs {
+		switch mf.GetName() {
+		case "trafikey_queue_lanes", "trafikey_lane_jobs":
+			for _, m := range mf.GetMetric() {
+				labels := []string{}
+				for _, l := range m.GetLabel() {
+					labels = append(labels, l.GetName()+"="+l.GetValue())
+				}
+				fmt.Println(mf.GetName(), strings.Join(labels, ","), m.GetGauge().GetValue())
+			}
+		}
+	}
+	// Output:
+	// trafikey_lane_jobs lane=tenant-7,queue=media,state=active 0
+	// trafikey_lane_jobs lane=tenant-7,queue=media,state=waiting 1
+	// trafikey_queue_lanes queue=media 1
+}

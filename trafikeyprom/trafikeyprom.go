@@ -10,14 +10,21 @@
 //     failed, retried, dead-lettered and lost, leases recovered, handlers
 //     running, and handler run time;
 //   - a QueueCollector reads each queue's STATS when scraped and reports
-//     the jobs pending, delayed, active and dead, and whether it is paused,
-//     as seen by the server, whatever process added or ran them.
+//     what the server holds, whatever process added or ran the jobs: the
+//     jobs pending, delayed, active and dead, whether it is paused, its
+//     lanes and rate limit, and its lifetime counters (added, completed,
+//     failed, retried, dead-lettered, recovered, removed, requeued), and
+//     optionally per-lane series. Its queues are fixed
+//     (NewQueueCollector) or listed at each scrape
+//     (NewQueueSourceCollector).
 //
-// Every series carries the label queue.
+// Every series carries the label queue; per-lane series the label lane
+// too.
 package trafikeyprom
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -117,75 +124,177 @@ func (o *Observer) ClaimRateLimited(queue string, _ time.Duration) {
 	o.rateLimited.WithLabelValues(queue).Inc()
 }
 
-// DefaultScrapeTimeout bounds the STATS calls of one scrape.
+// DefaultScrapeTimeout bounds the reads of one scrape.
 const DefaultScrapeTimeout = 5 * time.Second
 
-// QueueCollector reports the depth of queues, read from the server with
-// one STATS call per queue at every scrape. A queue whose STATS fails is
-// left out of that scrape and counted in trafikey_queue_scrape_errors_total.
-type QueueCollector struct {
-	queues  []*trafikey.Queue
-	timeout time.Duration
+// scrapeParallel is how many queues a scrape reads at once.
+const scrapeParallel = 16
 
-	jobs, paused, added, completed *prometheus.Desc
-	errors                         prometheus.Counter
+// QueueSource lists the queues a QueueCollector reports, at each scrape:
+// for a process whose set of queues changes (a dashboard that finds them
+// on the server).
+type QueueSource func(ctx context.Context) ([]*trafikey.Queue, error)
+
+// CollectorOptions tune a QueueCollector.
+type CollectorOptions struct {
+	// Timeout bounds the reads of one scrape; 0 is DefaultScrapeTimeout.
+	Timeout time.Duration
+	// MaxLanes, when above 0, adds per-lane series for up to that many
+	// lanes of each queue (in name order), read with LANES at every
+	// scrape. Each lane is a few series: keep it to the lanes a dashboard
+	// can show.
+	MaxLanes int
 }
 
-// NewQueueCollector returns a collector of the given queues' depths.
-// Register it on a registry; each scrape reads every queue within
-// DefaultScrapeTimeout.
+// QueueCollector reports what the server holds of queues, read with one
+// STATS call per queue at every scrape (and LANES, with per-lane series):
+// jobs by state, paused, lanes, the rate limit, and the lifetime counters
+// of every client and worker. A queue whose reads fail is left out of that
+// scrape and counted in trafikey_queue_scrape_errors_total.
+type QueueCollector struct {
+	source QueueSource
+	opts   CollectorOptions
+
+	jobs, paused, lanes, laneWaiting, rateLimit, rateWindow *prometheus.Desc
+	totals                                                  []*prometheus.Desc
+	laneJobs, laneCap, lanePaused                           *prometheus.Desc
+	errors                                                  prometheus.Counter
+}
+
+// NewQueueCollector returns a collector of the given queues. Register it on
+// a registry; each scrape reads every queue within DefaultScrapeTimeout.
 func NewQueueCollector(queues ...*trafikey.Queue) *QueueCollector {
-	return &QueueCollector{
-		queues:  queues,
-		timeout: DefaultScrapeTimeout,
-		jobs: prometheus.NewDesc(namespace+"_queue_jobs",
-			"Jobs in the queue by state, as the server counts them.", []string{"queue", "state"}, nil),
-		paused: prometheus.NewDesc(namespace+"_queue_paused",
-			"1 when the queue is paused.", []string{"queue"}, nil),
-		added: prometheus.NewDesc(namespace+"_queue_added_total",
-			"Jobs ever added to the queue, by any client.", []string{"queue"}, nil),
-		completed: prometheus.NewDesc(namespace+"_queue_completed_total",
-			"Jobs ever completed in the queue, by any worker.", []string{"queue"}, nil),
+	return NewQueueSourceCollector(func(context.Context) ([]*trafikey.Queue, error) { return queues, nil }, CollectorOptions{})
+}
+
+// NewQueueSourceCollector returns a collector of the queues source lists
+// at each scrape. A source error is counted in
+// trafikey_queue_scrape_errors_total and reports no queue.
+func NewQueueSourceCollector(source QueueSource, o CollectorOptions) *QueueCollector {
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultScrapeTimeout
+	}
+	q := []string{"queue"}
+	desc := func(name, help string, labels ...string) *prometheus.Desc {
+		return prometheus.NewDesc(namespace+"_"+name, help, append(q, labels...), nil)
+	}
+	c := &QueueCollector{
+		source:      source,
+		opts:        o,
+		jobs:        desc("queue_jobs", "Jobs in the queue by state, as the server counts them.", "state"),
+		paused:      desc("queue_paused", "1 when the queue is paused."),
+		lanes:       desc("queue_lanes", "Lanes of the queue with waiting or active jobs."),
+		laneWaiting: desc("queue_lane_waiting_jobs", "Pending jobs of the queue that wait in a lane (part of the pending state)."),
+		rateLimit:   desc("queue_rate_limit", "Most jobs claimed per rate window; 0 when the queue has no rate limit."),
+		rateWindow:  desc("queue_rate_window_seconds", "The queue's rate window; 0 when it has no rate limit."),
+		totals: []*prometheus.Desc{
+			desc("queue_added_total", "Jobs ever added to the queue, by any client."),
+			desc("queue_completed_total", "Jobs ever completed in the queue, by any worker."),
+			desc("queue_failed_total", "Failed attempts in the queue, retried or dead-lettered, by any worker."),
+			desc("queue_retried_total", "Failed attempts of the queue scheduled to run again."),
+			desc("queue_dead_total", "Jobs of the queue dead-lettered, by failure or lease expiry."),
+			desc("queue_recovered_total", "Expired leases of the queue put back to pending."),
+			desc("queue_removed_total", "Jobs removed from the queue."),
+			desc("queue_requeued_total", "Dead jobs of the queue requeued."),
+		},
+		laneJobs:   desc("lane_jobs", "Jobs of a lane by state: waiting (pending in the lane) or active.", "lane", "state"),
+		laneCap:    desc("lane_cap", "Most jobs of a lane active at once; 0 for no cap.", "lane"),
+		lanePaused: desc("lane_paused", "1 when the lane is paused.", "lane"),
 		errors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "queue_scrape_errors_total",
-			Help: "STATS calls of a scrape that failed.",
+			Help: "Reads of a scrape that failed: listing the queues, or a queue's STATS or LANES.",
 		}),
 	}
+	return c
 }
 
 // Describe implements prometheus.Collector.
 func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- c.jobs
-	ch <- c.paused
-	ch <- c.added
-	ch <- c.completed
+	for _, d := range append([]*prometheus.Desc{c.jobs, c.paused, c.lanes, c.laneWaiting, c.rateLimit, c.rateWindow}, c.totals...) {
+		ch <- d
+	}
+	if c.opts.MaxLanes > 0 {
+		ch <- c.laneJobs
+		ch <- c.laneCap
+		ch <- c.lanePaused
+	}
 	c.errors.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
 func (c *QueueCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.opts.Timeout)
 	defer cancel()
-	for _, q := range c.queues {
-		s, err := q.Stats(ctx)
-		if err != nil {
-			c.errors.Inc()
-			continue
-		}
-		name := q.Name()
-		for state, n := range map[trafikey.JobState]int64{
-			trafikey.StatePending: s.Pending, trafikey.StateDelayed: s.Delayed,
-			trafikey.StateActive: s.Active, trafikey.StateDead: s.Dead,
-		} {
-			ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, float64(n), name, string(state))
-		}
-		paused := 0.0
-		if s.Paused {
-			paused = 1
-		}
-		ch <- prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, paused, name)
-		ch <- prometheus.MustNewConstMetric(c.added, prometheus.CounterValue, float64(s.TotalAdded), name)
-		ch <- prometheus.MustNewConstMetric(c.completed, prometheus.CounterValue, float64(s.TotalCompleted), name)
+	queues, err := c.source(ctx)
+	if err != nil {
+		c.errors.Inc()
 	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, scrapeParallel)
+	for _, q := range queues {
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := c.collectQueue(ctx, q, ch); err != nil {
+				c.errors.Inc()
+			}
+		})
+	}
+	wg.Wait()
 	c.errors.Collect(ch)
+}
+
+// collectQueue reads one queue and sends its series, all or none.
+func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch chan<- prometheus.Metric) error {
+	s, err := q.Stats(ctx)
+	if err != nil {
+		return err
+	}
+	var lanes []trafikey.LaneInfo
+	if c.opts.MaxLanes > 0 && s.Lanes > 0 {
+		for l, err := range q.Lanes(ctx) {
+			if err != nil {
+				return err
+			}
+			if len(lanes) == c.opts.MaxLanes {
+				break
+			}
+			lanes = append(lanes, l)
+		}
+	}
+	name := q.Name()
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{name}, labels...)...)
+	}
+	for state, n := range map[trafikey.JobState]int64{
+		trafikey.StatePending: s.Pending, trafikey.StateDelayed: s.Delayed,
+		trafikey.StateActive: s.Active, trafikey.StateDead: s.Dead,
+	} {
+		gauge(c.jobs, float64(n), string(state))
+	}
+	gauge(c.paused, flag(s.Paused))
+	gauge(c.lanes, float64(s.Lanes))
+	gauge(c.laneWaiting, float64(s.LaneWaiting))
+	gauge(c.rateLimit, float64(s.RateLimit))
+	gauge(c.rateWindow, s.RateWindow.Seconds())
+	for i, v := range []int64{
+		s.TotalAdded, s.TotalCompleted, s.TotalFailed, s.TotalRetried,
+		s.TotalDead, s.TotalRecovered, s.TotalRemoved, s.TotalRequeued,
+	} {
+		ch <- prometheus.MustNewConstMetric(c.totals[i], prometheus.CounterValue, float64(v), name)
+	}
+	for _, l := range lanes {
+		gauge(c.laneJobs, float64(l.Waiting), l.Name, "waiting")
+		gauge(c.laneJobs, float64(l.Active), l.Name, "active")
+		gauge(c.laneCap, float64(l.Cap), l.Name)
+		gauge(c.lanePaused, flag(l.Paused), l.Name)
+	}
+	return nil
+}
+
+func flag(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -113,7 +113,7 @@ trafikey_queue_added_total{queue="other"} 1
 # TYPE trafikey_queue_completed_total counter
 trafikey_queue_completed_total{queue="mail"} 1
 trafikey_queue_completed_total{queue="other"} 0
-# HELP trafikey_queue_scrape_errors_total STATS calls of a scrape that failed.
+# HELP trafikey_queue_scrape_errors_total Reads of a scrape that failed: listing the queues, or a queue's STATS or LANES.
 # TYPE trafikey_queue_scrape_errors_total counter
 trafikey_queue_scrape_errors_total 0
 `
@@ -139,12 +139,161 @@ trafikey_queue_scrape_errors_total 0
 		t.Fatalf("queue series with the server down: %d, %v", n, err)
 	}
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(`
-# HELP trafikey_queue_scrape_errors_total STATS calls of a scrape that failed.
+# HELP trafikey_queue_scrape_errors_total Reads of a scrape that failed: listing the queues, or a queue's STATS or LANES.
 # TYPE trafikey_queue_scrape_errors_total counter
 trafikey_queue_scrape_errors_total 4
 `), "trafikey_queue_scrape_errors_total"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestQueueSourceCollector(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	srv := trafikeytest.NewServer(t)
+	q, err := trafikey.Open(ctx, srv.Client(), "media")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lane := range []string{"tenant-a", "tenant-a", "tenant-b", "tenant-c"} {
+		if _, err := q.Add(ctx, []byte("x"), trafikey.Lane(lane)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := q.Add(ctx, []byte("plain"), trafikey.MaxAttempts(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.SetLaneCap(ctx, "tenant-a", 3); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.PauseLane(ctx, "tenant-b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.SetRate(ctx, 100, 2*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	listed := []*trafikey.Queue{}
+	listErr := error(nil)
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(trafikeyprom.NewQueueSourceCollector(func(context.Context) ([]*trafikey.Queue, error) {
+		return listed, listErr
+	}, trafikeyprom.CollectorOptions{MaxLanes: 2}))
+
+	// No queue listed yet: no queue series.
+	if n, err := testutil.GatherAndCount(reg, "trafikey_queue_jobs"); err != nil || n != 0 {
+		t.Fatalf("series before any queue is listed: %d, %v", n, err)
+	}
+	listed = []*trafikey.Queue{q}
+	want := `
+# HELP trafikey_lane_cap Most jobs of a lane active at once; 0 for no cap.
+# TYPE trafikey_lane_cap gauge
+trafikey_lane_cap{lane="tenant-a",queue="media"} 3
+trafikey_lane_cap{lane="tenant-b",queue="media"} 0
+# HELP trafikey_lane_jobs Jobs of a lane by state: waiting (pending in the lane) or active.
+# TYPE trafikey_lane_jobs gauge
+trafikey_lane_jobs{lane="tenant-a",queue="media",state="active"} 0
+trafikey_lane_jobs{lane="tenant-a",queue="media",state="waiting"} 2
+trafikey_lane_jobs{lane="tenant-b",queue="media",state="active"} 0
+trafikey_lane_jobs{lane="tenant-b",queue="media",state="waiting"} 1
+# HELP trafikey_lane_paused 1 when the lane is paused.
+# TYPE trafikey_lane_paused gauge
+trafikey_lane_paused{lane="tenant-a",queue="media"} 0
+trafikey_lane_paused{lane="tenant-b",queue="media"} 1
+# HELP trafikey_queue_added_total Jobs ever added to the queue, by any client.
+# TYPE trafikey_queue_added_total counter
+trafikey_queue_added_total{queue="media"} 5
+# HELP trafikey_queue_jobs Jobs in the queue by state, as the server counts them.
+# TYPE trafikey_queue_jobs gauge
+trafikey_queue_jobs{queue="media",state="active"} 0
+trafikey_queue_jobs{queue="media",state="dead"} 0
+trafikey_queue_jobs{queue="media",state="delayed"} 0
+trafikey_queue_jobs{queue="media",state="pending"} 5
+# HELP trafikey_queue_lane_waiting_jobs Pending jobs of the queue that wait in a lane (part of the pending state).
+# TYPE trafikey_queue_lane_waiting_jobs gauge
+trafikey_queue_lane_waiting_jobs{queue="media"} 4
+# HELP trafikey_queue_lanes Lanes of the queue with waiting or active jobs.
+# TYPE trafikey_queue_lanes gauge
+trafikey_queue_lanes{queue="media"} 3
+# HELP trafikey_queue_rate_limit Most jobs claimed per rate window; 0 when the queue has no rate limit.
+# TYPE trafikey_queue_rate_limit gauge
+trafikey_queue_rate_limit{queue="media"} 100
+# HELP trafikey_queue_rate_window_seconds The queue's rate window; 0 when it has no rate limit.
+# TYPE trafikey_queue_rate_window_seconds gauge
+trafikey_queue_rate_window_seconds{queue="media"} 2
+`
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"trafikey_lane_cap", "trafikey_lane_jobs", "trafikey_lane_paused", "trafikey_queue_added_total",
+		"trafikey_queue_jobs", "trafikey_queue_lane_waiting_jobs", "trafikey_queue_lanes",
+		"trafikey_queue_rate_limit", "trafikey_queue_rate_window_seconds"); err != nil {
+		t.Fatal(err)
+	}
+
+	// Run the plain job to its death: the counters follow.
+	jobs, err := q.Claim(ctx, time.Minute, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if string(j.Payload) == "plain" {
+			if _, err := j.Fail(ctx, errors.New("no"), true); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := j.Complete(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]float64{
+		"trafikey_queue_completed_total": float64(len(jobs) - 1),
+		"trafikey_queue_failed_total":    1,
+		"trafikey_queue_dead_total":      1,
+		"trafikey_queue_retried_total":   0,
+		"trafikey_queue_recovered_total": 0,
+		"trafikey_queue_removed_total":   0,
+		"trafikey_queue_requeued_total":  0,
+	} {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := -1.0
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				got = mf.GetMetric()[0].GetCounter().GetValue()
+			}
+		}
+		if got != want {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+
+	// A source that fails reports no queue and counts the failure.
+	listErr = errors.New("server gone")
+	listed = nil
+	if n, err := testutil.GatherAndCount(reg, "trafikey_queue_jobs"); err != nil || n != 0 {
+		t.Fatalf("series with a failing source: %d, %v", n, err)
+	}
+	if v := testutil.ToFloat64(counterOf(t, reg, "trafikey_queue_scrape_errors_total")); v < 1 {
+		t.Fatalf("scrape errors %v, want at least 1", v)
+	}
+}
+
+// counterOf gathers reg and returns the single counter value of name as a
+// collector testutil.ToFloat64 reads.
+func counterOf(t *testing.T, reg *prometheus.Registry, name string) prometheus.Collector {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: "copy"})
+			c.Add(mf.GetMetric()[0].GetCounter().GetValue())
+			return c
+		}
+	}
+	t.Fatalf("no series %s", name)
+	return nil
 }
 
 func TestNewObserverTwiceOnOneRegistry(t *testing.T) {

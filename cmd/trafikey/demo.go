@@ -21,6 +21,7 @@ const serverStartTimeout = 30 * time.Second
 
 type demoFlags struct {
 	cfg      demo.Config
+	conn     connFlags // ACL and TLS of the server given with --addr
 	addr     string
 	module   string
 	noModule bool
@@ -29,7 +30,7 @@ type demoFlags struct {
 	progress bool
 }
 
-func newDemoCmd() *cobra.Command {
+func (a *app) newDemoCmd() *cobra.Command {
 	f := demoFlags{}
 	cmd := &cobra.Command{
 		Use:   "demo",
@@ -38,16 +39,23 @@ func newDemoCmd() *cobra.Command {
 when one is given or found, else the Lua executor), adds --jobs no-op jobs from
 --producers goroutines while a worker with --concurrency handler slots runs them,
 then adds jobs at a steady rate and one at a time to an idle worker, and prints
-throughput and latency. With --addr it uses that server instead.
+throughput and latency. With --addr it uses that server instead (with the ACL
+and TLS flags, or their environment variables, as every command takes them).
 
 The module is --module, else trafikey.so next to this binary, else build/trafikey.so
 in the repository around the working directory (scripts/demo.sh builds it there).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: runE(func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("addr") {
+				if err := applyEnv(cmd.Flags(), a.lookupEnv); err != nil {
+					return err
+				}
+			}
 			return runDemo(cmd, &f, cmd.Flags().Changed("module"))
-		},
+		}),
 	}
 	fl := cmd.Flags()
+	f.conn.registerAuth(fl)
 	fl.IntVar(&f.cfg.Jobs, "jobs", 100_000, "jobs to add and run")
 	fl.IntVar(&f.cfg.Producers, "producers", 4, "goroutines adding jobs")
 	fl.IntVar(&f.cfg.Batch, "batch", 100, "jobs per ADD call (1..1000)")
@@ -104,9 +112,15 @@ func runDemo(cmd *cobra.Command, f *demoFlags, moduleAsked bool) error {
 		}
 	}
 
-	client, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{addr}, DisableCache: true})
+	// The demo's own server has no ACL user and no TLS.
+	conn := connFlags{addr: addr}
+	if f.addr != "" {
+		conn = f.conn
+		conn.addr = addr
+	}
+	client, err := conn.connect()
 	if err != nil {
-		return fmt.Errorf("connect to %s: %w", addr, err)
+		return err
 	}
 	defer client.Close()
 	exec, fallback, err := demo.ChooseExecutor(ctx, client, f.executor)

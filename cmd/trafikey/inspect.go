@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -12,62 +13,71 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
 )
 
 // maxShown bounds how much of a payload or error text inspect prints.
 const maxShown = 512
 
-func newInspectCmd() *cobra.Command {
-	var addr string
+func (a *app) newInspectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect <queue> <id>",
 		Short: "Show one job: state, attempts, payload, last error, progress and logs",
-		Args:  cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			q, closeClient, err := openReadOnly(cmd.Context(), addr, args[0])
-			if err != nil {
-				return err
-			}
-			defer closeClient()
-			info, err := q.Inspect(cmd.Context(), args[1])
-			if errors.Is(err, trafikey.ErrNotFound) {
-				return fmt.Errorf("queue %q has no job %s (completed, removed, or never added)", args[0], args[1])
-			}
-			if err != nil {
-				return err
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintf(tw, "job\t%s in queue %s\n", info.ID, q.Name())
-			fmt.Fprintf(tw, "state\t%s\n", info.State)
-			fmt.Fprintf(tw, "attempts\t%d of %d\n", info.Attempts, info.MaxAttempts)
-			fmt.Fprintf(tw, "priority\t%d\n", info.Priority)
-			fmt.Fprintf(tw, "backoff\t%s from %v\n", info.Backoff, info.BackoffBase)
-			fmt.Fprintf(tw, "added\t%s (%s ago)\n", info.AddedAt.Format(time.RFC3339Nano), time.Since(info.AddedAt).Round(time.Millisecond))
-			if info.UniqueKey != "" {
-				fmt.Fprintf(tw, "unique key\t%s\n", shown([]byte(info.UniqueKey)))
-			}
-			fmt.Fprintf(tw, "payload\t%d bytes: %s\n", len(info.Payload), shown(info.Payload))
-			if info.Progress != "" {
-				fmt.Fprintf(tw, "progress\t%s\n", shown([]byte(info.Progress)))
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if info.LastError != "" {
-				fmt.Fprintf(out, "\nlast error:\n%s\n", indent(clip(info.LastError)))
-			}
-			if len(info.Logs) > 0 {
-				fmt.Fprintf(out, "\nlogs (%d lines):\n", len(info.Logs))
-				for i, line := range info.Logs {
-					fmt.Fprintf(out, "  %s  %s\n", strconv.Itoa(i+1), clip(line))
-				}
-			}
-			return nil
-		},
+		Long: `inspect reads one job with INSPECT and never writes. A job that completed, was
+removed or never existed is not found (exit code 3). With --json the payload
+is in "payload" (base64), and "payload_text" shows it pretty-printed when it
+is JSON, else as a hex dump.`,
+		Args: args(cobra.ExactArgs(2)),
 	}
-	cmd.Flags().StringVar(&addr, "addr", defaultAddr, "server address host:port")
-	return cmd
+	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
+		ctx, cancel := s.bound(ctx)
+		defer cancel()
+		q, err := s.queue(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		info, err := q.Inspect(ctx, args[1])
+		if errors.Is(err, trafikey.ErrNotFound) {
+			return fmt.Errorf("queue %q has no job %s (completed, removed, or never added): %w", args[0], args[1], err)
+		}
+		if err != nil {
+			return s.explain(q, err)
+		}
+		if s.json {
+			return s.printJSON(admin.ViewOfJob(q.Name(), info))
+		}
+		tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "job\t%s in queue %s\n", info.ID, q.Name())
+		fmt.Fprintf(tw, "state\t%s\n", info.State)
+		fmt.Fprintf(tw, "attempts\t%d of %d\n", info.Attempts, info.MaxAttempts)
+		fmt.Fprintf(tw, "priority\t%d\n", info.Priority)
+		fmt.Fprintf(tw, "backoff\t%s from %v\n", info.Backoff, info.BackoffBase)
+		fmt.Fprintf(tw, "added\t%s (%s ago)\n", info.AddedAt.Format(time.RFC3339Nano), time.Since(info.AddedAt).Round(time.Millisecond))
+		if info.Lane != "" {
+			fmt.Fprintf(tw, "lane\t%s\n", shown([]byte(info.Lane)))
+		}
+		if info.UniqueKey != "" {
+			fmt.Fprintf(tw, "unique key\t%s\n", shown([]byte(info.UniqueKey)))
+		}
+		fmt.Fprintf(tw, "payload\t%d bytes: %s\n", len(info.Payload), shown(info.Payload))
+		if info.Progress != "" {
+			fmt.Fprintf(tw, "progress\t%s\n", shown([]byte(info.Progress)))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		out := s.out()
+		if info.LastError != "" {
+			fmt.Fprintf(out, "\nlast error:\n%s\n", indent(clip(info.LastError)))
+		}
+		if len(info.Logs) > 0 {
+			fmt.Fprintf(out, "\nlogs (%d lines):\n", len(info.Logs))
+			for i, line := range info.Logs {
+				fmt.Fprintf(out, "  %s  %s\n", strconv.Itoa(i+1), clip(line))
+			}
+		}
+		return nil
+	})
 }
 
 // shown prints bytes as text when they are printable UTF-8, else quoted

@@ -1,8 +1,17 @@
-// Command trafikey runs the trafikey demo and inspects queues.
+// Command trafikey operates trafikey queues and runs the demo.
 //
-//	trafikey demo                  start a local valkey-server and run jobs through it
-//	trafikey stats <queue>         a queue's counts and lifetime counters
-//	trafikey inspect <queue> <id>  one job
+//	trafikey queues                       the queues on a server or cluster
+//	trafikey stats <queue>                a queue's counts and lifetime counters
+//	trafikey lanes <queue>                a queue's lanes
+//	trafikey inspect <queue> <id>         one job
+//	trafikey pause|resume <queue>…        stop or restart claims
+//	trafikey promote <queue>              move due delayed jobs to pending now
+//	trafikey requeue|remove <queue> <id>… act on jobs
+//	trafikey dash                         the web dashboard and /metrics
+//	trafikey demo                         start a local valkey-server and run jobs through it
+//
+// Exit codes: 0 done, 1 error, 2 usage, 3 not found, 4 refused by the job's
+// state (see trafikey --help).
 package main
 
 import (
@@ -14,9 +23,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newRootCmd().ExecuteContext(ctx); err != nil {
-		stop()
-		os.Exit(1)
-	}
+	err := newRootCmd(os.LookupEnv).ExecuteContext(ctx)
+	stop()
+	os.Exit(exitCode(err))
 }

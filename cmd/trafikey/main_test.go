@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,16 +13,43 @@ import (
 	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
-// run runs the CLI with args and returns its output.
-func run(t *testing.T, args ...string) (string, error) {
+// noEnv is an environment without any variable.
+func noEnv(string) (string, bool) { return "", false }
+
+// run runs the CLI with args and an empty environment, and returns its
+// standard output, its standard error and its exit code.
+func run(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := newRootCmd()
-	var out bytes.Buffer
+	return runWith(t, noEnv, "", args...)
+}
+
+// runWith runs the CLI with args, the environment env and the standard
+// input stdin.
+func runWith(t *testing.T, env func(string) (string, bool), stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := newRootCmd(env)
+	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
-	cmd.SetErr(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetIn(strings.NewReader(stdin))
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(t.Context())
-	return out.String(), err
+	return out.String(), errOut.String(), exitCode(err)
+}
+
+// envOf is an environment of the given variables.
+func envOf(vars map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}
+}
+
+func decode[T any](t *testing.T, s string) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal([]byte(s), &v), "JSON output:\n%s", s)
+	return v
 }
 
 func TestStatsAndInspect(t *testing.T) {
@@ -31,31 +60,75 @@ func TestStatsAndInspect(t *testing.T) {
 	require.NoError(t, err)
 	id, err := q.Add(t.Context(), []byte("hello\x00world"), trafikey.Priority(5))
 	require.NoError(t, err)
-	_, err = q.Add(t.Context(), []byte("second"))
+	_, err = q.Add(t.Context(), []byte(`{"to":"ada"}`), trafikey.Lane("tenant-1"))
 	require.NoError(t, err)
 
-	out, err := run(t, "stats", "mail", "--addr", s.Addr())
-	require.NoError(t, err)
+	out, _, code := run(t, "stats", "mail", "--addr", s.Addr())
+	require.Equal(t, exitOK, code)
 	require.Regexp(t, `pending\s+2\n`, out)
+	require.Regexp(t, `in lanes\s+1\n`, out)
 	require.Regexp(t, `added\s+2\n`, out)
+	require.Contains(t, out, "tenant-1")
 
-	out, err = run(t, "inspect", "mail", id, "--addr", s.Addr())
-	require.NoError(t, err)
+	out, _, code = run(t, "stats", "mail", "--addr", s.Addr(), "--json")
+	require.Equal(t, exitOK, code)
+	st := decode[map[string]any](t, out)
+	require.EqualValues(t, 2, st["pending"])
+	require.EqualValues(t, 1, st["lanes"])
+	require.EqualValues(t, 2, st["totals"].(map[string]any)["added"])
+	require.Equal(t, "tenant-1", st["lane_list"].([]any)[0].(map[string]any)["name"])
+
+	out, _, code = run(t, "inspect", "mail", id, "--addr", s.Addr())
+	require.Equal(t, exitOK, code)
 	require.Regexp(t, `state\s+pending\n`, out)
 	require.Regexp(t, `priority\s+5\n`, out)
 	require.Contains(t, out, `"hello\x00world"`)
 
-	_, err = run(t, "inspect", "mail", "999", "--addr", s.Addr())
-	require.ErrorContains(t, err, "has no job 999")
-	_, err = run(t, "stats", "nosuchqueue", "--addr", s.Addr())
-	require.ErrorIs(t, err, trafikey.ErrWire)
+	out, _, code = run(t, "inspect", "mail", id, "--addr", s.Addr(), "--json")
+	require.Equal(t, exitOK, code)
+	job := decode[map[string]any](t, out)
+	require.Equal(t, "pending", job["state"])
+	require.Equal(t, "aGVsbG8Ad29ybGQ=", job["payload"], "payload in base64")
+	require.Equal(t, "binary", job["payload_format"])
+	require.Contains(t, job["payload_text"], "|hello.world|")
+
+	_, errOut, code := run(t, "inspect", "mail", "999", "--addr", s.Addr())
+	require.Equal(t, exitNotFound, code)
+	require.Contains(t, errOut, "has no job 999")
+	_, errOut, code = run(t, "stats", "nosuchqueue", "--addr", s.Addr())
+	require.Equal(t, exitNotFound, code)
+	require.Contains(t, errOut, `queue "nosuchqueue" not found`)
 	require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", "emq:{nosuchqueue}:version"), "stats wrote nothing")
+
+	out, _, code = run(t, "lanes", "mail", "--addr", s.Addr(), "--json")
+	require.Equal(t, exitOK, code)
+	require.JSONEq(t, `[{"name":"tenant-1","waiting":1,"active":0,"cap":0,"paused":false}]`, out)
+}
+
+func TestExitCodesOfUsage(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{
+		{"stats"},                        // a missing argument
+		{"stats", "a", "b"},              // one too many
+		{"stats", "a", "--no-such-flag"}, // an unknown flag
+		{"no-such-command"},
+		{"stats", "a{b}", "--addr", "127.0.0.1:1"}, // not a queue name
+	} {
+		_, _, code := run(t, args...)
+		require.Equal(t, exitUsage, code, "%q", args)
+	}
+	_, _, code := runWith(t, envOf(map[string]string{"TRAFIKEY_TIMEOUT": "soon"}), "", "stats", "a")
+	require.Equal(t, exitUsage, code, "a bad environment variable")
+	// Nothing listens on port 1.
+	_, errOut, code := run(t, "stats", "a", "--addr", "127.0.0.1:1")
+	require.Equal(t, exitError, code)
+	require.Contains(t, errOut, "connect to 127.0.0.1:1")
 }
 
 func TestDemoSmall(t *testing.T) {
 	t.Parallel()
-	out, err := run(t, "demo", "--jobs", "300", "--steady-jobs", "20", "--idle-probes", "3", "--progress=false", "--no-module")
-	require.NoError(t, err)
-	require.Contains(t, out, "lua executor")
+	out, errOut, code := run(t, "demo", "--jobs", "300", "--steady-jobs", "20", "--idle-probes", "3", "--progress=false", "--no-module")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, errOut, "lua executor")
 	require.Contains(t, out, "completed 323")
 }

@@ -1,93 +1,130 @@
 package main
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"strconv"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
 )
 
-func newStatsCmd() *cobra.Command {
-	var addr string
+// statsJSON is `trafikey stats --json`: the counts and, when the queue has
+// lanes, the first of them.
+type statsJSON struct {
+	admin.QueueView
+	Executor  string           `json:"executor"`
+	LaneList  []admin.LaneView `json:"lane_list,omitempty"`
+	LanesMore bool             `json:"lane_list_cut,omitempty"`
+}
+
+func (a *app) newStatsCmd() *cobra.Command {
 	var maxLanes int
 	cmd := &cobra.Command{
 		Use:   "stats <queue>",
 		Short: "Show a queue's counts and lifetime counters",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			q, closeClient, err := openReadOnly(cmd.Context(), addr, args[0])
-			if err != nil {
-				return err
-			}
-			defer closeClient()
-			s, err := q.Stats(cmd.Context())
-			if errors.Is(err, trafikey.ErrWire) {
-				return fmt.Errorf("queue %q on %s: %w (no such queue, or another wire version)", args[0], addr, err)
-			}
-			if err != nil {
-				return err
-			}
-			paused := "no"
-			if s.Paused {
-				paused = "yes"
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-			fmt.Fprintf(tw, "queue\t%s (%s executor, %s)\n", q.Name(), q.Executor(), addr)
-			fmt.Fprintf(tw, "paused\t%s\n", paused)
-			if s.RateLimit > 0 {
-				fmt.Fprintf(tw, "rate limit\t%d per %v\n", s.RateLimit, s.RateWindow)
-			}
-			fmt.Fprintf(tw, "\t\n")
-			fmt.Fprintf(tw, "pending\t%d (in lanes %d)\n", s.Pending, s.LaneWaiting)
-			fmt.Fprintf(tw, "delayed\t%d\n", s.Delayed)
-			fmt.Fprintf(tw, "active\t%d\n", s.Active)
-			fmt.Fprintf(tw, "dead\t%d\n", s.Dead)
-			fmt.Fprintf(tw, "\t\n")
-			fmt.Fprintf(tw, "added\t%d\n", s.TotalAdded)
-			fmt.Fprintf(tw, "completed\t%d\n", s.TotalCompleted)
-			fmt.Fprintf(tw, "failed attempts\t%d (retried %d)\n", s.TotalFailed, s.TotalRetried)
-			fmt.Fprintf(tw, "dead-lettered\t%d\n", s.TotalDead)
-			fmt.Fprintf(tw, "leases recovered\t%d\n", s.TotalRecovered)
-			fmt.Fprintf(tw, "removed\t%d\n", s.TotalRemoved)
-			fmt.Fprintf(tw, "requeued\t%d\n", s.TotalRequeued)
-			if err := tw.Flush(); err != nil || s.Lanes == 0 {
-				return err
-			}
-			return printLanes(cmd, q, s.Lanes, maxLanes)
-		},
+		Long:  "stats reads a queue's counts and counters with one STATS call, and lists its lanes with jobs. It never writes.",
+		Args:  args(cobra.ExactArgs(1)),
 	}
-	cmd.Flags().StringVar(&addr, "addr", defaultAddr, "server address host:port")
 	cmd.Flags().IntVar(&maxLanes, "lanes", 20, "show at most this many lanes (0: all)")
-	return cmd
-}
-
-// printLanes lists the queue's lanes with jobs, in name order, up to max.
-func printLanes(cmd *cobra.Command, q *trafikey.Queue, total int64, max int) error {
-	fmt.Fprintf(cmd.OutOrStdout(), "\nlanes with jobs: %d\n", total)
-	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "lane\twaiting\tactive\tcap\tpaused\n")
-	shown := 0
-	for l, err := range q.Lanes(cmd.Context()) {
+	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
+		ctx, cancel := s.bound(ctx)
+		defer cancel()
+		q, err := s.queue(ctx, args[0])
 		if err != nil {
 			return err
 		}
-		if max > 0 && shown == max {
-			fmt.Fprintf(tw, "… %d more\t\t\t\t\n", total-int64(shown))
-			break
+		st, err := q.Stats(ctx)
+		if err != nil {
+			return s.explain(q, err)
 		}
-		limit, paused := "-", "no"
+		var lanes []admin.LaneView
+		more := false
+		if st.Lanes > 0 {
+			if lanes, more, err = admin.ReadLanes(ctx, q, maxLanes); err != nil {
+				return err
+			}
+		}
+		if s.json {
+			return s.printJSON(statsJSON{QueueView: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), LaneList: lanes, LanesMore: more})
+		}
+		tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "queue\t%s (%s executor, %s)\n", q.Name(), q.Executor(), s.conn.where())
+		fmt.Fprintf(tw, "paused\t%s\n", yesNo(st.Paused))
+		if st.RateLimit > 0 {
+			fmt.Fprintf(tw, "rate limit\t%d per %v\n", st.RateLimit, st.RateWindow)
+		}
+		fmt.Fprintf(tw, "\t\n")
+		fmt.Fprintf(tw, "pending\t%d\n", st.Pending)
+		if st.Lanes > 0 {
+			fmt.Fprintf(tw, "  in lanes\t%d\n", st.LaneWaiting)
+		}
+		fmt.Fprintf(tw, "delayed\t%d\n", st.Delayed)
+		fmt.Fprintf(tw, "active\t%d\n", st.Active)
+		fmt.Fprintf(tw, "dead\t%d\n", st.Dead)
+		fmt.Fprintf(tw, "\t\n")
+		fmt.Fprintf(tw, "added\t%d\n", st.TotalAdded)
+		fmt.Fprintf(tw, "completed\t%d\n", st.TotalCompleted)
+		fmt.Fprintf(tw, "failed attempts\t%d (retried %d)\n", st.TotalFailed, st.TotalRetried)
+		fmt.Fprintf(tw, "dead-lettered\t%d\n", st.TotalDead)
+		fmt.Fprintf(tw, "leases recovered\t%d\n", st.TotalRecovered)
+		fmt.Fprintf(tw, "removed\t%d\n", st.TotalRemoved)
+		fmt.Fprintf(tw, "requeued\t%d\n", st.TotalRequeued)
+		if err := tw.Flush(); err != nil || st.Lanes == 0 {
+			return err
+		}
+		fmt.Fprintf(s.out(), "\nlanes with jobs: %d\n", st.Lanes)
+		return printLanes(s, lanes, more, st.Lanes)
+	})
+}
+
+func (a *app) newLanesCmd() *cobra.Command {
+	var max int
+	cmd := &cobra.Command{
+		Use:   "lanes <queue>",
+		Short: "List a queue's lanes with jobs: waiting, active, cap, paused",
+		Long:  "lanes lists the lanes that have waiting or active jobs, in byte order of their names, read a page at a time.",
+		Args:  args(cobra.ExactArgs(1)),
+	}
+	cmd.Flags().IntVar(&max, "max", 0, "list at most this many lanes (0: all)")
+	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
+		ctx, cancel := s.bound(ctx)
+		defer cancel()
+		q, err := s.queue(ctx, args[0])
+		if err != nil {
+			return err
+		}
+		lanes, more, err := admin.ReadLanes(ctx, q, max)
+		if err != nil {
+			return s.explain(q, err)
+		}
+		if s.json {
+			return s.printJSON(lanes)
+		}
+		return printLanes(s, lanes, more, -1)
+	})
+}
+
+// printLanes prints lanes as a table; more says lanes were left out (total
+// of them, when known, else -1).
+func printLanes(s *session, lanes []admin.LaneView, more bool, total int64) error {
+	tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "lane\twaiting\tactive\tcap\tpaused\n")
+	for _, l := range lanes {
+		limit := "-"
 		if l.Cap > 0 {
 			limit = strconv.Itoa(l.Cap)
 		}
-		if l.Paused {
-			paused = "yes"
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\n", shown([]byte(l.Name)), l.Waiting, l.Active, limit, yesNo(l.Paused))
+	}
+	if more {
+		if total >= 0 {
+			fmt.Fprintf(tw, "… %d more\t\t\t\t\n", total-int64(len(lanes)))
+		} else {
+			fmt.Fprintf(tw, "… more\t\t\t\t\n")
 		}
-		fmt.Fprintf(tw, "%q\t%d\t%d\t%s\t%s\n", l.Name, l.Waiting, l.Active, limit, paused)
-		shown++
 	}
 	return tw.Flush()
 }

@@ -1,0 +1,271 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/trafikey/trafikey"
+)
+
+func (a *app) newPauseCmd(pause bool) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "pause <queue>…",
+		Short: "Stop claims on queues: workers get no jobs until resume",
+		Long: `pause stops claims on each queue given: adding, completing and failing go on,
+and workers claim nothing until resume. Pausing a paused queue is a no-op.`,
+		Args: args(cobra.MinimumNArgs(1)),
+	}
+	verb, done := "pause", "paused"
+	if !pause {
+		cmd.Use, cmd.Short = "resume <queue>…", "Let workers claim again on paused queues"
+		cmd.Long = "resume lets workers claim again on each queue given and wakes idle ones. Resuming a running queue is a no-op."
+		verb, done = "resume", "resumed"
+	}
+	return a.connected(cmd, false, func(ctx context.Context, s *session, args []string) error {
+		errs := make([]error, len(args))
+		for i, name := range args {
+			errs[i] = func() error {
+				ctx, cancel := s.bound(ctx)
+				defer cancel()
+				q, err := s.queue(ctx, name)
+				if err != nil {
+					return err
+				}
+				if pause {
+					err = q.Pause(ctx)
+				} else {
+					err = q.Resume(ctx)
+				}
+				return s.explain(q, err)
+			}()
+			if errs[i] != nil {
+				errs[i] = fmt.Errorf("%s %s: %w", verb, name, errs[i])
+				if len(args) > 1 {
+					fmt.Fprintln(s.cmd.ErrOrStderr(), errs[i])
+				}
+				continue
+			}
+			fmt.Fprintf(s.out(), "%s %s\n", done, name)
+		}
+		return collectFailures(errs)
+	})
+}
+
+func (a *app) newPromoteCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "promote <queue>",
+		Short: "Move a queue's due delayed jobs to pending now",
+		Long: `promote moves every delayed or retrying job whose time has come to pending, in
+PROMOTE calls of at most 1,000 jobs, and prints how many it moved. Workers do
+the same on a timer; this is for a queue without running workers, or to see
+the count. Jobs not yet due stay delayed.`,
+		Args: args(cobra.ExactArgs(1)),
+	}
+	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
+		openCtx, cancel := s.bound(ctx)
+		q, err := s.queue(openCtx, args[0])
+		cancel()
+		if err != nil {
+			return err
+		}
+		const page = 1000
+		total := 0
+		for {
+			callCtx, cancel := s.bound(ctx)
+			n, err := q.Promote(callCtx, page)
+			cancel()
+			total += n
+			if err != nil {
+				return s.explain(q, err)
+			}
+			if n < page {
+				break
+			}
+		}
+		if s.json {
+			return s.printJSON(map[string]any{"queue": q.Name(), "promoted": total})
+		}
+		fmt.Fprintf(s.out(), "promoted %d jobs of %s\n", total, q.Name())
+		return nil
+	})
+}
+
+// jobAction is a verb on one job by id.
+type jobAction struct {
+	name, done, short, long string
+	do                      func(ctx context.Context, q *trafikey.Queue, id string) error
+}
+
+func requeueAction() jobAction {
+	return jobAction{
+		name: "requeue", done: "requeued",
+		short: "Move dead jobs back to pending with a fresh set of attempts",
+		long: `requeue moves each dead job given back to pending, with a fresh set of
+attempts. A job that is not dead is refused (exit code 4); one that does not
+exist is not found (3).`,
+		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Requeue(ctx, id) },
+	}
+}
+
+func removeAction() jobAction {
+	return jobAction{
+		name: "remove", done: "removed",
+		short: "Delete pending, delayed or dead jobs with their logs",
+		long: `remove deletes each pending, delayed or dead job given, with its logs, and
+releases its unique key. An active job is refused (exit code 4): a worker
+holds it. A job that does not exist is not found (3).`,
+		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Remove(ctx, id) },
+	}
+}
+
+// jobResult is one job of a requeue or remove with --json.
+type jobResult struct {
+	ID    string `json:"id"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+}
+
+// actionParallel is how many calls a bulk requeue or remove keeps in
+// flight; the client pipelines them on its connection.
+const actionParallel = 16
+
+func (a *app) newJobActionCmd(act jobAction) *cobra.Command {
+	var progress string
+	cmd := &cobra.Command{
+		Use:   act.name + " <queue> <id>…",
+		Short: act.short,
+		Long: act.long + `
+
+Give ids as arguments, or "-" to read them from standard input, one a line
+(e.g. from a script). Each id is one call; with many, up to 16 are in flight
+at once and a progress bar is shown on a terminal.`,
+		Args: args(cobra.MinimumNArgs(2)),
+	}
+	cmd.Flags().StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (on a terminal, for 100 ids or more), always, never")
+	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
+		ids, err := readIDs(args[1:], s.cmd.InOrStdin())
+		if err != nil {
+			return err
+		}
+		openCtx, cancel := s.bound(ctx)
+		q, err := s.queue(openCtx, args[0])
+		cancel()
+		if err != nil {
+			return err
+		}
+		bar, err := progressBar(progress, s.cmd.ErrOrStderr(), len(ids), act.name)
+		if err != nil {
+			return err
+		}
+		errs := make([]error, len(ids))
+		var wg sync.WaitGroup
+		next := make(chan int)
+		for range min(actionParallel, len(ids)) {
+			wg.Go(func() {
+				for i := range next {
+					callCtx, cancel := s.bound(ctx)
+					errs[i] = s.explain(q, act.do(callCtx, q, ids[i]))
+					cancel()
+					if bar != nil {
+						_ = bar.Add(1)
+					}
+				}
+			})
+		}
+	feed:
+		for i := range ids {
+			select {
+			case next <- i:
+			case <-ctx.Done():
+				break feed
+			}
+		}
+		close(next)
+		wg.Wait()
+		if bar != nil {
+			_ = bar.Finish()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ok := 0
+		results := make([]jobResult, len(ids))
+		for i, err := range errs {
+			results[i] = jobResult{ID: ids[i], OK: err == nil}
+			if err != nil {
+				results[i].Error = err.Error()
+				errs[i] = fmt.Errorf("%s %s: %w", act.name, ids[i], err)
+				if !s.json && len(ids) > 1 {
+					fmt.Fprintln(s.cmd.ErrOrStderr(), errs[i])
+				}
+				continue
+			}
+			ok++
+		}
+		if s.json {
+			if err := s.printJSON(results); err != nil {
+				return err
+			}
+		} else {
+			fmt.Fprintf(s.out(), "%s %d of %d jobs of %s\n", act.done, ok, len(ids), q.Name())
+		}
+		return collectFailures(errs)
+	})
+}
+
+// readIDs returns the ids of the arguments, reading "-" from in.
+func readIDs(args []string, in io.Reader) ([]string, error) {
+	var ids []string
+	for _, a := range args {
+		if a != "-" {
+			ids = append(ids, a)
+			continue
+		}
+		sc := bufio.NewScanner(in)
+		for sc.Scan() {
+			if id := strings.TrimSpace(sc.Text()); id != "" {
+				ids = append(ids, id)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read ids from standard input: %w", err)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, usageErrorf("no job ids given")
+	}
+	return ids, nil
+}
+
+// progressBar returns a bar of n steps on w as mode says, or nil for none.
+func progressBar(mode string, w io.Writer, n int, what string) (*progressbar.ProgressBar, error) {
+	switch mode {
+	case "never":
+		return nil, nil
+	case "always":
+	case "auto":
+		f, ok := w.(*os.File)
+		if n < 100 || !ok || !term.IsTerminal(int(f.Fd())) {
+			return nil, nil
+		}
+	default:
+		return nil, usageErrorf("--progress %q: want auto, always or never", mode)
+	}
+	return progressbar.NewOptions(n,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetDescription(what),
+		progressbar.OptionShowCount(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	), nil
+}

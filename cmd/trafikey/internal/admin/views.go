@@ -1,0 +1,159 @@
+package admin
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"time"
+
+	"github.com/trafikey/trafikey"
+)
+
+// QueueView is the JSON form of a queue's STATS.
+type QueueView struct {
+	Name        string `json:"name"`
+	Paused      bool   `json:"paused"`
+	Pending     int64  `json:"pending"`
+	Delayed     int64  `json:"delayed"`
+	Active      int64  `json:"active"`
+	Dead        int64  `json:"dead"`
+	Lanes       int64  `json:"lanes"`
+	LaneWaiting int64  `json:"lane_waiting"`
+	// RateLimit is the most claims per RateWindowMS; 0 for no limit.
+	RateLimit    int64  `json:"rate_limit"`
+	RateWindowMS int64  `json:"rate_window_ms"`
+	Totals       Totals `json:"totals"`
+}
+
+// Totals are a queue's lifetime counters.
+type Totals struct {
+	Added     int64 `json:"added"`
+	Completed int64 `json:"completed"`
+	Failed    int64 `json:"failed"`
+	Retried   int64 `json:"retried"`
+	Dead      int64 `json:"dead"`
+	Recovered int64 `json:"recovered"`
+	Removed   int64 `json:"removed"`
+	Requeued  int64 `json:"requeued"`
+}
+
+// ViewOfStats is the JSON form of queue name's stats s.
+func ViewOfStats(name string, s trafikey.Stats) QueueView {
+	return QueueView{
+		Name: name, Paused: s.Paused,
+		Pending: s.Pending, Delayed: s.Delayed, Active: s.Active, Dead: s.Dead,
+		Lanes: s.Lanes, LaneWaiting: s.LaneWaiting,
+		RateLimit: s.RateLimit, RateWindowMS: s.RateWindow.Milliseconds(),
+		Totals: Totals{
+			Added: s.TotalAdded, Completed: s.TotalCompleted, Failed: s.TotalFailed,
+			Retried: s.TotalRetried, Dead: s.TotalDead, Recovered: s.TotalRecovered,
+			Removed: s.TotalRemoved, Requeued: s.TotalRequeued,
+		},
+	}
+}
+
+// LaneView is the JSON form of one lane.
+type LaneView struct {
+	Name    string `json:"name"`
+	Waiting int64  `json:"waiting"`
+	Active  int64  `json:"active"`
+	// Cap is the most active at once; 0 for none.
+	Cap    int  `json:"cap"`
+	Paused bool `json:"paused"`
+}
+
+// ViewOfLane is the JSON form of l.
+func ViewOfLane(l trafikey.LaneInfo) LaneView {
+	return LaneView{Name: l.Name, Waiting: l.Waiting, Active: l.Active, Cap: l.Cap, Paused: l.Paused}
+}
+
+// ReadLanes lists up to max lanes of q (0: all) and whether more were left
+// out.
+func ReadLanes(ctx context.Context, q *trafikey.Queue, max int) ([]LaneView, bool, error) {
+	out := []LaneView{}
+	for l, err := range q.Lanes(ctx) {
+		if err != nil {
+			return nil, false, err
+		}
+		if max > 0 && len(out) == max {
+			return out, true, nil
+		}
+		out = append(out, ViewOfLane(l))
+	}
+	return out, false, nil
+}
+
+// MaxPayloadView bounds the bytes of a payload that PayloadText renders.
+const MaxPayloadView = 64 << 10
+
+// Payload formats of JobView.PayloadFormat.
+const (
+	PayloadJSON   = "json"   // the payload parses as JSON; shown pretty-printed
+	PayloadBinary = "binary" // anything else; shown as a hex dump
+)
+
+// JobView is the JSON form of what INSPECT reads of a job.
+type JobView struct {
+	Queue       string    `json:"queue"`
+	ID          string    `json:"id"`
+	State       string    `json:"state"`
+	Attempts    int64     `json:"attempts"`
+	MaxAttempts int64     `json:"max_attempts"`
+	Priority    int       `json:"priority"`
+	Backoff     string    `json:"backoff"`
+	BackoffMS   int64     `json:"backoff_base_ms"`
+	AddedAt     time.Time `json:"added_at"`
+	LastError   string    `json:"last_error,omitempty"`
+	Progress    string    `json:"progress,omitempty"`
+	UniqueKey   string    `json:"unique_key,omitempty"`
+	Lane        string    `json:"lane,omitempty"`
+	Logs        []string  `json:"logs"`
+	// Payload is the job's bytes (base64 in JSON).
+	Payload []byte `json:"payload"`
+	// PayloadSize is len(Payload).
+	PayloadSize int `json:"payload_size"`
+	// PayloadFormat is PayloadJSON or PayloadBinary; PayloadText the
+	// payload pretty-printed or hex-dumped, of at most MaxPayloadView
+	// bytes of it (PayloadCut when there were more).
+	PayloadFormat string `json:"payload_format"`
+	PayloadText   string `json:"payload_text"`
+	PayloadCut    bool   `json:"payload_cut,omitempty"`
+}
+
+// ViewOfJob is the JSON form of job info of queue.
+func ViewOfJob(queue string, info *trafikey.JobInfo) JobView {
+	v := JobView{
+		Queue: queue, ID: info.ID, State: string(info.State),
+		Attempts: info.Attempts, MaxAttempts: info.MaxAttempts, Priority: info.Priority,
+		Backoff: string(info.Backoff), BackoffMS: info.BackoffBase.Milliseconds(),
+		AddedAt: info.AddedAt.UTC(), LastError: info.LastError, Progress: info.Progress,
+		UniqueKey: info.UniqueKey, Lane: info.Lane, Logs: info.Logs,
+		Payload: info.Payload, PayloadSize: len(info.Payload),
+	}
+	if v.Logs == nil {
+		v.Logs = []string{}
+	}
+	if v.Payload == nil {
+		v.Payload = []byte{}
+	}
+	v.PayloadFormat, v.PayloadText, v.PayloadCut = PayloadText(info.Payload)
+	return v
+}
+
+// PayloadText renders a payload for a person: pretty-printed JSON when the
+// whole payload parses as JSON and is at most MaxPayloadView bytes, else a
+// hex dump (offsets, bytes, and their printable ASCII) of its first
+// MaxPayloadView bytes. The text is plain: a page shows it escaped.
+func PayloadText(p []byte) (format, text string, cut bool) {
+	if len(p) <= MaxPayloadView && json.Valid(p) {
+		var b bytes.Buffer
+		if err := json.Indent(&b, p, "", "  "); err == nil {
+			return PayloadJSON, b.String(), false
+		}
+	}
+	if len(p) > MaxPayloadView {
+		p, cut = p[:MaxPayloadView], true
+	}
+	return PayloadBinary, hex.Dump(p), cut
+}

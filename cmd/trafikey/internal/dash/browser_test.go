@@ -1,0 +1,291 @@
+package dash
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/repo"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+)
+
+// screenshotsEnv, set to 1, makes the browser test write the dashboard's
+// screenshots into docs/.
+const screenshotsEnv = "TRAFIKEY_WRITE_SCREENSHOTS"
+
+// browser starts a headless Chromium for the test and returns a context
+// of one tab in it. Without a chromium binary the test fails: the
+// dashboard's browser tests never pass by not running.
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	bin := ""
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			bin = p
+			break
+		}
+	}
+	if bin == "" {
+		t.Fatal("no chromium on PATH: the dashboard's browser tests need it; install it with scripts/install-chromium.sh")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin),
+		chromedp.NoSandbox, // CI runs as root, where Chromium's sandbox refuses to start
+		chromedp.WindowSize(1280, 860),
+		chromedp.Flag("hide-scrollbars", true),
+		chromedp.Flag("force-device-scale-factor", "1"),
+	)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(allocCtx, chromedp.WithErrorf(t.Logf))
+	t.Cleanup(func() {
+		cancelTab()
+		cancelAlloc()
+	})
+	// The first run starts the browser.
+	require.NoError(t, chromedp.Do(ctx), "start %s", bin)
+	return ctx
+}
+
+// within bounds one step of the browser test.
+func within(ctx context.Context, t *testing.T, d time.Duration, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	stepCtx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	require.NoError(t, chromedp.Do(stepCtx, steps...))
+}
+
+// eval evaluates a JavaScript expression in the tab.
+func eval[T any](ctx context.Context, t *testing.T, expr string, opts ...chromedp.EvaluateOption) T {
+	t.Helper()
+	stepCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(stepCtx, chromedp.Evaluate[T](expr, opts...))
+	require.NoError(t, err, "evaluate %s", expr)
+	return v
+}
+
+// textOf reads the text of the first node matching sel.
+func textOf(ctx context.Context, t *testing.T, sel string) string {
+	t.Helper()
+	stepCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, err := chromedp.Run(stepCtx, chromedp.TextContent(chromedp.CSS(sel)))
+	require.NoError(t, err, "text of %s", sel)
+	return strings.TrimSpace(s)
+}
+
+// waitText waits until the first node matching sel has a text for which
+// ok holds, and returns it.
+func waitText(ctx context.Context, t *testing.T, sel string, ok func(string) bool) string {
+	t.Helper()
+	var s string
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		stepCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		var err error
+		s, err = chromedp.Run(stepCtx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%q) || {}).textContent || ""`, sel)))
+		cancel()
+		if err == nil && ok(strings.TrimSpace(s)) {
+			return strings.TrimSpace(s)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: text %q never became what the test waits for (err %v)", sel, s, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func count(ctx context.Context, t *testing.T, sel string) int {
+	t.Helper()
+	return eval[int](ctx, t, fmt.Sprintf(`document.querySelectorAll(%q).length`, sel))
+}
+
+func number(s string) int64 {
+	n, err := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// screenshot writes the tab's viewport to docs/name when screenshotsEnv is
+// set.
+func screenshot(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	if os.Getenv(screenshotsEnv) != "1" {
+		return
+	}
+	root, err := repo.Root()
+	require.NoError(t, err)
+	stepCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(stepCtx, chromedp.CaptureScreenshot())
+	require.NoError(t, err)
+	path := filepath.Join(root, "docs", name)
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("wrote %s", path)
+}
+
+func TestBrowser(t *testing.T) {
+	t.Parallel()
+	tab := browser(t)
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	ctx := t.Context()
+
+	// 100 queues: mail (a worker runs it), reports (a dead job), and 98
+	// tenants with a few jobs each.
+	mail, err := trafikey.Open(ctx, c, "mail")
+	require.NoError(t, err)
+	reports, err := trafikey.Open(ctx, c, "reports")
+	require.NoError(t, err)
+	for i := range 98 {
+		q, err := trafikey.Open(ctx, c, fmt.Sprintf("tenant-%02d", i))
+		require.NoError(t, err)
+		jobs := make([]trafikey.NewJob, 1+i%5)
+		for j := range jobs {
+			jobs[j] = trafikey.NewJob{Payload: []byte("x")}
+			if j%2 == 1 {
+				jobs[j].Options = []trafikey.AddOption{trafikey.Lane(fmt.Sprintf("customer-%d", j))}
+			}
+		}
+		_, err = q.AddBatch(ctx, jobs)
+		require.NoError(t, err)
+	}
+	const mailJobs = 3000
+	batch := make([]trafikey.NewJob, mailJobs)
+	for i := range batch {
+		batch[i] = trafikey.NewJob{Payload: []byte(`{"to":"user@example.com"}`)}
+	}
+	_, err = mail.AddBatch(ctx, batch)
+	require.NoError(t, err)
+	payload := `{"report":"monthly","format":"pdf","note":"<img src=x onerror=alert(1)>","pages":[1,2,3]}`
+	dead := deadJob(t, reports, payload, trafikey.Lane("acme"))
+
+	srv := startDash(t, c, Options{SampleEvery: 250 * time.Millisecond})
+
+	// The overview, with 100 queues.
+	within(tab, t, 20*time.Second,
+		chromedp.Navigate(srv.URL+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#queues tbody tr:nth-child(100)`)),
+	)
+	sinceNav := eval[float64](tab, t, `performance.getEntriesByName("trafikey:overview-rendered")[0].startTime`)
+	render := eval[float64](tab, t, `performance.getEntriesByName("trafikey:overview")[0].duration`)
+	t.Logf("overview with 100 queues, first load in a new browser: rendered %.1f ms after navigation start (API calls and DOM build %.1f ms)", sinceNav, render)
+	within(tab, t, 20*time.Second, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(`#queues tbody tr:nth-child(100)`)))
+	sinceNav = eval[float64](tab, t, `performance.getEntriesByName("trafikey:overview-rendered")[0].startTime`)
+	render = eval[float64](tab, t, `performance.getEntriesByName("trafikey:overview")[0].duration`)
+	t.Logf("overview with 100 queues, reloaded: rendered %.1f ms after navigation start (API calls and DOM build %.1f ms)", sinceNav, render)
+	require.Equal(t, 100, count(tab, t, `#queues tbody tr`))
+	require.Equal(t, "0", textOf(tab, t, `tr[data-queue="mail"] td[data-col="completed"]`))
+
+	// A worker runs mail's jobs slowly: the overview's counts follow.
+	var ran atomic.Int64
+	wctx, stopWorker := context.WithCancel(ctx)
+	w, err := trafikey.NewWorker(mail, func(ctx context.Context, _ *trafikey.Job) error {
+		if ran.Add(1)%7 == 0 {
+			return trafikey.SkipRetry(fmt.Errorf("mailbox full"))
+		}
+		select {
+		case <-time.After(15 * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return nil
+	}, trafikey.WorkerOptions{Concurrency: 2})
+	require.NoError(t, err)
+	workerDone := make(chan error, 1)
+	go func() { workerDone <- w.Run(wctx) }()
+	first := waitText(tab, t, `tr[data-queue="mail"] td[data-col="completed"]`, func(s string) bool { return number(s) > 0 })
+	waitText(tab, t, `tr[data-queue="mail"] td[data-col="completed"]`, func(s string) bool { return number(s) > number(first) })
+	waitText(tab, t, `tr[data-queue="mail"] td[data-col="pending"]`, func(s string) bool { n := number(s); return n >= 0 && n < mailJobs })
+	waitText(tab, t, `tr[data-queue="mail"] td[data-col="dead"]`, func(s string) bool { return number(s) > 0 })
+	require.Equal(t, "1", textOf(tab, t, `tr[data-queue="reports"] td[data-col="dead"]`))
+	// Let the chart gather a few seconds of the run.
+	time.Sleep(2500 * time.Millisecond)
+	require.Positive(t, count(tab, t, `svg.chart path.completed`))
+	screenshot(tab, t, "dash-overview.png")
+	stopWorker()
+	require.NoError(t, <-workerDone)
+
+	// The queue page: counts, lanes and actions.
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(srv.URL+"/#/queue/tenant-04"),
+		chromedp.WaitVisible(chromedp.CSS(`#lanes`)),
+	)
+	require.Equal(t, "5", textOf(tab, t, `[data-card="pending"] .n`))
+	require.Equal(t, 2, count(tab, t, `#lanes tbody tr`))
+	within(tab, t, 10*time.Second, chromedp.Click(chromedp.CSS(`#act-pause`)), chromedp.WaitVisible(chromedp.CSS(`#act-resume`)))
+	st, err := mustQueue(t, c, "tenant-04").Stats(ctx)
+	require.NoError(t, err)
+	require.True(t, st.Paused)
+	within(tab, t, 10*time.Second, chromedp.Click(chromedp.CSS(`#act-resume`)), chromedp.WaitVisible(chromedp.CSS(`#act-pause`)))
+
+	// The dead job, found with the search box: its payload pretty-printed
+	// and escaped, its error, logs and lane.
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(srv.URL+"/#/"),
+		chromedp.WaitReady(chromedp.CSS(`#search-queue option[value="reports"]`)),
+		chromedp.SetValue(chromedp.CSS(`#search-queue`), "reports"),
+		chromedp.SendKeys(chromedp.CSS(`#search-id`), dead),
+		chromedp.Click(chromedp.CSS(`#search button`)),
+		chromedp.WaitVisible(chromedp.CSS(`#job-payload`)),
+	)
+	require.Equal(t, "dead", textOf(tab, t, `[data-field="state"]`))
+	require.Equal(t, "acme", textOf(tab, t, `[data-field="lane"]`))
+	require.Equal(t, "1 of 1", textOf(tab, t, `[data-field="attempts"]`))
+	require.Contains(t, textOf(tab, t, `#job-payload`), "\"note\": \"<img src=x onerror=alert(1)>\",\n  \"pages\": [\n    1,")
+	require.Equal(t, 0, count(tab, t, `#view img`), "the payload is shown as text, never as markup")
+	require.Contains(t, textOf(tab, t, `#job-error`), "550 <ada@example.com>")
+	require.Equal(t, "connecting to smtp.example.com", textOf(tab, t, `#job-logs li`))
+	screenshot(tab, t, "dash-job.png")
+
+	// Requeue: the job leaves the dead set.
+	within(tab, t, 10*time.Second,
+		chromedp.Click(chromedp.CSS(`#act-requeue`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-field="state"] [data-state="pending"]`)),
+	)
+	info, err := reports.Inspect(ctx, dead)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StatePending, info.State)
+	within(tab, t, 10*time.Second, chromedp.Navigate(srv.URL+"/#/"), chromedp.WaitVisible(chromedp.CSS(`#queues`)))
+	waitText(tab, t, `tr[data-queue="reports"] td[data-col="dead"]`, func(s string) bool { return s == "0" })
+
+	// Read-only: no action on any page, and the API refuses them.
+	dead2 := deadJob(t, reports, "\x00\x01binary")
+	ro := startDash(t, c, Options{ReadOnly: true})
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(ro.URL+"/#/job/reports/"+dead2),
+		chromedp.WaitVisible(chromedp.CSS(`#job-payload`)),
+	)
+	require.Contains(t, textOf(tab, t, `#job-payload`), "00 01 62 69 6e 61 72 79")
+	require.Equal(t, "read-only", textOf(tab, t, `#mode`))
+	require.Equal(t, 0, count(tab, t, `#act-requeue, #act-remove`))
+	within(tab, t, 10*time.Second, chromedp.Navigate(ro.URL+"/#/queue/reports"), chromedp.WaitVisible(chromedp.CSS(`#counts`)))
+	require.Equal(t, 0, count(tab, t, `#act-pause, #act-resume, #act-promote`))
+	status := eval[int](tab, t, `fetch("api/queues/reports/jobs/`+dead2+`/requeue", {method: "POST", headers: {"X-Trafikey-Action": "1"}}).then(r => r.status)`, chromedp.EvalAwaitPromise)
+	require.Equal(t, http.StatusForbidden, status)
+	info, err = reports.Inspect(ctx, dead2)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StateDead, info.State)
+}
+
+func mustQueue(t *testing.T, c valkey.Client, name string) *trafikey.Queue {
+	t.Helper()
+	q, err := trafikey.Open(t.Context(), c, name, trafikey.WithoutInstall())
+	require.NoError(t, err)
+	return q
+}

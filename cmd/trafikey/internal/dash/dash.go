@@ -1,0 +1,340 @@
+// Package dash is the web dashboard behind `trafikey dash`: an overview of
+// every queue on a server or cluster with a throughput chart, a page per
+// queue with its lanes, a page per job, the actions an operator needs
+// (pause, resume, promote, requeue, remove) unless read-only, the JSON API
+// under /api/ that the pages use, and Prometheus metrics on /metrics. Its
+// pages are plain HTML, CSS and JavaScript embedded in the binary; nothing
+// is loaded from elsewhere.
+package dash
+
+import (
+	"context"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
+	"github.com/trafikey/trafikey/trafikeyprom"
+)
+
+//go:embed static
+var static embed.FS
+
+// Options configure a dashboard.
+type Options struct {
+	// ReadOnly hides the actions and makes their API refuse with 403.
+	ReadOnly bool
+	// SampleEvery is how often every queue's STATS is read for the
+	// overview and the charts; default 2 s.
+	SampleEvery time.Duration
+	// DiscoverEvery is how often the queues are found again by SCAN;
+	// default 10 s. An action or a page of a queue not yet known finds
+	// it at once.
+	DiscoverEvery time.Duration
+	// History is how many samples per queue the charts keep; default 300
+	// (10 minutes at 2 s).
+	History int
+	// Timeout bounds each request's and each sample's server reads;
+	// default 10 s.
+	Timeout time.Duration
+	// MetricsLanes adds per-lane series to /metrics for up to that many
+	// lanes of each queue; 0 for none.
+	MetricsLanes int
+	// LoopbackHosts refuses every request whose Host header is not a
+	// loopback name (localhost, 127.0.0.0/8, ::1). Set it when serving on
+	// loopback: a page of another site whose name is made to resolve to
+	// 127.0.0.1 (DNS rebinding) then cannot read or act through the
+	// operator's browser.
+	LoopbackHosts bool
+	// Where names the server or cluster in the page header.
+	Where string
+	// Log receives warnings; default slog.Default().
+	Log *slog.Logger
+}
+
+func (o *Options) defaults() {
+	if o.SampleEvery <= 0 {
+		o.SampleEvery = 2 * time.Second
+	}
+	if o.DiscoverEvery <= 0 {
+		o.DiscoverEvery = 10 * time.Second
+	}
+	if o.History <= 1 {
+		o.History = 300
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 10 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+}
+
+// Server is one dashboard over one server or cluster.
+type Server struct {
+	opts    Options
+	cat     *admin.Catalog
+	sampler *sampler
+	handler http.Handler
+}
+
+// New returns a dashboard over client. Call Run to sample the queues, and
+// serve Handler.
+func New(client valkey.Client, o Options) (*Server, error) {
+	o.defaults()
+	cat := admin.NewCatalog(client)
+	s := &Server{opts: o, cat: cat}
+	s.sampler = newSampler(cat, o, o.Log)
+
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(trafikeyprom.NewQueueSourceCollector(s.sampler.known, trafikeyprom.CollectorOptions{
+		Timeout: o.Timeout, MaxLanes: o.MetricsLanes,
+	})); err != nil {
+		return nil, err
+	}
+	if err := reg.Register(collectors.NewGoCollector()); err != nil {
+		return nil, err
+	}
+
+	assets, err := fs.Sub(static, "static")
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /", http.FileServerFS(assets))
+	mux.HandleFunc("GET /api/info", s.info)
+	mux.HandleFunc("GET /api/queues", s.queues)
+	mux.HandleFunc("GET /api/series", s.series)
+	mux.HandleFunc("GET /api/queues/{queue}", s.queue)
+	mux.HandleFunc("GET /api/queues/{queue}/jobs/{id}", s.job)
+	mux.HandleFunc("POST /api/queues/{queue}/{action}", s.action(s.queueAction))
+	mux.HandleFunc("POST /api/queues/{queue}/jobs/{id}/{action}", s.action(s.jobAction))
+	s.handler = secure(mux, o.LoopbackHosts)
+	return s, nil
+}
+
+// Handler serves the pages, the API and /metrics.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Run samples the queues until ctx ends.
+func (s *Server) Run(ctx context.Context) { s.sampler.run(ctx) }
+
+// contentPolicy lets the pages load only what the binary serves.
+const contentPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// secure adds the headers every reply carries, and refuses requests for
+// another host when loopbackOnly.
+func secure(next http.Handler, loopbackOnly bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if loopbackOnly && !loopbackHost(r.Host) {
+			http.Error(w, "this dashboard answers on loopback names only", http.StatusMisdirectedRequest)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// apiError is the JSON body of a refused or failed API call.
+type apiError struct {
+	Error string `json:"error"`
+	// Code is one of not_found, refused, invalid, read_only, forbidden,
+	// error.
+	Code string `json:"code"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// fail answers err with the status its kind calls for.
+func fail(w http.ResponseWriter, err error) {
+	status, code := http.StatusBadGateway, "error"
+	switch {
+	case errors.Is(err, admin.ErrNoQueue), errors.Is(err, trafikey.ErrNotFound):
+		status, code = http.StatusNotFound, "not_found"
+	case errors.Is(err, trafikey.ErrState):
+		status, code = http.StatusConflict, "refused"
+	case errors.Is(err, admin.ErrQueueName), errors.Is(err, trafikey.ErrInvalid):
+		status, code = http.StatusBadRequest, "invalid"
+	case errors.Is(err, context.DeadlineExceeded):
+		status = http.StatusGatewayTimeout
+	}
+	writeJSON(w, status, apiError{Error: err.Error(), Code: code})
+}
+
+// info is GET /api/info.
+type infoReply struct {
+	ReadOnly bool   `json:"read_only"`
+	Where    string `json:"where"`
+	SampleMS int64  `json:"sample_ms"`
+}
+
+func (s *Server) info(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, infoReply{ReadOnly: s.opts.ReadOnly, Where: s.opts.Where, SampleMS: s.opts.SampleEvery.Milliseconds()})
+}
+
+func (s *Server) queues(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, s.sampler.overview())
+}
+
+func (s *Server) series(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.sampler.series(r.URL.Query().Get("queue")))
+}
+
+// maxLanesShown bounds the lanes of a queue page.
+const maxLanesShown = 200
+
+// queueReply is GET /api/queues/{queue}.
+type queueReply struct {
+	Queue     admin.QueueView  `json:"queue"`
+	Executor  string           `json:"executor"`
+	Lanes     []admin.LaneView `json:"lanes"`
+	LanesMore bool             `json:"lanes_cut"`
+}
+
+func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
+	defer cancel()
+	q, err := s.cat.Queue(ctx, r.PathValue("queue"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	st, err := q.Stats(ctx)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}}
+	if st.Lanes > 0 {
+		if reply.Lanes, reply.LanesMore, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
+			fail(w, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, reply)
+}
+
+func (s *Server) job(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
+	defer cancel()
+	q, err := s.cat.Queue(ctx, r.PathValue("queue"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	info, err := q.Inspect(ctx, r.PathValue("id"))
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, admin.ViewOfJob(q.Name(), info))
+}
+
+// actionHeader must be on every action request: a page of another site
+// cannot set it without a CORS preflight, which this server never allows,
+// and an HTML form cannot set it at all.
+const actionHeader = "X-Trafikey-Action"
+
+// action wraps an action handler with the checks every action passes:
+// not read-only, and asked for by the dashboard's own pages.
+func (s *Server) action(do func(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.ReadOnly {
+			writeJSON(w, http.StatusForbidden, apiError{Error: "the dashboard is read-only", Code: "read_only"})
+			return
+		}
+		if r.Header.Get(actionHeader) != "1" || r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			writeJSON(w, http.StatusForbidden, apiError{Error: "actions are taken from the dashboard's own pages (header " + actionHeader + ": 1)", Code: "forbidden"})
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
+		defer cancel()
+		q, err := s.cat.Queue(ctx, r.PathValue("queue"))
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		res, err := do(ctx, q, r)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		// The overview shows the change at once, not a tick later.
+		s.sampler.tick(context.WithoutCancel(ctx), false)
+		writeJSON(w, http.StatusOK, res)
+	}
+}
+
+// promotePages bounds the PROMOTE calls of one promote action.
+const promotePages = 100
+
+func (s *Server) queueAction(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error) {
+	switch r.PathValue("action") {
+	case "pause":
+		return map[string]any{"paused": true}, q.Pause(ctx)
+	case "resume":
+		return map[string]any{"paused": false}, q.Resume(ctx)
+	case "promote":
+		total := 0
+		for range promotePages {
+			n, err := q.Promote(ctx, 1000)
+			total += n
+			if err != nil || n < 1000 {
+				return map[string]any{"promoted": total}, err
+			}
+		}
+		return map[string]any{"promoted": total}, nil
+	}
+	return nil, errUnknownAction
+}
+
+func (s *Server) jobAction(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error) {
+	id := r.PathValue("id")
+	switch r.PathValue("action") {
+	case "requeue":
+		return map[string]any{"requeued": id}, q.Requeue(ctx, id)
+	case "remove":
+		return map[string]any{"removed": id}, q.Remove(ctx, id)
+	}
+	return nil, errUnknownAction
+}
+
+// errUnknownAction is an action the API does not have.
+var errUnknownAction = fmt.Errorf("no such action: %w", trafikey.ErrInvalid)

@@ -1,0 +1,284 @@
+package dash
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+)
+
+// startDash serves a dashboard over client on a free loopback port,
+// sampling every 100 ms, until the test ends.
+func startDash(t *testing.T, client valkey.Client, o Options) *httptest.Server {
+	t.Helper()
+	if o.SampleEvery == 0 {
+		o.SampleEvery = 100 * time.Millisecond
+	}
+	o.DiscoverEvery = 200 * time.Millisecond
+	o.Where = "test"
+	d, err := New(client, o)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		d.Run(ctx)
+	}()
+	srv := httptest.NewServer(d.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		cancel()
+		<-done
+	})
+	return srv
+}
+
+// deadJob adds a job with one attempt to q and fails it, so it is dead.
+func deadJob(t *testing.T, q *trafikey.Queue, payload string, opts ...trafikey.AddOption) string {
+	t.Helper()
+	ctx := t.Context()
+	id, err := q.Add(ctx, []byte(payload), append([]trafikey.AddOption{trafikey.MaxAttempts(1), trafikey.Priority(1000)}, opts...)...)
+	require.NoError(t, err)
+	jobs, err := q.Claim(ctx, time.Minute, 1)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	require.Equal(t, id, jobs[0].ID, "the job of top priority")
+	require.NoError(t, jobs[0].Log(ctx, "connecting to smtp.example.com"))
+	require.NoError(t, jobs[0].Progress(ctx, "40%"))
+	retrying, err := jobs[0].Fail(ctx, errors.New("smtp: 550 <ada@example.com>: no such user"), true)
+	require.NoError(t, err)
+	require.False(t, retrying)
+	return id
+}
+
+func get(t *testing.T, srv *httptest.Server, path string) (int, string, http.Header) {
+	t.Helper()
+	res, err := srv.Client().Get(srv.URL + path)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(b), res.Header
+}
+
+func post(t *testing.T, srv *httptest.Server, path string, header bool) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+path, nil)
+	require.NoError(t, err)
+	if header {
+		req.Header.Set(actionHeader, "1")
+	}
+	res, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return res.StatusCode, string(b)
+}
+
+// eventually polls get of path until body contains want.
+func eventually(t *testing.T, srv *httptest.Server, path, want string) string {
+	t.Helper()
+	var body string
+	require.Eventually(t, func() bool {
+		_, body, _ = get(t, srv, path)
+		return strings.Contains(body, want)
+	}, 10*time.Second, 20*time.Millisecond, "GET %s never held %s", path, want)
+	return body
+}
+
+func TestAPI(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	ctx := t.Context()
+	mail, err := trafikey.Open(ctx, c, "mail")
+	require.NoError(t, err)
+	slashed, err := trafikey.Open(ctx, c, "team/a")
+	require.NoError(t, err)
+	_, err = slashed.Add(ctx, []byte("x"), trafikey.Lane("tenant-1"))
+	require.NoError(t, err)
+	id := deadJob(t, mail, `{"to":"<b>ada</b>"}`)
+	srv := startDash(t, c, Options{})
+
+	code, body, h := get(t, srv, "/")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `<script src="app.js"></script>`)
+	require.Contains(t, h.Get("Content-Security-Policy"), "default-src 'none'")
+	require.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
+	code, _, h = get(t, srv, "/app.js")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, h.Get("Content-Type"), "javascript")
+
+	body = eventually(t, srv, "/api/queues", `"name":"team/a"`)
+	require.Contains(t, body, `"name":"mail","paused":false,"pending":0,"delayed":0,"active":0,"dead":1`)
+
+	code, body, _ = get(t, srv, "/api/queues/"+url.PathEscape("team/a"))
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, `"lanes":[{"name":"tenant-1","waiting":1,"active":0,"cap":0,"paused":false}]`)
+
+	code, body, _ = get(t, srv, "/api/queues/mail/jobs/"+id)
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `"state":"dead"`)
+	require.Contains(t, body, `"payload_format":"json"`)
+	require.Contains(t, body, `"payload_text":"{\n  \"to\": \"\u003cb\u003eada\u003c/b\u003e\"\n}"`)
+	require.Contains(t, body, `"logs":["connecting to smtp.example.com"]`)
+	require.Contains(t, body, `"progress":"40%"`)
+
+	code, body, _ = get(t, srv, "/api/queues/mail/jobs/12345")
+	require.Equal(t, http.StatusNotFound, code)
+	require.Contains(t, body, `"code":"not_found"`)
+	code, _, _ = get(t, srv, "/api/queues/nosuch")
+	require.Equal(t, http.StatusNotFound, code)
+	require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", "emq:{nosuch}:version"), "reads write nothing")
+	code, _, _ = get(t, srv, "/api/queues/"+url.PathEscape("a{b}"))
+	require.Equal(t, http.StatusBadRequest, code)
+
+	// Actions need the dashboard's header.
+	code, body = post(t, srv, "/api/queues/mail/pause", false)
+	require.Equal(t, http.StatusForbidden, code)
+	require.Contains(t, body, `"code":"forbidden"`)
+	code, _ = post(t, srv, "/api/queues/mail/pause", true)
+	require.Equal(t, http.StatusOK, code)
+	st, err := mail.Stats(ctx)
+	require.NoError(t, err)
+	require.True(t, st.Paused)
+	code, _ = post(t, srv, "/api/queues/mail/resume", true)
+	require.Equal(t, http.StatusOK, code)
+	code, body = post(t, srv, "/api/queues/mail/promote", true)
+	require.Equal(t, http.StatusOK, code)
+	require.JSONEq(t, `{"promoted":0}`, body)
+	code, _ = post(t, srv, "/api/queues/mail/explode", true)
+	require.Equal(t, http.StatusBadRequest, code)
+
+	code, body = post(t, srv, "/api/queues/mail/jobs/"+id+"/requeue", true)
+	require.Equal(t, http.StatusOK, code, body)
+	code, body = post(t, srv, "/api/queues/mail/jobs/"+id+"/requeue", true)
+	require.Equal(t, http.StatusConflict, code, "a pending job is not requeued")
+	require.Contains(t, body, `"code":"refused"`)
+	code, _ = post(t, srv, "/api/queues/mail/jobs/"+id+"/remove", true)
+	require.Equal(t, http.StatusOK, code)
+	code, _ = post(t, srv, "/api/queues/mail/jobs/"+id+"/remove", true)
+	require.Equal(t, http.StatusNotFound, code)
+
+	// The overview shows an action at once: the action samples again.
+	_, body, _ = get(t, srv, "/api/queues")
+	require.Contains(t, body, `"name":"mail","paused":false,"pending":0,"delayed":0,"active":0,"dead":0`)
+
+	code, body, _ = get(t, srv, "/metrics")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, `trafikey_queue_jobs{queue="team/a",state="pending"} 1`)
+	require.Contains(t, body, `trafikey_queue_removed_total{queue="mail"} 1`)
+	require.Contains(t, body, `trafikey_queue_requeued_total{queue="mail"} 1`)
+
+	eventually(t, srv, "/api/series", `"points":[{`)
+	eventually(t, srv, "/api/series?queue=mail", `"queue":"mail","sample_ms":100,"points":[{`)
+}
+
+func TestReadOnlyAPI(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	mail, err := trafikey.Open(t.Context(), c, "mail")
+	require.NoError(t, err)
+	id := deadJob(t, mail, "x")
+	srv := startDash(t, c, Options{ReadOnly: true})
+
+	_, body, _ := get(t, srv, "/api/info")
+	require.Contains(t, body, `"read_only":true`)
+	for _, path := range []string{"/api/queues/mail/pause", "/api/queues/mail/promote", "/api/queues/mail/jobs/" + id + "/requeue", "/api/queues/mail/jobs/" + id + "/remove"} {
+		code, body := post(t, srv, path, true)
+		require.Equal(t, http.StatusForbidden, code, path)
+		require.Contains(t, body, `"code":"read_only"`)
+	}
+	info, err := mail.Inspect(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StateDead, info.State)
+	st, err := mail.Stats(t.Context())
+	require.NoError(t, err)
+	require.False(t, st.Paused)
+}
+
+// A dashboard whose ACL user may only read shows everything and changes
+// nothing, even without ReadOnly.
+func TestReadOnlyUser(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{Users: []string{"viewer on >pw ~emq:* +@read +evalsha_ro +eval_ro"}})
+	owner := valkeytest.Client(t, s)
+	mail, err := trafikey.Open(t.Context(), owner, "mail")
+	require.NoError(t, err)
+	id := deadJob(t, mail, "x")
+	viewer := valkeytest.ClientWith(t, s, valkey.ClientOption{Username: "viewer", Password: "pw"})
+	srv := startDash(t, viewer, Options{})
+
+	eventually(t, srv, "/api/queues", `"name":"mail","paused":false,"pending":0,"delayed":0,"active":0,"dead":1`)
+	code, body, _ := get(t, srv, "/api/queues/mail/jobs/"+id)
+	require.Equal(t, http.StatusOK, code, body)
+	code, body = post(t, srv, "/api/queues/mail/jobs/"+id+"/requeue", true)
+	require.Equal(t, http.StatusBadGateway, code)
+	require.Contains(t, body, "NOPERM")
+	info, err := mail.Inspect(t.Context(), id)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StateDead, info.State)
+}
+
+func TestLoopbackHosts(t *testing.T) {
+	t.Parallel()
+	for host, ok := range map[string]bool{
+		"127.0.0.1:8090": true, "localhost:8090": true, "[::1]:8090": true, "127.1.2.3": true,
+		"app.localhost:80": true, "evil.example.com:8090": false, "10.0.0.5:8090": false, "": false,
+	} {
+		require.Equal(t, ok, loopbackHost(host), host)
+	}
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	srv := startDash(t, valkeytest.Client(t, s), Options{LoopbackHosts: true})
+	code, _, _ := get(t, srv, "/api/info")
+	require.Equal(t, http.StatusOK, code)
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/api/info", nil)
+	require.NoError(t, err)
+	req.Host = "rebound.example.com"
+	res, err := srv.Client().Do(req)
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusMisdirectedRequest, res.StatusCode)
+}
+
+func TestAPIOnCluster(t *testing.T) {
+	t.Parallel()
+	cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3})
+	c := valkeytest.ClusterClient(t, cl)
+	ctx := t.Context()
+	var last *trafikey.Queue
+	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"} {
+		q, err := trafikey.Open(ctx, c, name)
+		require.NoError(t, err)
+		_, err = q.Add(ctx, []byte("x"))
+		require.NoError(t, err)
+		last = q
+	}
+	id := deadJob(t, last, `{"n":1}`)
+	srv := startDash(t, c, Options{})
+	body := eventually(t, srv, "/api/queues", `"name":"foxtrot"`)
+	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo"} {
+		require.Contains(t, body, `"name":"`+name+`","paused":false,"pending":1`)
+	}
+	code, body := post(t, srv, "/api/queues/foxtrot/jobs/"+id+"/requeue", true)
+	require.Equal(t, http.StatusOK, code, body)
+	info, err := last.Inspect(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StatePending, info.State)
+	_, body, _ = get(t, srv, "/metrics")
+	require.Contains(t, body, `trafikey_queue_jobs{queue="charlie",state="pending"} 1`)
+}
