@@ -252,11 +252,11 @@ func TestRecoveryVerbsDerivedKeyACL(t *testing.T) {
 	bob.refuse(noperm, protocol.Progress, claimed[0][0], claimed[0][1], "x")
 	bob.refuse(noperm, protocol.Inspect, "2")
 	// the fence comes first: another wire is EMQWIRE, not NOPERM
-	valkeytest.Do(t, s, "SET", admin.k.Version, "2")
-	bob.refuse(protocol.ErrWireFound("2"), protocol.Remove, "2")
-	bob.refuse(protocol.ErrWireFound("2"), protocol.Inspect, "2")
-	bob.refuse(protocol.ErrWireFound("2"), protocol.Recover, "10")
 	valkeytest.Do(t, s, "SET", admin.k.Version, "1")
+	bob.refuse(protocol.ErrWireFound("1"), protocol.Remove, "2")
+	bob.refuse(protocol.ErrWireFound("1"), protocol.Inspect, "2")
+	bob.refuse(protocol.ErrWireFound("1"), protocol.Recover, "10")
+	valkeytest.Do(t, s, "SET", admin.k.Version, "2")
 	// no derived key, or nothing due: these run
 	if got := bob.do(protocol.Pause); got != int64(1) {
 		t.Fatalf("PAUSE: %#v", got)

@@ -104,9 +104,9 @@ func TestLayout(t *testing.T) {
 
 func TestFence(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, Fence([]byte("1"), true))
+	require.NoError(t, Fence([]byte("2"), true))
 	require.EqualError(t, Fence(nil, false), protocol.ErrWireMissing)
-	require.EqualError(t, Fence([]byte("2"), true), protocol.ErrWireFound("2"))
+	require.EqualError(t, Fence([]byte("1"), true), protocol.ErrWireFound("1"))
 	var r Refusal
 	require.True(t, errors.As(Fence(nil, false), &r))
 	// the text ends where the server ends an error reply: at the first NUL
