@@ -41,7 +41,7 @@ func job(data string, more ...string) []string {
 
 // addArgs is ADD's ARGV for jobs.
 func addArgs(jobs ...[]string) []string {
-	out := []string{strconv.Itoa(len(jobs))}
+	out := []string{strconv.Itoa(len(jobs)), "0"}
 	for _, j := range jobs {
 		out = append(out, j...)
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
 	"github.com/trafikey/trafikey/protocol"
@@ -239,3 +241,44 @@ func (la *laneAcct) writes(b *host.Batch) {
 
 // signalLen is LLEN signal as the accounting read it.
 func (la *laneAcct) signalLen() int64 { return la.v.SignalLen }
+
+// zaddLanes adds one ZADD lane:<l> <score> <id> … per lane, in the order the
+// lanes were first met, of the members whose move goes to their lane
+// (laneOf[i] is member i's lane index, -1 for none); order is scratch. It
+// returns the number of commands added.
+func (la *laneAcct) zaddLanes(b *host.Batch, moves []verdict.Move, ids [][]byte, laneOf []int, order *[]int) int {
+	o := (*order)[:0]
+	for i, mv := range moves {
+		if mv.To == verdict.ToLane && laneOf[i] >= 0 {
+			o = append(o, i)
+		}
+	}
+	slices.SortStableFunc(o, func(a, b int) int { return laneOf[a] - laneOf[b] })
+	*order = o
+	n := 0
+	for k, i := range o {
+		if k == 0 || laneOf[i] != laneOf[o[k-1]] {
+			b.Cmd("ZADD").Arg(la.keys[laneOf[i]])
+			n++
+		}
+		b.Int(moves[i].Score).Arg(ids[i])
+	}
+	return n
+}
+
+// addMoves counts the lanes of moved members in the accounting, in member
+// order: each member with a lane counts da in its lane's active jobs, and
+// dw more when its move goes to its lane. It fills laneOf (-1: no lane).
+func (la *laneAcct) addMoves(base []byte, moves []verdict.Move, dw, da int64, laneOf []int) {
+	for i, mv := range moves {
+		laneOf[i] = -1
+		if mv.Lane == nil {
+			continue
+		}
+		w := int64(0)
+		if mv.To == verdict.ToLane {
+			w = dw
+		}
+		laneOf[i] = la.add(base, mv.Lane, w, da)
+	}
+}

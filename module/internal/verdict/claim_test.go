@@ -14,21 +14,33 @@ type claimScript struct {
 	paused  Reply[Field]
 	pending Reply[[][]byte]
 	active  Reply[int64]
+	turns   Reply[int64]            // unmade: no lane ready (0)
 	rows    map[string]Reply[Field] // att by member; absent: no row
+}
+
+// metaOf is CLAIM's meta read with paused as scripted, its other fields
+// absent.
+func metaOf(paused Reply[Field]) Reply[[len(ClaimMetaFields)]Field] {
+	if paused.Err != nil {
+		return Failed[[len(ClaimMetaFields)]Field](paused.Err)
+	}
+	var m [len(ClaimMetaFields)]Field
+	m[0] = paused.Val
+	return Got(m)
 }
 
 func (sc claimScript) run(t *testing.T) ([]ClaimRead, ClaimStep, []string) {
 	t.Helper()
 	var s ClaimSeen
 	var read []string
-	needs := drive(t, func() ClaimRead { return Claim(&s).Need }, func(n ClaimRead) {
+	needs := drive(t, func() ClaimRead { return Claim(1000, &s).Need }, func(n ClaimRead) {
 		switch n {
 		case ClaimFirst:
-			s.Version, s.Paused, s.Pending, s.Active = wire(sc.version), sc.paused, sc.pending, sc.active
-			s.Paused.Made, s.Pending.Made, s.Active.Made = true, true, true
+			s.Version, s.Meta, s.Pending, s.Active, s.Turns = wire(sc.version), metaOf(sc.paused), sc.pending, sc.active, sc.turns
+			s.Pending.Made, s.Active.Made, s.Turns.Made = true, true, true
 		case ClaimRows:
-			s.Rows = make([]Reply[Field], len(s.Pending.Val))
-			for i, m := range s.Pending.Val {
+			s.Rows = make([]Reply[Field], len(s.Members))
+			for i, m := range s.Members {
 				if JobMember(m) {
 					read = append(read, string(m))
 					s.Rows[i] = sc.rows[string(m)]
@@ -39,7 +51,7 @@ func (sc claimScript) run(t *testing.T) ([]ClaimRead, ClaimStep, []string) {
 			t.Fatalf("unknown read %d", n)
 		}
 	})
-	return needs, Claim(&s), read
+	return needs, Claim(1000, &s), read
 }
 
 func TestClaim(t *testing.T) {
@@ -90,13 +102,13 @@ func TestClaim(t *testing.T) {
 	}
 	// a row the caller may not touch is its read's error: the rows after it
 	// are not read, and a refusal before it wins
-	s := ClaimSeen{Version: wire(Reply[Field]{}), Paused: Got(Field{}), Pending: Got(members("5", "6", "7")), Active: Got[int64](0)}
+	s := ClaimSeen{Version: wire(Reply[Field]{}), Meta: metaOf(Got(Field{})), Pending: Got(members("5", "6", "7")), Active: Got[int64](0), Turns: Got[int64](0)}
 	s.Rows = []Reply[Field]{Got(Str("1")), Failed[Field](errA), {}}
-	if st := Claim(&s); !errors.Is(st.Err, errA) {
+	if st := Claim(3, &s); !errors.Is(st.Err, errA) {
 		t.Errorf("denied row: %+v", st)
 	}
 	s.Rows[0] = Got(Str("x"))
-	if st := Claim(&s); !errors.Is(st.Err, grammar.Refusal(protocol.ErrHashNotInteger)) {
+	if st := Claim(3, &s); !errors.Is(st.Err, grammar.Refusal(protocol.ErrHashNotInteger)) {
 		t.Errorf("refusal before a denied row: %+v", st)
 	}
 }

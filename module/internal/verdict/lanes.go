@@ -63,10 +63,12 @@ type LaneChange struct {
 	Waiting Reply[int64]
 	// DW and DA change the lane's waiting and active counts.
 	DW, DA int64
-	// Settings, when Set, are the lane's settings after the call (LANECAP,
-	// LANEPAUSE, LANERESUME); else the stored ones stay.
-	Settings    LaneSettings
-	SetSettings bool
+	// CapTo (with SetCap, LANECAP) and PausedTo (with SetPaused,
+	// LANEPAUSE and LANERESUME) are the lane's settings after the call;
+	// else the stored ones stay.
+	SetCap, SetPaused bool
+	CapTo             int64
+	PausedTo          bool
 }
 
 // LaneSeen is what the lane accounting has read for the lanes of a call.
@@ -138,8 +140,11 @@ func LaneAccount(s *LaneSeen, effects []LaneEffect) (LaneVerdict, error) {
 		after := before
 		after.Waiting = max(0, before.Waiting+l.DW)
 		after.Active = max(0, before.Active+l.DA)
-		if l.SetSettings {
-			after.LaneSettings = l.Settings
+		if l.SetCap {
+			after.Cap = l.CapTo
+		}
+		if l.SetPaused {
+			after.Paused = l.PausedTo
 		}
 		dwsum += l.DW
 		effects = append(effects, laneEffect(before, after))
