@@ -14,13 +14,20 @@ import (
 )
 
 // The keys derived from a queue's base, by class, as ACL key patterns: a
-// row job:<id> (ends in a digit), its logs job:<id>:logs and a unique key
-// unique:<key>.
+// row job:<id> (ends in a digit), its logs job:<id>:logs, a unique key
+// unique:<key>, the lane keys lane:<l>, laneinfo and lanes, the ready lanes
+// turns, and the rate window rate.
 const (
 	classRows   = "rows"
 	classLogs   = "logs"
 	classUnique = "unique"
+	classLanes  = "lanes"
+	classTurns  = "turns"
+	classRate   = "rate"
 )
+
+// aclClasses are the classes of derived keys, in the order as names them.
+var aclClasses = []string{classRows, classLogs, classUnique, classLanes, classTurns, classRate}
 
 // aclUserSeq names the scenarios' ACL users apart.
 var aclUserSeq atomic.Int64
@@ -37,12 +44,15 @@ func (q *queue) as(perms map[string]string, extra ...string) *queue {
 		classRows:   base + "job:*[0-9]",
 		classLogs:   base + "job:*:logs",
 		classUnique: base + "unique:*",
+		classLanes:  base + "lane*",
+		classTurns:  base + protocol.SuffixTurns,
+		classRate:   base + protocol.SuffixRate,
 	}
 	rules := []string{"SETUSER", name, "on", ">pw", "+@all",
 		// the base itself (KEYS[1]) and every declared key: none starts
-		// with j or u
-		"%RW~" + base, "%RW~" + base + "[^ju]*"}
-	for _, class := range []string{classRows, classLogs, classUnique} {
+		// with j, l, r, t or u
+		"%RW~" + base, "%RW~" + base + "[^jlrtu]*"}
+	for _, class := range aclClasses {
 		p, ok := perms[class]
 		if !ok {
 			p = "RW"
@@ -61,7 +71,6 @@ func (q *queue) as(perms map[string]string, extra ...string) *queue {
 // on each class of derived keys (docs/PROTOCOL.md, "Key layout").
 var aclNeeds = map[*protocol.Verb]map[string]string{
 	protocol.Add:          {classRows: "RW"},
-	protocol.Claim:        {classRows: "RW"},
 	protocol.Extend:       {classRows: "R"},
 	protocol.Complete:     {classRows: "RW", classLogs: "W"},
 	protocol.CompleteMany: {classRows: "RW", classLogs: "W"},
@@ -73,6 +82,13 @@ var aclNeeds = map[*protocol.Verb]map[string]string{
 	protocol.Log:          {classRows: "R", classLogs: "RW"},
 	protocol.Progress:     {classRows: "RW"},
 	protocol.Inspect:      {classRows: "R", classLogs: "R"},
+	protocol.Claim:        {classRows: "RW", classTurns: "RW"},
+	protocol.Stats:        {classLanes: "R"},
+	protocol.LaneCap:      {classLanes: "RW", classTurns: "RW"},
+	protocol.LanePause:    {classLanes: "RW", classTurns: "RW"},
+	protocol.LaneResume:   {classLanes: "RW", classTurns: "RW"},
+	protocol.Lane:         {classLanes: "R"},
+	protocol.Lanes:        {classLanes: "R"},
 }
 
 // allows reports whether access have grants every permission of need.
@@ -89,8 +105,8 @@ func allows(have, need string) bool {
 // ACL before they are touched; a denial is NOPERM with nothing written, on
 // both executors, in the place the verb would first read the key.
 func testACL(t *testing.T, env Env) {
-	for _, v := range protocol.JobCore {
-		for _, class := range []string{classRows, classLogs} {
+	for _, v := range protocol.All {
+		for _, class := range []string{classRows, classLogs, classLanes, classTurns, classRate} {
 			for _, have := range []string{"R", "W", ""} {
 				name := v.Name + " with " + class + " " + orDefault(have, "denied")
 				if have != "" {
@@ -138,9 +154,9 @@ func testACL(t *testing.T, env Env) {
 
 	scenario(t, env, "the fence comes before a denied row", func(t *testing.T, q *queue) {
 		args := fixtures[protocol.Complete](q)
-		q.do("SET", q.k.Version, "2")
+		q.do("SET", q.k.Version, "1")
 		user := q.as(map[string]string{classRows: ""})
-		user.refuse(protocol.ErrWireFound("2"), user.verb(protocol.Complete, args...))
+		user.refuse(protocol.ErrWireFound("1"), user.verb(protocol.Complete, args...))
 	})
 	scenario(t, env, "a stale token comes before denied logs", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a"})

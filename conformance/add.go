@@ -15,7 +15,7 @@ func testAdd(t *testing.T, env Env) {
 	scenario(t, env, "one pending job", func(t *testing.T, q *queue) {
 		q.install()
 		t0 := q.now()
-		require.Equal(t, Bulks("1"), q.call(protocol.Add, "1", "payload", "7", "0", "5", "exponential", "250", "", "0"))
+		require.Equal(t, Bulks("1"), q.call(protocol.Add, "1", "0", "payload", "7", "0", "5", "exponential", "250", "", "0"))
 		t1 := q.now()
 		row := q.hgetall(q.k.Job("1"))
 		require.Len(t, row, 14, "no uniq, err or prog")

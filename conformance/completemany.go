@@ -265,8 +265,8 @@ func testCompleteMany(t *testing.T, env Env) {
 	scenario(t, env, "fence before a wrong-typed row", func(t *testing.T, q *queue) {
 		args := fixtures[protocol.CompleteMany](q)
 		q.plant(q.k.Job("1"), "hash")
-		q.do("SET", q.k.Version, "2")
-		q.refuse(protocol.ErrWireFound("2"), q.verb(protocol.CompleteMany, args...))
+		q.do("SET", q.k.Version, "1")
+		q.refuse(protocol.ErrWireFound("1"), q.verb(protocol.CompleteMany, args...))
 	})
 
 	// WRONGTYPE, job by job; the first refusal wins over later reads

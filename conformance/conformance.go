@@ -51,6 +51,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"integers", testIntegers},
 		{"acl", testACL},
 		{protocol.Install.Name, testInstall},
+		{"upgrade", testUpgrade},
 		{protocol.Add.Name, testAdd},
 		{protocol.Claim.Name, testClaim},
 		{protocol.Extend.Name, testExtend},
@@ -70,6 +71,14 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"signal", testSignal},
 		{"binary", testBinary},
 		{"unique", testUnique},
+		{"lanes/add", testLaneAdd},
+		{"lanes/claim", testLaneClaim},
+		{"lanes/caps", testLaneCaps},
+		{"lanes/pause", testLanePause},
+		{"lanes/read", testLaneRead},
+		{"lanes/counts", testLaneCounts},
+		{"lanes/refusals", testLaneRefusals},
+		{protocol.Rate.Name, testRate},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -168,4 +177,38 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 		q.install()
 		return []string{q.addOne("a")}
 	},
+	protocol.LaneCap: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{fixtureLane, "2"}
+	},
+	protocol.LanePause: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{fixtureLane}
+	},
+	protocol.LaneResume: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		q.must(protocol.LanePause, fixtureLane)
+		q.do("DEL", q.k.Signal)
+		return []string{fixtureLane}
+	},
+	protocol.Lane: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{fixtureLane}
+	},
+	protocol.Lanes: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", lane: fixtureLane})
+		return []string{"", "10"}
+	},
+	protocol.Rate: func(q *queue) []string {
+		q.install()
+		return []string{"10", "1000"}
+	},
 }
+
+// fixtureLane is the lane of the lane verbs' fixtures.
+const fixtureLane = "l"

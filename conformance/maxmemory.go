@@ -18,7 +18,7 @@ const serverOOM = "OOM command not allowed when used memory > 'maxmemory'."
 // full queue drains. It sets the server's maxmemory, so env's server must
 // be the test's own; the verbs run one at a time.
 func RunMaxmemory(t *testing.T, env Env) {
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		t.Run(v.Name, func(t *testing.T) {
 			q := newQueue(t, env)
 			args := fixtures[v](q)

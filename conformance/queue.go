@@ -185,6 +185,7 @@ type job struct {
 	backoffMS string
 	unique    string
 	uniqueTTL string
+	lane      string // empty: none
 }
 
 func orDefault(s, def string) string {
@@ -194,20 +195,36 @@ func orDefault(s, def string) string {
 	return s
 }
 
-func (j job) args() []string {
+// args is the job's group of ADD's ARGV: the 8 fixed values, then its lane
+// when the call has the lane column (options 1).
+func (j job) args(options int) []string {
 	ttl := orDefault(j.uniqueTTL, "0")
 	if j.unique != "" {
 		ttl = orDefault(j.uniqueTTL, "60000")
 	}
-	return []string{j.data, orDefault(j.prio, "0"), orDefault(j.delay, "0"), orDefault(j.attempts, "3"),
+	out := []string{j.data, orDefault(j.prio, "0"), orDefault(j.delay, "0"), orDefault(j.attempts, "3"),
 		orDefault(j.backoff, "fixed"), orDefault(j.backoffMS, "0"), j.unique, ttl}
+	if options > 0 {
+		out = append(out, j.lane)
+	}
+	return out
 }
 
-// addArgs is ADD's ARGV for jobs.
+// addArgs is ADD's ARGV for jobs: n, then k = 0 option columns, or k = 1
+// (lane) when any job has a lane.
 func addArgs(jobs ...job) []string {
-	out := []string{strconv.Itoa(len(jobs))}
+	options := 0
 	for _, j := range jobs {
-		out = append(out, j.args()...)
+		if j.lane != "" {
+			options = 1
+		}
+	}
+	out := []string{strconv.Itoa(len(jobs)), strconv.Itoa(options)}
+	if options > 0 {
+		out = append(out, protocol.AddOptionLane)
+	}
+	for _, j := range jobs {
+		out = append(out, j.args(options)...)
 	}
 	return out
 }
@@ -302,8 +319,15 @@ func within(t *testing.T, v, lo, hi int64, what string) {
 }
 
 // stats is STATS's reply for the given sizes, pause flag and counters (in
-// protocol.StatsCounters order; missing ones are "0").
+// protocol.StatsCounters order; missing ones are "0"), without lanes or a
+// rate.
 func statsReply(pending, delayed, active, dead int64, paused bool, counters ...string) string {
+	return statsReplyWith(pending, delayed, active, dead, paused, [4]int64{}, counters...)
+}
+
+// statsReplyWith is statsReply with the extra integers (protocol.StatsExtras:
+// lanes, lane_waiting, rate_max, rate_window).
+func statsReplyWith(pending, delayed, active, dead int64, paused bool, extras [4]int64, counters ...string) string {
 	out := []string{
 		Bulk("pending"), Int(pending), Bulk("delayed"), Int(delayed),
 		Bulk("active"), Int(active), Bulk("dead"), Int(dead), Bulk("paused"),
@@ -319,6 +343,9 @@ func statsReply(pending, delayed, active, dead int64, paused bool, counters ...s
 			v = counters[i]
 		}
 		out = append(out, Bulk("total_"+name), Bulk(v))
+	}
+	for i, name := range protocol.StatsExtras {
+		out = append(out, Bulk(name), Int(extras[i]))
 	}
 	return Arr(out...)
 }

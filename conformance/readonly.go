@@ -25,7 +25,7 @@ func RunReadOnly(t *testing.T, env Env) {
 	// Each read verb on a queue of its own, prepared by its fixture.
 	queues := map[*protocol.Verb]*queue{}
 	args := map[*protocol.Verb][]string{}
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		if !v.Write {
 			queues[v] = newQueue(t, env)
 			args[v] = fixtures[v](queues[v])
@@ -37,7 +37,7 @@ func RunReadOnly(t *testing.T, env Env) {
 	readerEnv := Env{Server: env.Server, Client: rc, Exec: env.NewExec(rc), NewExec: env.NewExec}
 
 	t.Run("read-only user", func(t *testing.T) {
-		for _, v := range protocol.JobCore {
+		for _, v := range protocol.All {
 			if !v.Write {
 				rq := queues[v]
 				rq.t = t
@@ -58,7 +58,7 @@ func RunReadOnly(t *testing.T, env Env) {
 		q.t = t
 		q.do("CLIENT", "PAUSE", "60000", "WRITE")
 		defer q.do("CLIENT", "UNPAUSE")
-		for _, v := range protocol.JobCore {
+		for _, v := range protocol.All {
 			if v.Write {
 				continue
 			}

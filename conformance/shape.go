@@ -16,7 +16,7 @@ import (
 // testShape: numkeys and the ARGV count of every verb (docs/PROTOCOL.md,
 // the order of every verb, step 1).
 func testShape(t *testing.T, env Env) {
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		t.Run(v.Name, func(t *testing.T) {
 			t.Parallel()
 			n := v.NumKeys()
@@ -88,7 +88,7 @@ func testShape(t *testing.T, env Env) {
 // countGroups is, for each verb whose ARGV is a count n and then n groups
 // of arguments (ADD, COMPLETEMANY), one valid group.
 var countGroups = map[*protocol.Verb][]string{
-	protocol.Add:          job{data: "a"}.args(),
+	protocol.Add:          append([]string{"0"}, job{data: "a"}.args(0)...),
 	protocol.CompleteMany: {"1", "1"},
 }
 
@@ -144,7 +144,7 @@ func testCountShape(t *testing.T, env Env, v *protocol.Verb, one []string) {
 // testLayout: the declared keys must be the queue base and the verb's keys
 // built from it, in order (step 2).
 func testLayout(t *testing.T, env Env) {
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		t.Run(v.Name, func(t *testing.T) {
 			t.Parallel()
 			rebuilt := func(base string) []string {
@@ -248,7 +248,7 @@ func (q *queue) refuseKeys(want string, keys []string, call func() valkey.Valkey
 // testFence: the queue's version key is the first read of every verb but
 // INSTALL (step 4).
 func testFence(t *testing.T, env Env) {
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		if v == protocol.Install {
 			continue
 		}
@@ -259,7 +259,8 @@ func testFence(t *testing.T, env Env) {
 				q.do("DEL", q.k.Version)
 				q.refuse(protocol.ErrWireMissing, q.verb(v, args...))
 			})
-			for _, found := range []string{"2", "0", "01", "1 ", "", "\x00\xff", "1\r\n2"} {
+			// "1": a wire-1 dataset not yet upgraded by INSTALL
+			for _, found := range []string{"1", "3", "0", "02", "2 ", "", "\x00\xff", "2\r\n1", "2\x00"} {
 				scenario(t, env, "wire "+strconv.Quote(found), func(t *testing.T, q *queue) {
 					args := fixtures[v](q)
 					q.do("SET", q.k.Version, found)

@@ -14,7 +14,12 @@ var keyTypes = map[string]string{
 	protocol.SuffixVersion: "string", protocol.SuffixMeta: "hash", protocol.SuffixStats: "hash",
 	protocol.SuffixPending: "zset", protocol.SuffixDelayed: "zset", protocol.SuffixActive: "zset",
 	protocol.SuffixDead: "zset", protocol.SuffixSignal: "list", "row": "hash", "logs": "list",
+	protocol.SuffixLaneInfo: "hash", protocol.SuffixLanes: "zset", protocol.SuffixTurns: "zset",
+	protocol.SuffixRate: "string", fixtureLaneKey: "zset",
 }
+
+// fixtureLaneKey is the lane key of the lane verbs' fixtures (lane "l").
+const fixtureLaneKey = protocol.SuffixLane + fixtureLane
 
 // planted lists, per verb, the keys it reads or writes past the fence; a key
 // of another type there is refused with the server's WRONGTYPE text, before
@@ -22,7 +27,7 @@ var keyTypes = map[string]string{
 var planted = map[*protocol.Verb][]string{
 	protocol.Install:      {"version"},
 	protocol.Add:          {"meta", "stats", "pending", "delayed", "signal"},
-	protocol.Claim:        {"meta", "pending", "active", "row"},
+	protocol.Claim:        {"meta", "pending", "turns", "active", "row"},
 	protocol.Extend:       {"active", "row"},
 	protocol.Complete:     {"stats", "active", "row"},
 	protocol.CompleteMany: {"stats", "active", "row"},
@@ -35,9 +40,18 @@ var planted = map[*protocol.Verb][]string{
 	protocol.Requeue:      {"stats", "pending", "dead", "signal", "row"},
 	protocol.Log:          {"row", "logs"},
 	protocol.Progress:     {"row"},
-	protocol.Stats:        {"meta", "stats", "pending", "delayed", "active", "dead"},
+	protocol.Stats:        {"meta", "stats", "pending", "delayed", "active", "dead", "lanes"},
 	protocol.Inspect:      {"row", "logs"},
+	protocol.LaneCap:      laneAccountingKeys,
+	protocol.LanePause:    laneAccountingKeys,
+	protocol.LaneResume:   laneAccountingKeys,
+	protocol.Lane:         {"laneinfo", fixtureLaneKey},
+	protocol.Lanes:        {"lanes", "laneinfo", fixtureLaneKey},
+	protocol.Rate:         {"meta"},
 }
+
+// laneAccountingKeys are the keys the lane accounting reads, in its order.
+var laneAccountingKeys = []string{"laneinfo", fixtureLaneKey, "meta", "turns", "lanes", "signal"}
 
 func (q *queue) keyOf(name string) string {
 	switch name {
@@ -51,7 +65,7 @@ func (q *queue) keyOf(name string) string {
 
 // testWrongType: a key of the wrong type on every key a verb types (step 6).
 func testWrongType(t *testing.T, env Env) {
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		t.Run(v.Name, func(t *testing.T) {
 			t.Parallel()
 			for _, name := range planted[v] {

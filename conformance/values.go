@@ -17,6 +17,8 @@ var argCount = map[*protocol.Verb]int{
 	protocol.Fail: 4, protocol.Recover: 1, protocol.Promote: 1, protocol.Pause: 0,
 	protocol.Resume: 0, protocol.Remove: 1, protocol.Requeue: 1, protocol.Log: 4,
 	protocol.Progress: 3, protocol.Stats: 0, protocol.Inspect: 1,
+	protocol.LaneCap: 2, protocol.LanePause: 1, protocol.LaneResume: 1, protocol.Lane: 1,
+	protocol.Lanes: 2, protocol.Rate: 2,
 }
 
 // argRef names one argument of a verb: its ARGV index (from 0) and its name
@@ -28,10 +30,12 @@ type argRef struct {
 
 // firstValue is the first checked argument of each verb that has one.
 var firstValue = map[*protocol.Verb]argRef{
-	protocol.Add: {2, "priority"}, protocol.Claim: {0, "lease"}, protocol.Extend: {0, "id"},
+	protocol.Add: {3, "priority"}, protocol.Claim: {0, "lease"}, protocol.Extend: {0, "id"},
 	protocol.Complete: {0, "id"}, protocol.CompleteMany: {1, "id"}, protocol.Fail: {0, "id"}, protocol.Recover: {0, "limit"},
 	protocol.Promote: {0, "limit"}, protocol.Remove: {0, "id"}, protocol.Requeue: {0, "id"},
 	protocol.Log: {0, "id"}, protocol.Progress: {0, "id"}, protocol.Inspect: {0, "id"},
+	// the lane verbs' first argument is a lane, which "x" is: their second
+	protocol.LaneCap: {1, "cap"}, protocol.Lanes: {1, "count"}, protocol.Rate: {0, "max"},
 }
 
 // intDomain is an integer argument and its inclusive domain.
@@ -42,11 +46,11 @@ type intDomain struct {
 }
 
 var intDomains = []intDomain{
-	{protocol.Add, argRef{2, "priority"}, 0, protocol.MaxPriority},
-	{protocol.Add, argRef{3, "delay"}, 0, protocol.MaxDelayMS},
-	{protocol.Add, argRef{4, "attempts"}, 1, protocol.MaxAttempts},
-	{protocol.Add, argRef{6, "backoff_ms"}, 0, protocol.MaxBackoffMS},
-	{protocol.Add, argRef{8, "unique_ttl"}, 0, protocol.MaxDelayMS}, // no unique key: 0 is fine
+	{protocol.Add, argRef{3, "priority"}, 0, protocol.MaxPriority},
+	{protocol.Add, argRef{4, "delay"}, 0, protocol.MaxDelayMS},
+	{protocol.Add, argRef{5, "attempts"}, 1, protocol.MaxAttempts},
+	{protocol.Add, argRef{7, "backoff_ms"}, 0, protocol.MaxBackoffMS},
+	{protocol.Add, argRef{9, "unique_ttl"}, 0, protocol.MaxDelayMS}, // no unique key: 0 is fine
 	{protocol.Claim, argRef{0, "lease"}, 1, protocol.MaxLeaseMS},
 	{protocol.Claim, argRef{1, "count"}, 1, protocol.MaxCount},
 	{protocol.Extend, argRef{0, "id"}, 1, protocol.MaxJobID},
@@ -62,6 +66,8 @@ var intDomains = []intDomain{
 	{protocol.Log, argRef{3, "cap"}, 1, protocol.MaxLogCap},
 	{protocol.Progress, argRef{0, "id"}, 1, protocol.MaxJobID},
 	{protocol.Inspect, argRef{0, "id"}, 1, protocol.MaxJobID},
+	{protocol.LaneCap, argRef{1, "cap"}, 0, protocol.MaxLaneCap},
+	{protocol.Lanes, argRef{1, "count"}, 1, protocol.MaxCount},
 }
 
 // textDomain is an argument checked for its length or its words.
@@ -74,10 +80,10 @@ type textDomain struct {
 }
 
 var textDomains = []textDomain{
-	{protocol.Add, argRef{5, "backoff"}, []string{"fixed", "exponential"},
+	{protocol.Add, argRef{6, "backoff"}, []string{"fixed", "exponential"},
 		[]string{"", "Fixed", "linear", "fixed ", "exponential:1", "fixed\x00"}, nil},
-	{protocol.Add, argRef{7, "unique_key"}, []string{strings.Repeat("u", protocol.MaxUniqueKey), "k"},
-		[]string{strings.Repeat("u", protocol.MaxUniqueKey+1)}, map[int]string{8: "60000"}},
+	{protocol.Add, argRef{8, "unique_key"}, []string{strings.Repeat("u", protocol.MaxUniqueKey), "k"},
+		[]string{strings.Repeat("u", protocol.MaxUniqueKey+1)}, map[int]string{9: "60000"}},
 	{protocol.Fail, argRef{2, "retry"}, []string{"0", "1"}, []string{"2", "", "01", "-1", "true", "1 "}, nil},
 	{protocol.Fail, argRef{3, "error"}, []string{"", strings.Repeat("e", protocol.MaxText)},
 		[]string{strings.Repeat("e", protocol.MaxText+1)}, nil},
@@ -85,7 +91,19 @@ var textDomains = []textDomain{
 		[]string{strings.Repeat("l", protocol.MaxText+1)}, nil},
 	{protocol.Progress, argRef{2, "value"}, []string{"", strings.Repeat("p", protocol.MaxText)},
 		[]string{strings.Repeat("p", protocol.MaxText+1)}, nil},
+	{protocol.LaneCap, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
+	{protocol.LanePause, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
+	{protocol.LaneResume, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
+	{protocol.Lane, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
+	{protocol.Lanes, argRef{0, "after"}, []string{"", "l", strings.Repeat("a", protocol.MaxLaneName), "\x00\xff"},
+		[]string{strings.Repeat("a", protocol.MaxLaneName+1)}, nil},
 }
+
+// Lane names are 1..128 bytes, any bytes.
+var (
+	laneNamesOK  = []string{"l", strings.Repeat("n", protocol.MaxLaneName), "\x00", "\xff\xfe", "a b\r\n", "{x}"}
+	laneNamesBad = []string{"", strings.Repeat("n", protocol.MaxLaneName+1)}
+)
 
 // badInts are spellings no integer argument accepts, whatever its domain.
 var badInts = []string{
@@ -158,7 +176,7 @@ func testValues(t *testing.T, env Env) {
 			scenario(t, env, "bad "+strconv.Quote(s), func(t *testing.T, q *queue) {
 				fixtures[protocol.Add](q)
 				q.refuse(protocol.ErrBadArg("add", "unique_ttl"),
-					q.verb(protocol.Add, "1", "a", "0", "0", "3", "fixed", "0", "u", s))
+					q.verb(protocol.Add, "1", "0", "a", "0", "0", "3", "fixed", "0", "u", s))
 			})
 		}
 		for _, s := range []string{"1", strconv.FormatInt(protocol.MaxDelayMS, 10)} {
@@ -198,12 +216,12 @@ func testValues(t *testing.T, env Env) {
 			{"log line before cap", protocol.Log, map[int]string{2: strings.Repeat("l", protocol.MaxText+1), 3: "0"}, "line"},
 			{"log id before line", protocol.Log, map[int]string{0: "x", 2: strings.Repeat("l", protocol.MaxText+1)}, "id"},
 			{"progress id before value", protocol.Progress, map[int]string{0: "", 2: strings.Repeat("p", protocol.MaxText+1)}, "id"},
-			{"add priority before delay", protocol.Add, map[int]string{2: "1001", 3: "x", 4: "0"}, "priority"},
-			{"add delay before attempts", protocol.Add, map[int]string{3: "x", 4: "0"}, "delay"},
-			{"add attempts before backoff", protocol.Add, map[int]string{4: "0", 5: "x"}, "attempts"},
-			{"add backoff before backoff_ms", protocol.Add, map[int]string{5: "x", 6: "x"}, "backoff"},
-			{"add backoff_ms before unique_key", protocol.Add, map[int]string{6: "x", 7: strings.Repeat("u", 513)}, "backoff_ms"},
-			{"add unique_key before unique_ttl", protocol.Add, map[int]string{7: strings.Repeat("u", 513), 8: "x"}, "unique_key"},
+			{"add priority before delay", protocol.Add, map[int]string{3: "1001", 4: "x", 5: "0"}, "priority"},
+			{"add delay before attempts", protocol.Add, map[int]string{4: "x", 5: "0"}, "delay"},
+			{"add attempts before backoff", protocol.Add, map[int]string{5: "0", 6: "x"}, "attempts"},
+			{"add backoff before backoff_ms", protocol.Add, map[int]string{6: "x", 7: "x"}, "backoff"},
+			{"add backoff_ms before unique_key", protocol.Add, map[int]string{7: "x", 8: strings.Repeat("u", 513)}, "backoff_ms"},
+			{"add unique_key before unique_ttl", protocol.Add, map[int]string{8: strings.Repeat("u", 513), 9: "x"}, "unique_key"},
 		} {
 			scenario(t, env, tc.name, func(t *testing.T, q *queue) {
 				args := fixtures[tc.verb](q)

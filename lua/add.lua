@@ -8,31 +8,56 @@
 -- KEYS[6] -> emq:{q}:delayed   zset
 -- KEYS[7] -> emq:{q}:signal    list
 -- ARGV[1] -> n, the number of jobs, 1..1000
--- ARGV[2 + 8(i-1) .. 9 + 8(i-1)] -> job i: data priority delay_ms
---            max_attempts backoff backoff_ms unique_key unique_ttl_ms
+-- ARGV[2] -> k, the number of option columns, 0..8
+-- ARGV[3 .. 2 + k] -> the option names; the one known is lane
+-- ARGV[3 + k + (8 + k)(i-1) ..] -> job i: data priority delay_ms
+--            max_attempts backoff backoff_ms unique_key unique_ttl_ms, then
+--            its value of each option in the order named (lane: empty for
+--            none)
+--
+-- A job with a lane and no delay waits in lane:<l> instead of pending, and
+-- the lane accounting of lib.lua counts it.
 --
 -- Reply: array of the new ids (bulk strings), in argument order.
 -- Refusals, in order: ERR EMQ add numkeys must be 7; ERR EMQ add wrong number
 -- of arguments (no ARGV); ERR EMQ add bad count; ERR EMQ add wrong number of
--- arguments (ARGV is not 1 + 8n); ERR EMQ add bad key layout; per job ERR EMQ
--- add bad priority|delay|attempts|backoff|backoff_ms|unique_key|unique_ttl;
--- the fence; WRONGTYPE (meta); ERR hash value is not an integer or ERR
--- increment or decrement would overflow (meta seq); EMQSTATE add id space
--- exhausted; per job with a unique key EMQLOCK add duplicate in batch,
--- WRONGTYPE (unique:<key>), EMQLOCK add duplicate of <id>; EMQSTATE add id
--- exists; WRONGTYPE (stats), the HINCRBY refusals (stats added); WRONGTYPE
--- (pending, delayed, signal).
+-- arguments (no ARGV[2]); ERR EMQ add bad options; ERR EMQ add wrong number
+-- of arguments (ARGV is not 2 + k + (8 + k)n); ERR EMQ add bad key layout;
+-- ERR EMQ add bad option; per job ERR EMQ add bad
+-- priority|delay|attempts|backoff|backoff_ms|unique_key|unique_ttl|lane; the
+-- fence; WRONGTYPE (meta); ERR hash value is not an integer or ERR increment
+-- or decrement would overflow (meta seq); EMQSTATE add id space exhausted;
+-- per job with a unique key EMQLOCK add duplicate in batch, NOPERM, WRONGTYPE
+-- (unique:<key>), EMQLOCK add duplicate of <id>; NOPERM (rows); EMQSTATE add
+-- id exists; the lane accounting's refusals; WRONGTYPE (stats), the HINCRBY
+-- refusals (stats added); WRONGTYPE (pending, delayed, signal).
 
 local VERB = 'add'
-local n, refusal = counted(VERB, 7, 8)
-if not n then return refusal end
+local refusal = shape(VERB, 7)
+if refusal then return refusal end
+if #ARGV == 0 then return e_arity(VERB) end
+local n = uint(ARGV[1], 1, MAX_COUNT)
+if not n then return e_bad(VERB, 'count') end
+if #ARGV < 2 then return e_arity(VERB) end
+local nopt = uint(ARGV[2], 0, MAX_ADD_OPTIONS)
+if not nopt then return e_bad(VERB, 'options') end
+local per = 8 + nopt
+if #ARGV ~= 2 + nopt + per * n then return e_arity(VERB) end
 refusal = layout(VERB, {'version', 'meta', 'stats', 'pending', 'delayed', 'signal'})
 if refusal then return refusal end
 
--- values, job by job
-local prios, delays = {}, {}
+-- the option names: each a known option, named once
+local lanecol
+for j = 1, nopt do
+  if ARGV[2 + j] ~= 'lane' or lanecol then return e_bad(VERB, 'option') end
+  lanecol = j
+end
+
+-- values, job by job; at[i] is the ARGV index of job i's data
+local at, prios, delays, lanes = {}, {}, {}, {}
 for i = 1, n do
-  local a = 8 * i - 6 -- ARGV[a] is job i's data
+  local a = 3 + nopt + per * (i - 1)
+  at[i] = a
   local prio = uint(ARGV[a + 1], 0, MAX_PRIORITY)
   if not prio then return e_bad(VERB, 'priority') end
   local delay = uint(ARGV[a + 2], 0, MAX_DELAY)
@@ -45,6 +70,11 @@ for i = 1, n do
   if #ukey > MAX_UNIQUE_KEY then return e_bad(VERB, 'unique_key') end
   local ttl = uint(ARGV[a + 7], 0, MAX_DELAY)
   if not ttl or (ttl == 0 and ukey ~= '') then return e_bad(VERB, 'unique_ttl') end
+  if lanecol then
+    local l = ARGV[a + 7 + lanecol]
+    if #l > MAX_LANE_NAME then return e_bad(VERB, 'lane') end
+    if l ~= '' then lanes[i] = l end
+  end
   prios[i], delays[i] = prio, delay
 end
 
@@ -71,7 +101,7 @@ end
 -- denied row where the rows' EXISTS would run
 local keys = {}
 for i = 1, n do
-  if ARGV[8 * i] ~= '' then keys[#keys + 1] = base .. 'unique:' .. ARGV[8 * i] end
+  if ARGV[at[i] + 6] ~= '' then keys[#keys + 1] = base .. 'unique:' .. ARGV[at[i] + 6] end
 end
 local nunique = #keys
 for i = 1, n do keys[nunique + i] = rows[i] end
@@ -80,7 +110,7 @@ local deny, k = first_denied(keys, true, true), 0
 -- unique keys, job by job
 local held = {}
 for i = 1, n do
-  local ukey = ARGV[8 * i]
+  local ukey = ARGV[at[i] + 6]
   if ukey ~= '' then
     if held[ukey] then return {err = E_ADD_DUPLICATE_IN_BATCH} end
     held[ukey] = true
@@ -94,6 +124,14 @@ end
 
 if deny and deny > nunique then return {err = E_NOPERM} end
 if rcall('EXISTS', unpack(rows)) ~= 0 then return {err = E_ADD_ID_EXISTS} end
+
+-- the lanes of the jobs that wait in one now
+local acc = lane_acc()
+for i = 1, n do
+  if lanes[i] and delays[i] == 0 then lane_add(acc, lanes[i], 1, 0) end
+end
+refusal = lane_read(acc)
+if refusal then return refusal end
 
 -- types, and the counter
 local added = rpcall('HGET', stats, 'added')
@@ -109,34 +147,38 @@ if type(t) == 'table' then return t end
 
 -- writes
 local now = now_ms()
-local at = format('%d', now)
+local added_at = format('%d', now)
 rcall('HINCRBY', meta, 'seq', n)
 local to_pending = false
 for i = 1, n do
-  local a = 8 * i - 6
-  local backoff = ARGV[a + 4] .. ':' .. ARGV[a + 5]
-  local state = delays[i] == 0 and 'pending' or 'delayed'
-  local ukey = ARGV[a + 6]
-  if ukey == '' then
-    rcall('HSET', rows[i], 'data', ARGV[a], 'state', state, 'att', '0', 'max', ARGV[a + 3],
-      'prio', ARGV[a + 1], 'bo', backoff, 'at', at)
-  else
-    rcall('HSET', rows[i], 'data', ARGV[a], 'state', state, 'att', '0', 'max', ARGV[a + 3],
-      'prio', ARGV[a + 1], 'bo', backoff, 'at', at, 'uniq', ukey)
+  local a = at[i]
+  local fields = {'data', ARGV[a], 'state', delays[i] == 0 and 'pending' or 'delayed', 'att', '0',
+    'max', ARGV[a + 3], 'prio', ARGV[a + 1], 'bo', ARGV[a + 4] .. ':' .. ARGV[a + 5], 'at', added_at}
+  if ARGV[a + 6] ~= '' then
+    fields[#fields + 1] = 'uniq'
+    fields[#fields + 1] = ARGV[a + 6]
   end
-  if delays[i] == 0 then
+  if lanes[i] then
+    fields[#fields + 1] = 'lane'
+    fields[#fields + 1] = lanes[i]
+  end
+  rcall('HSET', rows[i], unpack(fields))
+  if delays[i] ~= 0 then
+    rcall('ZADD', delayed, format('%d', now + delays[i]), ids[i])
+  elseif lanes[i] then
+    rcall('ZADD', base .. 'lane:' .. lanes[i], pending_score(prios[i], first + i), ids[i])
+  else
     rcall('ZADD', pending, pending_score(prios[i], first + i), ids[i])
     to_pending = true
-  else
-    rcall('ZADD', delayed, format('%d', now + delays[i]), ids[i])
   end
 end
 for i = 1, n do
-  local ukey = ARGV[8 * i]
+  local ukey = ARGV[at[i] + 6]
   if ukey ~= '' then
-    rcall('SET', base .. 'unique:' .. ukey, ids[i], 'PX', ARGV[8 * i + 1])
+    rcall('SET', base .. 'unique:' .. ukey, ids[i], 'PX', ARGV[at[i] + 7])
   end
 end
 rcall('HINCRBY', stats, 'added', n)
-if to_pending and was_pending == 0 then signal_push(signal) end
+local woke = lane_write(acc)
+if (to_pending and was_pending == 0) or woke then signal_push(signal) end
 return ids

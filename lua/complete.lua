@@ -13,7 +13,10 @@
 -- wrong number of arguments; ERR EMQ complete bad key layout; ERR EMQ
 -- complete bad id; the fence; WRONGTYPE (the row); EMQSTALE complete token
 -- mismatch; WRONGTYPE (active); EMQSTATE complete not active; WRONGTYPE
--- (unique:<uniq>, stats); the HINCRBY refusals (stats completed).
+-- (unique:<uniq>); for a job with a lane the lane accounting's refusals;
+-- WRONGTYPE (stats); the HINCRBY refusals (stats completed); NOPERM (logs).
+-- A job with a lane frees a slot of it (lane accounting, da = -1), which
+-- can make a capped lane ready again, and signal.
 
 local VERB = 'complete'
 local refusal = shape(VERB, 4, 2) or layout(VERB, {'version', 'stats', 'active'})
@@ -29,7 +32,7 @@ local row = KEYS[1] .. 'job:' .. id
 local logs = row .. ':logs'
 local all = may({row, logs}, true, true)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'uniq')
+local f = rpcall('HMGET', row, 'att', 'uniq', 'lane')
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
@@ -42,6 +45,11 @@ if ukey then
   holder = rpcall('GET', ukey)
   if type(holder) == 'table' then return holder end
 end
+local acc = lane_acc()
+local l = lane_name(f[3])
+if l then lane_add(acc, l, 0, -1) end
+refusal = lane_read(acc)
+if refusal then return refusal end
 local c = rpcall('HGET', stats, 'completed')
 if type(c) == 'table' then return c end
 refusal = hincr_refusal(c, 1)
@@ -52,4 +60,5 @@ rcall('ZREM', active, id)
 rcall('DEL', row, logs)
 if holder == id then rcall('DEL', ukey) end
 rcall('HINCRBY', stats, 'completed', 1)
+if lane_write(acc) then signal_push(KEYS[1] .. 'signal') end
 return 1

@@ -15,8 +15,9 @@
 -- count; ERR EMQ completemany wrong number of arguments (ARGV is not 1 + 2n);
 -- ERR EMQ completemany bad key layout; per job ERR EMQ completemany bad id,
 -- ERR EMQ completemany repeated id; the fence; job by job WRONGTYPE (the row,
--- active, unique:<uniq>); WRONGTYPE (stats), the HINCRBY refusals (stats
--- completed).
+-- active, unique:<uniq>); the lane accounting's refusals (the lanes of the
+-- jobs completed, da minus their number); WRONGTYPE (stats), the HINCRBY
+-- refusals (stats completed); NOPERM (logs).
 
 local VERB = 'completemany'
 local n, refusal = counted(VERB, 4, 2)
@@ -48,11 +49,12 @@ end
 local all = may(keys, true, true)
 local deny = not all and first_denied(rows, true, true)
 local out, done, dels, logs = {}, {}, {}, {}
+local acc = lane_acc()
 for i = 1, n do
   local id, token = ARGV[2 * i], ARGV[2 * i + 1]
   local row = rows[i]
   if i == deny then return {err = E_NOPERM} end
-  local f = rpcall('HMGET', row, 'att', 'uniq')
+  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane')
   if f.err then return f end
   if not f[1] then
     out[i] = 0
@@ -77,10 +79,14 @@ for i = 1, n do
       dels[#dels + 1] = row .. ':logs'
       logs[#logs + 1] = row .. ':logs'
       if holder == id then dels[#dels + 1] = ukey end
+      local l = lane_name(f[3])
+      if l then lane_add(acc, l, 0, -1) end
     end
   end
 end
 if #done == 0 then return out end
+refusal = lane_read(acc)
+if refusal then return refusal end
 local c = rpcall('HGET', stats, 'completed')
 if type(c) == 'table' then return c end
 refusal = hincr_refusal(c, #done)
@@ -92,4 +98,5 @@ if not all and not may(logs, false, true) then return {err = E_NOPERM} end
 rcall('ZREM', active, unpack(done))
 rcall('DEL', unpack(dels))
 rcall('HINCRBY', stats, 'completed', #done)
+if lane_write(acc) then signal_push(base .. 'signal') end
 return out

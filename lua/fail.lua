@@ -16,8 +16,11 @@
 -- Refusals, in order: ERR EMQ fail numkeys must be 6; ERR EMQ fail wrong
 -- number of arguments; ERR EMQ fail bad key layout; ERR EMQ fail bad
 -- id|retry|error; the fence; WRONGTYPE (the row); EMQSTALE fail token
--- mismatch; WRONGTYPE (active); EMQSTATE fail not active; WRONGTYPE (delayed,
--- dead, stats); the HINCRBY refusals (stats failed, then retried or dead).
+-- mismatch; WRONGTYPE (active); EMQSTATE fail not active; for a job with a
+-- lane the lane accounting's refusals; WRONGTYPE (delayed, dead, stats); the
+-- HINCRBY refusals (stats failed, then retried or dead). A job with a lane
+-- frees a slot of it (da = -1); a retried one keeps its lane, and PROMOTE
+-- returns it there.
 
 local VERB = 'fail'
 local refusal = shape(VERB, 6, 4) or layout(VERB, {'version', 'stats', 'active', 'delayed', 'dead'})
@@ -33,13 +36,18 @@ if refusal then return refusal end
 local stats, active, delayed, dead = KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local row = KEYS[1] .. 'job:' .. id
 if not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'max', 'bo')
+local f = rpcall('HMGET', row, 'att', 'max', 'bo', 'lane')
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
 local score = rpcall('ZSCORE', active, id)
 if type(score) == 'table' then return score end
 if not score then return e_not_active(VERB) end
+local acc = lane_acc()
+local l = lane_name(f[4])
+if l then lane_add(acc, l, 0, -1) end
+refusal = lane_read(acc)
+if refusal then return refusal end
 local t = rpcall('ZCARD', delayed)
 if type(t) == 'table' then return t end
 t = rpcall('ZCARD', dead)
@@ -79,4 +87,5 @@ else
 end
 rcall('HINCRBY', stats, 'failed', 1)
 rcall('HINCRBY', stats, outcome, 1)
+if lane_write(acc) then signal_push(KEYS[1] .. 'signal') end
 return again and 'retry' or 'dead'

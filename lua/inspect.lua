@@ -6,7 +6,7 @@
 --
 -- Reply: null when the row is gone (no att); else a flat array of the fields
 -- present, name then value (bulk strings as stored), in the order state data
--- att max prio bo at err prog uniq, then logs and an array of the log lines.
+-- att max prio bo at err prog uniq lane, then logs and an array of the log lines.
 -- Refusals, in order: ERR EMQ inspect numkeys must be 2; ERR EMQ inspect
 -- wrong number of arguments; ERR EMQ inspect bad key layout; ERR EMQ inspect
 -- bad id; the fence; WRONGTYPE (the row, the logs).
@@ -20,7 +20,7 @@ refusal = fence()
 if refusal then return refusal end
 
 local row = KEYS[1] .. 'job:' .. id
-local fields = {'state', 'data', 'att', 'max', 'prio', 'bo', 'at', 'err', 'prog', 'uniq'}
+local fields = {'state', 'data', 'att', 'max', 'prio', 'bo', 'at', 'err', 'prog', 'uniq', 'lane'}
 -- the row and its logs, both read: one check of both
 local logs_key = row .. ':logs'
 local all = may({row, logs_key}, true, false)
@@ -33,7 +33,7 @@ local logs = rpcall('LRANGE', logs_key, 0, -1)
 if logs.err then return logs end
 
 local out = {}
-for i = 1, 10 do
+for i = 1, #fields do
   if f[i] then
     out[#out + 1] = fields[i]
     out[#out + 1] = f[i]

@@ -30,6 +30,11 @@ local MAX_COUNT = 1000
 local MAX_LOG_CAP = 10000
 local MAX_UNIQUE_KEY = 512
 local MAX_TEXT = 65536
+local MAX_LANE_NAME = 128
+local MAX_LANE_CAP = 1000000
+local MAX_RATE_MAX = 1000000
+local MAX_RATE_WINDOW = 86400000
+local MAX_ADD_OPTIONS = 8
 local MAX_ROW_INT = 999999999999999 -- the largest number a row field is read as
 local STRIDE = 4398046511104 -- 2^42, protocol.PriorityStride
 local MAX_ID = 4398046511103 -- 2^42 - 1, protocol.MaxJobID
@@ -50,7 +55,11 @@ local E_OVERFLOW = 'ERR increment or decrement would overflow'
 local E_NOPERM = 'NOPERM No permissions to access a key'
 
 local function e_wire_found(found)
-  return {err = 'EMQWIRE wire ' .. found .. ' found, 1 expected'}
+  return {err = 'EMQWIRE wire ' .. found .. ' found, 2 expected'}
+end
+
+local function e_rate_limited(ms)
+  return {err = 'EMQRATE claim rate limited, retry in ' .. format('%d', ms) .. ' ms'}
 end
 
 local function e_add_duplicate(id)
@@ -206,7 +215,7 @@ end
 -- fence refuses unless the queue's version key (KEYS[2]) holds this wire.
 local function fence()
   local v = rpcall('GET', KEYS[2])
-  if v == '1' then return nil end
+  if v == '2' then return nil end
   if not v then return {err = E_WIRE_MISSING} end
   if type(v) == 'table' then return v end
   return e_wire_found(v)
@@ -230,4 +239,152 @@ end
 local function signal_push(signal)
   rcall('LPUSH', signal, '1')
   rcall('LTRIM', signal, 0, 0)
+end
+
+-- Lanes -----------------------------------------------------------------------
+-- docs/PROTOCOL.md, "Lanes". A call that changes lanes' waiting (dw) or
+-- active (da) counts collects them with lane_add, in the order it first
+-- meets each lane, reads them with lane_read after its domain reads and
+-- before its types, and writes them with lane_write after its own writes.
+
+-- lane_name is a row's lane field as read: 1..128 bytes, else no lane (nil).
+local function lane_name(v)
+  if v and #v > 0 and #v <= MAX_LANE_NAME then return v end
+  return nil
+end
+
+-- lane_ready reports whether a lane of w waiting jobs, a active, cap c (0:
+-- none) and paused flag p can be served.
+local function lane_ready(w, a, c, p)
+  return not p and w > 0 and (c == 0 or a < c)
+end
+
+-- lane_info reads lane l's HMGET laneinfo active:<l> cap:<l> paused:<l> and
+-- ZCARD lane:<l>: it returns {a, c, p, w, cap = the stored cap field}, or
+-- nil and the server's error reply.
+local function lane_info(l)
+  local base = KEYS[1]
+  local f = rpcall('HMGET', base .. 'laneinfo', 'active:' .. l, 'cap:' .. l, 'paused:' .. l)
+  if f.err then return nil, f end
+  local w = rpcall('ZCARD', base .. 'lane:' .. l)
+  if type(w) == 'table' then return nil, w end
+  return {a = rowint(f[1], MAX_ROW_INT), c = rowint(f[2], MAX_ROW_INT), p = f[3] == '1', w = w, cap = f[2]}
+end
+
+-- lane_acc is an empty set of lane changes.
+local function lane_acc()
+  return {list = {}, by = {}, dwsum = 0}
+end
+
+-- lane_add adds the changes dw, da to lane l of acc.
+local function lane_add(acc, l, dw, da)
+  local e = acc.by[l]
+  if not e then
+    e = {name = l, dw = 0, da = 0}
+    acc.by[l] = e
+    acc.list[#acc.list + 1] = e
+  end
+  e.dw, e.da = e.dw + dw, e.da + da
+  acc.dwsum = acc.dwsum + dw
+end
+
+-- lane_read is the lane accounting's reads for the lanes of acc: the ACL
+-- check of laneinfo, lanes, turns, meta, signal and each lane:<l> (read and
+-- write), each lane's laneinfo fields and size, then meta turn and
+-- lanewait, ZCARD turns, ZCARD lanes and LLEN signal. It returns the
+-- refusal, or nil; with no lane it reads nothing.
+local function lane_read(acc)
+  if #acc.list == 0 then return nil end
+  local base = KEYS[1]
+  local keys = {base .. 'laneinfo', base .. 'lanes', base .. 'turns', base .. 'meta', base .. 'signal'}
+  for i = 1, #acc.list do keys[5 + i] = base .. 'lane:' .. acc.list[i].name end
+  if first_denied(keys, true, true) then return {err = E_NOPERM} end
+  for i = 1, #acc.list do
+    local e = acc.list[i]
+    local info, refusal = lane_info(e.name)
+    if not info then return refusal end
+    e.a, e.c, e.p, e.w, e.cap = info.a, info.c, info.p, info.w, info.cap
+    e.c2, e.p2 = e.c, e.p -- the settings after the call; LANECAP, LANEPAUSE and LANERESUME change them
+  end
+  local m = rpcall('HMGET', base .. 'meta', 'turn', 'lanewait')
+  if m.err then return m end
+  acc.T, acc.W = rowint(m[1], MAX_ROW_INT), rowint(m[2], MAX_ROW_INT)
+  local t = rpcall('ZCARD', base .. 'turns')
+  if type(t) == 'table' then return t end
+  acc.turns = t
+  t = rpcall('ZCARD', base .. 'lanes')
+  if type(t) == 'table' then return t end
+  t = rpcall('LLEN', base .. 'signal')
+  if type(t) == 'table' then return t end
+end
+
+-- lane_write is the lane accounting's writes for the lanes of acc, read by
+-- lane_read. It returns true when a lane became ready while turns was
+-- empty: the call then ends with signal-push.
+local function lane_write(acc)
+  if #acc.list == 0 then return false end
+  local base = KEYS[1]
+  local laneinfo, lanes, turns = base .. 'laneinfo', base .. 'lanes', base .. 'turns'
+  local woke = false
+  for i = 1, #acc.list do
+    local e = acc.list[i]
+    local l = e.name
+    local w2, a2 = e.w + e.dw, e.a + e.da
+    if w2 < 0 then w2 = 0 end
+    if a2 < 0 then a2 = 0 end
+    if a2 ~= e.a then
+      if a2 > 0 then
+        rcall('HSET', laneinfo, 'active:' .. l, format('%d', a2))
+      else
+        rcall('HDEL', laneinfo, 'active:' .. l)
+      end
+    end
+    local had, has = e.w + e.a > 0, w2 + a2 > 0
+    if has and not had then
+      rcall('ZADD', lanes, 0, l)
+    elseif had and not has then
+      rcall('ZREM', lanes, l)
+    end
+    local was, is = lane_ready(e.w, e.a, e.c, e.p), lane_ready(w2, a2, e.c2, e.p2)
+    if is and not was then
+      rcall('ZADD', turns, format('%d', acc.T), l)
+      if acc.turns == 0 then woke = true end
+    elseif was and not is then
+      rcall('ZREM', turns, l)
+    end
+  end
+  local W2 = acc.W + acc.dwsum
+  if W2 < 0 then W2 = 0 end
+  if W2 ~= acc.W then rcall('HSET', base .. 'meta', 'lanewait', format('%d', W2)) end
+  return woke
+end
+
+-- Rate limit --------------------------------------------------------------------
+
+-- rate_read is CLAIM's read of the rate window when meta sets a rate of
+-- rmax claims (both rate_max and rate_window above 0): the ACL check of
+-- rate (read and write), GET rate and PTTL rate. It returns the claims
+-- used in the open window (0 when none is open) and the PTTL, or nil and
+-- the refusal (EMQRATE when the window is used up).
+local function rate_read(rmax)
+  local key = KEYS[1] .. 'rate'
+  if not may({key}, true, true) then return nil, {err = E_NOPERM} end
+  local v = rpcall('GET', key)
+  if type(v) == 'table' then return nil, v end
+  local pttl = rcall('PTTL', key)
+  local used = 0
+  if pttl > 0 then used = rowint(v, MAX_ROW_INT) end
+  if used >= rmax then return nil, e_rate_limited(pttl) end
+  return used, pttl
+end
+
+-- rate_write counts k claims in the window rate_read found: on in an open
+-- one, else a new one of window ms.
+local function rate_write(used, pttl, k, window)
+  local key = KEYS[1] .. 'rate'
+  if pttl > 0 then
+    rcall('SET', key, format('%d', used + k), 'KEEPTTL')
+  else
+    rcall('SET', key, format('%d', k), 'PX', format('%d', window))
+  end
 end

@@ -17,7 +17,7 @@ const LibFile = "lib.lua"
 
 // Source returns the full script of verb v: the shebang of its mode, the
 // library, then the verb's file. It panics when the file is missing, which a
-// test rules out for every verb of protocol.JobCore.
+// test rules out for every verb of protocol.All.
 func Source(v *protocol.Verb) string {
 	lib, err := files.ReadFile(LibFile)
 	if err != nil {

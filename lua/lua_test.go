@@ -13,13 +13,13 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// TestScripts checks each job-core verb's script against the verb table:
+// TestScripts checks each verb's script against the verb table:
 // the header lists the declared keys in order, and the shape and layout
 // calls use the verb's name, key count and suffixes.
 func TestScripts(t *testing.T) {
 	t.Parallel()
 	files := lua.Files()
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		t.Run(v.Name, func(t *testing.T) {
 			t.Parallel()
 			body, ok := files[v.Script]
@@ -65,7 +65,7 @@ func TestScripts(t *testing.T) {
 func TestNoStrayFiles(t *testing.T) {
 	t.Parallel()
 	want := map[string]bool{lua.LibFile: true}
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		want[v.Script] = true
 	}
 	for name := range lua.Files() {

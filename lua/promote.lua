@@ -12,7 +12,9 @@
 -- delayed; one that is not an id, or whose row has no att, is not counted.
 -- Refusals, in order: ERR EMQ promote numkeys must be 5; ERR EMQ promote
 -- wrong number of arguments; ERR EMQ promote bad key layout; ERR EMQ promote
--- bad limit; the fence; WRONGTYPE (delayed, the rows, pending, signal).
+-- bad limit; the fence; WRONGTYPE (delayed); NOPERM, WRONGTYPE (the rows);
+-- the lane accounting's refusals (the lanes of the jobs with one, dw their
+-- number); WRONGTYPE (pending, signal). A job with a lane goes to lane:<l>.
 
 local VERB = 'promote'
 local refusal = shape(VERB, 5, 1) or layout(VERB, {'version', 'pending', 'delayed', 'signal'})
@@ -36,31 +38,43 @@ end
 local deny, k = first_denied(keys, true, true), 0
 
 -- scores[i] is the pending score of a job that moves, else nil
-local scores, moved = {}, 0
+local scores, moved, lanes = {}, 0, {}
+local acc = lane_acc()
 for i = 1, #ids do
   local id = jobid(ids[i])
   if id then
     k = k + 1
     if k == deny then return {err = E_NOPERM} end
-    local f = rpcall('HMGET', keys[k], 'att', 'prio')
+    local f = rpcall('HMGET', keys[k], 'att', 'prio', 'lane')
     if f.err then return f end
     if f[1] then
       scores[i] = pending_score(rowint(f[2], MAX_PRIORITY), id)
       moved = moved + 1
+      lanes[i] = lane_name(f[3])
+      if lanes[i] then lane_add(acc, lanes[i], 1, 0) end
     end
   end
 end
+refusal = lane_read(acc)
+if refusal then return refusal end
 local was_pending = rpcall('ZCARD', pending)
 if type(was_pending) == 'table' then return was_pending end
 local t = rpcall('LLEN', signal)
 if type(t) == 'table' then return t end
 
 rcall('ZREM', delayed, unpack(ids))
+local to_pending = false
 for i = 1, #ids do
   if scores[i] then
     rcall('HSET', base .. 'job:' .. ids[i], 'state', 'pending')
-    rcall('ZADD', pending, scores[i], ids[i])
+    if lanes[i] then
+      rcall('ZADD', base .. 'lane:' .. lanes[i], scores[i], ids[i])
+    else
+      rcall('ZADD', pending, scores[i], ids[i])
+      to_pending = true
+    end
   end
 end
-if moved > 0 and was_pending == 0 then signal_push(signal) end
+local woke = lane_write(acc)
+if (to_pending and was_pending == 0) or woke then signal_push(signal) end
 return moved

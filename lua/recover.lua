@@ -14,9 +14,11 @@
 -- active; one that is not an id, or whose row has no att, counts in neither.
 -- Refusals, in order: ERR EMQ recover numkeys must be 7; ERR EMQ recover
 -- wrong number of arguments; ERR EMQ recover bad key layout; ERR EMQ recover
--- bad limit; the fence; WRONGTYPE (active, the rows, pending, dead, signal,
--- stats); the HINCRBY refusals (stats recovered, then dead; each only when
--- it grows).
+-- bad limit; the fence; WRONGTYPE (active); NOPERM, WRONGTYPE (the rows);
+-- the lane accounting's refusals (the lanes of these jobs: da minus their
+-- number, dw plus those requeued); WRONGTYPE (pending, dead, signal, stats);
+-- the HINCRBY refusals (stats recovered, then dead; each only when it
+-- grows). A requeued job with a lane goes back to lane:<l>.
 
 local VERB = 'recover'
 local refusal = shape(VERB, 7, 1) or layout(VERB, {'version', 'stats', 'pending', 'active', 'dead', 'signal'})
@@ -41,25 +43,32 @@ end
 local deny, k = first_denied(keys, true, true), 0
 
 -- to[i] is the pending score of a job going back, true for one going to dead
-local to, requeued, died = {}, 0, 0
+local to, requeued, died, lanes = {}, 0, 0, {}
+local acc = lane_acc()
 for i = 1, #ids do
   local id = jobid(ids[i])
   if id then
     k = k + 1
     if k == deny then return {err = E_NOPERM} end
-    local f = rpcall('HMGET', keys[k], 'att', 'max', 'prio')
+    local f = rpcall('HMGET', keys[k], 'att', 'max', 'prio', 'lane')
     if f.err then return f end
     if f[1] then
+      local l = lane_name(f[4])
+      lanes[i] = l
       if rowint(f[1], MAX_ROW_INT) < rowint(f[2], MAX_ROW_INT) then
         to[i] = pending_score(rowint(f[3], MAX_PRIORITY), id)
         requeued = requeued + 1
+        if l then lane_add(acc, l, 1, -1) end
       else
         to[i] = true
         died = died + 1
+        if l then lane_add(acc, l, 0, -1) end
       end
     end
   end
 end
+refusal = lane_read(acc)
+if refusal then return refusal end
 local was_pending = rpcall('ZCARD', pending)
 if type(was_pending) == 'table' then return was_pending end
 local t = rpcall('ZCARD', dead)
@@ -73,6 +82,7 @@ if refusal then return refusal end
 
 rcall('ZREM', active, unpack(ids))
 local died_at = format('%d', now)
+local to_pending = false
 for i = 1, #ids do
   local dest = to[i]
   if dest == true then
@@ -80,10 +90,16 @@ for i = 1, #ids do
     rcall('ZADD', dead, died_at, ids[i])
   elseif dest then
     rcall('HSET', base .. 'job:' .. ids[i], 'state', 'pending')
-    rcall('ZADD', pending, dest, ids[i])
+    if lanes[i] then
+      rcall('ZADD', base .. 'lane:' .. lanes[i], dest, ids[i])
+    else
+      rcall('ZADD', pending, dest, ids[i])
+      to_pending = true
+    end
   end
 end
 if requeued > 0 then rcall('HINCRBY', stats, 'recovered', requeued) end
 if died > 0 then rcall('HINCRBY', stats, 'dead', died) end
-if requeued > 0 and was_pending == 0 then signal_push(signal) end
+local woke = lane_write(acc)
+if (to_pending and was_pending == 0) or woke then signal_push(signal) end
 return {requeued, died}

@@ -14,8 +14,10 @@
 -- Refusals, in order: ERR EMQ remove numkeys must be 7; ERR EMQ remove wrong
 -- number of arguments; ERR EMQ remove bad key layout; ERR EMQ remove bad id;
 -- the fence; WRONGTYPE (the row); EMQSTATE remove job is active; WRONGTYPE
--- (unique:<uniq>, stats); the HINCRBY refusals (stats removed); WRONGTYPE
--- (the state's set).
+-- (unique:<uniq>); for a pending job with a lane the lane accounting's
+-- refusals (dw = -1; it types lane:<l>, the job's set); WRONGTYPE (stats);
+-- the HINCRBY refusals (stats removed); WRONGTYPE (the state's set); NOPERM
+-- (logs).
 
 local VERB = 'remove'
 local refusal = shape(VERB, 7, 1) or layout(VERB, {'version', 'stats', 'pending', 'delayed', 'active', 'dead'})
@@ -31,7 +33,7 @@ local row = KEYS[1] .. 'job:' .. id
 local logs = row .. ':logs'
 local all = may({row, logs}, true, true)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'state', 'uniq')
+local f = rpcall('HMGET', row, 'att', 'state', 'uniq', 'lane')
 if f.err then return f end
 if not f[1] then return 0 end
 local state = f[2]
@@ -42,6 +44,11 @@ if ukey then
   holder = rpcall('GET', ukey)
   if type(holder) == 'table' then return holder end
 end
+local l = state == 'pending' and lane_name(f[4]) or nil
+local acc = lane_acc()
+if l then lane_add(acc, l, -1, 0) end
+refusal = lane_read(acc)
+if refusal then return refusal end
 local c = rpcall('HGET', stats, 'removed')
 if type(c) == 'table' then return c end
 refusal = hincr_refusal(c, 1)
@@ -49,7 +56,8 @@ if refusal then return refusal end
 -- the set the state names; a row in another state is in none of them
 local set = (state == 'pending' and KEYS[4]) or (state == 'delayed' and KEYS[5])
     or (state == 'dead' and KEYS[7]) or nil
-if set then
+if l then set = KEYS[1] .. 'lane:' .. l end
+if set and not l then
   local t = rpcall('ZCARD', set)
   if type(t) == 'table' then return t end
 end
@@ -59,4 +67,5 @@ if set then rcall('ZREM', set, id) end
 rcall('DEL', row, logs)
 if holder == id then rcall('DEL', ukey) end
 rcall('HINCRBY', stats, 'removed', 1)
+if lane_write(acc) then signal_push(KEYS[1] .. 'signal') end
 return 1

@@ -13,9 +13,10 @@
 -- Reply: integer 1; 0 when the row is gone.
 -- Refusals, in order: ERR EMQ requeue numkeys must be 6; ERR EMQ requeue
 -- wrong number of arguments; ERR EMQ requeue bad key layout; ERR EMQ requeue
--- bad id; the fence; WRONGTYPE (the row); EMQSTATE requeue not dead;
--- WRONGTYPE (dead, pending, signal, stats); the HINCRBY refusals (stats
--- requeued).
+-- bad id; the fence; WRONGTYPE (the row); EMQSTATE requeue not dead; for a
+-- job with a lane the lane accounting's refusals (dw = +1); WRONGTYPE (dead,
+-- pending, signal, stats); the HINCRBY refusals (stats requeued). A job with
+-- a lane goes back to lane:<l>.
 
 local VERB = 'requeue'
 local refusal = shape(VERB, 6, 1) or layout(VERB, {'version', 'stats', 'pending', 'dead', 'signal'})
@@ -29,10 +30,15 @@ if refusal then return refusal end
 local stats, pending, dead, signal = KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local row = KEYS[1] .. 'job:' .. id
 if not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'state', 'att', 'max', 'prio')
+local f = rpcall('HMGET', row, 'state', 'att', 'max', 'prio', 'lane')
 if f.err then return f end
 if not f[2] then return 0 end
 if f[1] ~= 'dead' then return {err = E_REQUEUE_NOT_DEAD} end
+local l = lane_name(f[5])
+local acc = lane_acc()
+if l then lane_add(acc, l, 1, 0) end
+refusal = lane_read(acc)
+if refusal then return refusal end
 local t = rpcall('ZCARD', dead)
 if type(t) == 'table' then return t end
 local was_pending = rpcall('ZCARD', pending)
@@ -47,7 +53,8 @@ if refusal then return refusal end
 local max = rowint(f[2], MAX_ROW_INT) + rowint(f[3], MAX_ROW_INT)
 rcall('ZREM', dead, id)
 rcall('HSET', row, 'state', 'pending', 'max', format('%d', max))
-rcall('ZADD', pending, pending_score(rowint(f[4], MAX_PRIORITY), n), id)
+rcall('ZADD', l and KEYS[1] .. 'lane:' .. l or pending, pending_score(rowint(f[4], MAX_PRIORITY), n), id)
 rcall('HINCRBY', stats, 'requeued', 1)
-if was_pending == 0 then signal_push(signal) end
+local woke = lane_write(acc)
+if (not l and was_pending == 0) or woke then signal_push(signal) end
 return 1

@@ -14,10 +14,12 @@
 -- Reply: flat array of names (bulk) and values: pending delayed active dead
 -- (integers), paused (integer 0 or 1), then total_added total_completed
 -- total_failed total_retried total_dead total_recovered total_removed
--- total_requeued (bulk strings as stored, 0 when absent).
+-- total_requeued (bulk strings as stored, 0 when absent), then lanes (the
+-- lanes with jobs), lane_waiting (meta lanewait), rate_max and rate_window
+-- (integers, 0 when unset). pending counts the jobs without a lane.
 -- Refusals, in order: ERR EMQ stats numkeys must be 8; ERR EMQ stats wrong
 -- number of arguments; ERR EMQ stats bad key layout; the fence; WRONGTYPE
--- (pending, delayed, active, dead, meta, stats).
+-- (pending, delayed, active, dead, meta, stats); NOPERM, WRONGTYPE (lanes).
 
 local VERB = 'stats'
 local refusal = shape(VERB, 8, 0)
@@ -33,13 +35,21 @@ for i = 1, 4 do
   if type(n) == 'table' then return n end
   out[2 * i - 1], out[2 * i] = sets[i], n
 end
-local paused = rpcall('HGET', KEYS[3], 'paused')
-if type(paused) == 'table' then return paused end
-out[9], out[10] = 'paused', paused == '1' and 1 or 0
+local m = rpcall('HMGET', KEYS[3], 'paused', 'lanewait', 'rate_max', 'rate_window')
+if m.err then return m end
+out[9], out[10] = 'paused', m[1] == '1' and 1 or 0
 local counters = {'added', 'completed', 'failed', 'retried', 'dead', 'recovered', 'removed', 'requeued'}
 local c = rpcall('HMGET', KEYS[4], unpack(counters))
 if c.err then return c end
 for i = 1, 8 do
   out[9 + 2 * i], out[10 + 2 * i] = 'total_' .. counters[i], c[i] or '0'
 end
+local lanes = KEYS[1] .. 'lanes'
+if not may({lanes}, true, false) then return {err = E_NOPERM} end
+local nlanes = rpcall('ZCARD', lanes)
+if type(nlanes) == 'table' then return nlanes end
+out[27], out[28] = 'lanes', nlanes
+out[29], out[30] = 'lane_waiting', rowint(m[2], MAX_ROW_INT)
+out[31], out[32] = 'rate_max', rowint(m[3], MAX_ROW_INT)
+out[33], out[34] = 'rate_window', rowint(m[4], MAX_ROW_INT)
 return out

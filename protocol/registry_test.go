@@ -64,7 +64,6 @@ var registry = map[string]string{
 // notInLua are the registry texts the Lua scripts never spell, and why. A
 // text listed here must not appear in the scripts.
 var notInLua = map[string]string{
-	"ErrRateLimited":     "the rate limit is not in the wire-1 job-core scripts",
 	"ErrKind":            "the bus verbs have no script",
 	"ErrNotInteger":      "the server refuses a malformed numkeys before the script runs",
 	"ErrNumkeysNegative": "the server refuses a negative numkeys before the script runs",

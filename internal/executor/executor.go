@@ -79,7 +79,7 @@ type Lua struct {
 // NewLua returns the Lua executor on client.
 func NewLua(client valkey.Client) *Lua {
 	l := &Lua{client: client, sha: map[*protocol.Verb]string{}, source: map[*protocol.Verb]string{}}
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		src := lua.Source(v)
 		sum := sha1.Sum([]byte(src))
 		l.source[v] = src
