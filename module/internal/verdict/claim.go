@@ -216,7 +216,8 @@ func claimPending(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 	if len(s.Pending.Val) == 0 {
 		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
 	}
-	s.Members = s.Pending.Val
+	// a copy, in Members' own array: the next command reuses both arrays
+	s.Members = append(s.Members[:0], s.Pending.Val...)
 	v.PendingTaken = int64(len(s.Members))
 	return claimRows(s, v)
 }
