@@ -103,14 +103,18 @@ func queueDump(t *testing.T, s *valkeyserver.Server, k protocol.Keys) map[string
 			}
 		case "zset":
 			all := strs(do(t, s, "ZRANGE", key, "0", "-1", "WITHSCORES"))
+			// pending, the lanes' sets, lanes and turns are scored by the
+			// calls' arguments and reads, not the clock: their scores count
+			scored := suffix == protocol.SuffixPending || suffix == protocol.SuffixTurns ||
+				suffix == protocol.SuffixLanes || strings.HasPrefix(suffix, protocol.SuffixLane)
 			for i := 0; i+1 < len(all); i += 2 {
-				if suffix == protocol.SuffixPending {
+				if scored {
 					items = append(items, all[i]+"@"+all[i+1])
 				} else {
 					items = append(items, all[i])
 				}
 			}
-			if suffix != protocol.SuffixPending {
+			if !scored {
 				slices.Sort(items)
 			}
 		}
@@ -221,4 +225,116 @@ func TestMergedWritesMatchLua(t *testing.T) {
 		return []any{e.do(protocol.Pause), e.do(protocol.Resume)}
 	})
 	step("remove a dead job holding its unique key", func(e *mergeSide) any { return e.do(protocol.Remove, "60") })
+}
+
+// laneAddArgs is ADD's ARGV for jobs with the lane column: each job's
+// eight values, then its lane.
+func laneAddArgs(jobs ...[]string) []string {
+	out := []string{strconv.Itoa(len(jobs)), "1", protocol.AddOptionLane}
+	for _, j := range jobs {
+		out = append(out, j...)
+	}
+	return out
+}
+
+// The lanes' merged writes (one ZADD per lane, one HSET and one HDEL of
+// laneinfo, one ZADD and ZREM of lanes and of turns, CLAIM's one HSET meta)
+// end as the scripts' lane by lane writes: laneinfo past the hash listpack
+// limits (fields and a long lane name), lanes and turns past the zset ones.
+func TestMergedLaneWritesMatchLua(t *testing.T) {
+	t.Parallel()
+	s := startModule(t, valkeyserver.Options{})
+	sides := [2]*mergeSide{}
+	for i, native := range []bool{true, false} {
+		q := map[bool]string{true: "native", false: "lua"}[native]
+		sides[i] = &mergeSide{t: t, s: s, native: native, q: q, k: protocol.KeysOf(q)}
+	}
+	step := func(name string, f func(e *mergeSide) any) [2]any {
+		t.Helper()
+		var r [2]any
+		for i, e := range sides {
+			r[i] = f(e)
+		}
+		require.Equal(t, fmt.Sprintf("%#v", r[1]), fmt.Sprintf("%#v", r[0]), "%s: the replies differ (native, then Lua)", name)
+		a, b := queueDump(t, s, sides[0].k), queueDump(t, s, sides[1].k)
+		for key := range b {
+			require.Contains(t, a, key, "%s: %s only on Lua's queue", name, key)
+		}
+		for key, v := range a {
+			require.Equal(t, b[key], v, "%s: key %s (Lua, then native)", name, key)
+		}
+		return r
+	}
+	laneOf := func(i int) string {
+		switch {
+		case i%4 == 0:
+			return ""
+		case i%37 == 1:
+			return strings.Repeat("long-", 20) + strconv.Itoa(i%3) // past the listpack value limit
+		}
+		return "l" + strconv.Itoa(i%150)
+	}
+	step("install", func(e *mergeSide) any { return e.do(protocol.Install) })
+	step("caps and a pause before any job", func(e *mergeSide) any {
+		return []any{e.do(protocol.LaneCap, "l1", "1"), e.do(protocol.LaneCap, "l2", "2"), e.do(protocol.LanePause, "l3")}
+	})
+	step("add 600 jobs over 150 lanes and pending, some delayed", func(e *mergeSide) any {
+		var jobs [][]string
+		for i := 1; i <= 600; i++ {
+			delay := "0"
+			if i%11 == 0 {
+				delay = "1"
+			}
+			attempts := "3"
+			if i%5 == 0 {
+				attempts = "1"
+			}
+			jobs = append(jobs, append(job("job "+strconv.Itoa(i), strconv.Itoa(i%3), delay, attempts), laneOf(i)))
+		}
+		return e.do(protocol.Add, laneAddArgs(jobs...)...)
+	})
+	step("claim 300 with a 1 ms lease", func(e *mergeSide) any { return e.do(protocol.Claim, "1", "300") })
+	time.Sleep(20 * time.Millisecond)
+	step("promote the due, to their lanes and pending", func(e *mergeSide) any { return e.do(protocol.Promote, "1000") })
+	step("recover the expired, to their lanes and to dead", func(e *mergeSide) any { return e.do(protocol.Recover, "1000") })
+	step("a cap lifted, a lane resumed, the rate set", func(e *mergeSide) any {
+		return []any{e.do(protocol.LaneCap, "l1", "0"), e.do(protocol.LaneResume, "l3"), e.do(protocol.Rate, "700", "60000")}
+	})
+	r := step("claim up to the rate", func(e *mergeSide) any { return e.do(protocol.Claim, "60000", "1000") })
+	jobs := claimed(r[0])
+	require.Greater(t, len(jobs), 128)
+	step("complete, completemany, fail to retry and to dead", func(e *mergeSide) any {
+		var out []any
+		var many []string
+		for i, j := range jobs {
+			switch i % 4 {
+			case 0:
+				out = append(out, e.do(protocol.Complete, j[0], j[1]))
+			case 1:
+				out = append(out, e.do(protocol.Fail, j[0], j[1], "1", "boom"))
+			case 2:
+				out = append(out, e.do(protocol.Fail, j[0], j[1], "0", "bust"))
+			case 3:
+				many = append(many, j[0], j[1])
+			}
+		}
+		return append(out, e.do(protocol.CompleteMany, append([]string{strconv.Itoa(len(many) / 2)}, many...)...))
+	})
+	step("the rate cleared; claim the rest", func(e *mergeSide) any {
+		return []any{e.do(protocol.Rate, "0", "0"), e.do(protocol.Claim, "60000", "1000")}
+	})
+	step("requeue the dead, remove some pending", func(e *mergeSide) any {
+		var out []any
+		for i := 1; i <= 600; i++ {
+			out = append(out, e.do(protocol.Requeue, strconv.Itoa(i)))
+		}
+		for i := 1; i <= 600; i += 7 {
+			out = append(out, e.do(protocol.Remove, strconv.Itoa(i)))
+		}
+		return out
+	})
+	step("the read verbs", func(e *mergeSide) any {
+		return []any{e.do(protocol.Stats), e.do(protocol.Lane, "l2"), e.do(protocol.Lanes, "", "1000"), e.do(protocol.Lanes, "l5", "3"),
+			e.do(protocol.Inspect, "2")}
+	})
 }
