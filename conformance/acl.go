@@ -26,6 +26,12 @@ const (
 	classRate   = "rate"
 )
 
+// fixedSuffixes are the queue's fixed keys that verbs declare.
+var fixedSuffixes = []string{
+	protocol.SuffixVersion, protocol.SuffixMeta, protocol.SuffixStats, protocol.SuffixPending,
+	protocol.SuffixDelayed, protocol.SuffixActive, protocol.SuffixDead, protocol.SuffixSignal,
+}
+
 // aclClasses are the classes of derived keys, in the order as names them.
 var aclClasses = []string{classRows, classLogs, classUnique, classLanes, classTurns, classRate}
 
@@ -35,7 +41,9 @@ var aclUserSeq atomic.Int64
 // as returns the queue seen by a new ACL user that may run every command
 // and touch the queue's declared keys, and whose access to the derived keys
 // of each class is perms[class]: "RW", "R", "W" or "" (none); a class not
-// named is RW. extra are more ACL rules (key patterns of single keys).
+// named is RW. A fixed key's suffix (meta, signal, …) may be named too, for
+// a verb that derives it rather than declaring it. extra are more ACL rules
+// (key patterns of single keys).
 func (q *queue) as(perms map[string]string, extra ...string) *queue {
 	q.t.Helper()
 	name := "acl" + strconv.FormatInt(aclUserSeq.Add(1), 10)
@@ -48,10 +56,16 @@ func (q *queue) as(perms map[string]string, extra ...string) *queue {
 		classTurns:  base + protocol.SuffixTurns,
 		classRate:   base + protocol.SuffixRate,
 	}
-	rules := []string{"SETUSER", name, "on", ">pw", "+@all",
-		// the base itself (KEYS[1]) and every declared key: none starts
-		// with j, l, r, t or u
-		"%RW~" + base, "%RW~" + base + "[^jlrtu]*"}
+	rules := []string{"SETUSER", name, "on", ">pw", "+@all", "%RW~" + base}
+	for _, suffix := range fixedSuffixes {
+		p, ok := perms[suffix]
+		if !ok {
+			p = "RW"
+		}
+		if p != "" {
+			rules = append(rules, "%"+p+"~"+base+suffix)
+		}
+	}
 	for _, class := range aclClasses {
 		p, ok := perms[class]
 		if !ok {

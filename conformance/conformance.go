@@ -1,13 +1,14 @@
 // Package conformance is the scenario suite every executor of the trafikey
-// protocol passes: each job-core verb's success paths and every refusal of
-// docs/PROTOCOL.md, with replies stated exactly (see Render) and, for each
-// refused call, proof that the queue's dataset is unchanged.
+// protocol passes: each verb's success paths (the job core, the lanes with
+// fair claiming, the rate limit) and every refusal of docs/PROTOCOL.md, with
+// replies stated exactly (see Render) and, for each refused call, proof that
+// the queue's dataset is unchanged.
 //
 // Run takes the executor from its caller, so the same scenarios run on the
 // Lua executor (the oracle, lua_test.go) and on the native module
 // (native_test.go). A scenario's name starts with the verb's name, like the
 // verb's section in docs/PROTOCOL.md, its script in lua/ and its handler in
-// module/.
+// module/; the lane groups are named lanes/<topic>.
 package conformance
 
 import (
@@ -78,6 +79,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"lanes/read", testLaneRead},
 		{"lanes/counts", testLaneCounts},
 		{"lanes/refusals", testLaneRefusals},
+		{"lanes/invariants", testLaneInvariants},
 		{protocol.Rate.Name, testRate},
 	}
 	for _, g := range groups {

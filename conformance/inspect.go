@@ -44,6 +44,24 @@ func testInspect(t *testing.T, env Env) {
 		require.Equal(t, Arr(Bulk("state"), Bulk("odd"), Bulk("att"), Bulk("abc"), Bulk("uniq"), Bulk("u"),
 			Bulk("logs"), Arr()), q.unchanged(q.verb(protocol.Inspect, "9")))
 	})
+	scenario(t, env, "a laned job", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.add(job{data: "d", lane: "l\x00\xff", unique: "k"})[0]
+		at, err := q.cmd("HGET", q.k.Job(id), "at").ToString()
+		require.NoError(t, err)
+		require.Equal(t, Arr(
+			Bulk("state"), Bulk("pending"), Bulk("data"), Bulk("d"), Bulk("att"), Bulk("0"),
+			Bulk("max"), Bulk("3"), Bulk("prio"), Bulk("0"), Bulk("bo"), Bulk("fixed:0"),
+			Bulk("at"), Bulk(at), Bulk("uniq"), Bulk("k"), Bulk("lane"), Bulk("l\x00\xff"),
+			Bulk("logs"), Arr(),
+		), q.unchanged(q.verb(protocol.Inspect, id)))
+	})
+	scenario(t, env, "a lane as stored", func(t *testing.T, q *queue) {
+		q.install()
+		q.do("HSET", q.k.Job("9"), "att", "1", "lane", "")
+		require.Equal(t, Arr(Bulk("att"), Bulk("1"), Bulk("lane"), Bulk(""), Bulk("logs"), Arr()),
+			q.unchanged(q.verb(protocol.Inspect, "9")))
+	})
 	scenario(t, env, "gone row", func(t *testing.T, q *queue) {
 		q.install()
 		require.Equal(t, Nil, q.unchanged(q.verb(protocol.Inspect, "1")))

@@ -42,7 +42,8 @@ func keysOf(snap map[string]string) []string {
 }
 
 // testUpgrade: a wire-1 dataset is a wire-2 one without lanes or a rate;
-// INSTALL upgrades it in place, and wire 1's fence then refuses.
+// INSTALL upgrades it in place; until it does, every verb refuses the old
+// wire and writes nothing.
 func testUpgrade(t *testing.T, env Env) {
 	scenario(t, env, "install upgrades wire 1", func(t *testing.T, q *queue) {
 		q.do("SET", q.k.Version, "1")

@@ -49,4 +49,23 @@ func RunMaxmemory(t *testing.T, env Env) {
 		require.Equal(t, Int(0), q.r("ZCARD", q.k.Active))
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Job("1"), q.k.Job("2")))
 	})
+	// The same with lanes: a lane's counts move at maxmemory, and a lane
+	// paused before the server filled up can be resumed.
+	t.Run("drain lanes", func(t *testing.T) {
+		q := newQueue(t, env)
+		q.install()
+		q.add(job{data: "a", lane: "x"}, job{data: "b", lane: "y"}, job{data: "c", lane: "y"})
+		q.must(protocol.LanePause, "y")
+		q.do("CONFIG", "SET", "maxmemory", "1")
+		defer q.do("CONFIG", "SET", "maxmemory", "0")
+		q.refuse(serverOOM, q.verb(protocol.LaneCap, "x", "1"))
+		require.Equal(t, Int(1), q.call(protocol.LaneResume, "y"))
+		for _, c := range q.claim(30000, 3) {
+			require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token()))
+		}
+		for _, s := range []string{protocol.SuffixLanes, protocol.SuffixTurns, protocol.SuffixLaneInfo} {
+			require.Equal(t, Int(0), q.r("EXISTS", q.k.Fixed(s)), s)
+		}
+		require.Equal(t, Bulk("0"), q.r("HGET", q.k.Meta, protocol.MetaLaneWait))
+	})
 }
