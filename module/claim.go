@@ -40,7 +40,7 @@ func claim(c *host.Call) error {
 	*s = verdict.ClaimSeen{
 		Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0],
 		Ready: verdict.Reply[[]verdict.ClaimLane]{Val: s.Ready.Val[:0]}, Members: s.Members[:0], From: s.From[:0],
-		Order: s.Order[:0], Parts: s.Parts[:0],
+		Order: s.Order[:0], Parts: s.Parts[:0], Live: s.Live[:0], Who: s.Who[:0], Next: s.Next[:0], Scores: s.Scores[:0],
 	}
 	st.laneKeys = st.laneKeys[:0]
 	turns := st.derived(r.base, protocol.SuffixTurns, nil, "")
@@ -389,7 +389,12 @@ func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 			return false
 		}
 		if i%2 == 0 {
-			lanes = append(lanes, verdict.ClaimLane{Name: st.member(b)})
+			// a lane of the array's last command keeps its heads' array
+			var heads [][]byte
+			if n := len(lanes); n < cap(lanes) {
+				heads = lanes[:n+1][n].Heads.Val[:0]
+			}
+			lanes = append(lanes, verdict.ClaimLane{Name: st.member(b), Heads: verdict.Reply[[][]byte]{Val: heads}})
 			return true
 		}
 		var f float64

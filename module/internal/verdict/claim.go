@@ -98,11 +98,14 @@ type ClaimSeen struct {
 	// member of Members; the entries of members that are not ids stay
 	// unmade.
 	Rows []Reply[Field]
-	// Jobs, Order and Parts are scratch for the verdict (their arrays are
-	// reused).
-	Jobs  []ClaimJob
-	Order []int32
-	Parts []FairParticipant
+	// Jobs, Order, Parts, Live, Who, Next and Scores are scratch for the
+	// verdict (their arrays are reused).
+	Jobs      []ClaimJob
+	Order     []int32
+	Parts     []FairParticipant
+	Live, Who []int32
+	Next      []int64
+	Scores    []float64
 }
 
 // ClaimJob is one job the claim takes.
@@ -284,7 +287,7 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 	pturn := rowInt(meta[claimPendingTurn])
 	// the participants: pending (when its head is not empty) and the ready
 	// lanes, by turn, pending first at equal turn
-	scores := make([]float64, 0, len(lanes))
+	scores := s.Scores[:0]
 	for i := range lanes {
 		l := &lanes[i]
 		if l.Info.Err != nil {
@@ -297,13 +300,14 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 		l.Stale = !l.State.Ready()
 		scores = append(scores, l.Score)
 	}
+	s.Scores = scores
 	place := -1
 	if len(s.Pending.Val) > 0 {
 		place = PendingPlace(pturn, scores)
 	}
 	// parts[k]: participant k; who[k] is -1 for pending, else the lane
 	parts := s.Parts[:0]
-	who := make([]int32, 0, len(lanes)+1)
+	who := s.Who[:0]
 	for i := 0; i <= len(lanes); i++ {
 		if i == place {
 			parts = append(parts, FairParticipant{Supply: int64(len(s.Pending.Val))})
@@ -323,8 +327,8 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 		parts = append(parts, FairParticipant{Supply: supply})
 		who = append(who, int32(i))
 	}
-	s.Parts = parts
-	s.Order = FairTurns(parts, v.Count, s.Order)
+	s.Parts, s.Who = parts, who
+	s.Order, s.Live = FairTurns(parts, v.Count, s.Order, s.Live)
 	v.Given = int64(len(s.Order))
 	if v.Given == 0 {
 		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
@@ -361,7 +365,11 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 	}
 	// the members in turn order
 	members, from := s.Members[:0], s.From[:0]
-	next := make([]int64, len(parts))
+	next := s.Next[:0]
+	for range parts {
+		next = append(next, 0)
+	}
+	s.Next = next
 	for _, k := range s.Order {
 		j := next[k]
 		next[k]++

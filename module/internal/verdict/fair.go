@@ -32,12 +32,13 @@ func PendingPlace(pturn int64, scores []float64) int {
 // job per participant per pass, until count turns are given or no
 // participant has a job left. It sets each participant's Taken and Last and
 // appends the index of the participant of each turn to order (turn j is
-// order[j−1]), which it returns.
-func FairTurns(ps []FairParticipant, count int64, order []int32) []int32 {
+// order[j−1]), which it returns. live is memory for the participants with a
+// job left, returned for the next call.
+func FairTurns(ps []FairParticipant, count int64, order, live []int32) ([]int32, []int32) {
 	order = order[:0]
 	// live holds the participants with a job left, in order: a pass walks
 	// them and drops those it empties, so the work is O(len(ps) + count)
-	live := make([]int32, 0, len(ps))
+	live = live[:0]
 	for i := range ps {
 		ps[i].Taken, ps[i].Last = 0, 0
 		if ps[i].Supply > 0 {
@@ -63,5 +64,5 @@ func FairTurns(ps []FairParticipant, count int64, order []int32) []int32 {
 		}
 		live = kept
 	}
-	return order
+	return order, live
 }

@@ -203,7 +203,7 @@ func TestFairTurns(t *testing.T) {
 		for i, s := range tc.supply {
 			ps[i].Supply = s
 		}
-		order := FairTurns(ps, tc.count, nil)
+		order, _ := FairTurns(ps, tc.count, nil, nil)
 		var last []int64
 		for i, p := range ps {
 			last = append(last, p.Last)
