@@ -160,7 +160,7 @@ func (la *laneAcct) field(prefix string, lane []byte) []byte {
 	return la.s.derived(nil, prefix, lane, "")
 }
 
-// signal reports whether the accounting ends the call with signal-push.
+// wakes reports whether the accounting ends the call with signal-push.
 func (la *laneAcct) wakes() bool { return len(la.names) > 0 && la.v.Signal }
 
 // writes adds the accounting's writes, merged per key: one HDEL laneinfo of
@@ -281,4 +281,62 @@ func (la *laneAcct) addMoves(base []byte, moves []verdict.Move, dw, da int64, la
 		}
 		laneOf[i] = la.add(base, mv.Lane, w, da)
 	}
+}
+
+// laneVerbState is the lane verbs' scratch between commands.
+type laneVerbState struct {
+	scratch
+	lanes laneAcct
+	// keys and names are LANES' lane sets and names.
+	keys, names [][]byte
+}
+
+var laneVerbs pool[laneVerbState]
+
+// laneSetting runs the reads every lane setting verb (LANECAP, LANEPAUSE,
+// LANERESUME) shares: the fence, then the lane accounting of lane with no
+// change to its counts; set gives the lane's settings after the call in its
+// change. It returns the first refusal; st.lanes holds the accounting, read
+// and decided.
+func laneSetting(r *verbCall, st *laneVerbState, lane []byte, set func(*verdict.LaneChange)) error {
+	if err := verdict.Fence(fieldAt(r.fenced().RunAll(), 0)); err != nil {
+		return err
+	}
+	st.lanes.reset(&st.scratch)
+	i := st.lanes.add(r.base, lane, 0, 0)
+	set(st.lanes.change(i))
+	refusal, err := st.lanes.read(r)
+	if err != nil {
+		return err
+	}
+	return refusal
+}
+
+// laneSettingWrites writes a lane setting verb's field (HSET field value, or
+// HDEL field, when not empty), then the lane accounting's writes and its
+// signal. With nothing to write it passes no guard.
+func laneSettingWrites(r *verbCall, st *laneVerbState, hset, hdel []byte, value string) error {
+	la := &st.lanes
+	if hset == nil && hdel == nil && !la.v.Any && !la.wakes() {
+		return nil
+	}
+	w, err := r.c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	b := w.Write()
+	switch {
+	case hset != nil:
+		b.Cmd("HSET").Arg(la.laneinfo).Arg(hset).Str(value)
+	case hdel != nil:
+		b.Cmd("HDEL").Arg(la.laneinfo).Arg(hdel)
+	}
+	la.writes(b)
+	if la.wakes() {
+		signalPush(b, la.signal, la.signalLen())
+	}
+	if _, err := b.Run(); err != nil {
+		return wrote(r.c, err)
+	}
+	return nil
 }
