@@ -231,7 +231,7 @@ func TestJobCorePause(t *testing.T) {
 func TestJobCoreCommandInfo(t *testing.T) {
 	t.Parallel()
 	s := startModule(t, valkeyserver.Options{})
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		info := valkeytest.Do(t, s, "COMMAND", "INFO", v.Command).([]any)[0].([]any)
 		flags := strings.Fields(flat(info[2]))
 		switch v.Mode {

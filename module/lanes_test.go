@@ -1,12 +1,18 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/protocol"
 )
 
@@ -20,15 +26,15 @@ func TestLanesNoAllocations(t *testing.T) {
 	c, err := s.Dial(ctxT(t))
 	require.NoError(t, err)
 	defer c.Close()
-	valkeytest := func(args ...string) any {
+	run := func(args ...string) any {
 		t.Helper()
 		r, err := c.Do(ctxT(t), args...)
 		require.NoError(t, err, "%q", args)
 		return r
 	}
-	valkeytest(verbArgs(protocol.Install, "la")...)
-	valkeytest(verbArgs(protocol.LaneCap, "la", "capped", "2")...)
-	valkeytest(verbArgs(protocol.Rate, "la", "1000000", "60000")...)
+	run(verbArgs(protocol.Install, "la")...)
+	run(verbArgs(protocol.LaneCap, "la", "capped", "2")...)
+	run(verbArgs(protocol.Rate, "la", "1000000", "60000")...)
 	calls := map[string]int{}
 	do := func(cmds ...[]string) {
 		t.Helper()
@@ -97,4 +103,73 @@ func TestLanesNoAllocations(t *testing.T) {
 	}
 	t.Logf("%d heap allocations for 16 rounds, calls %v", after-before, calls)
 	require.Less(t, after-before, int64(64), "heap allocations for 16 rounds")
+}
+
+// laneWorkload runs every lane verb and every verb that moves a laned job on
+// queue q of s, with a cap, a pause and a rate.
+func laneWorkload(t *testing.T, s *valkeyserver.Server, q string) {
+	t.Helper()
+	do := func(v *protocol.Verb, args ...string) any {
+		t.Helper()
+		return valkeytest.Do(t, s, verbArgs(v, q, args...)...)
+	}
+	do(protocol.Install)
+	do(protocol.LaneCap, "a", "1")
+	do(protocol.LanePause, "c")
+	do(protocol.Rate, "100", "600000")
+	do(protocol.Add, laneAddArgs(
+		append(job("p"), ""), append(job("a1"), "a"), append(job("a2"), "a"), append(job("b1", "5"), "b"),
+		append(job("b2", "0", "0", "1"), "b"), append(job("c1"), "c"), append(job("later", "0", "1"), "b"),
+	)...)
+	first := claimed(do(protocol.Claim, "1", "10"))
+	require.Len(t, first, 4) // p, a1 (cap 1), b1, b2; c is paused
+	do(protocol.Complete, first[0][0], first[0][1])
+	do(protocol.CompleteMany, "1", first[1][0], first[1][1])
+	time.Sleep(10 * time.Millisecond)
+	do(protocol.Recover, "10")   // b1 back to b, b2 dead
+	do(protocol.Promote, "10")   // later to b
+	do(protocol.LaneResume, "c") // c ready again
+	do(protocol.LaneCap, "a", "0")
+	again := claimed(do(protocol.Claim, "60000", "10"))
+	require.NotEmpty(t, again)
+	do(protocol.Fail, again[0][0], again[0][1], "1", "boom")
+	do(protocol.Requeue, "5")
+	do(protocol.Remove, "5")
+	do(protocol.Rate, "0", "0")
+	do(protocol.Lane, "b")
+	do(protocol.Lanes, "", "10")
+	do(protocol.Stats)
+}
+
+// The lanes' writes reach the AOF and a replica as their effects: a server
+// without the module loads the same dataset, and a replica holds it.
+func TestLanesEffects(t *testing.T) {
+	t.Parallel()
+	p := startModule(t, valkeyserver.Options{AOF: true})
+	r := valkeytest.Start(t, valkeyserver.Options{ReplicaOf: p.Addr()})
+	require.NoError(t, r.WaitReplicaSync(ctxT(t)))
+	laneWorkload(t, p, "lx")
+	want := valkeytest.Snapshot(t, p, "emq:*")
+	for _, k := range []string{protocol.SuffixLaneInfo, protocol.SuffixLanes, protocol.SuffixRate} {
+		require.Contains(t, want, protocol.Base("lx")+k)
+	}
+	aof := readAOF(t, p)
+	require.NotContains(t, strings.ToUpper(aof), "EMQ.", "the AOF holds an EMQ command")
+	dir := filepath.Join(t.TempDir(), "copy")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	out, err := exec.Command("cp", "-r", filepath.Join(p.Dir(), "appendonlydir"), dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	plain := valkeytest.Start(t, valkeyserver.Options{Dir: dir, AOF: true})
+	valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, plain, "emq:*"))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := valkeytest.Snapshot(t, r, "emq:*")
+		if len(valkeytest.Diff(want, got)) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			valkeytest.RequireUnchanged(t, want, got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
