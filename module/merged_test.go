@@ -361,7 +361,32 @@ func TestLanesMatchLuaRandom(t *testing.T) {
 		for n := range 300 {
 			var name string
 			var call func(e *mergeSide) any
-			switch op := rng.IntN(20); {
+			switch op := rng.IntN(21); {
+			case op == 20:
+				// the verbs' own keys changed behind their back, alike on
+				// both sides
+				l := lanes[2+rng.IntN(4)]
+				kind := rng.IntN(7)
+				name, call = "plant", func(e *mergeSide) any {
+					base := e.k.Base
+					switch kind {
+					case 0:
+						e.plain("HSET", base+protocol.SuffixLaneInfo, protocol.FieldLaneActive+l, "x")
+					case 1:
+						e.plain("HSET", e.k.Meta, protocol.MetaTurn, "abc", protocol.MetaPendingTurn, "07")
+					case 2:
+						e.plain("ZADD", base+protocol.SuffixTurns, "3", l) // maybe stale
+					case 3:
+						e.plain("DEL", base+protocol.SuffixLanes)
+					case 4:
+						e.plain("ZADD", base+protocol.SuffixLane+l, "5", "x")
+					case 5:
+						e.plain("HSET", e.k.Meta, protocol.MetaLaneWait, "0")
+					case 6:
+						e.plain("ZADD", e.k.Pending, "1", "0")
+					}
+					return nil
+				}
 			case op < 5:
 				var jobs [][]string
 				for range 1 + rng.IntN(4) {
