@@ -24,8 +24,10 @@ type laneAcct struct {
 	s *scratch
 	// names are the lanes (scratch copies), keys their lane:<l>.
 	names, keys [][]byte
-	// index finds a lane among many (nil while few).
-	index map[string]int
+	// index finds a lane among many (indexed: filled, once more than
+	// laneIndexScan lanes; kept from one call to the next).
+	index   map[string]int
+	indexed bool
 	seen  verdict.LaneSeen
 	v     verdict.LaneVerdict
 	// effects is the verdict's memory.
@@ -42,7 +44,10 @@ const laneIndexScan = 16
 func (la *laneAcct) reset(s *scratch) {
 	la.s = s
 	la.names, la.keys = la.names[:0], la.keys[:0]
-	la.index = nil
+	if la.indexed {
+		clear(la.index)
+		la.indexed = false
+	}
 	la.seen = verdict.LaneSeen{Lanes: la.seen.Lanes[:0]}
 	la.v = verdict.LaneVerdict{}
 }
@@ -61,13 +66,16 @@ func (la *laneAcct) add(base, name []byte, dw, da int64) int {
 		la.names = append(la.names, name)
 		la.keys = append(la.keys, la.s.derived(base, protocol.SuffixLane, name, ""))
 		la.seen.Lanes = append(la.seen.Lanes, verdict.LaneChange{})
-		if la.index != nil {
+		if la.indexed {
 			la.index[string(name)] = i
 		} else if len(la.names) > laneIndexScan {
-			la.index = make(map[string]int, 2*laneIndexScan)
+			if la.index == nil {
+				la.index = make(map[string]int, 2*laneIndexScan)
+			}
 			for k, n := range la.names {
 				la.index[string(n)] = k
 			}
+			la.indexed = true
 		}
 	}
 	l := &la.seen.Lanes[i]
@@ -81,7 +89,7 @@ func (la *laneAcct) change(i int) *verdict.LaneChange { return &la.seen.Lanes[i]
 
 // find is the index of lane name, or -1.
 func (la *laneAcct) find(name []byte) int {
-	if la.index != nil {
+	if la.indexed {
 		if i, ok := la.index[string(name)]; ok {
 			return i
 		}
