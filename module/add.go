@@ -1,6 +1,8 @@
 package main
 
 import (
+	"slices"
+
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
 	"github.com/trafikey/trafikey/protocol"
@@ -12,8 +14,9 @@ import (
 // and the new rows, one read batch of them, the guard, one write batch.
 func add(c *host.Call) error {
 	// shape and layout: numkeys 7 (base version meta stats pending delayed
-	// signal), ARGV a count n then n groups of 8
-	r, err := prelude(c, protocol.Add, counted(protocol.AddArgsPerJob))
+	// signal), ARGV a count n, a count k of option columns and their names,
+	// then n groups of 8 + k
+	r, err := prelude(c, protocol.Add, withOptions(protocol.AddArgsPerJob))
 	if err != nil {
 		return err
 	}
@@ -21,10 +24,15 @@ func add(c *host.Call) error {
 	st := adds.get()
 	defer adds.put(st)
 	st.reset()
-	// values, job by job
-	if st.jobs, err = verdict.AddValues(r.args, r.n, st.jobs[:0]); err != nil {
+	// values: the option names, then job by job
+	lane, err := verdict.AddOptions(r.args[2 : 2+r.k])
+	if err != nil {
 		return err
 	}
+	if st.jobs, err = verdict.AddValues(r.args, r.n, r.k, lane, st.jobs[:0]); err != nil {
+		return err
+	}
+	st.lanes.reset(&st.scratch)
 	// fence and domain reads, driven by the verdict
 	s := &st.seen
 	*s = verdict.AddSeen{Holders: s.Holders[:0]}
@@ -48,6 +56,20 @@ func add(c *host.Call) error {
 			if err := st.readKeys(&r, step.Verdict.First); err != nil {
 				return err
 			}
+		case verdict.AddLanes:
+			// each job that waits in its lane now counts in its waiting jobs
+			st.laneOf = grow(st.laneOf, len(st.jobs))
+			for i, j := range st.jobs {
+				st.laneOf[i] = -1
+				if j.Waits() {
+					st.laneOf[i] = st.lanes.add(r.base, j.Lane, 1, 0)
+				}
+			}
+			refusal, err := st.lanes.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Lanes = st.lanes.result(refusal)
 		}
 	}
 	if step.Err != nil || step.Need != verdict.AddNone {
@@ -65,14 +87,17 @@ func add(c *host.Call) error {
 	n := int64(len(st.jobs))
 	at := st.decimal(r.now)
 	b := w.Write().Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(n)
-	toPending, toDelayed := 0, 0
+	toPending, toDelayed, toLanes := 0, 0, 0
 	for i, j := range st.jobs {
-		// HSET row data state att max prio bo at [uniq]
+		// HSET row data state att max prio bo at [uniq] [lane]
 		state := protocol.StatePending
-		if j.Delay > 0 {
+		switch {
+		case j.Delay > 0:
 			state = protocol.StateDelayed
 			toDelayed++
-		} else {
+		case j.Lane != nil:
+			toLanes++
+		default:
 			toPending++
 		}
 		b.Cmd("HSET").Arg(st.rows[i]).
@@ -86,6 +111,9 @@ func add(c *host.Call) error {
 		if len(j.Unique) > 0 {
 			b.Str(protocol.FieldUnique).Argv(r.argv(j.Arg + verdict.AddUnique))
 		}
+		if j.Lane != nil {
+			b.Str(protocol.FieldLane).Argv(r.argv(j.Arg + verdict.AddLaneArg(lane)))
+		}
 	}
 	// one ZADD pending <score> <id> … and one ZADD delayed <now+delay> <id>
 	// …: the ids are distinct, so each set ends with the members, order and
@@ -93,9 +121,26 @@ func add(c *host.Call) error {
 	if toPending > 0 {
 		b.Cmd("ZADD").Arg(pending)
 		for i, j := range st.jobs {
-			if j.Delay == 0 {
+			if j.Delay == 0 && j.Lane == nil {
 				b.Int(protocol.PendingScore(j.Priority, v.First+int64(i))).Arg(st.ids[i])
 			}
+		}
+	}
+	// one ZADD lane:<l> <score> <id> … per lane, in the order the lanes
+	// were first met
+	if toLanes > 0 {
+		st.byLane = st.byLane[:0]
+		for i, l := range st.laneOf {
+			if l >= 0 {
+				st.byLane = append(st.byLane, i)
+			}
+		}
+		slices.SortStableFunc(st.byLane, func(a, b int) int { return st.laneOf[a] - st.laneOf[b] })
+		for k, i := range st.byLane {
+			if k == 0 || st.laneOf[i] != st.laneOf[st.byLane[k-1]] {
+				b.Cmd("ZADD").Arg(st.lanes.keys[st.laneOf[i]])
+			}
+			b.Int(protocol.PendingScore(st.jobs[i].Priority, v.First+int64(i))).Arg(st.ids[i])
 		}
 	}
 	if toDelayed > 0 {
@@ -112,8 +157,9 @@ func add(c *host.Call) error {
 		}
 	}
 	b.Cmd("HINCRBY").Arg(stats).Str(statAdded).Int(n)
-	added := 1 + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.unique // its index in the batch
-	if v.Signal {
+	added := 1 + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique // its index in the batch
+	st.lanes.writes(b)
+	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
 	res, err := b.Run()
@@ -145,6 +191,12 @@ type addState struct {
 	unique             int
 	// keys are the derived keys to check and read, in the verdict's order.
 	keys [][]byte
+	// lanes is the lane accounting of the jobs that wait in a lane; laneOf
+	// is each job's lane index in it (-1: none), byLane the jobs with one,
+	// by lane.
+	lanes  laneAcct
+	laneOf []int
+	byLane []int
 }
 
 var adds pool[addState]

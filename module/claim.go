@@ -1,16 +1,21 @@
 package main
 
 import (
+	"strconv"
+
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// claim is EMQ.CLAIM (lua/claim.lua): lease up to count pending jobs,
-// highest priority first. Crossings: the command, one read batch (the fence,
-// the pause flag, the head of pending, active's type), the rows' ACL check,
-// one read batch of the rows, the guard, one write batch.
+// claim is EMQ.CLAIM (lua/claim.lua): lease up to count ready jobs, highest
+// priority first, giving the lanes and the jobs without a lane turns.
+// Crossings without lanes or a rate: the command, the ACL check of turns,
+// one read batch (the fence, meta, the head of pending, active's and turns'
+// sizes), the rows' ACL check, one read batch of the rows, the guard, one
+// write batch. A rate adds its ACL check and one batch; ready lanes add
+// the read of turns and the lanes (an ACL check and two batches).
 func claim(c *host.Call) error {
 	// shape and layout: numkeys 5 (base version meta pending active), ARGV
 	// lease count
@@ -32,30 +37,76 @@ func claim(c *host.Call) error {
 	defer claims.put(st)
 	st.reset()
 	s := &st.seen
-	*s = verdict.ClaimSeen{Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0]}
-	st.rows = st.rows[:0]
+	*s = verdict.ClaimSeen{
+		Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0],
+		Ready: verdict.Reply[[]verdict.ClaimLane]{Val: s.Ready.Val[:0]}, Members: s.Members[:0], From: s.From[:0],
+		Order: s.Order[:0], Parts: s.Parts[:0], Live: s.Live[:0], Who: s.Who[:0], Next: s.Next[:0], Scores: s.Scores[:0],
+	}
+	st.laneKeys = st.laneKeys[:0]
+	turns := st.derived(r.base, protocol.SuffixTurns, nil, "")
 	// fence and domain reads, driven by the verdict
 	var rows host.Results // the rows' batch: the reply's payloads are read from it
-	step := verdict.Claim(s)
-	for ran := verdict.ClaimNone; step.Need != verdict.ClaimNone && step.Need != ran; step = verdict.Claim(s) {
+	step := verdict.Claim(count, s)
+	for ran := verdict.ClaimNone; step.Need != verdict.ClaimNone && step.Need != ran; step = verdict.Claim(count, s) {
 		ran = step.Need
 		switch step.Need {
 		case verdict.ClaimFirst:
-			// GET version, HGET meta paused, ZRANGE pending 0 count-1, ZCARD
-			// active: the verdict takes them in this order
-			res := r.fenced().
-				Cmd("HGET").Arg(meta).Str(protocol.MetaPaused).
-				Cmd("ZRANGE").Arg(pending).Str("0").Int(count - 1).
-				Cmd("ZCARD").Arg(active).
-				RunAll()
-			s.Version, s.Paused, s.Active = st.keep(fieldAt(res, 0)), st.keep(fieldAt(res, 1)), intAt(res, 3)
+			// the caller's ACL on turns, then GET version, HMGET meta
+			// paused rate_max rate_window turn pturn lanewait, ZRANGE pending
+			// 0 count-1, ZCARD active, ZCARD turns: the verdict takes them in
+			// this order
+			deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{turns})
+			if err != nil {
+				return err
+			}
+			b := r.fenced().Cmd("HMGET").Arg(meta)
+			for _, f := range verdict.ClaimMetaFields {
+				b.Str(f)
+			}
+			b.Cmd("ZRANGE").Arg(pending).Str("0").Int(count - 1).
+				Cmd("ZCARD").Arg(active)
+			if deny < 0 {
+				b.Cmd("ZCARD").Arg(turns)
+			}
+			res := b.RunAll()
+			s.Version = st.keep(fieldAt(res, 0))
+			s.Meta = verdict.Reply[[len(verdict.ClaimMetaFields)]verdict.Field]{Made: true}
+			s.Meta.Err = fieldsAt(res, 1, s.Meta.Val[:])
+			for i := range s.Meta.Val {
+				s.Meta.Val[i].Bytes = st.copy(s.Meta.Val[i].Bytes)
+			}
+			s.Active = intAt(res, 3)
 			s.Pending.Made = true
-			s.Pending.Err = st.members(&r, res)
+			s.Pending.Err = st.members(res)
+			if deny < 0 {
+				s.Turns = intAt(res, 4)
+			} else {
+				s.Turns = denied[int64]()
+			}
+		case verdict.ClaimRate:
+			// the caller's ACL on rate, then GET rate, PTTL rate
+			key := st.derived(r.base, protocol.SuffixRate, nil, "")
+			deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{key})
+			if err != nil {
+				return err
+			}
+			if deny >= 0 {
+				s.RateUsed = denied[verdict.Field]()
+				break
+			}
+			res := c.Read().Cmd("GET").Arg(key).Cmd("PTTL").Arg(key).RunAll()
+			s.RateUsed, s.RateTTL = st.keep(fieldAt(res, 0)), intAt(res, 1)
+		case verdict.ClaimTurns:
+			if err := st.readTurns(&r, turns, step.Verdict.Count); err != nil {
+				return err
+			}
+		case verdict.ClaimHeads:
+			st.readHeads(&r)
 		case verdict.ClaimRows:
 			// the rows are outside the key-spec: the caller's ACL first, then
 			// HMGET row att data for each member that is an id, up to the
 			// first row denied
-			rows, err = st.readRows(&r)
+			rows, err = st.readRows(&r, step.Verdict.Lanes)
 			if err != nil {
 				return err
 			}
@@ -65,7 +116,6 @@ func claim(c *host.Call) error {
 		return orInternal(step.Err)
 	}
 	v := step.Verdict
-	s.Jobs = v.Jobs // the verdict appended to s.Jobs: keep its array for the next command
 	if v.Empty {
 		c.ReplyArray(0)
 		return nil
@@ -76,7 +126,7 @@ func claim(c *host.Call) error {
 	c.ReplyArray(len(v.Jobs))
 	for _, j := range v.Jobs {
 		c.ReplyArray(3)
-		c.ReplyBulk(s.Pending.Val[j.Member])
+		c.ReplyBulk(s.Members[j.Member])
 		data, err := rows.At(st.rowAt[j.Member])
 		if err != nil {
 			return err
@@ -90,70 +140,201 @@ func claim(c *host.Call) error {
 		}
 		c.ReplyInt(j.Attempt)
 	}
-	// guard, then the writes: ZPOPMIN pending <found>; per job HSET row
-	// state active att <att+1> (the attempt predicted, in place of the Lua's
-	// HINCRBY row att 1 and HSET row state active: both fields are updated
-	// where they stand, so the row keeps its field order); one ZADD active
-	// <deadline> <id> … for all the jobs (the absolute deadline, as a value)
+	// guard, then the writes: ZPOPMIN of each set taken from (pending
+	// <found>, or with lanes pending and each lane served); per job HSET
+	// row state active att <att+1> (the attempt predicted, in place of the
+	// Lua's HINCRBY row att 1 and HSET row state active: both fields are
+	// updated where they stand, so the row keeps its field order); one ZADD
+	// active <deadline> <id> … for all the jobs (the absolute deadline, as a
+	// value); with lanes the lanes' writes and meta's turns; the rate
+	// window's count
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
 	}
 	deadline := r.now + lease
-	b := w.Write().Cmd("ZPOPMIN").Arg(pending).Int(int64(len(s.Pending.Val)))
+	b := w.Write()
+	pops := 0
+	if v.PendingTaken > 0 {
+		b.Cmd("ZPOPMIN").Arg(pending).Int(v.PendingTaken)
+		pops++
+	}
+	lanes := s.Ready.Val
+	for i := range lanes {
+		if lanes[i].Taken > 0 {
+			b.Cmd("ZPOPMIN").Arg(st.laneKeys[i]).Int(lanes[i].Taken)
+			pops++
+		}
+	}
 	for _, j := range v.Jobs {
-		b.Cmd("HSET").Arg(st.row(j.Member)).
+		b.Cmd("HSET").Arg(st.rows[j.Member]).
 			Str(protocol.FieldState).Str(protocol.StateActive).
 			Str(protocol.FieldAttempts).Int(j.Attempt)
 	}
 	if len(v.Jobs) > 0 {
 		b.Cmd("ZADD").Arg(active)
 		for _, j := range v.Jobs {
-			b.Int(deadline).Arg(s.Pending.Val[j.Member])
+			b.Int(deadline).Arg(s.Members[j.Member])
+		}
+	}
+	if v.Lanes {
+		st.laneWrites(b, &r, turns, meta, v)
+	}
+	if v.Rate && len(v.Jobs) > 0 {
+		key := st.derived(r.base, protocol.SuffixRate, nil, "")
+		k := int64(len(v.Jobs))
+		if v.RateOpen {
+			b.Cmd("SET").Arg(key).Int(v.RateUsed + k).Str("KEEPTTL")
+		} else {
+			b.Cmd("SET").Arg(key).Int(k).Str("PX").Int(v.RateWindow)
 		}
 	}
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	// the pop must have taken the members read, in order
-	popped, err := res.At(0)
-	if err != nil || popped.Len() != 2*len(s.Pending.Val) {
-		return host.ErrHostReply
+	// each pop must have taken the members read, in order
+	p := 0
+	if v.PendingTaken > 0 {
+		if !st.popped(res, p, s.Pending.Val[:v.PendingTaken]) {
+			return popMismatch(c)
+		}
+		p++
 	}
-	ok = true
-	popped.Elems(func(i int, e host.Value) bool {
+	for i := range lanes {
+		if lanes[i].Taken > 0 {
+			if !st.popped(res, p, lanes[i].Heads.Val) {
+				return popMismatch(c)
+			}
+			p++
+		}
+	}
+	return nil
+}
+
+// popMismatch answers a ZPOPMIN that did not pop the members read.
+func popMismatch(c *host.Call) error {
+	host.Logf(host.LogWarning, "%s: ZPOPMIN did not pop the members read; answered %q", c.Name(), protocol.ErrHostReply)
+	return host.ErrHostReply
+}
+
+// popped reports whether the i-th reply of the write batch, a ZPOPMIN, popped
+// exactly members, in order.
+func (st *claimState) popped(res host.Results, i int, members [][]byte) bool {
+	v, err := res.At(i)
+	if err != nil || v.Len() != 2*len(members) {
+		return false
+	}
+	ok := true
+	v.Elems(func(i int, e host.Value) bool {
 		if i%2 == 0 {
 			m, err := e.Bytes()
-			ok = err == nil && string(m) == string(s.Pending.Val[i/2])
+			ok = err == nil && string(m) == string(members[i/2])
 		}
 		return ok
 	})
-	if !ok {
-		host.Logf(host.LogWarning, "%s: ZPOPMIN did not pop the members read; answered %q", c.Name(), protocol.ErrHostReply)
-		return host.ErrHostReply
+	return ok
+}
+
+// laneWrites adds CLAIM's lane writes, lane by lane in turns order merged
+// per key: one HSET laneinfo of the active counts of the lanes that
+// returned jobs, one ZREM lanes of the lanes left without a job, one ZREM
+// turns of the lanes served that are no longer ready and of the stale ones,
+// one ZADD turns <turn+j> of the lanes served still ready; then one HSET meta
+// turn <turn+m> [pturn <turn+j>] [lanewait <W'>].
+func (st *claimState) laneWrites(b *host.Batch, r *verbCall, turns, meta []byte, v verdict.ClaimVerdict) {
+	s := &st.seen
+	lanes := s.Ready.Val
+	st.returned = grow(st.returned, len(lanes))
+	for _, j := range v.Jobs {
+		if f := s.From[j.Member]; f >= 0 {
+			st.returned[f]++
+		}
 	}
-	return nil
+	first := true
+	for i := range lanes {
+		if st.returned[i] == 0 {
+			continue
+		}
+		if first {
+			b.Cmd("HSET").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
+			first = false
+		}
+		b.Arg(st.field(protocol.FieldLaneActive, lanes[i].Name)).Int(lanes[i].State.Active + st.returned[i])
+	}
+	first = true
+	for i := range lanes {
+		l := &lanes[i]
+		if l.Taken == 0 || l.State.Waiting-l.Taken != 0 || l.State.Active+st.returned[i] != 0 {
+			continue
+		}
+		if first {
+			b.Cmd("ZREM").Arg(st.derived(r.base, protocol.SuffixLanes, nil, ""))
+			first = false
+		}
+		b.Arg(l.Name)
+	}
+	first = true
+	for i := range lanes {
+		l := &lanes[i]
+		if !l.Stale && (l.Taken == 0 || st.stillReady(i)) {
+			continue
+		}
+		if first {
+			b.Cmd("ZREM").Arg(turns)
+			first = false
+		}
+		b.Arg(l.Name)
+	}
+	first = true
+	for i := range lanes {
+		l := &lanes[i]
+		if l.Stale || l.Taken == 0 || !st.stillReady(i) {
+			continue
+		}
+		if first {
+			b.Cmd("ZADD").Arg(turns)
+			first = false
+		}
+		b.Int(v.Turn + l.Last).Arg(l.Name)
+	}
+	b.Cmd("HSET").Arg(meta).Str(protocol.MetaTurn).Int(v.Turn + v.Given)
+	if v.PendingTaken > 0 {
+		b.Str(protocol.MetaPendingTurn).Int(v.Turn + v.PendingLast)
+	}
+	if v.SetWait {
+		b.Str(protocol.MetaLaneWait).Int(v.Wait)
+	}
+}
+
+// stillReady reports whether lane i of turns is ready after the claim.
+func (st *claimState) stillReady(i int) bool {
+	l := &st.seen.Ready.Val[i]
+	return verdict.LaneReady(l.State.Paused, l.State.Waiting-l.Taken, l.State.Active+st.returned[i], l.State.Cap)
 }
 
 // claimState is CLAIM's scratch between commands.
 type claimState struct {
 	scratch
 	seen verdict.ClaimSeen
-	// rows[i] is the row key of member i (base job: member); the member
-	// itself, s.Pending.Val[i], is its tail.
+	// rows[i] is the row key of member i (base job: member), nil for a
+	// member that is not an id.
 	rows [][]byte
 	// rowAt[i] is the index of member i's HMGET in the rows' batch.
 	rowAt []int
-	// keys are the row keys to check and read, in order.
+	// keys are the keys of one ACL check.
 	keys [][]byte
+	// laneKeys[i] is the key lane:<l> of lane i of turns.
+	laneKeys [][]byte
+	// returned[i] counts the jobs lane i of turns returned.
+	returned []int64
 }
 
 var claims pool[claimState]
 
-// members copies the head of pending (ZRANGE's reply) into row keys: each
-// member is kept as the tail of its row key, so both outlive the batch.
-func (st *claimState) members(r *verbCall, res host.Results) error {
+// members copies the head of pending (ZRANGE's reply, the batch's third)
+// into the scratch, so it outlives the batch.
+func (st *claimState) members(res host.Results) error {
 	v, err := res.At(2)
 	if err != nil {
 		return err
@@ -166,44 +347,165 @@ func (st *claimState) members(r *verbCall, res host.Results) error {
 		if m, err = e.Bytes(); err != nil {
 			return false
 		}
-		row := st.derived(r.base, protocol.SuffixJob, m, "")
-		st.rows = append(st.rows, row)
-		st.seen.Pending.Val = append(st.seen.Pending.Val, row[len(row)-len(m):])
+		st.seen.Pending.Val = append(st.seen.Pending.Val, st.member(m))
 		return true
 	})
 	return err
 }
 
-// row is member i's row key.
-func (st *claimState) row(i int) []byte { return st.rows[i] }
+// member copies a set member into the scratch: never nil, even when empty.
+func (st *claimState) member(m []byte) []byte {
+	if c := st.copy(m); c != nil {
+		return c
+	}
+	return []byte{}
+}
+
+// field appends a laneinfo field name, prefix then the lane, to the scratch.
+func (st *claimState) field(prefix string, lane []byte) []byte {
+	return st.derived(nil, prefix, lane, "")
+}
+
+// readTurns reads the ready lanes: ZRANGE turns 0 <count-1> WITHSCORES,
+// then the caller's ACL on laneinfo, lanes and each lane:<l> (read and
+// write), then in one batch per lane HMGET laneinfo active:<l> cap:<l>
+// paused:<l> and ZCARD lane:<l>.
+func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
+	s := &st.seen
+	res := r.c.Read().Cmd("ZRANGE").Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES").RunAll()
+	s.Ready.Made = true
+	v, err := res.At(0)
+	if err == nil && (v.Kind() != host.KindArray || v.Len()%2 != 0) {
+		err = host.ErrHostReply
+	}
+	if err != nil {
+		s.Ready.Err = err
+		return nil
+	}
+	lanes := s.Ready.Val[:0]
+	v.Elems(func(i int, e host.Value) bool {
+		var b []byte
+		if b, err = e.Bytes(); err != nil {
+			return false
+		}
+		if i%2 == 0 {
+			// a lane of the array's last command keeps its heads' array
+			var heads [][]byte
+			if n := len(lanes); n < cap(lanes) {
+				heads = lanes[:n+1][n].Heads.Val[:0]
+			}
+			lanes = append(lanes, verdict.ClaimLane{Name: st.member(b), Heads: verdict.Reply[[][]byte]{Val: heads}})
+			return true
+		}
+		var f float64
+		if f, err = strconv.ParseFloat(string(b), 64); err != nil {
+			err = host.ErrHostReply
+			return false
+		}
+		lanes[len(lanes)-1].Score = f
+		return true
+	})
+	s.Ready.Val = lanes
+	if err != nil {
+		s.Ready.Err = err
+		return nil
+	}
+	if len(lanes) == 0 {
+		return nil
+	}
+	info := st.derived(r.base, protocol.SuffixLaneInfo, nil, "")
+	st.keys = append(st.keys[:0], info, st.derived(r.base, protocol.SuffixLanes, nil, ""))
+	for i := range lanes {
+		st.laneKeys = append(st.laneKeys, st.derived(r.base, protocol.SuffixLane, lanes[i].Name, ""))
+	}
+	st.keys = append(st.keys, st.laneKeys...)
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, st.keys)
+	if err != nil {
+		return err
+	}
+	if deny >= 0 {
+		s.LaneDenied = true
+		return nil
+	}
+	b := r.c.Read()
+	for i := range lanes {
+		b.Cmd("HMGET").Arg(info).
+			Arg(st.field(protocol.FieldLaneActive, lanes[i].Name)).
+			Arg(st.field(protocol.FieldLaneCap, lanes[i].Name)).
+			Arg(st.field(protocol.FieldLanePaused, lanes[i].Name)).
+			Cmd("ZCARD").Arg(st.laneKeys[i])
+	}
+	res = b.RunAll()
+	for i := range lanes {
+		l := &lanes[i]
+		l.Info = verdict.Reply[[3]verdict.Field]{Made: true}
+		l.Info.Err = fieldsAt(res, 2*i, l.Info.Val[:])
+		for k := range l.Info.Val {
+			l.Info.Val[k].Bytes = st.copy(l.Info.Val[k].Bytes)
+		}
+		l.Waiting = intAt(res, 2*i+1)
+	}
+	return nil
+}
+
+// readHeads reads ZRANGE lane:<l> 0 <k-1> of each lane given k turns, in one
+// batch, the members copied into the scratch.
+func (st *claimState) readHeads(r *verbCall) {
+	lanes := st.seen.Ready.Val
+	b := r.c.Read()
+	n := 0
+	for i := range lanes {
+		if lanes[i].Taken > 0 {
+			b.Cmd("ZRANGE").Arg(st.laneKeys[i]).Str("0").Int(lanes[i].Taken - 1)
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	res := b.RunAll()
+	k := 0
+	for i := range lanes {
+		l := &lanes[i]
+		if l.Taken == 0 {
+			continue
+		}
+		l.Heads = listAt(res, k, &st.scratch, l.Heads.Val[:0])
+		k++
+	}
+}
 
 // readRows checks the rows of the members that are ids against the caller's
 // ACL, then reads HMGET row att data for each, up to the first one denied,
-// in one batch; it fills the verdict's Rows and returns the batch.
-func (st *claimState) readRows(r *verbCall) (host.Results, error) {
+// in one batch (with lanes, then ZCARD lanes); it fills the verdict's Rows
+// and returns the batch.
+func (st *claimState) readRows(r *verbCall, lanes bool) (host.Results, error) {
 	s := &st.seen
-	n := len(s.Pending.Val)
-	st.keys, st.rowAt = st.keys[:0], st.rowAt[:0]
-	for i, m := range s.Pending.Val {
+	n := len(s.Members)
+	st.keys, st.rowAt, st.rows = st.keys[:0], st.rowAt[:0], st.rows[:0]
+	for _, m := range s.Members {
 		st.rowAt = append(st.rowAt, -1)
+		var row []byte
 		if verdict.JobMember(m) {
-			st.keys = append(st.keys, st.rows[i])
+			row = st.derived(r.base, protocol.SuffixJob, m, "")
+			st.keys = append(st.keys, row)
 		}
+		st.rows = append(st.rows, row)
 	}
 	s.Rows = s.Rows[:0]
 	for range n {
 		s.Rows = append(s.Rows, verdict.Reply[verdict.Field]{})
 	}
-	if len(st.keys) == 0 {
-		return host.Results{}, nil
-	}
-	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, st.keys)
-	if err != nil {
-		return host.Results{}, err
+	deny := -1
+	if len(st.keys) > 0 {
+		var err error
+		if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, st.keys); err != nil {
+			return host.Results{}, err
+		}
 	}
 	b := r.c.Read()
 	k := 0
-	for i, m := range s.Pending.Val {
+	for i, m := range s.Members {
 		if !verdict.JobMember(m) {
 			continue
 		}
@@ -215,17 +517,23 @@ func (st *claimState) readRows(r *verbCall) (host.Results, error) {
 		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData)
 		k++
 	}
-	if k == 0 {
+	if lanes {
+		b.Cmd("ZCARD").Arg(st.derived(r.base, protocol.SuffixLanes, nil, ""))
+	}
+	if k == 0 && !lanes {
 		return host.Results{}, nil
 	}
 	res := b.RunAll()
-	for i := range s.Pending.Val {
+	for i := range s.Members {
 		if st.rowAt[i] < 0 {
 			continue
 		}
 		var f [2]verdict.Field
 		err := fieldsAt(res, st.rowAt[i], f[:])
 		s.Rows[i] = verdict.Reply[verdict.Field]{Made: true, Err: err, Val: f[0]}
+	}
+	if lanes {
+		s.Registry = intAt(res, k)
 	}
 	return res, nil
 }

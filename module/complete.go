@@ -26,6 +26,7 @@ func complete(c *host.Call) error {
 	st := completes.get()
 	defer completes.put(st)
 	st.reset()
+	st.lanes.reset(&st.scratch)
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
 	// the row and its logs are outside the key-spec: the caller's ACL first,
@@ -39,7 +40,7 @@ func complete(c *host.Call) error {
 	}
 	rowOK := nrows == 1
 	if !rowOK {
-		s.Row = denied[[2]verdict.Field]()
+		s.Row = denied[[3]verdict.Field]()
 	}
 	// fence and domain reads, driven by the verdict
 	step := verdict.Complete(id, token, s)
@@ -51,7 +52,7 @@ func complete(c *host.Call) error {
 			// completed: the verdict takes them in this order
 			b := r.fenced()
 			if rowOK {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique)
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane)
 			}
 			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
 				Cmd("HGET").Arg(stats).Str(statCompleted).
@@ -59,9 +60,11 @@ func complete(c *host.Call) error {
 			i := 1
 			s.Version = st.keep(fieldAt(res, 0))
 			if rowOK {
-				s.Row = verdict.Reply[[2]verdict.Field]{Made: true}
+				s.Row = verdict.Reply[[3]verdict.Field]{Made: true}
 				s.Row.Err = fieldsAt(res, 1, s.Row.Val[:])
-				s.Row.Val[0].Bytes, s.Row.Val[1].Bytes = st.copy(s.Row.Val[0].Bytes), st.copy(s.Row.Val[1].Bytes)
+				for i := range s.Row.Val {
+					s.Row.Val[i].Bytes = st.copy(s.Row.Val[i].Bytes)
+				}
 				i++
 			}
 			s.Score, s.Completed = st.keep(fieldAt(res, i)), st.keep(fieldAt(res, i+1))
@@ -75,8 +78,16 @@ func complete(c *host.Call) error {
 			if deny >= 0 {
 				s.Holder = denied[verdict.Field]()
 			} else {
-				s.Holder = fieldAt(c.Read().Cmd("GET").Arg(st.unique).RunAll(), 0)
+				s.Holder = st.keep(fieldAt(c.Read().Cmd("GET").Arg(st.unique).RunAll(), 0))
 			}
+		case verdict.CompleteLanes:
+			// the job's lane: one active job less
+			st.lanes.add(r.base, step.Lane, 0, -1)
+			refusal, err := st.lanes.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Lanes = st.lanes.result(refusal)
 		}
 	}
 	if step.Err != nil || step.Need != verdict.CompleteNone {
@@ -100,7 +111,14 @@ func complete(c *host.Call) error {
 	if v.Release {
 		b.Arg(st.unique)
 	}
-	res, err := b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(1).Run()
+	b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(1)
+	// the lane accounting's writes: a freed slot can make a capped lane
+	// ready again, and signal
+	st.lanes.writes(b)
+	if st.lanes.wakes() {
+		signalPush(b, st.lanes.signal, st.lanes.signalLen())
+	}
+	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
@@ -164,6 +182,7 @@ type completeState struct {
 	// rows, logs and keys hold the keys of the ACL check.
 	rows, logs [1][]byte
 	keys       [][]byte
+	lanes      laneAcct
 }
 
 var completes pool[completeState]

@@ -27,6 +27,7 @@ func completeMany(c *host.Call) error {
 	st := completeManys.get()
 	defer completeManys.put(st)
 	st.reset()
+	st.lanes.reset(&st.scratch)
 	// values, pair by pair: the id (bad, or named earlier in the call); the
 	// token is any bytes
 	if st.sorted, err = verdict.CompleteManyValues(r.args, r.n, st.sorted); err != nil {
@@ -57,7 +58,7 @@ func completeMany(c *host.Call) error {
 			// HGET stats completed: the verdict takes them job by job
 			b := r.fenced()
 			for i := range nrows {
-				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).
+				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
 					Cmd("ZSCORE").Arg(active).Argv(r.argv(st.id(i)))
 			}
 			res := b.Cmd("HGET").Arg(stats).Str(statCompleted).RunAll()
@@ -65,9 +66,11 @@ func completeMany(c *host.Call) error {
 			for i := range nrows {
 				// kept: the holders' batch comes before the verdict's last look
 				j := &s.Jobs[i]
-				j.Row = verdict.Reply[[2]verdict.Field]{Made: true}
+				j.Row = verdict.Reply[[3]verdict.Field]{Made: true}
 				j.Row.Err = fieldsAt(res, 1+2*i, j.Row.Val[:])
-				j.Row.Val[0].Bytes, j.Row.Val[1].Bytes = st.copy(j.Row.Val[0].Bytes), st.copy(j.Row.Val[1].Bytes)
+				for k := range j.Row.Val {
+					j.Row.Val[k].Bytes = st.copy(j.Row.Val[k].Bytes)
+				}
 				j.Score = st.keep(fieldAt(res, 2+2*i))
 			}
 			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
@@ -75,6 +78,19 @@ func completeMany(c *host.Call) error {
 			if err := st.readHolders(&r, step.Verdict.Holders); err != nil {
 				return err
 			}
+		case verdict.CompleteManyLanes:
+			// the completed jobs' lanes, in argument order: one active job
+			// less each
+			for i, o := range step.Verdict.Outcomes {
+				if l := verdict.LaneName(s.Jobs[i].Row.Val[2]); o.Reply == verdict.CompleteManyDone && l != nil {
+					st.lanes.add(r.base, l, 0, -1)
+				}
+			}
+			refusal, err := st.lanes.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Lanes = st.lanes.result(refusal)
 		}
 	}
 	if step.Err != nil || step.Need != verdict.CompleteManyNone {
@@ -104,7 +120,12 @@ func completeMany(c *host.Call) error {
 				}
 			}
 		}
-		res, err := b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(v.Done).Run()
+		b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(v.Done)
+		st.lanes.writes(b)
+		if st.lanes.wakes() {
+			signalPush(b, st.lanes.signal, st.lanes.signalLen())
+		}
+		res, err := b.Run()
 		if err != nil {
 			return wrote(c, err)
 		}
@@ -135,6 +156,8 @@ type completeManyState struct {
 	rows, logs, uniques [][]byte
 	// keys are the keys of one ACL check.
 	keys [][]byte
+	// lanes is the lane accounting of the completed jobs' lanes.
+	lanes laneAcct
 }
 
 var completeManys pool[completeManyState]
@@ -149,7 +172,7 @@ func (st *completeManyState) checkRows(r *verbCall) (int, error) {
 	jobs := st.seen.Jobs
 	nrows, err := completedRowsACL(r, &st.keys, st.rows, st.logs, func(i int) { jobs[i].Logs = host.ErrNoPerm })
 	if err == nil && nrows < len(st.rows) {
-		jobs[nrows].Row = denied[[2]verdict.Field]()
+		jobs[nrows].Row = denied[[3]verdict.Field]()
 	}
 	return nrows, err
 }
@@ -183,8 +206,8 @@ func (st *completeManyState) readHolders(r *verbCall, holders []int) error {
 	}
 	res := b.RunAll()
 	for k, i := range holders[:n] {
-		// a view: the verdict looks at it before the next batch
-		jobs[i].Holder = fieldAt(res, k)
+		// kept: the lanes' batch may come before the verdict's last look
+		jobs[i].Holder = st.keep(fieldAt(res, k))
 	}
 	return nil
 }

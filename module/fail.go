@@ -33,6 +33,7 @@ func fail(c *host.Call) error {
 	st := fails.get()
 	defer fails.put(st)
 	st.reset()
+	st.lanes.reset(&st.scratch)
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	// the row is outside the key-spec: the caller's ACL first (a denial is
 	// the row read's refusal, in its place after the fence)
@@ -47,29 +48,46 @@ func fail(c *host.Call) error {
 	*s = verdict.FailSeen{}
 	again := string(retry) == "1"
 	step := verdict.Fail(token, again, s)
-	if step.Need == verdict.FailAll {
-		b := r.fenced()
-		if deny < 0 {
-			b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldBackoff)
+	for ran := verdict.FailNone; step.Need != verdict.FailNone && step.Need != ran; step = verdict.Fail(token, again, s) {
+		ran = step.Need
+		switch step.Need {
+		case verdict.FailAll:
+			b := r.fenced()
+			if deny < 0 {
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldBackoff).Str(protocol.FieldLane)
+			}
+			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
+				Cmd("ZCARD").Arg(delayed).
+				Cmd("ZCARD").Arg(dead).
+				Cmd("HMGET").Arg(stats).Str(statFailed).Str(statRetried).Str(statDead).
+				RunAll()
+			s.Version = st.keep(fieldAt(res, 0))
+			i := 1
+			if deny < 0 {
+				s.Row = verdict.Reply[[4]verdict.Field]{Made: true}
+				s.Row.Err = fieldsAt(res, 1, s.Row.Val[:])
+				for k := range s.Row.Val {
+					s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
+				}
+				i++
+			} else {
+				s.Row = denied[[4]verdict.Field]()
+			}
+			s.Score, s.Delayed, s.Dead = st.keep(fieldAt(res, i)), intAt(res, i+1), intAt(res, i+2)
+			s.Counters = verdict.Reply[[3]verdict.Field]{Made: true}
+			s.Counters.Err = fieldsAt(res, i+3, s.Counters.Val[:])
+			for k := range s.Counters.Val {
+				s.Counters.Val[k].Bytes = st.copy(s.Counters.Val[k].Bytes)
+			}
+		case verdict.FailLanes:
+			// the job's lane: one active job less
+			st.lanes.add(r.base, step.Lane, 0, -1)
+			refusal, err := st.lanes.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Lanes = st.lanes.result(refusal)
 		}
-		res := b.Cmd("ZSCORE").Arg(active).Arg(id).
-			Cmd("ZCARD").Arg(delayed).
-			Cmd("ZCARD").Arg(dead).
-			Cmd("HMGET").Arg(stats).Str(statFailed).Str(statRetried).Str(statDead).
-			RunAll()
-		s.Version = fieldAt(res, 0)
-		i := 1
-		if deny < 0 {
-			s.Row = verdict.Reply[[3]verdict.Field]{Made: true}
-			s.Row.Err = fieldsAt(res, 1, s.Row.Val[:])
-			i++
-		} else {
-			s.Row = denied[[3]verdict.Field]()
-		}
-		s.Score, s.Delayed, s.Dead = fieldAt(res, i), intAt(res, i+1), intAt(res, i+2)
-		s.Counters = verdict.Reply[[3]verdict.Field]{Made: true}
-		s.Counters.Err = fieldsAt(res, i+3, s.Counters.Val[:])
-		step = verdict.Fail(token, again, s)
 	}
 	if step.Err != nil || step.Need != verdict.FailNone {
 		return orInternal(step.Err)
@@ -94,12 +112,16 @@ func fail(c *host.Call) error {
 		state, set, score, outcome, reply = protocol.StateDelayed, delayed, r.now+v.Delay, statRetried, protocol.FailRetry
 		counter = s.Counters.Val[1]
 	}
-	res, err := w.Write().
+	b := w.Write().
 		Cmd("ZREM").Arg(active).Arg(id).
 		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(state).Str(protocol.FieldError).Argv(r.argv(3)).
 		Cmd("ZADD").Arg(set).Int(score).Arg(id).
-		Cmd("HSET").Arg(stats).Str(statFailed).Int(v.Failed).Str(outcome).Int(v.Outcome).
-		Run()
+		Cmd("HSET").Arg(stats).Str(statFailed).Int(v.Failed).Str(outcome).Int(v.Outcome)
+	st.lanes.writes(b)
+	if st.lanes.wakes() {
+		signalPush(b, st.lanes.signal, st.lanes.signalLen())
+	}
+	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
@@ -114,7 +136,8 @@ func fail(c *host.Call) error {
 // failState is FAIL's scratch between commands.
 type failState struct {
 	scratch
-	seen verdict.FailSeen
+	seen  verdict.FailSeen
+	lanes laneAcct
 }
 
 var fails pool[failState]

@@ -98,11 +98,11 @@ func inspect(c *host.Call) error {
 }
 
 // inspectState is INSPECT's scratch between commands: one field per name of
-// protocol.InspectFields (ten; the protocol's test holds the list).
+// protocol.InspectFields (eleven; the protocol's test holds the list).
 type inspectState struct {
 	scratch
 	seen   verdict.InspectSeen
-	fields [10]verdict.Field
+	fields [11]verdict.Field
 	lines  [][]byte
 }
 

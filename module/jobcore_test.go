@@ -41,7 +41,7 @@ func job(data string, more ...string) []string {
 
 // addArgs is ADD's ARGV for jobs.
 func addArgs(jobs ...[]string) []string {
-	out := []string{strconv.Itoa(len(jobs))}
+	out := []string{strconv.Itoa(len(jobs)), "0"}
 	for _, j := range jobs {
 		out = append(out, j...)
 	}
@@ -193,9 +193,9 @@ func TestJobCoreACL(t *testing.T) {
 	require.EqualError(t, err, protocol.ErrStale("extend"))
 	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "emq:*"))
 	// the fence comes before a denied row
-	valkeytest.Do(t, s, "SET", a.Version, "2")
+	valkeytest.Do(t, s, "SET", a.Version, "1")
 	_, err = as("bob", verbArgs(protocol.Complete, "a", "1", "0")...)
-	require.EqualError(t, err, protocol.ErrWireFound("2"))
+	require.EqualError(t, err, protocol.ErrWireFound("1"))
 }
 
 // CLIENT PAUSE WRITE holds a native writer before it runs (it is flagged
@@ -231,7 +231,7 @@ func TestJobCorePause(t *testing.T) {
 func TestJobCoreCommandInfo(t *testing.T) {
 	t.Parallel()
 	s := startModule(t, valkeyserver.Options{})
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		info := valkeytest.Do(t, s, "COMMAND", "INFO", v.Command).([]any)[0].([]any)
 		flags := strings.Fields(flat(info[2]))
 		switch v.Mode {

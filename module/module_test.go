@@ -77,7 +77,7 @@ func TestVersion(t *testing.T) {
 			t.Errorf("%s without debug-commands: %q", c, got)
 		}
 	}
-	if log := s.Log(); !strings.Contains(log, "<trafikey> wire 1,") {
+	if log := s.Log(); !strings.Contains(log, "<trafikey> wire 2,") {
 		t.Errorf("no load line in the log:\n%s", log)
 	}
 }
@@ -205,14 +205,14 @@ func TestHostReplies(t *testing.T) {
 // level deeper with its own scratch; the outer command's replies survive.
 func TestNestedCalls(t *testing.T) {
 	s := startDebug(t, valkeyserver.Options{})
-	if v := valkeytest.Do(t, s, "EMQ.DEBUG.CALL", "EMQ.DEBUG.CALL", "EMQ.VERSION"); v != int64(1) {
+	if v := valkeytest.Do(t, s, "EMQ.DEBUG.CALL", "EMQ.DEBUG.CALL", "EMQ.VERSION"); v != int64(protocol.Wire) {
 		t.Fatalf("two levels: %#v", v)
 	}
-	if v := valkeytest.Do(t, s, "EMQ.DEBUG.CALL", "EVAL", "return {7, redis.call('EMQ.DEBUG.CALL', 'EMQ.VERSION'), redis.call('EMQ.VERSION')}", "0"); flat(v) != "7 1 1" {
+	if v := valkeytest.Do(t, s, "EMQ.DEBUG.CALL", "EVAL", "return {7, redis.call('EMQ.DEBUG.CALL', 'EMQ.VERSION'), redis.call('EMQ.VERSION')}", "0"); flat(v) != "7 2 2" {
 		t.Fatalf("module, script, module: %#v", v)
 	}
 	script := "local a = redis.call('EMQ.DEBUG.CALL', 'ECHO', 'x'); return {a, redis.call('EMQ.DEBUG.CALL', 'EMQ.DEBUG.CALL', 'EMQ.VERSION')}"
-	if v := valkeytest.Do(t, s, "EVAL", script, "0"); flat(v) != "x 1" {
+	if v := valkeytest.Do(t, s, "EVAL", script, "0"); flat(v) != "x 2" {
 		t.Fatalf("script, module, module: %#v", v)
 	}
 	// A script inside a script trips a server assertion: the host refuses it.
@@ -524,7 +524,7 @@ func TestClusterRouting(t *testing.T) {
 	if got := refused(t, second, "EMQ.DEBUG.KEYS", "2", "emq:{a}:k", "emq:{b}:k"); !strings.HasPrefix(got, "CROSSSLOT") {
 		t.Fatalf("keys of two slots: %q, want CROSSSLOT", got)
 	}
-	if v := valkeytest.Do(t, first, "EMQ.VERSION"); v != int64(1) {
+	if v := valkeytest.Do(t, first, "EMQ.VERSION"); v != int64(protocol.Wire) {
 		t.Fatalf("EMQ.VERSION on any node: %#v", v)
 	}
 }

@@ -27,6 +27,7 @@ func promote(c *host.Call) error {
 	st := promotes.get()
 	defer promotes.put(st)
 	st.reset()
+	st.lanes.reset(&st.scratch)
 	s := &st.seen
 	*s = verdict.PromoteSeen{Rows: s.Rows, Moves: s.Moves}
 	// fence and domain reads, driven by the verdict
@@ -46,6 +47,15 @@ func promote(c *host.Call) error {
 			if err := st.readRows(&r, pending, signal); err != nil {
 				return err
 			}
+		case verdict.PromoteLanes:
+			// the jobs' lanes, in order: one waiting job more each
+			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
+			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, 0, st.laneOf)
+			refusal, err := st.lanes.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Lanes = st.lanes.result(refusal)
 		}
 	}
 	if step.Err != nil || step.Need != verdict.PromoteNone {
@@ -69,12 +79,16 @@ func promote(c *host.Call) error {
 		b.Arg(id)
 	}
 	for i, mv := range v.Moves {
-		if mv.To == verdict.ToPending {
+		if mv.To == verdict.ToPending || mv.To == verdict.ToLane {
 			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending)
 		}
 	}
 	zaddMoves(b, pending, verdict.ToPending, v.Moves, ids)
-	if v.Signal {
+	if st.lanes.len() > 0 {
+		st.lanes.zaddLanes(b, v.Moves, ids, st.laneOf, &st.order)
+	}
+	st.lanes.writes(b)
+	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
 	res, err := b.Run()
@@ -101,15 +115,19 @@ func (st *promoteState) readRows(r *verbCall, pending, signal []byte) error {
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
-		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldPriority)
+		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldPriority).Str(protocol.FieldLane)
 	}
 	res := b.Cmd("ZCARD").Arg(pending).
 		Cmd("LLEN").Arg(signal).
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
-	st.fields = grow(st.fields, 2*len(ids))
-	st.place(res, ids, nrows, 2, st.fields, s.Rows)
+	st.fields = grow(st.fields, 3*len(ids))
+	st.place(res, ids, nrows, 3, st.fields, s.Rows)
 	s.Pending, s.Signal = intAt(res, nrows), intAt(res, nrows+1)
+	// kept: the lanes' batch may come before the verdict's last look
+	for i := range st.fields {
+		st.fields[i].Bytes = st.copy(st.fields[i].Bytes)
+	}
 	return nil
 }
 
@@ -119,7 +137,12 @@ type promoteState struct {
 	seen verdict.PromoteSeen
 	ids  [][]byte // the due members, copied
 	memberRows
-	fields []verdict.Field // two per member
+	fields []verdict.Field // three per member
+	// lanes is the lane accounting of the jobs' lanes; laneOf each member's
+	// lane index in it (-1: none); order scratch for the lanes' ZADDs.
+	lanes  laneAcct
+	laneOf []int
+	order  []int
 }
 
 var promotes pool[promoteState]

@@ -28,6 +28,7 @@ func recoverExpired(c *host.Call) error {
 	st := recovers.get()
 	defer recovers.put(st)
 	st.reset()
+	st.lanes.reset(&st.scratch)
 	s := &st.seen
 	*s = verdict.RecoverSeen{Rows: s.Rows, Moves: s.Moves}
 	// fence and domain reads, driven by the verdict
@@ -47,6 +48,16 @@ func recoverExpired(c *host.Call) error {
 			if err := st.readRows(&r, stats, pending, dead, signal); err != nil {
 				return err
 			}
+		case verdict.RecoverLanes:
+			// the jobs' lanes, in order: one active job less each, one
+			// waiting job more for each requeued
+			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
+			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, -1, st.laneOf)
+			refusal, err := st.lanes.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Lanes = st.lanes.result(refusal)
 		}
 	}
 	if step.Err != nil || step.Need != verdict.RecoverNone {
@@ -76,7 +87,7 @@ func recoverExpired(c *host.Call) error {
 	}
 	for i, mv := range v.Moves {
 		switch mv.To {
-		case verdict.ToPending:
+		case verdict.ToPending, verdict.ToLane:
 			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending)
 		case verdict.ToDead:
 			b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StateDead).Str(protocol.FieldError).Str(protocol.LeaseExpired)
@@ -89,6 +100,9 @@ func recoverExpired(c *host.Call) error {
 	if zaddMoves(b, dead, verdict.ToDead, v.Moves, ids) {
 		counters++
 	}
+	if st.lanes.len() > 0 {
+		counters += st.lanes.zaddLanes(b, v.Moves, ids, st.laneOf, &st.order)
+	}
 	switch {
 	case v.Requeued > 0 && v.Died > 0:
 		b.Cmd("HSET").Arg(stats).Str(statRecovered).Int(v.Recovered).Str(statDead).Int(v.Dead)
@@ -97,7 +111,8 @@ func recoverExpired(c *host.Call) error {
 	case v.Died > 0:
 		b.Cmd("HINCRBY").Arg(stats).Str(statDead).Int(v.Died)
 	}
-	if v.Signal {
+	st.lanes.writes(b)
+	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
 	res, err := b.Run()
@@ -138,7 +153,7 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
-		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority)
+		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane)
 	}
 	res := b.Cmd("ZCARD").Arg(pending).
 		Cmd("ZCARD").Arg(dead).
@@ -146,11 +161,15 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 		Cmd("HMGET").Arg(stats).Str(statRecovered).Str(statDead).
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
-	st.fields = grow(st.fields, 3*len(ids)+2)
-	st.place(res, ids, nrows, 3, st.fields, s.Rows)
+	st.fields = grow(st.fields, 4*len(ids)+2)
+	st.place(res, ids, nrows, 4, st.fields, s.Rows)
 	s.Pending, s.Dead, s.Signal = intAt(res, nrows), intAt(res, nrows+1), intAt(res, nrows+2)
-	f := st.fields[3*len(ids):]
+	f := st.fields[4*len(ids):]
 	s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, nrows+3, f)}
+	// kept: the lanes' batch may come before the verdict's last look
+	for i := range st.fields {
+		st.fields[i].Bytes = st.copy(st.fields[i].Bytes)
+	}
 	return nil
 }
 
@@ -160,7 +179,12 @@ type recoverState struct {
 	seen verdict.RecoverSeen
 	ids  [][]byte // the expired members, copied
 	memberRows
-	fields []verdict.Field // three per member, then the two counters
+	fields []verdict.Field // four per member, then the two counters
+	// lanes is the lane accounting of the jobs' lanes; laneOf each member's
+	// lane index in it (-1: none); order scratch for the lanes' ZADDs.
+	lanes  laneAcct
+	laneOf []int
+	order  []int
 }
 
 var recovers pool[recoverState]

@@ -29,6 +29,7 @@ func remove(c *host.Call) error {
 	st := removes.get()
 	defer removes.put(st)
 	st.reset()
+	st.lanes.reset(&st.scratch)
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
 	// the row and its logs are outside the key-spec: the caller's ACL first,
@@ -52,7 +53,7 @@ func remove(c *host.Call) error {
 			// GET version, HMGET row att state uniq (which types the row)
 			b := r.fenced()
 			if rowOK {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldUnique)
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldUnique).Str(protocol.FieldLane)
 			}
 			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
@@ -86,18 +87,27 @@ func remove(c *host.Call) error {
 				}
 			}
 			b.Cmd("HGET").Arg(stats).Str(statRemoved)
-			if set != verdict.NoSet {
+			typed := set != verdict.NoSet && step.Lane == nil // a laned job's lane:<l> is the accounting's
+			if typed {
 				b.Cmd("ZCARD").Arg(sets[set])
 			}
 			res := b.RunAll()
 			i := 0
 			if uniqueOK {
-				s.Holder, i = fieldAt(res, 0), 1
+				s.Holder, i = st.keep(fieldAt(res, 0)), 1
 			}
-			s.Removed = fieldAt(res, i)
-			if set != verdict.NoSet {
+			s.Removed = st.keep(fieldAt(res, i))
+			if typed {
 				s.Set = intAt(res, i+1)
 			}
+		case verdict.RemoveLanes:
+			// the pending job's lane: one waiting job less
+			st.lanes.add(r.base, step.Lane, -1, 0)
+			refusal, err := st.lanes.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Lanes = st.lanes.result(refusal)
 		}
 	}
 	if step.Err != nil || step.Need != verdict.RemoveNone {
@@ -119,18 +129,30 @@ func remove(c *host.Call) error {
 		return err
 	}
 	b := w.Write()
-	if v.Set != verdict.NoSet {
+	switch {
+	case v.Lane != nil:
+		b.Cmd("ZREM").Arg(st.lanes.keys[0]).Arg(id)
+	case v.Set != verdict.NoSet:
 		b.Cmd("ZREM").Arg(sets[v.Set]).Arg(id)
 	}
 	b.Cmd("DEL").Arg(row).Arg(logs)
 	if v.Unique {
 		b.Arg(holderKey)
 	}
-	res, err := b.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(1).Run()
+	b.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(1)
+	counter := 2 // its index in the batch
+	if v.Set == verdict.NoSet && v.Lane == nil {
+		counter = 1
+	}
+	st.lanes.writes(b)
+	if st.lanes.wakes() {
+		signalPush(b, st.lanes.signal, st.lanes.signalLen())
+	}
+	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := predicted(c, res, res.Len()-1, v.Removed); err != nil {
+	if err := predicted(c, res, counter, v.Removed); err != nil {
 		return err
 	}
 	c.ReplyInt(1)
@@ -167,7 +189,8 @@ func rowAndLogsACL(r *verbCall, row, logs []byte, rowAccess, logsAccess host.Key
 type removeState struct {
 	scratch
 	seen   verdict.RemoveSeen
-	fields [3]verdict.Field
+	fields [4]verdict.Field
+	lanes  laneAcct
 }
 
 var removes pool[removeState]

@@ -28,6 +28,7 @@ func requeue(c *host.Call) error {
 	st := requeues.get()
 	defer requeues.put(st)
 	st.reset()
+	st.lanes.reset(&st.scratch)
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	// the row is outside the key-spec: the caller's ACL first (read, then
 	// written); a denial is the row read's refusal, in its place after the
@@ -47,7 +48,7 @@ func requeue(c *host.Call) error {
 			// GET version, HMGET row state att max prio (which types the row)
 			b := r.fenced()
 			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority)
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane)
 			}
 			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
@@ -72,6 +73,14 @@ func requeue(c *host.Call) error {
 				Cmd("HGET").Arg(stats).Str(statRequeued).
 				RunAll()
 			s.Dead, s.Pending, s.Signal, s.Requeued = intAt(res, 0), intAt(res, 1), intAt(res, 2), fieldAt(res, 3)
+		case verdict.RequeueLanes:
+			// the job's lane: one waiting job more
+			st.lanes.add(r.base, step.Lane, 1, 0)
+			refusal, err := st.lanes.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Lanes = st.lanes.result(refusal)
 		}
 	}
 	if step.Err != nil || step.Need != verdict.RequeueNone {
@@ -90,12 +99,17 @@ func requeue(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	set := pending
+	if v.Lane != nil {
+		set = st.lanes.keys[0]
+	}
 	b := w.Write().
 		Cmd("ZREM").Arg(dead).Arg(id).
 		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StatePending).Str(protocol.FieldMax).Int(v.Max).
-		Cmd("ZADD").Arg(pending).Int(v.Score).Arg(id).
+		Cmd("ZADD").Arg(set).Int(v.Score).Arg(id).
 		Cmd("HINCRBY").Arg(stats).Str(statRequeued).Int(1)
-	if v.Signal {
+	st.lanes.writes(b)
+	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
 	res, err := b.Run()
@@ -113,7 +127,8 @@ func requeue(c *host.Call) error {
 type requeueState struct {
 	scratch
 	seen   verdict.RequeueSeen
-	fields [4]verdict.Field
+	fields [5]verdict.Field
+	lanes  laneAcct
 }
 
 var requeues pool[requeueState]

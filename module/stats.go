@@ -16,10 +16,17 @@ func stats(c *host.Call) error {
 		return err
 	}
 	meta, counters := r.keys[2], r.keys[3]
-	// fence and domain reads, one batch: GET version, ZCARD of the four
-	// sets, HGET meta paused, HMGET stats <counters>
+	// the caller's ACL on lanes (read), then the fence and domain reads, one
+	// batch: GET version, ZCARD of the four sets, HMGET meta paused lanewait
+	// rate_max rate_window, HMGET stats <counters>, ZCARD lanes
 	st := statses.get()
 	defer statses.put(st)
+	st.reset()
+	lanes := st.derived(r.base, protocol.SuffixLanes, nil, "")
+	deny, err := r.firstDenied(host.KeyRead, [][]byte{lanes})
+	if err != nil {
+		return err
+	}
 	s := &st.seen
 	*s = verdict.StatsSeen{}
 	step := verdict.Stats(s)
@@ -28,18 +35,31 @@ func stats(c *host.Call) error {
 		for i := range verdict.StatsSets {
 			b.Cmd("ZCARD").Arg(r.keys[4+i])
 		}
-		b.Cmd("HGET").Arg(meta).Str(protocol.MetaPaused).Cmd("HMGET").Arg(counters)
+		b.Cmd("HMGET").Arg(meta)
+		for _, name := range verdict.StatsMetaFields {
+			b.Str(name)
+		}
+		b.Cmd("HMGET").Arg(counters)
 		for _, name := range protocol.StatsCounters {
 			b.Str(name)
+		}
+		if deny < 0 {
+			b.Cmd("ZCARD").Arg(lanes)
 		}
 		res := b.RunAll()
 		s.Version = fieldAt(res, 0)
 		for i := range s.Sets {
 			s.Sets[i] = intAt(res, 1+i)
 		}
-		s.Paused = fieldAt(res, 5)
+		s.Meta = verdict.Reply[[4]verdict.Field]{Made: true}
+		s.Meta.Err = fieldsAt(res, 5, s.Meta.Val[:])
 		f := st.fields[:]
 		s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, 6, f)}
+		if deny < 0 {
+			s.Lanes = intAt(res, 7)
+		} else {
+			s.Lanes = denied[int64]()
+		}
 		step = verdict.Stats(s)
 	}
 	if step.Err != nil || step.Need != verdict.StatsNone {
@@ -48,7 +68,7 @@ func stats(c *host.Call) error {
 	// the reply: name/value pairs, the sizes and the flag as integers, the
 	// counters as stored
 	v := step.Verdict
-	c.ReplyArray(2 * (len(v.Sets) + 1 + len(v.Counters)))
+	c.ReplyArray(2 * (len(v.Sets) + 1 + len(v.Counters) + len(v.Extras)))
 	for i, name := range verdict.StatsSets {
 		c.ReplyString(name)
 		c.ReplyInt(v.Sets[i])
@@ -59,12 +79,17 @@ func stats(c *host.Call) error {
 		c.ReplyString(name)
 		c.ReplyBulk(v.Counters[i])
 	}
+	for i, name := range protocol.StatsExtras {
+		c.ReplyString(name)
+		c.ReplyInt(v.Extras[i])
+	}
 	return nil
 }
 
 // statsState is STATS's scratch between commands: one field per counter of
 // protocol.StatsCounters (eight; the protocol's test holds the list).
 type statsState struct {
+	scratch
 	seen   verdict.StatsSeen
 	fields [8]verdict.Field
 }

@@ -23,7 +23,10 @@ import (
 // argCount is how a verb's ARGV is counted in the shape zone.
 type argCount struct {
 	n   int // exactly n entries, unless per > 0
-	per int // ARGV[1] counts groups of per entries (ADD): grammar.CountedArity
+	per int // ARGV[1] counts groups of per entries: grammar.CountedArity
+	// options: ARGV[2] counts option columns, each adding one entry to
+	// every group (ADD): grammar.OptionArity
+	options bool
 }
 
 // exactly is an ARGV of n entries.
@@ -31,6 +34,10 @@ func exactly(n int) argCount { return argCount{n: n} }
 
 // counted is an ARGV of a count n, then n groups of per entries.
 func counted(per int) argCount { return argCount{per: per} }
+
+// withOptions is an ARGV of a count n, a count k of option columns and
+// their k names, then n groups of per + k entries.
+func withOptions(per int) argCount { return argCount{per: per, options: true} }
 
 // verbCall is a keyed verb call that passed shape and layout. Its byte slices
 // are views of the command's arguments, valid until the handler returns.
@@ -45,8 +52,8 @@ type verbCall struct {
 	// args is ARGV.
 	args [][]byte
 	// n is the count of a counted ARGV (ADD's jobs, COMPLETEMANY's pairs),
-	// else 0.
-	n int
+	// else 0; k the count of option columns (ADD's).
+	n, k int
 	// now is the server's clock in ms, fixed for the whole command: every
 	// deadline and due time of the call is computed from it once.
 	now int64
@@ -61,8 +68,12 @@ func prelude(c *host.Call, v *protocol.Verb, a argCount) (verbCall, error) {
 	if err != nil {
 		return verbCall{}, err
 	}
-	n := 0
-	if a.per > 0 {
+	n, k := 0, 0
+	if a.options {
+		if n, k, err = grammar.OptionArity(v, sh.Args, a.per); err != nil {
+			return verbCall{}, err
+		}
+	} else if a.per > 0 {
 		if n, err = grammar.CountedArity(v, sh.Args, a.per); err != nil {
 			return verbCall{}, err
 		}
@@ -73,7 +84,7 @@ func prelude(c *host.Call, v *protocol.Verb, a argCount) (verbCall, error) {
 	if err := grammar.Layout(v, sh); err != nil {
 		return verbCall{}, err
 	}
-	return verbCall{c: c, verb: v, base: sh.Keys[0], keys: sh.Keys, args: sh.Args, n: n, now: c.NowMillis()}, nil
+	return verbCall{c: c, verb: v, base: sh.Keys[0], keys: sh.Keys, args: sh.Args, n: n, k: k, now: c.NowMillis()}, nil
 }
 
 // version is the declared version key, KEYS[2] of every keyed verb.

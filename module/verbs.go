@@ -5,7 +5,8 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// verbs lists the job-core commands, one line per verb, in the order of
+// verbs lists the keyed commands, the job core then the lane and rate verbs,
+// one line per verb, in the order of
 // docs/PROTOCOL.md. Each handler lives in the file named like its Lua script
 // (claim.go, claim.lua).
 func verbs() []host.Command {
@@ -27,6 +28,12 @@ func verbs() []host.Command {
 		verbCommand(protocol.Progress, progress, "Stores an active attempt's progress value."),
 		verbCommand(protocol.Stats, stats, "Replies the queue's sizes, pause flag and lifetime counters."),
 		verbCommand(protocol.Inspect, inspect, "Replies a job's row and logs."),
+		verbCommand(protocol.LaneCap, laneCap, "Sets a lane's concurrency cap (0 clears it)."),
+		verbCommand(protocol.LanePause, lanePause, "Stops CLAIM from serving a lane."),
+		verbCommand(protocol.LaneResume, laneResume, "Lets CLAIM serve a lane again."),
+		verbCommand(protocol.Lane, lane, "Replies a lane's waiting and active counts, cap and pause flag."),
+		verbCommand(protocol.Lanes, lanes, "Replies a page of the lanes with jobs, in byte order."),
+		verbCommand(protocol.Rate, rate, "Sets or clears the queue's claim rate limit."),
 	}
 }
 

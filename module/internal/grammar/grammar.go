@@ -239,3 +239,31 @@ func CountedArity(v *protocol.Verb, args [][]byte, per int) (int, error) {
 	}
 	return int(n), nil
 }
+
+// OptionArity judges the ARGV of a verb whose first argument is a count of
+// groups and its second a count of option columns (ADD): ARGV empty is the
+// arity refusal, ARGV[1] not a count in 1..MaxCount is "bad count", no
+// ARGV[2] the arity refusal, ARGV[2] not a decimal in 0..MaxAddOptions "bad
+// options", and then anything other than exactly 2 + k + (per + k)·n
+// entries is the arity refusal again. It returns n and k.
+func OptionArity(v *protocol.Verb, args [][]byte, per int) (n, k int, err error) {
+	if len(args) == 0 {
+		return 0, 0, Refusal(protocol.ErrArity(v.Name))
+	}
+	count, ok := Decimal(args[0], 1, protocol.MaxCount)
+	if !ok {
+		return 0, 0, Refusal(protocol.ErrBadArg(v.Name, "count"))
+	}
+	if len(args) < 2 {
+		return 0, 0, Refusal(protocol.ErrArity(v.Name))
+	}
+	opts, ok := Decimal(args[1], 0, protocol.MaxAddOptions)
+	if !ok {
+		return 0, 0, Refusal(protocol.ErrBadArg(v.Name, "options"))
+	}
+	n, k = int(count), int(opts)
+	if len(args) != 2+k+(per+k)*n {
+		return 0, 0, Refusal(protocol.ErrArity(v.Name))
+	}
+	return n, k, nil
+}

@@ -104,9 +104,9 @@ func TestLayout(t *testing.T) {
 
 func TestFence(t *testing.T) {
 	t.Parallel()
-	require.NoError(t, Fence([]byte("1"), true))
+	require.NoError(t, Fence([]byte("2"), true))
 	require.EqualError(t, Fence(nil, false), protocol.ErrWireMissing)
-	require.EqualError(t, Fence([]byte("2"), true), protocol.ErrWireFound("2"))
+	require.EqualError(t, Fence([]byte("1"), true), protocol.ErrWireFound("1"))
 	var r Refusal
 	require.True(t, errors.As(Fence(nil, false), &r))
 	// the text ends where the server ends an error reply: at the first NUL
@@ -168,5 +168,38 @@ func TestCountedArity(t *testing.T) {
 		n, err := CountedArity(v, argv(tc.args...), 3)
 		require.Equal(t, tc.err, err, "%q", tc.args)
 		require.Equal(t, tc.n, n, "%q", tc.args)
+	}
+}
+
+func TestOptionArity(t *testing.T) {
+	t.Parallel()
+	v := protocol.Add
+	arity, count, options := Refusal(protocol.ErrArity("add")), Refusal(protocol.ErrBadArg("add", "count")), Refusal(protocol.ErrBadArg("add", "options"))
+	cases := []struct {
+		args []string
+		n, k int
+		err  error
+	}{
+		{nil, 0, 0, arity},
+		{[]string{"0"}, 0, 0, count},
+		{[]string{"x", "y"}, 0, 0, count},
+		{[]string{"1"}, 0, 0, arity}, // no ARGV[2]
+		{[]string{"1", "9"}, 0, 0, options},
+		{[]string{"1", "01"}, 0, 0, options},
+		{[]string{"1", "-1"}, 0, 0, options},
+		{[]string{"1", "x", "a", "b", "c"}, 0, 0, options},
+		{[]string{"1", "0", "a", "b"}, 0, 0, arity},
+		{[]string{"1", "0", "a", "b", "c"}, 1, 0, nil},
+		{[]string{"2", "0", "a", "b", "c", "d", "e", "f"}, 2, 0, nil},
+		{[]string{"1", "1", "lane", "a", "b", "c"}, 0, 0, arity},
+		{[]string{"1", "1", "lane", "a", "b", "c", "l"}, 1, 1, nil},
+		{[]string{"2", "2", "x", "y", "a", "b", "c", "1", "2", "a", "b", "c", "1", "2"}, 2, 2, nil},
+		{[]string{"1", "8", "1", "2", "3", "4", "5", "6", "7", "8", "a", "b", "c", "1", "2", "3", "4", "5", "6", "7", "8"}, 1, 8, nil},
+	}
+	for _, tc := range cases {
+		n, k, err := OptionArity(v, argv(tc.args...), 3)
+		require.Equal(t, tc.err, err, "%q", tc.args)
+		require.Equal(t, tc.n, n, "%q", tc.args)
+		require.Equal(t, tc.k, k, "%q", tc.args)
 	}
 }

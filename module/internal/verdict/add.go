@@ -15,6 +15,8 @@ type AddJob struct {
 	Priority, Delay int64
 	// Unique is the job's unique key, empty for none.
 	Unique []byte
+	// Lane is the job's lane, nil for none.
+	Lane []byte
 }
 
 // The offsets of a job's arguments after its data, in ADD's order.
@@ -29,16 +31,33 @@ const (
 	AddUniqueTTL
 )
 
-// AddValues checks the values of ADD's n jobs (args is ARGV, whose count the
-// shape already checked), job by job and in ADD's order, and appends them to
-// jobs: "bad priority", "bad delay", "bad attempts", "bad backoff", "bad
+// AddOptions checks ADD's option names (ARGV[3 … 2+k]): each a known option
+// ("lane"), named once, else "bad option". It returns the index among the
+// options of the lane column, or -1.
+func AddOptions(names [][]byte) (lane int, err error) {
+	lane = -1
+	for i, name := range names {
+		if string(name) != protocol.AddOptionLane || lane >= 0 {
+			return -1, refusal(protocol.ErrBadArg(protocol.Add.Name, "option"))
+		}
+		lane = i
+	}
+	return lane, nil
+}
+
+// AddValues checks the values of ADD's n jobs of k option columns (args is
+// ARGV, whose count the shape already checked; lane is the lane column,
+// AddOptions), job by job and in ADD's order, and appends them to jobs:
+// "bad priority", "bad delay", "bad attempts", "bad backoff", "bad
 // backoff_ms", "bad unique_key", "bad unique_ttl" (which must be at least 1
-// when there is a unique key). data is any bytes.
-func AddValues(args [][]byte, n int, jobs []AddJob) ([]AddJob, error) {
+// when there is a unique key), then "bad lane" (0..128 bytes, empty for
+// none). data is any bytes.
+func AddValues(args [][]byte, n, k, lane int, jobs []AddJob) ([]AddJob, error) {
 	bad := func(name string) error { return refusal(protocol.ErrBadArg(protocol.Add.Name, name)) }
+	per := protocol.AddArgsPerJob + k
 	for i := range n {
-		a := 1 + protocol.AddArgsPerJob*i
-		j := args[a : a+protocol.AddArgsPerJob]
+		a := 2 + k + per*i
+		j := args[a : a+per]
 		prio, ok := grammar.Decimal(j[AddPriority], 0, protocol.MaxPriority)
 		if !ok {
 			return jobs, bad("priority")
@@ -62,10 +81,28 @@ func AddValues(args [][]byte, n int, jobs []AddJob) ([]AddJob, error) {
 		if ttl, ok := grammar.Decimal(j[AddUniqueTTL], 0, protocol.MaxDelayMS); !ok || (ttl == 0 && len(j[AddUnique]) > 0) {
 			return jobs, bad("unique_ttl")
 		}
-		jobs = append(jobs, AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique]})
+		job := AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique]}
+		if lane >= 0 {
+			l := j[protocol.AddArgsPerJob+lane]
+			if len(l) > protocol.MaxLaneName {
+				return jobs, bad("lane")
+			}
+			if len(l) > 0 {
+				job.Lane = l
+			}
+		}
+		jobs = append(jobs, job)
 	}
 	return jobs, nil
 }
+
+// AddLaneArg is the offset of a job's lane value after its data, for the
+// lane column lane.
+func AddLaneArg(lane int) int { return protocol.AddArgsPerJob + lane }
+
+// Waits reports whether the job waits in its lane now: it has a lane and no
+// delay.
+func (j AddJob) Waits() bool { return j.Lane != nil && j.Delay == 0 }
 
 // AddRead is a read ADD's verdict asks for.
 type AddRead uint8
@@ -77,6 +114,10 @@ const (
 	// AddFirst: one batch, GET version (the fence), HGET meta seq, HGET stats
 	// added, ZCARD pending, ZCARD delayed and LLEN signal.
 	AddFirst
+	// AddLanes: the lane accounting of the lanes of the jobs that wait in a
+	// lane now (a lane and no delay), each job counted in its lane's
+	// waiting jobs.
+	AddLanes
 	// AddKeys (once the new ids are known, AddVerdict.First): one batch, GET
 	// unique:<key> for each job with a unique key, in order, then EXISTS of
 	// every new row. These keys are checked against the caller's ACL first;
@@ -98,6 +139,8 @@ type AddSeen struct {
 	Holders []Reply[Field]
 	// Rows is EXISTS of the new rows.
 	Rows Reply[int64]
+	// Lanes is the lane accounting of the jobs that wait in a lane now.
+	Lanes Reply[struct{}]
 }
 
 // AddVerdict is what ADD writes and replies.
@@ -107,7 +150,8 @@ type AddVerdict struct {
 	// Seq and Added are the predicted replies of HINCRBY meta seq n and
 	// HINCRBY stats added n.
 	Seq, Added int64
-	// Signal: pending was empty and a job goes to it.
+	// Signal: pending was empty and a job goes to it (the lane
+	// accounting may signal too).
 	Signal bool
 }
 
@@ -167,6 +211,17 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 	if s.Rows.Val != 0 {
 		return AddStep{Err: refusal(protocol.ErrAddIDExists)}
 	}
+	for _, j := range jobs {
+		if j.Waits() {
+			if !s.Lanes.Made {
+				return AddStep{Need: AddLanes, Verdict: v}
+			}
+			if s.Lanes.Err != nil {
+				return AddStep{Err: s.Lanes.Err}
+			}
+			break
+		}
+	}
 	if s.Added.Err != nil {
 		return AddStep{Err: s.Added.Err}
 	}
@@ -180,7 +235,7 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 	}
 	if s.Pending.Val == 0 {
 		for _, j := range jobs {
-			if j.Delay == 0 {
+			if j.Delay == 0 && j.Lane == nil {
 				v.Signal = true
 				break
 			}

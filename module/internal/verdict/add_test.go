@@ -10,9 +10,9 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// addArgs is ADD's ARGV for jobs given as groups of 8.
+// addArgs is ADD's ARGV for jobs given as groups of 8, no option column.
 func addArgs(jobs ...[8]string) [][]byte {
-	out := [][]byte{[]byte(strconv.Itoa(len(jobs)))}
+	out := [][]byte{[]byte(strconv.Itoa(len(jobs))), []byte("0")}
 	for _, j := range jobs {
 		for _, a := range j {
 			out = append(out, []byte(a))
@@ -25,10 +25,10 @@ var plainJob = [8]string{"data", "0", "0", "3", "fixed", "100", "", "0"}
 
 func TestAddValues(t *testing.T) {
 	t.Parallel()
-	jobs, err := AddValues(addArgs(plainJob, [8]string{"", "1000", "5", "1", "exponential", "0", "k", "1"}), 2, nil)
+	jobs, err := AddValues(addArgs(plainJob, [8]string{"", "1000", "5", "1", "exponential", "0", "k", "1"}), 2, 0, -1, nil)
 	if err != nil || len(jobs) != 2 ||
-		jobs[0].Arg != 1 || jobs[0].Priority != 0 || jobs[0].Delay != 0 || len(jobs[0].Unique) != 0 ||
-		jobs[1].Arg != 9 || jobs[1].Priority != 1000 || jobs[1].Delay != 5 || string(jobs[1].Unique) != "k" {
+		jobs[0].Arg != 2 || jobs[0].Priority != 0 || jobs[0].Delay != 0 || len(jobs[0].Unique) != 0 ||
+		jobs[1].Arg != 10 || jobs[1].Priority != 1000 || jobs[1].Delay != 5 || string(jobs[1].Unique) != "k" {
 		t.Fatalf("%+v %v", jobs, err)
 	}
 	long := string(make([]byte, protocol.MaxUniqueKey+1))
@@ -52,14 +52,14 @@ func TestAddValues(t *testing.T) {
 		// the first bad job decides, whatever follows it
 		bad := plainJob
 		bad[AddPriority] = "x"
-		if _, err := AddValues(addArgs(plainJob, j, bad), 3, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", tc.bad))) {
+		if _, err := AddValues(addArgs(plainJob, j, bad), 3, 0, -1, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", tc.bad))) {
 			t.Errorf("%s %q: %v", tc.bad, tc.value, err)
 		}
 	}
 	// a unique key needs a TTL of at least 1; no unique key takes 0
 	j := plainJob
 	j[AddUnique] = "k"
-	if _, err := AddValues(addArgs(j), 1, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
+	if _, err := AddValues(addArgs(j), 1, 0, -1, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
 		t.Errorf("unique key with TTL 0: %v", err)
 	}
 	// values go job by job: job 1's last value before job 2's first
@@ -67,8 +67,58 @@ func TestAddValues(t *testing.T) {
 	j[AddUniqueTTL] = "x"
 	k := plainJob
 	k[AddPriority] = "x"
-	if _, err := AddValues(addArgs(j, k), 2, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
+	if _, err := AddValues(addArgs(j, k), 2, 0, -1, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
 		t.Errorf("job by job: %v", err)
+	}
+}
+
+func TestAddOptions(t *testing.T) {
+	t.Parallel()
+	badOption := grammar.Refusal(protocol.ErrBadArg("add", "option"))
+	for _, tc := range []struct {
+		names []string
+		lane  int
+		err   error
+	}{
+		{nil, -1, nil},
+		{[]string{"lane"}, 0, nil},
+		{[]string{"Lane"}, -1, badOption},
+		{[]string{"lane", "lane"}, -1, badOption},
+		{[]string{"prio"}, -1, badOption},
+	} {
+		var names [][]byte
+		for _, n := range tc.names {
+			names = append(names, []byte(n))
+		}
+		lane, err := AddOptions(names)
+		if lane != tc.lane || !errors.Is(err, tc.err) {
+			t.Errorf("%q: %d %v", tc.names, lane, err)
+		}
+	}
+	// the lane column: its value after the job's 8, 0..128 bytes, empty for
+	// none; checked after the job's other values
+	args := [][]byte{[]byte("3"), []byte("1"), []byte("lane")}
+	for _, l := range []string{"a", "", string(make([]byte, protocol.MaxLaneName))} {
+		for _, a := range plainJob {
+			args = append(args, []byte(a))
+		}
+		args = append(args, []byte(l))
+	}
+	jobs, err := AddValues(args, 3, 1, 0, nil)
+	if err != nil || string(jobs[0].Lane) != "a" || jobs[1].Lane != nil || len(jobs[2].Lane) != protocol.MaxLaneName || jobs[1].Arg != 12 {
+		t.Fatalf("lanes: %+v %v", jobs, err)
+	}
+	if !jobs[0].Waits() || jobs[1].Waits() {
+		t.Errorf("Waits: %+v", jobs)
+	}
+	args[len(args)-1] = make([]byte, protocol.MaxLaneName+1)
+	args[len(args)-2] = []byte("x") // the unique ttl, before the lane
+	if _, err := AddValues(args, 3, 1, 0, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
+		t.Errorf("order: %v", err)
+	}
+	args[len(args)-2] = []byte("0")
+	if _, err := AddValues(args, 3, 1, 0, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "lane"))) {
+		t.Errorf("long lane: %v", err)
 	}
 }
 

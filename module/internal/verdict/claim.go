@@ -1,5 +1,10 @@
 package verdict
 
+import (
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/protocol"
+)
+
 // ClaimRead is a read CLAIM's verdict asks for.
 type ClaimRead uint8
 
@@ -7,33 +12,105 @@ type ClaimRead uint8
 const (
 	// ClaimNone: the verdict is final.
 	ClaimNone ClaimRead = iota
-	// ClaimFirst: one batch, GET version (the fence), HGET meta paused,
-	// ZRANGE pending 0 <count-1> and ZCARD active.
+	// ClaimFirst: one batch, GET version (the fence), HMGET meta
+	// <ClaimMetaFields…>, ZRANGE pending 0 <count-1>, ZCARD active and ZCARD
+	// turns. turns is checked against the caller's ACL first (read and
+	// write); a denial is ZCARD turns' error, and it is not read.
 	ClaimFirst
-	// ClaimRows: one batch, HMGET <row> att data for each member of pending
-	// that is a JobMember, in order. The rows are checked against the
-	// caller's ACL first; a denied row is its read's error (and it and the
-	// rows after it are not read).
+	// ClaimRate (meta sets a rate): the ACL check of rate (read and write;
+	// a denial is GET's error), GET rate and PTTL rate.
+	ClaimRate
+	// ClaimTurns (lanes are ready): ZRANGE turns 0 <Verdict.Count-1>
+	// WITHSCORES into Ready; then the ACL check of laneinfo, lanes and each
+	// lane:<l> (LaneDenied), and per lane HMGET laneinfo active:<l> cap:<l>
+	// paused:<l> and ZCARD lane:<l>.
+	ClaimTurns
+	// ClaimHeads: ZRANGE lane:<l> 0 <Taken-1> of each lane of Ready given
+	// turns (ClaimLane.Heads).
+	ClaimHeads
+	// ClaimRows: HMGET <row> att data for each of Members that is a
+	// JobMember, in order, checked against the caller's ACL first (a denied
+	// row is its read's error, and it and the rows after it are not read);
+	// with lanes, ZCARD lanes too (Registry).
 	ClaimRows
 )
+
+// ClaimMetaFields are the meta fields CLAIM reads, in order.
+var ClaimMetaFields = [...]string{
+	protocol.MetaPaused, protocol.MetaRateMax, protocol.MetaRateWindow,
+	protocol.MetaTurn, protocol.MetaPendingTurn, protocol.MetaLaneWait,
+}
+
+// The indexes of ClaimMetaFields.
+const (
+	claimPaused = iota
+	claimRateMax
+	claimRateWindow
+	claimTurn
+	claimPendingTurn
+	claimLaneWait
+)
+
+// ClaimLane is one lane of turns as CLAIM reads it.
+type ClaimLane struct {
+	// Name and Score are its member and score in turns.
+	Name  []byte
+	Score float64
+	// Info is HMGET laneinfo active:<l> cap:<l> paused:<l>, Waiting ZCARD
+	// lane:<l>.
+	Info    Reply[[3]Field]
+	Waiting Reply[int64]
+	// Heads is ZRANGE lane:<l> 0 <Taken-1>, made for a lane given turns.
+	Heads Reply[[][]byte]
+
+	// Set by the verdict: State is the lane as read; Stale, not ready by
+	// these reads (it gets no turn and leaves turns); Taken and Last its
+	// turns (FairParticipant).
+	State       LaneState
+	Stale       bool
+	Taken, Last int64
+}
 
 // ClaimSeen is what CLAIM has read so far.
 type ClaimSeen struct {
 	Version Reply[Field]
-	Paused  Reply[Field]
+	Meta    Reply[[len(ClaimMetaFields)]Field]
+	// RateUsed and RateTTL are GET rate and PTTL rate (ClaimRate).
+	RateUsed Reply[Field]
+	RateTTL  Reply[int64]
 	// Pending are the members at the head of pending, in order.
 	Pending Reply[[][]byte]
 	Active  Reply[int64]
+	Turns   Reply[int64]
+	// Ready is ZRANGE turns WITHSCORES with each lane's reads; LaneDenied,
+	// the ACL refuses laneinfo, lanes or a lane:<l>.
+	Ready      Reply[[]ClaimLane]
+	LaneDenied bool
+	// Registry is ZCARD lanes.
+	Registry Reply[int64]
+	// Members are the jobs the claim takes, in turn order: pending's head
+	// without lanes; with lanes the verdict fills it (its array is reused)
+	// from the heads given turns. From is each member's participant: -1
+	// pending, else its lane's index in Ready.
+	Members [][]byte
+	From    []int32
 	// Rows holds each member's att (HMGET's first field), one entry per
-	// member of Pending; the entries of members that are not ids stay unmade.
+	// member of Members; the entries of members that are not ids stay
+	// unmade.
 	Rows []Reply[Field]
-	// Jobs is scratch for the verdict's Jobs (its backing array is reused).
-	Jobs []ClaimJob
+	// Jobs, Order, Parts, Live, Who, Next and Scores are scratch for the
+	// verdict (their arrays are reused).
+	Jobs      []ClaimJob
+	Order     []int32
+	Parts     []FairParticipant
+	Live, Who []int32
+	Next      []int64
+	Scores    []float64
 }
 
 // ClaimJob is one job the claim takes.
 type ClaimJob struct {
-	// Member is its index in ClaimSeen.Pending.
+	// Member is its index in ClaimSeen.Members.
 	Member int
 	// Attempt is HINCRBY <row> att 1's predicted reply: the attempt token,
 	// and the att the native executor writes (HSET row … att <Attempt>).
@@ -42,48 +119,118 @@ type ClaimJob struct {
 
 // ClaimVerdict is what CLAIM writes and replies.
 type ClaimVerdict struct {
-	// Empty: the queue is paused or nothing is pending; reply the empty
-	// array and write nothing.
+	// Empty: the queue is paused or nothing is ready; reply the empty array
+	// and write nothing.
 	Empty bool
-	// Jobs are the members whose row is present, in pending order: each gets
-	// att + 1, state active and a place in active. Every member of Pending is
-	// popped; the others are dropped.
+	// Count is the count after the rate limit's cut.
+	Count int64
+	// Jobs are the members whose row is present, in turn order: each gets
+	// att + 1, state active and a place in active. Every member of Members
+	// is popped; the others are dropped.
 	Jobs []ClaimJob
+	// Rate: a rate is set; after claiming jobs, SET rate <RateUsed+k>
+	// KEEPTTL when RateOpen, else SET rate <k> PX <RateWindow>.
+	Rate, RateOpen       bool
+	RateUsed, RateWindow int64
+
+	// Lanes: lanes were ready (ZCARD turns > 0): the writes below follow.
+	Lanes bool
+	// PendingTaken is ZPOPMIN pending's count (without lanes: the whole
+	// head read); PendingLast the last turn of pending (pturn <Turn +
+	// PendingLast> when it was served).
+	PendingTaken, PendingLast int64
+	// Turn is meta's turn as read and Given the turns given: HSET meta turn
+	// <Turn+Given>.
+	Turn, Given int64
+	// SetWait: HSET meta … lanewait <Wait>.
+	SetWait bool
+	Wait    int64
 }
 
-// ClaimStep is CLAIM's verdict, a refusal, or the next read it needs.
+// ClaimStep is CLAIM's verdict, a refusal, or the next read it needs. With
+// Need ClaimTurns or later, Verdict.Count is set.
 type ClaimStep struct {
 	Need    ClaimRead
 	Err     error
 	Verdict ClaimVerdict
 }
 
-// Claim decides EMQ.CLAIM, in the order of lua/claim.lua: the fence; the
-// pause flag (exactly "1": empty); the head of pending (none: empty); each
-// row in pending order (WRONGTYPE; att predicted for HINCRBY; no att: the
-// member is dropped); then active typed.
-func Claim(s *ClaimSeen) ClaimStep {
+// Claim decides EMQ.CLAIM of count jobs, in the order of lua/claim.lua: the
+// fence; meta (paused exactly "1": empty); the rate window when a rate is
+// set (EMQRATE, or count cut); the head of pending; turns (NOPERM,
+// WRONGTYPE; both empty: empty). Without lanes: each row in pending order
+// (WRONGTYPE; att predicted for HINCRBY; no att: the member is dropped),
+// then active typed. With lanes: the ready lanes and their reads (stale
+// lanes get no turn), the turns given (none: empty), each served lane's
+// heads, the rows in turn order, then active and lanes typed.
+func Claim(count int64, s *ClaimSeen) ClaimStep {
 	if !s.Version.Made {
 		return ClaimStep{Need: ClaimFirst}
 	}
 	if err := Fence(s.Version); err != nil {
 		return ClaimStep{Err: err}
 	}
-	if s.Paused.Err != nil {
-		return ClaimStep{Err: s.Paused.Err}
+	if s.Meta.Err != nil {
+		return ClaimStep{Err: s.Meta.Err}
 	}
-	if s.Paused.Val.Is("1") {
+	meta := &s.Meta.Val
+	if meta[claimPaused].Is("1") {
 		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
+	}
+	v := ClaimVerdict{Count: count}
+	rmax := rowInt(meta[claimRateMax])
+	window := rowInt(meta[claimRateWindow])
+	if rmax > 0 && window > 0 {
+		if !s.RateUsed.Made {
+			return ClaimStep{Need: ClaimRate}
+		}
+		if s.RateUsed.Err != nil {
+			return ClaimStep{Err: s.RateUsed.Err}
+		}
+		if s.RateTTL.Err != nil {
+			return ClaimStep{Err: s.RateTTL.Err}
+		}
+		v.Rate, v.RateWindow = true, window
+		if s.RateTTL.Val > 0 {
+			v.RateOpen, v.RateUsed = true, rowInt(s.RateUsed.Val)
+		}
+		if v.RateUsed >= rmax {
+			return ClaimStep{Err: refusal(protocol.ErrRateLimited(s.RateTTL.Val))}
+		}
+		v.Count = min(count, rmax-v.RateUsed)
 	}
 	if s.Pending.Err != nil {
 		return ClaimStep{Err: s.Pending.Err}
 	}
-	members := s.Pending.Val
-	if len(members) == 0 {
+	if int64(len(s.Pending.Val)) > v.Count {
+		s.Pending.Val = s.Pending.Val[:v.Count] // ZRANGE pending 0 <cut-1>: a prefix
+	}
+	if s.Turns.Err != nil {
+		return ClaimStep{Err: s.Turns.Err}
+	}
+	if s.Turns.Val == 0 {
+		return claimPending(s, v)
+	}
+	return claimLanes(s, v)
+}
+
+// claimPending is CLAIM without lanes: pending's head, in order.
+func claimPending(s *ClaimSeen, v ClaimVerdict) ClaimStep {
+	if len(s.Pending.Val) == 0 {
 		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
 	}
+	// a copy, in Members' own array: the next command reuses both arrays
+	s.Members = append(s.Members[:0], s.Pending.Val...)
+	v.PendingTaken = int64(len(s.Members))
+	return claimRows(s, v)
+}
+
+// claimRows is the rows' verdict, in Members order, then active typed (and
+// lanes, with lanes).
+func claimRows(s *ClaimSeen, v ClaimVerdict) ClaimStep {
+	members := s.Members
 	if len(s.Rows) < len(members) {
-		return ClaimStep{Need: ClaimRows}
+		return ClaimStep{Need: ClaimRows, Verdict: v}
 	}
 	jobs := s.Jobs[:0]
 	for i, m := range members {
@@ -92,7 +239,7 @@ func Claim(s *ClaimSeen) ClaimStep {
 		}
 		row := s.Rows[i]
 		if !row.Made {
-			return ClaimStep{Need: ClaimRows}
+			return ClaimStep{Need: ClaimRows, Verdict: v}
 		}
 		if row.Err != nil {
 			return ClaimStep{Err: row.Err}
@@ -106,8 +253,140 @@ func Claim(s *ClaimSeen) ClaimStep {
 		}
 		jobs = append(jobs, ClaimJob{Member: i, Attempt: att})
 	}
+	s.Jobs = jobs
 	if s.Active.Err != nil {
 		return ClaimStep{Err: s.Active.Err}
 	}
-	return ClaimStep{Verdict: ClaimVerdict{Jobs: jobs}}
+	if v.Lanes {
+		if !s.Registry.Made {
+			return ClaimStep{Need: ClaimRows, Verdict: v}
+		}
+		if s.Registry.Err != nil {
+			return ClaimStep{Err: s.Registry.Err}
+		}
+	}
+	v.Jobs = jobs
+	return ClaimStep{Verdict: v}
 }
+
+// claimLanes is CLAIM with lanes ready: fair claiming.
+func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
+	if !s.Ready.Made {
+		return ClaimStep{Need: ClaimTurns, Verdict: v}
+	}
+	if s.Ready.Err != nil {
+		return ClaimStep{Err: s.Ready.Err}
+	}
+	lanes := s.Ready.Val
+	if len(lanes) > 0 && s.LaneDenied {
+		return ClaimStep{Err: refusal(protocol.ErrNoPerm)}
+	}
+	v.Lanes = true
+	meta := &s.Meta.Val
+	v.Turn = rowInt(meta[claimTurn])
+	pturn := rowInt(meta[claimPendingTurn])
+	// the participants: pending (when its head is not empty) and the ready
+	// lanes, by turn, pending first at equal turn
+	scores := s.Scores[:0]
+	for i := range lanes {
+		l := &lanes[i]
+		if l.Info.Err != nil {
+			return ClaimStep{Err: l.Info.Err}
+		}
+		if l.Waiting.Err != nil {
+			return ClaimStep{Err: l.Waiting.Err}
+		}
+		l.State = ReadLane(l.Info.Val, l.Waiting.Val)
+		l.Stale = !l.State.Ready()
+		scores = append(scores, l.Score)
+	}
+	s.Scores = scores
+	place := -1
+	if len(s.Pending.Val) > 0 {
+		place = PendingPlace(pturn, scores)
+	}
+	// parts[k]: participant k; who[k] is -1 for pending, else the lane
+	parts := s.Parts[:0]
+	who := s.Who[:0]
+	for i := 0; i <= len(lanes); i++ {
+		if i == place {
+			parts = append(parts, FairParticipant{Supply: int64(len(s.Pending.Val))})
+			who = append(who, -1)
+		}
+		if i == len(lanes) {
+			break
+		}
+		l := &lanes[i]
+		if l.Stale {
+			continue
+		}
+		supply := l.State.Waiting
+		if l.State.Cap > 0 {
+			supply = min(supply, l.State.Cap-l.State.Active)
+		}
+		parts = append(parts, FairParticipant{Supply: supply})
+		who = append(who, int32(i))
+	}
+	s.Parts, s.Who = parts, who
+	s.Order, s.Live = FairTurns(parts, v.Count, s.Order, s.Live)
+	v.Given = int64(len(s.Order))
+	if v.Given == 0 {
+		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
+	}
+	for k, p := range parts {
+		if who[k] < 0 {
+			v.PendingTaken, v.PendingLast = p.Taken, p.Last
+			continue
+		}
+		l := &lanes[who[k]]
+		l.Taken, l.Last = p.Taken, p.Last
+	}
+	// each served lane's heads
+	var taken int64
+	for i := range lanes {
+		l := &lanes[i]
+		if l.Taken == 0 {
+			continue
+		}
+		if !l.Heads.Made {
+			return ClaimStep{Need: ClaimHeads, Verdict: v}
+		}
+		if l.Heads.Err != nil {
+			return ClaimStep{Err: l.Heads.Err}
+		}
+		if int64(len(l.Heads.Val)) != l.Taken {
+			return ClaimStep{Err: errHostReply}
+		}
+		taken += l.Taken
+	}
+	wait := rowInt(meta[claimLaneWait])
+	if w := max(0, wait-taken); w != wait {
+		v.SetWait, v.Wait = true, w
+	}
+	// the members in turn order
+	members, from := s.Members[:0], s.From[:0]
+	next := s.Next[:0]
+	for range parts {
+		next = append(next, 0)
+	}
+	s.Next = next
+	for _, k := range s.Order {
+		j := next[k]
+		next[k]++
+		if who[k] < 0 {
+			members = append(members, s.Pending.Val[j])
+		} else {
+			members = append(members, lanes[who[k]].Heads.Val[j])
+		}
+		from = append(from, who[k])
+	}
+	s.Members, s.From = members, from
+	return claimRows(s, v)
+}
+
+// rowInt reads a meta or rate field like a row's number.
+func rowInt(f Field) int64 { return grammar.RowInt(f.Bytes, f.Set, grammar.MaxRowInt) }
+
+// errHostReply is a host reply that contradicts what was read before it in
+// the same command.
+var errHostReply = refusal(protocol.ErrHostReply)

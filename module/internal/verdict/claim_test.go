@@ -14,21 +14,33 @@ type claimScript struct {
 	paused  Reply[Field]
 	pending Reply[[][]byte]
 	active  Reply[int64]
+	turns   Reply[int64]            // unmade: no lane ready (0)
 	rows    map[string]Reply[Field] // att by member; absent: no row
+}
+
+// metaOf is CLAIM's meta read with paused as scripted, its other fields
+// absent.
+func metaOf(paused Reply[Field]) Reply[[len(ClaimMetaFields)]Field] {
+	if paused.Err != nil {
+		return Failed[[len(ClaimMetaFields)]Field](paused.Err)
+	}
+	var m [len(ClaimMetaFields)]Field
+	m[0] = paused.Val
+	return Got(m)
 }
 
 func (sc claimScript) run(t *testing.T) ([]ClaimRead, ClaimStep, []string) {
 	t.Helper()
 	var s ClaimSeen
 	var read []string
-	needs := drive(t, func() ClaimRead { return Claim(&s).Need }, func(n ClaimRead) {
+	needs := drive(t, func() ClaimRead { return Claim(1000, &s).Need }, func(n ClaimRead) {
 		switch n {
 		case ClaimFirst:
-			s.Version, s.Paused, s.Pending, s.Active = wire(sc.version), sc.paused, sc.pending, sc.active
-			s.Paused.Made, s.Pending.Made, s.Active.Made = true, true, true
+			s.Version, s.Meta, s.Pending, s.Active, s.Turns = wire(sc.version), metaOf(sc.paused), sc.pending, sc.active, sc.turns
+			s.Pending.Made, s.Active.Made, s.Turns.Made = true, true, true
 		case ClaimRows:
-			s.Rows = make([]Reply[Field], len(s.Pending.Val))
-			for i, m := range s.Pending.Val {
+			s.Rows = make([]Reply[Field], len(s.Members))
+			for i, m := range s.Members {
 				if JobMember(m) {
 					read = append(read, string(m))
 					s.Rows[i] = sc.rows[string(m)]
@@ -39,7 +51,7 @@ func (sc claimScript) run(t *testing.T) ([]ClaimRead, ClaimStep, []string) {
 			t.Fatalf("unknown read %d", n)
 		}
 	})
-	return needs, Claim(&s), read
+	return needs, Claim(1000, &s), read
 }
 
 func TestClaim(t *testing.T) {
@@ -90,13 +102,158 @@ func TestClaim(t *testing.T) {
 	}
 	// a row the caller may not touch is its read's error: the rows after it
 	// are not read, and a refusal before it wins
-	s := ClaimSeen{Version: wire(Reply[Field]{}), Paused: Got(Field{}), Pending: Got(members("5", "6", "7")), Active: Got[int64](0)}
+	s := ClaimSeen{Version: wire(Reply[Field]{}), Meta: metaOf(Got(Field{})), Pending: Got(members("5", "6", "7")), Active: Got[int64](0), Turns: Got[int64](0)}
 	s.Rows = []Reply[Field]{Got(Str("1")), Failed[Field](errA), {}}
-	if st := Claim(&s); !errors.Is(st.Err, errA) {
+	if st := Claim(3, &s); !errors.Is(st.Err, errA) {
 		t.Errorf("denied row: %+v", st)
 	}
 	s.Rows[0] = Got(Str("x"))
-	if st := Claim(&s); !errors.Is(st.Err, grammar.Refusal(protocol.ErrHashNotInteger)) {
+	if st := Claim(3, &s); !errors.Is(st.Err, grammar.Refusal(protocol.ErrHashNotInteger)) {
 		t.Errorf("refusal before a denied row: %+v", st)
+	}
+}
+
+// claimLaneScript scripts a claim with lanes ready: meta's turn and pturn,
+// the rate fields, pending's head, the lanes of turns (name, score, active,
+// cap, paused, waiting) and their jobs, every row present with att 0.
+type claimLaneScript struct {
+	meta    [len(ClaimMetaFields)]Field
+	rate    [2]Reply[Field] // GET rate, PTTL rate (as a Field holding the integer)
+	pending []string
+	lanes   []ClaimLane
+	jobs    map[string][]string // each lane's jobs, in order
+}
+
+func (sc claimLaneScript) run(t *testing.T, count int64) ([]ClaimRead, ClaimStep, *ClaimSeen) {
+	t.Helper()
+	s := &ClaimSeen{}
+	needs := drive(t, func() ClaimRead { return Claim(count, s).Need }, func(n ClaimRead) {
+		switch n {
+		case ClaimFirst:
+			s.Version, s.Meta, s.Active = wire(Reply[Field]{}), Got(sc.meta), Got[int64](0)
+			s.Pending, s.Turns = Got(members(sc.pending...)), Got(int64(len(sc.lanes)))
+		case ClaimRate:
+			s.RateUsed = sc.rate[0]
+			ttl, _ := grammar.String2LL(sc.rate[1].Val.Bytes)
+			s.RateTTL = Got(ttl)
+		case ClaimTurns:
+			s.Ready = Got(append([]ClaimLane(nil), sc.lanes...))
+			if int64(len(s.Ready.Val)) > Claim(count, s).Verdict.Count {
+				s.Ready.Val = s.Ready.Val[:Claim(count, s).Verdict.Count]
+			}
+		case ClaimHeads:
+			for i := range s.Ready.Val {
+				l := &s.Ready.Val[i]
+				if l.Taken > 0 {
+					l.Heads = Got(members(sc.jobs[string(l.Name)][:l.Taken]...))
+				}
+			}
+		case ClaimRows:
+			s.Rows = make([]Reply[Field], len(s.Members))
+			for i, m := range s.Members {
+				if JobMember(m) {
+					s.Rows[i] = Got(Str("0"))
+				}
+			}
+			s.Registry = Got[int64](int64(len(sc.lanes)))
+		default:
+			t.Fatalf("unknown read %d", n)
+		}
+	})
+	return needs, Claim(count, s), s
+}
+
+// readyLane is a lane of turns as read: its score, its laneinfo fields and
+// its waiting jobs.
+func readyLane(name string, score float64, active, cp, paused string, waiting int64) ClaimLane {
+	var info [3]Field
+	for i, v := range []string{active, cp, paused} {
+		if v != "" {
+			info[i] = Str(v)
+		}
+	}
+	return ClaimLane{Name: []byte(name), Score: score, Info: Got(info), Waiting: Got(waiting)}
+}
+
+func TestClaimLanes(t *testing.T) {
+	t.Parallel()
+	var meta [len(ClaimMetaFields)]Field
+	meta[claimTurn], meta[claimPendingTurn], meta[claimLaneWait] = Str("6"), Str("4"), Str("5")
+	sc := claimLaneScript{
+		meta:    meta,
+		pending: []string{"1", "2"},
+		lanes: []ClaimLane{
+			readyLane("a", 2, "", "", "", 2),   // before pending
+			readyLane("b", 4, "1", "2", "", 3), // capped at 2, one active: supply 1
+			readyLane("c", 5, "", "", "1", 4),  // paused behind the verbs' back: stale
+			readyLane("d", 9, "", "", "", 1),
+		},
+		jobs: map[string][]string{"a": {"10", "11"}, "b": {"20"}, "d": {"40"}},
+	}
+	needs, st, s := sc.run(t, 5)
+	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimTurns, ClaimHeads, ClaimRows}) || st.Err != nil {
+		t.Fatalf("%v %+v", needs, st)
+	}
+	// order: a (2), pending (4, before b at equal turn), b (4), d (9); c is
+	// stale. Pass 1: a, pending, b, d; pass 2: a.
+	var got []string
+	for _, j := range st.Verdict.Jobs {
+		got = append(got, string(s.Members[j.Member]))
+	}
+	if want := []string{"10", "1", "20", "40", "11"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("jobs %q, want %q", got, want)
+	}
+	v := st.Verdict
+	if !v.Lanes || v.Given != 5 || v.Turn != 6 || v.PendingTaken != 1 || v.PendingLast != 2 || !v.SetWait || v.Wait != 1 {
+		t.Errorf("verdict %+v", v)
+	}
+	lanes := s.Ready.Val
+	for i, want := range []struct {
+		taken, last int64
+		stale       bool
+	}{{2, 5, false}, {1, 3, false}, {0, 0, true}, {1, 4, false}} {
+		if lanes[i].Taken != want.taken || lanes[i].Last != want.last || lanes[i].Stale != want.stale {
+			t.Errorf("lane %s: %+v", lanes[i].Name, lanes[i])
+		}
+	}
+	// only stale lanes and no pending: the empty array, nothing read after
+	sc = claimLaneScript{meta: meta, lanes: []ClaimLane{readyLane("a", 0, "", "", "1", 3)}}
+	needs, st, _ = sc.run(t, 5)
+	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimTurns}) || !st.Verdict.Empty {
+		t.Errorf("stale: %v %+v", needs, st)
+	}
+	// the rate cuts the count: one turn, to pending first at equal turn
+	meta[claimRateMax], meta[claimRateWindow], meta[claimPendingTurn], meta[claimTurn] = Str("3"), Str("1000"), Str("0"), Str("0")
+	sc = claimLaneScript{
+		meta: meta, rate: [2]Reply[Field]{Got(Str("2")), Got(Str("500"))},
+		pending: []string{"1", "2"}, lanes: []ClaimLane{readyLane("a", 0, "", "", "", 2)},
+		jobs: map[string][]string{"a": {"10", "11"}},
+	}
+	needs, st, s = sc.run(t, 5)
+	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimRate, ClaimTurns, ClaimRows}) || len(st.Verdict.Jobs) != 1 ||
+		string(s.Members[0]) != "1" || !st.Verdict.RateOpen || st.Verdict.RateUsed != 2 || st.Verdict.Count != 1 {
+		t.Errorf("rate: %v %+v", needs, st)
+	}
+	// a window used up refuses with its TTL
+	sc.rate = [2]Reply[Field]{Got(Str("3")), Got(Str("250"))}
+	if _, st, _ = sc.run(t, 5); !errors.Is(st.Err, grammar.Refusal(protocol.ErrRateLimited(250))) {
+		t.Errorf("rate limited: %+v", st)
+	}
+	// a window not open counts nothing
+	sc.rate = [2]Reply[Field]{Got(Str("3")), Got(Str("-1"))}
+	if _, st, _ = sc.run(t, 5); st.Err != nil || st.Verdict.RateOpen || st.Verdict.Count != 3 || len(st.Verdict.Jobs) != 3 {
+		t.Errorf("window not open: %+v", st)
+	}
+	// the lanes' keys denied: NOPERM after turns' read
+	s = &ClaimSeen{Version: wire(Reply[Field]{}), Meta: Got([len(ClaimMetaFields)]Field{}), Active: Got[int64](0),
+		Pending: Got(members()), Turns: Got[int64](1), Ready: Got([]ClaimLane{readyLane("a", 0, "", "", "", 1)}), LaneDenied: true}
+	if st := Claim(5, s); !errors.Is(st.Err, grammar.Refusal(protocol.ErrNoPerm)) {
+		t.Errorf("lanes denied: %+v", st)
+	}
+	// turns denied, after pending's head
+	s = &ClaimSeen{Version: wire(Reply[Field]{}), Meta: Got([len(ClaimMetaFields)]Field{}), Active: Got[int64](0),
+		Pending: Failed[[][]byte](errA), Turns: Failed[int64](errB)}
+	if st := Claim(5, s); !errors.Is(st.Err, errA) {
+		t.Errorf("pending before turns: %+v", st)
 	}
 }

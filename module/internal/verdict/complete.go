@@ -18,19 +18,24 @@ const (
 	// key is checked against the caller's ACL first; a denial is this read's
 	// error).
 	CompleteHolder
+	// CompleteLanes: the lane accounting of the job's lane (CompleteStep.Lane),
+	// one active job less.
+	CompleteLanes
 )
 
 // CompleteSeen is what COMPLETE has read so far.
 type CompleteSeen struct {
 	Version Reply[Field]
-	// Row is HMGET <row> att uniq.
-	Row       Reply[[2]Field]
+	// Row is HMGET <row> att uniq lane.
+	Row       Reply[[3]Field]
 	Score     Reply[Field]
 	Completed Reply[Field]
 	// Logs is the caller's ACL on <row>:logs, which only DEL touches: nil,
 	// or NOPERM, refused where the writes would start.
 	Logs   error
 	Holder Reply[Field]
+	// Lanes is the lane accounting's outcome.
+	Lanes Reply[struct{}]
 }
 
 // CompleteVerdict is what COMPLETE writes and replies.
@@ -45,7 +50,9 @@ type CompleteVerdict struct {
 
 // CompleteStep is COMPLETE's verdict, a refusal, or the next read it needs.
 type CompleteStep struct {
-	Need    CompleteRead
+	Need CompleteRead
+	// Lane is the job's lane (nil: none), set once the row is read.
+	Lane    []byte
 	Err     error
 	Verdict CompleteVerdict
 }
@@ -78,6 +85,7 @@ func Complete(id, token []byte, s *CompleteSeen) CompleteStep {
 	if !s.Score.Val.Set {
 		return CompleteStep{Err: completeNotActive}
 	}
+	lane := LaneName(s.Row.Val[2])
 	var v CompleteVerdict
 	if uniq.Set {
 		if !s.Holder.Made {
@@ -87,6 +95,14 @@ func Complete(id, token []byte, s *CompleteSeen) CompleteStep {
 			return CompleteStep{Err: s.Holder.Err}
 		}
 		v.Release = s.Holder.Val.Set && string(s.Holder.Val.Bytes) == string(id)
+	}
+	if lane != nil {
+		if !s.Lanes.Made {
+			return CompleteStep{Need: CompleteLanes, Lane: lane}
+		}
+		if s.Lanes.Err != nil {
+			return CompleteStep{Err: s.Lanes.Err}
+		}
 	}
 	if s.Completed.Err != nil {
 		return CompleteStep{Err: s.Completed.Err}
@@ -98,7 +114,7 @@ func Complete(id, token []byte, s *CompleteSeen) CompleteStep {
 	if s.Logs != nil {
 		return CompleteStep{Err: s.Logs}
 	}
-	return CompleteStep{Verdict: v}
+	return CompleteStep{Verdict: v, Lane: lane}
 }
 
 // COMPLETE's refusals of a lost lease, built once: a stale worker's call is common

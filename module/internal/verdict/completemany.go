@@ -71,6 +71,10 @@ const (
 	// the caller's ACL first; a denied key is its read's error (it and the
 	// keys after it are not read).
 	CompleteManyHolders
+	// CompleteManyLanes: the lane accounting of the lanes of the jobs
+	// completed (CompleteManyVerdict.Outcomes), in argument order, one active
+	// job less each.
+	CompleteManyLanes
 )
 
 // CompleteManyJob is one (id, token) pair and what COMPLETEMANY has read for
@@ -78,8 +82,8 @@ const (
 type CompleteManyJob struct {
 	// ID and Token are the pair's arguments.
 	ID, Token []byte
-	// Row is HMGET <row> att uniq.
-	Row Reply[[2]Field]
+	// Row is HMGET <row> att uniq lane.
+	Row Reply[[3]Field]
 	// Score is ZSCORE active <id>, which counts only for a job whose token
 	// matches.
 	Score Reply[Field]
@@ -97,6 +101,8 @@ type CompleteManySeen struct {
 	// Jobs has one entry per pair, in argument order.
 	Jobs      []CompleteManyJob
 	Completed Reply[Field]
+	// Lanes is the lane accounting's outcome.
+	Lanes Reply[struct{}]
 	// Outcomes and Holders are memory the verdict may fill with its own: a
 	// handler keeps them from one call to the next, so a steady load
 	// allocates nothing.
@@ -214,6 +220,18 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 	}
 	if v.Done == 0 {
 		return CompleteManyStep{Verdict: v}
+	}
+	for i, o := range v.Outcomes {
+		if o.Reply != CompleteManyDone || LaneName(s.Jobs[i].Row.Val[2]) == nil {
+			continue
+		}
+		if !s.Lanes.Made {
+			return CompleteManyStep{Need: CompleteManyLanes, Verdict: v}
+		}
+		if s.Lanes.Err != nil {
+			return CompleteManyStep{Err: s.Lanes.Err}
+		}
+		break
 	}
 	if s.Completed.Err != nil {
 		return CompleteManyStep{Err: s.Completed.Err}

@@ -17,18 +17,23 @@ const (
 	// retried dead. The row is checked against the caller's ACL first; a
 	// denial is the row read's error and the row is not read.
 	FailAll
+	// FailLanes: the lane accounting of the job's lane (FailStep.Lane), one
+	// active job less.
+	FailLanes
 )
 
 // FailSeen is what FAIL has read so far.
 type FailSeen struct {
 	Version Reply[Field]
-	// Row is HMGET <row> att max bo.
-	Row     Reply[[3]Field]
+	// Row is HMGET <row> att max bo lane.
+	Row     Reply[[4]Field]
 	Score   Reply[Field]
 	Delayed Reply[int64]
 	Dead    Reply[int64]
 	// Counters is HMGET stats failed retried dead.
 	Counters Reply[[3]Field]
+	// Lanes is the lane accounting's outcome.
+	Lanes Reply[struct{}]
 }
 
 // FailVerdict is what FAIL writes and replies.
@@ -47,7 +52,9 @@ type FailVerdict struct {
 
 // FailStep is FAIL's verdict, a refusal, or the next read it needs.
 type FailStep struct {
-	Need    FailRead
+	Need FailRead
+	// Lane is the job's lane (nil: none), set once the row is read.
+	Lane    []byte
 	Err     error
 	Verdict FailVerdict
 }
@@ -81,6 +88,15 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 	if !s.Score.Val.Set {
 		return FailStep{Err: failNotActive}
 	}
+	lane := LaneName(s.Row.Val[3])
+	if lane != nil {
+		if !s.Lanes.Made {
+			return FailStep{Need: FailLanes, Lane: lane}
+		}
+		if s.Lanes.Err != nil {
+			return FailStep{Err: s.Lanes.Err}
+		}
+	}
 	if s.Delayed.Err != nil {
 		return FailStep{Err: s.Delayed.Err}
 	}
@@ -104,7 +120,7 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 	if v.Outcome, err = predict(outcome, 1); err != nil {
 		return FailStep{Err: err}
 	}
-	return FailStep{Verdict: v}
+	return FailStep{Verdict: v, Lane: lane}
 }
 
 // FAIL's refusals of a lost lease, built once: a stale worker's call is common

@@ -16,10 +16,14 @@ const (
 	// delayed -inf <now> LIMIT 0 <limit>, the delayed jobs due at or before
 	// now.
 	PromoteFirst
-	// PromoteRows: one batch. HMGET <row> att prio for each due member that
+	// PromoteRows: one batch. HMGET <row> att prio lane for each due member that
 	// is a JobMember, in order (their rows are checked against the caller's
 	// ACL first); then ZCARD pending and LLEN signal.
 	PromoteRows
+	// PromoteLanes: the lane accounting of the lanes of the jobs promoted
+	// (PromoteVerdict.Moves with a Lane), in order: one waiting job more
+	// each.
+	PromoteLanes
 )
 
 // PromoteSeen is what PROMOTE has read so far. Rows has one entry per member
@@ -30,6 +34,8 @@ type PromoteSeen struct {
 	Rows    []Reply[[]Field]
 	Pending Reply[int64]
 	Signal  Reply[int64]
+	// Lanes is the lane accounting's outcome.
+	Lanes Reply[struct{}]
 	// Moves is memory the verdict may fill with its Moves: a handler keeps
 	// it from one call to the next, so a steady load allocates nothing.
 	Moves []Move
@@ -72,6 +78,7 @@ func Promote(s *PromoteSeen) PromoteStep {
 		return PromoteStep{Need: PromoteRows}
 	}
 	v := PromoteVerdict{Moves: moves(&s.Moves, len(ids))}
+	lanes, toPending := false, false
 	for i, m := range ids {
 		if !JobMember(m) {
 			continue
@@ -86,7 +93,20 @@ func Promote(s *PromoteSeen) PromoteStep {
 		}
 		id, _ := grammar.Decimal(m, 1, protocol.MaxJobID)
 		v.Moves[i] = Move{To: ToPending, Score: protocol.PendingScore(grammar.RowInt(prio.Bytes, prio.Set, protocol.MaxPriority), id)}
+		if lane := LaneName(at(row.Val, 2)); lane != nil {
+			v.Moves[i].To, v.Moves[i].Lane, lanes = ToLane, lane, true
+		} else {
+			toPending = true
+		}
 		v.Moved++
+	}
+	if lanes {
+		if !s.Lanes.Made {
+			return PromoteStep{Need: PromoteLanes, Verdict: v}
+		}
+		if s.Lanes.Err != nil {
+			return PromoteStep{Err: s.Lanes.Err}
+		}
 	}
 	if s.Pending.Err != nil {
 		return PromoteStep{Err: s.Pending.Err}
@@ -94,6 +114,6 @@ func Promote(s *PromoteSeen) PromoteStep {
 	if s.Signal.Err != nil {
 		return PromoteStep{Err: s.Signal.Err}
 	}
-	v.Signal = v.Moved > 0 && s.Pending.Val == 0
+	v.Signal = toPending && s.Pending.Val == 0
 	return PromoteStep{Verdict: v}
 }

@@ -78,7 +78,7 @@ func TestPromote(t *testing.T) {
 				"5": Got(fields("=2", "=-1")), // a damaged prio reads as 0
 			},
 		}.run(t)
-		want := PromoteVerdict{Moved: 2, Moves: []Move{{ToPending, protocol.PendingScore(4, 3)}, {}, {}, {ToPending, protocol.PendingScore(0, 5)}}, Signal: true}
+		want := PromoteVerdict{Moved: 2, Moves: []Move{{To: ToPending, Score: protocol.PendingScore(4, 3)}, {}, {}, {To: ToPending, Score: protocol.PendingScore(0, 5)}}, Signal: true}
 		if !reflect.DeepEqual(needs, both) || st.Err != nil || !reflect.DeepEqual(st.Verdict, want) {
 			t.Fatalf("%v %+v", needs, st)
 		}

@@ -20,6 +20,10 @@ const (
 	// the caller's ACL first); then ZCARD pending, ZCARD dead, LLEN signal
 	// and HMGET stats recovered dead.
 	RecoverRows
+	// RecoverLanes: the lane accounting of the lanes of the jobs taken back
+	// (RecoverVerdict.Moves with a Lane), in order: one active job less
+	// each, one waiting job more for each that goes to its lane.
+	RecoverLanes
 )
 
 // RecoverSeen is what RECOVER has read so far. Rows has one entry per member
@@ -32,6 +36,8 @@ type RecoverSeen struct {
 	Dead     Reply[int64]
 	Signal   Reply[int64]
 	Counters Reply[[]Field]
+	// Lanes is the lane accounting's outcome.
+	Lanes Reply[struct{}]
 	// Moves is memory the verdict may fill with its Moves: a handler keeps
 	// it from one call to the next, so a steady load allocates nothing.
 	Moves []Move
@@ -49,7 +55,8 @@ type RecoverVerdict struct {
 	// when its count is not 0): the counters' new values, which the native
 	// executor writes with one HSET when both grow.
 	Recovered, Dead int64
-	// Signal: pending was empty and jobs go to it.
+	// Signal: pending was empty and jobs go to it (the lane accounting may
+	// signal too).
 	Signal bool
 }
 
@@ -81,6 +88,7 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 		return RecoverStep{Need: RecoverRows}
 	}
 	v := RecoverVerdict{Moves: moves(&s.Moves, len(ids))}
+	lanes, toPending := false, false
 	for i, m := range ids {
 		if !JobMember(m) {
 			continue
@@ -93,13 +101,30 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 		if !att.Set {
 			continue
 		}
+		lane := LaneName(at(row.Val, 3))
+		if lane != nil {
+			lanes = true
+		}
 		if grammar.RowInt(att.Bytes, true, grammar.MaxRowInt) < grammar.RowInt(max.Bytes, max.Set, grammar.MaxRowInt) {
 			id, _ := grammar.Decimal(m, 1, protocol.MaxJobID)
-			v.Moves[i] = Move{To: ToPending, Score: protocol.PendingScore(grammar.RowInt(prio.Bytes, prio.Set, protocol.MaxPriority), id)}
+			v.Moves[i] = Move{To: ToPending, Score: protocol.PendingScore(grammar.RowInt(prio.Bytes, prio.Set, protocol.MaxPriority), id), Lane: lane}
+			if lane != nil {
+				v.Moves[i].To = ToLane
+			} else {
+				toPending = true
+			}
 			v.Requeued++
 		} else {
-			v.Moves[i] = Move{To: ToDead, Score: now}
+			v.Moves[i] = Move{To: ToDead, Score: now, Lane: lane}
 			v.Died++
+		}
+	}
+	if lanes {
+		if !s.Lanes.Made {
+			return RecoverStep{Need: RecoverLanes, Verdict: v}
+		}
+		if s.Lanes.Err != nil {
+			return RecoverStep{Err: s.Lanes.Err}
 		}
 	}
 	for _, r := range []*Reply[int64]{&s.Pending, &s.Dead, &s.Signal} {
@@ -121,6 +146,6 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 			return RecoverStep{Err: err}
 		}
 	}
-	v.Signal = v.Requeued > 0 && s.Pending.Val == 0
+	v.Signal = toPending && s.Pending.Val == 0
 	return RecoverStep{Verdict: v}
 }

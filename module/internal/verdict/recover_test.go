@@ -97,11 +97,11 @@ func TestRecover(t *testing.T) {
 		want := RecoverVerdict{
 			Requeued: 2, Died: 2,
 			Moves: []Move{
-				{ToPending, protocol.PendingScore(9, 1)},
-				{ToDead, now},
+				{To: ToPending, Score: protocol.PendingScore(9, 1)},
+				{To: ToDead, Score: now},
 				{}, {}, {},
-				{ToPending, protocol.PendingScore(0, 5)},
-				{ToDead, now},
+				{To: ToPending, Score: protocol.PendingScore(0, 5)},
+				{To: ToDead, Score: now},
 			},
 			Recovered: 2, Dead: 2, Signal: true,
 		}

@@ -20,6 +20,10 @@ const (
 	// being this read's error); HGET stats removed; ZCARD <RemoveStep.Set>
 	// when the state names a set.
 	RemoveRest
+	// RemoveLanes: for a pending job with a lane (RemoveStep.Lane), the
+	// lane accounting of its lane, one waiting job less; its lane:<l> is the
+	// set it leaves, typed by the accounting.
+	RemoveLanes
 )
 
 // StateSet names the set a job's state puts it in.
@@ -54,10 +58,12 @@ func SetOf(state Field) StateSet {
 // RemoveSeen is what REMOVE has read so far.
 type RemoveSeen struct {
 	Version Reply[Field]
-	Row     Reply[[]Field] // att state uniq
+	Row     Reply[[]Field] // att state uniq lane
 	Holder  Reply[Field]   // GET unique:<uniq>
 	Removed Reply[Field]   // HGET stats removed
 	Set     Reply[int64]   // ZCARD of the state's set
+	// Lanes is the lane accounting's outcome.
+	Lanes Reply[struct{}]
 }
 
 // RemoveVerdict is what REMOVE writes and replies.
@@ -70,15 +76,20 @@ type RemoveVerdict struct {
 	Unique bool
 	// Removed is the predicted reply of HINCRBY stats removed 1.
 	Removed int64
+	// Lane: the job is pending in this lane; it leaves lane:<l>, not
+	// pending.
+	Lane []byte
 }
 
 // RemoveStep is REMOVE's verdict, a refusal, or the next read it needs.
 type RemoveStep struct {
 	Need RemoveRead
 	// With RemoveRest: the row's unique key (nil when it has none) and the
-	// set its state names.
+	// set its state names; Lane, for a pending job with a lane, its lane
+	// (the set is then lane:<l>, not pending).
 	Unique  []byte
 	Set     StateSet
+	Lane    []byte
 	Err     error
 	Verdict RemoveVerdict
 }
@@ -103,15 +114,27 @@ func Remove(id []byte, s *RemoveSeen) RemoveStep {
 		return RemoveStep{Err: refusal(protocol.ErrRemoveActive)}
 	}
 	set := SetOf(state)
-	if !s.Removed.Made {
-		return RemoveStep{Need: RemoveRest, Unique: unique(uniq), Set: set}
+	var lane []byte
+	if set == InPending {
+		lane = LaneName(at(s.Row.Val, 3))
 	}
-	v := RemoveVerdict{Set: set}
+	if !s.Removed.Made {
+		return RemoveStep{Need: RemoveRest, Unique: unique(uniq), Set: set, Lane: lane}
+	}
+	v := RemoveVerdict{Set: set, Lane: lane}
 	if uniq.Set {
 		if s.Holder.Err != nil {
 			return RemoveStep{Err: s.Holder.Err}
 		}
 		v.Unique = s.Holder.Val.Is(string(id))
+	}
+	if lane != nil {
+		if !s.Lanes.Made {
+			return RemoveStep{Need: RemoveLanes, Set: set, Lane: lane}
+		}
+		if s.Lanes.Err != nil {
+			return RemoveStep{Err: s.Lanes.Err}
+		}
 	}
 	if s.Removed.Err != nil {
 		return RemoveStep{Err: s.Removed.Err}
@@ -120,7 +143,7 @@ func Remove(id []byte, s *RemoveSeen) RemoveStep {
 	if v.Removed, err = predict(s.Removed.Val, 1); err != nil {
 		return RemoveStep{Err: err}
 	}
-	if set != NoSet && s.Set.Err != nil {
+	if set != NoSet && lane == nil && s.Set.Err != nil {
 		return RemoveStep{Err: s.Set.Err}
 	}
 	return RemoveStep{Verdict: v}

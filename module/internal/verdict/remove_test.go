@@ -100,7 +100,7 @@ func TestRemove(t *testing.T) {
 	} {
 		needs, st, named := tc.sc.run(t)
 		if !reflect.DeepEqual(needs, tc.needs) || !reflect.DeepEqual(named, tc.named) || !errors.Is(st.Err, tc.err) ||
-			(tc.err == nil && st.Err != nil) || st.Verdict != tc.want {
+			(tc.err == nil && st.Err != nil) || !reflect.DeepEqual(st.Verdict, tc.want) {
 			t.Errorf("%s: %v %v %+v", tc.name, needs, named, st)
 		}
 	}

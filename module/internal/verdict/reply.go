@@ -49,6 +49,9 @@ func JobMember(m []byte) bool { return grammar.ID(m) }
 type Move struct {
 	To    Dest
 	Score int64 // the pending score, or the time of death, for ZADD
+	// Lane is the job's lane (nil: none): a job with one that becomes ready
+	// goes ToLane, and counts in its lane's accounting whatever its move.
+	Lane []byte
 }
 
 // Dest names a member's destination.
@@ -63,6 +66,9 @@ const (
 	ToPending
 	// ToDead: the job goes to dead with Move.Score.
 	ToDead
+	// ToLane: the job goes to its lane's set, lane:<Move.Lane>, with
+	// Move.Score (a pending score).
+	ToLane
 )
 
 // moves returns n zeroed Moves in *buf's array, growing it when short.
@@ -78,4 +84,12 @@ func moves(buf *[]Move, n int) []Move {
 // predict is PredictHincrby on an HGET or HMGET field.
 func predict(f Field, by int64) (int64, error) {
 	return grammar.PredictHincrby(f.Bytes, f.Set, by)
+}
+
+// at is field i of an HMGET's fields, or an absent field past their end.
+func at(f []Field, i int) Field {
+	if i < len(f) {
+		return f[i]
+	}
+	return Field{}
 }

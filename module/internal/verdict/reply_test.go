@@ -77,7 +77,7 @@ var fenceCases = []struct {
 	want    error
 }{
 	{"absent", Got(Field{}), grammar.Refusal(protocol.ErrWireMissing)},
-	{"another wire", Got(Str("2")), grammar.Refusal(protocol.ErrWireFound("2"))},
+	{"another wire", Got(Str("1")), grammar.Refusal(protocol.ErrWireFound("1"))},
 	{"not a string", Failed[Field](errA), errA},
 }
 

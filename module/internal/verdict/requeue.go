@@ -19,16 +19,21 @@ const (
 	// RequeueRest: one batch, ZCARD dead, ZCARD pending, LLEN signal, HGET
 	// stats requeued.
 	RequeueRest
+	// RequeueLanes: for a job with a lane (RequeueStep.Lane), the lane
+	// accounting of its lane, one waiting job more.
+	RequeueLanes
 )
 
 // RequeueSeen is what REQUEUE has read so far.
 type RequeueSeen struct {
 	Version  Reply[Field]
-	Row      Reply[[]Field] // state att max prio
+	Row      Reply[[]Field] // state att max prio lane
 	Dead     Reply[int64]
 	Pending  Reply[int64]
 	Signal   Reply[int64]
 	Requeued Reply[Field]
+	// Lanes is the lane accounting's outcome.
+	Lanes Reply[struct{}]
 }
 
 // RequeueVerdict is what REQUEUE writes and replies.
@@ -41,13 +46,18 @@ type RequeueVerdict struct {
 	Score int64
 	// Requeued is the predicted reply of HINCRBY stats requeued 1.
 	Requeued int64
-	// Signal: pending was empty.
+	// Signal: pending was empty and the job goes to it (the lane
+	// accounting may signal too).
 	Signal bool
+	// Lane is the job's lane (nil: none): it goes to lane:<l>, not pending.
+	Lane []byte
 }
 
 // RequeueStep is REQUEUE's verdict, a refusal, or the next read it needs.
 type RequeueStep struct {
-	Need    RequeueRead
+	Need RequeueRead
+	// Lane is the job's lane, with RequeueLanes.
+	Lane    []byte
 	Err     error
 	Verdict RequeueVerdict
 }
@@ -71,8 +81,15 @@ func Requeue(id int64, s *RequeueSeen) RequeueStep {
 	if !state.Is(protocol.StateDead) {
 		return RequeueStep{Err: refusal(protocol.ErrRequeueNotDead)}
 	}
+	lane := LaneName(at(s.Row.Val, 4))
+	if lane != nil && !s.Lanes.Made {
+		return RequeueStep{Need: RequeueLanes, Lane: lane}
+	}
 	if !s.Requeued.Made {
 		return RequeueStep{Need: RequeueRest}
+	}
+	if lane != nil && s.Lanes.Err != nil {
+		return RequeueStep{Err: s.Lanes.Err}
 	}
 	for _, r := range []*Reply[int64]{&s.Dead, &s.Pending, &s.Signal} {
 		if r.Err != nil {
@@ -90,6 +107,7 @@ func Requeue(id int64, s *RequeueSeen) RequeueStep {
 		Max:      grammar.RowInt(att.Bytes, true, grammar.MaxRowInt) + grammar.RowInt(max.Bytes, max.Set, grammar.MaxRowInt),
 		Score:    protocol.PendingScore(grammar.RowInt(prio.Bytes, prio.Set, protocol.MaxPriority), id),
 		Requeued: n,
-		Signal:   s.Pending.Val == 0,
+		Signal:   lane == nil && s.Pending.Val == 0,
+		Lane:     lane,
 	}}
 }

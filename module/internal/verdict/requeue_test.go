@@ -71,7 +71,7 @@ func TestRequeue(t *testing.T) {
 			grammar.Refusal(protocol.ErrOverflow)},
 	} {
 		needs, st := tc.sc.run(t)
-		if !reflect.DeepEqual(needs, tc.needs) || !errors.Is(st.Err, tc.err) || (tc.err == nil && st.Err != nil) || st.Verdict != tc.want {
+		if !reflect.DeepEqual(needs, tc.needs) || !errors.Is(st.Err, tc.err) || (tc.err == nil && st.Err != nil) || !reflect.DeepEqual(st.Verdict, tc.want) {
 			t.Errorf("%s: %v %+v", tc.name, needs, st)
 		}
 	}

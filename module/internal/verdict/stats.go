@@ -10,8 +10,9 @@ const (
 	// StatsNone: the verdict is final.
 	StatsNone StatsRead = iota
 	// StatsAll: one batch, GET version (the fence), ZCARD of pending,
-	// delayed, active and dead, HGET meta paused, HMGET stats
-	// <protocol.StatsCounters…>.
+	// delayed, active and dead, HMGET meta <StatsMetaFields…>, HMGET stats
+	// <protocol.StatsCounters…>, then ZCARD lanes after its ACL check (read
+	// access; a denial is this read's error, and it is not read).
 	StatsAll
 )
 
@@ -22,9 +23,13 @@ var StatsSets = []string{protocol.SuffixPending, protocol.SuffixDelayed, protoco
 type StatsSeen struct {
 	Version  Reply[Field]
 	Sets     [4]Reply[int64]
-	Paused   Reply[Field]
+	Meta     Reply[[4]Field]
 	Counters Reply[[]Field]
+	Lanes    Reply[int64]
 }
+
+// StatsMetaFields are the meta fields STATS reads, in order.
+var StatsMetaFields = [...]string{protocol.MetaPaused, protocol.MetaLaneWait, protocol.MetaRateMax, protocol.MetaRateWindow}
 
 // StatsVerdict is STATS's reply: the sizes of StatsSets, the pause flag
 // (0 or 1), and the counters as stored ("0" when absent), named
@@ -33,6 +38,9 @@ type StatsVerdict struct {
 	Sets     [4]int64
 	Paused   int64
 	Counters [8][]byte // protocol.StatsCounters, in order
+	// Extras are protocol.StatsExtras: the lanes with jobs, the jobs
+	// waiting in lanes, the rate's max and window (0 when unset).
+	Extras [4]int64
 }
 
 // StatsStep is STATS's verdict, a refusal, or the next read it needs.
@@ -59,10 +67,10 @@ func Stats(s *StatsSeen) StatsStep {
 		}
 		v.Sets[i] = s.Sets[i].Val
 	}
-	if s.Paused.Err != nil {
-		return StatsStep{Err: s.Paused.Err}
+	if s.Meta.Err != nil {
+		return StatsStep{Err: s.Meta.Err}
 	}
-	if s.Paused.Val.Is("1") {
+	if s.Meta.Val[0].Is("1") {
 		v.Paused = 1
 	}
 	if s.Counters.Err != nil {
@@ -74,5 +82,9 @@ func Stats(s *StatsSeen) StatsStep {
 			v.Counters[i] = f.Bytes
 		}
 	}
+	if s.Lanes.Err != nil {
+		return StatsStep{Err: s.Lanes.Err}
+	}
+	v.Extras = [4]int64{s.Lanes.Val, rowInt(s.Meta.Val[1]), rowInt(s.Meta.Val[2]), rowInt(s.Meta.Val[3])}
 	return StatsStep{Verdict: v}
 }

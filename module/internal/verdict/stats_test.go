@@ -13,23 +13,24 @@ func TestStats(t *testing.T) {
 		needs := drive(t, func() StatsRead { return Stats(&s).Need }, func(StatsRead) {
 			s.Version = wire(Reply[Field]{})
 			s.Sets = [4]Reply[int64]{Got[int64](1), Got[int64](2), Got[int64](3), Got[int64](4)}
-			s.Paused = Got(Field{})
+			s.Meta = Got([4]Field{{}, Str("7"), Str("x"), {}})
 			s.Counters = Got(fields("=5", "", "", "", "", "", "", "=x"))
+			s.Lanes = Got[int64](2)
 			fill(&s)
 		})
 		return needs, Stats(&s)
 	}
 	all := []StatsRead{StatsAll}
 	needs, st := run(func(*StatsSeen) {})
-	want := StatsVerdict{Sets: [4]int64{1, 2, 3, 4}, Counters: [8][]byte(members("5", "0", "0", "0", "0", "0", "0", "x"))}
+	want := StatsVerdict{Sets: [4]int64{1, 2, 3, 4}, Counters: [8][]byte(members("5", "0", "0", "0", "0", "0", "0", "x")), Extras: [4]int64{2, 7, 0, 0}}
 	if !reflect.DeepEqual(needs, all) || st.Err != nil || !reflect.DeepEqual(st.Verdict, want) {
 		t.Fatalf("%v %+v", needs, st)
 	}
-	_, st = run(func(s *StatsSeen) { s.Paused = Got(Str("1")) })
+	_, st = run(func(s *StatsSeen) { s.Meta.Val[0] = Str("1") })
 	if st.Verdict.Paused != 1 {
 		t.Fatalf("paused 1: %+v", st)
 	}
-	_, st = run(func(s *StatsSeen) { s.Paused = Got(Str("yes")) })
+	_, st = run(func(s *StatsSeen) { s.Meta.Val[0] = Str("yes") })
 	if st.Verdict.Paused != 0 {
 		t.Fatalf("paused yes: %+v", st)
 	}
@@ -42,10 +43,12 @@ func TestStats(t *testing.T) {
 	// errors in read order: the sets, then meta, then stats
 	for i, fill := range []func(s *StatsSeen){
 		func(s *StatsSeen) { s.Sets[0], s.Sets[3] = Failed[int64](errA), Failed[int64](errB) },
-		func(s *StatsSeen) { s.Sets[2], s.Paused = Failed[int64](errA), Failed[Field](errB) },
+		func(s *StatsSeen) { s.Sets[2], s.Meta = Failed[int64](errA), Failed[[4]Field](errB) },
 		func(s *StatsSeen) { s.Sets[3], s.Counters = Failed[int64](errA), Failed[[]Field](errB) },
-		func(s *StatsSeen) { s.Paused, s.Counters = Failed[Field](errA), Failed[[]Field](errB) },
+		func(s *StatsSeen) { s.Meta, s.Counters = Failed[[4]Field](errA), Failed[[]Field](errB) },
 		func(s *StatsSeen) { s.Counters = Failed[[]Field](errA) },
+		func(s *StatsSeen) { s.Counters, s.Lanes = Failed[[]Field](errA), Failed[int64](errB) },
+		func(s *StatsSeen) { s.Lanes = Failed[int64](errA) },
 	} {
 		needs, st := run(fill)
 		if !reflect.DeepEqual(needs, all) || st.Err != errA {

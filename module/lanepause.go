@@ -1,0 +1,51 @@
+package main
+
+import (
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// lanePause is EMQ.LANEPAUSE (lua/lanepause.lua): stop CLAIM from serving a
+// lane. Crossings as LANECAP's.
+func lanePause(c *host.Call) error { return lanePaused(c, protocol.LanePause, true) }
+
+// laneResume is EMQ.LANERESUME (lua/laneresume.lua): let CLAIM serve a lane
+// again, waking idle workers when it becomes ready. Crossings as LANECAP's.
+func laneResume(c *host.Call) error { return lanePaused(c, protocol.LaneResume, false) }
+
+// lanePaused sets lane's paused flag to paused (LANEPAUSE, LANERESUME):
+// reply 1 when the state changed, 0 when it already was so.
+func lanePaused(c *host.Call, v *protocol.Verb, paused bool) error {
+	// shape and layout: numkeys 2 (base version), ARGV lane
+	r, err := prelude(c, v, exactly(1))
+	if err != nil {
+		return err
+	}
+	lane := r.args[0]
+	if err := verdict.LaneValue(v.Name, lane); err != nil {
+		return err
+	}
+	st := laneVerbs.get()
+	defer laneVerbs.put(st)
+	st.reset()
+	if err := laneSetting(&r, st, lane, func(l *verdict.LaneChange) { l.SetPaused, l.PausedTo = true, paused }); err != nil {
+		return err
+	}
+	if st.lanes.v.Effects[0].Before.Paused == paused {
+		c.ReplyInt(0)
+		return nil
+	}
+	field := st.lanes.field(protocol.FieldLanePaused, lane)
+	var hset, hdel []byte
+	if paused {
+		hset = field
+	} else {
+		hdel = field
+	}
+	if err := laneSettingWrites(&r, st, hset, hdel, "1"); err != nil {
+		return err
+	}
+	c.ReplyInt(1)
+	return nil
+}
