@@ -63,11 +63,11 @@ func TestServerErrors(t *testing.T) {
 		require.ErrorIs(t, b.q.Requeue(ctx, second.ID), trafikey.ErrNotFound)
 
 		// Another wire version in the fence key.
-		b.do(t, "SET", protocol.KeysOf("test").Version, "2")
+		b.do(t, "SET", protocol.KeysOf("test").Version, "3")
 		_, err = b.q.Add(ctx, []byte("x"))
 		require.ErrorIs(t, err, trafikey.ErrWire)
 		require.ErrorAs(t, err, &se)
-		require.Equal(t, protocol.ErrWireFound("2"), se.Text)
+		require.Equal(t, protocol.ErrWireFound("3"), se.Text)
 		_, err = trafikey.Open(ctx, b.client, "test", trafikey.WithRunner(b.exec))
 		require.ErrorIs(t, err, trafikey.ErrWire, "INSTALL refuses another wire")
 	})
