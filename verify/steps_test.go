@@ -64,7 +64,7 @@ func cmd(args ...string) step { return step{Kind: kindCmd, Args: args} }
 
 // verbByName finds a job-core verb by its lower-case name.
 func verbByName(name string) *protocol.Verb {
-	for _, v := range protocol.JobCore {
+	for _, v := range protocol.All {
 		if v.Name == name {
 			return v
 		}
