@@ -28,8 +28,8 @@ type laneAcct struct {
 	// laneIndexScan lanes; kept from one call to the next).
 	index   map[string]int
 	indexed bool
-	seen  verdict.LaneSeen
-	v     verdict.LaneVerdict
+	seen    verdict.LaneSeen
+	v       verdict.LaneVerdict
 	// effects is the verdict's memory.
 	effects []verdict.LaneEffect
 	// acl is the keys of the ACL check; laneinfo … signal the fixed keys.
