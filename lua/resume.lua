@@ -3,7 +3,7 @@
 --
 -- KEYS[1] -> emq:{q}:          the queue base
 -- KEYS[2] -> emq:{q}:version   string, the fence
--- KEYS[3] -> emq:{q}:meta      hash, paused: 1 when paused
+-- KEYS[3] -> emq:{q}:meta      hash, paused: 1 when paused; lanewait
 -- KEYS[4] -> emq:{q}:pending   zset
 -- KEYS[5] -> emq:{q}:signal    list
 -- ARGV    -> none
@@ -20,14 +20,15 @@ refusal = fence()
 if refusal then return refusal end
 
 local meta, pending, signal = KEYS[3], KEYS[4], KEYS[5]
-local paused = rpcall('HGET', meta, 'paused')
-if type(paused) == 'table' then return paused end
-if paused ~= '1' then return 0 end
+local f = rpcall('HMGET', meta, 'paused', 'lanewait')
+if f.err then return f end
+if f[1] ~= '1' then return 0 end
+local in_lanes = rowint(f[2], MAX_ROW_INT)
 local waiting = rpcall('ZCARD', pending)
 if type(waiting) == 'table' then return waiting end
 local t = rpcall('LLEN', signal)
 if type(t) == 'table' then return t end
 
 rcall('HDEL', meta, 'paused')
-if waiting > 0 then signal_push(signal) end
+if waiting > 0 or in_lanes > 0 then signal_push(signal) end
 return 1

@@ -66,10 +66,17 @@ func resume(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.PauseFirst:
-			// GET version, HGET meta paused (which types meta, the key HDEL
-			// writes)
-			res := r.fenced().Cmd("HGET").Arg(meta).Str(protocol.MetaPaused).RunAll()
-			s.Version, s.Paused = st.keep(fieldAt(res, 0)), st.keep(fieldAt(res, 1))
+			// GET version, HMGET meta paused lanewait (which types meta, the
+			// key HDEL writes)
+			res := r.fenced().Cmd("HMGET").Arg(meta).Str(protocol.MetaPaused).Str(protocol.MetaLaneWait).RunAll()
+			s.Version = st.keep(fieldAt(res, 0))
+			var f [2]verdict.Field
+			if err := fieldsAt(res, 1, f[:]); err != nil {
+				s.Paused = verdict.Failed[verdict.Field](err)
+			} else {
+				s.Paused = st.keep(verdict.Got(f[0]))
+				s.LaneWait = st.keep(verdict.Got(f[1])).Val
+			}
 		case verdict.ResumeTypes:
 			// ZCARD pending (the signal's condition, and its type), LLEN
 			// signal (its type)
@@ -86,7 +93,8 @@ func resume(c *host.Call) error {
 		return nil
 	}
 	// guard, then the writes: HDEL meta paused, the signal when jobs wait
-	// (in one write when the list held at most one element)
+	// in pending or in lanes (in one write when the list held at most one
+	// element)
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ const (
 	// PauseNone: the verdict is final.
 	PauseNone PauseRead = iota
 	// PauseFirst: one batch, GET version (the fence), then HGET meta paused
-	// (paused means exactly "1").
+	// (paused means exactly "1"); RESUME reads HMGET meta paused lanewait.
 	PauseFirst
 	// ResumeTypes (RESUME of a paused queue only): one batch, ZCARD pending
 	// then LLEN signal.
@@ -19,7 +19,9 @@ const (
 type PauseSeen struct {
 	Version Reply[Field]
 	Paused  Reply[Field]
-	Pending Reply[int64] // RESUME only
+	// LaneWait is meta lanewait, the jobs waiting in lanes (RESUME only).
+	LaneWait Field
+	Pending  Reply[int64] // RESUME only
 	Signal  Reply[int64] // RESUME only
 }
 
@@ -28,7 +30,8 @@ type PauseVerdict struct {
 	// Change: the state changes (reply 1, PAUSE writes HSET meta paused 1,
 	// RESUME HDEL meta paused); else reply 0 and write nothing.
 	Change bool
-	// Signal (RESUME): jobs are waiting, so push the signal.
+	// Signal (RESUME): jobs are waiting, in pending or in lanes, so push
+	// the signal.
 	Signal bool
 }
 
@@ -54,7 +57,7 @@ func Pause(s *PauseSeen) PauseStep {
 }
 
 // Resume decides EMQ.RESUME: a paused queue resumes, and idle workers are
-// woken when jobs are pending. A queue not paused is left as it is, with no
+// woken when jobs are pending or wait in lanes. A queue not paused is left as it is, with no
 // further read.
 func Resume(s *PauseSeen) PauseStep {
 	if !s.Version.Made {
@@ -78,5 +81,5 @@ func Resume(s *PauseSeen) PauseStep {
 	if s.Signal.Err != nil {
 		return PauseStep{Err: s.Signal.Err}
 	}
-	return PauseStep{Verdict: PauseVerdict{Change: true, Signal: s.Pending.Val > 0}}
+	return PauseStep{Verdict: PauseVerdict{Change: true, Signal: s.Pending.Val > 0 || rowInt(s.LaneWait) > 0}}
 }

@@ -9,6 +9,7 @@ import (
 type pauseScript struct {
 	version Reply[Field] // unmade: this wire
 	paused  Reply[Field]
+	wait    Field // meta lanewait
 	pending Reply[int64]
 	signal  Reply[int64]
 }
@@ -20,7 +21,7 @@ func (sc pauseScript) run(t *testing.T, decide func(*PauseSeen) PauseStep) ([]Pa
 		switch n {
 		case PauseFirst:
 			s.Version = wire(sc.version)
-			s.Paused = sc.paused
+			s.Paused, s.LaneWait = sc.paused, sc.wait
 			s.Paused.Made = true
 		case ResumeTypes:
 			s.Pending, s.Signal = sc.pending, sc.signal
@@ -79,6 +80,8 @@ func TestResume(t *testing.T) {
 		{"meta not a hash", pauseScript{paused: Failed[Field](errA)}, flag, PauseVerdict{}, errA},
 		{"paused, nothing pending", pauseScript{paused: Got(Str("1"))}, both, PauseVerdict{Change: true}, nil},
 		{"paused, jobs pending", pauseScript{paused: Got(Str("1")), pending: Got[int64](3)}, both, PauseVerdict{Change: true, Signal: true}, nil},
+		{"paused, jobs in lanes", pauseScript{paused: Got(Str("1")), wait: Str("2")}, both, PauseVerdict{Change: true, Signal: true}, nil},
+		{"paused, lanewait not canonical", pauseScript{paused: Got(Str("1")), wait: Str("02")}, both, PauseVerdict{Change: true}, nil},
 		{"pending before signal", pauseScript{paused: Got(Str("1")), pending: Failed[int64](errA), signal: Failed[int64](errB)}, both, PauseVerdict{}, errA},
 		{"signal", pauseScript{paused: Got(Str("1")), signal: Failed[int64](errA)}, both, PauseVerdict{}, errA},
 	} {
