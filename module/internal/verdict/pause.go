@@ -22,7 +22,7 @@ type PauseSeen struct {
 	// LaneWait is meta lanewait, the jobs waiting in lanes (RESUME only).
 	LaneWait Field
 	Pending  Reply[int64] // RESUME only
-	Signal  Reply[int64] // RESUME only
+	Signal   Reply[int64] // RESUME only
 }
 
 // PauseVerdict is what PAUSE or RESUME writes and replies.
