@@ -26,20 +26,26 @@ const (
 
 // The prefixes of a queue's derived keys, followed by a job id or a unique key.
 const (
-	SuffixJob    = "job:"    // hash per job: emq:{q}:job:<id>
-	SuffixLogs   = ":logs"   // list per job: emq:{q}:job:<id>:logs
-	SuffixUnique = "unique:" // string per unique key: emq:{q}:unique:<key>
-	SuffixLane   = "lane:"   // zset per lane, its waiting jobs: emq:{q}:lane:<l>
+	SuffixJob      = "job:"      // hash per job: emq:{q}:job:<id>
+	SuffixLogs     = ":logs"     // list per job: emq:{q}:job:<id>:logs
+	SuffixUnique   = "unique:"   // string per unique key: emq:{q}:unique:<key>
+	SuffixLane     = "lane:"     // zset per lane, its waiting jobs: emq:{q}:lane:<l>
+	SuffixKids     = ":kids"     // zset per parent, its children: emq:{q}:job:<id>:kids
+	SuffixResults  = ":results"  // hash per parent, child id -> result: emq:{q}:job:<id>:results
+	SuffixFailures = ":failures" // hash per parent, child id -> error: emq:{q}:job:<id>:failures
+	SuffixDone     = "done:"     // list per waited job, its outcome: emq:{q}:done:<id>
 )
 
 // The queue's derived keys of fixed name: the lanes and the rate window. No
 // verb declares them; the executors check them against the caller's ACL
 // where they touch them, and a call that uses no lane or rate never does.
 const (
-	SuffixLaneInfo = "laneinfo" // hash: active:<l>, cap:<l>, paused:<l>
-	SuffixLanes    = "lanes"    // zset: the lanes with waiting or active jobs, score 0
-	SuffixTurns    = "turns"    // zset: the ready lanes, score = the lane's turn
-	SuffixRate     = "rate"     // string: the claims of the current rate window, with a PX TTL
+	SuffixLaneInfo  = "laneinfo"  // hash: active:<l>, cap:<l>, paused:<l>
+	SuffixLanes     = "lanes"     // zset: the lanes with waiting or active jobs, score 0
+	SuffixTurns     = "turns"     // zset: the ready lanes, score = the lane's turn
+	SuffixRate      = "rate"      // string: the claims of the current rate window, with a PX TTL
+	SuffixWaiting   = "waiting"   // zset: parents waiting for children, score = id
+	SuffixCompleted = "completed" // zset: retained completed jobs, score = completion ms
 )
 
 // The laneinfo fields of a lane are these prefixes followed by its name.
@@ -104,6 +110,18 @@ func (k Keys) Logs(id string) string { return k.Base + SuffixJob + id + SuffixLo
 
 // Unique is the key that holds the job id owning unique key u.
 func (k Keys) Unique(u string) string { return k.Base + SuffixUnique + u }
+
+// Kids is the zset of job id's children.
+func (k Keys) Kids(id string) string { return k.Base + SuffixJob + id + SuffixKids }
+
+// Results is the hash of job id's children's results.
+func (k Keys) Results(id string) string { return k.Base + SuffixJob + id + SuffixResults }
+
+// Failures is the hash of job id's children's errors (policy continue).
+func (k Keys) Failures(id string) string { return k.Base + SuffixJob + id + SuffixFailures }
+
+// Done is the outcome list of job id, for its waiters.
+func (k Keys) Done(id string) string { return k.Base + SuffixDone + id }
 
 // Lane is the key of lane l's waiting jobs.
 func (k Keys) Lane(l string) string { return k.Base + SuffixLane + l }

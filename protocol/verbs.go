@@ -115,6 +115,13 @@ var (
 	Rate       = verb("rate", Keeps, SuffixVersion, SuffixMeta)
 )
 
+// The retention and flow verbs (docs/PROTOCOL.md, "Retention", "Flows").
+var (
+	Retain   = verb("retain", Keeps, SuffixVersion, SuffixMeta)
+	Trim     = verb("trim", Keeps, SuffixVersion, SuffixMeta, SuffixStats, SuffixDead)
+	Children = verb("children", Reads, SuffixVersion)
+)
+
 // COMPLETEMANY's per-job outcomes: each job's integer in its reply
 // (docs/PROTOCOL.md, "COMPLETEMANY"). Only a completed job is written.
 const (
@@ -122,6 +129,7 @@ const (
 	CompleteManyGone      = 0  // the row is gone (COMPLETE's reply 0)
 	CompleteManyStale     = -1 // the token is not att (COMPLETE's EMQSTALE)
 	CompleteManyNotActive = -2 // not in active (COMPLETE's EMQSTATE … not active)
+	CompleteManyTooLarge  = -3 // the result is over result_max (COMPLETE's EMQSTATE … result too large)
 )
 
 // JobCore lists the keyed job-core verbs in the order docs/PROTOCOL.md gives
@@ -135,8 +143,13 @@ var JobCore = []*Verb{
 // them.
 var LaneVerbs = []*Verb{LaneCap, LanePause, LaneResume, Lane, Lanes, Rate}
 
-// All lists every keyed verb: the job core, then the lane and rate verbs.
-var All = append(append([]*Verb(nil), JobCore...), LaneVerbs...)
+// FlowVerbs lists the retention and flow verbs in the order
+// docs/PROTOCOL.md gives them.
+var FlowVerbs = []*Verb{Retain, Trim, Children}
+
+// All lists every keyed verb: the job core, the lane and rate verbs, then
+// the retention and flow verbs.
+var All = append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...)
 
 // VersionCommand is the native executor's probe: no keys, replies Wire.
 const VersionCommand = "EMQ.VERSION"
@@ -144,23 +157,43 @@ const VersionCommand = "EMQ.VERSION"
 // Value domains, inclusive. An argument outside its domain, or not spelled
 // as a canonical non-negative decimal, is refused with ErrBadArg.
 const (
-	MaxPriority    = 1000
-	MaxDelayMS     = 315_360_000_000 // ten years
-	MaxAttempts    = 1_000_000
-	MaxBackoffMS   = 86_400_000  // one day
-	MaxRetryDelay  = 604_800_000 // an exponential backoff is capped at a week
-	MaxLeaseMS     = 86_400_000
-	MaxCount       = 1000 // jobs per ADD batch, CLAIM, RECOVER or PROMOTE
-	MaxLogCap      = 10_000
-	MaxUniqueKey   = 512
-	MaxText        = 65_536 // error text, log line, progress value
-	MaxDecimalSize = 15     // digits of any integer argument
-	MaxJobID       = PriorityStride - 1
-	MaxLaneName    = 128
-	MaxLaneCap     = 1_000_000
-	MaxRateMax     = 1_000_000
-	MaxRateWindow  = 86_400_000 // one day
-	MaxAddOptions  = 8          // option columns of one ADD
+	MaxPriority     = 1000
+	MaxDelayMS      = 315_360_000_000 // ten years
+	MaxAttempts     = 1_000_000
+	MaxBackoffMS    = 86_400_000  // one day
+	MaxRetryDelay   = 604_800_000 // an exponential backoff is capped at a week
+	MaxLeaseMS      = 86_400_000
+	MaxCount        = 1000 // jobs per ADD batch, CLAIM, RECOVER or PROMOTE
+	MaxLogCap       = 10_000
+	MaxUniqueKey    = 512
+	MaxText         = 65_536 // error text, log line, progress value
+	MaxDecimalSize  = 15     // digits of any integer argument
+	MaxJobID        = PriorityStride - 1
+	MaxLaneName     = 128
+	MaxLaneCap      = 1_000_000
+	MaxRateMax      = 1_000_000
+	MaxRateWindow   = 86_400_000 // one day
+	MaxAddOptions   = 8          // option columns of one ADD
+	MaxResult       = 1 << 20    // a result's hard bound, bytes
+	DefaultResult   = 262_144    // result_max when a queue sets none
+	MaxFlowDepth    = 16         // a root and 15 levels of children
+	MaxWaitMS       = 86_400_000 // how long a waited job's outcome is kept
+	MaxKeepCount    = 100_000_000
+	DefaultKeepDead = 100_000 // keep_dead_max when a queue sets none
+)
+
+// Child failure policies, as ADD's onfail column takes them.
+const (
+	OnFailFail     = "fail"     // the parent dies once its children finished (the default)
+	OnFailIgnore   = "ignore"   // the parent goes on; nothing recorded
+	OnFailContinue = "continue" // the parent goes on; the error is recorded for it
+)
+
+// ADD's other option columns (beside AddOptionLane).
+const (
+	AddOptionParent = "parent" // the 1-based index, in the call, of the job's parent
+	AddOptionOnFail = "onfail" // the child's failure policy
+	AddOptionWait   = "wait"   // ms the job's outcome is kept for waiters
 )
 
 // Backoff kinds as ADD takes them and the row's bo field stores them.
@@ -171,31 +204,41 @@ const (
 
 // Job states as the row's state field stores them.
 const (
-	StatePending = "pending"
-	StateDelayed = "delayed"
-	StateActive  = "active"
-	StateDead    = "dead"
+	StatePending   = "pending"
+	StateDelayed   = "delayed"
+	StateActive    = "active"
+	StateDead      = "dead"
+	StateWaiting   = "waiting"   // a parent waiting for its children
+	StateCompleted = "completed" // a retained completed job
 )
 
 // Row fields of a job hash.
 const (
-	FieldData     = "data"
-	FieldState    = "state"
-	FieldAttempts = "att"
-	FieldMax      = "max"
-	FieldPriority = "prio"
-	FieldBackoff  = "bo"
-	FieldAdded    = "at"
-	FieldError    = "err"
-	FieldProgress = "prog"
-	FieldUnique   = "uniq"
-	FieldLane     = "lane"
+	FieldData      = "data"
+	FieldState     = "state"
+	FieldAttempts  = "att"
+	FieldMax       = "max"
+	FieldPriority  = "prio"
+	FieldBackoff   = "bo"
+	FieldAdded     = "at"
+	FieldError     = "err"
+	FieldProgress  = "prog"
+	FieldUnique    = "uniq"
+	FieldLane      = "lane"
+	FieldKeep      = "keep"   // 1: retained when it completes
+	FieldParent    = "parent" // a child's parent id
+	FieldOnFail    = "onfail" // a child's policy, when not fail
+	FieldDeps      = "deps"   // a parent's unfinished children
+	FieldChildFail = "cfail"  // a parent's first child with policy fail that died
+	FieldWait      = "wait"   // ms its outcome is kept for waiters
+	FieldResult    = "res"    // a retained completed job's result
 )
 
 // InspectFields is the order in which INSPECT replies a row's fields.
 var InspectFields = []string{
 	FieldState, FieldData, FieldAttempts, FieldMax, FieldPriority,
 	FieldBackoff, FieldAdded, FieldError, FieldProgress, FieldUnique, FieldLane,
+	FieldKeep, FieldParent, FieldOnFail, FieldDeps, FieldChildFail, FieldWait, FieldResult,
 }
 
 // Meta fields.
@@ -207,14 +250,19 @@ const (
 	MetaLaneWait    = "lanewait" // the jobs waiting in lanes
 	MetaRateMax     = "rate_max"
 	MetaRateWindow  = "rate_window"
+	MetaKeepDone    = "keep_done"
+	MetaKeepDoneMax = "keep_done_max"
+	MetaKeepDead    = "keep_dead"
+	MetaKeepDeadMax = "keep_dead_max"
+	MetaResultMax   = "result_max"
 )
 
 // StatsExtras are the integers STATS replies after the counters, in order.
-var StatsExtras = []string{"lanes", "lane_waiting", "rate_max", "rate_window"}
+var StatsExtras = []string{"lanes", "lane_waiting", "rate_max", "rate_window", "waiting", "retained"}
 
 // StatsCounters are the stats hash fields, in the order STATS replies them.
 var StatsCounters = []string{
-	"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued",
+	"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued", "trimmed",
 }
 
 // FailRetry and FailDead are FAIL's replies when a job was retried or
