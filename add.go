@@ -97,8 +97,8 @@ type addResult struct {
 	err error
 }
 
-// addLanes is how many coalesced ADD calls are in flight at once.
-const addLanes = 2
+// addSenders is how many coalesced ADD calls are in flight at once.
+const addSenders = 2
 
 // maxCoalescedBytes stops a coalesced ADD from growing past about this many
 // payload bytes: big payloads gain little from sharing a call, and one huge
@@ -106,7 +106,7 @@ const addLanes = 2
 const maxCoalescedBytes = 1 << 20
 
 func newAdder(q *Queue) *groupcommit.Queue[*pendingAdd] {
-	return groupcommit.New(addLanes, takeAdds, q.sendAdds)
+	return groupcommit.New(addSenders, takeAdds, q.sendAdds)
 }
 
 // takeAdds takes the next coalesced batch, dropping callers that left: one

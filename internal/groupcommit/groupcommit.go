@@ -8,13 +8,13 @@ package groupcommit
 
 import "sync"
 
-// Queue sends queued items in batches: an item queued while fewer than lanes
+// Queue sends queued items in batches: an item queued while fewer than maxSenders
 // calls are in flight starts a sender at once; a sender takes what is queued
 // (as much as take allows), sends it, and goes on while items wait. Senders
 // exit when the queue is empty: an idle Queue holds no goroutine and needs
 // no Close.
 type Queue[T any] struct {
-	lanes int
+	maxSenders int
 	// take picks the next batch from a non-empty queue, under mu. It
 	// returns a batch of its own (not aliasing queue) and the items left;
 	// it returns an empty batch only when nothing is left to send.
@@ -29,19 +29,19 @@ type Queue[T any] struct {
 	stopped sync.Cond
 }
 
-// New returns a Queue with at most lanes sends in flight. take picks the
+// New returns a Queue with at most maxSenders sends in flight. take picks the
 // next batch from a non-empty queue (see Queue); send runs one batch.
-func New[T any](lanes int, take func([]T) ([]T, []T), send func([]T)) *Queue[T] {
-	b := &Queue[T]{lanes: lanes, take: take, send: send}
+func New[T any](maxSenders int, take func([]T) ([]T, []T), send func([]T)) *Queue[T] {
+	b := &Queue[T]{maxSenders: maxSenders, take: take, send: send}
 	b.stopped.L = &b.mu
 	return b
 }
 
-// Push queues item and starts a sender if a lane is free.
+// Push queues item and starts a sender if fewer than maxSenders are running.
 func (b *Queue[T]) Push(item T) {
 	b.mu.Lock()
 	b.queue = append(b.queue, item)
-	start := b.senders < b.lanes
+	start := b.senders < b.maxSenders
 	if start {
 		b.senders++
 	}

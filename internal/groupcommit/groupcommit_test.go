@@ -25,7 +25,7 @@ func TestGroupCommit(t *testing.T) {
 	require.Equal(t, []int{1}, <-sent)
 	b.Push(2)
 	require.Equal(t, []int{2}, <-sent)
-	// Both lanes are busy: these wait, and leave in batches of at most 3.
+	// Both senders are busy: these wait, and leave in batches of at most 3.
 	for i := 3; i <= 7; i++ {
 		b.Push(i)
 	}
