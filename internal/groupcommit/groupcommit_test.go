@@ -8,7 +8,7 @@ import (
 )
 
 // TestGroupCommit drives a Queue with a send that blocks until
-// the test lets it go: the first items leave alone, one per lane, and what
+// the test lets it go: the first items leave alone, one per sender, and what
 // queues behind them leaves together; the senders exit when the queue is
 // empty.
 func TestGroupCommit(t *testing.T) {
