@@ -29,7 +29,7 @@ import (
 // trips; the rest of a verb's commands go out as one pipeline (DoMulti). A
 // claim is two round trips too: the pop, then one pipeline for the batch.
 // Single adds and completions are grouped the way the client groups them
-// (internal/groupcommit, the same lanes and limits), so the floor is the
+// (internal/groupcommit, the same senders and limits), so the floor is the
 // same batching without the verbs' reads and checks.
 
 const (
