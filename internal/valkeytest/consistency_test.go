@@ -35,7 +35,7 @@ func TestQueueProblems(t *testing.T) {
 		run(protocol.Log, "1", "1", "line", "10")
 		run(protocol.Fail, "1", "1", "0", "boom")
 		run(protocol.Claim, "60000", "1")
-		run(protocol.Complete, "2", "1")
+		run(protocol.Complete, "2", "1", "")
 		run(protocol.Add, append([]string{"1", "0"}, job("d", "60000")...)...)
 		// lane t: job 5 waiting, job 6 claimed; lane u: job 7 waiting, capped at 1
 		run(protocol.LaneCap, "u", "1")
