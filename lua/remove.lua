@@ -51,7 +51,7 @@ if not all and not may({row}, true, true) then return {err = E_NOPERM} end
 -- jobs[i]: {id, row, state, lane, parent, wait, ukey, holder}
 local jobs, inset = {}, {}
 local function read_job(jid, jrow)
-  local f = rpcall('HMGET', jrow, 'att', 'state', 'uniq', 'lane', 'parent', 'wait', 'onfail')
+  local f = rpcall('HMGET', jrow, 'att', 'state', 'uniq', 'lane', 'parent', 'wait')
   if f.err then return nil, f end
   if not f[1] then return false end
   if f[2] == 'active' then return nil, {err = E_REMOVE_ACTIVE} end
