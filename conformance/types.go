@@ -235,6 +235,22 @@ func testIntegers(t *testing.T, env Env) {
 		{"recover to dead recovered", protocol.Recover, recoverTo("1"), "recovered", stats, false},
 		{"remove removed", protocol.Remove, fixtures[protocol.Remove], "removed", stats, true},
 		{"requeue requeued", protocol.Requeue, fixtures[protocol.Requeue], "requeued", stats, true},
+		{"trim of completed jobs trimmed", protocol.Trim, fixtures[protocol.Trim], "trimmed", stats, false},
+		{"trim of dead jobs trimmed", protocol.Trim, func(q *queue) []string {
+			q.install()
+			q.must(protocol.Retain, "0", "0", "0", "1", "0")
+			q.add(job{data: "a", attempts: "1"}, job{data: "b", attempts: "1"})
+			for _, c := range q.claim(600000, 2) {
+				q.must(protocol.Fail, c.id, c.token(), "0", "x")
+			}
+			return []string{"10"}
+		}, "trimmed", stats, true},
+		{"fail a child to dead stats dead", protocol.Fail, func(q *queue) []string {
+			q.install()
+			q.add(job{data: "p"}, job{data: "c", parent: "1", attempts: "1"})
+			c := q.claimOne()
+			return []string{c.id, c.token(), "0", "x"}
+		}, "dead", stats, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
