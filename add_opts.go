@@ -43,6 +43,7 @@ type addOptions struct {
 	unique      bool
 	lane        string
 	laned       bool
+	wait        time.Duration // how long the outcome is kept for waiters; 0: not
 }
 
 func defaultAddOptions() addOptions {
@@ -96,6 +97,13 @@ func Lane(name string) AddOption {
 	return func(o *addOptions) { o.lane, o.laned = name, true }
 }
 
+// KeepOutcome keeps the job's outcome (its result, or its error when it
+// dies) for d (1ms..24h) after it finishes, for Queue.Wait to read.
+// AddAndWait sets it itself.
+func KeepOutcome(d time.Duration) AddOption {
+	return func(o *addOptions) { o.wait = d }
+}
+
 // ceilMS converts d to whole milliseconds, rounding up so that a positive
 // duration never becomes 0.
 func ceilMS(d time.Duration) int64 {
@@ -108,8 +116,8 @@ func ceilMS(d time.Duration) int64 {
 
 // args validates the options and appends the job's ADD argument group:
 // data priority delay_ms max_attempts backoff backoff_ms unique_key
-// unique_ttl_ms, then its lane ("" for none), which the call sends only in a
-// lane column (see addCall).
+// unique_ttl_ms, then its values of the option columns (addColumns; "" for
+// none), which a call sends only when some job of it uses them (addCall).
 func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, error) {
 	if o.priority < 0 || o.priority > protocol.MaxPriority {
 		return dst, invalid(op, "priority %d outside 0..%d", o.priority, protocol.MaxPriority)
@@ -135,6 +143,14 @@ func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, er
 	if len(o.uniqueKey) > protocol.MaxUniqueKey {
 		return dst, invalid(op, "unique key of %d bytes, at most %d", len(o.uniqueKey), protocol.MaxUniqueKey)
 	}
+	wait := ""
+	if o.wait != 0 {
+		ms := ceilMS(o.wait)
+		if o.wait < 0 || ms > protocol.MaxWaitMS {
+			return dst, invalid(op, "outcome kept %v, want 1ms..%dms", o.wait, int64(protocol.MaxWaitMS))
+		}
+		wait = protocol.FormatInt(ms)
+	}
 	if o.laned && !protocol.ValidLaneName(o.lane) {
 		return dst, invalid(op, "lane name of %d bytes, want 1..%d", len(o.lane), protocol.MaxLaneName)
 	}
@@ -154,28 +170,49 @@ func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, er
 		o.uniqueKey,
 		protocol.FormatInt(ttl),
 		o.lane,
+		"", // parent: set by AddFlow
+		"", // onfail: set by AddFlow
+		wait,
 	), nil
 }
 
-// jobArgs is the length of a job's group as args builds it.
-const jobArgs = protocol.AddArgsPerJob + 1
+// The option columns a job's group carries after its fixed arguments, in
+// this order; a call sends only the columns some job of it uses.
+var addColumns = []string{protocol.AddOptionLane, protocol.AddOptionParent, protocol.AddOptionOnFail, protocol.AddOptionWait}
+
+// Positions of the option columns in a job's group.
+const (
+	colLane = protocol.AddArgsPerJob + iota
+	colParent
+	colOnFail
+	colWait
+	jobArgs // the length of a job's group as args builds it
+)
 
 // addCall builds ADD's arguments from jobs, the groups args built one after
-// another: the count, the option columns (lane, when any job has one), then
-// each job's group.
+// another: the count, the option columns some job uses (none for plain
+// jobs), then each job's fixed arguments and its values of those columns.
 func addCall(jobs []string) []string {
 	n := len(jobs) / jobArgs
-	laned := false
-	for i := jobArgs - 1; i < len(jobs); i += jobArgs {
-		laned = laned || jobs[i] != ""
+	var used []int
+	for c := range addColumns {
+		for i := protocol.AddArgsPerJob + c; i < len(jobs); i += jobArgs {
+			if jobs[i] != "" {
+				used = append(used, protocol.AddArgsPerJob+c)
+				break
+			}
+		}
 	}
-	if laned {
-		return append([]string{protocol.FormatInt(int64(n)), "1", protocol.AddOptionLane}, jobs...)
+	out := make([]string, 0, 2+len(used)+(protocol.AddArgsPerJob+len(used))*n)
+	out = append(out, protocol.FormatInt(int64(n)), protocol.FormatInt(int64(len(used))))
+	for _, c := range used {
+		out = append(out, addColumns[c-protocol.AddArgsPerJob])
 	}
-	out := make([]string, 0, 2+protocol.AddArgsPerJob*n)
-	out = append(out, protocol.FormatInt(int64(n)), "0")
 	for i := 0; i < len(jobs); i += jobArgs {
 		out = append(out, jobs[i:i+protocol.AddArgsPerJob]...)
+		for _, c := range used {
+			out = append(out, jobs[i+c])
+		}
 	}
 	return out
 }

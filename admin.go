@@ -26,11 +26,20 @@ func (q *Queue) Resume(ctx context.Context) error {
 	return err
 }
 
-// Remove deletes a pending, delayed or dead job with its logs and releases
-// its unique key. A claimed job is refused with ErrState; a job that does
-// not exist with ErrNotFound.
+// Remove deletes a pending, delayed, dead or retained completed job with its
+// logs and releases its unique key; a parent waiting for it is told, as if
+// it had finished. A claimed job is refused with ErrState, and so is a
+// parent still waiting for children (RemoveFlow removes it with them); a
+// job that does not exist is ErrNotFound.
 func (q *Queue) Remove(ctx context.Context, id string) error {
-	return q.byID(ctx, protocol.Remove, id)
+	return q.byID(ctx, protocol.Remove, id, "0")
+}
+
+// RemoveFlow removes a job and, when it is a parent waiting for children,
+// every descendant of it (at most 1000 jobs in all). A claimed job among
+// them refuses the whole removal with ErrState.
+func (q *Queue) RemoveFlow(ctx context.Context, id string) error {
+	return q.byID(ctx, protocol.Remove, id, "1")
 }
 
 // Requeue moves a dead job back to pending with a fresh set of attempts
@@ -40,11 +49,11 @@ func (q *Queue) Requeue(ctx context.Context, id string) error {
 	return q.byID(ctx, protocol.Requeue, id)
 }
 
-func (q *Queue) byID(ctx context.Context, v *protocol.Verb, id string) error {
+func (q *Queue) byID(ctx context.Context, v *protocol.Verb, id string, more ...string) error {
 	if err := checkJobID(v.Name, id); err != nil {
 		return err
 	}
-	n, err := q.callInt(ctx, v, id)
+	n, err := q.callInt(ctx, v, append([]string{id}, more...)...)
 	if err != nil {
 		return err
 	}
@@ -99,6 +108,9 @@ type Stats struct {
 	// the queue has no rate limit.
 	RateLimit  int64
 	RateWindow time.Duration
+	// Waiting counts the parents waiting for their children (AddFlow);
+	// Retained the completed jobs kept by the retention policy.
+	Waiting, Retained int64
 
 	// Lifetime counters.
 	TotalAdded     int64 // jobs added
@@ -109,6 +121,7 @@ type Stats struct {
 	TotalRecovered int64 // expired leases put back to pending
 	TotalRemoved   int64 // jobs removed
 	TotalRequeued  int64 // dead jobs requeued
+	TotalTrimmed   int64 // dead jobs deleted by the retention policy
 }
 
 // Stats reads the queue's counts and counters in one call.
@@ -127,7 +140,7 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	}
 	totals := []*int64{
 		&s.TotalAdded, &s.TotalCompleted, &s.TotalFailed, &s.TotalRetried,
-		&s.TotalDead, &s.TotalRecovered, &s.TotalRemoved, &s.TotalRequeued,
+		&s.TotalDead, &s.TotalRecovered, &s.TotalRemoved, &s.TotalRequeued, &s.TotalTrimmed,
 	}
 	for i, name := range protocol.StatsCounters {
 		fields["total_"+name] = totals[i]
@@ -136,6 +149,7 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	fields["paused"] = &paused
 	fields["lanes"], fields["lane_waiting"] = &s.Lanes, &s.LaneWaiting
 	fields["rate_max"], fields["rate_window"] = &s.RateLimit, &window
+	fields["waiting"], fields["retained"] = &s.Waiting, &s.Retained
 	for i := 0; i < len(pairs); i += 2 {
 		name, err := pairs[i].ToString()
 		if err != nil {
@@ -164,6 +178,10 @@ const (
 	StateDelayed JobState = protocol.StateDelayed
 	StateActive  JobState = protocol.StateActive
 	StateDead    JobState = protocol.StateDead
+	// StateWaiting is a parent waiting for its children (AddFlow).
+	StateWaiting JobState = protocol.StateWaiting
+	// StateCompleted is a completed job kept by the retention policy.
+	StateCompleted JobState = protocol.StateCompleted
 )
 
 // JobInfo is what Inspect reads of a job.
@@ -188,6 +206,14 @@ type JobInfo struct {
 	UniqueKey string
 	// Lane is the lane it was added to by Lane; empty for none.
 	Lane string
+	// Parent is its parent's id in a flow; empty for none. Waiting, on a
+	// parent, counts its children not finished yet; ChildFailed is the
+	// first child that died and fails it.
+	Parent      string
+	Waiting     int64
+	ChildFailed string
+	// Result is a retained completed job's result.
+	Result []byte
 	// Logs are the lines given to Job.Log, oldest first.
 	Logs []string
 }
@@ -261,6 +287,14 @@ func (info *JobInfo) set(name string, v valkey.ValkeyMessage) error {
 		info.UniqueKey = s
 	case protocol.FieldLane:
 		info.Lane = s
+	case protocol.FieldParent:
+		info.Parent = s
+	case protocol.FieldDeps:
+		info.Waiting, err = strconv.ParseInt(s, 10, 64)
+	case protocol.FieldChildFail:
+		info.ChildFailed = s
+	case protocol.FieldResult:
+		info.Result = []byte(s)
 	}
 	return err
 }

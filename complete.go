@@ -39,6 +39,8 @@ func (q *Queue) CompleteMany(ctx context.Context, jobs []*Job) ([]error, error) 
 			errs[i] = invalid("completemany", "job %d is nil", i)
 		case j.q != q:
 			errs[i] = invalid("completemany", "job %s was claimed from another queue handle", j.ID)
+		case len(j.result) > protocol.MaxResult:
+			errs[i] = j.checkResult("completemany")
 		default:
 			idx = append(idx, i)
 		}
@@ -90,10 +92,10 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 	if q.noCompleteMany.Load() {
 		return completeEach(ctx, jobs), nil
 	}
-	args := make([]string, 1, 1+2*len(jobs))
+	args := make([]string, 1, 1+3*len(jobs))
 	args[0] = protocol.FormatInt(int64(len(jobs)))
 	for _, j := range jobs {
-		args = append(args, j.ID, j.token)
+		args = append(args, j.ID, j.token, string(j.result))
 	}
 	msg, err := q.call(ctx, protocol.CompleteMany, args...)
 	// Completed but not confirmed durable: each completed job gets the
@@ -130,6 +132,8 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrStale}}
 		case protocol.CompleteManyNotActive:
 			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrNotActive, ErrState}}
+		case protocol.CompleteManyTooLarge:
+			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrResultTooLarge, ErrState}}
 		default:
 			return nil, fmt.Errorf("trafikey: completemany: unexpected outcome %d", n)
 		}
@@ -183,13 +187,13 @@ type completion struct {
 	done     chan error
 }
 
-// completionLanes is how many COMPLETEMANY calls a worker keeps in flight:
+// completionSenders is how many COMPLETEMANY calls a worker keeps in flight:
 // while one is on the wire the next batch is already gathering, and the
 // client pipelines the two.
-const completionLanes = 2
+const completionSenders = 2
 
 func newCompleter(q *Queue) *groupcommit.Queue[*completion] {
-	return groupcommit.New(completionLanes, takeCompletions, q.sendCompletions)
+	return groupcommit.New(completionSenders, takeCompletions, q.sendCompletions)
 }
 
 // takeCompletions takes the next batch of distinct jobs. A completion whose

@@ -39,6 +39,15 @@ var (
 	// removed, or never existed. The server answers such calls with 0, not
 	// with an error reply, so this error carries no server text.
 	ErrNotFound = errors.New("trafikey: job not found")
+	// ErrResultTooLarge reports a completion whose result is over the
+	// queue's bound (RetentionPolicy.ResultMax); the job was not completed.
+	// It is an ErrState too.
+	ErrResultTooLarge = errors.New("trafikey: result too large")
+	// ErrJobDead reports a waited job that died (AddAndWait, Queue.Wait);
+	// errors.As with a *JobDeadError gives its last error text.
+	ErrJobDead = errors.New("trafikey: job died")
+	// ErrRemoved reports a waited job that was removed before it finished.
+	ErrRemoved = errors.New("trafikey: job removed")
 	// ErrRateLimited reports a claim over the queue's rate limit (class
 	// EMQRATE); nothing was claimed. errors.As with a *RateLimitError gives
 	// the wait until the window ends.
@@ -90,6 +99,18 @@ func (e *DuplicateError) Error() string {
 // Unwrap makes a DuplicateError an ErrDuplicate.
 func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 
+// JobDeadError is the detail of an ErrJobDead: the job and the text of its
+// last error ("lease expired", "child <id> failed", or the handler's).
+type JobDeadError struct {
+	ID, Err string
+}
+
+// Error describes the death.
+func (e *JobDeadError) Error() string { return "trafikey: job " + e.ID + " died: " + e.Err }
+
+// Unwrap makes a JobDeadError an ErrJobDead.
+func (e *JobDeadError) Unwrap() error { return ErrJobDead }
+
 // RateLimitError is the detail of an ErrRateLimited: how long until the
 // queue's rate window ends and claims are let through again.
 type RateLimitError struct {
@@ -135,6 +156,9 @@ func serverError(v *protocol.Verb, text string, cause error) *ServerError {
 	case classState:
 		if text == protocol.ErrNotActive(v.Name) {
 			e.wrapped = append(e.wrapped, ErrNotActive)
+		}
+		if text == protocol.ErrResultTooLarge {
+			e.wrapped = append(e.wrapped, ErrResultTooLarge)
 		}
 		e.wrapped = append(e.wrapped, ErrState)
 	case classLock:

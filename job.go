@@ -23,9 +23,21 @@ type Job struct {
 	// run). It is the attempt token the job's methods send.
 	Attempt int64
 
-	q     *Queue
-	token string
+	q      *Queue
+	token  string
+	result []byte
 }
+
+// SetResult sets the result the job's completion carries (at most the
+// queue's result bound, RetentionPolicy.ResultMax, 256 KiB by default; never
+// more than MaxResult). It is kept for whoever reads it: the job's parent in
+// a flow (Job.ChildResults), a retained job's row (Inspect), a waiter
+// (AddAndWait). A Worker's handler sets it by returning it (Returning).
+func (j *Job) SetResult(result []byte) { j.result = result }
+
+// MaxResult is the largest result a completion can carry, whatever the
+// queue's bound.
+const MaxResult = protocol.MaxResult
 
 // Queue returns the queue the job was claimed from.
 func (j *Job) Queue() *Queue { return j.q }
@@ -73,6 +85,14 @@ func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*J
 	return jobs, nil
 }
 
+// checkResult refuses a result over MaxResult before any I/O.
+func (j *Job) checkResult(op string) error {
+	if len(j.result) > protocol.MaxResult {
+		return invalid(op, "result of %d bytes, at most %d", len(j.result), protocol.MaxResult)
+	}
+	return nil
+}
+
 func leaseArg(op string, lease time.Duration) (string, error) {
 	ms := ceilMS(lease)
 	if lease <= 0 || ms > protocol.MaxLeaseMS {
@@ -81,12 +101,16 @@ func leaseArg(op string, lease time.Duration) (string, error) {
 	return protocol.FormatInt(ms), nil
 }
 
-// Complete reports the job done: its row and logs are deleted and its
-// unique key released. It returns ErrStale when the job was claimed again
+// Complete reports the job done, with the result SetResult gave: its row and
+// logs are deleted (kept, with the result, when the queue retains completed
+// jobs) and its unique key released; a parent waiting for it is told. It returns ErrStale when the job was claimed again
 // since, ErrNotActive when its lease expired and it was recovered, and
 // ErrNotFound when it no longer exists.
 func (j *Job) Complete(ctx context.Context) error {
-	n, err := j.q.callInt(ctx, protocol.Complete, j.ID, j.token)
+	if err := j.checkResult("complete"); err != nil {
+		return err
+	}
+	n, err := j.q.callInt(ctx, protocol.Complete, j.ID, j.token, string(j.result))
 	if err != nil {
 		return err
 	}

@@ -71,8 +71,9 @@ type WorkerOptions struct {
 	// pending (default 500 ms). It bounds how late a delayed job starts. A
 	// negative value leaves promotion to another process.
 	PromoteEvery time.Duration
-	// RecoverEvery is the period of taking back jobs whose lease expired
-	// (default 5 s). A negative value leaves recovery to another process.
+	// RecoverEvery is the period of taking back jobs whose lease expired,
+	// and of trimming the finished jobs the retention policy no longer
+	// keeps (default 5 s). A negative value leaves both to another process.
 	RecoverEvery time.Duration
 	// Timeout bounds each handler run (0: no bound). At the deadline the
 	// handler's context ends (context.Cause is ErrTimeout) and the attempt
@@ -782,6 +783,32 @@ func (w *Worker) maintain(ctx context.Context) {
 			w.promoteAll(ctx)
 		case <-recoverTick.c:
 			w.recoverAll(ctx)
+			w.trimAll(ctx)
+		}
+	}
+}
+
+// trimSteps bounds the TRIM calls per queue and tick: a backlog of jobs to
+// trim is worked off over ticks, 1000 jobs a call, so that no tick holds
+// the server for long.
+const trimSteps = 10
+
+// trimAll deletes finished jobs the queues' retention policies no longer
+// keep, in bounded steps, on the recovery timer.
+func (w *Worker) trimAll(ctx context.Context) {
+	for _, qw := range w.queues {
+		q := qw.Queue
+		for range trimSteps {
+			done, dead, err := q.Trim(ctx, protocol.MaxCount)
+			if err != nil {
+				if ctx.Err() == nil {
+					w.log.error("trafikey: trim", "queue", q.name, "err", err)
+				}
+				break
+			}
+			if done+dead < protocol.MaxCount {
+				break
+			}
 		}
 	}
 }

@@ -1,0 +1,328 @@
+package trafikey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// ChildPolicy is what a child's death does to its parent in a flow.
+type ChildPolicy string
+
+// Child policies.
+const (
+	// ChildFailsParent: once every child has finished, the parent dies
+	// with "child <id> failed" instead of running (the default).
+	ChildFailsParent ChildPolicy = protocol.OnFailFail
+	// ChildIgnored: the parent runs as if the child had completed, and
+	// nothing of the failure is kept.
+	ChildIgnored ChildPolicy = protocol.OnFailIgnore
+	// ChildRecorded: the parent runs, and Job.ChildResults gives it the
+	// child's error.
+	ChildRecorded ChildPolicy = protocol.OnFailContinue
+)
+
+// MaxFlowDepth is the deepest a flow can be: a root and 15 levels below it.
+const MaxFlowDepth = protocol.MaxFlowDepth
+
+// FlowJob is one job of a flow (AddFlow): its payload and options, what its
+// failure does to its parent, and its children. A job with children waits,
+// in StateWaiting, until every child has finished, then becomes pending.
+type FlowJob struct {
+	Payload []byte
+	// Options configure the job as for Add. A job with children cannot
+	// have a Delay.
+	Options []AddOption
+	// OnFail is what this job's death does to its parent; the root's is
+	// not used. Empty is ChildFailsParent.
+	OnFail ChildPolicy
+	// Children are the jobs this one waits for.
+	Children []FlowJob
+}
+
+// FlowIDs are the ids a flow's jobs were given, in the shape of the flow.
+type FlowIDs struct {
+	ID       string
+	Children []FlowIDs
+}
+
+// AddFlow adds a tree of jobs in one call, all of them or none: every job
+// with children waits until each of them has finished (completed, died or
+// been removed), then runs, its handler reading their results with
+// Job.ChildResults. A flow holds at most MaxBatch jobs, at most MaxFlowDepth
+// deep, all in this queue. The tree is validated before any I/O.
+func (q *Queue) AddFlow(ctx context.Context, root FlowJob) (FlowIDs, error) {
+	var flat []string
+	var build func(j *FlowJob, parent, depth int, path string) error
+	build = func(j *FlowJob, parent, depth int, path string) error {
+		n := len(flat) / jobArgs
+		if n >= MaxBatch {
+			return invalid("add flow", "more than %d jobs", MaxBatch)
+		}
+		if depth > MaxFlowDepth {
+			return invalid("add flow", "job %s is deeper than %d levels", path, MaxFlowDepth)
+		}
+		o := defaultAddOptions()
+		for _, opt := range j.Options {
+			opt(&o)
+		}
+		if len(j.Children) > 0 && o.delay != 0 {
+			return invalid("add flow", "job %s has children and a delay", path)
+		}
+		var err error
+		if flat, err = o.args("add flow job "+path, flat, j.Payload); err != nil {
+			return err
+		}
+		if parent > 0 {
+			flat[n*jobArgs+colParent] = strconv.Itoa(parent)
+			switch j.OnFail {
+			case "", ChildFailsParent:
+			case ChildIgnored, ChildRecorded:
+				flat[n*jobArgs+colOnFail] = string(j.OnFail)
+			default:
+				return invalid("add flow", "job %s: child policy %s", path, echo(string(j.OnFail)))
+			}
+		}
+		for i := range j.Children {
+			if err := build(&j.Children[i], n+1, depth+1, path+"."+strconv.Itoa(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := build(&root, 0, 1, "0"); err != nil {
+		return FlowIDs{}, err
+	}
+	msg, err := q.call(ctx, protocol.Add, addCall(flat)...)
+	if err != nil && !errors.Is(err, ErrNotDurable) {
+		return FlowIDs{}, err
+	}
+	ids, rerr := msg.AsStrSlice()
+	if rerr != nil || len(ids) != len(flat)/jobArgs {
+		return FlowIDs{}, fmt.Errorf("trafikey: add flow: unexpected reply %v", msg)
+	}
+	q.observer.JobsAdded(q.name, len(ids))
+	// the ids come in the order the tree was walked: depth first
+	next := 0
+	var shape func(j *FlowJob) FlowIDs
+	shape = func(j *FlowJob) FlowIDs {
+		out := FlowIDs{ID: ids[next]}
+		next++
+		for i := range j.Children {
+			out.Children = append(out.Children, shape(&j.Children[i]))
+		}
+		return out
+	}
+	return shape(&root), err
+}
+
+// ChildResult is what a parent reads of one of its children.
+type ChildResult struct {
+	ID string
+	// State is the child's state now; empty when its row is gone
+	// (completed and not retained, or removed).
+	State JobState
+	// Result is the result its completion carried, when not empty.
+	Result []byte
+	// Err is its error when it died with policy ChildRecorded.
+	Err string
+	// Completed reports whether it completed with a result recorded.
+	Completed bool
+}
+
+// childrenPage is how many children one CHILDREN call reads.
+const childrenPage = 100
+
+// ChildResults reads the job's children in id order, with their results and
+// the errors recorded for them: the parent's handler's view of its flow.
+func (j *Job) ChildResults(ctx context.Context) ([]ChildResult, error) {
+	return j.q.Children(ctx, j.ID)
+}
+
+// Children reads the children of job id in id order, with their results and
+// the errors recorded for them, a page of 100 per call.
+func (q *Queue) Children(ctx context.Context, id string) ([]ChildResult, error) {
+	if err := checkJobID("children", id); err != nil {
+		return nil, err
+	}
+	var out []ChildResult
+	after := "0"
+	for {
+		msg, err := q.call(ctx, protocol.Children, id, after, strconv.Itoa(childrenPage))
+		if err != nil {
+			return out, err
+		}
+		rows, err := msg.ToArray()
+		if err != nil {
+			return out, fmt.Errorf("trafikey: children: unexpected reply %v", msg)
+		}
+		for _, r := range rows {
+			f, err := r.ToArray()
+			if err != nil || len(f) != 4 {
+				return out, fmt.Errorf("trafikey: children: unexpected reply %v", msg)
+			}
+			var c ChildResult
+			if c.ID, err = f[0].ToString(); err != nil {
+				return out, fmt.Errorf("trafikey: children: unexpected reply %v", msg)
+			}
+			if s, err := f[1].ToString(); err == nil {
+				c.State = JobState(s)
+			}
+			if s, err := f[2].ToString(); err == nil {
+				c.Result, c.Completed = []byte(s), true
+			}
+			if s, err := f[3].ToString(); err == nil {
+				c.Err = s
+			}
+			out = append(out, c)
+		}
+		if len(rows) < childrenPage {
+			return out, nil
+		}
+		after = out[len(out)-1].ID
+	}
+}
+
+// DefaultWaitTTL is how long AddAndWait keeps a job's outcome when ctx has
+// no deadline.
+const DefaultWaitTTL = time.Hour
+
+// AddAndWait adds a job and waits until it completes, returning its result,
+// or dies (an error matching ErrJobDead), or is removed (ErrRemoved), or
+// ctx ends. Waiting blocks in the server on the job's outcome list, without
+// polling. The outcome is kept until ctx's deadline (DefaultWaitTTL without
+// one, at most 24 h), so a caller that reconnects can Wait again.
+func (q *Queue) AddAndWait(ctx context.Context, payload []byte, opts ...AddOption) ([]byte, error) {
+	ttl := DefaultWaitTTL
+	if d, ok := ctx.Deadline(); ok {
+		ttl = min(max(time.Until(d), time.Millisecond), time.Duration(protocol.MaxWaitMS)*time.Millisecond)
+	}
+	id, err := q.Add(ctx, payload, append(opts, KeepOutcome(ttl))...)
+	if err != nil {
+		return nil, err
+	}
+	return q.Wait(ctx, id)
+}
+
+// waitStep bounds one blocking wait, so that ctx is looked at again.
+const waitStep = time.Second
+
+// Wait waits for the outcome of job id, added with KeepOutcome (or by
+// AddAndWait): its result when it completed, an error matching ErrJobDead
+// when it died, ErrRemoved when it was removed. It returns at once when the
+// job already finished and its outcome is still kept; a job added without
+// KeepOutcome never has one, and Wait runs until ctx ends.
+func (q *Queue) Wait(ctx context.Context, id string) ([]byte, error) {
+	if err := checkJobID("wait", id); err != nil {
+		return nil, err
+	}
+	key := q.keys.Done(id)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		step := waitStep
+		if d, ok := ctx.Deadline(); ok {
+			step = min(step, max(time.Until(d), time.Millisecond))
+		}
+		// BLMOVE onto the same list leaves the outcome for other waiters.
+		cmd := q.client.B().Blmove().Source(key).Destination(key).Left().Right().Timeout(step.Seconds()).Build()
+		out, err := q.client.Do(ctx, cmd).ToString()
+		switch {
+		case valkey.IsValkeyNil(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("trafikey: wait for job %s: %w", id, err)
+		case out == "":
+			return nil, fmt.Errorf("trafikey: wait for job %s: empty outcome", id)
+		}
+		switch out[0] {
+		case 'c':
+			return []byte(out[1:]), nil
+		case 'd':
+			return nil, &JobDeadError{ID: id, Err: out[1:]}
+		case 'r':
+			return nil, fmt.Errorf("trafikey: wait for job %s: %w", id, ErrRemoved)
+		}
+		return nil, fmt.Errorf("trafikey: wait for job %s: unknown outcome %q", id, out[:1])
+	}
+}
+
+// RetentionPolicy is how long and how many finished jobs a queue keeps.
+// Zero values mean: completed jobs are deleted at once (as without a
+// policy), dead jobs are kept without an age bound, at most
+// DefaultKeepDead of them.
+type RetentionPolicy struct {
+	// KeepCompleted keeps completed jobs, with their results, for this
+	// long; KeepCompletedMax keeps at most this many (the oldest go
+	// first). Either set retains the jobs added from then on.
+	KeepCompleted    time.Duration
+	KeepCompletedMax int
+	// KeepDead bounds how long dead jobs are kept (0: no bound);
+	// KeepDeadMax how many (0: DefaultKeepDead; NoLimit: none).
+	KeepDead    time.Duration
+	KeepDeadMax int
+	// ResultMax bounds a result in bytes (0: DefaultResultMax; at most
+	// MaxResult).
+	ResultMax int
+}
+
+// Retention defaults.
+const (
+	DefaultKeepDead  = protocol.DefaultKeepDead
+	DefaultResultMax = protocol.DefaultResult
+	// NoLimit as KeepDeadMax keeps every dead job.
+	NoLimit = -1
+)
+
+// SetRetention sets the queue's retention policy. Workers trim what it no
+// longer keeps, in bounded steps on their maintenance timer (or call Trim).
+func (q *Queue) SetRetention(ctx context.Context, p RetentionPolicy) error {
+	done, dead := ceilMS(p.KeepCompleted), ceilMS(p.KeepDead)
+	switch {
+	case p.KeepCompleted < 0 || done > protocol.MaxDelayMS:
+		return invalid("set retention", "keep completed %v outside 0..%dms", p.KeepCompleted, int64(protocol.MaxDelayMS))
+	case p.KeepDead < 0 || dead > protocol.MaxDelayMS:
+		return invalid("set retention", "keep dead %v outside 0..%dms", p.KeepDead, int64(protocol.MaxDelayMS))
+	case p.KeepCompletedMax < 0 || p.KeepCompletedMax > protocol.MaxKeepCount:
+		return invalid("set retention", "keep completed max %d outside 0..%d", p.KeepCompletedMax, protocol.MaxKeepCount)
+	case p.KeepDeadMax < NoLimit || p.KeepDeadMax > protocol.MaxKeepCount:
+		return invalid("set retention", "keep dead max %d outside 0..%d (or NoLimit)", p.KeepDeadMax, protocol.MaxKeepCount)
+	case p.ResultMax < 0 || p.ResultMax > protocol.MaxResult:
+		return invalid("set retention", "result max %d outside 0..%d", p.ResultMax, protocol.MaxResult)
+	}
+	deadMax := p.KeepDeadMax
+	switch deadMax {
+	case 0:
+		deadMax = DefaultKeepDead
+	case NoLimit:
+		deadMax = 0 // the protocol's "no bound"
+	}
+	_, err := q.callInt(ctx, protocol.Retain, protocol.FormatInt(done), strconv.Itoa(p.KeepCompletedMax),
+		protocol.FormatInt(dead), strconv.Itoa(deadMax), strconv.Itoa(p.ResultMax))
+	return err
+}
+
+// Trim deletes up to limit (1..1000) finished jobs that the retention
+// policy no longer keeps, and returns how many completed and dead jobs it
+// deleted. Workers call it on their maintenance timer.
+func (q *Queue) Trim(ctx context.Context, limit int) (completed, dead int, err error) {
+	if limit < 1 || limit > protocol.MaxCount {
+		return 0, 0, invalid("trim", "limit %d outside 1..%d", limit, protocol.MaxCount)
+	}
+	msg, err := q.call(ctx, protocol.Trim, strconv.Itoa(limit))
+	if err != nil {
+		return 0, 0, err
+	}
+	n, err := msg.AsIntSlice()
+	if err != nil || len(n) != 2 {
+		return 0, 0, fmt.Errorf("trafikey: trim: unexpected reply %v", msg)
+	}
+	return int(n[0]), int(n[1]), nil
+}
