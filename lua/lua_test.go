@@ -25,7 +25,7 @@ func TestScripts(t *testing.T) {
 			body, ok := files[v.Script]
 			require.True(t, ok, "lua/%s is missing", v.Script)
 			require.NotPanics(t, func() { lua.Source(v) })
-			require.True(t, strings.HasPrefix(lua.Source(v), lua.Shebang(v)+"\n"+files[lua.LibFile]+"\n"))
+			require.Equal(t, lua.Shebang(v)+"\n"+lua.Used(files[lua.LibFile], body)+"\n"+body, lua.Source(v))
 			require.True(t, strings.HasPrefix(lua.Shebang(v), "#!lua"))
 
 			require.True(t, strings.HasPrefix(body, "-- "+v.Script+": "+v.Command+", "),
@@ -92,4 +92,16 @@ func TestScriptHabits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Used keeps the definitions a body uses, and the ones they use, in the
+// library's order, and nothing else.
+func TestUsed(t *testing.T) {
+	t.Parallel()
+	lib := "-- the library\nlocal a, b = 1, 2\nlocal function f()\n  return a\nend\n" +
+		"-- g calls f\nlocal function g()\n  return f() + 1\nend\nlocal function h()\n  return b -- not g\nend\nlocal gx = 3\n"
+	require.Equal(t, "-- the library\nlocal a, b = 1, 2\nlocal function f()\n  return a\nend\n-- g calls f\nlocal function g()\n  return f() + 1\nend\n",
+		lua.Used(lib, "return g() -- h"))
+	require.Equal(t, "-- the library\nlocal a, b = 1, 2\nlocal function h()\n  return b -- not g\nend\nlocal gx = 3\n", lua.Used(lib, "return h() + gx"))
+	require.Equal(t, "-- the library\n", lua.Used(lib, "return 1"))
 }
