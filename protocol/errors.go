@@ -40,12 +40,6 @@ const (
 	ErrRemoveActive = "EMQSTATE remove job is active"
 	// ErrRequeueNotDead: REQUEUE only takes dead jobs.
 	ErrRequeueNotDead = "EMQSTATE requeue not dead"
-	// ErrRemoveHasChildren: REMOVE without cascade refuses a parent that
-	// waits for children.
-	ErrRemoveHasChildren = "EMQSTATE remove has children"
-	// ErrResultTooLarge: COMPLETE refuses a result over the queue's
-	// result_max.
-	ErrResultTooLarge = "EMQSTATE complete result too large"
 )
 
 // ErrAddDuplicate is the refusal when a unique key is held by job id.

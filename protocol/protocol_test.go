@@ -147,14 +147,13 @@ func TestVerbTable(t *testing.T) {
 		}
 	}
 	require.Len(t, protocol.JobCore, 17)
-	require.Len(t, protocol.All, 26)
-	for _, read := range []*protocol.Verb{protocol.Stats, protocol.Inspect, protocol.Lane, protocol.Lanes, protocol.Children} {
+	require.Len(t, protocol.All, 23)
+	for _, read := range []*protocol.Verb{protocol.Stats, protocol.Inspect, protocol.Lane, protocol.Lanes} {
 		require.Equal(t, protocol.Reads, read.Mode, read.Name)
 	}
 	require.Equal(t, 7, protocol.Add.NumKeys())
-	require.Equal(t, protocol.StatsCounters, []string{"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued", "trimmed"})
-	require.Equal(t, []string{"state", "data", "att", "max", "prio", "bo", "at", "err", "prog", "uniq", "lane",
-		"keep", "parent", "onfail", "deps", "cfail", "wait", "res"}, protocol.InspectFields)
+	require.Equal(t, protocol.StatsCounters, []string{"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued"})
+	require.Equal(t, []string{"state", "data", "att", "max", "prio", "bo", "at", "err", "prog", "uniq", "lane"}, protocol.InspectFields)
 }
 
 func TestFormatInt(t *testing.T) {

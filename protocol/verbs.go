@@ -149,7 +149,7 @@ var FlowVerbs = []*Verb{Retain, Trim, Children}
 
 // All lists every keyed verb: the job core, the lane and rate verbs, then
 // the retention and flow verbs.
-var All = append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...)
+var All = append(append([]*Verb(nil), JobCore...), LaneVerbs...)
 
 // VersionCommand is the native executor's probe: no keys, replies Wire.
 const VersionCommand = "EMQ.VERSION"
@@ -238,7 +238,6 @@ const (
 var InspectFields = []string{
 	FieldState, FieldData, FieldAttempts, FieldMax, FieldPriority,
 	FieldBackoff, FieldAdded, FieldError, FieldProgress, FieldUnique, FieldLane,
-	FieldKeep, FieldParent, FieldOnFail, FieldDeps, FieldChildFail, FieldWait, FieldResult,
 }
 
 // Meta fields.
@@ -258,11 +257,11 @@ const (
 )
 
 // StatsExtras are the integers STATS replies after the counters, in order.
-var StatsExtras = []string{"lanes", "lane_waiting", "rate_max", "rate_window", "waiting", "retained"}
+var StatsExtras = []string{"lanes", "lane_waiting", "rate_max", "rate_window"}
 
 // StatsCounters are the stats hash fields, in the order STATS replies them.
 var StatsCounters = []string{
-	"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued", "trimmed",
+	"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued",
 }
 
 // FailRetry and FailDead are FAIL's replies when a job was retried or
