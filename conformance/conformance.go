@@ -81,6 +81,9 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"lanes/refusals", testLaneRefusals},
 		{"lanes/invariants", testLaneInvariants},
 		{protocol.Rate.Name, testRate},
+		{protocol.Append.Name, testAppend},
+		{protocol.Publish.Name, testPublish},
+		{protocol.FailuresIncr.Name, testFailuresIncr},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
