@@ -25,14 +25,13 @@ func busWorkload(t *testing.T, s *valkeyserver.Server, q string) {
 	wantRefused(t, s, protocol.ErrNotAfterTop("append"), named(protocol.Append, "orders", "2", "6-0", "1", "f", "v", "5-2", "1", "f", "v")...)
 	id := valkeytest.Do(t, s, verbArgs(protocol.Publish, q, "added", "1", "k", "v")...)
 	require.IsType(t, "", id)
-	
+
 	valkeytest.Do(t, s, "SET", protocol.FailuresIncr.NamedKey(k, "bad"), "abc")
 	wantRefused(t, s, protocol.ErrNotInteger, named(protocol.FailuresIncr, "bad", "60000")...)
 	for want := int64(1); want <= 3; want++ {
 		require.Equal(t, want, valkeytest.Do(t, s, named(protocol.FailuresIncr, "smtp", "600000")...))
 	}
 }
-
 
 // The bus verbs' writes reach the AOF and a replica without the module as
 // their effects: XADD with the ids, INCR and PEXPIREAT, never EMQ.*.
