@@ -84,3 +84,7 @@ const (
 	// MaxBitOffset is the largest bit offset, 2^32 − 1 (a 512 MiB string).
 	MaxBitOffset = 1<<32 - 1
 )
+
+// SuffixOnce prefixes a "seen" bitmap of the client's Once: a string per
+// name, emq:{q}:once:<name>, one bit per job id, written with TRA.SETBIT.
+const SuffixOnce = "once:"
