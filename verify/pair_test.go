@@ -527,7 +527,8 @@ func (s side) ttls(t tb) []int64 {
 //   - INSPECT's at field (the time of the ADD), when the two are integers at
 //     most p.window apart;
 //   - CLAIM's EMQRATE wait (the rate window's PTTL), when the two waits are
-//     at most p.window apart.
+//     at most p.window apart;
+//   - PUBLISH's entry id, when the two ids' ms are at most p.window apart.
 //
 // Anything else is compared as it is.
 func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
@@ -542,6 +543,15 @@ func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
 		if wa, ok := rateWait(ra); ok {
 			if wb, ok := rateWait(rb); ok && p.sameTime(wa, wb) {
 				return protocol.ErrRateLimited(0) + " <wait>", protocol.ErrRateLimited(0) + " <wait>"
+			}
+		}
+	case protocol.Publish:
+		// the entry id XADD * generated: the servers' clocks, then a sequence
+		if ra.Kind == "bulk" && rb.Kind == "bulk" {
+			ma, _, okA := strings.Cut(ra.Text, "-")
+			mb, _, okB := strings.Cut(rb.Text, "-")
+			if okA && okB && p.sameTime(ma, mb) {
+				return `"<entry id>"`, `"<entry id>"`
 			}
 		}
 	case protocol.Inspect:
