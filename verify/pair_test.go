@@ -393,7 +393,8 @@ func shorten(r string) string {
 // ahead of the clock, and returns the clock then (now) and the earliest
 // deadline further ahead (next: the step must end before it): the lease
 // deadlines in active before RECOVER, the due times in delayed before
-// PROMOTE, the unique keys' expiries before ADD. Every other verb's outcome
+// PROMOTE, the keys' expiries before ADD, CLAIM and FAILURES.INCR (a
+// counter's window). Every other verb's outcome
 // is independent of the clock.
 func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
 	t.Helper()
@@ -403,8 +404,9 @@ func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
 		set = protocol.SuffixActive
 	case protocol.Promote:
 		set = protocol.SuffixDelayed
-	case protocol.Add, protocol.Claim:
-		// the unique keys' expiries, and the rate window's
+	case protocol.Add, protocol.Claim, protocol.FailuresIncr:
+		// the unique keys' expiries, the rate window's, the failure
+		// counters'
 	default:
 		return p.now(t), 1<<63 - 1
 	}
