@@ -62,6 +62,18 @@
 // primitives the Worker is built from, exported for callers with their own
 // loop.
 //
+// # Downstreams and idempotency
+//
+// Queue.Breaker is a circuit breaker over a downstream's failures, counted
+// on the server (EMQ.FAILURES.INCR) so every worker of the queue shares
+// it: open while a window's count is above its threshold, closed again when
+// the window ends. Breaker.Middleware fails jobs with ErrBreakerOpen without
+// running their handler while it is open, and counts the handler's
+// failures. Queue.Once is a "seen" bitmap over job ids (one bit per id, ids
+// up to 2^32 − 1, max id / 8 bytes of memory), set with the module's
+// TRA.SETBIT, for handlers whose side effect must not run twice when a
+// completion was lost; Once.Middleware skips jobs already marked.
+//
 // # Leases and attempt tokens
 //
 // A claim holds a job under a lease. Each claim increments the job's

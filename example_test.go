@@ -363,3 +363,56 @@ func ExampleMiddleware() {
 	}
 	// Output: level=INFO msg="trafikey: job done" queue=reports job=1 attempt=1
 }
+
+// A circuit breaker over a downstream's failures, shared by every worker of
+// the queue: open once more than 3 failures were counted in a minute.
+func ExampleQueue_Breaker() {
+	q, done := exampleQueue("emails")
+	defer done()
+	ctx := context.Background()
+
+	smtp, err := q.Breaker("smtp", 3, time.Minute)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 4 {
+		n, open, err := smtp.Failure(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("failures", n, "open", open)
+	}
+	// As a worker middleware, an open breaker fails jobs with
+	// ErrBreakerOpen without running their handler:
+	//
+	//	trafikey.WorkerOptions{Middleware: []trafikey.Middleware{smtp.Middleware(nil)}}
+
+	// Output:
+	// failures 1 open false
+	// failures 2 open false
+	// failures 3 open false
+	// failures 4 open true
+}
+
+// A "seen" set over job ids as an idempotency marker: the second run of job
+// 7 (its completion was lost, say) finds it marked.
+func ExampleQueue_Once() {
+	q, done := exampleQueue("charges")
+	defer done()
+	ctx := context.Background()
+
+	charged, err := q.Once("charged")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for range 2 {
+		first, err := charged.Mark(ctx, "7")
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("first run of job 7:", first)
+	}
+	// Output:
+	// first run of job 7: true
+	// first run of job 7: false
+}

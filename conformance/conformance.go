@@ -92,6 +92,9 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"flows/requeue", testFlowRequeue},
 		{"flows/refusals", testFlowRefusals},
 		{"flows/invariants", testFlowInvariants},
+		{protocol.Append.Name, testAppend},
+		{protocol.Publish.Name, testPublish},
+		{protocol.FailuresIncr.Name, testFailuresIncr},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -592,3 +592,97 @@ local function flow_push(fa)
     rcall('PEXPIRE', key, format('%d', o.ms))
   end
 end
+
+-- Bus verbs -------------------------------------------------------------------
+-- docs/PROTOCOL.md, "Bus verbs". One table, so the library's chunk keeps its
+-- count of locals low.
+
+local bus = {
+  MAX_NAME = 128, -- protocol.MaxBusName
+  MAX_FIELDS = 1000, -- protocol.MaxEntryFields
+  MAX_EVENT = 128, -- protocol.MaxEventName
+  MAX_PART = 999999999999999, -- protocol.MaxStreamPart
+  MAX_TTL = 315360000000, -- protocol.MaxFailuresTTL
+  LAST_ID = '18446744073709551615-18446744073709551615', -- no id after it
+  E_NOT_INTEGER = 'ERR value is not an integer or out of range',
+}
+
+function bus.e_not_after_top(verb)
+  return {err = 'EMQSTATE ' .. verb .. ' id not after the stream top'}
+end
+
+function bus.e_kind(verb)
+  return {err = 'EMQKIND ' .. verb .. ' wrong brand'}
+end
+
+-- bus.layout refuses unless KEYS[1] is a base, KEYS[2] its version and
+-- KEYS[3] the base, prefix and a bus name: 1..128 bytes of letters, digits
+-- and - _ . : / @ (protocol.ValidBusName).
+function bus.layout(verb, prefix)
+  local refusal = layout(verb, {'version'})
+  if refusal then return refusal end
+  local head = KEYS[1] .. prefix
+  local key = KEYS[3]
+  local name = sub(key, #head + 1)
+  if sub(key, 1, #head) ~= head or #name < 1 or #name > bus.MAX_NAME
+      or find(name, '[^A-Za-z0-9%-_%.:/@]') then
+    return e_layout(verb)
+  end
+end
+
+-- bus.id splits an APPEND id, ms-seq with each half a canonical decimal of
+-- at most 15 digits, not 0-0: the two halves as strings, or nil.
+function bus.id(s)
+  local ms, seq = match(s, '^(%d+)%-(%d+)$')
+  if not ms or not uint(ms, 0, bus.MAX_PART) or not uint(seq, 0, bus.MAX_PART)
+      or (ms == '0' and seq == '0') then
+    return nil
+  end
+  return ms, seq
+end
+
+-- bus.less compares two canonical decimals of any length, exactly.
+function bus.less(a, b)
+  if #a ~= #b then return #a < #b end
+  return a < b
+end
+
+-- bus.after reports whether id ms-seq is after id tms-tseq.
+function bus.after(ms, seq, tms, tseq)
+  if ms ~= tms then return bus.less(tms, ms) end
+  return bus.less(tseq, seq)
+end
+
+-- bus.info reads a stream as the bus verbs do: EXISTS key, then, when it
+-- exists, XINFO STREAM key (not a stream: WRONGTYPE as the server's). It
+-- returns its last generated id and its first entry ({id, {f, v, ...}}, or
+-- false when the stream is empty); '0-0' and false for an absent key; or
+-- nil and the error.
+function bus.info(key)
+  if rcall('EXISTS', key) == 0 then return '0-0', false end
+  local info = rpcall('XINFO', 'STREAM', key)
+  if info.err then return nil, info end
+  local top, first = nil, false
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then
+      top = info[i + 1]
+    elseif info[i] == 'first-entry' then
+      first = info[i + 1]
+    end
+  end
+  return top, first
+end
+
+-- bus.incr_refusal predicts INCR on a string holding v (false when absent)
+-- with the server's rules: the stored value must pass string2ll, and 2^63-1
+-- cannot be incremented. Returns INCR's own refusal, or nil.
+function bus.incr_refusal(v)
+  if not v or v == '0' then return nil end
+  local digits, limit = v, '9223372036854775807'
+  if sub(v, 1, 1) == '-' then digits, limit = sub(v, 2), '9223372036854775808' end
+  local nd = #digits
+  if nd > 19 or not find(digits, '^[1-9]%d*$') or (nd == 19 and digits > limit) then
+    return {err = bus.E_NOT_INTEGER}
+  end
+  if v == '9223372036854775807' then return {err = E_OVERFLOW} end
+end

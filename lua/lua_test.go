@@ -38,6 +38,9 @@ func TestScripts(t *testing.T) {
 			}
 			want := []string{"1 emq:{q}:"}
 			for i, s := range v.Keys {
+				if v.Named != "" && i == len(v.Keys)-1 {
+					s = v.Named + "<name>" // a named key: the prefix and a bus name
+				}
 				want = append(want, strconv.Itoa(i+2)+" emq:{q}:"+s)
 			}
 			require.Equal(t, want, header, "the header's KEYS lines")
@@ -53,7 +56,12 @@ func TestScripts(t *testing.T) {
 			for i, s := range v.Keys {
 				quoted[i] = "'" + s + "'"
 			}
-			require.Contains(t, body, "layout(VERB, {"+strings.Join(quoted, ", ")+"})")
+			if v.Named != "" {
+				// bus.layout checks the fixed keys, then the named one
+				require.Contains(t, body, "bus.layout(VERB, '"+v.Named+"')")
+			} else {
+				require.Contains(t, body, "layout(VERB, {"+strings.Join(quoted, ", ")+"})")
+			}
 			if v != protocol.Install {
 				require.Contains(t, body, "refusal = fence()", "every verb but INSTALL runs the fence")
 			}

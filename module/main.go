@@ -49,14 +49,15 @@ func init() {
 
 // table is the command table. Writers are flagged "write", with "deny-oom"
 // when they can grow the dataset (verbCommand), and readers "readonly";
-// keyed commands take EVAL-style keys (numkeys, then the keys).
+// keyed commands take EVAL-style keys (numkeys, then the keys); the TRA
+// family comes last, with SETBIT-style keys (tra.go).
 func table() []host.Command {
-	return append([]host.Command{
+	return append(append([]host.Command{
 		{
 			Name: protocol.VersionCommand, Flags: "readonly fast", Keys: host.NoKeys, Arity: 1,
 			Summary: "Returns the wire version of the loaded trafikey module.", Handler: version,
 		},
-	}, verbs()...)
+	}, verbs()...), traCommands()...)
 }
 
 // load applies the module arguments and returns the commands to register.

@@ -138,3 +138,21 @@ const (
 	// server's own text for a declared key).
 	ErrNoPerm = "NOPERM No permissions to access a key"
 )
+
+// ErrNotAfterTop is the bus refusal of an entry id that is not after the
+// stream's top (its last generated id) and the batch's previous entry, or of
+// an event the stream has no id left for: no entry of the call is written.
+func ErrNotAfterTop(verb string) string {
+	return "EMQSTATE " + verb + " id not after the stream top"
+}
+
+// The TRA family's own texts (native only; docs/PROTOCOL.md, "The TRA
+// family"). TRA commands have no numkeys, no fence and no EMQ class.
+const (
+	// ErrTRAOffset: the offset is not a decimal in 0..MaxBitOffset.
+	ErrTRAOffset = "ERR TRA bit offset is not an integer or out of range"
+	// ErrTRABit: the value is not 0 or 1.
+	ErrTRABit = "ERR TRA bit is not 0 or 1"
+	// ErrTRAWrongType: the key holds another type than a string.
+	ErrTRAWrongType = "ERR TRA wrong type"
+)

@@ -61,19 +61,24 @@ var registry = map[string]string{
 	"ErrHostReply":            protocol.ErrHostReply,
 	"ErrInternal":             protocol.ErrInternal,
 	"ErrNoPerm":               protocol.ErrNoPerm,
+	"ErrNotAfterTop":          protocol.ErrNotAfterTop(hole),
+	"ErrTRAOffset":            protocol.ErrTRAOffset,
+	"ErrTRABit":               protocol.ErrTRABit,
+	"ErrTRAWrongType":         protocol.ErrTRAWrongType,
 }
 
 // notInLua are the registry texts the Lua scripts never spell, and why. A
 // text listed here must not appear in the scripts.
 var notInLua = map[string]string{
-	"ErrKind":            "the bus verbs have no script",
-	"ErrNotInteger":      "the server refuses a malformed numkeys before the script runs",
 	"ErrNumkeysNegative": "the server refuses a negative numkeys before the script runs",
 	"ErrNumkeysTooMany":  "the server refuses numkeys past the arguments before the script runs",
 	"ErrWrongType":       "the scripts return the server's own reply from redis.pcall",
 	"ErrWritePaused":     "a host condition of the native executor",
 	"ErrHostReply":       "a host condition of the native executor",
 	"ErrInternal":        "a host condition of the native executor",
+	"ErrTRAOffset":       "the TRA family is native only",
+	"ErrTRABit":          "the TRA family is native only",
+	"ErrTRAWrongType":    "the TRA family is native only",
 }
 
 // TestRegistryCoversErrorsGo fails when protocol/errors.go gains or loses a

@@ -17,6 +17,10 @@ type Verb struct {
 	// Mode is what the verb can do to the dataset's memory, which decides
 	// whether it runs when the server is at maxmemory.
 	Mode Mode
+	// Named, when set, is the prefix of the verb's last declared key: that
+	// key is the base, Named and a bus name (ValidBusName), and the last of
+	// Keys is Named followed by DefaultBusName.
+	Named string
 }
 
 // Mode is what a verb can do to the dataset's memory. At maxmemory
@@ -147,9 +151,9 @@ var LaneVerbs = []*Verb{LaneCap, LanePause, LaneResume, Lane, Lanes, Rate}
 // docs/PROTOCOL.md gives them.
 var FlowVerbs = []*Verb{Retain, Trim, Children}
 
-// All lists every keyed verb: the job core, the lane and rate verbs, then
-// the retention and flow verbs.
-var All = append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...)
+// All lists every keyed verb both executors run: the job core, the lane and
+// rate verbs, the retention and flow verbs, then the bus verbs.
+var All = append(append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...), BusVerbs...)
 
 // VersionCommand is the native executor's probe: no keys, replies Wire.
 const VersionCommand = "EMQ.VERSION"

@@ -47,8 +47,8 @@ import (
 // (each fuzz worker starts its own server; -parallel bounds the workers).
 
 // fuzzCommands are the commands an input's cmd byte indexes. The TRA
-// family is listed so that the corpus keeps its meaning when it lands;
-// until then its inputs are skipped. Job-core verbs specified after the
+// family was listed before it landed, so that the corpus kept its meaning;
+// a module without it skips its inputs. Verbs specified after the
 // corpus was first written (laterVerbs) come after it, for the same reason:
 // every earlier input's cmd byte still names the same command.
 var fuzzCommands = func() []string {
@@ -67,7 +67,7 @@ var fuzzCommands = func() []string {
 
 // laterVerbs are the verbs specified after the fuzz corpus was first
 // written, in the order they were added.
-var laterVerbs = append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...)
+var laterVerbs = append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...)
 
 // Argument separator and placeholders of argv.
 const (
@@ -467,6 +467,9 @@ var fuzzValid = map[string][]string{
 	protocol.Lane.Name:         {"a"},
 	protocol.Lanes.Name:        {"", "10"},
 	protocol.Rate.Name:         {"10", "1000"},
+	protocol.Append.Name:       {"2", "1-1", "1", "f", "v", "1-2", "2", "g", "w", "\x00", "\xff"},
+	protocol.Publish.Name:      {"added", "1", "lane", "a"},
+	protocol.FailuresIncr.Name: {"60000"},
 }
 
 // A fuzzSeed is one named input of the seed corpus.

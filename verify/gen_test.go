@@ -388,6 +388,12 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 		return []string{g.pick("after", "", "t1", "t2", "\x00"), g.val("count", domLanes, 0)}
 	case protocol.Rate:
 		return g.rateArgs(0)
+	case protocol.Append:
+		return g.appendArgs(q, protocol.DefaultBusName, 0)
+	case protocol.Publish:
+		return g.publishArgs(0)
+	case protocol.FailuresIncr:
+		return []string{g.val("ttl", domFailuresTTL, 0)}
 	}
 	return nil
 }
@@ -483,6 +489,16 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 			return []string{after, g.val("count", domLanes, bad)}
 		}),
 		"rate": verb(protocol.Rate, func(string) []string { return g.rateArgs(bad) }),
+		"append": func(*rapid.T) {
+			q, name := g.queue(), g.busName(bad)
+			g.callNamed(protocol.Append, q, name, g.appendArgs(q, name, bad)...)
+		},
+		"publish":    verb(protocol.Publish, func(string) []string { return g.publishArgs(bad) }),
+		"bus tamper": func(*rapid.T) { g.busTamper() },
+		"failures incr": func(*rapid.T) {
+			q, name := g.queue(), g.busName(bad)
+			g.callNamed(protocol.FailuresIncr, q, name, g.val("ttl", domFailuresTTL, bad))
+		},
 		"extend": onJob(protocol.Extend, protocol.SuffixActive, func(q string) []string {
 			id := g.id(q, protocol.SuffixActive)
 			return []string{id, g.token(q, id), g.val("lease", domLease, bad)}

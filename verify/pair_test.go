@@ -393,7 +393,8 @@ func shorten(r string) string {
 // ahead of the clock, and returns the clock then (now) and the earliest
 // deadline further ahead (next: the step must end before it): the lease
 // deadlines in active before RECOVER, the due times in delayed before
-// PROMOTE, the unique keys' expiries before ADD. Every other verb's outcome
+// PROMOTE, the keys' expiries before ADD, CLAIM and FAILURES.INCR (a
+// counter's window). Every other verb's outcome
 // is independent of the clock.
 func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
 	t.Helper()
@@ -403,8 +404,9 @@ func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
 		set = protocol.SuffixActive
 	case protocol.Promote:
 		set = protocol.SuffixDelayed
-	case protocol.Add, protocol.Claim:
-		// the unique keys' expiries, and the rate window's
+	case protocol.Add, protocol.Claim, protocol.FailuresIncr:
+		// the unique keys' expiries, the rate window's, the failure
+		// counters'
 	default:
 		return p.now(t), 1<<63 - 1
 	}
@@ -527,7 +529,8 @@ func (s side) ttls(t tb) []int64 {
 //   - INSPECT's at field (the time of the ADD), when the two are integers at
 //     most p.window apart;
 //   - CLAIM's EMQRATE wait (the rate window's PTTL), when the two waits are
-//     at most p.window apart.
+//     at most p.window apart;
+//   - PUBLISH's entry id, when the two ids' ms are at most p.window apart.
 //
 // Anything else is compared as it is.
 func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
@@ -542,6 +545,15 @@ func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
 		if wa, ok := rateWait(ra); ok {
 			if wb, ok := rateWait(rb); ok && p.sameTime(wa, wb) {
 				return protocol.ErrRateLimited(0) + " <wait>", protocol.ErrRateLimited(0) + " <wait>"
+			}
+		}
+	case protocol.Publish:
+		// the entry id XADD * generated: the servers' clocks, then a sequence
+		if ra.Kind == "bulk" && rb.Kind == "bulk" {
+			ma, _, okA := strings.Cut(ra.Text, "-")
+			mb, _, okB := strings.Cut(rb.Text, "-")
+			if okA && okB && p.sameTime(ma, mb) {
+				return `"<entry id>"`, `"<entry id>"`
 			}
 		}
 	case protocol.Inspect:

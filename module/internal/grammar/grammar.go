@@ -127,7 +127,8 @@ func Arity(v *protocol.Verb, c Call, want int) error {
 }
 
 // Layout checks that KEYS[1] is a queue base and every other declared key is
-// the base followed by the verb's suffix, in order.
+// the base followed by the verb's suffix, in order; a named verb's last key
+// is the base, its prefix and a bus name (NamedKey).
 func Layout(v *protocol.Verb, c Call) error {
 	base := c.Keys[0]
 	if _, ok := protocol.QueueOfBase(base); !ok {
@@ -135,6 +136,12 @@ func Layout(v *protocol.Verb, c Call) error {
 	}
 	for i, suffix := range v.Keys {
 		k := c.Keys[i+1]
+		if v.Named != "" && i == len(v.Keys)-1 {
+			if !NamedKey(base, v.Named, k) {
+				return Refusal(protocol.ErrLayout(v.Name))
+			}
+			continue
+		}
 		if len(k) != len(base)+len(suffix) || !bytes.HasPrefix(k, base) || string(k[len(base):]) != suffix {
 			return Refusal(protocol.ErrLayout(v.Name))
 		}

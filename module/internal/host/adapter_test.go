@@ -11,8 +11,9 @@ import (
 
 // The adapter rule: only call.c sends commands to the server (RM_Call, with
 // the read format "vE" or the write format "v!E", and the key API that
-// answers some reads in their place), only call.go reaches it, nothing
-// replicates verbatim, and this package is the only cgo code of the module.
+// answers some reads in their place), only call.go reaches it, only the TRA
+// family replicates verbatim (its host half and its handler, module/tra.go;
+// no EMQ handler), and this package is the only cgo code of the module.
 // The test reads every Go, C and header file of the module.
 func TestAdapterIsTheOnlyCallPath(t *testing.T) {
 	rules := []struct {
@@ -25,7 +26,7 @@ func TestAdapterIsTheOnlyCallPath(t *testing.T) {
 		{"the RM_Call function", regexp.MustCompile(`(Redis|Valkey)Module_Call\b|\bGET\(Call\)|\bCall\(ctx`), []string{"internal/host/call.c"}},
 		{"the C call adapter", regexp.MustCompile(`\bemq_exec\b`), []string{"internal/host/call.c", "internal/host/call.go"}},
 		{"the key API", regexp.MustCompile(`\b(OpenKey|CloseKey|KeyType|KeyExists|ValueLength|HashGet|ZsetScore|StringDMA|HashSet|ZsetAdd|ListPush|DeleteKey)\b`), []string{"internal/host/call.c"}},
-		{"verbatim replication", regexp.MustCompile(`ReplicateVerbatim|\bReplicate\b`), nil},
+		{"verbatim replication", regexp.MustCompile(`ReplicateVerbatim|WriteVerbatim|\bReplicate\b`), []string{"internal/host/verbatim.c", "internal/host/verbatim.go", "tra.go"}},
 		{"cgo", regexp.MustCompile(`(?m)^import "C"`), []string{"internal/host/"}},
 	}
 	root, err := filepath.Abs("../..")

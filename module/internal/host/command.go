@@ -19,6 +19,12 @@ const (
 	// WriteKeys: EVAL-style keys the command may write (key-spec
 	// RW|ACCESS|UPDATE).
 	WriteKeys
+	// FirstKeyRead: one key at argv[1] that the command only reads, as
+	// GETBIT declares it (the TRA family: no numkeys).
+	FirstKeyRead
+	// FirstKeyWrite: one key at argv[1] that the command may write, as
+	// SETBIT declares it.
+	FirstKeyWrite
 )
 
 // Handler runs one command. It reads its arguments from c, calls the server
@@ -35,7 +41,7 @@ type Command struct {
 	// write (the server then holds it during CLIENT PAUSE WRITE and
 	// failover), with "deny-oom" when it can grow the dataset (the server
 	// then refuses it at maxmemory), "readonly" for a reader, plus "fast"
-	// where it applies. The host adds "getkeys-api" to keyed commands.
+	// where it applies. The host adds "getkeys-api" to EVAL-style keyed commands.
 	Flags string
 	// Keys is where the command's keys are.
 	Keys Keys
@@ -113,11 +119,15 @@ func compile(cmds []Command) ([]command, error) {
 			return nil, fmt.Errorf("%s: write keys need the write flag", c.Name)
 		case c.Keys == ReadKeys && !has("readonly"):
 			return nil, fmt.Errorf("%s: read keys need the readonly flag", c.Name)
-		case c.Keys > WriteKeys:
+		case c.Keys == FirstKeyWrite && !has("write"):
+			return nil, fmt.Errorf("%s: a written key needs the write flag", c.Name)
+		case c.Keys == FirstKeyRead && !has("readonly"):
+			return nil, fmt.Errorf("%s: a read key needs the readonly flag", c.Name)
+		case c.Keys > FirstKeyWrite:
 			return nil, fmt.Errorf("%s: bad key kind %d", c.Name, c.Keys)
 		}
 		seen[key] = true
-		if c.Keys != NoKeys {
+		if c.Keys == ReadKeys || c.Keys == WriteKeys {
 			flags = append(flags, "getkeys-api")
 		}
 		out = append(out, command{Command: c, flags: strings.Join(flags, " "), writes: has("write")})

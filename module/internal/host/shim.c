@@ -78,7 +78,7 @@ typedef struct {
 } command_info;
 static const info_version INFO_VERSION = {1, sizeof(history_entry), sizeof(keyspec), sizeof(command_arg)};
 enum { BS_INDEX = 2 };
-enum { FK_KEYNUM = 3 };
+enum { FK_RANGE = 2, FK_KEYNUM = 3 };
 
 /* ---- module state ---- */
 static emq_table table;   /* the loaded module's commands, read by the trampolines */
@@ -242,7 +242,7 @@ static void shrink(emq_buf *b) {
 
 static int dispatch(void *ctx, void **argv, int argc, int id) {
     int keys = table.cmds[id].keys;
-    if (keys != EMQ_KEYS_NONE && IsKeysPositionRequest(ctx)) {
+    if ((keys == EMQ_KEYS_READ || keys == EMQ_KEYS_WRITE) && IsKeysPositionRequest(ctx)) {
         declare_keys(ctx, argv, argc, keys);
         return EMQ_OK;
     }
@@ -281,7 +281,8 @@ static const emq_cmdfunc trampolines[EMQ_MAX_COMMANDS] = {R8(0), R8(1), R8(2), R
 
 static int register_command(void *ctx, int id) {
     const emq_cmd *c = &table.cmds[id];
-    if (CreateCommand(ctx, c->name, trampolines[id], c->flags, 0, 0, 0) != EMQ_OK) {
+    int first = c->keys == EMQ_KEYS_FIRST_READ || c->keys == EMQ_KEYS_FIRST_WRITE;
+    if (CreateCommand(ctx, c->name, trampolines[id], c->flags, first, first, first) != EMQ_OK) {
         Log(ctx, "warning", "cannot create command %s", c->name);
         return EMQ_ERR;
     }
@@ -289,13 +290,22 @@ static int register_command(void *ctx, int id) {
     /* EVAL-style key-spec: numkeys at argv[1], the keys right after it. */
     keyspec ks[2];
     memset(ks, 0, sizeof(ks));
-    ks[0].flags = c->keys == EMQ_KEYS_WRITE ? EMQ_KEY_RW | EMQ_KEY_ACCESS | EMQ_KEY_UPDATE : EMQ_KEY_RO | EMQ_KEY_ACCESS;
+    int writes = c->keys == EMQ_KEYS_WRITE || c->keys == EMQ_KEYS_FIRST_WRITE;
+    ks[0].flags = writes ? EMQ_KEY_RW | EMQ_KEY_ACCESS | EMQ_KEY_UPDATE : EMQ_KEY_RO | EMQ_KEY_ACCESS;
     ks[0].begin_search_type = BS_INDEX;
     ks[0].bs.index.pos = 1;
-    ks[0].find_keys_type = FK_KEYNUM;
-    ks[0].fk.keynum.keynumidx = 0;
-    ks[0].fk.keynum.firstkey = 1;
-    ks[0].fk.keynum.keystep = 1;
+    if (first) {
+        /* One key at argv[1], as SETBIT declares it (TRA family). */
+        ks[0].find_keys_type = FK_RANGE;
+        ks[0].fk.range.lastkey = 0;
+        ks[0].fk.range.keystep = 1;
+        ks[0].fk.range.limit = 0;
+    } else {
+        ks[0].find_keys_type = FK_KEYNUM;
+        ks[0].fk.keynum.keynumidx = 0;
+        ks[0].fk.keynum.firstkey = 1;
+        ks[0].fk.keynum.keystep = 1;
+    }
     command_info info;
     memset(&info, 0, sizeof(info));
     info.version = &INFO_VERSION;
@@ -322,6 +332,7 @@ static int onload(void *ctx, void **argv, int argc) {
     GET(GetModuleUserFromUserName) GET(ACLCheckKeyPermissions) GET(FreeModuleUser)
     GET(GetDetachedThreadSafeContext) GET(FreeThreadSafeContext)
     if (emq_call_init(GetApi, ctx) != EMQ_OK) { missing = "Call and the CallReply functions"; goto fail; }
+    if (emq_verbatim_init(GetApi) != EMQ_OK) { missing = "the verbatim replication of the TRA family"; goto fail; }
 
     memset(&loading, 0, sizeof(loading));
     if (emqModule(&loading) != 0) {

@@ -58,10 +58,13 @@
 /* How many commands the module can register: one trampoline each. */
 #define EMQ_MAX_COMMANDS 64
 
-/* Key kinds of a command: none, or numkeys-style keys read or written. */
+/* Key kinds of a command: none, or numkeys-style keys read or written, or
+ * one key at argv[1] read or written (the TRA family). */
 #define EMQ_KEYS_NONE 0
 #define EMQ_KEYS_READ 1
 #define EMQ_KEYS_WRITE 2
+#define EMQ_KEYS_FIRST_READ 3
+#define EMQ_KEYS_FIRST_WRITE 4
 
 /* A growable byte buffer in C memory. Go writes into it directly and asks C to
  * grow it (emq_buf_reserve) when full. */
@@ -126,5 +129,9 @@ int emq_numkeys(uintptr_t p, size_t n, int argc);
 
 /* Implemented in call.c: the API lookup of the call adapter, at load. */
 int emq_call_init(int (*get_api)(const char *, void *), void *ctx);
+
+/* Implemented in verbatim.c: the API lookup of the TRA family's one
+ * replication call, at load. */
+int emq_verbatim_init(int (*get_api)(const char *, void *));
 
 #endif

@@ -1,0 +1,138 @@
+package verdict
+
+import (
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// The bus verbs' verdicts (docs/PROTOCOL.md, "Bus verbs"). Each reads in one
+// batch after its values: the fence, then its stream or counter; the verdict
+// takes the replies in that order.
+
+// StreamSeen is what APPEND and PUBLISH read of their stream: the fence, then
+// EXISTS <stream> and, for a stream that exists, XINFO STREAM <stream> (not a
+// stream: WRONGTYPE), reduced to its last generated id and its first entry's
+// first field/value pair.
+type StreamSeen struct {
+	Version Reply[Field]
+	Exists  Reply[int64]
+	// Info is XINFO STREAM's error, when it failed; Top and the first entry
+	// are its reply.
+	Info Reply[struct{}]
+	// Top is the last generated id, as XINFO spells it.
+	Top []byte
+	// HasFirst: the stream has an entry; FirstField and FirstValue are its
+	// first pair (unset when it has none).
+	HasFirst               bool
+	FirstField, FirstValue Field
+}
+
+// StreamID is one APPEND id, split (grammar.StreamID).
+type StreamID struct{ Ms, Seq []byte }
+
+// stream is the shared part of the stream verdicts: the fence, then the
+// stream's type, then its top ("0-0" for an absent stream).
+func stream(s *StreamSeen) (tms, tseq []byte, err error) {
+	if err := Fence(s.Version); err != nil {
+		return nil, nil, err
+	}
+	if s.Exists.Err != nil {
+		return nil, nil, s.Exists.Err
+	}
+	if s.Exists.Val == 0 {
+		return []byte("0"), []byte("0"), nil
+	}
+	if s.Info.Err != nil {
+		return nil, nil, s.Info.Err
+	}
+	tms, tseq, ok := grammar.SplitTop(s.Top)
+	if !ok {
+		return nil, nil, refusal(protocol.ErrHostReply)
+	}
+	return tms, tseq, nil
+}
+
+// Append decides EMQ.APPEND over ids in call order: each must be after the
+// stream's top and after the id before it, else EMQSTATE append id not
+// after the stream top and nothing is written.
+func Append(ids []StreamID, s *StreamSeen) error {
+	tms, tseq, err := stream(s)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if !grammar.IDAfter(id.Ms, id.Seq, tms, tseq) {
+			return refusal(protocol.ErrNotAfterTop(protocol.Append.Name))
+		}
+		tms, tseq = id.Ms, id.Seq
+	}
+	return nil
+}
+
+// Publish decides EMQ.PUBLISH: a stream with entries must start with the
+// pair brand emq (else EMQKIND publish wrong brand), and must have an id
+// left for XADD * (else EMQSTATE publish id not after the stream top).
+func Publish(s *StreamSeen) error {
+	if _, _, err := stream(s); err != nil {
+		return err
+	}
+	if s.Exists.Val == 0 {
+		return nil
+	}
+	if s.HasFirst && (!s.FirstField.Is(protocol.EventBrandField) || !s.FirstValue.Is(protocol.EventBrand)) {
+		return refusal(protocol.ErrKind(protocol.Publish.Name))
+	}
+	if string(s.Top) == grammar.LastStreamID {
+		return refusal(protocol.ErrNotAfterTop(protocol.Publish.Name))
+	}
+	return nil
+}
+
+// FailuresSeen is what FAILURES.INCR reads, in one batch: the fence, GET
+// <counter> (not a string: WRONGTYPE), PTTL <counter>.
+type FailuresSeen struct {
+	Version Reply[Field]
+	Counter Reply[Field]
+	PTTL    Reply[int64]
+}
+
+// FailuresVerdict is what FAILURES.INCR writes: INCR <counter>, whose reply
+// must be Count, then PEXPIRE <counter> <ttl> when Expire (the counter had
+// no TTL).
+type FailuresVerdict struct {
+	Count  int64
+	Expire bool
+}
+
+// FailuresIncr decides EMQ.FAILURES.INCR: the fence, the counter's type, INCR
+// predicted with the server's rules (INCR's own texts), then its TTL.
+func FailuresIncr(s *FailuresSeen) (FailuresVerdict, error) {
+	if err := Fence(s.Version); err != nil {
+		return FailuresVerdict{}, err
+	}
+	if s.Counter.Err != nil {
+		return FailuresVerdict{}, s.Counter.Err
+	}
+	n, err := grammar.PredictIncr(s.Counter.Val.Bytes, s.Counter.Val.Set)
+	if err != nil {
+		return FailuresVerdict{}, err
+	}
+	if s.PTTL.Err != nil {
+		return FailuresVerdict{}, s.PTTL.Err
+	}
+	return FailuresVerdict{Count: n, Expire: s.PTTL.Val < 0}, nil
+}
+
+// SetBitVerdict is what TRA.SETBIT does: reply Previous, and write (SETBIT,
+// replicated verbatim) only when Write.
+type SetBitVerdict struct {
+	Previous int64
+	Write    bool
+}
+
+// SetBit decides TRA.SETBIT from GETBIT <key> <offset> (the previous bit)
+// and STRLEN <key>: the bit already holds value and the string needs no
+// growth (offset within its length) means nothing to write.
+func SetBit(offset, value, previous, strlen int64) SetBitVerdict {
+	return SetBitVerdict{Previous: previous, Write: previous != value || offset/8 >= strlen}
+}

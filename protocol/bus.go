@@ -1,0 +1,90 @@
+package protocol
+
+// The bus verbs (docs/PROTOCOL.md, "Bus verbs"): streams and counters under
+// the queue's base, in the queue's slot. APPEND and FAILURES.INCR name their
+// key: its last declared key is the base, a prefix (Verb.Named) and a bus
+// name (ValidBusName).
+var (
+	// Append writes a batch of stream entries with explicit ids: all of
+	// them or none.
+	Append = named(verb("append", Grows, SuffixVersion, SuffixBus+DefaultBusName), SuffixBus)
+	// Publish appends one branded event to the queue's events stream.
+	Publish = verb("publish", Grows, SuffixVersion, SuffixEvents)
+	// FailuresIncr counts one failure of a downstream in a window of ttl_ms.
+	FailuresIncr = named(verb("failures.incr", Grows, SuffixVersion, SuffixFailuresCount+DefaultBusName), SuffixFailuresCount)
+)
+
+// BusVerbs lists the bus verbs in the order docs/PROTOCOL.md gives them.
+var BusVerbs = []*Verb{Append, Publish, FailuresIncr}
+
+// The bus keys: prefixes followed by a bus name, and the events stream.
+const (
+	SuffixBus           = "bus:"      // stream per bus name: emq:{q}:bus:<name> (APPEND)
+	SuffixEvents        = "events"    // stream: the queue's branded events (PUBLISH)
+	SuffixFailuresCount = "failures:" // string per downstream, a counter with a TTL: emq:{q}:failures:<name>
+)
+
+// DefaultBusName is the bus name Verb.KeyNames builds for a named verb.
+const DefaultBusName = "main"
+
+// MaxBusName bounds a bus name, in bytes.
+const MaxBusName = 128
+
+// Bus value domains, inclusive.
+const (
+	MaxEntryFields = 1000            // field/value pairs of one APPEND entry or one PUBLISH
+	MaxEventName   = 128             // bytes of a PUBLISH event name
+	MaxStreamPart  = 999999999999999 // each half of an APPEND id, ms-seq
+	MaxFailuresTTL = 315_360_000_000 // ten years, ms
+)
+
+// The fields PUBLISH writes first in every event entry, in this order:
+// brand emq event <event> id <id>. The brand check reads the first entry's
+// first pair.
+const (
+	EventBrandField = "brand"
+	EventBrand      = "emq"
+	EventNameField  = "event"
+	EventIDField    = "id"
+)
+
+// ValidBusName reports whether name can be a bus name: 1..MaxBusName bytes
+// of letters, digits and - _ . : / @. No brace, space or control byte, so
+// the name never moves the key's hash tag and prints as it is.
+func ValidBusName(name []byte) bool {
+	if len(name) == 0 || len(name) > MaxBusName {
+		return false
+	}
+	for _, c := range name {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '-', c == '_', c == '.', c == ':', c == '/', c == '@':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// NamedKey is the key of bus name under queue keys k for named verb v
+// (emq:{q}:bus:<name>, emq:{q}:failures:<name>).
+func (v *Verb) NamedKey(k Keys, name string) string { return k.Base + v.Named + name }
+
+func named(v *Verb, prefix string) *Verb {
+	v.Named = prefix
+	return v
+}
+
+// The TRA family (native only): one bit per offset of a string key.
+const (
+	// TRASetBit is TRA.SETBIT key offset value: the previous bit.
+	TRASetBit = "TRA.SETBIT"
+	// TRAGetBit is TRA.GETBIT key offset: the bit.
+	TRAGetBit = "TRA.GETBIT"
+	// MaxBitOffset is the largest bit offset, 2^32 − 1 (a 512 MiB string).
+	MaxBitOffset = 1<<32 - 1
+)
+
+// SuffixOnce prefixes a "seen" bitmap of the client's Once: a string per
+// name, emq:{q}:once:<name>, one bit per job id, written with TRA.SETBIT.
+const SuffixOnce = "once:"
