@@ -23,7 +23,10 @@ func stats(c *host.Call) error {
 	defer statses.put(st)
 	st.reset()
 	lanes := st.derived(r.base, protocol.SuffixLanes, nil, "")
-	deny, err := r.firstDenied(host.KeyRead, [][]byte{lanes})
+	waiting := st.derived(r.base, protocol.SuffixWaiting, nil, "")
+	completed := st.derived(r.base, protocol.SuffixCompleted, nil, "")
+	st.acl = append(st.acl[:0], lanes, waiting, completed)
+	deny, err := r.firstDenied(host.KeyRead, st.acl)
 	if err != nil {
 		return err
 	}
@@ -44,7 +47,7 @@ func stats(c *host.Call) error {
 			b.Str(name)
 		}
 		if deny < 0 {
-			b.Cmd("ZCARD").Arg(lanes)
+			b.Cmd("ZCARD").Arg(lanes).Cmd("ZCARD").Arg(waiting).Cmd("ZCARD").Arg(completed)
 		}
 		res := b.RunAll()
 		s.Version = fieldAt(res, 0)
@@ -55,10 +58,15 @@ func stats(c *host.Call) error {
 		s.Meta.Err = fieldsAt(res, 5, s.Meta.Val[:])
 		f := st.fields[:]
 		s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, 6, f)}
-		if deny < 0 {
-			s.Lanes = intAt(res, 7)
-		} else {
+		switch deny {
+		case -1:
+			s.Lanes, s.Waiting, s.Retained = intAt(res, 7), intAt(res, 8), intAt(res, 9)
+		case 0:
 			s.Lanes = denied[int64]()
+		case 1:
+			s.Waiting = denied[int64]()
+		default:
+			s.Retained = denied[int64]()
 		}
 		step = verdict.Stats(s)
 	}
@@ -87,15 +95,16 @@ func stats(c *host.Call) error {
 }
 
 // statsState is STATS's scratch between commands: one field per counter of
-// protocol.StatsCounters (eight; the protocol's test holds the list).
+// protocol.StatsCounters (nine; the protocol's test holds the list).
 type statsState struct {
 	scratch
 	seen   verdict.StatsSeen
-	fields [8]verdict.Field
+	fields [9]verdict.Field
+	acl    [][]byte
 }
 
 // statsNames are the counters' names in the reply: total_<counter>.
-var statsNames = func() (out [8]string) {
+var statsNames = func() (out [9]string) {
 	for i, name := range protocol.StatsCounters {
 		out[i] = "total_" + name
 	}

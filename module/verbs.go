@@ -34,6 +34,9 @@ func verbs() []host.Command {
 		verbCommand(protocol.Lane, lane, "Replies a lane's waiting and active counts, cap and pause flag."),
 		verbCommand(protocol.Lanes, lanes, "Replies a page of the lanes with jobs, in byte order."),
 		verbCommand(protocol.Rate, rate, "Sets or clears the queue's claim rate limit."),
+		verbCommand(protocol.Retain, retain, "Sets how long and how many completed and dead jobs are kept."),
+		verbCommand(protocol.Trim, trim, "Deletes up to limit retained jobs past the queue's bounds."),
+		verbCommand(protocol.Children, children, "Replies a page of a parent's children with their results."),
 	}
 }
 
