@@ -7,8 +7,8 @@ import (
 )
 
 // completeManyArgsPerJob is the number of ARGV entries per job in
-// COMPLETEMANY: id, token.
-const completeManyArgsPerJob = 2
+// COMPLETEMANY: id, token, result.
+const completeManyArgsPerJob = 3
 
 // completeMany is EMQ.COMPLETEMANY (lua/completemany.lua): COMPLETE for 1 to
 // 1000 jobs, each with its own outcome. Crossings: the command, the ACL
@@ -28,6 +28,7 @@ func completeMany(c *host.Call) error {
 	defer completeManys.put(st)
 	st.reset()
 	st.lanes.reset(&st.scratch)
+	st.flow.reset(&st.scratch)
 	// values, pair by pair: the id (bad, or named earlier in the call); the
 	// token is any bytes
 	if st.sorted, err = verdict.CompleteManyValues(r.args, r.n, st.sorted); err != nil {
@@ -38,9 +39,12 @@ func completeMany(c *host.Call) error {
 	st.rows, st.logs, st.uniques = st.rows[:0], st.logs[:0], grow(st.uniques, r.n)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		j.ID, j.Token = r.args[st.id(i)], r.args[st.id(i)+1]
+		j.ID, j.Token, j.Result = r.args[st.id(i)], r.args[st.id(i)+1], r.args[st.id(i)+2]
 		st.rows = append(st.rows, st.derived(r.base, protocol.SuffixJob, j.ID, ""))
-		st.logs = append(st.logs, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixLogs))
+		st.logs = append(st.logs, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixLogs),
+			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
+			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
+			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
 	}
 	// the rows and their logs are outside the key-spec: the caller's ACL
 	// first, the rows read then deleted, the logs deleted
@@ -59,6 +63,7 @@ func completeMany(c *host.Call) error {
 			b := r.fenced()
 			for i := range nrows {
 				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
+					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).
 					Cmd("ZSCORE").Arg(active).Argv(r.argv(st.id(i)))
 			}
 			res := b.Cmd("HGET").Arg(stats).Str(statCompleted).RunAll()
@@ -66,7 +71,7 @@ func completeMany(c *host.Call) error {
 			for i := range nrows {
 				// kept: the holders' batch comes before the verdict's last look
 				j := &s.Jobs[i]
-				j.Row = verdict.Reply[[3]verdict.Field]{Made: true}
+				j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
 				j.Row.Err = fieldsAt(res, 1+2*i, j.Row.Val[:])
 				for k := range j.Row.Val {
 					j.Row.Val[k].Bytes = st.copy(j.Row.Val[k].Bytes)
@@ -78,19 +83,50 @@ func completeMany(c *host.Call) error {
 			if err := st.readHolders(&r, step.Verdict.Holders); err != nil {
 				return err
 			}
+		case verdict.CompleteManyResultMax:
+			if s.ResultMax, err = readResultMax(&r, &st.scratch); err != nil {
+				return err
+			}
+		case verdict.CompleteManyFlow:
+			for i, o := range step.Verdict.Outcomes {
+				if o.Reply == verdict.CompleteManyDone && o.Parent != nil {
+					st.flow.tell(o.Parent, s.Jobs[i].ID, verdict.FinishCompleted, verdict.Field{}, s.Jobs[i].Result)
+				}
+			}
+			refusal, err := st.flow.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		case verdict.CompleteManyLanes:
 			// the completed jobs' lanes, in argument order: one active job
-			// less each
+			// less each; then the parents released to a lane
 			for i, o := range step.Verdict.Outcomes {
 				if l := verdict.LaneName(s.Jobs[i].Row.Val[2]); o.Reply == verdict.CompleteManyDone && l != nil {
 					st.lanes.add(r.base, l, 0, -1)
 				}
 			}
+			st.flow.lanes(&st.lanes, r.base)
 			refusal, err := st.lanes.read(&r)
 			if err != nil {
 				return err
 			}
 			s.Lanes = st.lanes.result(refusal)
+		case verdict.CompleteManyFlowTypes:
+			for i, o := range step.Verdict.Outcomes {
+				if o.Reply != verdict.CompleteManyDone {
+					continue
+				}
+				st.flow.retained = st.flow.retained || o.Keep
+				if o.Wait > 0 {
+					st.flow.outcome(r.base, s.Jobs[i].ID, verdict.FinishCompleted, s.Jobs[i].Result, o.Wait)
+				}
+			}
+			refusal, err := st.flow.types(&r, stats, 0)
+			if err != nil {
+				return err
+			}
+			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		}
 	}
 	if step.Err != nil || step.Need != verdict.CompleteManyNone {
@@ -111,19 +147,55 @@ func completeMany(c *host.Call) error {
 				b.Argv(r.argv(st.id(i)))
 			}
 		}
-		b.Cmd("DEL")
+		counter := 1
+		// the retained jobs: their rows stay, completed, with their results
+		kept := 0
 		for i, o := range v.Outcomes {
-			if o.Reply == verdict.CompleteManyDone {
-				b.Arg(st.rows[i]).Arg(st.logs[i])
+			if o.Reply == verdict.CompleteManyDone && o.Keep {
+				b.Cmd("HSET").Arg(st.rows[i]).Str(protocol.FieldState).Str(protocol.StateCompleted)
+				if len(s.Jobs[i].Result) > 0 {
+					b.Str(protocol.FieldResult).Argv(r.argv(st.id(i) + 2))
+				}
+				kept++
+			}
+		}
+		if kept > 0 {
+			b.Cmd("ZADD").Arg(st.flow.completed)
+			for i, o := range v.Outcomes {
+				if o.Reply == verdict.CompleteManyDone && o.Keep {
+					b.Int(r.now).Argv(r.argv(st.id(i)))
+				}
+			}
+			counter += kept + 1
+		}
+		if kept < int(v.Done) || st.anyRelease(v.Outcomes) {
+			b.Cmd("DEL")
+			for i, o := range v.Outcomes {
+				if o.Reply != verdict.CompleteManyDone {
+					continue
+				}
+				if !o.Keep {
+					b.Arg(st.rows[i])
+					for _, k := range st.logs[4*i : 4*i+4] {
+						b.Arg(k)
+					}
+				}
 				if o.Release {
 					b.Arg(st.uniques[i])
 				}
 			}
+			counter++
 		}
 		b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(v.Done)
+		st.flow.writes(b, r.now, stats, &st.lanes)
 		st.lanes.writes(b)
-		if st.lanes.wakes() {
-			signalPush(b, st.lanes.signal, st.lanes.signalLen())
+		st.flow.outcomes(b)
+		if st.lanes.wakes() || (st.flow.released() && st.flow.pendingLen == 0) {
+			held := st.flow.signalLen
+			if st.lanes.wakes() {
+				held = st.lanes.signalLen()
+			}
+			signalPush(b, signalKey(&r, &st.scratch), held)
 		}
 		res, err := b.Run()
 		if err != nil {
@@ -133,7 +205,7 @@ func completeMany(c *host.Call) error {
 		if err := removedAll(c, res, 0, int(v.Done)); err != nil {
 			return err
 		}
-		if err := predicted(c, res, 2, v.Completed); err != nil {
+		if err := predicted(c, res, counter, v.Completed); err != nil {
 			return err
 		}
 	}
@@ -158,6 +230,17 @@ type completeManyState struct {
 	keys [][]byte
 	// lanes is the lane accounting of the completed jobs' lanes.
 	lanes laneAcct
+	flow  flowAcct
+}
+
+// anyRelease reports whether a completed job releases its unique key.
+func (*completeManyState) anyRelease(out []verdict.CompleteManyOutcome) bool {
+	for _, o := range out {
+		if o.Reply == verdict.CompleteManyDone && o.Release {
+			return true
+		}
+	}
+	return false
 }
 
 var completeManys pool[completeManyState]
@@ -172,7 +255,7 @@ func (st *completeManyState) checkRows(r *verbCall) (int, error) {
 	jobs := st.seen.Jobs
 	nrows, err := completedRowsACL(r, &st.keys, st.rows, st.logs, func(i int) { jobs[i].Logs = host.ErrNoPerm })
 	if err == nil && nrows < len(st.rows) {
-		jobs[nrows].Row = denied[[3]verdict.Field]()
+		jobs[nrows].Row = denied[[6]verdict.Field]()
 	}
 	return nrows, err
 }

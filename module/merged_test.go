@@ -208,7 +208,7 @@ func TestMergedWritesMatchLua(t *testing.T) {
 		for i, j := range jobs {
 			switch i % 4 {
 			case 0:
-				out = append(out, e.do(protocol.Log, j[0], j[1], "line", "10"), e.do(protocol.Complete, j[0], j[1]))
+				out = append(out, e.do(protocol.Log, j[0], j[1], "line", "10"), e.do(protocol.Complete, j[0], j[1], ""))
 			case 1:
 				out = append(out, e.do(protocol.Fail, j[0], j[1], "1", "boom"))
 			case 2:
@@ -310,7 +310,7 @@ func TestMergedLaneWritesMatchLua(t *testing.T) {
 		for i, j := range jobs {
 			switch i % 4 {
 			case 0:
-				out = append(out, e.do(protocol.Complete, j[0], j[1]))
+				out = append(out, e.do(protocol.Complete, j[0], j[1], ""))
 			case 1:
 				out = append(out, e.do(protocol.Fail, j[0], j[1], "1", "boom"))
 			case 2:
@@ -410,7 +410,7 @@ func TestLanesMatchLuaRandom(t *testing.T) {
 				tokens = append(tokens[:k], tokens[k+1:]...)
 				switch rng.IntN(3) {
 				case 0:
-					name, call = "complete", func(e *mergeSide) any { return e.do(protocol.Complete, j[0], j[1]) }
+					name, call = "complete", func(e *mergeSide) any { return e.do(protocol.Complete, j[0], j[1], "") }
 				case 1:
 					retry := strconv.Itoa(rng.IntN(2))
 					name, call = "fail", func(e *mergeSide) any { return e.do(protocol.Fail, j[0], j[1], retry, "x") }

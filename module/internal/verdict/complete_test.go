@@ -11,7 +11,7 @@ import (
 
 type completeScript struct {
 	version   Reply[Field]
-	row       Reply[[3]Field] // unmade: att "3", no uniq
+	row       Reply[[6]Field] // unmade: att "3", no uniq
 	score     Reply[Field]    // unmade: in active
 	completed Reply[Field]
 	logs      error
@@ -21,13 +21,13 @@ type completeScript struct {
 func (sc completeScript) run(t *testing.T) ([]CompleteRead, CompleteStep) {
 	t.Helper()
 	var s CompleteSeen
-	decide := func() CompleteStep { return Complete([]byte("7"), []byte("3"), &s) }
+	decide := func() CompleteStep { return Complete([]byte("7"), []byte("3"), nil, &s) }
 	needs := drive(t, func() CompleteRead { return decide().Need }, func(n CompleteRead) {
 		switch n {
 		case CompleteFirst:
 			s.Version, s.Row, s.Score, s.Completed, s.Logs = wire(sc.version), sc.row, sc.score, sc.completed, sc.logs
 			if !s.Row.Made {
-				s.Row = Got([3]Field{Str("3"), {}})
+				s.Row = Got([6]Field{Str("3"), {}})
 			}
 			if !s.Score.Made {
 				s.Score = Got(Str("100"))
@@ -47,7 +47,7 @@ func TestComplete(t *testing.T) {
 	t.Parallel()
 	first := []CompleteRead{CompleteFirst}
 	both := []CompleteRead{CompleteFirst, CompleteHolder}
-	uniq := Got([3]Field{Str("3"), Str("k")})
+	uniq := Got([6]Field{Str("3"), Str("k")})
 	for _, tc := range []struct {
 		name  string
 		sc    completeScript
@@ -57,9 +57,9 @@ func TestComplete(t *testing.T) {
 	}{
 		{"completes", completeScript{completed: Got(Str("41"))}, first, CompleteVerdict{Completed: 42}, nil},
 		{"first completion", completeScript{}, first, CompleteVerdict{Completed: 1}, nil},
-		{"gone", completeScript{row: Got([3]Field{{}, Str("k")}), score: Failed[Field](errA), completed: Failed[Field](errB)}, first, CompleteVerdict{Gone: true}, nil},
-		{"row not a hash", completeScript{row: Failed[[3]Field](errA), score: Failed[Field](errB)}, first, CompleteVerdict{}, errA},
-		{"stale", completeScript{row: Got([3]Field{Str("2"), {}}), score: Failed[Field](errB)}, first, CompleteVerdict{}, grammar.Refusal(protocol.ErrStale("complete"))},
+		{"gone", completeScript{row: Got([6]Field{{}, Str("k")}), score: Failed[Field](errA), completed: Failed[Field](errB)}, first, CompleteVerdict{Gone: true}, nil},
+		{"row not a hash", completeScript{row: Failed[[6]Field](errA), score: Failed[Field](errB)}, first, CompleteVerdict{}, errA},
+		{"stale", completeScript{row: Got([6]Field{Str("2"), {}}), score: Failed[Field](errB)}, first, CompleteVerdict{}, grammar.Refusal(protocol.ErrStale("complete"))},
 		{"active not a zset", completeScript{score: Failed[Field](errA), completed: Failed[Field](errB)}, first, CompleteVerdict{}, errA},
 		{"not active", completeScript{score: Got(Field{}), completed: Failed[Field](errB)}, first, CompleteVerdict{}, grammar.Refusal(protocol.ErrNotActive("complete"))},
 		{"releases its unique key", completeScript{row: uniq, holder: Got(Str("7"))}, both, CompleteVerdict{Release: true, Completed: 1}, nil},
@@ -79,7 +79,7 @@ func TestComplete(t *testing.T) {
 		}
 	}
 	for _, tc := range fenceCases {
-		needs, st := completeScript{version: tc.version, row: Failed[[3]Field](errB)}.run(t)
+		needs, st := completeScript{version: tc.version, row: Failed[[6]Field](errB)}.run(t)
 		if !reflect.DeepEqual(needs, first) || !errors.Is(st.Err, tc.want) {
 			t.Errorf("fence %s: %v %+v", tc.name, needs, st)
 		}

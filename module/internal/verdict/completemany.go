@@ -26,14 +26,21 @@ var (
 // their index rather than put in a map, so a call allocates nothing.
 func CompleteManyValues(args [][]byte, n int, keys []uint64) ([]uint64, error) {
 	keys = keys[:0]
-	bad := n // the first pair whose id is not one
+	bad := n // the first triple whose id is not one
 	for i := range n {
-		id, ok := grammar.Decimal(args[1+2*i], 1, protocol.MaxJobID)
+		id, ok := grammar.Decimal(args[1+3*i], 1, protocol.MaxJobID)
 		if !ok {
 			bad = i
 			break
 		}
 		keys = append(keys, uint64(id)<<completeManyIndexBits|uint64(i))
+	}
+	badResult := n // the first triple whose result is too long
+	for i := range bad {
+		if len(args[3+3*i]) > protocol.MaxResult {
+			badResult = i
+			break
+		}
 	}
 	// equal ids sort together, by index: the first repeat of an id is the
 	// second key of its run, and the call's first repeat the least of those
@@ -45,6 +52,8 @@ func CompleteManyValues(args [][]byte, n int, keys []uint64) ([]uint64, error) {
 		}
 	}
 	switch {
+	case badResult < repeat && badResult < bad:
+		return keys, completeManyBadResult
 	case repeat < bad:
 		return keys, completeManyRepeated
 	case bad < n:
@@ -71,19 +80,29 @@ const (
 	// the caller's ACL first; a denied key is its read's error (it and the
 	// keys after it are not read).
 	CompleteManyHolders
+	// CompleteManyResultMax: HGET meta result_max, when a job found in
+	// active has a result that is not empty (meta checked against the
+	// caller's ACL first).
+	CompleteManyResultMax
+	// CompleteManyFlow: the flow accounting's reads of the parents of the
+	// jobs completed, in argument order.
+	CompleteManyFlow
 	// CompleteManyLanes: the lane accounting of the lanes of the jobs
 	// completed (CompleteManyVerdict.Outcomes), in argument order, one active
-	// job less each.
+	// job less each, then of the parents released to a lane.
 	CompleteManyLanes
+	// CompleteManyFlowTypes: the flow accounting's types, when a job
+	// completed names a parent, is retained or is waited for.
+	CompleteManyFlowTypes
 )
 
 // CompleteManyJob is one (id, token) pair and what COMPLETEMANY has read for
 // it.
 type CompleteManyJob struct {
-	// ID and Token are the pair's arguments.
-	ID, Token []byte
-	// Row is HMGET <row> att uniq lane.
-	Row Reply[[3]Field]
+	// ID, Token and Result are the triple's arguments.
+	ID, Token, Result []byte
+	// Row is HMGET <row> att uniq lane parent keep wait.
+	Row Reply[[6]Field]
 	// Score is ZSCORE active <id>, which counts only for a job whose token
 	// matches.
 	Score Reply[Field]
@@ -101,6 +120,10 @@ type CompleteManySeen struct {
 	// Jobs has one entry per pair, in argument order.
 	Jobs      []CompleteManyJob
 	Completed Reply[Field]
+	// ResultMax is HGET meta result_max.
+	ResultMax Reply[Field]
+	// Flow and FlowTypes are the flow accounting's outcomes.
+	Flow, FlowTypes Reply[struct{}]
 	// Lanes is the lane accounting's outcome.
 	Lanes Reply[struct{}]
 	// Outcomes and Holders are memory the verdict may fill with its own: a
@@ -116,6 +139,7 @@ const (
 	CompleteManyGone      = protocol.CompleteManyGone
 	CompleteManyStale     = protocol.CompleteManyStale
 	CompleteManyNotActive = protocol.CompleteManyNotActive
+	CompleteManyTooLarge  = protocol.CompleteManyTooLarge
 )
 
 // CompleteManyOutcome is one job's outcome.
@@ -125,6 +149,11 @@ type CompleteManyOutcome struct {
 	Reply int64
 	// Release: the job is done and its unique key holds its id; DEL it too.
 	Release bool
+	// Keep: the job is done and retained; Wait its wait (0: none); Parent
+	// its parent (nil: none).
+	Keep   bool
+	Wait   int64
+	Parent []byte
 }
 
 // CompleteManyVerdict is what COMPLETEMANY writes and replies.
@@ -218,20 +247,59 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 	if len(holders) > 0 {
 		return refuse(nil)
 	}
+	// the results: too large is the job's outcome -3
+	for i := range v.Outcomes {
+		o := &v.Outcomes[i]
+		if o.Reply != CompleteManyDone || len(s.Jobs[i].Result) == 0 {
+			continue
+		}
+		if !s.ResultMax.Made {
+			return CompleteManyStep{Need: CompleteManyResultMax, Verdict: v}
+		}
+		if s.ResultMax.Err != nil {
+			return CompleteManyStep{Err: s.ResultMax.Err}
+		}
+		if int64(len(s.Jobs[i].Result)) > ResultMax(s.ResultMax.Val) {
+			o.Reply, o.Release = CompleteManyTooLarge, false
+			v.Done--
+		}
+	}
 	if v.Done == 0 {
 		return CompleteManyStep{Verdict: v}
 	}
-	for i, o := range v.Outcomes {
-		if o.Reply != CompleteManyDone || LaneName(s.Jobs[i].Row.Val[2]) == nil {
+	flow, lanes, parents := false, false, false
+	for i := range v.Outcomes {
+		o := &v.Outcomes[i]
+		if o.Reply != CompleteManyDone {
 			continue
 		}
+		row := &s.Jobs[i].Row.Val
+		o.Parent, o.Keep, o.Wait = ChildParent(row[3]), row[4].Is("1"), waitField(row[5])
+		lanes = lanes || LaneName(row[2]) != nil
+		flow = flow || o.Parent != nil || o.Keep || o.Wait > 0
+		parents = parents || o.Parent != nil
+	}
+	if parents && !s.Flow.Made {
+		return CompleteManyStep{Need: CompleteManyFlow, Verdict: v}
+	}
+	if s.Flow.Err != nil {
+		return CompleteManyStep{Err: s.Flow.Err}
+	}
+	if lanes || s.Flow.Made {
 		if !s.Lanes.Made {
 			return CompleteManyStep{Need: CompleteManyLanes, Verdict: v}
 		}
 		if s.Lanes.Err != nil {
 			return CompleteManyStep{Err: s.Lanes.Err}
 		}
-		break
+	}
+	if flow {
+		if !s.FlowTypes.Made {
+			return CompleteManyStep{Need: CompleteManyFlowTypes, Verdict: v}
+		}
+		if s.FlowTypes.Err != nil {
+			return CompleteManyStep{Err: s.FlowTypes.Err}
+		}
 	}
 	if s.Completed.Err != nil {
 		return CompleteManyStep{Err: s.Completed.Err}
@@ -260,6 +328,7 @@ func zeroed[T any](buf *[]T, n int) []T {
 
 // COMPLETEMANY's value refusals, built once.
 var (
-	completeManyRepeated = refusal(protocol.ErrCompleteManyRepeated)
-	completeManyBadID    = refusal(protocol.ErrBadArg(protocol.CompleteMany.Name, "id"))
+	completeManyRepeated  = refusal(protocol.ErrCompleteManyRepeated)
+	completeManyBadID     = refusal(protocol.ErrBadArg(protocol.CompleteMany.Name, "id"))
+	completeManyBadResult = refusal(protocol.ErrBadArg(protocol.CompleteMany.Name, "result"))
 )
