@@ -16,7 +16,8 @@ import (
 // The keys derived from a queue's base, by class, as ACL key patterns: a
 // row job:<id> (ends in a digit), its logs job:<id>:logs, a unique key
 // unique:<key>, the lane keys lane:<l>, laneinfo and lanes, the ready lanes
-// turns, and the rate window rate.
+// turns, the rate window rate, and the flow keys (a job's kids, results and
+// failures, the outcome lists done:<id>, waiting and completed).
 const (
 	classRows   = "rows"
 	classLogs   = "logs"
@@ -24,6 +25,7 @@ const (
 	classLanes  = "lanes"
 	classTurns  = "turns"
 	classRate   = "rate"
+	classFlows  = "flows"
 )
 
 // fixedSuffixes are the queue's fixed keys that verbs declare.
@@ -33,7 +35,7 @@ var fixedSuffixes = []string{
 }
 
 // aclClasses are the classes of derived keys, in the order as names them.
-var aclClasses = []string{classRows, classLogs, classUnique, classLanes, classTurns, classRate}
+var aclClasses = []string{classRows, classLogs, classUnique, classLanes, classTurns, classRate, classFlows}
 
 // aclUserSeq names the scenarios' ACL users apart.
 var aclUserSeq atomic.Int64
@@ -48,13 +50,16 @@ func (q *queue) as(perms map[string]string, extra ...string) *queue {
 	q.t.Helper()
 	name := "acl" + strconv.FormatInt(aclUserSeq.Add(1), 10)
 	base := q.k.Base
-	patterns := map[string]string{
-		classRows:   base + "job:*[0-9]",
-		classLogs:   base + "job:*:logs",
-		classUnique: base + "unique:*",
-		classLanes:  base + "lane*",
-		classTurns:  base + protocol.SuffixTurns,
-		classRate:   base + protocol.SuffixRate,
+	patterns := map[string][]string{
+		classRows:   {base + "job:*[0-9]"},
+		classLogs:   {base + "job:*:logs"},
+		classUnique: {base + "unique:*"},
+		classLanes:  {base + "lane*"},
+		classTurns:  {base + protocol.SuffixTurns},
+		classRate:   {base + protocol.SuffixRate},
+		classFlows: {base + "job:*" + protocol.SuffixKids, base + "job:*" + protocol.SuffixResults,
+			base + "job:*" + protocol.SuffixFailures, base + protocol.SuffixDone + "*",
+			base + protocol.SuffixWaiting, base + protocol.SuffixCompleted},
 	}
 	rules := []string{"SETUSER", name, "on", ">pw", "+@all", "%RW~" + base}
 	for _, suffix := range fixedSuffixes {
@@ -72,7 +77,9 @@ func (q *queue) as(perms map[string]string, extra ...string) *queue {
 			p = "RW"
 		}
 		if p != "" {
-			rules = append(rules, "%"+p+"~"+patterns[class])
+			for _, pattern := range patterns[class] {
+				rules = append(rules, "%"+p+"~"+pattern)
+			}
 		}
 	}
 	rules = append(rules, extra...)
@@ -86,23 +93,25 @@ func (q *queue) as(perms map[string]string, extra ...string) *queue {
 var aclNeeds = map[*protocol.Verb]map[string]string{
 	protocol.Add:          {classRows: "RW"},
 	protocol.Extend:       {classRows: "R"},
-	protocol.Complete:     {classRows: "RW", classLogs: "W"},
-	protocol.CompleteMany: {classRows: "RW", classLogs: "W"},
+	protocol.Complete:     {classRows: "RW", classLogs: "W", classFlows: "W"},
+	protocol.CompleteMany: {classRows: "RW", classLogs: "W", classFlows: "W"},
 	protocol.Fail:         {classRows: "RW"},
 	protocol.Recover:      {classRows: "RW"},
 	protocol.Promote:      {classRows: "RW"},
-	protocol.Remove:       {classRows: "RW", classLogs: "W"},
+	protocol.Remove:       {classRows: "RW", classLogs: "W", classFlows: "W"},
 	protocol.Requeue:      {classRows: "RW"},
 	protocol.Log:          {classRows: "R", classLogs: "RW"},
 	protocol.Progress:     {classRows: "RW"},
 	protocol.Inspect:      {classRows: "R", classLogs: "R"},
 	protocol.Claim:        {classRows: "RW", classTurns: "RW"},
-	protocol.Stats:        {classLanes: "R"},
+	protocol.Stats:        {classLanes: "R", classFlows: "R"},
 	protocol.LaneCap:      {classLanes: "RW", classTurns: "RW"},
 	protocol.LanePause:    {classLanes: "RW", classTurns: "RW"},
 	protocol.LaneResume:   {classLanes: "RW", classTurns: "RW"},
 	protocol.Lane:         {classLanes: "R"},
 	protocol.Lanes:        {classLanes: "R"},
+	protocol.Trim:         {classRows: "RW", classLogs: "RW", classFlows: "RW"},
+	protocol.Children:     {classRows: "R", classFlows: "R"},
 }
 
 // allows reports whether access have grants every permission of need.
@@ -120,7 +129,7 @@ func allows(have, need string) bool {
 // both executors, in the place the verb would first read the key.
 func testACL(t *testing.T, env Env) {
 	for _, v := range protocol.All {
-		for _, class := range []string{classRows, classLogs, classLanes, classTurns, classRate} {
+		for _, class := range []string{classRows, classLogs, classLanes, classTurns, classRate, classFlows} {
 			for _, have := range []string{"R", "W", ""} {
 				name := v.Name + " with " + class + " " + orDefault(have, "denied")
 				if have != "" {
@@ -153,10 +162,10 @@ func testACL(t *testing.T, env Env) {
 		scenario(t, env, v.Name+" of a job holding a unique key read-only", func(t *testing.T, q *queue) {
 			q.install()
 			id := q.add(job{data: "a", unique: "k"})[0]
-			args := []string{id}
+			args := []string{id, "0"}
 			if v != protocol.Remove {
 				c := q.claimOne()
-				args = []string{c.id, c.token()}
+				args = []string{c.id, c.token(), ""}
 				if v == protocol.CompleteMany {
 					args = append([]string{"1"}, args...)
 				}
@@ -175,7 +184,7 @@ func testACL(t *testing.T, env Env) {
 	scenario(t, env, "a stale token comes before denied logs", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a"})
 		user := q.as(map[string]string{classLogs: ""})
-		user.refuse(protocol.ErrStale(protocol.Complete.Name), user.verb(protocol.Complete, c.id, "99"))
+		user.refuse(protocol.ErrStale(protocol.Complete.Name), user.verb(protocol.Complete, c.id, "99", ""))
 	})
 	scenario(t, env, "claim: an earlier row's type comes before a later denied row", func(t *testing.T, q *queue) {
 		q.install()
@@ -194,6 +203,6 @@ func testACL(t *testing.T, env Env) {
 	scenario(t, env, "completemany: a job not completed needs no logs", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a"})
 		user := q.as(map[string]string{classLogs: ""})
-		require.Equal(t, Arr(Int(-1)), user.unchanged(user.verb(protocol.CompleteMany, "1", c.id, "99")))
+		require.Equal(t, Arr(Int(-1)), user.unchanged(user.verb(protocol.CompleteMany, "1", c.id, "99", "")))
 	})
 }

@@ -61,7 +61,7 @@ func testCompleteMany(t *testing.T, env Env) {
 		reply := q.written(many(q, c.pair()), []string{q.k.Job(c.id), q.k.Logs(c.id), q.k.Active}, []string{q.k.Stats})
 		require.Equal(t, outcomes(completed), reply)
 		require.Equal(t, Bulk("1"), q.r("HGET", q.k.Stats, "completed"))
-		require.Equal(t, Int(0), q.call(protocol.Complete, c.id, c.token()), "COMPLETE finds the row gone")
+		require.Equal(t, Int(0), q.call(protocol.Complete, c.id, c.token(), ""), "COMPLETE finds the row gone")
 	})
 	scenario(t, env, "twice: the rows are gone", func(t *testing.T, q *queue) {
 		q.install()
@@ -353,11 +353,26 @@ type pair struct{ id, token string }
 // pair is the claimed job with its attempt token.
 func (c claimed) pair() pair { return pair{c.id, c.token()} }
 
-// manyArgs is COMPLETEMANY's ARGV for the pairs.
+// manyArgs is COMPLETEMANY's ARGV for the pairs, each with no result.
 func manyArgs(ps ...pair) []string {
 	out := []string{strconv.Itoa(len(ps))}
 	for _, p := range ps {
-		out = append(out, p.id, p.token)
+		out = append(out, p.id, p.token, "")
+	}
+	return out
+}
+
+// triple is one job of a COMPLETEMANY call with its result.
+type triple struct{ id, token, result string }
+
+// with is the claimed job with its attempt token and result r.
+func (c claimed) with(r string) triple { return triple{c.id, c.token(), r} }
+
+// manyResults is COMPLETEMANY's ARGV for the triples.
+func manyResults(ts ...triple) []string {
+	out := []string{strconv.Itoa(len(ts))}
+	for _, t := range ts {
+		out = append(out, t.id, t.token, t.result)
 	}
 	return out
 }

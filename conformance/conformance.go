@@ -122,11 +122,11 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 	},
 	protocol.Complete: func(q *queue) []string {
 		c := q.active(job{data: "a"})
-		return []string{c.id, c.token()}
+		return []string{c.id, c.token(), "r"}
 	},
 	protocol.CompleteMany: func(q *queue) []string {
 		c := q.active(job{data: "a"})
-		return []string{"1", c.id, c.token()}
+		return []string{"1", c.id, c.token(), "r"}
 	},
 	protocol.Fail: func(q *queue) []string {
 		c := q.active(job{data: "a"})
@@ -157,7 +157,7 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 	},
 	protocol.Remove: func(q *queue) []string {
 		q.install()
-		return []string{q.addOne("a")}
+		return []string{q.addOne("a"), "0"}
 	},
 	protocol.Requeue: func(q *queue) []string {
 		return []string{q.dead(job{data: "a"})}
@@ -209,6 +209,24 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 	protocol.Rate: func(q *queue) []string {
 		q.install()
 		return []string{"10", "1000"}
+	},
+	protocol.Retain: func(q *queue) []string {
+		q.install()
+		return []string{"60000", "10", "60000", "10", "1000"}
+	},
+	protocol.Trim: func(q *queue) []string {
+		q.install()
+		q.must(protocol.Retain, "0", "1", "0", "0", "0")
+		q.add(job{data: "a"}, job{data: "b"})
+		for _, c := range q.claim(600000, 2) {
+			q.must(protocol.Complete, c.id, c.token(), "r")
+		}
+		return []string{"10"}
+	},
+	protocol.Children: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "p"}, job{data: "c", parent: "1"})
+		return []string{"1", "0", "10"}
 	},
 }
 

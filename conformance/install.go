@@ -61,14 +61,14 @@ func testUpgrade(t *testing.T, env Env) {
 		q.do("SET", q.k.Version, "1")
 		// every verb refuses the old wire, and writes nothing
 		q.refuse(protocol.ErrWireFound("1"), q.verb(protocol.Claim, "30000", "1"))
-		q.refuse(protocol.ErrWireFound("1"), q.verb(protocol.Complete, c.id, c.token()))
+		q.refuse(protocol.ErrWireFound("1"), q.verb(protocol.Complete, c.id, c.token(), ""))
 		before := q.snapshot()
 		require.Equal(t, Int(1), q.call(protocol.Install))
 		after := q.snapshot()
 		delete(before, q.k.Version)
 		delete(after, q.k.Version)
 		require.Equal(t, before, after, "the upgrade writes only the version")
-		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token()))
+		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
 		require.Equal(t, Arr(Arr(Bulk("3"), Bulk("c"), Int(1))), q.call(protocol.Claim, "30000", "5"))
 	})
 }

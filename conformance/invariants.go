@@ -57,7 +57,7 @@ func testLaneInvariants(t *testing.T, env Env) {
 				case 5:
 					if id := pick(q.k.Active); id != "" {
 						what = "complete " + id
-						q.must(protocol.Complete, id, token(id))
+						q.must(protocol.Complete, id, token(id), "")
 					}
 				case 6:
 					if id := pick(q.k.Active); id != "" {
@@ -73,7 +73,7 @@ func testLaneInvariants(t *testing.T, env Env) {
 					l := lanes[rng.IntN(len(lanes)-1)]
 					if id := pick(q.laneKey(l)); id != "" {
 						what = "remove " + id
-						q.must(protocol.Remove, id)
+						q.must(protocol.Remove, id, "0")
 					} else if id := pick(q.k.Dead); id != "" {
 						what = "requeue " + id
 						q.must(protocol.Requeue, id)

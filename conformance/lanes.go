@@ -74,8 +74,8 @@ func (q *queue) signalOf() string { return q.r("LRANGE", q.k.Signal, "0", "-1") 
 
 // testLaneAdd: ADD's option columns and its laned jobs.
 func testLaneAdd(t *testing.T, env Env) {
-	one := job{data: "a"}.args(0)
-	oneLaned := job{data: "a", lane: "l"}.args(1)
+	one := job{data: "a"}.args(nil)
+	oneLaned := job{data: "a", lane: "l"}.args(laneCol)
 	arity, badOptions, badOption := protocol.ErrArity("add"), protocol.ErrBadArg("add", "options"), protocol.ErrBadArg("add", "option")
 	with := func(parts ...[]string) []string {
 		var out []string
@@ -110,10 +110,10 @@ func testLaneAdd(t *testing.T, env Env) {
 		{"option repeated", with([]string{"1", "2", "lane", "lane"}, oneLaned, []string{"l"}), badOption},
 		{"option unknown after lane", with([]string{"1", "2", "lane", "x"}, oneLaned, []string{"l"}), badOption},
 		{"option before the values", with([]string{"1", "1", "x", "a", "1001", "0", "3", "fixed", "0", "", "0", "l"}), badOption},
-		{"lane of 129 bytes", with([]string{"1", "1", "lane"}, job{data: "a", lane: strings.Repeat("l", 129)}.args(1)), protocol.ErrBadArg("add", "lane")},
-		{"unique_ttl before lane", with([]string{"1", "1", "lane"}, job{data: "a", unique: "u", uniqueTTL: "0", lane: strings.Repeat("l", 129)}.args(1)), protocol.ErrBadArg("add", "unique_ttl")},
-		{"lane job by job", with([]string{"2", "1", "lane"}, job{data: "a", lane: strings.Repeat("l", 129)}.args(1), job{data: "b", prio: "1001"}.args(1)), protocol.ErrBadArg("add", "lane")},
-		{"a later job's lane", with([]string{"2", "1", "lane"}, job{data: "a", lane: "l"}.args(1), job{data: "b", lane: strings.Repeat("l", 129)}.args(1)), protocol.ErrBadArg("add", "lane")},
+		{"lane of 129 bytes", with([]string{"1", "1", "lane"}, job{data: "a", lane: strings.Repeat("l", 129)}.args(laneCol)), protocol.ErrBadArg("add", "lane")},
+		{"unique_ttl before lane", with([]string{"1", "1", "lane"}, job{data: "a", unique: "u", uniqueTTL: "0", lane: strings.Repeat("l", 129)}.args(laneCol)), protocol.ErrBadArg("add", "unique_ttl")},
+		{"lane job by job", with([]string{"2", "1", "lane"}, job{data: "a", lane: strings.Repeat("l", 129)}.args(laneCol), job{data: "b", prio: "1001"}.args(laneCol)), protocol.ErrBadArg("add", "lane")},
+		{"a later job's lane", with([]string{"2", "1", "lane"}, job{data: "a", lane: "l"}.args(laneCol), job{data: "b", lane: strings.Repeat("l", 129)}.args(laneCol)), protocol.ErrBadArg("add", "lane")},
 	} {
 		scenario(t, env, tc.name, func(t *testing.T, q *queue) {
 			fixtures[protocol.Add](q)
@@ -163,7 +163,7 @@ func testLaneAdd(t *testing.T, env Env) {
 		require.Equal(t, Int(0), q.r("EXISTS", q.fixed(protocol.SuffixLaneInfo)), "no active job, no cap: no field")
 		require.Equal(t, []string{"seq", "1", "lanewait", "1"}, q.hgetall(q.k.Meta))
 		require.Equal(t, Bulks("1"), q.signalOf(), "a lane became ready while turns was empty")
-		require.Equal(t, statsReplyWith(0, 0, 0, 0, false, [4]int64{1, 1, 0, 0}, "1"), q.call(protocol.Stats))
+		require.Equal(t, statsReplyWith(0, 0, 0, 0, false, [6]int64{1, 1, 0, 0}, "1"), q.call(protocol.Stats))
 	})
 	scenario(t, env, "k = 1 with an empty lane is no lane", func(t *testing.T, q *queue) {
 		q.install()
@@ -257,7 +257,7 @@ func testLaneClaim(t *testing.T, env Env) {
 		require.Equal(t, Int(0), q.r("EXISTS", q.fixed(protocol.SuffixTurns)))
 		require.Equal(t, []string{"active:a", "2", "active:b", "4"}, q.laneinfo())
 		require.Equal(t, Arr(), q.unchanged(q.verb(protocol.Claim, "30000", "10")))
-		require.Equal(t, statsReplyWith(0, 0, 9, 0, false, [4]int64{2, 0, 0, 0}, "9"), q.call(protocol.Stats))
+		require.Equal(t, statsReplyWith(0, 0, 9, 0, false, [6]int64{2, 0, 0, 0}, "9"), q.call(protocol.Stats))
 	})
 	scenario(t, env, "pending waits behind lanes of earlier turns", func(t *testing.T, q *queue) {
 		q.install()
@@ -421,7 +421,7 @@ func testLaneCaps(t *testing.T, env Env) {
 	}
 	scenario(t, env, "complete re-admits", func(t *testing.T, q *queue) {
 		capped(q)
-		require.Equal(t, Int(1), q.call(protocol.Complete, "1", "1"))
+		require.Equal(t, Int(1), q.call(protocol.Complete, "1", "1", ""))
 		readmitted(q, "2")
 		require.Equal(t, []string{"cap:a", "1", "active:b", "1"}, q.laneinfo())
 		require.Equal(t, laneReply(1, 0, 1, 0), q.call(protocol.Lane, "a"))
@@ -429,7 +429,7 @@ func testLaneCaps(t *testing.T, env Env) {
 	})
 	scenario(t, env, "completemany re-admits", func(t *testing.T, q *queue) {
 		capped(q)
-		require.Equal(t, outcomes(1, 1), q.call(protocol.CompleteMany, "2", "1", "1", "3", "1"))
+		require.Equal(t, outcomes(1, 1), q.call(protocol.CompleteMany, "2", "1", "1", "", "3", "1", ""))
 		readmitted(q, "2")
 		require.Equal(t, []string{"cap:a", "1"}, q.laneinfo())
 		require.Equal(t, Bulks("a"), q.lanesOf())
@@ -480,10 +480,10 @@ func testLaneCaps(t *testing.T, env Env) {
 		require.Equal(t, Int(0), q.r("EXISTS", q.fixed(protocol.SuffixTurns)))
 		require.Equal(t, laneReply(1, 2, 1, 0), q.call(protocol.Lane, "a"))
 		q.do("DEL", q.k.Signal)
-		require.Equal(t, Int(1), q.call(protocol.Complete, "1", "1"))
+		require.Equal(t, Int(1), q.call(protocol.Complete, "1", "1", ""))
 		require.Equal(t, Int(0), q.r("EXISTS", q.fixed(protocol.SuffixTurns)), "1 active is still the cap")
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Signal))
-		require.Equal(t, Int(1), q.call(protocol.Complete, "2", "1"))
+		require.Equal(t, Int(1), q.call(protocol.Complete, "2", "1", ""))
 		require.Equal(t, Bulks("a", "2"), q.turnsOf())
 		require.Equal(t, Bulks("1"), q.signalOf())
 	})
@@ -589,7 +589,7 @@ func testLaneRead(t *testing.T, env Env) {
 		require.Equal(t, Arr(b, c), q.unchanged(q.verb(protocol.Lanes, "aa", "1000")))
 		require.Equal(t, Arr(a, b, c), q.unchanged(q.verb(protocol.Lanes, "", "1000")))
 		require.Equal(t, Arr(a), q.unchanged(q.verb(protocol.Lanes, "\x00", "1")))
-		require.Equal(t, statsReplyWith(0, 0, 1, 0, false, [4]int64{3, 3, 0, 0}, "4"), q.call(protocol.Stats))
+		require.Equal(t, statsReplyWith(0, 0, 1, 0, false, [6]int64{3, 3, 0, 0}, "4"), q.call(protocol.Stats))
 	})
 	scenario(t, env, "no lanes", func(t *testing.T, q *queue) {
 		q.install()
@@ -619,7 +619,7 @@ func testLaneCounts(t *testing.T, env Env) {
 		require.Equal(t, []string{"active:a", "1"}, q.laneinfo())
 		require.Equal(t, Bulks("a"), q.lanesOf())
 		q.do("DEL", q.k.Signal)
-		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token()))
+		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
 		none(q)
 		require.Equal(t, Arr(Bulk("1"), Nil, Bulk("0")), q.turnMeta())
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Signal), "the lane has no job: not ready")
@@ -629,11 +629,11 @@ func testLaneCounts(t *testing.T, env Env) {
 		q.add(job{data: "a1", lane: "a"}, job{data: "a2", lane: "a"}, job{data: "b1", lane: "b"}, job{data: "a3", lane: "a"})
 		require.Len(t, q.claim(30000, 3), 3) // a1, b1, a2
 		require.Equal(t, []string{"active:a", "2", "active:b", "1"}, q.laneinfo())
-		require.Equal(t, outcomes(1, -1, 1, 0), q.call(protocol.CompleteMany, "4", "1", "1", "2", "9", "3", "1", "9", "1"))
+		require.Equal(t, outcomes(1, -1, 1, 0), q.call(protocol.CompleteMany, "4", "1", "1", "", "2", "9", "", "3", "1", "", "9", "1", ""))
 		require.Equal(t, []string{"active:a", "1"}, q.laneinfo())
 		require.Equal(t, Bulks("a"), q.lanesOf())
 		require.Equal(t, Bulks("a", "3"), q.turnsOf())
-		require.Equal(t, outcomes(1), q.call(protocol.CompleteMany, "1", "2", "1"))
+		require.Equal(t, outcomes(1), q.call(protocol.CompleteMany, "1", "2", "1", ""))
 		require.Equal(t, Int(0), q.r("EXISTS", q.fixed(protocol.SuffixLaneInfo)))
 		require.Equal(t, Bulks("a"), q.lanesOf(), "a3 waits")
 	})
@@ -681,11 +681,11 @@ func testLaneCounts(t *testing.T, env Env) {
 	scenario(t, env, "remove from a lane", func(t *testing.T, q *queue) {
 		q.install()
 		q.add(job{data: "a1", lane: "a"}, job{data: "a2", lane: "a"})
-		require.Equal(t, Int(1), q.call(protocol.Remove, "1"))
+		require.Equal(t, Int(1), q.call(protocol.Remove, "1", "0"))
 		require.Equal(t, Bulks("2"), q.r("ZRANGE", q.laneKey("a"), "0", "-1"))
 		require.Equal(t, Arr(Nil, Nil, Bulk("1")), q.turnMeta())
 		require.Equal(t, Bulks("a", "0"), q.turnsOf())
-		require.Equal(t, Int(1), q.call(protocol.Remove, "2"))
+		require.Equal(t, Int(1), q.call(protocol.Remove, "2", "0"))
 		none(q)
 		require.Equal(t, Int(0), q.r("EXISTS", q.laneKey("a")))
 		require.Equal(t, Arr(Nil, Nil, Bulk("0")), q.turnMeta())
@@ -693,11 +693,11 @@ func testLaneCounts(t *testing.T, env Env) {
 	scenario(t, env, "remove of a delayed or dead laned job touches no lane key", func(t *testing.T, q *queue) {
 		q.install()
 		id := q.add(job{data: "a", lane: "a", delay: "60000"})[0]
-		q.written(q.verb(protocol.Remove, id), []string{q.k.Job(id), q.k.Delayed}, []string{q.k.Stats})
+		q.written(q.verb(protocol.Remove, id, "0"), []string{q.k.Job(id), q.k.Delayed}, []string{q.k.Stats})
 		q.add(job{data: "b", lane: "b", attempts: "1"})
 		c := q.claimOne()
 		require.Equal(t, Bulk(protocol.FailDead), q.call(protocol.Fail, c.id, c.token(), "0", "x"))
-		q.written(q.verb(protocol.Remove, c.id), []string{q.k.Job(c.id), q.k.Dead}, []string{q.k.Stats})
+		q.written(q.verb(protocol.Remove, c.id, "0"), []string{q.k.Job(c.id), q.k.Dead}, []string{q.k.Stats})
 	})
 	scenario(t, env, "requeue to the lane", func(t *testing.T, q *queue) {
 		id := q.dead(job{data: "a", lane: "a"})
@@ -745,7 +745,7 @@ func testLaneCounts(t *testing.T, env Env) {
 		require.Equal(t, laneReply(1, 1, 1, 0), q.call(protocol.Lane, "a"))
 		require.Equal(t, Int(0), q.r("EXISTS", q.fixed(protocol.SuffixTurns)))
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Signal))
-		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token()))
+		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
 		require.Equal(t, Bulks("a", "2"), q.turnsOf())
 		require.Equal(t, Bulks("1"), q.signalOf())
 	})
@@ -754,7 +754,7 @@ func testLaneCounts(t *testing.T, env Env) {
 		id := q.addOne("a")
 		q.do("HSET", q.k.Job(id), "lane", strings.Repeat("l", 129))
 		c := q.claimOne()
-		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token()))
+		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
 		none(q)
 		require.Equal(t, []string{"seq", "1"}, q.hgetall(q.k.Meta), "a lane of 129 bytes is no lane")
 	})
@@ -783,11 +783,11 @@ var laneFixtures = map[*protocol.Verb]func(q *queue) []string{
 	},
 	protocol.Complete: func(q *queue) []string {
 		c := q.active(job{data: "a", lane: fixtureLane})
-		return []string{c.id, c.token()}
+		return []string{c.id, c.token(), ""}
 	},
 	protocol.CompleteMany: func(q *queue) []string {
 		c := q.active(job{data: "a", lane: fixtureLane})
-		return []string{"1", c.id, c.token()}
+		return []string{"1", c.id, c.token(), ""}
 	},
 	protocol.Fail: func(q *queue) []string {
 		c := q.active(job{data: "a", lane: fixtureLane})
@@ -807,7 +807,7 @@ var laneFixtures = map[*protocol.Verb]func(q *queue) []string{
 	},
 	protocol.Remove: func(q *queue) []string {
 		q.install()
-		return []string{q.laned(fixtureLane, "a")}
+		return []string{q.laned(fixtureLane, "a"), "0"}
 	},
 	protocol.Requeue: func(q *queue) []string {
 		return []string{q.dead(job{data: "a", lane: fixtureLane})}
@@ -864,21 +864,21 @@ func testLaneRefusals(t *testing.T, env Env) {
 	scenario(t, env, "complete: a stale token before the lane keys", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a", lane: "l"})
 		user := q.as(map[string]string{classLanes: ""})
-		user.refuse(protocol.ErrStale("complete"), user.verb(protocol.Complete, c.id, "9"))
+		user.refuse(protocol.ErrStale("complete"), user.verb(protocol.Complete, c.id, "9", ""))
 	})
 	scenario(t, env, "complete: the lane keys before the counter", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a", lane: "l"})
 		q.do("HSET", q.k.Stats, "completed", "x")
 		q.plant(q.fixed(protocol.SuffixLaneInfo), "hash")
-		q.refuse(protocol.ErrWrongType, q.verb(protocol.Complete, c.id, c.token()))
+		q.refuse(protocol.ErrWrongType, q.verb(protocol.Complete, c.id, c.token(), ""))
 		user := q.as(map[string]string{classLanes: ""})
-		user.refuse(protocol.ErrNoPerm, user.verb(protocol.Complete, c.id, c.token()))
+		user.refuse(protocol.ErrNoPerm, user.verb(protocol.Complete, c.id, c.token(), ""))
 	})
 	scenario(t, env, "complete: the lane keys before denied logs", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a", lane: "l"})
 		q.plant(q.fixed(protocol.SuffixTurns), "zset")
 		user := q.as(map[string]string{classLogs: ""})
-		user.refuse(protocol.ErrWrongType, user.verb(protocol.Complete, c.id, c.token()))
+		user.refuse(protocol.ErrWrongType, user.verb(protocol.Complete, c.id, c.token(), ""))
 	})
 	scenario(t, env, "add: the rows' existence before the lane keys", func(t *testing.T, q *queue) {
 		q.install()
@@ -939,14 +939,14 @@ func testLaneRefusals(t *testing.T, env Env) {
 		scenario(t, env, "complete: the accounting checks "+suffix, func(t *testing.T, q *queue) {
 			c := q.active(job{data: "a", lane: "l"})
 			user := q.as(map[string]string{suffix: ""})
-			user.refuse(protocol.ErrNoPerm, user.verb(protocol.Complete, c.id, c.token()))
+			user.refuse(protocol.ErrNoPerm, user.verb(protocol.Complete, c.id, c.token(), ""))
 			user = q.as(map[string]string{suffix: "R"})
-			user.refuse(protocol.ErrNoPerm, user.verb(protocol.Complete, c.id, c.token()))
+			user.refuse(protocol.ErrNoPerm, user.verb(protocol.Complete, c.id, c.token(), ""))
 		})
 		scenario(t, env, "complete without a lane: no "+suffix, func(t *testing.T, q *queue) {
 			c := q.active(job{data: "a"})
 			user := q.as(map[string]string{suffix: ""})
-			require.Equal(t, Int(1), user.call(protocol.Complete, c.id, c.token()))
+			require.Equal(t, Int(1), user.call(protocol.Complete, c.id, c.token(), ""))
 		})
 	}
 	scenario(t, env, "the ACL check before the lane reads", func(t *testing.T, q *queue) {
@@ -977,7 +977,7 @@ func testLaneRefusals(t *testing.T, env Env) {
 	scenario(t, env, "remove: an active laned job before the lane keys", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a", lane: "l"})
 		user := q.as(map[string]string{classLanes: ""})
-		user.refuse(protocol.ErrRemoveActive, user.verb(protocol.Remove, c.id))
+		user.refuse(protocol.ErrRemoveActive, user.verb(protocol.Remove, c.id, "0"))
 	})
 	for _, v := range []*protocol.Verb{protocol.LanePause, protocol.LaneResume, protocol.Lane} {
 		scenario(t, env, v.Name+": bad lane before the fence", func(t *testing.T, q *queue) {

@@ -43,7 +43,7 @@ func RunMaxmemory(t *testing.T, env Env) {
 		defer q.do("CONFIG", "SET", "maxmemory", "0")
 		q.refuse(serverOOM, q.verb(protocol.Add, addArgs(job{data: "c"})...))
 		for _, c := range q.claim(30000, 2) {
-			require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token()))
+			require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
 		}
 		require.Equal(t, Int(0), q.r("ZCARD", q.k.Pending))
 		require.Equal(t, Int(0), q.r("ZCARD", q.k.Active))
@@ -61,7 +61,7 @@ func RunMaxmemory(t *testing.T, env Env) {
 		q.refuse(serverOOM, q.verb(protocol.LaneCap, "x", "1"))
 		require.Equal(t, Int(1), q.call(protocol.LaneResume, "y"))
 		for _, c := range q.claim(30000, 3) {
-			require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token()))
+			require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
 		}
 		for _, s := range []string{protocol.SuffixLanes, protocol.SuffixTurns, protocol.SuffixLaneInfo} {
 			require.Equal(t, Int(0), q.r("EXISTS", q.k.Fixed(s)), s)

@@ -186,6 +186,9 @@ type job struct {
 	unique    string
 	uniqueTTL string
 	lane      string // empty: none
+	parent    string // the 1-based index of its parent in the call; empty: none
+	onfail    string // the child's policy; empty: the default
+	wait      string // ms its outcome is kept; empty: none
 }
 
 func orDefault(s, def string) string {
@@ -195,36 +198,60 @@ func orDefault(s, def string) string {
 	return s
 }
 
-// args is the job's group of ADD's ARGV: the 8 fixed values, then its lane
-// when the call has the lane column (options 1).
-func (j job) args(options int) []string {
+// columns are ADD's option columns a call of jobs needs: lane, parent,
+// onfail, wait, each when a job has a value for it, in that order.
+func columns(jobs ...job) []string {
+	var lane, parent, onfail, wait bool
+	for _, j := range jobs {
+		lane = lane || j.lane != ""
+		parent = parent || j.parent != ""
+		onfail = onfail || j.onfail != ""
+		wait = wait || j.wait != ""
+	}
+	var out []string
+	for _, c := range []struct {
+		on   bool
+		name string
+	}{{lane, protocol.AddOptionLane}, {parent, protocol.AddOptionParent}, {onfail, protocol.AddOptionOnFail}, {wait, protocol.AddOptionWait}} {
+		if c.on {
+			out = append(out, c.name)
+		}
+	}
+	return out
+}
+
+// args is the job's group of ADD's ARGV: the 8 fixed values, then its value
+// of each option column of cols.
+func (j job) args(cols []string) []string {
 	ttl := orDefault(j.uniqueTTL, "0")
 	if j.unique != "" {
 		ttl = orDefault(j.uniqueTTL, "60000")
 	}
 	out := []string{j.data, orDefault(j.prio, "0"), orDefault(j.delay, "0"), orDefault(j.attempts, "3"),
 		orDefault(j.backoff, "fixed"), orDefault(j.backoffMS, "0"), j.unique, ttl}
-	if options > 0 {
-		out = append(out, j.lane)
+	for _, c := range cols {
+		switch c {
+		case protocol.AddOptionLane:
+			out = append(out, j.lane)
+		case protocol.AddOptionParent:
+			out = append(out, j.parent)
+		case protocol.AddOptionOnFail:
+			out = append(out, j.onfail)
+		case protocol.AddOptionWait:
+			out = append(out, j.wait)
+		}
 	}
 	return out
 }
 
-// addArgs is ADD's ARGV for jobs: n, then k = 0 option columns, or k = 1
-// (lane) when any job has a lane.
+// addArgs is ADD's ARGV for jobs: n, then k and the option columns any job
+// uses (k = 0 for none).
 func addArgs(jobs ...job) []string {
-	options := 0
+	cols := columns(jobs...)
+	out := []string{strconv.Itoa(len(jobs)), strconv.Itoa(len(cols))}
+	out = append(out, cols...)
 	for _, j := range jobs {
-		if j.lane != "" {
-			options = 1
-		}
-	}
-	out := []string{strconv.Itoa(len(jobs)), strconv.Itoa(options)}
-	if options > 0 {
-		out = append(out, protocol.AddOptionLane)
-	}
-	for _, j := range jobs {
-		out = append(out, j.args(options)...)
+		out = append(out, j.args(cols)...)
 	}
 	return out
 }
@@ -322,12 +349,12 @@ func within(t *testing.T, v, lo, hi int64, what string) {
 // protocol.StatsCounters order; missing ones are "0"), without lanes or a
 // rate.
 func statsReply(pending, delayed, active, dead int64, paused bool, counters ...string) string {
-	return statsReplyWith(pending, delayed, active, dead, paused, [4]int64{}, counters...)
+	return statsReplyWith(pending, delayed, active, dead, paused, [6]int64{}, counters...)
 }
 
 // statsReplyWith is statsReply with the extra integers (protocol.StatsExtras:
-// lanes, lane_waiting, rate_max, rate_window).
-func statsReplyWith(pending, delayed, active, dead int64, paused bool, extras [4]int64, counters ...string) string {
+// lanes, lane_waiting, rate_max, rate_window, waiting, retained).
+func statsReplyWith(pending, delayed, active, dead int64, paused bool, extras [6]int64, counters ...string) string {
 	out := []string{
 		Bulk("pending"), Int(pending), Bulk("delayed"), Int(delayed),
 		Bulk("active"), Int(active), Bulk("dead"), Int(dead), Bulk("paused"),
@@ -349,3 +376,6 @@ func statsReplyWith(pending, delayed, active, dead int64, paused bool, extras [4
 	}
 	return Arr(out...)
 }
+
+// laneCol is the option columns of a call with lanes only.
+var laneCol = []string{protocol.AddOptionLane}

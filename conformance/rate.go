@@ -66,7 +66,7 @@ func testRate(t *testing.T, env Env) {
 		require.Equal(t, []string{"rate_max", "1000000", "rate_window", "86400000"}, q.hgetall(q.k.Meta))
 		require.Equal(t, Int(1), q.call(protocol.Rate, "5", "1000"))
 		require.Equal(t, []string{"rate_max", "5", "rate_window", "1000"}, q.hgetall(q.k.Meta))
-		require.Equal(t, statsReplyWith(0, 0, 0, 0, false, [4]int64{0, 0, 5, 1000}), q.call(protocol.Stats))
+		require.Equal(t, statsReplyWith(0, 0, 0, 0, false, [6]int64{0, 0, 5, 1000}), q.call(protocol.Stats))
 		require.Equal(t, Int(1), q.call(protocol.Rate, "0", "0"))
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Meta))
 		require.Equal(t, Int(1), q.unchanged(q.verb(protocol.Rate, "0", "0")))
@@ -98,7 +98,7 @@ func testRate(t *testing.T, env Env) {
 		require.Equal(t, Bulk("2"), q.r("GET", q.rateKey()))
 		within(t, q.pttl(), 1, 60000, "the window")
 		q.refuseRate("30000", "5")
-		require.Equal(t, statsReplyWith(1, 0, 2, 0, false, [4]int64{0, 0, 2, 60000}, "3"), q.call(protocol.Stats))
+		require.Equal(t, statsReplyWith(1, 0, 2, 0, false, [6]int64{0, 0, 2, 60000}, "3"), q.call(protocol.Stats))
 	})
 	scenario(t, env, "claims count on in the window", func(t *testing.T, q *queue) {
 		q.install()

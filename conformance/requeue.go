@@ -25,7 +25,7 @@ func testRequeue(t *testing.T, env Env) {
 		// a fresh set of attempts; the old token stays stale
 		again := q.claimOne()
 		require.Equal(t, claimed{id, "a", 2}, again)
-		q.refuse(protocol.ErrStale("complete"), q.verb(protocol.Complete, id, c.token()))
+		q.refuse(protocol.ErrStale("complete"), q.verb(protocol.Complete, id, c.token(), ""))
 		require.Equal(t, Bulk(protocol.FailDead), q.call(protocol.Fail, id, again.token(), "1", "again"))
 	})
 	scenario(t, env, "max becomes att + max", func(t *testing.T, q *queue) {

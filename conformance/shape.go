@@ -88,8 +88,8 @@ func testShape(t *testing.T, env Env) {
 // countGroups is, for each verb whose ARGV is a count n and then n groups
 // of arguments (ADD, COMPLETEMANY), one valid group.
 var countGroups = map[*protocol.Verb][]string{
-	protocol.Add:          append([]string{"0"}, job{data: "a"}.args(0)...),
-	protocol.CompleteMany: {"1", "1"},
+	protocol.Add:          append([]string{"0"}, job{data: "a"}.args(nil)...),
+	protocol.CompleteMany: {"1", "1", ""},
 }
 
 // testCountShape: a count verb's ARGV is n then one group per job; n is

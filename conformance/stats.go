@@ -18,10 +18,10 @@ func testStats(t *testing.T, env Env) {
 		q.install()
 		q.add(job{data: "a"}, job{data: "b"}, job{data: "c"}, job{data: "d", delay: "60000"}, job{data: "e"})
 		cs := q.claim(60000, 3)
-		q.must(protocol.Complete, cs[0].id, cs[0].token())
+		q.must(protocol.Complete, cs[0].id, cs[0].token(), "")
 		q.must(protocol.Fail, cs[1].id, cs[1].token(), "0", "x")
 		q.must(protocol.Fail, cs[2].id, cs[2].token(), "1", "x")
-		q.must(protocol.Remove, "5")
+		q.must(protocol.Remove, "5", "0")
 		q.must(protocol.Requeue, cs[1].id)
 		q.must(protocol.Pause)
 		require.Equal(t, statsReply(1, 2, 0, 0, true, "5", "1", "2", "1", "1", "0", "1", "1"),

@@ -88,29 +88,29 @@ func testWrongType(t *testing.T, env Env) {
 		scenario(t, env, "complete unique", func(t *testing.T, q *queue) {
 			c := q.active(job{data: "a", unique: "u"})
 			q.plant(q.k.Unique("u"), "string")
-			q.refuse(protocol.ErrWrongType, q.verb(protocol.Complete, c.id, c.token()))
+			q.refuse(protocol.ErrWrongType, q.verb(protocol.Complete, c.id, c.token(), ""))
 		})
 		scenario(t, env, "completemany unique", func(t *testing.T, q *queue) {
 			c := q.active(job{data: "a", unique: "u"})
 			q.plant(q.k.Unique("u"), "string")
-			q.refuse(protocol.ErrWrongType, q.verb(protocol.CompleteMany, "1", c.id, c.token()))
+			q.refuse(protocol.ErrWrongType, q.verb(protocol.CompleteMany, "1", c.id, c.token(), ""))
 		})
 		scenario(t, env, "remove unique", func(t *testing.T, q *queue) {
 			q.install()
 			id := q.add(job{data: "a", unique: "u"})[0]
 			q.plant(q.k.Unique("u"), "string")
-			q.refuse(protocol.ErrWrongType, q.verb(protocol.Remove, id))
+			q.refuse(protocol.ErrWrongType, q.verb(protocol.Remove, id, "0"))
 		})
 		scenario(t, env, "remove delayed", func(t *testing.T, q *queue) {
 			q.install()
 			id := q.add(job{data: "a", delay: "60000"})[0]
 			q.plant(q.k.Delayed, "zset")
-			q.refuse(protocol.ErrWrongType, q.verb(protocol.Remove, id))
+			q.refuse(protocol.ErrWrongType, q.verb(protocol.Remove, id, "0"))
 		})
 		scenario(t, env, "remove dead", func(t *testing.T, q *queue) {
 			id := q.dead(job{data: "a"})
 			q.plant(q.k.Dead, "zset")
-			q.refuse(protocol.ErrWrongType, q.verb(protocol.Remove, id))
+			q.refuse(protocol.ErrWrongType, q.verb(protocol.Remove, id, "0"))
 		})
 		scenario(t, env, "fail to dead types delayed", func(t *testing.T, q *queue) {
 			c := q.active(job{data: "a"})

@@ -63,13 +63,13 @@ func testUnique(t *testing.T, env Env) {
 	})
 	scenario(t, env, "released on complete", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a", unique: "u"})
-		q.must(protocol.Complete, c.id, c.token())
+		q.must(protocol.Complete, c.id, c.token(), "")
 		require.Equal(t, []string{"2"}, q.add(job{data: "b", unique: "u"}))
 	})
 	scenario(t, env, "released on remove", func(t *testing.T, q *queue) {
 		q.install()
 		id := q.add(job{data: "a", unique: "u"})[0]
-		q.must(protocol.Remove, id)
+		q.must(protocol.Remove, id, "0")
 		require.Equal(t, []string{"2"}, q.add(job{data: "b", unique: "u"}))
 	})
 	scenario(t, env, "held while dead", func(t *testing.T, q *queue) {

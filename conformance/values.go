@@ -13,12 +13,13 @@ import (
 // argCount is each verb's ARGV count (ADD's and COMPLETEMANY's vary with
 // their jobs: countGroups).
 var argCount = map[*protocol.Verb]int{
-	protocol.Install: 0, protocol.Claim: 2, protocol.Extend: 3, protocol.Complete: 2,
+	protocol.Install: 0, protocol.Claim: 2, protocol.Extend: 3, protocol.Complete: 3,
 	protocol.Fail: 4, protocol.Recover: 1, protocol.Promote: 1, protocol.Pause: 0,
-	protocol.Resume: 0, protocol.Remove: 1, protocol.Requeue: 1, protocol.Log: 4,
+	protocol.Resume: 0, protocol.Remove: 2, protocol.Requeue: 1, protocol.Log: 4,
 	protocol.Progress: 3, protocol.Stats: 0, protocol.Inspect: 1,
 	protocol.LaneCap: 2, protocol.LanePause: 1, protocol.LaneResume: 1, protocol.Lane: 1,
 	protocol.Lanes: 2, protocol.Rate: 2,
+	protocol.Retain: 5, protocol.Trim: 1, protocol.Children: 3,
 }
 
 // argRef names one argument of a verb: its ARGV index (from 0) and its name
@@ -36,6 +37,7 @@ var firstValue = map[*protocol.Verb]argRef{
 	protocol.Log: {0, "id"}, protocol.Progress: {0, "id"}, protocol.Inspect: {0, "id"},
 	// the lane verbs' first argument is a lane, which "x" is: their second
 	protocol.LaneCap: {1, "cap"}, protocol.Lanes: {1, "count"}, protocol.Rate: {0, "max"},
+	protocol.Retain: {0, "keep_done"}, protocol.Trim: {0, "limit"}, protocol.Children: {0, "id"},
 }
 
 // intDomain is an integer argument and its inclusive domain.
@@ -68,6 +70,16 @@ var intDomains = []intDomain{
 	{protocol.Inspect, argRef{0, "id"}, 1, protocol.MaxJobID},
 	{protocol.LaneCap, argRef{1, "cap"}, 0, protocol.MaxLaneCap},
 	{protocol.Lanes, argRef{1, "count"}, 1, protocol.MaxCount},
+	{protocol.Remove, argRef{1, "cascade"}, 0, 1},
+	{protocol.Retain, argRef{0, "keep_done"}, 0, protocol.MaxDelayMS},
+	{protocol.Retain, argRef{1, "keep_done_max"}, 0, protocol.MaxKeepCount},
+	{protocol.Retain, argRef{2, "keep_dead"}, 0, protocol.MaxDelayMS},
+	{protocol.Retain, argRef{3, "keep_dead_max"}, 0, protocol.MaxKeepCount},
+	{protocol.Retain, argRef{4, "result_max"}, 0, protocol.MaxResult},
+	{protocol.Trim, argRef{0, "limit"}, 1, protocol.MaxCount},
+	{protocol.Children, argRef{0, "id"}, 1, protocol.MaxJobID},
+	{protocol.Children, argRef{1, "after"}, 0, protocol.MaxJobID},
+	{protocol.Children, argRef{2, "count"}, 1, protocol.MaxCount},
 }
 
 // textDomain is an argument checked for its length or its words.
@@ -91,6 +103,7 @@ var textDomains = []textDomain{
 		[]string{strings.Repeat("l", protocol.MaxText+1)}, nil},
 	{protocol.Progress, argRef{2, "value"}, []string{"", strings.Repeat("p", protocol.MaxText)},
 		[]string{strings.Repeat("p", protocol.MaxText+1)}, nil},
+	{protocol.Complete, argRef{2, "result"}, []string{"", "r"}, []string{strings.Repeat("r", protocol.MaxResult+1)}, nil},
 	{protocol.LaneCap, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
 	{protocol.LanePause, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
 	{protocol.LaneResume, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},

@@ -9,14 +9,17 @@
 -- KEYS[7] -> emq:{q}:signal    list
 -- ARGV[1] -> n, the number of jobs, 1..1000
 -- ARGV[2] -> k, the number of option columns, 0..8
--- ARGV[3 .. 2 + k] -> the option names; the one known is lane
+-- ARGV[3 .. 2 + k] -> the option names: lane, parent, onfail, wait
 -- ARGV[3 + k + (8 + k)(i-1) ..] -> job i: data priority delay_ms
 --            max_attempts backoff backoff_ms unique_key unique_ttl_ms, then
 --            its value of each option in the order named (lane: empty for
---            none)
+--            none; parent: empty or the 1-based index of an earlier job of
+--            the call; onfail: empty, fail, ignore or continue; wait: empty,
+--            0 or 1..86400000 ms)
 --
 -- A job with a lane and no delay waits in lane:<l> instead of pending, and
--- the lane accounting of lib.lua counts it.
+-- the lane accounting of lib.lua counts it. A job named as a parent waits in
+-- state waiting (zset waiting) with deps <its children> and a kids zset.
 --
 -- Reply: array of the new ids (bulk strings), in argument order.
 -- Refusals, in order: ERR EMQ add numkeys must be 7; ERR EMQ add wrong number
@@ -24,13 +27,14 @@
 -- arguments (no ARGV[2]); ERR EMQ add bad options; ERR EMQ add wrong number
 -- of arguments (ARGV is not 2 + k + (8 + k)n); ERR EMQ add bad key layout;
 -- ERR EMQ add bad option; per job ERR EMQ add bad
--- priority|delay|attempts|backoff|backoff_ms|unique_key|unique_ttl|lane; the
+-- priority|delay|attempts|backoff|backoff_ms|unique_key|unique_ttl|lane|
+-- parent|onfail|wait; the
 -- fence; WRONGTYPE (meta); ERR hash value is not an integer or ERR increment
 -- or decrement would overflow (meta seq); EMQSTATE add id space exhausted;
 -- per job with a unique key EMQLOCK add duplicate in batch, NOPERM, WRONGTYPE
 -- (unique:<key>), EMQLOCK add duplicate of <id>; NOPERM (rows); EMQSTATE add
 -- id exists; the lane accounting's refusals; WRONGTYPE (stats), the HINCRBY
--- refusals (stats added); WRONGTYPE (pending, delayed, signal).
+-- refusals (stats added); WRONGTYPE (pending, delayed, waiting, signal).
 
 local VERB = 'add'
 local refusal = shape(VERB, 7)
@@ -47,14 +51,19 @@ refusal = layout(VERB, {'version', 'meta', 'stats', 'pending', 'delayed', 'signa
 if refusal then return refusal end
 
 -- the option names: each a known option, named once
-local lanecol
+local cols = {}
 for j = 1, nopt do
-  if ARGV[2 + j] ~= 'lane' or lanecol then return e_bad(VERB, 'option') end
-  lanecol = j
+  local name = ARGV[2 + j]
+  if (name ~= 'lane' and name ~= 'parent' and name ~= 'onfail' and name ~= 'wait') or cols[name] then
+    return e_bad(VERB, 'option')
+  end
+  cols[name] = j
 end
+local lanecol, parentcol, onfailcol, waitcol = cols.lane, cols.parent, cols.onfail, cols.wait
 
 -- values, job by job; at[i] is the ARGV index of job i's data
 local at, prios, delays, lanes = {}, {}, {}, {}
+local parents, onfails, waits, depth, kids = {}, {}, {}, {}, {}
 for i = 1, n do
   local a = 3 + nopt + per * (i - 1)
   at[i] = a
@@ -70,12 +79,36 @@ for i = 1, n do
   if #ukey > MAX_UNIQUE_KEY then return e_bad(VERB, 'unique_key') end
   local ttl = uint(ARGV[a + 7], 0, MAX_DELAY)
   if not ttl or (ttl == 0 and ukey ~= '') then return e_bad(VERB, 'unique_ttl') end
+  prios[i], delays[i] = prio, delay
   if lanecol then
     local l = ARGV[a + 7 + lanecol]
     if #l > MAX_LANE_NAME then return e_bad(VERB, 'lane') end
     if l ~= '' then lanes[i] = l end
   end
-  prios[i], delays[i] = prio, delay
+  depth[i] = 1
+  if parentcol then
+    local pv = ARGV[a + 7 + parentcol]
+    if pv ~= '' then
+      local p = uint(pv, 1, i - 1)
+      if not p or delays[p] ~= 0 or depth[p] >= MAX_FLOW_DEPTH then return e_bad(VERB, 'parent') end
+      parents[i], depth[i] = p, depth[p] + 1
+      if not kids[p] then kids[p] = {} end
+      kids[p][#kids[p] + 1] = i
+    end
+  end
+  if onfailcol then
+    local o = ARGV[a + 7 + onfailcol]
+    if o ~= '' and o ~= 'fail' and o ~= 'ignore' and o ~= 'continue' then return e_bad(VERB, 'onfail') end
+    if parents[i] and (o == 'ignore' or o == 'continue') then onfails[i] = o end
+  end
+  if waitcol then
+    local w = ARGV[a + 7 + waitcol]
+    if w ~= '' then
+      local ms = uint(w, 0, MAX_WAIT)
+      if not ms then return e_bad(VERB, 'wait') end
+      if ms > 0 then waits[i] = w end
+    end
+  end
 end
 
 refusal = fence()
@@ -84,8 +117,10 @@ if refusal then return refusal end
 local base, meta, stats, pending, delayed, signal = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 
 -- the ids: seq + 1 .. seq + n, predicted for HINCRBY meta seq n
-local seq = rpcall('HGET', meta, 'seq')
-if type(seq) == 'table' then return seq end
+local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max')
+if m.err then return m end
+local seq = m[1]
+local keep = rowint(m[2], MAX_ROW_INT) > 0 or rowint(m[3], MAX_ROW_INT) > 0
 refusal = hincr_refusal(seq, n)
 if refusal then return refusal end
 local first = seq and tonumber(seq) or 0 -- exact whenever the range below passes
@@ -105,6 +140,15 @@ for i = 1, n do
 end
 local nunique = #keys
 for i = 1, n do keys[nunique + i] = rows[i] end
+-- the new rows and each new parent's kids, results and failures: one EXISTS
+local fresh = {}
+for i = 1, n do fresh[i] = rows[i] end
+for i = 1, n do
+  if kids[i] then
+    for _, s in ipairs({':kids', ':results', ':failures'}) do fresh[#fresh + 1] = rows[i] .. s end
+  end
+end
+for i = n + 1, #fresh do keys[nunique + i] = fresh[i] end
 local deny, k = first_denied(keys, true, true), 0
 
 -- unique keys, job by job
@@ -123,12 +167,12 @@ for i = 1, n do
 end
 
 if deny and deny > nunique then return {err = E_NOPERM} end
-if rcall('EXISTS', unpack(rows)) ~= 0 then return {err = E_ADD_ID_EXISTS} end
+if rcall('EXISTS', unpack(fresh)) ~= 0 then return {err = E_ADD_ID_EXISTS} end
 
 -- the lanes of the jobs that wait in one now
 local acc = lane_acc()
 for i = 1, n do
-  if lanes[i] and delays[i] == 0 then lane_add(acc, lanes[i], 1, 0) end
+  if lanes[i] and delays[i] == 0 and not kids[i] then lane_add(acc, lanes[i], 1, 0) end
 end
 refusal = lane_read(acc)
 if refusal then return refusal end
@@ -142,6 +186,14 @@ local was_pending = rpcall('ZCARD', pending)
 if type(was_pending) == 'table' then return was_pending end
 local t = rpcall('ZCARD', delayed)
 if type(t) == 'table' then return t end
+local waiting = base .. 'waiting'
+for i = 1, n do
+  if kids[i] then
+    t = rpcall('ZCARD', waiting)
+    if type(t) == 'table' then return t end
+    break
+  end
+end
 t = rpcall('LLEN', signal)
 if type(t) == 'table' then return t end
 
@@ -152,7 +204,8 @@ rcall('HINCRBY', meta, 'seq', n)
 local to_pending = false
 for i = 1, n do
   local a = at[i]
-  local fields = {'data', ARGV[a], 'state', delays[i] == 0 and 'pending' or 'delayed', 'att', '0',
+  local state = (kids[i] and 'waiting') or (delays[i] == 0 and 'pending') or 'delayed'
+  local fields = {'data', ARGV[a], 'state', state, 'att', '0',
     'max', ARGV[a + 3], 'prio', ARGV[a + 1], 'bo', ARGV[a + 4] .. ':' .. ARGV[a + 5], 'at', added_at}
   if ARGV[a + 6] ~= '' then
     fields[#fields + 1] = 'uniq'
@@ -162,14 +215,46 @@ for i = 1, n do
     fields[#fields + 1] = 'lane'
     fields[#fields + 1] = lanes[i]
   end
+  if keep then
+    fields[#fields + 1] = 'keep'
+    fields[#fields + 1] = '1'
+  end
+  if parents[i] then
+    fields[#fields + 1] = 'parent'
+    fields[#fields + 1] = ids[parents[i]]
+  end
+  if onfails[i] then
+    fields[#fields + 1] = 'onfail'
+    fields[#fields + 1] = onfails[i]
+  end
+  if kids[i] then
+    fields[#fields + 1] = 'deps'
+    fields[#fields + 1] = format('%d', #kids[i])
+  end
+  if waits[i] then
+    fields[#fields + 1] = 'wait'
+    fields[#fields + 1] = waits[i]
+  end
   rcall('HSET', rows[i], unpack(fields))
-  if delays[i] ~= 0 then
+  if kids[i] then
+    rcall('ZADD', waiting, ids[i], ids[i])
+  elseif delays[i] ~= 0 then
     rcall('ZADD', delayed, format('%d', now + delays[i]), ids[i])
   elseif lanes[i] then
     rcall('ZADD', base .. 'lane:' .. lanes[i], pending_score(prios[i], first + i), ids[i])
   else
     rcall('ZADD', pending, pending_score(prios[i], first + i), ids[i])
     to_pending = true
+  end
+end
+for i = 1, n do
+  if kids[i] then
+    local members = {}
+    for _, c in ipairs(kids[i]) do
+      members[#members + 1] = ids[c]
+      members[#members + 1] = ids[c]
+    end
+    rcall('ZADD', rows[i] .. ':kids', unpack(members))
   end
 end
 for i = 1, n do

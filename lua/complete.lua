@@ -1,5 +1,6 @@
--- complete.lua: EMQ.COMPLETE, finish an active job: its row and logs go, its
--- unique key is released.
+-- complete.lua: EMQ.COMPLETE, finish an active job with its result: its row
+-- and logs go (a retained job stays, state completed), its unique key is
+-- released, its waiting parent is told.
 --
 -- KEYS[1] -> emq:{q}:          the queue base
 -- KEYS[2] -> emq:{q}:version   string, the fence
@@ -7,58 +8,100 @@
 -- KEYS[4] -> emq:{q}:active    zset
 -- ARGV[1] -> id
 -- ARGV[2] -> token, the attempt the caller claimed (any bytes, compared with att)
+-- ARGV[3] -> result, 0..1048576 bytes (0: none), at most the queue's result_max
 --
 -- Reply: integer 1; 0 when the row is gone.
 -- Refusals, in order: ERR EMQ complete numkeys must be 4; ERR EMQ complete
 -- wrong number of arguments; ERR EMQ complete bad key layout; ERR EMQ
--- complete bad id; the fence; WRONGTYPE (the row); EMQSTALE complete token
--- mismatch; WRONGTYPE (active); EMQSTATE complete not active; WRONGTYPE
--- (unique:<uniq>); for a job with a lane the lane accounting's refusals;
--- WRONGTYPE (stats); the HINCRBY refusals (stats completed); NOPERM (logs).
+-- complete bad id; ERR EMQ complete bad result; the fence; NOPERM, WRONGTYPE
+-- (the row); EMQSTALE complete token mismatch; WRONGTYPE (active); EMQSTATE
+-- complete not active; NOPERM, WRONGTYPE (unique:<uniq>); NOPERM, WRONGTYPE
+-- (meta result_max, when the result is not empty); EMQSTATE complete result
+-- too large; NOPERM (completed, a retained job); the parents' refusals
+-- (lib.lua flow_finish); the lane accounting's refusals; WRONGTYPE (stats),
+-- the HINCRBY refusals (stats completed); WRONGTYPE (completed); the flow
+-- types' refusals (lib.lua flow_types); NOPERM (logs, kids, results,
+-- failures of a job deleted).
 -- A job with a lane frees a slot of it (lane accounting, da = -1), which
 -- can make a capped lane ready again, and signal.
 
 local VERB = 'complete'
-local refusal = shape(VERB, 4, 2) or layout(VERB, {'version', 'stats', 'active'})
+local refusal = shape(VERB, 4, 3) or layout(VERB, {'version', 'stats', 'active'})
 if refusal then return refusal end
-local id = ARGV[1]
+local id, result = ARGV[1], ARGV[3]
 if not jobid(id) then return e_bad(VERB, 'id') end
+if #result > MAX_RESULT then return e_bad(VERB, 'result') end
 refusal = fence()
 if refusal then return refusal end
 
-local stats, active = KEYS[3], KEYS[4]
-local row = KEYS[1] .. 'job:' .. id
--- the row (read, then deleted) and its logs (deleted): one check of both
-local logs = row .. ':logs'
-local all = may({row, logs}, true, true)
+local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
+local row = base .. 'job:' .. id
+-- the row (read, then deleted or kept) and its logs and flow keys (deleted):
+-- one check of all
+local gone = {row .. ':logs', row .. ':kids', row .. ':results', row .. ':failures'}
+local all = may({row, gone[1], gone[2], gone[3], gone[4]}, true, true)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'uniq', 'lane')
+local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait')
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
 local score = rpcall('ZSCORE', active, id)
 if type(score) == 'table' then return score end
 if not score then return e_not_active(VERB) end
-local ukey, holder = f[2] and KEYS[1] .. 'unique:' .. f[2], nil
+local ukey, holder = f[2] and base .. 'unique:' .. f[2], nil
 if ukey then
   if not may({ukey}, true, true) then return {err = E_NOPERM} end
   holder = rpcall('GET', ukey)
   if type(holder) == 'table' then return holder end
 end
+if result ~= '' then
+  if not may({base .. 'meta'}, true, false) then return {err = E_NOPERM} end
+  local rmax = rpcall('HGET', base .. 'meta', 'result_max')
+  if type(rmax) == 'table' then return rmax end
+  rmax = rowint(rmax, MAX_RESULT)
+  if rmax == 0 then rmax = DEFAULT_RESULT end
+  if #result > rmax then return {err = E_RESULT_TOO_LARGE} end
+end
+local kept = f[5] == '1'
+local completed = base .. 'completed'
+if kept and not may({completed}, true, true) then return {err = E_NOPERM} end
 local acc = lane_acc()
 local l = lane_name(f[3])
 if l then lane_add(acc, l, 0, -1) end
+local fa = flow_acc(acc)
+flow_outcome(fa, id, f[6], 'c' .. result)
+refusal = flow_finish(fa, id, f[4], 'c', result)
+if refusal then return refusal end
 refusal = lane_read(acc)
 if refusal then return refusal end
 local c = rpcall('HGET', stats, 'completed')
 if type(c) == 'table' then return c end
 refusal = hincr_refusal(c, 1)
 if refusal then return refusal end
-if not all and not may({logs}, false, true) then return {err = E_NOPERM} end
+if kept then
+  local t = rpcall('ZCARD', completed)
+  if type(t) == 'table' then return t end
+end
+refusal = flow_types(fa, 0)
+if refusal then return refusal end
+if not kept and not all and not may(gone, false, true) then return {err = E_NOPERM} end
 
+local now = now_ms()
 rcall('ZREM', active, id)
-rcall('DEL', row, logs)
+if kept then
+  if result ~= '' then
+    rcall('HSET', row, 'state', 'completed', 'res', result)
+  else
+    rcall('HSET', row, 'state', 'completed')
+  end
+  rcall('ZADD', completed, format('%d', now), id)
+else
+  rcall('DEL', row, unpack(gone))
+end
 if holder == id then rcall('DEL', ukey) end
 rcall('HINCRBY', stats, 'completed', 1)
-if lane_write(acc) then signal_push(KEYS[1] .. 'signal') end
+local woke = flow_write(fa, now)
+if lane_write(acc) then woke = true end
+flow_push(fa)
+if woke then signal_push(base .. 'signal') end
 return 1

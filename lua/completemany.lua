@@ -6,55 +6,70 @@
 -- KEYS[3] -> emq:{q}:stats     hash, counter completed
 -- KEYS[4] -> emq:{q}:active    zset
 -- ARGV[1] -> n, the number of jobs, 1..1000
--- ARGV[2i], ARGV[2i + 1] -> job i: id, token (any bytes, compared with att)
+-- ARGV[3i - 1], ARGV[3i], ARGV[3i + 1] -> job i: id, token (any bytes,
+--            compared with att), result (0..1048576 bytes; 0: none)
 --
 -- Reply: array of n integers in argument order: 1 completed, 0 the row is
--- gone, -1 stale token, -2 not active.
+-- gone, -1 stale token, -2 not active, -3 the result is over result_max.
 -- Refusals, in order: ERR EMQ completemany numkeys must be 4; ERR EMQ
 -- completemany wrong number of arguments (no ARGV); ERR EMQ completemany bad
--- count; ERR EMQ completemany wrong number of arguments (ARGV is not 1 + 2n);
+-- count; ERR EMQ completemany wrong number of arguments (ARGV is not 1 + 3n);
 -- ERR EMQ completemany bad key layout; per job ERR EMQ completemany bad id,
--- ERR EMQ completemany repeated id; the fence; job by job WRONGTYPE (the row,
--- active, unique:<uniq>); the lane accounting's refusals (the lanes of the
--- jobs completed, da minus their number); WRONGTYPE (stats), the HINCRBY
--- refusals (stats completed); NOPERM (logs).
+-- ERR EMQ completemany repeated id, ERR EMQ completemany bad result; the
+-- fence; job by job NOPERM, WRONGTYPE (the row, active, unique:<uniq>, meta
+-- result_max at the first non-empty result of a job that passed those),
+-- NOPERM (completed, at the first retained job), the parents' refusals
+-- (lib.lua flow_finish); the lane accounting's refusals (the lanes of the
+-- jobs completed, da minus their number, and of the parents released to a
+-- lane); WRONGTYPE (stats), the HINCRBY refusals (stats completed);
+-- WRONGTYPE (completed); the flow types' refusals; NOPERM (logs, kids,
+-- results, failures of the jobs deleted).
 
 local VERB = 'completemany'
-local n, refusal = counted(VERB, 4, 2)
+local n, refusal = counted(VERB, 4, 3)
 if not n then return refusal end
 refusal = layout(VERB, {'version', 'stats', 'active'})
 if refusal then return refusal end
 
--- values, pair by pair
+-- values, triple by triple
 local named = {}
 for i = 1, n do
-  local id = ARGV[2 * i]
+  local id = ARGV[3 * i - 1]
   if not jobid(id) then return e_bad(VERB, 'id') end
   if named[id] then return {err = E_COMPLETEMANY_REPEATED} end
   named[id] = true
+  if #ARGV[3 * i + 1] > MAX_RESULT then return e_bad(VERB, 'result') end
 end
 refusal = fence()
 if refusal then return refusal end
 
 -- domain reads, job by job; nothing is written before all are read
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
--- the rows, read then deleted: the caller's ACL on all first; the first
--- denied one is refused where it would be read
+local completed = base .. 'completed'
+-- the rows (read, then deleted or kept) and their logs and flow keys
+-- (deleted): one check of all; the first denied row is refused where it
+-- would be read
 local rows, keys = {}, {}
 for i = 1, n do
-  rows[i] = base .. 'job:' .. ARGV[2 * i]
-  keys[2 * i - 1], keys[2 * i] = rows[i], rows[i] .. ':logs'
+  rows[i] = base .. 'job:' .. ARGV[3 * i - 1]
+  local r = rows[i]
+  keys[#keys + 1] = r
+  keys[#keys + 1] = r .. ':logs'
+  keys[#keys + 1] = r .. ':kids'
+  keys[#keys + 1] = r .. ':results'
+  keys[#keys + 1] = r .. ':failures'
 end
--- the rows (read, then deleted) and their logs (deleted): one check of all
 local all = may(keys, true, true)
 local deny = not all and first_denied(rows, true, true)
-local out, done, dels, logs = {}, {}, {}, {}
+local out, done, dels, gone, kept = {}, {}, {}, {}, {}
 local acc = lane_acc()
+local fa = flow_acc(acc)
+local rmax, anykept
 for i = 1, n do
-  local id, token = ARGV[2 * i], ARGV[2 * i + 1]
+  local id, token, result = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
   local row = rows[i]
   if i == deny then return {err = E_NOPERM} end
-  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane')
+  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait')
   if f.err then return f end
   if not f[1] then
     out[i] = 0
@@ -73,14 +88,38 @@ for i = 1, n do
         holder = rpcall('GET', ukey)
         if type(holder) == 'table' then return holder end
       end
-      out[i] = 1
-      done[#done + 1] = id
-      dels[#dels + 1] = row
-      dels[#dels + 1] = row .. ':logs'
-      logs[#logs + 1] = row .. ':logs'
-      if holder == id then dels[#dels + 1] = ukey end
-      local l = lane_name(f[3])
-      if l then lane_add(acc, l, 0, -1) end
+      if result ~= '' and not rmax then
+        if not may({base .. 'meta'}, true, false) then return {err = E_NOPERM} end
+        rmax = rpcall('HGET', base .. 'meta', 'result_max')
+        if type(rmax) == 'table' then return rmax end
+        rmax = rowint(rmax, MAX_RESULT)
+        if rmax == 0 then rmax = DEFAULT_RESULT end
+      end
+      if result ~= '' and #result > rmax then
+        out[i] = -3
+      else
+        out[i] = 1
+        done[#done + 1] = id
+        if f[5] == '1' then
+          if not anykept then
+            anykept = true
+            if not may({completed}, true, true) then return {err = E_NOPERM} end
+          end
+          kept[#kept + 1] = {row = row, id = id, result = result}
+        else
+          dels[#dels + 1] = row
+          for _, s in ipairs({':logs', ':kids', ':results', ':failures'}) do
+            dels[#dels + 1] = row .. s
+            gone[#gone + 1] = row .. s
+          end
+        end
+        if holder == id then dels[#dels + 1] = ukey end
+        local l = lane_name(f[3])
+        if l then lane_add(acc, l, 0, -1) end
+        flow_outcome(fa, id, f[6], 'c' .. result)
+        refusal = flow_finish(fa, id, f[4], 'c', result)
+        if refusal then return refusal end
+      end
     end
   end
 end
@@ -91,12 +130,32 @@ local c = rpcall('HGET', stats, 'completed')
 if type(c) == 'table' then return c end
 refusal = hincr_refusal(c, #done)
 if refusal then return refusal end
--- the logs of the jobs completed are only deleted: refused where the writes
--- would start
-if not all and not may(logs, false, true) then return {err = E_NOPERM} end
+if anykept then
+  local t = rpcall('ZCARD', completed)
+  if type(t) == 'table' then return t end
+end
+refusal = flow_types(fa, 0)
+if refusal then return refusal end
+-- the logs and flow keys of the jobs deleted are only deleted: refused
+-- where the writes would start
+if #gone > 0 and not all and not may(gone, false, true) then return {err = E_NOPERM} end
 
+local now = now_ms()
+local at = format('%d', now)
 rcall('ZREM', active, unpack(done))
-rcall('DEL', unpack(dels))
+for i = 1, #kept do
+  local k = kept[i]
+  if k.result ~= '' then
+    rcall('HSET', k.row, 'state', 'completed', 'res', k.result)
+  else
+    rcall('HSET', k.row, 'state', 'completed')
+  end
+  rcall('ZADD', completed, at, k.id)
+end
+if #dels > 0 then rcall('DEL', unpack(dels)) end
 rcall('HINCRBY', stats, 'completed', #done)
-if lane_write(acc) then signal_push(base .. 'signal') end
+local woke = flow_write(fa, now)
+if lane_write(acc) then woke = true end
+flow_push(fa)
+if woke then signal_push(base .. 'signal') end
 return out

@@ -36,16 +36,24 @@ if refusal then return refusal end
 local stats, active, delayed, dead = KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local row = KEYS[1] .. 'job:' .. id
 if not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'max', 'bo', 'lane')
+local f = rpcall('HMGET', row, 'att', 'max', 'bo', 'lane', 'parent', 'onfail', 'wait')
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
 local score = rpcall('ZSCORE', active, id)
 if type(score) == 'table' then return score end
 if not score then return e_not_active(VERB) end
+local att = rowint(f[1], MAX_ROW_INT)
+local again = retry == '1' and att < rowint(f[2], MAX_ROW_INT)
 local acc = lane_acc()
 local l = lane_name(f[4])
 if l then lane_add(acc, l, 0, -1) end
+local fa = flow_acc(acc)
+if not again then
+  flow_outcome(fa, id, f[7], 'd' .. ARGV[4])
+  refusal = flow_finish(fa, id, f[5], 'd', ARGV[4], f[6])
+  if refusal then return refusal end
+end
 refusal = lane_read(acc)
 if refusal then return refusal end
 local t = rpcall('ZCARD', delayed)
@@ -53,12 +61,12 @@ if type(t) == 'table' then return t end
 t = rpcall('ZCARD', dead)
 if type(t) == 'table' then return t end
 
-local att = rowint(f[1], MAX_ROW_INT)
-local again = retry == '1' and att < rowint(f[2], MAX_ROW_INT)
 local outcome = again and 'retried' or 'dead'
 local c = rpcall('HMGET', stats, 'failed', outcome)
 if c.err then return c end
 refusal = hincr_refusal(c[1], 1) or hincr_refusal(c[2], 1)
+if refusal then return refusal end
+refusal = flow_types(fa, 1)
 if refusal then return refusal end
 
 -- the retry delay: fixed:<ms> waits ms, exponential:<ms> ms * 2^(att-1)
@@ -87,5 +95,8 @@ else
 end
 rcall('HINCRBY', stats, 'failed', 1)
 rcall('HINCRBY', stats, outcome, 1)
-if lane_write(acc) then signal_push(KEYS[1] .. 'signal') end
+local woke = flow_write(fa, now)
+if lane_write(acc) then woke = true end
+flow_push(fa)
+if woke then signal_push(KEYS[1] .. 'signal') end
 return again and 'retry' or 'dead'

@@ -6,7 +6,8 @@
 --
 -- Reply: null when the row is gone (no att); else a flat array of the fields
 -- present, name then value (bulk strings as stored), in the order state data
--- att max prio bo at err prog uniq lane, then logs and an array of the log lines.
+-- att max prio bo at err prog uniq lane keep parent onfail deps cfail wait
+-- res, then logs and an array of the log lines.
 -- Refusals, in order: ERR EMQ inspect numkeys must be 2; ERR EMQ inspect
 -- wrong number of arguments; ERR EMQ inspect bad key layout; ERR EMQ inspect
 -- bad id; the fence; WRONGTYPE (the row, the logs).
@@ -20,7 +21,8 @@ refusal = fence()
 if refusal then return refusal end
 
 local row = KEYS[1] .. 'job:' .. id
-local fields = {'state', 'data', 'att', 'max', 'prio', 'bo', 'at', 'err', 'prog', 'uniq', 'lane'}
+local fields = {'state', 'data', 'att', 'max', 'prio', 'bo', 'at', 'err', 'prog', 'uniq', 'lane',
+  'keep', 'parent', 'onfail', 'deps', 'cfail', 'wait', 'res'}
 -- the row and its logs, both read: one check of both
 local logs_key = row .. ':logs'
 local all = may({row, logs_key}, true, false)

@@ -388,3 +388,207 @@ local function rate_write(used, pttl, k, window)
     rcall('SET', key, format('%d', k), 'PX', format('%d', window))
   end
 end
+
+-- Flows -------------------------------------------------------------------------
+-- docs/PROTOCOL.md, "Flows". A call whose jobs finish (completed, died or
+-- removed) tells their waiting parents with flow_finish during its reads
+-- (after the job's own reads), types what the parents' writes need with
+-- flow_types, and writes with flow_write after its own writes and before
+-- the lane accounting writes; the waited outcomes (flow_outcome) are pushed
+-- by flow_push after the lane accounting writes, before signal-push.
+
+local MAX_RESULT = 1048576
+local DEFAULT_RESULT = 262144
+local MAX_FLOW_DEPTH = 16
+local MAX_WAIT = 86400000
+local MAX_KEEP_COUNT = 100000000
+local DEFAULT_KEEP_DEAD = 100000
+local E_REMOVE_HAS_CHILDREN = 'EMQSTATE remove has children'
+local E_RESULT_TOO_LARGE = 'EMQSTATE complete result too large'
+
+-- hdecr_refusal predicts HINCRBY by -k (1..1000) on a field holding v (false
+-- when absent) with the server's rules, as hincr_refusal does for +k.
+local function hdecr_refusal(v, k)
+  if not v or v == '0' then return nil end
+  local digits, limit = v, '9223372036854775807'
+  if sub(v, 1, 1) == '-' then digits, limit = sub(v, 2), '9223372036854775808' end
+  local nd = #digits
+  if nd > 19 or not find(digits, '^[1-9]%d*$') or (nd == 19 and digits > limit) then
+    return {err = E_HASH_NOT_INTEGER}
+  end
+  if nd == 19 and limit == '9223372036854775808'
+      and digits > '9223372036854' .. format('%06d', 775808 - k) then
+    return {err = E_OVERFLOW}
+  end
+end
+
+-- flow_acc is an empty set of parent changes; lanes is the call's lane
+-- accounting (lane_acc), which counts the parents released to a lane.
+local function flow_acc(lanes)
+  return {lanes = lanes, by = {}, list = {}, outcomes = {}, ndead = 0, topending = false, checked = false}
+end
+
+-- flow_outcome queues the outcome text of job id whose row's wait field is
+-- wait (as read): pushed only when wait reads as 1..MAX_WAIT.
+local function flow_outcome(fa, id, wait, text)
+  local ms = rowint(wait, MAX_WAIT)
+  if ms > 0 then fa.outcomes[#fa.outcomes + 1] = {id = id, ms = ms, text = text} end
+end
+
+-- flow_finish tells the parent of child (its row's parent field as read,
+-- pv) that the child finished: kind 'c' completed with result payload, 'd'
+-- died with error payload (policy onfail as read), 'r' removed. It reads
+-- the parent once per call (the ACL check of the flow keys before the first
+-- parent, then per parent the check of its row, results and failures and
+-- HMGET row att state deps cfail parent onfail lane prio) and, when the
+-- parent is released and dies, tells its own parent in turn. Returns the
+-- refusal or nil.
+local function flow_finish(fa, child, pv, kind, payload, onfail)
+  local p = jobid(pv or '') and pv
+  if not p then return nil end
+  local base = KEYS[1]
+  if not fa.checked then
+    fa.checked = true
+    if first_denied({base .. 'waiting', base .. 'pending', base .. 'dead', base .. 'stats', base .. 'signal'},
+        true, true) then
+      return {err = E_NOPERM}
+    end
+  end
+  local e = fa.by[p]
+  if not e then
+    local row = base .. 'job:' .. p
+    if first_denied({row, row .. ':results', row .. ':failures'}, true, true) then return {err = E_NOPERM} end
+    local f = rpcall('HMGET', row, 'att', 'state', 'deps', 'cfail', 'parent', 'onfail', 'lane', 'prio', 'wait')
+    if f.err then return f end
+    e = {id = p, row = row, waiting = f[1] and f[2] == 'waiting', deps = f[3], cfail = f[4], parent = f[5],
+      onfail = f[6], lane = lane_name(f[7]), prio = rowint(f[8], MAX_PRIORITY), wait = f[9],
+      k = 0, results = {}, failures = {}}
+    fa.by[p] = e
+    if e.waiting then fa.list[#fa.list + 1] = e end
+  end
+  if not e.waiting or e.released then return nil end
+  e.k = e.k + 1
+  local refusal = hdecr_refusal(e.deps, e.k)
+  if refusal then return refusal end
+  if kind == 'c' then
+    if payload ~= '' then
+      e.results[#e.results + 1] = child
+      e.results[#e.results + 1] = payload
+    end
+  elseif kind == 'd' then
+    if onfail == 'continue' then
+      e.failures[#e.failures + 1] = child
+      e.failures[#e.failures + 1] = payload
+    elseif onfail ~= 'ignore' and not e.cfail then
+      e.cfail, e.newcfail = child, true
+    end
+  end
+  if e.deps and e.deps == format('%d', e.k) then
+    e.released = true
+    if e.cfail then
+      e.err = 'child ' .. e.cfail .. ' failed'
+      fa.ndead = fa.ndead + 1
+      flow_outcome(fa, p, e.wait, 'd' .. e.err)
+      return flow_finish(fa, p, e.parent, 'd', e.err, e.onfail)
+    elseif e.lane then
+      lane_add(fa.lanes, e.lane, 1, 0)
+    else
+      fa.topending = true
+    end
+  end
+  return nil
+end
+
+-- flow_types types the keys the parents' writes need: each parent's
+-- results and failures hashes it writes, waiting, pending and signal when a
+-- parent goes to pending, dead and stats dead (predicted with own + the
+-- parents that die) when one dies, and each outcome list (the ACL check of
+-- done:<id>, write access, then LLEN). It sets fa.was_pending (ZCARD
+-- pending). Returns the refusal or nil.
+local function flow_types(fa, own_dead)
+  local base = KEYS[1]
+  for i = 1, #fa.list do
+    local e = fa.list[i]
+    if #e.results > 0 then
+      local t = rpcall('HLEN', e.row .. ':results')
+      if type(t) == 'table' then return t end
+    end
+    if #e.failures > 0 then
+      local t = rpcall('HLEN', e.row .. ':failures')
+      if type(t) == 'table' then return t end
+    end
+  end
+  if #fa.list > 0 then
+    local t = rpcall('ZCARD', base .. 'waiting')
+    if type(t) == 'table' then return t end
+  end
+  if fa.topending then
+    local t = rpcall('ZCARD', base .. 'pending')
+    if type(t) == 'table' then return t end
+    fa.was_pending = t
+    t = rpcall('LLEN', base .. 'signal')
+    if type(t) == 'table' then return t end
+  end
+  if fa.ndead > 0 then
+    local t = rpcall('ZCARD', base .. 'dead')
+    if type(t) == 'table' then return t end
+    local c = rpcall('HGET', base .. 'stats', 'dead')
+    if type(c) == 'table' then return c end
+    local refusal = hincr_refusal(c, own_dead + fa.ndead)
+    if refusal then return refusal end
+  end
+  for i = 1, #fa.outcomes do
+    local key = base .. 'done:' .. fa.outcomes[i].id
+    if not may({key}, true, true) then return {err = E_NOPERM} end
+    local t = rpcall('LLEN', key)
+    if type(t) == 'table' then return t end
+  end
+  return nil
+end
+
+-- flow_write writes the parents' changes, parent by parent in the order
+-- met: HINCRBY row deps -k, HSET results, HSET failures, HSET row cfail;
+-- then, for a released parent, ZREM waiting and HSET row state pending +
+-- ZADD pending (or its lane), or HSET row state dead err + ZADD dead; then
+-- HINCRBY stats dead <n>. It returns true when a parent went to pending
+-- while pending was empty (the call then signals).
+local function flow_write(fa, now)
+  local base = KEYS[1]
+  local died_at = format('%d', now)
+  for i = 1, #fa.list do
+    local e = fa.list[i]
+    rcall('HINCRBY', e.row, 'deps', -e.k)
+    if #e.results > 0 then rcall('HSET', e.row .. ':results', unpack(e.results)) end
+    if #e.failures > 0 then rcall('HSET', e.row .. ':failures', unpack(e.failures)) end
+    if e.newcfail then rcall('HSET', e.row, 'cfail', e.cfail) end
+    if e.released then
+      rcall('ZREM', base .. 'waiting', e.id)
+      if e.err then
+        rcall('HSET', e.row, 'state', 'dead', 'err', e.err)
+        rcall('ZADD', base .. 'dead', died_at, e.id)
+      else
+        rcall('HSET', e.row, 'state', 'pending')
+        local score = pending_score(e.prio, jobid(e.id))
+        if e.lane then
+          rcall('ZADD', base .. 'lane:' .. e.lane, score, e.id)
+        else
+          rcall('ZADD', base .. 'pending', score, e.id)
+        end
+      end
+    end
+  end
+  if fa.ndead > 0 then rcall('HINCRBY', base .. 'stats', 'dead', fa.ndead) end
+  return fa.topending and fa.was_pending == 0
+end
+
+-- flow_push pushes the waited outcomes: RPUSH done:<id> <outcome>, PEXPIRE
+-- done:<id> <wait>.
+local function flow_push(fa)
+  local base = KEYS[1]
+  for i = 1, #fa.outcomes do
+    local o = fa.outcomes[i]
+    local key = base .. 'done:' .. o.id
+    rcall('RPUSH', key, o.text)
+    rcall('PEXPIRE', key, format('%d', o.ms))
+  end
+end

@@ -45,12 +45,13 @@ local deny, k = first_denied(keys, true, true), 0
 -- to[i] is the pending score of a job going back, true for one going to dead
 local to, requeued, died, lanes = {}, 0, 0, {}
 local acc = lane_acc()
+local fa = flow_acc(acc)
 for i = 1, #ids do
   local id = jobid(ids[i])
   if id then
     k = k + 1
     if k == deny then return {err = E_NOPERM} end
-    local f = rpcall('HMGET', keys[k], 'att', 'max', 'prio', 'lane')
+    local f = rpcall('HMGET', keys[k], 'att', 'max', 'prio', 'lane', 'parent', 'onfail', 'wait')
     if f.err then return f end
     if f[1] then
       local l = lane_name(f[4])
@@ -63,6 +64,9 @@ for i = 1, #ids do
         to[i] = true
         died = died + 1
         if l then lane_add(acc, l, 0, -1) end
+        flow_outcome(fa, ids[i], f[7], 'dlease expired')
+        refusal = flow_finish(fa, ids[i], f[5], 'd', 'lease expired', f[6])
+        if refusal then return refusal end
       end
     end
   end
@@ -78,6 +82,8 @@ if type(t) == 'table' then return t end
 local c = rpcall('HMGET', stats, 'recovered', 'dead')
 if c.err then return c end
 refusal = (requeued > 0 and hincr_refusal(c[1], requeued)) or (died > 0 and hincr_refusal(c[2], died))
+if refusal then return refusal end
+refusal = flow_types(fa, died)
 if refusal then return refusal end
 
 rcall('ZREM', active, unpack(ids))
@@ -100,6 +106,8 @@ for i = 1, #ids do
 end
 if requeued > 0 then rcall('HINCRBY', stats, 'recovered', requeued) end
 if died > 0 then rcall('HINCRBY', stats, 'dead', died) end
-local woke = lane_write(acc)
+local woke = flow_write(fa, now)
+if lane_write(acc) then woke = true end
+flow_push(fa)
 if (to_pending and was_pending == 0) or woke then signal_push(signal) end
 return {requeued, died}

@@ -14,12 +14,14 @@
 -- Reply: flat array of names (bulk) and values: pending delayed active dead
 -- (integers), paused (integer 0 or 1), then total_added total_completed
 -- total_failed total_retried total_dead total_recovered total_removed
--- total_requeued (bulk strings as stored, 0 when absent), then lanes (the
--- lanes with jobs), lane_waiting (meta lanewait), rate_max and rate_window
--- (integers, 0 when unset). pending counts the jobs without a lane.
+-- total_requeued total_trimmed (bulk strings as stored, 0 when absent), then
+-- lanes (the lanes with jobs), lane_waiting (meta lanewait), rate_max and
+-- rate_window (integers, 0 when unset), waiting and retained (ZCARD of
+-- waiting and completed). pending counts the jobs without a lane.
 -- Refusals, in order: ERR EMQ stats numkeys must be 8; ERR EMQ stats wrong
 -- number of arguments; ERR EMQ stats bad key layout; the fence; WRONGTYPE
--- (pending, delayed, active, dead, meta, stats); NOPERM, WRONGTYPE (lanes).
+-- (pending, delayed, active, dead, meta, stats); NOPERM, WRONGTYPE (lanes);
+-- NOPERM (waiting, completed), WRONGTYPE (waiting, completed).
 
 local VERB = 'stats'
 local refusal = shape(VERB, 8, 0)
@@ -38,18 +40,26 @@ end
 local m = rpcall('HMGET', KEYS[3], 'paused', 'lanewait', 'rate_max', 'rate_window')
 if m.err then return m end
 out[9], out[10] = 'paused', m[1] == '1' and 1 or 0
-local counters = {'added', 'completed', 'failed', 'retried', 'dead', 'recovered', 'removed', 'requeued'}
+local counters = {'added', 'completed', 'failed', 'retried', 'dead', 'recovered', 'removed', 'requeued', 'trimmed'}
 local c = rpcall('HMGET', KEYS[4], unpack(counters))
 if c.err then return c end
-for i = 1, 8 do
+for i = 1, 9 do
   out[9 + 2 * i], out[10 + 2 * i] = 'total_' .. counters[i], c[i] or '0'
 end
 local lanes = KEYS[1] .. 'lanes'
 if not may({lanes}, true, false) then return {err = E_NOPERM} end
 local nlanes = rpcall('ZCARD', lanes)
 if type(nlanes) == 'table' then return nlanes end
-out[27], out[28] = 'lanes', nlanes
-out[29], out[30] = 'lane_waiting', rowint(m[2], MAX_ROW_INT)
-out[31], out[32] = 'rate_max', rowint(m[3], MAX_ROW_INT)
-out[33], out[34] = 'rate_window', rowint(m[4], MAX_ROW_INT)
+local waiting, completed = KEYS[1] .. 'waiting', KEYS[1] .. 'completed'
+if not may({waiting, completed}, true, false) then return {err = E_NOPERM} end
+local nwaiting = rpcall('ZCARD', waiting)
+if type(nwaiting) == 'table' then return nwaiting end
+local nretained = rpcall('ZCARD', completed)
+if type(nretained) == 'table' then return nretained end
+out[29], out[30] = 'lanes', nlanes
+out[31], out[32] = 'lane_waiting', rowint(m[2], MAX_ROW_INT)
+out[33], out[34] = 'rate_max', rowint(m[3], MAX_ROW_INT)
+out[35], out[36] = 'rate_window', rowint(m[4], MAX_ROW_INT)
+out[37], out[38] = 'waiting', nwaiting
+out[39], out[40] = 'retained', nretained
 return out

@@ -40,6 +40,8 @@ var registry = map[string]string{
 	"ErrRemoveActive":         protocol.ErrRemoveActive,
 	"ErrCompleteManyRepeated": protocol.ErrCompleteManyRepeated,
 	"ErrRequeueNotDead":       protocol.ErrRequeueNotDead,
+	"ErrRemoveHasChildren":    protocol.ErrRemoveHasChildren,
+	"ErrResultTooLarge":       protocol.ErrResultTooLarge,
 	"ErrAddDuplicate":         protocol.ErrAddDuplicate(hole),
 	"ErrStale":                protocol.ErrStale(hole),
 	"ErrNotActive":            protocol.ErrNotActive(hole),

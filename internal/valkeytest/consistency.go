@@ -14,11 +14,19 @@ import (
 
 // QueueProblems checks queue's dataset on s (the node that holds it) and
 // returns what is inconsistent, or nothing:
-//   - every job id is in at most one of pending, delayed, active and dead;
+//   - every job id is in at most one of pending (or a lane), delayed,
+//     active, dead, waiting (parents) and completed (retained jobs);
 //   - every member of a set has a row whose state names that set;
 //   - every row is in the set its state names, and every logs list has its
 //     row;
-//   - the counters add up: added = completed + removed + the four sets.
+//   - a waiting parent's deps is the number of its children (its kids set)
+//     not finished (pending, delayed, active or waiting); an unfinished
+//     child's parent row exists;
+//   - the counters add up: added = completed + removed + trimmed + the jobs
+//     in pending, the lanes, delayed, active, dead and waiting. A retained
+//     completed job is counted once, by completed: it is not counted as in
+//     a set, and REMOVE and TRIM do not count it again (trimmed counts the
+//     dead jobs trimmed).
 func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([]string, error) {
 	k := protocol.KeysOf(queue)
 	var problems []string
@@ -27,6 +35,8 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 	sets := []struct{ state, key string }{
 		{protocol.StatePending, k.Pending}, {protocol.StateDelayed, k.Delayed},
 		{protocol.StateActive, k.Active}, {protocol.StateDead, k.Dead},
+		{protocol.StateWaiting, k.Fixed(protocol.SuffixWaiting)},
+		{protocol.StateCompleted, k.Fixed(protocol.SuffixCompleted)},
 	}
 	in := map[string]string{} // id -> its set's state
 	total := int64(0)
@@ -36,7 +46,9 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 			return nil, err
 		}
 		members, _ := v.([]any)
-		total += int64(len(members))
+		if set.state != protocol.StateCompleted {
+			total += int64(len(members))
+		}
 		for _, m := range members {
 			id := fmt.Sprint(m)
 			if other, ok := in[id]; ok {
@@ -91,6 +103,10 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 				logs = append(logs, strings.TrimSuffix(id, protocol.SuffixLogs))
 				continue
 			}
+			if strings.HasSuffix(id, protocol.SuffixKids) || strings.HasSuffix(id, protocol.SuffixResults) ||
+				strings.HasSuffix(id, protocol.SuffixFailures) {
+				continue
+			}
 			rows[id] = true
 		}
 		if cursor == "0" {
@@ -98,14 +114,22 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 		}
 	}
 	active := map[string]int64{}
+	states, parents, deps := map[string]string{}, map[string]string{}, map[string]string{}
 	for id := range rows {
-		v, err := s.Do(ctx, "HMGET", k.Job(id), protocol.FieldState, protocol.FieldLane)
+		v, err := s.Do(ctx, "HMGET", k.Job(id), protocol.FieldState, protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps)
 		if err != nil {
 			return nil, err
 		}
 		f, _ := v.([]any)
-		if len(f) != 2 {
+		if len(f) != 4 {
 			return nil, fmt.Errorf("HMGET replied %v", v)
+		}
+		states[id] = fmt.Sprint(f[0])
+		if p, ok := f[2].(string); ok {
+			parents[id] = p
+		}
+		if d, ok := f[3].(string); ok {
+			deps[id] = d
 		}
 		state, set := fmt.Sprint(f[0]), in[id]
 		lane, laned := f[1].(string)
@@ -136,6 +160,9 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 			bad("job %s has logs without a row", id)
 		}
 	}
+	if err := flowProblems(ctx, s, k, states, parents, deps, bad); err != nil {
+		return nil, err
+	}
 
 	counter := func(name string) int64 {
 		v, err := s.Do(ctx, "HGET", k.Stats, name)
@@ -145,11 +172,52 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 		n, _ := strconv.ParseInt(fmt.Sprint(v), 10, 64)
 		return n
 	}
-	added, completed, removed := counter("added"), counter("completed"), counter("removed")
-	if added != completed+removed+total {
-		bad("counters: added %d, but completed %d + removed %d + in the sets %d = %d", added, completed, removed, total, completed+removed+total)
+	added, completed, removed, trimmed := counter("added"), counter("completed"), counter("removed"), counter("trimmed")
+	if added != completed+removed+trimmed+total {
+		bad("counters: added %d, but completed %d + removed %d + trimmed %d + in the sets %d = %d",
+			added, completed, removed, trimmed, total, completed+removed+trimmed+total)
 	}
 	return problems, nil
+}
+
+// unfinished reports whether a job in state is not finished: its parent
+// still counts it in deps.
+func unfinished(state string) bool {
+	switch state {
+	case protocol.StatePending, protocol.StateDelayed, protocol.StateActive, protocol.StateWaiting:
+		return true
+	}
+	return false
+}
+
+// flowProblems checks the flows: each waiting parent's deps against its
+// unfinished children, and each unfinished child's parent.
+func flowProblems(ctx context.Context, s *valkeyserver.Server, k protocol.Keys, states, parents, deps map[string]string, bad func(string, ...any)) error {
+	for id, state := range states {
+		if p, ok := parents[id]; ok && protocol.ValidJobID(p) && unfinished(state) {
+			if _, ok := states[p]; !ok {
+				bad("job %s (state %s) has parent %s without a row", id, state, p)
+			}
+		}
+		if state != protocol.StateWaiting {
+			continue
+		}
+		v, err := s.Do(ctx, "ZRANGE", k.Kids(id), "0", "-1")
+		if err != nil {
+			return err
+		}
+		kids, _ := v.([]any)
+		open := 0
+		for _, c := range kids {
+			if unfinished(states[fmt.Sprint(c)]) {
+				open++
+			}
+		}
+		if deps[id] != strconv.Itoa(open) {
+			bad("parent %s has deps %q, %d children are not finished", id, deps[id], open)
+		}
+	}
+	return nil
 }
 
 // laneProblems checks the lanes' bookkeeping against the jobs: each lane's

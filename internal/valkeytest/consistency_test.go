@@ -20,7 +20,8 @@ func TestQueueProblems(t *testing.T) {
 	job := func(data, delay string) []string { return []string{data, "0", delay, "3", "fixed", "0", "", "0"} }
 	// build makes queue name hold a dead job with logs (1), a completed one
 	// (2), a pending one (3, then claimed), a delayed one (4), and jobs in
-	// lanes: 5 (claimed) and 6 in lane t, 7 in lane u, capped at 1.
+	// lanes: 5 (claimed) and 6 in lane t, 7 in lane u, capped at 1; and a
+	// parent 8 waiting for its delayed children 9 and 10.
 	build := func(t *testing.T, name string) protocol.Keys {
 		k := protocol.KeysOf(name)
 		run := func(v *protocol.Verb, args ...string) {
@@ -35,13 +36,16 @@ func TestQueueProblems(t *testing.T) {
 		run(protocol.Log, "1", "1", "line", "10")
 		run(protocol.Fail, "1", "1", "0", "boom")
 		run(protocol.Claim, "60000", "1")
-		run(protocol.Complete, "2", "1")
+		run(protocol.Complete, "2", "1", "")
 		run(protocol.Add, append([]string{"1", "0"}, job("d", "60000")...)...)
 		// lane t: job 5 waiting, job 6 claimed; lane u: job 7 waiting, capped at 1
 		run(protocol.LaneCap, "u", "1")
 		run(protocol.Add, append(append(append([]string{"3", "1", "lane"}, job("e", "0")...), "t"), append(append(job("f", "0"), "t"), append(job("g", "0"), "u")...)...)...)
 		run(protocol.Claim, "60000", "1") // job 3, the jobs without a lane come first
 		run(protocol.Claim, "60000", "1") // job 5 of lane t
+		// a flow: parent 8 waits for its delayed children 9 and 10
+		run(protocol.Add, append(append(append([]string{"3", "1", "parent"}, job("p", "0")...), ""),
+			append(append(job("c1", "60000"), "1"), append(job("c2", "60000"), "1")...)...)...)
 		return k
 	}
 	build(t, "q")
@@ -57,7 +61,13 @@ func TestQueueProblems(t *testing.T) {
 		{"a state of another set", func(k protocol.Keys) []string { return []string{"HSET", k.Job("7"), "state", "dead"} }, "job 7 is in pending but its state is dead"},
 		{"a job in two sets", func(k protocol.Keys) []string { return []string{"ZADD", k.Dead, "1", "7"} }, `job 7 is in lane "u" and dead`},
 		{"logs without a row", func(k protocol.Keys) []string { return []string{"RPUSH", k.Logs("97"), "x"} }, "job 97 has logs without a row"},
-		{"counters", func(k protocol.Keys) []string { return []string{"HINCRBY", k.Stats, "added", "1"} }, "counters: added 8"},
+		{"counters", func(k protocol.Keys) []string { return []string{"HINCRBY", k.Stats, "added", "1"} }, "counters: added 11"},
+		{"a parent's deps", func(k protocol.Keys) []string { return []string{"HSET", k.Job("8"), protocol.FieldDeps, "5"} },
+			`parent 8 has deps "5", 2 children are not finished`},
+		{"a child without its parent", func(k protocol.Keys) []string { return []string{"DEL", k.Job("8")} },
+			"job 9 (state delayed) has parent 8 without a row"},
+		{"a parent in no set", func(k protocol.Keys) []string { return []string{"ZREM", k.Fixed(protocol.SuffixWaiting), "8"} },
+			"job 8 (state waiting) is in no set"},
 		{"a lane's active count", func(k protocol.Keys) []string {
 			return []string{"HSET", k.Fixed(protocol.SuffixLaneInfo), protocol.FieldLaneActive + "t", "2"}
 		}, `lane "t" counts 2 active, 1 are`},
