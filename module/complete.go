@@ -32,6 +32,7 @@ func complete(c *host.Call) error {
 	st.reset()
 	st.lanes.reset(&st.scratch)
 	st.flow.reset(&st.scratch)
+	st.completed = nil
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
 	// the row and its logs are outside the key-spec: the caller's ACL first,
@@ -96,8 +97,13 @@ func complete(c *host.Call) error {
 				return err
 			}
 		case verdict.CompleteFlow:
-			st.flow.tell(step.Parent, id, verdict.FinishCompleted, verdict.Field{}, result)
-			refusal, err := st.flow.read(&r)
+			// a retained job: the caller's ACL on completed; then its
+			// outcome and its parent
+			refusal, err := st.retainedACL(&r, step.Verdict.Keep, &st.completed)
+			if err == nil && refusal == nil {
+				st.flow.finish(id, verdict.FinishCompleted, result, step.Parent, verdict.Field{}, step.Verdict.Wait)
+				refusal, err = st.flow.read(&r)
+			}
 			if err != nil {
 				return err
 			}
@@ -115,13 +121,15 @@ func complete(c *host.Call) error {
 			}
 			s.Lanes = st.lanes.result(refusal)
 		case verdict.CompleteFlowTypes:
-			st.flow.retained = step.Verdict.Keep
-			if w := step.Verdict.Wait; w > 0 {
-				st.flow.outcome(r.base, id, verdict.FinishCompleted, result, w)
+			// ZCARD completed (a retained job), then the flows' types
+			var refusal error
+			if step.Verdict.Keep {
+				refusal = intAt(c.Read().Cmd("ZCARD").Arg(st.completed).RunAll(), 0).Err
 			}
-			refusal, err := st.flow.types(&r, stats, 0)
-			if err != nil {
-				return err
+			if refusal == nil {
+				if refusal, err = st.flow.types(&r, stats, 0); err != nil {
+					return err
+				}
 			}
 			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		}
@@ -149,7 +157,7 @@ func complete(c *host.Call) error {
 		if len(result) > 0 {
 			b.Str(protocol.FieldResult).Argv(r.argv(2))
 		}
-		b.Cmd("ZADD").Arg(st.flow.completed).Int(r.now).Arg(id)
+		b.Cmd("ZADD").Arg(st.completed).Int(r.now).Arg(id)
 		counter = 3
 		if v.Release {
 			b.Cmd("DEL").Arg(st.unique)
@@ -168,13 +176,7 @@ func complete(c *host.Call) error {
 	st.flow.writes(b, r.now, stats, &st.lanes)
 	st.lanes.writes(b)
 	st.flow.outcomes(b)
-	if st.lanes.wakes() || (st.flow.released() && st.flow.pendingLen == 0) {
-		held := st.flow.signalLen
-		if st.lanes.wakes() {
-			held = st.lanes.signalLen()
-		}
-		signalPush(b, signalKey(&r, &st.scratch), held)
-	}
+	st.flow.signals(b, &st.lanes)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -245,9 +247,25 @@ type completeState struct {
 	keys  [][]byte
 	lanes laneAcct
 	flow  flowAcct
+	// completed is the retained set, when the job is retained.
+	completed []byte
 }
 
 var completes pool[completeState]
+
+// retainedACL checks completed against the caller's ACL (read and write)
+// when the call retains a job, and returns the refusal.
+func (s *scratch) retainedACL(r *verbCall, keep bool, completed *[]byte) (refusal, err error) {
+	if !keep {
+		return nil, nil
+	}
+	*completed = s.derived(r.base, protocol.SuffixCompleted, nil, "")
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate|host.KeyInsert, [][]byte{*completed})
+	if err != nil || deny < 0 {
+		return nil, err
+	}
+	return host.ErrNoPerm, nil
+}
 
 // readResultMax reads HGET meta result_max, after the caller's ACL on meta
 // (read): a denial is the read's refusal.
@@ -261,9 +279,4 @@ func readResultMax(r *verbCall, s *scratch) (verdict.Reply[verdict.Field], error
 		return denied[verdict.Field](), nil
 	}
 	return s.keep(fieldAt(r.c.Read().Cmd("HGET").Arg(meta).Str(protocol.MetaResultMax).RunAll(), 0)), nil
-}
-
-// signalKey is the queue's signal list.
-func signalKey(r *verbCall, s *scratch) []byte {
-	return s.derived(r.base, protocol.SuffixSignal, nil, "")
 }

@@ -29,6 +29,7 @@ func completeMany(c *host.Call) error {
 	st.reset()
 	st.lanes.reset(&st.scratch)
 	st.flow.reset(&st.scratch)
+	st.completed = nil
 	// values, pair by pair: the id (bad, or named earlier in the call); the
 	// token is any bytes
 	if st.sorted, err = verdict.CompleteManyValues(r.args, r.n, st.sorted); err != nil {
@@ -88,12 +89,21 @@ func completeMany(c *host.Call) error {
 				return err
 			}
 		case verdict.CompleteManyFlow:
-			for i, o := range step.Verdict.Outcomes {
-				if o.Reply == verdict.CompleteManyDone && o.Parent != nil {
-					st.flow.tell(o.Parent, s.Jobs[i].ID, verdict.FinishCompleted, verdict.Field{}, s.Jobs[i].Result)
-				}
+			// a retained job: the caller's ACL on completed; then each
+			// job's outcome and parent, in argument order
+			keep := false
+			for _, o := range step.Verdict.Outcomes {
+				keep = keep || (o.Reply == verdict.CompleteManyDone && o.Keep)
 			}
-			refusal, err := st.flow.read(&r)
+			refusal, err := st.retainedACL(&r, keep, &st.completed)
+			if err == nil && refusal == nil {
+				for i, o := range step.Verdict.Outcomes {
+					if o.Reply == verdict.CompleteManyDone {
+						st.flow.finish(s.Jobs[i].ID, verdict.FinishCompleted, s.Jobs[i].Result, o.Parent, verdict.Field{}, o.Wait)
+					}
+				}
+				refusal, err = st.flow.read(&r)
+			}
 			if err != nil {
 				return err
 			}
@@ -113,18 +123,15 @@ func completeMany(c *host.Call) error {
 			}
 			s.Lanes = st.lanes.result(refusal)
 		case verdict.CompleteManyFlowTypes:
-			for i, o := range step.Verdict.Outcomes {
-				if o.Reply != verdict.CompleteManyDone {
-					continue
-				}
-				st.flow.retained = st.flow.retained || o.Keep
-				if o.Wait > 0 {
-					st.flow.outcome(r.base, s.Jobs[i].ID, verdict.FinishCompleted, s.Jobs[i].Result, o.Wait)
-				}
+			// ZCARD completed (a retained job), then the flows' types
+			var refusal error
+			if st.completed != nil {
+				refusal = intAt(c.Read().Cmd("ZCARD").Arg(st.completed).RunAll(), 0).Err
 			}
-			refusal, err := st.flow.types(&r, stats, 0)
-			if err != nil {
-				return err
+			if refusal == nil {
+				if refusal, err = st.flow.types(&r, stats, 0); err != nil {
+					return err
+				}
 			}
 			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		}
@@ -160,7 +167,7 @@ func completeMany(c *host.Call) error {
 			}
 		}
 		if kept > 0 {
-			b.Cmd("ZADD").Arg(st.flow.completed)
+			b.Cmd("ZADD").Arg(st.completed)
 			for i, o := range v.Outcomes {
 				if o.Reply == verdict.CompleteManyDone && o.Keep {
 					b.Int(r.now).Argv(r.argv(st.id(i)))
@@ -190,13 +197,7 @@ func completeMany(c *host.Call) error {
 		st.flow.writes(b, r.now, stats, &st.lanes)
 		st.lanes.writes(b)
 		st.flow.outcomes(b)
-		if st.lanes.wakes() || (st.flow.released() && st.flow.pendingLen == 0) {
-			held := st.flow.signalLen
-			if st.lanes.wakes() {
-				held = st.lanes.signalLen()
-			}
-			signalPush(b, signalKey(&r, &st.scratch), held)
-		}
+		st.flow.signals(b, &st.lanes)
 		res, err := b.Run()
 		if err != nil {
 			return wrote(c, err)
@@ -231,6 +232,8 @@ type completeManyState struct {
 	// lanes is the lane accounting of the completed jobs' lanes.
 	lanes laneAcct
 	flow  flowAcct
+	// completed is the retained set, when a job is retained.
+	completed []byte
 }
 
 // anyRelease reports whether a completed job releases its unique key.

@@ -82,7 +82,7 @@ func fail(c *host.Call) error {
 				s.Counters.Val[k].Bytes = st.copy(s.Counters.Val[k].Bytes)
 			}
 		case verdict.FailFlow:
-			st.flow.tell(step.Parent, id, verdict.FinishDied, step.Policy, text)
+			st.flow.finish(id, verdict.FinishDied, text, step.Parent, step.Policy, step.Verdict.Wait)
 			refusal, err := st.flow.read(&r)
 			if err != nil {
 				return err
@@ -101,9 +101,6 @@ func fail(c *host.Call) error {
 			}
 			s.Lanes = st.lanes.result(refusal)
 		case verdict.FailFlowTypes:
-			if w := step.Verdict.Wait; w > 0 {
-				st.flow.outcome(r.base, id, verdict.FinishDied, text, w)
-			}
 			refusal, err := st.flow.types(&r, stats, 1)
 			if err != nil {
 				return err
@@ -142,13 +139,7 @@ func fail(c *host.Call) error {
 	st.flow.writes(b, r.now, stats, &st.lanes)
 	st.lanes.writes(b)
 	st.flow.outcomes(b)
-	if st.lanes.wakes() || (st.flow.released() && st.flow.pendingLen == 0) {
-		held := st.flow.signalLen
-		if st.lanes.wakes() {
-			held = st.lanes.signalLen()
-		}
-		signalPush(b, signalKey(&r, &st.scratch), held)
-	}
+	st.flow.signals(b, &st.lanes)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

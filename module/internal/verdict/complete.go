@@ -125,9 +125,10 @@ func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
 			return CompleteStep{Err: completeTooLarge}
 		}
 	}
-	if parent != nil {
+	flow := parent != nil || v.Keep || v.Wait > 0
+	if flow {
 		if !s.Flow.Made {
-			return CompleteStep{Need: CompleteFlow, Lane: lane, Parent: parent}
+			return CompleteStep{Need: CompleteFlow, Lane: lane, Parent: parent, Verdict: v}
 		}
 		if s.Flow.Err != nil {
 			return CompleteStep{Err: s.Flow.Err}
@@ -143,14 +144,6 @@ func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
 			return CompleteStep{Err: s.Lanes.Err}
 		}
 	}
-	if parent != nil || v.Keep || v.Wait > 0 {
-		if !s.FlowTypes.Made {
-			return CompleteStep{Need: CompleteFlowTypes, Lane: lane, Parent: parent, Verdict: v}
-		}
-		if s.FlowTypes.Err != nil {
-			return CompleteStep{Err: s.FlowTypes.Err}
-		}
-	}
 	if s.Completed.Err != nil {
 		return CompleteStep{Err: s.Completed.Err}
 	}
@@ -158,7 +151,15 @@ func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
 	if v.Completed, err = predict(s.Completed.Val, 1); err != nil {
 		return CompleteStep{Err: err}
 	}
-	if s.Logs != nil {
+	if flow {
+		if !s.FlowTypes.Made {
+			return CompleteStep{Need: CompleteFlowTypes, Lane: lane, Parent: parent, Verdict: v}
+		}
+		if s.FlowTypes.Err != nil {
+			return CompleteStep{Err: s.FlowTypes.Err}
+		}
+	}
+	if s.Logs != nil && !v.Keep {
 		return CompleteStep{Err: s.Logs}
 	}
 	return CompleteStep{Verdict: v, Lane: lane, Parent: parent}

@@ -267,7 +267,7 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 	if v.Done == 0 {
 		return CompleteManyStep{Verdict: v}
 	}
-	flow, lanes, parents := false, false, false
+	flow, lanes := false, false
 	for i := range v.Outcomes {
 		o := &v.Outcomes[i]
 		if o.Reply != CompleteManyDone {
@@ -277,9 +277,8 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 		o.Parent, o.Keep, o.Wait = ChildParent(row[3]), row[4].Is("1"), waitField(row[5])
 		lanes = lanes || LaneName(row[2]) != nil
 		flow = flow || o.Parent != nil || o.Keep || o.Wait > 0
-		parents = parents || o.Parent != nil
 	}
-	if parents && !s.Flow.Made {
+	if flow && !s.Flow.Made {
 		return CompleteManyStep{Need: CompleteManyFlow, Verdict: v}
 	}
 	if s.Flow.Err != nil {
@@ -293,6 +292,13 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 			return CompleteManyStep{Err: s.Lanes.Err}
 		}
 	}
+	if s.Completed.Err != nil {
+		return CompleteManyStep{Err: s.Completed.Err}
+	}
+	var err error
+	if v.Completed, err = predict(s.Completed.Val, v.Done); err != nil {
+		return CompleteManyStep{Err: err}
+	}
 	if flow {
 		if !s.FlowTypes.Made {
 			return CompleteManyStep{Need: CompleteManyFlowTypes, Verdict: v}
@@ -301,15 +307,8 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 			return CompleteManyStep{Err: s.FlowTypes.Err}
 		}
 	}
-	if s.Completed.Err != nil {
-		return CompleteManyStep{Err: s.Completed.Err}
-	}
-	var err error
-	if v.Completed, err = predict(s.Completed.Val, v.Done); err != nil {
-		return CompleteManyStep{Err: err}
-	}
 	for i, o := range v.Outcomes {
-		if o.Reply == CompleteManyDone && s.Jobs[i].Logs != nil {
+		if o.Reply == CompleteManyDone && !o.Keep && s.Jobs[i].Logs != nil {
 			return CompleteManyStep{Err: s.Jobs[i].Logs}
 		}
 	}

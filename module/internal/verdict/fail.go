@@ -108,8 +108,10 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 		parent, v.Wait = ChildParent(s.Row.Val[4]), waitField(s.Row.Val[6])
 	}
 	step := FailStep{Lane: lane, Parent: parent, Policy: s.Row.Val[5]}
-	if parent != nil {
+	flow := parent != nil || v.Wait > 0
+	if flow {
 		if !s.Flow.Made {
+			step.Verdict = v
 			step.Need = FailFlow
 			return step
 		}
@@ -132,15 +134,6 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 	if s.Dead.Err != nil {
 		return FailStep{Err: s.Dead.Err}
 	}
-	if parent != nil || v.Wait > 0 {
-		if !s.FlowTypes.Made {
-			step.Need, step.Verdict = FailFlowTypes, v
-			return step
-		}
-		if s.FlowTypes.Err != nil {
-			return FailStep{Err: s.FlowTypes.Err}
-		}
-	}
 	if s.Counters.Err != nil {
 		return FailStep{Err: s.Counters.Err}
 	}
@@ -155,6 +148,15 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 	}
 	if v.Outcome, err = predict(outcome, 1); err != nil {
 		return FailStep{Err: err}
+	}
+	if flow {
+		if !s.FlowTypes.Made {
+			step.Need, step.Verdict = FailFlowTypes, v
+			return step
+		}
+		if s.FlowTypes.Err != nil {
+			return FailStep{Err: s.FlowTypes.Err}
+		}
 	}
 	step.Verdict = v
 	return step

@@ -61,48 +61,29 @@ func ChildParent(f Field) []byte {
 	return f.Bytes
 }
 
-// FlowOp is one write of the flows, in the order the Lua executor makes it.
-type FlowOp struct {
-	Kind FlowOpKind
-	// P is the parent's index in FlowParents.Rows.
-	P int
-	// Child, Text: the child and its result or error (OpResult,
-	// OpFailure, OpChildFail), the error of a parent's death (OpDie).
-	Child, Text []byte
-	// Val is the new deps (OpDeps), the pending score (OpRelease).
-	Val int64
-}
-
-// FlowOpKind names a flow write.
-type FlowOpKind uint8
-
-// The flow writes.
-const (
-	// OpResult: HSET job:<p>:results <child> <result>.
-	OpResult FlowOpKind = iota + 1
-	// OpFailure: HSET job:<p>:failures <child> <error>.
-	OpFailure
-	// OpChildFail: HSET job:<p> cfail <child>.
-	OpChildFail
-	// OpDeps: HINCRBY job:<p> deps -1, predicted (Val).
-	OpDeps
-	// OpRelease: ZREM waiting <p>, HSET job:<p> state pending, ZADD pending
-	// (or lane:<l>, FlowParents.Lane) Val <p>.
-	OpRelease
-	// OpDie: ZREM waiting <p>, HSET job:<p> state dead err <Text>, ZADD dead
-	// <now> <p>, HINCRBY stats dead 1.
-	OpDie
-)
-
-// FlowParent is one parent the call met.
+// FlowParent is one parent the call met, with its read and, once FlowRun
+// has told it, its changes.
 type FlowParent struct {
 	ID  []byte
 	Row Reply[FlowRow]
-	// the state as the call's writes leave it
-	deps    int64
-	cfail   []byte
-	touched bool
-	done    bool
+	// Waiting: the row is present and in state waiting (only such a parent
+	// is told and written).
+	Waiting bool
+	// K is the number of its children this call finished (HINCRBY deps -K,
+	// predicted as Deps).
+	K, Deps int64
+	// Results and Failures are child, text pairs, in order (one HSET each).
+	Results, Failures [][]byte
+	// Cfail is its first child with policy fail that died (stored or set
+	// by this call: NewCfail).
+	Cfail    []byte
+	NewCfail bool
+	// Released: its last child finished; it dies (Err, its death text) when
+	// it has Cfail, else goes to its lane (Lane) or pending (Score).
+	Released bool
+	Err      []byte
+	Score    int64
+	met      bool
 }
 
 // Lane is the parent's lane (nil: none).
@@ -113,17 +94,13 @@ func (p *FlowParent) Wait() int64 { return waitField(p.Row.Val[fpWait]) }
 
 // waitField reads a wait field: a canonical 1..MaxWaitMS, else none.
 func waitField(f Field) int64 {
-	v := rowInt(f)
-	if v < 1 || v > protocol.MaxWaitMS {
-		return 0
-	}
-	return v
+	return grammar.RowInt(f.Bytes, f.Set, protocol.MaxWaitMS)
 }
 
-// WaitField is a row's wait field as FlowRun reads it (0: none).
+// WaitField is a row's wait field as the flows read it (0: none).
 func WaitField(f Field) int64 { return waitField(f) }
 
-// FlowParents is the parents a call met, in order, with their reads.
+// FlowParents is the parents a call met, with their reads.
 type FlowParents struct {
 	Rows []FlowParent
 }
@@ -150,43 +127,53 @@ func (fp *FlowParents) Meet(id []byte) int {
 	return len(fp.Rows) - 1
 }
 
+// FlowDeath is a parent that died (P, its index) because of event Event.
+type FlowDeath struct{ Event, P int }
+
 // FlowResult is FlowRun's outcome.
 type FlowResult struct {
 	// Need is the index of a parent FlowRun needs read (-1: none).
 	Need int
 	Err  error
-	Ops  []FlowOp
-	// Deaths is the number of parents that died (HINCRBY stats dead).
-	Deaths int64
-	// Pending is the number of parents released to pending (not a lane).
-	Pending int
+	// Told are the indexes of the parents told, in the order met: their
+	// writes go in this order.
+	Told []int
+	// Deaths are the parents that died, in the order released.
+	Deaths []FlowDeath
+	// ToPending: a parent goes to pending (not a lane).
+	ToPending bool
 }
 
-// FlowRun tells the parents of events, in order, depth first up the tree:
-// each event's parent, when it is waiting, records the child's outcome and
-// counts it; a parent whose last child finished is released, to pending or
-// its lane, or dies (its cfail set), which tells its own parent. It needs
-// every parent it meets read: it returns the first that is not (Need), or
-// the first refusal of a read it uses (a parent row that is not a hash, a
-// deps that HINCRBY refuses). ops is the memory of the result's Ops.
-func FlowRun(events []FlowEvent, fp *FlowParents, ops []FlowOp) FlowResult {
-	res := FlowResult{Need: -1, Ops: ops[:0]}
+// FlowRun tells the parents of events, in order, depth first up the tree
+// (lib.lua flow_finish): a parent is told when it is present and waiting
+// and not yet released by the call; it counts the child (HINCRBY deps -k,
+// predicted), records a result, a failure or its cfail by the child's
+// policy, and is released when its stored deps is k: it dies when it has a
+// cfail (its own parent is then told), else goes to its lane or pending. It
+// needs every parent it meets read: it returns the first that is not
+// (Need), or the first refusal of a read it uses. An event without a Parent
+// tells nobody. told and deaths are the memory of the result's slices.
+func FlowRun(events []FlowEvent, fp *FlowParents, told []int, deaths []FlowDeath) FlowResult {
+	res := FlowResult{Need: -1, Told: told[:0], Deaths: deaths[:0]}
 	for i := range fp.Rows {
 		p := &fp.Rows[i]
-		p.touched, p.done, p.cfail = false, false, nil
+		*p = FlowParent{ID: p.ID, Row: p.Row, Results: p.Results[:0], Failures: p.Failures[:0]}
 	}
-	for _, ev := range events {
-		if !flowTell(ev, fp, &res) {
+	for e, ev := range events {
+		if ev.Parent == nil {
+			continue
+		}
+		if !flowTell(e, ev, fp, &res) {
 			return res
 		}
 	}
 	return res
 }
 
-// flowTell applies one event and the deaths it causes up the tree; false
-// when the result is final (a need or a refusal).
-func flowTell(ev FlowEvent, fp *FlowParents, res *FlowResult) bool {
-	for depth := 0; depth <= protocol.MaxFlowDepth+1; depth++ {
+// flowTell applies event e and the deaths it causes up the tree; false when
+// the result is final (a need or a refusal).
+func flowTell(e int, ev FlowEvent, fp *FlowParents, res *FlowResult) bool {
+	for range protocol.MaxCount + protocol.MaxFlowDepth {
 		i := fp.Meet(ev.Parent)
 		p := &fp.Rows[i]
 		if !p.Row.Made {
@@ -198,71 +185,56 @@ func flowTell(ev FlowEvent, fp *FlowParents, res *FlowResult) bool {
 			return false
 		}
 		row := &p.Row.Val
-		if !p.touched {
-			p.touched = true
-			p.cfail = nil
+		if !p.met {
+			p.met = true
+			p.Waiting = row[fpAtt].Set && row[fpState].Is(protocol.StateWaiting)
 			if row[fpCfail].Set {
-				p.cfail = row[fpCfail].Bytes
+				p.Cfail = row[fpCfail].Bytes
 			}
-			if !row[fpAtt].Set || !row[fpState].Is(protocol.StateWaiting) {
-				p.done = true // not waiting: not touched
-			} else {
-				p.deps = 0
-				if row[fpDeps].Set {
-					v, ok := grammar.String2LL(row[fpDeps].Bytes)
-					if !ok {
-						res.Err = grammar.Refusal(protocol.ErrHashNotInteger)
-						return false
-					}
-					p.deps = v
-				}
+			if p.Waiting {
+				res.Told = append(res.Told, i)
 			}
 		}
-		if p.done {
+		if !p.Waiting || p.Released {
 			return true
 		}
+		p.K++
+		deps, err := predict(row[fpDeps], -p.K)
+		if err != nil {
+			res.Err = err
+			return false
+		}
+		p.Deps = deps
 		switch ev.Kind {
 		case FinishCompleted:
 			if len(ev.Text) > 0 {
-				res.Ops = append(res.Ops, FlowOp{Kind: OpResult, P: i, Child: ev.Child, Text: ev.Text})
+				p.Results = append(p.Results, ev.Child, ev.Text)
 			}
 		case FinishDied:
 			switch string(ev.Policy) {
-			case protocol.OnFailIgnore:
 			case protocol.OnFailContinue:
-				res.Ops = append(res.Ops, FlowOp{Kind: OpFailure, P: i, Child: ev.Child, Text: ev.Text})
+				p.Failures = append(p.Failures, ev.Child, ev.Text)
+			case protocol.OnFailIgnore:
 			default:
-				if p.cfail == nil {
-					p.cfail = ev.Child
-					res.Ops = append(res.Ops, FlowOp{Kind: OpChildFail, P: i, Child: ev.Child})
+				if p.Cfail == nil {
+					p.Cfail, p.NewCfail = ev.Child, true
 				}
 			}
 		}
-		if p.deps == -1<<63 {
-			res.Err = grammar.Refusal(protocol.ErrOverflow)
-			return false
-		}
-		p.deps--
-		res.Ops = append(res.Ops, FlowOp{Kind: OpDeps, P: i, Val: p.deps})
-		if p.deps > 0 {
+		if !row[fpDeps].Set || string(row[fpDeps].Bytes) != protocol.FormatInt(p.K) {
 			return true
 		}
-		p.done = true
-		if p.cfail == nil {
+		p.Released = true
+		if p.Cfail == nil {
 			id, _ := grammar.Decimal(p.ID, 1, protocol.MaxJobID)
-			prio := rowInt(row[fpPrio])
-			if prio > protocol.MaxPriority {
-				prio = 0
-			}
-			res.Ops = append(res.Ops, FlowOp{Kind: OpRelease, P: i, Val: protocol.PendingScore(prio, id)})
+			p.Score = protocol.PendingScore(grammar.RowInt(row[fpPrio].Bytes, row[fpPrio].Set, protocol.MaxPriority), id)
 			if p.Lane() == nil {
-				res.Pending++
+				res.ToPending = true
 			}
 			return true
 		}
-		text := DeathText(p.cfail)
-		res.Ops = append(res.Ops, FlowOp{Kind: OpDie, P: i, Text: text})
-		res.Deaths++
+		p.Err = DeathText(p.Cfail)
+		res.Deaths = append(res.Deaths, FlowDeath{Event: e, P: i})
 		up := ChildParent(row[fpParent])
 		if up == nil {
 			return true
@@ -271,7 +243,7 @@ func flowTell(ev FlowEvent, fp *FlowParents, res *FlowResult) bool {
 		if row[fpOnFail].Set {
 			policy = row[fpOnFail].Bytes
 		}
-		ev = FlowEvent{Parent: up, Child: p.ID, Kind: FinishDied, Policy: policy, Text: text}
+		ev = FlowEvent{Parent: up, Child: p.ID, Kind: FinishDied, Policy: policy, Text: p.Err}
 	}
 	return true
 }
