@@ -94,14 +94,10 @@ func children(c *host.Call) error {
 	for _, child := range st.names {
 		st.keys = append(st.keys, st.derived(r.base, protocol.SuffixJob, child, ""))
 	}
-	deny, err = r.firstDenied(host.KeyRead, st.keys)
-	if err != nil {
-		return err
+	if c.CheckKeys(host.KeyRead, st.keys...) != nil {
+		return host.ErrNoPerm
 	}
 	n := len(st.names)
-	if deny >= 0 {
-		n = deny
-	}
 	rb := c.Read()
 	for i, child := range st.names[:n] {
 		rb.Cmd("HGET").Arg(st.keys[i]).Str(protocol.FieldState).
@@ -113,9 +109,6 @@ func children(c *host.Call) error {
 		if f := fieldAt(res, i); f.Err != nil {
 			return f.Err
 		}
-	}
-	if deny >= 0 {
-		return host.ErrNoPerm
 	}
 	c.ReplyArray(len(st.names))
 	for i, child := range st.names {
@@ -197,71 +190,61 @@ func trim(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
-	// the jobs' keys: the caller's ACL (read and delete)
+	// the jobs' keys (of the members that are ids): the caller's ACL (read
+	// and delete)
 	st.keys = st.keys[:0]
-	for _, id := range st.names {
+	at := make([]int, len(st.names)) // each member's first key, -1: not an id
+	for i, id := range st.names {
+		at[i] = -1
+		if !grammar.ID(id) {
+			continue
+		}
+		at[i] = len(st.keys)
 		st.keys = append(st.keys, st.derived(r.base, protocol.SuffixJob, id, ""),
 			st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs),
 			st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixKids),
 			st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixResults),
 			st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixFailures))
 	}
-	if deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, st.keys); err != nil {
-		return err
-	} else if deny >= 0 {
+	if len(st.keys) > 0 && c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...) != nil {
 		return host.ErrNoPerm
 	}
-	b := c.Read()
-	for i := range st.names {
-		b.Cmd("HMGET").Arg(st.keys[5*i]).Str(protocol.FieldUnique)
-	}
-	res = b.RunAll()
+	// per id HMGET row uniq, then its unique key: ACL, GET
 	st.uniques = grow(st.uniques, len(st.names))
-	var holders [][]byte
-	for i := range st.names {
-		var u [1]verdict.Field
-		if err := fieldsAt(res, i, u[:]); err != nil {
-			return err
-		}
+	for i, id := range st.names {
 		st.uniques[i] = nil
-		if u[0].Set {
-			st.uniques[i] = st.derived(r.base, protocol.SuffixUnique, u[0].Bytes, "")
-			holders = append(holders, st.uniques[i])
+		if at[i] < 0 {
+			continue
 		}
-	}
-	if len(holders) > 0 {
-		if deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, holders); err != nil {
+		var u [1]verdict.Field
+		if err := fieldsAt(c.Read().Cmd("HMGET").Arg(st.keys[at[i]]).Str(protocol.FieldUnique).RunAll(), 0, u[:]); err != nil {
 			return err
-		} else if deny >= 0 {
+		}
+		if !u[0].Set {
+			continue
+		}
+		key := st.derived(r.base, protocol.SuffixUnique, u[0].Bytes, "")
+		if c.CheckKeys(host.KeyRead|host.KeyDelete, key) != nil {
 			return host.ErrNoPerm
 		}
-		b := c.Read()
-		for _, u := range holders {
-			b.Cmd("GET").Arg(u)
+		h := fieldAt(c.Read().Cmd("GET").Arg(key).RunAll(), 0)
+		if h.Err != nil {
+			return h.Err
 		}
-		res = b.RunAll()
-		k := 0
-		for i, id := range st.names {
-			if st.uniques[i] == nil {
-				continue
-			}
-			h := fieldAt(res, k)
-			k++
-			if h.Err != nil {
-				return h.Err
-			}
-			if !h.Val.Set || string(h.Val.Bytes) != string(id) {
-				st.uniques[i] = nil
-			}
+		if h.Val.Is(string(id)) {
+			st.uniques[i] = key
 		}
 	}
-	cnt := fieldAt(c.Read().Cmd("HGET").Arg(stats).Str(statTrimmed).RunAll(), 0)
-	if cnt.Err != nil {
-		return cnt.Err
-	}
-	trimmed, err := grammar.PredictHincrby(cnt.Val.Bytes, cnt.Val.Set, int64(done+deadN))
-	if err != nil {
-		return err
+	var trimmed int64
+	if deadN > 0 {
+		cnt := fieldAt(c.Read().Cmd("HGET").Arg(stats).Str(statTrimmed).RunAll(), 0)
+		if cnt.Err != nil {
+			return cnt.Err
+		}
+		var err error
+		if trimmed, err = grammar.PredictHincrby(cnt.Val.Bytes, cnt.Val.Set, int64(deadN)); err != nil {
+			return err
+		}
 	}
 	w, err := c.BeginWrites()
 	if err != nil {
@@ -280,22 +263,31 @@ func trim(c *host.Call) error {
 			wb.Arg(id)
 		}
 	}
-	wb.Cmd("DEL")
-	for i := range st.names {
-		for _, k := range st.keys[5*i : 5*i+5] {
-			wb.Arg(k)
-		}
-		if st.uniques[i] != nil {
-			wb.Arg(st.uniques[i])
+	if len(st.keys) > 0 {
+		wb.Cmd("DEL")
+		for i := range st.names {
+			if at[i] < 0 {
+				continue
+			}
+			for _, k := range st.keys[at[i] : at[i]+5] {
+				wb.Arg(k)
+			}
+			if st.uniques[i] != nil {
+				wb.Arg(st.uniques[i])
+			}
 		}
 	}
-	wb.Cmd("HINCRBY").Arg(stats).Str(statTrimmed).Int(int64(done + deadN))
+	if deadN > 0 {
+		wb.Cmd("HINCRBY").Arg(stats).Str(statTrimmed).Int(int64(deadN))
+	}
 	res, err = wb.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := predicted(c, res, res.Len()-1, trimmed); err != nil {
-		return err
+	if deadN > 0 {
+		if err := predicted(c, res, res.Len()-1, trimmed); err != nil {
+			return err
+		}
 	}
 	c.ReplyArray(2)
 	c.ReplyInt(int64(done))
