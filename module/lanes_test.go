@@ -124,7 +124,7 @@ func laneWorkload(t *testing.T, s *valkeyserver.Server, q string) {
 	first := claimed(do(protocol.Claim, "1", "10"))
 	require.Len(t, first, 4) // p, a1 (cap 1), b1, b2; c is paused
 	do(protocol.Complete, first[0][0], first[0][1], "")
-	do(protocol.CompleteMany, "1", first[1][0], first[1][1])
+	do(protocol.CompleteMany, "1", first[1][0], first[1][1], "")
 	time.Sleep(10 * time.Millisecond)
 	do(protocol.Recover, "10")   // b1 back to b, b2 dead
 	do(protocol.Promote, "10")   // later to b
@@ -134,7 +134,7 @@ func laneWorkload(t *testing.T, s *valkeyserver.Server, q string) {
 	require.NotEmpty(t, again)
 	do(protocol.Fail, again[0][0], again[0][1], "1", "boom")
 	do(protocol.Requeue, "5")
-	do(protocol.Remove, "5")
+	do(protocol.Remove, "5", "0")
 	do(protocol.Rate, "0", "0")
 	do(protocol.Lane, "b")
 	do(protocol.Lanes, "", "10")

@@ -60,7 +60,7 @@ func remove(c *host.Call) error {
 		}
 		return err
 	}
-	if root.state == protocol.StateWaiting && string(cascade) != "1" {
+	if string(root.state) == protocol.StateWaiting && string(cascade) != "1" {
 		return grammar.Refusal(protocol.ErrRemoveHasChildren)
 	}
 	if err := st.readUnique(&r, &root); err != nil {
@@ -68,7 +68,7 @@ func remove(c *host.Call) error {
 	}
 	st.jobs = append(st.jobs, root)
 	// with cascade, the descendants, level by level through the kids sets
-	if root.state == protocol.StateWaiting {
+	if string(root.state) == protocol.StateWaiting {
 		if err := st.descend(&r); err != nil {
 			return err
 		}
@@ -78,7 +78,7 @@ func remove(c *host.Call) error {
 	nremoved := int64(0)
 	for i := range st.jobs {
 		j := &st.jobs[i]
-		if j.state == protocol.StatePending || j.state == protocol.StateDelayed || j.state == protocol.StateWaiting {
+		if string(j.state) == protocol.StatePending || string(j.state) == protocol.StateDelayed || string(j.state) == protocol.StateWaiting {
 			parent := j.parent
 			if parent != nil && st.find(parent) >= 0 {
 				parent = nil
@@ -86,12 +86,12 @@ func remove(c *host.Call) error {
 			st.flow.finish(j.id, verdict.FinishRemoved, nil, parent, verdict.Field{}, j.wait)
 		}
 		j.set, j.lane = -1, -1
-		if j.state == protocol.StatePending && j.laneName != nil {
+		if string(j.state) == protocol.StatePending && j.laneName != nil {
 			j.lane = st.lanes.add(r.base, j.laneName, -1, 0)
 		} else {
-			j.set = removeSet(j.state)
+			j.set = removeSet(string(j.state))
 		}
-		if j.state != protocol.StateCompleted {
+		if string(j.state) != protocol.StateCompleted {
 			nremoved++
 		}
 	}
@@ -216,7 +216,7 @@ func removeSet(state string) int {
 type removeJob struct {
 	id, row                []byte
 	keys                   int // its row, logs and flow keys: keys[keys : keys+5]
-	state                  string
+	state                  []byte
 	uniq, laneName, parent []byte
 	hasUniq, release       bool
 	unique                 []byte
@@ -257,9 +257,7 @@ func (st *removeState) takeRow(res host.Results, i int, j *removeJob) (bool, err
 	if f[1].Is(protocol.StateActive) {
 		return false, grammar.Refusal(protocol.ErrRemoveActive)
 	}
-	if f[1].Set {
-		j.state = string(f[1].Bytes)
-	}
+	j.state = st.copy(f[1].Bytes)
 	j.hasUniq = f[2].Set
 	j.uniq = st.copy(f[2].Bytes)
 	j.laneName = st.copy(verdict.LaneName(f[3]))
@@ -304,7 +302,7 @@ func (st *removeState) find(id []byte) int {
 // not in the removal yet its keys' ACL check, its row, its unique key.
 func (st *removeState) descend(r *verbCall) error {
 	for i := 0; i < len(st.jobs) && len(st.jobs) < protocol.MaxCount; i++ {
-		if st.jobs[i].state != protocol.StateWaiting {
+		if string(st.jobs[i].state) != protocol.StateWaiting {
 			continue
 		}
 		kids := st.keys[st.jobs[i].keys+2]
