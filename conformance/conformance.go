@@ -81,6 +81,17 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"lanes/refusals", testLaneRefusals},
 		{"lanes/invariants", testLaneInvariants},
 		{protocol.Rate.Name, testRate},
+		{"flows/add", testFlowAdd},
+		{"flows/release", testFlowRelease},
+		{"flows/policies", testFlowPolicies},
+		{"flows/results", testFlowResults},
+		{"flows/wait", testFlowWait},
+		{"flows/retention", testFlowRetention},
+		{"flows/trim", testFlowTrim},
+		{"flows/remove", testFlowRemove},
+		{"flows/requeue", testFlowRequeue},
+		{"flows/refusals", testFlowRefusals},
+		{"flows/invariants", testFlowInvariants},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -216,7 +227,7 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 	},
 	protocol.Trim: func(q *queue) []string {
 		q.install()
-		q.must(protocol.Retain, "0", "1", "0", "0", "0")
+		q.must(protocol.Retain, "0", "1", "0", "10", "0")
 		q.add(job{data: "a"}, job{data: "b"})
 		for _, c := range q.claim(600000, 2) {
 			q.must(protocol.Complete, c.id, c.token(), "r")

@@ -16,6 +16,8 @@ var keyTypes = map[string]string{
 	protocol.SuffixDead: "zset", protocol.SuffixSignal: "list", "row": "hash", "logs": "list",
 	protocol.SuffixLaneInfo: "hash", protocol.SuffixLanes: "zset", protocol.SuffixTurns: "zset",
 	protocol.SuffixRate: "string", fixtureLaneKey: "zset",
+	protocol.SuffixWaiting: "zset", protocol.SuffixCompleted: "zset",
+	"kids": "zset", "results": "hash", "failures": "hash",
 }
 
 // fixtureLaneKey is the lane key of the lane verbs' fixtures (lane "l").
@@ -29,8 +31,8 @@ var planted = map[*protocol.Verb][]string{
 	protocol.Add:          {"meta", "stats", "pending", "delayed", "signal"},
 	protocol.Claim:        {"meta", "pending", "turns", "active", "row"},
 	protocol.Extend:       {"active", "row"},
-	protocol.Complete:     {"stats", "active", "row"},
-	protocol.CompleteMany: {"stats", "active", "row"},
+	protocol.Complete:     {"stats", "active", "row", "meta"},
+	protocol.CompleteMany: {"stats", "active", "row", "meta"},
 	protocol.Fail:         {"stats", "active", "delayed", "dead", "row"},
 	protocol.Recover:      {"stats", "pending", "active", "dead", "signal", "row"},
 	protocol.Promote:      {"pending", "delayed", "signal", "row"},
@@ -40,7 +42,7 @@ var planted = map[*protocol.Verb][]string{
 	protocol.Requeue:      {"stats", "pending", "dead", "signal", "row"},
 	protocol.Log:          {"row", "logs"},
 	protocol.Progress:     {"row"},
-	protocol.Stats:        {"meta", "stats", "pending", "delayed", "active", "dead", "lanes"},
+	protocol.Stats:        {"meta", "stats", "pending", "delayed", "active", "dead", "lanes", "waiting", "completed"},
 	protocol.Inspect:      {"row", "logs"},
 	protocol.LaneCap:      laneAccountingKeys,
 	protocol.LanePause:    laneAccountingKeys,
@@ -48,6 +50,9 @@ var planted = map[*protocol.Verb][]string{
 	protocol.Lane:         {"laneinfo", fixtureLaneKey},
 	protocol.Lanes:        {"lanes", "laneinfo", fixtureLaneKey},
 	protocol.Rate:         {"meta"},
+	protocol.Retain:       {"meta"},
+	protocol.Trim:         {"meta", "completed", "dead", "row"},
+	protocol.Children:     {"kids", "results", "failures"},
 }
 
 // laneAccountingKeys are the keys the lane accounting reads, in its order.
@@ -59,6 +64,12 @@ func (q *queue) keyOf(name string) string {
 		return q.k.Job("1")
 	case "logs":
 		return q.k.Logs("1")
+	case "kids":
+		return q.k.Kids("1")
+	case "results":
+		return q.k.Results("1")
+	case "failures":
+		return q.k.Failures("1")
 	}
 	return q.k.Base + name
 }
@@ -224,6 +235,22 @@ func testIntegers(t *testing.T, env Env) {
 		{"recover to dead recovered", protocol.Recover, recoverTo("1"), "recovered", stats, false},
 		{"remove removed", protocol.Remove, fixtures[protocol.Remove], "removed", stats, true},
 		{"requeue requeued", protocol.Requeue, fixtures[protocol.Requeue], "requeued", stats, true},
+		{"trim of completed jobs trimmed", protocol.Trim, fixtures[protocol.Trim], "trimmed", stats, false},
+		{"trim of dead jobs trimmed", protocol.Trim, func(q *queue) []string {
+			q.install()
+			q.must(protocol.Retain, "0", "0", "0", "1", "0")
+			q.add(job{data: "a", attempts: "1"}, job{data: "b", attempts: "1"})
+			for _, c := range q.claim(600000, 2) {
+				q.must(protocol.Fail, c.id, c.token(), "0", "x")
+			}
+			return []string{"10"}
+		}, "trimmed", stats, true},
+		{"fail a child to dead stats dead", protocol.Fail, func(q *queue) []string {
+			q.install()
+			q.add(job{data: "p"}, job{data: "c", parent: "1", attempts: "1"})
+			c := q.claimOne()
+			return []string{c.id, c.token(), "0", "x"}
+		}, "dead", stats, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()

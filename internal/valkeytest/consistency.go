@@ -19,9 +19,10 @@ import (
 //   - every member of a set has a row whose state names that set;
 //   - every row is in the set its state names, and every logs list has its
 //     row;
-//   - a waiting parent's deps is the number of its children (its kids set)
-//     not finished (pending, delayed, active or waiting); an unfinished
-//     child's parent row exists;
+//   - a waiting parent's deps is the number of its children (members of its
+//     kids set whose parent field names it: REQUEUE detaches a child) not
+//     finished (pending, delayed, active or waiting); an unfinished child's
+//     parent row exists;
 //   - the counters add up: added = completed + removed + trimmed + the jobs
 //     in pending, the lanes, delayed, active, dead and waiting. A retained
 //     completed job is counted once, by completed: it is not counted as in
@@ -208,8 +209,8 @@ func flowProblems(ctx context.Context, s *valkeyserver.Server, k protocol.Keys, 
 		}
 		kids, _ := v.([]any)
 		open := 0
-		for _, c := range kids {
-			if unfinished(states[fmt.Sprint(c)]) {
+		for _, m := range kids {
+			if c := fmt.Sprint(m); parents[c] == id && unfinished(states[c]) {
 				open++
 			}
 		}
