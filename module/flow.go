@@ -28,7 +28,6 @@ type flowAcct struct {
 	s       *scratch
 	events  []verdict.FlowEvent
 	waits   []int64 // per event: its own outcome's wait (0: none)
-	texts   [][]byte
 	parents verdict.FlowParents
 	res     verdict.FlowResult
 	told    []int
@@ -51,7 +50,7 @@ type flowOutcome struct {
 
 func (fa *flowAcct) reset(s *scratch) {
 	fa.s = s
-	fa.events, fa.waits, fa.texts = fa.events[:0], fa.waits[:0], fa.texts[:0]
+	fa.events, fa.waits = fa.events[:0], fa.waits[:0]
 	fa.parents.Reset()
 	fa.res = verdict.FlowResult{Need: -1}
 	fa.rows, fa.results, fa.failures = fa.rows[:0], fa.results[:0], fa.failures[:0]

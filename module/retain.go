@@ -129,7 +129,6 @@ func children(c *host.Call) error {
 type flowVerbState struct {
 	scratch
 	names, keys, uniques [][]byte
-	fields               []verdict.Field
 }
 
 var flowVerbs pool[flowVerbState]
