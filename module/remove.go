@@ -60,8 +60,8 @@ func remove(c *host.Call) error {
 		}
 		return err
 	}
-	if string(root.state) == protocol.StateWaiting && string(cascade) != "1" {
-		return grammar.Refusal(protocol.ErrRemoveHasChildren)
+	if err := verdict.RemoveCheck(verdict.Field{Bytes: root.state, Set: root.hasState}, string(cascade) == "1"); err != nil {
+		return err
 	}
 	if err := st.readUnique(&r, &root); err != nil {
 		return err
@@ -75,24 +75,29 @@ func remove(c *host.Call) error {
 	}
 	// the parents outside the removal of the unfinished jobs removed, the
 	// lanes, the counter, the sets
-	nremoved := int64(0)
+	st.plan = st.plan[:0]
+	for _, j := range st.jobs {
+		st.plan = append(st.plan, verdict.RemoveJob{State: verdict.Field{Bytes: j.state, Set: j.hasState}, Lane: j.laneName,
+			Parent: j.parent, InRemoval: j.parent != nil && st.find(j.parent) >= 0})
+	}
+	var nremoved int64
+	st.moves, nremoved = verdict.RemovePlan(st.plan, st.moves)
 	for i := range st.jobs {
-		j := &st.jobs[i]
-		if string(j.state) == protocol.StatePending || string(j.state) == protocol.StateDelayed || string(j.state) == protocol.StateWaiting {
-			parent := j.parent
-			if parent != nil && st.find(parent) >= 0 {
-				parent = nil
+		j, m := &st.jobs[i], st.moves[i]
+		if m.Unfinished {
+			var parent []byte
+			if m.Tell {
+				parent = j.parent
 			}
 			st.flow.finish(j.id, verdict.FinishRemoved, nil, parent, verdict.Field{}, j.wait)
 		}
 		j.set, j.lane = -1, -1
-		if string(j.state) == protocol.StatePending && j.laneName != nil {
+		switch m.Set {
+		case verdict.RemoveLane:
 			j.lane = st.lanes.add(r.base, j.laneName, -1, 0)
-		} else {
-			j.set = removeSet(string(j.state))
-		}
-		if string(j.state) != protocol.StateCompleted {
-			nremoved++
+		case verdict.RemoveNone:
+		default:
+			j.set = int(m.Set)
 		}
 	}
 	if refusal, err := st.flow.read(&r); err != nil || refusal != nil {
@@ -195,33 +200,16 @@ func orInternal2(refusal, err error) error {
 	return refusal
 }
 
-// removeSet is the index in removeState.sets of a state's set, or -1.
-func removeSet(state string) int {
-	switch state {
-	case protocol.StatePending:
-		return 0
-	case protocol.StateDelayed:
-		return 1
-	case protocol.StateDead:
-		return 2
-	case protocol.StateWaiting:
-		return 3
-	case protocol.StateCompleted:
-		return 4
-	}
-	return -1
-}
-
 // removeJob is one job of a removal, as read.
 type removeJob struct {
-	id, row                []byte
-	keys                   int // its row, logs and flow keys: keys[keys : keys+5]
-	state                  []byte
-	uniq, laneName, parent []byte
-	hasUniq, release       bool
-	unique                 []byte
-	wait                   int64
-	set, lane              int
+	id, row                    []byte
+	keys                       int // its row, logs and flow keys: keys[keys : keys+5]
+	state                      []byte
+	uniq, laneName, parent     []byte
+	hasUniq, release, hasState bool
+	unique                     []byte
+	wait                       int64
+	set, lane                  int
 }
 
 // jobKeys appends a job's row, logs, kids, results and failures to st.keys
@@ -254,10 +242,10 @@ func (st *removeState) takeRow(res host.Results, i int, j *removeJob) (bool, err
 	if !f[0].Set {
 		return false, nil
 	}
-	if f[1].Is(protocol.StateActive) {
-		return false, grammar.Refusal(protocol.ErrRemoveActive)
+	if err := verdict.RemoveCheck(f[1], true); err != nil {
+		return false, err
 	}
-	j.state = st.copy(f[1].Bytes)
+	j.state, j.hasState = st.copy(f[1].Bytes), f[1].Set
 	j.hasUniq = f[2].Set
 	j.uniq = st.copy(f[2].Bytes)
 	j.laneName = st.copy(verdict.LaneName(f[3]))
@@ -376,6 +364,8 @@ type removeState struct {
 	keys  [][]byte
 	kids  [][]byte
 	sets  [5][]byte
+	plan  []verdict.RemoveJob
+	moves []verdict.RemoveMove
 	lanes laneAcct
 	flow  flowAcct
 }
