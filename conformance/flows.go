@@ -660,6 +660,20 @@ func testFlowRemove(t *testing.T, env Env) {
 		require.Equal(t, Arr(Bulk("pending"), Bulk("0")), q.fields("1", "state", "deps"))
 		require.Equal(t, Bulks("1"), q.r("ZRANGE", q.k.Pending, "0", "-1"))
 	})
+	scenario(t, env, "cascade removes at most 1000 jobs", func(t *testing.T, q *queue) {
+		q.install()
+		jobs := []job{{data: "root"}}
+		for len(jobs) < protocol.MaxCount {
+			jobs = append(jobs, child("c", "1"))
+		}
+		q.add(jobs...)
+		extra := q.addOne("x")
+		q.do("ZADD", q.k.Kids("1"), extra, extra)
+		q.do("HSET", q.k.Job("1"), "deps", "1000")
+		require.Equal(t, Int(1), q.call(protocol.Remove, "1", "1"))
+		require.Equal(t, Bulk("1000"), q.r("HGET", q.k.Stats, "removed"))
+		require.Equal(t, Bulks(extra), q.r("ZRANGE", q.k.Pending, "0", "-1"), "the 1001st job is not read")
+	})
 	scenario(t, env, "bad cascade", func(t *testing.T, q *queue) {
 		args := fixtures[protocol.Remove](q)
 		for _, s := range []string{"2", "", "01", "true"} {

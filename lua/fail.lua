@@ -16,11 +16,13 @@
 -- Refusals, in order: ERR EMQ fail numkeys must be 6; ERR EMQ fail wrong
 -- number of arguments; ERR EMQ fail bad key layout; ERR EMQ fail bad
 -- id|retry|error; the fence; WRONGTYPE (the row); EMQSTALE fail token
--- mismatch; WRONGTYPE (active); EMQSTATE fail not active; for a job with a
--- lane the lane accounting's refusals; WRONGTYPE (delayed, dead, stats); the
--- HINCRBY refusals (stats failed, then retried or dead). A job with a lane
--- frees a slot of it (da = -1); a retried one keeps its lane, and PROMOTE
--- returns it there.
+-- mismatch; WRONGTYPE (active); EMQSTATE fail not active; for a job that
+-- dies the parents' refusals (lib.lua flow_finish); the lane accounting's
+-- refusals; WRONGTYPE (delayed, dead, stats); the HINCRBY refusals (stats
+-- failed, then retried or dead); the flow types' refusals (lib.lua
+-- flow_types). A job with a lane frees a slot of it (da = -1); a retried one
+-- keeps its lane, and PROMOTE returns it there. A job that dies tells its
+-- waiting parent (its policy) and pushes its outcome d<error> when waited.
 
 local VERB = 'fail'
 local refusal = shape(VERB, 6, 4) or layout(VERB, {'version', 'stats', 'active', 'delayed', 'dead'})

@@ -14,11 +14,14 @@
 -- active; one that is not an id, or whose row has no att, counts in neither.
 -- Refusals, in order: ERR EMQ recover numkeys must be 7; ERR EMQ recover
 -- wrong number of arguments; ERR EMQ recover bad key layout; ERR EMQ recover
--- bad limit; the fence; WRONGTYPE (active); NOPERM, WRONGTYPE (the rows);
+-- bad limit; the fence; WRONGTYPE (active); NOPERM, WRONGTYPE (the rows),
+-- each dying job's parents' refusals (lib.lua flow_finish) after its row;
 -- the lane accounting's refusals (the lanes of these jobs: da minus their
 -- number, dw plus those requeued); WRONGTYPE (pending, dead, signal, stats);
 -- the HINCRBY refusals (stats recovered, then dead; each only when it
--- grows). A requeued job with a lane goes back to lane:<l>.
+-- grows); the flow types' refusals. A requeued job with a lane goes back to
+-- lane:<l>; a job that dies tells its waiting parent (error lease expired)
+-- and pushes its outcome when waited.
 
 local VERB = 'recover'
 local refusal = shape(VERB, 7, 1) or layout(VERB, {'version', 'stats', 'pending', 'active', 'dead', 'signal'})

@@ -16,7 +16,8 @@
 -- bad id; the fence; WRONGTYPE (the row); EMQSTATE requeue not dead; for a
 -- job with a lane the lane accounting's refusals (dw = +1); WRONGTYPE (dead,
 -- pending, signal, stats); the HINCRBY refusals (stats requeued). A job with
--- a lane goes back to lane:<l>.
+-- a lane goes back to lane:<l>. A child is detached from its parent and a
+-- parent loses its cfail (HDEL row parent onfail cfail).
 
 local VERB = 'requeue'
 local refusal = shape(VERB, 6, 1) or layout(VERB, {'version', 'stats', 'pending', 'dead', 'signal'})
