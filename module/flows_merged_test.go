@@ -117,7 +117,8 @@ func TestFlowsMatchLuaRandom(t *testing.T) {
 				id = strconv.Itoa(1 + rng.IntN(round*25+n))
 				call("requeue "+id, func(e *mergeSide) any { return e.do(protocol.Requeue, id) })
 			}
-			step("trim", func(e *mergeSide) any { return e.do(protocol.Trim, "3") })
+			// (no TRIM here: which ids are oldest depends on each side's
+			// clock)
 			step("children", func(e *mergeSide) any { return e.do(protocol.Children, "1", "0", "100") })
 			step("stats", func(e *mergeSide) any { return e.do(protocol.Stats) })
 		}
