@@ -58,7 +58,8 @@ func complete(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteFirst:
-			// GET version, HMGET row att uniq, ZSCORE active id, HGET stats
+			// GET version, HMGET row att uniq lane parent keep wait, ZSCORE
+			// active id, HGET stats
 			// completed: the verdict takes them in this order
 			b := r.fenced()
 			if rowOK {

@@ -18,7 +18,7 @@ const completeManyArgsPerJob = 3
 // guard and one write batch.
 func completeMany(c *host.Call) error {
 	// shape and layout: numkeys 4 (base version stats active), ARGV a count
-	// n then n pairs id token
+	// n then n triples id token result
 	r, err := prelude(c, protocol.CompleteMany, counted(completeManyArgsPerJob))
 	if err != nil {
 		return err
@@ -30,7 +30,8 @@ func completeMany(c *host.Call) error {
 	st.lanes.reset(&st.scratch)
 	st.flow.reset(&st.scratch)
 	st.completed = nil
-	// values, pair by pair: the id (bad, or named earlier in the call); the
+	// values, triple by triple: the id (bad, or named earlier in the
+	// call), the result (bad when too long); the
 	// token is any bytes
 	if st.sorted, err = verdict.CompleteManyValues(r.args, r.n, st.sorted); err != nil {
 		return err
@@ -59,7 +60,8 @@ func completeMany(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteManyFirst:
-			// GET version; per job HMGET row att uniq and ZSCORE active id;
+			// GET version; per job HMGET row att uniq lane parent keep wait
+			// and ZSCORE active id;
 			// HGET stats completed: the verdict takes them job by job
 			b := r.fenced()
 			for i := range nrows {

@@ -42,7 +42,8 @@ func fail(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	// fence and domain reads, one batch: GET version, HMGET row att max bo,
+	// fence and domain reads, one batch: GET version, HMGET row att max bo
+	// lane parent onfail wait,
 	// ZSCORE active id, ZCARD delayed, ZCARD dead (the types of the sets
 	// written), HMGET stats failed retried dead (the counters predicted)
 	s := &st.seen

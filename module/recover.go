@@ -165,7 +165,7 @@ func recoverExpired(c *host.Call) error {
 
 // readRows is RECOVER's second read: the rows of the expired members that
 // are ids, checked against the caller's ACL first (read, then written), then
-// in one batch HMGET row att max prio for each, ZCARD pending, ZCARD dead,
+// in one batch HMGET row att max prio lane parent onfail wait for each, ZCARD pending, ZCARD dead,
 // LLEN signal and HMGET stats recovered dead. A denied row is its read's
 // refusal; the rows after it are not read.
 func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byte) error {

@@ -45,7 +45,8 @@ func requeue(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.RequeueFirst:
-			// GET version, HMGET row state att max prio (which types the row)
+			// GET version, HMGET row state att max prio lane parent onfail
+			// cfail (which types the row)
 			b := r.fenced()
 			if deny < 0 {
 				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).

@@ -5,7 +5,8 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// verbs lists the keyed commands, the job core then the lane and rate verbs,
+// verbs lists the keyed commands, the job core, the lane and rate verbs, then
+// the retention and flow verbs,
 // one line per verb, in the order of
 // docs/PROTOCOL.md. Each handler lives in the file named like its Lua script
 // (claim.go, claim.lua).

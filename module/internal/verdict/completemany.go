@@ -18,12 +18,13 @@ var (
 	_ = uint64(protocol.MaxJobID) << completeManyIndexBits
 )
 
-// CompleteManyValues checks the ids of COMPLETEMANY's n (id, token) pairs in
-// args (ARGV, whose count the shape checked), pair by pair as
+// CompleteManyValues checks COMPLETEMANY's n (id, token, result) triples in
+// args (ARGV, whose count the shape checked), triple by triple as
 // lua/completemany.lua does: "bad id", then an id already named earlier in
-// the call (ErrCompleteManyRepeated), whichever pair comes first. keys is
-// memory for the check, returned for the next call: the ids are sorted with
-// their index rather than put in a map, so a call allocates nothing.
+// the call (ErrCompleteManyRepeated), then a result over protocol.MaxResult
+// ("bad result"), whichever triple comes first. keys is memory for the
+// check, returned for the next call: the ids are sorted with their index
+// rather than put in a map, so a call allocates nothing.
 func CompleteManyValues(args [][]byte, n int, keys []uint64) ([]uint64, error) {
 	keys = keys[:0]
 	bad := n // the first triple whose id is not one
@@ -70,7 +71,8 @@ const (
 	// CompleteManyNone: the verdict is final.
 	CompleteManyNone CompleteManyRead = iota
 	// CompleteManyFirst: one batch, GET version (the fence); for each job in
-	// order HMGET <row> att uniq and ZSCORE active <id>; HGET stats
+	// order HMGET <row> att uniq lane parent keep wait and ZSCORE active
+	// <id>; HGET stats
 	// completed. The rows and their logs are checked against the caller's
 	// ACL first: a denied row is its read's error (it and the jobs after it
 	// are not read), denied logs are the job's CompleteManyJob.Logs.
@@ -96,7 +98,7 @@ const (
 	CompleteManyFlowTypes
 )
 
-// CompleteManyJob is one (id, token) pair and what COMPLETEMANY has read for
+// CompleteManyJob is one (id, token, result) triple and what COMPLETEMANY has read for
 // it.
 type CompleteManyJob struct {
 	// ID, Token and Result are the triple's arguments.

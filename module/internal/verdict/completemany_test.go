@@ -312,3 +312,36 @@ func TestCompleteManyValues(t *testing.T) {
 		}
 	}
 }
+
+func TestCompleteManyValuesResult(t *testing.T) {
+	t.Parallel()
+	long := make([]byte, protocol.MaxResult+1)
+	args := func(triples ...[3]string) [][]byte {
+		out := [][]byte{[]byte(strconv.Itoa(len(triples)))}
+		for _, tr := range triples {
+			r := []byte(tr[2])
+			if tr[2] == "long" {
+				r = long
+			}
+			out = append(out, []byte(tr[0]), []byte(tr[1]), r)
+		}
+		return out
+	}
+	badResult := grammar.Refusal(protocol.ErrBadArg("completemany", "result"))
+	repeated := grammar.Refusal(protocol.ErrCompleteManyRepeated)
+	badID := grammar.Refusal(protocol.ErrBadArg("completemany", "id"))
+	for _, tc := range []struct {
+		triples [][3]string
+		want    error
+	}{
+		{[][3]string{{"1", "t", "long"}}, badResult},
+		{[][3]string{{"1", "t", "long"}, {"x", "t", ""}}, badResult},
+		{[][3]string{{"x", "t", "long"}}, badID},
+		{[][3]string{{"1", "t", ""}, {"1", "t", "long"}}, repeated},
+		{[][3]string{{"1", "t", "r"}, {"2", "t", "long"}}, badResult},
+	} {
+		if _, err := CompleteManyValues(args(tc.triples...), len(tc.triples), nil); !errors.Is(err, tc.want) {
+			t.Errorf("%v: %v, want %v", tc.triples, err, tc.want)
+		}
+	}
+}
