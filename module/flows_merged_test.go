@@ -50,7 +50,9 @@ func TestFlowsMatchLuaRandom(t *testing.T) {
 			return r
 		}
 		rng := rand.New(rand.NewPCG(seed, 7))
-		step("install", func(e *mergeSide) any { return e.do(protocol.Install) })
+		step("install, a capped lane and a paused one", func(e *mergeSide) any {
+			return []any{e.do(protocol.Install), e.do(protocol.LaneCap, "l0", "1"), e.do(protocol.LanePause, "l2")}
+		})
 		if seed%2 == 1 {
 			step("retain", func(e *mergeSide) any { return e.do(protocol.Retain, "0", "5", "0", "3", "0") })
 		}
@@ -109,6 +111,9 @@ func TestFlowsMatchLuaRandom(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 			step("recover", func(e *mergeSide) any { return e.do(protocol.Recover, "1000") })
 			step("promote", func(e *mergeSide) any { return e.do(protocol.Promote, "1000") })
+			if round == 2 {
+				step("resume l2", func(e *mergeSide) any { return e.do(protocol.LaneResume, "l2") })
+			}
 			// remove a few, with and without cascade; requeue a few
 			for range 3 {
 				id := strconv.Itoa(1 + rng.IntN(round*25+n))
