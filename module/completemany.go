@@ -91,23 +91,34 @@ func completeMany(c *host.Call) error {
 				return err
 			}
 		case verdict.CompleteManyFlow:
-			// a retained job: the caller's ACL on completed; then each
-			// job's outcome and parent, in argument order
-			keep := false
-			for _, o := range step.Verdict.Outcomes {
-				keep = keep || (o.Reply == verdict.CompleteManyDone && o.Keep)
-			}
-			refusal, err := st.retainedACL(&r, keep, &st.completed)
-			if err == nil && refusal == nil {
-				for i, o := range step.Verdict.Outcomes {
-					if o.Reply == verdict.CompleteManyDone {
-						st.flow.finish(s.Jobs[i].ID, verdict.FinishCompleted, s.Jobs[i].Result, o.Parent, verdict.Field{}, o.Wait)
+			// up to the verdict's limit, in argument order: at the first job
+			// retained, the caller's ACL on completed; each job's outcome
+			// and parent (a denied completed stops the jobs there)
+			out := step.Verdict.Outcomes
+			limit := step.Verdict.Limit
+			var denied error
+			for i, o := range out[:limit] {
+				if o.Reply == verdict.CompleteManyDone && o.Keep {
+					if denied, err = st.retainedACL(&r, true, &st.completed); err != nil {
+						return err
 					}
+					if denied != nil {
+						limit = i
+					}
+					break
 				}
-				refusal, err = st.flow.read(&r)
 			}
+			for i, o := range out[:limit] {
+				if o.Reply == verdict.CompleteManyDone {
+					st.flow.finish(s.Jobs[i].ID, verdict.FinishCompleted, s.Jobs[i].Result, o.Parent, verdict.Field{}, o.Wait)
+				}
+			}
+			refusal, err := st.flow.read(&r)
 			if err != nil {
 				return err
+			}
+			if refusal == nil {
+				refusal = denied
 			}
 			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		case verdict.CompleteManyLanes:

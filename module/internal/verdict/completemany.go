@@ -86,8 +86,10 @@ const (
 	// active has a result that is not empty (meta checked against the
 	// caller's ACL first).
 	CompleteManyResultMax
-	// CompleteManyFlow: the flow accounting's reads of the parents of the
-	// jobs completed, in argument order.
+	// CompleteManyFlow: the caller's ACL on completed at the first job
+	// retained, then the flow accounting of the jobs completed, in argument
+	// order, up to CompleteManyVerdict.Limit: each one's outcome and its
+	// parent. Its refusal is the first of these in job order.
 	CompleteManyFlow
 	// CompleteManyLanes: the lane accounting of the lanes of the jobs
 	// completed (CompleteManyVerdict.Outcomes), in argument order, one active
@@ -166,6 +168,10 @@ type CompleteManyVerdict struct {
 	Done int64
 	// Completed is HINCRBY stats completed <Done>'s predicted reply.
 	Completed int64
+	// Limit is the number of jobs, from the first, whose retained set and
+	// parents CompleteManyFlow reads: all, or those before the first
+	// refusal.
+	Limit int
 	// Holders, with Need CompleteManyHolders, are the indexes of the jobs
 	// whose unique key to read: every job before the first refusal of the
 	// first batch found in active with uniq set and its holder not read.
@@ -195,23 +201,21 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 	}
 	v := CompleteManyVerdict{Outcomes: zeroed(&s.Outcomes, len(s.Jobs))}
 	holders := s.Holders[:0]
-	// refuse is a refusal of the first batch's replies, unless a holder
-	// still to read comes before it in job order and may refuse first
-	refuse := func(err error) CompleteManyStep {
-		if len(holders) > 0 {
-			s.Holders = holders
-			v.Holders = holders
-			return CompleteManyStep{Need: CompleteManyHolders, Verdict: v}
-		}
-		return CompleteManyStep{Err: err}
-	}
+	// the first refusal of the first batch's replies (or of a holder) and
+	// its job: the jobs before it are still read through, job by job, as
+	// lua/completemany.lua does, so their own later reads (the result's
+	// bound, the retained set, the parents) may refuse first
+	var firstErr error
+	firstAt := len(s.Jobs)
+jobs:
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if !j.Row.Made {
 			return CompleteManyStep{Need: CompleteManyFirst}
 		}
 		if j.Row.Err != nil {
-			return refuse(j.Row.Err)
+			firstErr, firstAt = j.Row.Err, i
+			break
 		}
 		att, uniq := j.Row.Val[0], j.Row.Val[1]
 		o := &v.Outcomes[i]
@@ -224,33 +228,39 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 			continue
 		}
 		if j.Score.Err != nil {
-			return refuse(j.Score.Err)
+			firstErr, firstAt = j.Score.Err, i
+			break
 		}
 		if !j.Score.Val.Set {
 			o.Reply = CompleteManyNotActive
 			continue
 		}
+		if uniq.Set {
+			switch {
+			case !j.Holder.Made:
+				holders = append(holders, i)
+			case len(holders) > 0:
+				// an earlier holder is still to read: its refusal would win
+			case j.Holder.Err != nil:
+				firstErr, firstAt = j.Holder.Err, i
+				break jobs
+			default:
+				o.Release = j.Holder.Val.Set && string(j.Holder.Val.Bytes) == string(j.ID)
+			}
+		}
 		o.Reply = CompleteManyDone
 		v.Done++
-		if !uniq.Set {
-			continue
-		}
-		switch {
-		case !j.Holder.Made:
-			holders = append(holders, i)
-		case len(holders) > 0:
-			// an earlier holder is still to read: its refusal would win
-		case j.Holder.Err != nil:
-			return CompleteManyStep{Err: j.Holder.Err}
-		default:
-			o.Release = j.Holder.Val.Set && string(j.Holder.Val.Bytes) == string(j.ID)
-		}
 	}
 	if len(holders) > 0 {
-		return refuse(nil)
+		s.Holders = holders
+		v.Holders = holders
+		return CompleteManyStep{Need: CompleteManyHolders, Verdict: v}
 	}
-	// the results: too large is the job's outcome -3
-	for i := range v.Outcomes {
+	// the results, up to the first refusal: too large is the job's outcome
+	// -3; the bound's refusal stops the jobs at the first with a result
+	v.Limit = firstAt
+	var boundErr error
+	for i := range v.Outcomes[:firstAt] {
 		o := &v.Outcomes[i]
 		if o.Reply != CompleteManyDone || len(s.Jobs[i].Result) == 0 {
 			continue
@@ -259,18 +269,17 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 			return CompleteManyStep{Need: CompleteManyResultMax, Verdict: v}
 		}
 		if s.ResultMax.Err != nil {
-			return CompleteManyStep{Err: s.ResultMax.Err}
+			boundErr, v.Limit = s.ResultMax.Err, i
+			break
 		}
 		if int64(len(s.Jobs[i].Result)) > ResultMax(s.ResultMax.Val) {
 			o.Reply, o.Release = CompleteManyTooLarge, false
 			v.Done--
 		}
 	}
-	if v.Done == 0 {
-		return CompleteManyStep{Verdict: v}
-	}
+	// the retained set and the parents of the jobs before both refusals
 	flow, lanes := false, false
-	for i := range v.Outcomes {
+	for i := range v.Outcomes[:v.Limit] {
 		o := &v.Outcomes[i]
 		if o.Reply != CompleteManyDone {
 			continue
@@ -283,8 +292,16 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 	if flow && !s.Flow.Made {
 		return CompleteManyStep{Need: CompleteManyFlow, Verdict: v}
 	}
-	if s.Flow.Err != nil {
+	switch {
+	case s.Flow.Err != nil:
 		return CompleteManyStep{Err: s.Flow.Err}
+	case boundErr != nil:
+		return CompleteManyStep{Err: boundErr}
+	case firstErr != nil:
+		return CompleteManyStep{Err: firstErr}
+	}
+	if v.Done == 0 {
+		return CompleteManyStep{Verdict: v}
 	}
 	if lanes || s.Flow.Made {
 		if !s.Lanes.Made {

@@ -99,13 +99,18 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 	}
 	v := RecoverVerdict{Moves: moves(&s.Moves, len(ids))}
 	lanes, toPending := false, false
+	// a row's refusal ends the jobs there: the parents of the jobs before
+	// it are still told (and may refuse first), as lua/recover.lua reads
+	// each job through before the next row
+	var rowErr error
 	for i, m := range ids {
 		if !JobMember(m) {
 			continue
 		}
 		row := s.Rows[i]
 		if row.Err != nil {
-			return RecoverStep{Err: row.Err}
+			rowErr = row.Err
+			break
 		}
 		att, max, prio := row.Val[0], row.Val[1], row.Val[2]
 		if !att.Set {
@@ -140,6 +145,9 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 			return RecoverStep{Err: s.Flow.Err}
 		}
 		lanes = true // a parent released may go to its lane
+	}
+	if rowErr != nil {
+		return RecoverStep{Err: rowErr}
 	}
 	if lanes {
 		if !s.Lanes.Made {
