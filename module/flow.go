@@ -64,13 +64,15 @@ func (fa *flowAcct) any() bool { return len(fa.res.Told) > 0 || len(fa.outs) > 0
 
 // finish records that job id finished (kind, its result or error text):
 // its outcome queued when wait > 0 (outcome r carries no text), then its
-// parent told when parent is not nil (policy: its onfail field).
+// parent told when parent is not nil (policy: its onfail field). text is
+// kept as given: an argument of the command or a constant, valid until the
+// handler returns; the other values are copied.
 func (fa *flowAcct) finish(id []byte, kind verdict.Finish, text []byte, parent []byte, policy verdict.Field, wait int64) {
 	if parent == nil && wait == 0 {
 		return
 	}
 	s := fa.s
-	ev := verdict.FlowEvent{Parent: s.copy(parent), Child: s.copy(id), Kind: kind, Text: s.copy(text)}
+	ev := verdict.FlowEvent{Parent: s.copy(parent), Child: s.copy(id), Kind: kind, Text: text}
 	if policy.Set {
 		ev.Policy = s.copy(policy.Bytes)
 	}
