@@ -136,7 +136,7 @@ func TestFlowsMatchLuaRandom(t *testing.T) {
 func TestFlowRefusalsInJobOrderMatchLua(t *testing.T) {
 	t.Parallel()
 	s := startModule(t, valkeyserver.Options{})
-	for _, tc := range []struct {
+	for n, tc := range []struct {
 		name  string
 		fault func(e *mergeSide) // after: job 1 parent of 2 and 3, 2 and 3 claimed
 		call  func(e *mergeSide, jobs [][2]string) any
@@ -163,6 +163,32 @@ func TestFlowRefusalsInJobOrderMatchLua(t *testing.T) {
 		}, func(e *mergeSide, jobs [][2]string) any {
 			return e.do(protocol.CompleteMany, "2", jobs[0][0], jobs[0][1], "", jobs[1][0], jobs[1][1], "r")
 		}},
+		{"completemany: a too large result tells nobody", func(e *mergeSide) {
+			e.plain("HSET", e.k.Meta, "result_max", "1")
+			e.plain("HSET", e.k.Base+"job:1", "deps", "x")
+		}, func(e *mergeSide, jobs [][2]string) any {
+			return []any{
+				e.do(protocol.CompleteMany, "1", jobs[0][0], jobs[0][1], "rr"),
+				e.do(protocol.CompleteMany, "1", jobs[0][0], jobs[0][1], ""),
+			}
+		}},
+		{"fail: the parent before the counters", func(e *mergeSide) {
+			e.plain("HSET", e.k.Base+"job:1", "deps", "x")
+			e.plain("HSET", e.k.Stats, "dead", "y")
+		}, func(e *mergeSide, jobs [][2]string) any {
+			return e.do(protocol.Fail, jobs[0][0], jobs[0][1], "0", "boom")
+		}},
+		{"fail: a dying parent's stats dead", func(e *mergeSide) {
+			e.plain("HSET", e.k.Base+"job:1", "deps", "1", "cfail", "9")
+			e.plain("HSET", e.k.Stats, "dead", "9223372036854775806")
+		}, func(e *mergeSide, jobs [][2]string) any {
+			return e.do(protocol.Fail, jobs[0][0], jobs[0][1], "0", "boom")
+		}},
+		{"remove: a child's parent of another type", func(e *mergeSide) {
+			e.plain("DEL", e.k.Base+"job:1")
+			e.plain("SET", e.k.Base+"job:1", "s")
+			e.plain("HSET", e.k.Base+"job:2", "state", "delayed")
+		}, func(e *mergeSide, _ [][2]string) any { return e.do(protocol.Remove, "2", "1") }},
 		{"recover: a parent's deps before a later row", func(e *mergeSide) {
 			e.plain("HSET", e.k.Base+"job:1", "deps", "x")
 			e.plain("HSET", e.k.Base+"job:2", "max", "1")
@@ -173,8 +199,8 @@ func TestFlowRefusalsInJobOrderMatchLua(t *testing.T) {
 	} {
 		var r [2]any
 		for i, native := range []bool{true, false} {
-			q := fmt.Sprintf("%s-%d", map[bool]string{true: "rn", false: "rl"}[native], len(tc.name))
-			e := &mergeSide{t: t, s: s, native: native, q: q + tc.name[:4], k: protocol.KeysOf(q + tc.name[:4])}
+			q := fmt.Sprintf("%s-%d", map[bool]string{true: "rn", false: "rl"}[native], n)
+			e := &mergeSide{t: t, s: s, native: native, q: q, k: protocol.KeysOf(q)}
 			e.do(protocol.Install)
 			e.do(protocol.Add, flowArgs([]string{"parent"}, append(job("p"), ""), append(job("a"), "1"), append(job("b"), "1"))...)
 			jobs := claimed(e.do(protocol.Claim, "60000", "10"))
