@@ -25,12 +25,19 @@ func add(c *host.Call) error {
 	defer adds.put(st)
 	st.reset()
 	// values: the option names, then job by job
-	lane, err := verdict.AddOptions(r.args[2 : 2+r.k])
+	cols, err := verdict.AddOptions(r.args[2 : 2+r.k])
 	if err != nil {
 		return err
 	}
-	if st.jobs, err = verdict.AddValues(r.args, r.n, r.k, lane, st.jobs[:0]); err != nil {
+	if st.jobs, err = verdict.AddValues(r.args, r.n, r.k, cols, st.jobs[:0]); err != nil {
 		return err
+	}
+	lane := cols.Lane
+	st.parents = 0
+	for _, j := range st.jobs {
+		if j.IsParent() {
+			st.parents++
+		}
 	}
 	st.lanes.reset(&st.scratch)
 	// fence and domain reads, driven by the verdict
@@ -44,13 +51,17 @@ func add(c *host.Call) error {
 			// GET version, HGET meta seq, HGET stats added, ZCARD pending,
 			// ZCARD delayed, LLEN signal: the verdict takes them in its order
 			res := r.fenced().
-				Cmd("HGET").Arg(meta).Str(protocol.MetaSeq).
+				Cmd("HMGET").Arg(meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).
 				Cmd("HGET").Arg(stats).Str(statAdded).
 				Cmd("ZCARD").Arg(pending).
 				Cmd("ZCARD").Arg(delayed).
 				Cmd("LLEN").Arg(signal).
 				RunAll()
-			s.Version, s.Seq, s.Added = st.keep(fieldAt(res, 0)), st.keep(fieldAt(res, 1)), st.keep(fieldAt(res, 2))
+			var m [3]verdict.Field
+			s.Seq = verdict.Reply[verdict.Field]{Made: true, Err: fieldsAt(res, 1, m[:])}
+			s.Seq.Val.Bytes, s.Seq.Val.Set = st.copy(m[0].Bytes), m[0].Set
+			s.Keep = [2]verdict.Field{{Bytes: st.copy(m[1].Bytes), Set: m[1].Set}, {Bytes: st.copy(m[2].Bytes), Set: m[2].Set}}
+			s.Version, s.Added = st.keep(fieldAt(res, 0)), st.keep(fieldAt(res, 2))
 			s.Pending, s.Delayed, s.Signal = intAt(res, 3), intAt(res, 4), intAt(res, 5)
 		case verdict.AddKeys:
 			if err := st.readKeys(&r, step.Verdict.First); err != nil {
@@ -89,9 +100,12 @@ func add(c *host.Call) error {
 	b := w.Write().Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(n)
 	toPending, toDelayed, toLanes := 0, 0, 0
 	for i, j := range st.jobs {
-		// HSET row data state att max prio bo at [uniq] [lane]
+		// HSET row data state att max prio bo at [uniq] [lane] [keep]
+		// [parent] [onfail] [deps] [wait]
 		state := protocol.StatePending
 		switch {
+		case j.IsParent():
+			state = protocol.StateWaiting
 		case j.Delay > 0:
 			state = protocol.StateDelayed
 			toDelayed++
@@ -114,6 +128,21 @@ func add(c *host.Call) error {
 		if j.Lane != nil {
 			b.Str(protocol.FieldLane).Argv(r.argv(j.Arg + verdict.AddLaneArg(lane)))
 		}
+		if v.Keep {
+			b.Str(protocol.FieldKeep).Str("1")
+		}
+		if j.Parent >= 0 {
+			b.Str(protocol.FieldParent).Arg(st.ids[j.Parent])
+		}
+		if j.OnFail != nil {
+			b.Str(protocol.FieldOnFail).Arg(j.OnFail)
+		}
+		if j.IsParent() {
+			b.Str(protocol.FieldDeps).Int(int64(j.Kids))
+		}
+		if j.Wait != nil {
+			b.Str(protocol.FieldWait).Arg(j.Wait)
+		}
 	}
 	// one ZADD pending <score> <id> … and one ZADD delayed <now+delay> <id>
 	// …: the ids are distinct, so each set ends with the members, order and
@@ -121,7 +150,7 @@ func add(c *host.Call) error {
 	if toPending > 0 {
 		b.Cmd("ZADD").Arg(pending)
 		for i, j := range st.jobs {
-			if j.Delay == 0 && j.Lane == nil {
+			if j.Ready() {
 				b.Int(protocol.PendingScore(j.Priority, v.First+int64(i))).Arg(st.ids[i])
 			}
 		}
@@ -151,6 +180,27 @@ func add(c *host.Call) error {
 			}
 		}
 	}
+	// the parents: one ZADD waiting <id> <id> …, and per parent ZADD
+	// job:<id>:kids <child> <child> …
+	if st.parents > 0 {
+		b.Cmd("ZADD").Arg(st.waiting)
+		for i, j := range st.jobs {
+			if j.IsParent() {
+				b.Arg(st.ids[i]).Arg(st.ids[i])
+			}
+		}
+		for i, j := range st.jobs {
+			if !j.IsParent() {
+				continue
+			}
+			b.Cmd("ZADD").Arg(st.kids[i])
+			for c, k := range st.jobs[i+1:] {
+				if k.Parent == i {
+					b.Arg(st.ids[i+1+c]).Arg(st.ids[i+1+c])
+				}
+			}
+		}
+	}
 	for i, j := range st.jobs {
 		if len(j.Unique) > 0 {
 			b.Cmd("SET").Arg(st.uniques[i]).Arg(st.ids[i]).Str("PX").Argv(r.argv(j.Arg + verdict.AddUniqueTTL))
@@ -158,6 +208,9 @@ func add(c *host.Call) error {
 	}
 	b.Cmd("HINCRBY").Arg(stats).Str(statAdded).Int(n)
 	added := 1 + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique // its index in the batch
+	if st.parents > 0 {
+		added += 1 + st.parents
+	}
 	st.lanes.writes(b)
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
@@ -197,6 +250,11 @@ type addState struct {
 	lanes  laneAcct
 	laneOf []int
 	byLane []int
+	// parents counts the jobs named as a parent; kids is each job's
+	// job:<id>:kids (nil when not a parent); waiting the waiting set.
+	parents int
+	kids    [][]byte
+	waiting []byte
 }
 
 var adds pool[addState]
@@ -224,6 +282,18 @@ func (st *addState) readKeys(r *verbCall, first int64) error {
 		s.Holders = append(s.Holders, verdict.Reply[verdict.Field]{})
 	}
 	st.keys = append(st.keys, st.rows...)
+	// a new parent's flow keys are probed with its row
+	st.kids = st.kids[:0]
+	for i, j := range st.jobs {
+		var k []byte
+		if j.IsParent() {
+			k = st.derived(r.base, protocol.SuffixJob, st.ids[i], protocol.SuffixKids)
+			st.keys = append(st.keys, k,
+				st.derived(r.base, protocol.SuffixJob, st.ids[i], protocol.SuffixResults),
+				st.derived(r.base, protocol.SuffixJob, st.ids[i], protocol.SuffixFailures))
+		}
+		st.kids = append(st.kids, k)
+	}
 	deny, err := r.firstDenied(host.KeyRead|host.KeyInsert, st.keys)
 	if err != nil {
 		return err
@@ -245,16 +315,26 @@ func (st *addState) readKeys(r *verbCall, first int64) error {
 	exists := deny < 0
 	if exists {
 		b.Cmd("EXISTS")
-		for _, row := range st.rows {
+		for _, row := range st.keys[st.unique:] {
 			b.Arg(row)
 		}
 	} else if deny >= st.unique {
 		s.Rows = denied[int64]()
 	}
+	// the waiting set, typed when the call has parents (as lua/add.lua,
+	// with no ACL check of its own)
+	waiting := exists && st.parents > 0
+	if waiting {
+		st.waiting = st.derived(r.base, protocol.SuffixWaiting, nil, "")
+		b.Cmd("ZCARD").Arg(st.waiting)
+	}
 	if gets == 0 && !exists {
 		return nil
 	}
 	res := b.RunAll()
+	if waiting {
+		s.Waiting = intAt(res, gets+1)
+	}
 	k := 0
 	for i, u := range st.uniques {
 		if u != nil && k < gets {

@@ -12,47 +12,59 @@ import (
 // check of the row and its logs, one read batch (and, for a job with a
 // unique key, its ACL check and one more read), the guard, one write batch.
 func complete(c *host.Call) error {
-	// shape and layout: numkeys 4 (base version stats active), ARGV id token
-	r, err := prelude(c, protocol.Complete, exactly(2))
+	// shape and layout: numkeys 4 (base version stats active), ARGV id
+	// token result
+	r, err := prelude(c, protocol.Complete, exactly(3))
 	if err != nil {
 		return err
 	}
 	stats, active := r.keys[2], r.keys[3]
-	// values: the id; the token is any bytes
-	id, token := r.args[0], r.args[1]
+	// values: the id, the result; the token is any bytes
+	id, token, result := r.args[0], r.args[1], r.args[2]
 	if !grammar.ID(id) {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Complete.Name, "id"))
+	}
+	if len(result) > protocol.MaxResult {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Complete.Name, "result"))
 	}
 	st := completes.get()
 	defer completes.put(st)
 	st.reset()
 	st.lanes.reset(&st.scratch)
+	st.flow.reset(&st.scratch)
+	st.completed = nil
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
 	// the row and its logs are outside the key-spec: the caller's ACL first,
 	// the row read then deleted, the logs deleted
 	s := &st.seen
 	*s = verdict.CompleteSeen{}
-	st.rows[0], st.logs[0] = row, logs
+	st.rows[0] = row
+	st.logs = [4][]byte{logs,
+		st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixKids),
+		st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixResults),
+		st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixFailures)}
 	nrows, err := completedRowsACL(&r, &st.keys, st.rows[:], st.logs[:], func(int) { s.Logs = host.ErrNoPerm })
 	if err != nil {
 		return err
 	}
 	rowOK := nrows == 1
 	if !rowOK {
-		s.Row = denied[[3]verdict.Field]()
+		s.Row = denied[[6]verdict.Field]()
 	}
 	// fence and domain reads, driven by the verdict
-	step := verdict.Complete(id, token, s)
-	for ran := verdict.CompleteNone; step.Need != verdict.CompleteNone && step.Need != ran; step = verdict.Complete(id, token, s) {
+	step := verdict.Complete(id, token, result, s)
+	for ran := verdict.CompleteNone; step.Need != verdict.CompleteNone && step.Need != ran; step = verdict.Complete(id, token, result, s) {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteFirst:
-			// GET version, HMGET row att uniq, ZSCORE active id, HGET stats
+			// GET version, HMGET row att uniq lane parent keep wait, ZSCORE
+			// active id, HGET stats
 			// completed: the verdict takes them in this order
 			b := r.fenced()
 			if rowOK {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane)
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
+					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait)
 			}
 			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
 				Cmd("HGET").Arg(stats).Str(statCompleted).
@@ -60,7 +72,7 @@ func complete(c *host.Call) error {
 			i := 1
 			s.Version = st.keep(fieldAt(res, 0))
 			if rowOK {
-				s.Row = verdict.Reply[[3]verdict.Field]{Made: true}
+				s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
 				s.Row.Err = fieldsAt(res, 1, s.Row.Val[:])
 				for i := range s.Row.Val {
 					s.Row.Val[i].Bytes = st.copy(s.Row.Val[i].Bytes)
@@ -80,14 +92,47 @@ func complete(c *host.Call) error {
 			} else {
 				s.Holder = st.keep(fieldAt(c.Read().Cmd("GET").Arg(st.unique).RunAll(), 0))
 			}
+		case verdict.CompleteResultMax:
+			s.ResultMax, err = readResultMax(&r, &st.scratch)
+			if err != nil {
+				return err
+			}
+		case verdict.CompleteFlow:
+			// a retained job: the caller's ACL on completed; then its
+			// outcome and its parent
+			refusal, err := st.retainedACL(&r, step.Verdict.Keep, &st.completed)
+			if err == nil && refusal == nil {
+				st.flow.finish(id, verdict.FinishCompleted, result, step.Parent, verdict.Field{}, step.Verdict.Wait)
+				refusal, err = st.flow.read(&r)
+			}
+			if err != nil {
+				return err
+			}
+			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		case verdict.CompleteLanes:
-			// the job's lane: one active job less
-			st.lanes.add(r.base, step.Lane, 0, -1)
+			// the job's lane: one active job less; the parents released to
+			// a lane: one waiting job more
+			if step.Lane != nil {
+				st.lanes.add(r.base, step.Lane, 0, -1)
+			}
+			st.flow.lanes(&st.lanes, r.base)
 			refusal, err := st.lanes.read(&r)
 			if err != nil {
 				return err
 			}
 			s.Lanes = st.lanes.result(refusal)
+		case verdict.CompleteFlowTypes:
+			// ZCARD completed (a retained job), then the flows' types
+			var refusal error
+			if step.Verdict.Keep {
+				refusal = intAt(c.Read().Cmd("ZCARD").Arg(st.completed).RunAll(), 0).Err
+			}
+			if refusal == nil {
+				if refusal, err = st.flow.types(&r, stats, 0); err != nil {
+					return err
+				}
+			}
+			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		}
 	}
 	if step.Err != nil || step.Need != verdict.CompleteNone {
@@ -105,24 +150,39 @@ func complete(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	b := w.Write().
-		Cmd("ZREM").Arg(active).Arg(id).
-		Cmd("DEL").Arg(row).Arg(logs)
-	if v.Release {
-		b.Arg(st.unique)
+	b := w.Write().Cmd("ZREM").Arg(active).Arg(id)
+	counter := 2
+	if v.Keep {
+		// retained: the row stays, completed, with its result; the logs stay
+		b.Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StateCompleted)
+		if len(result) > 0 {
+			b.Str(protocol.FieldResult).Argv(r.argv(2))
+		}
+		b.Cmd("ZADD").Arg(st.completed).Int(r.now).Arg(id)
+		counter = 3
+		if v.Release {
+			b.Cmd("DEL").Arg(st.unique)
+			counter++
+		}
+	} else {
+		// the row, its logs and a parent's own flow keys
+		b.Cmd("DEL").Arg(row).Arg(logs).Arg(st.logs[1]).Arg(st.logs[2]).Arg(st.logs[3])
+		if v.Release {
+			b.Arg(st.unique)
+		}
 	}
 	b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(1)
-	// the lane accounting's writes: a freed slot can make a capped lane
-	// ready again, and signal
+	// the parents' writes, then the lane accounting's: a freed slot can
+	// make a capped lane ready again, and signal
+	st.flow.writes(b, r.now, stats, &st.lanes)
 	st.lanes.writes(b)
-	if st.lanes.wakes() {
-		signalPush(b, st.lanes.signal, st.lanes.signalLen())
-	}
+	st.flow.outcomes(b)
+	st.flow.signals(b, &st.lanes)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := predicted(c, res, 2, v.Completed); err != nil {
+	if err := predicted(c, res, counter, v.Completed); err != nil {
 		return err
 	}
 	c.ReplyInt(1)
@@ -136,8 +196,11 @@ func complete(c *host.Call) error {
 // after it are not read), and the logs of the rows before it with their own
 // access, one by one when needed. Denied logs are refused where the writes
 // would start: deniedLogs is called with each one's index. It returns how
-// many rows may be read. keys is scratch for the joint check.
+// many rows may be read. keys is scratch for the joint check. logs holds
+// len(logs)/len(rows) delete-only keys per row (its logs, kids, results and
+// failures), row by row.
 func completedRowsACL(r *verbCall, keys *[][]byte, rows, logs [][]byte, deniedLogs func(i int)) (int, error) {
+	per := len(logs) / len(rows)
 	*keys = append(append((*keys)[:0], rows...), logs...)
 	err := r.c.CheckKeys(host.KeyRead|host.KeyDelete, *keys...)
 	if err == nil {
@@ -154,7 +217,7 @@ func completedRowsACL(r *verbCall, keys *[][]byte, rows, logs [][]byte, deniedLo
 	if deny >= 0 {
 		nrows = deny
 	}
-	logs = logs[:nrows]
+	logs = logs[:per*nrows]
 	if len(logs) == 0 {
 		return nrows, nil
 	}
@@ -168,7 +231,7 @@ func completedRowsACL(r *verbCall, keys *[][]byte, rows, logs [][]byte, deniedLo
 			if err := checkErr(err); err != nil {
 				return 0, err
 			}
-			deniedLogs(i)
+			deniedLogs(i / per)
 		}
 	}
 	return nrows, nil
@@ -180,9 +243,41 @@ type completeState struct {
 	seen   verdict.CompleteSeen
 	unique []byte
 	// rows, logs and keys hold the keys of the ACL check.
-	rows, logs [1][]byte
-	keys       [][]byte
-	lanes      laneAcct
+	rows  [1][]byte
+	logs  [4][]byte
+	keys  [][]byte
+	lanes laneAcct
+	flow  flowAcct
+	// completed is the retained set, when the job is retained.
+	completed []byte
 }
 
 var completes pool[completeState]
+
+// retainedACL checks completed against the caller's ACL (read and write)
+// when the call retains a job, and returns the refusal.
+func (s *scratch) retainedACL(r *verbCall, keep bool, completed *[]byte) (refusal, err error) {
+	if !keep {
+		return nil, nil
+	}
+	*completed = s.derived(r.base, protocol.SuffixCompleted, nil, "")
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate|host.KeyInsert, [][]byte{*completed})
+	if err != nil || deny < 0 {
+		return nil, err
+	}
+	return host.ErrNoPerm, nil
+}
+
+// readResultMax reads HGET meta result_max, after the caller's ACL on meta
+// (read): a denial is the read's refusal.
+func readResultMax(r *verbCall, s *scratch) (verdict.Reply[verdict.Field], error) {
+	meta := s.derived(r.base, protocol.SuffixMeta, nil, "")
+	deny, err := r.firstDenied(host.KeyRead, [][]byte{meta})
+	if err != nil {
+		return verdict.Reply[verdict.Field]{}, err
+	}
+	if deny >= 0 {
+		return denied[verdict.Field](), nil
+	}
+	return s.keep(fieldAt(r.c.Read().Cmd("HGET").Arg(meta).Str(protocol.MetaResultMax).RunAll(), 0)), nil
+}

@@ -7,8 +7,8 @@ import (
 )
 
 // completeManyArgsPerJob is the number of ARGV entries per job in
-// COMPLETEMANY: id, token.
-const completeManyArgsPerJob = 2
+// COMPLETEMANY: id, token, result.
+const completeManyArgsPerJob = 3
 
 // completeMany is EMQ.COMPLETEMANY (lua/completemany.lua): COMPLETE for 1 to
 // 1000 jobs, each with its own outcome. Crossings: the command, the ACL
@@ -18,7 +18,7 @@ const completeManyArgsPerJob = 2
 // guard and one write batch.
 func completeMany(c *host.Call) error {
 	// shape and layout: numkeys 4 (base version stats active), ARGV a count
-	// n then n pairs id token
+	// n then n triples id token result
 	r, err := prelude(c, protocol.CompleteMany, counted(completeManyArgsPerJob))
 	if err != nil {
 		return err
@@ -28,7 +28,10 @@ func completeMany(c *host.Call) error {
 	defer completeManys.put(st)
 	st.reset()
 	st.lanes.reset(&st.scratch)
-	// values, pair by pair: the id (bad, or named earlier in the call); the
+	st.flow.reset(&st.scratch)
+	st.completed = nil
+	// values, triple by triple: the id (bad, or named earlier in the
+	// call), the result (bad when too long); the
 	// token is any bytes
 	if st.sorted, err = verdict.CompleteManyValues(r.args, r.n, st.sorted); err != nil {
 		return err
@@ -38,9 +41,12 @@ func completeMany(c *host.Call) error {
 	st.rows, st.logs, st.uniques = st.rows[:0], st.logs[:0], grow(st.uniques, r.n)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
-		j.ID, j.Token = r.args[st.id(i)], r.args[st.id(i)+1]
+		j.ID, j.Token, j.Result = r.args[st.id(i)], r.args[st.id(i)+1], r.args[st.id(i)+2]
 		st.rows = append(st.rows, st.derived(r.base, protocol.SuffixJob, j.ID, ""))
-		st.logs = append(st.logs, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixLogs))
+		st.logs = append(st.logs, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixLogs),
+			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
+			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
+			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
 	}
 	// the rows and their logs are outside the key-spec: the caller's ACL
 	// first, the rows read then deleted, the logs deleted
@@ -54,11 +60,13 @@ func completeMany(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteManyFirst:
-			// GET version; per job HMGET row att uniq and ZSCORE active id;
+			// GET version; per job HMGET row att uniq lane parent keep wait
+			// and ZSCORE active id;
 			// HGET stats completed: the verdict takes them job by job
 			b := r.fenced()
 			for i := range nrows {
 				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
+					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).
 					Cmd("ZSCORE").Arg(active).Argv(r.argv(st.id(i)))
 			}
 			res := b.Cmd("HGET").Arg(stats).Str(statCompleted).RunAll()
@@ -66,7 +74,7 @@ func completeMany(c *host.Call) error {
 			for i := range nrows {
 				// kept: the holders' batch comes before the verdict's last look
 				j := &s.Jobs[i]
-				j.Row = verdict.Reply[[3]verdict.Field]{Made: true}
+				j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
 				j.Row.Err = fieldsAt(res, 1+2*i, j.Row.Val[:])
 				for k := range j.Row.Val {
 					j.Row.Val[k].Bytes = st.copy(j.Row.Val[k].Bytes)
@@ -78,19 +86,67 @@ func completeMany(c *host.Call) error {
 			if err := st.readHolders(&r, step.Verdict.Holders); err != nil {
 				return err
 			}
+		case verdict.CompleteManyResultMax:
+			if s.ResultMax, err = readResultMax(&r, &st.scratch); err != nil {
+				return err
+			}
+		case verdict.CompleteManyFlow:
+			// up to the verdict's limit, in argument order: at the first job
+			// retained, the caller's ACL on completed; each job's outcome
+			// and parent (a denied completed stops the jobs there)
+			out := step.Verdict.Outcomes
+			limit := step.Verdict.Limit
+			var denied error
+			for i, o := range out[:limit] {
+				if o.Reply == verdict.CompleteManyDone && o.Keep {
+					if denied, err = st.retainedACL(&r, true, &st.completed); err != nil {
+						return err
+					}
+					if denied != nil {
+						limit = i
+					}
+					break
+				}
+			}
+			for i, o := range out[:limit] {
+				if o.Reply == verdict.CompleteManyDone {
+					st.flow.finish(s.Jobs[i].ID, verdict.FinishCompleted, s.Jobs[i].Result, o.Parent, verdict.Field{}, o.Wait)
+				}
+			}
+			refusal, err := st.flow.read(&r)
+			if err != nil {
+				return err
+			}
+			if refusal == nil {
+				refusal = denied
+			}
+			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		case verdict.CompleteManyLanes:
 			// the completed jobs' lanes, in argument order: one active job
-			// less each
+			// less each; then the parents released to a lane
 			for i, o := range step.Verdict.Outcomes {
 				if l := verdict.LaneName(s.Jobs[i].Row.Val[2]); o.Reply == verdict.CompleteManyDone && l != nil {
 					st.lanes.add(r.base, l, 0, -1)
 				}
 			}
+			st.flow.lanes(&st.lanes, r.base)
 			refusal, err := st.lanes.read(&r)
 			if err != nil {
 				return err
 			}
 			s.Lanes = st.lanes.result(refusal)
+		case verdict.CompleteManyFlowTypes:
+			// ZCARD completed (a retained job), then the flows' types
+			var refusal error
+			if st.completed != nil {
+				refusal = intAt(c.Read().Cmd("ZCARD").Arg(st.completed).RunAll(), 0).Err
+			}
+			if refusal == nil {
+				if refusal, err = st.flow.types(&r, stats, 0); err != nil {
+					return err
+				}
+			}
+			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		}
 	}
 	if step.Err != nil || step.Need != verdict.CompleteManyNone {
@@ -111,20 +167,50 @@ func completeMany(c *host.Call) error {
 				b.Argv(r.argv(st.id(i)))
 			}
 		}
-		b.Cmd("DEL")
+		counter := 1
+		// the retained jobs: their rows stay, completed, with their results
+		kept := 0
 		for i, o := range v.Outcomes {
-			if o.Reply == verdict.CompleteManyDone {
-				b.Arg(st.rows[i]).Arg(st.logs[i])
+			if o.Reply == verdict.CompleteManyDone && o.Keep {
+				b.Cmd("HSET").Arg(st.rows[i]).Str(protocol.FieldState).Str(protocol.StateCompleted)
+				if len(s.Jobs[i].Result) > 0 {
+					b.Str(protocol.FieldResult).Argv(r.argv(st.id(i) + 2))
+				}
+				kept++
+			}
+		}
+		if kept > 0 {
+			b.Cmd("ZADD").Arg(st.completed)
+			for i, o := range v.Outcomes {
+				if o.Reply == verdict.CompleteManyDone && o.Keep {
+					b.Int(r.now).Argv(r.argv(st.id(i)))
+				}
+			}
+			counter += kept + 1
+		}
+		if kept < int(v.Done) || st.anyRelease(v.Outcomes) {
+			b.Cmd("DEL")
+			for i, o := range v.Outcomes {
+				if o.Reply != verdict.CompleteManyDone {
+					continue
+				}
+				if !o.Keep {
+					b.Arg(st.rows[i])
+					for _, k := range st.logs[4*i : 4*i+4] {
+						b.Arg(k)
+					}
+				}
 				if o.Release {
 					b.Arg(st.uniques[i])
 				}
 			}
+			counter++
 		}
 		b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(v.Done)
+		st.flow.writes(b, r.now, stats, &st.lanes)
 		st.lanes.writes(b)
-		if st.lanes.wakes() {
-			signalPush(b, st.lanes.signal, st.lanes.signalLen())
-		}
+		st.flow.outcomes(b)
+		st.flow.signals(b, &st.lanes)
 		res, err := b.Run()
 		if err != nil {
 			return wrote(c, err)
@@ -133,7 +219,7 @@ func completeMany(c *host.Call) error {
 		if err := removedAll(c, res, 0, int(v.Done)); err != nil {
 			return err
 		}
-		if err := predicted(c, res, 2, v.Completed); err != nil {
+		if err := predicted(c, res, counter, v.Completed); err != nil {
 			return err
 		}
 	}
@@ -158,6 +244,19 @@ type completeManyState struct {
 	keys [][]byte
 	// lanes is the lane accounting of the completed jobs' lanes.
 	lanes laneAcct
+	flow  flowAcct
+	// completed is the retained set, when a job is retained.
+	completed []byte
+}
+
+// anyRelease reports whether a completed job releases its unique key.
+func (*completeManyState) anyRelease(out []verdict.CompleteManyOutcome) bool {
+	for _, o := range out {
+		if o.Reply == verdict.CompleteManyDone && o.Release {
+			return true
+		}
+	}
+	return false
 }
 
 var completeManys pool[completeManyState]
@@ -172,7 +271,7 @@ func (st *completeManyState) checkRows(r *verbCall) (int, error) {
 	jobs := st.seen.Jobs
 	nrows, err := completedRowsACL(r, &st.keys, st.rows, st.logs, func(i int) { jobs[i].Logs = host.ErrNoPerm })
 	if err == nil && nrows < len(st.rows) {
-		jobs[nrows].Row = denied[[3]verdict.Field]()
+		jobs[nrows].Row = denied[[6]verdict.Field]()
 	}
 	return nrows, err
 }

@@ -12,9 +12,14 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// manyArgs is COMPLETEMANY's ARGV for id, token pairs.
+// manyArgs is COMPLETEMANY's ARGV for id, token pairs, each with an empty
+// result.
 func manyArgs(pairs ...string) []string {
-	return append([]string{strconv.Itoa(len(pairs) / 2)}, pairs...)
+	out := []string{strconv.Itoa(len(pairs) / 2)}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		out = append(out, pairs[i], pairs[i+1], "")
+	}
+	return out
 }
 
 // COMPLETEMANY checks each job's derived keys against the caller's ACL in the
@@ -121,7 +126,7 @@ func TestCompleteManyLargest(t *testing.T) {
 	again := append([]string(nil), pairs...)
 	again[len(again)-2] = again[0]
 	wantRefused(t, s, protocol.ErrCompleteManyRepeated, verbArgs(protocol.CompleteMany, "many", manyArgs(again...)...)...)
-	wantRefused(t, s, protocol.ErrArity("completemany"), verbArgs(protocol.CompleteMany, "many", append(manyArgs(pairs...), "1", "1")...)...)
+	wantRefused(t, s, protocol.ErrArity("completemany"), verbArgs(protocol.CompleteMany, "many", append(manyArgs(pairs...), "1", "1", "")...)...)
 	r := valkeytest.Do(t, s, verbArgs(protocol.CompleteMany, "many", manyArgs(pairs...)...)...).([]any)
 	require.Len(t, r, protocol.MaxCount)
 	for _, o := range r {

@@ -34,6 +34,7 @@ func fail(c *host.Call) error {
 	defer fails.put(st)
 	st.reset()
 	st.lanes.reset(&st.scratch)
+	st.flow.reset(&st.scratch)
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	// the row is outside the key-spec: the caller's ACL first (a denial is
 	// the row read's refusal, in its place after the fence)
@@ -41,7 +42,8 @@ func fail(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	// fence and domain reads, one batch: GET version, HMGET row att max bo,
+	// fence and domain reads, one batch: GET version, HMGET row att max bo
+	// lane parent onfail wait,
 	// ZSCORE active id, ZCARD delayed, ZCARD dead (the types of the sets
 	// written), HMGET stats failed retried dead (the counters predicted)
 	s := &st.seen
@@ -54,7 +56,8 @@ func fail(c *host.Call) error {
 		case verdict.FailAll:
 			b := r.fenced()
 			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldBackoff).Str(protocol.FieldLane)
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldBackoff).Str(protocol.FieldLane).
+					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait)
 			}
 			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
 				Cmd("ZCARD").Arg(delayed).
@@ -64,14 +67,14 @@ func fail(c *host.Call) error {
 			s.Version = st.keep(fieldAt(res, 0))
 			i := 1
 			if deny < 0 {
-				s.Row = verdict.Reply[[4]verdict.Field]{Made: true}
+				s.Row = verdict.Reply[[7]verdict.Field]{Made: true}
 				s.Row.Err = fieldsAt(res, 1, s.Row.Val[:])
 				for k := range s.Row.Val {
 					s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
 				}
 				i++
 			} else {
-				s.Row = denied[[4]verdict.Field]()
+				s.Row = denied[[7]verdict.Field]()
 			}
 			s.Score, s.Delayed, s.Dead = st.keep(fieldAt(res, i)), intAt(res, i+1), intAt(res, i+2)
 			s.Counters = verdict.Reply[[3]verdict.Field]{Made: true}
@@ -79,14 +82,31 @@ func fail(c *host.Call) error {
 			for k := range s.Counters.Val {
 				s.Counters.Val[k].Bytes = st.copy(s.Counters.Val[k].Bytes)
 			}
+		case verdict.FailFlow:
+			st.flow.finish(id, verdict.FinishDied, text, step.Parent, step.Policy, step.Verdict.Wait)
+			refusal, err := st.flow.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		case verdict.FailLanes:
-			// the job's lane: one active job less
-			st.lanes.add(r.base, step.Lane, 0, -1)
+			// the job's lane: one active job less; the parents released to
+			// a lane
+			if step.Lane != nil {
+				st.lanes.add(r.base, step.Lane, 0, -1)
+			}
+			st.flow.lanes(&st.lanes, r.base)
 			refusal, err := st.lanes.read(&r)
 			if err != nil {
 				return err
 			}
 			s.Lanes = st.lanes.result(refusal)
+		case verdict.FailFlowTypes:
+			refusal, err := st.flow.types(&r, stats, 1)
+			if err != nil {
+				return err
+			}
+			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		}
 	}
 	if step.Err != nil || step.Need != verdict.FailNone {
@@ -117,10 +137,10 @@ func fail(c *host.Call) error {
 		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(state).Str(protocol.FieldError).Argv(r.argv(3)).
 		Cmd("ZADD").Arg(set).Int(score).Arg(id).
 		Cmd("HSET").Arg(stats).Str(statFailed).Int(v.Failed).Str(outcome).Int(v.Outcome)
+	st.flow.writes(b, r.now, stats, &st.lanes)
 	st.lanes.writes(b)
-	if st.lanes.wakes() {
-		signalPush(b, st.lanes.signal, st.lanes.signalLen())
-	}
+	st.flow.outcomes(b)
+	st.flow.signals(b, &st.lanes)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -138,6 +158,7 @@ type failState struct {
 	scratch
 	seen  verdict.FailSeen
 	lanes laneAcct
+	flow  flowAcct
 }
 
 var fails pool[failState]

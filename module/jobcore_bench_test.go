@@ -148,6 +148,9 @@ var jobCoreBenches = []struct {
 	{"complete", protocol.Complete, 1, func(e *benchExec, n int) [][]string {
 		leases := e.leases(n)
 		e.verb = protocol.Complete
+		for i := range leases {
+			leases[i] = append(leases[i], "")
+		}
 		return leases
 	}},
 	{"completemany-10", protocol.CompleteMany, 10, func(e *benchExec, n int) [][]string {
@@ -287,7 +290,7 @@ func (e *benchExec) many(n, k int) [][]string {
 	for i := range out {
 		args := []string{strconv.Itoa(k)}
 		for _, l := range leases[i*k : (i+1)*k] {
-			args = append(args, l...)
+			args = append(args, l[0], l[1], "")
 		}
 		out[i] = args
 	}

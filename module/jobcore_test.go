@@ -81,8 +81,8 @@ func workload(t *testing.T, s *valkeyserver.Server, q string) int {
 	require.Equal(t, []any{"4", "once", int64(1)}, claimed[1])
 	require.IsType(t, int64(0), do(protocol.Extend, "2", "1", "60000"))
 	refuse(protocol.Extend, "2", "0", "60000")
-	require.Equal(t, int64(1), do(protocol.Complete, "4", "1"))
-	require.Equal(t, int64(0), do(protocol.Complete, "4", "1"))
+	require.Equal(t, int64(1), do(protocol.Complete, "4", "1", ""))
+	require.Equal(t, int64(0), do(protocol.Complete, "4", "1", ""))
 	require.Equal(t, protocol.FailRetry, do(protocol.Fail, "2", "1", "1", "boom"))
 	require.Equal(t, protocol.FailDead, do(protocol.Fail, "1", "1", "0", "bad\x00bytes"))
 	refuse(protocol.Fail, "1", "1", "0", "again")
@@ -91,8 +91,8 @@ func workload(t *testing.T, s *valkeyserver.Server, q string) int {
 	require.Len(t, do(protocol.Claim, "1000", "5").([]any), 1)
 	// one call, every outcome: 5 completes and releases u1, 3 is delayed, 1
 	// dead with another token, 4 gone
-	require.Equal(t, []any{int64(1), int64(-2), int64(-1), int64(0)}, do(protocol.CompleteMany, "4", "5", "1", "3", "0", "1", "9", "4", "1"))
-	refuse(protocol.CompleteMany, "2", "3", "0", "3", "0")
+	require.Equal(t, []any{int64(1), int64(-2), int64(-1), int64(0)}, do(protocol.CompleteMany, "4", "5", "1", "", "3", "0", "", "1", "9", "", "4", "1", ""))
+	refuse(protocol.CompleteMany, "2", "3", "0", "", "3", "0", "")
 	require.Equal(t, []any{"6"}, do(protocol.Add, addArgs(job("u1 free", "0", "0", "1", protocol.BackoffFixed, "0", "u1", "600000"))...))
 	return calls
 }
@@ -165,8 +165,8 @@ func TestJobCoreACL(t *testing.T) {
 		{protocol.Add, addArgs(job("y"))},
 		{protocol.Claim, []string{"1000", "1"}},
 		{protocol.Extend, []string{"1", "0", "1000"}},
-		{protocol.Complete, []string{"1", "0"}},
-		{protocol.CompleteMany, []string{"1", "1", "0"}},
+		{protocol.Complete, []string{"1", "0", ""}},
+		{protocol.CompleteMany, []string{"1", "1", "0", ""}},
 		{protocol.Fail, []string{"1", "0", "1", "e"}},
 	} {
 		_, err := as("alice", verbArgs(v.verb, "b", v.args...)...)
@@ -194,7 +194,7 @@ func TestJobCoreACL(t *testing.T) {
 	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "emq:*"))
 	// the fence comes before a denied row
 	valkeytest.Do(t, s, "SET", a.Version, "1")
-	_, err = as("bob", verbArgs(protocol.Complete, "a", "1", "0")...)
+	_, err = as("bob", verbArgs(protocol.Complete, "a", "1", "0", "")...)
 	require.EqualError(t, err, protocol.ErrWireFound("1"))
 }
 
@@ -294,16 +294,16 @@ func TestJobCoreNoAllocations(t *testing.T) {
 				cmds = append(cmds, verbArgs(protocol.Extend, "na", id, token, "60000"))
 				switch i % 4 {
 				case 0:
-					cmds = append(cmds, verbArgs(protocol.Complete, "na", id, token))
+					cmds = append(cmds, verbArgs(protocol.Complete, "na", id, token, ""))
 				case 2:
-					many = append(many, id, token)
+					many = append(many, id, token, "")
 				default:
 					cmds = append(cmds, verbArgs(protocol.Fail, "na", id, token, "1", "boom"))
 				}
 			}
 			// one COMPLETEMANY of a quarter of the jobs, and of one gone
-			many = append([]string{strconv.Itoa(len(many)/2 + 1)}, many...)
-			cmds = append(cmds, verbArgs(protocol.CompleteMany, "na", append(many, strconv.Itoa(protocol.MaxJobID), "1")...))
+			many = append([]string{strconv.Itoa(len(many)/3 + 1)}, many...)
+			cmds = append(cmds, verbArgs(protocol.CompleteMany, "na", append(many, strconv.Itoa(protocol.MaxJobID), "1", "")...))
 			do(cmds...)
 		}
 	}
@@ -347,7 +347,7 @@ func TestJobCoreLargestCalls(t *testing.T) {
 	var cmds [][]string
 	for _, j := range claimed {
 		f := j.([]any)
-		cmds = append(cmds, verbArgs(protocol.Complete, "big", f[0].(string), strconv.FormatInt(f[2].(int64), 10)))
+		cmds = append(cmds, verbArgs(protocol.Complete, "big", f[0].(string), strconv.FormatInt(f[2].(int64), 10), ""))
 	}
 	replies, err := c.DoMulti(ctxT(t), cmds...)
 	require.NoError(t, err)

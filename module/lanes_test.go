@@ -76,15 +76,15 @@ func TestLanesNoAllocations(t *testing.T) {
 				id, token := f[0].(string), strconv.FormatInt(f[2].(int64), 10)
 				switch i % 3 {
 				case 0:
-					cmds = append(cmds, verbArgs(protocol.Complete, "la", id, token))
+					cmds = append(cmds, verbArgs(protocol.Complete, "la", id, token, ""))
 				case 1:
-					many = append(many, id, token)
+					many = append(many, id, token, "")
 				default:
 					cmds = append(cmds, verbArgs(protocol.Fail, "la", id, token, "1", "boom"))
 				}
 			}
 			if len(many) > 0 {
-				cmds = append(cmds, verbArgs(protocol.CompleteMany, "la", append([]string{strconv.Itoa(len(many) / 2)}, many...)...))
+				cmds = append(cmds, verbArgs(protocol.CompleteMany, "la", append([]string{strconv.Itoa(len(many) / 3)}, many...)...))
 			}
 			cmds = append(cmds, verbArgs(protocol.Promote, "la", "100"))
 			do(cmds...)
@@ -123,8 +123,8 @@ func laneWorkload(t *testing.T, s *valkeyserver.Server, q string) {
 	)...)
 	first := claimed(do(protocol.Claim, "1", "10"))
 	require.Len(t, first, 4) // p, a1 (cap 1), b1, b2; c is paused
-	do(protocol.Complete, first[0][0], first[0][1])
-	do(protocol.CompleteMany, "1", first[1][0], first[1][1])
+	do(protocol.Complete, first[0][0], first[0][1], "")
+	do(protocol.CompleteMany, "1", first[1][0], first[1][1], "")
 	time.Sleep(10 * time.Millisecond)
 	do(protocol.Recover, "10")   // b1 back to b, b2 dead
 	do(protocol.Promote, "10")   // later to b
@@ -134,7 +134,7 @@ func laneWorkload(t *testing.T, s *valkeyserver.Server, q string) {
 	require.NotEmpty(t, again)
 	do(protocol.Fail, again[0][0], again[0][1], "1", "boom")
 	do(protocol.Requeue, "5")
-	do(protocol.Remove, "5")
+	do(protocol.Remove, "5", "0")
 	do(protocol.Rate, "0", "0")
 	do(protocol.Lane, "b")
 	do(protocol.Lanes, "", "10")

@@ -208,7 +208,7 @@ func TestMergedWritesMatchLua(t *testing.T) {
 		for i, j := range jobs {
 			switch i % 4 {
 			case 0:
-				out = append(out, e.do(protocol.Log, j[0], j[1], "line", "10"), e.do(protocol.Complete, j[0], j[1]))
+				out = append(out, e.do(protocol.Log, j[0], j[1], "line", "10"), e.do(protocol.Complete, j[0], j[1], ""))
 			case 1:
 				out = append(out, e.do(protocol.Fail, j[0], j[1], "1", "boom"))
 			case 2:
@@ -225,7 +225,7 @@ func TestMergedWritesMatchLua(t *testing.T) {
 		e.plain("DEL", e.k.Signal)
 		return []any{e.do(protocol.Pause), e.do(protocol.Resume)}
 	})
-	step("remove a dead job holding its unique key", func(e *mergeSide) any { return e.do(protocol.Remove, "60") })
+	step("remove a dead job holding its unique key", func(e *mergeSide) any { return e.do(protocol.Remove, "60", "0") })
 }
 
 // laneAddArgs is ADD's ARGV for jobs with the lane column: each job's
@@ -310,16 +310,16 @@ func TestMergedLaneWritesMatchLua(t *testing.T) {
 		for i, j := range jobs {
 			switch i % 4 {
 			case 0:
-				out = append(out, e.do(protocol.Complete, j[0], j[1]))
+				out = append(out, e.do(protocol.Complete, j[0], j[1], ""))
 			case 1:
 				out = append(out, e.do(protocol.Fail, j[0], j[1], "1", "boom"))
 			case 2:
 				out = append(out, e.do(protocol.Fail, j[0], j[1], "0", "bust"))
 			case 3:
-				many = append(many, j[0], j[1])
+				many = append(many, j[0], j[1], "")
 			}
 		}
-		return append(out, e.do(protocol.CompleteMany, append([]string{strconv.Itoa(len(many) / 2)}, many...)...))
+		return append(out, e.do(protocol.CompleteMany, append([]string{strconv.Itoa(len(many) / 3)}, many...)...))
 	})
 	step("the rate cleared; claim the rest", func(e *mergeSide) any {
 		return []any{e.do(protocol.Rate, "0", "0"), e.do(protocol.Claim, "60000", "1000")}
@@ -330,7 +330,7 @@ func TestMergedLaneWritesMatchLua(t *testing.T) {
 			out = append(out, e.do(protocol.Requeue, strconv.Itoa(i)))
 		}
 		for i := 1; i <= 600; i += 7 {
-			out = append(out, e.do(protocol.Remove, strconv.Itoa(i)))
+			out = append(out, e.do(protocol.Remove, strconv.Itoa(i), "0"))
 		}
 		return out
 	})
@@ -410,16 +410,16 @@ func TestLanesMatchLuaRandom(t *testing.T) {
 				tokens = append(tokens[:k], tokens[k+1:]...)
 				switch rng.IntN(3) {
 				case 0:
-					name, call = "complete", func(e *mergeSide) any { return e.do(protocol.Complete, j[0], j[1]) }
+					name, call = "complete", func(e *mergeSide) any { return e.do(protocol.Complete, j[0], j[1], "") }
 				case 1:
 					retry := strconv.Itoa(rng.IntN(2))
 					name, call = "fail", func(e *mergeSide) any { return e.do(protocol.Fail, j[0], j[1], retry, "x") }
 				default:
-					args := []string{"1", j[0], j[1]}
+					args := []string{"1", j[0], j[1], ""}
 					if len(tokens) > 0 {
 						o := tokens[0]
 						tokens = tokens[1:]
-						args = []string{"2", j[0], j[1], o[0], o[1]}
+						args = []string{"2", j[0], j[1], "", o[0], o[1], ""}
 					}
 					name, call = "completemany", func(e *mergeSide) any { return e.do(protocol.CompleteMany, args...) }
 				}
@@ -431,7 +431,7 @@ func TestLanesMatchLuaRandom(t *testing.T) {
 			case op < 15:
 				id := strconv.Itoa(1 + rng.IntN(40))
 				name, call = "remove, requeue", func(e *mergeSide) any {
-					return []any{e.do(protocol.Remove, id), e.do(protocol.Requeue, id)}
+					return []any{e.do(protocol.Remove, id, "0"), e.do(protocol.Requeue, id)}
 				}
 			case op < 17:
 				l := lanes[2+rng.IntN(4)]

@@ -29,6 +29,7 @@ func recoverExpired(c *host.Call) error {
 	defer recovers.put(st)
 	st.reset()
 	st.lanes.reset(&st.scratch)
+	st.flow.reset(&st.scratch)
 	s := &st.seen
 	*s = verdict.RecoverSeen{Rows: s.Rows, Moves: s.Moves}
 	// fence and domain reads, driven by the verdict
@@ -48,11 +49,32 @@ func recoverExpired(c *host.Call) error {
 			if err := st.readRows(&r, stats, pending, dead, signal); err != nil {
 				return err
 			}
+		case verdict.RecoverFlow:
+			// each job that dies, in order: its outcome, its parent
+			for i, mv := range step.Verdict.Moves {
+				if mv.To != verdict.ToDead {
+					continue
+				}
+				f := s.Rows[i].Val
+				st.flow.finish(s.Expired.Val[i], verdict.FinishDied, []byte(protocol.LeaseExpired), verdict.ChildParent(f[4]), f[5], verdict.WaitField(f[6]))
+			}
+			refusal, err := st.flow.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
+		case verdict.RecoverFlowTypes:
+			refusal, err := st.flow.types(&r, stats, step.Verdict.Died)
+			if err != nil {
+				return err
+			}
+			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
 		case verdict.RecoverLanes:
 			// the jobs' lanes, in order: one active job less each, one
 			// waiting job more for each requeued
 			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
 			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, -1, st.laneOf)
+			st.flow.lanes(&st.lanes, r.base)
 			refusal, err := st.lanes.read(&r)
 			if err != nil {
 				return err
@@ -111,8 +133,10 @@ func recoverExpired(c *host.Call) error {
 	case v.Died > 0:
 		b.Cmd("HINCRBY").Arg(stats).Str(statDead).Int(v.Died)
 	}
+	st.flow.writes(b, r.now, stats, &st.lanes)
 	st.lanes.writes(b)
-	if v.Signal || st.lanes.wakes() {
+	st.flow.outcomes(b)
+	if v.Signal || st.lanes.wakes() || st.flow.released() {
 		signalPush(b, signal, s.Signal.Val)
 	}
 	res, err := b.Run()
@@ -141,7 +165,7 @@ func recoverExpired(c *host.Call) error {
 
 // readRows is RECOVER's second read: the rows of the expired members that
 // are ids, checked against the caller's ACL first (read, then written), then
-// in one batch HMGET row att max prio for each, ZCARD pending, ZCARD dead,
+// in one batch HMGET row att max prio lane parent onfail wait for each, ZCARD pending, ZCARD dead,
 // LLEN signal and HMGET stats recovered dead. A denied row is its read's
 // refusal; the rows after it are not read.
 func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byte) error {
@@ -153,7 +177,8 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
-		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane)
+		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
+			Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait)
 	}
 	res := b.Cmd("ZCARD").Arg(pending).
 		Cmd("ZCARD").Arg(dead).
@@ -161,10 +186,10 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 		Cmd("HMGET").Arg(stats).Str(statRecovered).Str(statDead).
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
-	st.fields = grow(st.fields, 4*len(ids)+2)
-	st.place(res, ids, nrows, 4, st.fields, s.Rows)
+	st.fields = grow(st.fields, recoverRowWidth*len(ids)+2)
+	st.place(res, ids, nrows, recoverRowWidth, st.fields, s.Rows)
 	s.Pending, s.Dead, s.Signal = intAt(res, nrows), intAt(res, nrows+1), intAt(res, nrows+2)
-	f := st.fields[4*len(ids):]
+	f := st.fields[recoverRowWidth*len(ids):]
 	s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, nrows+3, f)}
 	// kept: the lanes' batch may come before the verdict's last look
 	for i := range st.fields {
@@ -185,6 +210,11 @@ type recoverState struct {
 	lanes  laneAcct
 	laneOf []int
 	order  []int
+	flow   flowAcct
 }
+
+// recoverRowWidth is the fields of RECOVER's row read: att max prio lane
+// parent onfail wait.
+const recoverRowWidth = 7
 
 var recovers pool[recoverState]

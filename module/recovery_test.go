@@ -123,7 +123,7 @@ func recoveryWorkload(t *testing.T, s *valkeyserver.Server, name string) *verbQu
 	}
 	q.do(protocol.Progress, held[0][0], held[0][1], "\x00half\xff")
 	q.do(protocol.Requeue, short[0][0]) // a, dead after its one attempt
-	q.do(protocol.Remove, "4")          // d, pending
+	q.do(protocol.Remove, "4", "0")     // d, pending
 	if got := flat(q.do(protocol.Stats)); !strings.Contains(got, "total_recovered 1") || !strings.Contains(got, "total_removed 1") {
 		t.Fatalf("STATS: %s", got)
 	}
@@ -246,14 +246,14 @@ func TestRecoveryVerbsDerivedKeyACL(t *testing.T) {
 	bob := as("bob")
 	bob.refuse(noperm, protocol.Recover, "10")
 	bob.refuse(noperm, protocol.Promote, "10")
-	bob.refuse(noperm, protocol.Remove, "2")
+	bob.refuse(noperm, protocol.Remove, "2", "0")
 	bob.refuse(noperm, protocol.Requeue, "2")
 	bob.refuse(noperm, protocol.Log, claimed[0][0], claimed[0][1], "x", "10")
 	bob.refuse(noperm, protocol.Progress, claimed[0][0], claimed[0][1], "x")
 	bob.refuse(noperm, protocol.Inspect, "2")
 	// the fence comes first: another wire is EMQWIRE, not NOPERM
 	valkeytest.Do(t, s, "SET", admin.k.Version, "1")
-	bob.refuse(protocol.ErrWireFound("1"), protocol.Remove, "2")
+	bob.refuse(protocol.ErrWireFound("1"), protocol.Remove, "2", "0")
 	bob.refuse(protocol.ErrWireFound("1"), protocol.Inspect, "2")
 	bob.refuse(protocol.ErrWireFound("1"), protocol.Recover, "10")
 	valkeytest.Do(t, s, "SET", admin.k.Version, "2")
@@ -271,7 +271,7 @@ func TestRecoveryVerbsDerivedKeyACL(t *testing.T) {
 	carol := as("carol")
 	carol.refuse(noperm, protocol.Log, claimed[0][0], claimed[0][1], "x", "10")
 	carol.refuse(noperm, protocol.Inspect, claimed[0][0])
-	carol.refuse(noperm, protocol.Remove, "2")
+	carol.refuse(noperm, protocol.Remove, "2", "0")
 	if got := carol.do(protocol.Progress, claimed[0][0], claimed[0][1], "p"); got != int64(1) {
 		t.Fatalf("PROGRESS with the row allowed: %#v", got)
 	}
@@ -289,15 +289,15 @@ func TestRecoveryVerbsDerivedKeyACL(t *testing.T) {
 	}
 	dave.refuse(noperm, protocol.Progress, claimed[0][0], claimed[0][1], "x")
 	dave.refuse(noperm, protocol.Recover, "10")
-	dave.refuse(noperm, protocol.Remove, "2")
+	dave.refuse(noperm, protocol.Remove, "2", "0")
 
 	// a gone row ends REMOVE before its unique key; erin may not delete one
 	erin := as("erin")
 	ids := admin.add([3]string{"u", "0", "3"})
 	valkeytest.Do(t, s, "HSET", admin.k.Job(ids[0]), "uniq", "k")
 	valkeytest.Do(t, s, "SET", admin.k.Unique("k"), ids[0])
-	erin.refuse(noperm, protocol.Remove, ids[0])
-	if got := erin.do(protocol.Remove, "99"); got != int64(0) {
+	erin.refuse(noperm, protocol.Remove, ids[0], "0")
+	if got := erin.do(protocol.Remove, "99", "0"); got != int64(0) {
 		t.Fatalf("REMOVE of a gone row: %#v", got)
 	}
 
@@ -356,10 +356,10 @@ func TestRecoveryVerbsNoAllocations(t *testing.T) {
 				q.args(protocol.Inspect, l[0]),
 				q.args(protocol.Fail, l[0], l[1], "0", "boom"),
 				q.args(protocol.Requeue, l[0]),
-				q.args(protocol.Remove, l[0]))
+				q.args(protocol.Remove, l[0], "0"))
 		}
 		for _, l := range leases {
-			cmds = append(cmds, q.args(protocol.Inspect, l[0]), q.args(protocol.Remove, l[0]))
+			cmds = append(cmds, q.args(protocol.Inspect, l[0]), q.args(protocol.Remove, l[0], "0"))
 		}
 		do(cmds)
 	}

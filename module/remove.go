@@ -7,155 +7,327 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// remove is EMQ.REMOVE (lua/remove.lua): delete a job no worker holds, with
-// its logs and its unique key. Crossings: the command, the ACL check of the
-// row and its logs, one read batch (the fence and the row); for a job to
-// remove, the unique key's ACL check when it has one, one read batch (its
-// holder, the counter, the state's set), the guard and one write batch.
+// remove is EMQ.REMOVE (lua/remove.lua): delete a job no worker holds
+// (pending, delayed, dead, waiting, or a retained completed one), with its
+// logs, its flow keys and its unique key; with cascade, a waiting parent
+// with its descendants, read level by level through the kids sets (at most
+// MaxCount jobs). A removed job whose parent waits outside the removal
+// tells its parent; a waited one gets its outcome r.
 func remove(c *host.Call) error {
 	// shape and layout: numkeys 7 (base version stats pending delayed active
-	// dead), ARGV id
-	r, err := prelude(c, protocol.Remove, exactly(1))
+	// dead), ARGV id cascade
+	r, err := prelude(c, protocol.Remove, exactly(2))
 	if err != nil {
 		return err
 	}
 	stats := r.keys[2]
-	sets := [...][]byte{verdict.InPending: r.keys[3], verdict.InDelayed: r.keys[4], verdict.InDead: r.keys[6]}
-	// values: the id
-	id := r.args[0]
+	// values: the id, cascade (0 or 1)
+	id, cascade := r.args[0], r.args[1]
 	if !grammar.ID(id) {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Remove.Name, "id"))
+	}
+	if string(cascade) != "0" && string(cascade) != "1" {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Remove.Name, "cascade"))
 	}
 	st := removes.get()
 	defer removes.put(st)
 	st.reset()
 	st.lanes.reset(&st.scratch)
-	row := st.derived(r.base, protocol.SuffixJob, id, "")
-	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
-	// the row and its logs are outside the key-spec: the caller's ACL first,
-	// the row read then deleted, the logs deleted. A denied row is the row
-	// read's refusal, in its place after the fence; denied logs are refused
-	// where the writes would start.
-	s := &st.seen
-	*s = verdict.RemoveSeen{}
-	rowOK, logsErr, err := rowAndLogsACL(&r, row, logs, host.KeyRead|host.KeyDelete, host.KeyDelete)
-	if err != nil {
+	st.flow.reset(&st.scratch)
+	st.jobs, st.keys = st.jobs[:0], st.keys[:0]
+	st.sets = [...][]byte{r.keys[3], r.keys[4], r.keys[6],
+		st.derived(r.base, protocol.SuffixWaiting, nil, ""), st.derived(r.base, protocol.SuffixCompleted, nil, "")}
+	// the root's row, logs and flow keys: one ACL check (read, deleted);
+	// when refused, the row alone (its read's refusal, after the fence)
+	root := st.jobKeys(r.base, id)
+	all := c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...) == nil
+	rowOK := all || c.CheckKeys(host.KeyRead|host.KeyDelete, root.row) == nil
+	b := r.fenced()
+	if rowOK {
+		readJobRow(b, root.row)
+	}
+	res := b.RunAll()
+	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
 		return err
 	}
-	// fence and domain reads, driven by the verdict
-	var holderKey []byte
-	var set verdict.StateSet
-	step := verdict.Remove(id, s)
-	for ran := verdict.RemoveNone; step.Need != verdict.RemoveNone && step.Need != ran; step = verdict.Remove(id, s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.RemoveFirst:
-			// GET version, HMGET row att state uniq (which types the row)
-			b := r.fenced()
-			if rowOK {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldUnique).Str(protocol.FieldLane)
-			}
-			res := b.RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			if rowOK {
-				f := st.fields[:]
-				err := fieldsAt(res, 1, f)
-				for i := range f {
-					f[i].Bytes = st.copy(f[i].Bytes)
-				}
-				s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: err}
-			} else {
-				s.Row = denied[[]verdict.Field]()
-			}
-		case verdict.RemoveRest:
-			// GET unique:<uniq> when the row has one (after its ACL check:
-			// read, then deleted), HGET stats removed (its type and the
-			// counter HINCRBY predicts), ZCARD of the state's set (its type)
-			set = step.Set
-			b := c.Read()
-			uniqueOK := false
-			if step.Unique != nil {
-				holderKey = st.derived(r.base, protocol.SuffixUnique, step.Unique, "")
-				deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, [][]byte{holderKey})
-				if err != nil {
-					return err
-				}
-				if uniqueOK = deny < 0; uniqueOK {
-					b.Cmd("GET").Arg(holderKey)
-				} else {
-					s.Holder = denied[verdict.Field]()
-				}
-			}
-			b.Cmd("HGET").Arg(stats).Str(statRemoved)
-			typed := set != verdict.NoSet && step.Lane == nil // a laned job's lane:<l> is the accounting's
-			if typed {
-				b.Cmd("ZCARD").Arg(sets[set])
-			}
-			res := b.RunAll()
-			i := 0
-			if uniqueOK {
-				s.Holder, i = st.keep(fieldAt(res, 0)), 1
-			}
-			s.Removed = st.keep(fieldAt(res, i))
-			if typed {
-				s.Set = intAt(res, i+1)
-			}
-		case verdict.RemoveLanes:
-			// the pending job's lane: one waiting job less
-			st.lanes.add(r.base, step.Lane, -1, 0)
-			refusal, err := st.lanes.read(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = st.lanes.result(refusal)
+	if !rowOK {
+		return host.ErrNoPerm
+	}
+	ok, err := st.takeRow(res, 1, &root)
+	if err != nil || !ok {
+		if err == nil {
+			c.ReplyInt(0)
+		}
+		return err
+	}
+	if err := verdict.RemoveCheck(verdict.Field{Bytes: root.state, Set: root.hasState}, string(cascade) == "1"); err != nil {
+		return err
+	}
+	if err := st.readUnique(&r, &root); err != nil {
+		return err
+	}
+	st.jobs = append(st.jobs, root)
+	// with cascade, the descendants, level by level through the kids sets
+	if string(root.state) == protocol.StateWaiting {
+		if err := st.descend(&r); err != nil {
+			return err
 		}
 	}
-	if step.Err != nil || step.Need != verdict.RemoveNone {
-		return orInternal(step.Err)
+	// the parents outside the removal of the unfinished jobs removed, the
+	// lanes, the counter, the sets
+	st.plan = st.plan[:0]
+	for _, j := range st.jobs {
+		st.plan = append(st.plan, verdict.RemoveJob{State: verdict.Field{Bytes: j.state, Set: j.hasState}, Lane: j.laneName,
+			Parent: j.parent, InRemoval: j.parent != nil && st.find(j.parent) >= 0})
 	}
-	v := step.Verdict
-	if v.Gone {
-		c.ReplyInt(0)
-		return nil
+	var nremoved int64
+	st.moves, nremoved = verdict.RemovePlan(st.plan, st.moves)
+	for i := range st.jobs {
+		j, m := &st.jobs[i], st.moves[i]
+		if m.Unfinished {
+			var parent []byte
+			if m.Tell {
+				parent = j.parent
+			}
+			st.flow.finish(j.id, verdict.FinishRemoved, nil, parent, verdict.Field{}, j.wait)
+		}
+		j.set, j.lane = -1, -1
+		switch m.Set {
+		case verdict.RemoveLane:
+			j.lane = st.lanes.add(r.base, j.laneName, -1, 0)
+		case verdict.RemoveNone:
+		default:
+			j.set = int(m.Set)
+		}
 	}
-	if logsErr != nil {
-		return logsErr
+	if refusal, err := st.flow.read(&r); err != nil || refusal != nil {
+		return orInternal2(refusal, err)
 	}
-	// guard, then the writes: ZREM from the state's set; one DEL of the row,
-	// its logs and the unique key when it holds this job (the Lua's two
-	// DELs); HINCRBY stats removed (predicted)
+	st.flow.lanes(&st.lanes, r.base)
+	if refusal, err := st.lanes.read(&r); err != nil || refusal != nil {
+		return orInternal2(refusal, err)
+	}
+	var removed int64
+	rb := c.Read()
+	reads := 0
+	if nremoved > 0 {
+		rb.Cmd("HGET").Arg(stats).Str(statRemoved)
+		reads++
+	}
+	for _, j := range st.jobs {
+		if j.set >= 0 {
+			rb.Cmd("ZCARD").Arg(st.sets[j.set])
+			reads++
+		}
+	}
+	if reads > 0 {
+		res := rb.RunAll()
+		k := 0
+		if nremoved > 0 {
+			f := fieldAt(res, 0)
+			if f.Err != nil {
+				return f.Err
+			}
+			if removed, err = verdict.PredictField(f.Val, nremoved); err != nil {
+				return err
+			}
+			k = 1
+		}
+		for ; k < reads; k++ {
+			if v := intAt(res, k); v.Err != nil {
+				return v.Err
+			}
+		}
+	}
+	if refusal, err := st.flow.types(&r, stats, 0); err != nil || refusal != nil {
+		return orInternal2(refusal, err)
+	}
+	if !all && c.CheckKeys(host.KeyDelete, st.keys[1:5]...) != nil {
+		return host.ErrNoPerm
+	}
+	// guard, then the writes: per job ZREM from its set, one DEL of its row,
+	// logs, flow keys and its unique key when it holds the job; HINCRBY
+	// stats removed; the flows', the lanes', the outcomes, the signal
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
 	}
-	b := w.Write()
-	switch {
-	case v.Lane != nil:
-		b.Cmd("ZREM").Arg(st.lanes.keys[0]).Arg(id)
-	case v.Set != verdict.NoSet:
-		b.Cmd("ZREM").Arg(sets[v.Set]).Arg(id)
+	wb := w.Write()
+	counter := 0
+	for _, j := range st.jobs {
+		switch {
+		case j.lane >= 0:
+			wb.Cmd("ZREM").Arg(st.lanes.keys[j.lane]).Arg(j.id)
+			counter++
+		case j.set >= 0:
+			wb.Cmd("ZREM").Arg(st.sets[j.set]).Arg(j.id)
+			counter++
+		}
+		counter++
+		wb.Cmd("DEL")
+		for _, k := range st.keys[j.keys : j.keys+5] {
+			wb.Arg(k)
+		}
+		if j.release {
+			wb.Arg(j.unique)
+		}
 	}
-	b.Cmd("DEL").Arg(row).Arg(logs)
-	if v.Unique {
-		b.Arg(holderKey)
+	if nremoved > 0 {
+		wb.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(nremoved)
 	}
-	b.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(1)
-	counter := 2 // its index in the batch
-	if v.Set == verdict.NoSet && v.Lane == nil {
-		counter = 1
-	}
-	st.lanes.writes(b)
-	if st.lanes.wakes() {
-		signalPush(b, st.lanes.signal, st.lanes.signalLen())
-	}
-	res, err := b.Run()
+	st.flow.writes(wb, r.now, stats, &st.lanes)
+	st.lanes.writes(wb)
+	st.flow.outcomes(wb)
+	st.flow.signals(wb, &st.lanes)
+	res, err = wb.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := predicted(c, res, counter, v.Removed); err != nil {
-		return err
+	if nremoved > 0 {
+		if err := predicted(c, res, counter, removed); err != nil {
+			return err
+		}
 	}
 	c.ReplyInt(1)
+	return nil
+}
+
+// orInternal2 is a refusal or a host failure, whichever is set.
+func orInternal2(refusal, err error) error {
+	if err != nil {
+		return err
+	}
+	return refusal
+}
+
+// removeJob is one job of a removal, as read.
+type removeJob struct {
+	id, row                    []byte
+	keys                       int // its row, logs and flow keys: keys[keys : keys+5]
+	state                      []byte
+	uniq, laneName, parent     []byte
+	hasUniq, release, hasState bool
+	unique                     []byte
+	wait                       int64
+	set, lane                  int
+}
+
+// jobKeys appends a job's row, logs, kids, results and failures to st.keys
+// and returns the job with its id and row.
+func (st *removeState) jobKeys(base, id []byte) removeJob {
+	id = st.copy(id)
+	j := removeJob{id: id, keys: len(st.keys)}
+	j.row = st.derived(base, protocol.SuffixJob, id, "")
+	st.keys = append(st.keys, j.row,
+		st.derived(base, protocol.SuffixJob, id, protocol.SuffixLogs),
+		st.derived(base, protocol.SuffixJob, id, protocol.SuffixKids),
+		st.derived(base, protocol.SuffixJob, id, protocol.SuffixResults),
+		st.derived(base, protocol.SuffixJob, id, protocol.SuffixFailures))
+	return j
+}
+
+// readJobRow adds HMGET row att state uniq lane parent wait to b.
+func readJobRow(b *host.Batch, row []byte) {
+	b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldUnique).
+		Str(protocol.FieldLane).Str(protocol.FieldParent).Str(protocol.FieldWait)
+}
+
+// takeRow reads reply i, a job's row (readJobRow), into j: false when the
+// row is absent; EMQSTATE remove job is active for an active one.
+func (st *removeState) takeRow(res host.Results, i int, j *removeJob) (bool, error) {
+	var f [6]verdict.Field
+	if err := fieldsAt(res, i, f[:]); err != nil {
+		return false, err
+	}
+	if !f[0].Set {
+		return false, nil
+	}
+	if err := verdict.RemoveCheck(f[1], true); err != nil {
+		return false, err
+	}
+	j.state, j.hasState = st.copy(f[1].Bytes), f[1].Set
+	j.hasUniq = f[2].Set
+	j.uniq = st.copy(f[2].Bytes)
+	j.laneName = st.copy(verdict.LaneName(f[3]))
+	j.parent = st.copy(verdict.ChildParent(f[4]))
+	j.wait = verdict.WaitField(f[5])
+	return true, nil
+}
+
+// readUnique reads a job's unique key's holder, after its ACL check.
+func (st *removeState) readUnique(r *verbCall, j *removeJob) error {
+	if !j.hasUniq {
+		return nil
+	}
+	j.unique = st.derived(r.base, protocol.SuffixUnique, j.uniq, "")
+	deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, [][]byte{j.unique})
+	if err != nil {
+		return err
+	}
+	if deny >= 0 {
+		return host.ErrNoPerm
+	}
+	h := fieldAt(r.c.Read().Cmd("GET").Arg(j.unique).RunAll(), 0)
+	if h.Err != nil {
+		return h.Err
+	}
+	j.release = h.Val.Is(string(j.id))
+	return nil
+}
+
+// find is the index of job id in the removal, or -1.
+func (st *removeState) find(id []byte) int {
+	for i := range st.jobs {
+		if string(st.jobs[i].id) == string(id) {
+			return i
+		}
+	}
+	return -1
+}
+
+// descend adds the descendants of the waiting jobs of the removal, breadth
+// first, up to MaxCount jobs in all: per waiting job ZRANGE kids, per child
+// not in the removal yet its keys' ACL check, its row, its unique key.
+func (st *removeState) descend(r *verbCall) error {
+	for i := 0; i < len(st.jobs) && len(st.jobs) < protocol.MaxCount; i++ {
+		if string(st.jobs[i].state) != protocol.StateWaiting {
+			continue
+		}
+		kids := st.keys[st.jobs[i].keys+2]
+		res := r.c.Read().Cmd("ZRANGE").Arg(kids).Str("0").Int(int64(protocol.MaxCount - len(st.jobs) - 1)).RunAll()
+		l := listAt(res, 0, &st.scratch, st.kids)
+		if l.Err != nil {
+			return l.Err
+		}
+		st.kids = l.Val
+		for _, cid := range st.kids {
+			if !grammar.ID(cid) || st.find(cid) >= 0 || len(st.jobs) >= protocol.MaxCount {
+				continue
+			}
+			j := st.jobKeys(r.base, cid)
+			deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, st.keys[j.keys:j.keys+5])
+			if err != nil {
+				return err
+			}
+			if deny >= 0 {
+				return host.ErrNoPerm
+			}
+			b := r.c.Read()
+			readJobRow(b, j.row)
+			ok, err := st.takeRow(b.RunAll(), 0, &j)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				st.keys = st.keys[:j.keys]
+				continue
+			}
+			if err := st.readUnique(r, &j); err != nil {
+				return err
+			}
+			st.jobs = append(st.jobs, j)
+		}
+	}
 	return nil
 }
 
@@ -188,9 +360,14 @@ func rowAndLogsACL(r *verbCall, row, logs []byte, rowAccess, logsAccess host.Key
 // removeState is REMOVE's scratch between commands.
 type removeState struct {
 	scratch
-	seen   verdict.RemoveSeen
-	fields [4]verdict.Field
-	lanes  laneAcct
+	jobs  []removeJob
+	keys  [][]byte
+	kids  [][]byte
+	sets  [5][]byte
+	plan  []verdict.RemoveJob
+	moves []verdict.RemoveMove
+	lanes laneAcct
+	flow  flowAcct
 }
 
 var removes pool[removeState]

@@ -45,10 +45,12 @@ func requeue(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.RequeueFirst:
-			// GET version, HMGET row state att max prio (which types the row)
+			// GET version, HMGET row state att max prio lane parent onfail
+			// cfail (which types the row)
 			b := r.fenced()
 			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane)
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
+					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail)
 			}
 			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
@@ -105,8 +107,14 @@ func requeue(c *host.Call) error {
 	}
 	b := w.Write().
 		Cmd("ZREM").Arg(dead).Arg(id).
-		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StatePending).Str(protocol.FieldMax).Int(v.Max).
-		Cmd("ZADD").Arg(set).Int(v.Score).Arg(id).
+		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StatePending).Str(protocol.FieldMax).Int(v.Max)
+	counter := 3
+	if f := st.fields[5:8]; f[0].Set || f[1].Set || f[2].Set {
+		// a child runs on its own from now on; a parent forgets its cfail
+		b.Cmd("HDEL").Arg(row).Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail)
+		counter++
+	}
+	b.Cmd("ZADD").Arg(set).Int(v.Score).Arg(id).
 		Cmd("HINCRBY").Arg(stats).Str(statRequeued).Int(1)
 	st.lanes.writes(b)
 	if v.Signal || st.lanes.wakes() {
@@ -116,7 +124,7 @@ func requeue(c *host.Call) error {
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := predicted(c, res, 3, v.Requeued); err != nil {
+	if err := predicted(c, res, counter, v.Requeued); err != nil {
 		return err
 	}
 	c.ReplyInt(1)
@@ -127,7 +135,7 @@ func requeue(c *host.Call) error {
 type requeueState struct {
 	scratch
 	seen   verdict.RequeueSeen
-	fields [5]verdict.Field
+	fields [8]verdict.Field
 	lanes  laneAcct
 }
 

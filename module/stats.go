@@ -23,10 +23,14 @@ func stats(c *host.Call) error {
 	defer statses.put(st)
 	st.reset()
 	lanes := st.derived(r.base, protocol.SuffixLanes, nil, "")
+	waiting := st.derived(r.base, protocol.SuffixWaiting, nil, "")
+	completed := st.derived(r.base, protocol.SuffixCompleted, nil, "")
 	deny, err := r.firstDenied(host.KeyRead, [][]byte{lanes})
 	if err != nil {
 		return err
 	}
+	// waiting and completed: one check, after ZCARD lanes
+	flowsOK := c.CheckKeys(host.KeyRead, waiting, completed) == nil
 	s := &st.seen
 	*s = verdict.StatsSeen{}
 	step := verdict.Stats(s)
@@ -45,6 +49,9 @@ func stats(c *host.Call) error {
 		}
 		if deny < 0 {
 			b.Cmd("ZCARD").Arg(lanes)
+			if flowsOK {
+				b.Cmd("ZCARD").Arg(waiting).Cmd("ZCARD").Arg(completed)
+			}
 		}
 		res := b.RunAll()
 		s.Version = fieldAt(res, 0)
@@ -55,10 +62,13 @@ func stats(c *host.Call) error {
 		s.Meta.Err = fieldsAt(res, 5, s.Meta.Val[:])
 		f := st.fields[:]
 		s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, 6, f)}
-		if deny < 0 {
-			s.Lanes = intAt(res, 7)
-		} else {
+		switch {
+		case deny >= 0:
 			s.Lanes = denied[int64]()
+		case flowsOK:
+			s.Lanes, s.Waiting, s.Retained = intAt(res, 7), intAt(res, 8), intAt(res, 9)
+		default:
+			s.Lanes, s.Waiting = intAt(res, 7), denied[int64]()
 		}
 		step = verdict.Stats(s)
 	}
@@ -87,15 +97,15 @@ func stats(c *host.Call) error {
 }
 
 // statsState is STATS's scratch between commands: one field per counter of
-// protocol.StatsCounters (eight; the protocol's test holds the list).
+// protocol.StatsCounters (nine; the protocol's test holds the list).
 type statsState struct {
 	scratch
 	seen   verdict.StatsSeen
-	fields [8]verdict.Field
+	fields [9]verdict.Field
 }
 
 // statsNames are the counters' names in the reply: total_<counter>.
-var statsNames = func() (out [8]string) {
+var statsNames = func() (out [9]string) {
 	for i, name := range protocol.StatsCounters {
 		out[i] = "total_" + name
 	}

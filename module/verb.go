@@ -51,7 +51,7 @@ type verbCall struct {
 	keys [][]byte
 	// args is ARGV.
 	args [][]byte
-	// n is the count of a counted ARGV (ADD's jobs, COMPLETEMANY's pairs),
+	// n is the count of a counted ARGV (ADD's jobs, COMPLETEMANY's triples),
 	// else 0; k the count of option columns (ADD's).
 	n, k int
 	// now is the server's clock in ms, fixed for the whole command: every

@@ -6,7 +6,7 @@ import (
 )
 
 // verbs lists the keyed commands, the job core, the lane and rate verbs, then
-// the bus verbs,
+// the retention and flow verbs, the bus verbs,
 // one line per verb, in the order of
 // docs/PROTOCOL.md. Each handler lives in the file named like its Lua script
 // (claim.go, claim.lua).
@@ -35,6 +35,9 @@ func verbs() []host.Command {
 		verbCommand(protocol.Lane, lane, "Replies a lane's waiting and active counts, cap and pause flag."),
 		verbCommand(protocol.Lanes, lanes, "Replies a page of the lanes with jobs, in byte order."),
 		verbCommand(protocol.Rate, rate, "Sets or clears the queue's claim rate limit."),
+		verbCommand(protocol.Retain, retain, "Sets how long and how many completed and dead jobs are kept."),
+		verbCommand(protocol.Trim, trim, "Deletes up to limit retained jobs past the queue's bounds."),
+		verbCommand(protocol.Children, children, "Replies a page of a parent's children with their results."),
 		verbCommand(protocol.Append, appendEntries, "Writes 1 to 1000 stream entries with explicit ids to a bus stream: all or none."),
 		verbCommand(protocol.Publish, publish, "Appends one branded event to the queue's events stream."),
 		verbCommand(protocol.FailuresIncr, failuresIncr, "Counts one failure of a downstream in a window of ttl_ms."),

@@ -17,7 +17,17 @@ type AddJob struct {
 	Unique []byte
 	// Lane is the job's lane, nil for none.
 	Lane []byte
+	// Parent is the index in the call of the job's parent, -1 for none;
+	// Kids the number of its own children (a parent waits for them).
+	Parent, Kids int
+	// OnFail is the policy stored (nil: fail, or no parent); Wait the wait
+	// stored (nil: none).
+	OnFail, Wait []byte
+	depth        int
 }
+
+// IsParent reports whether the job is named as a parent in its call.
+func (j AddJob) IsParent() bool { return j.Kids > 0 }
 
 // The offsets of a job's arguments after its data, in ADD's order.
 const (
@@ -31,18 +41,35 @@ const (
 	AddUniqueTTL
 )
 
+// AddColumns are the indexes among ADD's options of its known columns, -1
+// for a column the call does not name.
+type AddColumns struct {
+	Lane, Parent, OnFail, Wait int
+}
+
 // AddOptions checks ADD's option names (ARGV[3 … 2+k]): each a known option
-// ("lane"), named once, else "bad option". It returns the index among the
-// options of the lane column, or -1.
-func AddOptions(names [][]byte) (lane int, err error) {
-	lane = -1
+// (lane, parent, onfail, wait), named once, else "bad option". It returns
+// the columns' indexes among the options.
+func AddOptions(names [][]byte) (AddColumns, error) {
+	cols := AddColumns{-1, -1, -1, -1}
 	for i, name := range names {
-		if string(name) != protocol.AddOptionLane || lane >= 0 {
-			return -1, refusal(protocol.ErrBadArg(protocol.Add.Name, "option"))
+		var col *int
+		switch string(name) {
+		case protocol.AddOptionLane:
+			col = &cols.Lane
+		case protocol.AddOptionParent:
+			col = &cols.Parent
+		case protocol.AddOptionOnFail:
+			col = &cols.OnFail
+		case protocol.AddOptionWait:
+			col = &cols.Wait
 		}
-		lane = i
+		if col == nil || *col >= 0 {
+			return AddColumns{-1, -1, -1, -1}, refusal(protocol.ErrBadArg(protocol.Add.Name, "option"))
+		}
+		*col = i
 	}
-	return lane, nil
+	return cols, nil
 }
 
 // AddValues checks the values of ADD's n jobs of k option columns (args is
@@ -52,7 +79,9 @@ func AddOptions(names [][]byte) (lane int, err error) {
 // backoff_ms", "bad unique_key", "bad unique_ttl" (which must be at least 1
 // when there is a unique key), then "bad lane" (0..128 bytes, empty for
 // none). data is any bytes.
-func AddValues(args [][]byte, n, k, lane int, jobs []AddJob) ([]AddJob, error) {
+func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJob, error) {
+	lane := cols.Lane
+	first := len(jobs)
 	bad := func(name string) error { return refusal(protocol.ErrBadArg(protocol.Add.Name, name)) }
 	per := protocol.AddArgsPerJob + k
 	for i := range n {
@@ -81,7 +110,7 @@ func AddValues(args [][]byte, n, k, lane int, jobs []AddJob) ([]AddJob, error) {
 		if ttl, ok := grammar.Decimal(j[AddUniqueTTL], 0, protocol.MaxDelayMS); !ok || (ttl == 0 && len(j[AddUnique]) > 0) {
 			return jobs, bad("unique_ttl")
 		}
-		job := AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique]}
+		job := AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique], Parent: -1, depth: 1}
 		if lane >= 0 {
 			l := j[protocol.AddArgsPerJob+lane]
 			if len(l) > protocol.MaxLaneName {
@@ -89,6 +118,42 @@ func AddValues(args [][]byte, n, k, lane int, jobs []AddJob) ([]AddJob, error) {
 			}
 			if len(l) > 0 {
 				job.Lane = l
+			}
+		}
+		if cols.Parent >= 0 {
+			if p := j[protocol.AddArgsPerJob+cols.Parent]; len(p) > 0 {
+				x, ok := grammar.Decimal(p, 1, int64(i))
+				if !ok {
+					return jobs, bad("parent")
+				}
+				pj := &jobs[first+int(x)-1]
+				if pj.Delay > 0 || pj.depth >= protocol.MaxFlowDepth {
+					return jobs, bad("parent")
+				}
+				job.Parent, job.depth = int(x)-1, pj.depth+1
+				pj.Kids++
+			}
+		}
+		if cols.OnFail >= 0 {
+			switch o := j[protocol.AddArgsPerJob+cols.OnFail]; string(o) {
+			case "", protocol.OnFailFail:
+			case protocol.OnFailIgnore, protocol.OnFailContinue:
+				if job.Parent >= 0 {
+					job.OnFail = o
+				}
+			default:
+				return jobs, bad("onfail")
+			}
+		}
+		if cols.Wait >= 0 {
+			if w := j[protocol.AddArgsPerJob+cols.Wait]; len(w) > 0 {
+				x, ok := grammar.Decimal(w, 0, protocol.MaxWaitMS)
+				if !ok {
+					return jobs, bad("wait")
+				}
+				if x > 0 {
+					job.Wait = w
+				}
 			}
 		}
 		jobs = append(jobs, job)
@@ -102,7 +167,11 @@ func AddLaneArg(lane int) int { return protocol.AddArgsPerJob + lane }
 
 // Waits reports whether the job waits in its lane now: it has a lane and no
 // delay.
-func (j AddJob) Waits() bool { return j.Lane != nil && j.Delay == 0 }
+func (j AddJob) Waits() bool { return j.Lane != nil && j.Delay == 0 && j.Kids == 0 }
+
+// Ready reports whether the job goes to pending now: no lane, no delay, not
+// a parent.
+func (j AddJob) Ready() bool { return j.Lane == nil && j.Delay == 0 && j.Kids == 0 }
 
 // AddRead is a read ADD's verdict asks for.
 type AddRead uint8
@@ -141,6 +210,10 @@ type AddSeen struct {
 	Rows Reply[int64]
 	// Lanes is the lane accounting of the jobs that wait in a lane now.
 	Lanes Reply[struct{}]
+	// Waiting is ZCARD waiting, read (after its ACL check) when the call
+	// has parents; Keep is meta's keep_done and keep_done_max.
+	Waiting Reply[int64]
+	Keep    [2]Field
 }
 
 // AddVerdict is what ADD writes and replies.
@@ -153,6 +226,8 @@ type AddVerdict struct {
 	// Signal: pending was empty and a job goes to it (the lane
 	// accounting may signal too).
 	Signal bool
+	// Keep: the jobs are retained when they complete (keep 1).
+	Keep bool
 }
 
 // AddStep is ADD's verdict, a refusal, or the next read it needs. With Need
@@ -191,6 +266,7 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 		return AddStep{Err: err}
 	}
 	v.First = v.Seq - n + 1
+	v.Keep = rowInt(s.Keep[0]) > 0 || rowInt(s.Keep[1]) > 0
 	if v.First < 1 || v.Seq > protocol.MaxJobID {
 		return AddStep{Err: refusal(protocol.ErrAddIDSpace)}
 	}
@@ -233,9 +309,12 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 			return AddStep{Err: r.Err}
 		}
 	}
+	if s.Waiting.Err != nil {
+		return AddStep{Err: s.Waiting.Err}
+	}
 	if s.Pending.Val == 0 {
 		for _, j := range jobs {
-			if j.Delay == 0 && j.Lane == nil {
+			if j.Ready() {
 				v.Signal = true
 				break
 			}

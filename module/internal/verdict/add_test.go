@@ -23,9 +23,14 @@ func addArgs(jobs ...[8]string) [][]byte {
 
 var plainJob = [8]string{"data", "0", "0", "3", "fixed", "100", "", "0"}
 
+var (
+	noColumns  = AddColumns{-1, -1, -1, -1}
+	laneColumn = AddColumns{0, -1, -1, -1}
+)
+
 func TestAddValues(t *testing.T) {
 	t.Parallel()
-	jobs, err := AddValues(addArgs(plainJob, [8]string{"", "1000", "5", "1", "exponential", "0", "k", "1"}), 2, 0, -1, nil)
+	jobs, err := AddValues(addArgs(plainJob, [8]string{"", "1000", "5", "1", "exponential", "0", "k", "1"}), 2, 0, noColumns, nil)
 	if err != nil || len(jobs) != 2 ||
 		jobs[0].Arg != 2 || jobs[0].Priority != 0 || jobs[0].Delay != 0 || len(jobs[0].Unique) != 0 ||
 		jobs[1].Arg != 10 || jobs[1].Priority != 1000 || jobs[1].Delay != 5 || string(jobs[1].Unique) != "k" {
@@ -52,14 +57,14 @@ func TestAddValues(t *testing.T) {
 		// the first bad job decides, whatever follows it
 		bad := plainJob
 		bad[AddPriority] = "x"
-		if _, err := AddValues(addArgs(plainJob, j, bad), 3, 0, -1, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", tc.bad))) {
+		if _, err := AddValues(addArgs(plainJob, j, bad), 3, 0, noColumns, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", tc.bad))) {
 			t.Errorf("%s %q: %v", tc.bad, tc.value, err)
 		}
 	}
 	// a unique key needs a TTL of at least 1; no unique key takes 0
 	j := plainJob
 	j[AddUnique] = "k"
-	if _, err := AddValues(addArgs(j), 1, 0, -1, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
+	if _, err := AddValues(addArgs(j), 1, 0, noColumns, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
 		t.Errorf("unique key with TTL 0: %v", err)
 	}
 	// values go job by job: job 1's last value before job 2's first
@@ -67,7 +72,7 @@ func TestAddValues(t *testing.T) {
 	j[AddUniqueTTL] = "x"
 	k := plainJob
 	k[AddPriority] = "x"
-	if _, err := AddValues(addArgs(j, k), 2, 0, -1, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
+	if _, err := AddValues(addArgs(j, k), 2, 0, noColumns, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
 		t.Errorf("job by job: %v", err)
 	}
 }
@@ -90,8 +95,8 @@ func TestAddOptions(t *testing.T) {
 		for _, n := range tc.names {
 			names = append(names, []byte(n))
 		}
-		lane, err := AddOptions(names)
-		if lane != tc.lane || !errors.Is(err, tc.err) {
+		cols, err := AddOptions(names)
+		if lane := cols.Lane; lane != tc.lane || !errors.Is(err, tc.err) {
 			t.Errorf("%q: %d %v", tc.names, lane, err)
 		}
 	}
@@ -104,7 +109,7 @@ func TestAddOptions(t *testing.T) {
 		}
 		args = append(args, []byte(l))
 	}
-	jobs, err := AddValues(args, 3, 1, 0, nil)
+	jobs, err := AddValues(args, 3, 1, laneColumn, nil)
 	if err != nil || string(jobs[0].Lane) != "a" || jobs[1].Lane != nil || len(jobs[2].Lane) != protocol.MaxLaneName || jobs[1].Arg != 12 {
 		t.Fatalf("lanes: %+v %v", jobs, err)
 	}
@@ -113,11 +118,11 @@ func TestAddOptions(t *testing.T) {
 	}
 	args[len(args)-1] = make([]byte, protocol.MaxLaneName+1)
 	args[len(args)-2] = []byte("x") // the unique ttl, before the lane
-	if _, err := AddValues(args, 3, 1, 0, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
+	if _, err := AddValues(args, 3, 1, laneColumn, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "unique_ttl"))) {
 		t.Errorf("order: %v", err)
 	}
 	args[len(args)-2] = []byte("0")
-	if _, err := AddValues(args, 3, 1, 0, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "lane"))) {
+	if _, err := AddValues(args, 3, 1, laneColumn, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "lane"))) {
 		t.Errorf("long lane: %v", err)
 	}
 }
@@ -235,5 +240,52 @@ func TestAdd(t *testing.T) {
 	}
 	if _, st, _ := (addScript{}).run(t, uniq(keys[:100]...)); st.Err != nil || st.Verdict.Added != 100 {
 		t.Errorf("many unique keys: %+v", st)
+	}
+}
+
+func TestAddFlowValues(t *testing.T) {
+	t.Parallel()
+	// columns parent onfail wait, after the job's 8
+	args := func(rows ...[3]string) [][]byte {
+		out := [][]byte{[]byte(strconv.Itoa(len(rows))), []byte("3"), []byte("parent"), []byte("onfail"), []byte("wait")}
+		for _, r := range rows {
+			for _, a := range plainJob {
+				out = append(out, []byte(a))
+			}
+			out = append(out, []byte(r[0]), []byte(r[1]), []byte(r[2]))
+		}
+		return out
+	}
+	cols := AddColumns{-1, 0, 1, 2}
+	jobs, err := AddValues(args([3]string{"", "ignore", "5"}, [3]string{"1", "continue", ""}, [3]string{"1", "fail", "0"}), 3, 3, cols, nil)
+	if err != nil || jobs[0].Kids != 2 || jobs[0].OnFail != nil || string(jobs[0].Wait) != "5" ||
+		jobs[1].Parent != 0 || string(jobs[1].OnFail) != "continue" || jobs[2].OnFail != nil || jobs[2].Wait != nil || jobs[0].Ready() || !jobs[1].Ready() {
+		t.Fatalf("%+v %v", jobs, err)
+	}
+	for _, tc := range []struct {
+		rows [][3]string
+		bad  string
+	}{
+		{[][3]string{{"1", "", ""}}, "parent"},
+		{[][3]string{{"", "", ""}, {"2", "", ""}}, "parent"},
+		{[][3]string{{"", "", ""}, {"01", "", ""}}, "parent"},
+		{[][3]string{{"", "nope", ""}}, "onfail"},
+		{[][3]string{{"", "", "86400001"}}, "wait"},
+	} {
+		if _, err := AddValues(args(tc.rows...), len(tc.rows), 3, cols, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", tc.bad))) {
+			t.Errorf("%v: %v", tc.rows, err)
+		}
+	}
+	// depth: a chain of 16 passes, of 17 does not
+	chain := [][3]string{{"", "", ""}}
+	for i := 1; i < protocol.MaxFlowDepth; i++ {
+		chain = append(chain, [3]string{strconv.Itoa(i), "", ""})
+	}
+	if _, err := AddValues(args(chain...), len(chain), 3, cols, nil); err != nil {
+		t.Fatalf("depth 16: %v", err)
+	}
+	chain = append(chain, [3]string{strconv.Itoa(len(chain)), "", ""})
+	if _, err := AddValues(args(chain...), len(chain), 3, cols, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "parent"))) {
+		t.Fatalf("depth 17: %v", err)
 	}
 }

@@ -18,22 +18,35 @@ const (
 	// key is checked against the caller's ACL first; a denial is this read's
 	// error).
 	CompleteHolder
+	// CompleteResultMax: HGET meta result_max, when the result is not
+	// empty (meta checked against the caller's ACL first, read).
+	CompleteResultMax
+	// CompleteFlow: the flow accounting's reads of the job's parents
+	// (CompleteStep.Parent), when it names one.
+	CompleteFlow
 	// CompleteLanes: the lane accounting of the job's lane (CompleteStep.Lane),
-	// one active job less.
+	// one active job less, and of the parents released to a lane.
 	CompleteLanes
+	// CompleteFlowTypes: the flow accounting's types, when the job names a
+	// parent, is retained or is waited for.
+	CompleteFlowTypes
 )
 
 // CompleteSeen is what COMPLETE has read so far.
 type CompleteSeen struct {
 	Version Reply[Field]
-	// Row is HMGET <row> att uniq lane.
-	Row       Reply[[3]Field]
+	// Row is HMGET <row> att uniq lane parent keep wait.
+	Row       Reply[[6]Field]
 	Score     Reply[Field]
 	Completed Reply[Field]
 	// Logs is the caller's ACL on <row>:logs, which only DEL touches: nil,
 	// or NOPERM, refused where the writes would start.
 	Logs   error
 	Holder Reply[Field]
+	// ResultMax is HGET meta result_max.
+	ResultMax Reply[Field]
+	// Flow and FlowTypes are the flow accounting's outcomes.
+	Flow, FlowTypes Reply[struct{}]
 	// Lanes is the lane accounting's outcome.
 	Lanes Reply[struct{}]
 }
@@ -46,15 +59,20 @@ type CompleteVerdict struct {
 	Release bool
 	// Completed is HINCRBY stats completed 1's predicted reply.
 	Completed int64
+	// Keep: the job is retained (its row kept, state completed).
+	Keep bool
+	// Wait is the job's wait (0: not waited for).
+	Wait int64
 }
 
 // CompleteStep is COMPLETE's verdict, a refusal, or the next read it needs.
 type CompleteStep struct {
 	Need CompleteRead
-	// Lane is the job's lane (nil: none), set once the row is read.
-	Lane    []byte
-	Err     error
-	Verdict CompleteVerdict
+	// Lane is the job's lane (nil: none), and Parent its parent (nil:
+	// none), set once the row is read.
+	Lane, Parent []byte
+	Err          error
+	Verdict      CompleteVerdict
 }
 
 // Complete decides EMQ.COMPLETE of job id for the caller's token, in the
@@ -62,7 +80,7 @@ type CompleteStep struct {
 // place in active (EMQSTATE not active); the unique key's holder (WRONGTYPE);
 // stats completed, typed and predicted. ZSCORE types active and HMGET the
 // row; DEL takes any type.
-func Complete(id, token []byte, s *CompleteSeen) CompleteStep {
+func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
 	if !s.Version.Made {
 		return CompleteStep{Need: CompleteFirst}
 	}
@@ -85,8 +103,8 @@ func Complete(id, token []byte, s *CompleteSeen) CompleteStep {
 	if !s.Score.Val.Set {
 		return CompleteStep{Err: completeNotActive}
 	}
-	lane := LaneName(s.Row.Val[2])
-	var v CompleteVerdict
+	lane, parent := LaneName(s.Row.Val[2]), ChildParent(s.Row.Val[3])
+	v := CompleteVerdict{Keep: s.Row.Val[4].Is("1"), Wait: waitField(s.Row.Val[5])}
 	if uniq.Set {
 		if !s.Holder.Made {
 			return CompleteStep{Need: CompleteHolder}
@@ -96,9 +114,31 @@ func Complete(id, token []byte, s *CompleteSeen) CompleteStep {
 		}
 		v.Release = s.Holder.Val.Set && string(s.Holder.Val.Bytes) == string(id)
 	}
-	if lane != nil {
+	if len(result) > 0 {
+		if !s.ResultMax.Made {
+			return CompleteStep{Need: CompleteResultMax}
+		}
+		if s.ResultMax.Err != nil {
+			return CompleteStep{Err: s.ResultMax.Err}
+		}
+		if int64(len(result)) > ResultMax(s.ResultMax.Val) {
+			return CompleteStep{Err: completeTooLarge}
+		}
+	}
+	flow := parent != nil || v.Keep || v.Wait > 0
+	if flow {
+		if !s.Flow.Made {
+			return CompleteStep{Need: CompleteFlow, Lane: lane, Parent: parent, Verdict: v}
+		}
+		if s.Flow.Err != nil {
+			return CompleteStep{Err: s.Flow.Err}
+		}
+	}
+	// the lanes: the job's, and the parents released to one (the flow's
+	// reads tell the handler)
+	if lane != nil || parent != nil {
 		if !s.Lanes.Made {
-			return CompleteStep{Need: CompleteLanes, Lane: lane}
+			return CompleteStep{Need: CompleteLanes, Lane: lane, Parent: parent}
 		}
 		if s.Lanes.Err != nil {
 			return CompleteStep{Err: s.Lanes.Err}
@@ -111,10 +151,18 @@ func Complete(id, token []byte, s *CompleteSeen) CompleteStep {
 	if v.Completed, err = predict(s.Completed.Val, 1); err != nil {
 		return CompleteStep{Err: err}
 	}
-	if s.Logs != nil {
+	if flow {
+		if !s.FlowTypes.Made {
+			return CompleteStep{Need: CompleteFlowTypes, Lane: lane, Parent: parent, Verdict: v}
+		}
+		if s.FlowTypes.Err != nil {
+			return CompleteStep{Err: s.FlowTypes.Err}
+		}
+	}
+	if s.Logs != nil && !v.Keep {
 		return CompleteStep{Err: s.Logs}
 	}
-	return CompleteStep{Verdict: v, Lane: lane}
+	return CompleteStep{Verdict: v, Lane: lane, Parent: parent}
 }
 
 // COMPLETE's refusals of a lost lease, built once: a stale worker's call is common
@@ -122,4 +170,5 @@ func Complete(id, token []byte, s *CompleteSeen) CompleteStep {
 var (
 	completeStale     = refusal(protocol.ErrStale(protocol.Complete.Name))
 	completeNotActive = refusal(protocol.ErrNotActive(protocol.Complete.Name))
+	completeTooLarge  = refusal(protocol.ErrResultTooLarge)
 )

@@ -11,7 +11,7 @@ import (
 
 type completeScript struct {
 	version   Reply[Field]
-	row       Reply[[3]Field] // unmade: att "3", no uniq
+	row       Reply[[6]Field] // unmade: att "3", no uniq
 	score     Reply[Field]    // unmade: in active
 	completed Reply[Field]
 	logs      error
@@ -21,13 +21,13 @@ type completeScript struct {
 func (sc completeScript) run(t *testing.T) ([]CompleteRead, CompleteStep) {
 	t.Helper()
 	var s CompleteSeen
-	decide := func() CompleteStep { return Complete([]byte("7"), []byte("3"), &s) }
+	decide := func() CompleteStep { return Complete([]byte("7"), []byte("3"), nil, &s) }
 	needs := drive(t, func() CompleteRead { return decide().Need }, func(n CompleteRead) {
 		switch n {
 		case CompleteFirst:
 			s.Version, s.Row, s.Score, s.Completed, s.Logs = wire(sc.version), sc.row, sc.score, sc.completed, sc.logs
 			if !s.Row.Made {
-				s.Row = Got([3]Field{Str("3"), {}})
+				s.Row = Got([6]Field{Str("3"), {}})
 			}
 			if !s.Score.Made {
 				s.Score = Got(Str("100"))
@@ -47,7 +47,7 @@ func TestComplete(t *testing.T) {
 	t.Parallel()
 	first := []CompleteRead{CompleteFirst}
 	both := []CompleteRead{CompleteFirst, CompleteHolder}
-	uniq := Got([3]Field{Str("3"), Str("k")})
+	uniq := Got([6]Field{Str("3"), Str("k")})
 	for _, tc := range []struct {
 		name  string
 		sc    completeScript
@@ -57,9 +57,9 @@ func TestComplete(t *testing.T) {
 	}{
 		{"completes", completeScript{completed: Got(Str("41"))}, first, CompleteVerdict{Completed: 42}, nil},
 		{"first completion", completeScript{}, first, CompleteVerdict{Completed: 1}, nil},
-		{"gone", completeScript{row: Got([3]Field{{}, Str("k")}), score: Failed[Field](errA), completed: Failed[Field](errB)}, first, CompleteVerdict{Gone: true}, nil},
-		{"row not a hash", completeScript{row: Failed[[3]Field](errA), score: Failed[Field](errB)}, first, CompleteVerdict{}, errA},
-		{"stale", completeScript{row: Got([3]Field{Str("2"), {}}), score: Failed[Field](errB)}, first, CompleteVerdict{}, grammar.Refusal(protocol.ErrStale("complete"))},
+		{"gone", completeScript{row: Got([6]Field{{}, Str("k")}), score: Failed[Field](errA), completed: Failed[Field](errB)}, first, CompleteVerdict{Gone: true}, nil},
+		{"row not a hash", completeScript{row: Failed[[6]Field](errA), score: Failed[Field](errB)}, first, CompleteVerdict{}, errA},
+		{"stale", completeScript{row: Got([6]Field{Str("2"), {}}), score: Failed[Field](errB)}, first, CompleteVerdict{}, grammar.Refusal(protocol.ErrStale("complete"))},
 		{"active not a zset", completeScript{score: Failed[Field](errA), completed: Failed[Field](errB)}, first, CompleteVerdict{}, errA},
 		{"not active", completeScript{score: Got(Field{}), completed: Failed[Field](errB)}, first, CompleteVerdict{}, grammar.Refusal(protocol.ErrNotActive("complete"))},
 		{"releases its unique key", completeScript{row: uniq, holder: Got(Str("7"))}, both, CompleteVerdict{Release: true, Completed: 1}, nil},
@@ -79,9 +79,80 @@ func TestComplete(t *testing.T) {
 		}
 	}
 	for _, tc := range fenceCases {
-		needs, st := completeScript{version: tc.version, row: Failed[[3]Field](errB)}.run(t)
+		needs, st := completeScript{version: tc.version, row: Failed[[6]Field](errB)}.run(t)
 		if !reflect.DeepEqual(needs, first) || !errors.Is(st.Err, tc.want) {
 			t.Errorf("fence %s: %v %+v", tc.name, needs, st)
 		}
+	}
+}
+
+// COMPLETE of a flow job: the result's bound, the parent, the lanes, the
+// counter, the flows' types, in that order; a retained job's logs stay.
+func TestCompleteFlows(t *testing.T) {
+	t.Parallel()
+	type script struct {
+		row                    [6]Field
+		result                 string
+		resultMax, completed   Reply[Field]
+		flow, lanes, flowTypes error
+		logs                   error
+	}
+	run := func(sc script) ([]CompleteRead, CompleteStep) {
+		var s CompleteSeen
+		decide := func() CompleteStep { return Complete([]byte("7"), []byte("3"), []byte(sc.result), &s) }
+		needs := drive(t, func() CompleteRead { return decide().Need }, func(n CompleteRead) {
+			switch n {
+			case CompleteFirst:
+				s.Version, s.Row, s.Score, s.Completed, s.Logs = wire(Reply[Field]{}), Got(sc.row), Got(Str("100")), sc.completed, sc.logs
+				s.Completed.Made = true
+			case CompleteResultMax:
+				s.ResultMax = sc.resultMax
+				s.ResultMax.Made = true
+			case CompleteFlow:
+				s.Flow = Reply[struct{}]{Made: true, Err: sc.flow}
+			case CompleteLanes:
+				s.Lanes = Reply[struct{}]{Made: true, Err: sc.lanes}
+			case CompleteFlowTypes:
+				s.FlowTypes = Reply[struct{}]{Made: true, Err: sc.flowTypes}
+			default:
+				t.Fatalf("unknown read %d", n)
+			}
+		})
+		return needs, decide()
+	}
+	child := [6]Field{Str("3"), {}, {}, Str("1"), {}, {}}
+	kept := [6]Field{Str("3"), {}, {}, {}, Str("1"), Str("500")}
+	all := []CompleteRead{CompleteFirst, CompleteResultMax, CompleteFlow, CompleteLanes, CompleteFlowTypes}
+	tooLarge := grammar.Refusal(protocol.ErrResultTooLarge)
+	for _, tc := range []struct {
+		name  string
+		sc    script
+		needs []CompleteRead
+		err   error
+	}{
+		{"a child with a result", script{row: child, result: "r"}, all, nil},
+		{"an empty result reads no bound", script{row: child}, []CompleteRead{CompleteFirst, CompleteFlow, CompleteLanes, CompleteFlowTypes}, nil},
+		{"too large, before the parent", script{row: child, result: "rr", resultMax: Got(Str("1")), flow: errA}, all[:2], tooLarge},
+		{"the default bound", script{row: child, result: string(make([]byte, protocol.DefaultResult+1))}, all[:2], tooLarge},
+		{"meta not a hash", script{row: child, result: "r", resultMax: Failed[Field](errA)}, all[:2], errA},
+		{"the parent before the lanes", script{row: child, result: "r", flow: errA, lanes: errB}, all[:3], errA},
+		{"the lanes before the counter", script{row: child, lanes: errA, completed: Failed[Field](errB)}, all[2:4], errA},
+		{"the counter before the flows' types", script{row: child, completed: Got(Str("x")), flowTypes: errB}, all[2:4], grammar.Refusal(protocol.ErrHashNotInteger)},
+		{"the flows' types", script{row: child, flowTypes: errA}, all[2:], errA},
+		{"the logs last", script{row: child, logs: errB}, all[2:], errB},
+		{"retained: the logs stay", script{row: kept, logs: errB}, []CompleteRead{CompleteFirst, CompleteFlow, CompleteFlowTypes}, nil},
+	} {
+		needs, st := run(tc.sc)
+		want := tc.needs
+		if want[0] != CompleteFirst {
+			want = append([]CompleteRead{CompleteFirst}, want...)
+		}
+		if !reflect.DeepEqual(needs, want) || !errors.Is(st.Err, tc.err) || (tc.err == nil && st.Err != nil) {
+			t.Errorf("%s: %v %+v", tc.name, needs, st)
+		}
+	}
+	_, st := run(script{row: kept})
+	if v := st.Verdict; !v.Keep || v.Wait != 500 || st.Parent != nil {
+		t.Errorf("retained: %+v", st)
 	}
 }

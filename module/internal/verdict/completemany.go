@@ -18,22 +18,30 @@ var (
 	_ = uint64(protocol.MaxJobID) << completeManyIndexBits
 )
 
-// CompleteManyValues checks the ids of COMPLETEMANY's n (id, token) pairs in
-// args (ARGV, whose count the shape checked), pair by pair as
+// CompleteManyValues checks COMPLETEMANY's n (id, token, result) triples in
+// args (ARGV, whose count the shape checked), triple by triple as
 // lua/completemany.lua does: "bad id", then an id already named earlier in
-// the call (ErrCompleteManyRepeated), whichever pair comes first. keys is
-// memory for the check, returned for the next call: the ids are sorted with
-// their index rather than put in a map, so a call allocates nothing.
+// the call (ErrCompleteManyRepeated), then a result over protocol.MaxResult
+// ("bad result"), whichever triple comes first. keys is memory for the
+// check, returned for the next call: the ids are sorted with their index
+// rather than put in a map, so a call allocates nothing.
 func CompleteManyValues(args [][]byte, n int, keys []uint64) ([]uint64, error) {
 	keys = keys[:0]
-	bad := n // the first pair whose id is not one
+	bad := n // the first triple whose id is not one
 	for i := range n {
-		id, ok := grammar.Decimal(args[1+2*i], 1, protocol.MaxJobID)
+		id, ok := grammar.Decimal(args[1+3*i], 1, protocol.MaxJobID)
 		if !ok {
 			bad = i
 			break
 		}
 		keys = append(keys, uint64(id)<<completeManyIndexBits|uint64(i))
+	}
+	badResult := n // the first triple whose result is too long
+	for i := range bad {
+		if len(args[3+3*i]) > protocol.MaxResult {
+			badResult = i
+			break
+		}
 	}
 	// equal ids sort together, by index: the first repeat of an id is the
 	// second key of its run, and the call's first repeat the least of those
@@ -45,6 +53,8 @@ func CompleteManyValues(args [][]byte, n int, keys []uint64) ([]uint64, error) {
 		}
 	}
 	switch {
+	case badResult < repeat && badResult < bad:
+		return keys, completeManyBadResult
 	case repeat < bad:
 		return keys, completeManyRepeated
 	case bad < n:
@@ -61,7 +71,8 @@ const (
 	// CompleteManyNone: the verdict is final.
 	CompleteManyNone CompleteManyRead = iota
 	// CompleteManyFirst: one batch, GET version (the fence); for each job in
-	// order HMGET <row> att uniq and ZSCORE active <id>; HGET stats
+	// order HMGET <row> att uniq lane parent keep wait and ZSCORE active
+	// <id>; HGET stats
 	// completed. The rows and their logs are checked against the caller's
 	// ACL first: a denied row is its read's error (it and the jobs after it
 	// are not read), denied logs are the job's CompleteManyJob.Logs.
@@ -71,19 +82,31 @@ const (
 	// the caller's ACL first; a denied key is its read's error (it and the
 	// keys after it are not read).
 	CompleteManyHolders
+	// CompleteManyResultMax: HGET meta result_max, when a job found in
+	// active has a result that is not empty (meta checked against the
+	// caller's ACL first).
+	CompleteManyResultMax
+	// CompleteManyFlow: the caller's ACL on completed at the first job
+	// retained, then the flow accounting of the jobs completed, in argument
+	// order, up to CompleteManyVerdict.Limit: each one's outcome and its
+	// parent. Its refusal is the first of these in job order.
+	CompleteManyFlow
 	// CompleteManyLanes: the lane accounting of the lanes of the jobs
 	// completed (CompleteManyVerdict.Outcomes), in argument order, one active
-	// job less each.
+	// job less each, then of the parents released to a lane.
 	CompleteManyLanes
+	// CompleteManyFlowTypes: the flow accounting's types, when a job
+	// completed names a parent, is retained or is waited for.
+	CompleteManyFlowTypes
 )
 
-// CompleteManyJob is one (id, token) pair and what COMPLETEMANY has read for
+// CompleteManyJob is one (id, token, result) triple and what COMPLETEMANY has read for
 // it.
 type CompleteManyJob struct {
-	// ID and Token are the pair's arguments.
-	ID, Token []byte
-	// Row is HMGET <row> att uniq lane.
-	Row Reply[[3]Field]
+	// ID, Token and Result are the triple's arguments.
+	ID, Token, Result []byte
+	// Row is HMGET <row> att uniq lane parent keep wait.
+	Row Reply[[6]Field]
 	// Score is ZSCORE active <id>, which counts only for a job whose token
 	// matches.
 	Score Reply[Field]
@@ -101,6 +124,10 @@ type CompleteManySeen struct {
 	// Jobs has one entry per pair, in argument order.
 	Jobs      []CompleteManyJob
 	Completed Reply[Field]
+	// ResultMax is HGET meta result_max.
+	ResultMax Reply[Field]
+	// Flow and FlowTypes are the flow accounting's outcomes.
+	Flow, FlowTypes Reply[struct{}]
 	// Lanes is the lane accounting's outcome.
 	Lanes Reply[struct{}]
 	// Outcomes and Holders are memory the verdict may fill with its own: a
@@ -116,6 +143,7 @@ const (
 	CompleteManyGone      = protocol.CompleteManyGone
 	CompleteManyStale     = protocol.CompleteManyStale
 	CompleteManyNotActive = protocol.CompleteManyNotActive
+	CompleteManyTooLarge  = protocol.CompleteManyTooLarge
 )
 
 // CompleteManyOutcome is one job's outcome.
@@ -125,6 +153,11 @@ type CompleteManyOutcome struct {
 	Reply int64
 	// Release: the job is done and its unique key holds its id; DEL it too.
 	Release bool
+	// Keep: the job is done and retained; Wait its wait (0: none); Parent
+	// its parent (nil: none).
+	Keep   bool
+	Wait   int64
+	Parent []byte
 }
 
 // CompleteManyVerdict is what COMPLETEMANY writes and replies.
@@ -135,6 +168,10 @@ type CompleteManyVerdict struct {
 	Done int64
 	// Completed is HINCRBY stats completed <Done>'s predicted reply.
 	Completed int64
+	// Limit is the number of jobs, from the first, whose retained set and
+	// parents CompleteManyFlow reads: all, or those before the first
+	// refusal.
+	Limit int
 	// Holders, with Need CompleteManyHolders, are the indexes of the jobs
 	// whose unique key to read: every job before the first refusal of the
 	// first batch found in active with uniq set and its holder not read.
@@ -164,23 +201,21 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 	}
 	v := CompleteManyVerdict{Outcomes: zeroed(&s.Outcomes, len(s.Jobs))}
 	holders := s.Holders[:0]
-	// refuse is a refusal of the first batch's replies, unless a holder
-	// still to read comes before it in job order and may refuse first
-	refuse := func(err error) CompleteManyStep {
-		if len(holders) > 0 {
-			s.Holders = holders
-			v.Holders = holders
-			return CompleteManyStep{Need: CompleteManyHolders, Verdict: v}
-		}
-		return CompleteManyStep{Err: err}
-	}
+	// the first refusal of the first batch's replies (or of a holder) and
+	// its job: the jobs before it are still read through, job by job, as
+	// lua/completemany.lua does, so their own later reads (the result's
+	// bound, the retained set, the parents) may refuse first
+	var firstErr error
+	firstAt := len(s.Jobs)
+jobs:
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if !j.Row.Made {
 			return CompleteManyStep{Need: CompleteManyFirst}
 		}
 		if j.Row.Err != nil {
-			return refuse(j.Row.Err)
+			firstErr, firstAt = j.Row.Err, i
+			break
 		}
 		att, uniq := j.Row.Val[0], j.Row.Val[1]
 		o := &v.Outcomes[i]
@@ -193,45 +228,88 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 			continue
 		}
 		if j.Score.Err != nil {
-			return refuse(j.Score.Err)
+			firstErr, firstAt = j.Score.Err, i
+			break
 		}
 		if !j.Score.Val.Set {
 			o.Reply = CompleteManyNotActive
 			continue
 		}
+		if uniq.Set {
+			switch {
+			case !j.Holder.Made:
+				holders = append(holders, i)
+			case len(holders) > 0:
+				// an earlier holder is still to read: its refusal would win
+			case j.Holder.Err != nil:
+				firstErr, firstAt = j.Holder.Err, i
+				break jobs
+			default:
+				o.Release = j.Holder.Val.Set && string(j.Holder.Val.Bytes) == string(j.ID)
+			}
+		}
 		o.Reply = CompleteManyDone
 		v.Done++
-		if !uniq.Set {
-			continue
-		}
-		switch {
-		case !j.Holder.Made:
-			holders = append(holders, i)
-		case len(holders) > 0:
-			// an earlier holder is still to read: its refusal would win
-		case j.Holder.Err != nil:
-			return CompleteManyStep{Err: j.Holder.Err}
-		default:
-			o.Release = j.Holder.Val.Set && string(j.Holder.Val.Bytes) == string(j.ID)
-		}
 	}
 	if len(holders) > 0 {
-		return refuse(nil)
+		s.Holders = holders
+		v.Holders = holders
+		return CompleteManyStep{Need: CompleteManyHolders, Verdict: v}
+	}
+	// the results, up to the first refusal: too large is the job's outcome
+	// -3; the bound's refusal stops the jobs at the first with a result
+	v.Limit = firstAt
+	var boundErr error
+	for i := range v.Outcomes[:firstAt] {
+		o := &v.Outcomes[i]
+		if o.Reply != CompleteManyDone || len(s.Jobs[i].Result) == 0 {
+			continue
+		}
+		if !s.ResultMax.Made {
+			return CompleteManyStep{Need: CompleteManyResultMax, Verdict: v}
+		}
+		if s.ResultMax.Err != nil {
+			boundErr, v.Limit = s.ResultMax.Err, i
+			break
+		}
+		if int64(len(s.Jobs[i].Result)) > ResultMax(s.ResultMax.Val) {
+			o.Reply, o.Release = CompleteManyTooLarge, false
+			v.Done--
+		}
+	}
+	// the retained set and the parents of the jobs before both refusals
+	flow, lanes := false, false
+	for i := range v.Outcomes[:v.Limit] {
+		o := &v.Outcomes[i]
+		if o.Reply != CompleteManyDone {
+			continue
+		}
+		row := &s.Jobs[i].Row.Val
+		o.Parent, o.Keep, o.Wait = ChildParent(row[3]), row[4].Is("1"), waitField(row[5])
+		lanes = lanes || LaneName(row[2]) != nil
+		flow = flow || o.Parent != nil || o.Keep || o.Wait > 0
+	}
+	if flow && !s.Flow.Made {
+		return CompleteManyStep{Need: CompleteManyFlow, Verdict: v}
+	}
+	switch {
+	case s.Flow.Err != nil:
+		return CompleteManyStep{Err: s.Flow.Err}
+	case boundErr != nil:
+		return CompleteManyStep{Err: boundErr}
+	case firstErr != nil:
+		return CompleteManyStep{Err: firstErr}
 	}
 	if v.Done == 0 {
 		return CompleteManyStep{Verdict: v}
 	}
-	for i, o := range v.Outcomes {
-		if o.Reply != CompleteManyDone || LaneName(s.Jobs[i].Row.Val[2]) == nil {
-			continue
-		}
+	if lanes || s.Flow.Made {
 		if !s.Lanes.Made {
 			return CompleteManyStep{Need: CompleteManyLanes, Verdict: v}
 		}
 		if s.Lanes.Err != nil {
 			return CompleteManyStep{Err: s.Lanes.Err}
 		}
-		break
 	}
 	if s.Completed.Err != nil {
 		return CompleteManyStep{Err: s.Completed.Err}
@@ -240,8 +318,16 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 	if v.Completed, err = predict(s.Completed.Val, v.Done); err != nil {
 		return CompleteManyStep{Err: err}
 	}
+	if flow {
+		if !s.FlowTypes.Made {
+			return CompleteManyStep{Need: CompleteManyFlowTypes, Verdict: v}
+		}
+		if s.FlowTypes.Err != nil {
+			return CompleteManyStep{Err: s.FlowTypes.Err}
+		}
+	}
 	for i, o := range v.Outcomes {
-		if o.Reply == CompleteManyDone && s.Jobs[i].Logs != nil {
+		if o.Reply == CompleteManyDone && !o.Keep && s.Jobs[i].Logs != nil {
 			return CompleteManyStep{Err: s.Jobs[i].Logs}
 		}
 	}
@@ -260,6 +346,7 @@ func zeroed[T any](buf *[]T, n int) []T {
 
 // COMPLETEMANY's value refusals, built once.
 var (
-	completeManyRepeated = refusal(protocol.ErrCompleteManyRepeated)
-	completeManyBadID    = refusal(protocol.ErrBadArg(protocol.CompleteMany.Name, "id"))
+	completeManyRepeated  = refusal(protocol.ErrCompleteManyRepeated)
+	completeManyBadID     = refusal(protocol.ErrBadArg(protocol.CompleteMany.Name, "id"))
+	completeManyBadResult = refusal(protocol.ErrBadArg(protocol.CompleteMany.Name, "result"))
 )

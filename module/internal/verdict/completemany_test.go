@@ -13,7 +13,7 @@ import (
 // cmJob scripts one pair of a COMPLETEMANY: job i (from 0) has id 10+i and
 // token "3".
 type cmJob struct {
-	row    Reply[[3]Field] // unmade: att "3", no uniq
+	row    Reply[[6]Field] // unmade: att "3", no uniq
 	score  Reply[Field]    // unmade: in active
 	logs   error
 	holder Reply[Field] // answered when the verdict asks for it
@@ -27,9 +27,9 @@ type completeManyScript struct {
 
 // Rows as the scripts give them: att and uniq.
 var (
-	cmStale  = Got([3]Field{Str("2"), {}})
-	cmGone   = Got([3]Field{{}, {}})
-	cmUnique = func(u string) Reply[[3]Field] { return Got([3]Field{Str("3"), Str(u)}) }
+	cmStale  = Got([6]Field{Str("2"), {}})
+	cmGone   = Got([6]Field{{}, {}})
+	cmUnique = func(u string) Reply[[6]Field] { return Got([6]Field{Str("3"), Str(u)}) }
 	cmOut    = Got(Field{})
 )
 
@@ -53,7 +53,7 @@ func (sc completeManyScript) run(t *testing.T) ([]CompleteManyRead, CompleteMany
 			for i, j := range sc.jobs {
 				r, sc, l := j.row, j.score, j.logs
 				if !r.Made {
-					r = Got([3]Field{Str("3"), {}})
+					r = Got([6]Field{Str("3"), {}})
 				}
 				if !sc.Made {
 					sc = Got(Str("100"))
@@ -107,9 +107,9 @@ func TestCompleteMany(t *testing.T) {
 			first, nil, []string{"0", "-1", "-2", "1"}, 6, nil},
 		{"none completed: stats and logs not looked at", completeManyScript{jobs: []cmJob{{row: cmGone, logs: errB}, {row: cmStale, logs: errB}, {score: cmOut, logs: errB}}, completed: Failed[Field](errA)},
 			first, nil, []string{"0", "-1", "-2"}, 0, nil},
-		{"a row not a hash", completeManyScript{jobs: []cmJob{{}, {row: Failed[[3]Field](errA)}, {row: Failed[[3]Field](errB)}}}, first, nil, nil, 0, errA},
-		{"a row not a hash after a stale job", completeManyScript{jobs: []cmJob{{row: cmStale}, {row: Failed[[3]Field](errA)}}}, first, nil, nil, 0, errA},
-		{"active not a zset, for a job whose token matches", completeManyScript{jobs: []cmJob{{row: cmStale, score: Failed[Field](errB)}, {score: Failed[Field](errA)}, {row: Failed[[3]Field](errB)}}}, first, nil, nil, 0, errA},
+		{"a row not a hash", completeManyScript{jobs: []cmJob{{}, {row: Failed[[6]Field](errA)}, {row: Failed[[6]Field](errB)}}}, first, nil, nil, 0, errA},
+		{"a row not a hash after a stale job", completeManyScript{jobs: []cmJob{{row: cmStale}, {row: Failed[[6]Field](errA)}}}, first, nil, nil, 0, errA},
+		{"active not a zset, for a job whose token matches", completeManyScript{jobs: []cmJob{{row: cmStale, score: Failed[Field](errB)}, {score: Failed[Field](errA)}, {row: Failed[[6]Field](errB)}}}, first, nil, nil, 0, errA},
 		{"active not a zset, no token matches", completeManyScript{jobs: []cmJob{{row: cmStale, score: Failed[Field](errA)}, {row: cmGone, score: Failed[Field](errA)}}, completed: Failed[Field](errB)},
 			first, nil, []string{"-1", "0"}, 0, nil},
 		{"unique keys", completeManyScript{jobs: []cmJob{
@@ -123,17 +123,17 @@ func TestCompleteMany(t *testing.T) {
 			{row: cmUnique("a"), holder: Got(Str("11"))},
 		}}, both, []int{0, 1}, []string{"1", "1r"}, 2, nil},
 		{"holders of completing jobs only", completeManyScript{jobs: []cmJob{
-			{row: Got([3]Field{Str("2"), Str("a")})},
+			{row: Got([6]Field{Str("2"), Str("a")})},
 			{row: cmUnique("b"), score: cmOut},
-			{row: Got([3]Field{{}, Str("c")})},
+			{row: Got([6]Field{{}, Str("c")})},
 			{row: cmUnique("d"), holder: Got(Str("13"))},
 		}}, both, []int{3}, []string{"-1", "-2", "0", "1r"}, 1, nil},
 		{"a unique key not a string, before a later row", completeManyScript{jobs: []cmJob{
 			{row: cmUnique("a"), holder: Failed[Field](errA)},
-			{row: Failed[[3]Field](errB)},
+			{row: Failed[[6]Field](errB)},
 		}}, both, []int{0}, nil, 0, errA},
 		{"a row not a hash, before a later unique key", completeManyScript{jobs: []cmJob{
-			{row: Failed[[3]Field](errA)},
+			{row: Failed[[6]Field](errA)},
 			{row: cmUnique("a"), holder: Failed[Field](errB)},
 		}}, first, nil, nil, 0, errA},
 		{"active not a zset after a unique key", completeManyScript{jobs: []cmJob{
@@ -165,7 +165,7 @@ func TestCompleteMany(t *testing.T) {
 		}
 	}
 	for _, tc := range fenceCases {
-		needs, st, _ := completeManyScript{version: tc.version, jobs: []cmJob{{row: Failed[[3]Field](errB)}}}.run(t)
+		needs, st, _ := completeManyScript{version: tc.version, jobs: []cmJob{{row: Failed[[6]Field](errB)}}}.run(t)
 		if !reflect.DeepEqual(needs, first) || !errors.Is(st.Err, tc.want) {
 			t.Errorf("fence %s: %v %+v", tc.name, needs, st)
 		}
@@ -187,12 +187,12 @@ func count(out []string) int64 {
 // for the jobs after it, and a refusal of an earlier job wins.
 func TestCompleteManyDenied(t *testing.T) {
 	t.Parallel()
-	job := func(i int, row Reply[[3]Field]) CompleteManyJob {
+	job := func(i int, row Reply[[6]Field]) CompleteManyJob {
 		return CompleteManyJob{ID: []byte(cmID(i)), Token: []byte("3"), Row: row, Score: Got(Str("100"))}
 	}
-	ok := Got([3]Field{Str("3"), {}})
+	ok := Got([6]Field{Str("3"), {}})
 	s := CompleteManySeen{Version: wire(Reply[Field]{}), Completed: Got(Field{}), Jobs: []CompleteManyJob{
-		job(0, ok), job(1, Failed[[3]Field](errA)), {ID: []byte("12"), Token: []byte("3")},
+		job(0, ok), job(1, Failed[[6]Field](errA)), {ID: []byte("12"), Token: []byte("3")},
 	}}
 	if st := CompleteMany(&s); st.Need != CompleteManyNone || !errors.Is(st.Err, errA) {
 		t.Errorf("denied row: %+v", st)
@@ -218,7 +218,7 @@ func TestCompleteManyDenied(t *testing.T) {
 		t.Errorf("holder not read: %+v", st)
 	}
 	// a row not read is asked for again
-	s.Jobs[0].Row = Reply[[3]Field]{}
+	s.Jobs[0].Row = Reply[[6]Field]{}
 	if st := CompleteMany(&s); st.Need != CompleteManyFirst {
 		t.Errorf("row not read: %+v", st)
 	}
@@ -229,7 +229,7 @@ func TestCompleteManyDenied(t *testing.T) {
 func TestCompleteManyNoAllocations(t *testing.T) {
 	args := [][]byte{[]byte("1000")}
 	for i := range protocol.MaxCount {
-		args = append(args, []byte(strconv.Itoa(protocol.MaxCount-i)), []byte("3"))
+		args = append(args, []byte(strconv.Itoa(protocol.MaxCount-i)), []byte("3"), nil)
 	}
 	keys, _ := CompleteManyValues(args, protocol.MaxCount, nil)
 	if n := testing.AllocsPerRun(20, func() {
@@ -241,7 +241,7 @@ func TestCompleteManyNoAllocations(t *testing.T) {
 	}
 	s := CompleteManySeen{Version: wire(Reply[Field]{}), Completed: Got(Str("1"))}
 	for i := range 100 {
-		row := Got([3]Field{Str("3"), {}})
+		row := Got([6]Field{Str("3"), {}})
 		if i%3 == 0 {
 			row = cmUnique("u" + strconv.Itoa(i))
 		}
@@ -269,7 +269,7 @@ func TestCompleteManyValues(t *testing.T) {
 	args := func(ids ...string) [][]byte {
 		out := [][]byte{[]byte(strconv.Itoa(len(ids)))}
 		for _, id := range ids {
-			out = append(out, []byte(id), []byte("tok"))
+			out = append(out, []byte(id), []byte("tok"), nil)
 		}
 		return out
 	}
@@ -309,6 +309,39 @@ func TestCompleteManyValues(t *testing.T) {
 		again[pos] = again[pos-1]
 		if keys, err = CompleteManyValues(args(again...), len(again), keys); !errors.Is(err, repeated) {
 			t.Errorf("repeat at %d: %v", pos, err)
+		}
+	}
+}
+
+func TestCompleteManyValuesResult(t *testing.T) {
+	t.Parallel()
+	long := make([]byte, protocol.MaxResult+1)
+	args := func(triples ...[3]string) [][]byte {
+		out := [][]byte{[]byte(strconv.Itoa(len(triples)))}
+		for _, tr := range triples {
+			r := []byte(tr[2])
+			if tr[2] == "long" {
+				r = long
+			}
+			out = append(out, []byte(tr[0]), []byte(tr[1]), r)
+		}
+		return out
+	}
+	badResult := grammar.Refusal(protocol.ErrBadArg("completemany", "result"))
+	repeated := grammar.Refusal(protocol.ErrCompleteManyRepeated)
+	badID := grammar.Refusal(protocol.ErrBadArg("completemany", "id"))
+	for _, tc := range []struct {
+		triples [][3]string
+		want    error
+	}{
+		{[][3]string{{"1", "t", "long"}}, badResult},
+		{[][3]string{{"1", "t", "long"}, {"x", "t", ""}}, badResult},
+		{[][3]string{{"x", "t", "long"}}, badID},
+		{[][3]string{{"1", "t", ""}, {"1", "t", "long"}}, repeated},
+		{[][3]string{{"1", "t", "r"}, {"2", "t", "long"}}, badResult},
+	} {
+		if _, err := CompleteManyValues(args(tc.triples...), len(tc.triples), nil); !errors.Is(err, tc.want) {
+			t.Errorf("%v: %v, want %v", tc.triples, err, tc.want)
 		}
 	}
 }

@@ -17,16 +17,22 @@ const (
 	// retried dead. The row is checked against the caller's ACL first; a
 	// denial is the row read's error and the row is not read.
 	FailAll
+	// FailFlow: the flow accounting's reads of the parent of a job that
+	// dies (FailStep.Parent).
+	FailFlow
 	// FailLanes: the lane accounting of the job's lane (FailStep.Lane), one
-	// active job less.
+	// active job less, and of the parents released to a lane.
 	FailLanes
+	// FailFlowTypes: the flow accounting's types, for a job that dies with
+	// a parent or a wait.
+	FailFlowTypes
 )
 
 // FailSeen is what FAIL has read so far.
 type FailSeen struct {
 	Version Reply[Field]
-	// Row is HMGET <row> att max bo lane.
-	Row     Reply[[4]Field]
+	// Row is HMGET <row> att max bo lane parent onfail wait.
+	Row     Reply[[7]Field]
 	Score   Reply[Field]
 	Delayed Reply[int64]
 	Dead    Reply[int64]
@@ -34,6 +40,8 @@ type FailSeen struct {
 	Counters Reply[[3]Field]
 	// Lanes is the lane accounting's outcome.
 	Lanes Reply[struct{}]
+	// Flow and FlowTypes are the flow accounting's outcomes.
+	Flow, FlowTypes Reply[struct{}]
 }
 
 // FailVerdict is what FAIL writes and replies.
@@ -48,15 +56,19 @@ type FailVerdict struct {
 	// and HINCRBY stats <retried|dead> 1: the counters' new values, which
 	// the native executor writes with one HSET.
 	Failed, Outcome int64
+	// Wait is the wait of a job that dies (0: none).
+	Wait int64
 }
 
 // FailStep is FAIL's verdict, a refusal, or the next read it needs.
 type FailStep struct {
 	Need FailRead
-	// Lane is the job's lane (nil: none), set once the row is read.
-	Lane    []byte
-	Err     error
-	Verdict FailVerdict
+	// Lane is the job's lane (nil: none), set once the row is read; Parent
+	// the parent of a job that dies (nil: none), Policy its onfail.
+	Lane, Parent []byte
+	Policy       Field
+	Err          error
+	Verdict      FailVerdict
 }
 
 // Fail decides EMQ.FAIL for the caller's token and retry flag, in the order
@@ -89,9 +101,28 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 		return FailStep{Err: failNotActive}
 	}
 	lane := LaneName(s.Row.Val[3])
-	if lane != nil {
+	att := grammar.RowInt(attF.Bytes, true, grammar.MaxRowInt)
+	v := FailVerdict{Retry: retry && att < grammar.RowInt(maxF.Bytes, maxF.Set, grammar.MaxRowInt)}
+	var parent []byte
+	if !v.Retry {
+		parent, v.Wait = ChildParent(s.Row.Val[4]), waitField(s.Row.Val[6])
+	}
+	step := FailStep{Lane: lane, Parent: parent, Policy: s.Row.Val[5]}
+	flow := parent != nil || v.Wait > 0
+	if flow {
+		if !s.Flow.Made {
+			step.Verdict = v
+			step.Need = FailFlow
+			return step
+		}
+		if s.Flow.Err != nil {
+			return FailStep{Err: s.Flow.Err}
+		}
+	}
+	if lane != nil || parent != nil {
 		if !s.Lanes.Made {
-			return FailStep{Need: FailLanes, Lane: lane}
+			step.Need = FailLanes
+			return step
 		}
 		if s.Lanes.Err != nil {
 			return FailStep{Err: s.Lanes.Err}
@@ -103,8 +134,6 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 	if s.Dead.Err != nil {
 		return FailStep{Err: s.Dead.Err}
 	}
-	att := grammar.RowInt(attF.Bytes, true, grammar.MaxRowInt)
-	v := FailVerdict{Retry: retry && att < grammar.RowInt(maxF.Bytes, maxF.Set, grammar.MaxRowInt)}
 	if s.Counters.Err != nil {
 		return FailStep{Err: s.Counters.Err}
 	}
@@ -120,7 +149,17 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 	if v.Outcome, err = predict(outcome, 1); err != nil {
 		return FailStep{Err: err}
 	}
-	return FailStep{Verdict: v, Lane: lane}
+	if flow {
+		if !s.FlowTypes.Made {
+			step.Need, step.Verdict = FailFlowTypes, v
+			return step
+		}
+		if s.FlowTypes.Err != nil {
+			return FailStep{Err: s.FlowTypes.Err}
+		}
+	}
+	step.Verdict = v
+	return step
 }
 
 // FAIL's refusals of a lost lease, built once: a stale worker's call is common

@@ -11,7 +11,7 @@ import (
 
 type failScript struct {
 	version  Reply[Field]
-	row      Reply[[4]Field] // unmade: att 2, max 3, bo fixed:500, no lane
+	row      Reply[[7]Field] // unmade: att 2, max 3, bo fixed:500, no lane
 	score    Reply[Field]    // unmade: in active
 	delayed  Reply[int64]
 	dead     Reply[int64]
@@ -28,7 +28,7 @@ func (sc failScript) run(t *testing.T, retry bool) ([]FailRead, FailStep) {
 		}
 		s.Version, s.Row, s.Score, s.Delayed, s.Dead, s.Counters = wire(sc.version), sc.row, sc.score, sc.delayed, sc.dead, sc.counters
 		if !s.Row.Made {
-			s.Row = Got([4]Field{Str("2"), Str("3"), Str("fixed:500")})
+			s.Row = Got([7]Field{Str("2"), Str("3"), Str("fixed:500")})
 		}
 		if !s.Score.Made {
 			s.Score = Got(Str("100"))
@@ -41,8 +41,8 @@ func (sc failScript) run(t *testing.T, retry bool) ([]FailRead, FailStep) {
 func TestFail(t *testing.T) {
 	t.Parallel()
 	all := []FailRead{FailAll}
-	row := func(att, max, bo string) Reply[[4]Field] {
-		return Got([4]Field{Str(att), Str(max), Str(bo)})
+	row := func(att, max, bo string) Reply[[7]Field] {
+		return Got([7]Field{Str(att), Str(max), Str(bo)})
 	}
 	for _, tc := range []struct {
 		name  string
@@ -56,12 +56,12 @@ func TestFail(t *testing.T) {
 		{"dead at max", failScript{row: row("2", "2", "fixed:500")}, true, FailVerdict{Failed: 1, Outcome: 1}, nil},
 		{"counters counted on", failScript{counters: Got([3]Field{Str("9"), Str("4"), Str("x")})}, true, FailVerdict{Retry: true, Delay: 500, Failed: 10, Outcome: 5}, nil},
 		{"the other outcome is not predicted", failScript{counters: Got([3]Field{{}, {}, Str("x")})}, true, FailVerdict{Retry: true, Delay: 500, Failed: 1, Outcome: 1}, nil},
-		{"exponential", failScript{row: Got([4]Field{Str("2"), Str("9"), Str("exponential:100")})}, true, FailVerdict{Retry: true, Delay: 200, Failed: 1, Outcome: 1}, nil},
+		{"exponential", failScript{row: Got([7]Field{Str("2"), Str("9"), Str("exponential:100")})}, true, FailVerdict{Retry: true, Delay: 200, Failed: 1, Outcome: 1}, nil},
 		{"exponential capped at a week", failScript{row: row("2", "9", "exponential:86400000")}, true, FailVerdict{Retry: true, Delay: 172800000, Failed: 1, Outcome: 1}, nil},
 		{"a bo of another form waits 0", failScript{row: row("2", "9", "linear:5")}, true, FailVerdict{Retry: true, Failed: 1, Outcome: 1}, nil},
-		{"no max: dead", failScript{row: Got([4]Field{Str("2"), {}, {}})}, true, FailVerdict{Failed: 1, Outcome: 1}, nil},
-		{"gone", failScript{row: Got([4]Field{{}, Str("3"), {}}), score: Failed[Field](errA)}, true, FailVerdict{Gone: true}, nil},
-		{"row not a hash", failScript{row: Failed[[4]Field](errA), score: Failed[Field](errB)}, true, FailVerdict{}, errA},
+		{"no max: dead", failScript{row: Got([7]Field{Str("2"), {}, {}})}, true, FailVerdict{Failed: 1, Outcome: 1}, nil},
+		{"gone", failScript{row: Got([7]Field{{}, Str("3"), {}}), score: Failed[Field](errA)}, true, FailVerdict{Gone: true}, nil},
+		{"row not a hash", failScript{row: Failed[[7]Field](errA), score: Failed[Field](errB)}, true, FailVerdict{}, errA},
 		{"stale", failScript{row: row("1", "3", ""), score: Failed[Field](errB)}, true, FailVerdict{}, grammar.Refusal(protocol.ErrStale("fail"))},
 		{"active not a zset", failScript{score: Failed[Field](errA), delayed: Failed[int64](errB)}, true, FailVerdict{}, errA},
 		{"not active", failScript{score: Got(Field{}), delayed: Failed[int64](errB)}, true, FailVerdict{}, grammar.Refusal(protocol.ErrNotActive("fail"))},
@@ -78,7 +78,7 @@ func TestFail(t *testing.T) {
 		}
 	}
 	for _, tc := range fenceCases {
-		needs, st := failScript{version: tc.version, row: Failed[[4]Field](errB)}.run(t, true)
+		needs, st := failScript{version: tc.version, row: Failed[[7]Field](errB)}.run(t, true)
 		if !reflect.DeepEqual(needs, all) || !errors.Is(st.Err, tc.want) {
 			t.Errorf("fence %s: %v %+v", tc.name, needs, st)
 		}

@@ -24,6 +24,12 @@ const (
 	// (RecoverVerdict.Moves with a Lane), in order: one active job less
 	// each, one waiting job more for each that goes to its lane.
 	RecoverLanes
+	// RecoverFlow: the flow accounting of the jobs that die with a parent
+	// or a wait (RecoverVerdict.Flow): their outcomes and their parents'
+	// reads, before the lane accounting.
+	RecoverFlow
+	// RecoverFlowTypes: the flow accounting's types, after the counters.
+	RecoverFlowTypes
 )
 
 // RecoverSeen is what RECOVER has read so far. Rows has one entry per member
@@ -38,6 +44,8 @@ type RecoverSeen struct {
 	Counters Reply[[]Field]
 	// Lanes is the lane accounting's outcome.
 	Lanes Reply[struct{}]
+	// Flow and FlowTypes are the flow accounting's outcomes.
+	Flow, FlowTypes Reply[struct{}]
 	// Moves is memory the verdict may fill with its Moves: a handler keeps
 	// it from one call to the next, so a steady load allocates nothing.
 	Moves []Move
@@ -58,6 +66,8 @@ type RecoverVerdict struct {
 	// Signal: pending was empty and jobs go to it (the lane accounting may
 	// signal too).
 	Signal bool
+	// Flow: a job that dies has a parent or a wait.
+	Flow bool
 }
 
 // RecoverStep is RECOVER's verdict, a refusal, or the next read it needs.
@@ -89,13 +99,18 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 	}
 	v := RecoverVerdict{Moves: moves(&s.Moves, len(ids))}
 	lanes, toPending := false, false
+	// a row's refusal ends the jobs there: the parents of the jobs before
+	// it are still told (and may refuse first), as lua/recover.lua reads
+	// each job through before the next row
+	var rowErr error
 	for i, m := range ids {
 		if !JobMember(m) {
 			continue
 		}
 		row := s.Rows[i]
 		if row.Err != nil {
-			return RecoverStep{Err: row.Err}
+			rowErr = row.Err
+			break
 		}
 		att, max, prio := row.Val[0], row.Val[1], row.Val[2]
 		if !att.Set {
@@ -117,7 +132,22 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 		} else {
 			v.Moves[i] = Move{To: ToDead, Score: now, Lane: lane}
 			v.Died++
+			if ChildParent(at(row.Val, 4)) != nil || waitField(at(row.Val, 6)) > 0 {
+				v.Flow = true
+			}
 		}
+	}
+	if v.Flow {
+		if !s.Flow.Made {
+			return RecoverStep{Need: RecoverFlow, Verdict: v}
+		}
+		if s.Flow.Err != nil {
+			return RecoverStep{Err: s.Flow.Err}
+		}
+		lanes = true // a parent released may go to its lane
+	}
+	if rowErr != nil {
+		return RecoverStep{Err: rowErr}
 	}
 	if lanes {
 		if !s.Lanes.Made {
@@ -144,6 +174,14 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 	if v.Died > 0 {
 		if v.Dead, err = predict(s.Counters.Val[1], v.Died); err != nil {
 			return RecoverStep{Err: err}
+		}
+	}
+	if v.Flow {
+		if !s.FlowTypes.Made {
+			return RecoverStep{Need: RecoverFlowTypes, Verdict: v}
+		}
+		if s.FlowTypes.Err != nil {
+			return RecoverStep{Err: s.FlowTypes.Err}
 		}
 	}
 	v.Signal = toPending && s.Pending.Val == 0

@@ -1,162 +1,105 @@
 package verdict
 
-import (
-	"github.com/trafikey/trafikey/protocol"
-)
+import "github.com/trafikey/trafikey/protocol"
 
-// RemoveRead is a read REMOVE's verdict asks for.
-type RemoveRead uint8
+// This file holds REMOVE's decisions (lua/remove.lua): which jobs a call
+// may take, and what each one taken does to its set, its parent, its
+// waiters and the counter.
 
-// REMOVE's reads, in order.
+// RemoveCheck is REMOVE's verdict on a job's row as read (its state field,
+// present when Set): an active job refuses the call, and a waiting parent
+// refuses it without cascade (root only; a descendant is only ever reached
+// with cascade).
+func RemoveCheck(state Field, cascade bool) error {
+	switch {
+	case state.Is(protocol.StateActive):
+		return removeActive
+	case state.Is(protocol.StateWaiting) && !cascade:
+		return removeHasChildren
+	}
+	return nil
+}
+
+// RemoveSet names the set a removed job leaves.
+type RemoveSet int8
+
+// The sets of a removed job, by state: RemoveNone for a state that names
+// no set.
 const (
-	// RemoveNone: the verdict is final.
-	RemoveNone RemoveRead = iota
-	// RemoveFirst: one batch, GET version (the fence), then HMGET <row> att
-	// state uniq (the row is checked against the caller's ACL first: a
-	// denial is this read's error, and the row is not read).
-	RemoveFirst
-	// RemoveRest: one batch. GET unique:<RemoveStep.Unique> when the row
-	// has a unique key (checked against the caller's ACL first, a denial
-	// being this read's error); HGET stats removed; ZCARD <RemoveStep.Set>
-	// when the state names a set.
-	RemoveRest
-	// RemoveLanes: for a pending job with a lane (RemoveStep.Lane), the
-	// lane accounting of its lane, one waiting job less; its lane:<l> is the
-	// set it leaves, typed by the accounting.
-	RemoveLanes
+	RemoveNone RemoveSet = iota - 1
+	RemovePending
+	RemoveDelayed
+	RemoveDead
+	RemoveWaiting
+	RemoveCompleted
+	// RemoveLane: a pending job with a lane leaves lane:<l>.
+	RemoveLane
 )
 
-// StateSet names the set a job's state puts it in.
-type StateSet uint8
+// RemoveJob is one job of a removal as read: its state field, lane (valid
+// or nil) and parent (a canonical id or nil); InRemoval reports whether its
+// parent is removed by the same call.
+type RemoveJob struct {
+	State     Field
+	Lane      []byte
+	Parent    []byte
+	InRemoval bool
+}
 
-// The sets a row's state names.
-const (
-	// NoSet: a state other than pending, delayed or dead.
-	NoSet StateSet = iota
-	// InPending, InDelayed, InDead: the state pending, delayed, dead.
-	InPending
-	InDelayed
-	InDead
+// RemoveMove is what the call does with one job.
+type RemoveMove struct {
+	// Set is the set it leaves (RemoveLane: its lane's, with one waiting
+	// job less in the lane accounting).
+	Set RemoveSet
+	// Unfinished: it was pending, delayed or waiting, so it finishes now:
+	// its waiters get outcome r, and Tell: its parent, waiting outside the
+	// removal, is told (removed).
+	Unfinished, Tell bool
+}
+
+// RemovePlan decides each job's move and the number counted in stats
+// removed (a retained completed job is counted by completed already).
+func RemovePlan(jobs []RemoveJob, out []RemoveMove) ([]RemoveMove, int64) {
+	out = out[:0]
+	n := int64(0)
+	for _, j := range jobs {
+		var m RemoveMove
+		state := string(j.State.Bytes)
+		if !j.State.Set {
+			state = ""
+		}
+		switch state {
+		case protocol.StatePending, protocol.StateDelayed, protocol.StateWaiting:
+			m.Unfinished = true
+			m.Tell = j.Parent != nil && !j.InRemoval
+		}
+		switch state {
+		case protocol.StatePending:
+			m.Set = RemovePending
+			if j.Lane != nil {
+				m.Set = RemoveLane
+			}
+		case protocol.StateDelayed:
+			m.Set = RemoveDelayed
+		case protocol.StateDead:
+			m.Set = RemoveDead
+		case protocol.StateWaiting:
+			m.Set = RemoveWaiting
+		case protocol.StateCompleted:
+			m.Set = RemoveCompleted
+		default:
+			m.Set = RemoveNone
+		}
+		if state != protocol.StateCompleted {
+			n++
+		}
+		out = append(out, m)
+	}
+	return out, n
+}
+
+// REMOVE's refusals of a job's state, built once.
+var (
+	removeActive      = refusal(protocol.ErrRemoveActive)
+	removeHasChildren = refusal(protocol.ErrRemoveHasChildren)
 )
-
-// SetOf is the set a row's state names.
-func SetOf(state Field) StateSet {
-	if !state.Set {
-		return NoSet
-	}
-	switch string(state.Bytes) {
-	case protocol.StatePending:
-		return InPending
-	case protocol.StateDelayed:
-		return InDelayed
-	case protocol.StateDead:
-		return InDead
-	}
-	return NoSet
-}
-
-// RemoveSeen is what REMOVE has read so far.
-type RemoveSeen struct {
-	Version Reply[Field]
-	Row     Reply[[]Field] // att state uniq lane
-	Holder  Reply[Field]   // GET unique:<uniq>
-	Removed Reply[Field]   // HGET stats removed
-	Set     Reply[int64]   // ZCARD of the state's set
-	// Lanes is the lane accounting's outcome.
-	Lanes Reply[struct{}]
-}
-
-// RemoveVerdict is what REMOVE writes and replies.
-type RemoveVerdict struct {
-	// Gone: the row is absent; reply 0 and write nothing.
-	Gone bool
-	// Set is the set to ZREM the id from (NoSet: none).
-	Set StateSet
-	// Unique: the unique key holds this id, so DEL it.
-	Unique bool
-	// Removed is the predicted reply of HINCRBY stats removed 1.
-	Removed int64
-	// Lane: the job is pending in this lane; it leaves lane:<l>, not
-	// pending.
-	Lane []byte
-}
-
-// RemoveStep is REMOVE's verdict, a refusal, or the next read it needs.
-type RemoveStep struct {
-	Need RemoveRead
-	// With RemoveRest: the row's unique key (nil when it has none) and the
-	// set its state names; Lane, for a pending job with a lane, its lane
-	// (the set is then lane:<l>, not pending).
-	Unique  []byte
-	Set     StateSet
-	Lane    []byte
-	Err     error
-	Verdict RemoveVerdict
-}
-
-// Remove decides EMQ.REMOVE of job id: a job no worker holds is deleted with
-// its logs, and its unique key when the key still names it.
-func Remove(id []byte, s *RemoveSeen) RemoveStep {
-	if !s.Version.Made {
-		return RemoveStep{Need: RemoveFirst}
-	}
-	if err := Fence(s.Version); err != nil {
-		return RemoveStep{Err: err}
-	}
-	if s.Row.Err != nil {
-		return RemoveStep{Err: s.Row.Err}
-	}
-	att, state, uniq := s.Row.Val[0], s.Row.Val[1], s.Row.Val[2]
-	if !att.Set {
-		return RemoveStep{Verdict: RemoveVerdict{Gone: true}}
-	}
-	if state.Is(protocol.StateActive) {
-		return RemoveStep{Err: refusal(protocol.ErrRemoveActive)}
-	}
-	set := SetOf(state)
-	var lane []byte
-	if set == InPending {
-		lane = LaneName(at(s.Row.Val, 3))
-	}
-	if !s.Removed.Made {
-		return RemoveStep{Need: RemoveRest, Unique: unique(uniq), Set: set, Lane: lane}
-	}
-	v := RemoveVerdict{Set: set, Lane: lane}
-	if uniq.Set {
-		if s.Holder.Err != nil {
-			return RemoveStep{Err: s.Holder.Err}
-		}
-		v.Unique = s.Holder.Val.Is(string(id))
-	}
-	if lane != nil {
-		if !s.Lanes.Made {
-			return RemoveStep{Need: RemoveLanes, Set: set, Lane: lane}
-		}
-		if s.Lanes.Err != nil {
-			return RemoveStep{Err: s.Lanes.Err}
-		}
-	}
-	if s.Removed.Err != nil {
-		return RemoveStep{Err: s.Removed.Err}
-	}
-	var err error
-	if v.Removed, err = predict(s.Removed.Val, 1); err != nil {
-		return RemoveStep{Err: err}
-	}
-	if set != NoSet && lane == nil && s.Set.Err != nil {
-		return RemoveStep{Err: s.Set.Err}
-	}
-	return RemoveStep{Verdict: v}
-}
-
-// unique is the unique key a row's uniq field names: set means named, even
-// when empty, so the key to read is never nil then.
-func unique(uniq Field) []byte {
-	if !uniq.Set {
-		return nil
-	}
-	if uniq.Bytes == nil {
-		return []byte{}
-	}
-	return uniq.Bytes
-}

@@ -26,6 +26,10 @@ type StatsSeen struct {
 	Meta     Reply[[4]Field]
 	Counters Reply[[]Field]
 	Lanes    Reply[int64]
+	// Waiting and Retained are ZCARD waiting and ZCARD completed, read
+	// after lanes (each checked against the caller's ACL first, read).
+	Waiting  Reply[int64]
+	Retained Reply[int64]
 }
 
 // StatsMetaFields are the meta fields STATS reads, in order.
@@ -37,10 +41,11 @@ var StatsMetaFields = [...]string{protocol.MetaPaused, protocol.MetaLaneWait, pr
 type StatsVerdict struct {
 	Sets     [4]int64
 	Paused   int64
-	Counters [8][]byte // protocol.StatsCounters, in order
+	Counters [9][]byte // protocol.StatsCounters, in order
 	// Extras are protocol.StatsExtras: the lanes with jobs, the jobs
-	// waiting in lanes, the rate's max and window (0 when unset).
-	Extras [4]int64
+	// waiting in lanes, the rate's max and window (0 when unset), the
+	// parents waiting and the retained completed jobs.
+	Extras [6]int64
 }
 
 // StatsStep is STATS's verdict, a refusal, or the next read it needs.
@@ -85,6 +90,12 @@ func Stats(s *StatsSeen) StatsStep {
 	if s.Lanes.Err != nil {
 		return StatsStep{Err: s.Lanes.Err}
 	}
-	v.Extras = [4]int64{s.Lanes.Val, rowInt(s.Meta.Val[1]), rowInt(s.Meta.Val[2]), rowInt(s.Meta.Val[3])}
+	if s.Waiting.Err != nil {
+		return StatsStep{Err: s.Waiting.Err}
+	}
+	if s.Retained.Err != nil {
+		return StatsStep{Err: s.Retained.Err}
+	}
+	v.Extras = [6]int64{s.Lanes.Val, rowInt(s.Meta.Val[1]), rowInt(s.Meta.Val[2]), rowInt(s.Meta.Val[3]), s.Waiting.Val, s.Retained.Val}
 	return StatsStep{Verdict: v}
 }
