@@ -5,10 +5,9 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// verbs lists the keyed commands, the job core, the lane and rate verbs, then
-// the retention and flow verbs, the bus verbs,
-// one line per verb, in the order of
-// docs/PROTOCOL.md. Each handler lives in the file named like its Lua script
+// verbs lists the keyed commands, one line per verb, in the order of
+// docs/PROTOCOL.md: the job core, the lane and rate verbs, the retention and
+// flow verbs, then the bus verbs. Each handler lives in the file named like its Lua script
 // (claim.go, claim.lua).
 func verbs() []host.Command {
 	return []host.Command{
