@@ -188,7 +188,7 @@ func timeSet(key string) bool {
 	if !strings.HasPrefix(key, protocol.KeyPrefix+"{") {
 		return false
 	}
-	for _, s := range []string{protocol.SuffixActive, protocol.SuffixDelayed, protocol.SuffixDead} {
+	for _, s := range []string{protocol.SuffixActive, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixCompleted} {
 		if strings.HasSuffix(key, "}:"+s) {
 			return true
 		}

@@ -181,6 +181,7 @@ const (
 	setupPaused                // meta paused 1
 	setupForeign               // members that are not ids, a row without att, version 3 on queue "g"
 	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window
+	setupFlows                 // parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on
 )
 
 // setup is the commands that prepare queue f for the bits of setup,
@@ -249,6 +250,23 @@ func setup(bits uint8) [][]string {
 			[]string{"ZADD", turns, "3", "a"},
 			[]string{"ZADD", lanes, "0", "a", "0", "b"},
 			[]string{"SET", k.Fixed(protocol.SuffixRate), "7", "PX", "60000"},
+		)
+	}
+	if bits&setupFlows != 0 {
+		row := func(id, state, att string, more ...string) []string {
+			return append([]string{"HSET", k.Job(id), "data", "d" + id, "state", state, "att", att, "max", "3",
+				"prio", "0", "bo", "fixed:0", "at", "1700000000000"}, more...)
+		}
+		out = append(out,
+			[]string{"HSET", k.Meta, "seq", "12", protocol.MetaKeepDone, "3600000", protocol.MetaKeepDoneMax, "10"},
+			row("10", "waiting", "0", "deps", "2", "keep", "1", "wait", "60000"),
+			row("11", "active", "1", "parent", "10", "onfail", "continue", "keep", "1"),
+			row("12", "pending", "0", "parent", "10", "wait", "60000"),
+			[]string{"ZADD", k.Fixed(protocol.SuffixWaiting), "10", "10"},
+			[]string{"ZADD", k.Kids("10"), "11", "11", "12", "12"},
+			[]string{"ZADD", k.Active, "99999999999999", "11"},
+			[]string{"ZADD", k.Pending, strconv.FormatInt(protocol.PendingScore(0, 12), 10), "12"},
+			[]string{"HSET", k.Results("10"), "9", "old"},
 		)
 	}
 	if bits&setupWrongType != 0 {
@@ -399,7 +417,7 @@ var fuzzWords = []string{
 // inserted), else the verb's head followed by words, else raw bytes.
 func randomInput(rng *rand.Rand) (uint8, uint8, []byte) {
 	cmd := uint8(rng.IntN(len(fuzzCommands)))
-	bits := uint8(rng.IntN(128))
+	bits := uint8(rng.IntN(256))
 	if rng.IntN(3) > 0 {
 		bits |= setupInstalled | setupJobs
 	}
@@ -446,16 +464,16 @@ var fuzzValid = map[string][]string{
 	protocol.Add.Name:      {"2", "0", "d", "0", "0", "3", "fixed", "0", "", "0", "e", "5", "10", "1", "exponential", "1", "u2", "1000"},
 	protocol.Claim.Name:    {"30000", "2"},
 	protocol.Extend.Name:   {"4", "1", "30000"},
-	protocol.Complete.Name: {"4", "1"},
+	protocol.Complete.Name: {"4", "1", "result"},
 	// job 4 completes, 1 is pending (token 0: not active), 9 is gone, 2's
 	// token is stale, 5 is dead (token 3: not active)
-	protocol.CompleteMany.Name: {"5", "4", "1", "1", "0", "9", "1", "2", "7", "5", "3"},
+	protocol.CompleteMany.Name: {"5", "4", "1", "r4", "1", "0", "", "9", "1", "", "2", "7", "", "5", "3", ""},
 	protocol.Fail.Name:         {"4", "1", "1", "boom"},
 	protocol.Recover.Name:      {"10"},
 	protocol.Promote.Name:      {"10"},
 	protocol.Pause.Name:        nil,
 	protocol.Resume.Name:       nil,
-	protocol.Remove.Name:       {"1"},
+	protocol.Remove.Name:       {"1", "0"},
 	protocol.Requeue.Name:      {"5"},
 	protocol.Log.Name:          {"4", "1", "line", "10"},
 	protocol.Progress.Name:     {"4", "1", "50"},
@@ -467,6 +485,9 @@ var fuzzValid = map[string][]string{
 	protocol.Lane.Name:         {"a"},
 	protocol.Lanes.Name:        {"", "10"},
 	protocol.Rate.Name:         {"10", "1000"},
+	protocol.Retain.Name:       {"3600000", "10", "0", "100", "0"},
+	protocol.Trim.Name:         {"100"},
+	protocol.Children.Name:     {"10", "0", "10"},
 	protocol.Append.Name:       {"2", "1-1", "1", "f", "v", "1-2", "2", "g", "w", "\x00", "\xff"},
 	protocol.Publish.Name:      {"added", "1", "lane", "a"},
 	protocol.FailuresIncr.Name: {"60000"},
@@ -505,6 +526,7 @@ func fuzzSeeds() []fuzzSeed {
 		add("valid-edges", full|setupEdges, append([]string{N, K}, args...)...)
 		add("valid-paused-foreign", full|setupPaused|setupForeign, append([]string{N, K}, args...)...)
 		add("valid-lanes", full|setupLanes, append([]string{N, K}, args...)...)
+		add("valid-flows", full|setupFlows, append([]string{N, K}, args...)...)
 		add("not-installed", setupJobs, append([]string{N, K}, args...)...)
 		for _, spelled := range []string{"0" + n, "+" + n, " " + n, "-1", "99999999999999999999", "", "0"} {
 			add("numkeys-"+strconv.Quote(spelled), full, append([]string{spelled, K}, args...)...)
@@ -538,6 +560,24 @@ func fuzzSeeds() []fuzzSeed {
 	lane("option-unknown", full, "1", "1", "parent", "d", "0", "0", "3", "fixed", "0", "", "0", "7")
 	lane("too-long", full, "1", "1", "lane", "d", "0", "0", "3", "fixed", "0", "", "0", strings.Repeat("l", protocol.MaxLaneName+1))
 	lane("delayed", full|setupLanes, "1", "1", "lane", "d", "0", "5", "3", "fixed", "0", "", "0", "a")
+	flow := func(name string, cmd *protocol.Verb, bits uint8, args ...string) {
+		seeds = append(seeds, fuzzSeed{"flow-" + name, idx(cmd.Command), bits, append([]string{N, K}, args...)})
+	}
+	flowJob := func(parent, onfail, wait string) []string {
+		return []string{"d", "0", "0", "3", "fixed", "0", "", "0", parent, onfail, wait}
+	}
+	tree := []string{"3", "3", "parent", "onfail", "wait"}
+	tree = append(tree, flowJob("", "", "60000")...)
+	tree = append(tree, flowJob("1", "ignore", "")...)
+	tree = append(tree, flowJob("2", "continue", "1")...)
+	flow("add-tree", protocol.Add, full, tree...)
+	flow("add-parent-forward", protocol.Add, full, "2", "1", "parent", "d", "0", "0", "3", "fixed", "0", "", "0", "2", "d", "0", "0", "3", "fixed", "0", "", "0", "")
+	flow("complete-child", protocol.Complete, full|setupFlows, "11", "1", "\x00result\xff")
+	flow("complete-too-large", protocol.Complete, full|setupFlows, "11", "1", strings.Repeat("r", protocol.DefaultResult+1))
+	flow("fail-child", protocol.Fail, full|setupFlows, "11", "1", "0", "boom")
+	flow("remove-parent", protocol.Remove, full|setupFlows, "10", "0")
+	flow("remove-cascade", protocol.Remove, full|setupFlows, "10", "1")
+	flow("trim-retained", protocol.Trim, full|setupFlows, "1000")
 	seeds = append(seeds, fuzzSeed{"claim-lanes-rate", idx(protocol.Claim.Command), full | setupLanes, []string{N, K, "30000", "1000"}})
 	seeds = append(seeds, fuzzSeed{"lanes-after-binary", idx(protocol.Lanes.Command), full | setupLanes, []string{N, K, "\x00\xff", "1000"}})
 	seeds = append(seeds, fuzzSeed{"add-base-only", idx(protocol.Add.Command), full, []string{"1", B}})

@@ -253,8 +253,19 @@ func (g *gen) job(badPct int) []string {
 	if g.chance("lane refused", badPct) {
 		lane = strings.Repeat("l", protocol.MaxLaneName+1)
 	}
-	return []string{data, prio, delay, attempts, backoff, backoffMS, ukey, ttl, lane}
+	wait := ""
+	if g.chance("waited", 15) {
+		wait = g.pick("wait", "60000", "1", "0", "86400000")
+	}
+	if g.chance("wait refused", badPct) {
+		wait = g.pick("wait", "86400001", "-1", "01")
+	}
+	// parent and onfail are drawn by addArgs, which knows the job's place
+	return []string{data, prio, delay, attempts, backoff, backoffMS, ukey, ttl, lane, "", "", wait}
 }
+
+// The option columns of a job's group as job draws it, after the fixed 8.
+var addColumns = []string{protocol.AddOptionLane, protocol.AddOptionParent, protocol.AddOptionOnFail, protocol.AddOptionWait}
 
 // addArgs is ADD's ARGV for n jobs; the count is rarely refused or wrong.
 func (g *gen) addArgs(n, badPct int) []string {
@@ -263,38 +274,75 @@ func (g *gen) addArgs(n, badPct int) []string {
 		count = g.pick("count", "0", "1001", "01", strconv.Itoa(n+1), "", "-1")
 	}
 	jobs := make([][]string, n)
-	laned := g.chance("lane column", 20)
+	flow := n > 1 && g.chance("flow", 40)
 	for i := range jobs {
 		jobs[i] = g.job(badPct)
-		laned = laned || jobs[i][protocol.AddArgsPerJob] != ""
+		if flow && i > 0 {
+			// a parent earlier in the call, mostly; rarely one the
+			// protocol refuses (itself, a later one, none of the form)
+			parent := strconv.Itoa(g.intn("parent", 1, i))
+			if g.chance("parent refused", 5) {
+				parent = g.pick("parent", strconv.Itoa(i+1), strconv.Itoa(i+2), "0", "01", "x")
+			}
+			jobs[i][protocol.AddArgsPerJob+1] = parent
+			if g.chance("onfail", 40) {
+				jobs[i][protocol.AddArgsPerJob+2] = g.pick("onfail", protocol.OnFailIgnore, protocol.OnFailContinue, protocol.OnFailFail, "skip")
+			}
+		}
+	}
+	// the columns some job uses, and rarely one more
+	var used []int
+	for c := range addColumns {
+		for _, j := range jobs {
+			if j[protocol.AddArgsPerJob+c] != "" {
+				used = append(used, c)
+				break
+			}
+		}
+	}
+	if len(used) == 0 && g.chance("lane column", 20) {
+		used = []int{0}
 	}
 	args := []string{count}
-	switch {
-	case g.chance("options refused", 3):
+	refused := g.chance("options refused", 3)
+	if refused {
 		// a column count or name the protocol refuses
 		switch g.pick("bad options", "count", "name", "repeated") {
 		case "count":
 			args = append(args, g.pick("options", "9", "01", "", "-1", "x"))
 		case "name":
-			args = append(args, "1", g.pick("option", "lanes", "LANE", "", "parent"))
+			args = append(args, "1", g.pick("option", "lanes", "LANE", "", "parents"))
 		default:
 			args = append(args, "2", protocol.AddOptionLane, protocol.AddOptionLane)
 		}
-		for _, j := range jobs {
-			args = append(args, j...)
+		used = []int{0}
+	} else {
+		args = append(args, strconv.Itoa(len(used)))
+		for _, c := range used {
+			args = append(args, addColumns[c])
 		}
-	case laned:
-		args = append(args, "1", protocol.AddOptionLane)
-		for _, j := range jobs {
-			args = append(args, j...)
-		}
-	default:
-		args = append(args, "0")
-		for _, j := range jobs {
-			args = append(args, j[:protocol.AddArgsPerJob]...)
+	}
+	for _, j := range jobs {
+		args = append(args, j[:protocol.AddArgsPerJob]...)
+		for _, c := range used {
+			args = append(args, j[protocol.AddArgsPerJob+c])
 		}
 	}
 	return args
+}
+
+// result draws a result COMPLETE or COMPLETEMANY carries: mostly none or a
+// short one, rarely one past the default bound or the hard one.
+func (g *gen) result() string {
+	switch {
+	case g.chance("result too large", 2):
+		return strings.Repeat("r", protocol.DefaultResult+1)
+	case g.chance("result refused", 1):
+		return strings.Repeat("r", protocol.MaxResult+1)
+	case g.chance("result", 40):
+		return g.text("result", false)
+	}
+	return ""
 }
 
 // manyArgs is COMPLETEMANY's ARGV on queue q: n then n (id, token) pairs,
@@ -338,9 +386,13 @@ func (g *gen) manyArgs(q string, repeatPct, countPct int) []string {
 		if !thousand {
 			token = g.token(q, id)
 		}
-		args = append(args, id, token)
+		res := ""
+		if !thousand {
+			res = g.result()
+		}
+		args = append(args, id, token, res)
 	}
-	n := (len(args) - 1) / 2
+	n := (len(args) - 1) / 3
 	args[0] = strconv.Itoa(n)
 	if g.chance("completemany count refused", countPct) {
 		args[0] = g.pick("count", "0", "1001", "01", strconv.Itoa(n+1), strconv.Itoa(max(n-1, 0)), "", "-1", "+1", "1000")
@@ -362,7 +414,7 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 		return []string{i, g.token(q, i), g.val("lease", domLease, 0)}
 	case protocol.Complete:
 		i := id(protocol.SuffixActive)
-		return []string{i, g.token(q, i)}
+		return []string{i, g.token(q, i), g.result()}
 	case protocol.CompleteMany:
 		return g.manyArgs(q, 0, 0)
 	case protocol.Fail:
@@ -370,8 +422,16 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 		return []string{i, g.token(q, i), g.val("retry", domRetry, 0), g.text("error", false)}
 	case protocol.Recover, protocol.Promote:
 		return []string{g.limit(v, q, 0)}
-	case protocol.Remove, protocol.Inspect:
-		return []string{id(protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixDead)}
+	case protocol.Inspect:
+		return []string{id(protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixWaiting, protocol.SuffixCompleted)}
+	case protocol.Remove:
+		return []string{id(protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixWaiting), g.pick("cascade", "0", "1")}
+	case protocol.Retain:
+		return g.retainArgs(0)
+	case protocol.Trim:
+		return []string{g.val("limit", domCount, 0)}
+	case protocol.Children:
+		return []string{id(protocol.SuffixWaiting, protocol.SuffixPending), g.pick("after", "0", "1", "2"), g.val("count", domLanes, 0)}
 	case protocol.Requeue:
 		return []string{id(protocol.SuffixDead)}
 	case protocol.Log:
@@ -396,6 +456,34 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 		return []string{g.val("ttl", domFailuresTTL, 0)}
 	}
 	return nil
+}
+
+// retainArgs draws RETAIN's five values: retention off or on, with bounds
+// that a sequence does not reach by time (hours) and counts it may reach.
+// Which jobs a count bound trims depends on their completion times, which
+// differ between the servers by the clock: the counts stay above what a
+// sequence completes or kills, so TRIM finds nothing past them and the two
+// agree; TRIM's trimming itself is held by the conformance suite.
+func (g *gen) retainArgs(badPct int) []string {
+	keep := func(label string) string {
+		v := g.pick(label, "0", "3600000", "315360000000")
+		if g.chance(label+" refused", badPct) {
+			v = g.pick(label, "315360000001", "-1", "01")
+		}
+		return v
+	}
+	count := func(label string) string {
+		v := g.pick(label, "0", "1000000", "100000000")
+		if g.chance(label+" refused", badPct) {
+			v = g.pick(label, "100000001", "-1", "x")
+		}
+		return v
+	}
+	resultMax := g.pick("result_max", "0", "1048576", "16", "262144")
+	if g.chance("result_max refused", badPct) {
+		resultMax = "1048577"
+	}
+	return []string{keep("keep_done"), count("keep_done_max"), keep("keep_dead"), count("keep_dead_max"), resultMax}
 }
 
 // rateArgs draws RATE's max and window: mostly a limit, sometimes the clear
@@ -505,7 +593,16 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 		}),
 		"complete": onJob(protocol.Complete, protocol.SuffixActive, func(q string) []string {
 			id := g.id(q, protocol.SuffixActive)
-			return []string{id, g.token(q, id)}
+			return []string{id, g.token(q, id), g.result()}
+		}),
+		"retain": verb(protocol.Retain, func(string) []string { return g.retainArgs(bad) }),
+		"trim":   verb(protocol.Trim, func(string) []string { return []string{g.val("limit", domCount, bad)} }),
+		"children": verb(protocol.Children, func(q string) []string {
+			after := g.pick("after", "0", "1", "2", "3")
+			if g.chance("after refused", bad) {
+				after = g.pick("after", "01", "-1", "x", "4398046511104")
+			}
+			return []string{g.id(q, protocol.SuffixWaiting, protocol.SuffixPending), after, g.val("count", domLanes, bad)}
 		}),
 		"complete many": onJob(protocol.CompleteMany, protocol.SuffixActive, func(q string) []string {
 			return g.manyArgs(q, 5, 3)
@@ -519,7 +616,11 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 		"pause":   verb(protocol.Pause, func(string) []string { return nil }),
 		"resume":  verb(protocol.Resume, func(string) []string { return nil }),
 		"remove": verb(protocol.Remove, func(q string) []string {
-			return []string{g.id(q, protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixActive)}
+			cascade := g.pick("cascade", "0", "1")
+			if g.chance("cascade refused", bad) {
+				cascade = g.pick("cascade", "2", "", "01", "true")
+			}
+			return []string{g.id(q, protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixActive, protocol.SuffixWaiting, protocol.SuffixCompleted), cascade}
 		}),
 		"requeue": onJob(protocol.Requeue, protocol.SuffixDead, func(q string) []string { return []string{g.id(q, protocol.SuffixDead)} }),
 		"log": onJob(protocol.Log, protocol.SuffixActive, func(q string) []string {
@@ -676,7 +777,8 @@ func (g *gen) malformed() {
 // fixedKeys are the suffixes of a queue's keys of fixed name.
 var fixedKeys = []string{protocol.SuffixVersion, protocol.SuffixMeta, protocol.SuffixStats, protocol.SuffixPending,
 	protocol.SuffixDelayed, protocol.SuffixActive, protocol.SuffixDead, protocol.SuffixSignal,
-	protocol.SuffixLaneInfo, protocol.SuffixLanes, protocol.SuffixTurns, protocol.SuffixRate}
+	protocol.SuffixLaneInfo, protocol.SuffixLanes, protocol.SuffixTurns, protocol.SuffixRate,
+	protocol.SuffixWaiting, protocol.SuffixCompleted}
 
 // plant replaces a key of the queue by one of another type (or deletes
 // it): a fixed key, a job row, its logs or a unique key.
@@ -684,7 +786,7 @@ func (g *gen) plant() {
 	q := g.queue()
 	k := protocol.KeysOf(q)
 	var key string
-	switch g.pick("planted key", "fixed", "row", "logs", "unique", "lane") {
+	switch g.pick("planted key", "fixed", "row", "logs", "unique", "lane", "flow") {
 	case "fixed":
 		key = k.Fixed(g.pick("suffix", fixedKeys...))
 	case "row":
@@ -695,6 +797,9 @@ func (g *gen) plant() {
 		key = k.Unique(g.pick("unique key", uniqueKeys[1:]...))
 	case "lane":
 		key = k.Lane(g.pick("lane", lanes...))
+	case "flow":
+		id := g.id(q, protocol.SuffixWaiting)
+		key = g.pick("flow key", k.Kids(id), k.Results(id), k.Failures(id), k.Done(id))
 	}
 	g.p.run(g.t, cmd("DEL", key))
 	switch g.pick("planted type", "string", "hash", "list", "zset", "set", "none") {
@@ -719,7 +824,7 @@ func (g *gen) corrupt() {
 	k := protocol.KeysOf(q)
 	var c step
 	switch g.pick("corrupted", "seq", "counter", "version", "row", "row field gone", "member", "paused", "signal", "logs", "holder",
-		"lane field", "lane meta", "turn member", "rate") {
+		"lane field", "lane meta", "turn member", "rate", "flow field", "flow member", "retention") {
 	case "seq":
 		c = cmd("HSET", k.Meta, protocol.MetaSeq, g.pick("value", intish...))
 	case "counter":
@@ -793,6 +898,36 @@ func (g *gen) corrupt() {
 	case "rate":
 		// a window's count out of form, or a window without a TTL
 		c = cmd("SET", k.Fixed(protocol.SuffixRate), g.pick("value", intish...))
+	case "flow field":
+		// a parent's count or failure, a child's parent or policy, a
+		// retention mark or a wait out of form
+		field := g.pick("field", protocol.FieldDeps, protocol.FieldParent, protocol.FieldChildFail, protocol.FieldOnFail,
+			protocol.FieldKeep, protocol.FieldWait)
+		value := g.pick("value", intish...)
+		switch field {
+		case protocol.FieldParent, protocol.FieldChildFail:
+			value = strconv.Itoa(g.intn("flow id", 1, g.seq(q)+2))
+		case protocol.FieldOnFail:
+			value = g.pick("value", protocol.OnFailIgnore, protocol.OnFailContinue, "skip", "")
+		case protocol.FieldKeep:
+			value = g.pick("value", "1", "0", "yes")
+		}
+		c = cmd("HSET", k.Job(g.id(q)), field, value)
+	case "flow member":
+		// a child in a parent's kids, or a job in waiting or completed,
+		// that is not there by the verbs
+		id := strconv.Itoa(g.intn("flow id", 1, g.seq(q)+2))
+		switch g.pick("flow set", "kids", "waiting", "completed") {
+		case "kids":
+			c = cmd("ZADD", k.Kids(g.id(q)), id, id)
+		case "waiting":
+			c = cmd("ZADD", k.Fixed(protocol.SuffixWaiting), id, id)
+		default:
+			c = cmd("ZADD", k.Fixed(protocol.SuffixCompleted), g.pick("score", "0", "1"), id)
+		}
+	case "retention":
+		c = cmd("HSET", k.Meta, g.pick("field", protocol.MetaKeepDone, protocol.MetaKeepDoneMax, protocol.MetaKeepDead,
+			protocol.MetaKeepDeadMax, protocol.MetaResultMax), g.pick("value", "0", "1", "01", "abc", "1048577", "3600000"))
 	}
 	g.p.run(g.t, c)
 }
