@@ -273,7 +273,8 @@ func (b *bench) claimStat(ctx context.Context, e trafikey.Executor) (float64, er
 		name = "cmdstat_evalsha:"
 	}
 	for _, line := range strings.Split(fmt.Sprint(v), "\r\n") {
-		if rest, ok := strings.CutPrefix(line, name); ok {
+		// module commands are listed as registered (EMQ.CLAIM)
+		if rest, ok := strings.CutPrefix(strings.ToLower(line), name); ok {
 			for _, f := range strings.Split(rest, ",") {
 				if us, ok := strings.CutPrefix(f, "usec="); ok {
 					return strconv.ParseFloat(us, 64)
