@@ -41,13 +41,15 @@ func claim(c *host.Call) error {
 		Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0],
 		Ready: verdict.Reply[[]verdict.ClaimLane]{Val: s.Ready.Val[:0]}, Members: s.Members[:0], From: s.From[:0],
 		Order: s.Order[:0], Parts: s.Parts[:0], Live: s.Live[:0], Who: s.Who[:0], Next: s.Next[:0], Scores: s.Scores[:0],
+		Exact: s.Exact[:0],
 	}
 	st.laneKeys = st.laneKeys[:0]
 	turns := st.derived(r.base, protocol.SuffixTurns, nil, "")
 	// fence and domain reads, driven by the verdict
 	var rows host.Results // the rows' batch: the reply's payloads are read from it
 	step := verdict.Claim(count, s)
-	for ran := verdict.ClaimNone; step.Need != verdict.ClaimNone && step.Need != ran; step = verdict.Claim(count, s) {
+	// a read is asked for once, but the lanes' (the verdict bounds those)
+	for ran := verdict.ClaimNone; step.Need != verdict.ClaimNone && (step.Need != ran || ran == verdict.ClaimHeads); step = verdict.Claim(count, s) {
 		ran = step.Need
 		switch step.Need {
 		case verdict.ClaimFirst:
@@ -203,7 +205,7 @@ func claim(c *host.Call) error {
 	}
 	for i := range lanes {
 		if lanes[i].Taken > 0 {
-			if !st.popped(res, p, lanes[i].Heads.Val) {
+			if !st.popped(res, p, lanes[i].Heads.Val[:lanes[i].Taken]) {
 				return popMismatch(c)
 			}
 			p++
@@ -368,8 +370,7 @@ func (st *claimState) field(prefix string, lane []byte) []byte {
 
 // readTurns reads the ready lanes: ZRANGE turns 0 <count-1> WITHSCORES,
 // then the caller's ACL on laneinfo, lanes and each lane:<l> (read and
-// write), then in one batch per lane HMGET laneinfo active:<l> cap:<l>
-// paused:<l> and ZCARD lane:<l>.
+// write). The lanes' own reads follow with ClaimHeads.
 func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 	s := &st.seen
 	res := r.c.Read().Cmd("ZRANGE").Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES").RunAll()
@@ -425,53 +426,83 @@ func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 	}
 	if deny >= 0 {
 		s.LaneDenied = true
-		return nil
-	}
-	b := r.c.Read()
-	for i := range lanes {
-		b.Cmd("HMGET").Arg(info).
-			Arg(st.field(protocol.FieldLaneActive, lanes[i].Name)).
-			Arg(st.field(protocol.FieldLaneCap, lanes[i].Name)).
-			Arg(st.field(protocol.FieldLanePaused, lanes[i].Name)).
-			Cmd("ZCARD").Arg(st.laneKeys[i])
-	}
-	res = b.RunAll()
-	for i := range lanes {
-		l := &lanes[i]
-		l.Info = verdict.Reply[[3]verdict.Field]{Made: true}
-		l.Info.Err = fieldsAt(res, 2*i, l.Info.Val[:])
-		for k := range l.Info.Val {
-			l.Info.Val[k].Bytes = st.copy(l.Info.Val[k].Bytes)
-		}
-		l.Waiting = intAt(res, 2*i+1)
 	}
 	return nil
 }
 
-// readHeads reads ZRANGE lane:<l> 0 <k-1> of each lane given k turns, in one
-// batch, the members copied into the scratch.
+// readHeads makes the lanes' reads the verdict asks for, in one batch: when
+// their laneinfo fields are not read yet, one HMGET laneinfo active:<l>
+// cap:<l> paused:<l> … of every lane of turns; then per lane, in order,
+// ZRANGE lane:<l> 0 <Ask-1> and ZCARD lane:<l> as asked. The members are
+// copied into the scratch.
 func (st *claimState) readHeads(r *verbCall) {
-	lanes := st.seen.Ready.Val
+	s := &st.seen
+	lanes := s.Ready.Val
 	b := r.c.Read()
-	n := 0
-	for i := range lanes {
-		if lanes[i].Taken > 0 {
-			b.Cmd("ZRANGE").Arg(st.laneKeys[i]).Str("0").Int(lanes[i].Taken - 1)
-			n++
+	info := !lanes[0].Info.Made
+	if info {
+		b.Cmd("HMGET").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
+		for i := range lanes {
+			b.Arg(st.field(protocol.FieldLaneActive, lanes[i].Name)).
+				Arg(st.field(protocol.FieldLaneCap, lanes[i].Name)).
+				Arg(st.field(protocol.FieldLanePaused, lanes[i].Name))
 		}
 	}
-	if n == 0 {
-		return
-	}
-	res := b.RunAll()
-	k := 0
 	for i := range lanes {
 		l := &lanes[i]
-		if l.Taken == 0 {
-			continue
+		if l.Ask > 0 {
+			b.Cmd("ZRANGE").Arg(st.laneKeys[i]).Str("0").Int(l.Ask - 1)
 		}
-		l.Heads = listAt(res, k, &st.scratch, l.Heads.Val[:0])
+		if l.Card {
+			b.Cmd("ZCARD").Arg(st.laneKeys[i])
+		}
+	}
+	res := b.RunAll()
+	s.LaneReads++
+	k := 0
+	if info {
+		st.laneInfo(res)
 		k++
+	}
+	for i := range lanes {
+		l := &lanes[i]
+		if l.Ask > 0 {
+			l.Heads, l.Asked = listAt(res, k, &st.scratch, l.Heads.Val[:0]), l.Ask
+			k++
+		}
+		if l.Card {
+			l.Waiting = intAt(res, k)
+			k++
+		}
+	}
+}
+
+// laneInfo spreads the first reply of res, HMGET laneinfo of three fields
+// per lane of turns, over the lanes' Info, the values copied into the
+// scratch; an error is every lane's.
+func (st *claimState) laneInfo(res host.Results) {
+	lanes := st.seen.Ready.Val
+	v, err := res.At(0)
+	if err == nil && (v.Kind() != host.KindArray || v.Len() != 3*len(lanes)) {
+		err = host.ErrHostReply
+	}
+	if err == nil {
+		for i := range lanes {
+			lanes[i].Info = verdict.Reply[[3]verdict.Field]{Made: true}
+		}
+		v.Elems(func(j int, e host.Value) bool {
+			f := &lanes[j/3].Info.Val[j%3]
+			if f.Bytes, f.Set, err = e.OptBytes(); err != nil {
+				return false
+			}
+			f.Bytes = st.copy(f.Bytes)
+			return true
+		})
+	}
+	if err != nil {
+		for i := range lanes {
+			lanes[i].Info = verdict.Failed[[3]verdict.Field](err)
+		}
 	}
 }
 
