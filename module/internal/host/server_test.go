@@ -166,6 +166,13 @@ func TestFastReads(t *testing.T) {
 		sameRead(t, s, "ZSCORE", z, "m7")
 		sameRead(t, s, "ZSCORE", z, "missing")
 		sameRead(t, s, "ZCARD", z)
+		for _, stop := range []string{"0", "1", "5", "199", "200", "201", "999999999"} {
+			sameRead(t, s, "ZRANGE", z, "0", stop)
+		}
+		// other ranges go through RM_Call
+		for _, r := range [][2]string{{"1", "2"}, {"0", "-1"}, {"00", "1"}, {"0", "01"}, {"0", "1000000000"}, {"-1", "0"}} {
+			sameRead(t, s, "ZRANGE", z, r[0], r[1])
+		}
 	}
 
 	// lists
@@ -209,7 +216,7 @@ func TestFastReadsSkipRMCall(t *testing.T) {
 	valkeytest.Do(t, s, "ZADD", "z", "1767225600000", "ms", "1.5", "half")
 	valkeytest.Do(t, s, "RPUSH", "l", "a")
 	reads := [][]string{{"HGET", "h", "f"}, {"HMGET", "h", "f", "g"}, {"ZSCORE", "z", "ms"}, {"ZCARD", "z"},
-		{"LLEN", "l"}, {"EXISTS", "h", "z"}}
+		{"LLEN", "l"}, {"EXISTS", "h", "z"}, {"ZRANGE", "z", "0", "1"}}
 	valkeytest.Do(t, s, "CONFIG", "RESETSTAT")
 	for _, r := range reads {
 		reply(t, s, append([]string{"EMQ.DEBUG.CALL"}, r...)...)
