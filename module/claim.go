@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
@@ -330,6 +332,10 @@ type claimState struct {
 	laneKeys [][]byte
 	// returned[i] counts the jobs lane i of turns returned.
 	returned []int64
+	// infoLen is HLEN laneinfo, read with turns (-1: not read); byName
+	// holds the indexes of the lanes of turns in byte order of their names.
+	infoLen int64
+	byName  []int32
 }
 
 var claims pool[claimState]
@@ -370,10 +376,30 @@ func (st *claimState) field(prefix string, lane []byte) []byte {
 
 // readTurns reads the ready lanes: ZRANGE turns 0 <count-1> WITHSCORES,
 // then the caller's ACL on laneinfo, lanes and each lane:<l> (read and
-// write). The lanes' own reads follow with ClaimHeads.
+// write). The lanes' own reads follow with ClaimHeads. laneinfo and lanes
+// are checked before turns is read, so that HLEN laneinfo can join turns'
+// read: its size says how the lanes' fields are best read (see readHeads).
+// A denial is the same NOPERM, in the same place, after turns' read.
 func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 	s := &st.seen
-	res := r.c.Read().Cmd("ZRANGE").Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES").RunAll()
+	info := st.derived(r.base, protocol.SuffixLaneInfo, nil, "")
+	st.keys = append(st.keys[:0], info, st.derived(r.base, protocol.SuffixLanes, nil, ""))
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, st.keys)
+	if err != nil {
+		return err
+	}
+	s.LaneDenied = deny >= 0
+	b := r.c.Read().Cmd("ZRANGE").Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES")
+	if !s.LaneDenied {
+		b.Cmd("HLEN").Arg(info)
+	}
+	res := b.RunAll()
+	st.infoLen = -1
+	if !s.LaneDenied {
+		if n := intAt(res, 1); n.Err == nil {
+			st.infoLen = n.Val
+		}
+	}
 	s.Ready.Made = true
 	v, err := res.At(0)
 	if err == nil && (v.Kind() != host.KindArray || v.Len()%2 != 0) {
@@ -411,23 +437,26 @@ func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 		s.Ready.Err = err
 		return nil
 	}
-	if len(lanes) == 0 {
+	if len(lanes) == 0 || s.LaneDenied {
 		return nil
 	}
-	info := st.derived(r.base, protocol.SuffixLaneInfo, nil, "")
-	st.keys = append(st.keys[:0], info, st.derived(r.base, protocol.SuffixLanes, nil, ""))
 	for i := range lanes {
 		st.laneKeys = append(st.laneKeys, st.derived(r.base, protocol.SuffixLane, lanes[i].Name, ""))
 	}
-	st.keys = append(st.keys, st.laneKeys...)
-	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, st.keys)
-	if err != nil {
+	if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, st.laneKeys); err != nil {
 		return err
 	}
-	if deny >= 0 {
-		s.LaneDenied = true
-	}
+	s.LaneDenied = deny >= 0
 	return nil
+}
+
+// wholeInfo reports whether laneinfo, of n fields, is better read whole
+// (HGETALL) than as n lanes' three fields (HMGET): when it holds few more
+// fields than those, or is small enough to be a listpack, where each field
+// HMGET asks for is a scan of the whole hash. Only the cost differs: the
+// values read are the same.
+func wholeInfo(fields int64, lanes int) bool {
+	return fields >= 0 && (fields <= 3*int64(lanes) || (fields <= 512 && lanes >= 8))
 }
 
 // readHeads makes the lanes' reads the verdict asks for, in one batch: when
@@ -440,7 +469,10 @@ func (st *claimState) readHeads(r *verbCall) {
 	lanes := s.Ready.Val
 	b := r.c.Read()
 	info := !lanes[0].Info.Made
-	if info {
+	whole := info && wholeInfo(st.infoLen, len(lanes))
+	if whole {
+		b.Cmd("HGETALL").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
+	} else if info {
 		b.Cmd("HMGET").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
 		for i := range lanes {
 			b.Arg(st.field(protocol.FieldLaneActive, lanes[i].Name)).
@@ -460,7 +492,10 @@ func (st *claimState) readHeads(r *verbCall) {
 	res := b.RunAll()
 	s.LaneReads++
 	k := 0
-	if info {
+	if whole {
+		st.laneInfoAll(res)
+		k++
+	} else if info {
 		st.laneInfo(res)
 		k++
 	}
@@ -504,6 +539,73 @@ func (st *claimState) laneInfo(res host.Results) {
 			lanes[i].Info = verdict.Failed[[3]verdict.Field](err)
 		}
 	}
+}
+
+// laneInfoAll spreads the first reply of res, HGETALL laneinfo, over the
+// lanes' Info (the fields a lane's HMGET would read, the values copied into
+// the scratch); an error is every lane's.
+func (st *claimState) laneInfoAll(res host.Results) {
+	lanes := st.seen.Ready.Val
+	v, err := res.At(0)
+	if err == nil && (v.Kind() != host.KindArray || v.Len()%2 != 0) {
+		err = host.ErrHostReply
+	}
+	if err != nil {
+		for i := range lanes {
+			lanes[i].Info = verdict.Failed[[3]verdict.Field](err)
+		}
+		return
+	}
+	// the lanes by name, to find each field's
+	st.byName = st.byName[:0]
+	for i := range lanes {
+		lanes[i].Info = verdict.Reply[[3]verdict.Field]{Made: true}
+		st.byName = append(st.byName, int32(i))
+	}
+	slices.SortFunc(st.byName, func(a, b int32) int { return bytes.Compare(lanes[a].Name, lanes[b].Name) })
+	var f *verdict.Field
+	v.Elems(func(j int, e host.Value) bool {
+		var b []byte
+		if b, err = e.Bytes(); err != nil {
+			return false
+		}
+		if j%2 == 1 {
+			if f != nil {
+				f.Bytes, f.Set = st.copy(b), true
+			}
+			return true
+		}
+		f = st.infoField(b)
+		return true
+	})
+	if err != nil {
+		for i := range lanes {
+			lanes[i].Info = verdict.Failed[[3]verdict.Field](err)
+		}
+	}
+}
+
+// infoField is the Info field of the lane of turns a laneinfo field names
+// (active:<l>, cap:<l> or paused:<l>), or nil.
+func (st *claimState) infoField(name []byte) *verdict.Field {
+	k := 0
+	var lane []byte
+	switch {
+	case bytes.HasPrefix(name, []byte(protocol.FieldLaneActive)):
+		lane = name[len(protocol.FieldLaneActive):]
+	case bytes.HasPrefix(name, []byte(protocol.FieldLaneCap)):
+		k, lane = 1, name[len(protocol.FieldLaneCap):]
+	case bytes.HasPrefix(name, []byte(protocol.FieldLanePaused)):
+		k, lane = 2, name[len(protocol.FieldLanePaused):]
+	default:
+		return nil
+	}
+	lanes := st.seen.Ready.Val
+	i, found := slices.BinarySearchFunc(st.byName, lane, func(a int32, l []byte) int { return bytes.Compare(lanes[a].Name, l) })
+	if !found {
+		return nil
+	}
+	return &lanes[st.byName[i]].Info.Val[k]
 }
 
 // readRows checks the rows of the members that are ids against the caller's
