@@ -15,11 +15,18 @@ const (
 	// ClaimFirst: one batch, GET version (the fence), HMGET meta
 	// <ClaimMetaFields…>, ZRANGE pending 0 <count-1>, ZCARD active and ZCARD
 	// turns. turns is checked against the caller's ACL first (read and
-	// write); a denial is ZCARD turns' error, and it is not read.
+	// write); a denial is ZCARD turns' error, and it is not read. The
+	// handler may leave turns out (Turns unmade): then ClaimTurnsSize.
 	ClaimFirst
 	// ClaimRate (meta sets a rate): the ACL check of rate (read and write;
 	// a denial is GET's error), GET rate and PTTL rate.
 	ClaimRate
+	// ClaimTurnsSize (Turns was not read with ClaimFirst): the ACL check of
+	// turns (a denial is Turns' error, and it is not read), then ZCARD
+	// turns. The handler may read with it, in one batch, the rows of
+	// pending's head as ClaimRows reads them (Rows, one per member of
+	// Pending), which the verdict takes when turns is empty.
+	ClaimTurnsSize
 	// ClaimTurns (lanes are ready): ZRANGE turns 0 <Verdict.Count-1>
 	// WITHSCORES into Ready; then the ACL check of laneinfo, lanes and each
 	// lane:<l> (LaneDenied).
@@ -114,6 +121,9 @@ type ClaimSeen struct {
 	LaneReads int
 	// Registry is ZCARD lanes.
 	Registry Reply[int64]
+	// PendingRows: Rows were read with ClaimTurnsSize, for pending's head;
+	// they are dropped when lanes are ready.
+	PendingRows bool
 	// Members are the jobs the claim takes, in turn order: pending's head
 	// without lanes; with lanes the verdict fills it (its array is reused)
 	// from the heads given turns. From is each member's participant: -1
@@ -232,6 +242,9 @@ func Claim(count int64, s *ClaimSeen) ClaimStep {
 	if int64(len(s.Pending.Val)) > v.Count {
 		s.Pending.Val = s.Pending.Val[:v.Count] // ZRANGE pending 0 <cut-1>: a prefix
 	}
+	if !s.Turns.Made {
+		return ClaimStep{Need: ClaimTurnsSize, Verdict: v}
+	}
 	if s.Turns.Err != nil {
 		return ClaimStep{Err: s.Turns.Err}
 	}
@@ -298,6 +311,9 @@ func claimRows(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 
 // claimLanes is CLAIM with lanes ready: fair claiming.
 func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
+	if s.PendingRows {
+		s.Rows, s.PendingRows = s.Rows[:0], false
+	}
 	if !s.Ready.Made {
 		return ClaimStep{Need: ClaimTurns, Verdict: v}
 	}

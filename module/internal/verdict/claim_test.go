@@ -408,3 +408,40 @@ func TestClaimLaneReadErrors(t *testing.T) {
 		}
 	}
 }
+
+// Turns left out of the first batch is asked for next; rows read with it
+// for pending's head are the claim's when no lane is ready, and are dropped
+// (read again in turn order) when lanes are.
+func TestClaimTurnsSize(t *testing.T) {
+	t.Parallel()
+	first := func() *ClaimSeen {
+		return &ClaimSeen{Version: wire(Reply[Field]{}), Meta: Got([len(ClaimMetaFields)]Field{}), Active: Got[int64](0),
+			Pending: Got(members("5"))}
+	}
+	s := first()
+	if st := Claim(1, s); st.Need != ClaimTurnsSize {
+		t.Fatalf("%+v", st)
+	}
+	s.Turns, s.Rows, s.PendingRows = Got[int64](0), []Reply[Field]{Got(Str("2"))}, true
+	if st := Claim(1, s); st.Need != ClaimNone || st.Err != nil || len(st.Verdict.Jobs) != 1 || st.Verdict.Jobs[0].Attempt != 3 {
+		t.Errorf("no lane: %+v", st)
+	}
+	// a refusal before turns wins over it
+	s = first()
+	s.Pending = Failed[[][]byte](errA)
+	if st := Claim(1, s); !errors.Is(st.Err, errA) {
+		t.Errorf("pending before turns: %+v", st)
+	}
+	// turns' error before the rows'
+	s = first()
+	s.Turns, s.Rows, s.PendingRows = Failed[int64](errA), []Reply[Field]{Failed[Field](errB)}, true
+	if st := Claim(1, s); !errors.Is(st.Err, errA) {
+		t.Errorf("turns before rows: %+v", st)
+	}
+	// lanes ready: the rows read for pending are not taken
+	s = first()
+	s.Turns, s.Rows, s.PendingRows = Got[int64](1), []Reply[Field]{Failed[Field](errB)}, true
+	if st := Claim(1, s); st.Need != ClaimTurns || len(s.Rows) != 0 || s.PendingRows {
+		t.Errorf("lanes: %+v, rows %v", st, s.Rows)
+	}
+}
