@@ -12,7 +12,8 @@
  * does (it re-encodes only an unshared value).
  *
  * A read of the commands the verbs read most (HGET, HMGET, ZSCORE, ZCARD,
- * LLEN, EXISTS, and ZRANGE of a set's head: ZRANGE key 0 <stop>) is answered through the key API instead of RM_Call, with the
+ * LLEN, EXISTS, and ZRANGE of a set's head: ZRANGE key 0 <stop> [WITHSCORES])
+ * is answered through the key API instead of RM_Call, with the
  * reply the command would have given, encoded the same way. See fast_read.
  *
  * emq_exec is the one entry point; call.go is the Go half and the only Go
@@ -190,7 +191,7 @@ static void release(const exec_env *e, void *s, int own) {
 
 static const char WRONGTYPE[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-enum { SLOW, F_HGET, F_HMGET, F_ZSCORE, F_ZCARD, F_LLEN, F_EXISTS, F_ZRANGE };
+enum { SLOW, F_HGET, F_HMGET, F_ZSCORE, F_ZCARD, F_LLEN, F_EXISTS, F_ZRANGE, F_ZRANGE_SCORES };
 
 /* The fast-path command for a name and argument count (not counting the
  * name), or SLOW. Names match as the verbs spell them, in upper case: any
@@ -204,7 +205,7 @@ static int fast_kind(const char *name, size_t len, uint32_t nargs) {
     if (IS("ZCARD")) return nargs == 1 ? F_ZCARD : SLOW;
     if (IS("LLEN")) return nargs == 1 ? F_LLEN : SLOW;
     if (IS("EXISTS")) return nargs >= 1 ? F_EXISTS : SLOW;
-    if (IS("ZRANGE")) return nargs == 3 ? F_ZRANGE : SLOW;
+    if (IS("ZRANGE")) return nargs == 3 ? F_ZRANGE : nargs == 4 ? F_ZRANGE_SCORES : SLOW;
     return SLOW;
 #undef IS
 }
@@ -303,6 +304,9 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
         return 1;
     }
     long long stop = 0;
+    int scores = kind == F_ZRANGE_SCORES;
+    if (scores && (a[3].n != 10 || memcmp(a[3].p, "WITHSCORES", 10))) return 0;
+    if (scores) kind = F_ZRANGE;
     if (kind == F_ZRANGE && ((stop = head_stop(&a[1], &a[2])) < 0 || !zset_range)) return 0;
     int own;
     void *name = arg_string(e, &a[0], &own);
@@ -321,10 +325,14 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
     } else if (kind == F_ZRANGE) {
         /* the first min(stop + 1, size) members, in the set's order (score,
          * then member), as ZRANGE by rank gives them */
+        /* (WITHSCORES: each member then its score, as ZSCORE writes it; a
+         * score the server formats with its own routine sends the whole read
+         * through RM_Call, the reply written so far taken back) */
         size_t size = key ? ValueLength(key) : 0;
         size_t n = (unsigned long long)stop + 1 < size ? (size_t)stop + 1 : size;
+        size_t mark = io->out.len;
         put_u8(io, EMQ_REPLY_ARRAY);
-        put_u32(io, n);
+        put_u32(io, scores ? 2 * n : n);
         if (n > 0 && ZsetFirstInScoreRange(key, -INFINITY, INFINITY, 0, 0) == EMQ_OK) {
             size_t got = 0;
             for (; got < n && !ZsetRangeEndReached(key); got++) {
@@ -334,7 +342,20 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
                 const char *p = m ? StringPtrLen(m, &len) : "";
                 put_str(io, EMQ_REPLY_STRING, p, len);
                 if (m) FreeString(e->ctx, m);
+                if (scores) {
+                    char text[32];
+                    size_t tn = score_text(text, score);
+                    if (tn == 0) {
+                        done = 0;
+                        break;
+                    }
+                    put_str(io, EMQ_REPLY_STRING, text, tn);
+                }
                 ZsetRangeNext(key);
+            }
+            if (!done) {
+                if (!io->oom) io->out.len = mark;
+                got = n;
             }
             ZsetRangeStop(key);
             if (got != n) io->oom = 1; /* cannot happen: the reply is refused as a whole */
