@@ -43,7 +43,7 @@ func claim(c *host.Call) error {
 		Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0],
 		Ready: verdict.Reply[[]verdict.ClaimLane]{Val: s.Ready.Val[:0]}, Members: s.Members[:0], From: s.From[:0],
 		Order: s.Order[:0], Parts: s.Parts[:0], Live: s.Live[:0], Who: s.Who[:0], Next: s.Next[:0], Scores: s.Scores[:0],
-		Exact: s.Exact[:0],
+		Exact: s.Exact[:0], Dups: s.Dups[:0],
 	}
 	st.laneKeys = st.laneKeys[:0]
 	turns := st.derived(r.base, protocol.SuffixTurns, nil, "")

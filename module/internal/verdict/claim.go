@@ -1,6 +1,8 @@
 package verdict
 
 import (
+	"slices"
+
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/protocol"
 )
@@ -143,6 +145,7 @@ type ClaimSeen struct {
 	Next      []int64
 	Scores    []float64
 	Exact     []bool
+	Dups      []uint64
 }
 
 // ClaimJob is one job the claim takes.
@@ -292,6 +295,9 @@ func claimRows(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 			return ClaimStep{Err: err}
 		}
 		jobs = append(jobs, ClaimJob{Member: i, Attempt: att})
+	}
+	if v.Lanes && len(jobs) > 1 {
+		repeats(s, jobs)
 	}
 	s.Jobs = jobs
 	if s.Active.Err != nil {
@@ -494,6 +500,31 @@ func claimParts(s *ClaimSeen, v ClaimVerdict, place int, guess bool) []FairParti
 		}
 	}
 	return parts
+}
+
+// repeats numbers the attempts of a job taken more than once by one claim
+// (its id both in pending and in a lane, or in two lanes, behind the verbs'
+// back): the Lua executor's HINCRBYs run one after another, so each
+// occurrence after the first gets the attempt after the one before it. The
+// refusals stay those of the row as read, which every occurrence shares.
+func repeats(s *ClaimSeen, jobs []ClaimJob) {
+	// id << 20 | job index: sorted, equal ids are adjacent in job order
+	keys := s.Dups[:0]
+	for k, j := range jobs {
+		var id uint64
+		for _, c := range s.Members[j.Member] {
+			id = id*10 + uint64(c-'0')
+		}
+		keys = append(keys, id<<20|uint64(k))
+	}
+	slices.Sort(keys)
+	s.Dups = keys
+	for i := 1; i < len(keys); i++ {
+		if keys[i]>>20 == keys[i-1]>>20 {
+			prev, k := &jobs[keys[i-1]&(1<<20-1)], &jobs[keys[i]&(1<<20-1)]
+			k.Attempt = prev.Attempt + 1
+		}
+	}
 }
 
 // rowInt reads a meta or rate field like a row's number.

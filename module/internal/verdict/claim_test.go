@@ -445,3 +445,23 @@ func TestClaimTurnsSize(t *testing.T) {
 		t.Errorf("lanes: %+v, rows %v", st, s.Rows)
 	}
 }
+
+// A job taken twice by one claim (its id in pending and in a lane) gets
+// the attempt after the first, as the Lua's HINCRBYs one after another.
+func TestClaimRepeatedJob(t *testing.T) {
+	t.Parallel()
+	var meta [len(ClaimMetaFields)]Field
+	sc := claimLaneScript{
+		meta: meta, pending: []string{"7", "8"},
+		lanes: []ClaimLane{readyLane("a", 0, "", "", ""), readyLane("b", 0, "", "", "")},
+		jobs:  map[string][]string{"a": {"7"}, "b": {"7", "9"}},
+	}
+	_, st, s := sc.run(t, 6)
+	var got []string
+	for _, j := range st.Verdict.Jobs {
+		got = append(got, string(s.Members[j.Member])+":"+strconv.FormatInt(j.Attempt, 10))
+	}
+	if want := []string{"7:1", "7:2", "7:3", "8:1", "9:1"}; st.Err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("jobs %q, want %q (%v)", got, want, st.Err)
+	}
+}
