@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"slices"
 	"strconv"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
@@ -41,23 +43,29 @@ func claim(c *host.Call) error {
 		Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0],
 		Ready: verdict.Reply[[]verdict.ClaimLane]{Val: s.Ready.Val[:0]}, Members: s.Members[:0], From: s.From[:0],
 		Order: s.Order[:0], Parts: s.Parts[:0], Live: s.Live[:0], Who: s.Who[:0], Next: s.Next[:0], Scores: s.Scores[:0],
+		Exact: s.Exact[:0], Dups: s.Dups[:0],
 	}
 	st.laneKeys = st.laneKeys[:0]
 	turns := st.derived(r.base, protocol.SuffixTurns, nil, "")
 	// fence and domain reads, driven by the verdict
 	var rows host.Results // the rows' batch: the reply's payloads are read from it
 	step := verdict.Claim(count, s)
-	for ran := verdict.ClaimNone; step.Need != verdict.ClaimNone && step.Need != ran; step = verdict.Claim(count, s) {
+	// a read is asked for once, but the lanes' (the verdict bounds those)
+	for ran := verdict.ClaimNone; step.Need != verdict.ClaimNone && (step.Need != ran || ran == verdict.ClaimHeads); step = verdict.Claim(count, s) {
 		ran = step.Need
 		switch step.Need {
 		case verdict.ClaimFirst:
 			// the caller's ACL on turns, then GET version, HMGET meta
 			// paused rate_max rate_window turn pturn lanewait, ZRANGE pending
 			// 0 count-1, ZCARD active, ZCARD turns: the verdict takes them in
-			// this order
-			deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{turns})
-			if err != nil {
-				return err
+			// this order. A claim of one job leaves turns to ClaimTurnsSize,
+			// whose ACL check and read join the row's.
+			later := count <= speculate
+			deny := -1
+			if !later {
+				if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{turns}); err != nil {
+					return err
+				}
 			}
 			b := r.fenced().Cmd("HMGET").Arg(meta)
 			for _, f := range verdict.ClaimMetaFields {
@@ -65,7 +73,7 @@ func claim(c *host.Call) error {
 			}
 			b.Cmd("ZRANGE").Arg(pending).Str("0").Int(count - 1).
 				Cmd("ZCARD").Arg(active)
-			if deny < 0 {
+			if !later && deny < 0 {
 				b.Cmd("ZCARD").Arg(turns)
 			}
 			res := b.RunAll()
@@ -78,10 +86,21 @@ func claim(c *host.Call) error {
 			s.Active = intAt(res, 3)
 			s.Pending.Made = true
 			s.Pending.Err = st.members(res)
-			if deny < 0 {
+			switch {
+			case later:
+			case deny < 0:
 				s.Turns = intAt(res, 4)
-			} else {
+			default:
 				s.Turns = denied[int64]()
+			}
+		case verdict.ClaimTurnsSize:
+			// the caller's ACL on turns and on the rows of pending's head,
+			// then ZCARD turns and HMGET row att data of each: the rows are
+			// the claim's when turns is empty
+			s.Members = append(s.Members[:0], s.Pending.Val...)
+			rows, err = st.readRows(&r, false, turns)
+			if err != nil {
+				return err
 			}
 		case verdict.ClaimRate:
 			// the caller's ACL on rate, then GET rate, PTTL rate
@@ -106,7 +125,7 @@ func claim(c *host.Call) error {
 			// the rows are outside the key-spec: the caller's ACL first, then
 			// HMGET row att data for each member that is an id, up to the
 			// first row denied
-			rows, err = st.readRows(&r, step.Verdict.Lanes)
+			rows, err = st.readRows(&r, step.Verdict.Lanes, nil)
 			if err != nil {
 				return err
 			}
@@ -203,7 +222,7 @@ func claim(c *host.Call) error {
 	}
 	for i := range lanes {
 		if lanes[i].Taken > 0 {
-			if !st.popped(res, p, lanes[i].Heads.Val) {
+			if !st.popped(res, p, lanes[i].Heads.Val[:lanes[i].Taken]) {
 				return popMismatch(c)
 			}
 			p++
@@ -328,6 +347,10 @@ type claimState struct {
 	laneKeys [][]byte
 	// returned[i] counts the jobs lane i of turns returned.
 	returned []int64
+	// infoLen is HLEN laneinfo, read with turns (-1: not read); byName
+	// holds the indexes of the lanes of turns in byte order of their names.
+	infoLen int64
+	byName  []int32
 }
 
 var claims pool[claimState]
@@ -368,11 +391,30 @@ func (st *claimState) field(prefix string, lane []byte) []byte {
 
 // readTurns reads the ready lanes: ZRANGE turns 0 <count-1> WITHSCORES,
 // then the caller's ACL on laneinfo, lanes and each lane:<l> (read and
-// write), then in one batch per lane HMGET laneinfo active:<l> cap:<l>
-// paused:<l> and ZCARD lane:<l>.
+// write). The lanes' own reads follow with ClaimHeads. laneinfo and lanes
+// are checked before turns is read, so that HLEN laneinfo can join turns'
+// read: its size says how the lanes' fields are best read (see readHeads).
+// A denial is the same NOPERM, in the same place, after turns' read.
 func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 	s := &st.seen
-	res := r.c.Read().Cmd("ZRANGE").Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES").RunAll()
+	info := st.derived(r.base, protocol.SuffixLaneInfo, nil, "")
+	st.keys = append(st.keys[:0], info, st.derived(r.base, protocol.SuffixLanes, nil, ""))
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, st.keys)
+	if err != nil {
+		return err
+	}
+	s.LaneDenied = deny >= 0
+	b := r.c.Read().Cmd("ZRANGE").Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES")
+	if !s.LaneDenied {
+		b.Cmd("HLEN").Arg(info)
+	}
+	res := b.RunAll()
+	st.infoLen = -1
+	if !s.LaneDenied {
+		if n := intAt(res, 1); n.Err == nil {
+			st.infoLen = n.Val
+		}
+	}
 	s.Ready.Made = true
 	v, err := res.At(0)
 	if err == nil && (v.Kind() != host.KindArray || v.Len()%2 != 0) {
@@ -410,79 +452,190 @@ func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 		s.Ready.Err = err
 		return nil
 	}
-	if len(lanes) == 0 {
+	if len(lanes) == 0 || s.LaneDenied {
 		return nil
 	}
-	info := st.derived(r.base, protocol.SuffixLaneInfo, nil, "")
-	st.keys = append(st.keys[:0], info, st.derived(r.base, protocol.SuffixLanes, nil, ""))
 	for i := range lanes {
 		st.laneKeys = append(st.laneKeys, st.derived(r.base, protocol.SuffixLane, lanes[i].Name, ""))
 	}
-	st.keys = append(st.keys, st.laneKeys...)
-	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, st.keys)
-	if err != nil {
+	if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, st.laneKeys); err != nil {
 		return err
 	}
-	if deny >= 0 {
-		s.LaneDenied = true
-		return nil
-	}
-	b := r.c.Read()
-	for i := range lanes {
-		b.Cmd("HMGET").Arg(info).
-			Arg(st.field(protocol.FieldLaneActive, lanes[i].Name)).
-			Arg(st.field(protocol.FieldLaneCap, lanes[i].Name)).
-			Arg(st.field(protocol.FieldLanePaused, lanes[i].Name)).
-			Cmd("ZCARD").Arg(st.laneKeys[i])
-	}
-	res = b.RunAll()
-	for i := range lanes {
-		l := &lanes[i]
-		l.Info = verdict.Reply[[3]verdict.Field]{Made: true}
-		l.Info.Err = fieldsAt(res, 2*i, l.Info.Val[:])
-		for k := range l.Info.Val {
-			l.Info.Val[k].Bytes = st.copy(l.Info.Val[k].Bytes)
-		}
-		l.Waiting = intAt(res, 2*i+1)
-	}
+	s.LaneDenied = deny >= 0
 	return nil
 }
 
-// readHeads reads ZRANGE lane:<l> 0 <k-1> of each lane given k turns, in one
-// batch, the members copied into the scratch.
+// wholeInfo reports whether laneinfo, of n fields, is better read whole
+// (HGETALL) than as n lanes' three fields (HMGET): when it holds few more
+// fields than those, or is small enough to be a listpack, where each field
+// HMGET asks for is a scan of the whole hash. Only the cost differs: the
+// values read are the same.
+func wholeInfo(fields int64, lanes int) bool {
+	return fields >= 0 && (fields <= 3*int64(lanes) || (fields <= 512 && lanes >= 8))
+}
+
+// readHeads makes the lanes' reads the verdict asks for, in one batch: when
+// their laneinfo fields are not read yet, one HMGET laneinfo active:<l>
+// cap:<l> paused:<l> … of every lane of turns; then per lane, in order,
+// ZRANGE lane:<l> 0 <Ask-1> and ZCARD lane:<l> as asked. The members are
+// copied into the scratch.
 func (st *claimState) readHeads(r *verbCall) {
-	lanes := st.seen.Ready.Val
+	s := &st.seen
+	lanes := s.Ready.Val
 	b := r.c.Read()
-	n := 0
-	for i := range lanes {
-		if lanes[i].Taken > 0 {
-			b.Cmd("ZRANGE").Arg(st.laneKeys[i]).Str("0").Int(lanes[i].Taken - 1)
-			n++
+	info := !lanes[0].Info.Made
+	whole := info && wholeInfo(st.infoLen, len(lanes))
+	if whole {
+		b.Cmd("HGETALL").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
+	} else if info {
+		b.Cmd("HMGET").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
+		for i := range lanes {
+			b.Arg(st.field(protocol.FieldLaneActive, lanes[i].Name)).
+				Arg(st.field(protocol.FieldLaneCap, lanes[i].Name)).
+				Arg(st.field(protocol.FieldLanePaused, lanes[i].Name))
 		}
 	}
-	if n == 0 {
-		return
-	}
-	res := b.RunAll()
-	k := 0
 	for i := range lanes {
 		l := &lanes[i]
-		if l.Taken == 0 {
-			continue
+		if l.Ask > 0 {
+			b.Cmd("ZRANGE").Arg(st.laneKeys[i]).Str("0").Int(l.Ask - 1)
 		}
-		l.Heads = listAt(res, k, &st.scratch, l.Heads.Val[:0])
+		if l.Card {
+			b.Cmd("ZCARD").Arg(st.laneKeys[i])
+		}
+	}
+	res := b.RunAll()
+	s.LaneReads++
+	k := 0
+	if whole {
+		st.laneInfoAll(res)
+		k++
+	} else if info {
+		st.laneInfo(res)
 		k++
 	}
+	for i := range lanes {
+		l := &lanes[i]
+		if l.Ask > 0 {
+			l.Heads, l.Asked = listAt(res, k, &st.scratch, l.Heads.Val[:0]), l.Ask
+			k++
+		}
+		if l.Card {
+			l.Waiting = intAt(res, k)
+			k++
+		}
+	}
+}
+
+// laneInfo spreads the first reply of res, HMGET laneinfo of three fields
+// per lane of turns, over the lanes' Info, the values copied into the
+// scratch; an error is every lane's.
+func (st *claimState) laneInfo(res host.Results) {
+	lanes := st.seen.Ready.Val
+	v, err := res.At(0)
+	if err == nil && (v.Kind() != host.KindArray || v.Len() != 3*len(lanes)) {
+		err = host.ErrHostReply
+	}
+	if err == nil {
+		for i := range lanes {
+			lanes[i].Info = verdict.Reply[[3]verdict.Field]{Made: true}
+		}
+		v.Elems(func(j int, e host.Value) bool {
+			f := &lanes[j/3].Info.Val[j%3]
+			if f.Bytes, f.Set, err = e.OptBytes(); err != nil {
+				return false
+			}
+			f.Bytes = st.copy(f.Bytes)
+			return true
+		})
+	}
+	if err != nil {
+		for i := range lanes {
+			lanes[i].Info = verdict.Failed[[3]verdict.Field](err)
+		}
+	}
+}
+
+// laneInfoAll spreads the first reply of res, HGETALL laneinfo, over the
+// lanes' Info (the fields a lane's HMGET would read, the values copied into
+// the scratch); an error is every lane's.
+func (st *claimState) laneInfoAll(res host.Results) {
+	lanes := st.seen.Ready.Val
+	v, err := res.At(0)
+	if err == nil && (v.Kind() != host.KindArray || v.Len()%2 != 0) {
+		err = host.ErrHostReply
+	}
+	if err != nil {
+		for i := range lanes {
+			lanes[i].Info = verdict.Failed[[3]verdict.Field](err)
+		}
+		return
+	}
+	// the lanes by name, to find each field's
+	st.byName = st.byName[:0]
+	for i := range lanes {
+		lanes[i].Info = verdict.Reply[[3]verdict.Field]{Made: true}
+		st.byName = append(st.byName, int32(i))
+	}
+	slices.SortFunc(st.byName, func(a, b int32) int { return bytes.Compare(lanes[a].Name, lanes[b].Name) })
+	var f *verdict.Field
+	v.Elems(func(j int, e host.Value) bool {
+		var b []byte
+		if b, err = e.Bytes(); err != nil {
+			return false
+		}
+		if j%2 == 1 {
+			if f != nil {
+				f.Bytes, f.Set = st.copy(b), true
+			}
+			return true
+		}
+		f = st.infoField(b)
+		return true
+	})
+	if err != nil {
+		for i := range lanes {
+			lanes[i].Info = verdict.Failed[[3]verdict.Field](err)
+		}
+	}
+}
+
+// infoField is the Info field of the lane of turns a laneinfo field names
+// (active:<l>, cap:<l> or paused:<l>), or nil.
+func (st *claimState) infoField(name []byte) *verdict.Field {
+	k := 0
+	var lane []byte
+	switch {
+	case bytes.HasPrefix(name, []byte(protocol.FieldLaneActive)):
+		lane = name[len(protocol.FieldLaneActive):]
+	case bytes.HasPrefix(name, []byte(protocol.FieldLaneCap)):
+		k, lane = 1, name[len(protocol.FieldLaneCap):]
+	case bytes.HasPrefix(name, []byte(protocol.FieldLanePaused)):
+		k, lane = 2, name[len(protocol.FieldLanePaused):]
+	default:
+		return nil
+	}
+	lanes := st.seen.Ready.Val
+	i, found := slices.BinarySearchFunc(st.byName, lane, func(a int32, l []byte) int { return bytes.Compare(lanes[a].Name, l) })
+	if !found {
+		return nil
+	}
+	return &lanes[st.byName[i]].Info.Val[k]
 }
 
 // readRows checks the rows of the members that are ids against the caller's
 // ACL, then reads HMGET row att data for each, up to the first one denied,
 // in one batch (with lanes, then ZCARD lanes); it fills the verdict's Rows
-// and returns the batch.
-func (st *claimState) readRows(r *verbCall, lanes bool) (host.Results, error) {
+// and returns the batch. With turns (ClaimTurnsSize), turns is checked
+// first and ZCARD turns leads the batch (a denied turns reads nothing); the
+// rows stay the verdict's only when turns is empty.
+func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Results, error) {
 	s := &st.seen
 	n := len(s.Members)
 	st.keys, st.rowAt, st.rows = st.keys[:0], st.rowAt[:0], st.rows[:0]
+	if turns != nil {
+		st.keys = append(st.keys, turns)
+	}
 	for _, m := range s.Members {
 		st.rowAt = append(st.rowAt, -1)
 		var row []byte
@@ -504,12 +657,24 @@ func (st *claimState) readRows(r *verbCall, lanes bool) (host.Results, error) {
 		}
 	}
 	b := r.c.Read()
-	k := 0
+	k := 0 // the batch's commands
+	if turns != nil {
+		if deny == 0 {
+			s.Turns, s.Rows = denied[int64](), s.Rows[:0]
+			return host.Results{}, nil
+		}
+		b.Cmd("ZCARD").Arg(turns)
+		k, deny = 1, deny-1
+		if deny < 0 {
+			deny = -2 // no row denied
+		}
+	}
+	first := k
 	for i, m := range s.Members {
 		if !verdict.JobMember(m) {
 			continue
 		}
-		if k == deny {
+		if k-first == deny {
 			s.Rows[i] = denied[verdict.Field]()
 			break
 		}
@@ -535,5 +700,18 @@ func (st *claimState) readRows(r *verbCall, lanes bool) (host.Results, error) {
 	if lanes {
 		s.Registry = intAt(res, k)
 	}
+	if turns != nil {
+		s.Turns = intAt(res, 0)
+		s.PendingRows = true
+		if s.Turns.Err != nil || s.Turns.Val != 0 {
+			s.Rows, s.PendingRows = s.Rows[:0], false
+		}
+	}
 	return res, nil
 }
+
+// speculate is the largest count whose claim reads turns' size with the
+// rows of pending's head (ClaimTurnsSize) instead of before: one crossing
+// and one ACL lookup fewer when no lane is ready, one row read in vain when
+// one is.
+const speculate = 1

@@ -12,7 +12,8 @@
  * does (it re-encodes only an unshared value).
  *
  * A read of the commands the verbs read most (HGET, HMGET, ZSCORE, ZCARD,
- * LLEN, EXISTS) is answered through the key API instead of RM_Call, with the
+ * LLEN, EXISTS, and ZRANGE of a set's head: ZRANGE key 0 <stop> [WITHSCORES])
+ * is answered through the key API instead of RM_Call, with the
  * reply the command would have given, encoded the same way. See fast_read.
  *
  * emq_exec is the one entry point; call.go is the Go half and the only Go
@@ -50,6 +51,11 @@ static int (*KeyExists)(void *ctx, void *name);
 static size_t (*ValueLength)(void *key);
 static int (*HashGet)(void *key, int flags, ...);
 static int (*ZsetScore)(void *key, void *member, double *score);
+static int (*ZsetFirstInScoreRange)(void *key, double min, double max, int minex, int maxex);
+static void *(*ZsetRangeCurrentElement)(void *key, double *score);
+static int (*ZsetRangeNext)(void *key);
+static int (*ZsetRangeEndReached)(void *key);
+static void (*ZsetRangeStop)(void *key);
 
 #define CTX_FLAGS_LUA (1 << 0)     /* VALKEYMODULE_CTX_FLAGS_LUA */
 #define CTX_FLAGS_CLUSTER (1 << 5) /* VALKEYMODULE_CTX_FLAGS_CLUSTER */
@@ -74,6 +80,10 @@ static int (*ZsetScore)(void *key, void *member, double *score);
  * lookup does not see. Fixed at load, like the server's cluster mode. */
 static int fast_reads;
 
+/* The zset range API, for ZRANGE's fast path; without it ZRANGE goes through
+ * RM_Call. */
+static int zset_range;
+
 #define GET(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) return EMQ_ERR;
 #define GET_OPT(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) fast = 0;
 
@@ -84,7 +94,11 @@ int emq_call_init(int (*get_api)(const char *, void *), void *ctx) {
     int fast = 1;
     GET_OPT(OpenKey) GET_OPT(CloseKey) GET_OPT(KeyType) GET_OPT(KeyExists) GET_OPT(ValueLength)
     GET_OPT(HashGet) GET_OPT(ZsetScore)
+    GET_OPT(ZsetFirstInScoreRange) GET_OPT(ZsetRangeCurrentElement) GET_OPT(ZsetRangeNext)
+    GET_OPT(ZsetRangeEndReached) GET_OPT(ZsetRangeStop)
     fast_reads = fast && !(GetContextFlags(ctx) & CTX_FLAGS_CLUSTER);
+    zset_range = ZsetFirstInScoreRange && ZsetRangeCurrentElement && ZsetRangeNext && ZsetRangeEndReached &&
+                 ZsetRangeStop;
     return EMQ_OK;
 }
 
@@ -177,7 +191,7 @@ static void release(const exec_env *e, void *s, int own) {
 
 static const char WRONGTYPE[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-enum { SLOW, F_HGET, F_HMGET, F_ZSCORE, F_ZCARD, F_LLEN, F_EXISTS };
+enum { SLOW, F_HGET, F_HMGET, F_ZSCORE, F_ZCARD, F_LLEN, F_EXISTS, F_ZRANGE, F_ZRANGE_SCORES };
 
 /* The fast-path command for a name and argument count (not counting the
  * name), or SLOW. Names match as the verbs spell them, in upper case: any
@@ -191,6 +205,7 @@ static int fast_kind(const char *name, size_t len, uint32_t nargs) {
     if (IS("ZCARD")) return nargs == 1 ? F_ZCARD : SLOW;
     if (IS("LLEN")) return nargs == 1 ? F_LLEN : SLOW;
     if (IS("EXISTS")) return nargs >= 1 ? F_EXISTS : SLOW;
+    if (IS("ZRANGE")) return nargs == 3 ? F_ZRANGE : nargs == 4 ? F_ZRANGE_SCORES : SLOW;
     return SLOW;
 #undef IS
 }
@@ -228,6 +243,21 @@ static size_t score_text(char *buf, double d) {
     long long ll = (long long)d;
     if ((double)ll != d) return 0;
     return ll_digits(buf, ll);
+}
+
+/* The stop of ZRANGE key 0 <stop> when the range is a set's head as the verbs
+ * read it: start exactly "0", stop a canonical decimal of at most 9 digits.
+ * Returns -1 for any other range (a negative index, an option), which goes
+ * through RM_Call. */
+static long long head_stop(const arg *start, const arg *stop) {
+    if (start->n != 1 || start->p[0] != '0') return -1;
+    if (stop->n < 1 || stop->n > 9 || (stop->n > 1 && stop->p[0] == '0')) return -1;
+    long long v = 0;
+    for (size_t i = 0; i < stop->n; i++) {
+        if (stop->p[i] < '0' || stop->p[i] > '9') return -1;
+        v = v * 10 + (stop->p[i] - '0');
+    }
+    return v;
 }
 
 /* A hash field's value, or a null when h (the open key) is NULL or has no
@@ -273,10 +303,17 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
         put_i64(io, count);
         return 1;
     }
+    long long stop = 0;
+    int scores = kind == F_ZRANGE_SCORES;
+    if (scores && (a[3].n != 10 || memcmp(a[3].p, "WITHSCORES", 10))) return 0;
+    if (scores) kind = F_ZRANGE;
+    if (kind == F_ZRANGE && ((stop = head_stop(&a[1], &a[2])) < 0 || !zset_range)) return 0;
     int own;
     void *name = arg_string(e, &a[0], &own);
     void *key = OpenKey(e->ctx, name, OPEN_READ); /* NULL: no such key */
-    int want = kind == F_LLEN ? KEYTYPE_LIST : (kind == F_ZCARD || kind == F_ZSCORE) ? KEYTYPE_ZSET : KEYTYPE_HASH;
+    int want = kind == F_LLEN ? KEYTYPE_LIST
+               : (kind == F_ZCARD || kind == F_ZSCORE || kind == F_ZRANGE) ? KEYTYPE_ZSET
+                                                                           : KEYTYPE_HASH;
     int type = KeyType(key);
     int done = 1;
     if (type != KEYTYPE_EMPTY && type != want) {
@@ -285,6 +322,46 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
     } else if (kind == F_ZCARD || kind == F_LLEN) {
         put_u8(io, EMQ_REPLY_INTEGER);
         put_i64(io, key ? (long long)ValueLength(key) : 0);
+    } else if (kind == F_ZRANGE) {
+        /* the first min(stop + 1, size) members, in the set's order (score,
+         * then member), as ZRANGE by rank gives them */
+        /* (WITHSCORES: each member then its score, as ZSCORE writes it; a
+         * score the server formats with its own routine sends the whole read
+         * through RM_Call, the reply written so far taken back) */
+        size_t size = key ? ValueLength(key) : 0;
+        size_t n = (unsigned long long)stop + 1 < size ? (size_t)stop + 1 : size;
+        size_t mark = io->out.len;
+        put_u8(io, EMQ_REPLY_ARRAY);
+        put_u32(io, scores ? 2 * n : n);
+        if (n > 0 && ZsetFirstInScoreRange(key, -INFINITY, INFINITY, 0, 0) == EMQ_OK) {
+            size_t got = 0;
+            for (; got < n && !ZsetRangeEndReached(key); got++) {
+                double score;
+                void *m = ZsetRangeCurrentElement(key, &score);
+                size_t len = 0;
+                const char *p = m ? StringPtrLen(m, &len) : "";
+                put_str(io, EMQ_REPLY_STRING, p, len);
+                if (m) FreeString(e->ctx, m);
+                if (scores) {
+                    char text[32];
+                    size_t tn = score_text(text, score);
+                    if (tn == 0) {
+                        done = 0;
+                        break;
+                    }
+                    put_str(io, EMQ_REPLY_STRING, text, tn);
+                }
+                ZsetRangeNext(key);
+            }
+            if (!done) {
+                if (!io->oom) io->out.len = mark;
+                got = n;
+            }
+            ZsetRangeStop(key);
+            if (got != n) io->oom = 1; /* cannot happen: the reply is refused as a whole */
+        } else if (n > 0) {
+            io->oom = 1;
+        }
     } else if (kind == F_HGET) {
         put_field(e, key, &a[1]);
     } else if (kind == F_HMGET) {

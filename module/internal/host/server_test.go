@@ -166,6 +166,16 @@ func TestFastReads(t *testing.T) {
 		sameRead(t, s, "ZSCORE", z, "m7")
 		sameRead(t, s, "ZSCORE", z, "missing")
 		sameRead(t, s, "ZCARD", z)
+		for _, stop := range []string{"0", "1", "5", "199", "200", "201", "999999999"} {
+			sameRead(t, s, "ZRANGE", z, "0", stop)
+			sameRead(t, s, "ZRANGE", z, "0", stop, "WITHSCORES")
+		}
+		// other ranges go through RM_Call
+		for _, r := range [][2]string{{"1", "2"}, {"0", "-1"}, {"00", "1"}, {"0", "01"}, {"0", "1000000000"}, {"-1", "0"}} {
+			sameRead(t, s, "ZRANGE", z, r[0], r[1])
+		}
+		sameRead(t, s, "ZRANGE", z, "0", "1", "withscores")
+		sameRead(t, s, "ZRANGE", z, "0", "1", "REV")
 	}
 
 	// lists
@@ -208,8 +218,9 @@ func TestFastReadsSkipRMCall(t *testing.T) {
 	valkeytest.Do(t, s, "HSET", "h", "f", "v")
 	valkeytest.Do(t, s, "ZADD", "z", "1767225600000", "ms", "1.5", "half")
 	valkeytest.Do(t, s, "RPUSH", "l", "a")
+	valkeytest.Do(t, s, "ZADD", "zi", "5", "a", "-7", "b")
 	reads := [][]string{{"HGET", "h", "f"}, {"HMGET", "h", "f", "g"}, {"ZSCORE", "z", "ms"}, {"ZCARD", "z"},
-		{"LLEN", "l"}, {"EXISTS", "h", "z"}}
+		{"LLEN", "l"}, {"EXISTS", "h", "z"}, {"ZRANGE", "z", "0", "1"}}
 	valkeytest.Do(t, s, "CONFIG", "RESETSTAT")
 	for _, r := range reads {
 		reply(t, s, append([]string{"EMQ.DEBUG.CALL"}, r...)...)
@@ -220,6 +231,12 @@ func TestFastReadsSkipRMCall(t *testing.T) {
 		if n := calls(t, s, r[0]); n != 1 {
 			t.Errorf("%q in lower case: %d calls of %s, want 1 (RM_Call)", r, n, r[0])
 		}
+	}
+	if v := reply(t, s, "EMQ.DEBUG.CALL", "ZRANGE", "zi", "0", "1", "WITHSCORES"); !reflect.DeepEqual(v, []any{"b", "-7", "a", "5"}) || calls(t, s, "zrange") != 1 {
+		t.Errorf("ZRANGE WITHSCORES of integers: %s, %d calls, want the fast path", show(v), calls(t, s, "zrange"))
+	}
+	if v := reply(t, s, "EMQ.DEBUG.CALL", "ZRANGE", "z", "0", "0", "WITHSCORES"); !reflect.DeepEqual(v, []any{"half", "1.5"}) || calls(t, s, "zrange") != 2 {
+		t.Errorf("ZRANGE WITHSCORES of 1.5: %s, %d calls, want it through RM_Call", show(v), calls(t, s, "zrange"))
 	}
 	if v := reply(t, s, "EMQ.DEBUG.CALL", "ZSCORE", "z", "half"); v != "1.5" || calls(t, s, "zscore") != 2 {
 		t.Errorf("ZSCORE of 1.5: %s, %d calls, want it through RM_Call", show(v), calls(t, s, "zscore"))

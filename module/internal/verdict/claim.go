@@ -1,6 +1,8 @@
 package verdict
 
 import (
+	"slices"
+
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/protocol"
 )
@@ -15,18 +17,30 @@ const (
 	// ClaimFirst: one batch, GET version (the fence), HMGET meta
 	// <ClaimMetaFields…>, ZRANGE pending 0 <count-1>, ZCARD active and ZCARD
 	// turns. turns is checked against the caller's ACL first (read and
-	// write); a denial is ZCARD turns' error, and it is not read.
+	// write); a denial is ZCARD turns' error, and it is not read. The
+	// handler may leave turns out (Turns unmade): then ClaimTurnsSize.
 	ClaimFirst
 	// ClaimRate (meta sets a rate): the ACL check of rate (read and write;
 	// a denial is GET's error), GET rate and PTTL rate.
 	ClaimRate
+	// ClaimTurnsSize (Turns was not read with ClaimFirst): the ACL check of
+	// turns (a denial is Turns' error, and it is not read), then ZCARD
+	// turns. The handler may read with it, in one batch, the rows of
+	// pending's head as ClaimRows reads them (Rows, one per member of
+	// Pending), which the verdict takes when turns is empty.
+	ClaimTurnsSize
 	// ClaimTurns (lanes are ready): ZRANGE turns 0 <Verdict.Count-1>
 	// WITHSCORES into Ready; then the ACL check of laneinfo, lanes and each
-	// lane:<l> (LaneDenied), and per lane HMGET laneinfo active:<l> cap:<l>
-	// paused:<l> and ZCARD lane:<l>.
+	// lane:<l> (LaneDenied).
 	ClaimTurns
-	// ClaimHeads: ZRANGE lane:<l> 0 <Taken-1> of each lane of Ready given
-	// turns (ClaimLane.Heads).
+	// ClaimHeads: one batch of the lanes' reads: when the lanes' Info is not
+	// made yet, one HMGET laneinfo active:<l> cap:<l> paused:<l> … of every
+	// lane of Ready (its reply, or its error, is each lane's Info); then per
+	// lane of Ready, in order, ZRANGE lane:<l> 0 <Ask-1> (Heads, with Asked
+	// set to Ask) when Ask > 0 and ZCARD lane:<l> (Waiting) when Card. The
+	// handler counts the batches in LaneReads. The verdict asks again, at
+	// most a few times, when a lane turned out to hold fewer jobs than the
+	// turns its first read allowed for.
 	ClaimHeads
 	// ClaimRows: HMGET <row> att data for each of Members that is a
 	// JobMember, in order, checked against the caller's ACL first (a denied
@@ -52,24 +66,43 @@ const (
 )
 
 // ClaimLane is one lane of turns as CLAIM reads it.
+//
+// The spec reads each lane's size (ZCARD lane:<l>) before the turns are
+// given and its head (ZRANGE lane:<l> 0 <k-1>) after; the native executor
+// reads the head first, one member more than the turns it expects to give
+// (Ask), which tells the size exactly when the set holds fewer, and "more
+// than Asked-1" otherwise: all the turns and the writes need. A lane the
+// first allocation gives no turn has its size read (Card), so every lane
+// key is read, and typed, before any turn is given, as in the spec.
 type ClaimLane struct {
 	// Name and Score are its member and score in turns.
 	Name  []byte
 	Score float64
-	// Info is HMGET laneinfo active:<l> cap:<l> paused:<l>, Waiting ZCARD
-	// lane:<l>.
+	// Info is laneinfo's active:<l> cap:<l> paused:<l>; Waiting ZCARD
+	// lane:<l>, made when read (Card).
 	Info    Reply[[3]Field]
 	Waiting Reply[int64]
-	// Heads is ZRANGE lane:<l> 0 <Taken-1>, made for a lane given turns.
+	// Heads is ZRANGE lane:<l> 0 <Asked-1>, made when read (Ask).
 	Heads Reply[[][]byte]
+	Asked int64
+	// Ask and Card are set by the verdict with Need ClaimHeads: the reads
+	// of this lane the batch makes.
+	Ask  int64
+	Card bool
 
-	// Set by the verdict: State is the lane as read; Stale, not ready by
-	// these reads (it gets no turn and leaves turns); Taken and Last its
-	// turns (FairParticipant).
+	// Set by the verdict: State is the lane as read (State.Waiting is the
+	// size, or a lower bound above Taken when the size is not known);
+	// Stale, not ready by these reads (it gets no turn and leaves turns);
+	// Taken and Last its turns (FairParticipant).
 	State       LaneState
 	Stale       bool
 	Taken, Last int64
 }
+
+// maxLaneReads bounds ClaimHeads batches: the first; one more for lanes
+// found short or given turns by the settings; one with every size not yet
+// known (then the allocation is final); one for the heads it lengthens.
+const maxLaneReads = 4
 
 // ClaimSeen is what CLAIM has read so far.
 type ClaimSeen struct {
@@ -86,8 +119,13 @@ type ClaimSeen struct {
 	// the ACL refuses laneinfo, lanes or a lane:<l>.
 	Ready      Reply[[]ClaimLane]
 	LaneDenied bool
+	// LaneReads counts the ClaimHeads batches made.
+	LaneReads int
 	// Registry is ZCARD lanes.
 	Registry Reply[int64]
+	// PendingRows: Rows were read with ClaimTurnsSize, for pending's head;
+	// they are dropped when lanes are ready.
+	PendingRows bool
 	// Members are the jobs the claim takes, in turn order: pending's head
 	// without lanes; with lanes the verdict fills it (its array is reused)
 	// from the heads given turns. From is each member's participant: -1
@@ -106,6 +144,8 @@ type ClaimSeen struct {
 	Live, Who []int32
 	Next      []int64
 	Scores    []float64
+	Exact     []bool
+	Dups      []uint64
 }
 
 // ClaimJob is one job the claim takes.
@@ -205,6 +245,9 @@ func Claim(count int64, s *ClaimSeen) ClaimStep {
 	if int64(len(s.Pending.Val)) > v.Count {
 		s.Pending.Val = s.Pending.Val[:v.Count] // ZRANGE pending 0 <cut-1>: a prefix
 	}
+	if !s.Turns.Made {
+		return ClaimStep{Need: ClaimTurnsSize, Verdict: v}
+	}
 	if s.Turns.Err != nil {
 		return ClaimStep{Err: s.Turns.Err}
 	}
@@ -253,6 +296,9 @@ func claimRows(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 		}
 		jobs = append(jobs, ClaimJob{Member: i, Attempt: att})
 	}
+	if v.Lanes && len(jobs) > 1 {
+		repeats(s, jobs)
+	}
 	s.Jobs = jobs
 	if s.Active.Err != nil {
 		return ClaimStep{Err: s.Active.Err}
@@ -271,6 +317,9 @@ func claimRows(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 
 // claimLanes is CLAIM with lanes ready: fair claiming.
 func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
+	if s.PendingRows {
+		s.Rows, s.PendingRows = s.Rows[:0], false
+	}
 	if !s.Ready.Made {
 		return ClaimStep{Need: ClaimTurns, Verdict: v}
 	}
@@ -285,79 +334,102 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 	meta := &s.Meta.Val
 	v.Turn = rowInt(meta[claimTurn])
 	pturn := rowInt(meta[claimPendingTurn])
-	// the participants: pending (when its head is not empty) and the ready
-	// lanes, by turn, pending first at equal turn
 	scores := s.Scores[:0]
 	for i := range lanes {
-		l := &lanes[i]
-		if l.Info.Err != nil {
-			return ClaimStep{Err: l.Info.Err}
-		}
-		if l.Waiting.Err != nil {
-			return ClaimStep{Err: l.Waiting.Err}
-		}
-		l.State = ReadLane(l.Info.Val, l.Waiting.Val)
-		l.Stale = !l.State.Ready()
-		scores = append(scores, l.Score)
+		scores = append(scores, lanes[i].Score)
 	}
 	s.Scores = scores
 	place := -1
 	if len(s.Pending.Val) > 0 {
 		place = PendingPlace(pturn, scores)
 	}
-	// parts[k]: participant k; who[k] is -1 for pending, else the lane
-	parts := s.Parts[:0]
-	who := s.Who[:0]
-	for i := 0; i <= len(lanes); i++ {
-		if i == place {
-			parts = append(parts, FairParticipant{Supply: int64(len(s.Pending.Val))})
-			who = append(who, -1)
+	if len(lanes) > 0 && !lanes[0].Info.Made {
+		// the first batch: the turns every lane would get if all were ready
+		// without a cap, each lane's head one member longer, and the size of
+		// each lane given no turn
+		claimParts(s, v, place, true)
+		for i := range lanes {
+			l := &lanes[i]
+			l.Ask, l.Card = 0, l.Taken == 0
+			if l.Taken > 0 {
+				l.Ask = l.Taken + 1
+			}
 		}
-		if i == len(lanes) {
-			break
-		}
+		return ClaimStep{Need: ClaimHeads, Verdict: v}
+	}
+	// the lanes' reads, in order: laneinfo, then the lane's set (every
+	// lane's set was read by the first batch)
+	exact := s.Exact[:0]
+	for i := range lanes {
 		l := &lanes[i]
-		if l.Stale {
+		if l.Info.Err != nil {
+			return ClaimStep{Err: l.Info.Err}
+		}
+		if l.Waiting.Made && l.Waiting.Err != nil {
+			return ClaimStep{Err: l.Waiting.Err}
+		}
+		if l.Heads.Made && l.Heads.Err != nil {
+			return ClaimStep{Err: l.Heads.Err}
+		}
+		var w int64
+		known := true
+		switch {
+		case l.Waiting.Made:
+			w = l.Waiting.Val
+		case l.Heads.Made && int64(len(l.Heads.Val)) < l.Asked:
+			w = int64(len(l.Heads.Val))
+		case l.Heads.Made:
+			w, known = l.Asked, false
+		default:
+			return ClaimStep{Err: errHostReply}
+		}
+		l.State = ReadLane(l.Info.Val, w)
+		l.Stale = !l.State.Ready()
+		exact = append(exact, known)
+	}
+	s.Exact = exact
+	parts := claimParts(s, v, place, false)
+	// a lane served must have its head read as far as its turns, and its
+	// size known beyond them; else read again (every size, from the third
+	// batch on, so the next allocation is final)
+	more := false
+	for i := range lanes {
+		l := &lanes[i]
+		l.Ask, l.Card = 0, false
+		if l.Taken == 0 {
 			continue
 		}
-		supply := l.State.Waiting
-		if l.State.Cap > 0 {
-			supply = min(supply, l.State.Cap-l.State.Active)
+		switch {
+		case exact[i] && (!l.Heads.Made || int64(len(l.Heads.Val)) < l.Taken):
+			l.Ask, more = l.Taken, true
+		case !exact[i] && l.Asked <= l.Taken:
+			l.Ask, more = l.Taken+1, true
 		}
-		parts = append(parts, FairParticipant{Supply: supply})
-		who = append(who, int32(i))
 	}
-	s.Parts, s.Who = parts, who
-	s.Order, s.Live = FairTurns(parts, v.Count, s.Order, s.Live)
+	if more {
+		if s.LaneReads >= maxLaneReads {
+			return ClaimStep{Err: errHostReply}
+		}
+		if s.LaneReads >= 2 {
+			for i := range lanes {
+				lanes[i].Card = !exact[i] && !lanes[i].Stale
+			}
+		}
+		return ClaimStep{Need: ClaimHeads, Verdict: v}
+	}
 	v.Given = int64(len(s.Order))
 	if v.Given == 0 {
 		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
 	}
+	who := s.Who
 	for k, p := range parts {
 		if who[k] < 0 {
 			v.PendingTaken, v.PendingLast = p.Taken, p.Last
-			continue
 		}
-		l := &lanes[who[k]]
-		l.Taken, l.Last = p.Taken, p.Last
 	}
-	// each served lane's heads
 	var taken int64
 	for i := range lanes {
-		l := &lanes[i]
-		if l.Taken == 0 {
-			continue
-		}
-		if !l.Heads.Made {
-			return ClaimStep{Need: ClaimHeads, Verdict: v}
-		}
-		if l.Heads.Err != nil {
-			return ClaimStep{Err: l.Heads.Err}
-		}
-		if int64(len(l.Heads.Val)) != l.Taken {
-			return ClaimStep{Err: errHostReply}
-		}
-		taken += l.Taken
+		taken += lanes[i].Taken
 	}
 	wait := rowInt(meta[claimLaneWait])
 	if w := max(0, wait-taken); w != wait {
@@ -382,6 +454,77 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 	}
 	s.Members, s.From = members, from
 	return claimRows(s, v)
+}
+
+// claimParts orders the participants, pending (at place, when its head is
+// not empty) and the lanes that are not stale, by turn, gives the turns
+// (s.Order) and sets each lane's Taken and Last. A lane's supply is its
+// jobs, capped by cap − active; a lane whose size is not known yet (or, for
+// guess, every lane) counts as holding count jobs, which no claim exhausts.
+func claimParts(s *ClaimSeen, v ClaimVerdict, place int, guess bool) []FairParticipant {
+	lanes := s.Ready.Val
+	// parts[k]: participant k; who[k] is -1 for pending, else the lane
+	parts := s.Parts[:0]
+	who := s.Who[:0]
+	for i := 0; i <= len(lanes); i++ {
+		if i == place {
+			parts = append(parts, FairParticipant{Supply: int64(len(s.Pending.Val))})
+			who = append(who, -1)
+		}
+		if i == len(lanes) {
+			break
+		}
+		l := &lanes[i]
+		l.Taken, l.Last = 0, 0
+		supply := v.Count
+		if !guess {
+			if l.Stale {
+				continue
+			}
+			if s.Exact[i] {
+				supply = l.State.Waiting
+			}
+			if l.State.Cap > 0 {
+				supply = min(supply, l.State.Cap-l.State.Active)
+			}
+		}
+		parts = append(parts, FairParticipant{Supply: supply})
+		who = append(who, int32(i))
+	}
+	s.Parts, s.Who = parts, who
+	s.Order, s.Live = FairTurns(parts, v.Count, s.Order, s.Live)
+	for k, p := range parts {
+		if who[k] >= 0 {
+			l := &lanes[who[k]]
+			l.Taken, l.Last = p.Taken, p.Last
+		}
+	}
+	return parts
+}
+
+// repeats numbers the attempts of a job taken more than once by one claim
+// (its id both in pending and in a lane, or in two lanes, behind the verbs'
+// back): the Lua executor's HINCRBYs run one after another, so each
+// occurrence after the first gets the attempt after the one before it. The
+// refusals stay those of the row as read, which every occurrence shares.
+func repeats(s *ClaimSeen, jobs []ClaimJob) {
+	// id << 20 | job index: sorted, equal ids are adjacent in job order
+	keys := s.Dups[:0]
+	for k, j := range jobs {
+		var id uint64
+		for _, c := range s.Members[j.Member] {
+			id = id*10 + uint64(c-'0')
+		}
+		keys = append(keys, id<<20|uint64(k))
+	}
+	slices.Sort(keys)
+	s.Dups = keys
+	for i := 1; i < len(keys); i++ {
+		if keys[i]>>20 == keys[i-1]>>20 {
+			prev, k := &jobs[keys[i-1]&(1<<20-1)], &jobs[keys[i]&(1<<20-1)]
+			k.Attempt = prev.Attempt + 1
+		}
+	}
 }
 
 // rowInt reads a meta or rate field like a row's number.

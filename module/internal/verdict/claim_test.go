@@ -2,7 +2,9 @@ package verdict
 
 import (
 	"errors"
+	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"testing"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
@@ -114,20 +116,35 @@ func TestClaim(t *testing.T) {
 }
 
 // claimLaneScript scripts a claim with lanes ready: meta's turn and pturn,
-// the rate fields, pending's head, the lanes of turns (name, score, active,
-// cap, paused, waiting) and their jobs, every row present with att 0.
+// the rate fields, pending's head, the lanes of turns (name, score and
+// laneinfo fields) and their jobs, every row present with att 0.
 type claimLaneScript struct {
 	meta    [len(ClaimMetaFields)]Field
 	rate    [2]Reply[Field] // GET rate, PTTL rate (as a Field holding the integer)
 	pending []string
 	lanes   []ClaimLane
-	jobs    map[string][]string // each lane's jobs, in order
+	jobs    map[string][]string // each lane's jobs, in order: ZRANGE and ZCARD of its set
+	// exact: the lanes come with their laneinfo fields and sizes made (as
+	// the spec reads them before the turns are given) instead of through
+	// the native executor's heads-first reads
+	exact bool
 }
 
 func (sc claimLaneScript) run(t *testing.T, count int64) ([]ClaimRead, ClaimStep, *ClaimSeen) {
 	t.Helper()
 	s := &ClaimSeen{}
-	needs := drive(t, func() ClaimRead { return Claim(count, s).Need }, func(n ClaimRead) {
+	var needs []ClaimRead
+	for range 12 {
+		n := Claim(count, s).Need
+		if n == ClaimNone {
+			return needs, Claim(count, s), s
+		}
+		for _, seen := range needs {
+			if seen == n && n != ClaimHeads {
+				t.Fatalf("read %v asked for twice (after %v)", n, needs)
+			}
+		}
+		needs = append(needs, n)
 		switch n {
 		case ClaimFirst:
 			s.Version, s.Meta, s.Active = wire(Reply[Field]{}), Got(sc.meta), Got[int64](0)
@@ -137,15 +154,30 @@ func (sc claimLaneScript) run(t *testing.T, count int64) ([]ClaimRead, ClaimStep
 			ttl, _ := grammar.String2LL(sc.rate[1].Val.Bytes)
 			s.RateTTL = Got(ttl)
 		case ClaimTurns:
-			s.Ready = Got(append([]ClaimLane(nil), sc.lanes...))
-			if int64(len(s.Ready.Val)) > Claim(count, s).Verdict.Count {
-				s.Ready.Val = s.Ready.Val[:Claim(count, s).Verdict.Count]
+			s.Ready = Got([]ClaimLane{})
+			for _, l := range sc.lanes {
+				r := ClaimLane{Name: l.Name, Score: l.Score}
+				if sc.exact {
+					r.Info, r.Waiting = l.Info, Got(int64(len(sc.jobs[string(l.Name)])))
+				}
+				s.Ready.Val = append(s.Ready.Val, r)
+			}
+			if c := Claim(count, s).Verdict.Count; int64(len(s.Ready.Val)) > c {
+				s.Ready.Val = s.Ready.Val[:c]
 			}
 		case ClaimHeads:
+			s.LaneReads++
 			for i := range s.Ready.Val {
 				l := &s.Ready.Val[i]
-				if l.Taken > 0 {
-					l.Heads = Got(members(sc.jobs[string(l.Name)][:l.Taken]...))
+				jobs := sc.jobs[string(l.Name)]
+				if !l.Info.Made {
+					l.Info = sc.lanes[i].Info
+				}
+				if l.Ask > 0 {
+					l.Heads, l.Asked = Got(members(jobs[:min(int64(len(jobs)), l.Ask)]...)), l.Ask
+				}
+				if l.Card {
+					l.Waiting = Got(int64(len(jobs)))
 				}
 			}
 		case ClaimRows:
@@ -159,20 +191,20 @@ func (sc claimLaneScript) run(t *testing.T, count int64) ([]ClaimRead, ClaimStep
 		default:
 			t.Fatalf("unknown read %d", n)
 		}
-	})
-	return needs, Claim(count, s), s
+	}
+	t.Fatalf("the verdict keeps asking for reads: %v", needs)
+	return nil, ClaimStep{}, nil
 }
 
-// readyLane is a lane of turns as read: its score, its laneinfo fields and
-// its waiting jobs.
-func readyLane(name string, score float64, active, cp, paused string, waiting int64) ClaimLane {
+// readyLane is a lane of turns as read: its score and its laneinfo fields.
+func readyLane(name string, score float64, active, cp, paused string) ClaimLane {
 	var info [3]Field
 	for i, v := range []string{active, cp, paused} {
 		if v != "" {
 			info[i] = Str(v)
 		}
 	}
-	return ClaimLane{Name: []byte(name), Score: score, Info: Got(info), Waiting: Got(waiting)}
+	return ClaimLane{Name: []byte(name), Score: score, Info: Got(info)}
 }
 
 func TestClaimLanes(t *testing.T) {
@@ -183,15 +215,17 @@ func TestClaimLanes(t *testing.T) {
 		meta:    meta,
 		pending: []string{"1", "2"},
 		lanes: []ClaimLane{
-			readyLane("a", 2, "", "", "", 2),   // before pending
-			readyLane("b", 4, "1", "2", "", 3), // capped at 2, one active: supply 1
-			readyLane("c", 5, "", "", "1", 4),  // paused behind the verbs' back: stale
-			readyLane("d", 9, "", "", "", 1),
+			readyLane("a", 2, "", "", ""),   // before pending
+			readyLane("b", 4, "1", "2", ""), // capped at 2, one active: supply 1
+			readyLane("c", 5, "", "", "1"),  // paused behind the verbs' back: stale
+			readyLane("d", 9, "", "", ""),
 		},
-		jobs: map[string][]string{"a": {"10", "11"}, "b": {"20"}, "d": {"40"}},
+		jobs: map[string][]string{"a": {"10", "11"}, "b": {"20", "21", "22"}, "c": {"30", "31", "32", "33"}, "d": {"40"}},
 	}
+	// the first batch expects one turn per participant; a, given a second,
+	// is read again (its two jobs, fewer than the three asked, are its size)
 	needs, st, s := sc.run(t, 5)
-	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimTurns, ClaimHeads, ClaimRows}) || st.Err != nil {
+	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimTurns, ClaimHeads, ClaimHeads, ClaimRows}) || st.Err != nil {
 		t.Fatalf("%v %+v", needs, st)
 	}
 	// order: a (2), pending (4, before b at equal turn), b (4), d (9); c is
@@ -217,20 +251,20 @@ func TestClaimLanes(t *testing.T) {
 		}
 	}
 	// only stale lanes and no pending: the empty array, nothing read after
-	sc = claimLaneScript{meta: meta, lanes: []ClaimLane{readyLane("a", 0, "", "", "1", 3)}}
+	sc = claimLaneScript{meta: meta, lanes: []ClaimLane{readyLane("a", 0, "", "", "1")}, jobs: map[string][]string{"a": {"1", "2", "3"}}}
 	needs, st, _ = sc.run(t, 5)
-	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimTurns}) || !st.Verdict.Empty {
+	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimTurns, ClaimHeads}) || !st.Verdict.Empty {
 		t.Errorf("stale: %v %+v", needs, st)
 	}
 	// the rate cuts the count: one turn, to pending first at equal turn
 	meta[claimRateMax], meta[claimRateWindow], meta[claimPendingTurn], meta[claimTurn] = Str("3"), Str("1000"), Str("0"), Str("0")
 	sc = claimLaneScript{
 		meta: meta, rate: [2]Reply[Field]{Got(Str("2")), Got(Str("500"))},
-		pending: []string{"1", "2"}, lanes: []ClaimLane{readyLane("a", 0, "", "", "", 2)},
+		pending: []string{"1", "2"}, lanes: []ClaimLane{readyLane("a", 0, "", "", "")},
 		jobs: map[string][]string{"a": {"10", "11"}},
 	}
 	needs, st, s = sc.run(t, 5)
-	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimRate, ClaimTurns, ClaimRows}) || len(st.Verdict.Jobs) != 1 ||
+	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimRate, ClaimTurns, ClaimHeads, ClaimRows}) || len(st.Verdict.Jobs) != 1 ||
 		string(s.Members[0]) != "1" || !st.Verdict.RateOpen || st.Verdict.RateUsed != 2 || st.Verdict.Count != 1 {
 		t.Errorf("rate: %v %+v", needs, st)
 	}
@@ -246,7 +280,7 @@ func TestClaimLanes(t *testing.T) {
 	}
 	// the lanes' keys denied: NOPERM after turns' read
 	s = &ClaimSeen{Version: wire(Reply[Field]{}), Meta: Got([len(ClaimMetaFields)]Field{}), Active: Got[int64](0),
-		Pending: Got(members()), Turns: Got[int64](1), Ready: Got([]ClaimLane{readyLane("a", 0, "", "", "", 1)}), LaneDenied: true}
+		Pending: Got(members()), Turns: Got[int64](1), Ready: Got([]ClaimLane{readyLane("a", 0, "", "", "")}), LaneDenied: true}
 	if st := Claim(5, s); !errors.Is(st.Err, grammar.Refusal(protocol.ErrNoPerm)) {
 		t.Errorf("lanes denied: %+v", st)
 	}
@@ -255,5 +289,179 @@ func TestClaimLanes(t *testing.T) {
 		Pending: Failed[[][]byte](errA), Turns: Failed[int64](errB)}
 	if st := Claim(5, s); !errors.Is(st.Err, errA) {
 		t.Errorf("pending before turns: %+v", st)
+	}
+}
+
+// The heads-first reads give what reading every lane's size first gives:
+// the same turns, members, stale lanes and writes, whatever the sizes, caps
+// and pauses, in a bounded number of batches.
+func TestClaimLaneReadsMatchSizesFirst(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(7, 11))
+	for round := range 3000 {
+		var meta [len(ClaimMetaFields)]Field
+		meta[claimTurn], meta[claimPendingTurn] = Str(strconv.Itoa(rng.IntN(6))), Str(strconv.Itoa(rng.IntN(8)))
+		meta[claimLaneWait] = Str(strconv.Itoa(rng.IntN(40)))
+		sc := claimLaneScript{meta: meta, jobs: map[string][]string{}}
+		for i := range rng.IntN(4) {
+			sc.pending = append(sc.pending, strconv.Itoa(1+i))
+		}
+		score := 0
+		for i := range 1 + rng.IntN(8) {
+			name := "l" + strconv.Itoa(i)
+			score += rng.IntN(3)
+			opt := func(p int, v string) string {
+				if rng.IntN(p) == 0 {
+					return v
+				}
+				return ""
+			}
+			l := readyLane(name, float64(score), opt(2, strconv.Itoa(rng.IntN(4))), opt(2, strconv.Itoa(1+rng.IntN(4))), opt(8, "1"))
+			sc.lanes = append(sc.lanes, l)
+			var jobs []string
+			for j := range rng.IntN(7) {
+				jobs = append(jobs, strconv.Itoa(100*(i+1)+j))
+			}
+			sc.jobs[name] = jobs
+		}
+		count := int64(1 + rng.IntN(14))
+		needs, got, gs := sc.run(t, count)
+		sc.exact = true
+		_, want, ws := sc.run(t, count)
+		heads := 0
+		for _, n := range needs {
+			if n == ClaimHeads {
+				heads++
+			}
+		}
+		if got.Err != nil || want.Err != nil || heads > maxLaneReads {
+			t.Fatalf("round %d: %v %v, %d batches of lane reads", round, got.Err, want.Err, heads)
+		}
+		gv, wv := got.Verdict, want.Verdict
+		gv.Jobs, wv.Jobs = nil, nil
+		if !reflect.DeepEqual(gv, wv) || !reflect.DeepEqual(gs.Members, ws.Members) || !reflect.DeepEqual(gs.From, ws.From) {
+			t.Fatalf("round %d: heads first %+v %q, sizes first %+v %q", round, gv, gs.Members, wv, ws.Members)
+		}
+		if got.Verdict.Empty {
+			continue
+		}
+		for i := range gs.Ready.Val {
+			g, w := &gs.Ready.Val[i], &ws.Ready.Val[i]
+			left := func(l *ClaimLane) (bool, bool) {
+				return l.State.Waiting-l.Taken == 0,
+					LaneReady(l.State.Paused, l.State.Waiting-l.Taken, l.State.Active+l.Taken, l.State.Cap)
+			}
+			ge, gr := left(g)
+			we, wr := left(w)
+			if g.Taken != w.Taken || g.Last != w.Last || g.Stale != w.Stale || ge != we || gr != wr {
+				t.Fatalf("round %d, lane %s: heads first %+v, sizes first %+v", round, g.Name, *g, *w)
+			}
+		}
+	}
+}
+
+// An error of the lanes' reads refuses the claim before any row is read:
+// laneinfo's, the size of a lane given no turn, the head of one given turns.
+func TestClaimLaneReadErrors(t *testing.T) {
+	t.Parallel()
+	var meta [len(ClaimMetaFields)]Field
+	base := func() *ClaimSeen {
+		return &ClaimSeen{Version: wire(Reply[Field]{}), Meta: Got(meta), Active: Got[int64](0),
+			Pending: Got(members()), Turns: Got[int64](2),
+			Ready: Got([]ClaimLane{{Name: []byte("a")}, {Name: []byte("b"), Score: 1}})}
+	}
+	// one turn: a is asked its head (two members), b its size
+	s := base()
+	st := Claim(1, s)
+	if a, b := s.Ready.Val[0], s.Ready.Val[1]; st.Need != ClaimHeads || a.Ask != 2 || a.Card || b.Ask != 0 || !b.Card {
+		t.Fatalf("first batch: %+v %+v %+v", st, a, b)
+	}
+	for _, tc := range []struct {
+		set  func(s *ClaimSeen)
+		want error
+	}{
+		{func(s *ClaimSeen) {
+			for i := range s.Ready.Val {
+				s.Ready.Val[i].Info = Failed[[3]Field](errA)
+			}
+			s.Ready.Val[0].Heads, s.Ready.Val[1].Waiting = Failed[[][]byte](errB), Failed[int64](errB)
+		}, errA},
+		{func(s *ClaimSeen) { s.Ready.Val[1].Waiting = Failed[int64](errA) }, errA},
+		{func(s *ClaimSeen) { s.Ready.Val[0].Heads = Failed[[][]byte](errA) }, errA},
+	} {
+		s := base()
+		Claim(1, s)
+		for i := range s.Ready.Val {
+			l := &s.Ready.Val[i]
+			l.Info = Got([3]Field{})
+			if l.Ask > 0 {
+				l.Heads, l.Asked = Got(members("7", "8")), l.Ask
+			}
+			if l.Card {
+				l.Waiting = Got[int64](3)
+			}
+		}
+		s.LaneReads = 1
+		tc.set(s)
+		if st := Claim(1, s); !errors.Is(st.Err, tc.want) {
+			t.Errorf("%+v, want %v", st, tc.want)
+		}
+	}
+}
+
+// Turns left out of the first batch is asked for next; rows read with it
+// for pending's head are the claim's when no lane is ready, and are dropped
+// (read again in turn order) when lanes are.
+func TestClaimTurnsSize(t *testing.T) {
+	t.Parallel()
+	first := func() *ClaimSeen {
+		return &ClaimSeen{Version: wire(Reply[Field]{}), Meta: Got([len(ClaimMetaFields)]Field{}), Active: Got[int64](0),
+			Pending: Got(members("5"))}
+	}
+	s := first()
+	if st := Claim(1, s); st.Need != ClaimTurnsSize {
+		t.Fatalf("%+v", st)
+	}
+	s.Turns, s.Rows, s.PendingRows = Got[int64](0), []Reply[Field]{Got(Str("2"))}, true
+	if st := Claim(1, s); st.Need != ClaimNone || st.Err != nil || len(st.Verdict.Jobs) != 1 || st.Verdict.Jobs[0].Attempt != 3 {
+		t.Errorf("no lane: %+v", st)
+	}
+	// a refusal before turns wins over it
+	s = first()
+	s.Pending = Failed[[][]byte](errA)
+	if st := Claim(1, s); !errors.Is(st.Err, errA) {
+		t.Errorf("pending before turns: %+v", st)
+	}
+	// turns' error before the rows'
+	s = first()
+	s.Turns, s.Rows, s.PendingRows = Failed[int64](errA), []Reply[Field]{Failed[Field](errB)}, true
+	if st := Claim(1, s); !errors.Is(st.Err, errA) {
+		t.Errorf("turns before rows: %+v", st)
+	}
+	// lanes ready: the rows read for pending are not taken
+	s = first()
+	s.Turns, s.Rows, s.PendingRows = Got[int64](1), []Reply[Field]{Failed[Field](errB)}, true
+	if st := Claim(1, s); st.Need != ClaimTurns || len(s.Rows) != 0 || s.PendingRows {
+		t.Errorf("lanes: %+v, rows %v", st, s.Rows)
+	}
+}
+
+// A job taken twice by one claim (its id in pending and in a lane) gets
+// the attempt after the first, as the Lua's HINCRBYs one after another.
+func TestClaimRepeatedJob(t *testing.T) {
+	t.Parallel()
+	var meta [len(ClaimMetaFields)]Field
+	sc := claimLaneScript{
+		meta: meta, pending: []string{"7", "8"},
+		lanes: []ClaimLane{readyLane("a", 0, "", "", ""), readyLane("b", 0, "", "", "")},
+		jobs:  map[string][]string{"a": {"7"}, "b": {"7", "9"}},
+	}
+	_, st, s := sc.run(t, 6)
+	var got []string
+	for _, j := range st.Verdict.Jobs {
+		got = append(got, string(s.Members[j.Member])+":"+strconv.FormatInt(j.Attempt, 10))
+	}
+	if want := []string{"7:1", "7:2", "7:3", "8:1", "9:1"}; st.Err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("jobs %q, want %q (%v)", got, want, st.Err)
 	}
 }
