@@ -22,7 +22,7 @@ const maxShown = 512
 func (a *app) newInspectCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inspect <queue> <id>",
-		Short: "Show one job: state, attempts, payload, last error, progress and logs",
+		Short: "Show one job: state, attempts, payload, result, last error, progress, flow and logs",
 		Long: `inspect reads one job with INSPECT and never writes. A job that completed, was
 removed or never existed is not found (exit code 3). With --json the payload
 is in "payload" (base64), and "payload_text" shows it pretty-printed when it
@@ -43,8 +43,15 @@ is JSON, else as a hex dump.`,
 		if err != nil {
 			return s.explain(q, err)
 		}
+		// a parent's children: what a flow's operator wants to see next
+		children, err := q.Children(ctx, info.ID)
+		if err != nil {
+			return s.explain(q, err)
+		}
 		if s.json {
-			return s.printJSON(admin.ViewOfJob(q.Name(), info))
+			v := admin.ViewOfJob(q.Name(), info)
+			v.Children = admin.ViewOfChildren(children)
+			return s.printJSON(v)
 		}
 		tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "job\t%s in queue %s\n", info.ID, q.Name())
@@ -59,6 +66,18 @@ is JSON, else as a hex dump.`,
 		if info.UniqueKey != "" {
 			fmt.Fprintf(tw, "unique key\t%s\n", shown([]byte(info.UniqueKey)))
 		}
+		if info.Parent != "" {
+			fmt.Fprintf(tw, "parent\t%s\n", info.Parent)
+		}
+		if info.State == trafikey.StateWaiting {
+			fmt.Fprintf(tw, "waiting for\t%d children\n", info.Waiting)
+		}
+		if info.ChildFailed != "" {
+			fmt.Fprintf(tw, "failed by\tchild %s\n", info.ChildFailed)
+		}
+		if info.Result != nil {
+			fmt.Fprintf(tw, "result\t%d bytes: %s\n", len(info.Result), shown(info.Result))
+		}
 		fmt.Fprintf(tw, "payload\t%d bytes: %s\n", len(info.Payload), shown(info.Payload))
 		if info.Progress != "" {
 			fmt.Fprintf(tw, "progress\t%s\n", shown([]byte(info.Progress)))
@@ -69,6 +88,23 @@ is JSON, else as a hex dump.`,
 		out := s.out()
 		if info.LastError != "" {
 			fmt.Fprintf(out, "\nlast error:\n%s\n", indent(clip(info.LastError)))
+		}
+		if len(children) > 0 {
+			fmt.Fprintf(out, "\nchildren (%d):\n", len(children))
+			for _, c := range children {
+				state := string(c.State)
+				if state == "" {
+					state = "gone"
+				}
+				line := "  " + c.ID + "  " + state
+				if c.Completed {
+					line += "  result " + shown(c.Result)
+				}
+				if c.Err != "" {
+					line += "  error " + clip(c.Err)
+				}
+				fmt.Fprintln(out, line)
+			}
 		}
 		if len(info.Logs) > 0 {
 			fmt.Fprintf(out, "\nlogs (%d lines):\n", len(info.Logs))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -131,4 +132,40 @@ func TestDemoSmall(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, errOut, "lua executor")
 	require.Contains(t, out, "completed 323")
+}
+
+// inspect shows a flow: a parent's children with their results, a child's
+// parent, a retained job's result.
+func TestInspectFlow(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	q, err := trafikey.Open(t.Context(), c, "flows")
+	require.NoError(t, err)
+	require.NoError(t, q.SetRetention(t.Context(), trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+	ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{Payload: []byte("report"), Children: []trafikey.FlowJob{{Payload: []byte("a")}, {Payload: []byte("b")}}})
+	require.NoError(t, err)
+	jobs, err := q.Claim(t.Context(), time.Minute, 1)
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	jobs[0].SetResult([]byte("42"))
+	require.NoError(t, jobs[0].Complete(t.Context()))
+
+	out, _, code := run(t, "inspect", "flows", ids.ID, "--addr", s.Addr())
+	require.Equal(t, exitOK, code)
+	require.Regexp(t, `state\s+waiting\n`, out)
+	require.Regexp(t, `waiting for\s+1 children\n`, out)
+	require.Contains(t, out, "children (2):")
+	require.Regexp(t, jobs[0].ID+`\s+completed\s+result 42`, out)
+
+	out, _, code = run(t, "inspect", "flows", jobs[0].ID, "--addr", s.Addr())
+	require.Equal(t, exitOK, code)
+	require.Regexp(t, `parent\s+`+ids.ID+`\n`, out)
+	require.Regexp(t, `result\s+2 bytes: 42\n`, out)
+
+	out, _, code = run(t, "inspect", "flows", ids.ID, "--addr", s.Addr(), "--json")
+	require.Equal(t, exitOK, code)
+	job := decode[map[string]any](t, out)
+	require.EqualValues(t, 1, job["waiting_children"])
+	require.Len(t, job["children"], 2)
 }

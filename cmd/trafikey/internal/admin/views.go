@@ -108,7 +108,16 @@ type JobView struct {
 	Progress    string    `json:"progress,omitempty"`
 	UniqueKey   string    `json:"unique_key,omitempty"`
 	Lane        string    `json:"lane,omitempty"`
-	Logs        []string  `json:"logs"`
+	// Parent is its parent in a flow; Waiting, on a parent, its children
+	// not finished; ChildFailed the first child that died and fails it.
+	Parent      string `json:"parent,omitempty"`
+	Waiting     int64  `json:"waiting_children,omitempty"`
+	ChildFailed string `json:"child_failed,omitempty"`
+	// Result is a retained completed job's result (base64 in JSON).
+	Result []byte `json:"result,omitempty"`
+	// Children are a parent's children, when read (Queue.Children).
+	Children []ChildView `json:"children,omitempty"`
+	Logs     []string    `json:"logs"`
 	// Payload is the job's bytes (base64 in JSON).
 	Payload []byte `json:"payload"`
 	// PayloadSize is len(Payload).
@@ -121,6 +130,24 @@ type JobView struct {
 	PayloadCut    bool   `json:"payload_cut,omitempty"`
 }
 
+// ChildView is one child of a parent, as Queue.Children reads it.
+type ChildView struct {
+	ID    string `json:"id"`
+	State string `json:"state,omitempty"`
+	// Result is its result when it completed with one (base64 in JSON).
+	Result []byte `json:"result,omitempty"`
+	Err    string `json:"error,omitempty"`
+}
+
+// ViewOfChildren is the JSON form of a parent's children.
+func ViewOfChildren(children []trafikey.ChildResult) []ChildView {
+	out := make([]ChildView, len(children))
+	for i, c := range children {
+		out[i] = ChildView{ID: c.ID, State: string(c.State), Result: c.Result, Err: c.Err}
+	}
+	return out
+}
+
 // ViewOfJob is the JSON form of job info of queue.
 func ViewOfJob(queue string, info *trafikey.JobInfo) JobView {
 	v := JobView{
@@ -129,6 +156,7 @@ func ViewOfJob(queue string, info *trafikey.JobInfo) JobView {
 		Backoff: string(info.Backoff), BackoffMS: info.BackoffBase.Milliseconds(),
 		AddedAt: info.AddedAt.UTC(), LastError: info.LastError, Progress: info.Progress,
 		UniqueKey: info.UniqueKey, Lane: info.Lane, Logs: info.Logs,
+		Parent: info.Parent, Waiting: info.Waiting, ChildFailed: info.ChildFailed, Result: info.Result,
 		Payload: info.Payload, PayloadSize: len(info.Payload),
 	}
 	if v.Logs == nil {
