@@ -1,0 +1,377 @@
+// Command flows measures flows and retention on one valkey-server with the
+// trafikey module, for each executor: the server µs per child to add and to
+// complete a flow of 1, 10 and 1,000 children; the memory a retained
+// completed job takes beyond its payload and result; the server time of one
+// TRIM step with many retained jobs, and a concurrent client's PING latency
+// while trimming runs.
+//
+//	go run ./bench/flows          # the full sizes, a Markdown report on stdout
+//	go run ./bench/flows -small   # seconds, for a check
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/modbuild"
+	"github.com/trafikey/trafikey/internal/repo"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+)
+
+func main() {
+	small := flag.Bool("small", false, "small sizes: a check in seconds, not a measurement")
+	rounds := flag.Int("rounds", 3, "rounds per measurement, executors alternating")
+	flag.Parse()
+	retained := 1_000_000
+	if *small {
+		retained = 20_000
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *rounds, retained, *small); err != nil {
+		fmt.Fprintln(os.Stderr, "flows:", err)
+		os.Exit(1)
+	}
+}
+
+type bench struct {
+	srv    *valkeyserver.Server
+	admin  *valkeyserver.Conn
+	client valkey.Client
+}
+
+func run(ctx context.Context, rounds, retained int, small bool) error {
+	root, err := repo.Root()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "building the module …")
+	module, err := modbuild.Build(ctx, root, filepath.Join(os.TempDir(), "trafikey-bench"))
+	if err != nil {
+		return err
+	}
+	srv, err := valkeyserver.Start(ctx, valkeyserver.Options{Module: module})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	admin, err := srv.Dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer admin.Close()
+	client, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	b := &bench{srv: srv, admin: admin, client: client}
+
+	executors := []trafikey.Executor{trafikey.ExecutorNative, trafikey.ExecutorLua}
+	sizes := []int{1, 10, 1000}
+	addCost, doneCost := map[string][]float64{}, map[string][]float64{}
+	memory := map[trafikey.Executor][]float64{}
+	trimStep, pingP99 := map[trafikey.Executor][]float64{}, map[trafikey.Executor][]float64{}
+	for round := range rounds {
+		order := slices.Clone(executors)
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, e := range order {
+			for _, n := range sizes {
+				fmt.Fprintf(os.Stderr, "round %d, %s: flow of %d …\n", round+1, e, n)
+				// the first flow warms the scripts and the code paths up
+				if _, _, err := b.flow(ctx, e, n); err != nil {
+					return err
+				}
+				a, c, err := b.flow(ctx, e, n)
+				if err != nil {
+					return err
+				}
+				k := string(e) + "/" + strconv.Itoa(n)
+				addCost[k], doneCost[k] = append(addCost[k], a), append(doneCost[k], c)
+			}
+			fmt.Fprintf(os.Stderr, "round %d, %s: retention …\n", round+1, e)
+			mem, step, p99, err := b.retention(ctx, e, retained)
+			if err != nil {
+				return err
+			}
+			memory[e] = append(memory[e], mem)
+			trimStep[e] = append(trimStep[e], step)
+			pingP99[e] = append(pingP99[e], p99)
+		}
+	}
+
+	var out strings.Builder
+	fmt.Fprintf(&out, "Machine: %s/%s, %d CPUs, Go %s; one valkey-server. Command: `go run ./bench/flows%s`, %d rounds, executors alternating; median (min–max).\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), map[bool]string{true: " -small"}[small], rounds)
+	fmt.Fprintf(&out, "**Flows.** A parent with n children added in one ADD, then every child and the parent completed one COMPLETE each: the server's µs per job (ADD's and COMPLETE's `usec` in INFO commandstats over the flow's jobs).\n\n")
+	fmt.Fprintf(&out, "| executor | add, 1 child | 10 | 1000 | complete, 1 child | 10 | 1000 |\n|---|---|---|---|---|---|---|\n")
+	us := func(v float64) string { return fmt.Sprintf("%.2f", v) }
+	for _, e := range executors {
+		fmt.Fprintf(&out, "| %s |", e)
+		for _, m := range []map[string][]float64{addCost, doneCost} {
+			for _, n := range sizes {
+				fmt.Fprintf(&out, " %s |", spread(m[string(e)+"/"+strconv.Itoa(n)], us))
+			}
+		}
+		fmt.Fprintln(&out)
+	}
+	fmt.Fprintf(&out, "\n**Retention.** %d jobs of a 16-byte payload completed with a 16-byte result and retained: used_memory per retained job beyond the payload and the result; then TRIM steps of %d jobs, as a worker takes them (the queue's bound lowered to keep none): the server µs of one step (`usec` of the TRIM calls), while a second client sends PING in a loop: its p99 round trip during 20 steps.\n\n", retained, trafikey.TrimStep)
+	fmt.Fprintf(&out, "| executor | bytes per retained job | one TRIM step µs | PING p99 while trimming |\n|---|---|---|---|\n")
+	for _, e := range executors {
+		fmt.Fprintf(&out, "| %s | %s | %s | %s |\n", e,
+			spread(memory[e], func(v float64) string { return fmt.Sprintf("%.0f B", v) }),
+			spread(trimStep[e], func(v float64) string { return fmt.Sprintf("%.0f", v) }),
+			spread(pingP99[e], func(v float64) string { return fmt.Sprintf("%.2f ms", v) }))
+	}
+	fmt.Print(out.String())
+	return nil
+}
+
+func (b *bench) open(ctx context.Context, e trafikey.Executor, name string) (*trafikey.Queue, error) {
+	if _, err := b.admin.Do(ctx, "FLUSHALL", "SYNC"); err != nil {
+		return nil, err
+	}
+	return trafikey.Open(ctx, b.client, name, trafikey.WithExecutor(e))
+}
+
+// commandUsec is the total usec of the server's command for verb (the
+// module's EMQ.<VERB>, or EVALSHA for the Lua executor).
+func (b *bench) commandUsec(ctx context.Context, e trafikey.Executor, verb string) (float64, error) {
+	v, err := b.admin.Do(ctx, "INFO", "commandstats")
+	if err != nil {
+		return 0, err
+	}
+	names := []string{"cmdstat_emq." + verb + ":"}
+	if e == trafikey.ExecutorLua {
+		// a script's first call may run as EVAL, after EVALSHA's NOSCRIPT
+		names = []string{"cmdstat_evalsha:", "cmdstat_eval:"}
+	}
+	total := 0.0
+	for _, line := range strings.Split(fmt.Sprint(v), "\r\n") {
+		for _, name := range names {
+			rest, ok := strings.CutPrefix(strings.ToLower(line), name)
+			if !ok {
+				continue
+			}
+			for _, f := range strings.Split(rest, ",") {
+				if u, ok := strings.CutPrefix(f, "usec="); ok {
+					n, err := strconv.ParseFloat(u, 64)
+					if err != nil {
+						return 0, err
+					}
+					total += n
+				}
+			}
+		}
+	}
+	return total, nil
+}
+
+func (b *bench) resetStats(ctx context.Context) error {
+	_, err := b.admin.Do(ctx, "CONFIG", "RESETSTAT")
+	return err
+}
+
+// flow adds a parent with n children and completes them all, and returns
+// the server µs per job of the ADD and of the COMPLETEs.
+func (b *bench) flow(ctx context.Context, e trafikey.Executor, n int) (add, complete float64, err error) {
+	q, err := b.open(ctx, e, "flow")
+	if err != nil {
+		return 0, 0, err
+	}
+	root := trafikey.FlowJob{Payload: []byte("parent")}
+	for range min(n, trafikey.MaxBatch-1) {
+		root.Children = append(root.Children, trafikey.FlowJob{Payload: []byte("child")})
+	}
+	jobs := 1 + len(root.Children)
+	if err := b.resetStats(ctx); err != nil {
+		return 0, 0, err
+	}
+	if _, err := q.AddFlow(ctx, root); err != nil {
+		return 0, 0, err
+	}
+	if add, err = b.commandUsec(ctx, e, "add"); err != nil {
+		return 0, 0, err
+	}
+	// claim outside the measured part; COMPLETE alone is measured
+	var claimed []*trafikey.Job
+	for len(claimed) < jobs {
+		got, err := q.Claim(ctx, time.Hour, trafikey.MaxBatch)
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(got) == 0 {
+			if err := b.resetStats(ctx); err != nil {
+				return 0, 0, err
+			}
+			for _, j := range claimed {
+				if err := j.Complete(ctx); err != nil {
+					return 0, 0, err
+				}
+			}
+			if complete, err = b.commandUsec(ctx, e, "complete"); err != nil {
+				return 0, 0, err
+			}
+			done := complete
+			claimed = nil
+			// the parent is pending now
+			got, err = q.Claim(ctx, time.Hour, 1)
+			if err != nil || len(got) != 1 {
+				return 0, 0, fmt.Errorf("the parent was not released: %v", err)
+			}
+			if err := b.resetStats(ctx); err != nil {
+				return 0, 0, err
+			}
+			if err := got[0].Complete(ctx); err != nil {
+				return 0, 0, err
+			}
+			last, err := b.commandUsec(ctx, e, "complete")
+			if err != nil {
+				return 0, 0, err
+			}
+			return add / float64(jobs), (done + last) / float64(jobs), nil
+		}
+		claimed = append(claimed, got...)
+	}
+	return 0, 0, fmt.Errorf("claimed the waiting parent")
+}
+
+func (b *bench) usedMemory(ctx context.Context) (float64, error) {
+	v, err := b.admin.Do(ctx, "INFO", "memory")
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(fmt.Sprint(v), "\r\n") {
+		if m, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			return strconv.ParseFloat(m, 64)
+		}
+	}
+	return 0, fmt.Errorf("no used_memory")
+}
+
+// retention retains n completed jobs and measures their memory, one TRIM
+// step, and PING's p99 while TRIM runs step after step.
+func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJob, stepUS, p99ms float64, err error) {
+	q, err := b.open(ctx, e, "keep")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if err := q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: 24 * time.Hour}); err != nil {
+		return 0, 0, 0, err
+	}
+	before, err := b.usedMemory(ctx)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	payload, result := []byte("0123456789abcdef"), []byte("fedcba9876543210")
+	for done := 0; done < n; {
+		k := min(trafikey.MaxBatch, n-done)
+		batch := make([]trafikey.NewJob, k)
+		for i := range batch {
+			batch[i].Payload = payload
+		}
+		if _, err := q.AddBatch(ctx, batch); err != nil {
+			return 0, 0, 0, err
+		}
+		jobs, err := q.Claim(ctx, time.Hour, k)
+		if err != nil {
+			return 0, 0, 0, err
+		}
+		for _, j := range jobs {
+			j.SetResult(result)
+		}
+		if _, err := q.CompleteMany(ctx, jobs); err != nil {
+			return 0, 0, 0, err
+		}
+		done += len(jobs)
+	}
+	after, err := b.usedMemory(ctx)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	perJob = (after-before)/float64(n) - float64(len(payload)+len(result))
+
+	// keep none: every retained job is past the bound
+	if err := q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Millisecond, KeepCompletedMax: 1}); err != nil {
+		return 0, 0, 0, err
+	}
+	time.Sleep(10 * time.Millisecond)
+	var mu sync.Mutex
+	var pings []time.Duration
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	pinger, err := b.srv.Dial(ctx)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer pinger.Close()
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			t0 := time.Now()
+			if _, err := pinger.Do(ctx, "PING"); err != nil {
+				return
+			}
+			mu.Lock()
+			pings = append(pings, time.Since(t0))
+			mu.Unlock()
+		}
+	})
+	if err := b.resetStats(ctx); err != nil {
+		return 0, 0, 0, err
+	}
+	steps := 0
+	for range 20 {
+		done, _, err := q.Trim(ctx, trafikey.TrimStep)
+		if err != nil {
+			close(stop)
+			wg.Wait()
+			return 0, 0, 0, err
+		}
+		steps++
+		if done == 0 {
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	us, err := b.commandUsec(ctx, e, "trim")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	slices.Sort(pings)
+	if len(pings) > 0 {
+		p99ms = float64(pings[len(pings)*99/100]) / float64(time.Millisecond)
+	}
+	return perJob, us / float64(steps), p99ms, nil
+}
+
+// spread renders the median and the range of xs.
+func spread(xs []float64, f func(float64) string) string {
+	if len(xs) == 0 {
+		return "—"
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return fmt.Sprintf("%s (%s–%s)", f(s[len(s)/2]), f(s[0]), f(s[len(s)-1]))
+}
