@@ -329,12 +329,24 @@ func (r *Results) write() error {
 				svgRel = filepath.ToSlash(rel)
 			}
 		}
-		if err := os.WriteFile(p, []byte(renderMarkdown(r, svgRel)), 0o644); err != nil {
+		// The sections of the feature benchmarks (bench/lanes, bench/flows)
+		// follow the harness's report; a new report keeps them.
+		kept := ""
+		if old, err := os.ReadFile(p); err == nil {
+			if i := strings.Index(string(old), featureMarker); i >= 0 {
+				kept = "\n" + string(old[i:])
+			}
+		}
+		if err := os.WriteFile(p, []byte(renderMarkdown(r, svgRel)+kept), 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// featureMarker starts the part of docs/BENCHMARKS.md that the harness
+// does not write.
+const featureMarker = "<!-- feature benchmarks: written by hand from bench/lanes and bench/flows -->"
 
 func logf(cfg *Config, format string, args ...any) {
 	var w io.Writer = os.Stderr
