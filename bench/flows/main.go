@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -24,12 +23,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/valkey-io/valkey-go"
-
 	"github.com/trafikey/trafikey"
-	"github.com/trafikey/trafikey/internal/modbuild"
-	"github.com/trafikey/trafikey/internal/repo"
-	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/bench/internal/feature"
 )
 
 func main() {
@@ -49,37 +44,16 @@ func main() {
 }
 
 type bench struct {
-	srv    *valkeyserver.Server
-	admin  *valkeyserver.Conn
-	client valkey.Client
+	*feature.Server
 }
 
 func run(ctx context.Context, rounds, retained int, small bool) error {
-	root, err := repo.Root()
+	srv, err := feature.Start(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "building the module …")
-	module, err := modbuild.Build(ctx, root, filepath.Join(os.TempDir(), "trafikey-bench"))
-	if err != nil {
-		return err
-	}
-	srv, err := valkeyserver.Start(ctx, valkeyserver.Options{Module: module})
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	admin, err := srv.Dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer admin.Close()
-	client, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	b := &bench{srv: srv, admin: admin, client: client}
+	defer srv.Close()
+	b := &bench{Server: srv}
 
 	executors := []trafikey.Executor{trafikey.ExecutorNative, trafikey.ExecutorLua}
 	sizes := []int{1, 10, 1000}
@@ -117,8 +91,8 @@ func run(ctx context.Context, rounds, retained int, small bool) error {
 	}
 
 	var out strings.Builder
-	fmt.Fprintf(&out, "Machine: %s/%s, %d CPUs, Go %s; one valkey-server. Command: `go run ./bench/flows%s`, %d rounds, executors alternating; median (min–max).\n\n",
-		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), map[bool]string{true: " -small"}[small], rounds)
+	fmt.Fprintf(&out, "Machine: %s/%s, %d CPUs, Go %s; one valkey-server (%s). Command: `go run ./bench/flows%s`, %d rounds, executors alternating; median (min–max).\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), b.Version(ctx), map[bool]string{true: " -small"}[small], rounds)
 	fmt.Fprintf(&out, "**Flows.** A parent with n children added in one ADD, then every child and the parent completed one COMPLETE each: the server's µs per job (ADD's and COMPLETE's `usec` in INFO commandstats over the flow's jobs).\n\n")
 	fmt.Fprintf(&out, "| executor | add, 1 child | 10 | 1000 | complete, 1 child | 10 | 1000 |\n|---|---|---|---|---|---|---|\n")
 	us := func(v float64) string { return fmt.Sprintf("%.2f", v) }
@@ -126,7 +100,7 @@ func run(ctx context.Context, rounds, retained int, small bool) error {
 		fmt.Fprintf(&out, "| %s |", e)
 		for _, m := range []map[string][]float64{addCost, doneCost} {
 			for _, n := range sizes {
-				fmt.Fprintf(&out, " %s |", spread(m[string(e)+"/"+strconv.Itoa(n)], us))
+				fmt.Fprintf(&out, " %s |", feature.Spread(m[string(e)+"/"+strconv.Itoa(n)], us))
 			}
 		}
 		fmt.Fprintln(&out)
@@ -135,63 +109,18 @@ func run(ctx context.Context, rounds, retained int, small bool) error {
 	fmt.Fprintf(&out, "| executor | bytes per retained job | one TRIM step µs | PING p99 while trimming |\n|---|---|---|---|\n")
 	for _, e := range executors {
 		fmt.Fprintf(&out, "| %s | %s | %s | %s |\n", e,
-			spread(memory[e], func(v float64) string { return fmt.Sprintf("%.0f B", v) }),
-			spread(trimStep[e], func(v float64) string { return fmt.Sprintf("%.0f", v) }),
-			spread(pingP99[e], func(v float64) string { return fmt.Sprintf("%.2f ms", v) }))
+			feature.Spread(memory[e], func(v float64) string { return fmt.Sprintf("%.0f B", v) }),
+			feature.Spread(trimStep[e], func(v float64) string { return fmt.Sprintf("%.0f", v) }),
+			feature.Spread(pingP99[e], func(v float64) string { return fmt.Sprintf("%.2f ms", v) }))
 	}
 	fmt.Print(out.String())
 	return nil
 }
 
-func (b *bench) open(ctx context.Context, e trafikey.Executor, name string) (*trafikey.Queue, error) {
-	if _, err := b.admin.Do(ctx, "FLUSHALL", "SYNC"); err != nil {
-		return nil, err
-	}
-	return trafikey.Open(ctx, b.client, name, trafikey.WithExecutor(e))
-}
-
-// commandUsec is the total usec of the server's command for verb (the
-// module's EMQ.<VERB>, or EVALSHA for the Lua executor).
-func (b *bench) commandUsec(ctx context.Context, e trafikey.Executor, verb string) (float64, error) {
-	v, err := b.admin.Do(ctx, "INFO", "commandstats")
-	if err != nil {
-		return 0, err
-	}
-	names := []string{"cmdstat_emq." + verb + ":"}
-	if e == trafikey.ExecutorLua {
-		// a script's first call may run as EVAL, after EVALSHA's NOSCRIPT
-		names = []string{"cmdstat_evalsha:", "cmdstat_eval:"}
-	}
-	total := 0.0
-	for _, line := range strings.Split(fmt.Sprint(v), "\r\n") {
-		for _, name := range names {
-			rest, ok := strings.CutPrefix(strings.ToLower(line), name)
-			if !ok {
-				continue
-			}
-			for _, f := range strings.Split(rest, ",") {
-				if u, ok := strings.CutPrefix(f, "usec="); ok {
-					n, err := strconv.ParseFloat(u, 64)
-					if err != nil {
-						return 0, err
-					}
-					total += n
-				}
-			}
-		}
-	}
-	return total, nil
-}
-
-func (b *bench) resetStats(ctx context.Context) error {
-	_, err := b.admin.Do(ctx, "CONFIG", "RESETSTAT")
-	return err
-}
-
 // flow adds a parent with n children and completes them all, and returns
 // the server µs per job of the ADD and of the COMPLETEs.
 func (b *bench) flow(ctx context.Context, e trafikey.Executor, n int) (add, complete float64, err error) {
-	q, err := b.open(ctx, e, "flow")
+	q, err := b.Open(ctx, e, "flow")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -200,13 +129,13 @@ func (b *bench) flow(ctx context.Context, e trafikey.Executor, n int) (add, comp
 		root.Children = append(root.Children, trafikey.FlowJob{Payload: []byte("child")})
 	}
 	jobs := 1 + len(root.Children)
-	if err := b.resetStats(ctx); err != nil {
+	if err := b.ResetStats(ctx); err != nil {
 		return 0, 0, err
 	}
 	if _, err := q.AddFlow(ctx, root); err != nil {
 		return 0, 0, err
 	}
-	if add, err = b.commandUsec(ctx, e, "add"); err != nil {
+	if add, err = b.Usec(ctx, e, "add"); err != nil {
 		return 0, 0, err
 	}
 	// claim outside the measured part; COMPLETE alone is measured
@@ -217,7 +146,7 @@ func (b *bench) flow(ctx context.Context, e trafikey.Executor, n int) (add, comp
 			return 0, 0, err
 		}
 		if len(got) == 0 {
-			if err := b.resetStats(ctx); err != nil {
+			if err := b.ResetStats(ctx); err != nil {
 				return 0, 0, err
 			}
 			for _, j := range claimed {
@@ -225,7 +154,7 @@ func (b *bench) flow(ctx context.Context, e trafikey.Executor, n int) (add, comp
 					return 0, 0, err
 				}
 			}
-			if complete, err = b.commandUsec(ctx, e, "complete"); err != nil {
+			if complete, err = b.Usec(ctx, e, "complete"); err != nil {
 				return 0, 0, err
 			}
 			done := complete
@@ -235,13 +164,13 @@ func (b *bench) flow(ctx context.Context, e trafikey.Executor, n int) (add, comp
 			if err != nil || len(got) != 1 {
 				return 0, 0, fmt.Errorf("the parent was not released: %v", err)
 			}
-			if err := b.resetStats(ctx); err != nil {
+			if err := b.ResetStats(ctx); err != nil {
 				return 0, 0, err
 			}
 			if err := got[0].Complete(ctx); err != nil {
 				return 0, 0, err
 			}
-			last, err := b.commandUsec(ctx, e, "complete")
+			last, err := b.Usec(ctx, e, "complete")
 			if err != nil {
 				return 0, 0, err
 			}
@@ -253,7 +182,7 @@ func (b *bench) flow(ctx context.Context, e trafikey.Executor, n int) (add, comp
 }
 
 func (b *bench) usedMemory(ctx context.Context) (float64, error) {
-	v, err := b.admin.Do(ctx, "INFO", "memory")
+	v, err := b.Admin.Do(ctx, "INFO", "memory")
 	if err != nil {
 		return 0, err
 	}
@@ -268,7 +197,7 @@ func (b *bench) usedMemory(ctx context.Context) (float64, error) {
 // retention retains n completed jobs and measures their memory, one TRIM
 // step, and PING's p99 while TRIM runs step after step.
 func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJob, stepUS, p99ms float64, err error) {
-	q, err := b.open(ctx, e, "keep")
+	q, err := b.Open(ctx, e, "keep")
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -316,7 +245,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	var pings []time.Duration
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	pinger, err := b.srv.Dial(ctx)
+	pinger, err := b.Srv.Dial(ctx)
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -337,7 +266,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 			mu.Unlock()
 		}
 	})
-	if err := b.resetStats(ctx); err != nil {
+	if err := b.ResetStats(ctx); err != nil {
 		return 0, 0, 0, err
 	}
 	steps := 0
@@ -355,7 +284,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	}
 	close(stop)
 	wg.Wait()
-	us, err := b.commandUsec(ctx, e, "trim")
+	us, err := b.Usec(ctx, e, "trim")
 	if err != nil {
 		return 0, 0, 0, err
 	}
@@ -364,14 +293,4 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 		p99ms = float64(pings[len(pings)*99/100]) / float64(time.Millisecond)
 	}
 	return perJob, us / float64(steps), p99ms, nil
-}
-
-// spread renders the median and the range of xs.
-func spread(xs []float64, f func(float64) string) string {
-	if len(xs) == 0 {
-		return "—"
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return fmt.Sprintf("%s (%s–%s)", f(s[len(s)/2]), f(s[0]), f(s[len(s)-1]))
 }

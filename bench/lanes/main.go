@@ -20,7 +20,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -30,12 +29,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/valkey-io/valkey-go"
-
 	"github.com/trafikey/trafikey"
-	"github.com/trafikey/trafikey/internal/modbuild"
-	"github.com/trafikey/trafikey/internal/repo"
-	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/bench/internal/feature"
 )
 
 type config struct {
@@ -73,38 +68,17 @@ func main() {
 }
 
 type bench struct {
-	cfg    config
-	srv    *valkeyserver.Server
-	admin  *valkeyserver.Conn
-	client valkey.Client
+	*feature.Server
+	cfg config
 }
 
 func run(ctx context.Context, cfg config, small bool) error {
-	root, err := repo.Root()
+	srv, err := feature.Start(ctx)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "building the module …")
-	module, err := modbuild.Build(ctx, root, filepath.Join(os.TempDir(), "trafikey-bench"))
-	if err != nil {
-		return err
-	}
-	srv, err := valkeyserver.Start(ctx, valkeyserver.Options{Module: module})
-	if err != nil {
-		return err
-	}
-	defer srv.Stop()
-	admin, err := srv.Dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer admin.Close()
-	client, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
-	if err != nil {
-		return err
-	}
-	defer client.Close()
-	b := &bench{cfg: cfg, srv: srv, admin: admin, client: client}
+	defer srv.Close()
+	b := &bench{Server: srv, cfg: cfg}
 
 	executors := []trafikey.Executor{trafikey.ExecutorNative, trafikey.ExecutorLua}
 	fair := map[trafikey.Executor][]float64{}
@@ -144,19 +118,22 @@ func run(ctx context.Context, cfg config, small bool) error {
 
 	var out strings.Builder
 	fmt.Fprintf(&out, "Machine: %s/%s, %d CPUs, Go %s; one valkey-server (%s). Command: `go run ./bench/lanes%s`, %d rounds, executors alternating; median (min–max).\n\n",
-		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), serverVersion(ctx, admin), map[bool]string{true: " -small"}[small], cfg.rounds)
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), b.Version(ctx), map[bool]string{true: " -small"}[small], cfg.rounds)
 	fmt.Fprintf(&out, "**Fairness.** One lane of %d jobs and %d lanes of %d, added in that order, one worker at concurrency %d: the claim at which the last small lane's last job was claimed, as a share of all %d claims.\n\n",
 		cfg.bigLane, cfg.smallLanes, cfg.smallJobs, cfg.workers, cfg.bigLane+cfg.smallLanes*cfg.smallJobs)
 	fmt.Fprintf(&out, "| executor | last small lane done at |\n|---|---|\n")
 	for _, e := range executors {
-		fmt.Fprintf(&out, "| %s | %s |\n", e, spread(fair[e], func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }))
+		fmt.Fprintf(&out, "| %s | %s |\n", e, feature.Spread(fair[e], func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }))
 	}
 	fmt.Fprintf(&out, "\n**Claim cost.** %d jobs claimed 100 at a time, in no lane or spread evenly over the lanes: the server's µs per claimed job (CLAIM's `usec` in INFO commandstats over the jobs it returned).\n\n", cfg.claimJobs)
 	fmt.Fprintf(&out, "| executor |")
 	for _, l := range cfg.claimLanes {
-		if l == 0 {
+		switch l {
+		case 0:
 			fmt.Fprintf(&out, " no lane |")
-		} else {
+		case 1:
+			fmt.Fprintf(&out, " 1 lane |")
+		default:
 			fmt.Fprintf(&out, " %d lanes |", l)
 		}
 	}
@@ -164,7 +141,7 @@ func run(ctx context.Context, cfg config, small bool) error {
 	for _, e := range executors {
 		fmt.Fprintf(&out, "| %s |", e)
 		for _, l := range cfg.claimLanes {
-			fmt.Fprintf(&out, " %s |", spread(cost[string(e)+"/"+strconv.Itoa(l)], func(v float64) string { return fmt.Sprintf("%.2f", v) }))
+			fmt.Fprintf(&out, " %s |", feature.Spread(cost[string(e)+"/"+strconv.Itoa(l)], func(v float64) string { return fmt.Sprintf("%.2f", v) }))
 		}
 		fmt.Fprintln(&out)
 	}
@@ -173,19 +150,11 @@ func run(ctx context.Context, cfg config, small bool) error {
 	fmt.Fprintf(&out, "| executor | claimed per second | worker CPU |\n|---|---|---|\n")
 	for _, e := range executors {
 		fmt.Fprintf(&out, "| %s | %s | %s |\n", e,
-			spread(rate[e], func(v float64) string { return fmt.Sprintf("%.1f", v) }),
-			spread(waitCPU[e], func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }))
+			feature.Spread(rate[e], func(v float64) string { return fmt.Sprintf("%.1f", v) }),
+			feature.Spread(waitCPU[e], func(v float64) string { return fmt.Sprintf("%.2f%%", 100*v) }))
 	}
 	fmt.Print(out.String())
 	return nil
-}
-
-// open flushes the server and opens queue q with executor e.
-func (b *bench) open(ctx context.Context, e trafikey.Executor, name string) (*trafikey.Queue, error) {
-	if _, err := b.admin.Do(ctx, "FLUSHALL", "SYNC"); err != nil {
-		return nil, err
-	}
-	return trafikey.Open(ctx, b.client, name, trafikey.WithExecutor(e))
 }
 
 // addLane adds n jobs to lane (none when empty) in batches.
@@ -236,7 +205,7 @@ func (b *bench) work(ctx context.Context, q *trafikey.Queue, n int, seen func(*t
 }
 
 func (b *bench) fairness(ctx context.Context, e trafikey.Executor) (float64, error) {
-	q, err := b.open(ctx, e, "fair")
+	q, err := b.Open(ctx, e, "fair")
 	if err != nil {
 		return 0, err
 	}
@@ -262,31 +231,8 @@ func (b *bench) fairness(ctx context.Context, e trafikey.Executor) (float64, err
 	return float64(last) / float64(total), err
 }
 
-// claimStat reads the total usec and calls of the server's claim command.
-func (b *bench) claimStat(ctx context.Context, e trafikey.Executor) (float64, error) {
-	v, err := b.admin.Do(ctx, "INFO", "commandstats")
-	if err != nil {
-		return 0, err
-	}
-	name := "cmdstat_emq.claim:"
-	if e == trafikey.ExecutorLua {
-		name = "cmdstat_evalsha:"
-	}
-	for _, line := range strings.Split(fmt.Sprint(v), "\r\n") {
-		// module commands are listed as registered (EMQ.CLAIM)
-		if rest, ok := strings.CutPrefix(strings.ToLower(line), name); ok {
-			for _, f := range strings.Split(rest, ",") {
-				if us, ok := strings.CutPrefix(f, "usec="); ok {
-					return strconv.ParseFloat(us, 64)
-				}
-			}
-		}
-	}
-	return 0, nil
-}
-
 func (b *bench) claimCost(ctx context.Context, e trafikey.Executor, lanes int) (float64, error) {
-	q, err := b.open(ctx, e, "cost")
+	q, err := b.Open(ctx, e, "cost")
 	if err != nil {
 		return 0, err
 	}
@@ -301,7 +247,7 @@ func (b *bench) claimCost(ctx context.Context, e trafikey.Executor, lanes int) (
 	if err != nil {
 		return 0, err
 	}
-	if _, err := b.admin.Do(ctx, "CONFIG", "RESETSTAT"); err != nil {
+	if err := b.ResetStats(ctx); err != nil {
 		return 0, err
 	}
 	claimed := 0
@@ -315,7 +261,7 @@ func (b *bench) claimCost(ctx context.Context, e trafikey.Executor, lanes int) (
 		}
 		claimed += len(jobs)
 	}
-	us, err := b.claimStat(ctx, e)
+	us, err := b.Usec(ctx, e, "claim")
 	if err != nil || claimed == 0 {
 		return 0, err
 	}
@@ -323,7 +269,7 @@ func (b *bench) claimCost(ctx context.Context, e trafikey.Executor, lanes int) (
 }
 
 func (b *bench) rate(ctx context.Context, e trafikey.Executor) (perSec, cpuShare float64, err error) {
-	q, err := b.open(ctx, e, "rate")
+	q, err := b.Open(ctx, e, "rate")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -357,27 +303,4 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func serverVersion(ctx context.Context, admin *valkeyserver.Conn) string {
-	v, err := admin.Do(ctx, "INFO", "server")
-	if err != nil {
-		return "?"
-	}
-	for _, line := range strings.Split(fmt.Sprint(v), "\r\n") {
-		if ver, ok := strings.CutPrefix(line, "valkey_version:"); ok {
-			return "Valkey " + ver
-		}
-	}
-	return "?"
-}
-
-// spread renders the median and the range of xs.
-func spread(xs []float64, f func(float64) string) string {
-	if len(xs) == 0 {
-		return "—"
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return fmt.Sprintf("%s (%s–%s)", f(s[len(s)/2]), f(s[0]), f(s[len(s)-1]))
 }

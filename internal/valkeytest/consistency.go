@@ -86,32 +86,19 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 
 	rows := map[string]bool{}
 	var logs []string
-	cursor := "0"
-	for {
-		v, err := s.Do(ctx, "SCAN", cursor, "MATCH", k.Base+protocol.SuffixJob+"*", "COUNT", "1000")
-		if err != nil {
-			return nil, err
-		}
-		page, _ := v.([]any)
-		if len(page) != 2 {
-			return nil, fmt.Errorf("SCAN replied %v", v)
-		}
-		cursor = fmt.Sprint(page[0])
-		keys, _ := page[1].([]any)
-		for _, key := range keys {
-			id := strings.TrimPrefix(fmt.Sprint(key), k.Base+protocol.SuffixJob)
-			if strings.HasSuffix(id, protocol.SuffixLogs) {
-				logs = append(logs, strings.TrimSuffix(id, protocol.SuffixLogs))
-				continue
-			}
-			if strings.HasSuffix(id, protocol.SuffixKids) || strings.HasSuffix(id, protocol.SuffixResults) ||
-				strings.HasSuffix(id, protocol.SuffixFailures) {
-				continue
-			}
+	jobKeys, err := scanKeys(ctx, s, k.Base+protocol.SuffixJob+"*")
+	if err != nil {
+		return nil, err
+	}
+	for _, key := range jobKeys {
+		id := strings.TrimPrefix(key, k.Base+protocol.SuffixJob)
+		switch {
+		case strings.HasSuffix(id, protocol.SuffixLogs):
+			logs = append(logs, strings.TrimSuffix(id, protocol.SuffixLogs))
+		case strings.HasSuffix(id, protocol.SuffixKids) || strings.HasSuffix(id, protocol.SuffixResults) ||
+			strings.HasSuffix(id, protocol.SuffixFailures):
+		default:
 			rows[id] = true
-		}
-		if cursor == "0" {
-			break
 		}
 	}
 	active := map[string]int64{}
