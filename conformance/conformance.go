@@ -237,6 +237,10 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 		}
 		return []string{"10"}
 	},
+	protocol.Events: func(q *queue) []string {
+		q.install()
+		return []string{"100"}
+	},
 	protocol.Children: func(q *queue) []string {
 		q.install()
 		q.add(job{data: "p"}, job{data: "c", parent: "1"})
