@@ -95,6 +95,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.Append.Name, testAppend},
 		{protocol.Publish.Name, testPublish},
 		{protocol.FailuresIncr.Name, testFailuresIncr},
+		{protocol.Events.Name, testEvents},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
