@@ -237,6 +237,7 @@ const (
 	FieldChildFail = "cfail"  // a parent's first child with policy fail that died
 	FieldWait      = "wait"   // ms its outcome is kept for waiters
 	FieldResult    = "res"    // a retained completed job's result
+	FieldEvents    = "ev"     // the events bound of a job added while job events were on
 )
 
 // InspectFields is the order in which INSPECT replies a row's fields.

@@ -67,7 +67,10 @@ var fuzzCommands = func() []string {
 
 // laterVerbs are the verbs specified after the fuzz corpus was first
 // written, in the order they were added.
-var laterVerbs = append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...)
+// The flow verbs joined the list after the bus verbs' seeds were written,
+// so they follow them.
+var laterVerbs = append(append(append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...),
+	protocol.FlowVerbs...), protocol.EventVerbs...)
 
 // Argument separator and placeholders of argv.
 const (
@@ -181,6 +184,7 @@ const (
 	setupPaused                // meta paused 1
 	setupForeign               // members that are not ids, a row without att, version 3 on queue "g"
 	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window
+	setupEvents                // job events on: meta events_max and every row's ev at 2, one entry in the events stream
 )
 
 // setup is the commands that prepare queue f for the bits of setup,
@@ -250,6 +254,16 @@ func setup(bits uint8) [][]string {
 			[]string{"ZADD", lanes, "0", "a", "0", "b"},
 			[]string{"SET", k.Fixed(protocol.SuffixRate), "7", "PX", "60000"},
 		)
+	}
+	if bits&setupEvents != 0 {
+		out = append(out,
+			[]string{"HSET", k.Meta, protocol.MetaEventsMax, "2"},
+			[]string{"XADD", k.Fixed(protocol.SuffixEvents), "1-1", "brand", "emq", "event", "added", "id", "1"},
+		)
+		for id := 1; id <= 9; id++ {
+			out = append(out, []string{"EVAL", "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'ev', '2') end",
+				"1", k.Job(strconv.Itoa(id))})
+		}
 	}
 	if bits&setupWrongType != 0 {
 		out = append(out,
@@ -399,7 +413,7 @@ var fuzzWords = []string{
 // inserted), else the verb's head followed by words, else raw bytes.
 func randomInput(rng *rand.Rand) (uint8, uint8, []byte) {
 	cmd := uint8(rng.IntN(len(fuzzCommands)))
-	bits := uint8(rng.IntN(128))
+	bits := uint8(rng.IntN(256))
 	if rng.IntN(3) > 0 {
 		bits |= setupInstalled | setupJobs
 	}
@@ -470,6 +484,7 @@ var fuzzValid = map[string][]string{
 	protocol.Append.Name:       {"2", "1-1", "1", "f", "v", "1-2", "2", "g", "w", "\x00", "\xff"},
 	protocol.Publish.Name:      {"added", "1", "lane", "a"},
 	protocol.FailuresIncr.Name: {"60000"},
+	protocol.Events.Name:       {"100"},
 }
 
 // A fuzzSeed is one named input of the seed corpus.
@@ -505,6 +520,8 @@ func fuzzSeeds() []fuzzSeed {
 		add("valid-edges", full|setupEdges, append([]string{N, K}, args...)...)
 		add("valid-paused-foreign", full|setupPaused|setupForeign, append([]string{N, K}, args...)...)
 		add("valid-lanes", full|setupLanes, append([]string{N, K}, args...)...)
+		add("valid-events", full|setupEvents, append([]string{N, K}, args...)...)
+		add("valid-events-lanes", full|setupLanes|setupEvents, append([]string{N, K}, args...)...)
 		add("not-installed", setupJobs, append([]string{N, K}, args...)...)
 		for _, spelled := range []string{"0" + n, "+" + n, " " + n, "-1", "99999999999999999999", "", "0"} {
 			add("numkeys-"+strconv.Quote(spelled), full, append([]string{spelled, K}, args...)...)
