@@ -200,8 +200,10 @@ end
 t = rpcall('LLEN', signal)
 if type(t) == 'table' then return t end
 local evs = {}
-for i = 1, n do
-  ev(evs, evmax, 'added', ids[i], 'state', (kids[i] and 'waiting') or (delays[i] == 0 and 'pending') or 'delayed')
+if evmax then
+  for i = 1, n do
+    ev(evs, evmax, 'added', ids[i], 'state', (kids[i] and 'waiting') or (delays[i] == 0 and 'pending') or 'delayed')
+  end
 end
 refusal = ev_read(VERB, evs)
 if refusal then return refusal end

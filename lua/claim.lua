@@ -174,7 +174,7 @@ if nturns > 0 then
 end
 local evs = {}
 for i = 1, #jobs do
-  if rows[i] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', format('%d', tonumber(rows[i][1]) + 1)) end
+  if rows[i] and rows[i][3] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', format('%d', tonumber(rows[i][1]) + 1)) end
 end
 refusal = ev_read(VERB, evs)
 if refusal then return refusal end

@@ -101,7 +101,7 @@ for i = 1, n do
       else
         out[i] = 1
         done[#done + 1] = id
-        ev(evs, f[7], 'completed', id)
+        if f[7] then ev(evs, f[7], 'completed', id) end
         if f[5] == '1' then
           if not anykept then
             anykept = true

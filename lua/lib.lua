@@ -90,6 +90,14 @@ local function e_bad(verb, name)
   return {err = 'ERR EMQ ' .. verb .. ' bad ' .. name}
 end
 
+local function e_not_after_top(verb)
+  return {err = 'EMQSTATE ' .. verb .. ' id not after the stream top'}
+end
+
+local function e_kind(verb)
+  return {err = 'EMQKIND ' .. verb .. ' wrong brand'}
+end
+
 -- Shape and layout ------------------------------------------------------------
 
 -- shape refuses a key count other than nkeys, then (when nargs is given) an
@@ -607,14 +615,6 @@ local bus = {
   E_NOT_INTEGER = 'ERR value is not an integer or out of range',
 }
 
-function bus.e_not_after_top(verb)
-  return {err = 'EMQSTATE ' .. verb .. ' id not after the stream top'}
-end
-
-function bus.e_kind(verb)
-  return {err = 'EMQKIND ' .. verb .. ' wrong brand'}
-end
-
 -- bus.layout refuses unless KEYS[1] is a base, KEYS[2] its version and
 -- KEYS[3] the base, prefix and a bus name: 1..128 bytes of letters, digits
 -- and - _ . : / @ (protocol.ValidBusName).
@@ -720,24 +720,37 @@ end
 
 -- ev_read checks the events stream before a call writes #acc > 0 events:
 -- the ACL check of events (read and write), the stream reads of the bus
--- verbs (not a stream: WRONGTYPE), the brand of its first entry (EMQKIND
--- <verb> wrong brand) and room for #acc ids after its top (EMQSTATE <verb>
--- id not after the stream top). Returns the refusal or nil.
+-- verbs (EXISTS, then XINFO STREAM: not a stream is WRONGTYPE), the brand of
+-- its first entry (EMQKIND <verb> wrong brand) and room for #acc ids after
+-- its top (EMQSTATE <verb> id not after the stream top). Returns the
+-- refusal or nil. It does not use the bus table, whose functions every
+-- script carrying it would build on each call.
 local function ev_read(verb, acc)
   local n = #acc
   if n == 0 then return nil end
   local key = KEYS[1] .. 'events'
   if not may({key}, true, true) then return {err = E_NOPERM} end
-  local top, first = bus.info(key)
-  if not top then return first end
+  if rcall('EXISTS', key) == 0 then return nil end
+  local info = rpcall('XINFO', 'STREAM', key)
+  if info.err then return info end
+  local top, first = '0-0', false
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then
+      top = info[i + 1]
+    elseif info[i] == 'first-entry' then
+      first = info[i + 1]
+    end
+  end
   if first then
     local f = first[2]
-    if type(f) ~= 'table' or f[1] ~= 'brand' or f[2] ~= 'emq' then return bus.e_kind(verb) end
+    if type(f) ~= 'table' or f[1] ~= 'brand' or f[2] ~= 'emq' then
+      return e_kind(verb)
+    end
   end
   local ms, seq = match(top, '^(%d+)%-(%d+)$')
   if ms == '18446744073709551615' and #seq == 20
       and seq > '184467440737095' .. format('%05d', 51615 - n) then
-    return bus.e_not_after_top(verb)
+    return e_not_after_top(verb)
   end
   return nil
 end
