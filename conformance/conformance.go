@@ -96,6 +96,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.Publish.Name, testPublish},
 		{protocol.FailuresIncr.Name, testFailuresIncr},
 		{protocol.Events.Name, testEvents},
+		{"events/invariants", testEventInvariants},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

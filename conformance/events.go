@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"strconv"
 	"testing"
@@ -354,3 +355,150 @@ func testEvents(t *testing.T, env Env) {
 
 // isErr reports whether a rendered reply is an error.
 func isErr(r string) bool { return len(r) >= 7 && r[:7] == "(error)" }
+
+// testEventInvariants: a fixed pseudo-random run of every publishing verb
+// with events on (lanes, flows, retained jobs included), then the events
+// replayed: every job's last event names the state its row holds (or its
+// absence), and each counter of stats is the number of its events.
+func testEventInvariants(t *testing.T, env Env) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		scenario(t, env, "seed "+strconv.FormatUint(seed, 10), func(t *testing.T, q *queue) {
+			q.install()
+			q.must(protocol.Events, "100000")
+			if seed%2 == 0 {
+				q.must(protocol.Retain, "600000", "0", "0", "0", "0")
+			}
+			rng := rand.New(rand.NewPCG(seed, 11))
+			pick := func(key string) string {
+				ids, err := q.cmd("ZRANGE", key, "0", "-1").AsStrSlice()
+				require.NoError(t, err)
+				if len(ids) == 0 {
+					return ""
+				}
+				return ids[rng.IntN(len(ids))]
+			}
+			token := func(id string) string {
+				v, _ := q.cmd("HGET", q.k.Job(id), "att").ToString()
+				return v
+			}
+			for range 200 {
+				switch rng.IntN(11) {
+				case 0, 1:
+					n := 1 + rng.IntN(3)
+					jobs := make([]job, n)
+					for i := range jobs {
+						jobs[i] = job{data: "d", attempts: strconv.Itoa(1 + rng.IntN(2))}
+						switch rng.IntN(5) {
+						case 0:
+							jobs[i].delay = "1"
+						case 1:
+							jobs[i].lane = "l"
+						case 2:
+							if i > 0 {
+								jobs[i].parent = "1"
+								jobs[i].onfail = []string{"", "ignore", "continue"}[rng.IntN(3)]
+							}
+						}
+					}
+					for i := 1; i < n; i++ {
+						if jobs[i].parent != "" {
+							jobs[0].delay = "" // a parent has no delay
+						}
+					}
+					q.add(jobs...)
+				case 2, 3:
+					lease := 600000
+					if rng.IntN(3) == 0 {
+						lease = 1
+					}
+					q.claim(lease, 1+rng.IntN(3))
+				case 4:
+					if id := pick(q.k.Active); id != "" {
+						q.must(protocol.Complete, id, token(id), "r")
+					}
+				case 5:
+					if id := pick(q.k.Active); id != "" {
+						q.must(protocol.CompleteMany, "1", id, token(id), "")
+					}
+				case 6:
+					if id := pick(q.k.Active); id != "" {
+						q.must(protocol.Fail, id, token(id), strconv.Itoa(rng.IntN(2)), "x")
+					}
+				case 7:
+					pause(leaseWait)
+					q.must(protocol.Recover, "10")
+					q.must(protocol.Promote, "10")
+				case 8:
+					if id := pick(q.k.Dead); id != "" {
+						q.must(protocol.Requeue, id)
+					}
+				case 9:
+					if id := pick(q.k.Pending); id != "" {
+						q.must(protocol.Remove, id, "1")
+					} else if id := pick(q.k.Fixed(protocol.SuffixWaiting)); id != "" {
+						q.must(protocol.Remove, id, "1")
+					}
+				case 10:
+					if id := pick(q.k.Active); id != "" {
+						q.must(protocol.Progress, id, token(id), "p")
+					}
+				}
+			}
+
+			// replay
+			implied := map[string]string{
+				protocol.EventClaimed: protocol.StateActive, protocol.EventRetrying: protocol.StateDelayed,
+				protocol.EventDead: protocol.StateDead, protocol.EventRecovered: protocol.StatePending,
+				protocol.EventPromoted: protocol.StatePending, protocol.EventRequeued: protocol.StatePending,
+				protocol.EventReleased: protocol.StatePending, protocol.EventRemoved: "",
+			}
+			last, counts := map[string]string{}, map[string]int{}
+			entries, err := q.cmd("XRANGE", q.eventsKey(), "-", "+").ToArray()
+			require.NoError(t, err)
+			for _, e := range entries {
+				pair, _ := e.ToArray()
+				f, err := pair[1].AsStrSlice()
+				require.NoError(t, err)
+				name, id := f[3], f[5]
+				counts[name]++
+				switch name {
+				case protocol.EventAdded:
+					last[id] = f[7]
+				case protocol.EventCompleted:
+					last[id] = ""
+					if seed%2 == 0 {
+						last[id] = protocol.StateCompleted
+					}
+				case protocol.EventProgress:
+					require.Equal(t, protocol.StateActive, last[id], "progress of job %s", id)
+				default:
+					state, ok := implied[name]
+					require.True(t, ok, "event %q", name)
+					last[id] = state
+				}
+			}
+			seq, err := q.cmd("HGET", q.k.Meta, "seq").ToString()
+			require.NoError(t, err)
+			n, _ := strconv.Atoi(seq)
+			for i := 1; i <= n; i++ {
+				id := strconv.Itoa(i)
+				state, _ := q.cmd("HGET", q.k.Job(id), "state").ToString()
+				require.Equal(t, state, last[id], "job %s: its row's state and its last event", id)
+			}
+			stats := map[string]int{}
+			for i, name := range protocol.StatsCounters {
+				v, _ := q.cmd("HGET", q.k.Stats, name).ToString()
+				stats[protocol.StatsCounters[i]], _ = strconv.Atoi(v)
+			}
+			require.Equal(t, stats["added"], counts[protocol.EventAdded])
+			require.Equal(t, stats["completed"], counts[protocol.EventCompleted])
+			require.Equal(t, stats["retried"], counts[protocol.EventRetrying])
+			require.Equal(t, stats["dead"], counts[protocol.EventDead])
+			require.Equal(t, stats["recovered"], counts[protocol.EventRecovered])
+			require.Equal(t, stats["requeued"], counts[protocol.EventRequeued])
+			require.Equal(t, stats["removed"], counts[protocol.EventRemoved])
+			require.Positive(t, counts[protocol.EventClaimed])
+			t.Logf("events: %v", counts)
+		})
+	}
+}
