@@ -133,3 +133,24 @@ func events(c *host.Call) error {
 	c.ReplyInt(1)
 	return nil
 }
+
+// fieldsEvAt is fieldsAt of an HMGET of len(dst) fields then ev: dst gets
+// the first ones, ev the last.
+func fieldsEvAt(res host.Results, i int, dst []verdict.Field, ev *verdict.Field) error {
+	v, err := res.At(i)
+	if err != nil {
+		return err
+	}
+	if v.Kind() != host.KindArray || v.Len() != len(dst)+1 {
+		return host.ErrHostReply
+	}
+	v.Elems(func(j int, e host.Value) bool {
+		if j < len(dst) {
+			dst[j].Bytes, dst[j].Set, err = e.OptBytes()
+		} else {
+			ev.Bytes, ev.Set, err = e.OptBytes()
+		}
+		return err == nil
+	})
+	return err
+}
