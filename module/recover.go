@@ -187,7 +187,7 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
 	st.fields = grow(st.fields, recoverRowWidth*len(ids)+2)
-	st.place(res, ids, nrows, recoverRowWidth, st.fields, s.Rows)
+	st.place(res, ids, nrows, recoverRowWidth, st.fields, s.Rows, nil)
 	s.Pending, s.Dead, s.Signal = intAt(res, nrows), intAt(res, nrows+1), intAt(res, nrows+2)
 	f := st.fields[recoverRowWidth*len(ids):]
 	s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, nrows+3, f)}
