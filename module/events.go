@@ -154,3 +154,6 @@ func fieldsEvAt(res host.Results, i int, dst []verdict.Field, ev *verdict.Field)
 	})
 	return err
 }
+
+// leaseExpired is the error of a job whose last lease expired (RECOVER).
+var leaseExpired = []byte(protocol.LeaseExpired)

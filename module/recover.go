@@ -103,7 +103,7 @@ func recoverExpired(c *host.Call) error {
 		case verdict.ToPending, verdict.ToLane:
 			st.events.add(st.evs[i], protocol.EventRecovered, s.Expired.Val[i], "", nil)
 		case verdict.ToDead:
-			st.events.add(st.evs[i], protocol.EventDead, s.Expired.Val[i], protocol.EventErrorField, []byte(protocol.LeaseExpired))
+			st.events.add(st.evs[i], protocol.EventDead, s.Expired.Val[i], protocol.EventErrorField, leaseExpired)
 		}
 	}
 	st.flow.publish(&st.events)
