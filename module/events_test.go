@@ -10,6 +10,7 @@ import (
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/module/internal/verdict"
 	"github.com/trafikey/trafikey/protocol"
 )
 
@@ -65,4 +66,17 @@ func TestJobEventsEffects(t *testing.T) {
 	}
 	// the replica's entries are the primary's, ids included
 	require.Equal(t, valkeytest.Do(t, p, "XRANGE", "emq:{ev}:events", "-", "+"), valkeytest.Do(t, r, "XRANGE", "emq:{ev}:events", "-", "+"))
+}
+
+// A row's ev is read like a numeric row field: a canonical decimal
+// 1..MaxEventsLen is on, anything else (or absent) off.
+func TestEvOn(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"1", "2", "1000", "1000000"} {
+		require.True(t, evOn(verdict.Field{Bytes: []byte(v), Set: true}), v)
+	}
+	for _, v := range []string{"", "0", "01", "-1", "+1", "1000001", " 1", "1.0", "x"} {
+		require.False(t, evOn(verdict.Field{Bytes: []byte(v), Set: true}), v)
+	}
+	require.False(t, evOn(verdict.Field{}), "absent")
 }
