@@ -12,6 +12,11 @@ import (
 // after every other refusal, before the guard (check), and writes one XADD
 // per entry after every other write (writes). A call whose jobs have no ev
 // collects nothing, and neither reads nor writes anything more.
+//
+// A call with at least one entry crosses into the server twice more than
+// its verb's comment says, before the guard: the ACL check of events, and
+// one read batch of EXISTS and XINFO STREAM events; its XADDs join the
+// verb's write batch.
 
 // evEntry is one event to publish: XADD events MAXLEN ~ <bound> * brand emq
 // event <name> id <id> [<field> <value>].
