@@ -98,6 +98,13 @@
 //
 // # Observing and testing
 //
+// Queue.SetEvents turns a queue's job events on: each transition of a job
+// added from then on (added, claimed, completed, retrying, dead, …) is
+// written to the queue's bounded events stream by the same command that
+// makes it, so the stream never shows a transition that did not happen and
+// never misses one. Queue.Events iterates over them from any entry id and
+// resumes after the last one it yielded across reconnects.
+//
 // WithObserver reports what a queue and its workers do to an Observer; the
 // trafikeyprom module exports it as Prometheus series. The trafikeytest
 // package starts a throwaway valkey-server for tests and runs a handler on

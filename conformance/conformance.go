@@ -95,6 +95,8 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.Append.Name, testAppend},
 		{protocol.Publish.Name, testPublish},
 		{protocol.FailuresIncr.Name, testFailuresIncr},
+		{protocol.Events.Name, testEvents},
+		{"events/invariants", testEventInvariants},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -236,6 +238,10 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 			q.must(protocol.Complete, c.id, c.token(), "r")
 		}
 		return []string{"10"}
+	},
+	protocol.Events: func(q *queue) []string {
+		q.install()
+		return []string{"100"}
 	},
 	protocol.Children: func(q *queue) []string {
 		q.install()

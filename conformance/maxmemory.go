@@ -49,6 +49,20 @@ func RunMaxmemory(t *testing.T, env Env) {
 		require.Equal(t, Int(0), q.r("ZCARD", q.k.Active))
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Job("1"), q.k.Job("2")))
 	})
+	// With job events on: the drain publishes its events (the stream is
+	// bounded), and EVENTS runs.
+	t.Run("drain with events", func(t *testing.T) {
+		q := newQueue(t, env)
+		q.install()
+		q.must(protocol.Events, "100")
+		q.addOne("a")
+		q.do("CONFIG", "SET", "maxmemory", "1")
+		defer q.do("CONFIG", "SET", "maxmemory", "0")
+		c := q.claimOne()
+		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
+		require.Equal(t, []string{evt("added", "1", "state", "pending"), evt("claimed", "1", "att", "1"), evt("completed", "1")}, q.eventLog())
+		require.Equal(t, Int(1), q.call(protocol.Events, "0"))
+	})
 	// The same with lanes: a lane's counts move at maxmemory, and a lane
 	// paused before the server filled up can be resumed.
 	t.Run("drain lanes", func(t *testing.T) {

@@ -34,7 +34,8 @@
 -- per job with a unique key EMQLOCK add duplicate in batch, NOPERM, WRONGTYPE
 -- (unique:<key>), EMQLOCK add duplicate of <id>; NOPERM (rows); EMQSTATE add
 -- id exists; the lane accounting's refusals; WRONGTYPE (stats), the HINCRBY
--- refusals (stats added); WRONGTYPE (pending, delayed, waiting, signal).
+-- refusals (stats added); WRONGTYPE (pending, delayed, waiting, signal);
+-- with events on, the events stream's refusals (lib.lua ev_read).
 
 local VERB = 'add'
 local refusal = shape(VERB, 7)
@@ -117,8 +118,10 @@ if refusal then return refusal end
 local base, meta, stats, pending, delayed, signal = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 
 -- the ids: seq + 1 .. seq + n, predicted for HINCRBY meta seq n
-local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max')
+local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max', 'events_max')
 if m.err then return m end
+-- events on: each new row carries the bound (ev), its transitions publish
+local evmax = m[4] and uint(m[4], 1, MAX_EVENTS) and m[4]
 local seq = m[1]
 local keep = rowint(m[2], MAX_ROW_INT) > 0 or rowint(m[3], MAX_ROW_INT) > 0
 refusal = hincr_refusal(seq, n)
@@ -196,6 +199,14 @@ for i = 1, n do
 end
 t = rpcall('LLEN', signal)
 if type(t) == 'table' then return t end
+local evs = {}
+if evmax then
+  for i = 1, n do
+    ev(evs, evmax, 'added', ids[i], 'state', (kids[i] and 'waiting') or (delays[i] == 0 and 'pending') or 'delayed')
+  end
+end
+refusal = ev_read(VERB, evs)
+if refusal then return refusal end
 
 -- writes
 local now = now_ms()
@@ -235,6 +246,10 @@ for i = 1, n do
     fields[#fields + 1] = 'wait'
     fields[#fields + 1] = waits[i]
   end
+  if evmax then
+    fields[#fields + 1] = 'ev'
+    fields[#fields + 1] = evmax
+  end
   rcall('HSET', rows[i], unpack(fields))
   if kids[i] then
     rcall('ZADD', waiting, ids[i], ids[i])
@@ -266,4 +281,5 @@ end
 rcall('HINCRBY', stats, 'added', n)
 local woke = lane_write(acc)
 if (to_pending and was_pending == 0) or woke then signal_push(signal) end
+ev_write(evs)
 return ids

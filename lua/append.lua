@@ -48,7 +48,7 @@ local top, err = bus.info(KEYS[3])
 if not top then return err end
 local tms, tseq = match(top, '^(%d+)%-(%d+)$')
 for i = 1, n do
-  if not bus.after(ms[i], seq[i], tms, tseq) then return bus.e_not_after_top(VERB) end
+  if not bus.after(ms[i], seq[i], tms, tseq) then return e_not_after_top(VERB) end
   tms, tseq = ms[i], seq[i]
 end
 

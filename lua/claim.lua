@@ -28,7 +28,8 @@
 -- lanes, lane:<l>), per lane WRONGTYPE (laneinfo, lane:<l>), per lane served
 -- WRONGTYPE (lane:<l>); NOPERM, WRONGTYPE (a row); ERR hash value is not an
 -- integer or ERR increment or decrement would overflow (a row's att);
--- WRONGTYPE (active, and lanes with lanes).
+-- WRONGTYPE (active, and lanes with lanes); for jobs with events, the
+-- events stream's refusals (lib.lua ev_read).
 
 local VERB = 'claim'
 local refusal = shape(VERB, 5, 2) or layout(VERB, {'version', 'meta', 'pending', 'active'})
@@ -147,14 +148,14 @@ for t = 1, #jobs do
 end
 local deny, k = first_denied(keys, true, true), 0
 
--- rows[t] is {att, data} for a member whose row has att, else false
+-- rows[t] is {att, data, ev} for a member whose row has att, else false
 local rows = {}
 for t = 1, #jobs do
   local row = false
   if jobid(jobs[t]) then
     k = k + 1
     if k == deny then return {err = E_NOPERM} end
-    row = rpcall('HMGET', keys[k], 'att', 'data')
+    row = rpcall('HMGET', keys[k], 'att', 'data', 'ev')
     if row.err then return row end
     if row[1] then
       refusal = hincr_refusal(row[1], 1)
@@ -171,6 +172,12 @@ if nturns > 0 then
   t = rpcall('ZCARD', base .. 'lanes')
   if type(t) == 'table' then return t end
 end
+local evs = {}
+for i = 1, #jobs do
+  if rows[i] and rows[i][3] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', format('%d', tonumber(rows[i][1]) + 1)) end
+end
+refusal = ev_read(VERB, evs)
+if refusal then return refusal end
 
 -- writes
 local deadline = format('%d', now_ms() + lease)
@@ -228,4 +235,5 @@ if nturns > 0 then
   rcall('HSET', meta, unpack(fields))
 end
 if rated and #out > 0 then rate_write(used, pttl, #out, rwindow) end
+ev_write(evs)
 return out

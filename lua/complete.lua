@@ -21,7 +21,8 @@
 -- (lib.lua flow_finish); the lane accounting's refusals; WRONGTYPE (stats),
 -- the HINCRBY refusals (stats completed); WRONGTYPE (completed); the flow
 -- types' refusals (lib.lua flow_types); NOPERM (logs, kids, results,
--- failures of a job deleted).
+-- failures of a job deleted); with events (the job's or a released
+-- parent's), the events stream's refusals (lib.lua ev_read).
 -- A job with a lane frees a slot of it (lane accounting, da = -1), which
 -- can make a capped lane ready again, and signal.
 
@@ -41,7 +42,7 @@ local row = base .. 'job:' .. id
 local gone = {row .. ':logs', row .. ':kids', row .. ':results', row .. ':failures'}
 local all = may({row, gone[1], gone[2], gone[3], gone[4]}, true, true)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait')
+local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev')
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
@@ -85,6 +86,11 @@ end
 refusal = flow_types(fa, 0)
 if refusal then return refusal end
 if not kept and not all and not may(gone, false, true) then return {err = E_NOPERM} end
+local evs = {}
+ev(evs, f[7], 'completed', id)
+ev_flow(evs, fa)
+refusal = ev_read(VERB, evs)
+if refusal then return refusal end
 
 local now = now_ms()
 rcall('ZREM', active, id)
@@ -104,4 +110,5 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(base .. 'signal') end
+ev_write(evs)
 return 1

@@ -23,7 +23,8 @@
 -- jobs completed, da minus their number, and of the parents released to a
 -- lane); WRONGTYPE (stats), the HINCRBY refusals (stats completed);
 -- WRONGTYPE (completed); the flow types' refusals; NOPERM (logs, kids,
--- results, failures of the jobs deleted).
+-- results, failures of the jobs deleted); with events (a completed job's or
+-- a released parent's), the events stream's refusals (lib.lua ev_read).
 
 local VERB = 'completemany'
 local n, refusal = counted(VERB, 4, 3)
@@ -61,7 +62,7 @@ for i = 1, n do
 end
 local all = may(keys, true, true)
 local deny = not all and first_denied(rows, true, true)
-local out, done, dels, gone, kept = {}, {}, {}, {}, {}
+local out, done, dels, gone, kept, evs = {}, {}, {}, {}, {}, {}
 local acc = lane_acc()
 local fa = flow_acc(acc)
 local rmax, anykept
@@ -69,7 +70,7 @@ for i = 1, n do
   local id, token, result = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
   local row = rows[i]
   if i == deny then return {err = E_NOPERM} end
-  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait')
+  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev')
   if f.err then return f end
   if not f[1] then
     out[i] = 0
@@ -100,6 +101,7 @@ for i = 1, n do
       else
         out[i] = 1
         done[#done + 1] = id
+        if f[7] then ev(evs, f[7], 'completed', id) end
         if f[5] == '1' then
           if not anykept then
             anykept = true
@@ -139,6 +141,9 @@ if refusal then return refusal end
 -- the logs and flow keys of the jobs deleted are only deleted: refused
 -- where the writes would start
 if #gone > 0 and not all and not may(gone, false, true) then return {err = E_NOPERM} end
+ev_flow(evs, fa)
+refusal = ev_read(VERB, evs)
+if refusal then return refusal end
 
 local now = now_ms()
 local at = format('%d', now)
@@ -158,4 +163,5 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(base .. 'signal') end
+ev_write(evs)
 return out

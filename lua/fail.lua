@@ -20,7 +20,8 @@
 -- dies the parents' refusals (lib.lua flow_finish); the lane accounting's
 -- refusals; WRONGTYPE (delayed, dead, stats); the HINCRBY refusals (stats
 -- failed, then retried or dead); the flow types' refusals (lib.lua
--- flow_types). A job with a lane frees a slot of it (da = -1); a retried one
+-- flow_types); with events, the events stream's refusals (lib.lua
+-- ev_read). A job with a lane frees a slot of it (da = -1); a retried one
 -- keeps its lane, and PROMOTE returns it there. A job that dies tells its
 -- waiting parent (its policy) and pushes its outcome d<error> when waited.
 
@@ -38,7 +39,7 @@ if refusal then return refusal end
 local stats, active, delayed, dead = KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local row = KEYS[1] .. 'job:' .. id
 if not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'max', 'bo', 'lane', 'parent', 'onfail', 'wait')
+local f = rpcall('HMGET', row, 'att', 'max', 'bo', 'lane', 'parent', 'onfail', 'wait', 'ev')
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
@@ -69,6 +70,11 @@ if c.err then return c end
 refusal = hincr_refusal(c[1], 1) or hincr_refusal(c[2], 1)
 if refusal then return refusal end
 refusal = flow_types(fa, 1)
+if refusal then return refusal end
+local evs = {}
+ev(evs, f[8], again and 'retrying' or 'dead', id, 'error', ARGV[4])
+ev_flow(evs, fa)
+refusal = ev_read(VERB, evs)
 if refusal then return refusal end
 
 -- the retry delay: fixed:<ms> waits ms, exponential:<ms> ms * 2^(att-1)
@@ -101,4 +107,5 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(KEYS[1] .. 'signal') end
+ev_write(evs)
 return again and 'retry' or 'dead'

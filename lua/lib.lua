@@ -90,6 +90,14 @@ local function e_bad(verb, name)
   return {err = 'ERR EMQ ' .. verb .. ' bad ' .. name}
 end
 
+local function e_not_after_top(verb)
+  return {err = 'EMQSTATE ' .. verb .. ' id not after the stream top'}
+end
+
+local function e_kind(verb)
+  return {err = 'EMQKIND ' .. verb .. ' wrong brand'}
+end
+
 -- Shape and layout ------------------------------------------------------------
 
 -- shape refuses a key count other than nkeys, then (when nargs is given) an
@@ -440,7 +448,7 @@ end
 -- died with error payload (policy onfail as read), 'r' removed. It reads
 -- the parent once per call (the ACL check of the flow keys before the first
 -- parent, then per parent the check of its row, results and failures and
--- HMGET row att state deps cfail parent onfail lane prio) and, when the
+-- HMGET row att state deps cfail parent onfail lane prio wait ev) and, when the
 -- parent is released and dies, tells its own parent in turn. Returns the
 -- refusal or nil.
 local function flow_finish(fa, child, pv, kind, payload, onfail)
@@ -458,10 +466,10 @@ local function flow_finish(fa, child, pv, kind, payload, onfail)
   if not e then
     local row = base .. 'job:' .. p
     if first_denied({row, row .. ':results', row .. ':failures'}, true, true) then return {err = E_NOPERM} end
-    local f = rpcall('HMGET', row, 'att', 'state', 'deps', 'cfail', 'parent', 'onfail', 'lane', 'prio', 'wait')
+    local f = rpcall('HMGET', row, 'att', 'state', 'deps', 'cfail', 'parent', 'onfail', 'lane', 'prio', 'wait', 'ev')
     if f.err then return f end
     e = {id = p, row = row, waiting = f[1] and f[2] == 'waiting', deps = f[3], cfail = f[4], parent = f[5],
-      onfail = f[6], lane = lane_name(f[7]), prio = rowint(f[8], MAX_PRIORITY), wait = f[9],
+      onfail = f[6], lane = lane_name(f[7]), prio = rowint(f[8], MAX_PRIORITY), wait = f[9], ev = f[10],
       k = 0, results = {}, failures = {}}
     fa.by[p] = e
     if e.waiting then fa.list[#fa.list + 1] = e end
@@ -607,14 +615,6 @@ local bus = {
   E_NOT_INTEGER = 'ERR value is not an integer or out of range',
 }
 
-function bus.e_not_after_top(verb)
-  return {err = 'EMQSTATE ' .. verb .. ' id not after the stream top'}
-end
-
-function bus.e_kind(verb)
-  return {err = 'EMQKIND ' .. verb .. ' wrong brand'}
-end
-
 -- bus.layout refuses unless KEYS[1] is a base, KEYS[2] its version and
 -- KEYS[3] the base, prefix and a bus name: 1..128 bytes of letters, digits
 -- and - _ . : / @ (protocol.ValidBusName).
@@ -685,4 +685,82 @@ function bus.incr_refusal(v)
     return {err = bus.E_NOT_INTEGER}
   end
   if v == '9223372036854775807' then return {err = E_OVERFLOW} end
+end
+
+-- Job events ------------------------------------------------------------------
+-- docs/PROTOCOL.md, "Job events". A job added while the queue's meta
+-- events_max is above 0 carries that bound in its row's ev field, and each
+-- of its transitions is published to the queue's events stream in the same
+-- call. A verb collects its events with ev (its own jobs, in reply or
+-- argument order) and ev_flow (the parents released or dead), checks the
+-- stream with ev_read after every other refusal, and writes the entries
+-- with ev_write after every other write. A job without ev publishes
+-- nothing and the stream is not touched for it.
+
+local MAX_EVENTS = 1000000 -- protocol.MaxEventsLen
+
+-- ev queues event name of job id, whose row's ev field reads as bound v
+-- (a canonical decimal 1..MAX_EVENTS; anything else, or absent, is off),
+-- with field value pairs.
+local function ev(acc, v, name, id, ...)
+  local max = v and uint(v, 1, MAX_EVENTS)
+  if max then acc[#acc + 1] = {v, name, id, ...} end
+end
+
+-- ev_flow queues the events of the parents fa released, in the order met:
+-- released (to pending or its lane) or dead (error child <c> failed).
+local function ev_flow(acc, fa)
+  for i = 1, #fa.list do
+    local e = fa.list[i]
+    if e.released then
+      if e.err then ev(acc, e.ev, 'dead', e.id, 'error', e.err) else ev(acc, e.ev, 'released', e.id) end
+    end
+  end
+end
+
+-- ev_read checks the events stream before a call writes #acc > 0 events:
+-- the ACL check of events (read and write), the stream reads of the bus
+-- verbs (EXISTS, then XINFO STREAM: not a stream is WRONGTYPE), the brand of
+-- its first entry (EMQKIND <verb> wrong brand) and room for #acc ids after
+-- its top (EMQSTATE <verb> id not after the stream top). Returns the
+-- refusal or nil. It does not use the bus table, whose functions every
+-- script carrying it would build on each call.
+local function ev_read(verb, acc)
+  local n = #acc
+  if n == 0 then return nil end
+  local key = KEYS[1] .. 'events'
+  if not may({key}, true, true) then return {err = E_NOPERM} end
+  if rcall('EXISTS', key) == 0 then return nil end
+  local info = rpcall('XINFO', 'STREAM', key)
+  if info.err then return info end
+  local top, first = '0-0', false
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then
+      top = info[i + 1]
+    elseif info[i] == 'first-entry' then
+      first = info[i + 1]
+    end
+  end
+  if first then
+    local f = first[2]
+    if type(f) ~= 'table' or f[1] ~= 'brand' or f[2] ~= 'emq' then
+      return e_kind(verb)
+    end
+  end
+  local ms, seq = match(top, '^(%d+)%-(%d+)$')
+  if ms == '18446744073709551615' and #seq == 20
+      and seq > '184467440737095' .. format('%05d', 51615 - n) then
+    return e_not_after_top(verb)
+  end
+  return nil
+end
+
+-- ev_write writes the queued events, in order: XADD events MAXLEN ~ <ev> *
+-- brand emq event <name> id <id> [field value ...].
+local function ev_write(acc)
+  local key = KEYS[1] .. 'events'
+  for i = 1, #acc do
+    local e = acc[i]
+    rcall('XADD', key, 'MAXLEN', '~', e[1], '*', 'brand', 'emq', 'event', e[2], 'id', e[3], unpack(e, 4))
+  end
 end

@@ -10,7 +10,8 @@
 -- Refusals, in order: ERR EMQ progress numkeys must be 2; ERR EMQ progress
 -- wrong number of arguments; ERR EMQ progress bad key layout; ERR EMQ
 -- progress bad id|value; the fence; WRONGTYPE (the row); EMQSTALE progress
--- token mismatch.
+-- token mismatch; with events, the events stream's refusals (lib.lua
+-- ev_read).
 
 local VERB = 'progress'
 local refusal = shape(VERB, 2, 3) or layout(VERB, {'version'})
@@ -23,10 +24,15 @@ if refusal then return refusal end
 
 local row = KEYS[1] .. 'job:' .. id
 if not may({row}, true, true) then return {err = E_NOPERM} end
-local att = rpcall('HGET', row, 'att')
-if type(att) == 'table' then return att end
-if not att then return 0 end
-if att ~= ARGV[2] then return e_stale(VERB) end
+local f = rpcall('HMGET', row, 'att', 'ev')
+if f.err then return f end
+if not f[1] then return 0 end
+if f[1] ~= ARGV[2] then return e_stale(VERB) end
+local evs = {}
+ev(evs, f[2], 'progress', id, 'value', ARGV[3])
+refusal = ev_read(VERB, evs)
+if refusal then return refusal end
 
 rcall('HSET', row, 'prog', ARGV[3])
+ev_write(evs)
 return 1

@@ -14,7 +14,8 @@
 -- wrong number of arguments; ERR EMQ promote bad key layout; ERR EMQ promote
 -- bad limit; the fence; WRONGTYPE (delayed); NOPERM, WRONGTYPE (the rows);
 -- the lane accounting's refusals (the lanes of the jobs with one, dw their
--- number); WRONGTYPE (pending, signal). A job with a lane goes to lane:<l>.
+-- number); WRONGTYPE (pending, signal); with events, the events stream's
+-- refusals (lib.lua ev_read). A job with a lane goes to lane:<l>.
 
 local VERB = 'promote'
 local refusal = shape(VERB, 5, 1) or layout(VERB, {'version', 'pending', 'delayed', 'signal'})
@@ -38,20 +39,21 @@ end
 local deny, k = first_denied(keys, true, true), 0
 
 -- scores[i] is the pending score of a job that moves, else nil
-local scores, moved, lanes = {}, 0, {}
+local scores, moved, lanes, evs = {}, 0, {}, {}
 local acc = lane_acc()
 for i = 1, #ids do
   local id = jobid(ids[i])
   if id then
     k = k + 1
     if k == deny then return {err = E_NOPERM} end
-    local f = rpcall('HMGET', keys[k], 'att', 'prio', 'lane')
+    local f = rpcall('HMGET', keys[k], 'att', 'prio', 'lane', 'ev')
     if f.err then return f end
     if f[1] then
       scores[i] = pending_score(rowint(f[2], MAX_PRIORITY), id)
       moved = moved + 1
       lanes[i] = lane_name(f[3])
       if lanes[i] then lane_add(acc, lanes[i], 1, 0) end
+      ev(evs, f[4], 'promoted', ids[i])
     end
   end
 end
@@ -61,6 +63,8 @@ local was_pending = rpcall('ZCARD', pending)
 if type(was_pending) == 'table' then return was_pending end
 local t = rpcall('LLEN', signal)
 if type(t) == 'table' then return t end
+refusal = ev_read(VERB, evs)
+if refusal then return refusal end
 
 rcall('ZREM', delayed, unpack(ids))
 local to_pending = false
@@ -77,4 +81,5 @@ for i = 1, #ids do
 end
 local woke = lane_write(acc)
 if (to_pending and was_pending == 0) or woke then signal_push(signal) end
+ev_write(evs)
 return moved

@@ -34,9 +34,9 @@ local top, first = bus.info(KEYS[3])
 if not top then return first end
 if first then
   local f = first[2]
-  if type(f) ~= 'table' or f[1] ~= 'brand' or f[2] ~= 'emq' then return bus.e_kind(VERB) end
+  if type(f) ~= 'table' or f[1] ~= 'brand' or f[2] ~= 'emq' then return e_kind(VERB) end
 end
-if top == bus.LAST_ID then return bus.e_not_after_top(VERB) end
+if top == bus.LAST_ID then return e_not_after_top(VERB) end
 
 local args = {'XADD', KEYS[3], '*', 'brand', 'emq', 'event', event, 'id', ARGV[2]}
 for i = 3, #ARGV do args[#args + 1] = ARGV[i] end

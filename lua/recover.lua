@@ -19,7 +19,8 @@
 -- the lane accounting's refusals (the lanes of these jobs: da minus their
 -- number, dw plus those requeued); WRONGTYPE (pending, dead, signal, stats);
 -- the HINCRBY refusals (stats recovered, then dead; each only when it
--- grows); the flow types' refusals. A requeued job with a lane goes back to
+-- grows); the flow types' refusals; with events, the events stream's
+-- refusals (lib.lua ev_read). A requeued job with a lane goes back to
 -- lane:<l>; a job that dies tells its waiting parent (error lease expired)
 -- and pushes its outcome when waited.
 
@@ -46,7 +47,7 @@ end
 local deny, k = first_denied(keys, true, true), 0
 
 -- to[i] is the pending score of a job going back, true for one going to dead
-local to, requeued, died, lanes = {}, 0, 0, {}
+local to, requeued, died, lanes, evs = {}, 0, 0, {}, {}
 local acc = lane_acc()
 local fa = flow_acc(acc)
 for i = 1, #ids do
@@ -54,7 +55,7 @@ for i = 1, #ids do
   if id then
     k = k + 1
     if k == deny then return {err = E_NOPERM} end
-    local f = rpcall('HMGET', keys[k], 'att', 'max', 'prio', 'lane', 'parent', 'onfail', 'wait')
+    local f = rpcall('HMGET', keys[k], 'att', 'max', 'prio', 'lane', 'parent', 'onfail', 'wait', 'ev')
     if f.err then return f end
     if f[1] then
       local l = lane_name(f[4])
@@ -63,10 +64,12 @@ for i = 1, #ids do
         to[i] = pending_score(rowint(f[3], MAX_PRIORITY), id)
         requeued = requeued + 1
         if l then lane_add(acc, l, 1, -1) end
+        ev(evs, f[8], 'recovered', ids[i])
       else
         to[i] = true
         died = died + 1
         if l then lane_add(acc, l, 0, -1) end
+        ev(evs, f[8], 'dead', ids[i], 'error', 'lease expired')
         flow_outcome(fa, ids[i], f[7], 'dlease expired')
         refusal = flow_finish(fa, ids[i], f[5], 'd', 'lease expired', f[6])
         if refusal then return refusal end
@@ -87,6 +90,9 @@ if c.err then return c end
 refusal = (requeued > 0 and hincr_refusal(c[1], requeued)) or (died > 0 and hincr_refusal(c[2], died))
 if refusal then return refusal end
 refusal = flow_types(fa, died)
+if refusal then return refusal end
+ev_flow(evs, fa)
+refusal = ev_read(VERB, evs)
 if refusal then return refusal end
 
 rcall('ZREM', active, unpack(ids))
@@ -113,4 +119,5 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if (to_pending and was_pending == 0) or woke then signal_push(signal) end
+ev_write(evs)
 return {requeued, died}

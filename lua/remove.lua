@@ -25,7 +25,8 @@
 -- accounting's refusals (dw = -1 per pending job with a lane; it types
 -- lane:<l>); WRONGTYPE (stats), the HINCRBY refusals (stats removed);
 -- WRONGTYPE (the states' sets); the flow types' refusals; NOPERM (the
--- root's logs and flow keys).
+-- root's logs and flow keys); with events, the events stream's refusals
+-- (lib.lua ev_read).
 
 local VERB = 'remove'
 local refusal = shape(VERB, 7, 2) or layout(VERB, {'version', 'stats', 'pending', 'delayed', 'active', 'dead'})
@@ -48,14 +49,15 @@ local rootgone = gone_keys(row)
 local all = may({row, rootgone[1], rootgone[2], rootgone[3], rootgone[4]}, true, true)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
 
--- jobs[i]: {id, row, state, lane, parent, wait, ukey, holder}
+-- jobs[i]: {id, row, state, lane, parent, wait, ev, ukey, holder}
 local jobs, inset = {}, {}
 local function read_job(jid, jrow)
-  local f = rpcall('HMGET', jrow, 'att', 'state', 'uniq', 'lane', 'parent', 'wait')
+  local f = rpcall('HMGET', jrow, 'att', 'state', 'uniq', 'lane', 'parent', 'wait', 'ev')
   if f.err then return nil, f end
   if not f[1] then return false end
   if f[2] == 'active' then return nil, {err = E_REMOVE_ACTIVE} end
-  return {id = jid, row = jrow, state = f[2], uniq = f[3], lane = lane_name(f[4]), parent = f[5], wait = f[6]}
+  return {id = jid, row = jrow, state = f[2], uniq = f[3], lane = lane_name(f[4]), parent = f[5], wait = f[6],
+    ev = f[7]}
 end
 local function read_unique(j)
   if not j.uniq then return nil end
@@ -139,6 +141,11 @@ end
 refusal = flow_types(fa, 0)
 if refusal then return refusal end
 if not all and not may(rootgone, false, true) then return {err = E_NOPERM} end
+local evs = {}
+for i = 1, #jobs do ev(evs, jobs[i].ev, 'removed', jobs[i].id) end
+ev_flow(evs, fa)
+refusal = ev_read(VERB, evs)
+if refusal then return refusal end
 
 local now = now_ms()
 for i = 1, #jobs do
@@ -152,4 +159,5 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(base .. 'signal') end
+ev_write(evs)
 return 1

@@ -15,7 +15,8 @@
 -- wrong number of arguments; ERR EMQ requeue bad key layout; ERR EMQ requeue
 -- bad id; the fence; WRONGTYPE (the row); EMQSTATE requeue not dead; for a
 -- job with a lane the lane accounting's refusals (dw = +1); WRONGTYPE (dead,
--- pending, signal, stats); the HINCRBY refusals (stats requeued). A job with
+-- pending, signal, stats); the HINCRBY refusals (stats requeued); with
+-- events, the events stream's refusals (lib.lua ev_read). A job with
 -- a lane goes back to lane:<l>. A child is detached from its parent and a
 -- parent loses its cfail (HDEL row parent onfail cfail).
 
@@ -31,7 +32,7 @@ if refusal then return refusal end
 local stats, pending, dead, signal = KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local row = KEYS[1] .. 'job:' .. id
 if not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'state', 'att', 'max', 'prio', 'lane', 'parent', 'onfail', 'cfail')
+local f = rpcall('HMGET', row, 'state', 'att', 'max', 'prio', 'lane', 'parent', 'onfail', 'cfail', 'ev')
 if f.err then return f end
 if not f[2] then return 0 end
 if f[1] ~= 'dead' then return {err = E_REQUEUE_NOT_DEAD} end
@@ -50,6 +51,10 @@ local c = rpcall('HGET', stats, 'requeued')
 if type(c) == 'table' then return c end
 refusal = hincr_refusal(c, 1)
 if refusal then return refusal end
+local evs = {}
+ev(evs, f[9], 'requeued', id)
+refusal = ev_read(VERB, evs)
+if refusal then return refusal end
 
 local max = rowint(f[2], MAX_ROW_INT) + rowint(f[3], MAX_ROW_INT)
 rcall('ZREM', dead, id)
@@ -59,4 +64,5 @@ rcall('ZADD', l and KEYS[1] .. 'lane:' .. l or pending, pending_score(rowint(f[4
 rcall('HINCRBY', stats, 'requeued', 1)
 local woke = lane_write(acc)
 if (not l and was_pending == 0) or woke then signal_push(signal) end
+ev_write(evs)
 return 1

@@ -51,16 +51,17 @@ func add(c *host.Call) error {
 			// GET version, HGET meta seq, HGET stats added, ZCARD pending,
 			// ZCARD delayed, LLEN signal: the verdict takes them in its order
 			res := r.fenced().
-				Cmd("HMGET").Arg(meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).
+				Cmd("HMGET").Arg(meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).
 				Cmd("HGET").Arg(stats).Str(statAdded).
 				Cmd("ZCARD").Arg(pending).
 				Cmd("ZCARD").Arg(delayed).
 				Cmd("LLEN").Arg(signal).
 				RunAll()
-			var m [3]verdict.Field
+			var m [4]verdict.Field
 			s.Seq = verdict.Reply[verdict.Field]{Made: true, Err: fieldsAt(res, 1, m[:])}
 			s.Seq.Val.Bytes, s.Seq.Val.Set = st.copy(m[0].Bytes), m[0].Set
 			s.Keep = [2]verdict.Field{{Bytes: st.copy(m[1].Bytes), Set: m[1].Set}, {Bytes: st.copy(m[2].Bytes), Set: m[2].Set}}
+			st.ev = verdict.Field{Bytes: st.copy(m[3].Bytes), Set: m[3].Set}
 			s.Version, s.Added = st.keep(fieldAt(res, 0)), st.keep(fieldAt(res, 2))
 			s.Pending, s.Delayed, s.Signal = intAt(res, 3), intAt(res, 4), intAt(res, 5)
 		case verdict.AddKeys:
@@ -87,6 +88,24 @@ func add(c *host.Call) error {
 		return orInternal(step.Err)
 	}
 	v := step.Verdict
+	// the jobs' added events, when meta events_max is on, then the stream
+	st.events.reset()
+	on := evOn(st.ev)
+	if on {
+		for i, j := range st.jobs {
+			state := protocol.StatePending
+			switch {
+			case j.IsParent():
+				state = protocol.StateWaiting
+			case j.Delay > 0:
+				state = protocol.StateDelayed
+			}
+			st.events.add(st.ev, protocol.EventAdded, st.ids[i], protocol.EventStateField, []byte(state))
+		}
+		if err := st.events.check(&r); err != nil {
+			return err
+		}
+	}
 	// every key written is typed: meta and stats by HGET, pending and
 	// delayed by ZCARD, signal by LLEN, the rows are absent (EXISTS) and SET
 	// takes any unique key. Guard, then the writes: the Lua's, with the jobs'
@@ -142,6 +161,9 @@ func add(c *host.Call) error {
 		}
 		if j.Wait != nil {
 			b.Str(protocol.FieldWait).Arg(j.Wait)
+		}
+		if on {
+			b.Str(protocol.FieldEvents).Arg(st.ev.Bytes)
 		}
 	}
 	// one ZADD pending <score> <id> … and one ZADD delayed <now+delay> <id>
@@ -215,6 +237,7 @@ func add(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
+	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -255,6 +278,9 @@ type addState struct {
 	parents int
 	kids    [][]byte
 	waiting []byte
+	// ev is meta events_max; events the jobs' added events.
+	ev     verdict.Field
+	events jobEvents
 }
 
 var adds pool[addState]

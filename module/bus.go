@@ -33,14 +33,22 @@ func busPrelude(c *host.Call, v *protocol.Verb, arity func([][]byte) error) (ver
 // batch.
 func readStream(r *verbCall, stream []byte, st *scratch) verdict.StreamSeen {
 	res := r.fenced().Cmd("EXISTS").Arg(stream).Cmd("XINFO").Str("STREAM").Arg(stream).RunAll()
-	s := verdict.StreamSeen{Version: st.keep(fieldAt(res, 0)), Exists: intAt(res, 1)}
+	s := verdict.StreamSeen{Version: st.keep(fieldAt(res, 0))}
+	streamAt(res, 1, &s, st)
+	return s
+}
+
+// streamAt reads the stream's EXISTS (the at-th reply of res) and XINFO
+// STREAM (the next one) into s.
+func streamAt(res host.Results, at int, s *verdict.StreamSeen, st *scratch) {
+	s.Exists = intAt(res, at)
 	if s.Exists.Err != nil || s.Exists.Val == 0 {
-		return s
+		return
 	}
-	info, err := res.At(2)
+	info, err := res.At(at + 1)
 	if err != nil {
 		s.Info = verdict.Failed[struct{}](err)
-		return s
+		return
 	}
 	s.Info = verdict.Got(struct{}{})
 	bad := info.Kind() != host.KindArray || info.Len()%2 != 0
@@ -80,10 +88,9 @@ func readStream(r *verbCall, stream []byte, st *scratch) verdict.StreamSeen {
 	})
 	if bad || top == nil {
 		s.Info = verdict.Failed[struct{}](host.ErrHostReply)
-		return s
+		return
 	}
 	s.Top = st.copy(top)
-	return s
 }
 
 // optAt is a string-or-null value as a read.

@@ -143,6 +143,7 @@ func claim(c *host.Call) error {
 	// rows' replies are readable: the write batch reuses their memory. A
 	// refusal below replaces it.
 	c.ReplyArray(len(v.Jobs))
+	st.events.reset()
 	for _, j := range v.Jobs {
 		c.ReplyArray(3)
 		c.ReplyBulk(s.Members[j.Member])
@@ -158,6 +159,16 @@ func claim(c *host.Call) error {
 			return err
 		}
 		c.ReplyInt(j.Attempt)
+		// the job's claimed event, when its row holds ev
+		if ev, set, err := data.Index(2).OptBytes(); err == nil && set {
+			if f := (verdict.Field{Bytes: ev, Set: true}); evOn(f) {
+				var att [20]byte
+				st.events.add(f, protocol.EventClaimed, s.Members[j.Member], protocol.EventAttField, strconv.AppendInt(att[:0], j.Attempt, 10))
+			}
+		}
+	}
+	if err := st.events.check(&r); err != nil {
+		return err
 	}
 	// guard, then the writes: ZPOPMIN of each set taken from (pending
 	// <found>, or with lanes pending and each lane served); per job HSET
@@ -208,6 +219,7 @@ func claim(c *host.Call) error {
 			b.Cmd("SET").Arg(key).Int(k).Str("PX").Int(v.RateWindow)
 		}
 	}
+	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -341,6 +353,8 @@ type claimState struct {
 	rows [][]byte
 	// rowAt[i] is the index of member i's HMGET in the rows' batch.
 	rowAt []int
+	// events are the jobs' claimed events.
+	events jobEvents
 	// keys are the keys of one ACL check.
 	keys [][]byte
 	// laneKeys[i] is the key lane:<l> of lane i of turns.
@@ -679,7 +693,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 			break
 		}
 		st.rowAt[i] = k
-		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData)
+		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData).Str(protocol.FieldEvents)
 		k++
 	}
 	if lanes {
@@ -693,7 +707,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		if st.rowAt[i] < 0 {
 			continue
 		}
-		var f [2]verdict.Field
+		var f [3]verdict.Field
 		err := fieldsAt(res, st.rowAt[i], f[:])
 		s.Rows[i] = verdict.Reply[verdict.Field]{Made: true, Err: err, Val: f[0]}
 	}

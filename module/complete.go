@@ -33,6 +33,8 @@ func complete(c *host.Call) error {
 	st.lanes.reset(&st.scratch)
 	st.flow.reset(&st.scratch)
 	st.completed = nil
+	st.events.reset()
+	st.ev = verdict.Field{}
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
 	// the row and its logs are outside the key-spec: the caller's ACL first,
@@ -64,7 +66,7 @@ func complete(c *host.Call) error {
 			b := r.fenced()
 			if rowOK {
 				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait)
+					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 			}
 			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
 				Cmd("HGET").Arg(stats).Str(statCompleted).
@@ -73,10 +75,11 @@ func complete(c *host.Call) error {
 			s.Version = st.keep(fieldAt(res, 0))
 			if rowOK {
 				s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
-				s.Row.Err = fieldsAt(res, 1, s.Row.Val[:])
+				s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &st.ev)
 				for i := range s.Row.Val {
 					s.Row.Val[i].Bytes = st.copy(s.Row.Val[i].Bytes)
 				}
+				st.ev.Bytes = st.copy(st.ev.Bytes)
 				i++
 			}
 			s.Score, s.Completed = st.keep(fieldAt(res, i)), st.keep(fieldAt(res, i+1))
@@ -143,6 +146,12 @@ func complete(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
+	// the job's event and its released parent's, then the stream
+	st.events.add(st.ev, protocol.EventCompleted, id, "", nil)
+	st.flow.publish(&st.events)
+	if err := st.events.check(&r); err != nil {
+		return err
+	}
 	// guard, then the writes: ZREM active; one DEL of the row, its logs and
 	// the unique key when it holds this job (the Lua's two DELs); HINCRBY
 	// stats completed (predicted)
@@ -178,6 +187,7 @@ func complete(c *host.Call) error {
 	st.lanes.writes(b)
 	st.flow.outcomes(b)
 	st.flow.signals(b, &st.lanes)
+	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -250,6 +260,9 @@ type completeState struct {
 	flow  flowAcct
 	// completed is the retained set, when the job is retained.
 	completed []byte
+	// ev is the row's ev; events the call's job events.
+	ev     verdict.Field
+	events jobEvents
 }
 
 var completes pool[completeState]

@@ -66,19 +66,22 @@ func completeMany(c *host.Call) error {
 			b := r.fenced()
 			for i := range nrows {
 				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).
+					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).
 					Cmd("ZSCORE").Arg(active).Argv(r.argv(st.id(i)))
 			}
 			res := b.Cmd("HGET").Arg(stats).Str(statCompleted).RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
+			st.evs = grow(st.evs, r.n)
+			clear(st.evs)
 			for i := range nrows {
 				// kept: the holders' batch comes before the verdict's last look
 				j := &s.Jobs[i]
 				j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
-				j.Row.Err = fieldsAt(res, 1+2*i, j.Row.Val[:])
+				j.Row.Err = fieldsEvAt(res, 1+2*i, j.Row.Val[:], &st.evs[i])
 				for k := range j.Row.Val {
 					j.Row.Val[k].Bytes = st.copy(j.Row.Val[k].Bytes)
 				}
+				st.evs[i].Bytes = st.copy(st.evs[i].Bytes)
 				j.Score = st.keep(fieldAt(res, 2+2*i))
 			}
 			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
@@ -154,6 +157,18 @@ func completeMany(c *host.Call) error {
 	}
 	v := step.Verdict
 	if v.Done > 0 {
+		// the completed jobs' events in argument order, then the released
+		// parents', then the stream
+		st.events.reset()
+		for i, o := range v.Outcomes {
+			if o.Reply == verdict.CompleteManyDone && i < len(st.evs) {
+				st.events.add(st.evs[i], protocol.EventCompleted, s.Jobs[i].ID, "", nil)
+			}
+		}
+		st.flow.publish(&st.events)
+		if err := st.events.check(&r); err != nil {
+			return err
+		}
 		// guard, then the Lua's three writes: ZREM active <ids…>; DEL of
 		// each completed job's row, its logs and its unique key when it
 		// holds the job's id; HINCRBY stats completed <done> (predicted)
@@ -211,6 +226,7 @@ func completeMany(c *host.Call) error {
 		st.lanes.writes(b)
 		st.flow.outcomes(b)
 		st.flow.signals(b, &st.lanes)
+		st.events.writes(b)
 		res, err := b.Run()
 		if err != nil {
 			return wrote(c, err)
@@ -247,6 +263,9 @@ type completeManyState struct {
 	flow  flowAcct
 	// completed is the retained set, when a job is retained.
 	completed []byte
+	// evs are the rows' ev fields; events the call's job events.
+	evs    []verdict.Field
+	events jobEvents
 }
 
 // anyRelease reports whether a completed job releases its unique key.

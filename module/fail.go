@@ -35,6 +35,8 @@ func fail(c *host.Call) error {
 	st.reset()
 	st.lanes.reset(&st.scratch)
 	st.flow.reset(&st.scratch)
+	st.events.reset()
+	st.ev = verdict.Field{}
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	// the row is outside the key-spec: the caller's ACL first (a denial is
 	// the row read's refusal, in its place after the fence)
@@ -57,7 +59,7 @@ func fail(c *host.Call) error {
 			b := r.fenced()
 			if deny < 0 {
 				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldBackoff).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait)
+					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 			}
 			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
 				Cmd("ZCARD").Arg(delayed).
@@ -68,10 +70,11 @@ func fail(c *host.Call) error {
 			i := 1
 			if deny < 0 {
 				s.Row = verdict.Reply[[7]verdict.Field]{Made: true}
-				s.Row.Err = fieldsAt(res, 1, s.Row.Val[:])
+				s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &st.ev)
 				for k := range s.Row.Val {
 					s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
 				}
+				st.ev.Bytes = st.copy(st.ev.Bytes)
 				i++
 			} else {
 				s.Row = denied[[7]verdict.Field]()
@@ -117,6 +120,17 @@ func fail(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
+	// the job's event (retrying or dead), its released parents', then the
+	// stream
+	name := protocol.EventDead
+	if v.Retry {
+		name = protocol.EventRetrying
+	}
+	st.events.add(st.ev, name, id, protocol.EventErrorField, text)
+	st.flow.publish(&st.events)
+	if err := st.events.check(&r); err != nil {
+		return err
+	}
 	// guard, then the writes: ZREM active; HSET row state err; ZADD delayed
 	// <due> or dead <now> (absolute times, as values); one HSET stats failed
 	// <failed+1> <retried|dead> <its count+1>, the predicted counters, in
@@ -141,6 +155,7 @@ func fail(c *host.Call) error {
 	st.lanes.writes(b)
 	st.flow.outcomes(b)
 	st.flow.signals(b, &st.lanes)
+	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -159,6 +174,9 @@ type failState struct {
 	seen  verdict.FailSeen
 	lanes laneAcct
 	flow  flowAcct
+	// ev is the row's ev; events the call's job events.
+	ev     verdict.Field
+	events jobEvents
 }
 
 var fails pool[failState]

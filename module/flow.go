@@ -377,6 +377,22 @@ func (fa *flowAcct) writes(b *host.Batch, now int64, stats []byte, la *laneAcct)
 	}
 }
 
+// publish queues the events of the parents released, in the order told:
+// dead (error child <c> failed) or released.
+func (fa *flowAcct) publish(e *jobEvents) {
+	for _, i := range fa.res.Told {
+		p := &fa.parents.Rows[i]
+		if !p.Released {
+			continue
+		}
+		if p.Err != nil {
+			e.add(p.Ev(), protocol.EventDead, p.ID, protocol.EventErrorField, p.Err)
+		} else {
+			e.add(p.Ev(), protocol.EventReleased, p.ID, "", nil)
+		}
+	}
+}
+
 // outcomes adds RPUSH done:<id> <outcome>, PEXPIRE done:<id> <wait> of each
 // waited job, in the order queued.
 func (fa *flowAcct) outcomes(b *host.Batch) {

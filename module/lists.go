@@ -156,7 +156,10 @@ func (m *memberRows) check(r *verbCall, s *scratch, ids [][]byte) (int, error) {
 // place gives each member that is an id its row's reply: the fields of the
 // res[k] HMGET (width fields per member, in fields) for the first nrows
 // rows, the denial for the denied one, and nothing for the rows after it.
-func (m *memberRows) place(res host.Results, ids [][]byte, nrows, width int, fields []verdict.Field, out []verdict.Reply[[]verdict.Field]) {
+//
+// With evs (one per member), each HMGET reads ev after the width fields,
+// into evs.
+func (m *memberRows) place(res host.Results, ids [][]byte, nrows, width int, fields []verdict.Field, out []verdict.Reply[[]verdict.Field], evs []verdict.Field) {
 	k := 0
 	for i, id := range ids {
 		if !verdict.JobMember(id) {
@@ -165,7 +168,11 @@ func (m *memberRows) place(res host.Results, ids [][]byte, nrows, width int, fie
 		switch {
 		case k < nrows:
 			f := fields[width*i : width*i+width]
-			out[i] = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, k, f)}
+			if evs != nil {
+				out[i] = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsEvAt(res, k, f, &evs[i])}
+			} else {
+				out[i] = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, k, f)}
+			}
 		case k == m.deny:
 			out[i] = denied[[]verdict.Field]()
 		}

@@ -27,6 +27,7 @@ func progress(c *host.Call) error {
 	st := progresses.get()
 	defer progresses.put(st)
 	st.reset()
+	st.ev = verdict.Field{}
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	// the row is outside the key-spec: the caller's ACL first (read, then
 	// written); a denial is the row read's refusal, in its place after the
@@ -42,12 +43,17 @@ func progress(c *host.Call) error {
 	if step.Need == verdict.ProgressFirst {
 		b := r.fenced()
 		if deny < 0 {
-			b.Cmd("HGET").Arg(row).Str(protocol.FieldAttempts)
+			b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldEvents)
 		}
 		res := b.RunAll()
 		s.Version = fieldAt(res, 0)
 		if deny < 0 {
-			s.Att = fieldAt(res, 1)
+			var f [2]verdict.Field
+			if err := fieldsAt(res, 1, f[:]); err != nil {
+				s.Att = verdict.Failed[verdict.Field](err)
+			} else {
+				s.Att, st.ev = verdict.Got(f[0]), f[1]
+			}
 		} else {
 			s.Att = denied[verdict.Field]()
 		}
@@ -60,12 +66,20 @@ func progress(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
+	// the job's progress event, then the stream
+	st.events.reset()
+	st.events.add(st.ev, protocol.EventProgress, id, protocol.EventValueField, r.args[2])
+	if err := st.events.check(&r); err != nil {
+		return err
+	}
 	// guard, then the write; the value passes by reference
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
 	}
-	if _, err := w.Write().Cmd("HSET").Arg(row).Str(protocol.FieldProgress).Argv(r.argv(2)).Run(); err != nil {
+	b := w.Write().Cmd("HSET").Arg(row).Str(protocol.FieldProgress).Argv(r.argv(2))
+	st.events.writes(b)
+	if _, err := b.Run(); err != nil {
 		return wrote(c, err)
 	}
 	c.ReplyInt(1)
@@ -73,6 +87,11 @@ func progress(c *host.Call) error {
 }
 
 // progressState is PROGRESS's scratch between commands.
-type progressState struct{ scratch }
+type progressState struct {
+	scratch
+	// ev is the row's ev; events the job's progress event.
+	ev     verdict.Field
+	events jobEvents
+}
 
 var progresses pool[progressState]

@@ -66,6 +66,17 @@ func promote(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
+	// the moved jobs' promoted events, in ZRANGEBYSCORE order, then the
+	// stream
+	st.events.reset()
+	for i, mv := range v.Moves {
+		if (mv.To == verdict.ToPending || mv.To == verdict.ToLane) && i < len(st.evs) {
+			st.events.add(st.evs[i], protocol.EventPromoted, s.Due.Val[i], "", nil)
+		}
+	}
+	if err := st.events.check(&r); err != nil {
+		return err
+	}
 	// guard, then the writes: ZREM delayed <all due>; per job with a row,
 	// HSET row state pending; one ZADD pending <score> <id> … for them all,
 	// where the Lua writes one per job; the signal
@@ -91,6 +102,7 @@ func promote(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
+	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -115,18 +127,22 @@ func (st *promoteState) readRows(r *verbCall, pending, signal []byte) error {
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
-		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldPriority).Str(protocol.FieldLane)
+		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldPriority).Str(protocol.FieldLane).Str(protocol.FieldEvents)
 	}
 	res := b.Cmd("ZCARD").Arg(pending).
 		Cmd("LLEN").Arg(signal).
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
 	st.fields = grow(st.fields, 3*len(ids))
-	st.place(res, ids, nrows, 3, st.fields, s.Rows)
+	st.evs = grow(st.evs, len(ids))
+	st.place(res, ids, nrows, 3, st.fields, s.Rows, st.evs)
 	s.Pending, s.Signal = intAt(res, nrows), intAt(res, nrows+1)
 	// kept: the lanes' batch may come before the verdict's last look
 	for i := range st.fields {
 		st.fields[i].Bytes = st.copy(st.fields[i].Bytes)
+	}
+	for i := range st.evs {
+		st.evs[i].Bytes = st.copy(st.evs[i].Bytes)
 	}
 	return nil
 }
@@ -143,6 +159,9 @@ type promoteState struct {
 	lanes  laneAcct
 	laneOf []int
 	order  []int
+	// evs are the rows' ev fields; events the call's job events.
+	evs    []verdict.Field
+	events jobEvents
 }
 
 var promotes pool[promoteState]

@@ -92,6 +92,24 @@ func recoverExpired(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
+	// the jobs' events (recovered or dead), in ZRANGEBYSCORE order, then
+	// the released parents', then the stream
+	st.events.reset()
+	for i, mv := range v.Moves {
+		if i >= len(st.evs) {
+			break
+		}
+		switch mv.To {
+		case verdict.ToPending, verdict.ToLane:
+			st.events.add(st.evs[i], protocol.EventRecovered, s.Expired.Val[i], "", nil)
+		case verdict.ToDead:
+			st.events.add(st.evs[i], protocol.EventDead, s.Expired.Val[i], protocol.EventErrorField, leaseExpired)
+		}
+	}
+	st.flow.publish(&st.events)
+	if err := st.events.check(&r); err != nil {
+		return err
+	}
 	// guard, then the writes: ZREM active <all expired>; per job HSET row
 	// state (and err for the dead); one ZADD pending and one ZADD dead for
 	// all the jobs going there, where the Lua writes one per job (the scores
@@ -139,6 +157,7 @@ func recoverExpired(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() || st.flow.released() {
 		signalPush(b, signal, s.Signal.Val)
 	}
+	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -178,7 +197,7 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
 		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
-			Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait)
+			Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 	}
 	res := b.Cmd("ZCARD").Arg(pending).
 		Cmd("ZCARD").Arg(dead).
@@ -187,13 +206,17 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
 	st.fields = grow(st.fields, recoverRowWidth*len(ids)+2)
-	st.place(res, ids, nrows, recoverRowWidth, st.fields, s.Rows)
+	st.evs = grow(st.evs, len(ids))
+	st.place(res, ids, nrows, recoverRowWidth, st.fields, s.Rows, st.evs)
 	s.Pending, s.Dead, s.Signal = intAt(res, nrows), intAt(res, nrows+1), intAt(res, nrows+2)
 	f := st.fields[recoverRowWidth*len(ids):]
 	s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, nrows+3, f)}
 	// kept: the lanes' batch may come before the verdict's last look
 	for i := range st.fields {
 		st.fields[i].Bytes = st.copy(st.fields[i].Bytes)
+	}
+	for i := range st.evs {
+		st.evs[i].Bytes = st.copy(st.evs[i].Bytes)
 	}
 	return nil
 }
@@ -211,6 +234,9 @@ type recoverState struct {
 	laneOf []int
 	order  []int
 	flow   flowAcct
+	// evs are the rows' ev fields; events the call's job events.
+	evs    []verdict.Field
+	events jobEvents
 }
 
 // recoverRowWidth is the fields of RECOVER's row read: att max prio lane

@@ -145,6 +145,16 @@ func remove(c *host.Call) error {
 	if !all && c.CheckKeys(host.KeyDelete, st.keys[1:5]...) != nil {
 		return host.ErrNoPerm
 	}
+	// every job's removed event in removal order (the root first), the
+	// released parents', then the stream
+	st.events.reset()
+	for _, j := range st.jobs {
+		st.events.add(j.ev, protocol.EventRemoved, j.id, "", nil)
+	}
+	st.flow.publish(&st.events)
+	if err := st.events.check(&r); err != nil {
+		return err
+	}
 	// guard, then the writes: per job ZREM from its set, one DEL of its row,
 	// logs, flow keys and its unique key when it holds the job; HINCRBY
 	// stats removed; the flows', the lanes', the outcomes, the signal
@@ -179,6 +189,7 @@ func remove(c *host.Call) error {
 	st.lanes.writes(wb)
 	st.flow.outcomes(wb)
 	st.flow.signals(wb, &st.lanes)
+	st.events.writes(wb)
 	res, err = wb.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -208,6 +219,7 @@ type removeJob struct {
 	uniq, laneName, parent     []byte
 	hasUniq, release, hasState bool
 	unique                     []byte
+	ev                         verdict.Field
 	wait                       int64
 	set, lane                  int
 }
@@ -229,14 +241,15 @@ func (st *removeState) jobKeys(base, id []byte) removeJob {
 // readJobRow adds HMGET row att state uniq lane parent wait to b.
 func readJobRow(b *host.Batch, row []byte) {
 	b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldUnique).
-		Str(protocol.FieldLane).Str(protocol.FieldParent).Str(protocol.FieldWait)
+		Str(protocol.FieldLane).Str(protocol.FieldParent).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 }
 
 // takeRow reads reply i, a job's row (readJobRow), into j: false when the
 // row is absent; EMQSTATE remove job is active for an active one.
 func (st *removeState) takeRow(res host.Results, i int, j *removeJob) (bool, error) {
 	var f [6]verdict.Field
-	if err := fieldsAt(res, i, f[:]); err != nil {
+	var ev verdict.Field
+	if err := fieldsEvAt(res, i, f[:], &ev); err != nil {
 		return false, err
 	}
 	if !f[0].Set {
@@ -251,6 +264,7 @@ func (st *removeState) takeRow(res host.Results, i int, j *removeJob) (bool, err
 	j.laneName = st.copy(verdict.LaneName(f[3]))
 	j.parent = st.copy(verdict.ChildParent(f[4]))
 	j.wait = verdict.WaitField(f[5])
+	j.ev = verdict.Field{Bytes: st.copy(ev.Bytes), Set: ev.Set}
 	return true, nil
 }
 
@@ -368,6 +382,8 @@ type removeState struct {
 	moves []verdict.RemoveMove
 	lanes laneAcct
 	flow  flowAcct
+	// events are the call's job events.
+	events jobEvents
 }
 
 var removes pool[removeState]

@@ -29,6 +29,8 @@ func requeue(c *host.Call) error {
 	defer requeues.put(st)
 	st.reset()
 	st.lanes.reset(&st.scratch)
+	st.events.reset()
+	st.ev = verdict.Field{}
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	// the row is outside the key-spec: the caller's ACL first (read, then
 	// written); a denial is the row read's refusal, in its place after the
@@ -50,16 +52,17 @@ func requeue(c *host.Call) error {
 			b := r.fenced()
 			if deny < 0 {
 				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail)
+					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldEvents)
 			}
 			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			if deny < 0 {
 				f := st.fields[:]
-				err := fieldsAt(res, 1, f)
+				err := fieldsEvAt(res, 1, f, &st.ev)
 				for i := range f {
 					f[i].Bytes = st.copy(f[i].Bytes)
 				}
+				st.ev.Bytes = st.copy(st.ev.Bytes)
 				s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: err}
 			} else {
 				s.Row = denied[[]verdict.Field]()
@@ -93,6 +96,11 @@ func requeue(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
+	// the job's requeued event, then the stream
+	st.events.add(st.ev, protocol.EventRequeued, id, "", nil)
+	if err := st.events.check(&r); err != nil {
+		return err
+	}
 	// guard, then the writes in the Lua's order: ZREM dead, HSET row state
 	// pending max <att+max>, ZADD pending <score>, HINCRBY stats requeued
 	// (predicted), the signal (in one write when the list held at most one
@@ -120,6 +128,7 @@ func requeue(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
+	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -137,6 +146,9 @@ type requeueState struct {
 	seen   verdict.RequeueSeen
 	fields [8]verdict.Field
 	lanes  laneAcct
+	// ev is the row's ev; events the job's requeued event.
+	ev     verdict.Field
+	events jobEvents
 }
 
 var requeues pool[requeueState]

@@ -40,6 +40,7 @@ func verbs() []host.Command {
 		verbCommand(protocol.Append, appendEntries, "Writes 1 to 1000 stream entries with explicit ids to a bus stream: all or none."),
 		verbCommand(protocol.Publish, publish, "Appends one branded event to the queue's events stream."),
 		verbCommand(protocol.FailuresIncr, failuresIncr, "Counts one failure of a downstream in a window of ttl_ms."),
+		verbCommand(protocol.Events, events, "Turns the job events of jobs added afterwards on with a bound on the events stream, or off."),
 	}
 }
 

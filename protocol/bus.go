@@ -17,6 +17,45 @@ var (
 // BusVerbs lists the bus verbs in the order docs/PROTOCOL.md gives them.
 var BusVerbs = []*Verb{Append, Publish, FailuresIncr}
 
+// Events turns a queue's job events on (meta events_max, the events
+// stream's approximate MAXLEN) or off (0). docs/PROTOCOL.md, "Job events".
+var Events = verb("events", Keeps, SuffixVersion, SuffixMeta)
+
+// EventVerbs lists the job-event verbs in the order docs/PROTOCOL.md gives
+// them.
+var EventVerbs = []*Verb{Events}
+
+// MetaEventsMax is the meta field EVENTS sets: the events stream's bound,
+// absent (or 0) when the queue publishes no job events.
+const MetaEventsMax = "events_max"
+
+// MaxEventsLen bounds EVENTS' max_len, inclusive.
+const MaxEventsLen = 1_000_000
+
+// The job events, by the name their entries carry in the event field
+// (docs/PROTOCOL.md, "Job events").
+const (
+	EventAdded     = "added"     // ADD; field state
+	EventClaimed   = "claimed"   // CLAIM; field att
+	EventCompleted = "completed" // COMPLETE, COMPLETEMANY
+	EventRetrying  = "retrying"  // FAIL of a job retried; field error
+	EventDead      = "dead"      // FAIL, RECOVER, a parent whose child failed it; field error
+	EventRecovered = "recovered" // RECOVER of a job requeued
+	EventPromoted  = "promoted"  // PROMOTE
+	EventRemoved   = "removed"   // REMOVE, per job of the removal
+	EventRequeued  = "requeued"  // REQUEUE
+	EventProgress  = "progress"  // PROGRESS; field value
+	EventReleased  = "released"  // a parent whose children finished, to pending
+)
+
+// Event fields after brand, event and id, as the entries name them.
+const (
+	EventStateField = "state" // added: pending, delayed or waiting
+	EventAttField   = "att"   // claimed: the attempt token
+	EventErrorField = "error" // retrying, dead: the error text
+	EventValueField = "value" // progress: the value
+)
+
 // The bus keys: prefixes followed by a bus name, and the events stream.
 const (
 	SuffixBus           = "bus:"      // stream per bus name: emq:{q}:bus:<name> (APPEND)

@@ -148,7 +148,8 @@ func TestVerbTable(t *testing.T) {
 	}
 	require.Len(t, protocol.JobCore, 17)
 	require.Len(t, protocol.BusVerbs, 3)
-	require.Len(t, protocol.All, 29)
+	require.Len(t, protocol.EventVerbs, 1)
+	require.Len(t, protocol.All, 30)
 	for _, read := range []*protocol.Verb{protocol.Stats, protocol.Inspect, protocol.Lane, protocol.Lanes, protocol.Children} {
 		require.Equal(t, protocol.Reads, read.Mode, read.Name)
 	}

@@ -152,8 +152,9 @@ var LaneVerbs = []*Verb{LaneCap, LanePause, LaneResume, Lane, Lanes, Rate}
 var FlowVerbs = []*Verb{Retain, Trim, Children}
 
 // All lists every keyed verb both executors run: the job core, the lane and
-// rate verbs, the retention and flow verbs, then the bus verbs.
-var All = append(append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...), BusVerbs...)
+// rate verbs, the retention and flow verbs, the bus verbs, then the
+// job-event verbs.
+var All = append(append(append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...), BusVerbs...), EventVerbs...)
 
 // VersionCommand is the native executor's probe: no keys, replies Wire.
 const VersionCommand = "EMQ.VERSION"
@@ -236,6 +237,7 @@ const (
 	FieldChildFail = "cfail"  // a parent's first child with policy fail that died
 	FieldWait      = "wait"   // ms its outcome is kept for waiters
 	FieldResult    = "res"    // a retained completed job's result
+	FieldEvents    = "ev"     // the events bound of a job added while job events were on
 )
 
 // InspectFields is the order in which INSPECT replies a row's fields.

@@ -102,8 +102,9 @@ func dumpSide(t tb, s side) dataset {
 			slices.Sort(d.Items)
 		}
 		if typ == "stream" && strings.HasSuffix(fmt.Sprint(k), "}:"+protocol.SuffixEvents) {
-			// PUBLISH's entry ids are the servers' clocks: compared as
-			// present, the entries' fields exactly
+			// the entry ids of PUBLISH and of the job events are the
+			// servers' clocks: compared as present, the entries' fields
+			// (and so their order and the approximate trim's count) exactly
 			for j, e := range d.Items {
 				if _, fields, ok := strings.Cut(e, " "); ok {
 					d.Items[j] = "[<id> " + fields

@@ -67,7 +67,10 @@ var fuzzCommands = func() []string {
 
 // laterVerbs are the verbs specified after the fuzz corpus was first
 // written, in the order they were added.
-var laterVerbs = append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...)
+// The flow verbs joined the list after the bus verbs' seeds were written,
+// so they follow them.
+var laterVerbs = append(append(append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...),
+	protocol.FlowVerbs...), protocol.EventVerbs...)
 
 // Argument separator and placeholders of argv.
 const (
@@ -180,8 +183,8 @@ const (
 	setupEdges                 // seq and every counter at int64 max, att of job 4 at the 15-digit edge
 	setupPaused                // meta paused 1
 	setupForeign               // members that are not ids, a row without att, version 3 on queue "g"
-	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window
-	setupFlows                 // parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on
+	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window; a flow: parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on
+	setupEvents                // job events on: meta events_max and every row's ev at 2, one entry in the events stream
 )
 
 // setup is the commands that prepare queue f for the bits of setup,
@@ -252,7 +255,8 @@ func setup(bits uint8) [][]string {
 			[]string{"SET", k.Fixed(protocol.SuffixRate), "7", "PX", "60000"},
 		)
 	}
-	if bits&setupFlows != 0 {
+	if bits&setupLanes != 0 {
+		// and a flow, with retention on
 		row := func(id, state, att string, more ...string) []string {
 			return append([]string{"HSET", k.Job(id), "data", "d" + id, "state", state, "att", att, "max", "3",
 				"prio", "0", "bo", "fixed:0", "at", "1700000000000"}, more...)
@@ -268,6 +272,16 @@ func setup(bits uint8) [][]string {
 			[]string{"ZADD", k.Pending, strconv.FormatInt(protocol.PendingScore(0, 12), 10), "12"},
 			[]string{"HSET", k.Results("10"), "9", "old"},
 		)
+	}
+	if bits&setupEvents != 0 {
+		out = append(out,
+			[]string{"HSET", k.Meta, protocol.MetaEventsMax, "2"},
+			[]string{"XADD", k.Fixed(protocol.SuffixEvents), "1-1", "brand", "emq", "event", "added", "id", "1"},
+		)
+		for id := 1; id <= 12; id++ {
+			out = append(out, []string{"EVAL", "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'ev', '2') end",
+				"1", k.Job(strconv.Itoa(id))})
+		}
 	}
 	if bits&setupWrongType != 0 {
 		out = append(out,
@@ -491,6 +505,7 @@ var fuzzValid = map[string][]string{
 	protocol.Append.Name:       {"2", "1-1", "1", "f", "v", "1-2", "2", "g", "w", "\x00", "\xff"},
 	protocol.Publish.Name:      {"added", "1", "lane", "a"},
 	protocol.FailuresIncr.Name: {"60000"},
+	protocol.Events.Name:       {"100"},
 }
 
 // A fuzzSeed is one named input of the seed corpus.
@@ -526,7 +541,8 @@ func fuzzSeeds() []fuzzSeed {
 		add("valid-edges", full|setupEdges, append([]string{N, K}, args...)...)
 		add("valid-paused-foreign", full|setupPaused|setupForeign, append([]string{N, K}, args...)...)
 		add("valid-lanes", full|setupLanes, append([]string{N, K}, args...)...)
-		add("valid-flows", full|setupFlows, append([]string{N, K}, args...)...)
+		add("valid-events", full|setupEvents, append([]string{N, K}, args...)...)
+		add("valid-events-lanes", full|setupLanes|setupEvents, append([]string{N, K}, args...)...)
 		add("not-installed", setupJobs, append([]string{N, K}, args...)...)
 		for _, spelled := range []string{"0" + n, "+" + n, " " + n, "-1", "99999999999999999999", "", "0"} {
 			add("numkeys-"+strconv.Quote(spelled), full, append([]string{spelled, K}, args...)...)
@@ -572,12 +588,12 @@ func fuzzSeeds() []fuzzSeed {
 	tree = append(tree, flowJob("2", "continue", "1")...)
 	flow("add-tree", protocol.Add, full, tree...)
 	flow("add-parent-forward", protocol.Add, full, "2", "1", "parent", "d", "0", "0", "3", "fixed", "0", "", "0", "2", "d", "0", "0", "3", "fixed", "0", "", "0", "")
-	flow("complete-child", protocol.Complete, full|setupFlows, "11", "1", "\x00result\xff")
-	flow("complete-too-large", protocol.Complete, full|setupFlows, "11", "1", strings.Repeat("r", protocol.DefaultResult+1))
-	flow("fail-child", protocol.Fail, full|setupFlows, "11", "1", "0", "boom")
-	flow("remove-parent", protocol.Remove, full|setupFlows, "10", "0")
-	flow("remove-cascade", protocol.Remove, full|setupFlows, "10", "1")
-	flow("trim-retained", protocol.Trim, full|setupFlows, "1000")
+	flow("complete-child", protocol.Complete, full|setupLanes, "11", "1", "\x00result\xff")
+	flow("complete-too-large", protocol.Complete, full|setupLanes, "11", "1", strings.Repeat("r", protocol.DefaultResult+1))
+	flow("fail-child", protocol.Fail, full|setupLanes, "11", "1", "0", "boom")
+	flow("remove-parent", protocol.Remove, full|setupLanes, "10", "0")
+	flow("remove-cascade", protocol.Remove, full|setupLanes, "10", "1")
+	flow("trim-retained", protocol.Trim, full|setupLanes, "1000")
 	seeds = append(seeds, fuzzSeed{"claim-lanes-rate", idx(protocol.Claim.Command), full | setupLanes, []string{N, K, "30000", "1000"}})
 	seeds = append(seeds, fuzzSeed{"lanes-after-binary", idx(protocol.Lanes.Command), full | setupLanes, []string{N, K, "\x00\xff", "1000"}})
 	seeds = append(seeds, fuzzSeed{"add-base-only", idx(protocol.Add.Command), full, []string{"1", B}})

@@ -17,6 +17,9 @@ var (
 	busNames    = []string{protocol.DefaultBusName, "b2", "x-y.z:1/@", strings.Repeat("n", protocol.MaxBusName)}
 	badBusNames = []string{"", "a b", "{x}", "\x00", strings.Repeat("n", protocol.MaxBusName+1)}
 	events      = []string{"added", "completed", "e", strings.Repeat("e", protocol.MaxEventName), "\x00\xff"}
+	// domEventsMax is EVENTS' max_len: small bounds make the job events'
+	// MAXLEN ~ trim
+	domEventsMax = dom{[]string{"1000", "1", "2", "0", "1000000"}, []string{"1000001", "-1", "01", "", "x"}}
 )
 
 // busName draws a bus name, rarely a refused one.

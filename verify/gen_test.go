@@ -454,6 +454,8 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 		return g.publishArgs(0)
 	case protocol.FailuresIncr:
 		return []string{g.val("ttl", domFailuresTTL, 0)}
+	case protocol.Events:
+		return []string{g.val("max_len", domEventsMax, 0)}
 	}
 	return nil
 }
@@ -582,6 +584,7 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 			g.callNamed(protocol.Append, q, name, g.appendArgs(q, name, bad)...)
 		},
 		"publish":    verb(protocol.Publish, func(string) []string { return g.publishArgs(bad) }),
+		"events":     verb(protocol.Events, func(string) []string { return []string{g.val("max_len", domEventsMax, bad)} }),
 		"bus tamper": func(*rapid.T) { g.busTamper() },
 		"failures incr": func(*rapid.T) {
 			q, name := g.queue(), g.busName(bad)
@@ -685,19 +688,20 @@ func verbNames() []string {
 }
 
 // asLimitedUser makes an ACL user that may run every command and touch a
-// queue's declared keys, with one class of its derived keys (rows, logs or
-// unique keys) read-only, write-only or denied, and runs one call as that
+// queue's declared keys, with one class of its derived keys (rows, logs,
+// unique keys, lane keys, turns, rate or the events stream) read-only, write-only or denied, and runs one call as that
 // user: a denial is the registry's NOPERM on both sides, with nothing
 // written.
 func (g *gen) asLimitedUser() {
 	q := g.queue()
 	base := escapeGlob(protocol.KeysOf(q).Base)
-	patterns := map[string]string{"rows": "job:*[0-9]", "logs": "job:*:logs", "unique": "unique:*", "lanes": "lane*", "turns": "turns", "rate": "rate"}
-	classes := []string{"rows", "logs", "unique", "lanes", "turns", "rate"}
+	patterns := map[string]string{"rows": "job:*[0-9]", "logs": "job:*:logs", "unique": "unique:*", "lanes": "lane*", "turns": "turns", "rate": "rate",
+		"events": protocol.SuffixEvents}
+	classes := []string{"rows", "logs", "unique", "lanes", "turns", "rate", "events"}
 	limited := g.pick("acl class", classes...)
 	perm := g.pick("acl access", "R", "W", "")
 	name := "u" + strconv.Itoa(len(g.p.steps))
-	rules := []string{"ACL", "SETUSER", name, "reset", "on", ">pw", "+@all", "%RW~" + base, "%RW~" + base + "[^jlrtu]*"}
+	rules := []string{"ACL", "SETUSER", name, "reset", "on", ">pw", "+@all", "%RW~" + base, "%RW~" + base + "[^ejlrtu]*"}
 	for _, class := range classes {
 		p := "RW"
 		if class == limited {
@@ -824,7 +828,7 @@ func (g *gen) corrupt() {
 	k := protocol.KeysOf(q)
 	var c step
 	switch g.pick("corrupted", "seq", "counter", "version", "row", "row field gone", "member", "paused", "signal", "logs", "holder",
-		"lane field", "lane meta", "turn member", "rate", "flow field", "flow member", "retention") {
+		"lane field", "lane meta", "turn member", "rate", "flow field", "flow member", "retention", "events") {
 	case "seq":
 		c = cmd("HSET", k.Meta, protocol.MetaSeq, g.pick("value", intish...))
 	case "counter":
@@ -928,6 +932,15 @@ func (g *gen) corrupt() {
 	case "retention":
 		c = cmd("HSET", k.Meta, g.pick("field", protocol.MetaKeepDone, protocol.MetaKeepDoneMax, protocol.MetaKeepDead,
 			protocol.MetaKeepDeadMax, protocol.MetaResultMax), g.pick("value", "0", "1", "01", "abc", "1048577", "3600000"))
+	case "events":
+		// the queue's bound, or a row's, out of form (read as off) or small
+		// (trimming)
+		value := g.pick("value", append([]string{"1", "2", "1000000", "1000001"}, intish...)...)
+		if g.chance("row ev", 50) {
+			c = cmd("HSET", k.Job(g.id(q)), protocol.FieldEvents, value)
+		} else {
+			c = cmd("HSET", k.Meta, protocol.MetaEventsMax, value)
+		}
 	}
 	g.p.run(g.t, c)
 }

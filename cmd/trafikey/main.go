@@ -4,6 +4,7 @@
 //	trafikey stats <queue>                a queue's counts and lifetime counters
 //	trafikey lanes <queue>                a queue's lanes
 //	trafikey inspect <queue> <id>         one job
+//	trafikey events <queue>               tail a queue's job events
 //	trafikey pause|resume <queue>…        stop or restart claims
 //	trafikey promote <queue>              move due delayed jobs to pending now
 //	trafikey requeue|remove <queue> <id>… act on jobs

@@ -1,6 +1,9 @@
 package verdict
 
 import (
+	"math"
+	"strconv"
+
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/protocol"
 )
@@ -136,3 +139,37 @@ type SetBitVerdict struct {
 func SetBit(offset, value, previous, strlen int64) SetBitVerdict {
 	return SetBitVerdict{Previous: previous, Write: previous != value || offset/8 >= strlen}
 }
+
+// JobEvents decides the events stream of a call that publishes n > 0 job
+// events (docs/PROTOCOL.md, "Job events"), over the stream reads without a
+// fence: not a stream is WRONGTYPE; a stream with entries must start with
+// the pair brand emq (EMQKIND <verb> wrong brand); its top must leave n ids
+// (EMQSTATE <verb> id not after the stream top).
+func JobEvents(verb string, s *StreamSeen, n int) error {
+	if s.Exists.Err != nil {
+		return s.Exists.Err
+	}
+	if s.Exists.Val == 0 {
+		return nil
+	}
+	if s.Info.Err != nil {
+		return s.Info.Err
+	}
+	tms, tseq, ok := grammar.SplitTop(s.Top)
+	if !ok {
+		return refusal(protocol.ErrHostReply)
+	}
+	if s.HasFirst && (!s.FirstField.Is(protocol.EventBrandField) || !s.FirstValue.Is(protocol.EventBrand)) {
+		return refusal(protocol.ErrKind(verb))
+	}
+	if string(tms) == maxStreamPart {
+		seq, err := strconv.ParseUint(string(tseq), 10, 64)
+		if err == nil && seq > math.MaxUint64-uint64(n) {
+			return refusal(protocol.ErrNotAfterTop(verb))
+		}
+	}
+	return nil
+}
+
+// maxStreamPart is the largest ms (or seq) of a stream id, 2^64-1.
+const maxStreamPart = "18446744073709551615"

@@ -25,7 +25,7 @@ const (
 // this order.
 var FlowParentFields = [...]string{
 	protocol.FieldAttempts, protocol.FieldState, protocol.FieldDeps, protocol.FieldChildFail,
-	protocol.FieldParent, protocol.FieldOnFail, protocol.FieldLane, protocol.FieldPriority, protocol.FieldWait,
+	protocol.FieldParent, protocol.FieldOnFail, protocol.FieldLane, protocol.FieldPriority, protocol.FieldWait, protocol.FieldEvents,
 }
 
 // The indexes of FlowParentFields.
@@ -39,6 +39,7 @@ const (
 	fpLane
 	fpPrio
 	fpWait
+	fpEv
 )
 
 // FlowRow is a parent's read.
@@ -88,6 +89,10 @@ type FlowParent struct {
 
 // Lane is the parent's lane (nil: none).
 func (p *FlowParent) Lane() []byte { return LaneName(p.Row.Val[fpLane]) }
+
+// Ev is the parent's ev field, its job events' bound (docs/PROTOCOL.md,
+// "Job events").
+func (p *FlowParent) Ev() Field { return p.Row.Val[fpEv] }
 
 // Wait is the parent's wait field (0: none).
 func (p *FlowParent) Wait() int64 { return waitField(p.Row.Val[fpWait]) }

@@ -1,0 +1,164 @@
+package main
+
+import (
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// Job events (docs/PROTOCOL.md, "Job events"): a verb collects the events of
+// its jobs whose row holds ev while it decides, checks the events stream
+// after every other refusal, before the guard (check), and writes one XADD
+// per entry after every other write (writes). A call whose jobs have no ev
+// collects nothing, and neither reads nor writes anything more.
+//
+// A call with at least one entry crosses into the server twice more than
+// its verb's comment says, before the guard: the ACL check of events, and
+// one read batch of EXISTS and XINFO STREAM events; its XADDs join the
+// verb's write batch.
+
+// evEntry is one event to publish: XADD events MAXLEN ~ <bound> * brand emq
+// event <name> id <id> [<field> <value>].
+type evEntry struct {
+	bound, id []byte
+	name      string
+	field     string // "" for none
+	value     []byte
+}
+
+// jobEvents is a call's events, in publishing order, with copies of their
+// bytes.
+type jobEvents struct {
+	scratch
+	list []evEntry
+	key  []byte
+}
+
+func (e *jobEvents) reset() {
+	e.scratch.reset()
+	e.list = e.list[:0]
+	e.key = nil
+}
+
+// evOn is the bound of a row's ev field: a canonical decimal
+// 1..protocol.MaxEventsLen turns the job's events on, anything else (or
+// absent) is off.
+func evOn(ev verdict.Field) bool {
+	if !ev.Set {
+		return false
+	}
+	_, ok := grammar.Decimal(ev.Bytes, 1, protocol.MaxEventsLen)
+	return ok
+}
+
+// add queues event name of job id when its row's ev is on, with an optional
+// field and value.
+func (e *jobEvents) add(ev verdict.Field, name string, id []byte, field string, value []byte) {
+	if !evOn(ev) {
+		return
+	}
+	entry := evEntry{bound: e.copy(ev.Bytes), id: e.copy(id), name: name, field: field}
+	if field != "" {
+		entry.value = e.copy(value)
+		if entry.value == nil {
+			entry.value = []byte{}
+		}
+	}
+	e.list = append(e.list, entry)
+}
+
+// check runs the events reads of a call with at least one entry: the ACL
+// check of events (read and write), EXISTS and XINFO STREAM events in one
+// batch, then the verdict (type, brand, room after the top).
+func (e *jobEvents) check(r *verbCall) error {
+	if len(e.list) == 0 {
+		return nil
+	}
+	e.key = e.derived(r.base, protocol.SuffixEvents, nil, "")
+	if err := r.c.CheckKeys(host.KeyRead|host.KeyInsert|host.KeyUpdate, e.key); err != nil {
+		return err
+	}
+	res := r.c.Read().Cmd("EXISTS").Arg(e.key).Cmd("XINFO").Str("STREAM").Arg(e.key).RunAll()
+	var s verdict.StreamSeen
+	streamAt(res, 0, &s, &e.scratch)
+	return verdict.JobEvents(r.verb.Name, &s, len(e.list))
+}
+
+// writes appends the entries' XADDs to a write batch, last; the server
+// replicates each with the id it generated and its trim made exact.
+func (e *jobEvents) writes(b *host.Batch) {
+	for _, x := range e.list {
+		b.Cmd("XADD").Arg(e.key).Str("MAXLEN").Str("~").Arg(x.bound).Str("*").
+			Str(protocol.EventBrandField).Str(protocol.EventBrand).
+			Str(protocol.EventNameField).Str(x.name).
+			Str(protocol.EventIDField).Arg(x.id)
+		if x.field != "" {
+			b.Str(x.field).Arg(x.value)
+		}
+	}
+}
+
+// events is EMQ.EVENTS (lua/events.lua): set the queue's events bound in
+// meta events_max, or clear it. Crossings: the command, one read batch (the
+// fence, HGET meta events_max), the guard, one write.
+func events(c *host.Call) error {
+	r, err := prelude(c, protocol.Events, exactly(1))
+	if err != nil {
+		return err
+	}
+	meta := r.keys[2]
+	max, ok := grammar.Decimal(r.args[0], 0, protocol.MaxEventsLen)
+	if !ok {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Events.Name, "max_len"))
+	}
+	res := r.fenced().Cmd("HGET").Arg(meta).Str(protocol.MetaEventsMax).RunAll()
+	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+		return err
+	}
+	cur := fieldAt(res, 1)
+	if cur.Err != nil {
+		return cur.Err
+	}
+	if max > 0 || cur.Val.Set {
+		w, err := c.BeginWrites()
+		if err != nil {
+			return err
+		}
+		b := w.Write()
+		if max > 0 {
+			b.Cmd("HSET").Arg(meta).Str(protocol.MetaEventsMax).Argv(r.argv(0))
+		} else {
+			b.Cmd("HDEL").Arg(meta).Str(protocol.MetaEventsMax)
+		}
+		if _, err := b.Run(); err != nil {
+			return wrote(c, err)
+		}
+	}
+	c.ReplyInt(1)
+	return nil
+}
+
+// fieldsEvAt is fieldsAt of an HMGET of len(dst) fields then ev: dst gets
+// the first ones, ev the last.
+func fieldsEvAt(res host.Results, i int, dst []verdict.Field, ev *verdict.Field) error {
+	v, err := res.At(i)
+	if err != nil {
+		return err
+	}
+	if v.Kind() != host.KindArray || v.Len() != len(dst)+1 {
+		return host.ErrHostReply
+	}
+	v.Elems(func(j int, e host.Value) bool {
+		if j < len(dst) {
+			dst[j].Bytes, dst[j].Set, err = e.OptBytes()
+		} else {
+			ev.Bytes, ev.Set, err = e.OptBytes()
+		}
+		return err == nil
+	})
+	return err
+}
+
+// leaseExpired is the error of a job whose last lease expired (RECOVER).
+var leaseExpired = []byte(protocol.LeaseExpired)

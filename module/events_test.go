@@ -1,0 +1,82 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// eventsWorkload runs a job's transitions with events on: three jobs added,
+// claimed, one completed, one dead then requeued, one with progress.
+func eventsWorkload(t *testing.T, s *valkeyserver.Server, q string) {
+	t.Helper()
+	valkeytest.Do(t, s, verbArgs(protocol.Install, q)...)
+	require.Equal(t, int64(1), valkeytest.Do(t, s, verbArgs(protocol.Events, q, "1000")...))
+	valkeytest.Do(t, s, verbArgs(protocol.Add, q, addArgs(job("a"), job("b"), job("c"))...)...)
+	claimed := valkeytest.Do(t, s, verbArgs(protocol.Claim, q, "30000", "3")...).([]any)
+	require.Len(t, claimed, 3)
+	token := func(i int) (string, string) {
+		j := claimed[i].([]any)
+		return j[0].(string), strconv.FormatInt(j[2].(int64), 10)
+	}
+	id, tok := token(0)
+	require.Equal(t, int64(1), valkeytest.Do(t, s, verbArgs(protocol.Complete, q, id, tok, "")...))
+	id, tok = token(1)
+	valkeytest.Do(t, s, verbArgs(protocol.Fail, q, id, tok, "0", "boom")...)
+	require.Equal(t, int64(1), valkeytest.Do(t, s, verbArgs(protocol.Requeue, q, id)...))
+	id, tok = token(2)
+	require.Equal(t, int64(1), valkeytest.Do(t, s, verbArgs(protocol.Progress, q, id, tok, "50")...))
+	// 3 added, 3 claimed, completed, dead, requeued, progress
+	require.Equal(t, int64(10), valkeytest.Do(t, s, "XLEN", protocol.KeysOf(q).Base+protocol.SuffixEvents))
+}
+
+// The job events reach the AOF and a replica without the module as their
+// effects: XADD with the ids the primary generated, never EMQ.*, so the
+// replica's stream holds the primary's entries.
+func TestJobEventsEffects(t *testing.T) {
+	t.Parallel()
+	p := startModule(t, valkeyserver.Options{AOF: true})
+	r := valkeytest.Start(t, valkeyserver.Options{ReplicaOf: p.Addr()})
+	require.NoError(t, r.WaitReplicaSync(ctxT(t)))
+	eventsWorkload(t, p, "ev")
+	aof := readAOF(t, p)
+	require.NotContains(t, strings.ToUpper(aof), "EMQ.", "the AOF holds an EMQ command")
+	require.Contains(t, aof, "XADD")
+	require.Contains(t, aof, protocol.MetaEventsMax)
+	require.NotContains(t, aof, "$1\r\n*\r\n", "a job event's XADD travels with the id the primary generated")
+	want := valkeytest.Snapshot(t, p, "emq:*")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := valkeytest.Snapshot(t, r, "emq:*")
+		if len(valkeytest.Diff(want, got)) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			valkeytest.RequireUnchanged(t, want, got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// the replica's entries are the primary's, ids included
+	require.Equal(t, valkeytest.Do(t, p, "XRANGE", "emq:{ev}:events", "-", "+"), valkeytest.Do(t, r, "XRANGE", "emq:{ev}:events", "-", "+"))
+}
+
+// A row's ev is read like a numeric row field: a canonical decimal
+// 1..MaxEventsLen is on, anything else (or absent) off.
+func TestEvOn(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"1", "2", "1000", "1000000"} {
+		require.True(t, evOn(verdict.Field{Bytes: []byte(v), Set: true}), v)
+	}
+	for _, v := range []string{"", "0", "01", "-1", "+1", "1000001", " 1", "1.0", "x"} {
+		require.False(t, evOn(verdict.Field{Bytes: []byte(v), Set: true}), v)
+	}
+	require.False(t, evOn(verdict.Field{}), "absent")
+}
