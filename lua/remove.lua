@@ -81,6 +81,9 @@ if root.state == 'waiting' then
   while i <= #jobs and #jobs < MAX_COUNT do
     local j = jobs[i]
     if j.state == 'waiting' then
+      -- the kids set is read here: the caller may be allowed to delete it
+      -- and not to read it
+      if not may({j.row .. ':kids'}, true, false) then return {err = E_NOPERM} end
       local kids = rpcall('ZRANGE', j.row .. ':kids', 0, MAX_COUNT - #jobs - 1)
       if kids.err then return kids end
       for k = 1, #kids do
