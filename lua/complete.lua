@@ -20,8 +20,8 @@
 -- too large; NOPERM (completed, a retained job); the parents' refusals
 -- (lib.lua flow_finish); the lane accounting's refusals; WRONGTYPE (stats),
 -- the HINCRBY refusals (stats completed); WRONGTYPE (completed); the flow
--- types' refusals (lib.lua flow_types); NOPERM (logs, kids, results,
--- failures of a job deleted).
+-- types' refusals (lib.lua flow_types); NOPERM (logs of a job deleted, and
+-- kids, results, failures of a parent deleted: a row with deps).
 -- A job with a lane frees a slot of it (lane accounting, da = -1), which
 -- can make a capped lane ready again, and signal.
 
@@ -36,12 +36,12 @@ if refusal then return refusal end
 
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
 local row = base .. 'job:' .. id
--- the row (read, then deleted or kept) and its logs and flow keys (deleted):
--- one check of all
-local gone = {row .. ':logs', row .. ':kids', row .. ':results', row .. ':failures'}
-local all = may({row, gone[1], gone[2], gone[3], gone[4]}, true, true)
+-- the row (read, then deleted or kept) and its logs (deleted): one check of
+-- both; a parent's flow keys (deleted) are checked once its deps are read
+local logs = row .. ':logs'
+local all = may({row, logs}, true, true)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait')
+local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'deps')
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
@@ -84,7 +84,17 @@ if kept then
 end
 refusal = flow_types(fa, 0)
 if refusal then return refusal end
-if not kept and not all and not may(gone, false, true) then return {err = E_NOPERM} end
+-- the deleted logs, and a parent's deleted flow keys
+local gone = {}
+if not kept then
+  if not all then gone[1] = logs end
+  if f[7] then
+    gone[#gone + 1] = row .. ':kids'
+    gone[#gone + 1] = row .. ':results'
+    gone[#gone + 1] = row .. ':failures'
+  end
+  if #gone > 0 and not may(gone, false, true) then return {err = E_NOPERM} end
+end
 
 local now = now_ms()
 rcall('ZREM', active, id)
@@ -96,7 +106,11 @@ if kept then
   end
   rcall('ZADD', completed, format('%d', now), id)
 else
-  rcall('DEL', row, unpack(gone))
+  if f[7] then
+    rcall('DEL', row, logs, row .. ':kids', row .. ':results', row .. ':failures')
+  else
+    rcall('DEL', row, logs)
+  end
 end
 if holder == id then rcall('DEL', ukey) end
 rcall('HINCRBY', stats, 'completed', 1)

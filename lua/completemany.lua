@@ -22,8 +22,9 @@
 -- (lib.lua flow_finish); the lane accounting's refusals (the lanes of the
 -- jobs completed, da minus their number, and of the parents released to a
 -- lane); WRONGTYPE (stats), the HINCRBY refusals (stats completed);
--- WRONGTYPE (completed); the flow types' refusals; NOPERM (logs, kids,
--- results, failures of the jobs deleted).
+-- WRONGTYPE (completed); the flow types' refusals; NOPERM (logs of the jobs
+-- deleted, and kids, results, failures of the parents deleted: rows with
+-- deps).
 
 local VERB = 'completemany'
 local n, refusal = counted(VERB, 4, 3)
@@ -46,18 +47,15 @@ if refusal then return refusal end
 -- domain reads, job by job; nothing is written before all are read
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
 local completed = base .. 'completed'
--- the rows (read, then deleted or kept) and their logs and flow keys
--- (deleted): one check of all; the first denied row is refused where it
--- would be read
+-- the rows (read, then deleted or kept) and their logs (deleted): one check
+-- of all; the first denied row is refused where it would be read; a
+-- parent's flow keys (deleted) are checked once its deps are read
 local rows, keys = {}, {}
 for i = 1, n do
-  rows[i] = base .. 'job:' .. ARGV[3 * i - 1]
-  local r = rows[i]
-  keys[#keys + 1] = r
-  keys[#keys + 1] = r .. ':logs'
-  keys[#keys + 1] = r .. ':kids'
-  keys[#keys + 1] = r .. ':results'
-  keys[#keys + 1] = r .. ':failures'
+  local r = base .. 'job:' .. ARGV[3 * i - 1]
+  rows[i] = r
+  keys[2 * i - 1] = r
+  keys[2 * i] = r .. ':logs'
 end
 local all = may(keys, true, true)
 local deny = not all and first_denied(rows, true, true)
@@ -69,7 +67,7 @@ for i = 1, n do
   local id, token, result = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
   local row = rows[i]
   if i == deny then return {err = E_NOPERM} end
-  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait')
+  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'deps')
   if f.err then return f end
   if not f[1] then
     out[i] = 0
@@ -107,10 +105,15 @@ for i = 1, n do
           end
           kept[#kept + 1] = {row = row, id = id, result = result}
         else
+          local logs = row .. ':logs'
           dels[#dels + 1] = row
-          for _, s in ipairs({':logs', ':kids', ':results', ':failures'}) do
-            dels[#dels + 1] = row .. s
-            gone[#gone + 1] = row .. s
+          dels[#dels + 1] = logs
+          if not all then gone[#gone + 1] = logs end
+          if f[7] then
+            for _, s in ipairs({':kids', ':results', ':failures'}) do
+              dels[#dels + 1] = row .. s
+              gone[#gone + 1] = row .. s
+            end
           end
         end
         if holder == id then dels[#dels + 1] = ukey end
@@ -136,9 +139,10 @@ if anykept then
 end
 refusal = flow_types(fa, 0)
 if refusal then return refusal end
--- the logs and flow keys of the jobs deleted are only deleted: refused
--- where the writes would start
-if #gone > 0 and not all and not may(gone, false, true) then return {err = E_NOPERM} end
+-- the logs of the jobs deleted (when the joint check failed) and the flow
+-- keys of the parents deleted are only deleted: refused where the writes
+-- would start
+if #gone > 0 and not may(gone, false, true) then return {err = E_NOPERM} end
 
 local now = now_ms()
 local at = format('%d', now)
