@@ -66,12 +66,14 @@ local kept = f[5] == '1'
 local completed = base .. 'completed'
 if kept and not may({completed}, true, true) then return {err = E_NOPERM} end
 local acc = lane_acc()
-local l = lane_name(f[3])
+local l = f[3] and lane_name(f[3])
 if l then lane_add(acc, l, 0, -1) end
 local fa = flow_acc(acc)
-flow_outcome(fa, id, f[6], 'c' .. result)
-refusal = flow_finish(fa, id, f[4], 'c', result)
-if refusal then return refusal end
+if f[6] then flow_outcome(fa, id, f[6], 'c' .. result) end
+if f[4] then
+  refusal = flow_finish(fa, id, f[4], 'c', result)
+  if refusal then return refusal end
+end
 refusal = lane_read(acc)
 if refusal then return refusal end
 local c = rpcall('HGET', stats, 'completed')

@@ -117,11 +117,15 @@ for i = 1, n do
           end
         end
         if holder == id then dels[#dels + 1] = ukey end
-        local l = lane_name(f[3])
+        -- a job without lane, wait or parent (absent fields) enters none of
+        -- their accounting
+        local l = f[3] and lane_name(f[3])
         if l then lane_add(acc, l, 0, -1) end
-        flow_outcome(fa, id, f[6], 'c' .. result)
-        refusal = flow_finish(fa, id, f[4], 'c', result)
-        if refusal then return refusal end
+        if f[6] then flow_outcome(fa, id, f[6], 'c' .. result) end
+        if f[4] then
+          refusal = flow_finish(fa, id, f[4], 'c', result)
+          if refusal then return refusal end
+        end
       end
     end
   end
@@ -144,9 +148,10 @@ if refusal then return refusal end
 -- would start
 if #gone > 0 and not may(gone, false, true) then return {err = E_NOPERM} end
 
-local now = now_ms()
-local at = format('%d', now)
+-- the time, for the retained jobs' scores and the parents' writes
+local now = (#kept > 0 or #fa.list > 0) and now_ms()
 rcall('ZREM', active, unpack(done))
+local at = #kept > 0 and format('%d', now)
 for i = 1, #kept do
   local k = kept[i]
   if k.result ~= '' then
@@ -158,7 +163,7 @@ for i = 1, #kept do
 end
 if #dels > 0 then rcall('DEL', unpack(dels)) end
 rcall('HINCRBY', stats, 'completed', #done)
-local woke = flow_write(fa, now)
+local woke = #fa.list > 0 and flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(base .. 'signal') end
