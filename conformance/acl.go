@@ -89,12 +89,14 @@ func (q *queue) as(perms map[string]string, extra ...string) *queue {
 }
 
 // aclNeeds is the access each verb, called as its fixture prepares it, needs
-// on each class of derived keys (docs/PROTOCOL.md, "Key layout").
+// on each class of derived keys (docs/PROTOCOL.md, "Key layout"). The
+// fixtures complete a plain job, whose flow keys are not touched; a
+// parent's are (testACL).
 var aclNeeds = map[*protocol.Verb]map[string]string{
 	protocol.Add:          {classRows: "RW"},
 	protocol.Extend:       {classRows: "R"},
-	protocol.Complete:     {classRows: "RW", classLogs: "W", classFlows: "W"},
-	protocol.CompleteMany: {classRows: "RW", classLogs: "W", classFlows: "W"},
+	protocol.Complete:     {classRows: "RW", classLogs: "W"},
+	protocol.CompleteMany: {classRows: "RW", classLogs: "W"},
 	protocol.Fail:         {classRows: "RW"},
 	protocol.Recover:      {classRows: "RW"},
 	protocol.Promote:      {classRows: "RW"},
@@ -205,4 +207,29 @@ func testACL(t *testing.T, env Env) {
 		user := q.as(map[string]string{classLogs: ""})
 		require.Equal(t, Arr(Int(-1)), user.unchanged(user.verb(protocol.CompleteMany, "1", c.id, "99", "")))
 	})
+	for _, v := range []*protocol.Verb{protocol.Complete, protocol.CompleteMany} {
+		args := func(c claimed) []string {
+			if v == protocol.CompleteMany {
+				return []string{"1", c.id, c.token(), ""}
+			}
+			return []string{c.id, c.token(), ""}
+		}
+		scenario(t, env, v.Name+": a plain job's flow keys are not checked", func(t *testing.T, q *queue) {
+			c := q.active(job{data: "a"})
+			user := q.as(map[string]string{classFlows: ""})
+			require.NoError(t, user.exec(v, args(c)...).Error())
+			require.Equal(t, Int(0), q.r("EXISTS", q.k.Job(c.id)))
+		})
+		scenario(t, env, v.Name+": a parent's flow keys denied", func(t *testing.T, q *queue) {
+			q.install()
+			q.add(job{data: "p"}, child("c", "1"))
+			q.finish(q.claimOne(), "r")
+			p := q.claimOne()
+			require.Equal(t, "1", p.id)
+			user := q.as(map[string]string{classFlows: ""})
+			user.refuse(protocol.ErrNoPerm, user.verb(v, args(p)...))
+			require.NoError(t, q.exec(v, args(p)...).Error())
+			require.Equal(t, Int(0), q.r("EXISTS", q.k.Job(p.id), q.k.Kids(p.id), q.k.Results(p.id)))
+		})
+	}
 }

@@ -142,24 +142,29 @@ end
 
 -- the rows of the members that are ids, read then updated: the caller's ACL
 -- on all first; the first denied one is refused where it would be read
-local keys = {}
+-- (at[t] is the index in keys of the t-th member's row)
+local keys, at = {}, {}
 for t = 1, #jobs do
-  if jobid(jobs[t]) then keys[#keys + 1] = base .. 'job:' .. jobs[t] end
+  if jobid(jobs[t]) then
+    keys[#keys + 1] = base .. 'job:' .. jobs[t]
+    at[t] = #keys
+  end
 end
-local deny, k = first_denied(keys, true, true), 0
+local deny = first_denied(keys, true, true)
 
--- rows[t] is {att, data, ev} for a member whose row has att, else false
+-- rows[t] is {att, data, ev, key = the row} for a member whose row has
+-- att, else false
 local rows = {}
 for t = 1, #jobs do
-  local row = false
-  if jobid(jobs[t]) then
-    k = k + 1
+  local row, k = false, at[t]
+  if k then
     if k == deny then return {err = E_NOPERM} end
     row = rpcall('HMGET', keys[k], 'att', 'data', 'ev')
     if row.err then return row end
     if row[1] then
       refusal = hincr_refusal(row[1], 1)
       if refusal then return refusal end
+      row.key = keys[k]
     else
       row = false
     end
@@ -193,8 +198,7 @@ end
 local out = {}
 for i = 1, #jobs do
   if rows[i] then
-    local id = jobs[i]
-    local row = base .. 'job:' .. id
+    local id, row = jobs[i], rows[i].key
     local att = rcall('HINCRBY', row, 'att', 1)
     rcall('HSET', row, 'state', 'active')
     rcall('ZADD', active, deadline, id)

@@ -20,9 +20,10 @@
 -- too large; NOPERM (completed, a retained job); the parents' refusals
 -- (lib.lua flow_finish); the lane accounting's refusals; WRONGTYPE (stats),
 -- the HINCRBY refusals (stats completed); WRONGTYPE (completed); the flow
--- types' refusals (lib.lua flow_types); NOPERM (logs, kids, results,
--- failures of a job deleted); with events (the job's or a released
--- parent's), the events stream's refusals (lib.lua ev_read).
+-- types' refusals (lib.lua flow_types); NOPERM (logs of a job deleted, and
+-- kids, results, failures of a parent deleted: a row with deps); with
+-- events (the job's or a released parent's), the events stream's refusals
+-- (lib.lua ev_read).
 -- A job with a lane frees a slot of it (lane accounting, da = -1), which
 -- can make a capped lane ready again, and signal.
 
@@ -37,12 +38,12 @@ if refusal then return refusal end
 
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
 local row = base .. 'job:' .. id
--- the row (read, then deleted or kept) and its logs and flow keys (deleted):
--- one check of all
-local gone = {row .. ':logs', row .. ':kids', row .. ':results', row .. ':failures'}
-local all = may({row, gone[1], gone[2], gone[3], gone[4]}, true, true)
+-- the row (read, then deleted or kept) and its logs (deleted): one check of
+-- both; a parent's flow keys (deleted) are checked once its deps are read
+local logs = row .. ':logs'
+local all = may({row, logs}, true, true)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev')
+local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps')
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
@@ -67,12 +68,14 @@ local kept = f[5] == '1'
 local completed = base .. 'completed'
 if kept and not may({completed}, true, true) then return {err = E_NOPERM} end
 local acc = lane_acc()
-local l = lane_name(f[3])
+local l = f[3] and lane_name(f[3])
 if l then lane_add(acc, l, 0, -1) end
 local fa = flow_acc(acc)
-flow_outcome(fa, id, f[6], 'c' .. result)
-refusal = flow_finish(fa, id, f[4], 'c', result)
-if refusal then return refusal end
+if f[6] then flow_outcome(fa, id, f[6], 'c' .. result) end
+if f[4] then
+  refusal = flow_finish(fa, id, f[4], 'c', result)
+  if refusal then return refusal end
+end
 refusal = lane_read(acc)
 if refusal then return refusal end
 local c = rpcall('HGET', stats, 'completed')
@@ -85,7 +88,17 @@ if kept then
 end
 refusal = flow_types(fa, 0)
 if refusal then return refusal end
-if not kept and not all and not may(gone, false, true) then return {err = E_NOPERM} end
+-- the deleted logs, and a parent's deleted flow keys
+local gone = {}
+if not kept then
+  if not all then gone[1] = logs end
+  if f[8] then
+    gone[#gone + 1] = row .. ':kids'
+    gone[#gone + 1] = row .. ':results'
+    gone[#gone + 1] = row .. ':failures'
+  end
+  if #gone > 0 and not may(gone, false, true) then return {err = E_NOPERM} end
+end
 local evs = {}
 ev(evs, f[7], 'completed', id)
 ev_flow(evs, fa)
@@ -102,7 +115,11 @@ if kept then
   end
   rcall('ZADD', completed, format('%d', now), id)
 else
-  rcall('DEL', row, unpack(gone))
+  if f[8] then
+    rcall('DEL', row, logs, row .. ':kids', row .. ':results', row .. ':failures')
+  else
+    rcall('DEL', row, logs)
+  end
 end
 if holder == id then rcall('DEL', ukey) end
 rcall('HINCRBY', stats, 'completed', 1)

@@ -22,9 +22,10 @@
 -- (lib.lua flow_finish); the lane accounting's refusals (the lanes of the
 -- jobs completed, da minus their number, and of the parents released to a
 -- lane); WRONGTYPE (stats), the HINCRBY refusals (stats completed);
--- WRONGTYPE (completed); the flow types' refusals; NOPERM (logs, kids,
--- results, failures of the jobs deleted); with events (a completed job's or
--- a released parent's), the events stream's refusals (lib.lua ev_read).
+-- WRONGTYPE (completed); the flow types' refusals; NOPERM (logs of the jobs
+-- deleted, and kids, results, failures of the parents deleted: rows with
+-- deps); with events (a completed job's or a released parent's), the events
+-- stream's refusals (lib.lua ev_read).
 
 local VERB = 'completemany'
 local n, refusal = counted(VERB, 4, 3)
@@ -47,18 +48,15 @@ if refusal then return refusal end
 -- domain reads, job by job; nothing is written before all are read
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
 local completed = base .. 'completed'
--- the rows (read, then deleted or kept) and their logs and flow keys
--- (deleted): one check of all; the first denied row is refused where it
--- would be read
+-- the rows (read, then deleted or kept) and their logs (deleted): one check
+-- of all; the first denied row is refused where it would be read; a
+-- parent's flow keys (deleted) are checked once its deps are read
 local rows, keys = {}, {}
 for i = 1, n do
-  rows[i] = base .. 'job:' .. ARGV[3 * i - 1]
-  local r = rows[i]
-  keys[#keys + 1] = r
-  keys[#keys + 1] = r .. ':logs'
-  keys[#keys + 1] = r .. ':kids'
-  keys[#keys + 1] = r .. ':results'
-  keys[#keys + 1] = r .. ':failures'
+  local r = base .. 'job:' .. ARGV[3 * i - 1]
+  rows[i] = r
+  keys[2 * i - 1] = r
+  keys[2 * i] = r .. ':logs'
 end
 local all = may(keys, true, true)
 local deny = not all and first_denied(rows, true, true)
@@ -70,7 +68,7 @@ for i = 1, n do
   local id, token, result = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
   local row = rows[i]
   if i == deny then return {err = E_NOPERM} end
-  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev')
+  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps')
   if f.err then return f end
   if not f[1] then
     out[i] = 0
@@ -109,18 +107,27 @@ for i = 1, n do
           end
           kept[#kept + 1] = {row = row, id = id, result = result}
         else
+          local logs = row .. ':logs'
           dels[#dels + 1] = row
-          for _, s in ipairs({':logs', ':kids', ':results', ':failures'}) do
-            dels[#dels + 1] = row .. s
-            gone[#gone + 1] = row .. s
+          dels[#dels + 1] = logs
+          if not all then gone[#gone + 1] = logs end
+          if f[8] then
+            for _, s in ipairs({':kids', ':results', ':failures'}) do
+              dels[#dels + 1] = row .. s
+              gone[#gone + 1] = row .. s
+            end
           end
         end
         if holder == id then dels[#dels + 1] = ukey end
-        local l = lane_name(f[3])
+        -- a job without lane, wait or parent (absent fields) enters none of
+        -- their accounting
+        local l = f[3] and lane_name(f[3])
         if l then lane_add(acc, l, 0, -1) end
-        flow_outcome(fa, id, f[6], 'c' .. result)
-        refusal = flow_finish(fa, id, f[4], 'c', result)
-        if refusal then return refusal end
+        if f[6] then flow_outcome(fa, id, f[6], 'c' .. result) end
+        if f[4] then
+          refusal = flow_finish(fa, id, f[4], 'c', result)
+          if refusal then return refusal end
+        end
       end
     end
   end
@@ -138,16 +145,18 @@ if anykept then
 end
 refusal = flow_types(fa, 0)
 if refusal then return refusal end
--- the logs and flow keys of the jobs deleted are only deleted: refused
--- where the writes would start
-if #gone > 0 and not all and not may(gone, false, true) then return {err = E_NOPERM} end
+-- the logs of the jobs deleted (when the joint check failed) and the flow
+-- keys of the parents deleted are only deleted: refused where the writes
+-- would start
+if #gone > 0 and not may(gone, false, true) then return {err = E_NOPERM} end
 ev_flow(evs, fa)
 refusal = ev_read(VERB, evs)
 if refusal then return refusal end
 
-local now = now_ms()
-local at = format('%d', now)
+-- the time, for the retained jobs' scores and the parents' writes
+local now = (#kept > 0 or #fa.list > 0) and now_ms()
 rcall('ZREM', active, unpack(done))
+local at = #kept > 0 and format('%d', now)
 for i = 1, #kept do
   local k = kept[i]
   if k.result ~= '' then
@@ -159,7 +168,7 @@ for i = 1, #kept do
 end
 if #dels > 0 then rcall('DEL', unpack(dels)) end
 rcall('HINCRBY', stats, 'completed', #done)
-local woke = flow_write(fa, now)
+local woke = #fa.list > 0 and flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(base .. 'signal') end

@@ -32,20 +32,17 @@ func complete(c *host.Call) error {
 	st.reset()
 	st.lanes.reset(&st.scratch)
 	st.flow.reset(&st.scratch)
-	st.completed = nil
+	st.completed, st.parent = nil, false
 	st.events.reset()
 	st.ev = verdict.Field{}
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
 	// the row and its logs are outside the key-spec: the caller's ACL first,
-	// the row read then deleted, the logs deleted
+	// the row read then deleted, the logs deleted; a parent's flow keys
+	// (deleted) once its deps are read
 	s := &st.seen
 	*s = verdict.CompleteSeen{}
-	st.rows[0] = row
-	st.logs = [4][]byte{logs,
-		st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixKids),
-		st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixResults),
-		st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixFailures)}
+	st.rows[0], st.logs[0] = row, logs
 	nrows, err := completedRowsACL(&r, &st.keys, st.rows[:], st.logs[:], func(int) { s.Logs = host.ErrNoPerm })
 	if err != nil {
 		return err
@@ -60,13 +57,13 @@ func complete(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteFirst:
-			// GET version, HMGET row att uniq lane parent keep wait, ZSCORE
-			// active id, HGET stats
+			// GET version, HMGET row att uniq lane parent keep wait ev deps,
+			// ZSCORE active id, HGET stats
 			// completed: the verdict takes them in this order
 			b := r.fenced()
 			if rowOK {
 				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents)
+					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
 			}
 			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
 				Cmd("HGET").Arg(stats).Str(statCompleted).
@@ -75,12 +72,23 @@ func complete(c *host.Call) error {
 			s.Version = st.keep(fieldAt(res, 0))
 			if rowOK {
 				s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
-				s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &st.ev)
+				var f [8]verdict.Field // the verdict's six, then ev and deps
+				s.Row.Err = fieldsAt(res, 1, f[:])
+				st.ev = f[6]
 				for i := range s.Row.Val {
-					s.Row.Val[i].Bytes = st.copy(s.Row.Val[i].Bytes)
+					s.Row.Val[i].Bytes, s.Row.Val[i].Set = st.copy(f[i].Bytes), f[i].Set
 				}
 				st.ev.Bytes = st.copy(st.ev.Bytes)
 				i++
+				// a parent (deps set): its flow keys are deleted with it
+				if st.parent = s.Row.Err == nil && f[7].Set; st.parent {
+					st.flowKeys = [3][]byte{st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixKids),
+						st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixResults),
+						st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixFailures)}
+					if err := deletedFlowACL(&r, st.flowKeys[:], func() { s.Logs = host.ErrNoPerm }); err != nil {
+						return err
+					}
+				}
 			}
 			s.Score, s.Completed = st.keep(fieldAt(res, i)), st.keep(fieldAt(res, i+1))
 		case verdict.CompleteHolder:
@@ -175,7 +183,10 @@ func complete(c *host.Call) error {
 		}
 	} else {
 		// the row, its logs and a parent's own flow keys
-		b.Cmd("DEL").Arg(row).Arg(logs).Arg(st.logs[1]).Arg(st.logs[2]).Arg(st.logs[3])
+		b.Cmd("DEL").Arg(row).Arg(logs)
+		if st.parent {
+			b.Arg(st.flowKeys[0]).Arg(st.flowKeys[1]).Arg(st.flowKeys[2])
+		}
 		if v.Release {
 			b.Arg(st.unique)
 		}
@@ -207,8 +218,7 @@ func complete(c *host.Call) error {
 // access, one by one when needed. Denied logs are refused where the writes
 // would start: deniedLogs is called with each one's index. It returns how
 // many rows may be read. keys is scratch for the joint check. logs holds
-// len(logs)/len(rows) delete-only keys per row (its logs, kids, results and
-// failures), row by row.
+// len(logs)/len(rows) delete-only keys per row (its logs), row by row.
 func completedRowsACL(r *verbCall, keys *[][]byte, rows, logs [][]byte, deniedLogs func(i int)) (int, error) {
 	per := len(logs) / len(rows)
 	*keys = append(append((*keys)[:0], rows...), logs...)
@@ -253,11 +263,15 @@ type completeState struct {
 	seen   verdict.CompleteSeen
 	unique []byte
 	// rows, logs and keys hold the keys of the ACL check.
-	rows  [1][]byte
-	logs  [4][]byte
-	keys  [][]byte
-	lanes laneAcct
-	flow  flowAcct
+	rows [1][]byte
+	logs [1][]byte
+	keys [][]byte
+	// parent is whether the row has deps; flowKeys are then its kids,
+	// results and failures, deleted with it.
+	parent   bool
+	flowKeys [3][]byte
+	lanes    laneAcct
+	flow     flowAcct
 	// completed is the retained set, when the job is retained.
 	completed []byte
 	// ev is the row's ev; events the call's job events.
@@ -266,6 +280,19 @@ type completeState struct {
 }
 
 var completes pool[completeState]
+
+// deletedFlowACL checks a parent's flow keys, which are only deleted, against
+// the caller's ACL (delete) and calls denied when they are refused: where
+// the writes would start, as the logs.
+func deletedFlowACL(r *verbCall, keys [][]byte, denied func()) error {
+	if err := r.c.CheckKeys(host.KeyDelete, keys...); err != nil {
+		if err := checkErr(err); err != nil {
+			return err
+		}
+		denied()
+	}
+	return nil
+}
 
 // retainedACL checks completed against the caller's ACL (read and write)
 // when the call retains a job, and returns the refusal.

@@ -39,17 +39,16 @@ func completeMany(c *host.Call) error {
 	s := &st.seen
 	*s = verdict.CompleteManySeen{Jobs: grow(s.Jobs, r.n), Outcomes: s.Outcomes, Holders: s.Holders}
 	st.rows, st.logs, st.uniques = st.rows[:0], st.logs[:0], grow(st.uniques, r.n)
+	st.parents, st.flowKeys = grow(st.parents, r.n), st.flowKeys[:0]
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		j.ID, j.Token, j.Result = r.args[st.id(i)], r.args[st.id(i)+1], r.args[st.id(i)+2]
 		st.rows = append(st.rows, st.derived(r.base, protocol.SuffixJob, j.ID, ""))
-		st.logs = append(st.logs, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixLogs),
-			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
-			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
-			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
+		st.logs = append(st.logs, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixLogs))
 	}
 	// the rows and their logs are outside the key-spec: the caller's ACL
-	// first, the rows read then deleted, the logs deleted
+	// first, the rows read then deleted, the logs deleted; the parents' flow
+	// keys (deleted) once their deps are read
 	nrows, err := st.checkRows(&r)
 	if err != nil {
 		return err
@@ -60,13 +59,13 @@ func completeMany(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteManyFirst:
-			// GET version; per job HMGET row att uniq lane parent keep wait
-			// and ZSCORE active id;
+			// GET version; per job HMGET row att uniq lane parent keep wait ev
+			// deps and ZSCORE active id;
 			// HGET stats completed: the verdict takes them job by job
 			b := r.fenced()
 			for i := range nrows {
 				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).
+					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).
 					Cmd("ZSCORE").Arg(active).Argv(r.argv(st.id(i)))
 			}
 			res := b.Cmd("HGET").Arg(stats).Str(statCompleted).RunAll()
@@ -77,12 +76,23 @@ func completeMany(c *host.Call) error {
 				// kept: the holders' batch comes before the verdict's last look
 				j := &s.Jobs[i]
 				j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
-				j.Row.Err = fieldsEvAt(res, 1+2*i, j.Row.Val[:], &st.evs[i])
+				var f [8]verdict.Field // the verdict's six, then ev and deps
+				j.Row.Err = fieldsAt(res, 1+2*i, f[:])
+				st.evs[i] = f[6]
 				for k := range j.Row.Val {
-					j.Row.Val[k].Bytes = st.copy(j.Row.Val[k].Bytes)
+					j.Row.Val[k].Bytes, j.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
 				}
 				st.evs[i].Bytes = st.copy(st.evs[i].Bytes)
 				j.Score = st.keep(fieldAt(res, 2+2*i))
+				// a parent (deps set): its flow keys are deleted with it
+				if st.parents[i] = j.Row.Err == nil && f[7].Set; st.parents[i] {
+					st.flowKeys = append(st.flowKeys, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
+						st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
+						st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
+				}
+			}
+			if err := st.checkFlowKeys(&r); err != nil {
+				return err
 			}
 			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
 		case verdict.CompleteManyHolders:
@@ -205,13 +215,18 @@ func completeMany(c *host.Call) error {
 		}
 		if kept < int(v.Done) || st.anyRelease(v.Outcomes) {
 			b.Cmd("DEL")
+			flows := st.flowKeys
 			for i, o := range v.Outcomes {
+				var own [][]byte
+				if st.parents[i] {
+					own, flows = flows[:3], flows[3:]
+				}
 				if o.Reply != verdict.CompleteManyDone {
 					continue
 				}
 				if !o.Keep {
-					b.Arg(st.rows[i])
-					for _, k := range st.logs[4*i : 4*i+4] {
+					b.Arg(st.rows[i]).Arg(st.logs[i])
+					for _, k := range own {
 						b.Arg(k)
 					}
 				}
@@ -256,6 +271,10 @@ type completeManyState struct {
 	// rows, logs and uniques are each job's row, its logs and its unique
 	// key (nil until read, and for a job without one).
 	rows, logs, uniques [][]byte
+	// parents are whether each job's row has deps; flowKeys are the kids,
+	// results and failures of each parent, in argument order.
+	parents  []bool
+	flowKeys [][]byte
 	// keys are the keys of one ACL check.
 	keys [][]byte
 	// lanes is the lane accounting of the completed jobs' lanes.
@@ -293,6 +312,32 @@ func (st *completeManyState) checkRows(r *verbCall) (int, error) {
 		jobs[nrows].Row = denied[[6]verdict.Field]()
 	}
 	return nrows, err
+}
+
+// checkFlowKeys checks the parents' flow keys, which are only deleted,
+// against the caller's ACL (delete): one check of all, and only when it is
+// refused, parent by parent; a denied parent's are its job's Logs, refused
+// where the writes would start.
+func (st *completeManyState) checkFlowKeys(r *verbCall) error {
+	if len(st.flowKeys) == 0 {
+		return nil
+	}
+	if err := r.c.CheckKeys(host.KeyDelete, st.flowKeys...); err == nil {
+		return nil
+	} else if err := checkErr(err); err != nil {
+		return err
+	}
+	flows := st.flowKeys
+	for i, p := range st.parents {
+		if !p {
+			continue
+		}
+		if err := deletedFlowACL(r, flows[:3], func() { st.seen.Jobs[i].Logs = host.ErrNoPerm }); err != nil {
+			return err
+		}
+		flows = flows[3:]
+	}
+	return nil
 }
 
 // readHolders builds the unique keys of the jobs in holders, checks them

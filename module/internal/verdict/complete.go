@@ -39,7 +39,8 @@ type CompleteSeen struct {
 	Row       Reply[[6]Field]
 	Score     Reply[Field]
 	Completed Reply[Field]
-	// Logs is the caller's ACL on <row>:logs, which only DEL touches: nil,
+	// Logs is the caller's ACL on <row>:logs and, for a parent (a row with
+	// deps), its kids, results and failures, which only DEL touches: nil,
 	// or NOPERM, refused where the writes would start.
 	Logs   error
 	Holder Reply[Field]

@@ -110,7 +110,8 @@ type CompleteManyJob struct {
 	// Score is ZSCORE active <id>, which counts only for a job whose token
 	// matches.
 	Score Reply[Field]
-	// Logs is the caller's ACL on <row>:logs, which only DEL touches: nil,
+	// Logs is the caller's ACL on <row>:logs and, for a parent (a row with
+	// deps), its kids, results and failures, which only DEL touches: nil,
 	// or NOPERM, refused after every other read when the job completes.
 	Logs error
 	// Holder is GET unique:<uniq>, made for a job found in active whose row
