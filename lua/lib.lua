@@ -164,21 +164,24 @@ local function rowint(v, hi)
   return v and uint(v, 0, hi) or 0
 end
 
--- hincr_refusal predicts HINCRBY by incr (1..1000) on a field holding v (false
--- when absent) with the server's rules: the stored value must pass string2ll
--- (an optional '-', no leading zero, no '+' or space, within int64), and the
--- sum must not pass 2^63-1. Returns the server's refusal, or nil.
+-- hincr_refusal predicts HINCRBY by incr (-1000..1000, not 0) on a field
+-- holding v (false when absent) with the server's rules: the stored value
+-- must pass string2ll (an optional '-', no leading zero, no '+' or space,
+-- within int64), and the sum must stay within int64. Returns the server's
+-- refusal, or nil.
 local function hincr_refusal(v, incr)
   if not v or v == '0' then return nil end
-  local digits, limit = v, '9223372036854775807'
-  if sub(v, 1, 1) == '-' then digits, limit = sub(v, 2), '9223372036854775808' end
+  local neg = sub(v, 1, 1) == '-'
+  local digits, limit, last = v, '9223372036854775807', 775807
+  if neg then digits, limit, last = sub(v, 2), '9223372036854775808', 775808 end
   local nd = #digits
   if nd > 19 or not find(digits, '^[1-9]%d*$') or (nd == 19 and digits > limit) then
     return {err = E_HASH_NOT_INTEGER}
   end
-  -- both sides have 19 digits, so comparing the strings compares the numbers
-  if nd == 19 and limit == '9223372036854775807'
-      and digits > '9223372036854' .. format('%06d', 775807 - incr) then
+  -- only a sum moving away from zero can pass a bound; both sides have 19
+  -- digits, so comparing the strings compares the numbers
+  if nd == 19 and (incr > 0) ~= neg
+      and digits > '9223372036854' .. format('%06d', last - math.abs(incr)) then
     return {err = E_OVERFLOW}
   end
 end
@@ -414,22 +417,6 @@ local DEFAULT_KEEP_DEAD = 100000
 local E_REMOVE_HAS_CHILDREN = 'EMQSTATE remove has children'
 local E_RESULT_TOO_LARGE = 'EMQSTATE complete result too large'
 
--- hdecr_refusal predicts HINCRBY by -k (1..1000) on a field holding v (false
--- when absent) with the server's rules, as hincr_refusal does for +k.
-local function hdecr_refusal(v, k)
-  if not v or v == '0' then return nil end
-  local digits, limit = v, '9223372036854775807'
-  if sub(v, 1, 1) == '-' then digits, limit = sub(v, 2), '9223372036854775808' end
-  local nd = #digits
-  if nd > 19 or not find(digits, '^[1-9]%d*$') or (nd == 19 and digits > limit) then
-    return {err = E_HASH_NOT_INTEGER}
-  end
-  if nd == 19 and limit == '9223372036854775808'
-      and digits > '9223372036854' .. format('%06d', 775808 - k) then
-    return {err = E_OVERFLOW}
-  end
-end
-
 -- flow_acc is an empty set of parent changes; lanes is the call's lane
 -- accounting (lane_acc), which counts the parents released to a lane.
 local function flow_acc(lanes)
@@ -476,7 +463,7 @@ local function flow_finish(fa, child, pv, kind, payload, onfail)
   end
   if not e.waiting or e.released then return nil end
   e.k = e.k + 1
-  local refusal = hdecr_refusal(e.deps, e.k)
+  local refusal = hincr_refusal(e.deps, -e.k)
   if refusal then return refusal end
   if kind == 'c' then
     if payload ~= '' then
