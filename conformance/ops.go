@@ -19,8 +19,9 @@ func deadFilter(limit, lane, errText string) []string {
 	return []string{limit, "", "", "0", maxScore, lane, errText}
 }
 
-// deadJobs installs the queue (unless it is), adds jobs of one attempt each, claims them
-// and fails every one to dead, in id order; it returns their ids.
+// deadJobs installs the queue (unless it is), adds jobs of one attempt
+// each, claims them and fails every one to dead, their times of death in id
+// order; it returns their ids.
 func (q *queue) deadJobs(jobs ...job) []string {
 	q.t.Helper()
 	if q.r("EXISTS", q.k.Version) == Int(0) {
@@ -34,6 +35,12 @@ func (q *queue) deadJobs(jobs ...job) []string {
 	require.Len(q.t, cs, len(ids))
 	for _, c := range cs {
 		require.Equal(q.t, Bulk(protocol.FailDead), q.call(protocol.Fail, c.id, c.token(), "1", "boom "+c.id))
+	}
+	// claims come in lane turns, not id order: times of death one ms apart
+	// in id order make the dead set's order the ids'
+	died := q.score(q.k.Dead, ids[0])
+	for i, id := range ids {
+		q.do("ZADD", q.k.Dead, "XX", strconv.FormatInt(died+int64(i), 10), id)
 	}
 	return ids
 }
