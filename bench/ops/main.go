@@ -30,6 +30,7 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/bench/internal/feature"
+	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/protocol"
 )
 
@@ -39,6 +40,10 @@ type config struct {
 	perMS  int // deaths per ms: jobs that share a score
 	pages  int // JOBS calls per kind of page
 	limit  int // rows per page
+	// batches are the jobs examined per REQUEUEDEAD call of the requeue
+	// runs: 0 is Queue.RequeueDead's own (protocol.MaxCount), any other the
+	// verb called in a loop as RequeueDead calls it, with that limit.
+	batches []int
 }
 
 func main() {
@@ -46,10 +51,12 @@ func main() {
 	small := flag.Bool("small", false, "small sizes: a check in seconds, not a measurement")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds per measurement, executors alternating")
 	flag.Parse()
+	batch := flag.Int("batch", 100, "jobs examined per call of the second requeue run (the first is Queue.RequeueDead's, 1000)")
 	cfg.dead, cfg.perMS, cfg.pages, cfg.limit = 1_000_000, 10, 300, trafikey.DefaultJobsLimit
 	if *small {
 		cfg.dead, cfg.pages = 20_000, 50
 	}
+	cfg.batches = []int{0, *batch}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, *small); err != nil {
@@ -91,38 +98,59 @@ func run(ctx context.Context, cfg config, small bool) error {
 	b := &bench{Server: srv, cfg: cfg}
 	executors := []trafikey.Executor{trafikey.ExecutorNative, trafikey.ExecutorLua}
 	page := map[string][]float64{}
-	requeues := map[trafikey.Executor][]requeueRun{}
+	requeues := map[string][]requeueRun{}
 	for round := range cfg.rounds {
 		order := slices.Clone(executors)
 		if round%2 == 1 {
 			slices.Reverse(order)
 		}
 		for _, e := range order {
-			fmt.Fprintf(os.Stderr, "round %d, %s: planting %d dead jobs …\n", round+1, e, cfg.dead)
-			q, err := b.plant(ctx, e)
-			if err != nil {
-				return err
-			}
-			for _, kind := range pageKinds {
-				fmt.Fprintf(os.Stderr, "round %d, %s: JOBS, %s …\n", round+1, e, kind)
-				us, err := b.pageCost(ctx, e, q, kind)
+			for k, batch := range cfg.batches {
+				fmt.Fprintf(os.Stderr, "round %d, %s: planting %d dead jobs …\n", round+1, e, cfg.dead)
+				q, err := b.plant(ctx, e)
 				if err != nil {
 					return err
 				}
-				page[string(e)+"/"+kind] = append(page[string(e)+"/"+kind], us)
+				if k == 0 {
+					if err := b.pages(ctx, e, q, round, page); err != nil {
+						return err
+					}
+				}
+				fmt.Fprintf(os.Stderr, "round %d, %s: requeue all, batch %d …\n", round+1, e, batch)
+				r, err := b.requeueAll(ctx, e, q, batch)
+				if err != nil {
+					return err
+				}
+				if r.requeued != int64(cfg.dead) {
+					return fmt.Errorf("%s requeued %d of %d dead jobs", e, r.requeued, cfg.dead)
+				}
+				requeues[batchKey(e, batch)] = append(requeues[batchKey(e, batch)], r)
 			}
-			fmt.Fprintf(os.Stderr, "round %d, %s: requeue all …\n", round+1, e)
-			r, err := b.requeueAll(ctx, e, q)
-			if err != nil {
-				return err
-			}
-			if r.requeued != int64(cfg.dead) {
-				return fmt.Errorf("%s requeued %d of %d dead jobs", e, r.requeued, cfg.dead)
-			}
-			requeues[e] = append(requeues[e], r)
 		}
 	}
+	return b.report(ctx, small, page, requeues)
+}
 
+// batchKey names the requeue runs of executor e with batch.
+func batchKey(e trafikey.Executor, batch int) string { return string(e) + "/" + strconv.Itoa(batch) }
+
+// pages measures every kind of page on q.
+func (b *bench) pages(ctx context.Context, e trafikey.Executor, q *trafikey.Queue, round int, page map[string][]float64) error {
+	for _, kind := range pageKinds {
+		fmt.Fprintf(os.Stderr, "round %d, %s: JOBS, %s …\n", round+1, e, kind)
+		us, err := b.pageCost(ctx, e, q, kind)
+		if err != nil {
+			return err
+		}
+		page[string(e)+"/"+kind] = append(page[string(e)+"/"+kind], us)
+	}
+	return nil
+}
+
+// report prints the Markdown report.
+func (b *bench) report(ctx context.Context, small bool, page map[string][]float64, requeues map[string][]requeueRun) error {
+	cfg := b.cfg
+	executors := []trafikey.Executor{trafikey.ExecutorNative, trafikey.ExecutorLua}
 	var out strings.Builder
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Fprintf(&out, "Machine: %s/%s, %d CPUs, Go %s; one valkey-server (%s); load average at the end %s. Command: `go run ./bench/ops%s`, %d rounds, executors alternating; median (min–max).\n\n",
@@ -143,26 +171,32 @@ func run(ctx context.Context, cfg config, small bool) error {
 		}
 		fmt.Fprintln(&out)
 	}
-	fmt.Fprintf(&out, "\n**Requeue of every dead job.** `Queue.RequeueDead` with the open filter over the %d dead jobs (calls of %d examined), while another connection sends PING after PING (at most one each 200 µs): the total time, the calls' server time (mean and the slowest call: INFO commandstats and latencystats' p99.9), and the PING round trips (p99 over the run, the worst p99 of any one second, the slowest; and their p99 over the second before, the server idle: what the loaded machine adds by itself).\n\n",
+	fmt.Fprintf(&out, "\n**Requeue of every dead job.** The %d dead jobs requeued with the open filter, by `Queue.RequeueDead` (calls of %d examined) and by REQUEUEDEAD called in the same loop with a smaller limit, while another connection sends PING after PING (at most one each 200 µs): the total time, the calls' server time (mean and the slowest call: INFO commandstats and latencystats' p99.9), and the PING round trips (p99 over the run, the worst p99 of any one second, the slowest; and their p99 over the second before, the server idle: what the loaded machine adds by itself).\n\n",
 		cfg.dead, protocol.MaxCount)
-	fmt.Fprintf(&out, "| executor | total | calls | server ms per call | slowest call ms (p99.9) | PING p99 ms | worst 1 s PING p99 ms | slowest PING ms | idle PING p99 ms |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&out, "| executor, jobs per call | total | calls | server ms per call | slowest call ms (p99.9) | PING p99 ms | worst 1 s PING p99 ms | slowest PING ms | idle PING p99 ms |\n|---|---|---|---|---|---|---|---|---|\n")
 	ms := func(v float64) string { return fmt.Sprintf("%.2f", v) }
 	for _, e := range executors {
-		var total, calls, call, slow, p99, worst, pmax, idle []float64
-		for _, r := range requeues[e] {
-			total = append(total, r.total.Seconds())
-			calls = append(calls, float64(r.calls))
-			call = append(call, r.callUS/1000)
-			slow = append(slow, r.maxUS/1000)
-			p99 = append(p99, float64(r.pingP99.Microseconds())/1000)
-			worst = append(worst, float64(r.pingWorstP99.Microseconds())/1000)
-			pmax = append(pmax, float64(r.pingMax.Microseconds())/1000)
-			idle = append(idle, float64(r.pingIdleP99.Microseconds())/1000)
+		for _, batch := range cfg.batches {
+			var total, calls, call, slow, p99, worst, pmax, idle []float64
+			for _, r := range requeues[batchKey(e, batch)] {
+				total = append(total, r.total.Seconds())
+				calls = append(calls, float64(r.calls))
+				call = append(call, r.callUS/1000)
+				slow = append(slow, r.maxUS/1000)
+				p99 = append(p99, float64(r.pingP99.Microseconds())/1000)
+				worst = append(worst, float64(r.pingWorstP99.Microseconds())/1000)
+				pmax = append(pmax, float64(r.pingMax.Microseconds())/1000)
+				idle = append(idle, float64(r.pingIdleP99.Microseconds())/1000)
+			}
+			n := batch
+			if n == 0 {
+				n = protocol.MaxCount
+			}
+			fmt.Fprintf(&out, "| %s, %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", e, n,
+				feature.Spread(total, func(v float64) string { return fmt.Sprintf("%.1f s", v) }),
+				feature.Spread(calls, func(v float64) string { return strconv.Itoa(int(v)) }),
+				feature.Spread(call, ms), feature.Spread(slow, ms), feature.Spread(p99, ms), feature.Spread(worst, ms), feature.Spread(pmax, ms), feature.Spread(idle, ms))
 		}
-		fmt.Fprintf(&out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", e,
-			feature.Spread(total, func(v float64) string { return fmt.Sprintf("%.1f s", v) }),
-			feature.Spread(calls, func(v float64) string { return strconv.Itoa(int(v)) }),
-			feature.Spread(call, ms), feature.Spread(slow, ms), feature.Spread(p99, ms), feature.Spread(worst, ms), feature.Spread(pmax, ms), feature.Spread(idle, ms))
 	}
 	fmt.Print(out.String())
 	return nil
@@ -235,8 +269,9 @@ func (b *bench) pageCost(ctx context.Context, e trafikey.Executor, q *trafikey.Q
 	return usec / float64(b.cfg.pages), nil
 }
 
-// requeueAll requeues every dead job of q while a pinger measures.
-func (b *bench) requeueAll(ctx context.Context, e trafikey.Executor, q *trafikey.Queue) (requeueRun, error) {
+// requeueAll requeues every dead job of q while a pinger measures: with
+// Queue.RequeueDead for batch 0, else with requeueLoop.
+func (b *bench) requeueAll(ctx context.Context, e trafikey.Executor, q *trafikey.Queue, batch int) (requeueRun, error) {
 	var r requeueRun
 	if err := b.ResetStats(ctx); err != nil {
 		return r, err
@@ -247,7 +282,12 @@ func (b *bench) requeueAll(ctx context.Context, e trafikey.Executor, q *trafikey
 	}
 	time.Sleep(time.Second) // the pinger's baseline: the server idle
 	start := time.Now()
-	n, err := q.RequeueDead(ctx, trafikey.DeadFilter{}, func(trafikey.BulkProgress) { r.calls++ })
+	var n int64
+	if batch == 0 {
+		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{}, func(trafikey.BulkProgress) { r.calls++ })
+	} else {
+		n, r.calls, err = b.requeueLoop(ctx, e, q.Name(), batch)
+	}
 	r.total = time.Since(start)
 	time.Sleep(100 * time.Millisecond)
 	rtts, times, perr := p.Stop()
@@ -302,4 +342,42 @@ func (b *bench) slowest(ctx context.Context, e trafikey.Executor, verb string) (
 		}
 	}
 	return 0, fmt.Errorf("no latencystats for %s", name)
+}
+
+// requeueLoop requeues every dead job of queue q with REQUEUEDEAD calls of
+// batch jobs examined, as Queue.RequeueDead walks (the open filter up to the
+// server's clock at the start, each call after the previous one's cursor),
+// and returns the jobs requeued and the calls made.
+func (b *bench) requeueLoop(ctx context.Context, e trafikey.Executor, q string, batch int) (int64, int, error) {
+	var x executor.Executor = executor.NewNative(b.Client)
+	if e == trafikey.ExecutorLua {
+		x = executor.NewLua(b.Client)
+	}
+	t, err := b.Client.Do(ctx, b.Client.B().Time().Build()).AsStrSlice()
+	if err != nil || len(t) != 2 {
+		return 0, 0, fmt.Errorf("TIME: %v %v", t, err)
+	}
+	sec, _ := strconv.ParseInt(t[0], 10, 64)
+	usec, _ := strconv.ParseInt(t[1], 10, 64)
+	now := strconv.FormatInt(sec*1000+usec/1000, 10)
+	keys := protocol.RequeueDead.KeyNames(protocol.KeysOf(q))
+	limit := strconv.Itoa(batch)
+	score, member := "", ""
+	var done int64
+	for calls := 1; ; calls++ {
+		arr, err := x.Exec(ctx, protocol.RequeueDead, keys, []string{limit, score, member, "0", now, "", ""}).ToArray()
+		if err != nil || len(arr) != 4 {
+			return done, calls, fmt.Errorf("REQUEUEDEAD: %v %v", arr, err)
+		}
+		taken, _ := arr[0].AsInt64()
+		done += taken
+		if arr[2].IsNil() {
+			return done, calls, nil
+		}
+		next, _ := arr[2].AsInt64()
+		score = strconv.FormatInt(next, 10)
+		if member, err = arr[3].ToString(); err != nil {
+			return done, calls, err
+		}
+	}
 }
