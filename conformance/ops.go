@@ -675,6 +675,18 @@ func testOpsRefusals(t *testing.T, env Env) {
 		user := q.as(map[string]string{protocol.SuffixDelayed: ""})
 		user.refuse(protocol.ErrNoPerm, user.verb(protocol.Jobs, "delayed", "", "0", "", "", "10", "0"))
 	})
+	// with job events on, an events stream of another brand refuses the
+	// whole call
+	for _, v := range []*protocol.Verb{protocol.RequeueDead, protocol.RemoveDead, protocol.PromoteAll, protocol.Retry} {
+		scenario(t, env, v.Name+": events stream of another brand", func(t *testing.T, q *queue) {
+			args := fixtures[v](q)
+			q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100") // as if added with events on
+			q.do("XADD", q.k.Fixed(protocol.SuffixEvents), "*", "brand", "other")
+			q.refuse(protocol.ErrKind(v.Name), q.verb(v, args...))
+			user := q.as(map[string]string{protocol.SuffixEvents: ""})
+			user.refuse(protocol.ErrNoPerm, user.verb(v, args...))
+		})
+	}
 	for _, v := range []*protocol.Verb{protocol.RequeueDead, protocol.RemoveDead} {
 		scenario(t, env, v.Name+": values in order", func(t *testing.T, q *queue) {
 			args := fixtures[v](q)
