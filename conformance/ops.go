@@ -608,6 +608,47 @@ func testRetry(t *testing.T, env Env) {
 // testOpsRefusals: the operations verbs' refusals that the generic groups
 // (shape, values, wrongtype, acl) do not reach.
 func testOpsRefusals(t *testing.T, env Env) {
+	// A denied row is refused where it is read: an earlier row of another
+	// type is refused first (JOBS, REQUEUEDEAD, PROMOTEALL, as CLAIM and
+	// PROMOTE); REMOVEDEAD checks every key it deletes before any read, as
+	// TRIM does.
+	twoRows := map[*protocol.Verb]func(q *queue) []string{
+		protocol.Jobs: func(q *queue) []string {
+			q.deadJobs(job{data: "a"}, job{data: "b"})
+			return []string{protocol.StateDead, "", "0", "", "", "10", "0"}
+		},
+		protocol.RequeueDead: func(q *queue) []string {
+			q.deadJobs(job{data: "a"}, job{data: "b"})
+			return deadFilter("10", "", "")
+		},
+		protocol.RemoveDead: func(q *queue) []string {
+			q.deadJobs(job{data: "a"}, job{data: "b"})
+			return deadFilter("10", "", "")
+		},
+		protocol.PromoteAll: func(q *queue) []string {
+			q.install()
+			q.add(job{data: "a", delay: "600000"}, job{data: "b", delay: "700000"})
+			return []string{"10"}
+		},
+	}
+	for _, v := range []*protocol.Verb{protocol.Jobs, protocol.RequeueDead, protocol.RemoveDead, protocol.PromoteAll} {
+		scenario(t, env, v.Name+": an earlier row's type and a later denied row", func(t *testing.T, q *queue) {
+			args := twoRows[v](q)
+			q.plant(q.k.Job("1"), "hash")
+			user := q.as(map[string]string{classRows: ""}, "%RW~"+q.k.Job("1"))
+			want := protocol.ErrWrongType
+			if v == protocol.RemoveDead {
+				want = protocol.ErrNoPerm
+			}
+			user.refuse(want, user.verb(v, args...))
+		})
+		scenario(t, env, v.Name+": a later denied row refuses the whole call", func(t *testing.T, q *queue) {
+			args := twoRows[v](q)
+			user := q.as(map[string]string{classRows: ""}, "%RW~"+q.k.Job("1"))
+			user.refuse(protocol.ErrNoPerm, user.verb(v, args...))
+		})
+	}
+
 	scenario(t, env, "jobs: a lane's set of another type", func(t *testing.T, q *queue) {
 		q.install()
 		q.plant(q.k.Lane("x"), "zset")
@@ -634,6 +675,18 @@ func testOpsRefusals(t *testing.T, env Env) {
 		user := q.as(map[string]string{protocol.SuffixDelayed: ""})
 		user.refuse(protocol.ErrNoPerm, user.verb(protocol.Jobs, "delayed", "", "0", "", "", "10", "0"))
 	})
+	// with job events on, an events stream of another brand refuses the
+	// whole call
+	for _, v := range []*protocol.Verb{protocol.RequeueDead, protocol.RemoveDead, protocol.PromoteAll, protocol.Retry} {
+		scenario(t, env, v.Name+": events stream of another brand", func(t *testing.T, q *queue) {
+			args := fixtures[v](q)
+			q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100") // as if added with events on
+			q.do("XADD", q.k.Fixed(protocol.SuffixEvents), "*", "brand", "other")
+			q.refuse(protocol.ErrKind(v.Name), q.verb(v, args...))
+			user := q.as(map[string]string{protocol.SuffixEvents: ""})
+			user.refuse(protocol.ErrNoPerm, user.verb(v, args...))
+		})
+	}
 	for _, v := range []*protocol.Verb{protocol.RequeueDead, protocol.RemoveDead} {
 		scenario(t, env, v.Name+": values in order", func(t *testing.T, q *queue) {
 			args := fixtures[v](q)
