@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,8 +18,8 @@ import (
 
 // These tests run the native operations verbs (JOBS, REQUEUEDEAD,
 // REMOVEDEAD, PROMOTEALL, RETRY) on real servers for what the conformance
-// suite does not hold against the Lua: effects in the AOF and on a replica,
-// and no allocation per call.
+// suite does not hold against the Lua: effects in the AOF and on a replica
+// without the module, and no allocation per call.
 
 // opsWorkload kills 6 jobs of queue q (two with a lane, one with a unique
 // key), delays 3, then pages, requeues, removes, promotes and retries them.
@@ -101,6 +102,26 @@ func TestOpsEffectsInTheAOF(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	plain := valkeytest.Start(t, valkeyserver.Options{Dir: dir, AOF: true})
 	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, plain, "emq:*"))
+}
+
+func TestOpsReplica(t *testing.T) {
+	t.Parallel()
+	p := startModule(t, valkeyserver.Options{})
+	r := valkeytest.Start(t, valkeyserver.Options{ReplicaOf: p.Addr()})
+	require.NoError(t, r.WaitReplicaSync(ctxT(t)))
+	opsWorkload(t, p, "rep")
+	want := valkeytest.Snapshot(t, p, "emq:*")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got := valkeytest.Snapshot(t, r, "emq:*")
+		if len(valkeytest.Diff(want, got)) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			valkeytest.RequireUnchanged(t, want, got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // The operations verbs allocate nothing per call in steady state, as the
