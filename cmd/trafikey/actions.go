@@ -73,7 +73,7 @@ the same on a timer; this is for a queue without running workers, or to see
 the count. Jobs not yet due stay delayed.
 
 With --all, every delayed job moves, due or not, in PROMOTEALL calls of at most
-1,000, with a progress bar on a terminal; it stops once it has moved as many
+100, with a progress bar on a terminal; it stops once it has moved as many
 jobs as were delayed when it started. "retry <queue> <id>" moves one.`,
 		Args: args(cobra.ExactArgs(1)),
 	}
@@ -150,7 +150,7 @@ With --all-dead and no ids, requeue moves every dead job the filter flags take
 (all of them without any): --lane, --error-contains (a text of the last error),
 --died-after and --died-before (RFC 3339 times; --died-before also takes a
 duration: that long ago), --older-than (a duration). It walks the dead jobs
-oldest first in REQUEUEDEAD calls of at most 1,000 and stops at the jobs that
+oldest first in REQUEUEDEAD calls of at most 100 and stops at the jobs that
 died after it started, so a job that fails again at once is not requeued twice.`,
 	}
 }
@@ -172,7 +172,7 @@ With --dead-before <time or duration> and no ids, remove deletes the dead jobs
 that died before that time (RFC 3339) or that long ago (24h, by the server's
 clock); --all-dead with the filter flags of requeue (--lane, --error-contains,
 --died-after, --died-before, --older-than) chooses them as requeue does. It
-walks the dead jobs oldest first in REMOVEDEAD calls of at most 1,000.`,
+walks the dead jobs oldest first in REMOVEDEAD calls of at most 100.`,
 	}
 }
 
