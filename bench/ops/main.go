@@ -41,7 +41,7 @@ type config struct {
 	pages  int // JOBS calls per kind of page
 	limit  int // rows per page
 	// batches are the jobs examined per REQUEUEDEAD call of the requeue
-	// runs: 0 is Queue.RequeueDead's own (protocol.MaxCount), any other the
+	// runs: 0 is Queue.RequeueDead's own call size, any other the
 	// verb called in a loop as RequeueDead calls it, with that limit.
 	batches []int
 }
@@ -51,7 +51,7 @@ func main() {
 	small := flag.Bool("small", false, "small sizes: a check in seconds, not a measurement")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds per measurement, executors alternating")
 	flag.Parse()
-	batch := flag.Int("batch", 100, "jobs examined per call of the second requeue run (the first is Queue.RequeueDead's, 1000)")
+	batch := flag.Int("batch", protocol.MaxCount, "jobs examined per call of the second requeue run (the first is Queue.RequeueDead's)")
 	cfg.dead, cfg.perMS, cfg.pages, cfg.limit = 1_000_000, 10, 300, trafikey.DefaultJobsLimit
 	if *small {
 		cfg.dead, cfg.pages = 20_000, 50
@@ -80,6 +80,7 @@ var pageKinds = []string{"oldest", "newest", "cursor on a member", "cursor off a
 type requeueRun struct {
 	total         time.Duration
 	calls         int
+	perCall       int64 // the most jobs one call examined
 	callUS, maxUS float64 // server µs per call: mean, and latencystats' p99.9 (it keeps no maximum)
 	pingP99       time.Duration
 	pingWorstP99  time.Duration // the worst p99 of any one second
@@ -171,8 +172,8 @@ func (b *bench) report(ctx context.Context, small bool, page map[string][]float6
 		}
 		fmt.Fprintln(&out)
 	}
-	fmt.Fprintf(&out, "\n**Requeue of every dead job.** The %d dead jobs requeued with the open filter, by `Queue.RequeueDead` (calls of %d examined) and by REQUEUEDEAD called in the same loop with a smaller limit, while another connection sends PING after PING (at most one each 200 µs): the total time, the calls' server time (mean and the slowest call: INFO commandstats and latencystats' p99.9), and the PING round trips (p99 over the run, the worst p99 of any one second, the slowest; and their p99 over the second before, the server idle: what the loaded machine adds by itself).\n\n",
-		cfg.dead, protocol.MaxCount)
+	fmt.Fprintf(&out, "\n**Requeue of every dead job.** The %d dead jobs requeued with the open filter, by `Queue.RequeueDead` (its own calls) and by REQUEUEDEAD called in the same loop with another limit, while another connection sends PING after PING (at most one each 200 µs): the total time, the calls' server time (mean and the slowest call: INFO commandstats and latencystats' p99.9), and the PING round trips (p99 over the run, the worst p99 of any one second, the slowest; and their p99 over the second before, the server idle: what the loaded machine adds by itself).\n\n",
+		cfg.dead)
 	fmt.Fprintf(&out, "| executor, jobs per call | total | calls | server ms per call | slowest call ms (p99.9) | PING p99 ms | worst 1 s PING p99 ms | slowest PING ms | idle PING p99 ms |\n|---|---|---|---|---|---|---|---|---|\n")
 	ms := func(v float64) string { return fmt.Sprintf("%.2f", v) }
 	for _, e := range executors {
@@ -188,9 +189,9 @@ func (b *bench) report(ctx context.Context, small bool, page map[string][]float6
 				pmax = append(pmax, float64(r.pingMax.Microseconds())/1000)
 				idle = append(idle, float64(r.pingIdleP99.Microseconds())/1000)
 			}
-			n := batch
-			if n == 0 {
-				n = protocol.MaxCount
+			n := int64(batch)
+			if n == 0 && len(requeues[batchKey(e, batch)]) > 0 {
+				n = requeues[batchKey(e, batch)][0].perCall
 			}
 			fmt.Fprintf(&out, "| %s, %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", e, n,
 				feature.Spread(total, func(v float64) string { return fmt.Sprintf("%.1f s", v) }),
@@ -284,7 +285,12 @@ func (b *bench) requeueAll(ctx context.Context, e trafikey.Executor, q *trafikey
 	start := time.Now()
 	var n int64
 	if batch == 0 {
-		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{}, func(trafikey.BulkProgress) { r.calls++ })
+		var prev int64
+		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{}, func(p trafikey.BulkProgress) {
+			r.calls++
+			r.perCall = max(r.perCall, p.Examined-prev)
+			prev = p.Examined
+		})
 	} else {
 		n, r.calls, err = b.requeueLoop(ctx, e, q.Name(), batch)
 	}
