@@ -54,15 +54,18 @@
 //     bytes (a payload) is passed on without a copy, as the server stores it
 //     raw either way; so is every argument past the format's sixteenth
 //     specifier (a long HSET's tail, whose values the server copies).
-//   - HGET, HMGET, ZSCORE, ZCARD, LLEN and EXISTS, spelled in upper case as
-//     the verbs spell them and with a valid argument count, are answered
+//   - HGET, HMGET, ZSCORE, ZCARD, LLEN, EXISTS, STRLEN and GETBIT, spelled
+//     in upper case as the verbs spell them and with a valid argument count,
+//     are answered
 //     through the key API instead of RM_Call, outside cluster mode (there
 //     RM_Call refuses a key of a slot the node does not serve, or one
 //     migrating away, which a lookup does not see): the same reply,
 //     type and bytes (WRONGTYPE included), the same lookup (a key past its
 //     expiry is deleted and reads as absent; nothing is created). A ZSCORE
-//     whose score is not an integer, and every other read, goes through
-//     RM_Call; so does any other spelling (hget), which is how tests compare
+//     whose score is not an integer, a GETBIT offset of 8·2^20 or more or
+//     not in canonical digits, a GETBIT inside a string of at most 44 bytes
+//     (it may be embstr or int-encoded, which the key API's string access
+//     would re-encode), and every other read, goes through RM_Call; so does any other spelling (hget), which is how tests compare
 //     both paths. GET cannot take the key API: its string access (DMA)
 //     re-encodes an int or embstr value as raw. What a fast read does not
 //     do, as it runs no command: count in INFO commandstats, show in
