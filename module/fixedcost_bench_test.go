@@ -168,3 +168,130 @@ func commandStats(b *testing.B, s *valkeyserver.Server) map[string]cmdStat {
 	}
 	return out
 }
+
+// BenchmarkPayload measures what a job's payload costs the server on each
+// executor: per job ADD of one job, CLAIM of one job (its reply carries the
+// payload) and COMPLETE, natively, through EVALSHA, and as the raw commands
+// a client would send for the same changes (HINCRBY meta seq, HSET row, ZADD
+// pending, HINCRBY stats added; ZPOPMIN pending, HINCRBY row att, HSET row
+// state, ZADD active, HGET row data; ZREM active, DEL row, HINCRBY stats
+// completed). It reports server-µs/job, the usec of the calls in INFO
+// commandstats (EMQ.ADD, EMQ.CLAIM and EMQ.COMPLETE; EVALSHA; every raw
+// command) over the jobs. Run it by hand:
+//
+//	go test ./module -run '^$' -bench Payload -benchtime 1000x
+func BenchmarkPayload(b *testing.B) {
+	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
+	queue := 0
+	for _, size := range []int{64, 4 << 10, 256 << 10, 1 << 20} {
+		payload := strings.Repeat("p", size)
+		for _, ex := range []string{"native", "lua", "raw"} {
+			b.Run(strconv.Itoa(size)+"/"+ex, func(b *testing.B) {
+				queue++
+				e := &benchExec{b: b, c: c, q: "payload" + strconv.Itoa(queue), native: ex == "native", shas: shas}
+				if _, err := c.Do(b.Context(), "FLUSHALL"); err != nil {
+					b.Fatal(err)
+				}
+				var usec float64
+				if ex == "raw" {
+					usec = rawLifecycle(b, s, e, payload)
+				} else {
+					usec = verbLifecycle(b, s, e, payload)
+				}
+				b.ReportMetric(usec/float64(b.N), "server-µs/job")
+				if testing.Verbose() {
+					for name, cs := range commandStats(b, s) {
+						b.Logf("%s: %.1f µs/job", name, cs.usec/float64(b.N))
+					}
+				}
+			})
+		}
+	}
+}
+
+// verbLifecycle adds, claims and completes b.N jobs one per call and
+// returns the server usec of those calls.
+func verbLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string) float64 {
+	e.must(protocol.Install)
+	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+	b.ResetTimer()
+	e.verb = protocol.Add
+	e.pipeline(repeat(b.N, addArgs(job(payload))))
+	e.verb = protocol.Claim
+	claimed := e.pipeline(repeat(b.N, []string{"600000", "1"}))
+	completes := make([][]string, 0, len(claimed))
+	for _, r := range claimed {
+		j := r.([]any)[0].([]any)
+		if len(j[1].(string)) != len(payload) {
+			b.Fatalf("claimed a payload of %d bytes, want %d", len(j[1].(string)), len(payload))
+		}
+		completes = append(completes, []string{j[0].(string), strconv.FormatInt(j[2].(int64), 10), ""})
+	}
+	e.verb = protocol.Complete
+	e.pipeline(completes)
+	b.StopTimer()
+	st := commandStats(b, s)
+	if !e.native {
+		return st["evalsha"].usec
+	}
+	return st["emq.add"].usec + st["emq.claim"].usec + st["emq.complete"].usec
+}
+
+// rawLifecycle makes the same changes with raw commands and returns their
+// server usec. Each round trip carries the commands of 128 jobs, as the
+// verbs' pipelines carry 128 calls, so as many payloads are in flight.
+func rawLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string) float64 {
+	k := protocol.KeysOf(e.q)
+	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+	b.ResetTimer()
+	var lines [][]string
+	for i := range b.N {
+		id := strconv.Itoa(i + 1)
+		lines = append(lines, []string{"HINCRBY", k.Meta, protocol.MetaSeq, "1"},
+			[]string{"HSET", k.Job(id), protocol.FieldData, payload, protocol.FieldState, protocol.StatePending,
+				protocol.FieldAttempts, "0", protocol.FieldMax, "3", protocol.FieldPriority, "0",
+				protocol.FieldBackoff, "fixed:0", protocol.FieldAdded, "1767225600000"},
+			[]string{"ZADD", k.Pending, "0", id},
+			[]string{"HINCRBY", k.Stats, statAdded, "1"})
+	}
+	runDepth(e, lines, 4*128)
+	lines = lines[:0]
+	for i := range b.N {
+		id := strconv.Itoa(i + 1)
+		lines = append(lines, []string{"ZPOPMIN", k.Pending, "1"},
+			[]string{"HINCRBY", k.Job(id), protocol.FieldAttempts, "1"},
+			[]string{"HSET", k.Job(id), protocol.FieldState, protocol.StateActive},
+			[]string{"ZADD", k.Active, "1767225600000", id},
+			[]string{"HGET", k.Job(id), protocol.FieldData})
+	}
+	runDepth(e, lines, 5*128)
+	lines = lines[:0]
+	for i := range b.N {
+		id := strconv.Itoa(i + 1)
+		lines = append(lines, []string{"ZREM", k.Active, id}, []string{"DEL", k.Job(id)},
+			[]string{"HINCRBY", k.Stats, statCompleted, "1"})
+	}
+	runDepth(e, lines, 3*128)
+	b.StopTimer()
+	usec := 0.0
+	for _, cs := range commandStats(b, s) {
+		usec += cs.usec
+	}
+	return usec
+}
+
+// runDepth sends command lines, depth per round trip, and fails on any
+// error reply.
+func runDepth(e *benchExec, lines [][]string, depth int) {
+	for i := 0; i < len(lines); i += depth {
+		replies, err := e.c.DoMulti(e.b.Context(), lines[i:min(i+depth, len(lines))]...)
+		if err != nil {
+			e.b.Fatal(err)
+		}
+		for j, r := range replies {
+			if re, ok := r.(valkeyserver.ReplyError); ok {
+				e.b.Fatalf("%q: %v", lines[i+j][:2], re)
+			}
+		}
+	}
+}

@@ -127,10 +127,54 @@ static void put_str(emq_io *io, unsigned type, const char *p, size_t n) {
     put(io, p, n);
 }
 
+/* keep_room makes room in the list of what EMQ_NODE_REF strings point
+ * into (see emq_io.keep). Returns 0, or -1 when it cannot grow: the caller
+ * copies the bytes instead. */
+static int keep_room(emq_io *io) {
+    if (io->nkeep < io->capkeep) return 0;
+    size_t cap = io->capkeep ? 2 * io->capkeep : 16;
+    void **k = realloc(io->keep, cap * sizeof(void *));
+    if (!k) return -1;
+    io->keep = k;
+    io->capkeep = cap;
+    return 0;
+}
+
+/* keep records a server string (reply 0) or a call reply (reply 1), to free
+ * when the command ends; keep_room made room for it. */
+static void keep(emq_io *io, void *p, int reply) {
+    io->keep[io->nkeep++] = (void *)((uintptr_t)p | (uintptr_t)(reply != 0));
+}
+
+void emq_release(void *ctx, emq_io *io) {
+    for (size_t i = 0; i < io->nkeep; i++) {
+        uintptr_t k = (uintptr_t)io->keep[i];
+        if (k & 1) {
+            FreeCallReply((void *)(k & ~(uintptr_t)1));
+        } else {
+            FreeString(ctx, (void *)k);
+        }
+    }
+    io->nkeep = 0;
+    if (io->capkeep > 1024) { /* one command that kept many: do not pin the list */
+        free(io->keep);
+        io->keep = NULL;
+        io->capkeep = 0;
+    }
+}
+
+/* put_ref writes a string of at least EMQ_REF_MIN bytes by reference. */
+static void put_ref(emq_io *io, const char *p, size_t n) {
+    uint64_t addr = (uint64_t)(uintptr_t)p;
+    put_u8(io, EMQ_NODE_REF);
+    put(io, &addr, 8);
+    put_u32(io, n);
+}
+
 /* Encodes a reply tree. An array at level EMQ_MAX_REPLY_DEPTH (a fifth nested
  * array) is cut off as TOODEEP, so the recursion is bounded; types outside
  * RESP2 are written as their bare type byte and refused by the Go decoder. */
-static void encode(emq_io *io, void *r, int level) {
+static void encode(emq_io *io, void *r, int level, int *kept) {
     int t = CallReplyType(r);
     if (t == EMQ_REPLY_ARRAY && level >= EMQ_MAX_REPLY_DEPTH) {
         put_u8(io, EMQ_NODE_TOODEEP);
@@ -140,6 +184,12 @@ static void encode(emq_io *io, void *r, int level) {
         size_t n = 0;
         const char *p = CallReplyStringPtr(r, &n);
         if (!p) n = 0;
+        /* a long string stays in the reply, which the command keeps */
+        if (t == EMQ_REPLY_STRING && n >= EMQ_REF_MIN && kept) {
+            *kept = 1;
+            put_ref(io, p, n);
+            return;
+        }
         put_str(io, (unsigned)t, p, n);
         return;
     }
@@ -149,7 +199,7 @@ static void encode(emq_io *io, void *r, int level) {
     } else if (t == EMQ_REPLY_ARRAY) {
         size_t n = CallReplyLength(r);
         put_u32(io, n);
-        for (size_t i = 0; i < n; i++) encode(io, CallReplyArrayElement(r, i), level + 1);
+        for (size_t i = 0; i < n; i++) encode(io, CallReplyArrayElement(r, i), level + 1, kept);
     }
 }
 
@@ -302,6 +352,11 @@ static void put_field(const exec_env *e, void *h, const arg *f) {
     }
     size_t n = 0;
     const char *p = StringPtrLen(v, &n);
+    if (n >= EMQ_REF_MIN && keep_room(e->io) == 0) {
+        keep(e->io, v, 0); /* freed when the command ends */
+        put_ref(e->io, p, n);
+        return;
+    }
     put_str(e->io, EMQ_REPLY_STRING, p, n);
     FreeString(e->ctx, v);
 }
@@ -530,8 +585,15 @@ static int call(const exec_env *e, const char *name, const arg *a, uint32_t narg
         return 1;
     }
     int failed = CallReplyType(r) == EMQ_REPLY_ERROR;
-    encode(io, r, 0);
-    FreeCallReply(r);
+    /* the reply is kept until the command ends when a string of it goes by
+     * reference; when the list cannot grow, it is encoded by copy */
+    int kept = 0;
+    encode(io, r, 0, keep_room(io) == 0 ? &kept : NULL);
+    if (kept) {
+        keep(io, r, 1);
+    } else {
+        FreeCallReply(r);
+    }
     return failed;
 }
 

@@ -66,6 +66,12 @@ func (w *writer) patch32(off int, v uint32) {
 	binary.NativeEndian.PutUint32(w.buf[off:], v)
 }
 
+func (w *writer) u64(v uint64) {
+	w.grow(8)
+	binary.NativeEndian.PutUint64(w.buf[w.n:], v)
+	w.n += 8
+}
+
 func (w *writer) i64(v int64) {
 	w.grow(8)
 	binary.NativeEndian.PutUint64(w.buf[w.n:], uint64(v))

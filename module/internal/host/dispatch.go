@@ -52,7 +52,10 @@ type Call struct {
 	nowUS  int64
 	serial uint64
 	active bool
-	rep    replyWriter
+	// avoid is AvoidReplicaTraffic as the command started: the guard's
+	// input, read in C without a crossing of its own
+	avoid bool
+	rep   replyWriter
 }
 
 func (c *Call) check() {
@@ -142,10 +145,12 @@ func emqDispatch(f *C.emq_frame) {
 		lv:     lv,
 		cmd:    &commands[f.id],
 		nowUS:  int64(f.now_us),
+		avoid:  f.avoid_replica_traffic != 0,
 		serial: serial,
 		active: true,
 		rep:    c.rep,
 	}
+	lv.arena.refs = lv.arena.refs[:0]
 	var w writer
 	w.reset(&f.io.rep)
 	c.rep.reset(w)

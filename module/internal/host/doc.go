@@ -12,7 +12,8 @@
 // the Handler and leaves the reply encoded in C memory for the trampoline to
 // emit. A host call costs one crossing into C for a whole Batch of commands;
 // the replies come back encoded in C memory and are decoded without
-// allocation. CheckKeys and BeginWrites are one crossing each.
+// allocation. CheckKeys is one crossing; BeginWrites none (the guard's state
+// comes with the command).
 //
 // # A handler
 //
@@ -83,6 +84,12 @@
 //   - Argument bytes, Values and Results are views of scratch memory: valid
 //     until the handler returns, Values and Results only until the next host
 //     call of the command. Copy what must live longer.
+//   - A host-reply string of 1024 bytes or more (a payload) is not copied:
+//     the reply stream carries its address in the server's memory (the
+//     string a fast read made, or the call reply), which is kept until the
+//     command ends, and ReplyBulk of those bytes has the server emit them
+//     from there. Between the server's read and the client's reply a
+//     payload is copied once, by the reply itself.
 //   - A panic in a handler is recovered, logged, and answered as ErrInternal;
 //     misuse of this package (a stale Value, a reply that is not one complete
 //     value, a write without the guard) is answered the same way.
