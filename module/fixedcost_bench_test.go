@@ -13,11 +13,15 @@ import (
 // BenchmarkFixedCost measures the fixed cost of a native call: what a
 // single-job verb costs the server beyond the commands it runs. Each verb
 // runs alone on its queue after CONFIG RESETSTAT, so INFO commandstats holds
-// the verb and the commands it ran through the host (nested: their own
-// time, counted by the server inside the verb's). It reports verb-µs/call,
+// the verb and the commands it ran through RM_Call (nested: their own time,
+// counted by the server inside the verb's). It reports verb-µs/call,
 // nested-µs/call and fixed-µs/call (the difference: the call into Go, the
-// handler, the host calls' own cost, the reads answered through the key
-// API, the reply). Run it by hand:
+// handler, RM_Call's own cost, the reads answered through the key API, the
+// reply). The reads the key API answers are not counted as commands, so the
+// same verb then runs as its Lua script, whose commands are all counted:
+// commands-µs/call is their time (the verb's reads and writes as commands)
+// and fixed-vs-commands-µs/call the native verb's time beyond it. Run it by
+// hand:
 //
 //	go test ./module -run '^$' -bench FixedCost -benchtime 20000x
 //
@@ -25,7 +29,7 @@ import (
 // key each call, or a bit already set), both in one pipeline, and reports
 // both and their ratio.
 func BenchmarkFixedCost(b *testing.B) {
-	s, c, _ := benchServer(b)
+	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
 	queue := 0
 	for _, bc := range []struct {
 		name  string
@@ -50,36 +54,52 @@ func BenchmarkFixedCost(b *testing.B) {
 		}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			queue++
-			e := &benchExec{b: b, c: c, q: "fixed" + strconv.Itoa(queue), native: true}
-			e.must(protocol.Install)
-			calls := bc.setup(e, b.N)
-			valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
-			b.ResetTimer()
-			e.pipeline(calls)
-			b.StopTimer()
-			st := commandStats(b, s)
-			verb := st[strings.ToLower(e.verb.Command)]
-			if verb.calls == 0 {
-				b.Fatalf("no calls of %s in commandstats", e.verb.Command)
-			}
-			nested := 0.0
-			for name, cs := range st {
-				if name != strings.ToLower(e.verb.Command) {
+			// the native call, then the Lua script of the same verb on a
+			// queue of its own: the script's commands are all counted in
+			// commandstats, reads included, which the native call answers
+			// through the key API uncounted
+			var verbUS, nestedUS, commandsUS float64
+			for _, native := range []bool{true, false} {
+				queue++
+				e := &benchExec{b: b, c: c, q: "fixed" + strconv.Itoa(queue), native: native, shas: shas}
+				e.must(protocol.Install)
+				calls := bc.setup(e, b.N)
+				valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+				b.StartTimer()
+				e.pipeline(calls)
+				b.StopTimer()
+				st := commandStats(b, s)
+				top := strings.ToLower(e.verb.Command)
+				if !native {
+					top = "evalsha"
+				}
+				verb := st[top]
+				if verb.calls == 0 {
+					b.Fatalf("no calls of %s in commandstats", top)
+				}
+				nested := 0.0
+				for name, cs := range st {
+					if name == top {
+						continue
+					}
 					nested += cs.usec
+					if testing.Verbose() {
+						// -v: which commands the verb ran, and their time
+						b.Logf("native %v: %s: %.2f calls/call, %.3f µs/call", native, name, float64(cs.calls)/float64(verb.calls), cs.usec/float64(verb.calls))
+					}
+				}
+				n := float64(verb.calls)
+				if native {
+					verbUS, nestedUS = verb.usec/n, nested/n
+				} else {
+					commandsUS = nested / n
 				}
 			}
-			for name, cs := range st {
-				if !testing.Verbose() {
-					break
-				}
-				// -v: which commands the verb ran, and their time
-				b.Logf("%s: %.2f calls/call, %.3f µs/call", name, float64(cs.calls)/float64(verb.calls), cs.usec/float64(verb.calls))
-			}
-			n := float64(verb.calls)
-			b.ReportMetric(verb.usec/n, "verb-µs/call")
-			b.ReportMetric(nested/n, "nested-µs/call")
-			b.ReportMetric((verb.usec-nested)/n, "fixed-µs/call")
+			b.ReportMetric(verbUS, "verb-µs/call")
+			b.ReportMetric(nestedUS, "nested-µs/call")
+			b.ReportMetric(verbUS-nestedUS, "fixed-µs/call")
+			b.ReportMetric(commandsUS, "commands-µs/call")
+			b.ReportMetric(verbUS-commandsUS, "fixed-vs-commands-µs/call")
 		})
 	}
 	for _, bc := range []struct {
