@@ -213,11 +213,13 @@ func BenchmarkPayload(b *testing.B) {
 					b.Fatal(err)
 				}
 				var usec float64
+				b.ResetTimer()
 				if ex == "raw" {
-					usec = rawLifecycle(b, s, e, payload)
+					usec = rawLifecycle(b, s, e, payload, b.N)
 				} else {
-					usec = verbLifecycle(b, s, e, payload)
+					usec = verbLifecycle(b, s, e, payload, b.N)
 				}
+				b.StopTimer()
 				b.ReportMetric(usec/float64(b.N), "server-µs/job")
 				if testing.Verbose() {
 					for name, cs := range commandStats(b, s) {
@@ -229,16 +231,15 @@ func BenchmarkPayload(b *testing.B) {
 	}
 }
 
-// verbLifecycle adds, claims and completes b.N jobs one per call and
+// verbLifecycle adds, claims and completes n jobs one per call and
 // returns the server usec of those calls.
-func verbLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string) float64 {
+func verbLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string, n int) float64 {
 	e.must(protocol.Install)
 	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
-	b.ResetTimer()
 	e.verb = protocol.Add
-	e.pipeline(repeat(b.N, addArgs(job(payload))))
+	e.pipeline(repeat(n, addArgs(job(payload))))
 	e.verb = protocol.Claim
-	claimed := e.pipeline(repeat(b.N, []string{"600000", "1"}))
+	claimed := e.pipeline(repeat(n, []string{"600000", "1"}))
 	completes := make([][]string, 0, len(claimed))
 	for _, r := range claimed {
 		j := r.([]any)[0].([]any)
@@ -249,7 +250,6 @@ func verbLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload s
 	}
 	e.verb = protocol.Complete
 	e.pipeline(completes)
-	b.StopTimer()
 	st := commandStats(b, s)
 	if !e.native {
 		return st["evalsha"].usec
@@ -260,12 +260,11 @@ func verbLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload s
 // rawLifecycle makes the same changes with raw commands and returns their
 // server usec. Each round trip carries the commands of 128 jobs, as the
 // verbs' pipelines carry 128 calls, so as many payloads are in flight.
-func rawLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string) float64 {
+func rawLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string, n int) float64 {
 	k := protocol.KeysOf(e.q)
 	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
-	b.ResetTimer()
 	var lines [][]string
-	for i := range b.N {
+	for i := range n {
 		id := strconv.Itoa(i + 1)
 		lines = append(lines, []string{"HINCRBY", k.Meta, protocol.MetaSeq, "1"},
 			[]string{"HSET", k.Job(id), protocol.FieldData, payload, protocol.FieldState, protocol.StatePending,
@@ -276,7 +275,7 @@ func rawLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload st
 	}
 	runDepth(e, lines, 4*128)
 	lines = lines[:0]
-	for i := range b.N {
+	for i := range n {
 		id := strconv.Itoa(i + 1)
 		lines = append(lines, []string{"ZPOPMIN", k.Pending, "1"},
 			[]string{"HINCRBY", k.Job(id), protocol.FieldAttempts, "1"},
@@ -286,13 +285,12 @@ func rawLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload st
 	}
 	runDepth(e, lines, 5*128)
 	lines = lines[:0]
-	for i := range b.N {
+	for i := range n {
 		id := strconv.Itoa(i + 1)
 		lines = append(lines, []string{"ZREM", k.Active, id}, []string{"DEL", k.Job(id)},
 			[]string{"HINCRBY", k.Stats, statCompleted, "1"})
 	}
 	runDepth(e, lines, 3*128)
-	b.StopTimer()
 	usec := 0.0
 	for _, cs := range commandStats(b, s) {
 		usec += cs.usec
