@@ -12,8 +12,9 @@
  * does (it re-encodes only an unshared value).
  *
  * A read of the commands the verbs read most (HGET, HMGET, ZSCORE, ZCARD,
- * LLEN, EXISTS, and ZRANGE of a set's head: ZRANGE key 0 <stop> [WITHSCORES])
- * is answered through the key API instead of RM_Call, with the
+ * LLEN, EXISTS, ZRANGE of a set's head: ZRANGE key 0 <stop> [WITHSCORES],
+ * STRLEN, and GETBIT of a small offset) is answered through the key API
+ * instead of RM_Call, with the
  * reply the command would have given, encoded the same way. See fast_read.
  *
  * emq_exec is the one entry point; call.go is the Go half and the only Go
@@ -56,12 +57,14 @@ static void *(*ZsetRangeCurrentElement)(void *key, double *score);
 static int (*ZsetRangeNext)(void *key);
 static int (*ZsetRangeEndReached)(void *key);
 static void (*ZsetRangeStop)(void *key);
+static char *(*StringDMA)(void *key, size_t *len, int mode);
 
 #define CTX_FLAGS_LUA (1 << 0)     /* VALKEYMODULE_CTX_FLAGS_LUA */
 #define CTX_FLAGS_CLUSTER (1 << 5) /* VALKEYMODULE_CTX_FLAGS_CLUSTER */
 #define OPEN_READ (1 << 0)         /* VALKEYMODULE_READ */
 #define HASH_NONE 0                /* VALKEYMODULE_HASH_NONE */
 #define KEYTYPE_EMPTY 0            /* VALKEYMODULE_KEYTYPE_* */
+#define KEYTYPE_STRING 1
 #define KEYTYPE_LIST 2
 #define KEYTYPE_HASH 3
 #define KEYTYPE_ZSET 5
@@ -95,7 +98,7 @@ int emq_call_init(int (*get_api)(const char *, void *), void *ctx) {
     GET_OPT(OpenKey) GET_OPT(CloseKey) GET_OPT(KeyType) GET_OPT(KeyExists) GET_OPT(ValueLength)
     GET_OPT(HashGet) GET_OPT(ZsetScore)
     GET_OPT(ZsetFirstInScoreRange) GET_OPT(ZsetRangeCurrentElement) GET_OPT(ZsetRangeNext)
-    GET_OPT(ZsetRangeEndReached) GET_OPT(ZsetRangeStop)
+    GET_OPT(ZsetRangeEndReached) GET_OPT(ZsetRangeStop) GET_OPT(StringDMA)
     fast_reads = fast && !(GetContextFlags(ctx) & CTX_FLAGS_CLUSTER);
     zset_range = ZsetFirstInScoreRange && ZsetRangeCurrentElement && ZsetRangeNext && ZsetRangeEndReached &&
                  ZsetRangeStop;
@@ -124,10 +127,54 @@ static void put_str(emq_io *io, unsigned type, const char *p, size_t n) {
     put(io, p, n);
 }
 
+/* keep_room makes room in the list of what EMQ_NODE_REF strings point
+ * into (see emq_io.keep). Returns 0, or -1 when it cannot grow: the caller
+ * copies the bytes instead. */
+static int keep_room(emq_io *io) {
+    if (io->nkeep < io->capkeep) return 0;
+    size_t cap = io->capkeep ? 2 * io->capkeep : 16;
+    void **k = realloc(io->keep, cap * sizeof(void *));
+    if (!k) return -1;
+    io->keep = k;
+    io->capkeep = cap;
+    return 0;
+}
+
+/* keep records a server string (reply 0) or a call reply (reply 1), to free
+ * when the command ends; keep_room made room for it. */
+static void keep(emq_io *io, void *p, int reply) {
+    io->keep[io->nkeep++] = (void *)((uintptr_t)p | (uintptr_t)(reply != 0));
+}
+
+void emq_release(void *ctx, emq_io *io) {
+    for (size_t i = 0; i < io->nkeep; i++) {
+        uintptr_t k = (uintptr_t)io->keep[i];
+        if (k & 1) {
+            FreeCallReply((void *)(k & ~(uintptr_t)1));
+        } else {
+            FreeString(ctx, (void *)k);
+        }
+    }
+    io->nkeep = 0;
+    if (io->capkeep > 1024) { /* one command that kept many: do not pin the list */
+        free(io->keep);
+        io->keep = NULL;
+        io->capkeep = 0;
+    }
+}
+
+/* put_ref writes a string of at least EMQ_REF_MIN bytes by reference. */
+static void put_ref(emq_io *io, const char *p, size_t n) {
+    uint64_t addr = (uint64_t)(uintptr_t)p;
+    put_u8(io, EMQ_NODE_REF);
+    put(io, &addr, 8);
+    put_u32(io, n);
+}
+
 /* Encodes a reply tree. An array at level EMQ_MAX_REPLY_DEPTH (a fifth nested
  * array) is cut off as TOODEEP, so the recursion is bounded; types outside
  * RESP2 are written as their bare type byte and refused by the Go decoder. */
-static void encode(emq_io *io, void *r, int level) {
+static void encode(emq_io *io, void *r, int level, int *kept) {
     int t = CallReplyType(r);
     if (t == EMQ_REPLY_ARRAY && level >= EMQ_MAX_REPLY_DEPTH) {
         put_u8(io, EMQ_NODE_TOODEEP);
@@ -137,6 +184,12 @@ static void encode(emq_io *io, void *r, int level) {
         size_t n = 0;
         const char *p = CallReplyStringPtr(r, &n);
         if (!p) n = 0;
+        /* a long string stays in the reply, which the command keeps */
+        if (t == EMQ_REPLY_STRING && n >= EMQ_REF_MIN && kept) {
+            *kept = 1;
+            put_ref(io, p, n);
+            return;
+        }
         put_str(io, (unsigned)t, p, n);
         return;
     }
@@ -146,7 +199,7 @@ static void encode(emq_io *io, void *r, int level) {
     } else if (t == EMQ_REPLY_ARRAY) {
         size_t n = CallReplyLength(r);
         put_u32(io, n);
-        for (size_t i = 0; i < n; i++) encode(io, CallReplyArrayElement(r, i), level + 1);
+        for (size_t i = 0; i < n; i++) encode(io, CallReplyArrayElement(r, i), level + 1, kept);
     }
 }
 
@@ -191,7 +244,7 @@ static void release(const exec_env *e, void *s, int own) {
 
 static const char WRONGTYPE[] = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-enum { SLOW, F_HGET, F_HMGET, F_ZSCORE, F_ZCARD, F_LLEN, F_EXISTS, F_ZRANGE, F_ZRANGE_SCORES };
+enum { SLOW, F_HGET, F_HMGET, F_ZSCORE, F_ZCARD, F_LLEN, F_EXISTS, F_ZRANGE, F_ZRANGE_SCORES, F_STRLEN, F_GETBIT };
 
 /* The fast-path command for a name and argument count (not counting the
  * name), or SLOW. Names match as the verbs spell them, in upper case: any
@@ -206,6 +259,8 @@ static int fast_kind(const char *name, size_t len, uint32_t nargs) {
     if (IS("LLEN")) return nargs == 1 ? F_LLEN : SLOW;
     if (IS("EXISTS")) return nargs >= 1 ? F_EXISTS : SLOW;
     if (IS("ZRANGE")) return nargs == 3 ? F_ZRANGE : nargs == 4 ? F_ZRANGE_SCORES : SLOW;
+    if (IS("STRLEN")) return nargs == 1 ? F_STRLEN : SLOW;
+    if (IS("GETBIT")) return nargs == 2 ? F_GETBIT : SLOW;
     return SLOW;
 #undef IS
 }
@@ -260,6 +315,27 @@ static long long head_stop(const arg *start, const arg *stop) {
     return v;
 }
 
+/* GETBIT's offset when it is a canonical decimal below 8 * 2^20: valid
+ * whatever proto-max-bulk-len says (its least is 1 MB, and the server's
+ * bound is 8 bits a byte of it). Returns -1 for any other offset, which goes
+ * through RM_Call so the server words its own refusal. */
+#define SMALL_BIT_OFFSETS (8LL << 20)
+static long long small_offset(const arg *o) {
+    if (o->n < 1 || o->n > 7 || (o->n > 1 && o->p[0] == '0')) return -1;
+    long long v = 0;
+    for (size_t i = 0; i < o->n; i++) {
+        if (o->p[i] < '0' || o->p[i] > '9') return -1;
+        v = v * 10 + (o->p[i] - '0');
+    }
+    return v < SMALL_BIT_OFFSETS ? v : -1;
+}
+
+/* A string longer than this is stored raw (OBJ_ENCODING_EMBSTR_SIZE_LIMIT;
+ * an int-encoded one has at most 20 digits), and only a raw string is read
+ * in place by StringDMA: a shorter one may be embstr or int, which DMA
+ * would re-encode as raw. */
+#define EMBSTR_MAX 44
+
 /* A hash field's value, or a null when h (the open key) is NULL or has no
  * such field. */
 static void put_field(const exec_env *e, void *h, const arg *f) {
@@ -276,6 +352,11 @@ static void put_field(const exec_env *e, void *h, const arg *f) {
     }
     size_t n = 0;
     const char *p = StringPtrLen(v, &n);
+    if (n >= EMQ_REF_MIN && keep_room(e->io) == 0) {
+        keep(e->io, v, 0); /* freed when the command ends */
+        put_ref(e->io, p, n);
+        return;
+    }
     put_str(e->io, EMQ_REPLY_STRING, p, n);
     FreeString(e->ctx, v);
 }
@@ -308,20 +389,44 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
     if (scores && (a[3].n != 10 || memcmp(a[3].p, "WITHSCORES", 10))) return 0;
     if (scores) kind = F_ZRANGE;
     if (kind == F_ZRANGE && ((stop = head_stop(&a[1], &a[2])) < 0 || !zset_range)) return 0;
+    long long bitoff = 0;
+    if (kind == F_GETBIT && ((bitoff = small_offset(&a[1])) < 0 || !StringDMA)) return 0;
     int own;
     void *name = arg_string(e, &a[0], &own);
     void *key = OpenKey(e->ctx, name, OPEN_READ); /* NULL: no such key */
-    int want = kind == F_LLEN ? KEYTYPE_LIST
+    int want = kind == F_LLEN                                                 ? KEYTYPE_LIST
                : (kind == F_ZCARD || kind == F_ZSCORE || kind == F_ZRANGE) ? KEYTYPE_ZSET
+               : (kind == F_STRLEN || kind == F_GETBIT)                    ? KEYTYPE_STRING
                                                                            : KEYTYPE_HASH;
     int type = KeyType(key);
     int done = 1;
     if (type != KEYTYPE_EMPTY && type != want) {
         put_str(io, EMQ_REPLY_ERROR, WRONGTYPE, sizeof(WRONGTYPE) - 1);
         *failed = 1;
-    } else if (kind == F_ZCARD || kind == F_LLEN) {
+    } else if (kind == F_ZCARD || kind == F_LLEN || kind == F_STRLEN) {
         put_u8(io, EMQ_REPLY_INTEGER);
         put_i64(io, key ? (long long)ValueLength(key) : 0);
+    } else if (kind == F_GETBIT) {
+        /* 0 past the end (or for no key), as GETBIT answers; a bit inside a
+         * short string goes through RM_Call (see EMBSTR_MAX) */
+        size_t len = key ? ValueLength(key) : 0;
+        size_t byte = (size_t)(bitoff >> 3);
+        long long bit = 0;
+        if (byte < len && len <= EMBSTR_MAX) {
+            done = 0;
+        } else if (byte < len) {
+            size_t n = 0;
+            const unsigned char *p = (const unsigned char *)StringDMA(key, &n, OPEN_READ);
+            if (!p || byte >= n) {
+                done = 0;
+            } else {
+                bit = (p[byte] >> (7 - (bitoff & 7))) & 1;
+            }
+        }
+        if (done) {
+            put_u8(io, EMQ_REPLY_INTEGER);
+            put_i64(io, bit);
+        }
     } else if (kind == F_ZRANGE) {
         /* the first min(stop + 1, size) members, in the set's order (score,
          * then member), as ZRANGE by rank gives them */
@@ -480,8 +585,15 @@ static int call(const exec_env *e, const char *name, const arg *a, uint32_t narg
         return 1;
     }
     int failed = CallReplyType(r) == EMQ_REPLY_ERROR;
-    encode(io, r, 0);
-    FreeCallReply(r);
+    /* the reply is kept until the command ends when a string of it goes by
+     * reference; when the list cannot grow, it is encoded by copy */
+    int kept = 0;
+    encode(io, r, 0, keep_room(io) == 0 ? &kept : NULL);
+    if (kept) {
+        keep(io, r, 1);
+    } else {
+        FreeCallReply(r);
+    }
     return failed;
 }
 

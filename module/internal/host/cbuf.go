@@ -28,12 +28,17 @@ func (w *writer) reset(cb *C.emq_buf) {
 	w.n = 0
 }
 
-// grow makes room for extra more bytes.
+// grow makes room for extra more bytes. It is small enough to inline, so a
+// write into a buffer with room costs no call; growing is growSlow's.
 func (w *writer) grow(extra int) {
-	need := w.n + extra
-	if need <= len(w.buf) {
-		return
+	if w.n+extra > len(w.buf) {
+		w.growSlow(extra)
 	}
+}
+
+//go:noinline
+func (w *writer) growSlow(extra int) {
+	need := w.n + extra
 	if C.emq_buf_reserve(C.uintptr_t(uintptr(unsafe.Pointer(w.cb))), C.size_t(need)) != 0 {
 		panic("host: out of memory growing a scratch buffer")
 	}
@@ -41,13 +46,17 @@ func (w *writer) grow(extra int) {
 }
 
 func (w *writer) byte(b byte) {
-	w.grow(1)
+	if w.n >= len(w.buf) {
+		w.growSlow(1)
+	}
 	w.buf[w.n] = b
 	w.n++
 }
 
 func (w *writer) u32(v uint32) {
-	w.grow(4)
+	if w.n+4 > len(w.buf) {
+		w.growSlow(4)
+	}
 	binary.NativeEndian.PutUint32(w.buf[w.n:], v)
 	w.n += 4
 }
@@ -55,6 +64,12 @@ func (w *writer) u32(v uint32) {
 // patch32 overwrites the uint32 at offset off (a count known only later).
 func (w *writer) patch32(off int, v uint32) {
 	binary.NativeEndian.PutUint32(w.buf[off:], v)
+}
+
+func (w *writer) u64(v uint64) {
+	w.grow(8)
+	binary.NativeEndian.PutUint64(w.buf[w.n:], v)
+	w.n += 8
 }
 
 func (w *writer) i64(v int64) {

@@ -12,7 +12,8 @@
 // the Handler and leaves the reply encoded in C memory for the trampoline to
 // emit. A host call costs one crossing into C for a whole Batch of commands;
 // the replies come back encoded in C memory and are decoded without
-// allocation. CheckKeys and BeginWrites are one crossing each.
+// allocation. CheckKeys is one crossing; BeginWrites none (the guard's state
+// comes with the command).
 //
 // # A handler
 //
@@ -54,15 +55,18 @@
 //     bytes (a payload) is passed on without a copy, as the server stores it
 //     raw either way; so is every argument past the format's sixteenth
 //     specifier (a long HSET's tail, whose values the server copies).
-//   - HGET, HMGET, ZSCORE, ZCARD, LLEN and EXISTS, spelled in upper case as
-//     the verbs spell them and with a valid argument count, are answered
+//   - HGET, HMGET, ZSCORE, ZCARD, LLEN, EXISTS, STRLEN and GETBIT, spelled
+//     in upper case as the verbs spell them and with a valid argument count,
+//     are answered
 //     through the key API instead of RM_Call, outside cluster mode (there
 //     RM_Call refuses a key of a slot the node does not serve, or one
 //     migrating away, which a lookup does not see): the same reply,
 //     type and bytes (WRONGTYPE included), the same lookup (a key past its
 //     expiry is deleted and reads as absent; nothing is created). A ZSCORE
-//     whose score is not an integer, and every other read, goes through
-//     RM_Call; so does any other spelling (hget), which is how tests compare
+//     whose score is not an integer, a GETBIT offset of 8·2^20 or more or
+//     not in canonical digits, a GETBIT inside a string of at most 44 bytes
+//     (it may be embstr or int-encoded, which the key API's string access
+//     would re-encode), and every other read, goes through RM_Call; so does any other spelling (hget), which is how tests compare
 //     both paths. GET cannot take the key API: its string access (DMA)
 //     re-encodes an int or embstr value as raw. What a fast read does not
 //     do, as it runs no command: count in INFO commandstats, show in
@@ -80,6 +84,12 @@
 //   - Argument bytes, Values and Results are views of scratch memory: valid
 //     until the handler returns, Values and Results only until the next host
 //     call of the command. Copy what must live longer.
+//   - A host-reply string of 1024 bytes or more (a payload) is not copied:
+//     the reply stream carries its address in the server's memory (the
+//     string a fast read made, or the call reply), which is kept until the
+//     command ends, and ReplyBulk of those bytes has the server emit them
+//     from there. Between the server's read and the client's reply a
+//     payload is copied once, by the reply itself.
 //   - A panic in a handler is recovered, logged, and answered as ErrInternal;
 //     misuse of this package (a stale Value, a reply that is not one complete
 //     value, a write without the guard) is answered the same way.
@@ -100,9 +110,12 @@
 //     every pause of a lightly loaded server. Each costs the server's core
 //     several µs per command (EMQ.VERSION at one client: 30.6 µs of server
 //     CPU per call against PING's 16.3). So while commands come back to back,
-//     a top-level command yields to the scheduler once every 5 ms of the
-//     server's clock (a new tick), and the module runs with two Ps by
-//     default (one stays idle): 21.7 µs.
+//     a top-level command yields to the scheduler once every 9 ms of the
+//     server's clock (a new tick, before the monitor's 10 ms have passed
+//     since it saw the last), and the module runs with two Ps by default
+//     (one stays idle): 21.7 µs. The yield is a thread handoff inside that
+//     command (see yieldEveryUS), the one cost of the boundary that grows
+//     with the load on the machine.
 //   - No Go code runs in a fork child (BGSAVE, BGREWRITEAOF): the module
 //     registers nothing that would run there.
 package host

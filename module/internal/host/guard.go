@@ -1,10 +1,5 @@
 package host
 
-/*
-#include "shim.h"
-*/
-import "C"
-
 // Writes is the proof that the write guard passed in this command, and the
 // only way to write: its field is unexported, so no code outside this package
 // can make one, and only Writes.Write starts a batch with the write format.
@@ -23,12 +18,18 @@ type Writes struct {
 // hold, such as a nested call). It panics (answered as ErrInternal) in a
 // command not flagged write: an unflagged command that writes during a pause
 // trips a server assertion.
+//
+// The state it checks is AvoidReplicaTraffic as the command started, read by
+// the C trampoline with the command's other inputs, so the guard costs no
+// crossing: a pause or a failover cannot begin while a command runs (both
+// start from a command or the server's cron, on this thread), and one that
+// ends meanwhile only refuses a call a moment late.
 func (c *Call) BeginWrites() (Writes, error) {
 	c.check()
 	if !c.cmd.writes {
 		panic("host: BeginWrites in " + c.cmd.Name + ", which is not flagged write")
 	}
-	if err := writeGuard(C.emq_avoid_replica_traffic() != 0); err != nil {
+	if err := writeGuard(c.avoid); err != nil {
 		return Writes{}, err
 	}
 	return Writes{c: c, serial: c.serial}, nil

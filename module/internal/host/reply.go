@@ -3,6 +3,7 @@ package host
 import (
 	"encoding/binary"
 	"syscall"
+	"unsafe"
 )
 
 // Kind is the type of a host reply value. Host calls run in RESP2, so these
@@ -36,7 +37,13 @@ const (
 	rawNull     = 4
 	rawCallFail = 200
 	rawTooDeep  = 201
+	rawRef      = 202
 )
+
+// refMin is the length from which a host-reply string comes by reference
+// (shim.h: EMQ_REF_MIN): its bytes stay in the server's memory, kept until
+// the command ends, and a client reply of them is emitted from there.
+const refMin = 1024
 
 // maxReplyDepth is how deep arrays may nest in a host reply (shim.h:
 // EMQ_MAX_REPLY_DEPTH); C cuts deeper arrays off as rawTooDeep.
@@ -74,6 +81,30 @@ type arena struct {
 	nodes   []node
 	results []result
 	gen     uint32
+	// refs are the strings of this command's host replies that came by
+	// reference: server memory that lives until the command ends. Unlike
+	// the nodes they span every host call of the command (reset by the
+	// dispatcher), so a reply of their bytes can be sent from there.
+	refs []span
+}
+
+// span is a range of server memory, [start, end).
+type span struct{ start, end uintptr }
+
+// kept reports whether p lies within one string a host reply of this
+// command sent by reference: memory valid until the command ends.
+func (a *arena) kept(p []byte) bool {
+	if len(p) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	end := start + uintptr(len(p))
+	for _, s := range a.refs {
+		if start >= s.start && end <= s.end {
+			return true
+		}
+	}
+	return false
 }
 
 // decode classifies the reply stream of ncalls host commands. It never fails
@@ -145,6 +176,18 @@ func (a *arena) parse(buf []byte, pos, level int) (next int, ok, supported bool)
 		if t == rawError {
 			nd.kind = KindError
 		}
+	case rawRef:
+		// the address and length of a string in server memory
+		if pos+12 > len(buf) {
+			return pos, false, false
+		}
+		p := *(*unsafe.Pointer)(unsafe.Pointer(unsafe.SliceData(buf[pos : pos+8])))
+		n := int(binary.NativeEndian.Uint32(buf[pos+8:]))
+		pos += 12
+		nd.s = unsafe.Slice((*byte)(p), n)
+		nd.kind = KindString
+		start := uintptr(p)
+		a.refs = append(a.refs, span{start, start + uintptr(n)})
 	case rawInteger:
 		if pos+8 > len(buf) {
 			return pos, false, false

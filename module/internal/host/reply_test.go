@@ -6,6 +6,7 @@ import (
 	"errors"
 	"syscall"
 	"testing"
+	"unsafe"
 )
 
 // stream builds a host-reply stream as call.c encodes it.
@@ -255,5 +256,37 @@ func TestExpectType(t *testing.T) {
 		if err := ExpectType(v, "zset"); !errors.Is(err, want) || (want == nil && err != nil) {
 			t.Errorf("reply %d: %v, want %v", i, err, want)
 		}
+	}
+}
+
+func (s stream) ref(b []byte) stream {
+	s = append(s, rawRef)
+	s = binary.NativeEndian.AppendUint64(s, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))))
+	return binary.NativeEndian.AppendUint32(s, uint32(len(b)))
+}
+
+// A long string by reference decodes as a view of the memory it names, and
+// the arena knows that memory (and no other) for the rest of the command,
+// past the next decode; a truncated reference is refused.
+func TestDecodeRef(t *testing.T) {
+	payload := bytes.Repeat([]byte("payload!"), refMin/8+1)
+	other := bytes.Repeat([]byte("x"), refMin)
+	a := &arena{}
+	a.decode(stream{}.array(2).ref(payload).int(7), 1)
+	r := Results{a: a, gen: a.gen}
+	v, err := r.At(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := v.Index(0).Bytes()
+	if err != nil || !bytes.Equal(b, payload) || unsafe.SliceData(b) != unsafe.SliceData(payload) {
+		t.Fatalf("ref decoded as %d bytes (%v), want a view of the payload", len(b), err)
+	}
+	a.decode(stream{}.int(1), 1)
+	if !a.kept(payload) || !a.kept(payload[5:refMin+2]) || a.kept(other) || a.kept(append(payload[:0:0], payload...)) {
+		t.Errorf("kept: the payload and its parts only")
+	}
+	if got := decoded(stream{}.ref(payload)[:9], 1); got.firstError() != ErrHostReply {
+		t.Errorf("truncated ref: %v, want ErrHostReply", got.firstError())
 	}
 }

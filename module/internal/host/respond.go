@@ -1,6 +1,9 @@
 package host
 
-import "strings"
+import (
+	"strings"
+	"unsafe"
+)
 
 // maxReplyNesting bounds how deep a handler's reply arrays may nest.
 const maxReplyNesting = 16
@@ -12,6 +15,7 @@ const (
 	tagError = 'e'
 	tagNull  = 'n'
 	tagArray = 'a'
+	tagRef   = 'r'
 )
 
 // replyWriter encodes a handler's reply into C memory, where the trampoline
@@ -86,6 +90,17 @@ func (r *replyWriter) bulk(p []byte) {
 	}
 }
 
+// bulkRef writes a bulk string by reference: p is server memory that lives
+// until the command ends (arena.kept), emitted from there by C.
+func (r *replyWriter) bulkRef(p []byte) {
+	if r.value() {
+		r.w.byte(tagRef)
+		r.w.u32(uint32(len(p)))
+		r.w.u64(uint64(uintptr(unsafe.Pointer(unsafe.SliceData(p)))))
+		r.completed()
+	}
+}
+
 func (r *replyWriter) bulkString(s string) {
 	if r.value() {
 		r.w.byte(tagBulk)
@@ -156,8 +171,16 @@ func (r *replyWriter) replace(text string) {
 // ReplyInt replies an integer (or adds one to the open array).
 func (c *Call) ReplyInt(v int64) { c.rep.int(v) }
 
-// ReplyBulk replies a bulk string, binary safe; p is copied.
-func (c *Call) ReplyBulk(p []byte) { c.rep.bulk(p) }
+// ReplyBulk replies a bulk string, binary safe; p is copied, but for the
+// bytes of a long host-reply string (a payload), which the server emits from
+// where it read them.
+func (c *Call) ReplyBulk(p []byte) {
+	if len(p) >= refMin && c.lv.arena.kept(p) {
+		c.rep.bulkRef(p)
+		return
+	}
+	c.rep.bulk(p)
+}
 
 // ReplyString replies a bulk string.
 func (c *Call) ReplyString(s string) { c.rep.bulkString(s) }

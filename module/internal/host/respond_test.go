@@ -134,3 +134,22 @@ func TestReplyAllocs(t *testing.T) {
 		t.Fatal("stream differs")
 	}
 }
+
+// ReplyBulk of a long host-reply string sent by reference writes a
+// reference to its bytes; a copy of them, or a short one, is written out.
+func TestReplyBulkRef(t *testing.T) {
+	payload := bytes.Repeat([]byte("p"), refMin)
+	c := &Call{lv: &level{}}
+	c.lv.arena.refs = append(c.lv.arena.refs, span{uintptr(unsafe.Pointer(&payload[0])), uintptr(unsafe.Pointer(&payload[0])) + refMin})
+	c.rep = *newReply()
+	c.ReplyArray(3)
+	c.ReplyBulk(payload)
+	c.ReplyBulk(bytes.Clone(payload))
+	c.ReplyBulk(payload[:10])
+	ref := binary.NativeEndian.AppendUint32(want{tagRef}, refMin)
+	ref = binary.NativeEndian.AppendUint64(ref, uint64(uintptr(unsafe.Pointer(&payload[0]))))
+	w := append(want{}.array(3), ref...).bulk(string(payload)).bulk(string(payload[:10]))
+	if got := c.rep.bytesWritten(); !bytes.Equal(got, w) {
+		t.Fatalf("reply stream\n%q\nwant\n%q", got, w)
+	}
+}

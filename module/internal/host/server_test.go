@@ -195,9 +195,36 @@ func TestFastReads(t *testing.T) {
 	sameRead(t, s, "EXISTS", "s:big")
 	sameRead(t, s, "EXISTS", append([]string{"s:big", "s:empty", bin, "absent", "s:big", "absent"}, typed...)...)
 
+	// strings for STRLEN and GETBIT: int, embstr up to 44 bytes, raw past
+	// it, a bitmap SETBIT made, 1 MB; offsets inside, past the end, at the
+	// fast path's bound and past it, and ones only the server refuses
+	valkeytest.Do(t, s, "SET", "b:int", "12345")
+	valkeytest.Do(t, s, "SET", "b:embstr", strings.Repeat("\xa5", 44))
+	valkeytest.Do(t, s, "SET", "b:raw", strings.Repeat("\x5a", 45))
+	valkeytest.Do(t, s, "SETBIT", "b:bitmap", "100", "1")
+	valkeytest.Do(t, s, "SETBIT", "b:wide", "8388607", "1")
+	encodings := map[string]any{}
+	strs := append([]string{"b:int", "b:embstr", "b:raw", "b:bitmap", "b:wide", "s:big", "s:empty", bin, "absent"}, typed...)
+	for _, k := range strs[:5] {
+		encodings[k] = valkeytest.Do(t, s, "OBJECT", "ENCODING", k)
+	}
+	for _, k := range strs {
+		sameRead(t, s, "STRLEN", k)
+		for _, off := range []string{"0", "1", "7", "8", "100", "351", "352", "359", "360", "8388607", "8388608",
+			"07", "-1", "+1", "1.5", "x", "4294967295", "4294967296", "99999999999999999999"} {
+			sameRead(t, s, "GETBIT", k, off)
+		}
+	}
+	for k, enc := range encodings {
+		if got := valkeytest.Do(t, s, "OBJECT", "ENCODING", k); got != enc {
+			t.Errorf("%s: OBJECT ENCODING %v after the reads, %v before", k, got, enc)
+		}
+	}
+
 	// a wrong argument count is the server's refusal, through RM_Call
 	for _, args := range [][]string{{"HGET", "h:small"}, {"HGET", "h:small", "a", "b"}, {"HMGET", "h:small"},
-		{"ZSCORE", "z:small"}, {"ZCARD"}, {"ZCARD", "a", "b"}, {"LLEN"}, {"EXISTS"}} {
+		{"ZSCORE", "z:small"}, {"ZCARD"}, {"ZCARD", "a", "b"}, {"LLEN"}, {"EXISTS"}, {"STRLEN"}, {"STRLEN", "a", "b"},
+		{"GETBIT", "b:raw"}, {"GETBIT", "b:raw", "1", "2"}} {
 		got, _ := hostRead(t, s, args[0], args[1:]...)
 		if _, ok := got.(valkeyserver.ReplyError); !ok {
 			t.Errorf("%q: %s, want an error reply", args, show(got))
@@ -219,8 +246,10 @@ func TestFastReadsSkipRMCall(t *testing.T) {
 	valkeytest.Do(t, s, "ZADD", "z", "1767225600000", "ms", "1.5", "half")
 	valkeytest.Do(t, s, "RPUSH", "l", "a")
 	valkeytest.Do(t, s, "ZADD", "zi", "5", "a", "-7", "b")
+	valkeytest.Do(t, s, "SETBIT", "b", "400", "1")
+	valkeytest.Do(t, s, "SETBIT", "short", "7", "1")
 	reads := [][]string{{"HGET", "h", "f"}, {"HMGET", "h", "f", "g"}, {"ZSCORE", "z", "ms"}, {"ZCARD", "z"},
-		{"LLEN", "l"}, {"EXISTS", "h", "z"}, {"ZRANGE", "z", "0", "1"}}
+		{"LLEN", "l"}, {"EXISTS", "h", "z"}, {"ZRANGE", "z", "0", "1"}, {"STRLEN", "b"}}
 	valkeytest.Do(t, s, "CONFIG", "RESETSTAT")
 	for _, r := range reads {
 		reply(t, s, append([]string{"EMQ.DEBUG.CALL"}, r...)...)
@@ -240,6 +269,20 @@ func TestFastReadsSkipRMCall(t *testing.T) {
 	}
 	if v := reply(t, s, "EMQ.DEBUG.CALL", "ZSCORE", "z", "half"); v != "1.5" || calls(t, s, "zscore") != 2 {
 		t.Errorf("ZSCORE of 1.5: %s, %d calls, want it through RM_Call", show(v), calls(t, s, "zscore"))
+	}
+
+	// GETBIT: fast in a raw string, past the end of a short one and for no
+	// key; inside a short string (maybe embstr or int) through RM_Call
+	for _, r := range []struct {
+		args []string
+		fast bool
+	}{{[]string{"b", "400"}, true}, {[]string{"short", "8"}, true}, {[]string{"absent", "7"}, true},
+		{[]string{"short", "7"}, false}, {[]string{"b", "8388608"}, false}} {
+		valkeytest.Do(t, s, "CONFIG", "RESETSTAT")
+		reply(t, s, append([]string{"EMQ.DEBUG.CALL", "GETBIT"}, r.args...)...)
+		if n, want := calls(t, s, "getbit"), map[bool]int{true: 0, false: 1}[r.fast]; n != want {
+			t.Errorf("GETBIT %q: %d calls, want %d", r.args, n, want)
+		}
 	}
 }
 

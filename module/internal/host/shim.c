@@ -104,8 +104,6 @@ int emq_buf_reserve(uintptr_t bufp, size_t need) {
     return 0;
 }
 
-int emq_avoid_replica_traffic(void) { return AvoidReplicaTraffic() != 0; }
-
 /* ---- key positions ---- */
 
 /* emq_numkeys parses a numkeys argument strictly: decimal digits only, no
@@ -215,6 +213,14 @@ static void emit(void *ctx, const emq_buf *rep) {
             ReplyWithStringBuffer(ctx, (const char *)p, n);
             p += n;
             break;
+        case EMQ_R_REF: { /* bytes of a server string kept until the command ends */
+            if (p + 8 > end) return;
+            uint64_t addr;
+            memcpy(&addr, p, 8);
+            p += 8;
+            ReplyWithStringBuffer(ctx, (const char *)(uintptr_t)addr, n);
+            break;
+        }
         case EMQ_R_ERROR: /* NUL-terminated; ReplyWithError adds the '-' and takes no format */
             if (p + n + 1 > end) return;
             ReplyWithError(ctx, (const char *)p);
@@ -255,12 +261,13 @@ static int dispatch(void *ctx, void **argv, int argc, int id) {
     if (!args) return ReplyWithError(ctx, internal_error);
     for (int i = 0; i < argc; i++) args[i].p = StringPtrLen(argv[i], &args[i].n);
     emq_io *io = &ios[depth];
-    emq_frame f = {ctx, argv, args, argc, id, depth, CachedMicroseconds(), io};
+    emq_frame f = {ctx, argv, args, argc, id, depth, CachedMicroseconds(), io, AvoidReplicaTraffic() != 0};
     io->rep.len = 0;
     depth++;
     emqDispatch(&f);
     depth--;
     emit(ctx, &io->rep);
+    emq_release(ctx, io);
     shrink(&io->req);
     shrink(&io->out);
     shrink(&io->rep);

@@ -33,6 +33,13 @@
 /* Markers of our own in the host-reply stream (not server reply types). */
 #define EMQ_NODE_CALLFAIL 200 /* RM_Call returned NULL; an int64 errno follows */
 #define EMQ_NODE_TOODEEP 201  /* an array nested deeper than EMQ_MAX_REPLY_DEPTH */
+#define EMQ_NODE_REF 202      /* a string by reference: uint64 address, uint32 length */
+
+/* A host-reply string at least this long is not copied into the reply
+ * stream: the stream carries its address in the server's own memory, which
+ * is kept until the command ends (emq_io.keep), and a client reply of those
+ * bytes is emitted from there (EMQ_R_REF). */
+#define EMQ_REF_MIN 1024
 
 /* Deepest array nesting a host reply may have (a top-level array is depth 1). */
 #define EMQ_MAX_REPLY_DEPTH 4
@@ -51,6 +58,7 @@
 #define EMQ_R_ERROR 'e' /* uint32 length, bytes, NUL */
 #define EMQ_R_NULL 'n'
 #define EMQ_R_ARRAY 'a' /* uint32 element count, then the elements */
+#define EMQ_R_REF 'r'   /* a bulk string by reference: uint64 address, uint32 length */
 
 /* How deep module commands may nest (a command calling a command through the
  * host, or through a script). Each level has its own scratch buffers. */
@@ -87,6 +95,11 @@ typedef struct emq_io {
     emq_buf keys; /* keys for emq_check_keys, encoded by Go */
     int ncalls;  /* host commands the last batch ran */
     int oom;     /* the last batch could not grow out */
+    /* what the EMQ_NODE_REF strings of this command point into, freed when
+     * the command ends (emq_release): server strings (FreeString) and call
+     * replies (FreeCallReply), tagged in the low bit (1: a call reply) */
+    void **keep;
+    size_t nkeep, capkeep;
 } emq_io;
 
 /* What a trampoline hands to the Go dispatcher: one structure, one crossing. */
@@ -99,6 +112,9 @@ typedef struct emq_frame {
     int depth; /* nesting depth, 0 for a client's command */
     long long now_us; /* the server's cached clock at the start of the command */
     emq_io *io;
+    /* AvoidReplicaTraffic at the start of the command, for the write guard:
+     * a pause or a failover cannot begin while a command runs */
+    int avoid_replica_traffic;
 } emq_frame;
 
 /* One entry of the command table, filled by Go at load. */
@@ -122,13 +138,15 @@ typedef struct emq_table {
 
 /* Implemented in shim.c, called from Go. */
 int emq_buf_reserve(uintptr_t buf, size_t need);
-int emq_avoid_replica_traffic(void);
 int emq_check_keys(uintptr_t ctx, uintptr_t keys, int flags);
 void emq_log(const char *level, const char *msg);
 int emq_numkeys(uintptr_t p, size_t n, int argc);
 
 /* Implemented in call.c: the API lookup of the call adapter, at load. */
 int emq_call_init(int (*get_api)(const char *, void *), void *ctx);
+/* Implemented in call.c: frees what a command's host replies kept (see
+ * emq_io.keep), after its reply was emitted. */
+void emq_release(void *ctx, emq_io *io);
 
 /* Implemented in verbatim.c: the API lookup of the TRA family's one
  * replication call, at load. */

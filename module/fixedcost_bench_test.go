@@ -1,0 +1,315 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// BenchmarkFixedCost measures the fixed cost of a native call: what a
+// single-job verb costs the server beyond the commands it runs. Each verb
+// runs alone on its queue after CONFIG RESETSTAT, so INFO commandstats holds
+// the verb and the commands it ran through RM_Call (nested: their own time,
+// counted by the server inside the verb's). It reports verb-µs/call,
+// nested-µs/call and fixed-µs/call (the difference: the call into Go, the
+// handler, RM_Call's own cost, the reads answered through the key API, the
+// reply). The reads the key API answers are not counted as commands, so the
+// same verb then runs as its Lua script, whose commands are all counted:
+// commands-µs/call is their time (the verb's reads and writes as commands)
+// and fixed-vs-commands-µs/call the native verb's time beyond it. Run it by
+// hand:
+//
+//	go test ./module -run '^$' -bench FixedCost -benchtime 20000x
+//
+// TRA.SETBIT runs interleaved with the raw SETBIT of the same shape (a new
+// key each call, or a bit already set), both in one pipeline, and reports
+// both and their ratio.
+func BenchmarkFixedCost(b *testing.B) {
+	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
+	queue := 0
+	for _, bc := range []struct {
+		name  string
+		setup func(e *benchExec, n int) [][]string
+	}{
+		{"add", func(e *benchExec, n int) [][]string {
+			e.verb = protocol.Add
+			return repeat(n, addArgs(job("payload-of-some-bytes")))
+		}},
+		{"claim", func(e *benchExec, n int) [][]string {
+			e.fill(n)
+			e.verb = protocol.Claim
+			return repeat(n, []string{"60000", "1"})
+		}},
+		{"complete", func(e *benchExec, n int) [][]string {
+			leases := e.leases(n)
+			e.verb = protocol.Complete
+			for i := range leases {
+				leases[i] = append(leases[i], "")
+			}
+			return leases
+		}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			// the native call, then the Lua script of the same verb on a
+			// queue of its own: the script's commands are all counted in
+			// commandstats, reads included, which the native call answers
+			// through the key API uncounted
+			var verbUS, nestedUS, commandsUS float64
+			for _, native := range []bool{true, false} {
+				queue++
+				e := &benchExec{b: b, c: c, q: "fixed" + strconv.Itoa(queue), native: native, shas: shas}
+				e.must(protocol.Install)
+				calls := bc.setup(e, b.N)
+				valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+				b.StartTimer()
+				e.pipeline(calls)
+				b.StopTimer()
+				st := commandStats(b, s)
+				top := strings.ToLower(e.verb.Command)
+				if !native {
+					top = "evalsha"
+				}
+				verb := st[top]
+				if verb.calls == 0 {
+					b.Fatalf("no calls of %s in commandstats", top)
+				}
+				nested := 0.0
+				for name, cs := range st {
+					if name == top {
+						continue
+					}
+					nested += cs.usec
+					if testing.Verbose() {
+						// -v: which commands the verb ran, and their time
+						b.Logf("native %v: %s: %.2f calls/call, %.3f µs/call", native, name, float64(cs.calls)/float64(verb.calls), cs.usec/float64(verb.calls))
+					}
+				}
+				n := float64(verb.calls)
+				if native {
+					verbUS, nestedUS = verb.usec/n, nested/n
+				} else {
+					commandsUS = nested / n
+				}
+			}
+			b.ReportMetric(verbUS, "verb-µs/call")
+			b.ReportMetric(nestedUS, "nested-µs/call")
+			b.ReportMetric(verbUS-nestedUS, "fixed-µs/call")
+			b.ReportMetric(commandsUS, "commands-µs/call")
+			b.ReportMetric(verbUS-commandsUS, "fixed-vs-commands-µs/call")
+		})
+	}
+	for _, bc := range []struct {
+		name string
+		key  func(prefix string, i int) string
+	}{
+		{"setbit-new-key", func(p string, i int) string { return p + strconv.Itoa(i) }},
+		{"setbit-bit-set", func(p string, _ int) string { return p }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			queue++
+			p := "bits" + strconv.Itoa(queue) + ":"
+			e := &benchExec{b: b, c: c}
+			if bc.name == "setbit-bit-set" {
+				e.run([][]string{{protocol.TRASetBit, p + "tra:", "7", "1"}, {"SETBIT", p + "raw:", "7", "1"}})
+			}
+			// chunks of TRA.SETBIT and of SETBIT alternate, each counted
+			// on its own (TRA.SETBIT's nested SETBIT would mix with the
+			// raw ones), so both meet the same load on the machine
+			const chunk = 1000
+			var traUS, rawUS float64
+			var traCalls, rawCalls int64
+			b.ResetTimer()
+			for i := 0; i < b.N; i += chunk {
+				for _, tra := range []bool{true, false} {
+					lines := make([][]string, 0, chunk)
+					for k := i; k < min(i+chunk, b.N); k++ {
+						if tra {
+							lines = append(lines, []string{protocol.TRASetBit, bc.key(p+"tra:", k), "7", "1"})
+						} else {
+							lines = append(lines, []string{"SETBIT", bc.key(p+"raw:", k), "7", "1"})
+						}
+					}
+					valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+					e.run(lines)
+					st := commandStats(b, s)
+					if tra {
+						traUS += st[strings.ToLower(protocol.TRASetBit)].usec
+						traCalls += st[strings.ToLower(protocol.TRASetBit)].calls
+					} else {
+						rawUS += st["setbit"].usec
+						rawCalls += st["setbit"].calls
+					}
+				}
+			}
+			b.StopTimer()
+			tra, raw := traUS/float64(traCalls), rawUS/float64(rawCalls)
+			b.ReportMetric(tra, "tra-µs/call")
+			b.ReportMetric(raw, "setbit-µs/call")
+			b.ReportMetric(tra/raw, "tra/setbit")
+		})
+	}
+}
+
+// cmdStat is one command's line of INFO commandstats.
+type cmdStat struct {
+	calls int64
+	usec  float64
+}
+
+// commandStats is INFO commandstats by lower-case command name, without
+// the CONFIG and INFO calls of the benchmark itself.
+func commandStats(b *testing.B, s *valkeyserver.Server) map[string]cmdStat {
+	stats := valkeytest.Do(b, s, "INFO", "commandstats").(string)
+	out := map[string]cmdStat{}
+	for l := range strings.Lines(stats) {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), ":")
+		name, isStat := strings.CutPrefix(k, "cmdstat_")
+		if !ok || !isStat {
+			continue
+		}
+		name = strings.ToLower(name)
+		if name == "config|resetstat" || name == "info" || name == "config" {
+			continue
+		}
+		var cs cmdStat
+		for field := range strings.SplitSeq(v, ",") {
+			if x, ok := strings.CutPrefix(field, "calls="); ok {
+				cs.calls, _ = strconv.ParseInt(x, 10, 64)
+			}
+			if x, ok := strings.CutPrefix(field, "usec="); ok {
+				cs.usec, _ = strconv.ParseFloat(x, 64)
+			}
+		}
+		out[name] = cs
+	}
+	return out
+}
+
+// BenchmarkPayload measures what a job's payload costs the server on each
+// executor: per job ADD of one job, CLAIM of one job (its reply carries the
+// payload) and COMPLETE, natively, through EVALSHA, and as the raw commands
+// a client would send for the same changes (HINCRBY meta seq, HSET row, ZADD
+// pending, HINCRBY stats added; ZPOPMIN pending, HINCRBY row att, HSET row
+// state, ZADD active, HGET row data; ZREM active, DEL row, HINCRBY stats
+// completed). It reports server-µs/job, the usec of the calls in INFO
+// commandstats (EMQ.ADD, EMQ.CLAIM and EMQ.COMPLETE; EVALSHA; every raw
+// command) over the jobs. Run it by hand:
+//
+//	go test ./module -run '^$' -bench Payload -benchtime 1000x
+func BenchmarkPayload(b *testing.B) {
+	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
+	queue := 0
+	for _, size := range []int{64, 4 << 10, 256 << 10, 1 << 20} {
+		payload := strings.Repeat("p", size)
+		for _, ex := range []string{"native", "lua", "raw"} {
+			b.Run(strconv.Itoa(size)+"/"+ex, func(b *testing.B) {
+				queue++
+				e := &benchExec{b: b, c: c, q: "payload" + strconv.Itoa(queue), native: ex == "native", shas: shas}
+				if _, err := c.Do(b.Context(), "FLUSHALL"); err != nil {
+					b.Fatal(err)
+				}
+				var usec float64
+				b.ResetTimer()
+				if ex == "raw" {
+					usec = rawLifecycle(b, s, e, payload, b.N)
+				} else {
+					usec = verbLifecycle(b, s, e, payload, b.N)
+				}
+				b.StopTimer()
+				b.ReportMetric(usec/float64(b.N), "server-µs/job")
+				if testing.Verbose() {
+					for name, cs := range commandStats(b, s) {
+						b.Logf("%s: %.1f µs/job", name, cs.usec/float64(b.N))
+					}
+				}
+			})
+		}
+	}
+}
+
+// verbLifecycle adds, claims and completes n jobs one per call and
+// returns the server usec of those calls.
+func verbLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string, n int) float64 {
+	e.must(protocol.Install)
+	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+	e.verb = protocol.Add
+	e.pipeline(repeat(n, addArgs(job(payload))))
+	e.verb = protocol.Claim
+	claimed := e.pipeline(repeat(n, []string{"600000", "1"}))
+	completes := make([][]string, 0, len(claimed))
+	for _, r := range claimed {
+		j := r.([]any)[0].([]any)
+		if len(j[1].(string)) != len(payload) {
+			b.Fatalf("claimed a payload of %d bytes, want %d", len(j[1].(string)), len(payload))
+		}
+		completes = append(completes, []string{j[0].(string), strconv.FormatInt(j[2].(int64), 10), ""})
+	}
+	e.verb = protocol.Complete
+	e.pipeline(completes)
+	st := commandStats(b, s)
+	if !e.native {
+		return st["evalsha"].usec
+	}
+	return st["emq.add"].usec + st["emq.claim"].usec + st["emq.complete"].usec
+}
+
+// rawLifecycle makes the same changes with raw commands and returns their
+// server usec. Each round trip carries the commands of 128 jobs, as the
+// verbs' pipelines carry 128 calls, so as many payloads are in flight.
+func rawLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string, n int) float64 {
+	k := protocol.KeysOf(e.q)
+	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+	var lines [][]string
+	for i := range n {
+		id := strconv.Itoa(i + 1)
+		lines = append(lines, []string{"HINCRBY", k.Meta, protocol.MetaSeq, "1"},
+			[]string{"HSET", k.Job(id), protocol.FieldData, payload, protocol.FieldState, protocol.StatePending,
+				protocol.FieldAttempts, "0", protocol.FieldMax, "3", protocol.FieldPriority, "0",
+				protocol.FieldBackoff, "fixed:0", protocol.FieldAdded, "1767225600000"},
+			[]string{"ZADD", k.Pending, "0", id},
+			[]string{"HINCRBY", k.Stats, statAdded, "1"})
+	}
+	runDepth(e, lines, 4*128)
+	lines = lines[:0]
+	for i := range n {
+		id := strconv.Itoa(i + 1)
+		lines = append(lines, []string{"ZPOPMIN", k.Pending, "1"},
+			[]string{"HINCRBY", k.Job(id), protocol.FieldAttempts, "1"},
+			[]string{"HSET", k.Job(id), protocol.FieldState, protocol.StateActive},
+			[]string{"ZADD", k.Active, "1767225600000", id},
+			[]string{"HGET", k.Job(id), protocol.FieldData})
+	}
+	runDepth(e, lines, 5*128)
+	lines = lines[:0]
+	for i := range n {
+		id := strconv.Itoa(i + 1)
+		lines = append(lines, []string{"ZREM", k.Active, id}, []string{"DEL", k.Job(id)},
+			[]string{"HINCRBY", k.Stats, statCompleted, "1"})
+	}
+	runDepth(e, lines, 3*128)
+	usec := 0.0
+	for _, cs := range commandStats(b, s) {
+		usec += cs.usec
+	}
+	return usec
+}
+
+// runDepth sends command lines, depth per round trip, and fails on any
+// error reply.
+func runDepth(e *benchExec, lines [][]string, depth int) {
+	for i := 0; i < len(lines); i += depth {
+		replies, err := e.c.DoMulti(e.b.Context(), lines[i:min(i+depth, len(lines))]...)
+		if err != nil {
+			e.b.Fatal(err)
+		}
+		for j, r := range replies {
+			if re, ok := r.(valkeyserver.ReplyError); ok {
+				e.b.Fatalf("%q: %v", lines[i+j][:2], re)
+			}
+		}
+	}
+}
