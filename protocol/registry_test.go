@@ -65,6 +65,9 @@ var registry = map[string]string{
 	"ErrTRAOffset":            protocol.ErrTRAOffset,
 	"ErrTRABit":               protocol.ErrTRABit,
 	"ErrTRAWrongType":         protocol.ErrTRAWrongType,
+	"ErrCancelled":            protocol.ErrCancelled(hole),
+	"ErrCancelState":          protocol.ErrCancelState,
+	"ErrRescheduleState":      protocol.ErrRescheduleState,
 }
 
 // notInLua are the registry texts the Lua scripts never spell, and why. A
