@@ -114,6 +114,8 @@ var aclNeeds = map[*protocol.Verb]map[string]string{
 	protocol.Lanes:        {classLanes: "R"},
 	protocol.Trim:         {classRows: "RW", classLogs: "RW", classFlows: "RW"},
 	protocol.Children:     {classRows: "R", classFlows: "R"},
+	protocol.Reschedule:   {classRows: "RW"},
+	protocol.Cancel:       {classRows: "RW"},
 }
 
 // allows reports whether access have grants every permission of need.

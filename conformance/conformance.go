@@ -248,6 +248,14 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 		q.add(job{data: "p"}, job{data: "c", parent: "1"})
 		return []string{"1", "0", "10"}
 	},
+	protocol.Reschedule: func(q *queue) []string {
+		q.install()
+		return []string{q.addOne("a"), "0", "60000"}
+	},
+	protocol.Cancel: func(q *queue) []string {
+		q.install()
+		return []string{q.addOne("a")}
+	},
 }
 
 // fixtureLane is the lane of the lane verbs' fixtures.

@@ -20,6 +20,7 @@ var argCount = map[*protocol.Verb]int{
 	protocol.LaneCap: 2, protocol.LanePause: 1, protocol.LaneResume: 1, protocol.Lane: 1,
 	protocol.Lanes: 2, protocol.Rate: 2,
 	protocol.Retain: 5, protocol.Trim: 1, protocol.Children: 3,
+	protocol.Reschedule: 3, protocol.Cancel: 1,
 }
 
 // argRef names one argument of a verb: its ARGV index (from 0) and its name
@@ -38,6 +39,7 @@ var firstValue = map[*protocol.Verb]argRef{
 	// the lane verbs' first argument is a lane, which "x" is: their second
 	protocol.LaneCap: {1, "cap"}, protocol.Lanes: {1, "count"}, protocol.Rate: {0, "max"},
 	protocol.Retain: {0, "keep_done"}, protocol.Trim: {0, "limit"}, protocol.Children: {0, "id"},
+	protocol.Reschedule: {0, "id"}, protocol.Cancel: {0, "id"},
 }
 
 // intDomain is an integer argument and its inclusive domain.
@@ -80,6 +82,10 @@ var intDomains = []intDomain{
 	{protocol.Children, argRef{0, "id"}, 1, protocol.MaxJobID},
 	{protocol.Children, argRef{1, "after"}, 0, protocol.MaxJobID},
 	{protocol.Children, argRef{2, "count"}, 1, protocol.MaxCount},
+	{protocol.Reschedule, argRef{0, "id"}, 1, protocol.MaxJobID},
+	{protocol.Reschedule, argRef{1, "due"}, 0, protocol.MaxDueMS},
+	{protocol.Reschedule, argRef{2, "delay"}, 0, protocol.MaxDelayMS},
+	{protocol.Cancel, argRef{0, "id"}, 1, protocol.MaxJobID},
 }
 
 // textDomain is an argument checked for its length or its words.
