@@ -96,6 +96,9 @@ func testJobOptions(t *testing.T, env Env) {
 				q.refuse(protocol.ErrBadArg("add", name), q.verb(protocol.Add, addArgs(j)...))
 			}
 		}
+		q.refuse(protocol.ErrBadArg("add", "lane"), q.verb(protocol.Add, addArgs(job{data: "a", due: "x", lane: strings.Repeat("l", 129)})...))
+		q.refuse(protocol.ErrBadArg("add", "wait"), q.verb(protocol.Add, addArgs(job{data: "a", due: "x", wait: "x"})...))
+		q.refuse(protocol.ErrBadArg("add", "due"), q.verb(protocol.Add, addArgs(job{data: "a", kind: strings.Repeat("k", 129), due: "x"})...))
 		q.must(protocol.Add, addArgs(job{data: "a", due: strconv.FormatInt(protocol.MaxDueMS, 10), timeout: "86400000",
 			kind: strings.Repeat("k", protocol.MaxKind), headers: strings.Repeat("h", protocol.MaxHeaders)})...)
 	})
