@@ -54,6 +54,11 @@ func extend(c *host.Call) error {
 		}
 		step = verdict.Extend(token, &s)
 	}
+	if step.Need == verdict.ExtendCancelled {
+		// not active: was it cancelled? (the row is read as a hash already)
+		s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
+		step = verdict.Extend(token, &s)
+	}
 	if step.Err != nil || step.Need != verdict.ExtendNone {
 		return orInternal(step.Err)
 	}
