@@ -22,10 +22,10 @@ import (
 
 // argCount is how a verb's ARGV is counted in the shape zone.
 type argCount struct {
-	n   int // exactly n entries, unless per > 0 or most > n
+	n int // exactly n entries, unless per > 0 or most > n
 	// most: n to most entries, the ones after the n-th optional (CLAIM's ext)
 	most int
-	per int // ARGV[1] counts groups of per entries: grammar.CountedArity
+	per  int // ARGV[1] counts groups of per entries: grammar.CountedArity
 	// options: ARGV[2] counts option columns, each adding one entry to
 	// every group (ADD): grammar.OptionArity
 	options bool
