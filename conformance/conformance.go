@@ -97,6 +97,9 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.FailuresIncr.Name, testFailuresIncr},
 		{protocol.Events.Name, testEvents},
 		{"events/invariants", testEventInvariants},
+		{"options", testJobOptions},
+		{protocol.Reschedule.Name, testReschedule},
+		{protocol.Cancel.Name, testCancel},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -88,14 +88,6 @@ for i = 1, n do
   local ttl = uint(ARGV[a + 7], 0, MAX_DELAY)
   if not ttl or (ttl == 0 and ukey ~= '') then return e_bad(VERB, 'unique_ttl') end
   prios[i], delays[i] = prio, delay
-  if duecol then
-    local d = ARGV[a + 7 + duecol]
-    if d ~= '' then
-      local ms = uint(d, 0, MAX_DUE)
-      if not ms then return e_bad(VERB, 'due') end
-      if ms > 0 then dues[i] = ms end
-    end
-  end
   if lanecol then
     local l = ARGV[a + 7 + lanecol]
     if #l > MAX_LANE_NAME then return e_bad(VERB, 'lane') end
@@ -126,6 +118,14 @@ for i = 1, n do
     end
   end
   local x = {}
+  if duecol then
+    local d = ARGV[a + 7 + duecol]
+    if d ~= '' then
+      local ms = uint(d, 0, MAX_DUE)
+      if not ms then return e_bad(VERB, 'due') end
+      if ms > 0 then dues[i] = ms end
+    end
+  end
   if timeoutcol then
     local v = ARGV[a + 7 + timeoutcol]
     if v ~= '' then
