@@ -39,6 +39,10 @@ type Queue struct {
 	// noCompleteMany is set once the server refused COMPLETEMANY as an
 	// unknown command (a native module older than this client).
 	noCompleteMany atomic.Bool
+	// noClaimExt is set once the server refused CLAIM's ext argument (a
+	// native module older than this client): claims then reply the plain
+	// rows, and jobs carry no kind, timeout or headers.
+	noClaimExt atomic.Bool
 }
 
 // QueueOption configures Open.
