@@ -41,6 +41,8 @@ func verbs() []host.Command {
 		verbCommand(protocol.Publish, publish, "Appends one branded event to the queue's events stream."),
 		verbCommand(protocol.FailuresIncr, failuresIncr, "Counts one failure of a downstream in a window of ttl_ms."),
 		verbCommand(protocol.Events, events, "Turns the job events of jobs added afterwards on with a bound on the events stream, or off."),
+		verbCommand(protocol.Reschedule, reschedule, "Moves a pending or delayed job to a new due time."),
+		verbCommand(protocol.Cancel, cancel, "Ends a pending, delayed or active job in the dead set, cancelled."),
 	}
 }
 
