@@ -390,3 +390,18 @@ func TestJobOptionsValidated(t *testing.T) {
 		require.Equal(t, int64(0), stats(t, b.q).TotalAdded)
 	})
 }
+
+// TestWithJobFieldsOff: plain claims carry none of the job's fields.
+func TestWithJobFieldsOff(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q := b.open(t, "plainclaims", trafikey.WithJobFields(false))
+		_, err := q.Add(t.Context(), []byte("a"), trafikey.Kind("k"), trafikey.Timeout(time.Second), trafikey.MaxAttempts(1))
+		require.NoError(t, err)
+		j := claimOne(t, q, time.Minute)
+		require.Equal(t, "a", string(j.Payload))
+		require.Equal(t, "", j.Kind)
+		require.Equal(t, time.Duration(0), j.Timeout)
+		require.Equal(t, int64(0), j.MaxAttempts)
+		require.False(t, j.LastAttempt(), "not known")
+	})
+}
