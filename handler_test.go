@@ -415,3 +415,20 @@ func TestWithJobFieldsOff(t *testing.T) {
 		require.False(t, j.LastAttempt(), "not known")
 	})
 }
+
+// TestEventsOfRescheduleAndCancel: the two verbs publish their events.
+func TestEventsOfRescheduleAndCancel(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		require.NoError(t, b.q.SetEvents(ctx, 1000))
+		id, err := b.q.Add(ctx, []byte("a"))
+		require.NoError(t, err)
+		_, err = b.q.RescheduleIn(ctx, id, time.Hour)
+		require.NoError(t, err)
+		require.NoError(t, b.q.Cancel(ctx, id))
+		evs := collect(t, b.q, trafikey.EventsFromStart, 3)
+		require.Equal(t, []string{"added " + id, trafikey.EventRescheduled + " " + id, trafikey.EventCancelled + " " + id}, names(evs))
+		require.Equal(t, map[string]string{"state": "delayed"}, evs[1].Fields)
+		require.Equal(t, map[string]string{"state": "delayed"}, evs[2].Fields)
+	})
+}
