@@ -432,3 +432,25 @@ func TestEventsOfRescheduleAndCancel(t *testing.T) {
 		require.Equal(t, map[string]string{"state": "delayed"}, evs[2].Fields)
 	})
 }
+
+// TestFlowOptions: a parent may not wait for a due time; a child may, and
+// carries its kind.
+func TestFlowOptions(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		_, err := b.q.AddFlow(ctx, trafikey.FlowJob{Payload: []byte("p"), Options: []trafikey.AddOption{trafikey.At(time.Now().Add(time.Hour))},
+			Children: []trafikey.FlowJob{{Payload: []byte("c")}}})
+		require.ErrorIs(t, err, trafikey.ErrInvalid)
+		ids, err := b.q.AddFlow(ctx, trafikey.FlowJob{Payload: []byte("p"), Options: []trafikey.AddOption{trafikey.Kind("parent")},
+			Children: []trafikey.FlowJob{{Payload: []byte("c"), Options: []trafikey.AddOption{trafikey.Kind("child"), trafikey.At(time.Now().Add(time.Hour))}}}})
+		require.NoError(t, err)
+		child, err := b.q.Inspect(ctx, ids.Children[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDelayed, child.State)
+		require.Equal(t, "child", child.Kind)
+		parent, err := b.q.Inspect(ctx, ids.ID)
+		require.NoError(t, err)
+		require.Equal(t, "parent", parent.Kind)
+		require.Equal(t, trafikey.StateWaiting, parent.State)
+	})
+}
