@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // serverNow is the server's clock, which At and Reschedule are read on.
@@ -82,10 +83,13 @@ func TestJobTimeout(t *testing.T) {
 }
 
 // TestCancelActive: cancelling a running job ends it at once; its worker
-// learns it at the next heartbeat, cancels the handler's context with
-// cause ErrCancelled, and records the outcome as cancelled.
+// learns it at the next heartbeat (its first EXTEND after the cancel),
+// cancels the handler's context with cause ErrCancelled, and records the
+// outcome as cancelled.
 func TestCancelActive(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q, calls := b.counted(t, "cancelling")
+		b.q = q
 		id, err := b.q.Add(t.Context(), []byte("long"), trafikey.Kind("report"))
 		require.NoError(t, err)
 		started := make(chan struct{})
@@ -101,6 +105,7 @@ func TestCancelActive(t *testing.T) {
 		}})
 		runWorker(t, w)
 		<-started
+		before := calls.count(protocol.Extend)
 		require.NoError(t, b.q.Cancel(t.Context(), id))
 		select {
 		case err := <-cause:
@@ -108,7 +113,12 @@ func TestCancelActive(t *testing.T) {
 		case <-time.After(eventually):
 			t.Fatal("the handler's context was not cancelled")
 		}
+		// one heartbeat's EXTEND (two when the recovery timer's renewal of
+		// due leases ran beside it), and none after
+		seen := calls.count(protocol.Extend) - before
+		require.LessOrEqual(t, seen, 2)
 		require.Equal(t, trafikey.OutcomeCancelled, <-outcome)
+		require.Equal(t, before+seen, calls.count(protocol.Extend), "a cancelled job is not extended again")
 		require.Equal(t, int64(1), w.Stats().Cancelled)
 		info, err := b.q.Inspect(t.Context(), id)
 		require.NoError(t, err)
@@ -388,5 +398,37 @@ func TestJobOptionsValidated(t *testing.T) {
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
 		require.Equal(t, int64(0), stats(t, b.q).TotalAdded)
+	})
+}
+
+// TestWithJobFieldsOff: plain claims carry none of the job's fields.
+func TestWithJobFieldsOff(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q := b.open(t, "plainclaims", trafikey.WithJobFields(false))
+		_, err := q.Add(t.Context(), []byte("a"), trafikey.Kind("k"), trafikey.Timeout(time.Second), trafikey.MaxAttempts(1))
+		require.NoError(t, err)
+		j := claimOne(t, q, time.Minute)
+		require.Equal(t, "a", string(j.Payload))
+		require.Equal(t, "", j.Kind)
+		require.Equal(t, time.Duration(0), j.Timeout)
+		require.Equal(t, int64(0), j.MaxAttempts)
+		require.False(t, j.LastAttempt(), "not known")
+	})
+}
+
+// TestEventsOfRescheduleAndCancel: the two verbs publish their events.
+func TestEventsOfRescheduleAndCancel(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		require.NoError(t, b.q.SetEvents(ctx, 1000))
+		id, err := b.q.Add(ctx, []byte("a"))
+		require.NoError(t, err)
+		_, err = b.q.RescheduleIn(ctx, id, time.Hour)
+		require.NoError(t, err)
+		require.NoError(t, b.q.Cancel(ctx, id))
+		evs := collect(t, b.q, trafikey.EventsFromStart, 3)
+		require.Equal(t, []string{"added " + id, trafikey.EventRescheduled + " " + id, trafikey.EventCancelled + " " + id}, names(evs))
+		require.Equal(t, map[string]string{"state": "delayed"}, evs[1].Fields)
+		require.Equal(t, map[string]string{"state": "delayed"}, evs[2].Fields)
 	})
 }

@@ -174,7 +174,7 @@ func TestBrowser(t *testing.T) {
 	_, err = mail.AddBatch(ctx, batch)
 	require.NoError(t, err)
 	payload := `{"report":"monthly","format":"pdf","note":"<img src=x onerror=alert(1)>","pages":[1,2,3]}`
-	dead := deadJob(t, reports, payload, trafikey.Lane("acme"))
+	dead := deadJob(t, reports, payload, trafikey.Lane("acme"), trafikey.Kind("invoice"))
 
 	srv := startDash(t, c, Options{SampleEvery: 250 * time.Millisecond})
 
@@ -246,6 +246,7 @@ func TestBrowser(t *testing.T) {
 	)
 	require.Equal(t, "dead", textOf(tab, t, `[data-field="state"]`))
 	require.Equal(t, "acme", textOf(tab, t, `[data-field="lane"]`))
+	require.Equal(t, "invoice", textOf(tab, t, `[data-field="kind"]`))
 	require.Equal(t, "1 of 1", textOf(tab, t, `[data-field="attempts"]`))
 	require.Contains(t, textOf(tab, t, `#job-payload`), "\"note\": \"<img src=x onerror=alert(1)>\",\n  \"pages\": [\n    1,")
 	require.Equal(t, 0, count(tab, t, `#view img`), "the payload is shown as text, never as markup")

@@ -228,7 +228,7 @@ async function renderQueue(name, message) {
     el("div", { class: "two" },
       el("div", {}, el("h2", {}, "Lifetime"), el("div", { class: "panel" }, el("dl", { class: "fields" },
         ...[["added", t.added], ["completed", t.completed], ["failed attempts", t.failed], ["retried", t.retried],
-          ["dead-lettered", t.dead], ["leases recovered", t.recovered], ["removed", t.removed], ["requeued", t.requeued]]
+          ["dead-lettered", t.dead], ["leases recovered", t.recovered], ["removed", t.removed], ["requeued", t.requeued], ["cancelled", t.cancelled]]
           .flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, num(v))])))),
       el("div", {}, el("h2", {}, "Lanes" + (qr.lanes_cut ? " (first " + qr.lanes.length + ")" : "")), lanes)),
   );
@@ -266,10 +266,12 @@ async function renderJob(queue, id, message) {
     el("button", { id: "act-remove", class: "danger", disabled: j.state === "active", title: "not while a worker holds it", onclick: () => { if (confirm("Remove job " + id + "?")) jobAction(queue, id, "remove"); } }, "Remove"));
   const fields = [
     ["state", stateBadge(j.state)],
+    ["kind", j.kind || "–"],
     ["attempts", j.attempts + " of " + j.max_attempts],
     ["priority", j.priority],
     ["backoff", j.backoff + " from " + ms(j.backoff_base_ms)],
     ["added", new Date(j.added_at).toLocaleString() + " (" + ago(j.added_at) + ")"],
+    ["timeout", j.timeout_ms ? ms(j.timeout_ms) : "the worker's"],
     ["lane", j.lane || "–"],
     ["unique key", j.unique_key || "–"],
     ["progress", j.progress || "–"],
