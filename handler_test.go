@@ -283,7 +283,7 @@ func TestMuxRoutesKinds(t *testing.T) {
 			got <- j.Kind + ":" + e.To + ":" + e.Subject
 			return nil
 		})
-		mux.HandleFunc("raw", func(_ context.Context, j *trafikey.Job) error {
+		mux.Handle("raw", func(_ context.Context, j *trafikey.Job) error {
 			got <- j.Kind + ":" + string(j.Payload)
 			return nil
 		})
@@ -300,7 +300,7 @@ func TestMuxRoutesKinds(t *testing.T) {
 		require.Equal(t, "email", info.Kind)
 
 		dead := make(chan error, 2)
-		w := newWorker(t, b.q, mux.Handle, trafikey.WorkerOptions{OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
+		w := newWorker(t, b.q, mux.Dispatch, trafikey.WorkerOptions{OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
 			if o == trafikey.OutcomeDead {
 				dead <- err
 			}
@@ -337,14 +337,14 @@ func TestMuxRoutesKinds(t *testing.T) {
 func TestMuxFallback(t *testing.T) {
 	t.Parallel()
 	mux := trafikey.NewMux()
-	mux.HandleFunc("a", func(context.Context, *trafikey.Job) error { return nil })
-	require.Panics(t, func() { mux.HandleFunc("a", func(context.Context, *trafikey.Job) error { return nil }) })
-	require.Panics(t, func() { mux.HandleFunc("b", nil) })
-	err := mux.Handle(context.Background(), &trafikey.Job{Kind: "z"})
+	mux.Handle("a", func(context.Context, *trafikey.Job) error { return nil })
+	require.Panics(t, func() { mux.Handle("a", func(context.Context, *trafikey.Job) error { return nil }) })
+	require.Panics(t, func() { mux.Handle("b", nil) })
+	err := mux.Dispatch(context.Background(), &trafikey.Job{Kind: "z"})
 	require.ErrorIs(t, err, trafikey.ErrUnknownKind)
 	require.ErrorIs(t, err, trafikey.ErrSkipRetry)
 	mux.Fallback(func(_ context.Context, j *trafikey.Job) error { return errors.New("fallback " + j.Kind) })
-	require.EqualError(t, mux.Handle(context.Background(), &trafikey.Job{Kind: "z"}), "fallback z")
+	require.EqualError(t, mux.Dispatch(context.Background(), &trafikey.Job{Kind: "z"}), "fallback z")
 	require.ElementsMatch(t, []string{"a"}, mux.Kinds())
 }
 
