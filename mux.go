@@ -53,7 +53,7 @@ func NewMux() *Mux { return &Mux{handlers: map[string]Handler{}} }
 // programming error, found at start-up.
 func (m *Mux) Handle(kind string, h Handler) {
 	if h == nil {
-		panic("trafikey: Mux.Handle of kind " + fmt.Sprintf("%q", kind) + " with a nil handler")
+		panic(fmt.Sprintf("trafikey: Mux.Handle of kind %q with a nil handler", kind))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
