@@ -361,8 +361,9 @@ func (st *claimState) stillReady(i int) bool {
 	return verdict.LaneReady(l.State.Paused, l.State.Waiting-l.Taken, l.State.Active+st.returned[i], l.State.Cap)
 }
 
-// claimExtended are the row fields of CLAIM's extended rows, as an array
-// (protocol.ClaimExtendedFields).
+// claimExtended are the row fields of CLAIM's extended rows, in the order
+// of protocol.ClaimExtendedFields (a test holds them equal), read after att,
+// data and ev and replied in that order by replyExtended.
 var claimExtended = [...]string{protocol.FieldMax, protocol.FieldKind, protocol.FieldTimeout, protocol.FieldHeaders}
 
 // replyOptBulk replies a row field: a bulk, or null when absent.
@@ -696,7 +697,8 @@ func (st *claimState) infoField(name []byte) *verdict.Field {
 }
 
 // readRows checks the rows of the members that are ids against the caller's
-// ACL, then reads HMGET row att data for each, up to the first one denied,
+// ACL, then reads HMGET row att data ev [max kind timeout headers] for each
+// (the extended rows with ext 1), up to the first one denied,
 // in one batch (with lanes, then ZCARD lanes); it fills the verdict's Rows
 // and returns the batch. With turns (ClaimTurnsSize), turns is checked
 // first and ZCARD turns leads the batch (a denied turns reads nothing); the
@@ -753,7 +755,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		st.rowAt[i] = k
 		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData).Str(protocol.FieldEvents)
 		if st.ext {
-			for _, f := range protocol.ClaimExtendedFields {
+			for _, f := range claimExtended {
 				b.Str(f)
 			}
 		}

@@ -335,6 +335,10 @@ func (g *gen) addArgs(n, badPct int) []string {
 				parent = g.pick("parent", strconv.Itoa(i+1), strconv.Itoa(i+2), "0", "01", "x")
 			}
 			jobs[i][protocol.AddArgsPerJob+1] = parent
+			if p, err := strconv.Atoi(parent); err == nil && p >= 1 && p <= i && !g.chance("parent due kept", 5) {
+				// a parent with a due time is refused: mostly none
+				jobs[p-1][protocol.AddArgsPerJob+4] = ""
+			}
 			if g.chance("onfail", 40) {
 				jobs[i][protocol.AddArgsPerJob+2] = g.pick("onfail", protocol.OnFailIgnore, protocol.OnFailContinue, protocol.OnFailFail, "skip")
 			}
