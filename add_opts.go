@@ -1,6 +1,7 @@
 package trafikey
 
 import (
+	"net/url"
 	"time"
 
 	"github.com/trafikey/trafikey/protocol"
@@ -44,6 +45,10 @@ type addOptions struct {
 	lane        string
 	laned       bool
 	wait        time.Duration // how long the outcome is kept for waiters; 0: not
+	at          time.Time     // the absolute due time; zero: none
+	timeout     time.Duration // one attempt's bound; 0: the worker's
+	kind        string
+	headers     map[string]string
 }
 
 func defaultAddOptions() addOptions {
@@ -104,6 +109,74 @@ func KeepOutcome(d time.Duration) AddOption {
 	return func(o *addOptions) { o.wait = d }
 }
 
+// At makes the job wait until t (the server's clock decides, so the
+// producer's clock does not matter): a t in the past runs it now. With Delay
+// as well, the later of the two wins.
+func At(t time.Time) AddOption {
+	return func(o *addOptions) { o.at = t }
+}
+
+// Timeout bounds each attempt of the job to d (1ms..24h), in place of the
+// worker's WorkerOptions.Timeout: at the deadline its handler's context
+// ends and the attempt fails with an error matching ErrTimeout.
+func Timeout(d time.Duration) AddOption {
+	return func(o *addOptions) { o.timeout = d }
+}
+
+// Kind sets the job's kind (1..128 bytes), which a Mux routes on and
+// Job.Kind, Inspect and the dashboard show.
+func Kind(name string) AddOption {
+	return func(o *addOptions) { o.kind = name }
+}
+
+// Headers carries h with the job to its handler (Job.Headers): trace
+// context (the trafikeyotel module sets it), a tenant, a request id. Several
+// Headers options merge, the later winning per key; encoded, they take at
+// most MaxHeaders bytes.
+func Headers(h map[string]string) AddOption {
+	return func(o *addOptions) {
+		if o.headers == nil {
+			o.headers = make(map[string]string, len(h))
+		}
+		for k, v := range h {
+			o.headers[k] = v
+		}
+	}
+}
+
+// MaxHeaders bounds a job's encoded Headers, bytes.
+const MaxHeaders = protocol.MaxHeaders
+
+// encodeHeaders is the headers column's value: URL query encoding, keys
+// sorted, so equal headers give equal bytes.
+func encodeHeaders(h map[string]string) string {
+	if len(h) == 0 {
+		return ""
+	}
+	v := make(url.Values, len(h))
+	for k, s := range h {
+		v.Set(k, s)
+	}
+	return v.Encode()
+}
+
+// decodeHeaders reads the headers column; a value that is not a query
+// encoding (written by another producer) gives no headers.
+func decodeHeaders(s string) map[string]string {
+	if s == "" {
+		return nil
+	}
+	v, err := url.ParseQuery(s)
+	if err != nil {
+		return nil
+	}
+	h := make(map[string]string, len(v))
+	for k, vs := range v {
+		h[k] = vs[0]
+	}
+	return h
+}
+
 // ceilMS converts d to whole milliseconds, rounding up so that a positive
 // duration never becomes 0.
 func ceilMS(d time.Duration) int64 {
@@ -154,6 +227,30 @@ func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, er
 	if o.laned && !protocol.ValidLaneName(o.lane) {
 		return dst, invalid(op, "lane name of %d bytes, want 1..%d", len(o.lane), protocol.MaxLaneName)
 	}
+	due := ""
+	if !o.at.IsZero() {
+		ms := o.at.UnixMilli()
+		if ms < 0 || ms > protocol.MaxDueMS {
+			return dst, invalid(op, "time %v outside the epoch .. year 9999", o.at)
+		}
+		// 0 would read as no due time: the epoch is as past as any.
+		due = protocol.FormatInt(max(ms, 1))
+	}
+	timeout := ""
+	if o.timeout != 0 {
+		ms := ceilMS(o.timeout)
+		if o.timeout < 0 || ms > protocol.MaxTimeoutMS {
+			return dst, invalid(op, "timeout %v, want 1ms..%dms", o.timeout, int64(protocol.MaxTimeoutMS))
+		}
+		timeout = protocol.FormatInt(ms)
+	}
+	if len(o.kind) > protocol.MaxKind {
+		return dst, invalid(op, "kind of %d bytes, at most %d", len(o.kind), protocol.MaxKind)
+	}
+	headers := encodeHeaders(o.headers)
+	if len(headers) > protocol.MaxHeaders {
+		return dst, invalid(op, "headers of %d bytes encoded, at most %d", len(headers), protocol.MaxHeaders)
+	}
 	ttl := ceilMS(o.uniqueTTL)
 	if o.uniqueKey == "" {
 		ttl = 0
@@ -173,12 +270,19 @@ func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, er
 		"", // parent: set by AddFlow
 		"", // onfail: set by AddFlow
 		wait,
+		due,
+		timeout,
+		o.kind,
+		headers,
 	), nil
 }
 
 // The option columns a job's group carries after its fixed arguments, in
 // this order; a call sends only the columns some job of it uses.
-var addColumns = []string{protocol.AddOptionLane, protocol.AddOptionParent, protocol.AddOptionOnFail, protocol.AddOptionWait}
+var addColumns = []string{
+	protocol.AddOptionLane, protocol.AddOptionParent, protocol.AddOptionOnFail, protocol.AddOptionWait,
+	protocol.AddOptionDue, protocol.AddOptionTimeout, protocol.AddOptionKind, protocol.AddOptionHeaders,
+}
 
 // Positions of the option columns in a job's group.
 const (
@@ -186,6 +290,10 @@ const (
 	colParent
 	colOnFail
 	colWait
+	colDue
+	colTimeout
+	colKind
+	colHeaders
 	jobArgs // the length of a job's group as args builds it
 )
 

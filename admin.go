@@ -122,6 +122,7 @@ type Stats struct {
 	TotalRemoved   int64 // jobs removed
 	TotalRequeued  int64 // dead jobs requeued
 	TotalTrimmed   int64 // dead jobs deleted by the retention policy
+	TotalCancelled int64 // jobs ended by Cancel (they are among the dead ones)
 }
 
 // Stats reads the queue's counts and counters in one call.
@@ -141,6 +142,7 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	totals := []*int64{
 		&s.TotalAdded, &s.TotalCompleted, &s.TotalFailed, &s.TotalRetried,
 		&s.TotalDead, &s.TotalRecovered, &s.TotalRemoved, &s.TotalRequeued, &s.TotalTrimmed,
+		&s.TotalCancelled,
 	}
 	for i, name := range protocol.StatsCounters {
 		fields["total_"+name] = totals[i]
@@ -214,6 +216,13 @@ type JobInfo struct {
 	ChildFailed string
 	// Result is a retained completed job's result.
 	Result []byte
+	// Kind, Timeout and Headers are what it was added with (Kind, Timeout,
+	// Headers); empty, 0 and nil for none.
+	Kind    string
+	Timeout time.Duration
+	Headers map[string]string
+	// Cancelled reports a dead job that Cancel ended.
+	Cancelled bool
 	// Logs are the lines given to Job.Log, oldest first.
 	Logs []string
 }
@@ -295,6 +304,16 @@ func (info *JobInfo) set(name string, v valkey.ValkeyMessage) error {
 		info.ChildFailed = s
 	case protocol.FieldResult:
 		info.Result = []byte(s)
+	case protocol.FieldKind:
+		info.Kind = s
+	case protocol.FieldTimeout:
+		var ms int64
+		ms, err = strconv.ParseInt(s, 10, 64)
+		info.Timeout = time.Duration(ms) * time.Millisecond
+	case protocol.FieldHeaders:
+		info.Headers = decodeHeaders(s)
+	case protocol.FieldCancelled:
+		info.Cancelled = true
 	}
 	return err
 }

@@ -132,6 +132,8 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrStale}}
 		case protocol.CompleteManyNotActive:
 			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrNotActive, ErrState}}
+		case protocol.CompleteManyCancelled:
+			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrCancelled, ErrState}}
 		case protocol.CompleteManyTooLarge:
 			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrResultTooLarge, ErrState}}
 		default:

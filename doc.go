@@ -62,6 +62,22 @@
 // primitives the Worker is built from, exported for callers with their own
 // loop.
 //
+// # Kinds, timeouts, cancellation and tracing
+//
+// A job can carry a kind (Kind), a timeout per attempt (Timeout, over
+// WorkerOptions.Timeout) and headers (Headers); a worker's Job has them,
+// with MaxAttempts and LastAttempt. A Mux routes jobs to handlers by kind
+// and dead-letters a job of an unknown kind without retries; a JobType ties
+// a kind to a Go payload type encoded as JSON, for adding and handling.
+//
+// At runs a job at an absolute time, compared with the server's clock;
+// Queue.Reschedule moves a pending or delayed job to another time.
+// Queue.Cancel ends a pending, delayed or running job in the dead set (err
+// "cancelled"): a running job's worker is refused at its next heartbeat,
+// cancels the handler's context with cause ErrCancelled and reports
+// OutcomeCancelled. The trafikeyotel module carries OpenTelemetry trace
+// context in a job's headers from Add to the handler's span.
+//
 // # Downstreams and idempotency
 //
 // Queue.Breaker is a circuit breaker over a downstream's failures, counted
@@ -88,7 +104,8 @@
 //
 // Refusals from the server are *ServerError values that keep the server's
 // exact text and wrap a sentinel of the text's class: ErrStale, ErrState
-// (and ErrNotActive), ErrDuplicate, ErrWire and ErrWritePaused. A job that
+// (and ErrNotActive, ErrCancelled), ErrDuplicate, ErrWire and
+// ErrWritePaused. A job that
 // no longer exists is ErrNotFound. Test with errors.Is and errors.As.
 //
 // Every argument is checked before any I/O: a bad queue name, job id,

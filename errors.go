@@ -52,6 +52,10 @@ var (
 	// EMQRATE); nothing was claimed. errors.As with a *RateLimitError gives
 	// the wait until the window ends.
 	ErrRateLimited = errors.New("trafikey: claim rate limited")
+	// ErrCancelled reports a job that Queue.Cancel ended while it was
+	// claimed: its worker's heartbeat, completion or failure is refused
+	// (EMQSTATE <verb> cancelled). It is an ErrState too.
+	ErrCancelled = errors.New("trafikey: job cancelled")
 	// ErrInvalid reports an argument the client refuses before sending it,
 	// e.g. a priority out of range. The server checks the same domains.
 	ErrInvalid = errors.New("trafikey: invalid argument")
@@ -156,6 +160,9 @@ func serverError(v *protocol.Verb, text string, cause error) *ServerError {
 	case classState:
 		if text == protocol.ErrNotActive(v.Name) {
 			e.wrapped = append(e.wrapped, ErrNotActive)
+		}
+		if text == protocol.ErrCancelled(v.Name) {
+			e.wrapped = append(e.wrapped, ErrCancelled)
 		}
 		if text == protocol.ErrResultTooLarge {
 			e.wrapped = append(e.wrapped, ErrResultTooLarge)

@@ -27,6 +27,10 @@ const (
 	EventRequeued  = protocol.EventRequeued  // a dead job was requeued
 	EventProgress  = protocol.EventProgress  // its handler reported progress; field "value"
 	EventReleased  = protocol.EventReleased  // a parent's children all finished: it is ready
+	// EventRescheduled: Reschedule moved it; field "state": pending or delayed.
+	EventRescheduled = protocol.EventRescheduled
+	// EventCancelled: Cancel ended it; field "state": the state it left.
+	EventCancelled = protocol.EventCancelled
 )
 
 // EventsFromStart and EventsFromNow are the from values of Queue.Events

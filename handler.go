@@ -15,7 +15,9 @@ import (
 //
 // ctx is cancelled when the job's lease is lost (context.Cause is
 // ErrLeaseLost): another worker may run the job now, so the handler should
-// stop. It is also cancelled when the worker's shutdown timeout passes.
+// stop; when Queue.Cancel ended the job (context.Cause is ErrCancelled);
+// when the job's timeout passes (ErrTimeout); and when the worker's
+// shutdown timeout passes.
 type Handler func(ctx context.Context, job *Job) error
 
 // ErrSkipRetry marks a handler error that must not be retried: the job is

@@ -7,6 +7,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/valkey-io/valkey-go"
+
 	"github.com/trafikey/trafikey/protocol"
 )
 
@@ -22,6 +24,18 @@ type Job struct {
 	// Attempt counts the job's claims, this one included (1 on the first
 	// run). It is the attempt token the job's methods send.
 	Attempt int64
+	// MaxAttempts is how many claims the job may have (MaxAttempts at
+	// Add); when Attempt reaches it, a failure dead-letters the job.
+	MaxAttempts int64
+	// Kind is the job's kind (Kind at Add), which a Mux routes on; empty
+	// for none.
+	Kind string
+	// Timeout bounds this attempt (Timeout at Add); 0 leaves it to the
+	// worker's WorkerOptions.Timeout.
+	Timeout time.Duration
+	// Headers are the headers added with the job (Headers at Add), e.g.
+	// trace context; nil for none.
+	Headers map[string]string
 
 	q      *Queue
 	token  string
@@ -42,6 +56,11 @@ const MaxResult = protocol.MaxResult
 // Queue returns the queue the job was claimed from.
 func (j *Job) Queue() *Queue { return j.q }
 
+// LastAttempt reports whether this is the job's last attempt: a failure now
+// dead-letters it instead of retrying. It is false when MaxAttempts is not
+// known (a native module older than this client).
+func (j *Job) LastAttempt() bool { return j.MaxAttempts > 0 && j.Attempt >= j.MaxAttempts }
+
 // Claim claims up to count (1..1000) pending jobs, highest priority first,
 // holding each under a lease of the given length (rounded up to a
 // millisecond, at most 24 h). It returns no jobs and no error when nothing is
@@ -57,7 +76,22 @@ func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*J
 	if count < 1 || count > protocol.MaxCount {
 		return nil, invalid("claim", "count %d outside 1..%d", count, protocol.MaxCount)
 	}
-	msg, err := q.call(ctx, protocol.Claim, leaseMS, protocol.FormatInt(int64(count)))
+	countArg := protocol.FormatInt(int64(count))
+	ext := !q.noClaimExt.Load()
+	var msg valkey.ValkeyMessage
+	if ext {
+		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg, protocol.ClaimExtended)
+		var se *ServerError
+		if errors.As(err, &se) && se.Text == protocol.ErrArity(protocol.Claim.Name) {
+			// A module older than the extended rows: it refused before
+			// reading anything, so the plain claim below is the same call.
+			q.noClaimExt.Store(true)
+			ext = false
+		}
+	}
+	if !ext {
+		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -67,22 +101,50 @@ func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*J
 	}
 	jobs := make([]*Job, 0, len(rows))
 	for _, row := range rows {
-		f, err := row.ToArray()
-		if err != nil || len(f) != 3 {
+		j, ok := claimedJob(q, row, ext)
+		if !ok {
 			return jobs, fmt.Errorf("trafikey: claim: unexpected reply entry %v", row)
 		}
-		id, err1 := f[0].ToString()
-		data, err2 := f[1].ToString()
-		att, err3 := f[2].AsInt64()
-		if err1 != nil || err2 != nil || err3 != nil {
-			return jobs, fmt.Errorf("trafikey: claim: unexpected reply entry %v", row)
-		}
-		jobs = append(jobs, &Job{ID: id, Payload: []byte(data), Attempt: att, q: q, token: protocol.FormatInt(att)})
+		jobs = append(jobs, j)
 	}
 	if len(jobs) > 0 {
 		q.observer.JobsClaimed(q.name, len(jobs))
 	}
 	return jobs, nil
+}
+
+// claimedJob reads one entry of CLAIM's reply: [id, data, attempt], and with
+// ext [.., max, kind, timeout, headers]. A null data, kind or headers reads
+// as empty.
+func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
+	f, err := row.ToArray()
+	want := 3
+	if ext {
+		want = 3 + len(protocol.ClaimExtendedFields)
+	}
+	if err != nil || len(f) != want {
+		return nil, false
+	}
+	id, err1 := f[0].ToString()
+	data, _ := f[1].ToString()
+	att, err3 := f[2].AsInt64()
+	if err1 != nil || err3 != nil {
+		return nil, false
+	}
+	j := &Job{ID: id, Payload: []byte(data), Attempt: att, q: q, token: protocol.FormatInt(att)}
+	if ext {
+		maxAtt, err1 := f[3].AsInt64()
+		timeout, err2 := f[5].AsInt64()
+		if err1 != nil || err2 != nil {
+			return nil, false
+		}
+		j.MaxAttempts = maxAtt
+		j.Kind, _ = f[4].ToString()
+		j.Timeout = time.Duration(timeout) * time.Millisecond
+		headers, _ := f[6].ToString()
+		j.Headers = decodeHeaders(headers)
+	}
+	return j, true
 }
 
 // checkResult refuses a result over MaxResult before any I/O.

@@ -39,6 +39,10 @@ type Queue struct {
 	// noCompleteMany is set once the server refused COMPLETEMANY as an
 	// unknown command (a native module older than this client).
 	noCompleteMany atomic.Bool
+	// noClaimExt is set by WithJobFields(false), or once the server refused
+	// CLAIM's ext argument (a native module older than this client): claims
+	// then reply the plain rows, and jobs carry no kind, timeout or headers.
+	noClaimExt atomic.Bool
 }
 
 // QueueOption configures Open.
@@ -51,6 +55,7 @@ type queueConfig struct {
 	logCap     int
 	observer   Observer
 	separate   bool
+	plainClaim bool
 	durability Durability
 }
 
@@ -104,6 +109,17 @@ func WithLogCap(n int) QueueOption {
 // fill. Off, every Add is a call of its own.
 func WithAddCoalescing(on bool) QueueOption {
 	return func(c *queueConfig) { c.separate = !on }
+}
+
+// WithJobFields sets whether Claim (and so a Worker) asks the server for
+// each job's MaxAttempts, Kind, Timeout and Headers (on by default). Off,
+// claims read and reply only the id, payload and attempt: jobs then carry
+// none of those fields, so a Mux sees every job as of kind "", a job's own
+// Timeout is not applied and LastAttempt is false. It saves the extended
+// rows' server time (about a fifth of CLAIM's per job; docs/BENCHMARKS.md)
+// on queues whose jobs use none of them.
+func WithJobFields(on bool) QueueOption {
+	return func(c *queueConfig) { c.plainClaim = !on }
 }
 
 // WithObserver makes the queue and the workers that run on it report what
@@ -179,6 +195,7 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 	if !cfg.separate {
 		q.adder = newAdder(q)
 	}
+	q.noClaimExt.Store(cfg.plainClaim)
 	if !cfg.noInstall {
 		err := untilReachable(ctx, func() error {
 			_, err := q.call(ctx, protocol.Install)

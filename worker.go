@@ -75,7 +75,8 @@ type WorkerOptions struct {
 	// and of trimming the finished jobs the retention policy no longer
 	// keeps (default 5 s). A negative value leaves both to another process.
 	RecoverEvery time.Duration
-	// Timeout bounds each handler run (0: no bound). At the deadline the
+	// Timeout bounds each handler run (0: no bound); a job added with its
+	// own Timeout takes that one instead. At the deadline the
 	// handler's context ends (context.Cause is ErrTimeout) and the attempt
 	// is failed with an error matching ErrTimeout, retried like any other
 	// failure, without waiting for the handler: one that ignores its
@@ -131,6 +132,10 @@ const (
 	// OutcomeUnreported: the server could not be told (a transport error);
 	// the job is left to lease recovery.
 	OutcomeUnreported
+	// OutcomeCancelled: Queue.Cancel ended the job while its handler ran;
+	// the handler's context was cancelled with cause ErrCancelled and its
+	// outcome was not recorded (the job is dead, err "cancelled").
+	OutcomeCancelled
 )
 
 // String names the outcome.
@@ -148,6 +153,8 @@ func (o Outcome) String() string {
 		return "abandoned"
 	case OutcomeUnreported:
 		return "unreported"
+	case OutcomeCancelled:
+		return "cancelled"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -167,6 +174,8 @@ type WorkerStats struct {
 	// Abandoned counts jobs left to lease recovery at shutdown or after a
 	// transport error.
 	Abandoned int64
+	// Cancelled counts jobs Queue.Cancel ended while their handler ran.
+	Cancelled int64
 }
 
 // Worker runs a Handler over the jobs of one queue: one loop claims jobs in
@@ -184,7 +193,7 @@ type Worker struct {
 	// refused because their slots differ (a cluster).
 	crossSlot atomic.Bool
 
-	processed, failed, retried, dead, lost, abandoned atomic.Int64
+	processed, failed, retried, dead, lost, abandoned, cancelled atomic.Int64
 
 	// completers report, per queue, the jobs whose handlers returned nil,
 	// many per COMPLETEMANY call.
@@ -202,6 +211,9 @@ type runningJob struct {
 	// CLAIM or EXTEND that granted it), by this process's clock.
 	renewed atomic.Int64
 	lost    atomic.Bool
+	// cancelled is set when a heartbeat found the job cancelled
+	// (Queue.Cancel); lost is set with it, as the claim is gone too.
+	cancelled atomic.Bool
 }
 
 // NewWorker returns a worker that runs handler over q's jobs. It checks the
@@ -320,6 +332,7 @@ func (w *Worker) Stats() WorkerStats {
 		Dead:      w.dead.Load(),
 		Lost:      w.lost.Load(),
 		Abandoned: w.abandoned.Load(),
+		Cancelled: w.cancelled.Load(),
 	}
 }
 
@@ -596,14 +609,19 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool)
 	}
 }
 
-// invokeBounded runs the handler on j, within Timeout when there is one:
-// at the deadline it returns the timeout's failure without waiting for the
-// handler, which goes on in its own goroutine.
+// invokeBounded runs the handler on j, within the job's Timeout or else the
+// worker's, when there is one: at the deadline it returns the timeout's
+// failure without waiting for the handler, which goes on in its own
+// goroutine.
 func (w *Worker) invokeBounded(ctx context.Context, j *Job) error {
-	if w.opts.Timeout <= 0 {
+	timeout := w.opts.Timeout
+	if j.Timeout > 0 {
+		timeout = j.Timeout
+	}
+	if timeout <= 0 {
 		return invoke(ctx, w.handler, j)
 	}
-	hctx, cancel := context.WithTimeoutCause(ctx, w.opts.Timeout, ErrTimeout)
+	hctx, cancel := context.WithTimeoutCause(ctx, timeout, ErrTimeout)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- invoke(hctx, w.handler, j) }()
@@ -614,7 +632,7 @@ func (w *Worker) invokeBounded(ctx context.Context, j *Job) error {
 		if !errors.Is(context.Cause(hctx), ErrTimeout) {
 			return <-done // the lease was lost, or shutdown: the handler decides
 		}
-		return fmt.Errorf("trafikey: job %s ran past its timeout of %v: %w", j.ID, w.opts.Timeout, ErrTimeout)
+		return fmt.Errorf("trafikey: job %s ran past its timeout of %v: %w", j.ID, timeout, ErrTimeout)
 	}
 }
 
@@ -628,6 +646,9 @@ const claimSlack = 100 * time.Millisecond
 // ReportTimeout: the job is still among the running ones, so the heartbeat
 // renews its lease as soon as the server answers again.
 func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atomic.Bool) (Outcome, error) {
+	if r.cancelled.Load() {
+		return OutcomeCancelled, handlerErr
+	}
 	if r.lost.Load() {
 		return OutcomeLost, handlerErr
 	}
@@ -663,6 +684,8 @@ func (w *Worker) reported(want Outcome, err, handlerErr error) (Outcome, error) 
 	switch {
 	case err == nil:
 		return want, handlerErr
+	case errors.Is(err, ErrCancelled):
+		return OutcomeCancelled, err
 	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
 		return OutcomeLost, err
 	case errors.Is(err, ErrNotDurable):
@@ -687,6 +710,8 @@ func (w *Worker) count(o Outcome) {
 		w.dead.Add(1)
 	case OutcomeLost:
 		w.lost.Add(1)
+	case OutcomeCancelled:
+		w.cancelled.Add(1)
 	case OutcomeAbandoned, OutcomeUnreported:
 		w.abandoned.Add(1)
 	}
@@ -750,6 +775,11 @@ func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duratio
 	switch {
 	case err == nil:
 		r.renewed.Store(sent.UnixNano())
+	case errors.Is(err, ErrCancelled):
+		r.cancelled.Store(true)
+		r.lost.Store(true)
+		r.cancel(ErrCancelled)
+		w.log.l.Info("trafikey: job cancelled", "job", r.job.ID, "attempt", r.job.Attempt)
 	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
 		r.lost.Store(true)
 		r.cancel(ErrLeaseLost)

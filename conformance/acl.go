@@ -119,6 +119,8 @@ var aclNeeds = map[*protocol.Verb]map[string]string{
 	protocol.RemoveDead:   {classRows: "RW", classLogs: "RW", classFlows: "RW"},
 	protocol.PromoteAll:   {classRows: "RW"},
 	protocol.Retry:        {classRows: "RW"},
+	protocol.Reschedule:   {classRows: "RW"},
+	protocol.Cancel:       {classRows: "RW"},
 }
 
 // allows reports whether access have grants every permission of need.

@@ -104,6 +104,9 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.Retry.Name, testRetry},
 		{"ops/refusals", testOpsRefusals},
 		{"ops/invariants", testOpsInvariants},
+		{"options", testJobOptions},
+		{protocol.Reschedule.Name, testReschedule},
+		{protocol.Cancel.Name, testCancel},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -275,6 +278,14 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 	protocol.Retry: func(q *queue) []string {
 		q.install()
 		return []string{q.add(job{data: "a", delay: "600000"})[0]}
+	},
+	protocol.Reschedule: func(q *queue) []string {
+		q.install()
+		return []string{q.addOne("a"), "0", "60000"}
+	},
+	protocol.Cancel: func(q *queue) []string {
+		q.install()
+		return []string{q.addOne("a")}
 	},
 }
 

@@ -73,6 +73,7 @@ func (q *queue) clearEvents() {
 var eventVerbs = []*protocol.Verb{
 	protocol.Add, protocol.Claim, protocol.Complete, protocol.CompleteMany, protocol.Fail,
 	protocol.Recover, protocol.Promote, protocol.Remove, protocol.Requeue, protocol.Progress,
+	protocol.Reschedule, protocol.Cancel,
 }
 
 // testEvents: EMQ.EVENTS and the job events every transition publishes.

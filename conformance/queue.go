@@ -189,6 +189,10 @@ type job struct {
 	parent    string // the 1-based index of its parent in the call; empty: none
 	onfail    string // the child's policy; empty: the default
 	wait      string // ms its outcome is kept; empty: none
+	due       string // an absolute due time ms; empty: none
+	timeout   string // ms one attempt may run; empty: none
+	kind      string // its kind; empty: none
+	headers   string // opaque bytes for the worker; empty: none
 }
 
 func orDefault(s, def string) string {
@@ -199,20 +203,26 @@ func orDefault(s, def string) string {
 }
 
 // columns are ADD's option columns a call of jobs needs: lane, parent,
-// onfail, wait, each when a job has a value for it, in that order.
+// onfail, wait, due, timeout, kind, headers, each when a job has a value
+// for it, in that order.
 func columns(jobs ...job) []string {
-	var lane, parent, onfail, wait bool
+	var lane, parent, onfail, wait, due, timeout, kind, headers bool
 	for _, j := range jobs {
 		lane = lane || j.lane != ""
 		parent = parent || j.parent != ""
 		onfail = onfail || j.onfail != ""
 		wait = wait || j.wait != ""
+		due = due || j.due != ""
+		timeout = timeout || j.timeout != ""
+		kind = kind || j.kind != ""
+		headers = headers || j.headers != ""
 	}
 	var out []string
 	for _, c := range []struct {
 		on   bool
 		name string
-	}{{lane, protocol.AddOptionLane}, {parent, protocol.AddOptionParent}, {onfail, protocol.AddOptionOnFail}, {wait, protocol.AddOptionWait}} {
+	}{{lane, protocol.AddOptionLane}, {parent, protocol.AddOptionParent}, {onfail, protocol.AddOptionOnFail}, {wait, protocol.AddOptionWait},
+		{due, protocol.AddOptionDue}, {timeout, protocol.AddOptionTimeout}, {kind, protocol.AddOptionKind}, {headers, protocol.AddOptionHeaders}} {
 		if c.on {
 			out = append(out, c.name)
 		}
@@ -239,6 +249,14 @@ func (j job) args(cols []string) []string {
 			out = append(out, j.onfail)
 		case protocol.AddOptionWait:
 			out = append(out, j.wait)
+		case protocol.AddOptionDue:
+			out = append(out, j.due)
+		case protocol.AddOptionTimeout:
+			out = append(out, j.timeout)
+		case protocol.AddOptionKind:
+			out = append(out, j.kind)
+		case protocol.AddOptionHeaders:
+			out = append(out, j.headers)
 		}
 	}
 	return out

@@ -58,6 +58,8 @@ var planted = map[*protocol.Verb][]string{
 	protocol.RemoveDead:   {"stats", "dead", "row"},
 	protocol.PromoteAll:   {"pending", "delayed", "signal", "row"},
 	protocol.Retry:        {"pending", "delayed", "signal", "row"},
+	protocol.Reschedule:   {"pending", "delayed", "signal", "row"},
+	protocol.Cancel:       {"stats", "pending", "dead", "row"},
 }
 
 // laneAccountingKeys are the keys the lane accounting reads, in its order.
@@ -240,6 +242,8 @@ func testIntegers(t *testing.T, env Env) {
 		{"recover to dead recovered", protocol.Recover, recoverTo("1"), "recovered", stats, false},
 		{"remove removed", protocol.Remove, fixtures[protocol.Remove], "removed", stats, true},
 		{"requeue requeued", protocol.Requeue, fixtures[protocol.Requeue], "requeued", stats, true},
+		{"cancel cancelled", protocol.Cancel, fixtures[protocol.Cancel], "cancelled", stats, true},
+		{"cancel dead", protocol.Cancel, fixtures[protocol.Cancel], "dead", stats, false},
 		{"trim of completed jobs trimmed", protocol.Trim, fixtures[protocol.Trim], "trimmed", stats, false},
 		{"trim of dead jobs trimmed", protocol.Trim, func(q *queue) []string {
 			q.install()

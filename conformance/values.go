@@ -21,6 +21,7 @@ var argCount = map[*protocol.Verb]int{
 	protocol.Lanes: 2, protocol.Rate: 2,
 	protocol.Retain: 5, protocol.Trim: 1, protocol.Children: 3,
 	protocol.Jobs: 7, protocol.RequeueDead: 7, protocol.RemoveDead: 7, protocol.PromoteAll: 1, protocol.Retry: 1,
+	protocol.Reschedule: 3, protocol.Cancel: 1,
 }
 
 // argRef names one argument of a verb: its ARGV index (from 0) and its name
@@ -41,6 +42,7 @@ var firstValue = map[*protocol.Verb]argRef{
 	protocol.Retain: {0, "keep_done"}, protocol.Trim: {0, "limit"}, protocol.Children: {0, "id"},
 	protocol.Jobs: {0, "state"}, protocol.RequeueDead: {0, "limit"}, protocol.RemoveDead: {0, "limit"},
 	protocol.PromoteAll: {0, "limit"}, protocol.Retry: {0, "id"},
+	protocol.Reschedule: {0, "id"}, protocol.Cancel: {0, "id"},
 }
 
 // intDomain is an integer argument and its inclusive domain.
@@ -90,6 +92,10 @@ var intDomains = []intDomain{
 	{protocol.RemoveDead, argRef{0, "limit"}, 1, protocol.MaxCount},
 	{protocol.PromoteAll, argRef{0, "limit"}, 1, protocol.MaxCount},
 	{protocol.Retry, argRef{0, "id"}, 1, protocol.MaxJobID},
+	{protocol.Reschedule, argRef{0, "id"}, 1, protocol.MaxJobID},
+	{protocol.Reschedule, argRef{1, "due"}, 0, protocol.MaxDueMS},
+	{protocol.Reschedule, argRef{2, "delay"}, 0, protocol.MaxDelayMS},
+	{protocol.Cancel, argRef{0, "id"}, 1, protocol.MaxJobID},
 }
 
 // textDomain is an argument checked for its length or its words.

@@ -9,13 +9,16 @@
 -- KEYS[7] -> emq:{q}:signal    list
 -- ARGV[1] -> n, the number of jobs, 1..1000
 -- ARGV[2] -> k, the number of option columns, 0..8
--- ARGV[3 .. 2 + k] -> the option names: lane, parent, onfail, wait
+-- ARGV[3 .. 2 + k] -> the option names: lane, parent, onfail, wait, due,
+--            timeout, kind, headers
 -- ARGV[3 + k + (8 + k)(i-1) ..] -> job i: data priority delay_ms
 --            max_attempts backoff backoff_ms unique_key unique_ttl_ms, then
 --            its value of each option in the order named (lane: empty for
 --            none; parent: empty or the 1-based index of an earlier job of
 --            the call; onfail: empty, fail, ignore or continue; wait: empty,
---            0 or 1..86400000 ms)
+--            0 or 1..86400000 ms; due: empty, 0 or an absolute due time ms,
+--            the job then runs at max(now + delay, due); timeout: empty, 0 or
+--            1..86400000 ms; kind: 0..128 bytes; headers: 0..8192 bytes)
 --
 -- A job with a lane and no delay waits in lane:<l> instead of pending, and
 -- the lane accounting of lib.lua counts it. A job named as a parent waits in
@@ -28,7 +31,7 @@
 -- of arguments (ARGV is not 2 + k + (8 + k)n); ERR EMQ add bad key layout;
 -- ERR EMQ add bad option; per job ERR EMQ add bad
 -- priority|delay|attempts|backoff|backoff_ms|unique_key|unique_ttl|lane|
--- parent|onfail|wait; the
+-- parent|onfail|wait|due|timeout|kind|headers; the
 -- fence; WRONGTYPE (meta); ERR hash value is not an integer or ERR increment
 -- or decrement would overflow (meta seq); EMQSTATE add id space exhausted;
 -- per job with a unique key EMQLOCK add duplicate in batch, NOPERM, WRONGTYPE
@@ -52,19 +55,23 @@ refusal = layout(VERB, {'version', 'meta', 'stats', 'pending', 'delayed', 'signa
 if refusal then return refusal end
 
 -- the option names: each a known option, named once
+local OPTIONS = {lane = true, parent = true, onfail = true, wait = true,
+  due = true, timeout = true, kind = true, headers = true}
 local cols = {}
 for j = 1, nopt do
   local name = ARGV[2 + j]
-  if (name ~= 'lane' and name ~= 'parent' and name ~= 'onfail' and name ~= 'wait') or cols[name] then
-    return e_bad(VERB, 'option')
-  end
+  if not OPTIONS[name] or cols[name] then return e_bad(VERB, 'option') end
   cols[name] = j
 end
 local lanecol, parentcol, onfailcol, waitcol = cols.lane, cols.parent, cols.onfail, cols.wait
+local duecol, timeoutcol, kindcol, headerscol = cols.due, cols.timeout, cols.kind, cols.headers
 
 -- values, job by job; at[i] is the ARGV index of job i's data
 local at, prios, delays, lanes = {}, {}, {}, {}
 local parents, onfails, waits, depth, kids = {}, {}, {}, {}, {}
+-- dues[i]: job i's due time when above 0; extra[i]: its kind, timeout and
+-- headers row fields
+local dues, extra = {}, {}
 for i = 1, n do
   local a = 3 + nopt + per * (i - 1)
   at[i] = a
@@ -91,7 +98,7 @@ for i = 1, n do
     local pv = ARGV[a + 7 + parentcol]
     if pv ~= '' then
       local p = uint(pv, 1, i - 1)
-      if not p or delays[p] ~= 0 or depth[p] >= MAX_FLOW_DEPTH then return e_bad(VERB, 'parent') end
+      if not p or delays[p] ~= 0 or dues[p] or depth[p] >= MAX_FLOW_DEPTH then return e_bad(VERB, 'parent') end
       parents[i], depth[i] = p, depth[p] + 1
       if not kids[p] then kids[p] = {} end
       kids[p][#kids[p] + 1] = i
@@ -110,6 +117,34 @@ for i = 1, n do
       if ms > 0 then waits[i] = w end
     end
   end
+  local x = {}
+  if duecol then
+    local d = ARGV[a + 7 + duecol]
+    if d ~= '' then
+      local ms = uint(d, 0, MAX_DUE)
+      if not ms then return e_bad(VERB, 'due') end
+      if ms > 0 then dues[i] = ms end
+    end
+  end
+  if timeoutcol then
+    local v = ARGV[a + 7 + timeoutcol]
+    if v ~= '' then
+      local ms = uint(v, 0, MAX_TIMEOUT)
+      if not ms then return e_bad(VERB, 'timeout') end
+      if ms > 0 then x.timeout = v end
+    end
+  end
+  if kindcol then
+    local v = ARGV[a + 7 + kindcol]
+    if #v > MAX_KIND then return e_bad(VERB, 'kind') end
+    if v ~= '' then x.kind = v end
+  end
+  if headerscol then
+    local v = ARGV[a + 7 + headerscol]
+    if #v > MAX_HEADERS then return e_bad(VERB, 'headers') end
+    if v ~= '' then x.headers = v end
+  end
+  extra[i] = x
 end
 
 refusal = fence()
@@ -172,10 +207,25 @@ end
 if deny and deny > nunique then return {err = E_NOPERM} end
 if rcall('EXISTS', unpack(fresh)) ~= 0 then return {err = E_ADD_ID_EXISTS} end
 
+-- the due times: with a due column the clock is read here, before the lane
+-- accounting, since a due time not above now makes the job ready; later[i]
+-- is job i's due time when it is delayed
+local now, later = nil, {}
+if duecol then now = now_ms() end
+for i = 1, n do
+  local d = delays[i] > 0 and delays[i]
+  if dues[i] then
+    local t = d and now + d or now
+    if dues[i] > t then t = dues[i] end
+    if t > now then d = t - now end
+  end
+  if d then later[i] = d end
+end
+
 -- the lanes of the jobs that wait in one now
 local acc = lane_acc()
 for i = 1, n do
-  if lanes[i] and delays[i] == 0 and not kids[i] then lane_add(acc, lanes[i], 1, 0) end
+  if lanes[i] and not later[i] and not kids[i] then lane_add(acc, lanes[i], 1, 0) end
 end
 refusal = lane_read(acc)
 if refusal then return refusal end
@@ -202,20 +252,20 @@ if type(t) == 'table' then return t end
 local evs = {}
 if evmax then
   for i = 1, n do
-    ev(evs, evmax, 'added', ids[i], 'state', (kids[i] and 'waiting') or (delays[i] == 0 and 'pending') or 'delayed')
+    ev(evs, evmax, 'added', ids[i], 'state', (kids[i] and 'waiting') or (not later[i] and 'pending') or 'delayed')
   end
 end
 refusal = ev_read(VERB, evs)
 if refusal then return refusal end
 
 -- writes
-local now = now_ms()
+now = now or now_ms()
 local added_at = format('%d', now)
 rcall('HINCRBY', meta, 'seq', n)
 local to_pending = false
 for i = 1, n do
   local a = at[i]
-  local state = (kids[i] and 'waiting') or (delays[i] == 0 and 'pending') or 'delayed'
+  local state = (kids[i] and 'waiting') or (not later[i] and 'pending') or 'delayed'
   local fields = {'data', ARGV[a], 'state', state, 'att', '0',
     'max', ARGV[a + 3], 'prio', ARGV[a + 1], 'bo', ARGV[a + 4] .. ':' .. ARGV[a + 5], 'at', added_at}
   if ARGV[a + 6] ~= '' then
@@ -250,11 +300,18 @@ for i = 1, n do
     fields[#fields + 1] = 'ev'
     fields[#fields + 1] = evmax
   end
+  local x = extra[i]
+  for _, name in ipairs({'kind', 'timeout', 'headers'}) do
+    if x[name] then
+      fields[#fields + 1] = name
+      fields[#fields + 1] = x[name]
+    end
+  end
   rcall('HSET', rows[i], unpack(fields))
   if kids[i] then
     rcall('ZADD', waiting, ids[i], ids[i])
-  elseif delays[i] ~= 0 then
-    rcall('ZADD', delayed, format('%d', now + delays[i]), ids[i])
+  elseif later[i] then
+    rcall('ZADD', delayed, format('%d', now + later[i]), ids[i])
   elseif lanes[i] then
     rcall('ZADD', base .. 'lane:' .. lanes[i], pending_score(prios[i], first + i), ids[i])
   else

@@ -8,6 +8,7 @@
 -- KEYS[5] -> emq:{q}:active    zset, score = lease deadline ms
 -- ARGV[1] -> lease_ms, 1..86400000
 -- ARGV[2] -> count, 1..1000
+-- ARGV[3] -> ext, optional: 1 asks for the extended rows, 0 (or absent) not
 --
 -- Without lanes (turns is empty) the jobs come in pending order. With lanes,
 -- the participants (pending at meta pturn, each ready lane at its score in
@@ -16,13 +17,15 @@
 -- participant served takes the number of its last turn, counted on from
 -- meta turn (docs/PROTOCOL.md, "Fair claiming").
 --
--- Reply: array of [id, data, attempt] (bulk, bulk, integer) in turn order;
+-- Reply: array of [id, data, attempt] (bulk, bulk, integer) in turn order,
+-- with ext 1 [id, data, attempt, max, kind, timeout, headers] (max and
+-- timeout integers, kind and headers bulk or null) from one wider HMGET;
 -- empty when the queue is paused or nothing is ready. A popped member that
 -- is not an id, or whose row has no att, is dropped and not returned (it
 -- used its turn).
 -- Refusals, in order: ERR EMQ claim numkeys must be 5; ERR EMQ claim wrong
 -- number of arguments; ERR EMQ claim bad key layout; ERR EMQ claim bad
--- lease|count; the fence; WRONGTYPE (meta); with a rate NOPERM, WRONGTYPE
+-- lease|count|ext; the fence; WRONGTYPE (meta); with a rate NOPERM, WRONGTYPE
 -- (rate), EMQRATE claim rate limited, retry in <ms> ms; WRONGTYPE (pending);
 -- NOPERM, WRONGTYPE (turns); with lanes WRONGTYPE (turns), NOPERM (laneinfo,
 -- lanes, lane:<l>), per lane WRONGTYPE (laneinfo, lane:<l>), per lane served
@@ -32,12 +35,17 @@
 -- events stream's refusals (lib.lua ev_read).
 
 local VERB = 'claim'
-local refusal = shape(VERB, 5, 2) or layout(VERB, {'version', 'meta', 'pending', 'active'})
+local refusal = shape(VERB, 5)
+if not refusal and #ARGV ~= 2 and #ARGV ~= 3 then refusal = e_arity(VERB) end
+refusal = refusal or layout(VERB, {'version', 'meta', 'pending', 'active'})
 if refusal then return refusal end
 local lease = uint(ARGV[1], 1, MAX_LEASE)
 if not lease then return e_bad(VERB, 'lease') end
 local count = uint(ARGV[2], 1, MAX_COUNT)
 if not count then return e_bad(VERB, 'count') end
+local ext = ARGV[3] or '0'
+if ext ~= '0' and ext ~= '1' then return e_bad(VERB, 'ext') end
+ext = ext == '1'
 refusal = fence()
 if refusal then return refusal end
 
@@ -159,7 +167,11 @@ for t = 1, #jobs do
   local row, k = false, at[t]
   if k then
     if k == deny then return {err = E_NOPERM} end
-    row = rpcall('HMGET', keys[k], 'att', 'data', 'ev')
+    if ext then
+      row = rpcall('HMGET', keys[k], 'att', 'data', 'ev', 'max', 'kind', 'timeout', 'headers')
+    else
+      row = rpcall('HMGET', keys[k], 'att', 'data', 'ev')
+    end
     if row.err then return row end
     if row[1] then
       refusal = hincr_refusal(row[1], 1)
@@ -202,7 +214,12 @@ for i = 1, #jobs do
     local att = rcall('HINCRBY', row, 'att', 1)
     rcall('HSET', row, 'state', 'active')
     rcall('ZADD', active, deadline, id)
-    out[#out + 1] = {id, rows[i][2], att}
+    local r = rows[i]
+    if ext then
+      out[#out + 1] = {id, r[2], att, rowint(r[4], MAX_ROW_INT), r[5], rowint(r[6], MAX_TIMEOUT), r[7]}
+    else
+      out[#out + 1] = {id, r[2], att}
+    end
     if from[i] then from[i].got = from[i].got + 1 end
   end
 end

@@ -15,7 +15,7 @@
 -- wrong number of arguments; ERR EMQ complete bad key layout; ERR EMQ
 -- complete bad id; ERR EMQ complete bad result; the fence; NOPERM, WRONGTYPE
 -- (the row); EMQSTALE complete token mismatch; WRONGTYPE (active); EMQSTATE
--- complete not active; NOPERM, WRONGTYPE (unique:<uniq>); NOPERM, WRONGTYPE
+-- complete cancelled or EMQSTATE complete not active; NOPERM, WRONGTYPE (unique:<uniq>); NOPERM, WRONGTYPE
 -- (meta result_max, when the result is not empty); EMQSTATE complete result
 -- too large; NOPERM (completed, a retained job); the parents' refusals
 -- (lib.lua flow_finish); the lane accounting's refusals; WRONGTYPE (stats),
@@ -49,7 +49,7 @@ if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
 local score = rpcall('ZSCORE', active, id)
 if type(score) == 'table' then return score end
-if not score then return e_not_active(VERB) end
+if not score then return not_active(VERB, row) end
 local ukey, holder = f[2] and base .. 'unique:' .. f[2], nil
 if ukey then
   if not may({ukey}, true, true) then return {err = E_NOPERM} end

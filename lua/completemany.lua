@@ -10,7 +10,8 @@
 --            compared with att), result (0..1048576 bytes; 0: none)
 --
 -- Reply: array of n integers in argument order: 1 completed, 0 the row is
--- gone, -1 stale token, -2 not active, -3 the result is over result_max.
+-- gone, -1 stale token, -2 not active, -3 the result is over result_max,
+-- -4 cancelled (CANCEL ended the job).
 -- Refusals, in order: ERR EMQ completemany numkeys must be 4; ERR EMQ
 -- completemany wrong number of arguments (no ARGV); ERR EMQ completemany bad
 -- count; ERR EMQ completemany wrong number of arguments (ARGV is not 1 + 3n);
@@ -78,7 +79,8 @@ for i = 1, n do
     local score = rpcall('ZSCORE', active, id)
     if type(score) == 'table' then return score end
     if not score then
-      out[i] = -2
+      -- -4: CANCEL ended the job (its cancelled field, read only here)
+      out[i] = rcall('HGET', row, 'cancelled') and -4 or -2
     else
       local ukey = f[2] and base .. 'unique:' .. f[2]
       local holder

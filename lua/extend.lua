@@ -11,7 +11,8 @@
 -- Refusals, in order: ERR EMQ extend numkeys must be 3; ERR EMQ extend wrong
 -- number of arguments; ERR EMQ extend bad key layout; ERR EMQ extend bad
 -- id|lease; the fence; WRONGTYPE (the row); EMQSTALE extend token mismatch;
--- WRONGTYPE (active); EMQSTATE extend not active.
+-- WRONGTYPE (active); EMQSTATE extend cancelled (CANCEL ended the job) or
+-- EMQSTATE extend not active.
 
 local VERB = 'extend'
 local refusal = shape(VERB, 3, 3) or layout(VERB, {'version', 'active'})
@@ -31,7 +32,7 @@ if not att then return 0 end
 if att ~= token then return e_stale(VERB) end
 local score = rpcall('ZSCORE', KEYS[3], id)
 if type(score) == 'table' then return score end
-if not score then return e_not_active(VERB) end
+if not score then return not_active(VERB, row) end
 
 local deadline = now_ms() + lease
 rcall('ZADD', KEYS[3], 'XX', format('%d', deadline), id)

@@ -16,7 +16,8 @@
 -- Refusals, in order: ERR EMQ fail numkeys must be 6; ERR EMQ fail wrong
 -- number of arguments; ERR EMQ fail bad key layout; ERR EMQ fail bad
 -- id|retry|error; the fence; WRONGTYPE (the row); EMQSTALE fail token
--- mismatch; WRONGTYPE (active); EMQSTATE fail not active; for a job that
+-- mismatch; WRONGTYPE (active); EMQSTATE fail cancelled or EMQSTATE fail
+-- not active; for a job that
 -- dies the parents' refusals (lib.lua flow_finish); the lane accounting's
 -- refusals; WRONGTYPE (delayed, dead, stats); the HINCRBY refusals (stats
 -- failed, then retried or dead); the flow types' refusals (lib.lua
@@ -45,7 +46,7 @@ if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
 local score = rpcall('ZSCORE', active, id)
 if type(score) == 'table' then return score end
-if not score then return e_not_active(VERB) end
+if not score then return not_active(VERB, row) end
 local att = rowint(f[1], MAX_ROW_INT)
 local again = retry == '1' and att < rowint(f[2], MAX_ROW_INT)
 local acc = lane_acc()

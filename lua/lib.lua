@@ -876,3 +876,23 @@ function ops.reply(taken, ids, scores, more)
   if not more then return {taken, #ids, false, false} end
   return {taken, #ids, scores[#scores], ids[#ids]}
 end
+
+-- Job options, rescheduling and cancellation ------------------------------------
+-- docs/PROTOCOL.md, "Job options, rescheduling and cancellation".
+
+local MAX_DUE = 253402300799999 -- protocol.MaxDueMS
+local MAX_TIMEOUT = 86400000 -- protocol.MaxTimeoutMS
+local MAX_KIND = 128 -- protocol.MaxKind
+local MAX_HEADERS = 8192 -- protocol.MaxHeaders
+local E_CANCEL_STATE = 'EMQSTATE cancel not cancellable'
+local E_RESCHEDULE_STATE = 'EMQSTATE reschedule not pending or delayed'
+
+-- not_active is the refusal of EXTEND, COMPLETE or FAIL whose job (row, read
+-- as a hash already) is not in active: EMQSTATE <verb> cancelled when CANCEL
+-- ended it (the row's cancelled field), else EMQSTATE <verb> not active. It
+-- reads the field only on this path, so an accepted call costs nothing more.
+local function not_active(verb, row)
+  local c = rcall('HGET', row, 'cancelled')
+  if c then return {err = 'EMQSTATE ' .. verb .. ' cancelled'} end
+  return e_not_active(verb)
+end

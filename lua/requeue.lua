@@ -32,7 +32,7 @@ if refusal then return refusal end
 local stats, pending, dead, signal = KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local row = KEYS[1] .. 'job:' .. id
 if not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'state', 'att', 'max', 'prio', 'lane', 'parent', 'onfail', 'cfail', 'ev')
+local f = rpcall('HMGET', row, 'state', 'att', 'max', 'prio', 'lane', 'parent', 'onfail', 'cfail', 'ev', 'cancelled')
 if f.err then return f end
 if not f[2] then return 0 end
 if f[1] ~= 'dead' then return {err = E_REQUEUE_NOT_DEAD} end
@@ -59,7 +59,7 @@ if refusal then return refusal end
 local max = rowint(f[2], MAX_ROW_INT) + rowint(f[3], MAX_ROW_INT)
 rcall('ZREM', dead, id)
 rcall('HSET', row, 'state', 'pending', 'max', format('%d', max))
-if f[6] or f[7] or f[8] then rcall('HDEL', row, 'parent', 'onfail', 'cfail') end
+if f[6] or f[7] or f[8] or f[10] then rcall('HDEL', row, 'parent', 'onfail', 'cfail', 'cancelled') end
 rcall('ZADD', l and KEYS[1] .. 'lane:' .. l or pending, pending_score(rowint(f[4], MAX_PRIORITY), n), id)
 rcall('HINCRBY', stats, 'requeued', 1)
 local woke = lane_write(acc)

@@ -46,7 +46,7 @@ for i = 1, #ids do
     k = k + 1
     if k == deny then return {err = E_NOPERM} end
     local f = rpcall('HMGET', base .. 'job:' .. id, 'state', 'att', 'max', 'prio', 'lane', 'parent', 'onfail',
-      'cfail', 'ev', 'err')
+      'cfail', 'ev', 'err', 'cancelled')
     if f.err then return f end
     local l = lane_name(f[5])
     if f[2] and ops.match(flt, f[1], f[5], f[10]) then
@@ -78,7 +78,7 @@ for i = 1, #taken do
   local j, f = taken[i], taken[i].f
   local row = base .. 'job:' .. j.id
   rcall('HSET', row, 'state', 'pending', 'max', format('%d', rowint(f[2], MAX_ROW_INT) + rowint(f[3], MAX_ROW_INT)))
-  if f[6] or f[7] or f[8] then rcall('HDEL', row, 'parent', 'onfail', 'cfail') end
+  if f[6] or f[7] or f[8] or f[11] then rcall('HDEL', row, 'parent', 'onfail', 'cfail', 'cancelled') end
   local score = pending_score(rowint(f[4], MAX_PRIORITY), jobid(j.id))
   if j.lane then
     rcall('ZADD', base .. 'lane:' .. j.lane, score, j.id)

@@ -14,7 +14,7 @@
 -- Reply: flat array of names (bulk) and values: pending delayed active dead
 -- (integers), paused (integer 0 or 1), then total_added total_completed
 -- total_failed total_retried total_dead total_recovered total_removed
--- total_requeued total_trimmed (bulk strings as stored, 0 when absent), then
+-- total_requeued total_trimmed total_cancelled (bulk strings as stored, 0 when absent), then
 -- lanes (the lanes with jobs), lane_waiting (meta lanewait), rate_max and
 -- rate_window (integers, 0 when unset), waiting and retained (ZCARD of
 -- waiting and completed). pending counts the jobs without a lane.
@@ -40,10 +40,10 @@ end
 local m = rpcall('HMGET', KEYS[3], 'paused', 'lanewait', 'rate_max', 'rate_window')
 if m.err then return m end
 out[9], out[10] = 'paused', m[1] == '1' and 1 or 0
-local counters = {'added', 'completed', 'failed', 'retried', 'dead', 'recovered', 'removed', 'requeued', 'trimmed'}
+local counters = {'added', 'completed', 'failed', 'retried', 'dead', 'recovered', 'removed', 'requeued', 'trimmed', 'cancelled'}
 local c = rpcall('HMGET', KEYS[4], unpack(counters))
 if c.err then return c end
-for i = 1, 9 do
+for i = 1, #counters do
   out[9 + 2 * i], out[10 + 2 * i] = 'total_' .. counters[i], c[i] or '0'
 end
 local lanes = KEYS[1] .. 'lanes'
@@ -56,10 +56,7 @@ local nwaiting = rpcall('ZCARD', waiting)
 if type(nwaiting) == 'table' then return nwaiting end
 local nretained = rpcall('ZCARD', completed)
 if type(nretained) == 'table' then return nretained end
-out[29], out[30] = 'lanes', nlanes
-out[31], out[32] = 'lane_waiting', rowint(m[2], MAX_ROW_INT)
-out[33], out[34] = 'rate_max', rowint(m[3], MAX_ROW_INT)
-out[35], out[36] = 'rate_window', rowint(m[4], MAX_ROW_INT)
-out[37], out[38] = 'waiting', nwaiting
-out[39], out[40] = 'retained', nretained
+local extras = {'lanes', nlanes, 'lane_waiting', rowint(m[2], MAX_ROW_INT), 'rate_max', rowint(m[3], MAX_ROW_INT),
+  'rate_window', rowint(m[4], MAX_ROW_INT), 'waiting', nwaiting, 'retained', nretained}
+for i = 1, #extras do out[#out + 1] = extras[i] end
 return out

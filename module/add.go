@@ -32,6 +32,10 @@ func add(c *host.Call) error {
 	if st.jobs, err = verdict.AddValues(r.args, r.n, r.k, cols, st.jobs[:0]); err != nil {
 		return err
 	}
+	if cols.Due >= 0 {
+		// a due time is compared with the server's clock, read once
+		verdict.AddDue(st.jobs, r.now)
+	}
 	lane := cols.Lane
 	st.parents = 0
 	for _, j := range st.jobs {
@@ -120,7 +124,7 @@ func add(c *host.Call) error {
 	toPending, toDelayed, toLanes := 0, 0, 0
 	for i, j := range st.jobs {
 		// HSET row data state att max prio bo at [uniq] [lane] [keep]
-		// [parent] [onfail] [deps] [wait]
+		// [parent] [onfail] [deps] [wait] [ev] [kind] [timeout] [headers]
 		state := protocol.StatePending
 		switch {
 		case j.IsParent():
@@ -164,6 +168,15 @@ func add(c *host.Call) error {
 		}
 		if on {
 			b.Str(protocol.FieldEvents).Arg(st.ev.Bytes)
+		}
+		if j.Kind != nil {
+			b.Str(protocol.FieldKind).Arg(j.Kind)
+		}
+		if j.Timeout != nil {
+			b.Str(protocol.FieldTimeout).Arg(j.Timeout)
+		}
+		if j.Headers != nil {
+			b.Str(protocol.FieldHeaders).Arg(j.Headers)
 		}
 	}
 	// one ZADD pending <score> <id> … and one ZADD delayed <now+delay> <id>

@@ -20,13 +20,13 @@ import (
 // the read of turns and the lanes (an ACL check and two batches).
 func claim(c *host.Call) error {
 	// shape and layout: numkeys 5 (base version meta pending active), ARGV
-	// lease count
-	r, err := prelude(c, protocol.Claim, exactly(2))
+	// lease count [ext]
+	r, err := prelude(c, protocol.Claim, optional(2, 1))
 	if err != nil {
 		return err
 	}
 	meta, pending, active := r.keys[2], r.keys[3], r.keys[4]
-	// values: the lease, then the count
+	// values: the lease, the count, then ext
 	lease, ok := grammar.Decimal(r.args[0], 1, protocol.MaxLeaseMS)
 	if !ok {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "lease"))
@@ -35,9 +35,20 @@ func claim(c *host.Call) error {
 	if !ok {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "count"))
 	}
+	ext := false
+	if len(r.args) == 3 {
+		switch string(r.args[2]) {
+		case "0":
+		case protocol.ClaimExtended:
+			ext = true
+		default:
+			return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "ext"))
+		}
+	}
 	st := claims.get()
 	defer claims.put(st)
 	st.reset()
+	st.ext = ext
 	s := &st.seen
 	*s = verdict.ClaimSeen{
 		Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0],
@@ -145,20 +156,26 @@ func claim(c *host.Call) error {
 	c.ReplyArray(len(v.Jobs))
 	st.events.reset()
 	for _, j := range v.Jobs {
-		c.ReplyArray(3)
+		if ext {
+			c.ReplyArray(3 + len(protocol.ClaimExtendedFields))
+		} else {
+			c.ReplyArray(3)
+		}
 		c.ReplyBulk(s.Members[j.Member])
 		data, err := rows.At(st.rowAt[j.Member])
 		if err != nil {
 			return err
 		}
-		if d := data.Index(1); d.IsNull() {
-			c.ReplyNull()
-		} else if b, err := d.Bytes(); err == nil {
-			c.ReplyBulk(b)
-		} else {
+		if err := replyOptBulk(c, data.Index(1)); err != nil {
 			return err
 		}
 		c.ReplyInt(j.Attempt)
+		if ext {
+			// max kind timeout headers, after att data ev
+			if err := replyExtended(c, data); err != nil {
+				return err
+			}
+		}
 		// the job's claimed event, when its row holds ev
 		if ev, set, err := data.Index(2).OptBytes(); err == nil && set {
 			if f := (verdict.Field{Bytes: ev, Set: true}); evOn(f) {
@@ -344,10 +361,52 @@ func (st *claimState) stillReady(i int) bool {
 	return verdict.LaneReady(l.State.Paused, l.State.Waiting-l.Taken, l.State.Active+st.returned[i], l.State.Cap)
 }
 
+// claimExtended are the row fields of CLAIM's extended rows, in the order
+// of protocol.ClaimExtendedFields (a test holds them equal), read after att,
+// data and ev and replied in that order by replyExtended.
+var claimExtended = [...]string{protocol.FieldMax, protocol.FieldKind, protocol.FieldTimeout, protocol.FieldHeaders}
+
+// replyOptBulk replies a row field: a bulk, or null when absent.
+func replyOptBulk(c *host.Call, v host.Value) error {
+	if v.IsNull() {
+		c.ReplyNull()
+		return nil
+	}
+	b, err := v.Bytes()
+	if err != nil {
+		return err
+	}
+	c.ReplyBulk(b)
+	return nil
+}
+
+// replyExtended replies an extended row's max, kind, timeout and headers
+// (the HMGET's fields 3 to 6): max and timeout as numeric row fields,
+// kind and headers bulk or null.
+func replyExtended(c *host.Call, row host.Value) error {
+	for i, hi := range [...]int64{grammar.MaxRowInt, 0, protocol.MaxTimeoutMS, 0} {
+		v := row.Index(3 + i)
+		if hi == 0 {
+			if err := replyOptBulk(c, v); err != nil {
+				return err
+			}
+			continue
+		}
+		b, set, err := v.OptBytes()
+		if err != nil {
+			return err
+		}
+		c.ReplyInt(grammar.RowInt(b, set, hi))
+	}
+	return nil
+}
+
 // claimState is CLAIM's scratch between commands.
 type claimState struct {
 	scratch
 	seen verdict.ClaimSeen
+	// ext: the call asks for the extended rows.
+	ext bool
 	// rows[i] is the row key of member i (base job: member), nil for a
 	// member that is not an id.
 	rows [][]byte
@@ -638,7 +697,8 @@ func (st *claimState) infoField(name []byte) *verdict.Field {
 }
 
 // readRows checks the rows of the members that are ids against the caller's
-// ACL, then reads HMGET row att data for each, up to the first one denied,
+// ACL, then reads HMGET row att data ev [max kind timeout headers] for each
+// (the extended rows with ext 1), up to the first one denied,
 // in one batch (with lanes, then ZCARD lanes); it fills the verdict's Rows
 // and returns the batch. With turns (ClaimTurnsSize), turns is checked
 // first and ZCARD turns leads the batch (a denied turns reads nothing); the
@@ -694,6 +754,11 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		}
 		st.rowAt[i] = k
 		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData).Str(protocol.FieldEvents)
+		if st.ext {
+			for _, f := range claimExtended {
+				b.Str(f)
+			}
+		}
 		k++
 	}
 	if lanes {
@@ -707,8 +772,12 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		if st.rowAt[i] < 0 {
 			continue
 		}
-		var f [3]verdict.Field
-		err := fieldsAt(res, st.rowAt[i], f[:])
+		var f [3 + len(claimExtended)]verdict.Field
+		n := 3
+		if st.ext {
+			n += len(claimExtended)
+		}
+		err := fieldsAt(res, st.rowAt[i], f[:n])
 		s.Rows[i] = verdict.Reply[verdict.Field]{Made: true, Err: err, Val: f[0]}
 	}
 	if lanes {

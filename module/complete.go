@@ -91,6 +91,9 @@ func complete(c *host.Call) error {
 				}
 			}
 			s.Score, s.Completed = st.keep(fieldAt(res, i)), st.keep(fieldAt(res, i+1))
+		case verdict.CompleteCancelled:
+			// not active: was it cancelled? (the row is read as a hash already)
+			s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
 		case verdict.CompleteHolder:
 			// the unique key is derived from the row: its ACL, then GET
 			st.unique = st.derived(r.base, protocol.SuffixUnique, s.Row.Val[1].Bytes, "")

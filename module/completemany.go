@@ -37,7 +37,7 @@ func completeMany(c *host.Call) error {
 		return err
 	}
 	s := &st.seen
-	*s = verdict.CompleteManySeen{Jobs: grow(s.Jobs, r.n), Outcomes: s.Outcomes, Holders: s.Holders}
+	*s = verdict.CompleteManySeen{Jobs: grow(s.Jobs, r.n), Outcomes: s.Outcomes, Holders: s.Holders, Cancelled: s.Cancelled}
 	st.rows, st.logs, st.uniques = st.rows[:0], st.logs[:0], grow(st.uniques, r.n)
 	st.parents, st.flowKeys = grow(st.parents, r.n), st.flowKeys[:0]
 	for i := range s.Jobs {
@@ -95,6 +95,16 @@ func completeMany(c *host.Call) error {
 				return err
 			}
 			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
+		case verdict.CompleteManyCancelledRows:
+			// the jobs not in active: was each cancelled?
+			b := c.Read()
+			for _, i := range step.Verdict.Cancelled {
+				b.Cmd("HGET").Arg(st.rows[i]).Str(protocol.FieldCancelled)
+			}
+			res := b.RunAll()
+			for k, i := range step.Verdict.Cancelled {
+				s.Jobs[i].Cancelled = fieldAt(res, k)
+			}
 		case verdict.CompleteManyHolders:
 			if err := st.readHolders(&r, step.Verdict.Holders); err != nil {
 				return err

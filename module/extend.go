@@ -46,12 +46,20 @@ func extend(c *host.Call) error {
 			b.Cmd("HGET").Arg(row).Str(protocol.FieldAttempts)
 		}
 		res := b.Cmd("ZSCORE").Arg(active).Arg(id).RunAll()
+		// views of the batch: a second read (ExtendCancelled) reuses its
+		// memory, so the verdict's later look needs copies only then
 		s.Version = fieldAt(res, 0)
 		if deny < 0 {
 			s.Att, s.Score = fieldAt(res, 1), fieldAt(res, 2)
 		} else {
 			s.Att, s.Score = denied[verdict.Field](), fieldAt(res, 1)
 		}
+		step = verdict.Extend(token, &s)
+	}
+	if step.Need == verdict.ExtendCancelled {
+		// not active: was it cancelled? (the row is read as a hash already)
+		s.Version, s.Att, s.Score = st.keep(s.Version), st.keep(s.Att), st.keep(s.Score)
+		s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
 		step = verdict.Extend(token, &s)
 	}
 	if step.Err != nil || step.Need != verdict.ExtendNone {

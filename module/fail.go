@@ -85,6 +85,9 @@ func fail(c *host.Call) error {
 			for k := range s.Counters.Val {
 				s.Counters.Val[k].Bytes = st.copy(s.Counters.Val[k].Bytes)
 			}
+		case verdict.FailCancelled:
+			// not active: was it cancelled? (the row is read as a hash already)
+			s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
 		case verdict.FailFlow:
 			st.flow.finish(id, verdict.FinishDied, text, step.Parent, step.Policy, step.Verdict.Wait)
 			refusal, err := st.flow.read(&r)

@@ -140,6 +140,12 @@ var jobCoreBenches = []struct {
 		e.verb = protocol.Claim
 		return repeat(n, []string{"60000", "10"})
 	}},
+	// the extended rows (ext 1) of plain jobs, as the client claims them
+	{"claim-10-ext", protocol.Claim, 10, func(e *benchExec, n int) [][]string {
+		e.fill(10 * n)
+		e.verb = protocol.Claim
+		return repeat(n, []string{"60000", "10", protocol.ClaimExtended})
+	}},
 	{"extend", protocol.Extend, 1, func(e *benchExec, n int) [][]string {
 		leases := e.leases(1)
 		e.verb = protocol.Extend

@@ -94,6 +94,19 @@ func workload(t *testing.T, s *valkeyserver.Server, q string) int {
 	require.Equal(t, []any{int64(1), int64(-2), int64(-1), int64(0)}, do(protocol.CompleteMany, "4", "5", "1", "", "3", "0", "", "1", "9", "", "4", "1", ""))
 	refuse(protocol.CompleteMany, "2", "3", "0", "", "3", "0", "")
 	require.Equal(t, []any{"6"}, do(protocol.Add, addArgs(job("u1 free", "0", "0", "1", protocol.BackoffFixed, "0", "u1", "600000"))...))
+	// the job options, RESCHEDULE, CLAIM's extended rows and CANCEL: a job
+	// due in a day, moved to now, claimed, then cancelled under its worker
+	opts := append([]string{"1", "4", protocol.AddOptionDue, protocol.AddOptionTimeout, protocol.AddOptionKind, protocol.AddOptionHeaders},
+		job("opts")...)
+	opts = append(opts, strconv.FormatInt(time.Now().Add(24*time.Hour).UnixMilli(), 10), "30000", "email", "trace\x00")
+	require.Equal(t, []any{"7"}, do(protocol.Add, opts...))
+	require.Equal(t, protocol.StateDelayed, do(protocol.Reschedule, "7", "0", "600000"))
+	require.Equal(t, protocol.StatePending, do(protocol.Reschedule, "7", "0", "0"))
+	claimed = do(protocol.Claim, "30000", "10", protocol.ClaimExtended).([]any)
+	require.Contains(t, claimed, []any{"7", "opts", int64(1), int64(3), "email", int64(30000), "trace\x00"})
+	require.Equal(t, int64(1), do(protocol.Cancel, "7"))
+	refuse(protocol.Extend, "7", "1", "60000")
+	refuse(protocol.Cancel, "7")
 	return calls
 }
 

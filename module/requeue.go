@@ -30,6 +30,7 @@ func requeue(c *host.Call) error {
 	st.reset()
 	st.lanes.reset(&st.scratch)
 	st.events.reset()
+	st.cancelled = false
 	st.ev = verdict.Field{}
 	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	// the row is outside the key-spec: the caller's ACL first (read, then
@@ -52,17 +53,21 @@ func requeue(c *host.Call) error {
 			b := r.fenced()
 			if deny < 0 {
 				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldEvents)
+					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldEvents).
+					Str(protocol.FieldCancelled)
 			}
 			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			if deny < 0 {
+				// the verdict's eight, then ev and cancelled
+				var all [10]verdict.Field
+				err := fieldsAt(res, 1, all[:])
 				f := st.fields[:]
-				err := fieldsEvAt(res, 1, f, &st.ev)
 				for i := range f {
-					f[i].Bytes = st.copy(f[i].Bytes)
+					f[i] = verdict.Field{Bytes: st.copy(all[i].Bytes), Set: all[i].Set}
 				}
-				st.ev.Bytes = st.copy(st.ev.Bytes)
+				st.ev = verdict.Field{Bytes: st.copy(all[8].Bytes), Set: all[8].Set}
+				st.cancelled = all[9].Set
 				s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: err}
 			} else {
 				s.Row = denied[[]verdict.Field]()
@@ -117,9 +122,10 @@ func requeue(c *host.Call) error {
 		Cmd("ZREM").Arg(dead).Arg(id).
 		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StatePending).Str(protocol.FieldMax).Int(v.Max)
 	counter := 3
-	if f := st.fields[5:8]; f[0].Set || f[1].Set || f[2].Set {
-		// a child runs on its own from now on; a parent forgets its cfail
-		b.Cmd("HDEL").Arg(row).Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail)
+	if f := st.fields[5:8]; f[0].Set || f[1].Set || f[2].Set || st.cancelled {
+		// a child runs on its own from now on; a parent forgets its cfail;
+		// a cancelled job is one no more
+		b.Cmd("HDEL").Arg(row).Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldCancelled)
 		counter++
 	}
 	b.Cmd("ZADD").Arg(set).Int(v.Score).Arg(id).
@@ -145,7 +151,9 @@ type requeueState struct {
 	scratch
 	seen   verdict.RequeueSeen
 	fields [8]verdict.Field
-	lanes  laneAcct
+	// cancelled: the row's cancelled field is present.
+	cancelled bool
+	lanes     laneAcct
 	// ev is the row's ev; events the job's requeued event.
 	ev     verdict.Field
 	events jobEvents

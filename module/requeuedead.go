@@ -36,7 +36,7 @@ func requeueDead(c *host.Call) error {
 	members := st.members[:examined]
 	// the rows: the caller's ACL (read, then written), the first denied one
 	// refused in place of its read; per row HMGET state att max prio lane
-	// parent onfail cfail ev err
+	// parent onfail cfail ev err cancelled
 	if err := st.readDeadRows(&r, members, host.KeyRead|host.KeyUpdate, verdict.RequeueDeadFields); err != nil {
 		return err
 	}
@@ -93,7 +93,8 @@ func requeueDead(c *host.Call) error {
 		return err
 	}
 	// guard, then the writes: ZREM dead <taken…>; per job HSET row state
-	// pending max <att+max>, HDEL row parent onfail cfail when any is set;
+	// pending max <att+max>, HDEL row parent onfail cfail cancelled when any
+	// is set;
 	// one ZADD pending and one per lane; HINCRBY stats requeued; the lanes;
 	// the signal; the events
 	w, err := c.BeginWrites()
@@ -113,8 +114,8 @@ func requeueDead(c *host.Call) error {
 		}
 		b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending).Str(protocol.FieldMax).Int(st.maxes[i])
 		counter++
-		if fl := st.fieldsOf(i, len(verdict.RequeueDeadFields)); fl[5].Set || fl[6].Set || fl[7].Set {
-			b.Cmd("HDEL").Arg(st.rowOf[i]).Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail)
+		if fl := st.fieldsOf(i, len(verdict.RequeueDeadFields)); fl[5].Set || fl[6].Set || fl[7].Set || fl[9].Set {
+			b.Cmd("HDEL").Arg(st.rowOf[i]).Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldCancelled)
 			counter++
 		}
 	}

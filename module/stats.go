@@ -97,15 +97,15 @@ func stats(c *host.Call) error {
 }
 
 // statsState is STATS's scratch between commands: one field per counter of
-// protocol.StatsCounters (nine; the protocol's test holds the list).
+// protocol.StatsCounters (ten; the protocol's test holds the list).
 type statsState struct {
 	scratch
 	seen   verdict.StatsSeen
-	fields [9]verdict.Field
+	fields [10]verdict.Field
 }
 
 // statsNames are the counters' names in the reply: total_<counter>.
-var statsNames = func() (out [9]string) {
+var statsNames = func() (out [10]string) {
 	for i, name := range protocol.StatsCounters {
 		out[i] = "total_" + name
 	}

@@ -22,8 +22,10 @@ import (
 
 // argCount is how a verb's ARGV is counted in the shape zone.
 type argCount struct {
-	n   int // exactly n entries, unless per > 0
-	per int // ARGV[1] counts groups of per entries: grammar.CountedArity
+	n int // exactly n entries, unless per > 0 or most > n
+	// most: n to most entries, the ones after the n-th optional (CLAIM's ext)
+	most int
+	per  int // ARGV[1] counts groups of per entries: grammar.CountedArity
 	// options: ARGV[2] counts option columns, each adding one entry to
 	// every group (ADD): grammar.OptionArity
 	options bool
@@ -31,6 +33,9 @@ type argCount struct {
 
 // exactly is an ARGV of n entries.
 func exactly(n int) argCount { return argCount{n: n} }
+
+// optional is an ARGV of n entries, then up to more optional ones.
+func optional(n, more int) argCount { return argCount{n: n, most: n + more} }
 
 // counted is an ARGV of a count n, then n groups of per entries.
 func counted(per int) argCount { return argCount{per: per} }
@@ -77,6 +82,8 @@ func prelude(c *host.Call, v *protocol.Verb, a argCount) (verbCall, error) {
 		if n, err = grammar.CountedArity(v, sh.Args, a.per); err != nil {
 			return verbCall{}, err
 		}
+	} else if a.most > a.n && len(sh.Args) > a.n && len(sh.Args) <= a.most {
+		// the optional entries are there
 	} else if err := grammar.Arity(v, sh, a.n); err != nil {
 		return verbCall{}, err
 	}

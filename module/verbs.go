@@ -46,6 +46,8 @@ func verbs() []host.Command {
 		verbCommand(protocol.RemoveDead, removeDead, "Deletes the dead jobs a filter takes, at most limit examined per call."),
 		verbCommand(protocol.PromoteAll, promoteAll, "Moves up to limit delayed jobs to pending, due or not."),
 		verbCommand(protocol.Retry, retry, "Moves one delayed job to pending now."),
+		verbCommand(protocol.Reschedule, reschedule, "Moves a pending or delayed job to a new due time."),
+		verbCommand(protocol.Cancel, cancel, "Ends a pending, delayed or active job in the dead set, cancelled."),
 	}
 }
 

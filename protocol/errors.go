@@ -158,3 +158,17 @@ const (
 	// ErrTRAWrongType: the key holds another type than a string.
 	ErrTRAWrongType = "ERR TRA wrong type"
 )
+
+// ErrCancelled is the refusal of EXTEND, COMPLETE or FAIL with the token of
+// a job that CANCEL ended: the worker stops its handler.
+func ErrCancelled(verb string) string {
+	return "EMQSTATE " + verb + " cancelled"
+}
+
+// Rescheduling and cancellation refusals.
+const (
+	// ErrCancelState: CANCEL takes pending, delayed and active jobs only.
+	ErrCancelState = "EMQSTATE cancel not cancellable"
+	// ErrRescheduleState: RESCHEDULE takes pending and delayed jobs only.
+	ErrRescheduleState = "EMQSTATE reschedule not pending or delayed"
+)

@@ -66,6 +66,9 @@ var registry = map[string]string{
 	"ErrTRABit":               protocol.ErrTRABit,
 	"ErrTRAWrongType":         protocol.ErrTRAWrongType,
 	"ErrRetryNotDelayed":      protocol.ErrRetryNotDelayed,
+	"ErrCancelled":            protocol.ErrCancelled(hole),
+	"ErrCancelState":          protocol.ErrCancelState,
+	"ErrRescheduleState":      protocol.ErrRescheduleState,
 }
 
 // notInLua are the registry texts the Lua scripts never spell, and why. A

@@ -153,8 +153,8 @@ var FlowVerbs = []*Verb{Retain, Trim, Children}
 
 // All lists every keyed verb both executors run: the job core, the lane and
 // rate verbs, the retention and flow verbs, the bus verbs, the job-event
-// verbs, then the operations verbs.
-var All = append(append(append(append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...), BusVerbs...), EventVerbs...), OpsVerbs...)
+// verbs, the operations verbs, then the rescheduling and cancellation verbs.
+var All = append(append(append(append(append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...), BusVerbs...), EventVerbs...), OpsVerbs...), HandlerVerbs...)
 
 // VersionCommand is the native executor's probe: no keys, replies Wire.
 const VersionCommand = "EMQ.VERSION"
@@ -245,6 +245,7 @@ var InspectFields = []string{
 	FieldState, FieldData, FieldAttempts, FieldMax, FieldPriority,
 	FieldBackoff, FieldAdded, FieldError, FieldProgress, FieldUnique, FieldLane,
 	FieldKeep, FieldParent, FieldOnFail, FieldDeps, FieldChildFail, FieldWait, FieldResult,
+	FieldKind, FieldTimeout, FieldHeaders, FieldCancelled,
 }
 
 // Meta fields.
@@ -269,6 +270,7 @@ var StatsExtras = []string{"lanes", "lane_waiting", "rate_max", "rate_window", "
 // StatsCounters are the stats hash fields, in the order STATS replies them.
 var StatsCounters = []string{
 	"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued", "trimmed",
+	"cancelled",
 }
 
 // FailRetry and FailDead are FAIL's replies when a job was retried or

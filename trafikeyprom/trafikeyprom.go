@@ -7,13 +7,14 @@
 //
 //   - an Observer, installed with trafikey.WithObserver, counts what this
 //     process's queues and workers do: jobs added, claimed, completed,
-//     failed, retried, dead-lettered and lost, leases recovered, handlers
+//     failed, retried, dead-lettered, lost and cancelled, leases recovered, handlers
 //     running, and handler run time;
 //   - a QueueCollector reads each queue's STATS when scraped and reports
 //     what the server holds, whatever process added or ran the jobs: the
 //     jobs pending, delayed, active and dead, whether it is paused, its
 //     lanes and rate limit, and its lifetime counters (added, completed,
-//     failed, retried, dead-lettered, recovered, removed, requeued), and
+//     failed, retried, dead-lettered, recovered, removed, requeued,
+//     cancelled), and
 //     optionally per-lane series. Its queues are fixed
 //     (NewQueueCollector) or listed at each scrape
 //     (NewQueueSourceCollector).
@@ -40,6 +41,7 @@ type Observer struct {
 	trafikey.BaseObserver
 
 	added, claimed, completed, failed, retried, dead, lost *prometheus.CounterVec
+	cancelled                                              *prometheus.CounterVec
 	recoveredPending, recoveredDead, rateLimited           *prometheus.CounterVec
 	running                                                *prometheus.GaugeVec
 	duration                                               *prometheus.HistogramVec
@@ -59,6 +61,7 @@ func NewObserver(reg prometheus.Registerer) (*Observer, error) {
 		retried:          counter("jobs_retried_total", "Failed attempts scheduled to run again."),
 		dead:             counter("jobs_dead_total", "Jobs dead-lettered by this process's workers."),
 		lost:             counter("jobs_lost_total", "Claims whose lease was lost while the handler ran."),
+		cancelled:        counter("jobs_cancelled_total", "Jobs cancelled (Queue.Cancel) while this process's workers ran them."),
 		recoveredPending: counter("leases_recovered_total", "Expired leases put back to pending by this process."),
 		recoveredDead:    counter("leases_dead_total", "Expired leases dead-lettered by this process."),
 		rateLimited:      counter("claims_rate_limited_total", "Claims of this process's workers refused by the queue's rate limit."),
@@ -71,7 +74,7 @@ func NewObserver(reg prometheus.Registerer) (*Observer, error) {
 		}, labels),
 	}
 	for _, c := range []prometheus.Collector{
-		o.added, o.claimed, o.completed, o.failed, o.retried, o.dead, o.lost,
+		o.added, o.claimed, o.completed, o.failed, o.retried, o.dead, o.lost, o.cancelled,
 		o.recoveredPending, o.recoveredDead, o.rateLimited, o.running, o.duration,
 	} {
 		if err := reg.Register(c); err != nil {
@@ -110,6 +113,8 @@ func (o *Observer) JobFinished(job *trafikey.Job, outcome trafikey.Outcome, d ti
 		o.dead.WithLabelValues(q).Inc()
 	case trafikey.OutcomeLost:
 		o.lost.WithLabelValues(q).Inc()
+	case trafikey.OutcomeCancelled:
+		o.cancelled.WithLabelValues(q).Inc()
 	}
 }
 
@@ -196,6 +201,7 @@ func NewQueueSourceCollector(source QueueSource, o CollectorOptions) *QueueColle
 			desc("queue_recovered_total", "Expired leases of the queue put back to pending."),
 			desc("queue_removed_total", "Jobs removed from the queue."),
 			desc("queue_requeued_total", "Dead jobs of the queue requeued."),
+			desc("queue_cancelled_total", "Jobs of the queue cancelled (among the dead ones)."),
 		},
 		laneJobs:   desc("lane_jobs", "Jobs of a lane by state: waiting (pending in the lane) or active.", "lane", "state"),
 		laneCap:    desc("lane_cap", "Most jobs of a lane active at once; 0 for no cap.", "lane"),
@@ -280,6 +286,7 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 	for i, v := range []int64{
 		s.TotalAdded, s.TotalCompleted, s.TotalFailed, s.TotalRetried,
 		s.TotalDead, s.TotalRecovered, s.TotalRemoved, s.TotalRequeued,
+		s.TotalCancelled,
 	} {
 		ch <- prometheus.MustNewConstMetric(c.totals[i], prometheus.CounterValue, float64(v), name)
 	}

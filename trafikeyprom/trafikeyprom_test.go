@@ -250,6 +250,7 @@ trafikey_queue_rate_window_seconds{queue="media"} 2
 		"trafikey_queue_recovered_total": 0,
 		"trafikey_queue_removed_total":   0,
 		"trafikey_queue_requeued_total":  0,
+		"trafikey_queue_cancelled_total": 0,
 	} {
 		mfs, err := reg.Gather()
 		if err != nil {

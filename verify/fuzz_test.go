@@ -68,9 +68,10 @@ var fuzzCommands = func() []string {
 // laterVerbs are the verbs specified after the fuzz corpus was first
 // written, in the order they were added.
 // The flow verbs joined the list after the bus verbs' seeds were written,
-// so they follow them; the operations verbs come last.
-var laterVerbs = append(append(append(append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...),
-	protocol.FlowVerbs...), protocol.EventVerbs...), protocol.OpsVerbs...)
+// so they follow them; the operations verbs, then the rescheduling and
+// cancellation verbs, come last.
+var laterVerbs = append(append(append(append(append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...),
+	protocol.FlowVerbs...), protocol.EventVerbs...), protocol.OpsVerbs...), protocol.HandlerVerbs...)
 
 // Argument separator and placeholders of argv.
 const (
@@ -513,6 +514,9 @@ var fuzzValid = map[string][]string{
 	protocol.RemoveDead.Name:  {"10", "", "", "0", "9007199254740991", "", ""},
 	protocol.PromoteAll.Name:  {"10"},
 	protocol.Retry.Name:       {"3"},
+	// job 3 is delayed: to a due time an hour on; job 4 is active
+	protocol.Reschedule.Name: {"3", "0", "3600000"},
+	protocol.Cancel.Name:     {"4"},
 }
 
 // A fuzzSeed is one named input of the seed corpus.
@@ -638,6 +642,24 @@ func fuzzSeeds() []fuzzSeed {
 	ops("removedead-window", protocol.RemoveDead, full, "1", "", "", "5", "4", "", "\x00")
 	ops("promoteall-lanes", protocol.PromoteAll, full|setupLanes|setupEvents, "1000")
 	ops("retry-not-delayed", protocol.Retry, full, "5")
+	// the job options, CLAIM's extended rows, RESCHEDULE and CANCEL
+	opts := func(name string, cmd *protocol.Verb, bits uint8, args ...string) {
+		seeds = append(seeds, fuzzSeed{"handler-" + name, idx(cmd.Command), bits, append([]string{N, K}, args...)})
+	}
+	opts("add-options", protocol.Add, full|setupLanes, "2", "5", "headers", "kind", "timeout", "due", "lane",
+		"d", "0", "0", "3", "fixed", "0", "", "0", "\x00\xff", "email", "30000", "253402300799999", "a",
+		"e", "0", "0", "3", "fixed", "0", "", "0", "", "", "0", "1", "")
+	opts("add-due-edge", protocol.Add, full, "1", "1", "due", "d", "0", "0", "3", "fixed", "0", "", "0", "253402300800000")
+	opts("add-parent-due", protocol.Add, full, "2", "2", "due", "parent", "d", "0", "0", "3", "fixed", "0", "", "0", "5", "",
+		"e", "0", "0", "3", "fixed", "0", "", "0", "", "1")
+	opts("claim-ext", protocol.Claim, full|setupLanes, "30000", "1000", "1")
+	opts("claim-ext-bad", protocol.Claim, full, "30000", "2", "2")
+	opts("reschedule-to-pending", protocol.Reschedule, full|setupLanes, "3", "0", "0")
+	opts("reschedule-lane", protocol.Reschedule, full|setupLanes|setupEvents, "8", "0", "60000")
+	opts("reschedule-due-huge", protocol.Reschedule, full, "1", "253402300800000", "0")
+	opts("cancel-child", protocol.Cancel, full|setupLanes|setupEvents, "11")
+	opts("cancel-lane-pending", protocol.Cancel, full|setupLanes, "8")
+	opts("cancel-dead", protocol.Cancel, full, "5")
 	return seeds
 }
 

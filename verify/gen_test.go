@@ -260,12 +260,62 @@ func (g *gen) job(badPct int) []string {
 	if g.chance("wait refused", badPct) {
 		wait = g.pick("wait", "86400001", "-1", "01")
 	}
+	due, timeout, kind, headers := g.jobOptions(badPct)
 	// parent and onfail are drawn by addArgs, which knows the job's place
-	return []string{data, prio, delay, attempts, backoff, backoffMS, ukey, ttl, lane, "", "", wait}
+	return []string{data, prio, delay, attempts, backoff, backoffMS, ukey, ttl, lane, "", "", wait, due, timeout, kind, headers}
+}
+
+// jobOptions draws a job's due, timeout, kind and headers columns ("" for
+// none), each refused with badPct% probability. A due time is far from the
+// clock (long past, or an hour and more ahead of A's), so that it is not
+// above now on one server and below it on the other.
+func (g *gen) jobOptions(badPct int) (due, timeout, kind, headers string) {
+	if g.chance("due", 20) {
+		due = g.due()
+	}
+	if g.chance("due refused", badPct) {
+		due = g.pick("due", "253402300800000", "-1", "01", "x")
+	}
+	if g.chance("timeout", 20) {
+		timeout = g.pick("timeout", "30000", "1", "0", "86400000")
+	}
+	if g.chance("timeout refused", badPct) {
+		timeout = g.pick("timeout", "86400001", "-1", "01")
+	}
+	if g.chance("kind", 25) {
+		kind = g.pick("kind", "email", "\x00{k}:\xff", strings.Repeat("k", protocol.MaxKind))
+	}
+	if g.chance("kind refused", badPct) {
+		kind = strings.Repeat("k", protocol.MaxKind+1)
+	}
+	if g.chance("headers", 20) {
+		headers = g.pick("headers", "traceparent=00-01", "\x00\r\n", strings.Repeat("h", protocol.MaxHeaders))
+	}
+	if g.chance("headers refused", badPct) {
+		headers = strings.Repeat("h", protocol.MaxHeaders+1)
+	}
+	return due, timeout, kind, headers
+}
+
+// due draws an absolute due time far from the clock: 0 (none), long past,
+// an hour or a day ahead of A's clock, or the domain's end.
+func (g *gen) due() string {
+	switch g.pick("due at", "0", "past", "hour", "day", "end") {
+	case "past":
+		return g.pick("due past", "1", "1000000000000")
+	case "hour":
+		return strconv.FormatInt(g.p.now(g.t)+3_600_000, 10)
+	case "day":
+		return strconv.FormatInt(g.p.now(g.t)+86_400_000, 10)
+	case "end":
+		return strconv.FormatInt(protocol.MaxDueMS, 10)
+	}
+	return "0"
 }
 
 // The option columns of a job's group as job draws it, after the fixed 8.
-var addColumns = []string{protocol.AddOptionLane, protocol.AddOptionParent, protocol.AddOptionOnFail, protocol.AddOptionWait}
+var addColumns = []string{protocol.AddOptionLane, protocol.AddOptionParent, protocol.AddOptionOnFail, protocol.AddOptionWait,
+	protocol.AddOptionDue, protocol.AddOptionTimeout, protocol.AddOptionKind, protocol.AddOptionHeaders}
 
 // addArgs is ADD's ARGV for n jobs; the count is rarely refused or wrong.
 func (g *gen) addArgs(n, badPct int) []string {
@@ -285,6 +335,10 @@ func (g *gen) addArgs(n, badPct int) []string {
 				parent = g.pick("parent", strconv.Itoa(i+1), strconv.Itoa(i+2), "0", "01", "x")
 			}
 			jobs[i][protocol.AddArgsPerJob+1] = parent
+			if p, err := strconv.Atoi(parent); err == nil && p >= 1 && p <= i && !g.chance("parent due kept", 5) {
+				// a parent with a due time is refused: mostly none
+				jobs[p-1][protocol.AddArgsPerJob+4] = ""
+			}
 			if g.chance("onfail", 40) {
 				jobs[i][protocol.AddArgsPerJob+2] = g.pick("onfail", protocol.OnFailIgnore, protocol.OnFailContinue, protocol.OnFailFail, "skip")
 			}
@@ -408,7 +462,7 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 	case protocol.Add:
 		return g.addArgs(g.intn("jobs", 1, 2), 0)
 	case protocol.Claim:
-		return []string{g.val("lease", domLease, 0), g.val("count", domCount, 0)}
+		return g.claimArgs(g.val("lease", domLease, 0), g.val("count", domCount, 0), 0)
 	case protocol.Extend:
 		i := id(protocol.SuffixActive)
 		return []string{i, g.token(q, i), g.val("lease", domLease, 0)}
@@ -456,8 +510,35 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 		return []string{g.val("ttl", domFailuresTTL, 0)}
 	case protocol.Events:
 		return []string{g.val("max_len", domEventsMax, 0)}
+	case protocol.Reschedule:
+		return g.rescheduleArgs(q, 0)
+	case protocol.Cancel:
+		return []string{id(protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixActive)}
 	}
 	return g.opsValidArgs(v, q)
+}
+
+// rescheduleArgs draws RESCHEDULE's id (mostly a pending or delayed job),
+// due time and delay; each value is refused with badPct% probability.
+func (g *gen) rescheduleArgs(q string, badPct int) []string {
+	due := g.due()
+	if g.chance("due refused", badPct) {
+		due = g.pick("due", "253402300800000", "-1", "01", "")
+	}
+	return []string{g.id(q, protocol.SuffixPending, protocol.SuffixDelayed), due, g.val("delay", domDelay, badPct)}
+}
+
+// claimArgs draws CLAIM's lease and count, and rarely its ext (0, 1, or one
+// refused); each value is refused with badPct% probability.
+func (g *gen) claimArgs(lease, count string, badPct int) []string {
+	args := []string{lease, count}
+	if g.chance("claim ext", 40) {
+		args = append(args, g.pick("ext", protocol.ClaimExtended, "0"))
+	}
+	if g.chance("ext refused", badPct) {
+		args = append(args[:2], g.pick("ext", "2", "", "01", "true"))
+	}
+	return args
 }
 
 // retainArgs draws RETAIN's five values: retention off or on, with bounds
@@ -561,10 +642,14 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 			return g.addArgs(g.intn("jobs", 2, 5), 1)
 		}),
 		"claim": onReady(func() []string {
-			return []string{g.val("lease", domLease, bad), g.val("count", domCount, bad)}
+			return g.claimArgs(g.val("lease", domLease, bad), g.val("count", domCount, bad), bad)
 		}),
 		"claim short lease": onReady(func() []string {
-			return []string{g.pick("lease", "1", "2", "3"), g.pick("count", "1", "2", "1000")}
+			return g.claimArgs(g.pick("lease", "1", "2", "3"), g.pick("count", "1", "2", "1000"), 0)
+		}),
+		"reschedule": verb(protocol.Reschedule, func(q string) []string { return g.rescheduleArgs(q, bad) }),
+		"cancel": verb(protocol.Cancel, func(q string) []string {
+			return []string{g.id(q, protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixActive, protocol.SuffixDead, protocol.SuffixWaiting)}
 		}),
 		"lane cap": verb(protocol.LaneCap, func(string) []string {
 			return []string{g.lane(bad), g.val("cap", domLaneCap, bad)}
@@ -832,7 +917,7 @@ func (g *gen) corrupt() {
 	k := protocol.KeysOf(q)
 	var c step
 	switch g.pick("corrupted", "seq", "counter", "version", "row", "row field gone", "member", "paused", "signal", "logs", "holder",
-		"lane field", "lane meta", "turn member", "rate", "flow field", "flow member", "retention", "events") {
+		"lane field", "lane meta", "turn member", "rate", "flow field", "flow member", "retention", "events", "job option") {
 	case "seq":
 		c = cmd("HSET", k.Meta, protocol.MetaSeq, g.pick("value", intish...))
 	case "counter":
@@ -945,6 +1030,12 @@ func (g *gen) corrupt() {
 		} else {
 			c = cmd("HSET", k.Meta, protocol.MetaEventsMax, value)
 		}
+	case "job option":
+		// a row's kind, timeout, headers or cancelled mark, as CLAIM's
+		// extended rows, INSPECT and the cancelled refusal read them
+		field := g.pick("field", protocol.FieldTimeout, protocol.FieldKind, protocol.FieldHeaders, protocol.FieldCancelled, protocol.FieldMax)
+		value := g.pick("value", append([]string{"86400000", "86400001", "\x00"}, intish...)...)
+		c = cmd("HSET", k.Job(g.id(q)), field, value)
 	}
 	g.p.run(g.t, c)
 }

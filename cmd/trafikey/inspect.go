@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -55,13 +57,26 @@ is JSON, else as a hex dump.`,
 		}
 		tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "job\t%s in queue %s\n", info.ID, q.Name())
-		fmt.Fprintf(tw, "state\t%s\n", info.State)
+		state := string(info.State)
+		if info.Cancelled {
+			state += " (cancelled)"
+		}
+		fmt.Fprintf(tw, "state\t%s\n", state)
+		if info.Kind != "" {
+			fmt.Fprintf(tw, "kind\t%s\n", shown([]byte(info.Kind)))
+		}
 		fmt.Fprintf(tw, "attempts\t%d of %d\n", info.Attempts, info.MaxAttempts)
 		fmt.Fprintf(tw, "priority\t%d\n", info.Priority)
 		fmt.Fprintf(tw, "backoff\t%s from %v\n", info.Backoff, info.BackoffBase)
 		fmt.Fprintf(tw, "added\t%s (%s ago)\n", info.AddedAt.Format(time.RFC3339Nano), time.Since(info.AddedAt).Round(time.Millisecond))
+		if info.Timeout > 0 {
+			fmt.Fprintf(tw, "timeout\t%v per attempt\n", info.Timeout)
+		}
 		if info.Lane != "" {
 			fmt.Fprintf(tw, "lane\t%s\n", shown([]byte(info.Lane)))
+		}
+		for _, k := range slices.Sorted(maps.Keys(info.Headers)) {
+			fmt.Fprintf(tw, "header\t%s: %s\n", shown([]byte(k)), shown([]byte(info.Headers[k])))
 		}
 		if info.UniqueKey != "" {
 			fmt.Fprintf(tw, "unique key\t%s\n", shown([]byte(info.UniqueKey)))

@@ -169,3 +169,38 @@ func TestInspectFlow(t *testing.T) {
 	require.EqualValues(t, 1, job["waiting_children"])
 	require.Len(t, job["children"], 2)
 }
+
+// inspect shows a job's kind, timeout and headers, and a cancelled job.
+func TestInspectJobOptions(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	q, err := trafikey.Open(t.Context(), c, "mail")
+	require.NoError(t, err)
+	id, err := q.Add(t.Context(), []byte("x"), trafikey.Kind("welcome"), trafikey.Timeout(90*time.Second),
+		trafikey.Headers(map[string]string{"traceparent": "00-1-2-01"}))
+	require.NoError(t, err)
+	require.NoError(t, q.Cancel(t.Context(), id))
+
+	out, _, code := run(t, "inspect", "mail", id, "--addr", s.Addr())
+	require.Equal(t, exitOK, code)
+	require.Regexp(t, `state\s+dead \(cancelled\)\n`, out)
+	require.Regexp(t, `kind\s+welcome\n`, out)
+	require.Regexp(t, `timeout\s+1m30s per attempt\n`, out)
+	require.Regexp(t, `header\s+traceparent: 00-1-2-01\n`, out)
+	out, _, code = run(t, "stats", "mail", "--addr", s.Addr())
+	require.Equal(t, exitOK, code)
+	require.Regexp(t, `cancelled\s+1\n`, out)
+
+	out, _, code = run(t, "inspect", "mail", id, "--addr", s.Addr(), "--json")
+	require.Equal(t, exitOK, code)
+	job := decode[map[string]any](t, out)
+	require.Equal(t, "welcome", job["kind"])
+	require.EqualValues(t, 90000, job["timeout_ms"])
+	require.Equal(t, true, job["cancelled"])
+	require.Equal(t, map[string]any{"traceparent": "00-1-2-01"}, job["headers"])
+
+	out, _, code = run(t, "stats", "mail", "--addr", s.Addr(), "--json")
+	require.Equal(t, exitOK, code)
+	require.EqualValues(t, 1, decode[map[string]any](t, out)["totals"].(map[string]any)["cancelled"])
+}

@@ -72,6 +72,7 @@ func (a *app) newStatsCmd() *cobra.Command {
 		fmt.Fprintf(tw, "leases recovered\t%d\n", st.TotalRecovered)
 		fmt.Fprintf(tw, "removed\t%d\n", st.TotalRemoved)
 		fmt.Fprintf(tw, "requeued\t%d\n", st.TotalRequeued)
+		fmt.Fprintf(tw, "cancelled\t%d\n", st.TotalCancelled)
 		if err := tw.Flush(); err != nil || st.Lanes == 0 {
 			return err
 		}

@@ -23,7 +23,12 @@ type AddJob struct {
 	// OnFail is the policy stored (nil: fail, or no parent); Wait the wait
 	// stored (nil: none).
 	OnFail, Wait []byte
-	depth        int
+	// Due is the due column's value (0: none); the handler folds it into
+	// Delay once the clock is read (AddDue). Kind, Timeout and Headers are
+	// the row fields stored (nil: none).
+	Due                    int64
+	Kind, Timeout, Headers []byte
+	depth                  int
 }
 
 // IsParent reports whether the job is named as a parent in its call.
@@ -44,14 +49,18 @@ const (
 // AddColumns are the indexes among ADD's options of its known columns, -1
 // for a column the call does not name.
 type AddColumns struct {
-	Lane, Parent, OnFail, Wait int
+	Lane, Parent, OnFail, Wait  int
+	Due, Timeout, Kind, Headers int
 }
 
+// noColumns is AddColumns of a call that names none.
+var noColumns = AddColumns{-1, -1, -1, -1, -1, -1, -1, -1}
+
 // AddOptions checks ADD's option names (ARGV[3 … 2+k]): each a known option
-// (lane, parent, onfail, wait), named once, else "bad option". It returns
-// the columns' indexes among the options.
+// (lane, parent, onfail, wait, due, timeout, kind, headers), named once,
+// else "bad option". It returns the columns' indexes among the options.
 func AddOptions(names [][]byte) (AddColumns, error) {
-	cols := AddColumns{-1, -1, -1, -1}
+	cols := noColumns
 	for i, name := range names {
 		var col *int
 		switch string(name) {
@@ -63,9 +72,17 @@ func AddOptions(names [][]byte) (AddColumns, error) {
 			col = &cols.OnFail
 		case protocol.AddOptionWait:
 			col = &cols.Wait
+		case protocol.AddOptionDue:
+			col = &cols.Due
+		case protocol.AddOptionTimeout:
+			col = &cols.Timeout
+		case protocol.AddOptionKind:
+			col = &cols.Kind
+		case protocol.AddOptionHeaders:
+			col = &cols.Headers
 		}
 		if col == nil || *col >= 0 {
-			return AddColumns{-1, -1, -1, -1}, refusal(protocol.ErrBadArg(protocol.Add.Name, "option"))
+			return noColumns, refusal(protocol.ErrBadArg(protocol.Add.Name, "option"))
 		}
 		*col = i
 	}
@@ -78,7 +95,8 @@ func AddOptions(names [][]byte) (AddColumns, error) {
 // "bad priority", "bad delay", "bad attempts", "bad backoff", "bad
 // backoff_ms", "bad unique_key", "bad unique_ttl" (which must be at least 1
 // when there is a unique key), then "bad lane" (0..128 bytes, empty for
-// none). data is any bytes.
+// none), "bad parent", "bad onfail", "bad wait", then the job options:
+// "bad due", "bad timeout", "bad kind", "bad headers". data is any bytes.
 func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJob, error) {
 	lane := cols.Lane
 	first := len(jobs)
@@ -127,7 +145,7 @@ func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJo
 					return jobs, bad("parent")
 				}
 				pj := &jobs[first+int(x)-1]
-				if pj.Delay > 0 || pj.depth >= protocol.MaxFlowDepth {
+				if pj.Delay > 0 || pj.Due > 0 || pj.depth >= protocol.MaxFlowDepth {
 					return jobs, bad("parent")
 				}
 				job.Parent, job.depth = int(x)-1, pj.depth+1
@@ -156,9 +174,70 @@ func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJo
 				}
 			}
 		}
+		if err := addJobOptions(j, cols, &job); err != nil {
+			return jobs, err
+		}
 		jobs = append(jobs, job)
 	}
 	return jobs, nil
+}
+
+// addJobOptions checks a job's option values (docs/PROTOCOL.md, "Job
+// options"), in this order whatever the columns' order: due, timeout, kind,
+// headers.
+func addJobOptions(j [][]byte, cols AddColumns, job *AddJob) error {
+	bad := func(name string) error { return refusal(protocol.ErrBadArg(protocol.Add.Name, name)) }
+	if cols.Due >= 0 {
+		if d := j[protocol.AddArgsPerJob+cols.Due]; len(d) > 0 {
+			x, ok := grammar.Decimal(d, 0, protocol.MaxDueMS)
+			if !ok {
+				return bad("due")
+			}
+			job.Due = x
+		}
+	}
+	if cols.Timeout >= 0 {
+		if t := j[protocol.AddArgsPerJob+cols.Timeout]; len(t) > 0 {
+			x, ok := grammar.Decimal(t, 0, protocol.MaxTimeoutMS)
+			if !ok {
+				return bad("timeout")
+			}
+			if x > 0 {
+				job.Timeout = t
+			}
+		}
+	}
+	if cols.Kind >= 0 {
+		k := j[protocol.AddArgsPerJob+cols.Kind]
+		if len(k) > protocol.MaxKind {
+			return bad("kind")
+		}
+		if len(k) > 0 {
+			job.Kind = k
+		}
+	}
+	if cols.Headers >= 0 {
+		h := j[protocol.AddArgsPerJob+cols.Headers]
+		if len(h) > protocol.MaxHeaders {
+			return bad("headers")
+		}
+		if len(h) > 0 {
+			job.Headers = h
+		}
+	}
+	return nil
+}
+
+// AddDue folds each job's due time into its delay, for the server's clock
+// now: a job runs at max(now + delay, due), so its delay becomes that time
+// minus now; a due time not above now leaves the delay as it is (a job of
+// delay 0 stays one).
+func AddDue(jobs []AddJob, now int64) {
+	for i := range jobs {
+		if j := &jobs[i]; j.Due > now+j.Delay {
+			j.Delay = j.Due - now
+		}
+	}
 }
 
 // AddLaneArg is the offset of a job's lane value after its data, for the

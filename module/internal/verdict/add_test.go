@@ -4,6 +4,7 @@ import (
 	"errors"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
@@ -23,10 +24,7 @@ func addArgs(jobs ...[8]string) [][]byte {
 
 var plainJob = [8]string{"data", "0", "0", "3", "fixed", "100", "", "0"}
 
-var (
-	noColumns  = AddColumns{-1, -1, -1, -1}
-	laneColumn = AddColumns{0, -1, -1, -1}
-)
+var laneColumn = AddColumns{0, -1, -1, -1, -1, -1, -1, -1}
 
 func TestAddValues(t *testing.T) {
 	t.Parallel()
@@ -256,7 +254,7 @@ func TestAddFlowValues(t *testing.T) {
 		}
 		return out
 	}
-	cols := AddColumns{-1, 0, 1, 2}
+	cols := AddColumns{-1, 0, 1, 2, -1, -1, -1, -1}
 	jobs, err := AddValues(args([3]string{"", "ignore", "5"}, [3]string{"1", "continue", ""}, [3]string{"1", "fail", "0"}), 3, 3, cols, nil)
 	if err != nil || jobs[0].Kids != 2 || jobs[0].OnFail != nil || string(jobs[0].Wait) != "5" ||
 		jobs[1].Parent != 0 || string(jobs[1].OnFail) != "continue" || jobs[2].OnFail != nil || jobs[2].Wait != nil || jobs[0].Ready() || !jobs[1].Ready() {
@@ -287,5 +285,68 @@ func TestAddFlowValues(t *testing.T) {
 	chain = append(chain, [3]string{strconv.Itoa(len(chain)), "", ""})
 	if _, err := AddValues(args(chain...), len(chain), 3, cols, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", "parent"))) {
 		t.Fatalf("depth 17: %v", err)
+	}
+}
+
+// The job options: their values in the order due, timeout, kind, headers
+// whatever the columns' order; a parent with a due time; the due time
+// folded into the delay.
+func TestAddJobOptions(t *testing.T) {
+	t.Parallel()
+	names := []string{"headers", "kind", "timeout", "due", "parent"}
+	cols, err := AddOptions(func() (out [][]byte) {
+		for _, n := range names {
+			out = append(out, []byte(n))
+		}
+		return out
+	}())
+	if err != nil || cols != (AddColumns{-1, 4, -1, -1, 3, 2, 1, 0}) {
+		t.Fatalf("%+v %v", cols, err)
+	}
+	args := func(rows ...[5]string) [][]byte {
+		out := [][]byte{[]byte(strconv.Itoa(len(rows))), []byte("5")}
+		for _, n := range names {
+			out = append(out, []byte(n))
+		}
+		for _, r := range rows {
+			for _, a := range plainJob {
+				out = append(out, []byte(a))
+			}
+			for _, a := range r {
+				out = append(out, []byte(a))
+			}
+		}
+		return out
+	}
+	jobs, err := AddValues(args([5]string{"h", "k", "30000", "", ""}, [5]string{"", "", "0", "2000", ""}, [5]string{"", "", "", "0", "1"}), 3, 5, cols, nil)
+	if err != nil || string(jobs[0].Headers) != "h" || string(jobs[0].Kind) != "k" || string(jobs[0].Timeout) != "30000" || jobs[0].Due != 0 ||
+		jobs[1].Headers != nil || jobs[1].Kind != nil || jobs[1].Timeout != nil || jobs[1].Due != 2000 || jobs[2].Parent != 0 {
+		t.Fatalf("%+v %v", jobs, err)
+	}
+	AddDue(jobs, 1000)
+	if jobs[0].Delay != 0 || jobs[1].Delay != 1000 || jobs[2].Delay != 0 {
+		t.Fatalf("due: %+v", jobs)
+	}
+	long := func(n int) string { return strings.Repeat("x", n) }
+	for _, tc := range []struct {
+		rows [][5]string
+		bad  string
+	}{
+		{[][5]string{{"", "", "", "01", ""}}, "due"},
+		{[][5]string{{"", "", "", "253402300800000", ""}}, "due"},
+		{[][5]string{{"", "", "86400001", "x", ""}}, "due"}, // due is checked first
+		{[][5]string{{"", "", "86400001", "", ""}}, "timeout"},
+		{[][5]string{{"", long(protocol.MaxKind + 1), "-1", "", ""}}, "timeout"},
+		{[][5]string{{long(protocol.MaxHeaders + 1), long(protocol.MaxKind + 1), "", "", ""}}, "kind"},
+		{[][5]string{{long(protocol.MaxHeaders + 1), long(protocol.MaxKind), "", "", ""}}, "headers"},
+		{[][5]string{{"", "", "", "5", ""}, {"", "", "", "", "1"}}, "parent"},
+	} {
+		if _, err := AddValues(args(tc.rows...), len(tc.rows), 5, cols, nil); !errors.Is(err, grammar.Refusal(protocol.ErrBadArg("add", tc.bad))) {
+			t.Errorf("%v: %v", tc.rows, err)
+		}
+	}
+	// a parent whose due is 0 is one of no due time
+	if _, err := AddValues(args([5]string{"", "", "", "0", ""}, [5]string{"", "", "", "", "1"}), 2, 5, cols, nil); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,6 +14,8 @@ const (
 	// are checked against the caller's ACL first; a denied row is the row
 	// read's error (and is not read), denied logs are CompleteSeen.Logs.
 	CompleteFirst
+	// CompleteCancelled (the job is not in active): HGET <row> cancelled.
+	CompleteCancelled
 	// CompleteHolder: GET unique:<uniq>, when the row has a unique key (the
 	// key is checked against the caller's ACL first; a denial is this read's
 	// error).
@@ -44,6 +46,8 @@ type CompleteSeen struct {
 	// or NOPERM, refused where the writes would start.
 	Logs   error
 	Holder Reply[Field]
+	// Cancelled is HGET <row> cancelled, read when the job is not active.
+	Cancelled Reply[Field]
 	// ResultMax is HGET meta result_max.
 	ResultMax Reply[Field]
 	// Flow and FlowTypes are the flow accounting's outcomes.
@@ -78,7 +82,7 @@ type CompleteStep struct {
 
 // Complete decides EMQ.COMPLETE of job id for the caller's token, in the
 // order of lua/complete.lua: the fence; the row (gone, EMQSTALE); the job's
-// place in active (EMQSTATE not active); the unique key's holder (WRONGTYPE);
+// place in active (EMQSTATE cancelled or not active); the unique key's holder (WRONGTYPE);
 // stats completed, typed and predicted. ZSCORE types active and HMGET the
 // row; DEL takes any type.
 func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
@@ -102,7 +106,10 @@ func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
 		return CompleteStep{Err: s.Score.Err}
 	}
 	if !s.Score.Val.Set {
-		return CompleteStep{Err: completeNotActive}
+		if !s.Cancelled.Made {
+			return CompleteStep{Need: CompleteCancelled}
+		}
+		return CompleteStep{Err: NotActive(s.Cancelled, completeCancelled, completeNotActive)}
 	}
 	lane, parent := LaneName(s.Row.Val[2]), ChildParent(s.Row.Val[3])
 	v := CompleteVerdict{Keep: s.Row.Val[4].Is("1"), Wait: waitField(s.Row.Val[5])}
@@ -171,5 +178,6 @@ func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
 var (
 	completeStale     = refusal(protocol.ErrStale(protocol.Complete.Name))
 	completeNotActive = refusal(protocol.ErrNotActive(protocol.Complete.Name))
+	completeCancelled = refusal(protocol.ErrCancelled(protocol.Complete.Name))
 	completeTooLarge  = refusal(protocol.ErrResultTooLarge)
 )

@@ -16,6 +16,7 @@ type completeScript struct {
 	completed Reply[Field]
 	logs      error
 	holder    Reply[Field]
+	cancelled Reply[Field]
 }
 
 func (sc completeScript) run(t *testing.T) ([]CompleteRead, CompleteStep) {
@@ -36,6 +37,9 @@ func (sc completeScript) run(t *testing.T) ([]CompleteRead, CompleteStep) {
 		case CompleteHolder:
 			s.Holder = sc.holder
 			s.Holder.Made = true
+		case CompleteCancelled:
+			s.Cancelled = sc.cancelled
+			s.Cancelled.Made = true
 		default:
 			t.Fatalf("unknown read %d", n)
 		}
@@ -61,7 +65,8 @@ func TestComplete(t *testing.T) {
 		{"row not a hash", completeScript{row: Failed[[6]Field](errA), score: Failed[Field](errB)}, first, CompleteVerdict{}, errA},
 		{"stale", completeScript{row: Got([6]Field{Str("2"), {}}), score: Failed[Field](errB)}, first, CompleteVerdict{}, grammar.Refusal(protocol.ErrStale("complete"))},
 		{"active not a zset", completeScript{score: Failed[Field](errA), completed: Failed[Field](errB)}, first, CompleteVerdict{}, errA},
-		{"not active", completeScript{score: Got(Field{}), completed: Failed[Field](errB)}, first, CompleteVerdict{}, grammar.Refusal(protocol.ErrNotActive("complete"))},
+		{"not active", completeScript{score: Got(Field{}), completed: Failed[Field](errB)}, []CompleteRead{CompleteFirst, CompleteCancelled}, CompleteVerdict{}, grammar.Refusal(protocol.ErrNotActive("complete"))},
+		{"cancelled", completeScript{score: Got(Field{}), cancelled: Got(Str("1")), completed: Failed[Field](errB)}, []CompleteRead{CompleteFirst, CompleteCancelled}, CompleteVerdict{}, grammar.Refusal(protocol.ErrCancelled("complete"))},
 		{"releases its unique key", completeScript{row: uniq, holder: Got(Str("7"))}, both, CompleteVerdict{Release: true, Completed: 1}, nil},
 		{"another holder", completeScript{row: uniq, holder: Got(Str("8"))}, both, CompleteVerdict{Completed: 1}, nil},
 		{"no holder", completeScript{row: uniq, holder: Got(Field{})}, both, CompleteVerdict{Completed: 1}, nil},

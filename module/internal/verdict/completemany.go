@@ -77,6 +77,10 @@ const (
 	// ACL first: a denied row is its read's error (it and the jobs after it
 	// are not read), denied logs are the job's CompleteManyJob.Logs.
 	CompleteManyFirst
+	// CompleteManyCancelledRows: HGET <row> cancelled of each job in
+	// CompleteManyVerdict.Cancelled (its token matches, it is not in
+	// active), in one batch: the row was read as a hash already.
+	CompleteManyCancelledRows
 	// CompleteManyHolders: GET unique:<uniq> of each job in
 	// CompleteManyVerdict.Holders, in order. The keys are checked against
 	// the caller's ACL first; a denied key is its read's error (it and the
@@ -117,6 +121,9 @@ type CompleteManyJob struct {
 	// Holder is GET unique:<uniq>, made for a job found in active whose row
 	// has uniq.
 	Holder Reply[Field]
+	// Cancelled is HGET <row> cancelled, made for a job whose token matches
+	// and that is not in active.
+	Cancelled Reply[Field]
 }
 
 // CompleteManySeen is what COMPLETEMANY has read so far.
@@ -134,8 +141,9 @@ type CompleteManySeen struct {
 	// Outcomes and Holders are memory the verdict may fill with its own: a
 	// handler keeps them from one call to the next, so a steady load
 	// allocates nothing.
-	Outcomes []CompleteManyOutcome
-	Holders  []int
+	Outcomes  []CompleteManyOutcome
+	Holders   []int
+	Cancelled []int
 }
 
 // A job's outcome, its integer in the reply (protocol's).
@@ -145,12 +153,14 @@ const (
 	CompleteManyStale     = protocol.CompleteManyStale
 	CompleteManyNotActive = protocol.CompleteManyNotActive
 	CompleteManyTooLarge  = protocol.CompleteManyTooLarge
+	CompleteManyCancelled = protocol.CompleteManyCancelled
 )
 
 // CompleteManyOutcome is one job's outcome.
 type CompleteManyOutcome struct {
 	// Reply is the job's integer in the reply: CompleteManyDone, …Gone,
-	// …Stale or …NotActive. Only a done job is written.
+	// …Stale, …NotActive, …TooLarge or …Cancelled. Only a done job is
+	// written.
 	Reply int64
 	// Release: the job is done and its unique key holds its id; DEL it too.
 	Release bool
@@ -177,6 +187,9 @@ type CompleteManyVerdict struct {
 	// whose unique key to read: every job before the first refusal of the
 	// first batch found in active with uniq set and its holder not read.
 	Holders []int
+	// Cancelled, with Need CompleteManyCancelledRows, are the indexes of the
+	// jobs whose cancelled field to read.
+	Cancelled []int
 }
 
 // CompleteManyStep is COMPLETEMANY's verdict, a refusal, or the next read it
@@ -201,7 +214,7 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 		return CompleteManyStep{Err: err}
 	}
 	v := CompleteManyVerdict{Outcomes: zeroed(&s.Outcomes, len(s.Jobs))}
-	holders := s.Holders[:0]
+	holders, cancelled := s.Holders[:0], s.Cancelled[:0]
 	// the first refusal of the first batch's replies (or of a holder) and
 	// its job: the jobs before it are still read through, job by job, as
 	// lua/completemany.lua does, so their own later reads (the result's
@@ -234,6 +247,15 @@ jobs:
 		}
 		if !j.Score.Val.Set {
 			o.Reply = CompleteManyNotActive
+			switch {
+			case !j.Cancelled.Made:
+				cancelled = append(cancelled, i)
+			case j.Cancelled.Err != nil:
+				firstErr, firstAt = j.Cancelled.Err, i
+				break jobs
+			case j.Cancelled.Val.Set:
+				o.Reply = CompleteManyCancelled
+			}
 			continue
 		}
 		if uniq.Set {
@@ -251,6 +273,11 @@ jobs:
 		}
 		o.Reply = CompleteManyDone
 		v.Done++
+	}
+	if len(cancelled) > 0 {
+		s.Cancelled = cancelled
+		v.Cancelled = cancelled
+		return CompleteManyStep{Need: CompleteManyCancelledRows, Verdict: v}
 	}
 	if len(holders) > 0 {
 		s.Holders = holders

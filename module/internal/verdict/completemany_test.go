@@ -13,10 +13,11 @@ import (
 // cmJob scripts one pair of a COMPLETEMANY: job i (from 0) has id 10+i and
 // token "3".
 type cmJob struct {
-	row    Reply[[6]Field] // unmade: att "3", no uniq
-	score  Reply[Field]    // unmade: in active
-	logs   error
-	holder Reply[Field] // answered when the verdict asks for it
+	row       Reply[[6]Field] // unmade: att "3", no uniq
+	score     Reply[Field]    // unmade: in active
+	logs      error
+	holder    Reply[Field] // answered when the verdict asks for it
+	cancelled Reply[Field] // answered when the verdict asks for it
 }
 
 type completeManyScript struct {
@@ -60,6 +61,11 @@ func (sc completeManyScript) run(t *testing.T) ([]CompleteManyRead, CompleteMany
 				}
 				s.Jobs[i].Row, s.Jobs[i].Score, s.Jobs[i].Logs = r, sc, l
 			}
+		case CompleteManyCancelledRows:
+			for _, i := range st.Verdict.Cancelled {
+				s.Jobs[i].Cancelled = sc.jobs[i].cancelled
+				s.Jobs[i].Cancelled.Made = true
+			}
 		case CompleteManyHolders:
 			for _, i := range st.Verdict.Holders {
 				asked = append(asked, i)
@@ -91,6 +97,7 @@ func TestCompleteMany(t *testing.T) {
 	t.Parallel()
 	first := []CompleteManyRead{CompleteManyFirst}
 	both := []CompleteManyRead{CompleteManyFirst, CompleteManyHolders}
+	out := []CompleteManyRead{CompleteManyFirst, CompleteManyCancelledRows}
 	done := func(n int) []cmJob { return make([]cmJob, n) }
 	for _, tc := range []struct {
 		name      string
@@ -104,9 +111,9 @@ func TestCompleteMany(t *testing.T) {
 		{"completes", completeManyScript{jobs: done(3), completed: Got(Str("41"))}, first, nil, []string{"1", "1", "1"}, 44, nil},
 		{"first completions", completeManyScript{jobs: done(2)}, first, nil, []string{"1", "1"}, 2, nil},
 		{"each its own outcome", completeManyScript{jobs: []cmJob{{row: cmGone}, {row: cmStale}, {score: cmOut}, {}}, completed: Got(Str("5"))},
-			first, nil, []string{"0", "-1", "-2", "1"}, 6, nil},
+			out, nil, []string{"0", "-1", "-2", "1"}, 6, nil},
 		{"none completed: stats and logs not looked at", completeManyScript{jobs: []cmJob{{row: cmGone, logs: errB}, {row: cmStale, logs: errB}, {score: cmOut, logs: errB}}, completed: Failed[Field](errA)},
-			first, nil, []string{"0", "-1", "-2"}, 0, nil},
+			out, nil, []string{"0", "-1", "-2"}, 0, nil},
 		{"a row not a hash", completeManyScript{jobs: []cmJob{{}, {row: Failed[[6]Field](errA)}, {row: Failed[[6]Field](errB)}}}, first, nil, nil, 0, errA},
 		{"a row not a hash after a stale job", completeManyScript{jobs: []cmJob{{row: cmStale}, {row: Failed[[6]Field](errA)}}}, first, nil, nil, 0, errA},
 		{"active not a zset, for a job whose token matches", completeManyScript{jobs: []cmJob{{row: cmStale, score: Failed[Field](errB)}, {score: Failed[Field](errA)}, {row: Failed[[6]Field](errB)}}}, first, nil, nil, 0, errA},
@@ -127,7 +134,7 @@ func TestCompleteMany(t *testing.T) {
 			{row: cmUnique("b"), score: cmOut},
 			{row: Got([6]Field{{}, Str("c")})},
 			{row: cmUnique("d"), holder: Got(Str("13"))},
-		}}, both, []int{3}, []string{"-1", "-2", "0", "1r"}, 1, nil},
+		}}, []CompleteManyRead{CompleteManyFirst, CompleteManyCancelledRows, CompleteManyHolders}, []int{3}, []string{"-1", "-2", "0", "1r"}, 1, nil},
 		{"a unique key not a string, before a later row", completeManyScript{jobs: []cmJob{
 			{row: cmUnique("a"), holder: Failed[Field](errA)},
 			{row: Failed[[6]Field](errB)},
@@ -152,7 +159,9 @@ func TestCompleteMany(t *testing.T) {
 		{"logs denied, last", completeManyScript{jobs: []cmJob{{logs: errB}}, completed: Got(Str("x"))}, first, nil, nil, 0, grammar.Refusal(protocol.ErrHashNotInteger)},
 		{"logs denied after a unique key", completeManyScript{jobs: []cmJob{{logs: errB}, {row: cmUnique("a"), holder: Failed[Field](errA)}}}, both, []int{1}, nil, 0, errA},
 		{"logs of a job not completed", completeManyScript{jobs: []cmJob{{row: cmStale, logs: errB}, {row: cmGone, logs: errB}, {score: cmOut, logs: errB}, {}}},
-			first, nil, []string{"-1", "0", "-2", "1"}, 1, nil},
+			out, nil, []string{"-1", "0", "-2", "1"}, 1, nil},
+		{"cancelled", completeManyScript{jobs: []cmJob{{score: cmOut, cancelled: Got(Str("1"))}, {score: cmOut}, {}}},
+			out, nil, []string{"-4", "-2", "1"}, 1, nil},
 	} {
 		needs, st, asked := tc.sc.run(t)
 		ok := reflect.DeepEqual(needs, tc.needs) && reflect.DeepEqual(asked, tc.asked) && errors.Is(st.Err, tc.err) && (tc.err != nil || st.Err == nil)

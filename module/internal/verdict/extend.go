@@ -13,6 +13,8 @@ const (
 	// ZSCORE active <id>. The row is checked against the caller's ACL first;
 	// a denial is the row read's error and the row is not read.
 	ExtendAll
+	// ExtendCancelled (the job is not in active): HGET <row> cancelled.
+	ExtendCancelled
 )
 
 // ExtendSeen is what EXTEND has read so far.
@@ -20,6 +22,8 @@ type ExtendSeen struct {
 	Version Reply[Field]
 	Att     Reply[Field]
 	Score   Reply[Field]
+	// Cancelled is HGET <row> cancelled, read when the job is not active.
+	Cancelled Reply[Field]
 }
 
 // ExtendStep is EXTEND's verdict, a refusal, or the next read it needs.
@@ -33,7 +37,8 @@ type ExtendStep struct {
 
 // Extend decides EMQ.EXTEND for the caller's token: the fence, the row's att
 // (absent: gone; not the token, compared as bytes: EMQSTALE), then the job's
-// place in active (absent: EMQSTATE not active). ZSCORE types active, the
+// place in active (absent: EMQSTATE cancelled when the row's cancelled field
+// is set, else EMQSTATE not active). ZSCORE types active, the
 // one key ZADD writes.
 func Extend(token []byte, s *ExtendSeen) ExtendStep {
 	if !s.Version.Made {
@@ -55,7 +60,10 @@ func Extend(token []byte, s *ExtendSeen) ExtendStep {
 		return ExtendStep{Err: s.Score.Err}
 	}
 	if !s.Score.Val.Set {
-		return ExtendStep{Err: extendNotActive}
+		if !s.Cancelled.Made {
+			return ExtendStep{Need: ExtendCancelled}
+		}
+		return ExtendStep{Err: NotActive(s.Cancelled, extendCancelled, extendNotActive)}
 	}
 	return ExtendStep{}
 }
@@ -65,4 +73,18 @@ func Extend(token []byte, s *ExtendSeen) ExtendStep {
 var (
 	extendStale     = refusal(protocol.ErrStale(protocol.Extend.Name))
 	extendNotActive = refusal(protocol.ErrNotActive(protocol.Extend.Name))
+	extendCancelled = refusal(protocol.ErrCancelled(protocol.Extend.Name))
 )
+
+// NotActive is the refusal of a job not in active (EXTEND, COMPLETE,
+// FAIL): cancelled when its row's cancelled field (HGET, read only on this
+// path) is set, else notActive; the read's error first.
+func NotActive(field Reply[Field], cancelled, notActive error) error {
+	if field.Err != nil {
+		return field.Err
+	}
+	if field.Val.Set {
+		return cancelled
+	}
+	return notActive
+}

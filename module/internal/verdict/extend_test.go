@@ -34,17 +34,23 @@ func TestInstall(t *testing.T) {
 
 type extendScript struct {
 	version, att, score Reply[Field]
+	cancelled           Reply[Field] // unmade: absent
 }
 
 func (sc extendScript) run(t *testing.T, token string) ([]ExtendRead, ExtendStep) {
 	t.Helper()
 	var s ExtendSeen
 	needs := drive(t, func() ExtendRead { return Extend([]byte(token), &s).Need }, func(n ExtendRead) {
-		if n != ExtendAll {
+		switch n {
+		case ExtendAll:
+			s.Version, s.Att, s.Score = wire(sc.version), sc.att, sc.score
+			s.Att.Made, s.Score.Made = true, true
+		case ExtendCancelled:
+			s.Cancelled = sc.cancelled
+			s.Cancelled.Made = true
+		default:
 			t.Fatalf("unknown read %d", n)
 		}
-		s.Version, s.Att, s.Score = wire(sc.version), sc.att, sc.score
-		s.Att.Made, s.Score.Made = true, true
 	})
 	return needs, Extend([]byte(token), &s)
 }
@@ -52,24 +58,30 @@ func (sc extendScript) run(t *testing.T, token string) ([]ExtendRead, ExtendStep
 func TestExtend(t *testing.T) {
 	t.Parallel()
 	all := []ExtendRead{ExtendAll}
+	notInActive := []ExtendRead{ExtendAll, ExtendCancelled}
 	stale := grammar.Refusal(protocol.ErrStale("extend"))
 	notActive := grammar.Refusal(protocol.ErrNotActive("extend"))
 	for _, tc := range []struct {
-		name string
-		sc   extendScript
-		gone bool
-		err  error
+		name  string
+		sc    extendScript
+		needs []ExtendRead
+		gone  bool
+		err   error
 	}{
-		{"extends", extendScript{att: Got(Str("3")), score: Got(Str("99"))}, false, nil},
-		{"gone", extendScript{att: Got(Field{}), score: Failed[Field](errB)}, true, nil},
-		{"stale", extendScript{att: Got(Str("2")), score: Failed[Field](errB)}, false, stale},
-		{"token compared as bytes", extendScript{att: Got(Str("03")), score: Got(Str("1"))}, false, stale},
-		{"row not a hash", extendScript{att: Failed[Field](errA), score: Failed[Field](errB)}, false, errA},
-		{"active not a zset", extendScript{att: Got(Str("3")), score: Failed[Field](errB)}, false, errB},
-		{"not active", extendScript{att: Got(Str("3")), score: Got(Field{})}, false, notActive},
+		{"extends", extendScript{att: Got(Str("3")), score: Got(Str("99"))}, all, false, nil},
+		{"gone", extendScript{att: Got(Field{}), score: Failed[Field](errB)}, all, true, nil},
+		{"stale", extendScript{att: Got(Str("2")), score: Failed[Field](errB)}, all, false, stale},
+		{"token compared as bytes", extendScript{att: Got(Str("03")), score: Got(Str("1"))}, all, false, stale},
+		{"row not a hash", extendScript{att: Failed[Field](errA), score: Failed[Field](errB)}, all, false, errA},
+		{"active not a zset", extendScript{att: Got(Str("3")), score: Failed[Field](errB)}, all, false, errB},
+		{"not active", extendScript{att: Got(Str("3")), score: Got(Field{})}, notInActive, false, notActive},
+		{"cancelled", extendScript{att: Got(Str("3")), score: Got(Field{}), cancelled: Got(Str("1"))}, notInActive, false,
+			grammar.Refusal(protocol.ErrCancelled("extend"))},
+		{"cancelled, any value", extendScript{att: Got(Str("3")), score: Got(Field{}), cancelled: Got(Str(""))}, notInActive, false,
+			grammar.Refusal(protocol.ErrCancelled("extend"))},
 	} {
 		needs, st := tc.sc.run(t, "3")
-		if !reflect.DeepEqual(needs, all) || st.Gone != tc.gone || !errors.Is(st.Err, tc.err) || st.Need != ExtendNone {
+		if !reflect.DeepEqual(needs, tc.needs) || st.Gone != tc.gone || !errors.Is(st.Err, tc.err) || st.Need != ExtendNone {
 			t.Errorf("%s: %v %+v", tc.name, needs, st)
 		}
 	}

@@ -17,6 +17,8 @@ const (
 	// retried dead. The row is checked against the caller's ACL first; a
 	// denial is the row read's error and the row is not read.
 	FailAll
+	// FailCancelled (the job is not in active): HGET <row> cancelled.
+	FailCancelled
 	// FailFlow: the flow accounting's reads of the parent of a job that
 	// dies (FailStep.Parent).
 	FailFlow
@@ -38,6 +40,8 @@ type FailSeen struct {
 	Dead    Reply[int64]
 	// Counters is HMGET stats failed retried dead.
 	Counters Reply[[3]Field]
+	// Cancelled is HGET <row> cancelled, read when the job is not active.
+	Cancelled Reply[Field]
 	// Lanes is the lane accounting's outcome.
 	Lanes Reply[struct{}]
 	// Flow and FlowTypes are the flow accounting's outcomes.
@@ -98,7 +102,10 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 		return FailStep{Err: s.Score.Err}
 	}
 	if !s.Score.Val.Set {
-		return FailStep{Err: failNotActive}
+		if !s.Cancelled.Made {
+			return FailStep{Need: FailCancelled}
+		}
+		return FailStep{Err: NotActive(s.Cancelled, failCancelled, failNotActive)}
 	}
 	lane := LaneName(s.Row.Val[3])
 	att := grammar.RowInt(attF.Bytes, true, grammar.MaxRowInt)
@@ -167,4 +174,5 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 var (
 	failStale     = refusal(protocol.ErrStale(protocol.Fail.Name))
 	failNotActive = refusal(protocol.ErrNotActive(protocol.Fail.Name))
+	failCancelled = refusal(protocol.ErrCancelled(protocol.Fail.Name))
 )

@@ -10,12 +10,13 @@ import (
 )
 
 type failScript struct {
-	version  Reply[Field]
-	row      Reply[[7]Field] // unmade: att 2, max 3, bo fixed:500, no lane
-	score    Reply[Field]    // unmade: in active
-	delayed  Reply[int64]
-	dead     Reply[int64]
-	counters Reply[[3]Field] // failed retried dead
+	version   Reply[Field]
+	row       Reply[[7]Field] // unmade: att 2, max 3, bo fixed:500, no lane
+	score     Reply[Field]    // unmade: in active
+	delayed   Reply[int64]
+	dead      Reply[int64]
+	counters  Reply[[3]Field] // failed retried dead
+	cancelled Reply[Field]
 }
 
 func (sc failScript) run(t *testing.T, retry bool) ([]FailRead, FailStep) {
@@ -23,6 +24,11 @@ func (sc failScript) run(t *testing.T, retry bool) ([]FailRead, FailStep) {
 	var s FailSeen
 	decide := func() FailStep { return Fail([]byte("2"), retry, &s) }
 	needs := drive(t, func() FailRead { return decide().Need }, func(n FailRead) {
+		if n == FailCancelled {
+			s.Cancelled = sc.cancelled
+			s.Cancelled.Made = true
+			return
+		}
 		if n != FailAll {
 			t.Fatalf("unknown read %d", n)
 		}
@@ -65,6 +71,7 @@ func TestFail(t *testing.T) {
 		{"stale", failScript{row: row("1", "3", ""), score: Failed[Field](errB)}, true, FailVerdict{}, grammar.Refusal(protocol.ErrStale("fail"))},
 		{"active not a zset", failScript{score: Failed[Field](errA), delayed: Failed[int64](errB)}, true, FailVerdict{}, errA},
 		{"not active", failScript{score: Got(Field{}), delayed: Failed[int64](errB)}, true, FailVerdict{}, grammar.Refusal(protocol.ErrNotActive("fail"))},
+		{"cancelled", failScript{score: Got(Field{}), cancelled: Got(Str("1")), delayed: Failed[int64](errB)}, true, FailVerdict{}, grammar.Refusal(protocol.ErrCancelled("fail"))},
 		{"delayed not a zset", failScript{delayed: Failed[int64](errA), dead: Failed[int64](errB)}, true, FailVerdict{}, errA},
 		{"dead not a zset, even on a retry", failScript{dead: Failed[int64](errA), counters: Failed[[3]Field](errB)}, true, FailVerdict{}, errA},
 		{"stats not a hash", failScript{counters: Failed[[3]Field](errA)}, false, FailVerdict{}, errA},
@@ -73,7 +80,11 @@ func TestFail(t *testing.T) {
 		{"then dead", failScript{counters: Got([3]Field{Str("1"), {}, Str("01")})}, false, FailVerdict{}, grammar.Refusal(protocol.ErrHashNotInteger)},
 	} {
 		needs, st := tc.sc.run(t, tc.retry)
-		if !reflect.DeepEqual(needs, all) || st.Verdict != tc.v || !errors.Is(st.Err, tc.err) || (tc.err == nil && st.Err != nil) {
+		want := all
+		if tc.sc.score.Made && !tc.sc.score.Val.Set && tc.sc.score.Err == nil {
+			want = []FailRead{FailAll, FailCancelled}
+		}
+		if !reflect.DeepEqual(needs, want) || st.Verdict != tc.v || !errors.Is(st.Err, tc.err) || (tc.err == nil && st.Err != nil) {
 			t.Errorf("%s: %v %+v", tc.name, needs, st)
 		}
 	}

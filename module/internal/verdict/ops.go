@@ -324,7 +324,8 @@ func Walk(scores []int64, limit, maxScore int64) (examined int, more bool) {
 
 // RequeueDeadFields is REQUEUEDEAD's HMGET of a row (ev follows), in order.
 var RequeueDeadFields = []string{protocol.FieldState, protocol.FieldAttempts, protocol.FieldMax, protocol.FieldPriority,
-	protocol.FieldLane, protocol.FieldParent, protocol.FieldOnFail, protocol.FieldChildFail, protocol.FieldError}
+	protocol.FieldLane, protocol.FieldParent, protocol.FieldOnFail, protocol.FieldChildFail, protocol.FieldError,
+	protocol.FieldCancelled}
 
 // RequeueDeadJob decides one examined member of REQUEUEDEAD from its row
 // (RequeueDeadFields): taken when the filter matches, then it goes to

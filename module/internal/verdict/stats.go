@@ -41,7 +41,7 @@ var StatsMetaFields = [...]string{protocol.MetaPaused, protocol.MetaLaneWait, pr
 type StatsVerdict struct {
 	Sets     [4]int64
 	Paused   int64
-	Counters [9][]byte // protocol.StatsCounters, in order
+	Counters [10][]byte // protocol.StatsCounters, in order
 	// Extras are protocol.StatsExtras: the lanes with jobs, the jobs
 	// waiting in lanes, the rate's max and window (0 when unset), the
 	// parents waiting and the retained completed jobs.

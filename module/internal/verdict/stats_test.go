@@ -14,7 +14,7 @@ func TestStats(t *testing.T) {
 			s.Version = wire(Reply[Field]{})
 			s.Sets = [4]Reply[int64]{Got[int64](1), Got[int64](2), Got[int64](3), Got[int64](4)}
 			s.Meta = Got([4]Field{{}, Str("7"), Str("x"), {}})
-			s.Counters = Got(fields("=5", "", "", "", "", "", "", "=x", ""))
+			s.Counters = Got(fields("=5", "", "", "", "", "", "", "=x", "", ""))
 			s.Waiting, s.Retained = Got[int64](3), Got[int64](4)
 			s.Lanes = Got[int64](2)
 			fill(&s)
@@ -23,7 +23,7 @@ func TestStats(t *testing.T) {
 	}
 	all := []StatsRead{StatsAll}
 	needs, st := run(func(*StatsSeen) {})
-	want := StatsVerdict{Sets: [4]int64{1, 2, 3, 4}, Counters: [9][]byte(members("5", "0", "0", "0", "0", "0", "0", "x", "0")), Extras: [6]int64{2, 7, 0, 0, 3, 4}}
+	want := StatsVerdict{Sets: [4]int64{1, 2, 3, 4}, Counters: [10][]byte(members("5", "0", "0", "0", "0", "0", "0", "x", "0", "0")), Extras: [6]int64{2, 7, 0, 0, 3, 4}}
 	if !reflect.DeepEqual(needs, all) || st.Err != nil || !reflect.DeepEqual(st.Verdict, want) {
 		t.Fatalf("%v %+v", needs, st)
 	}

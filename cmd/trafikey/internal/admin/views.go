@@ -36,6 +36,7 @@ type Totals struct {
 	Recovered int64 `json:"recovered"`
 	Removed   int64 `json:"removed"`
 	Requeued  int64 `json:"requeued"`
+	Cancelled int64 `json:"cancelled"`
 }
 
 // ViewOfStats is the JSON form of queue name's stats s.
@@ -48,7 +49,7 @@ func ViewOfStats(name string, s trafikey.Stats) QueueView {
 		Totals: Totals{
 			Added: s.TotalAdded, Completed: s.TotalCompleted, Failed: s.TotalFailed,
 			Retried: s.TotalRetried, Dead: s.TotalDead, Recovered: s.TotalRecovered,
-			Removed: s.TotalRemoved, Requeued: s.TotalRequeued,
+			Removed: s.TotalRemoved, Requeued: s.TotalRequeued, Cancelled: s.TotalCancelled,
 		},
 	}
 }
@@ -108,6 +109,12 @@ type JobView struct {
 	Progress    string    `json:"progress,omitempty"`
 	UniqueKey   string    `json:"unique_key,omitempty"`
 	Lane        string    `json:"lane,omitempty"`
+	// Kind, TimeoutMS and Headers are what it was added with; Cancelled
+	// marks a dead job that Cancel ended.
+	Kind      string            `json:"kind,omitempty"`
+	TimeoutMS int64             `json:"timeout_ms,omitempty"`
+	Headers   map[string]string `json:"headers,omitempty"`
+	Cancelled bool              `json:"cancelled,omitempty"`
 	// Parent is its parent in a flow; Waiting, on a parent, its children
 	// not finished; ChildFailed the first child that died and fails it.
 	Parent      string `json:"parent,omitempty"`
@@ -156,6 +163,7 @@ func ViewOfJob(queue string, info *trafikey.JobInfo) JobView {
 		Backoff: string(info.Backoff), BackoffMS: info.BackoffBase.Milliseconds(),
 		AddedAt: info.AddedAt.UTC(), LastError: info.LastError, Progress: info.Progress,
 		UniqueKey: info.UniqueKey, Lane: info.Lane, Logs: info.Logs,
+		Kind: info.Kind, TimeoutMS: info.Timeout.Milliseconds(), Headers: info.Headers, Cancelled: info.Cancelled,
 		Parent: info.Parent, Waiting: info.Waiting, ChildFailed: info.ChildFailed, Result: info.Result,
 		Payload: info.Payload, PayloadSize: len(info.Payload),
 	}

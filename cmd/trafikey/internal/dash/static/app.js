@@ -228,7 +228,7 @@ async function renderQueue(name, message) {
     el("div", { class: "two" },
       el("div", {}, el("h2", {}, "Lifetime"), el("div", { class: "panel" }, el("dl", { class: "fields" },
         ...[["added", t.added], ["completed", t.completed], ["failed attempts", t.failed], ["retried", t.retried],
-          ["dead-lettered", t.dead], ["leases recovered", t.recovered], ["removed", t.removed], ["requeued", t.requeued]]
+          ["dead-lettered", t.dead], ["leases recovered", t.recovered], ["removed", t.removed], ["requeued", t.requeued], ["cancelled", t.cancelled]]
           .flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, num(v))])))),
       el("div", {}, el("h2", {}, "Lanes" + (qr.lanes_cut ? " (first " + qr.lanes.length + ")" : "")), lanes)),
   );
@@ -263,13 +263,16 @@ async function renderJob(queue, id, message) {
   }
   const actions = state.info.read_only ? null : el("div", { class: "actions" },
     el("button", { id: "act-requeue", class: "primary", disabled: j.state !== "dead", title: "dead jobs only", onclick: () => jobAction(queue, id, "requeue") }, "Requeue"),
+    el("button", { id: "act-cancel", class: "danger", disabled: !["pending", "delayed", "active"].includes(j.state), title: "pending, delayed or running jobs", onclick: () => { if (confirm("Cancel job " + id + "?")) jobAction(queue, id, "cancel"); } }, "Cancel"),
     el("button", { id: "act-remove", class: "danger", disabled: j.state === "active", title: "not while a worker holds it", onclick: () => { if (confirm("Remove job " + id + "?")) jobAction(queue, id, "remove"); } }, "Remove"));
   const fields = [
     ["state", stateBadge(j.state)],
+    ["kind", j.kind || "–"],
     ["attempts", j.attempts + " of " + j.max_attempts],
     ["priority", j.priority],
     ["backoff", j.backoff + " from " + ms(j.backoff_base_ms)],
     ["added", new Date(j.added_at).toLocaleString() + " (" + ago(j.added_at) + ")"],
+    ["timeout", j.timeout_ms ? ms(j.timeout_ms) : "the worker's"],
     ["lane", j.lane || "–"],
     ["unique key", j.unique_key || "–"],
     ["progress", j.progress || "–"],
@@ -294,7 +297,7 @@ async function jobAction(queue, id, action) {
   let msg;
   try {
     await act("queues/" + enc(queue) + "/jobs/" + enc(id) + "/" + action);
-    msg = notice(action === "requeue" ? "Requeued: the job is pending again." : "Removed.");
+    msg = notice(action === "requeue" ? "Requeued: the job is pending again." : action === "cancel" ? "Cancelled: the job is dead, its error \"cancelled\"." : "Removed.");
   } catch (e) {
     msg = notice(action + " failed: " + e.message, true);
   }

@@ -1,0 +1,69 @@
+package trafikey
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// Cancel ends a pending, delayed or claimed job: it goes to the dead jobs
+// with the error "cancelled" (Requeue runs it again), counted by
+// Stats.TotalCancelled rather than as a failure. A parent waiting for it is
+// told as of a child that died; a waiter gets ErrJobDead.
+//
+// A claimed job ends at once, its lease and lane slot freed. Its worker
+// learns of it at the job's next heartbeat (Extend is refused with
+// ErrCancelled), cancels the handler's context with cause ErrCancelled, and
+// the job's outcome is OutcomeCancelled; a completion or failure it reports
+// later is refused with ErrCancelled.
+//
+// A job in another state (a parent waiting for children, a dead or retained
+// completed job) is refused with ErrState; one that does not exist is
+// ErrNotFound.
+func (q *Queue) Cancel(ctx context.Context, id string) error {
+	return q.byID(ctx, protocol.Cancel, id)
+}
+
+// Reschedule moves a pending or delayed job (a retrying one included) to
+// run at t, on the server's clock: a t not after the server's now makes it
+// pending at once, a later one delays it until then. Its attempts and other
+// fields are kept. It returns the job's state after the call (StatePending
+// or StateDelayed); a job claimed, dead, waiting for children or retained is
+// refused with ErrState, one that does not exist is ErrNotFound.
+func (q *Queue) Reschedule(ctx context.Context, id string, t time.Time) (JobState, error) {
+	ms := t.UnixMilli()
+	if ms < 0 || ms > protocol.MaxDueMS {
+		return "", invalid("reschedule", "time %v outside the epoch .. year 9999", t)
+	}
+	return q.reschedule(ctx, id, protocol.FormatInt(ms), "0")
+}
+
+// RescheduleIn is Reschedule to d from the server's now (0..10 years,
+// rounded up to a millisecond): 0 runs the job now.
+func (q *Queue) RescheduleIn(ctx context.Context, id string, d time.Duration) (JobState, error) {
+	ms := ceilMS(d)
+	if d < 0 || ms > protocol.MaxDelayMS {
+		return "", invalid("reschedule", "delay %v outside 0..%dms", d, int64(protocol.MaxDelayMS))
+	}
+	return q.reschedule(ctx, id, "0", protocol.FormatInt(ms))
+}
+
+func (q *Queue) reschedule(ctx context.Context, id, due, delay string) (JobState, error) {
+	if err := checkJobID("reschedule", id); err != nil {
+		return "", err
+	}
+	msg, err := q.call(ctx, protocol.Reschedule, id, due, delay)
+	if err != nil {
+		return "", err
+	}
+	if msg.IsInt64() {
+		return "", fmt.Errorf("trafikey: reschedule job %s: %w", id, ErrNotFound)
+	}
+	state, err := msg.ToString()
+	if err != nil || (state != protocol.StatePending && state != protocol.StateDelayed) {
+		return "", fmt.Errorf("trafikey: reschedule: unexpected reply %v", msg)
+	}
+	return JobState(state), nil
+}

@@ -1,0 +1,95 @@
+package trafikey_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/trafikeytest"
+)
+
+// Welcome is the payload of the JobType example.
+type Welcome struct {
+	User string `json:"user"`
+}
+
+// Route jobs by kind: a JobType ties kind "welcome" to its payload type, a
+// plain handler takes kind "cleanup".
+func ExampleMux() {
+	q, done := exampleQueue("app")
+	defer done()
+	ctx := context.Background()
+
+	welcome := trafikey.NewJobType[Welcome]("welcome")
+	mux := trafikey.NewMux()
+	welcome.Handle(mux, func(_ context.Context, job *trafikey.Job, w Welcome) error {
+		fmt.Println(job.Kind, "for", w.User)
+		return nil
+	})
+	mux.Handle("cleanup", func(_ context.Context, job *trafikey.Job) error {
+		fmt.Println(job.Kind, string(job.Payload))
+		return nil
+	})
+
+	// In a program: welcome.Add(ctx, q, Welcome{User: "ada"}) and a Worker
+	// running mux.Dispatch. Here each job runs once, as a Worker would run it.
+	job, err := welcome.Job(Welcome{User: "ada"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if _, err := trafikeytest.Work(ctx, q, mux.Dispatch, job.Payload, job.Options...); err != nil {
+		log.Fatal(err)
+	}
+	res, err := trafikeytest.Work(ctx, q, mux.Dispatch, []byte("tmp/"), trafikey.Kind("cleanup"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Outcome)
+	res, err = trafikeytest.Work(ctx, q, mux.Dispatch, []byte("?"), trafikey.Kind("fax"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.Outcome, res.Err)
+	// Output:
+	// welcome for ada
+	// cleanup tmp/
+	// completed
+	// dead trafikey: no handler for kind "fax"
+}
+
+// Run a job at an absolute time, move it, and cancel another.
+func ExampleQueue_Reschedule() {
+	q, done := exampleQueue("reports")
+	defer done()
+	ctx := context.Background()
+
+	id, err := q.Add(ctx, []byte("monthly"), trafikey.At(time.Now().Add(24*time.Hour)))
+	if err != nil {
+		log.Fatal(err)
+	}
+	state, err := q.Reschedule(ctx, id, time.Now().Add(time.Hour))
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(state)
+	state, err = q.RescheduleIn(ctx, id, 0) // run it now
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(state)
+
+	if err := q.Cancel(ctx, id); err != nil {
+		log.Fatal(err)
+	}
+	info, err := q.Inspect(ctx, id)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(info.State, info.LastError, info.Cancelled)
+	// Output:
+	// delayed
+	// pending
+	// dead cancelled true
+}

@@ -1,0 +1,456 @@
+package trafikey_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// serverNow is the server's clock, which At and Reschedule are read on.
+func serverNow(t *testing.T, b *testBundle) time.Time {
+	t.Helper()
+	v := b.do(t, "TIME").([]any)
+	var sec, usec int64
+	for _, c := range v[0].(string) {
+		sec = sec*10 + int64(c-'0')
+	}
+	for _, c := range v[1].(string) {
+		usec = usec*10 + int64(c-'0')
+	}
+	return time.Unix(sec, usec*1000)
+}
+
+// TestJobTimeout: a job's own Timeout bounds its attempt in place of the
+// worker's; a handler that ignores its context is abandoned at the
+// deadline, the attempt fails with ErrTimeout and retries, the next attempt
+// takes the token, and the abandoned handler's late completion is refused.
+func TestJobTimeout(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		id, err := b.q.Add(t.Context(), []byte("hangs"), trafikey.Timeout(100*time.Millisecond),
+			trafikey.MaxAttempts(2), trafikey.Backoff(trafikey.BackoffFixed, time.Hour))
+		require.NoError(t, err)
+		release := make(chan struct{})
+		late := make(chan error, 1)
+		var calls atomic.Int64
+		type done struct {
+			job     *trafikey.Job
+			outcome trafikey.Outcome
+			err     error
+		}
+		dones := make(chan done, 2)
+		w := newWorker(t, b.q, func(ctx context.Context, j *trafikey.Job) error {
+			if calls.Add(1) == 1 {
+				<-release // ignores ctx
+				late <- j.Complete(context.Background())
+				return nil
+			}
+			return nil
+		}, trafikey.WorkerOptions{Timeout: time.Hour, OnDone: func(j *trafikey.Job, o trafikey.Outcome, err error) {
+			dones <- done{j, o, err}
+		}})
+		runWorker(t, w)
+		first := <-dones
+		require.Equal(t, trafikey.OutcomeRetrying, first.outcome)
+		require.ErrorIs(t, first.err, trafikey.ErrTimeout)
+		require.Equal(t, 100*time.Millisecond, first.job.Timeout)
+		info, err := b.q.Inspect(t.Context(), id)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDelayed, info.State)
+		require.Contains(t, info.LastError, "ran past its timeout of 100ms")
+		require.Equal(t, 100*time.Millisecond, info.Timeout)
+
+		// the retry runs now: the second attempt holds the token
+		state, err := b.q.RescheduleIn(t.Context(), id, 0)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StatePending, state)
+		second := <-dones
+		require.Equal(t, trafikey.OutcomeCompleted, second.outcome)
+		require.Equal(t, int64(2), second.job.Attempt)
+
+		close(release)
+		lateErr := <-late
+		require.Error(t, lateErr, "the abandoned handler's completion is refused")
+		require.True(t, errors.Is(lateErr, trafikey.ErrStale) || errors.Is(lateErr, trafikey.ErrNotFound), "%v", lateErr)
+	})
+}
+
+// TestCancelActive: cancelling a running job ends it at once; its worker
+// learns it at the next heartbeat (its first EXTEND after the cancel),
+// cancels the handler's context with cause ErrCancelled, and records the
+// outcome as cancelled.
+func TestCancelActive(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q, calls := b.counted(t, "cancelling")
+		b.q = q
+		id, err := b.q.Add(t.Context(), []byte("long"), trafikey.Kind("report"))
+		require.NoError(t, err)
+		started := make(chan struct{})
+		cause := make(chan error, 1)
+		outcome := make(chan trafikey.Outcome, 1)
+		w := newWorker(t, b.q, func(ctx context.Context, j *trafikey.Job) error {
+			close(started)
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return ctx.Err()
+		}, trafikey.WorkerOptions{Lease: 300 * time.Millisecond, OnDone: func(_ *trafikey.Job, o trafikey.Outcome, _ error) {
+			outcome <- o
+		}})
+		runWorker(t, w)
+		<-started
+		before := calls.count(protocol.Extend)
+		require.NoError(t, b.q.Cancel(t.Context(), id))
+		select {
+		case err := <-cause:
+			require.ErrorIs(t, err, trafikey.ErrCancelled)
+		case <-time.After(eventually):
+			t.Fatal("the handler's context was not cancelled")
+		}
+		// one heartbeat's EXTEND (two when the recovery timer's renewal of
+		// due leases ran beside it), and none after
+		seen := calls.count(protocol.Extend) - before
+		require.LessOrEqual(t, seen, 2)
+		require.Equal(t, trafikey.OutcomeCancelled, <-outcome)
+		require.Equal(t, before+seen, calls.count(protocol.Extend), "a cancelled job is not extended again")
+		require.Equal(t, int64(1), w.Stats().Cancelled)
+		info, err := b.q.Inspect(t.Context(), id)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDead, info.State)
+		require.Equal(t, "cancelled", info.LastError)
+		require.True(t, info.Cancelled)
+		s := stats(t, b.q)
+		require.Equal(t, int64(1), s.TotalCancelled)
+		require.Equal(t, int64(0), s.TotalDead)
+		require.Equal(t, int64(0), s.TotalFailed)
+		require.Equal(t, int64(1), s.Dead)
+		require.Equal(t, int64(0), s.Active)
+	})
+}
+
+// TestCancelActiveRefusesLateCalls: the holder of a cancelled job's token
+// is refused with ErrCancelled, whatever it reports.
+func TestCancelActiveRefusesLateCalls(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		_, err := b.q.Add(t.Context(), []byte("a"))
+		require.NoError(t, err)
+		j := claimOne(t, b.q, time.Minute)
+		require.NoError(t, b.q.Cancel(t.Context(), j.ID))
+		_, err = j.Extend(t.Context(), time.Minute)
+		require.ErrorIs(t, err, trafikey.ErrCancelled)
+		require.ErrorIs(t, err, trafikey.ErrState)
+		require.NotErrorIs(t, err, trafikey.ErrNotActive)
+		require.ErrorIs(t, j.Complete(t.Context()), trafikey.ErrCancelled)
+		_, err = j.Fail(t.Context(), errors.New("late"), true)
+		require.ErrorIs(t, err, trafikey.ErrCancelled)
+		errs, err := b.q.CompleteMany(t.Context(), []*trafikey.Job{j})
+		require.NoError(t, err)
+		require.ErrorIs(t, errs[0], trafikey.ErrCancelled)
+
+		// requeued, it runs again, and the old token stays refused
+		require.NoError(t, b.q.Requeue(t.Context(), j.ID))
+		info, err := b.q.Inspect(t.Context(), j.ID)
+		require.NoError(t, err)
+		require.False(t, info.Cancelled)
+		j2 := claimOne(t, b.q, time.Minute)
+		require.ErrorIs(t, j.Complete(t.Context()), trafikey.ErrStale)
+		require.NoError(t, j2.Complete(t.Context()))
+	})
+}
+
+// TestCancelPendingAndDelayed: a job that has not run yet is cancelled to
+// the dead jobs; other states are refused.
+func TestCancelPendingAndDelayed(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		pending, err := b.q.Add(ctx, []byte("p"))
+		require.NoError(t, err)
+		delayed, err := b.q.Add(ctx, []byte("d"), trafikey.Delay(time.Hour))
+		require.NoError(t, err)
+		require.NoError(t, b.q.Cancel(ctx, pending))
+		require.NoError(t, b.q.Cancel(ctx, delayed))
+		for _, id := range []string{pending, delayed} {
+			info, err := b.q.Inspect(ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, trafikey.StateDead, info.State)
+			require.True(t, info.Cancelled)
+		}
+		s := stats(t, b.q)
+		require.Equal(t, int64(2), s.TotalCancelled)
+		require.Equal(t, int64(0), s.Pending+s.Delayed)
+		jobs, err := b.q.Claim(ctx, time.Minute, 10)
+		require.NoError(t, err)
+		require.Empty(t, jobs)
+
+		require.ErrorIs(t, b.q.Cancel(ctx, pending), trafikey.ErrState, "already dead")
+		require.ErrorIs(t, b.q.Cancel(ctx, "999"), trafikey.ErrNotFound)
+		require.ErrorIs(t, b.q.Cancel(ctx, "x"), trafikey.ErrInvalid)
+	})
+}
+
+// TestAt: a job added At a future time waits for it on the server's clock;
+// one At a past time runs now.
+func TestAt(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		now := serverNow(t, b)
+		later, err := b.q.Add(ctx, []byte("later"), trafikey.At(now.Add(time.Hour)))
+		require.NoError(t, err)
+		past, err := b.q.Add(ctx, []byte("past"), trafikey.At(now.Add(-time.Hour)))
+		require.NoError(t, err)
+		info, err := b.q.Inspect(ctx, later)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDelayed, info.State)
+		due := b.do(t, "ZSCORE", "emq:{test}:delayed", later).(string)
+		require.Equal(t, strings.TrimSpace(due), formatMS(now.Add(time.Hour)))
+		j := claimOne(t, b.q, time.Minute)
+		require.Equal(t, past, j.ID)
+
+		_, err = b.q.Add(ctx, []byte("x"), trafikey.At(time.UnixMilli(-1)))
+		require.ErrorIs(t, err, trafikey.ErrInvalid)
+		_, err = b.q.Add(ctx, []byte("x"), trafikey.At(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)))
+		require.ErrorIs(t, err, trafikey.ErrInvalid)
+	})
+}
+
+func formatMS(t time.Time) string {
+	ms := t.UnixMilli()
+	var buf [20]byte
+	i := len(buf)
+	for ms > 0 {
+		i--
+		buf[i] = byte('0' + ms%10)
+		ms /= 10
+	}
+	return string(buf[i:])
+}
+
+// TestReschedule: a pending job is delayed, a delayed one made pending, a
+// claimed one refused.
+func TestReschedule(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		id, err := b.q.Add(ctx, []byte("a"))
+		require.NoError(t, err)
+		state, err := b.q.RescheduleIn(ctx, id, time.Hour)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDelayed, state)
+		jobs, err := b.q.Claim(ctx, time.Minute, 1)
+		require.NoError(t, err)
+		require.Empty(t, jobs, "delayed now")
+		at := serverNow(t, b).Add(2 * time.Hour)
+		state, err = b.q.Reschedule(ctx, id, at)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDelayed, state)
+		require.Equal(t, formatMS(at), b.do(t, "ZSCORE", "emq:{test}:delayed", id))
+		state, err = b.q.Reschedule(ctx, id, serverNow(t, b).Add(-time.Minute))
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StatePending, state)
+		j := claimOne(t, b.q, time.Minute)
+		require.Equal(t, id, j.ID)
+		_, err = b.q.RescheduleIn(ctx, id, 0)
+		require.ErrorIs(t, err, trafikey.ErrState, "a claimed job")
+		_, err = b.q.RescheduleIn(ctx, "999", 0)
+		require.ErrorIs(t, err, trafikey.ErrNotFound)
+		_, err = b.q.RescheduleIn(ctx, id, -time.Second)
+		require.ErrorIs(t, err, trafikey.ErrInvalid)
+	})
+}
+
+// Email is the payload of the typed job kind of the tests.
+type Email struct {
+	To      string `json:"to"`
+	Subject string `json:"subject"`
+}
+
+var sendEmail = trafikey.NewJobType[Email]("email")
+
+// TestMuxRoutesKinds: a Mux runs each job's handler by kind, a JobType adds
+// and decodes its payload type, and a job of a kind without a handler is
+// dead-lettered on its first attempt with an error naming the kind.
+func TestMuxRoutesKinds(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		got := make(chan string, 3)
+		mux := trafikey.NewMux()
+		sendEmail.Handle(mux, func(_ context.Context, j *trafikey.Job, e Email) error {
+			got <- j.Kind + ":" + e.To + ":" + e.Subject
+			return nil
+		})
+		mux.Handle("raw", func(_ context.Context, j *trafikey.Job) error {
+			got <- j.Kind + ":" + string(j.Payload)
+			return nil
+		})
+		emailID, err := sendEmail.Add(ctx, b.q, Email{To: "a@example.com", Subject: "hi"})
+		require.NoError(t, err)
+		_, err = b.q.Add(ctx, []byte("bytes"), trafikey.Kind("raw"))
+		require.NoError(t, err)
+		unknown, err := b.q.Add(ctx, []byte("?"), trafikey.Kind("fax"), trafikey.MaxAttempts(5))
+		require.NoError(t, err)
+		badJSON, err := b.q.Add(ctx, []byte("{"), trafikey.Kind(sendEmail.Kind()), trafikey.MaxAttempts(5))
+		require.NoError(t, err)
+		info, err := b.q.Inspect(ctx, emailID)
+		require.NoError(t, err)
+		require.Equal(t, "email", info.Kind)
+
+		dead := make(chan error, 2)
+		w := newWorker(t, b.q, mux.Dispatch, trafikey.WorkerOptions{OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
+			if o == trafikey.OutcomeDead {
+				dead <- err
+			}
+		}})
+		runWorker(t, w)
+		seen := map[string]bool{}
+		for range 2 {
+			seen[<-got] = true
+		}
+		require.Equal(t, map[string]bool{"email:a@example.com:hi": true, "raw:bytes": true}, seen)
+		var errs []error
+		for range 2 {
+			errs = append(errs, <-dead)
+		}
+		var uk *trafikey.UnknownKindError
+		require.True(t, errors.As(errs[0], &uk) || errors.As(errs[1], &uk))
+		require.Equal(t, "fax", uk.Kind)
+
+		info, err = b.q.Inspect(ctx, unknown)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDead, info.State)
+		require.Equal(t, int64(1), info.Attempts, "no retries")
+		require.Equal(t, `trafikey: no handler for kind "fax"`, info.LastError)
+		info, err = b.q.Inspect(ctx, badJSON)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDead, info.State)
+		require.Equal(t, int64(1), info.Attempts, "no retries")
+		require.Contains(t, info.LastError, `payload of kind "email" does not decode`)
+	})
+}
+
+// TestMuxFallback: a fallback handler takes the kinds without a route, and
+// registering a kind twice panics.
+func TestMuxFallback(t *testing.T) {
+	t.Parallel()
+	mux := trafikey.NewMux()
+	mux.Handle("a", func(context.Context, *trafikey.Job) error { return nil })
+	require.Panics(t, func() { mux.Handle("a", func(context.Context, *trafikey.Job) error { return nil }) })
+	require.Panics(t, func() { mux.Handle("b", nil) })
+	err := mux.Dispatch(context.Background(), &trafikey.Job{Kind: "z"})
+	require.ErrorIs(t, err, trafikey.ErrUnknownKind)
+	require.ErrorIs(t, err, trafikey.ErrSkipRetry)
+	mux.Fallback(func(_ context.Context, j *trafikey.Job) error { return errors.New("fallback " + j.Kind) })
+	require.EqualError(t, mux.Dispatch(context.Background(), &trafikey.Job{Kind: "z"}), "fallback z")
+	require.ElementsMatch(t, []string{"a"}, mux.Kinds())
+}
+
+// TestJobFields: a claimed job carries its max attempts, kind, timeout and
+// headers, and tells its last attempt.
+func TestJobFields(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		_, err := b.q.Add(ctx, []byte("a"), trafikey.MaxAttempts(2), trafikey.Backoff(trafikey.BackoffFixed, 0),
+			trafikey.Kind("k"), trafikey.Timeout(1500*time.Millisecond),
+			trafikey.Headers(map[string]string{"traceparent": "00-abc-def-01", "x": "a=b&c"}), trafikey.Headers(map[string]string{"y": "1"}))
+		require.NoError(t, err)
+		j := claimOne(t, b.q, time.Minute)
+		require.Equal(t, int64(2), j.MaxAttempts)
+		require.Equal(t, "k", j.Kind)
+		require.Equal(t, 1500*time.Millisecond, j.Timeout)
+		require.Equal(t, map[string]string{"traceparent": "00-abc-def-01", "x": "a=b&c", "y": "1"}, j.Headers)
+		require.False(t, j.LastAttempt())
+		_, err = j.Fail(ctx, errors.New("once"), true)
+		require.NoError(t, err)
+		_, err = b.q.RescheduleIn(ctx, j.ID, 0)
+		require.NoError(t, err)
+		j = claimOne(t, b.q, time.Minute)
+		require.Equal(t, int64(2), j.Attempt)
+		require.True(t, j.LastAttempt())
+		info, err := b.q.Inspect(ctx, j.ID)
+		require.NoError(t, err)
+		require.Equal(t, j.Headers, info.Headers)
+
+		_, err = b.q.Add(ctx, []byte("plain"))
+		require.NoError(t, err)
+		p := claimOne(t, b.q, time.Minute)
+		require.Equal(t, "", p.Kind)
+		require.Equal(t, time.Duration(0), p.Timeout)
+		require.Nil(t, p.Headers)
+		require.Equal(t, int64(trafikey.DefaultMaxAttempts), p.MaxAttempts)
+	})
+}
+
+// TestJobOptionsValidated: the new options are checked before any I/O.
+func TestJobOptionsValidated(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		for name, opt := range map[string]trafikey.AddOption{
+			"kind":             trafikey.Kind(strings.Repeat("k", 129)),
+			"negative timeout": trafikey.Timeout(-time.Second),
+			"long timeout":     trafikey.Timeout(25 * time.Hour),
+			"headers":          trafikey.Headers(map[string]string{"h": strings.Repeat("v", trafikey.MaxHeaders)}),
+		} {
+			_, err := b.q.Add(ctx, []byte("a"), opt)
+			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
+		}
+		require.Equal(t, int64(0), stats(t, b.q).TotalAdded)
+	})
+}
+
+// TestWithJobFieldsOff: plain claims carry none of the job's fields.
+func TestWithJobFieldsOff(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q := b.open(t, "plainclaims", trafikey.WithJobFields(false))
+		_, err := q.Add(t.Context(), []byte("a"), trafikey.Kind("k"), trafikey.Timeout(time.Second), trafikey.MaxAttempts(1))
+		require.NoError(t, err)
+		j := claimOne(t, q, time.Minute)
+		require.Equal(t, "a", string(j.Payload))
+		require.Equal(t, "", j.Kind)
+		require.Equal(t, time.Duration(0), j.Timeout)
+		require.Equal(t, int64(0), j.MaxAttempts)
+		require.False(t, j.LastAttempt(), "not known")
+	})
+}
+
+// TestEventsOfRescheduleAndCancel: the two verbs publish their events.
+func TestEventsOfRescheduleAndCancel(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		require.NoError(t, b.q.SetEvents(ctx, 1000))
+		id, err := b.q.Add(ctx, []byte("a"))
+		require.NoError(t, err)
+		_, err = b.q.RescheduleIn(ctx, id, time.Hour)
+		require.NoError(t, err)
+		require.NoError(t, b.q.Cancel(ctx, id))
+		evs := collect(t, b.q, trafikey.EventsFromStart, 3)
+		require.Equal(t, []string{"added " + id, trafikey.EventRescheduled + " " + id, trafikey.EventCancelled + " " + id}, names(evs))
+		require.Equal(t, map[string]string{"state": "delayed"}, evs[1].Fields)
+		require.Equal(t, map[string]string{"state": "delayed"}, evs[2].Fields)
+	})
+}
+
+// TestFlowOptions: a parent may not wait for a due time; a child may, and
+// carries its kind.
+func TestFlowOptions(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		_, err := b.q.AddFlow(ctx, trafikey.FlowJob{Payload: []byte("p"), Options: []trafikey.AddOption{trafikey.At(time.Now().Add(time.Hour))},
+			Children: []trafikey.FlowJob{{Payload: []byte("c")}}})
+		require.ErrorIs(t, err, trafikey.ErrInvalid)
+		ids, err := b.q.AddFlow(ctx, trafikey.FlowJob{Payload: []byte("p"), Options: []trafikey.AddOption{trafikey.Kind("parent")},
+			Children: []trafikey.FlowJob{{Payload: []byte("c"), Options: []trafikey.AddOption{trafikey.Kind("child"), trafikey.At(time.Now().Add(time.Hour))}}}})
+		require.NoError(t, err)
+		child, err := b.q.Inspect(ctx, ids.Children[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDelayed, child.State)
+		require.Equal(t, "child", child.Kind)
+		parent, err := b.q.Inspect(ctx, ids.ID)
+		require.NoError(t, err)
+		require.Equal(t, "parent", parent.Kind)
+		require.Equal(t, trafikey.StateWaiting, parent.State)
+	})
+}

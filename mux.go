@@ -1,0 +1,151 @@
+package trafikey
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ErrUnknownKind is the failure of a job whose kind no handler of a Mux is
+// registered for. It is not retried: the job is dead-lettered at once, with
+// an error text naming the kind, since running it again cannot find a
+// handler that was not there. errors.As with an *UnknownKindError gives the
+// kind.
+var ErrUnknownKind = errors.New("trafikey: no handler for the job's kind")
+
+// UnknownKindError is the detail of an ErrUnknownKind.
+type UnknownKindError struct {
+	Kind string
+}
+
+// Error names the kind.
+func (e *UnknownKindError) Error() string {
+	return fmt.Sprintf("trafikey: no handler for kind %q", e.Kind)
+}
+
+// Unwrap makes an UnknownKindError an ErrUnknownKind, and one that is not
+// retried (ErrSkipRetry).
+func (e *UnknownKindError) Unwrap() []error { return []error{ErrUnknownKind, ErrSkipRetry} }
+
+// Mux routes jobs to handlers by their kind (Kind at Add, Job.Kind). Its
+// Dispatch method is itself a Handler, so a Worker runs a Mux as it runs
+// any handler:
+//
+//	mux := trafikey.NewMux()
+//	mux.Handle("email", sendEmail)
+//	w, err := trafikey.NewWorker(q, mux.Dispatch, opts)
+//
+// A job of a kind without a handler fails with an *UnknownKindError and is
+// dead-lettered without retries. Routes can be added while a worker runs.
+type Mux struct {
+	mu       sync.RWMutex
+	handlers map[string]Handler
+	fallback Handler
+}
+
+// NewMux returns a Mux without routes.
+func NewMux() *Mux { return &Mux{handlers: map[string]Handler{}} }
+
+// Handle routes the jobs of kind to h. The kind "" is the jobs added
+// without one. Registering a kind twice, or a nil handler, panics: it is a
+// programming error, found at start-up.
+func (m *Mux) Handle(kind string, h Handler) {
+	if h == nil {
+		panic(fmt.Sprintf("trafikey: Mux.Handle of kind %q with a nil handler", kind))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, dup := m.handlers[kind]; dup {
+		panic(fmt.Sprintf("trafikey: Mux.Handle: kind %q registered twice", kind))
+	}
+	m.handlers[kind] = h
+}
+
+// Fallback runs h for the jobs of kinds without a route, in place of
+// dead-lettering them.
+func (m *Mux) Fallback(h Handler) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fallback = h
+}
+
+// Dispatch runs the handler of job's kind, or the fallback: the Mux as a
+// Handler.
+func (m *Mux) Dispatch(ctx context.Context, job *Job) error {
+	m.mu.RLock()
+	h, ok := m.handlers[job.Kind]
+	if !ok {
+		h = m.fallback
+	}
+	m.mu.RUnlock()
+	if h == nil {
+		return &UnknownKindError{Kind: job.Kind}
+	}
+	return h(ctx, job)
+}
+
+// Kinds returns the kinds m routes, in no order.
+func (m *Mux) Kinds() []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]string, 0, len(m.handlers))
+	for k := range m.handlers {
+		out = append(out, k)
+	}
+	return out
+}
+
+// JobType ties a job kind to the Go type of its payload, carried as JSON:
+// its Add encodes a T and adds it with the kind, its Handle registers a
+// handler that receives the T decoded. Declare it once and use it on both
+// sides, so producer and worker agree on kind and type:
+//
+//	var SendEmail = trafikey.NewJobType[Email]("email")
+//	id, err := SendEmail.Add(ctx, q, Email{To: "a@example.com"})
+//	SendEmail.Handle(mux, func(ctx context.Context, job *trafikey.Job, e Email) error { ... })
+type JobType[T any] struct {
+	kind string
+}
+
+// NewJobType returns the JobType of kind (1..128 bytes) for payloads of
+// type T.
+func NewJobType[T any](kind string) JobType[T] { return JobType[T]{kind: kind} }
+
+// Kind returns the job kind.
+func (t JobType[T]) Kind() string { return t.kind }
+
+// Add adds a job of t's kind whose payload is v's JSON encoding, with the
+// options given (a Kind among them is overridden). A v that does not encode
+// is ErrInvalid, before any I/O.
+func (t JobType[T]) Add(ctx context.Context, q *Queue, v T, opts ...AddOption) (string, error) {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		return "", invalid("add", "payload of kind %q does not encode as JSON: %v", t.kind, err)
+	}
+	return q.Add(ctx, payload, append(opts, Kind(t.kind))...)
+}
+
+// Job returns a NewJob of t's kind with v's JSON encoding as its payload,
+// for AddBatch and AddFlow.
+func (t JobType[T]) Job(v T, opts ...AddOption) (NewJob, error) {
+	payload, err := json.Marshal(v)
+	if err != nil {
+		return NewJob{}, invalid("add", "payload of kind %q does not encode as JSON: %v", t.kind, err)
+	}
+	return NewJob{Payload: payload, Options: append(opts, Kind(t.kind))}, nil
+}
+
+// Handle registers h on m for t's kind. The payload is decoded into a T
+// first; a payload that does not decode fails the job without retries
+// (decoding it again gives the same error).
+func (t JobType[T]) Handle(m *Mux, h func(ctx context.Context, job *Job, v T) error) {
+	m.Handle(t.kind, func(ctx context.Context, job *Job) error {
+		var v T
+		if err := json.Unmarshal(job.Payload, &v); err != nil {
+			return SkipRetry(fmt.Errorf("trafikey: payload of kind %q does not decode: %w", t.kind, err))
+		}
+		return h(ctx, job, v)
+	})
+}

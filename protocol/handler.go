@@ -1,0 +1,68 @@
+package protocol
+
+// The job options, rescheduling and cancellation (docs/PROTOCOL.md, "Job
+// options, rescheduling and cancellation").
+var (
+	// Reschedule moves a pending or delayed job to a new due time.
+	Reschedule = verb("reschedule", Keeps, SuffixVersion, SuffixPending, SuffixDelayed, SuffixSignal)
+	// Cancel ends a pending, delayed or active job in the dead set, with
+	// err ErrTextCancelled.
+	Cancel = verb("cancel", Keeps, SuffixVersion, SuffixStats, SuffixPending, SuffixDelayed, SuffixActive, SuffixDead)
+)
+
+// HandlerVerbs lists the rescheduling and cancellation verbs in the order
+// docs/PROTOCOL.md gives them.
+var HandlerVerbs = []*Verb{Reschedule, Cancel}
+
+// ADD's option columns for the worker: when, for how long, which handler,
+// and the caller's context.
+const (
+	AddOptionDue     = "due"     // absolute due time, ms since the epoch (server clock)
+	AddOptionTimeout = "timeout" // ms one attempt may run
+	AddOptionKind    = "kind"    // the job's kind, which a worker routes on
+	AddOptionHeaders = "headers" // opaque bytes carried to the worker
+)
+
+// Domains of the job options, inclusive.
+const (
+	MaxDueMS      = 253_402_300_799_999 // 9999-12-31T23:59:59.999Z
+	MaxTimeoutMS  = 86_400_000          // one day
+	MaxKind       = 128                 // bytes
+	MaxHeaders    = 8192                // bytes
+	ClaimExtended = "1"                 // CLAIM's ext argument asking for the extended rows
+)
+
+// Row fields of the job options and of a cancelled job.
+const (
+	FieldKind      = "kind"
+	FieldTimeout   = "timeout"
+	FieldHeaders   = "headers"
+	FieldCancelled = "cancelled" // 1 on a dead job CANCEL ended
+)
+
+// ClaimExtendedFields are the row fields CLAIM with ext 1 reads after att,
+// data and ev, and replies after the attempt (ev is not replied).
+var ClaimExtendedFields = []string{FieldMax, FieldKind, FieldTimeout, FieldHeaders}
+
+// StatCancelled is the stats counter of the jobs CANCEL ended.
+const StatCancelled = "cancelled"
+
+// ErrTextCancelled is the err text CANCEL stores, and the error its
+// parent and waiters are told.
+const ErrTextCancelled = "cancelled"
+
+// CompleteManyCancelled is COMPLETEMANY's outcome of a job that CANCEL
+// ended (COMPLETE's EMQSTATE … cancelled).
+const CompleteManyCancelled = -4
+
+// The events of rescheduling and cancellation, with field state.
+const (
+	EventRescheduled = "rescheduled" // RESCHEDULE; state the new state
+	EventCancelled   = "cancelled"   // CANCEL; state the state it left
+)
+
+// RESCHEDULE's replies: the job's state after the call.
+const (
+	RescheduledPending = StatePending
+	RescheduledDelayed = StateDelayed
+)
