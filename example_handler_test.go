@@ -28,26 +28,26 @@ func ExampleMux() {
 		fmt.Println(job.Kind, "for", w.User)
 		return nil
 	})
-	mux.HandleFunc("cleanup", func(_ context.Context, job *trafikey.Job) error {
+	mux.Handle("cleanup", func(_ context.Context, job *trafikey.Job) error {
 		fmt.Println(job.Kind, string(job.Payload))
 		return nil
 	})
 
 	// In a program: welcome.Add(ctx, q, Welcome{User: "ada"}) and a Worker
-	// running mux.Handle. Here each job runs once, as a Worker would run it.
+	// running mux.Dispatch. Here each job runs once, as a Worker would run it.
 	job, err := welcome.Job(Welcome{User: "ada"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := trafikeytest.Work(ctx, q, mux.Handle, job.Payload, job.Options...); err != nil {
+	if _, err := trafikeytest.Work(ctx, q, mux.Dispatch, job.Payload, job.Options...); err != nil {
 		log.Fatal(err)
 	}
-	res, err := trafikeytest.Work(ctx, q, mux.Handle, []byte("tmp/"), trafikey.Kind("cleanup"))
+	res, err := trafikeytest.Work(ctx, q, mux.Dispatch, []byte("tmp/"), trafikey.Kind("cleanup"))
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Outcome)
-	res, err = trafikeytest.Work(ctx, q, mux.Handle, []byte("?"), trafikey.Kind("fax"))
+	res, err = trafikeytest.Work(ctx, q, mux.Dispatch, []byte("?"), trafikey.Kind("fax"))
 	if err != nil {
 		log.Fatal(err)
 	}

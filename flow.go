@@ -37,7 +37,7 @@ const MaxFlowDepth = protocol.MaxFlowDepth
 type FlowJob struct {
 	Payload []byte
 	// Options configure the job as for Add. A job with children cannot
-	// have a Delay.
+	// have a Delay or an At.
 	Options []AddOption
 	// OnFail is what this job's death does to its parent; the root's is
 	// not used. Empty is ChildFailsParent.
@@ -72,7 +72,7 @@ func (q *Queue) AddFlow(ctx context.Context, root FlowJob) (FlowIDs, error) {
 		for _, opt := range j.Options {
 			opt(&o)
 		}
-		if len(j.Children) > 0 && o.delay != 0 {
+		if len(j.Children) > 0 && (o.delay != 0 || !o.at.IsZero()) {
 			return invalid("add flow", "job %s has children and a delay", path)
 		}
 		var err error

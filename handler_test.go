@@ -283,7 +283,7 @@ func TestMuxRoutesKinds(t *testing.T) {
 			got <- j.Kind + ":" + e.To + ":" + e.Subject
 			return nil
 		})
-		mux.HandleFunc("raw", func(_ context.Context, j *trafikey.Job) error {
+		mux.Handle("raw", func(_ context.Context, j *trafikey.Job) error {
 			got <- j.Kind + ":" + string(j.Payload)
 			return nil
 		})
@@ -300,7 +300,7 @@ func TestMuxRoutesKinds(t *testing.T) {
 		require.Equal(t, "email", info.Kind)
 
 		dead := make(chan error, 2)
-		w := newWorker(t, b.q, mux.Handle, trafikey.WorkerOptions{OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
+		w := newWorker(t, b.q, mux.Dispatch, trafikey.WorkerOptions{OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
 			if o == trafikey.OutcomeDead {
 				dead <- err
 			}
@@ -337,14 +337,14 @@ func TestMuxRoutesKinds(t *testing.T) {
 func TestMuxFallback(t *testing.T) {
 	t.Parallel()
 	mux := trafikey.NewMux()
-	mux.HandleFunc("a", func(context.Context, *trafikey.Job) error { return nil })
-	require.Panics(t, func() { mux.HandleFunc("a", func(context.Context, *trafikey.Job) error { return nil }) })
-	require.Panics(t, func() { mux.HandleFunc("b", nil) })
-	err := mux.Handle(context.Background(), &trafikey.Job{Kind: "z"})
+	mux.Handle("a", func(context.Context, *trafikey.Job) error { return nil })
+	require.Panics(t, func() { mux.Handle("a", func(context.Context, *trafikey.Job) error { return nil }) })
+	require.Panics(t, func() { mux.Handle("b", nil) })
+	err := mux.Dispatch(context.Background(), &trafikey.Job{Kind: "z"})
 	require.ErrorIs(t, err, trafikey.ErrUnknownKind)
 	require.ErrorIs(t, err, trafikey.ErrSkipRetry)
 	mux.Fallback(func(_ context.Context, j *trafikey.Job) error { return errors.New("fallback " + j.Kind) })
-	require.EqualError(t, mux.Handle(context.Background(), &trafikey.Job{Kind: "z"}), "fallback z")
+	require.EqualError(t, mux.Dispatch(context.Background(), &trafikey.Job{Kind: "z"}), "fallback z")
 	require.ElementsMatch(t, []string{"a"}, mux.Kinds())
 }
 
@@ -430,5 +430,27 @@ func TestEventsOfRescheduleAndCancel(t *testing.T) {
 		require.Equal(t, []string{"added " + id, trafikey.EventRescheduled + " " + id, trafikey.EventCancelled + " " + id}, names(evs))
 		require.Equal(t, map[string]string{"state": "delayed"}, evs[1].Fields)
 		require.Equal(t, map[string]string{"state": "delayed"}, evs[2].Fields)
+	})
+}
+
+// TestFlowOptions: a parent may not wait for a due time; a child may, and
+// carries its kind.
+func TestFlowOptions(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		_, err := b.q.AddFlow(ctx, trafikey.FlowJob{Payload: []byte("p"), Options: []trafikey.AddOption{trafikey.At(time.Now().Add(time.Hour))},
+			Children: []trafikey.FlowJob{{Payload: []byte("c")}}})
+		require.ErrorIs(t, err, trafikey.ErrInvalid)
+		ids, err := b.q.AddFlow(ctx, trafikey.FlowJob{Payload: []byte("p"), Options: []trafikey.AddOption{trafikey.Kind("parent")},
+			Children: []trafikey.FlowJob{{Payload: []byte("c"), Options: []trafikey.AddOption{trafikey.Kind("child"), trafikey.At(time.Now().Add(time.Hour))}}}})
+		require.NoError(t, err)
+		child, err := b.q.Inspect(ctx, ids.Children[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateDelayed, child.State)
+		require.Equal(t, "child", child.Kind)
+		parent, err := b.q.Inspect(ctx, ids.ID)
+		require.NoError(t, err)
+		require.Equal(t, "parent", parent.Kind)
+		require.Equal(t, trafikey.StateWaiting, parent.State)
 	})
 }

@@ -30,12 +30,12 @@ func (e *UnknownKindError) Error() string {
 func (e *UnknownKindError) Unwrap() []error { return []error{ErrUnknownKind, ErrSkipRetry} }
 
 // Mux routes jobs to handlers by their kind (Kind at Add, Job.Kind). Its
-// Handle method is itself a Handler, so a Worker runs a Mux as it runs any
-// handler:
+// Dispatch method is itself a Handler, so a Worker runs a Mux as it runs
+// any handler:
 //
 //	mux := trafikey.NewMux()
-//	mux.HandleFunc("email", sendEmail)
-//	w, err := trafikey.NewWorker(q, mux.Handle, opts)
+//	mux.Handle("email", sendEmail)
+//	w, err := trafikey.NewWorker(q, mux.Dispatch, opts)
 //
 // A job of a kind without a handler fails with an *UnknownKindError and is
 // dead-lettered without retries. Routes can be added while a worker runs.
@@ -48,17 +48,17 @@ type Mux struct {
 // NewMux returns a Mux without routes.
 func NewMux() *Mux { return &Mux{handlers: map[string]Handler{}} }
 
-// HandleFunc routes the jobs of kind to h. The kind "" is the jobs added
+// Handle routes the jobs of kind to h. The kind "" is the jobs added
 // without one. Registering a kind twice, or a nil handler, panics: it is a
 // programming error, found at start-up.
-func (m *Mux) HandleFunc(kind string, h Handler) {
+func (m *Mux) Handle(kind string, h Handler) {
 	if h == nil {
-		panic("trafikey: Mux.HandleFunc of kind " + fmt.Sprintf("%q", kind) + " with a nil handler")
+		panic(fmt.Sprintf("trafikey: Mux.Handle of kind %q with a nil handler", kind))
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, dup := m.handlers[kind]; dup {
-		panic(fmt.Sprintf("trafikey: Mux.HandleFunc: kind %q registered twice", kind))
+		panic(fmt.Sprintf("trafikey: Mux.Handle: kind %q registered twice", kind))
 	}
 	m.handlers[kind] = h
 }
@@ -71,8 +71,9 @@ func (m *Mux) Fallback(h Handler) {
 	m.fallback = h
 }
 
-// Handle runs the handler of job's kind: Mux's Handler.
-func (m *Mux) Handle(ctx context.Context, job *Job) error {
+// Dispatch runs the handler of job's kind, or the fallback: the Mux as a
+// Handler.
+func (m *Mux) Dispatch(ctx context.Context, job *Job) error {
 	m.mu.RLock()
 	h, ok := m.handlers[job.Kind]
 	if !ok {
@@ -140,7 +141,7 @@ func (t JobType[T]) Job(v T, opts ...AddOption) (NewJob, error) {
 // first; a payload that does not decode fails the job without retries
 // (decoding it again gives the same error).
 func (t JobType[T]) Handle(m *Mux, h func(ctx context.Context, job *Job, v T) error) {
-	m.HandleFunc(t.kind, func(ctx context.Context, job *Job) error {
+	m.Handle(t.kind, func(ctx context.Context, job *Job) error {
 		var v T
 		if err := json.Unmarshal(job.Payload, &v); err != nil {
 			return SkipRetry(fmt.Errorf("trafikey: payload of kind %q does not decode: %w", t.kind, err))

@@ -128,7 +128,20 @@ holds it. A job that does not exist is not found (3).`,
 	}
 }
 
-// jobResult is one job of a requeue or remove with --json.
+func cancelAction() jobAction {
+	return jobAction{
+		name: "cancel", done: "cancelled",
+		short: "End pending, delayed or running jobs: they go to the dead jobs as cancelled",
+		long: `cancel ends each pending, delayed or running job given: it goes to the dead
+jobs with the error "cancelled" (requeue runs it again). A running job's
+worker learns it at its next heartbeat and stops the handler. A job in
+another state is refused (exit code 4); one that does not exist is not
+found (3).`,
+		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Cancel(ctx, id) },
+	}
+}
+
+// jobResult is one job of a requeue, remove or cancel with --json.
 type jobResult struct {
 	ID    string `json:"id"`
 	OK    bool   `json:"ok"`

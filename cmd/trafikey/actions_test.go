@@ -223,3 +223,24 @@ func TestQueuesOnACluster(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	require.EqualValues(t, 1, decode[map[string]any](t, out)["pending"])
 }
+
+func TestCancelCommand(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	ctx := t.Context()
+	q, err := trafikey.Open(ctx, c, "mail")
+	require.NoError(t, err)
+	dead := deadJob(t, q, "b")
+	pending, err := q.Add(ctx, []byte("a"))
+	require.NoError(t, err)
+
+	out, errOut, code := run(t, "cancel", "mail", pending, dead, "--addr", s.Addr())
+	require.Equal(t, exitRefused, code, errOut)
+	require.Equal(t, "cancelled 1 of 2 jobs of mail\n", out)
+	require.Contains(t, errOut, "cancel "+dead+":")
+	info, err := q.Inspect(ctx, pending)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StateDead, info.State)
+	require.True(t, info.Cancelled)
+}

@@ -30,7 +30,7 @@ func newRootCmd(lookupEnv func(string) (string, bool)) *cobra.Command {
 		Use:   "trafikey",
 		Short: "trafikey: a job queue inside Valkey",
 		Long: `trafikey is a job queue that lives inside Valkey. This tool lists and inspects
-queues and jobs, pauses and resumes queues, requeues and removes jobs, serves a
+queues and jobs, pauses and resumes queues, requeues, removes and cancels jobs, serves a
 web dashboard with Prometheus metrics, and runs a demo on a local server.
 
 Every command that talks to a server takes the same connection flags: --addr
@@ -53,7 +53,7 @@ Every command that reads prints JSON with --json.
 		a.newDemoCmd(),
 		a.newQueuesCmd(), a.newStatsCmd(), a.newLanesCmd(), a.newInspectCmd(), a.newEventsCmd(),
 		a.newPauseCmd(true), a.newPauseCmd(false), a.newPromoteCmd(),
-		a.newJobActionCmd(requeueAction()), a.newJobActionCmd(removeAction()),
+		a.newJobActionCmd(requeueAction()), a.newJobActionCmd(removeAction()), a.newJobActionCmd(cancelAction()),
 		a.newDashCmd(),
 	)
 	return root

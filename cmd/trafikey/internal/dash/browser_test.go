@@ -262,6 +262,7 @@ func TestBrowser(t *testing.T) {
 	info, err := reports.Inspect(ctx, dead)
 	require.NoError(t, err)
 	require.Equal(t, trafikey.StatePending, info.State)
+	require.False(t, eval[bool](tab, t, `document.querySelector("#act-cancel").disabled`), "a pending job can be cancelled")
 	within(tab, t, 10*time.Second, chromedp.Navigate(srv.URL+"/#/"), chromedp.WaitVisible(chromedp.CSS(`#queues`)))
 	waitText(tab, t, `tr[data-queue="reports"] td[data-col="dead"]`, func(s string) bool { return s == "0" })
 
@@ -274,7 +275,7 @@ func TestBrowser(t *testing.T) {
 	)
 	require.Contains(t, textOf(tab, t, `#job-payload`), "00 01 62 69 6e 61 72 79")
 	require.Equal(t, "read-only", textOf(tab, t, `#mode`))
-	require.Equal(t, 0, count(tab, t, `#act-requeue, #act-remove`))
+	require.Equal(t, 0, count(tab, t, `#act-requeue, #act-remove, #act-cancel`))
 	within(tab, t, 10*time.Second, chromedp.Navigate(ro.URL+"/#/queue/reports"), chromedp.WaitVisible(chromedp.CSS(`#counts`)))
 	require.Equal(t, 0, count(tab, t, `#act-pause, #act-resume, #act-promote`))
 	status := eval[int](tab, t, `fetch("api/queues/reports/jobs/`+dead2+`/requeue", {method: "POST", headers: {"X-Trafikey-Action": "1"}}).then(r => r.status)`, chromedp.EvalAwaitPromise)

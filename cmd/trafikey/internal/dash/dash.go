@@ -1,7 +1,7 @@
 // Package dash is the web dashboard behind `trafikey dash`: an overview of
 // every queue on a server or cluster with a throughput chart, a page per
 // queue with its lanes, a page per job, the actions an operator needs
-// (pause, resume, promote, requeue, remove) unless read-only, the JSON API
+// (pause, resume, promote, requeue, remove, cancel) unless read-only, the JSON API
 // under /api/ that the pages use, and Prometheus metrics on /metrics. Its
 // pages are plain HTML, CSS and JavaScript embedded in the binary; nothing
 // is loaded from elsewhere.
@@ -332,6 +332,8 @@ func (s *Server) jobAction(ctx context.Context, q *trafikey.Queue, r *http.Reque
 		return map[string]any{"requeued": id}, q.Requeue(ctx, id)
 	case "remove":
 		return map[string]any{"removed": id}, q.Remove(ctx, id)
+	case "cancel":
+		return map[string]any{"cancelled": id}, q.Cancel(ctx, id)
 	}
 	return nil, errUnknownAction
 }

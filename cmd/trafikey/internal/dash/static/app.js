@@ -263,6 +263,7 @@ async function renderJob(queue, id, message) {
   }
   const actions = state.info.read_only ? null : el("div", { class: "actions" },
     el("button", { id: "act-requeue", class: "primary", disabled: j.state !== "dead", title: "dead jobs only", onclick: () => jobAction(queue, id, "requeue") }, "Requeue"),
+    el("button", { id: "act-cancel", class: "danger", disabled: !["pending", "delayed", "active"].includes(j.state), title: "pending, delayed or running jobs", onclick: () => { if (confirm("Cancel job " + id + "?")) jobAction(queue, id, "cancel"); } }, "Cancel"),
     el("button", { id: "act-remove", class: "danger", disabled: j.state === "active", title: "not while a worker holds it", onclick: () => { if (confirm("Remove job " + id + "?")) jobAction(queue, id, "remove"); } }, "Remove"));
   const fields = [
     ["state", stateBadge(j.state)],
@@ -296,7 +297,7 @@ async function jobAction(queue, id, action) {
   let msg;
   try {
     await act("queues/" + enc(queue) + "/jobs/" + enc(id) + "/" + action);
-    msg = notice(action === "requeue" ? "Requeued: the job is pending again." : "Removed.");
+    msg = notice(action === "requeue" ? "Requeued: the job is pending again." : action === "cancel" ? "Cancelled: the job is dead, its error \"cancelled\"." : "Removed.");
   } catch (e) {
     msg = notice(action + " failed: " + e.message, true);
   }
