@@ -18,6 +18,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +51,11 @@ type Options struct {
 	// Timeout bounds each request's and each sample's server reads;
 	// default 10 s.
 	Timeout time.Duration
+	// LiveQueues bounds the queues with job events on whose events the
+	// dashboard watches, to push their changes to the pages at once (each
+	// holds a connection blocked on its stream); default 64, -1 for none.
+	// The others change on the pages at each sample.
+	LiveQueues int
 	// MetricsLanes adds per-lane series to /metrics for up to that many
 	// lanes of each queue; 0 for none.
 	MetricsLanes int
@@ -81,6 +87,9 @@ func (o *Options) defaults() {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	if o.LiveQueues == 0 {
+		o.LiveQueues = 64
+	}
 }
 
 // Server is one dashboard over one server or cluster.
@@ -88,7 +97,11 @@ type Server struct {
 	opts    Options
 	cat     *admin.Catalog
 	sampler *sampler
+	hub     *hub
+	live    *live
 	handler http.Handler
+	// stopped is closed when Run returns: the live streams end with it.
+	stopped chan struct{}
 }
 
 // New returns a dashboard over client. Call Run to sample the queues, and
@@ -96,8 +109,14 @@ type Server struct {
 func New(client valkey.Client, o Options) (*Server, error) {
 	o.defaults()
 	cat := admin.NewCatalog(client)
-	s := &Server{opts: o, cat: cat}
+	s := &Server{opts: o, cat: cat, hub: &hub{}, stopped: make(chan struct{})}
 	s.sampler = newSampler(cat, o, o.Log)
+	s.live = newLive(s.hub, s.sampler, max(o.LiveQueues, 0), o.Log)
+	s.sampler.onDiscover = s.live.discovered
+	s.sampler.isLive = s.live.watched
+	s.sampler.onTick = func(at time.Time, charted bool) {
+		s.hub.publish("tick", tickPush{SampledAt: at, Charted: charted})
+	}
 
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(trafikeyprom.NewQueueSourceCollector(s.sampler.known, trafikeyprom.CollectorOptions{
@@ -119,6 +138,7 @@ func New(client valkey.Client, o Options) (*Server, error) {
 	mux.HandleFunc("GET /api/info", s.info)
 	mux.HandleFunc("GET /api/queues", s.queues)
 	mux.HandleFunc("GET /api/series", s.series)
+	mux.HandleFunc("GET /api/live", s.stream)
 	mux.HandleFunc("GET /api/queues/{queue}", s.queue)
 	mux.HandleFunc("GET /api/queues/{queue}/jobs/{id}", s.job)
 	mux.HandleFunc("POST /api/queues/{queue}/{action}", s.action(s.queueAction))
@@ -130,8 +150,15 @@ func New(client valkey.Client, o Options) (*Server, error) {
 // Handler serves the pages, the API and /metrics.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run samples the queues until ctx ends.
-func (s *Server) Run(ctx context.Context) { s.sampler.run(ctx) }
+// Run samples the queues and watches their events until ctx ends; the
+// pages' live streams end with it. Call it once.
+func (s *Server) Run(ctx context.Context) {
+	defer close(s.stopped)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.live.run(ctx) })
+	s.sampler.run(ctx)
+	wg.Wait()
+}
 
 // contentPolicy lets the pages load only what the binary serves.
 const contentPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
@@ -226,6 +253,8 @@ type queueReply struct {
 	Executor  string           `json:"executor"`
 	Lanes     []admin.LaneView `json:"lanes"`
 	LanesMore bool             `json:"lanes_cut"`
+	// Live reports that the queue's job events are watched.
+	Live bool `json:"live"`
 }
 
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
@@ -241,7 +270,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}}
+	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name())}
 	if st.Lanes > 0 {
 		if reply.Lanes, reply.LanesMore, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
 			fail(w, err)
@@ -264,7 +293,29 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, admin.ViewOfJob(q.Name(), info))
+	reply := jobReply{JobView: admin.ViewOfJob(q.Name(), info)}
+	// A parent's children: what a flow's operator looks at next (none,
+	// in one call, for a job that is no parent).
+	children, err := q.Children(ctx, info.ID)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if len(children) > maxChildrenShown {
+		children, reply.ChildrenCut = children[:maxChildrenShown], true
+	}
+	reply.Children = admin.ViewOfChildren(children)
+	writeJSON(w, http.StatusOK, reply)
+}
+
+// maxChildrenShown bounds the children of a job page.
+const maxChildrenShown = 200
+
+// jobReply is GET /api/queues/{queue}/jobs/{id}.
+type jobReply struct {
+	admin.JobView
+	// ChildrenCut reports children left out past maxChildrenShown.
+	ChildrenCut bool `json:"children_cut,omitempty"`
 }
 
 // actionHeader must be on every action request: a page of another site

@@ -38,9 +38,11 @@ func startDash(t *testing.T, client valkey.Client, o Options) *httptest.Server {
 	}()
 	srv := httptest.NewServer(d.Handler())
 	t.Cleanup(func() {
-		srv.Close()
+		// Stopping the dashboard ends its live streams, which Close
+		// would wait for.
 		cancel()
 		<-done
+		srv.Close()
 	})
 	return srv
 }

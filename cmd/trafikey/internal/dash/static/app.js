@@ -1,11 +1,14 @@
-// The trafikey dashboard: three views (overview, queue, job) rendered from
-// the JSON API under api/, refreshed by polling. Every value from the
-// server is put in the page as text (textContent), never as markup.
+// The trafikey dashboard: four views (overview, queue, job table, job)
+// built from the JSON API under api/. A view is built once and then kept
+// up to date in place: by the pushes of api/live (server-sent events: a
+// tick after every sample, and a queue's counts as soon as its job events
+// say it changed), or, while that stream is down, by polling. Every value
+// from the server is put in the page as text (textContent), never as
+// markup.
 "use strict";
 
-// info is /api/info, read once, while the first view loads.
-const state = { info: null, infoP: null, timer: null, queues: [] };
-const view = document.getElementById("view");
+const state = { info: null, infoP: null, view: null, queues: [], live: false, poll: null, seq: 0 };
+const main = document.getElementById("view");
 
 // el builds an element: el("td", {class: "num"}, "12", child…).
 function el(tag, attrs, ...children) {
@@ -15,17 +18,16 @@ function el(tag, attrs, ...children) {
     if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const c of children.flat()) {
-    if (c === undefined || c === null || c === false) continue;
-    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
+  fill(e, children);
   return e;
 }
 
-// put shows nodes as the view; arrays are flattened, and null, undefined
-// and false left out.
-function put(...nodes) {
-  view.replaceChildren(...nodes.flat().filter((n) => n !== undefined && n !== null && n !== false));
+// fill puts children (nested arrays flattened; null, undefined and false
+// left out; strings as text) in e, in place of what it held.
+function fill(e, ...children) {
+  e.replaceChildren(...children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false)
+    .map((c) => c instanceof Node ? c : document.createTextNode(String(c))));
+  return e;
 }
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -51,36 +53,61 @@ async function api(path, opts) {
   return body;
 }
 
-function act(path) {
-  return api(path, { method: "POST", headers: { "X-Trafikey-Action": "1", "Accept": "application/json" } });
+function act(path, params) {
+  const q = params ? "?" + new URLSearchParams(params) : "";
+  return api(path + q, { method: "POST", headers: { "X-Trafikey-Action": "1", "Accept": "application/json" } });
 }
 
 const enc = encodeURIComponent;
 const fmt = new Intl.NumberFormat();
 const num = (n) => fmt.format(n);
 const rate = (r) => r === 0 ? "0" : r >= 100 ? fmt.format(Math.round(r)) : r.toFixed(r >= 10 ? 1 : 2);
+const plural = (n, one, many) => num(n) + " " + (n === 1 ? one : many);
 
 function ms(d) {
   if (d < 1000) return d + " ms";
   if (d < 60000) return (d / 1000).toFixed(d % 1000 ? 1 : 0) + " s";
   if (d < 3600000) return (d / 60000).toFixed(d % 60000 ? 1 : 0) + " min";
-  return (d / 3600000).toFixed(1) + " h";
+  if (d < 172800000) return (d / 3600000).toFixed(1) + " h";
+  return (d / 86400000).toFixed(1) + " d";
 }
 
 function ago(t) {
   const d = Date.now() - new Date(t).getTime();
-  return d < 0 ? "just now" : ms(Math.round(d / 1000) * 1000) + " ago";
+  if (d < 0) return "in " + ms(Math.round(-d / 1000) * 1000);
+  return d < 1000 ? "just now" : ms(Math.round(d / 1000) * 1000) + " ago";
+}
+
+function when(t) {
+  return el("span", { title: new Date(t).toLocaleString() }, ago(t));
 }
 
 function setStatus(text, bad) {
   const s = document.getElementById("status");
-  s.textContent = text;
+  s.textContent = text + (state.live ? " · live" : "");
   s.className = bad ? "bad" : "";
 }
 
-function card(label, value, cls) {
-  return el("div", { class: "card " + (cls || ""), "data-card": cls || label },
-    el("div", { class: "n" }, value), el("div", { class: "l" }, label));
+// card is a count; with href, a link to its jobs.
+function card(label, value, cls, href) {
+  const body = [el("div", { class: "n" }, value), el("div", { class: "l" }, label)];
+  return href
+    ? el("a", { class: "card link " + (cls || ""), "data-card": cls || label, href }, body)
+    : el("div", { class: "card " + (cls || ""), "data-card": cls || label }, body);
+}
+
+// bump marks a value that changed, for a moment.
+function bump(e) {
+  e.classList.remove("bump");
+  void e.offsetWidth; // restart the animation
+  e.classList.add("bump");
+}
+
+// setText sets e's text, marking it when it changed.
+function setText(e, text) {
+  if (!e || e.textContent === text) return;
+  e.textContent = text;
+  bump(e);
 }
 
 // chart draws completed/s and failed/s over the kept samples as SVG.
@@ -88,7 +115,7 @@ function chart(points) {
   const box = el("div", { class: "panel" });
   box.append(el("div", { class: "legend" },
     el("span", { class: "completed" }, "completed / s"), el("span", { class: "failed" }, "failed / s")));
-  const W = Math.max(320, (view.clientWidth || 900) - 30), H = 180, L = 44, R = 8, T = 8, B = 22;
+  const W = Math.max(320, (main.clientWidth || 900) - 30), H = 180, L = 44, R = 8, T = 8, B = 22;
   const s = svg("svg", { class: "chart", viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": "throughput and failures over time" });
   let max = 0;
   for (const p of points) max = Math.max(max, p.completed_per_sec, p.failed_per_sec);
@@ -137,184 +164,395 @@ function notice(text, bad) {
   return el("div", { class: "notice" + (bad ? " bad" : ""), role: "status" }, text);
 }
 
-// ---- overview ----
-
-// cell is a number of the queue table; zeros are quiet.
-function cell(col, v, show) {
-  return el("td", { class: v === 0 ? "num zero" : "num", "data-col": col }, show(v));
+function crumbs(...parts) {
+  const out = [el("a", { href: "#/" }, "Queues")];
+  for (const p of parts) out.push(" / ", p);
+  return el("div", { class: "crumbs" }, out);
 }
 
-async function renderOverview() {
-  const t0 = performance.now();
-  const [ov, series] = await Promise.all([api("queues"), api("series")]);
-  state.queues = ov.queues.map((q) => q.name);
-  fillSearch();
-  const total = { pending: 0, delayed: 0, active: 0, dead: 0, cps: 0, fps: 0 };
-  for (const q of ov.queues) {
-    total.pending += q.pending; total.delayed += q.delayed; total.active += q.active; total.dead += q.dead;
-    total.cps += q.completed_per_sec; total.fps += q.failed_per_sec;
+const queueHref = (q) => "#/queue/" + enc(q);
+const jobsHref = (q, s) => "#/jobs/" + enc(q) + "/" + s;
+const jobHref = (q, id) => "#/job/" + enc(q) + "/" + enc(id);
+
+// ask shows a modal confirmation and resolves to whether the operator
+// confirmed; extra holds inputs the caller reads after.
+function ask(title, text, okLabel, danger, extra) {
+  const dlg = document.getElementById("confirm");
+  fill(dlg,
+    el("form", { method: "dialog" },
+      el("h3", {}, title),
+      el("p", {}, text),
+      extra || null,
+      el("div", { class: "buttons" },
+        el("button", { value: "cancel", id: "confirm-cancel" }, "Cancel"),
+        el("button", { value: "ok", id: "confirm-ok", class: danger ? "danger solid" : "primary" }, okLabel))));
+  dlg.returnValue = "";
+  dlg.showModal();
+  return new Promise((resolve) => dlg.addEventListener("close", () => resolve(dlg.returnValue === "ok"), { once: true }));
+}
+
+// ---- overview ----
+
+const COLS = ["pending", "delayed", "active", "dead", "lanes", "completed", "rate"];
+
+function colValue(q, col) {
+  switch (col) {
+    case "completed": return num(q.totals.completed);
+    case "rate": return rate(q.completed_per_sec);
+    default: return num(q[col]);
   }
-  const failRate = total.cps + total.fps > 0 ? (100 * total.fps / (total.cps + total.fps)).toFixed(1) + " %" : "–";
-  const rows = document.createDocumentFragment();
-  for (const q of ov.queues) {
-    rows.append(el("tr", { "data-queue": q.name },
-      el("td", {}, el("a", { href: "#/queue/" + enc(q.name) }, q.name), " ",
-        q.paused ? el("span", { class: "badge paused" }, "paused") : null,
-        q.error ? el("span", { class: "badge dead", title: q.error }, "error") : null),
-      cell("pending", q.pending, num), cell("delayed", q.delayed, num), cell("active", q.active, num),
-      cell("dead", q.dead, num), cell("lanes", q.lanes, num), cell("completed", q.totals.completed, num),
-      cell("rate", q.completed_per_sec, rate),
-    ));
+}
+
+function colZero(q, col) {
+  return (col === "completed" ? q.totals.completed : col === "rate" ? q.completed_per_sec : q[col]) === 0;
+}
+
+function overviewView() {
+  const rows = new Map(); // queue name → its last row
+  const head = el("h1", {}, "Queues", el("span", { class: "muted", id: "queue-count" }));
+  const problem = el("div");
+  const totals = el("div", { class: "cards", id: "totals" });
+  const chartBox = el("div");
+  const table = el("div");
+  let first = true;
+
+  function renderTotals() {
+    const t = { pending: 0, delayed: 0, active: 0, dead: 0, cps: 0, fps: 0 };
+    for (const q of rows.values()) {
+      t.pending += q.pending; t.delayed += q.delayed; t.active += q.active; t.dead += q.dead;
+      t.cps += q.completed_per_sec; t.fps += q.failed_per_sec;
+    }
+    const failRate = t.cps + t.fps > 0 ? (100 * t.fps / (t.cps + t.fps)).toFixed(1) + " %" : "–";
+    const values = { pending: num(t.pending), delayed: num(t.delayed), active: num(t.active), dead: num(t.dead), rate: rate(t.cps), failure: failRate };
+    if (!totals.firstChild) {
+      fill(totals, card("pending", values.pending, "pending"), card("delayed", values.delayed, "delayed"),
+        card("active", values.active, "active"), card("dead", values.dead, "dead"),
+        card("completed / s", values.rate, "rate"), card("failure rate", values.failure, "failure"));
+      return;
+    }
+    for (const [k, v] of Object.entries(values)) setText(totals.querySelector(`[data-card="${k}"] .n`), v);
   }
-  const table = ov.queues.length === 0
-    ? el("div", { class: "empty" }, "No queues on this server yet: a queue appears once a producer or worker opens it.")
-    : el("table", { id: "queues" },
-      el("thead", {}, el("tr", {}, el("th", {}, "queue"), ...["pending", "delayed", "active", "dead", "lanes", "completed", "completed / s"].map((h) => el("th", { class: "num" }, h)))),
-      el("tbody", {}, rows));
-  put(
-    el("h1", {}, "Queues", el("span", { class: "muted" }, ov.queues.length + (ov.queues.length === 1 ? " queue" : " queues"))),
-    ov.error ? notice("Finding queues failed: " + ov.error, true) : null,
-    el("div", { class: "cards", id: "totals" },
-      card("pending", num(total.pending), "pending"), card("delayed", num(total.delayed), "delayed"),
-      card("active", num(total.active), "active"), card("dead", num(total.dead), "dead"),
-      card("completed / s", rate(total.cps), "rate"), card("failure rate", failRate, "failure")),
-    el("h2", {}, "Throughput, all queues"),
-    chart(series.points),
-    el("h2", {}, "By queue"),
-    table,
-  );
-  // The first overview of a page load, marked for anyone who measures it
-  // (the browser's performance panel, the tests).
-  if (performance.getEntriesByName("trafikey:overview-rendered").length === 0) {
-    performance.mark("trafikey:overview-rendered", { detail: { queues: ov.queues.length } });
-    performance.measure("trafikey:overview", { start: t0, end: performance.now(), detail: { queues: ov.queues.length } });
+
+  function nameCell(q) {
+    return el("td", {}, el("a", { href: queueHref(q.name) }, q.name), " ",
+      q.live ? el("span", { class: "badge live", title: "its job events are watched: its counts change as its jobs do" }, "live") : null,
+      q.paused ? el("span", { class: "badge paused" }, "paused") : null,
+      q.error ? el("span", { class: "badge dead", title: q.error }, "error") : null);
   }
-  setStatus("sampled " + new Date(ov.sampled_at).toLocaleTimeString() + ", every " + ms(ov.sample_ms));
+
+  function rowOf(q) {
+    return el("tr", { "data-queue": q.name }, nameCell(q),
+      COLS.map((c) => el("td", { class: colZero(q, c) ? "num zero" : "num", "data-col": c },
+        c === "dead" && q.dead > 0 ? el("a", { href: jobsHref(q.name, "dead") }, colValue(q, c)) : colValue(q, c))));
+  }
+
+  // updateRow changes a row's cells in place, marking those that changed.
+  function updateRow(tr, q) {
+    const name = tr.firstChild;
+    const badges = [q.live, q.paused, !!q.error].join();
+    if (name.dataset.badges !== badges) {
+      tr.replaceChild(nameCell(q), name);
+      tr.firstChild.dataset.badges = badges;
+    }
+    for (const c of COLS) {
+      const td = tr.querySelector(`[data-col="${c}"]`);
+      const v = colValue(q, c);
+      td.classList.toggle("zero", colZero(q, c));
+      if (td.textContent === v) continue;
+      fill(td, c === "dead" && q.dead > 0 ? el("a", { href: jobsHref(q.name, "dead") }, v) : v);
+      bump(td);
+    }
+  }
+
+  function renderTable(list) {
+    if (list.length === 0) {
+      fill(table, el("div", { class: "empty" }, "No queues on this server yet: a queue appears once a producer or worker opens it."));
+      return;
+    }
+    const body = table.querySelector("#queues tbody");
+    const have = body ? Array.from(body.rows, (r) => r.dataset.queue) : [];
+    if (body && have.join("\n") === list.map((q) => q.name).join("\n")) {
+      list.forEach((q, i) => updateRow(body.rows[i], q));
+      return;
+    }
+    fill(table, el("table", { id: "queues" },
+      el("thead", {}, el("tr", {}, el("th", {}, "queue"),
+        ["pending", "delayed", "active", "dead", "lanes", "completed", "completed / s"].map((h) => el("th", { class: "num" }, h)))),
+      el("tbody", {}, list.map(rowOf))));
+  }
+
+  return {
+    nodes: [head, problem, totals, el("h2", {}, "Throughput, all queues"), chartBox, el("h2", {}, "By queue"), table],
+    async refresh() {
+      const t0 = performance.now();
+      const [ov, series] = await Promise.all([api("queues"), api("series")]);
+      state.queues = ov.queues.map((q) => q.name);
+      fillSearch();
+      rows.clear();
+      for (const q of ov.queues) rows.set(q.name, q);
+      head.querySelector("#queue-count").textContent = plural(ov.queues.length, "queue", "queues");
+      fill(problem, ov.error ? notice("Finding queues failed: " + ov.error, true) : null);
+      renderTotals();
+      fill(chartBox, chart(series.points));
+      renderTable(ov.queues);
+      // The first overview of a page load, marked for anyone who measures
+      // it (the browser's performance panel, the tests).
+      if (first && performance.getEntriesByName("trafikey:overview-rendered").length === 0) {
+        performance.mark("trafikey:overview-rendered", { detail: { queues: ov.queues.length } });
+        performance.measure("trafikey:overview", { start: t0, end: performance.now(), detail: { queues: ov.queues.length } });
+      }
+      first = false;
+      setStatus("sampled " + new Date(ov.sampled_at).toLocaleTimeString() + ", every " + ms(ov.sample_ms));
+    },
+    onQueue(p) {
+      const q = p.queue;
+      if (!rows.has(q.name)) return;
+      rows.set(q.name, q);
+      const tr = table.querySelector(`tr[data-queue="${CSS.escape(q.name)}"]`);
+      if (tr) updateRow(tr, q);
+      renderTotals();
+    },
+  };
 }
 
 // ---- queue ----
 
-async function renderQueue(name, message) {
-  const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]);
-  const q = qr.queue;
-  const actions = state.info.read_only ? null : el("div", { class: "actions" },
-    q.paused
-      ? el("button", { id: "act-resume", class: "primary", onclick: () => queueAction(name, "resume") }, "Resume")
-      : el("button", { id: "act-pause", onclick: () => queueAction(name, "pause") }, "Pause"),
-    el("button", { id: "act-promote", onclick: () => queueAction(name, "promote"), title: "move due delayed jobs to pending now" }, "Promote due"));
-  const lanes = qr.lanes.length === 0
-    ? el("div", { class: "empty" }, "No lane has waiting or active jobs.")
-    : el("table", { id: "lanes" },
-      el("thead", {}, el("tr", {}, el("th", {}, "lane"), ...["waiting", "active", "cap"].map((h) => el("th", { class: "num" }, h)), el("th", {}, ""))),
-      el("tbody", {}, qr.lanes.map((l) => el("tr", { "data-lane": l.name },
-        el("td", {}, l.name),
-        el("td", { class: "num", "data-col": "waiting" }, num(l.waiting)),
-        el("td", { class: "num", "data-col": "active" }, num(l.active)),
-        el("td", { class: "num", "data-col": "cap" }, l.cap ? num(l.cap) : "–"),
-        el("td", {}, l.paused ? el("span", { class: "badge paused" }, "paused") : null)))));
-  const t = q.totals;
-  put(
-    el("div", { class: "crumbs" }, el("a", { href: "#/" }, "Queues"), " / ", q.name),
-    el("h1", {}, q.name, q.paused ? el("span", { class: "badge paused", id: "paused" }, "paused") : null,
-      el("span", { class: "muted" }, qr.executor + " executor"), actions),
-    message || null,
-    el("div", { class: "cards", id: "counts" },
-      card("pending", num(q.pending), "pending"), card("delayed", num(q.delayed), "delayed"),
-      card("active", num(q.active), "active"), card("dead", num(q.dead), "dead"),
-      card("lanes", num(q.lanes), "lanes"),
-      card("rate limit", q.rate_limit ? num(q.rate_limit) + " / " + ms(q.rate_window_ms) : "none", "ratelimit")),
-    el("h2", {}, "Throughput"),
-    chart(series.points),
-    el("div", { class: "two" },
-      el("div", {}, el("h2", {}, "Lifetime"), el("div", { class: "panel" }, el("dl", { class: "fields" },
-        ...[["added", t.added], ["completed", t.completed], ["failed attempts", t.failed], ["retried", t.retried],
-          ["dead-lettered", t.dead], ["leases recovered", t.recovered], ["removed", t.removed], ["requeued", t.requeued]]
-          .flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, num(v))])))),
-      el("div", {}, el("h2", {}, "Lanes" + (qr.lanes_cut ? " (first " + qr.lanes.length + ")" : "")), lanes)),
-  );
-  setStatus("read " + new Date().toLocaleTimeString());
+const STATES = [
+  ["pending", "pending"], ["delayed", "delayed"], ["active", "active"], ["dead", "dead"],
+  ["completed", "retained"], ["waiting", "waiting"],
+];
+
+function countOf(q, s) {
+  return s === "completed" ? q.retained : q[s];
 }
 
-async function queueAction(name, action) {
-  let msg;
-  try {
-    const r = await act("queues/" + enc(name) + "/" + action);
-    msg = notice(action === "promote" ? "Promoted " + num(r.promoted) + " due jobs." : (action === "pause" ? "Paused." : "Resumed."));
-  } catch (e) {
-    msg = notice(action + " failed: " + e.message, true);
+function queueView(name) {
+  const head = el("div");
+  const msg = el("div");
+  const counts = el("div", { class: "cards", id: "counts" });
+  const chartBox = el("div");
+  const lifetime = el("div");
+  const lanes = el("div");
+  const events = el("ol", { class: "events", id: "events" });
+  const eventsBox = el("div", { hidden: true }, el("h2", {}, "Recent events"), events);
+  let last = null;
+
+  function renderHead(qr) {
+    const q = qr.queue;
+    const ro = state.info.read_only;
+    const actions = ro ? null : el("div", { class: "actions" },
+      q.paused
+        ? el("button", { id: "act-resume", class: "primary", onclick: () => queueAction("resume") }, "Resume")
+        : el("button", { id: "act-pause", onclick: () => queueAction("pause") }, "Pause"),
+      el("button", { id: "act-promote", onclick: () => queueAction("promote"), title: "move the delayed jobs that are due to pending" }, "Promote due"));
+    fill(head,
+      crumbs(q.name),
+      el("h1", {}, q.name,
+        q.paused ? el("span", { class: "badge paused", id: "paused" }, "paused") : null,
+        qr.live ? el("span", { class: "badge live" }, "live") : null,
+        el("span", { class: "muted" }, qr.executor + " executor"), actions));
   }
-  await renderQueue(name, msg).catch(showError);
+
+  function renderCounts(q) {
+    const values = {};
+    for (const [s] of STATES) values[s] = num(countOf(q, s));
+    if (!counts.firstChild) {
+      fill(counts, STATES.map(([s, label]) => card(label, values[s], s, jobsHref(name, s))),
+        card("lanes", num(q.lanes), "lanes"),
+        card("rate limit", q.rate_limit ? num(q.rate_limit) + " / " + ms(q.rate_window_ms) : "none", "ratelimit"));
+      return;
+    }
+    for (const [s] of STATES) setText(counts.querySelector(`[data-card="${s}"] .n`), values[s]);
+    setText(counts.querySelector(`[data-card="lanes"] .n`), num(q.lanes));
+  }
+
+  function renderLifetime(t) {
+    fill(lifetime, el("h2", {}, "Lifetime"), el("div", { class: "panel" }, el("dl", { class: "fields" },
+      [["added", t.added], ["completed", t.completed], ["failed attempts", t.failed], ["retried", t.retried],
+        ["dead-lettered", t.dead], ["leases recovered", t.recovered], ["removed", t.removed], ["requeued", t.requeued],
+        ["trimmed", t.trimmed]].map(([k, v]) => [el("dt", {}, k), el("dd", { "data-total": k }, num(v))]))));
+  }
+
+  function renderLanes(qr) {
+    fill(lanes, el("h2", {}, "Lanes" + (qr.lanes_cut ? " (first " + qr.lanes.length + ")" : "")),
+      qr.lanes.length === 0
+        ? el("div", { class: "empty" }, "No lane has waiting or active jobs.")
+        : el("table", { id: "lanes" },
+          el("thead", {}, el("tr", {}, el("th", {}, "lane"), ["waiting", "active", "cap"].map((h) => el("th", { class: "num" }, h)), el("th", {}, ""))),
+          el("tbody", {}, qr.lanes.map((l) => el("tr", { "data-lane": l.name },
+            el("td", {}, l.name),
+            el("td", { class: "num", "data-col": "waiting" }, num(l.waiting)),
+            el("td", { class: "num", "data-col": "active" }, num(l.active)),
+            el("td", { class: "num", "data-col": "cap" }, l.cap ? num(l.cap) : "–"),
+            el("td", {}, l.paused ? el("span", { class: "badge paused" }, "paused") : null))))));
+  }
+
+  async function queueAction(action) {
+    let m;
+    try {
+      const r = await act("queues/" + enc(name) + "/" + action);
+      m = notice(action === "promote" ? "Promoted " + plural(r.promoted, "due job", "due jobs") + "." : (action === "pause" ? "Paused." : "Resumed."));
+    } catch (e) {
+      m = notice(action + " failed: " + e.message, true);
+    }
+    fill(msg, m);
+    await view.refresh().catch(showError);
+  }
+
+  const view = {
+    nodes: [head, msg, counts, el("h2", {}, "Throughput"), chartBox, el("div", { class: "two" }, lifetime, lanes), eventsBox],
+    async refresh() {
+      const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]);
+      last = qr;
+      renderHead(qr);
+      renderCounts(qr.queue);
+      fill(chartBox, chart(series.points));
+      renderLifetime(qr.queue.totals);
+      renderLanes(qr);
+      eventsBox.hidden = !qr.live;
+      setStatus("read " + new Date().toLocaleTimeString());
+    },
+    onQueue(p) {
+      if (p.queue.name !== name || !last) return;
+      renderCounts(p.queue);
+      renderLifetime(p.queue.totals);
+      eventsBox.hidden = false;
+      for (const ev of p.events) events.prepend(eventItem(name, ev));
+      while (events.children.length > 30) events.lastChild.remove();
+    },
+  };
+  return view;
+}
+
+function eventItem(queue, ev) {
+  return el("li", { "data-event": ev.name },
+    el("span", { class: "t" }, new Date(ev.at).toLocaleTimeString()),
+    el("span", { class: "badge ev-" + ev.name }, ev.name),
+    el("a", { href: jobHref(queue, ev.job) }, "job " + ev.job),
+    ev.error ? el("span", { class: "err" }, ev.error) : ev.value ? el("span", { class: "muted" }, ev.value) : null);
 }
 
 // ---- job ----
 
-async function renderJob(queue, id, message) {
-  await state.infoP;
-  let j;
-  try {
-    j = await api("queues/" + enc(queue) + "/jobs/" + enc(id));
-  } catch (e) {
-    if (e.status !== 404) throw e;
-    put(
-      el("div", { class: "crumbs" }, el("a", { href: "#/" }, "Queues"), " / ", el("a", { href: "#/queue/" + enc(queue) }, queue), " / job " + id),
-      message || null,
-      el("div", { class: "empty", id: "job-missing" }, e.code === "not_found" ? "Job " + id + " is not in queue " + queue + ": it completed, was removed, or never existed." : e.message));
-    return;
+function jobView(queue, id) {
+  const box = el("div");
+  let msg = null;
+  let pending = false;
+
+  function actions(j) {
+    if (state.info.read_only) return null;
+    const b = [];
+    if (j.state === "dead") b.push(el("button", { id: "act-requeue", class: "primary", onclick: () => jobAction("requeue") }, "Requeue"));
+    if (j.state === "delayed" && state.info.ops) b.push(el("button", { id: "act-retry", class: "primary", title: "run it now: to pending", onclick: () => jobAction("retry") }, "Run now"));
+    b.push(el("button", {
+      id: "act-remove", class: "danger", disabled: j.state === "active", title: j.state === "active" ? "not while a worker holds it" : "delete the job",
+      onclick: async () => { if (await ask("Remove job " + id + "?", "The job, its logs and its result are deleted.", "Remove", true)) jobAction("remove"); },
+    }, "Remove"));
+    return el("div", { class: "actions" }, b);
   }
-  const actions = state.info.read_only ? null : el("div", { class: "actions" },
-    el("button", { id: "act-requeue", class: "primary", disabled: j.state !== "dead", title: "dead jobs only", onclick: () => jobAction(queue, id, "requeue") }, "Requeue"),
-    el("button", { id: "act-remove", class: "danger", disabled: j.state === "active", title: "not while a worker holds it", onclick: () => { if (confirm("Remove job " + id + "?")) jobAction(queue, id, "remove"); } }, "Remove"));
-  const fields = [
-    ["state", stateBadge(j.state)],
-    ["attempts", j.attempts + " of " + j.max_attempts],
-    ["priority", j.priority],
-    ["backoff", j.backoff + " from " + ms(j.backoff_base_ms)],
-    ["added", new Date(j.added_at).toLocaleString() + " (" + ago(j.added_at) + ")"],
-    ["lane", j.lane || "–"],
-    ["unique key", j.unique_key || "–"],
-    ["progress", j.progress || "–"],
-    ["payload", num(j.payload_size) + " bytes, " + (j.payload_format === "json" ? "JSON" : "shown as hex") + (j.payload_cut ? ", the first 64 KiB shown" : "")],
-  ];
-  put(
-    el("div", { class: "crumbs" }, el("a", { href: "#/" }, "Queues"), " / ", el("a", { href: "#/queue/" + enc(queue) }, queue), " / job"),
-    el("h1", {}, "Job " + j.id, stateBadge(j.state), actions),
-    message || null,
-    el("div", { class: "panel" }, el("dl", { class: "fields", id: "job-fields" },
-      ...fields.flatMap(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k }, v)]))),
-    j.last_error ? [el("h2", {}, "Last error"), el("pre", { class: "error", id: "job-error" }, j.last_error)] : null,
-    el("h2", {}, "Payload"),
-    el("pre", { id: "job-payload", "data-format": j.payload_format }, j.payload_text || "(empty)"),
-    el("h2", {}, "Logs (" + j.logs.length + ")"),
-    j.logs.length ? el("ol", { class: "logs", id: "job-logs" }, j.logs.map((l) => el("li", {}, l))) : el("div", { class: "empty" }, "No log lines."),
-  );
-  setStatus("read " + new Date().toLocaleTimeString());
+
+  async function jobAction(action) {
+    try {
+      await act("queues/" + enc(queue) + "/jobs/" + enc(id) + "/" + action);
+      msg = notice({ requeue: "Requeued: the job is pending again.", retry: "The job is pending: it runs now.", remove: "Removed." }[action]);
+    } catch (e) {
+      msg = notice(action + " failed: " + e.message, true);
+    }
+    await view.refresh().catch(showError);
+  }
+
+  function resultBlock(j) {
+    if (!j.result_text && j.state !== "completed") return null;
+    return [el("h2", {}, "Result"), el("pre", { id: "job-result", "data-format": j.result_format || "" }, j.result_text || "(none)")];
+  }
+
+  function childrenBlock(j) {
+    if (!j.children || j.children.length === 0) return null;
+    return [
+      el("h2", {}, "Children (" + num(j.children.length) + (j.children_cut ? ", the first shown" : "") + ")"),
+      el("table", { id: "job-children" },
+        el("thead", {}, el("tr", {}, ["child", "state", "result or error"].map((h) => el("th", {}, h)))),
+        el("tbody", {}, j.children.map((c) => el("tr", { "data-child": c.id },
+          el("td", {}, el("a", { href: jobHref(queue, c.id) }, c.id)),
+          el("td", {}, c.state ? stateBadge(c.state) : el("span", { class: "muted" }, c.completed ? "completed" : "gone")),
+          el("td", { class: c.error ? "err" : "mono" }, c.error || c.result_text || "–"))))),
+    ];
+  }
+
+  const view = {
+    nodes: [box],
+    async refresh() {
+      await state.infoP;
+      let j;
+      try {
+        j = await api("queues/" + enc(queue) + "/jobs/" + enc(id));
+      } catch (e) {
+        if (e.status !== 404) throw e;
+        fill(box,
+          crumbs(el("a", { href: queueHref(queue) }, queue), "job " + id),
+          msg,
+          el("div", { class: "empty", id: "job-missing" }, e.code === "not_found" ? "Job " + id + " is not in queue " + queue + ": it completed, was removed, or never existed." : e.message));
+        return;
+      }
+      const fields = [
+        ["state", stateBadge(j.state)],
+        ["attempts", j.attempts + " of " + j.max_attempts],
+        ["priority", j.priority],
+        ["backoff", j.backoff + " from " + ms(j.backoff_base_ms)],
+        ["added", [new Date(j.added_at).toLocaleString(), " (", ago(j.added_at), ")"]],
+        ["lane", j.lane || "–"],
+        ["parent", j.parent ? el("a", { href: jobHref(queue, j.parent), id: "job-parent" }, "job " + j.parent) : "–"],
+        j.waiting_children ? ["waiting for", plural(j.waiting_children, "child", "children")] : null,
+        j.child_failed ? ["failed by", el("a", { href: jobHref(queue, j.child_failed) }, "child " + j.child_failed)] : null,
+        ["unique key", j.unique_key || "–"],
+        ["progress", j.progress || "–"],
+        ["payload", num(j.payload_size) + " bytes, " + (j.payload_format === "json" ? "JSON" : "shown as hex") + (j.payload_cut ? ", the first 64 KiB shown" : "")],
+      ].filter(Boolean);
+      fill(box,
+        crumbs(el("a", { href: queueHref(queue) }, queue), el("a", { href: jobsHref(queue, j.state) }, j.state), "job"),
+        el("h1", {}, "Job " + j.id, stateBadge(j.state), actions(j)),
+        msg,
+        el("div", { class: "panel" }, el("dl", { class: "fields", id: "job-fields" },
+          fields.map(([k, v]) => [el("dt", {}, k), el("dd", { "data-field": k }, v)]))),
+        j.last_error ? [el("h2", {}, "Last error"), el("pre", { class: "error", id: "job-error" }, j.last_error)] : null,
+        el("h2", {}, "Payload"),
+        el("pre", { id: "job-payload", "data-format": j.payload_format }, j.payload_text || "(empty)"),
+        resultBlock(j),
+        childrenBlock(j),
+        el("h2", {}, "Logs (" + j.logs.length + ")"),
+        j.logs.length ? el("ol", { class: "logs", id: "job-logs" }, j.logs.map((l) => el("li", {}, l))) : el("div", { class: "empty" }, "No log lines."),
+      );
+      setStatus("read " + new Date().toLocaleTimeString());
+    },
+    // A job page changes when the job's own events say so; a tick does
+    // not read it again.
+    onQueue(p) {
+      if (p.queue.name !== queue || pending || !p.events.some((e) => e.job === id)) return;
+      pending = true;
+      msg = null;
+      view.refresh().catch(showError).finally(() => { pending = false; });
+    },
+    tick: false,
+  };
+  return view;
 }
 
-async function jobAction(queue, id, action) {
-  let msg;
-  try {
-    await act("queues/" + enc(queue) + "/jobs/" + enc(id) + "/" + action);
-    msg = notice(action === "requeue" ? "Requeued: the job is pending again." : "Removed.");
-  } catch (e) {
-    msg = notice(action + " failed: " + e.message, true);
-  }
-  await renderJob(queue, id, msg).catch(showError);
-}
-
-// ---- routing and polling ----
+// ---- routing and live updates ----
 
 function fillSearch() {
   const sel = document.getElementById("search-queue");
   const have = Array.from(sel.options, (o) => o.value);
   if (have.join("\n") === state.queues.join("\n")) return;
   const keep = sel.value;
-  sel.replaceChildren(...state.queues.map((n) => el("option", { value: n }, n)));
+  fill(sel, state.queues.map((n) => el("option", { value: n }, n)));
   if (state.queues.includes(keep)) sel.value = keep;
 }
 
 function showError(e) {
   const what = e instanceof APIError && e.status < 500 ? e.message : "Could not read from the dashboard server: " + e.message;
-  put(el("div", { class: "crumbs" }, el("a", { href: "#/" }, "Queues")), notice(what, true));
+  fill(main, crumbs(), notice(what, true));
+  // The next tick tries the address again.
+  state.view = { nodes: [], refresh: show };
   setStatus("error", true);
 }
 
@@ -329,26 +567,64 @@ function decode(part) {
 function route() {
   const h = location.hash.replace(/^#\/?/, "");
   const parts = h.split("/").map(decode);
-  if (parts[0] === "queue" && parts.length >= 2) return { render: () => renderQueue(parts[1]), poll: true, queue: parts[1] };
-  if (parts[0] === "job" && parts.length >= 3) return { render: () => renderJob(parts[1], parts[2]), poll: false, queue: parts[1] };
-  return { render: renderOverview, poll: true };
+  if (parts[0] === "queue" && parts.length >= 2) return { view: () => queueView(parts[1]), queue: parts[1] };
+  if (parts[0] === "jobs" && parts.length >= 3 && typeof jobsView === "function") return { view: () => jobsView(parts[1], parts[2]), queue: parts[1] };
+  if (parts[0] === "job" && parts.length >= 3) return { view: () => jobView(parts[1], parts[2]), queue: parts[1] };
+  return { view: overviewView };
 }
 
+// show builds the view of the address and reads it.
 async function show() {
-  clearTimeout(state.timer);
   const r = route();
-  const here = location.hash;
+  const v = r.view();
+  const seq = ++state.seq;
+  state.view = v;
+  fill(main, v.nodes);
+  v.busy = true;
   try {
-    await r.render();
+    await v.refresh();
   } catch (e) {
-    showError(e);
+    if (seq === state.seq) showError(e);
+  } finally {
+    v.busy = false;
   }
   if (r.queue) document.getElementById("search-queue").value = r.queue;
-  const info = await state.infoP.catch(() => null);
-  if (r.poll && info && location.hash === here) {
-    clearTimeout(state.timer);
-    state.timer = setTimeout(show, Math.max(500, info.sample_ms));
-  }
+}
+
+// refresh reads the view again, one read at a time.
+function refresh() {
+  const v = state.view;
+  if (!v || v.tick === false || v.busy) return;
+  v.busy = true;
+  v.refresh().catch(showError).finally(() => { v.busy = false; });
+}
+
+// connect opens the live stream; while it is down, the view is polled at
+// the sample interval.
+function connect(info) {
+  const poll = () => {
+    clearInterval(state.poll);
+    state.poll = setInterval(refresh, Math.max(500, info.sample_ms));
+  };
+  poll();
+  if (typeof EventSource !== "function") return;
+  const es = new EventSource("api/live");
+  es.addEventListener("hello", () => {
+    state.live = true;
+    clearInterval(state.poll);
+    document.body.dataset.live = "yes";
+  });
+  es.addEventListener("error", () => {
+    if (!state.live) return;
+    state.live = false;
+    document.body.dataset.live = "no";
+    poll(); // EventSource connects again by itself meanwhile
+  });
+  es.addEventListener("tick", refresh);
+  es.addEventListener("queue", (m) => {
+    const v = state.view;
+    if (v && v.onQueue) v.onQueue(JSON.parse(m.data));
+  });
 }
 
 function start() {
@@ -357,6 +633,7 @@ function start() {
     document.getElementById("where").textContent = info.where;
     document.getElementById("mode").hidden = !info.read_only;
     document.body.dataset.readOnly = info.read_only ? "yes" : "no";
+    connect(info);
     return info;
   });
   state.infoP.catch(showError);
@@ -364,9 +641,9 @@ function start() {
     ev.preventDefault();
     const q = document.getElementById("search-queue").value;
     const id = document.getElementById("search-id").value.trim();
-    if (q && id) location.hash = "#/job/" + enc(q) + "/" + enc(id);
+    if (q && id) location.hash = jobHref(q, id);
   });
-  if (route().render !== renderOverview) {
+  if (route().view !== overviewView) {
     // The search box lists the queues on every page.
     api("queues").then((ov) => { state.queues = ov.queues.map((q) => q.name); fillSearch(); }).catch(() => {});
   }
