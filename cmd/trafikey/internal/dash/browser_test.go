@@ -281,6 +281,78 @@ func TestBrowser(t *testing.T) {
 	info, err = reports.Inspect(ctx, dead2)
 	require.NoError(t, err)
 	require.Equal(t, trafikey.StateDead, info.State)
+
+	browseLive(t, tab, c)
+}
+
+// browseLive checks the live updates of a queue with job events on, on a
+// dashboard that samples once an hour: whatever changes on its pages came
+// by the queue's events.
+func browseLive(t *testing.T, tab context.Context, c valkey.Client) {
+	ctx := t.Context()
+	orders, err := trafikey.Open(ctx, c, "orders")
+	require.NoError(t, err)
+	require.NoError(t, orders.SetEvents(ctx, 10000))
+	srv := startDash(t, c, Options{SampleEvery: time.Hour})
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(srv.URL+"/#/"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-queue="orders"] .badge.live`)),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-live="yes"]`)),
+	)
+	require.Equal(t, "0", textOf(tab, t, `tr[data-queue="orders"] td[data-col="pending"]`))
+
+	// The watch starts at a discovery: jobs are added until the page
+	// shows them.
+	stop := make(chan struct{})
+	adding := make(chan struct{})
+	go func() {
+		defer close(adding)
+		for {
+			if _, err := orders.Add(ctx, []byte(`{"sku":"A-1"}`)); err != nil {
+				return
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+		}
+	}()
+	waitText(tab, t, `tr[data-queue="orders"] td[data-col="pending"]`, func(s string) bool { return number(s) >= 2 })
+	waitText(tab, t, `#totals [data-card="pending"] .n`, func(s string) bool { return number(s) >= 2 })
+	close(stop)
+	<-adding
+
+	// The queue page lists the events as they come, and its counts follow.
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(srv.URL+"/#/queue/orders"),
+		chromedp.WaitVisible(chromedp.CSS(`#counts`)),
+	)
+	before := number(textOf(tab, t, `[data-card="pending"] .n`))
+	id, err := orders.Add(ctx, []byte(`{"sku":"B-2"}`))
+	require.NoError(t, err)
+	waitText(tab, t, `#events li:first-child`, func(s string) bool { return strings.Contains(s, "job "+id) && strings.Contains(s, "added") })
+	waitText(tab, t, `[data-card="pending"] .n`, func(s string) bool { return number(s) == before+1 })
+
+	// A job page reads its job again when the job's events come.
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(srv.URL+"/#/job/orders/"+id),
+		chromedp.WaitVisible(chromedp.CSS(`[data-field="state"] [data-state="pending"]`)),
+	)
+	var claimed *trafikey.Job
+	for claimed == nil {
+		jobs, err := orders.Claim(ctx, time.Minute, 1)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		if jobs[0].ID == id {
+			claimed = jobs[0]
+		} else {
+			require.NoError(t, jobs[0].Complete(ctx))
+		}
+	}
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`[data-field="state"] [data-state="active"]`)))
+	require.NoError(t, claimed.Progress(ctx, "half way"))
+	waitText(tab, t, `[data-field="progress"]`, func(s string) bool { return s == "half way" })
 }
 
 func mustQueue(t *testing.T, c valkey.Client, name string) *trafikey.Queue {

@@ -432,6 +432,235 @@ function eventItem(queue, ev) {
     ev.error ? el("span", { class: "err" }, ev.error) : ev.value ? el("span", { class: "muted" }, ev.value) : null);
 }
 
+// ---- job tables ----
+
+// The column of a state's score: what the set is ordered by.
+const SCORE_COL = {
+  pending: ["priority", (r) => String(r.priority)],
+  delayed: ["due", (r) => ago(r.at)],
+  active: ["lease until", (r) => ago(r.at)],
+  dead: ["died", (r) => ago(r.at)],
+  completed: ["completed", (r) => ago(r.at)],
+  waiting: ["children left", (r) => num(r.waiting_children)],
+};
+
+// The order a table starts in: the next to run first for the sets a
+// worker takes from, the latest first for the sets jobs end in.
+const NEWEST_FIRST = { dead: true, completed: true };
+
+const PAGE = 25;
+
+function jobsView(queue, st) {
+  if (!SCORE_COL[st]) st = "pending";
+  const head = el("div");
+  const msg = el("div");
+  const tabs = el("nav", { class: "tabs", id: "state-tabs" });
+  const toolbar = el("div", { class: "toolbar" });
+  const table = el("div", { id: "jobs-box" });
+  const pager = el("div", { class: "pager" });
+  let counts = null; // the queue's view
+  let cursors = [""]; // the cursor of each page read, the current last
+  let page = null;
+  let found = null; // a search's answer, shown in place of the page
+  let newest = !!NEWEST_FIRST[st];
+  let quiet = 0; // when an events-driven read may come next
+
+  const ro = () => state.info.read_only;
+
+  function renderTabs(q) {
+    if (!tabs.firstChild) {
+      fill(tabs, STATES.map(([s, label]) => el("a", { href: jobsHref(queue, s), class: s === st ? "on" : "", "data-tab": s },
+        label, el("span", { class: "count" }, num(countOf(q, s))))));
+      return;
+    }
+    for (const [s] of STATES) setText(tabs.querySelector(`[data-tab="${s}"] .count`), num(countOf(q, s)));
+  }
+
+  function bulkButtons() {
+    if (ro()) return null;
+    if (st === "dead") {
+      return [
+        el("button", { id: "bulk-requeue", class: "primary", onclick: requeueAll }, "Requeue all dead"),
+        el("button", { id: "bulk-remove-old", class: "danger", onclick: removeOld }, "Remove dead older than…"),
+      ];
+    }
+    if (st === "delayed") return el("button", { id: "bulk-promote", class: "primary", onclick: promoteAll }, "Run all now");
+    return null;
+  }
+
+  function renderToolbar() {
+    const input = el("input", { id: "jobs-find", placeholder: "find by id", "aria-label": "find a job by id", inputmode: "numeric" });
+    fill(toolbar,
+      el("form", { id: "jobs-search", class: "find", onsubmit: (ev) => { ev.preventDefault(); find(input.value.trim()); } },
+        input, el("button", { type: "submit" }, "Find"),
+        found ? el("button", { type: "button", id: "jobs-find-clear", onclick: () => { found = null; read(); } }, "Clear") : null),
+      el("label", { class: "order" }, "order ",
+        el("select", { id: "jobs-order", onchange: (ev) => { newest = ev.target.value === "newest"; cursors = [""]; read(); } },
+          el("option", { value: "oldest", selected: !newest }, st === "pending" ? "next to run first" : "oldest first"),
+          el("option", { value: "newest", selected: newest }, st === "pending" ? "last to run first" : "newest first"))),
+      el("div", { class: "actions" }, bulkButtons()));
+    if (found) input.value = found.id;
+  }
+
+  function rowActions(r) {
+    if (ro() || !r.state) return null;
+    const b = [];
+    if (r.state === "dead") b.push(el("button", { class: "small primary", "data-act": "requeue", onclick: () => rowAction(r.id, "requeue") }, "Requeue"));
+    if (r.state === "delayed") b.push(el("button", { class: "small primary", "data-act": "retry", onclick: () => rowAction(r.id, "retry") }, "Run now"));
+    if (r.state !== "active" && r.state !== "waiting") {
+      b.push(el("button", {
+        class: "small danger", "data-act": "remove",
+        onclick: async () => { if (await ask("Remove job " + r.id + "?", "The job, its logs and its result are deleted.", "Remove", true)) rowAction(r.id, "remove"); },
+      }, "Remove"));
+    }
+    return b;
+  }
+
+  function detail(r) {
+    if (r.error) return el("span", { class: "err", title: r.error_size > r.error.length ? "the first " + r.error.length + " of " + r.error_size + " bytes" : null }, r.error);
+    if (r.progress) return el("span", { class: "muted" }, "progress " + r.progress);
+    if (r.preview !== undefined && r.preview !== null) return el("span", { class: "mono" }, r.preview + (r.payload_size > r.preview.length ? "…" : ""));
+    return el("span", { class: "muted" }, num(r.payload_size) + " bytes");
+  }
+
+  function renderRows(rows, total, note) {
+    const [label, show] = SCORE_COL[st];
+    fill(table,
+      note || null,
+      rows.length === 0 && !note
+        ? el("div", { class: "empty", id: "jobs-empty" }, "No " + (st === "completed" ? "retained completed" : st) + " jobs.")
+        : rows.length === 0 ? null : el("table", { id: "jobs", "data-state": st },
+          el("thead", {}, el("tr", {}, el("th", {}, "job"), el("th", {}, label), el("th", { class: "num" }, "attempts"),
+            el("th", {}, "lane"), el("th", {}, st === "dead" ? "error" : "payload"), el("th", {}, ""))),
+          el("tbody", {}, rows.map((r) => el("tr", { "data-job": r.id },
+            el("td", {}, el("a", { href: jobHref(queue, r.id) }, r.id), r.parent ? el("span", { class: "muted" }, " ← " + r.parent) : null),
+            el("td", { class: "t" }, r.state ? show(r) : el("span", { class: "muted" }, "gone")),
+            el("td", { class: "num" }, r.state ? r.attempts + " / " + r.max_attempts : "–"),
+            el("td", {}, r.lane || el("span", { class: "muted" }, "–")),
+            el("td", { class: "detail" }, detail(r)),
+            el("td", { class: "row-actions" }, rowActions(r)))))));
+    void total;
+  }
+
+  function renderPager() {
+    if (found || !page) return fill(pager);
+    const at = (cursors.length - 1) * PAGE;
+    fill(pager,
+      el("button", { id: "page-prev", disabled: cursors.length <= 1, onclick: () => { cursors.pop(); read(); } }, "← Previous"),
+      el("span", { class: "muted", id: "page-where" },
+        page.jobs.length ? num(at + 1) + "–" + num(at + page.jobs.length) + " of " + num(page.total) : "0 of " + num(page.total)),
+      el("button", { id: "page-next", disabled: !page.next, onclick: () => { cursors.push(page.next); read(); } }, "Next →"));
+  }
+
+  async function read() {
+    const params = new URLSearchParams({ state: st, count: PAGE, newest: newest ? "1" : "0" });
+    const after = cursors[cursors.length - 1];
+    if (after) params.set("after", after);
+    const [p, qr] = await Promise.all([api("queues/" + enc(queue) + "/jobs?" + params), api("queues/" + enc(queue))]);
+    counts = qr.queue;
+    page = p;
+    renderTabs(counts);
+    if (!found) renderRows(p.jobs, p.total);
+    renderToolbar();
+    renderPager();
+    setStatus("read " + new Date().toLocaleTimeString());
+  }
+
+  async function find(id) {
+    if (!id) { found = null; return read().catch(showError); }
+    let note = null, rows = [];
+    try {
+      const r = await api("queues/" + enc(queue) + "/jobs?" + new URLSearchParams({ state: st, id }));
+      rows = r.jobs;
+      if (rows.length === 0) {
+        note = r.found_state
+          ? notice("Job " + id + " is " + r.found_state + ", not " + st + ": ", false)
+          : el("div", { class: "empty", id: "jobs-empty" }, "No job " + id + " in queue " + queue + ".");
+        if (r.found_state) note.append(el("a", { href: jobsHref(queue, r.found_state) }, "the " + r.found_state + " jobs"), ", ", el("a", { href: jobHref(queue, id) }, "the job"));
+      }
+    } catch (e) {
+      note = notice("Find failed: " + e.message, true);
+    }
+    found = { id };
+    renderRows(rows, 0, note);
+    renderToolbar();
+    renderPager();
+  }
+
+  async function rowAction(id, action) {
+    try {
+      await act("queues/" + enc(queue) + "/jobs/" + enc(id) + "/" + action);
+      fill(msg, notice({ requeue: "Requeued job " + id + ".", retry: "Job " + id + " runs now.", remove: "Removed job " + id + "." }[action]));
+    } catch (e) {
+      fill(msg, notice(action + " of job " + id + " failed: " + e.message, true));
+    }
+    await view.refresh().catch(showError);
+  }
+
+  async function bulk(action, params, done) {
+    try {
+      const r = await act("queues/" + enc(queue) + "/" + action, params);
+      fill(msg, notice(done(r)));
+    } catch (e) {
+      fill(msg, notice(action + " failed: " + e.message, true));
+    }
+    cursors = [""];
+    await view.refresh().catch(showError);
+  }
+
+  async function requeueAll() {
+    const n = counts ? counts.dead : 0;
+    if (!await ask("Requeue every dead job?", "The " + plural(n, "dead job", "dead jobs") + " of " + queue + " go back to pending, each with its attempts again.", "Requeue all")) return;
+    await bulk("requeue-dead", null, (r) => "Requeued " + plural(r.requeued, "dead job", "dead jobs") + ".");
+  }
+
+  async function removeOld() {
+    const amount = el("input", { id: "confirm-age", type: "number", min: "0", value: "7", style: "width: 80px" });
+    const unit = el("select", { id: "confirm-unit" }, [["m", "minutes"], ["h", "hours"], ["d", "days"]].map(([v, l]) => el("option", { value: v, selected: v === "d" }, l)));
+    if (!await ask("Remove old dead jobs?", "Every dead job of " + queue + " that died longer ago than this is deleted, with its logs.", "Remove", true,
+      el("label", {}, "older than", amount, unit))) return;
+    const mult = { m: 60000, h: 3600000, d: 86400000 }[unit.value];
+    const age = Math.max(0, Number(amount.value) || 0) * mult;
+    await bulk("remove-dead", { older_than_ms: age }, (r) => "Removed " + plural(r.removed, "dead job", "dead jobs") + " older than " + ms(age) + ".");
+  }
+
+  async function promoteAll() {
+    const n = counts ? counts.delayed : 0;
+    if (!await ask("Run every delayed job now?", "The " + plural(n, "delayed job", "delayed jobs") + " of " + queue + " go to pending now, whether they are due or not.", "Run all now")) return;
+    await bulk("promote-all", null, (r) => "Moved " + plural(r.promoted, "delayed job", "delayed jobs") + " to pending.");
+  }
+
+  const view = {
+    nodes: [head, msg, tabs, toolbar, table, pager],
+    async refresh() {
+      await state.infoP;
+      if (!head.firstChild) {
+        fill(head, crumbs(el("a", { href: queueHref(queue) }, queue), "jobs"),
+          el("h1", {}, queue, el("span", { class: "muted" }, "jobs by state")));
+      }
+      if (found) {
+        const qr = await api("queues/" + enc(queue));
+        counts = qr.queue;
+        renderTabs(counts);
+        return;
+      }
+      await read();
+    },
+    onQueue(p) {
+      if (p.queue.name !== queue) return;
+      counts = p.queue;
+      renderTabs(p.queue);
+      // The rows follow the events at most every second.
+      const now = Date.now();
+      if (found || view.busy || now < quiet) return;
+      quiet = now + 1000;
+      view.busy = true;
+      read().catch(showError).finally(() => { view.busy = false; });
+    },
+  };
+  return view;
+}
+
 // ---- job ----
 
 function jobView(queue, id) {
@@ -568,7 +797,7 @@ function route() {
   const h = location.hash.replace(/^#\/?/, "");
   const parts = h.split("/").map(decode);
   if (parts[0] === "queue" && parts.length >= 2) return { view: () => queueView(parts[1]), queue: parts[1] };
-  if (parts[0] === "jobs" && parts.length >= 3 && typeof jobsView === "function") return { view: () => jobsView(parts[1], parts[2]), queue: parts[1] };
+  if (parts[0] === "jobs" && parts.length >= 3) return { view: () => jobsView(parts[1], parts[2]), queue: parts[1] };
   if (parts[0] === "job" && parts.length >= 3) return { view: () => jobView(parts[1], parts[2]), queue: parts[1] };
   return { view: overviewView };
 }
