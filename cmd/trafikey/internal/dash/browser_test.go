@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
@@ -57,8 +59,15 @@ func browser(t *testing.T) context.Context {
 		cancelTab()
 		cancelAlloc()
 	})
-	// The first run starts the browser.
-	require.NoError(t, chromedp.Do(ctx), "start %s", bin)
+	// The first run starts the browser. The pages are seen as by a person
+	// who asked for reduced motion: a changed value is not flashed, so a
+	// screenshot shows it still.
+	require.NoError(t, chromedp.Do(ctx, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := cdp.Call(ctx, tg, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+			Features: []*emulation.MediaFeature{{Name: "prefers-reduced-motion", Value: "reduce"}},
+		})
+		return err
+	})), "start %s", bin)
 	return ctx
 }
 
