@@ -154,6 +154,7 @@ func (s *Server) Handler() http.Handler { return s.handler }
 // pages' live streams end with it. Call it once.
 func (s *Server) Run(ctx context.Context) {
 	defer close(s.stopped)
+	s.live.start(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { s.live.run(ctx) })
 	s.sampler.run(ctx)

@@ -220,10 +220,15 @@ func (l *live) watch(ctx context.Context, q *trafikey.Queue, w *watcher) {
 
 // run pushes the watched queues' changes until ctx ends: on a wake, it
 // reads STATS of every queue with events not pushed yet, and pushes them.
-func (l *live) run(ctx context.Context) {
+// start lets sync watch queues for as long as ctx lasts; it comes before
+// the first discovery.
+func (l *live) start(ctx context.Context) {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.base = ctx
-	l.mu.Unlock()
+}
+
+func (l *live) run(ctx context.Context) {
 	defer l.wg.Wait()
 	for {
 		select {
