@@ -114,6 +114,11 @@ var aclNeeds = map[*protocol.Verb]map[string]string{
 	protocol.Lanes:        {classLanes: "R"},
 	protocol.Trim:         {classRows: "RW", classLogs: "RW", classFlows: "RW"},
 	protocol.Children:     {classRows: "R", classFlows: "R"},
+	protocol.Jobs:         {classRows: "R"},
+	protocol.RequeueDead:  {classRows: "RW"},
+	protocol.RemoveDead:   {classRows: "RW", classLogs: "RW", classFlows: "RW"},
+	protocol.PromoteAll:   {classRows: "RW"},
+	protocol.Retry:        {classRows: "RW"},
 }
 
 // allows reports whether access have grants every permission of need.

@@ -97,6 +97,12 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.FailuresIncr.Name, testFailuresIncr},
 		{protocol.Events.Name, testEvents},
 		{"events/invariants", testEventInvariants},
+		{protocol.Jobs.Name, testJobs},
+		{protocol.RequeueDead.Name, testRequeueDead},
+		{protocol.RemoveDead.Name, testRemoveDead},
+		{protocol.PromoteAll.Name, testPromoteAll},
+		{protocol.Retry.Name, testRetry},
+		{"ops/refusals", testOpsRefusals},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -247,6 +253,27 @@ var fixtures = map[*protocol.Verb]func(q *queue) []string{
 		q.install()
 		q.add(job{data: "p"}, job{data: "c", parent: "1"})
 		return []string{"1", "0", "10"}
+	},
+	protocol.Jobs: func(q *queue) []string {
+		q.dead(job{data: "a"})
+		return []string{protocol.StateDead, "", "0", "", "", "10", "64"}
+	},
+	protocol.RequeueDead: func(q *queue) []string {
+		q.dead(job{data: "a"})
+		return deadFilter("10", "", "")
+	},
+	protocol.RemoveDead: func(q *queue) []string {
+		q.dead(job{data: "a"})
+		return deadFilter("10", "", "")
+	},
+	protocol.PromoteAll: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", delay: "600000"})
+		return []string{"10"}
+	},
+	protocol.Retry: func(q *queue) []string {
+		q.install()
+		return []string{q.add(job{data: "a", delay: "600000"})[0]}
 	},
 }
 

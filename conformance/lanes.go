@@ -815,6 +815,19 @@ var laneFixtures = map[*protocol.Verb]func(q *queue) []string{
 	protocol.LaneCap:    fixtures[protocol.LaneCap],
 	protocol.LanePause:  fixtures[protocol.LanePause],
 	protocol.LaneResume: fixtures[protocol.LaneResume],
+	protocol.RequeueDead: func(q *queue) []string {
+		q.dead(job{data: "a", lane: fixtureLane})
+		return deadFilter("10", "", "")
+	},
+	protocol.PromoteAll: func(q *queue) []string {
+		q.install()
+		q.add(job{data: "a", delay: "600000", lane: fixtureLane})
+		return []string{"10"}
+	},
+	protocol.Retry: func(q *queue) []string {
+		q.install()
+		return []string{q.add(job{data: "a", delay: "600000", lane: fixtureLane})[0]}
+	},
 }
 
 // testLaneRefusals: the lane keys are typed and ACL-checked where the

@@ -53,6 +53,11 @@ var planted = map[*protocol.Verb][]string{
 	protocol.Retain:       {"meta"},
 	protocol.Trim:         {"meta", "completed", "dead", "row"},
 	protocol.Children:     {"kids", "results", "failures"},
+	protocol.Jobs:         {"dead", "row"},
+	protocol.RequeueDead:  {"stats", "pending", "dead", "signal", "row"},
+	protocol.RemoveDead:   {"stats", "dead", "row"},
+	protocol.PromoteAll:   {"pending", "delayed", "signal", "row"},
+	protocol.Retry:        {"pending", "delayed", "signal", "row"},
 }
 
 // laneAccountingKeys are the keys the lane accounting reads, in its order.

@@ -20,6 +20,7 @@ var argCount = map[*protocol.Verb]int{
 	protocol.LaneCap: 2, protocol.LanePause: 1, protocol.LaneResume: 1, protocol.Lane: 1,
 	protocol.Lanes: 2, protocol.Rate: 2,
 	protocol.Retain: 5, protocol.Trim: 1, protocol.Children: 3,
+	protocol.Jobs: 7, protocol.RequeueDead: 7, protocol.RemoveDead: 7, protocol.PromoteAll: 1, protocol.Retry: 1,
 }
 
 // argRef names one argument of a verb: its ARGV index (from 0) and its name
@@ -38,6 +39,8 @@ var firstValue = map[*protocol.Verb]argRef{
 	// the lane verbs' first argument is a lane, which "x" is: their second
 	protocol.LaneCap: {1, "cap"}, protocol.Lanes: {1, "count"}, protocol.Rate: {0, "max"},
 	protocol.Retain: {0, "keep_done"}, protocol.Trim: {0, "limit"}, protocol.Children: {0, "id"},
+	protocol.Jobs: {0, "state"}, protocol.RequeueDead: {0, "limit"}, protocol.RemoveDead: {0, "limit"},
+	protocol.PromoteAll: {0, "limit"}, protocol.Retry: {0, "id"},
 }
 
 // intDomain is an integer argument and its inclusive domain.
@@ -80,6 +83,13 @@ var intDomains = []intDomain{
 	{protocol.Children, argRef{0, "id"}, 1, protocol.MaxJobID},
 	{protocol.Children, argRef{1, "after"}, 0, protocol.MaxJobID},
 	{protocol.Children, argRef{2, "count"}, 1, protocol.MaxCount},
+	{protocol.Jobs, argRef{2, "newest"}, 0, 1},
+	{protocol.Jobs, argRef{5, "count"}, 1, protocol.MaxCount},
+	{protocol.Jobs, argRef{6, "clip"}, 0, protocol.MaxClip},
+	{protocol.RequeueDead, argRef{0, "limit"}, 1, protocol.MaxCount},
+	{protocol.RemoveDead, argRef{0, "limit"}, 1, protocol.MaxCount},
+	{protocol.PromoteAll, argRef{0, "limit"}, 1, protocol.MaxCount},
+	{protocol.Retry, argRef{0, "id"}, 1, protocol.MaxJobID},
 }
 
 // textDomain is an argument checked for its length or its words.
@@ -110,6 +120,18 @@ var textDomains = []textDomain{
 	{protocol.Lane, argRef{0, "lane"}, laneNamesOK, laneNamesBad, nil},
 	{protocol.Lanes, argRef{0, "after"}, []string{"", "l", strings.Repeat("a", protocol.MaxLaneName), "\x00\xff"},
 		[]string{strings.Repeat("a", protocol.MaxLaneName+1)}, nil},
+	{protocol.Jobs, argRef{0, "state"}, protocol.JobsStates,
+		[]string{"", "Dead", "dead ", "retained", "lanes", "dead\x00"}, nil},
+	{protocol.Jobs, argRef{1, "lane"}, append([]string{""}, laneNamesOK...),
+		[]string{strings.Repeat("n", protocol.MaxLaneName+1)}, map[int]string{0: protocol.StatePending}},
+	{protocol.RequeueDead, argRef{5, "lane"}, []string{"", "l", strings.Repeat("n", protocol.MaxLaneName)},
+		[]string{strings.Repeat("n", protocol.MaxLaneName+1)}, nil},
+	{protocol.RequeueDead, argRef{6, "error"}, []string{"", strings.Repeat("e", protocol.MaxText)},
+		[]string{strings.Repeat("e", protocol.MaxText+1)}, nil},
+	{protocol.RemoveDead, argRef{5, "lane"}, []string{"", "l", strings.Repeat("n", protocol.MaxLaneName)},
+		[]string{strings.Repeat("n", protocol.MaxLaneName+1)}, nil},
+	{protocol.RemoveDead, argRef{6, "error"}, []string{"", strings.Repeat("e", protocol.MaxText)},
+		[]string{strings.Repeat("e", protocol.MaxText+1)}, nil},
 }
 
 // Lane names are 1..128 bytes, any bytes.

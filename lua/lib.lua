@@ -751,3 +751,128 @@ local function ev_write(acc)
     rcall('XADD', key, 'MAXLEN', '~', e[1], '*', 'brand', 'emq', 'event', e[2], 'id', e[3], unpack(e, 4))
   end
 end
+
+-- Operations --------------------------------------------------------------------
+-- docs/PROTOCOL.md, "Operations". One table, as the bus verbs', so the
+-- library's chunk keeps its count of locals low.
+
+local ops = {
+  MAX_SCORE = 9007199254740991, -- protocol.MaxScore, 2^53 - 1
+  MAX_CLIP = 1024, -- protocol.MaxClip
+  MAX_PREVIEW = 16384, -- protocol.MaxPreviewData
+}
+
+-- ops.score is s as a cursor's score or a filter's time: a canonical
+-- decimal 0..2^53-1 (16 digits at most), else nil.
+function ops.score(s)
+  if s == '0' then return 0 end
+  if #s > 16 or not find(s, '^[1-9]%d*$') then return nil end
+  local n = tonumber(s)
+  if n > ops.MAX_SCORE then return nil end
+  return n
+end
+
+-- ops.cursor reads the cursor arguments after_score, after_member: it
+-- returns true and the score (nil for no cursor), or false when they are
+-- not a cursor.
+function ops.cursor(s, m)
+  if s == '' then return m == '', nil end
+  local n = ops.score(s)
+  if not n then return false end
+  return true, n
+end
+
+-- ops.less compares two members as bytes, as a zset orders them (a Lua
+-- string comparison follows the server's collation locale).
+function ops.less(a, b)
+  local n = #a
+  if #b < n then n = #b end
+  for i = 1, n do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+
+-- ops.position is the place of cursor (score, member) in set: b, the
+-- members before it, and e, the members up to it (b + 1 when the cursor is
+-- on a member). With no cursor, b is card and e is 0. The caller has typed
+-- set (ZCARD).
+function ops.position(set, score, member, card)
+  if not score then return card, 0 end
+  local sc = rcall('ZSCORE', set, member)
+  if sc and tonumber(sc) == score then
+    local r = rcall('ZRANK', set, member)
+    return r, r + 1
+  end
+  local s = format('%d', score)
+  local lo = rcall('ZCOUNT', set, '-inf', '(' .. s)
+  local g = rcall('ZCOUNT', set, s, s)
+  -- the first rank of the group whose member is after member
+  local i, j = 0, g
+  while i < j do
+    local mid = floor((i + j) / 2)
+    local at = rcall('ZRANGE', set, lo + mid, lo + mid)[1]
+    if ops.less(member, at) then j = mid else i = mid + 1 end
+  end
+  return lo + i, lo + i
+end
+
+-- ops.filter reads a dead filter's ARGV (limit after_score after_member min
+-- max lane error) for verb: it returns the filter, or nil and the refusal.
+function ops.filter(verb)
+  local limit = uint(ARGV[1], 1, MAX_COUNT)
+  if not limit then return nil, e_bad(verb, 'limit') end
+  local ok, after = ops.cursor(ARGV[2], ARGV[3])
+  if not ok then return nil, e_bad(verb, 'after') end
+  local min = ops.score(ARGV[4])
+  if not min then return nil, e_bad(verb, 'min') end
+  local max = ops.score(ARGV[5])
+  if not max then return nil, e_bad(verb, 'max') end
+  if #ARGV[6] > MAX_LANE_NAME then return nil, e_bad(verb, 'lane') end
+  if #ARGV[7] > MAX_TEXT then return nil, e_bad(verb, 'error') end
+  return {limit = limit, after = after, member = ARGV[3], min = min, max = max, lane = ARGV[6], error = ARGV[7]}
+end
+
+-- ops.walk reads the members of dead a filter's call examines: ZCARD dead,
+-- the cursor's position, then ZRANGE dead <s> <s + limit> WITHSCORES from
+-- s = max(e, ZCOUNT dead -inf (min). It returns the members examined (at
+-- most limit, each with a score at most max), their scores, and whether a
+-- member after them is in range (the walk goes on); or nil and the error.
+function ops.walk(dead, f)
+  local card = rpcall('ZCARD', dead)
+  if type(card) == 'table' then return nil, card end
+  local _, e = ops.position(dead, f.after, f.member, card)
+  local below = rcall('ZCOUNT', dead, '-inf', '(' .. format('%d', f.min))
+  if below > e then e = below end
+  local r = rcall('ZRANGE', dead, e, e + f.limit, 'WITHSCORES')
+  local ids, scores, more = {}, {}, false
+  for i = 1, #r, 2 do
+    local sc = tonumber(r[i + 1])
+    if sc > f.max then break end
+    if #ids == f.limit then
+      more = true
+      break
+    end
+    ids[#ids + 1] = r[i]
+    scores[#scores + 1] = sc
+  end
+  return ids, scores, more
+end
+
+-- ops.match reports whether a dead job's row, read as state, lane and err,
+-- is taken by filter f.
+function ops.match(f, state, lane, err)
+  if state ~= 'dead' then return false end
+  if f.lane ~= '' and lane ~= f.lane then return false end
+  if f.error ~= '' and not (err and find(err, f.error, 1, true)) then return false end
+  return true
+end
+
+-- ops.reply is a dead walk's reply: [taken, examined, next_score,
+-- next_member], the next cursor the last member examined while the walk
+-- goes on.
+function ops.reply(taken, ids, scores, more)
+  if not more then return {taken, #ids, false, false} end
+  return {taken, #ids, scores[#scores], ids[#ids]}
+end

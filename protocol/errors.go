@@ -46,6 +46,8 @@ const (
 	// ErrResultTooLarge: COMPLETE refuses a result over the queue's
 	// result_max.
 	ErrResultTooLarge = "EMQSTATE complete result too large"
+	// ErrRetryNotDelayed: RETRY only takes delayed jobs.
+	ErrRetryNotDelayed = "EMQSTATE retry not delayed"
 )
 
 // ErrAddDuplicate is the refusal when a unique key is held by job id.

@@ -149,8 +149,9 @@ func TestVerbTable(t *testing.T) {
 	require.Len(t, protocol.JobCore, 17)
 	require.Len(t, protocol.BusVerbs, 3)
 	require.Len(t, protocol.EventVerbs, 1)
-	require.Len(t, protocol.All, 30)
-	for _, read := range []*protocol.Verb{protocol.Stats, protocol.Inspect, protocol.Lane, protocol.Lanes, protocol.Children} {
+	require.Len(t, protocol.OpsVerbs, 5)
+	require.Len(t, protocol.All, 35)
+	for _, read := range []*protocol.Verb{protocol.Stats, protocol.Inspect, protocol.Lane, protocol.Lanes, protocol.Children, protocol.Jobs} {
 		require.Equal(t, protocol.Reads, read.Mode, read.Name)
 	}
 	require.Equal(t, 7, protocol.Add.NumKeys())

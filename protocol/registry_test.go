@@ -65,6 +65,7 @@ var registry = map[string]string{
 	"ErrTRAOffset":            protocol.ErrTRAOffset,
 	"ErrTRABit":               protocol.ErrTRABit,
 	"ErrTRAWrongType":         protocol.ErrTRAWrongType,
+	"ErrRetryNotDelayed":      protocol.ErrRetryNotDelayed,
 }
 
 // notInLua are the registry texts the Lua scripts never spell, and why. A

@@ -1,0 +1,241 @@
+package trafikey_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// addDead adds n jobs of one attempt and fails each to dead with error
+// "boom <id>"; it returns their ids in order.
+func addDead(t *testing.T, q *trafikey.Queue, n int, opts ...trafikey.AddOption) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		id, err := q.Add(t.Context(), []byte("d"+strconv.Itoa(i)), append([]trafikey.AddOption{trafikey.MaxAttempts(1)}, opts...)...)
+		require.NoError(t, err)
+		ids[i] = id
+	}
+	for range n {
+		j := claimOne(t, q, time.Minute)
+		retrying, err := j.Fail(t.Context(), errors.New("boom "+j.ID), false)
+		require.NoError(t, err)
+		require.False(t, retrying)
+	}
+	return ids
+}
+
+func collectRows(t *testing.T, seq func(func(trafikey.JobRow, error) bool)) []string {
+	t.Helper()
+	var ids []string
+	for r, err := range seq {
+		require.NoError(t, err)
+		ids = append(ids, r.ID)
+	}
+	return ids
+}
+
+func TestJobs(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		q := b.q
+		var want []string
+		for i := range 25 {
+			id, err := q.Add(ctx, []byte(strings.Repeat("p", i)), trafikey.Priority(i%3))
+			require.NoError(t, err)
+			want = append(want, id)
+		}
+		// claim order: priority (i%3 for id i+1) first, then id
+		prio := func(id string) int { n, _ := strconv.Atoi(id); return (n - 1) % 3 }
+		slices.SortStableFunc(want, func(a, b string) int { return prio(b) - prio(a) })
+		got := collectRows(t, q.AllJobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 4}))
+		require.Equal(t, want, got)
+		rev := collectRows(t, q.AllJobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 7, Newest: true}))
+		slices.Reverse(rev)
+		require.Equal(t, want, rev)
+
+		p, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 10, Clip: 3})
+		require.NoError(t, err)
+		require.Equal(t, int64(25), p.Total)
+		require.Len(t, p.Rows, 10)
+		require.NotEmpty(t, p.Next)
+		r := p.Rows[0]
+		require.True(t, r.Exists)
+		require.Equal(t, trafikey.StatePending, r.State)
+		require.Equal(t, 2, r.Priority)
+		n, _ := strconv.Atoi(r.ID)
+		require.Equal(t, int64(n-1), r.PayloadSize)
+		require.Equal(t, []byte(strings.Repeat("p", min(n-1, 3))), r.Preview)
+		require.True(t, r.At.IsZero(), "a pending row's score is no time")
+		require.WithinDuration(t, time.Now(), r.AddedAt, time.Hour)
+
+		next, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 100, After: p.Next})
+		require.NoError(t, err)
+		require.Len(t, next.Rows, 15)
+		require.Empty(t, next.Next)
+
+		// dead rows carry their error and time of death
+		dq := b.open(t, "dead")
+		addDead(t, dq, 3, trafikey.Lane("x"))
+		dp, err := dq.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Newest: true})
+		require.NoError(t, err)
+		require.Equal(t, []string{"3", "2", "1"}, []string{dp.Rows[0].ID, dp.Rows[1].ID, dp.Rows[2].ID})
+		require.Equal(t, "boom 3", dp.Rows[0].LastError)
+		require.Equal(t, 6, dp.Rows[0].ErrorSize)
+		require.Equal(t, "x", dp.Rows[0].Lane)
+		require.Equal(t, int64(1), dp.Rows[0].Attempts)
+		require.False(t, dp.Rows[0].At.IsZero())
+		none, err := dq.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Clip: trafikey.ClipNone})
+		require.NoError(t, err)
+		require.Empty(t, none.Rows[0].LastError)
+		require.Nil(t, none.Rows[0].Preview)
+		lane, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Lane: "x"})
+		require.NoError(t, err)
+		require.Empty(t, lane.Rows)
+	})
+}
+
+func TestRequeueDead(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		q := b.q
+		ids := addDead(t, q, 2500)
+		// a lane's, and an error text
+		addDead(t, q, 3, trafikey.Lane("x"))
+		var calls []trafikey.BulkProgress
+		n, err := q.RequeueDead(ctx, trafikey.DeadFilter{Lane: "x"}, func(p trafikey.BulkProgress) { calls = append(calls, p) })
+		require.NoError(t, err)
+		require.Equal(t, int64(3), n)
+		require.Len(t, calls, 3, "2503 dead jobs examined 1000 at a time")
+		require.Equal(t, trafikey.BulkProgress{Done: 3, Examined: 2503, Total: 2503}, calls[2])
+		li, err := q.LaneInfo(ctx, "x")
+		require.NoError(t, err)
+		require.Equal(t, int64(3), li.Waiting)
+
+		b.do(t, "HSET", protocol.KeysOf(q.Name()).Job(ids[7]), "err", "upstream said 502")
+		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "said 5"}, nil)
+		require.NoError(t, err)
+		require.Equal(t, int64(1), n)
+		info, err := q.Inspect(ctx, ids[7])
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StatePending, info.State)
+
+		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{}, nil)
+		require.NoError(t, err)
+		require.Equal(t, int64(2499), n)
+		s := stats(t, q)
+		require.Equal(t, int64(0), s.Dead)
+		require.Equal(t, int64(2503), s.TotalRequeued)
+		require.Equal(t, int64(2503), s.Pending)
+
+		// a window of times of death that holds nothing
+		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{DiedBefore: time.UnixMilli(5)}, nil)
+		require.NoError(t, err)
+		require.Zero(t, n)
+	})
+}
+
+func TestRemoveDead(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		q := b.q
+		addDead(t, q, 4)
+		key := protocol.KeysOf(q.Name()).Dead
+		// two died long ago
+		b.do(t, "ZADD", key, "XX", "1000", "1", "2000", "2")
+		n, err := q.RemoveDead(ctx, trafikey.DeadFilter{OlderThan: time.Hour}, nil)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n)
+		_, err = q.Inspect(ctx, "1")
+		require.ErrorIs(t, err, trafikey.ErrNotFound)
+		n, err = q.RemoveDead(ctx, trafikey.DeadFilter{DiedAfter: time.Now().Add(-time.Hour)}, nil)
+		require.NoError(t, err)
+		require.Equal(t, int64(2), n)
+		s := stats(t, q)
+		require.Equal(t, int64(0), s.Dead)
+		require.Equal(t, int64(4), s.TotalRemoved)
+	})
+}
+
+func TestPromoteAllAndRetryNow(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		q := b.q
+		for range 1500 {
+			_, err := q.Add(ctx, []byte("later"), trafikey.Delay(time.Hour))
+			require.NoError(t, err)
+		}
+		var last trafikey.BulkProgress
+		n, err := q.PromoteAll(ctx, func(p trafikey.BulkProgress) { last = p })
+		require.NoError(t, err)
+		require.Equal(t, int64(1500), n)
+		require.Equal(t, trafikey.BulkProgress{Done: 1500, Examined: 1500, Total: 1500}, last)
+		require.Equal(t, int64(1500), stats(t, q).Pending)
+
+		id, err := q.Add(ctx, []byte("one"), trafikey.Delay(time.Hour))
+		require.NoError(t, err)
+		require.NoError(t, q.RetryNow(ctx, id))
+		err = q.RetryNow(ctx, id)
+		require.ErrorIs(t, err, trafikey.ErrState, "pending now")
+		require.ErrorIs(t, q.RetryNow(ctx, "99999"), trafikey.ErrNotFound)
+		info, err := q.Inspect(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StatePending, info.State)
+	})
+}
+
+func TestOpsValidation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	io := &noIO{}
+	q, err := trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io), trafikey.WithoutInstall())
+	require.NoError(t, err)
+	for what, opts := range map[string]trafikey.JobsOptions{
+		"limit":          {Limit: protocol.MaxCount + 1},
+		"negative limit": {Limit: -1},
+		"clip":           {Clip: protocol.MaxClip + 1},
+		"negative clip":  {Clip: -2},
+		"cursor":         {After: "x:1"},
+		"cursor score":   {After: "01:1"},
+		"cursor 2^53":    {After: "9007199254740992:1"},
+		"cursor colon":   {After: "12"},
+		"lane of dead":   {Lane: "x"},
+	} {
+		_, err := q.Jobs(ctx, trafikey.StateDead, opts)
+		requireInvalid(t, err, what)
+	}
+	_, err = q.Jobs(ctx, "retained", trafikey.JobsOptions{})
+	requireInvalid(t, err, "state")
+	_, err = q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Lane: strings.Repeat("l", 129)})
+	requireInvalid(t, err, "lane")
+	for _, seq := range []func(func(trafikey.JobRow, error) bool){
+		q.AllJobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Limit: -1}),
+	} {
+		for _, err := range seq {
+			requireInvalid(t, err, "all jobs")
+		}
+	}
+	now := time.Now()
+	for what, f := range map[string]trafikey.DeadFilter{
+		"older than":     {OlderThan: -time.Second},
+		"before ≤ after": {DiedAfter: now, DiedBefore: now},
+		"lane":           {Lane: strings.Repeat("l", 129)},
+		"error":          {ErrorContains: strings.Repeat("e", protocol.MaxText+1)},
+	} {
+		_, err := q.RequeueDead(ctx, f, nil)
+		requireInvalid(t, err, "requeue dead "+what)
+		_, err = q.RemoveDead(ctx, f, nil)
+		requireInvalid(t, err, "remove dead "+what)
+	}
+	requireInvalid(t, q.RetryNow(ctx, "0"), "retry id")
+	require.Zero(t, io.calls.Load())
+}
