@@ -66,25 +66,36 @@ func promote(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
+	if err := st.promoteWrites(&r, v, pending, delayed, signal); err != nil {
+		return err
+	}
+	c.ReplyInt(v.Moved)
+	return nil
+}
+
+// promoteWrites is the end of PROMOTE and PROMOTEALL once their verdict
+// moves jobs: the moved jobs' promoted events (the stream's reads), the
+// guard, then the writes.
+func (st *promoteState) promoteWrites(r *verbCall, v verdict.PromoteVerdict, pending, delayed, signal []byte) error {
 	// the moved jobs' promoted events, in ZRANGEBYSCORE order, then the
 	// stream
 	st.events.reset()
 	for i, mv := range v.Moves {
 		if (mv.To == verdict.ToPending || mv.To == verdict.ToLane) && i < len(st.evs) {
-			st.events.add(st.evs[i], protocol.EventPromoted, s.Due.Val[i], "", nil)
+			st.events.add(st.evs[i], protocol.EventPromoted, st.seen.Due.Val[i], "", nil)
 		}
 	}
-	if err := st.events.check(&r); err != nil {
+	if err := st.events.check(r); err != nil {
 		return err
 	}
 	// guard, then the writes: ZREM delayed <all due>; per job with a row,
 	// HSET row state pending; one ZADD pending <score> <id> … for them all,
 	// where the Lua writes one per job; the signal
-	w, err := c.BeginWrites()
+	w, err := r.c.BeginWrites()
 	if err != nil {
 		return err
 	}
-	ids := s.Due.Val
+	ids := st.seen.Due.Val
 	b := w.Write().Cmd("ZREM").Arg(delayed)
 	for _, id := range ids {
 		b.Arg(id)
@@ -100,17 +111,16 @@ func promote(c *host.Call) error {
 	}
 	st.lanes.writes(b)
 	if v.Signal || st.lanes.wakes() {
-		signalPush(b, signal, s.Signal.Val)
+		signalPush(b, signal, st.seen.Signal.Val)
 	}
 	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
-		return wrote(c, err)
+		return wrote(r.c, err)
 	}
-	if err := removedAll(c, res, 0, len(ids)); err != nil {
+	if err := removedAll(r.c, res, 0, len(ids)); err != nil {
 		return err
 	}
-	c.ReplyInt(v.Moved)
 	return nil
 }
 

@@ -7,7 +7,7 @@ import (
 
 // verbs lists the keyed commands, one line per verb, in the order of
 // docs/PROTOCOL.md: the job core, the lane and rate verbs, the retention and
-// flow verbs, then the bus verbs. Each handler lives in the file named like its Lua script
+// flow verbs, the bus verbs, the job-event verbs, then the operations verbs. Each handler lives in the file named like its Lua script
 // (claim.go, claim.lua).
 func verbs() []host.Command {
 	return []host.Command{
@@ -41,6 +41,11 @@ func verbs() []host.Command {
 		verbCommand(protocol.Publish, publish, "Appends one branded event to the queue's events stream."),
 		verbCommand(protocol.FailuresIncr, failuresIncr, "Counts one failure of a downstream in a window of ttl_ms."),
 		verbCommand(protocol.Events, events, "Turns the job events of jobs added afterwards on with a bound on the events stream, or off."),
+		verbCommand(protocol.Jobs, jobs, "Replies a page of the jobs of one state, with a cursor to continue."),
+		verbCommand(protocol.RequeueDead, requeueDead, "Requeues the dead jobs a filter takes, at most limit examined per call."),
+		verbCommand(protocol.RemoveDead, removeDead, "Deletes the dead jobs a filter takes, at most limit examined per call."),
+		verbCommand(protocol.PromoteAll, promoteAll, "Moves up to limit delayed jobs to pending, due or not."),
+		verbCommand(protocol.Retry, retry, "Moves one delayed job to pending now."),
 	}
 }
 

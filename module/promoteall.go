@@ -1,0 +1,96 @@
+package main
+
+import (
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// promoteAll is EMQ.PROMOTEALL (lua/promoteall.lua): move up to limit
+// delayed jobs to pending whether they are due or not, soonest due first.
+// It is PROMOTE over the head of delayed in place of its due jobs, and
+// shares PROMOTE's verdict and reads. Crossings: the command, one read batch
+// (the fence, ZCARD delayed and its head); with members, the rows' ACL
+// check, one read batch (the rows and the types), the guard, one write
+// batch.
+func promoteAll(c *host.Call) error {
+	// shape and layout: numkeys 5 (base version pending delayed signal),
+	// ARGV limit
+	r, err := prelude(c, protocol.PromoteAll, exactly(1))
+	if err != nil {
+		return err
+	}
+	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
+	// values: limit
+	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
+	if !ok {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.PromoteAll.Name, "limit"))
+	}
+	st := promotes.get()
+	defer promotes.put(st)
+	st.reset()
+	st.lanes.reset(&st.scratch)
+	s := &st.seen
+	*s = verdict.PromoteSeen{Rows: s.Rows, Moves: s.Moves}
+	// fence, ZCARD delayed (0: nothing to do), ZRANGE delayed 0 <limit-1>
+	res := r.fenced().
+		Cmd("ZCARD").Arg(delayed).
+		Cmd("ZRANGE").Arg(delayed).Str("0").Int(limit - 1).
+		RunAll()
+	s.Version = st.keep(fieldAt(res, 0))
+	if err := verdict.Fence(s.Version); err != nil {
+		return err
+	}
+	card := intAt(res, 1)
+	if card.Err != nil {
+		return card.Err
+	}
+	if card.Val == 0 {
+		return replyMovedLeft(c, 0, 0)
+	}
+	s.Due = listAt(res, 2, &st.scratch, st.ids)
+	st.ids = s.Due.Val
+	// the rest is PROMOTE's, driven by its verdict
+	step := verdict.Promote(s)
+	for ran := verdict.PromoteNone; step.Need != verdict.PromoteNone && step.Need != ran; step = verdict.Promote(s) {
+		ran = step.Need
+		switch step.Need {
+		case verdict.PromoteRows:
+			if err := st.readRows(&r, pending, signal); err != nil {
+				return err
+			}
+		case verdict.PromoteLanes:
+			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
+			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, 0, st.laneOf)
+			refusal, err := st.lanes.read(&r)
+			if err != nil {
+				return err
+			}
+			s.Lanes = st.lanes.result(refusal)
+		default:
+			return host.ErrInternal
+		}
+	}
+	if step.Err != nil || step.Need != verdict.PromoteNone {
+		return orInternal(step.Err)
+	}
+	v := step.Verdict
+	ids := s.Due.Val
+	left := card.Val - int64(len(ids))
+	if v.Moves == nil {
+		return replyMovedLeft(c, 0, left)
+	}
+	if err := st.promoteWrites(&r, v, pending, delayed, signal); err != nil {
+		return err
+	}
+	return replyMovedLeft(c, v.Moved, left)
+}
+
+// replyMovedLeft is PROMOTEALL's reply, [moved, left].
+func replyMovedLeft(c *host.Call, moved, left int64) error {
+	c.ReplyArray(2)
+	c.ReplyInt(moved)
+	c.ReplyInt(left)
+	return nil
+}

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// removeDead is EMQ.REMOVEDEAD (lua/removedead.lua): REMOVE of each dead job
+// the filter takes, at most limit examined per call; a member without a row
+// leaves dead too. A dead job is finished: no parent is told, no outcome
+// pushed. Crossings: the command, the walk's reads (walkDead), one ACL check
+// of the members' keys, one read batch of the rows; for the jobs taken with
+// a unique key, its ACL check and one read batch of their GETs; the counter,
+// the events reads, the guard and one write batch.
+func removeDead(c *host.Call) error {
+	// shape and layout: numkeys 4 (base version stats dead), ARGV limit
+	// after_score after_member min max lane error
+	r, err := prelude(c, protocol.RemoveDead, exactly(7))
+	if err != nil {
+		return err
+	}
+	stats, dead := r.keys[2], r.keys[3]
+	f, err := verdict.DeadFilterValues(protocol.RemoveDead.Name, r.args)
+	if err != nil {
+		return err
+	}
+	st := jobPages.get()
+	defer jobPages.put(st)
+	st.reset()
+	st.events.reset()
+	examined, more, err := st.walkDead(&r, dead, &f)
+	if err != nil {
+		return err
+	}
+	members := st.members[:examined]
+	// one ACL check (read, then deleted) of the row, logs, kids, results
+	// and failures of every member that is an id, before any row is read
+	st.keys = st.keys[:0]
+	st.rowOf = grow(st.rowOf, examined)
+	for i, m := range members {
+		if verdict.JobMember(m) {
+			st.rowOf[i] = st.derived(r.base, protocol.SuffixJob, m, "")
+			st.keys = append(st.keys, st.rowOf[i],
+				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixLogs),
+				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixKids),
+				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixResults),
+				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixFailures))
+		}
+	}
+	if len(st.keys) > 0 {
+		if err := c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...); err != nil {
+			return err
+		}
+	}
+	// per id HMGET row att state lane err uniq ev, in one batch
+	width := len(verdict.RemoveDeadFields)
+	st.has = grow(st.has, examined)
+	st.fields = grow(st.fields, (width+1)*examined)
+	b := c.Read()
+	nrows := 0
+	for i, m := range members {
+		if verdict.JobMember(m) {
+			b.Cmd("HMGET").Arg(st.rowOf[i])
+			for _, name := range verdict.RemoveDeadFields {
+				b.Str(name)
+			}
+			b.Str(protocol.FieldEvents)
+			nrows++
+		}
+	}
+	if nrows > 0 {
+		res := b.RunAll()
+		k := 0
+		for i, m := range members {
+			if !verdict.JobMember(m) {
+				continue
+			}
+			fl := st.fields[(width+1)*i : (width+1)*(i+1)]
+			if err := fieldsAt(res, k, fl); err != nil {
+				return err
+			}
+			for j := range fl {
+				fl[j].Bytes = st.copy(fl[j].Bytes)
+			}
+			st.has[i] = true
+			k++
+		}
+	}
+	// each member's fate: taken (matched), dropped (no row) or left
+	st.moves = grow(st.moves, examined)
+	st.uniques = grow(st.uniques, examined)
+	taken, out := 0, 0
+	for i := range members {
+		fate := verdict.RemoveDeadJob(&f, st.scores[i], st.fieldsOf(i, width))
+		switch fate {
+		case verdict.DeadTaken:
+			st.moves[i].To = verdict.ToDead // leaves dead, deleted
+			taken++
+			out++
+		case verdict.DeadRowless:
+			st.moves[i].To = verdict.ToPending // leaves dead only (marker)
+			out++
+		}
+	}
+	if out == 0 {
+		return st.replyWalk(c, 0, examined, more)
+	}
+	// the unique keys of the jobs taken: the caller's ACL (read, then
+	// deleted), the first denied one refused in place of its GET; one batch
+	// of GET unique:<uniq>
+	st.probe = st.probe[:0] // the unique keys, in walk order
+	for i := range members {
+		st.uniques[i] = nil
+		if st.moves[i].To != verdict.ToDead {
+			continue
+		}
+		if u := st.fieldsOf(i, width)[4]; u.Set {
+			st.uniques[i] = st.derived(r.base, protocol.SuffixUnique, u.Bytes, "")
+			st.probe = append(st.probe, st.uniques[i])
+		}
+	}
+	if len(st.probe) > 0 {
+		deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, st.probe)
+		if err != nil {
+			return err
+		}
+		n := len(st.probe)
+		if deny >= 0 {
+			n = deny
+		}
+		gb := c.Read()
+		for _, key := range st.probe[:n] {
+			gb.Cmd("GET").Arg(key)
+		}
+		var res host.Results
+		if n > 0 {
+			res = gb.RunAll()
+		}
+		k := 0
+		for i, m := range members {
+			if st.uniques[i] == nil {
+				continue
+			}
+			if k == n {
+				return host.ErrNoPerm
+			}
+			h := fieldAt(res, k)
+			if h.Err != nil {
+				return h.Err
+			}
+			if !h.Val.Is(string(m)) {
+				st.uniques[i] = nil // held by another job: kept
+			}
+			k++
+		}
+	}
+	// HGET stats removed, predicted with +taken
+	var removed int64
+	if taken > 0 {
+		cnt := fieldAt(c.Read().Cmd("HGET").Arg(stats).Str(statRemoved).RunAll(), 0)
+		if cnt.Err != nil {
+			return cnt.Err
+		}
+		if removed, err = verdict.PredictCounter(cnt.Val, int64(taken)); err != nil {
+			return err
+		}
+	}
+	// the removed events, in walk order, then the stream
+	for i, m := range members {
+		if st.moves[i].To == verdict.ToDead {
+			st.events.add(st.evOf(i, width), protocol.EventRemoved, m, "", nil)
+		}
+	}
+	if err := st.events.check(&r); err != nil {
+		return err
+	}
+	// guard, then the writes: ZREM dead <taken and rowless…>; one DEL of the
+	// taken jobs' keys and the unique keys they hold; HINCRBY stats removed;
+	// the events
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	wb := w.Write().Cmd("ZREM").Arg(dead)
+	for i, m := range members {
+		if st.moves[i].To != verdict.Drop {
+			wb.Arg(m)
+		}
+	}
+	if taken > 0 {
+		wb.Cmd("DEL")
+		for i, m := range members {
+			if st.moves[i].To != verdict.ToDead {
+				continue
+			}
+			wb.Arg(st.rowOf[i]).
+				Arg(st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixLogs)).
+				Arg(st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixKids)).
+				Arg(st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixResults)).
+				Arg(st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixFailures))
+			if st.uniques[i] != nil {
+				wb.Arg(st.uniques[i])
+			}
+		}
+		wb.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(int64(taken))
+	}
+	st.events.writes(wb)
+	res, err := wb.Run()
+	if err != nil {
+		return wrote(c, err)
+	}
+	if err := removedAll(c, res, 0, out); err != nil {
+		return err
+	}
+	if taken > 0 {
+		if err := predicted(c, res, 2, removed); err != nil {
+			return err
+		}
+	}
+	return st.replyWalk(c, taken, examined, more)
+}
