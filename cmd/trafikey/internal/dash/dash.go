@@ -1,7 +1,9 @@
 // Package dash is the web dashboard behind `trafikey dash`: an overview of
 // every queue on a server or cluster with a throughput chart, a page per
-// queue with its lanes, a page per job, the actions an operator needs
-// (pause, resume, promote, requeue, remove) unless read-only, the JSON API
+// queue with its lanes, tables of its jobs by state, a page per job, the
+// actions an operator needs (pause, resume, promote, requeue, remove, run
+// now, and in bulk requeue or remove dead jobs and run delayed ones)
+// unless read-only, live updates from the queues' job events, the JSON API
 // under /api/ that the pages use, and Prometheus metrics on /metrics. Its
 // pages are plain HTML, CSS and JavaScript embedded in the binary; nothing
 // is loaded from elsewhere.
@@ -140,6 +142,7 @@ func New(client valkey.Client, o Options) (*Server, error) {
 	mux.HandleFunc("GET /api/series", s.series)
 	mux.HandleFunc("GET /api/live", s.stream)
 	mux.HandleFunc("GET /api/queues/{queue}", s.queue)
+	mux.HandleFunc("GET /api/queues/{queue}/jobs", s.jobs)
 	mux.HandleFunc("GET /api/queues/{queue}/jobs/{id}", s.job)
 	mux.HandleFunc("POST /api/queues/{queue}/{action}", s.action(s.queueAction))
 	mux.HandleFunc("POST /api/queues/{queue}/jobs/{id}/{action}", s.action(s.jobAction))
@@ -336,7 +339,11 @@ func (s *Server) action(do func(ctx context.Context, q *trafikey.Queue, r *http.
 			writeJSON(w, http.StatusForbidden, apiError{Error: "actions are taken from the dashboard's own pages (header " + actionHeader + ": 1)", Code: "forbidden"})
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
+		timeout := s.opts.Timeout
+		if bulkActions[r.PathValue("action")] {
+			timeout = max(timeout, bulkTimeout)
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		q, err := s.cat.Queue(ctx, r.PathValue("queue"))
 		if err != nil {
@@ -374,6 +381,9 @@ func (s *Server) queueAction(ctx context.Context, q *trafikey.Queue, r *http.Req
 		}
 		return map[string]any{"promoted": total}, nil
 	}
+	if bulkActions[r.PathValue("action")] {
+		return s.bulkAction(ctx, q, r)
+	}
 	return nil, errUnknownAction
 }
 
@@ -384,6 +394,8 @@ func (s *Server) jobAction(ctx context.Context, q *trafikey.Queue, r *http.Reque
 		return map[string]any{"requeued": id}, q.Requeue(ctx, id)
 	case "remove":
 		return map[string]any{"removed": id}, q.Remove(ctx, id)
+	case "retry":
+		return map[string]any{"retried": id}, q.RetryNow(ctx, id)
 	}
 	return nil, errUnknownAction
 }

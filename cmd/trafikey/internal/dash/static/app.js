@@ -463,6 +463,7 @@ function jobsView(queue, st) {
   let page = null;
   let found = null; // a search's answer, shown in place of the page
   let newest = !!NEWEST_FIRST[st];
+  let lane = ""; // the pending table's lane; "" for the jobs without one
   let quiet = 0; // when an events-driven read may come next
 
   const ro = () => state.info.read_only;
@@ -498,6 +499,10 @@ function jobsView(queue, st) {
         el("select", { id: "jobs-order", onchange: (ev) => { newest = ev.target.value === "newest"; cursors = [""]; read(); } },
           el("option", { value: "oldest", selected: !newest }, st === "pending" ? "next to run first" : "oldest first"),
           el("option", { value: "newest", selected: newest }, st === "pending" ? "last to run first" : "newest first"))),
+      st === "pending" && page && (page.lanes || lane) ? el("label", { class: "order" }, "lane ",
+        el("select", { id: "jobs-lane", onchange: (ev) => { lane = ev.target.value; cursors = [""]; read(); } },
+          el("option", { value: "" }, "(no lane)"),
+          Array.from(new Set([lane, ...(page.lanes || [])].filter(Boolean))).map((l) => el("option", { value: l, selected: l === lane }, l)))) : null,
       el("div", { class: "actions" }, bulkButtons()));
     if (found) input.value = found.id;
   }
@@ -556,8 +561,9 @@ function jobsView(queue, st) {
     const params = new URLSearchParams({ state: st, count: PAGE, newest: newest ? "1" : "0" });
     const after = cursors[cursors.length - 1];
     if (after) params.set("after", after);
-    const [p, qr] = await Promise.all([api("queues/" + enc(queue) + "/jobs?" + params), api("queues/" + enc(queue))]);
-    counts = qr.queue;
+    if (lane && st === "pending") params.set("lane", lane);
+    const p = await api("queues/" + enc(queue) + "/jobs?" + params);
+    counts = p.queue;
     page = p;
     renderTabs(counts);
     if (!found) renderRows(p.jobs, p.total);
@@ -572,6 +578,8 @@ function jobsView(queue, st) {
     try {
       const r = await api("queues/" + enc(queue) + "/jobs?" + new URLSearchParams({ state: st, id }));
       rows = r.jobs;
+      counts = r.queue;
+      renderTabs(counts);
       if (rows.length === 0) {
         note = r.found_state
           ? notice("Job " + id + " is " + r.found_state + ", not " + st + ": ", false)
@@ -639,8 +647,8 @@ function jobsView(queue, st) {
           el("h1", {}, queue, el("span", { class: "muted" }, "jobs by state")));
       }
       if (found) {
-        const qr = await api("queues/" + enc(queue));
-        counts = qr.queue;
+        const r = await api("queues/" + enc(queue) + "/jobs?" + new URLSearchParams({ state: st, id: found.id }));
+        counts = r.queue;
         renderTabs(counts);
         return;
       }
@@ -672,7 +680,7 @@ function jobView(queue, id) {
     if (state.info.read_only) return null;
     const b = [];
     if (j.state === "dead") b.push(el("button", { id: "act-requeue", class: "primary", onclick: () => jobAction("requeue") }, "Requeue"));
-    if (j.state === "delayed" && state.info.ops) b.push(el("button", { id: "act-retry", class: "primary", title: "run it now: to pending", onclick: () => jobAction("retry") }, "Run now"));
+    if (j.state === "delayed") b.push(el("button", { id: "act-retry", class: "primary", title: "run it now: to pending", onclick: () => jobAction("retry") }, "Run now"));
     b.push(el("button", {
       id: "act-remove", class: "danger", disabled: j.state === "active", title: j.state === "active" ? "not while a worker holds it" : "delete the job",
       onclick: async () => { if (await ask("Remove job " + id + "?", "The job, its logs and its result are deleted.", "Remove", true)) jobAction("remove"); },
