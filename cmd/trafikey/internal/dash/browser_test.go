@@ -251,6 +251,8 @@ func TestBrowser(t *testing.T) {
 	require.True(t, st.Paused)
 	within(tab, t, 10*time.Second, chromedp.Click(chromedp.CSS(`#act-resume`)), chromedp.WaitVisible(chromedp.CSS(`#act-pause`)))
 
+	browseTables(t, tab, srv.URL, c, mail)
+
 	// The dead job, found with the search box: its payload pretty-printed
 	// and escaped, its error, logs and lane.
 	within(tab, t, 10*time.Second,
@@ -295,6 +297,8 @@ func TestBrowser(t *testing.T) {
 	require.Equal(t, 0, count(tab, t, `#act-requeue, #act-remove`))
 	within(tab, t, 10*time.Second, chromedp.Navigate(ro.URL+"/#/queue/reports"), chromedp.WaitVisible(chromedp.CSS(`#counts`)))
 	require.Equal(t, 0, count(tab, t, `#act-pause, #act-resume, #act-promote`))
+	within(tab, t, 10*time.Second, chromedp.Navigate(ro.URL+"/#/jobs/reports/dead"), chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-job="`+dead2+`"]`)))
+	require.Equal(t, 0, count(tab, t, `[data-act], #bulk-requeue, #bulk-remove-old`))
 	status := eval[int](tab, t, `fetch("api/queues/reports/jobs/`+dead2+`/requeue", {method: "POST", headers: {"X-Trafikey-Action": "1"}}).then(r => r.status)`, chromedp.EvalAwaitPromise)
 	require.Equal(t, http.StatusForbidden, status)
 	info, err = reports.Inspect(ctx, dead2)
@@ -302,6 +306,134 @@ func TestBrowser(t *testing.T) {
 	require.Equal(t, trafikey.StateDead, info.State)
 
 	browseLive(t, tab, c)
+}
+
+// browseTables checks the job tables: from the overview to a queue's dead
+// jobs, a dead job requeued from its page, paging, finding by id, and the
+// row and bulk actions.
+func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client, mail *trafikey.Queue) {
+	ctx := t.Context()
+	st, err := mail.Stats(ctx)
+	require.NoError(t, err)
+	require.Greater(t, st.Dead, int64(1), "the worker let some jobs die")
+	require.Greater(t, st.Pending, int64(50))
+
+	// The overview's dead count opens the dead table, newest first.
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(url+"/#/"),
+		chromedp.WaitVisible(chromedp.CSS(`tr[data-queue="mail"] td[data-col="dead"] a`)),
+		chromedp.Click(chromedp.CSS(`tr[data-queue="mail"] td[data-col="dead"] a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs[data-state="dead"]`)),
+	)
+	require.Equal(t, int(min(st.Dead, 25)), count(tab, t, `#jobs tbody tr`))
+	require.Equal(t, "on", eval[string](tab, t, `document.querySelector('[data-tab="dead"]').className`))
+	require.Contains(t, textOf(tab, t, `#jobs tbody tr:first-child .detail`), "mailbox full")
+	screenshot(tab, t, "dash-jobs.png")
+
+	// A dead job opened from the table and requeued leaves the dead set.
+	first := eval[string](tab, t, `document.querySelector("#jobs tbody tr").dataset.job`)
+	within(tab, t, 10*time.Second,
+		chromedp.Click(chromedp.CSS(`#jobs tbody tr:first-child td a`)),
+		chromedp.WaitVisible(chromedp.CSS(`#act-requeue`)),
+	)
+	require.Equal(t, "Job "+first+"dead", textOf(tab, t, `h1`)[:len("Job "+first+"dead")])
+	within(tab, t, 10*time.Second,
+		chromedp.Click(chromedp.CSS(`#act-requeue`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-field="state"] [data-state="pending"]`)),
+		chromedp.Click(chromedp.CSS(`.crumbs a[href="#/jobs/mail/pending"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs[data-state="pending"]`)),
+		chromedp.Navigate(url+"/#/jobs/mail/dead"),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs[data-state="dead"]`)),
+	)
+	require.Zero(t, count(tab, t, `#jobs tr[data-job="`+first+`"]`))
+	waitText(tab, t, `[data-tab="dead"] .count`, func(s string) bool { return number(s) == st.Dead-1 })
+
+	// Finding by id: a dead job, then one in another state.
+	other := eval[string](tab, t, `document.querySelector("#jobs tbody tr").dataset.job`)
+	within(tab, t, 10*time.Second,
+		chromedp.SendKeys(chromedp.CSS(`#jobs-find`), other),
+		chromedp.Click(chromedp.CSS(`#jobs-search button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs-find-clear`)),
+	)
+	require.Equal(t, 1, count(tab, t, `#jobs tbody tr`))
+	require.Equal(t, other, eval[string](tab, t, `document.querySelector("#jobs tbody tr").dataset.job`))
+	within(tab, t, 10*time.Second,
+		chromedp.SetValue(chromedp.CSS(`#jobs-find`), first),
+		chromedp.Click(chromedp.CSS(`#jobs-search button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs-box .notice`)),
+	)
+	require.Contains(t, textOf(tab, t, `#jobs-box .notice`), "Job "+first+" is pending, not dead")
+
+	// Paging the pending jobs: claim order, next and back.
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(url+"/#/jobs/mail/pending"),
+		chromedp.WaitVisible(chromedp.CSS(`#page-next`)),
+	)
+	ids := `Array.from(document.querySelectorAll("#jobs tbody tr"), (r) => r.dataset.job).join(",")`
+	page1 := eval[string](tab, t, ids)
+	require.Len(t, strings.Split(page1, ","), 25)
+	require.True(t, strings.HasPrefix(textOf(tab, t, `#page-where`), "1–25 of "))
+	within(tab, t, 10*time.Second, chromedp.Click(chromedp.CSS(`#page-next`)))
+	waitText(tab, t, `#page-where`, func(s string) bool { return strings.HasPrefix(s, "26–50 of ") })
+	page2 := eval[string](tab, t, ids)
+	require.Len(t, strings.Split(page2, ","), 25)
+	p1, p2 := strings.Split(page1, ","), strings.Split(page2, ",")
+	require.Less(t, number(p1[24]), number(p2[0]), "the jobs of one priority in id order")
+	within(tab, t, 10*time.Second, chromedp.Click(chromedp.CSS(`#page-prev`)))
+	waitText(tab, t, `#page-where`, func(s string) bool { return strings.HasPrefix(s, "1–25 of ") })
+	require.Equal(t, page1, eval[string](tab, t, ids))
+
+	// Requeue every dead job, after a confirmation.
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(url+"/#/jobs/mail/dead"),
+		chromedp.WaitVisible(chromedp.CSS(`#bulk-requeue`)),
+		chromedp.Click(chromedp.CSS(`#bulk-requeue`)),
+		chromedp.WaitVisible(chromedp.CSS(`#confirm-cancel`)),
+		chromedp.Click(chromedp.CSS(`#confirm-cancel`)),
+	)
+	st2, err := mail.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, st.Dead-1, st2.Dead, "cancelled: nothing requeued")
+	within(tab, t, 10*time.Second,
+		chromedp.Click(chromedp.CSS(`#bulk-requeue`)),
+		chromedp.WaitVisible(chromedp.CSS(`#confirm-ok`)),
+		chromedp.Click(chromedp.CSS(`#confirm-ok`)),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs-empty`)),
+	)
+	require.Equal(t, fmt.Sprintf("Requeued %d dead jobs.", st.Dead-1), textOf(tab, t, `.notice`))
+	st2, err = mail.Stats(ctx)
+	require.NoError(t, err)
+	require.Zero(t, st2.Dead)
+
+	// Run a delayed job now from its row.
+	later, err := mail.Add(ctx, []byte(`{"at":"tomorrow"}`), trafikey.Delay(24*time.Hour))
+	require.NoError(t, err)
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(url+"/#/jobs/mail/delayed"),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-job="`+later+`"] [data-act="retry"]`)),
+		chromedp.Click(chromedp.CSS(`#jobs tr[data-job="`+later+`"] [data-act="retry"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs-empty`)),
+	)
+	info, err := mail.Inspect(ctx, later)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StatePending, info.State)
+
+	// Remove the dead jobs older than an age: 0 takes them all.
+	old, err := trafikey.Open(ctx, c, "cleanup")
+	require.NoError(t, err)
+	gone := deadJob(t, old, "x")
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(url+"/#/jobs/cleanup/dead"),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-job="`+gone+`"]`)),
+		chromedp.Click(chromedp.CSS(`#bulk-remove-old`)),
+		chromedp.WaitVisible(chromedp.CSS(`#confirm-age`)),
+		chromedp.SetValue(chromedp.CSS(`#confirm-age`), "0"),
+		chromedp.Click(chromedp.CSS(`#confirm-ok`)),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs-empty`)),
+	)
+	require.Contains(t, textOf(tab, t, `.notice`), "Removed 1 dead job")
+	_, err = old.Inspect(ctx, gone)
+	require.ErrorIs(t, err, trafikey.ErrNotFound)
 }
 
 // browseFlow checks a flow's pages: a parent with its children, their

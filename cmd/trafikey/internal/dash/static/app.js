@@ -337,9 +337,15 @@ function queueView(name) {
   const eventsBox = el("div", { hidden: true }, el("h2", {}, "Recent events"), events);
   let last = null;
 
+  let headKey = "";
   function renderHead(qr) {
     const q = qr.queue;
     const ro = state.info.read_only;
+    // Built again only when it changes: a button replaced under the
+    // pointer would lose its click.
+    const key = [q.paused, qr.live, qr.executor, ro].join();
+    if (key === headKey) return;
+    headKey = key;
     const actions = ro ? null : el("div", { class: "actions" },
       q.paused
         ? el("button", { id: "act-resume", class: "primary", onclick: () => queueAction("resume") }, "Resume")
@@ -489,22 +495,36 @@ function jobsView(queue, st) {
     return null;
   }
 
+  // The toolbar is built once; its parts that change (the clear button
+  // of a search, the lanes) are filled in place, so typing in it or
+  // clicking it is never undone by a refresh.
+  const findInput = el("input", { id: "jobs-find", placeholder: "find by id", "aria-label": "find a job by id", inputmode: "numeric" });
+  const clearBox = el("span");
+  const laneBox = el("span");
+  let laneKey = null;
   function renderToolbar() {
-    const input = el("input", { id: "jobs-find", placeholder: "find by id", "aria-label": "find a job by id", inputmode: "numeric" });
-    fill(toolbar,
-      el("form", { id: "jobs-search", class: "find", onsubmit: (ev) => { ev.preventDefault(); find(input.value.trim()); } },
-        input, el("button", { type: "submit" }, "Find"),
-        found ? el("button", { type: "button", id: "jobs-find-clear", onclick: () => { found = null; read(); } }, "Clear") : null),
-      el("label", { class: "order" }, "order ",
-        el("select", { id: "jobs-order", onchange: (ev) => { newest = ev.target.value === "newest"; cursors = [""]; read(); } },
-          el("option", { value: "oldest", selected: !newest }, st === "pending" ? "next to run first" : "oldest first"),
-          el("option", { value: "newest", selected: newest }, st === "pending" ? "last to run first" : "newest first"))),
-      st === "pending" && page && (page.lanes || lane) ? el("label", { class: "order" }, "lane ",
-        el("select", { id: "jobs-lane", onchange: (ev) => { lane = ev.target.value; cursors = [""]; read(); } },
-          el("option", { value: "" }, "(no lane)"),
-          Array.from(new Set([lane, ...(page.lanes || [])].filter(Boolean))).map((l) => el("option", { value: l, selected: l === lane }, l)))) : null,
-      el("div", { class: "actions" }, bulkButtons()));
-    if (found) input.value = found.id;
+    if (!toolbar.firstChild) {
+      fill(toolbar,
+        el("form", { id: "jobs-search", class: "find", onsubmit: (ev) => { ev.preventDefault(); find(findInput.value.trim()); } },
+          findInput, el("button", { type: "submit" }, "Find"), clearBox),
+        el("label", { class: "order" }, "order ",
+          el("select", { id: "jobs-order", onchange: (ev) => { newest = ev.target.value === "newest"; cursors = [""]; read().catch(showError); } },
+            el("option", { value: "oldest", selected: !newest }, st === "pending" ? "next to run first" : "oldest first"),
+            el("option", { value: "newest", selected: newest }, st === "pending" ? "last to run first" : "newest first"))),
+        laneBox,
+        el("div", { class: "actions" }, bulkButtons()));
+    }
+    if (!!clearBox.firstChild !== !!found) {
+      fill(clearBox, found ? el("button", { type: "button", id: "jobs-find-clear", onclick: () => { found = null; findInput.value = ""; read().catch(showError); } }, "Clear") : null);
+    }
+    const lanes = st === "pending" && page && (page.lanes || lane) ? Array.from(new Set([lane, ...(page.lanes || [])].filter(Boolean))) : null;
+    const key = JSON.stringify(lanes);
+    if (key === laneKey) return;
+    laneKey = key;
+    fill(laneBox, lanes ? el("label", { class: "order" }, "lane ",
+      el("select", { id: "jobs-lane", onchange: (ev) => { lane = ev.target.value; cursors = [""]; read().catch(showError); } },
+        el("option", { value: "" }, "(no lane)"),
+        lanes.map((l) => el("option", { value: l, selected: l === lane }, l)))) : null);
   }
 
   function rowActions(r) {
@@ -528,7 +548,12 @@ function jobsView(queue, st) {
     return el("span", { class: "muted" }, num(r.payload_size) + " bytes");
   }
 
-  function renderRows(rows, total, note) {
+  let rowsKey = "";
+  function renderRows(rows, note) {
+    // Built again only when the rows change, for the same reason.
+    const key = JSON.stringify(rows) + (note ? note.textContent : "");
+    if (key === rowsKey) return;
+    rowsKey = key;
     const [label, show] = SCORE_COL[st];
     fill(table,
       note || null,
@@ -544,17 +569,20 @@ function jobsView(queue, st) {
             el("td", {}, r.lane || el("span", { class: "muted" }, "–")),
             el("td", { class: "detail" }, detail(r)),
             el("td", { class: "row-actions" }, rowActions(r)))))));
-    void total;
   }
 
+  let pagerKey = "";
   function renderPager() {
-    if (found || !page) return fill(pager);
     const at = (cursors.length - 1) * PAGE;
+    const key = found || !page ? "" : [at, page.jobs.length, page.total, page.next].join();
+    if (key === pagerKey) return;
+    pagerKey = key;
+    if (!key) return fill(pager);
     fill(pager,
-      el("button", { id: "page-prev", disabled: cursors.length <= 1, onclick: () => { cursors.pop(); read(); } }, "← Previous"),
+      el("button", { id: "page-prev", disabled: cursors.length <= 1, onclick: () => { cursors.pop(); read().catch(showError); } }, "← Previous"),
       el("span", { class: "muted", id: "page-where" },
         page.jobs.length ? num(at + 1) + "–" + num(at + page.jobs.length) + " of " + num(page.total) : "0 of " + num(page.total)),
-      el("button", { id: "page-next", disabled: !page.next, onclick: () => { cursors.push(page.next); read(); } }, "Next →"));
+      el("button", { id: "page-next", disabled: !page.next, onclick: () => { cursors.push(page.next); read().catch(showError); } }, "Next →"));
   }
 
   async function read() {
@@ -566,7 +594,7 @@ function jobsView(queue, st) {
     counts = p.queue;
     page = p;
     renderTabs(counts);
-    if (!found) renderRows(p.jobs, p.total);
+    if (!found) renderRows(p.jobs);
     renderToolbar();
     renderPager();
     setStatus("read " + new Date().toLocaleTimeString());
@@ -590,7 +618,7 @@ function jobsView(queue, st) {
       note = notice("Find failed: " + e.message, true);
     }
     found = { id };
-    renderRows(rows, 0, note);
+    renderRows(rows, note);
     renderToolbar();
     renderPager();
   }
