@@ -308,13 +308,27 @@ func idsOf(rows []jobRowView) []string {
 	return out
 }
 
+// The job tables and the bulk actions on both executors: the Lua scripts
+// of a plain server, and the module's verbs.
 func TestJobsAPI(t *testing.T) {
 	t.Parallel()
-	s := valkeytest.Start(t, valkeyserver.Options{})
+	t.Run("lua", func(t *testing.T) {
+		t.Parallel()
+		testJobsAPI(t, valkeyserver.Options{}, trafikey.ExecutorLua)
+	})
+	t.Run("native", func(t *testing.T) {
+		t.Parallel()
+		testJobsAPI(t, valkeyserver.Options{Module: valkeytest.ModulePath(t)}, trafikey.ExecutorNative)
+	})
+}
+
+func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
+	s := valkeytest.Start(t, o)
 	c := valkeytest.Client(t, s)
 	ctx := t.Context()
 	q, err := trafikey.Open(ctx, c, "work")
 	require.NoError(t, err)
+	require.Equal(t, want, q.Executor())
 	var dead []string
 	for range 3 {
 		dead = append(dead, deadJob(t, q, `{"to":"x"}`, trafikey.Lane("acme")))
