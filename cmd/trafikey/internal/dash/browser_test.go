@@ -76,7 +76,11 @@ func within(ctx context.Context, t *testing.T, d time.Duration, steps ...chromed
 	t.Helper()
 	stepCtx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	require.NoError(t, chromedp.Do(stepCtx, steps...))
+	if err := chromedp.Do(stepCtx, steps...); err != nil {
+		// What the page showed, to tell why.
+		seen, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash + " | dialog open: " + document.querySelector("#confirm").open + " focus " + (document.activeElement && document.activeElement.id) + " | " + document.querySelector("#view").innerText.slice(0, 600)`))
+		t.Fatalf("%v; the page: %s", err, seen)
+	}
 }
 
 // eval evaluates a JavaScript expression in the tab.

@@ -688,10 +688,9 @@ function jobsView(queue, st) {
       renderTabs(p.queue);
       // The rows follow the events at most every second.
       const now = Date.now();
-      if (found || view.busy || now < quiet) return;
+      if (found || now < quiet) return;
       quiet = now + 1000;
-      view.busy = true;
-      read().catch(showError).finally(() => { view.busy = false; });
+      reread(view, read);
     },
   };
   return view;
@@ -702,7 +701,6 @@ function jobsView(queue, st) {
 function jobView(queue, id) {
   const box = el("div");
   let msg = null;
-  let pending = false;
 
   function actions(j) {
     if (state.info.read_only) return null;
@@ -792,10 +790,9 @@ function jobView(queue, id) {
     // A job page changes when the job's own events say so; a tick does
     // not read it again.
     onQueue(p) {
-      if (p.queue.name !== queue || pending || !p.events.some((e) => e.job === id)) return;
-      pending = true;
+      if (p.queue.name !== queue || !p.events.some((e) => e.job === id)) return;
       msg = null;
-      view.refresh().catch(showError).finally(() => { pending = false; });
+      reread(view);
     },
     tick: false,
   };
@@ -852,16 +849,36 @@ async function show() {
     if (seq === state.seq) showError(e);
   } finally {
     v.busy = false;
+    if (v.again && state.view === v) {
+      v.again = false;
+      reread(v);
+    }
   }
   if (r.queue) document.getElementById("search-queue").value = r.queue;
 }
 
-// refresh reads the view again, one read at a time.
+// refresh reads the view again at a tick.
 function refresh() {
   const v = state.view;
-  if (!v || v.tick === false || v.busy) return;
+  if (v && v.tick !== false) reread(v);
+}
+
+// reread reads v again, one read at a time: asked while a read is under
+// way, it reads once more after it, since the read may have missed what
+// the ask was for.
+function reread(v, read) {
+  if (v.busy) {
+    v.again = true;
+    return;
+  }
   v.busy = true;
-  v.refresh().catch(showError).finally(() => { v.busy = false; });
+  (read || v.refresh)().catch(showError).finally(() => {
+    v.busy = false;
+    if (v.again && state.view === v) {
+      v.again = false;
+      reread(v);
+    }
+  });
 }
 
 // connect opens the live stream; while it is down, the view is polled at
@@ -878,6 +895,9 @@ function connect(info) {
     state.live = true;
     clearInterval(state.poll);
     document.body.dataset.live = "yes";
+    // What changed between the view's read and the stream's start came
+    // by no push: read it again.
+    refresh();
   });
   es.addEventListener("error", () => {
     if (!state.live) return;
