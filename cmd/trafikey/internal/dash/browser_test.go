@@ -394,6 +394,7 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 		chromedp.Click(chromedp.CSS(`#bulk-requeue`)),
 		chromedp.WaitVisible(chromedp.CSS(`#confirm-cancel`)),
 		chromedp.Click(chromedp.CSS(`#confirm-cancel`)),
+		chromedp.WaitNotVisible(chromedp.CSS(`#confirm`)),
 	)
 	st2, err := mail.Stats(ctx)
 	require.NoError(t, err)

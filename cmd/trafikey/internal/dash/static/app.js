@@ -188,7 +188,16 @@ function ask(title, text, okLabel, danger, extra) {
         el("button", { value: "ok", id: "confirm-ok", class: danger ? "danger solid" : "primary" }, okLabel))));
   dlg.returnValue = "";
   dlg.showModal();
-  return new Promise((resolve) => dlg.addEventListener("close", () => resolve(dlg.returnValue === "ok"), { once: true }));
+  return new Promise((resolve) => {
+    // A close event of an earlier asking may come after this one opened
+    // the dialog again: only a close of this one answers.
+    const closed = () => {
+      if (dlg.open) return;
+      dlg.removeEventListener("close", closed);
+      resolve(dlg.returnValue === "ok");
+    };
+    dlg.addEventListener("close", closed);
+  });
 }
 
 // ---- overview ----
