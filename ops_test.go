@@ -239,3 +239,42 @@ func TestOpsValidation(t *testing.T) {
 	requireInvalid(t, q.RetryNow(ctx, "0"), "retry id")
 	require.Zero(t, io.calls.Load())
 }
+
+// TestClusterOps runs the operations on queues spread over a cluster: each
+// queue is one slot, so every call, the walks' included, runs on its node.
+func TestClusterOps(t *testing.T) {
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
+			t.Parallel()
+			_, c := startCluster(t, exec)
+			ctx := t.Context()
+			for i := range 6 {
+				q, err := trafikey.Open(ctx, c, "ops"+strconv.Itoa(i), trafikey.WithExecutor(exec))
+				require.NoError(t, err)
+				addDead(t, q, 3)
+				_, err = q.Add(ctx, []byte("later"), trafikey.Delay(time.Hour))
+				require.NoError(t, err)
+
+				p, err := q.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Limit: 2, Newest: true})
+				require.NoError(t, err)
+				require.Len(t, p.Rows, 2)
+				rest, err := q.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Limit: 2, Newest: true, After: p.Next})
+				require.NoError(t, err)
+				require.Len(t, rest.Rows, 1)
+				n, err := q.RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "boom 2"}, nil)
+				require.NoError(t, err)
+				require.Equal(t, int64(1), n)
+				n, err = q.RemoveDead(ctx, trafikey.DeadFilter{}, nil)
+				require.NoError(t, err)
+				require.Equal(t, int64(2), n)
+				n, err = q.PromoteAll(ctx, nil)
+				require.NoError(t, err)
+				require.Equal(t, int64(1), n)
+				s := stats(t, q)
+				require.Equal(t, int64(2), s.Pending, q.Name())
+				require.Zero(t, s.Dead+s.Delayed, q.Name())
+			}
+		})
+	}
+}

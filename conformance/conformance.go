@@ -103,6 +103,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.PromoteAll.Name, testPromoteAll},
 		{protocol.Retry.Name, testRetry},
 		{"ops/refusals", testOpsRefusals},
+		{"ops/invariants", testOpsInvariants},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

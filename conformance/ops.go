@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,8 +21,9 @@ func deadFilter(limit, lane, errText string) []string {
 	return []string{limit, "", "", "0", maxScore, lane, errText}
 }
 
-// deadJobs installs the queue (unless it is), adds jobs of one attempt each, claims them
-// and fails every one to dead, in id order; it returns their ids.
+// deadJobs installs the queue (unless it is), adds jobs of one attempt
+// each, claims them and fails every one to dead, their times of death in id
+// order; it returns their ids.
 func (q *queue) deadJobs(jobs ...job) []string {
 	q.t.Helper()
 	if q.r("EXISTS", q.k.Version) == Int(0) {
@@ -34,6 +37,12 @@ func (q *queue) deadJobs(jobs ...job) []string {
 	require.Len(q.t, cs, len(ids))
 	for _, c := range cs {
 		require.Equal(q.t, Bulk(protocol.FailDead), q.call(protocol.Fail, c.id, c.token(), "1", "boom "+c.id))
+	}
+	// claims come in lane turns, not id order: times of death one ms apart
+	// in id order make the dead set's order the ids'
+	died := q.score(q.k.Dead, ids[0])
+	for i, id := range ids {
+		q.do("ZADD", q.k.Dead, "XX", strconv.FormatInt(died+int64(i), 10), id)
 	}
 	return ids
 }
@@ -599,6 +608,47 @@ func testRetry(t *testing.T, env Env) {
 // testOpsRefusals: the operations verbs' refusals that the generic groups
 // (shape, values, wrongtype, acl) do not reach.
 func testOpsRefusals(t *testing.T, env Env) {
+	// A denied row is refused where it is read: an earlier row of another
+	// type is refused first (JOBS, REQUEUEDEAD, PROMOTEALL, as CLAIM and
+	// PROMOTE); REMOVEDEAD checks every key it deletes before any read, as
+	// TRIM does.
+	twoRows := map[*protocol.Verb]func(q *queue) []string{
+		protocol.Jobs: func(q *queue) []string {
+			q.deadJobs(job{data: "a"}, job{data: "b"})
+			return []string{protocol.StateDead, "", "0", "", "", "10", "0"}
+		},
+		protocol.RequeueDead: func(q *queue) []string {
+			q.deadJobs(job{data: "a"}, job{data: "b"})
+			return deadFilter("10", "", "")
+		},
+		protocol.RemoveDead: func(q *queue) []string {
+			q.deadJobs(job{data: "a"}, job{data: "b"})
+			return deadFilter("10", "", "")
+		},
+		protocol.PromoteAll: func(q *queue) []string {
+			q.install()
+			q.add(job{data: "a", delay: "600000"}, job{data: "b", delay: "700000"})
+			return []string{"10"}
+		},
+	}
+	for _, v := range []*protocol.Verb{protocol.Jobs, protocol.RequeueDead, protocol.RemoveDead, protocol.PromoteAll} {
+		scenario(t, env, v.Name+": an earlier row's type and a later denied row", func(t *testing.T, q *queue) {
+			args := twoRows[v](q)
+			q.plant(q.k.Job("1"), "hash")
+			user := q.as(map[string]string{classRows: ""}, "%RW~"+q.k.Job("1"))
+			want := protocol.ErrWrongType
+			if v == protocol.RemoveDead {
+				want = protocol.ErrNoPerm
+			}
+			user.refuse(want, user.verb(v, args...))
+		})
+		scenario(t, env, v.Name+": a later denied row refuses the whole call", func(t *testing.T, q *queue) {
+			args := twoRows[v](q)
+			user := q.as(map[string]string{classRows: ""}, "%RW~"+q.k.Job("1"))
+			user.refuse(protocol.ErrNoPerm, user.verb(v, args...))
+		})
+	}
+
 	scenario(t, env, "jobs: a lane's set of another type", func(t *testing.T, q *queue) {
 		q.install()
 		q.plant(q.k.Lane("x"), "zset")
@@ -625,6 +675,18 @@ func testOpsRefusals(t *testing.T, env Env) {
 		user := q.as(map[string]string{protocol.SuffixDelayed: ""})
 		user.refuse(protocol.ErrNoPerm, user.verb(protocol.Jobs, "delayed", "", "0", "", "", "10", "0"))
 	})
+	// with job events on, an events stream of another brand refuses the
+	// whole call
+	for _, v := range []*protocol.Verb{protocol.RequeueDead, protocol.RemoveDead, protocol.PromoteAll, protocol.Retry} {
+		scenario(t, env, v.Name+": events stream of another brand", func(t *testing.T, q *queue) {
+			args := fixtures[v](q)
+			q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100") // as if added with events on
+			q.do("XADD", q.k.Fixed(protocol.SuffixEvents), "*", "brand", "other")
+			q.refuse(protocol.ErrKind(v.Name), q.verb(v, args...))
+			user := q.as(map[string]string{protocol.SuffixEvents: ""})
+			user.refuse(protocol.ErrNoPerm, user.verb(v, args...))
+		})
+	}
 	for _, v := range []*protocol.Verb{protocol.RequeueDead, protocol.RemoveDead} {
 		scenario(t, env, v.Name+": values in order", func(t *testing.T, q *queue) {
 			args := fixtures[v](q)
@@ -655,4 +717,163 @@ func testOpsRefusals(t *testing.T, env Env) {
 			require.NoError(t, q.exec(v, a...).Error())
 		})
 	}
+}
+
+// testOpsInvariants: a fixed pseudo-random run of the job verbs and the
+// operations verbs over a few lanes, checking after each call that the
+// lane keys hold what they must (laneInvariants), that every member of a
+// state's set has a row of that state, that the counters add up (added =
+// completed + removed + trimmed + the jobs in the sets), and that a JOBS
+// walk in small pages, either way, lists each set exactly in its order.
+func testOpsInvariants(t *testing.T, env Env) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		scenario(t, env, "seed "+strconv.FormatUint(seed, 10), func(t *testing.T, q *queue) {
+			q.install()
+			rng := rand.New(rand.NewPCG(seed, 11))
+			lanes := []string{"a", "b\x00", ""}
+			pick := func(key string) string {
+				ids, err := q.cmd("ZRANGE", key, "0", "-1").AsStrSlice()
+				require.NoError(t, err)
+				if len(ids) == 0 {
+					return ""
+				}
+				return ids[rng.IntN(len(ids))]
+			}
+			for step := range 120 {
+				var what string
+				switch op := rng.IntN(10); op {
+				case 0, 1:
+					n := 1 + rng.IntN(4)
+					jobs := make([]job, n)
+					for i := range jobs {
+						jobs[i] = job{data: "d", lane: lanes[rng.IntN(len(lanes))], prio: strconv.Itoa(rng.IntN(3)),
+							attempts: strconv.Itoa(1 + rng.IntN(2))}
+						if rng.IntN(3) == 0 {
+							jobs[i].delay = "600000"
+						}
+					}
+					what = "add"
+					q.add(jobs...)
+				case 2:
+					what = "claim and fail"
+					for _, c := range q.claim(600000, 1+rng.IntN(3)) {
+						q.must(protocol.Fail, c.id, c.token(), strconv.Itoa(rng.IntN(2)), "e"+strconv.Itoa(rng.IntN(3)))
+					}
+				case 3:
+					what = "claim and complete"
+					for _, c := range q.claim(600000, 1+rng.IntN(2)) {
+						q.must(protocol.Complete, c.id, c.token(), "")
+					}
+				case 4:
+					if id := pick(q.k.Delayed); id != "" {
+						what = "retry " + id
+						q.must(protocol.Retry, id)
+					}
+				case 5:
+					what = "promoteall"
+					q.must(protocol.PromoteAll, strconv.Itoa(1+rng.IntN(3)))
+				case 6, 7:
+					v := protocol.RequeueDead
+					if op == 7 {
+						v = protocol.RemoveDead
+					}
+					lane := []string{"", "a", "b\x00"}[rng.IntN(3)]
+					errText := []string{"", "e1", "e"}[rng.IntN(3)]
+					score, member := "", ""
+					what = v.Name + " lane " + strconv.Quote(lane) + " error " + errText
+					for range 100 {
+						arr, err := q.exec(v, strconv.Itoa(1+rng.IntN(3)), score, member, "0", maxScore, lane, errText).ToArray()
+						require.NoError(t, err, what)
+						if arr[2].IsNil() {
+							break
+						}
+						sc, err := arr[2].AsInt64()
+						require.NoError(t, err)
+						score = strconv.FormatInt(sc, 10)
+						member, err = arr[3].ToString()
+						require.NoError(t, err)
+					}
+				case 8:
+					if id := pick(q.k.Dead); id != "" {
+						what = "requeue " + id
+						q.must(protocol.Requeue, id)
+					}
+				case 9:
+					what = "claim"
+					q.claim(600000, 1)
+				}
+				where := "step " + strconv.Itoa(step) + ": " + what
+				q.laneInvariants(lanes[:len(lanes)-1], where)
+				q.opsInvariants(lanes[:len(lanes)-1], rng, where)
+			}
+		})
+	}
+}
+
+// opsInvariants checks the sets against their rows, the counters against
+// the sets, and JOBS walks against the sets.
+func (q *queue) opsInvariants(lanes []string, rng *rand.Rand, where string) {
+	q.t.Helper()
+	sets := map[string]string{
+		q.k.Pending: protocol.StatePending, q.k.Delayed: protocol.StateDelayed,
+		q.k.Active: protocol.StateActive, q.k.Dead: protocol.StateDead,
+	}
+	for _, l := range lanes {
+		sets[q.laneKey(l)] = protocol.StatePending
+	}
+	var held int64
+	for key, state := range sets {
+		ids, err := q.cmd("ZRANGE", key, "0", "-1").AsStrSlice()
+		require.NoError(q.t, err)
+		held += int64(len(ids))
+		for _, id := range ids {
+			require.Equal(q.t, state, q.hget(id, "state"), "%s: job %s in %s", where, id, key)
+		}
+	}
+	counter := func(name string) int64 {
+		v, err := q.cmd("HGET", q.k.Stats, name).AsInt64()
+		if err != nil {
+			return 0
+		}
+		return v
+	}
+	require.Equal(q.t, counter("added"), counter("completed")+counter("removed")+counter("trimmed")+held, "%s: added", where)
+
+	// one state, one lane and one direction per step keep the run short
+	states := []string{protocol.StatePending, protocol.StateDelayed, protocol.StateActive, protocol.StateDead}
+	state, lane, newest := states[rng.IntN(len(states))], "", rng.IntN(2)
+	key := q.k.Fixed(state)
+	if state == protocol.StatePending && rng.IntN(2) == 0 {
+		lane = lanes[rng.IntN(len(lanes))]
+		key = q.laneKey(lane)
+	}
+	want, err := q.cmd("ZRANGE", key, "0", "-1").AsStrSlice()
+	require.NoError(q.t, err)
+	if newest == 1 {
+		slices.Reverse(want)
+	}
+	got := []string{}
+	score, member := "", ""
+	for range 1000 {
+		arr, err := q.exec(protocol.Jobs, state, lane, strconv.Itoa(newest), score, member, "2", "0").ToArray()
+		require.NoError(q.t, err, where)
+		rows, err := arr[3].ToArray()
+		require.NoError(q.t, err)
+		for _, r := range rows {
+			f, err := r.ToArray()
+			require.NoError(q.t, err)
+			id, err := f[0].ToString()
+			require.NoError(q.t, err)
+			got = append(got, id)
+		}
+		if arr[1].IsNil() {
+			break
+		}
+		sc, err := arr[1].AsInt64()
+		require.NoError(q.t, err)
+		score = strconv.FormatInt(sc, 10)
+		member, err = arr[2].ToString()
+		require.NoError(q.t, err)
+	}
+	require.Equal(q.t, want, got, "%s: JOBS %s %q newest %d", where, state, lane, newest)
 }

@@ -17,7 +17,7 @@
 -- Refusals, in order: ERR EMQ jobs numkeys must be 2; ERR EMQ jobs wrong
 -- number of arguments; ERR EMQ jobs bad key layout; ERR EMQ jobs bad
 -- state|lane|newest|after|count|clip; the fence; NOPERM, WRONGTYPE (the
--- set); NOPERM (the rows); per member WRONGTYPE (its row).
+-- set); per member NOPERM, WRONGTYPE (its row).
 
 local VERB = 'jobs'
 local refusal = shape(VERB, 2, 7) or layout(VERB, {'version'})
@@ -59,11 +59,13 @@ end
 local more = #page > count
 if more then page[#page] = nil end
 
+-- the rows of the members that are ids: the caller's ACL on all first; the
+-- first denied one is refused where it would be read
 local rows = {}
 for i = 1, #page do
   if jobid(page[i][1]) then rows[#rows + 1] = base .. 'job:' .. page[i][1] end
 end
-if first_denied(rows, true, false) then return {err = E_NOPERM} end
+local deny, k = first_denied(rows, true, false), 0
 
 local function clipped(v)
   if v and #v > clip then return sub(v, 1, clip) end
@@ -74,6 +76,8 @@ for i = 1, #page do
   local id, score = page[i][1], page[i][2]
   local f
   if jobid(id) then
+    k = k + 1
+    if k == deny then return {err = E_NOPERM} end
     local row = base .. 'job:' .. id
     f = rpcall('HMGET', row, 'att', 'state', 'max', 'prio', 'lane', 'parent', 'deps', 'at', 'err', 'prog')
     if f.err then return f end

@@ -14,7 +14,7 @@
 -- Refusals, in order: ERR EMQ requeuedead numkeys must be 6; ERR EMQ
 -- requeuedead wrong number of arguments; ERR EMQ requeuedead bad key
 -- layout; ERR EMQ requeuedead bad limit|after|min|max|lane|error; the fence;
--- WRONGTYPE (dead); NOPERM (the rows); per member WRONGTYPE (its row); the
+-- WRONGTYPE (dead); per member NOPERM, WRONGTYPE (its row); the
 -- lane accounting's refusals (the lanes of the jobs taken); WRONGTYPE
 -- (pending, signal, stats); the HINCRBY refusals (stats requeued); with
 -- events, the events stream's refusals (lib.lua ev_read).
@@ -31,16 +31,20 @@ if refusal then return refusal end
 local base, stats, pending, dead, signal = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local ids, scores, more = ops.walk(dead, flt)
 if not ids then return scores end
+-- the rows of the members that are ids: the caller's ACL on all first; the
+-- first denied one is refused where it would be read
 local rows = {}
 for i = 1, #ids do
   if jobid(ids[i]) then rows[#rows + 1] = base .. 'job:' .. ids[i] end
 end
-if first_denied(rows, true, true) then return {err = E_NOPERM} end
+local deny, k = first_denied(rows, true, true), 0
 
 local taken, acc, evs = {}, lane_acc(), {}
 for i = 1, #ids do
   local id = ids[i]
   if jobid(id) then
+    k = k + 1
+    if k == deny then return {err = E_NOPERM} end
     local f = rpcall('HMGET', base .. 'job:' .. id, 'state', 'att', 'max', 'prio', 'lane', 'parent', 'onfail',
       'cfail', 'ev', 'err')
     if f.err then return f end

@@ -62,21 +62,45 @@ and workers claim nothing until resume. Pausing a paused queue is a no-op.`,
 }
 
 func (a *app) newPromoteCmd() *cobra.Command {
+	var all bool
+	var progress string
 	cmd := &cobra.Command{
 		Use:   "promote <queue>",
 		Short: "Move a queue's due delayed jobs to pending now",
 		Long: `promote moves every delayed or retrying job whose time has come to pending, in
 PROMOTE calls of at most 1,000 jobs, and prints how many it moved. Workers do
 the same on a timer; this is for a queue without running workers, or to see
-the count. Jobs not yet due stay delayed.`,
+the count. Jobs not yet due stay delayed.
+
+With --all, every delayed job moves, due or not, in PROMOTEALL calls of at most
+1,000, with a progress bar on a terminal; it stops once it has moved as many
+jobs as were delayed when it started. "retry <queue> <id>" moves one.`,
 		Args: args(cobra.ExactArgs(1)),
 	}
+	cmd.Flags().BoolVar(&all, "all", false, "every delayed job, not only the due ones")
+	cmd.Flags().StringVar(&progress, "progress", "auto", "with --all, progress bar on stderr: auto (on a terminal, for 100 jobs or more), always, never")
 	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
 		openCtx, cancel := s.bound(ctx)
 		q, err := s.queue(openCtx, args[0])
 		cancel()
 		if err != nil {
 			return err
+		}
+		if all {
+			bar := &bulkBar{s: s, mode: progress, what: "promote"}
+			n, err := q.PromoteAll(ctx, bar.report)
+			bar.finish()
+			if bar.err != nil {
+				return bar.err
+			}
+			if err != nil {
+				return s.explain(q, err)
+			}
+			if s.json {
+				return s.printJSON(map[string]any{"queue": q.Name(), "promoted": n})
+			}
+			fmt.Fprintf(s.out(), "promoted %d delayed jobs of %s\n", n, q.Name())
+			return nil
 		}
 		const page = 1000
 		total := 0
@@ -100,10 +124,13 @@ the count. Jobs not yet due stay delayed.`,
 	})
 }
 
-// jobAction is a verb on one job by id.
+// jobAction is a verb on one job by id, and for requeue and remove also
+// on every dead job a filter takes (bulk).
 type jobAction struct {
 	name, done, short, long string
 	do                      func(ctx context.Context, q *trafikey.Queue, id string) error
+	bulk                    func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, progress func(trafikey.BulkProgress)) (int64, error)
+	bulkLong                string
 }
 
 func requeueAction() jobAction {
@@ -114,6 +141,17 @@ func requeueAction() jobAction {
 attempts. A job that is not dead is refused (exit code 4); one that does not
 exist is not found (3).`,
 		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Requeue(ctx, id) },
+		bulk: func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, p func(trafikey.BulkProgress)) (int64, error) {
+			return q.RequeueDead(ctx, f, p)
+		},
+		bulkLong: `
+
+With --all-dead and no ids, requeue moves every dead job the filter flags take
+(all of them without any): --lane, --error-contains (a text of the last error),
+--died-after and --died-before (RFC 3339 times; --died-before also takes a
+duration: that long ago), --older-than (a duration). It walks the dead jobs
+oldest first in REQUEUEDEAD calls of at most 1,000 and stops at the jobs that
+died after it started, so a job that fails again at once is not requeued twice.`,
 	}
 }
 
@@ -125,6 +163,28 @@ func removeAction() jobAction {
 releases its unique key. An active job is refused (exit code 4): a worker
 holds it. A job that does not exist is not found (3).`,
 		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Remove(ctx, id) },
+		bulk: func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, p func(trafikey.BulkProgress)) (int64, error) {
+			return q.RemoveDead(ctx, f, p)
+		},
+		bulkLong: `
+
+With --dead-before <time or duration> and no ids, remove deletes the dead jobs
+that died before that time (RFC 3339) or that long ago (24h, by the server's
+clock); --all-dead with the filter flags of requeue (--lane, --error-contains,
+--died-after, --died-before, --older-than) chooses them as requeue does. It
+walks the dead jobs oldest first in REMOVEDEAD calls of at most 1,000.`,
+	}
+}
+
+func retryAction() jobAction {
+	return jobAction{
+		name: "retry", done: "retried",
+		short: "Run delayed jobs now, without waiting for their retry or scheduled time",
+		long: `retry moves each delayed job given (waiting for its retry backoff or its
+scheduled time) to pending now; it keeps its attempts. A job that is not
+delayed is refused (exit code 4); one that does not exist is not found (3).
+"promote <queue> --all" does it for every delayed job.`,
+		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.RetryNow(ctx, id) },
 	}
 }
 
@@ -141,6 +201,7 @@ const actionParallel = 16
 
 func (a *app) newJobActionCmd(act jobAction) *cobra.Command {
 	var progress string
+	var dead deadFlags
 	cmd := &cobra.Command{
 		Use:   act.name + " <queue> <id>…",
 		Short: act.short,
@@ -148,11 +209,27 @@ func (a *app) newJobActionCmd(act jobAction) *cobra.Command {
 
 Give ids as arguments, or "-" to read them from standard input, one a line
 (e.g. from a script). Each id is one call; with many, up to 16 are in flight
-at once and a progress bar is shown on a terminal.`,
-		Args: args(cobra.MinimumNArgs(2)),
+at once and a progress bar is shown on a terminal.` + act.bulkLong,
+		Args: args(func(cmd *cobra.Command, a []string) error {
+			if act.bulk != nil && dead.bulk() {
+				return cobra.ExactArgs(1)(cmd, a)
+			}
+			return cobra.MinimumNArgs(2)(cmd, a)
+		}),
 	}
-	cmd.Flags().StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (on a terminal, for 100 ids or more), always, never")
+	cmd.Flags().StringVar(&progress, "progress", "auto", "progress bar on stderr: auto (on a terminal, for 100 jobs or more), always, never")
+	if act.bulk != nil {
+		dead.register(cmd.Flags(), act.name == "remove")
+	}
 	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
+		if act.bulk != nil {
+			if dead.bulk() {
+				return runDeadBulk(ctx, s, act, args[0], &dead, progress)
+			}
+			if dead.anyFilter() {
+				return usageErrorf("the filter flags choose dead jobs with --all-dead, not ids")
+			}
+		}
 		ids, err := readIDs(args[1:], s.cmd.InOrStdin())
 		if err != nil {
 			return err

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+func TestJobsCommand(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	ctx := t.Context()
+	q, err := trafikey.Open(ctx, c, "mail")
+	require.NoError(t, err)
+	var dead []string
+	for _, p := range []string{"a", "b", "c"} {
+		dead = append(dead, deadJob(t, q, p))
+	}
+	_, err = q.Add(ctx, []byte(`{"to":"ada"}`), trafikey.Lane("tenant-1"), trafikey.Priority(5))
+	require.NoError(t, err)
+
+	// the latest deaths first, two a page
+	out, errOut, code := run(t, "jobs", "mail", "--state", "dead", "--newest", "--limit", "2", "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 4, out)
+	require.Regexp(t, `^ID\s+DIED\s+ATTEMPTS\s+PRIO\s+LANE\s+PARENT\s+ADDED\s+SIZE\s+ERROR / PREVIEW$`, lines[0])
+	require.Regexp(t, `^`+dead[2]+`\s+\d+s ago\s+1/1\s+0\s+-\s+-\s+\d+s ago\s+1\s+smtp: 550 no such user$`, lines[1])
+	require.True(t, strings.HasPrefix(lines[2], dead[1]+" "), lines[2])
+	cursor, ok := strings.CutPrefix(lines[3], "2 of 3 dead jobs; next page: --cursor ")
+	require.True(t, ok, lines[3])
+	out, errOut, code = run(t, "jobs", "mail", "--state", "dead", "--newest", "--limit", "2", "--cursor", cursor, "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "\n"+dead[0]+" ")
+	require.Contains(t, out, "1 dead jobs on this page, 3 in all; no more pages\n")
+
+	// JSON: the page, its rows and the cursor
+	out, errOut, code = run(t, "jobs", "mail", "--state", "dead", "--limit", "1", "--clip", "4", "--json", "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	page := decode[admin.JobsPageView](t, out)
+	require.Equal(t, "mail", page.Queue)
+	require.Equal(t, int64(3), page.Total)
+	require.Len(t, page.Rows, 1)
+	require.Equal(t, dead[0], page.Rows[0].ID)
+	require.Equal(t, "smtp", page.Rows[0].LastError)
+	require.Equal(t, len("smtp: 550 no such user"), page.Rows[0].ErrorSize)
+	require.Equal(t, []byte("a"), page.Rows[0].Preview)
+	require.NotNil(t, page.Rows[0].At)
+	require.NotEmpty(t, page.Next)
+	next := decode[admin.JobsPageView](t, func() string {
+		out, _, code := run(t, "jobs", "mail", "--state", "dead", "--limit", "5", "--cursor", page.Next, "--json", "--addr", s.Addr())
+		require.Equal(t, exitOK, code)
+		return out
+	}())
+	require.Len(t, next.Rows, 2)
+	require.Empty(t, next.Next)
+
+	// a lane's pending jobs, with a preview of the payload
+	out, errOut, code = run(t, "jobs", "mail", "--state", "pending", "--lane", "tenant-1", "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	require.Regexp(t, `(?m)^4\s+0/3\s+5\s+tenant-1\s+-\s+\d+s ago\s+12\s+\{"to":"ada"\}$`, out)
+	out, _, code = run(t, "jobs", "mail", "--state", "pending", "--addr", s.Addr())
+	require.Equal(t, exitOK, code)
+	require.Equal(t, "no pending jobs in mail on this page (0 in all)\n", out)
+
+	// refusals
+	for _, tc := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"jobs", "mail"}, exitUsage, "--state is required"},
+		{[]string{"jobs", "mail", "--state", "retained"}, exitUsage, "state"},
+		{[]string{"jobs", "mail", "--state", "dead", "--lane", "x"}, exitUsage, "lane"},
+		{[]string{"jobs", "mail", "--state", "dead", "--limit", "1001"}, exitUsage, "limit"},
+		{[]string{"jobs", "mail", "--state", "dead", "--clip", "2000"}, exitUsage, "clip"},
+		{[]string{"jobs", "mail", "--state", "dead", "--cursor", "nope"}, exitUsage, "cursor"},
+		{[]string{"jobs", "nosuch", "--state", "dead"}, exitNotFound, "not found"},
+	} {
+		_, errOut, code := run(t, append(tc.args, "--addr", s.Addr())...)
+		require.Equal(t, tc.code, code, "%v: %s", tc.args, errOut)
+		require.Contains(t, errOut, tc.msg, tc.args)
+	}
+}
+
+func TestBulkRequeueRemovePromoteRetry(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	ctx := t.Context()
+	q, err := trafikey.Open(ctx, c, "mail")
+	require.NoError(t, err)
+	keys := protocol.KeysOf("mail")
+	var ids []string
+	for i := range 1205 {
+		ids = append(ids, deadJob(t, q, "j"+strconv.Itoa(i)))
+	}
+	valkeytest.Do(t, s, "HSET", keys.Job(ids[10]), "err", "upstream 502")
+	valkeytest.Do(t, s, "HSET", keys.Job(ids[20]), "err", "upstream 503")
+
+	// a filter flag without --all-dead, and no ids, are usage errors
+	_, errOut, code := run(t, "requeue", "mail", "--error-contains", "upstream", "--addr", s.Addr())
+	require.Equal(t, exitUsage, code, errOut)
+	_, _, code = run(t, "requeue", "mail", "1", "--error-contains", "x", "--addr", s.Addr())
+	require.Equal(t, exitUsage, code)
+	_, _, code = run(t, "requeue", "mail", "--all-dead", "--died-after", "yesterday", "--addr", s.Addr())
+	require.Equal(t, exitUsage, code)
+	_, _, code = run(t, "requeue", "mail", "1", "--all-dead", "--addr", s.Addr())
+	require.Equal(t, exitUsage, code, "ids and --all-dead")
+
+	out, errOut, code := run(t, "requeue", "mail", "--all-dead", "--error-contains", "upstream", "--json", "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	require.JSONEq(t, `{"queue":"mail","requeued":2,"examined":1205}`, out)
+	for _, id := range []string{ids[10], ids[20]} {
+		info, err := q.Inspect(ctx, id)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StatePending, info.State)
+	}
+
+	// remove the dead jobs of more than an hour ago, with a progress bar
+	for _, id := range ids[:5] {
+		valkeytest.Do(t, s, "ZADD", keys.Dead, "XX", "1000", id)
+	}
+	out, errOut, code = run(t, "remove", "mail", "--dead-before", "1h", "--progress", "always", "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "removed 5 dead jobs of mail (5 examined)\n", out)
+	require.Contains(t, errOut, "remove dead")
+	_, _, code = run(t, "remove", "mail", "--dead-before", "soon", "--addr", s.Addr())
+	require.Equal(t, exitUsage, code)
+	st, err := q.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(1198), st.Dead)
+
+	// remove before an absolute time: none died before 2001
+	out, _, code = run(t, "remove", "mail", "--dead-before", "2001-01-01T00:00:00Z", "--addr", s.Addr())
+	require.Equal(t, exitOK, code)
+	require.Equal(t, "removed 0 dead jobs of mail (0 examined)\n", out)
+
+	// requeue the rest
+	out, errOut, code = run(t, "requeue", "mail", "--all-dead", "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "requeued 1198 dead jobs of mail (1198 examined)\n", out)
+
+	// promote --all and retry
+	d1, err := q.Add(ctx, []byte("later"), trafikey.Delay(time.Hour))
+	require.NoError(t, err)
+	d2, err := q.Add(ctx, []byte("later"), trafikey.Delay(time.Hour))
+	require.NoError(t, err)
+	out, errOut, code = run(t, "retry", "mail", d1, "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	require.Equal(t, "retried 1 of 1 jobs of mail\n", out)
+	_, errOut, code = run(t, "retry", "mail", d1, "--addr", s.Addr())
+	require.Equal(t, exitRefused, code, "pending now: %s", errOut)
+	require.Contains(t, errOut, "not delayed")
+	out, _, code = run(t, "promote", "mail", "--addr", s.Addr())
+	require.Equal(t, exitOK, code)
+	require.Equal(t, "promoted 0 jobs of mail\n", out, "not due")
+	out, errOut, code = run(t, "promote", "mail", "--all", "--json", "--addr", s.Addr())
+	require.Equal(t, exitOK, code, errOut)
+	require.JSONEq(t, `{"queue":"mail","promoted":1}`, out)
+	info, err := q.Inspect(ctx, d2)
+	require.NoError(t, err)
+	require.Equal(t, trafikey.StatePending, info.State)
+}
