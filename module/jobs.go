@@ -299,6 +299,7 @@ type opsState struct {
 	fields  []verdict.Field
 	has     []bool
 	moves   []verdict.Move
+	fates   []verdict.DeadFate
 	maxes   []int64
 	laneOf  []int
 	order   []int

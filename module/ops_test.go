@@ -102,3 +102,88 @@ func TestOpsEffectsInTheAOF(t *testing.T) {
 	plain := valkeytest.Start(t, valkeyserver.Options{Dir: dir, AOF: true})
 	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, plain, "emq:*"))
 }
+
+// The operations verbs allocate nothing per call in steady state, as the
+// job-core verbs (TestJobCoreNoAllocations): each runs at least 64 times in
+// 16 rounds (four calls a round, the first ones of a bulk verb bounded to one
+// job), and one allocation per call of any of them exceeds the bound.
+func TestOpsNoAllocations(t *testing.T) {
+	t.Parallel()
+	s := startDebug(t, valkeyserver.Options{})
+	c, err := s.Dial(ctxT(t))
+	require.NoError(t, err)
+	defer c.Close()
+	const q = "na"
+	valkeytest.Do(t, s, verbArgs(protocol.Install, q)...)
+	max := strconv.FormatInt(protocol.MaxScore, 10)
+	calls := map[string]int{}
+	do := func(cmds ...[]string) []any {
+		t.Helper()
+		replies, err := c.DoMulti(ctxT(t), cmds...)
+		require.NoError(t, err)
+		for i, r := range replies {
+			if re, ok := r.(valkeyserver.ReplyError); ok {
+				t.Fatal(re)
+			}
+			calls[cmds[i][0]]++
+		}
+		return replies
+	}
+	round := func() {
+		t.Helper()
+		do(verbArgs(protocol.Add, q, addArgs(job("a"), job("b", "5"), job("c", "0", "0", "1", protocol.BackoffFixed, "0", "u", "60000"),
+			job("d"), job("e"), job("later", "0", "600000"), job("later", "0", "700000"), job("later", "0", "800000"),
+			job("later", "0", "900000"), job("later", "0", "600000"), job("later", "0", "600000"), job("later", "0", "600000"),
+			job("later", "0", "600000"))...))
+		claimed := do(verbArgs(protocol.Claim, q, "60000", "100"))[0].([]any)
+		var cmds [][]string
+		for _, j := range claimed {
+			f := j.([]any)
+			cmds = append(cmds, verbArgs(protocol.Fail, q, f[0].(string), strconv.FormatInt(f[2].(int64), 10), "0", "boom"))
+		}
+		do(cmds...)
+		cmds = cmds[:0]
+		for range 4 {
+			cmds = append(cmds,
+				verbArgs(protocol.Jobs, q, protocol.StateDead, "", "0", "", "", "3", "16"),
+				verbArgs(protocol.Jobs, q, protocol.StateDead, "", "1", "1", "x", "100", "1024"),
+				verbArgs(protocol.Jobs, q, protocol.StateDelayed, "", "0", "", "", "10", "0"))
+		}
+		do(cmds...)
+		delayed := do(verbArgs(protocol.Jobs, q, protocol.StateDelayed, "", "0", "", "", "4", "0"))[0].([]any)[3].([]any)
+		cmds = cmds[:0]
+		for _, row := range delayed {
+			cmds = append(cmds, verbArgs(protocol.Retry, q, row.([]any)[0].(string)))
+		}
+		for _, limit := range []string{"1", "1", "1", "1000"} {
+			cmds = append(cmds, verbArgs(protocol.PromoteAll, q, limit),
+				verbArgs(protocol.RequeueDead, q, limit, "", "", "0", max, "", "boom"))
+		}
+		do(cmds...)
+		claimed = do(verbArgs(protocol.Claim, q, "60000", "100"))[0].([]any)
+		cmds = cmds[:0]
+		for _, j := range claimed {
+			f := j.([]any)
+			cmds = append(cmds, verbArgs(protocol.Fail, q, f[0].(string), strconv.FormatInt(f[2].(int64), 10), "0", "again"))
+		}
+		do(cmds...)
+		cmds = cmds[:0]
+		for _, limit := range []string{"1", "1", "1", "1000"} {
+			cmds = append(cmds, verbArgs(protocol.RemoveDead, q, limit, "", "", "0", max, "", ""))
+		}
+		do(cmds...)
+	}
+	round()
+	round()
+	clear(calls)
+	before := runtimeInfo(t, s)[3]
+	for range 16 {
+		round()
+	}
+	after := runtimeInfo(t, s)[3]
+	t.Logf("%d heap allocations for 16 rounds, calls %v", after-before, calls)
+	for _, v := range protocol.OpsVerbs {
+		require.GreaterOrEqual(t, calls[v.Command], 64, v.Command)
+	}
+	require.Less(t, after-before, int64(64), "heap allocations for 16 rounds")
+}

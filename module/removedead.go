@@ -88,18 +88,16 @@ func removeDead(c *host.Call) error {
 		}
 	}
 	// each member's fate: taken (matched), dropped (no row) or left
-	st.moves = grow(st.moves, examined)
+	st.fates = grow(st.fates, examined)
 	st.uniques = grow(st.uniques, examined)
 	taken, out := 0, 0
 	for i := range members {
-		fate := verdict.RemoveDeadJob(&f, st.scores[i], st.fieldsOf(i, width))
-		switch fate {
+		st.fates[i] = verdict.RemoveDeadJob(&f, st.scores[i], st.fieldsOf(i, width))
+		switch st.fates[i] {
 		case verdict.DeadTaken:
-			st.moves[i].To = verdict.ToDead // leaves dead, deleted
 			taken++
 			out++
 		case verdict.DeadRowless:
-			st.moves[i].To = verdict.ToPending // leaves dead only (marker)
 			out++
 		}
 	}
@@ -112,7 +110,7 @@ func removeDead(c *host.Call) error {
 	st.probe = st.probe[:0] // the unique keys, in walk order
 	for i := range members {
 		st.uniques[i] = nil
-		if st.moves[i].To != verdict.ToDead {
+		if st.fates[i] != verdict.DeadTaken {
 			continue
 		}
 		if u := st.fieldsOf(i, width)[4]; u.Set {
@@ -168,7 +166,7 @@ func removeDead(c *host.Call) error {
 	}
 	// the removed events, in walk order, then the stream
 	for i, m := range members {
-		if st.moves[i].To == verdict.ToDead {
+		if st.fates[i] == verdict.DeadTaken {
 			st.events.add(st.evOf(i, width), protocol.EventRemoved, m, "", nil)
 		}
 	}
@@ -184,14 +182,14 @@ func removeDead(c *host.Call) error {
 	}
 	wb := w.Write().Cmd("ZREM").Arg(dead)
 	for i, m := range members {
-		if st.moves[i].To != verdict.Drop {
+		if st.fates[i] != verdict.DeadLeft {
 			wb.Arg(m)
 		}
 	}
 	if taken > 0 {
 		wb.Cmd("DEL")
 		for i, m := range members {
-			if st.moves[i].To != verdict.ToDead {
+			if st.fates[i] != verdict.DeadTaken {
 				continue
 			}
 			wb.Arg(st.rowOf[i]).

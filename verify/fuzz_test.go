@@ -68,9 +68,9 @@ var fuzzCommands = func() []string {
 // laterVerbs are the verbs specified after the fuzz corpus was first
 // written, in the order they were added.
 // The flow verbs joined the list after the bus verbs' seeds were written,
-// so they follow them.
-var laterVerbs = append(append(append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...),
-	protocol.FlowVerbs...), protocol.EventVerbs...)
+// so they follow them; the operations verbs come last.
+var laterVerbs = append(append(append(append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...),
+	protocol.FlowVerbs...), protocol.EventVerbs...), protocol.OpsVerbs...)
 
 // Argument separator and placeholders of argv.
 const (
@@ -506,6 +506,13 @@ var fuzzValid = map[string][]string{
 	protocol.Publish.Name:      {"added", "1", "lane", "a"},
 	protocol.FailuresIncr.Name: {"60000"},
 	protocol.Events.Name:       {"100"},
+	// the operations verbs: a page of dead jobs, the open dead filter, all
+	// delayed, the delayed job 3
+	protocol.Jobs.Name:        {"dead", "", "0", "", "", "10", "16"},
+	protocol.RequeueDead.Name: {"10", "", "", "0", "9007199254740991", "", ""},
+	protocol.RemoveDead.Name:  {"10", "", "", "0", "9007199254740991", "", ""},
+	protocol.PromoteAll.Name:  {"10"},
+	protocol.Retry.Name:       {"3"},
 }
 
 // A fuzzSeed is one named input of the seed corpus.
@@ -614,6 +621,23 @@ func fuzzSeeds() []fuzzSeed {
 	}
 	many("thousand", full, thousand...)
 	many("thousand-edges", full|setupEdges|setupForeign, thousand...)
+	ops := func(name string, v *protocol.Verb, bits uint8, args ...string) {
+		seeds = append(seeds, fuzzSeed{"ops-" + name, idx(v.Command), bits, append([]string{N, K}, args...)})
+	}
+	maxScore := strconv.FormatInt(protocol.MaxScore, 10)
+	for _, state := range protocol.JobsStates {
+		ops("jobs-"+state+"-newest", protocol.Jobs, full|setupLanes|setupForeign, state, "", "1", "", "", "1000", "1024")
+	}
+	ops("jobs-lane", protocol.Jobs, full|setupLanes, "pending", "a", "0", "", "", "1", "0")
+	ops("jobs-cursor-binary", protocol.Jobs, full|setupForeign, "pending", "", "0", "0", "\x00\xff", "2", "1")
+	ops("jobs-cursor-top", protocol.Jobs, full, "dead", "", "1", maxScore, "", "1", "1")
+	ops("jobs-cursor-score-only", protocol.Jobs, full, "dead", "", "0", "", "5", "1", "1")
+	ops("requeuedead-lane-error", protocol.RequeueDead, full|setupLanes|setupEvents, "1", "", "", "0", maxScore, "a", "boo")
+	ops("requeuedead-cursor", protocol.RequeueDead, full|setupEdges, "1000", "0", "5", "0", maxScore, "", "")
+	ops("removedead-rowless", protocol.RemoveDead, full|setupForeign|setupEvents, "1000", "", "", "0", maxScore, "", "")
+	ops("removedead-window", protocol.RemoveDead, full, "1", "", "", "5", "4", "", "\x00")
+	ops("promoteall-lanes", protocol.PromoteAll, full|setupLanes|setupEvents, "1000")
+	ops("retry-not-delayed", protocol.Retry, full, "5")
 	return seeds
 }
 

@@ -457,7 +457,7 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 	case protocol.Events:
 		return []string{g.val("max_len", domEventsMax, 0)}
 	}
-	return nil
+	return g.opsValidArgs(v, q)
 }
 
 // retainArgs draws RETAIN's five values: retention off or on, with bounds
@@ -554,7 +554,8 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 		}
 	}
 	bad := 4 // percent of refused values per argument
-	return map[string]func(*rapid.T){
+	all := g.opsActions(bad)
+	for name, a := range map[string]func(*rapid.T){
 		"add": verb(protocol.Add, func(string) []string { return g.addArgs(1, 1) }),
 		"add batch": verb(protocol.Add, func(string) []string {
 			return g.addArgs(g.intn("jobs", 2, 5), 1)
@@ -659,7 +660,7 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 			// CLIENT PAUSE WRITE holds writers (a reset or the pause's own
 			// end lifts it); the read verbs answer.
 			g.p.run(g.t, cmd("CLIENT", "PAUSE", "2000", "WRITE"))
-			v := verbByName(g.pick("read verb", protocol.Stats.Name, protocol.Inspect.Name, protocol.Lane.Name, protocol.Lanes.Name))
+			v := verbByName(g.pick("read verb", protocol.Stats.Name, protocol.Inspect.Name, protocol.Lane.Name, protocol.Lanes.Name, protocol.Jobs.Name))
 			q := g.queue()
 			g.call(v, q, g.validArgs(v, q)...)
 			g.p.run(g.t, cmd("CLIENT", "UNPAUSE"))
@@ -668,7 +669,10 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 			ms := g.intn("sleep ms", 1, 5)
 			g.p.run(g.t, step{Kind: kindSleep, Sleep: time.Duration(ms) * time.Millisecond})
 		},
+	} {
+		all[name] = a
 	}
+	return all
 }
 
 // anyCall runs a well-formed call of any verb on any queue.
