@@ -18,6 +18,7 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
@@ -387,13 +388,14 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 	waitText(tab, t, `#page-where`, func(s string) bool { return strings.HasPrefix(s, "1–25 of ") })
 	require.Equal(t, page1, eval[string](tab, t, ids))
 
-	// Requeue every dead job, after a confirmation.
+	// Requeue every dead job, after a confirmation: first declined (with
+	// Escape, which a busy page cannot misplace as a click), then given.
 	within(tab, t, 10*time.Second,
 		chromedp.Navigate(url+"/#/jobs/mail/dead"),
 		chromedp.WaitVisible(chromedp.CSS(`#bulk-requeue`)),
 		chromedp.Click(chromedp.CSS(`#bulk-requeue`)),
 		chromedp.WaitVisible(chromedp.CSS(`#confirm-cancel`)),
-		chromedp.Click(chromedp.CSS(`#confirm-cancel`)),
+		chromedp.KeyEvent(kb.Escape),
 		chromedp.WaitNotVisible(chromedp.CSS(`#confirm`)),
 	)
 	st2, err := mail.Stats(ctx)
