@@ -29,12 +29,16 @@ func (a *app) newDashCmd() *cobra.Command {
 		Short: "Serve the web dashboard and Prometheus metrics",
 		Long: `dash serves a web dashboard of every queue on the server or cluster: an
 overview with counts per state and a throughput and failure chart, a page per
-queue with its lanes, and a page per job (find it by queue and id). Unless
---read-only, its pages can pause, resume and promote a queue and requeue or
-remove a job; with --read-only the actions are hidden and the API refuses them
-(HTTP 403). The pages poll the server: every queue's STATS is read every
---sample, and the queues are found again by SCAN every --discover. Prometheus
-metrics of every queue are on /metrics.
+queue with its lanes, tables of a queue's jobs by state (paged, with find by
+id), and a page per job (find it by queue and id). Unless --read-only, its
+pages can pause, resume and promote a queue, requeue, run now or remove a
+job, and requeue all dead jobs, remove the dead older than an age or run
+every delayed job now; with --read-only the actions are hidden and the API
+refuses them (HTTP 403). Every queue's STATS is read every --sample, and the queues are
+found again by SCAN every --discover; the pages follow over server-sent
+events, at once for the queues with job events on (up to --live-queues of
+them: the dashboard watches their events streams). Prometheus metrics of
+every queue are on /metrics.
 
 The pages, the JSON API (under /api/) and /metrics have no login: the
 default --listen is loopback only. Give it another address only behind a
@@ -80,6 +84,7 @@ proxy that authenticates, or with --read-only.`,
 	fl.DurationVar(&o.SampleEvery, "sample", 2*time.Second, "how often every queue's STATS is read")
 	fl.DurationVar(&o.DiscoverEvery, "discover", 10*time.Second, "how often the queues are found again by SCAN")
 	fl.IntVar(&o.History, "history", 300, "samples per queue kept for the charts")
+	fl.IntVar(&o.LiveQueues, "live-queues", 64, "most queues with job events on whose events are watched for live updates (-1: none)")
 	fl.IntVar(&o.MetricsLanes, "metrics-lanes", 0, "per-lane series on /metrics for up to this many lanes of each queue")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -78,15 +79,29 @@ type Lua struct {
 
 // NewLua returns the Lua executor on client.
 func NewLua(client valkey.Client) *Lua {
-	l := &Lua{client: client, sha: map[*protocol.Verb]string{}, source: map[*protocol.Verb]string{}}
+	s := scripts()
+	return &Lua{client: client, sha: s.sha, source: s.source}
+}
+
+// scriptSet is every verb's script and its SHA1, read only once built.
+type scriptSet struct {
+	sha, source map[*protocol.Verb]string
+}
+
+// scripts builds the scripts once per process, on the first NewLua: they
+// are constant, and building them (pruning the library for each verb)
+// costs tens of ms, which a process opening a hundred queues (the
+// dashboard) would pay a hundred times.
+var scripts = sync.OnceValue(func() scriptSet {
+	s := scriptSet{sha: map[*protocol.Verb]string{}, source: map[*protocol.Verb]string{}}
 	for _, v := range protocol.All {
 		src := lua.Source(v)
 		sum := sha1.Sum([]byte(src))
-		l.source[v] = src
-		l.sha[v] = hex.EncodeToString(sum[:])
+		s.source[v] = src
+		s.sha[v] = hex.EncodeToString(sum[:])
 	}
-	return l
-}
+	return s
+})
 
 // Name implements Executor.
 func (l *Lua) Name() string { return "lua" }

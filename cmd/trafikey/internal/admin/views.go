@@ -21,9 +21,13 @@ type QueueView struct {
 	Lanes       int64  `json:"lanes"`
 	LaneWaiting int64  `json:"lane_waiting"`
 	// RateLimit is the most claims per RateWindowMS; 0 for no limit.
-	RateLimit    int64  `json:"rate_limit"`
-	RateWindowMS int64  `json:"rate_window_ms"`
-	Totals       Totals `json:"totals"`
+	RateLimit    int64 `json:"rate_limit"`
+	RateWindowMS int64 `json:"rate_window_ms"`
+	// Waiting counts the parents waiting for their children; Retained the
+	// completed jobs the retention policy keeps.
+	Waiting  int64  `json:"waiting"`
+	Retained int64  `json:"retained"`
+	Totals   Totals `json:"totals"`
 }
 
 // Totals are a queue's lifetime counters.
@@ -37,6 +41,7 @@ type Totals struct {
 	Removed   int64 `json:"removed"`
 	Requeued  int64 `json:"requeued"`
 	Cancelled int64 `json:"cancelled"`
+	Trimmed   int64 `json:"trimmed"`
 }
 
 // ViewOfStats is the JSON form of queue name's stats s.
@@ -46,10 +51,12 @@ func ViewOfStats(name string, s trafikey.Stats) QueueView {
 		Pending: s.Pending, Delayed: s.Delayed, Active: s.Active, Dead: s.Dead,
 		Lanes: s.Lanes, LaneWaiting: s.LaneWaiting,
 		RateLimit: s.RateLimit, RateWindowMS: s.RateWindow.Milliseconds(),
+		Waiting: s.Waiting, Retained: s.Retained,
 		Totals: Totals{
 			Added: s.TotalAdded, Completed: s.TotalCompleted, Failed: s.TotalFailed,
 			Retried: s.TotalRetried, Dead: s.TotalDead, Recovered: s.TotalRecovered,
 			Removed: s.TotalRemoved, Requeued: s.TotalRequeued, Cancelled: s.TotalCancelled,
+			Trimmed: s.TotalTrimmed,
 		},
 	}
 }
@@ -120,8 +127,11 @@ type JobView struct {
 	Parent      string `json:"parent,omitempty"`
 	Waiting     int64  `json:"waiting_children,omitempty"`
 	ChildFailed string `json:"child_failed,omitempty"`
-	// Result is a retained completed job's result (base64 in JSON).
-	Result []byte `json:"result,omitempty"`
+	// Result is a retained completed job's result (base64 in JSON);
+	// ResultFormat and ResultText render it as PayloadText does.
+	Result       []byte `json:"result,omitempty"`
+	ResultFormat string `json:"result_format,omitempty"`
+	ResultText   string `json:"result_text,omitempty"`
 	// Children are a parent's children, when read (Queue.Children).
 	Children []ChildView `json:"children,omitempty"`
 	Logs     []string    `json:"logs"`
@@ -141,16 +151,23 @@ type JobView struct {
 type ChildView struct {
 	ID    string `json:"id"`
 	State string `json:"state,omitempty"`
-	// Result is its result when it completed with one (base64 in JSON).
-	Result []byte `json:"result,omitempty"`
-	Err    string `json:"error,omitempty"`
+	// Result is its result when it completed with one (base64 in JSON),
+	// ResultText that result as PayloadText renders it.
+	Result     []byte `json:"result,omitempty"`
+	ResultText string `json:"result_text,omitempty"`
+	Err        string `json:"error,omitempty"`
+	// Completed reports that it completed with a result recorded.
+	Completed bool `json:"completed,omitempty"`
 }
 
 // ViewOfChildren is the JSON form of a parent's children.
 func ViewOfChildren(children []trafikey.ChildResult) []ChildView {
 	out := make([]ChildView, len(children))
 	for i, c := range children {
-		out[i] = ChildView{ID: c.ID, State: string(c.State), Result: c.Result, Err: c.Err}
+		out[i] = ChildView{ID: c.ID, State: string(c.State), Result: c.Result, Err: c.Err, Completed: c.Completed}
+		if c.Result != nil {
+			_, out[i].ResultText, _ = PayloadText(c.Result)
+		}
 	}
 	return out
 }
@@ -174,6 +191,9 @@ func ViewOfJob(queue string, info *trafikey.JobInfo) JobView {
 		v.Payload = []byte{}
 	}
 	v.PayloadFormat, v.PayloadText, v.PayloadCut = PayloadText(info.Payload)
+	if info.Result != nil {
+		v.ResultFormat, v.ResultText, _ = PayloadText(info.Result)
+	}
 	return v
 }
 

@@ -1,7 +1,9 @@
 // Package dash is the web dashboard behind `trafikey dash`: an overview of
 // every queue on a server or cluster with a throughput chart, a page per
-// queue with its lanes, a page per job, the actions an operator needs
-// (pause, resume, promote, requeue, remove, cancel) unless read-only, the JSON API
+// queue with its lanes, tables of its jobs by state, a page per job, the
+// actions an operator needs (pause, resume, promote, requeue, remove,
+// cancel, run now, and in bulk requeue or remove dead jobs and run delayed
+// ones) unless read-only, live updates from the queues' job events, the JSON API
 // under /api/ that the pages use, and Prometheus metrics on /metrics. Its
 // pages are plain HTML, CSS and JavaScript embedded in the binary; nothing
 // is loaded from elsewhere.
@@ -18,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -50,6 +53,11 @@ type Options struct {
 	// Timeout bounds each request's and each sample's server reads;
 	// default 10 s.
 	Timeout time.Duration
+	// LiveQueues bounds the queues with job events on whose events the
+	// dashboard watches, to push their changes to the pages at once (each
+	// holds a connection blocked on its stream); default 64, -1 for none.
+	// The others change on the pages at each sample.
+	LiveQueues int
 	// MetricsLanes adds per-lane series to /metrics for up to that many
 	// lanes of each queue; 0 for none.
 	MetricsLanes int
@@ -81,6 +89,9 @@ func (o *Options) defaults() {
 	if o.Log == nil {
 		o.Log = slog.Default()
 	}
+	if o.LiveQueues == 0 {
+		o.LiveQueues = 64
+	}
 }
 
 // Server is one dashboard over one server or cluster.
@@ -88,7 +99,11 @@ type Server struct {
 	opts    Options
 	cat     *admin.Catalog
 	sampler *sampler
+	hub     *hub
+	live    *live
 	handler http.Handler
+	// stopped is closed when Run returns: the live streams end with it.
+	stopped chan struct{}
 }
 
 // New returns a dashboard over client. Call Run to sample the queues, and
@@ -96,8 +111,14 @@ type Server struct {
 func New(client valkey.Client, o Options) (*Server, error) {
 	o.defaults()
 	cat := admin.NewCatalog(client)
-	s := &Server{opts: o, cat: cat}
+	s := &Server{opts: o, cat: cat, hub: &hub{}, stopped: make(chan struct{})}
 	s.sampler = newSampler(cat, o, o.Log)
+	s.live = newLive(s.hub, s.sampler, max(o.LiveQueues, 0), o.Log)
+	s.sampler.onDiscover = s.live.discovered
+	s.sampler.isLive = s.live.watched
+	s.sampler.onTick = func(at time.Time, charted bool) {
+		s.hub.publish("tick", tickPush{SampledAt: at, Charted: charted})
+	}
 
 	reg := prometheus.NewRegistry()
 	if err := reg.Register(trafikeyprom.NewQueueSourceCollector(s.sampler.known, trafikeyprom.CollectorOptions{
@@ -119,7 +140,9 @@ func New(client valkey.Client, o Options) (*Server, error) {
 	mux.HandleFunc("GET /api/info", s.info)
 	mux.HandleFunc("GET /api/queues", s.queues)
 	mux.HandleFunc("GET /api/series", s.series)
+	mux.HandleFunc("GET /api/live", s.stream)
 	mux.HandleFunc("GET /api/queues/{queue}", s.queue)
+	mux.HandleFunc("GET /api/queues/{queue}/jobs", s.jobs)
 	mux.HandleFunc("GET /api/queues/{queue}/jobs/{id}", s.job)
 	mux.HandleFunc("POST /api/queues/{queue}/{action}", s.action(s.queueAction))
 	mux.HandleFunc("POST /api/queues/{queue}/jobs/{id}/{action}", s.action(s.jobAction))
@@ -130,8 +153,16 @@ func New(client valkey.Client, o Options) (*Server, error) {
 // Handler serves the pages, the API and /metrics.
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Run samples the queues until ctx ends.
-func (s *Server) Run(ctx context.Context) { s.sampler.run(ctx) }
+// Run samples the queues and watches their events until ctx ends; the
+// pages' live streams end with it. Call it once.
+func (s *Server) Run(ctx context.Context) {
+	defer close(s.stopped)
+	s.live.start(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.live.run(ctx) })
+	s.sampler.run(ctx)
+	wg.Wait()
+}
 
 // contentPolicy lets the pages load only what the binary serves.
 const contentPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
@@ -226,6 +257,8 @@ type queueReply struct {
 	Executor  string           `json:"executor"`
 	Lanes     []admin.LaneView `json:"lanes"`
 	LanesMore bool             `json:"lanes_cut"`
+	// Live reports that the queue's job events are watched.
+	Live bool `json:"live"`
 }
 
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
@@ -241,7 +274,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}}
+	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name())}
 	if st.Lanes > 0 {
 		if reply.Lanes, reply.LanesMore, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
 			fail(w, err)
@@ -264,7 +297,29 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, admin.ViewOfJob(q.Name(), info))
+	reply := jobReply{JobView: admin.ViewOfJob(q.Name(), info)}
+	// A parent's children: what a flow's operator looks at next (none,
+	// in one call, for a job that is no parent).
+	children, err := q.Children(ctx, info.ID)
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if len(children) > maxChildrenShown {
+		children, reply.ChildrenCut = children[:maxChildrenShown], true
+	}
+	reply.Children = admin.ViewOfChildren(children)
+	writeJSON(w, http.StatusOK, reply)
+}
+
+// maxChildrenShown bounds the children of a job page.
+const maxChildrenShown = 200
+
+// jobReply is GET /api/queues/{queue}/jobs/{id}.
+type jobReply struct {
+	admin.JobView
+	// ChildrenCut reports children left out past maxChildrenShown.
+	ChildrenCut bool `json:"children_cut,omitempty"`
 }
 
 // actionHeader must be on every action request: a page of another site
@@ -284,7 +339,11 @@ func (s *Server) action(do func(ctx context.Context, q *trafikey.Queue, r *http.
 			writeJSON(w, http.StatusForbidden, apiError{Error: "actions are taken from the dashboard's own pages (header " + actionHeader + ": 1)", Code: "forbidden"})
 			return
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
+		timeout := s.opts.Timeout
+		if bulkActions[r.PathValue("action")] {
+			timeout = max(timeout, bulkTimeout)
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
 		q, err := s.cat.Queue(ctx, r.PathValue("queue"))
 		if err != nil {
@@ -322,6 +381,9 @@ func (s *Server) queueAction(ctx context.Context, q *trafikey.Queue, r *http.Req
 		}
 		return map[string]any{"promoted": total}, nil
 	}
+	if bulkActions[r.PathValue("action")] {
+		return s.bulkAction(ctx, q, r)
+	}
 	return nil, errUnknownAction
 }
 
@@ -334,6 +396,8 @@ func (s *Server) jobAction(ctx context.Context, q *trafikey.Queue, r *http.Reque
 		return map[string]any{"removed": id}, q.Remove(ctx, id)
 	case "cancel":
 		return map[string]any{"cancelled": id}, q.Cancel(ctx, id)
+	case "retry":
+		return map[string]any{"retried": id}, q.RetryNow(ctx, id)
 	}
 	return nil, errUnknownAction
 }

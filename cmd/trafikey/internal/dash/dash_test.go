@@ -2,7 +2,9 @@ package dash
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -38,9 +40,11 @@ func startDash(t *testing.T, client valkey.Client, o Options) *httptest.Server {
 	}()
 	srv := httptest.NewServer(d.Handler())
 	t.Cleanup(func() {
-		srv.Close()
+		// Stopping the dashboard ends its live streams, which Close
+		// would wait for.
 		cancel()
 		<-done
+		srv.Close()
 	})
 	return srv
 }
@@ -229,6 +233,9 @@ func TestReadOnlyUser(t *testing.T) {
 	srv := startDash(t, viewer, Options{})
 
 	eventually(t, srv, "/api/queues", `"name":"mail","paused":false,"pending":0,"delayed":0,"active":0,"dead":1`)
+	// Its events are watched with the reads the user has.
+	require.NoError(t, mail.SetEvents(t.Context(), 100))
+	eventually(t, srv, "/api/queues", `"live":true`)
 	code, body, _ := get(t, srv, "/api/queues/mail/jobs/"+id)
 	require.Equal(t, http.StatusOK, code, body)
 	code, body = post(t, srv, "/api/queues/mail/jobs/"+id+"/requeue", true)
@@ -286,4 +293,147 @@ func TestAPIOnCluster(t *testing.T) {
 	require.Equal(t, trafikey.StatePending, info.State)
 	_, body, _ = get(t, srv, "/metrics")
 	require.Contains(t, body, `trafikey_queue_jobs{queue="charlie",state="pending"} 1`)
+}
+
+// jobsOf reads a page of a job table.
+func jobsOf(t *testing.T, srv *httptest.Server, queue, query string) jobsReply {
+	t.Helper()
+	code, body, _ := get(t, srv, "/api/queues/"+url.PathEscape(queue)+"/jobs?"+query)
+	require.Equal(t, http.StatusOK, code, body)
+	var r jobsReply
+	require.NoError(t, json.Unmarshal([]byte(body), &r), body)
+	return r
+}
+
+func idsOf(rows []jobRowView) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.ID
+	}
+	return out
+}
+
+// The job tables and the bulk actions on both executors: the Lua scripts
+// of a plain server, and the module's verbs.
+func TestJobsAPI(t *testing.T) {
+	t.Parallel()
+	t.Run("lua", func(t *testing.T) {
+		t.Parallel()
+		testJobsAPI(t, valkeyserver.Options{}, trafikey.ExecutorLua)
+	})
+	t.Run("native", func(t *testing.T) {
+		t.Parallel()
+		testJobsAPI(t, valkeyserver.Options{Module: valkeytest.ModulePath(t)}, trafikey.ExecutorNative)
+	})
+}
+
+func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
+	s := valkeytest.Start(t, o)
+	c := valkeytest.Client(t, s)
+	ctx := t.Context()
+	q, err := trafikey.Open(ctx, c, "work")
+	require.NoError(t, err)
+	require.Equal(t, want, q.Executor())
+	var dead []string
+	for range 3 {
+		dead = append(dead, deadJob(t, q, `{"to":"x"}`, trafikey.Lane("acme")))
+	}
+	var added []string
+	for i := range 30 {
+		id, err := q.Add(ctx, []byte(fmt.Sprintf("{\"n\":%d,\"note\":\"line\nbreak\"}", i)))
+		require.NoError(t, err)
+		added = append(added, id)
+	}
+	later, err := q.Add(ctx, []byte("\x00\xffbin"), trafikey.Delay(time.Hour))
+	require.NoError(t, err)
+	srv := startDash(t, c, Options{})
+
+	// Pages of pending, in claim order, 25 then 5.
+	p := jobsOf(t, srv, "work", "state=pending")
+	require.Equal(t, int64(30), p.Total)
+	require.Equal(t, int64(30), p.Queue.Pending)
+	require.Equal(t, added[:25], idsOf(p.Jobs))
+	require.NotEmpty(t, p.Next)
+	require.Equal(t, "{\"n\":0,\"note\":\"line break\"}", *p.Jobs[0].Preview, "a preview is one line")
+	p2 := jobsOf(t, srv, "work", "state=pending&after="+url.QueryEscape(p.Next))
+	require.Equal(t, added[25:], idsOf(p2.Jobs))
+	require.Empty(t, p2.Next)
+	newest := jobsOf(t, srv, "work", "state=pending&newest=1&count=2")
+	require.Equal(t, []string{added[29], added[28]}, idsOf(newest.Jobs))
+
+	// Delayed, with a binary payload previewed as hex; dead with errors.
+	d := jobsOf(t, srv, "work", "state=delayed")
+	require.Equal(t, []string{later}, idsOf(d.Jobs))
+	require.Equal(t, "hex", d.Jobs[0].PreviewFormat)
+	require.Equal(t, "00 ff 62 69 6e", *d.Jobs[0].Preview)
+	require.NotNil(t, d.Jobs[0].At)
+	dd := jobsOf(t, srv, "work", "state=dead&newest=1")
+	require.Equal(t, []string{dead[2], dead[1], dead[0]}, idsOf(dd.Jobs))
+	require.Contains(t, dd.Jobs[0].Error, "550")
+	require.Equal(t, "acme", dd.Jobs[0].Lane)
+
+	// A search by id: in the table's state, in another, or none.
+	f := jobsOf(t, srv, "work", "state=dead&id="+dead[1])
+	require.Equal(t, []string{dead[1]}, idsOf(f.Jobs))
+	require.Equal(t, int64(3), f.Total)
+	f = jobsOf(t, srv, "work", "state=dead&id="+added[0])
+	require.Empty(t, f.Jobs)
+	require.Equal(t, "pending", f.FoundState)
+	f = jobsOf(t, srv, "work", "state=dead&id=999999")
+	require.Empty(t, f.Jobs)
+	require.Empty(t, f.FoundState)
+
+	// Bad input: refused, nothing read.
+	for _, query := range []string{"state=nope", "state=pending&count=0", "state=pending&count=101", "state=pending&after=x", "state=dead&lane=acme"} {
+		code, body, _ := get(t, srv, "/api/queues/work/jobs?"+query)
+		require.Equal(t, http.StatusBadRequest, code, query+": "+body)
+	}
+
+	// Run now, and the bulk actions.
+	code, body := post(t, srv, "/api/queues/work/jobs/"+later+"/retry", true)
+	require.Equal(t, http.StatusOK, code, body)
+	code, body = post(t, srv, "/api/queues/work/jobs/"+later+"/retry", true)
+	require.Equal(t, http.StatusConflict, code, body)
+	code, body = post(t, srv, "/api/queues/work/remove-dead?older_than_ms=3600000", true)
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, `{"removed":0}`, body, "none died an hour ago")
+	code, body = post(t, srv, "/api/queues/work/requeue-dead", true)
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, `{"requeued":3}`, body)
+	st, err := q.Stats(ctx)
+	require.NoError(t, err)
+	require.Zero(t, st.Dead)
+	// The requeued jobs, first in claim order, die again.
+	for range 3 {
+		jobs, err := q.Claim(ctx, time.Minute, 1)
+		require.NoError(t, err)
+		_, err = jobs[0].Fail(ctx, errors.New("again"), false)
+		require.NoError(t, err)
+	}
+	code, body = post(t, srv, "/api/queues/work/remove-dead?older_than_ms=0", true)
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, `{"removed":3}`, body)
+	_, err = q.Add(ctx, []byte("x"), trafikey.Delay(time.Hour))
+	require.NoError(t, err)
+	code, body = post(t, srv, "/api/queues/work/promote-all", true)
+	require.Equal(t, http.StatusOK, code, body)
+	require.JSONEq(t, `{"promoted":1}`, body)
+	code, _ = post(t, srv, "/api/queues/work/remove-dead?older_than_ms=-1", true)
+	require.Equal(t, http.StatusBadRequest, code)
+	st, err = q.Stats(ctx)
+	require.NoError(t, err)
+	require.Zero(t, st.Delayed)
+	require.Equal(t, int64(32), st.Pending)
+
+	// Read-only: every new action refused.
+	ro := startDash(t, c, Options{ReadOnly: true})
+	for _, path := range []string{"/api/queues/work/requeue-dead", "/api/queues/work/remove-dead", "/api/queues/work/promote-all", "/api/queues/work/jobs/" + later + "/retry"} {
+		code, body := post(t, ro, path, true)
+		require.Equal(t, http.StatusForbidden, code, path)
+		require.Contains(t, body, `"code":"read_only"`)
+	}
+	// Pending counts the jobs in lanes; its table lists those without a
+	// lane, or a lane's.
+	require.Equal(t, int64(30), jobsOf(t, ro, "work", "state=pending").Total)
+	require.Equal(t, int64(2), jobsOf(t, ro, "work", "state=pending&lane=acme").Total)
 }

@@ -65,6 +65,12 @@ type sampler struct {
 	keep          int
 	timeout       time.Duration
 	log           *slog.Logger
+	// onDiscover, when set, is told the queues of each discovery;
+	// onTick, when set, is told of each tick's end.
+	onDiscover func(ctx context.Context, queues []*trafikey.Queue)
+	onTick     func(at time.Time, charted bool)
+	// isLive, when set, tells which queues are watched for events.
+	isLive func(queue string) bool
 
 	mu         sync.Mutex
 	queues     []*trafikey.Queue
@@ -120,6 +126,9 @@ func (s *sampler) tick(ctx context.Context, charted bool) {
 			s.listErr, s.queues, s.discovered, queues = "", found, now, found
 		}
 		s.mu.Unlock()
+		if err == nil && s.onDiscover != nil {
+			s.onDiscover(ctx, found)
+		}
 	}
 	samples := make([]sample, len(queues))
 	var wg sync.WaitGroup
@@ -162,6 +171,36 @@ func (s *sampler) tick(ctx context.Context, charted bool) {
 		}
 	}
 	s.lastTick = now
+	if s.onTick != nil {
+		s.onTick(now, charted)
+	}
+}
+
+// refresh keeps smp as its queue's last read (uncharted), and returns the
+// queue's overview row; false when the queue is not known (any more).
+func (s *sampler) refresh(smp sample) (overviewRow, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := smp.stats.Name
+	if _, ok := s.latest[name]; !ok {
+		return overviewRow{}, false
+	}
+	s.latest[name] = smp
+	return s.rowOf(smp), true
+}
+
+// rowOf is the overview row of a queue's last read; s.mu is held.
+func (s *sampler) rowOf(last sample) overviewRow {
+	row := overviewRow{QueueView: last.stats, Error: last.err}
+	if h := s.byQueue[last.stats.Name]; h != nil && len(h.points) > 1 {
+		pts := h.ordered()
+		r := rateBetween(pts[len(pts)-2], pts[len(pts)-1])
+		row.CompletedPerSec, row.FailedPerSec = r.CompletedPerSec, r.FailedPerSec
+	}
+	if s.isLive != nil {
+		row.Live = s.isLive(last.stats.Name)
+	}
+	return row
 }
 
 // known returns the queues of the last discovery.
@@ -179,6 +218,9 @@ type overviewRow struct {
 	// CompletedPerSec and FailedPerSec are over the last two samples.
 	CompletedPerSec float64 `json:"completed_per_sec"`
 	FailedPerSec    float64 `json:"failed_per_sec"`
+	// Live reports that the queue's events are watched: its counts change
+	// on the pages as its jobs do, not only at each sample.
+	Live bool `json:"live"`
 }
 
 // overview is GET /api/queues.
@@ -198,13 +240,7 @@ func (s *sampler) overview() overview {
 		if !ok {
 			continue
 		}
-		row := overviewRow{QueueView: last.stats, Error: last.err}
-		if h := s.byQueue[q.Name()]; h != nil && len(h.points) > 1 {
-			pts := h.ordered()
-			r := rateBetween(pts[len(pts)-2], pts[len(pts)-1])
-			row.CompletedPerSec, row.FailedPerSec = r.CompletedPerSec, r.FailedPerSec
-		}
-		out.Queues = append(out.Queues, row)
+		out.Queues = append(out.Queues, s.rowOf(last))
 	}
 	return out
 }
