@@ -174,10 +174,18 @@ const queueHref = (q) => "#/queue/" + enc(q);
 const jobsHref = (q, s) => "#/jobs/" + enc(q) + "/" + s;
 const jobHref = (q, id) => "#/job/" + enc(q) + "/" + enc(id);
 
+// pendingAsk answers the asking whose dialog is open or whose close event
+// is not yet dispatched.
+let pendingAsk = null;
+
 // ask shows a modal confirmation and resolves to whether the operator
 // confirmed; extra holds inputs the caller reads after.
 function ask(title, text, okLabel, danger, extra) {
   const dlg = document.getElementById("confirm");
+  // An earlier asking closed without an answer yet (its close event comes
+  // after this one opens the dialog again) is a no: else the next close
+  // would answer both, and one confirmation would act twice.
+  if (pendingAsk) pendingAsk(false);
   fill(dlg,
     el("form", { method: "dialog" },
       el("h3", {}, title),
@@ -189,13 +197,15 @@ function ask(title, text, okLabel, danger, extra) {
   dlg.returnValue = "";
   dlg.showModal();
   return new Promise((resolve) => {
-    // A close event of an earlier asking may come after this one opened
-    // the dialog again: only a close of this one answers.
-    const closed = () => {
-      if (dlg.open) return;
+    const answer = (yes) => {
       dlg.removeEventListener("close", closed);
-      resolve(dlg.returnValue === "ok");
+      if (pendingAsk === answer) pendingAsk = null;
+      resolve(yes);
     };
+    const closed = () => {
+      if (!dlg.open) answer(dlg.returnValue === "ok");
+    };
+    pendingAsk = answer;
     dlg.addEventListener("close", closed);
   });
 }
