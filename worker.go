@@ -819,28 +819,44 @@ func (w *Worker) maintain(ctx context.Context) {
 }
 
 // trimSteps bounds the TRIM calls per queue and tick: a backlog of jobs to
-// trim is worked off over ticks, TrimStep jobs a call, so that no call holds
-// the server for long (a step of 200 takes about 0.25 ms of the module's
-// time; docs/BENCHMARKS.md).
+// trim is worked off over ticks, a step of jobs a call, so that no call
+// holds the server for long (docs/BENCHMARKS.md, "Flows, results and
+// retention").
 const trimSteps = 50
 
-// TrimStep is how many finished jobs a Worker deletes per TRIM call.
-const TrimStep = 200
+const (
+	// TrimStep is how many finished jobs a Worker deletes per TRIM call on
+	// the native executor: about 0.6 ms of the server's time with a million
+	// jobs retained.
+	TrimStep = 200
+	// TrimStepLua is the step on the Lua executor, whose TRIM costs about
+	// four times as much per job: its steps hold the server about as long.
+	TrimStepLua = 50
+)
+
+// TrimStepOf is the TRIM step a Worker takes on executor e.
+func TrimStepOf(e Executor) int {
+	if e == ExecutorLua {
+		return TrimStepLua
+	}
+	return TrimStep
+}
 
 // trimAll deletes finished jobs the queues' retention policies no longer
 // keep, in bounded steps, on the recovery timer.
 func (w *Worker) trimAll(ctx context.Context) {
 	for _, qw := range w.queues {
 		q := qw.Queue
+		step := TrimStepOf(q.Executor())
 		for range trimSteps {
-			done, dead, err := q.Trim(ctx, TrimStep)
+			done, dead, err := q.Trim(ctx, step)
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.error("trafikey: trim", "queue", q.name, "err", err)
 				}
 				break
 			}
-			if done+dead < TrimStep {
+			if done+dead < step {
 				break
 			}
 		}
