@@ -22,7 +22,7 @@ if refusal then return refusal end
 
 local row = KEYS[1] .. 'job:' .. id
 local fields = {'state', 'data', 'att', 'max', 'prio', 'bo', 'at', 'err', 'prog', 'uniq', 'lane',
-  'keep', 'parent', 'onfail', 'deps', 'cfail', 'wait', 'res'}
+  'keep', 'parent', 'onfail', 'deps', 'cfail', 'wait', 'res', 'sched', 'sat'}
 -- the row and its logs, both read: one check of both
 local logs_key = row .. ':logs'
 local all = may({row, logs_key}, true, false)

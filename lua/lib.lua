@@ -751,3 +751,14 @@ local function ev_write(acc)
     rcall('XADD', key, 'MAXLEN', '~', e[1], '*', 'brand', 'emq', 'event', e[2], 'id', e[3], unpack(e, 4))
   end
 end
+
+-- Schedules -------------------------------------------------------------------
+-- docs/PROTOCOL.md, "Schedules". One table, so the library's chunk keeps its
+-- count of locals low.
+
+local sched = {
+  E_CHANGED = 'EMQSTALE schedule.fire schedule changed',
+  E_NOT_DUE = 'EMQSTATE schedule.fire occurrence not due',
+  E_OUTSIDE = 'EMQSTATE schedule.fire occurrence outside the schedule',
+  E_BROKEN = 'EMQSTATE schedule.fire broken definition',
+}

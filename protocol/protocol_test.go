@@ -149,14 +149,15 @@ func TestVerbTable(t *testing.T) {
 	require.Len(t, protocol.JobCore, 17)
 	require.Len(t, protocol.BusVerbs, 3)
 	require.Len(t, protocol.EventVerbs, 1)
-	require.Len(t, protocol.All, 30)
+	require.Len(t, protocol.ScheduleVerbs, 7)
+	require.Len(t, protocol.All, 37)
 	for _, read := range []*protocol.Verb{protocol.Stats, protocol.Inspect, protocol.Lane, protocol.Lanes, protocol.Children} {
 		require.Equal(t, protocol.Reads, read.Mode, read.Name)
 	}
 	require.Equal(t, 7, protocol.Add.NumKeys())
 	require.Equal(t, protocol.StatsCounters, []string{"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued", "trimmed"})
 	require.Equal(t, []string{"state", "data", "att", "max", "prio", "bo", "at", "err", "prog", "uniq", "lane",
-		"keep", "parent", "onfail", "deps", "cfail", "wait", "res"}, protocol.InspectFields)
+		"keep", "parent", "onfail", "deps", "cfail", "wait", "res", "sched", "sat"}, protocol.InspectFields)
 }
 
 func TestFormatInt(t *testing.T) {

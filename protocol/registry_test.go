@@ -65,6 +65,10 @@ var registry = map[string]string{
 	"ErrTRAOffset":            protocol.ErrTRAOffset,
 	"ErrTRABit":               protocol.ErrTRABit,
 	"ErrTRAWrongType":         protocol.ErrTRAWrongType,
+	"ErrScheduleChanged":      protocol.ErrScheduleChanged,
+	"ErrScheduleNotDue":       protocol.ErrScheduleNotDue,
+	"ErrScheduleOutside":      protocol.ErrScheduleOutside,
+	"ErrScheduleBroken":       protocol.ErrScheduleBroken,
 }
 
 // notInLua are the registry texts the Lua scripts never spell, and why. A

@@ -152,9 +152,10 @@ var LaneVerbs = []*Verb{LaneCap, LanePause, LaneResume, Lane, Lanes, Rate}
 var FlowVerbs = []*Verb{Retain, Trim, Children}
 
 // All lists every keyed verb both executors run: the job core, the lane and
-// rate verbs, the retention and flow verbs, the bus verbs, then the
-// job-event verbs.
-var All = append(append(append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...), BusVerbs...), EventVerbs...)
+// rate verbs, the retention and flow verbs, the bus verbs, the job-event
+// verbs, then the schedule verbs.
+var All = append(append(append(append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...), BusVerbs...), EventVerbs...),
+	ScheduleVerbs...)
 
 // VersionCommand is the native executor's probe: no keys, replies Wire.
 const VersionCommand = "EMQ.VERSION"
@@ -245,6 +246,7 @@ var InspectFields = []string{
 	FieldState, FieldData, FieldAttempts, FieldMax, FieldPriority,
 	FieldBackoff, FieldAdded, FieldError, FieldProgress, FieldUnique, FieldLane,
 	FieldKeep, FieldParent, FieldOnFail, FieldDeps, FieldChildFail, FieldWait, FieldResult,
+	FieldSchedule, FieldScheduledAt,
 }
 
 // Meta fields.
