@@ -24,8 +24,9 @@ func add(c *host.Call) error {
 	defer adds.put(st)
 	in := addInput{args: r.args, n: r.n, k: r.k, argv: true,
 		meta: r.keys[2], stats: r.keys[3], pending: r.keys[4], delayed: r.keys[5], signal: r.keys[6]}
+	st.begin(in)
 	// values: the option names, then job by job
-	if err := st.values(&r, in); err != nil {
+	if err := st.values(in); err != nil {
 		return err
 	}
 	// fence and domain reads, driven by the verdict; its first batch is
@@ -73,12 +74,24 @@ type addInput struct {
 	// reference (a payload is not copied); else they are copied.
 	argv                                  bool
 	meta, stats, pending, delayed, signal []byte
+	// sched, when not nil, is the schedule that enqueues the jobs: each
+	// row ends with sched <sched> sat <sat[i]>.
+	sched []byte
+	sat   [][]byte
 }
 
-// values resets the state for a new call of in and checks its values: the
-// option names, then job by job (verdict.AddOptions, verdict.AddValues).
-func (st *addState) values(r *verbCall, in addInput) error {
+// begin resets the state for a new call of in's keys.
+func (st *addState) begin(in addInput) {
 	st.reset()
+	st.in = in
+	s := &st.seen
+	*s = verdict.AddSeen{Holders: s.Holders[:0]}
+}
+
+// values checks in's values: the option names, then job by job
+// (verdict.AddOptions, verdict.AddValues). A verb whose first batch made
+// ADD's first reads (takeFirst) calls it after them: it keeps them.
+func (st *addState) values(in addInput) error {
 	st.in = in
 	cols, err := verdict.AddOptions(in.args[2 : 2+in.k])
 	if err != nil {
@@ -95,8 +108,6 @@ func (st *addState) values(r *verbCall, in addInput) error {
 		}
 	}
 	st.lanes.reset(&st.scratch)
-	s := &st.seen
-	*s = verdict.AddSeen{Holders: s.Holders[:0]}
 	return nil
 }
 
@@ -260,6 +271,9 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 		}
 		if on {
 			b.Str(protocol.FieldEvents).Arg(st.ev.Bytes)
+		}
+		if in.sched != nil {
+			b.Str(protocol.FieldSchedule).Arg(in.sched).Str(protocol.FieldScheduledAt).Arg(in.sat[i])
 		}
 	}
 	// one ZADD pending <score> <id> … and one ZADD delayed <now+delay> <id>

@@ -98,11 +98,11 @@ func inspect(c *host.Call) error {
 }
 
 // inspectState is INSPECT's scratch between commands: one field per name of
-// protocol.InspectFields (eighteen; the protocol's test holds the list).
+// protocol.InspectFields (the protocol's test holds the list).
 type inspectState struct {
 	scratch
 	seen   verdict.InspectSeen
-	fields [18]verdict.Field
+	fields [20]verdict.Field
 	lines  [][]byte
 }
 

@@ -41,6 +41,13 @@ func verbs() []host.Command {
 		verbCommand(protocol.Publish, publish, "Appends one branded event to the queue's events stream."),
 		verbCommand(protocol.FailuresIncr, failuresIncr, "Counts one failure of a downstream in a window of ttl_ms."),
 		verbCommand(protocol.Events, events, "Turns the job events of jobs added afterwards on with a bound on the events stream, or off."),
+		verbCommand(protocol.ScheduleSet, scheduleSet, "Creates or replaces a schedule of periodic jobs."),
+		verbCommand(protocol.SchedulePause, schedulePause, "Stops a schedule."),
+		verbCommand(protocol.ScheduleResume, scheduleResume, "Starts a paused schedule again from the server's time."),
+		verbCommand(protocol.ScheduleRemove, scheduleRemove, "Deletes a schedule; the jobs it enqueued stay."),
+		verbCommand(protocol.ScheduleList, scheduleList, "Replies a page of the schedules, in byte order of their ids."),
+		verbCommand(protocol.ScheduleDue, scheduleDue, "Replies the server's time and the schedules due at it."),
+		verbCommand(protocol.ScheduleFire, scheduleFire, "Enqueues a schedule's occurrences and advances it, once per occurrence."),
 	}
 }
 
