@@ -97,6 +97,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.FailuresIncr.Name, testFailuresIncr},
 		{protocol.Events.Name, testEvents},
 		{"events/invariants", testEventInvariants},
+		{"schedules", testSchedules},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -62,19 +62,19 @@ const (
 
 // Schedule value domains, inclusive.
 const (
-	MaxScheduleID     = 128             // bytes of a schedule id (ValidBusName's alphabet)
-	MaxCronSpec       = 256             // bytes of a cron expression
-	MaxTimeZone       = 64              // bytes of a time zone name
-	MaxScheduleEvery  = MaxDelayMS      // an interval, ms (ten years)
-	MaxScheduleJitter = 86_400_000      // a day
-	MaxScheduleTime   = 253402300799999 // start, end and occurrence times, ms: the end of year 9999
-	MaxScheduleLimit  = 999999999999999 // the cap on occurrences
-	MaxScheduleGrace  = 86_400_000      // how late an occurrence is still on time, ms
-	MaxScheduleCatch  = MaxCount        // late occurrences caught up per step
-	MaxScheduleFire   = MaxCount        // occurrences of one SCHEDULE.FIRE
-	ScheduleSetFixed  = 18              // SCHEDULE.SET's arguments before the option pairs (id … k)
-	ScheduleDefFixed  = 17              // a definition's elements before the option pairs (kind … k)
-	MaxScheduleOption = MaxAddOptions   // option pairs of a template
+	MaxScheduleID     = 128               // bytes of a schedule id (ValidBusName's alphabet)
+	MaxCronSpec       = 256               // bytes of a cron expression
+	MaxTimeZone       = 64                // bytes of a time zone name
+	MaxScheduleEvery  = MaxDelayMS        // an interval, ms (ten years)
+	MaxScheduleJitter = 86_400_000        // a day
+	MaxScheduleTime   = 253402300799999   // start, end and occurrence times, ms: the end of year 9999
+	MaxScheduleLimit  = 1_000_000_000_000 // the cap on occurrences, and the revision
+	MaxScheduleGrace  = 86_400_000        // how late an occurrence is still on time, ms
+	MaxScheduleCatch  = MaxCount          // late occurrences caught up per step
+	MaxScheduleFire   = MaxCount          // occurrences of one SCHEDULE.FIRE
+	ScheduleSetFixed  = 18                // SCHEDULE.SET's arguments before the option pairs (id … k)
+	ScheduleDefFixed  = 17                // a definition's elements before the option pairs (kind … k)
+	MaxScheduleOption = MaxAddOptions     // option pairs of a template
 )
 
 // EncodeList is the encoding of a schedule's definition: each element's
