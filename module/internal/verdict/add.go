@@ -50,7 +50,11 @@ type AddColumns struct {
 // AddOptions checks ADD's option names (ARGV[3 … 2+k]): each a known option
 // (lane, parent, onfail, wait), named once, else "bad option". It returns
 // the columns' indexes among the options.
-func AddOptions(names [][]byte) (AddColumns, error) {
+func AddOptions(names [][]byte) (AddColumns, error) { return AddOptionsOf(protocol.Add.Name, names) }
+
+// AddOptionsOf is AddOptions for a verb that adds jobs as ADD does (a
+// schedule's template): its refusal names verb.
+func AddOptionsOf(verb string, names [][]byte) (AddColumns, error) {
 	cols := AddColumns{-1, -1, -1, -1}
 	for i, name := range names {
 		var col *int
@@ -65,7 +69,7 @@ func AddOptions(names [][]byte) (AddColumns, error) {
 			col = &cols.Wait
 		}
 		if col == nil || *col >= 0 {
-			return AddColumns{-1, -1, -1, -1}, refusal(protocol.ErrBadArg(protocol.Add.Name, "option"))
+			return AddColumns{-1, -1, -1, -1}, refusal(protocol.ErrBadArg(verb, "option"))
 		}
 		*col = i
 	}
@@ -80,9 +84,15 @@ func AddOptions(names [][]byte) (AddColumns, error) {
 // when there is a unique key), then "bad lane" (0..128 bytes, empty for
 // none). data is any bytes.
 func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJob, error) {
+	return AddValuesOf(protocol.Add.Name, args, n, k, cols, jobs)
+}
+
+// AddValuesOf is AddValues for a verb that adds jobs as ADD does (a
+// schedule's template): its refusals name verb.
+func AddValuesOf(verb string, args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJob, error) {
 	lane := cols.Lane
 	first := len(jobs)
-	bad := func(name string) error { return refusal(protocol.ErrBadArg(protocol.Add.Name, name)) }
+	bad := func(name string) error { return refusal(protocol.ErrBadArg(verb, name)) }
 	per := protocol.AddArgsPerJob + k
 	for i := range n {
 		a := 2 + k + per*i

@@ -102,60 +102,42 @@ func ScheduleValues(verb string, e [][]byte) (Def, error) {
 	if d.Catchup, ok = grammar.Decimal(e[DefCatchup], 0, protocol.MaxScheduleCatch); !ok {
 		return bad("catchup")
 	}
-	// the template, with ADD's domains and names
-	if _, ok = grammar.Decimal(e[DefPriority], 0, protocol.MaxPriority); !ok {
-		return bad("priority")
-	}
-	if _, ok = grammar.Decimal(e[DefAttempts], 1, protocol.MaxAttempts); !ok {
-		return bad("attempts")
-	}
-	if b := string(e[DefBackoff]); b != protocol.BackoffFixed && b != protocol.BackoffExponential {
-		return bad("backoff")
-	}
-	if _, ok = grammar.Decimal(e[DefBackoffMS], 0, protocol.MaxBackoffMS); !ok {
-		return bad("backoff_ms")
-	}
-	if len(e[DefUnique]) > protocol.MaxUniqueKey {
-		return bad("unique_key")
-	}
-	if ttl, ok := grammar.Decimal(e[DefUniqueTTL], 0, protocol.MaxDelayMS); !ok || (ttl == 0 && len(e[DefUnique]) > 0) {
-		return bad("unique_ttl")
-	}
 	k, ok := grammar.Decimal(e[DefOptions], 0, protocol.MaxScheduleOption)
-	if !ok || len(e) != DefOptions+1+2*int(k) {
+	if !ok {
 		return bad("options")
 	}
+	if len(e) != DefOptions+1+2*int(k) {
+		return Def{}, refusal(protocol.ErrArity(verb))
+	}
 	d.Options = int(k)
-	// the pairs, each name then its value
-	var lane, wait bool
+	// the option names (ADD's columns but parent and onfail, each once),
+	// then the template as one job of ADD with delay 0, in ADD's order
+	var add [2 + 2*protocol.MaxScheduleOption + protocol.AddArgsPerJob][]byte
+	args := append(add[:0], digitOne, e[DefOptions])
 	for i := range d.Options {
-		name, value := d.Option(i)
-		var seen *bool
-		switch string(name) {
-		case protocol.AddOptionLane:
-			seen = &lane
-		case protocol.AddOptionWait:
-			seen = &wait
-		}
-		if seen == nil || *seen {
+		name, _ := d.Option(i)
+		if string(name) == protocol.AddOptionParent || string(name) == protocol.AddOptionOnFail {
 			return bad("option")
 		}
-		*seen = true
-		switch string(name) {
-		case protocol.AddOptionLane:
-			if len(value) > protocol.MaxLaneName {
-				return bad("lane")
-			}
-		case protocol.AddOptionWait:
-			if len(value) > 0 {
-				if _, ok := grammar.Decimal(value, 0, protocol.MaxWaitMS); !ok {
-					return bad("wait")
-				}
-			}
-		}
+		args = append(args, name)
+	}
+	cols, err := AddOptionsOf(verb, args[2:])
+	if err != nil {
+		return Def{}, err
+	}
+	args = append(args, e[DefData], e[DefPriority], digitZero, e[DefAttempts], e[DefBackoff], e[DefBackoffMS], e[DefUnique], e[DefUniqueTTL])
+	for i := range d.Options {
+		_, value := d.Option(i)
+		args = append(args, value)
+	}
+	var job [1]AddJob
+	if _, err := AddValuesOf(verb, args, 1, d.Options, cols, job[:0]); err != nil {
+		return Def{}, err
 	}
 	return d, nil
 }
+
+var digitOne, digitZero = []byte("1"), []byte("0")
 
 // DecodeList is protocol.EncodeList's inverse over bytes: it appends the
 // elements (views of b) to elems, or reports false when b is not an
@@ -361,7 +343,7 @@ type FireArgs struct {
 func FireValues(args [][]byte, n int, a *FireArgs) error {
 	bad := func(name string) error { return refusal(protocol.ErrBadArg(protocol.ScheduleFire.Name, name)) }
 	var ok bool
-	if a.Rev, ok = grammar.Decimal(args[1], 1, grammar.MaxRowInt); !ok {
+	if a.Rev, ok = grammar.Decimal(args[1], 1, protocol.MaxScheduleLimit); !ok {
 		return bad("rev")
 	}
 	if a.From, ok = grammar.Decimal(args[2], 0, protocol.MaxScheduleTime); !ok {

@@ -62,7 +62,7 @@ func TestScheduleValues(t *testing.T) {
 		{defArgs(DefJitter, "86400001"), bad("jitter")},
 		{defArgs(DefStart, "253402300800000"), bad("start")},
 		{defArgs(DefStart, "10", DefEnd, "9"), bad("end")},
-		{defArgs(DefLimit, "1000000000000000"), bad("limit")},
+		{defArgs(DefLimit, "1000000000001"), bad("limit")},
 		{defArgs(DefGrace, "-1"), bad("grace")},
 		{defArgs(DefCatchup, "1001"), bad("catchup")},
 		{defArgs(DefPriority, "1001"), bad("priority")},
@@ -76,8 +76,12 @@ func TestScheduleValues(t *testing.T) {
 		{withPairs(defArgs(), "lane", "a", "lane", "b"), bad("option")},
 		{withPairs(defArgs(), "lane", strings.Repeat("l", protocol.MaxLaneName+1)), bad("lane")},
 		{withPairs(defArgs(), "wait", "86400001"), bad("wait")},
-		// the pairs in order: a bad value before a bad name
-		{withPairs(defArgs(), "wait", "x", "nope", "1"), bad("wait")},
+		// the option names first, then the template, then the options'
+		// values in ADD's column order (lane before wait)
+		{withPairs(defArgs(), "wait", "x", "nope", "1"), bad("option")},
+		{withPairs(defArgs(DefPriority, "x"), "nope", "1"), bad("option")},
+		{withPairs(defArgs(DefPriority, "x"), "wait", "x"), bad("priority")},
+		{withPairs(defArgs(), "wait", "x", "lane", strings.Repeat("l", protocol.MaxLaneName+1)), bad("lane")},
 		// the first bad value in ARGV order wins
 		{defArgs(DefJitter, "x", DefPriority, "x"), bad("jitter")},
 	} {
@@ -257,6 +261,7 @@ func TestFireShapeAndValues(t *testing.T) {
 		want string
 	}{
 		{[]string{"s", "0", "0", "5", "0", "0"}, bad("rev")},
+		{[]string{"s", "1000000000001", "0", "5", "0", "0"}, bad("rev")},
 		{[]string{"s", "1", "253402300800000", "5", "0", "0"}, bad("from")},
 		{[]string{"s", "1", "6", "5", "0", "0"}, bad("upto")},
 		{[]string{"s", "1", "0", "5", "5", "0"}, bad("next")},
