@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -457,6 +458,9 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 	case protocol.Events:
 		return []string{g.val("max_len", domEventsMax, 0)}
 	}
+	if slices.Contains(protocol.ScheduleVerbs, v) {
+		return g.scheduleValidArgs(v, q)
+	}
 	return nil
 }
 
@@ -554,7 +558,7 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 		}
 	}
 	bad := 4 // percent of refused values per argument
-	return map[string]func(*rapid.T){
+	all := map[string]func(*rapid.T){
 		"add": verb(protocol.Add, func(string) []string { return g.addArgs(1, 1) }),
 		"add batch": verb(protocol.Add, func(string) []string {
 			return g.addArgs(g.intn("jobs", 2, 5), 1)
@@ -669,6 +673,8 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 			g.p.run(g.t, step{Kind: kindSleep, Sleep: time.Duration(ms) * time.Millisecond})
 		},
 	}
+	maps.Copy(all, g.scheduleActions(bad))
+	return all
 }
 
 // anyCall runs a well-formed call of any verb on any queue.
