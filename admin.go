@@ -214,6 +214,11 @@ type JobInfo struct {
 	ChildFailed string
 	// Result is a retained completed job's result.
 	Result []byte
+	// Schedule is the schedule that enqueued the job, ScheduledAt the
+	// occurrence's time (server clock): the pair is the occurrence's
+	// dedupe key. Empty and zero for a job added otherwise.
+	Schedule    string
+	ScheduledAt time.Time
 	// Logs are the lines given to Job.Log, oldest first.
 	Logs []string
 }
@@ -295,6 +300,12 @@ func (info *JobInfo) set(name string, v valkey.ValkeyMessage) error {
 		info.ChildFailed = s
 	case protocol.FieldResult:
 		info.Result = []byte(s)
+	case protocol.FieldSchedule:
+		info.Schedule = s
+	case protocol.FieldScheduledAt:
+		var ms int64
+		ms, err = strconv.ParseInt(s, 10, 64)
+		info.ScheduledAt = time.UnixMilli(ms)
 	}
 	return err
 }

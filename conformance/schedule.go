@@ -118,8 +118,8 @@ var (
 // catch-up 1, data "d", the template of job{}.
 type sched struct {
 	id, kind, spec, tz, jitter, start, end, limit, grace, catchup string
-	data, prio, attempts, unique, uniqueTTL                      string
-	opts                                                         []string // name value pairs
+	data, prio, attempts, unique, uniqueTTL                       string
+	opts                                                          []string // name value pairs
 }
 
 func (s sched) args() []string {
