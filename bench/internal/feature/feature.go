@@ -81,7 +81,7 @@ func (s *Server) ResetStats(ctx context.Context) error {
 // Usec is the total usec INFO commandstats gives verb (as in EMQ.CLAIM,
 // lower case: "claim") since the last ResetStats: the module's command, or
 // for the Lua executor every script call (EVALSHA, and EVAL where a first
-// call met NOSCRIPT).
+// call met NOSCRIPT; EVALSHA_RO and EVAL_RO for a read verb).
 func (s *Server) Usec(ctx context.Context, e trafikey.Executor, verb string) (float64, error) {
 	v, err := s.Admin.Do(ctx, "INFO", "commandstats")
 	if err != nil {
@@ -89,7 +89,7 @@ func (s *Server) Usec(ctx context.Context, e trafikey.Executor, verb string) (fl
 	}
 	names := []string{"cmdstat_emq." + verb + ":"}
 	if e == trafikey.ExecutorLua {
-		names = []string{"cmdstat_evalsha:", "cmdstat_eval:"}
+		names = []string{"cmdstat_evalsha:", "cmdstat_eval:", "cmdstat_evalsha_ro:", "cmdstat_eval_ro:"}
 	}
 	total := 0.0
 	for _, line := range strings.Split(fmt.Sprint(v), "\r\n") {
