@@ -7,8 +7,9 @@ import (
 
 // verbs lists the keyed commands, one line per verb, in the order of
 // docs/PROTOCOL.md: the job core, the lane and rate verbs, the retention and
-// flow verbs, then the bus verbs. Each handler lives in the file named like its Lua script
-// (claim.go, claim.lua).
+// flow verbs, the bus verbs, the job-event verb, then the schedule verbs. Each
+// handler lives in the file named like its Lua script (claim.go, claim.lua;
+// the schedule verbs, schedule.*.lua, all in schedule.go).
 func verbs() []host.Command {
 	return []host.Command{
 		verbCommand(protocol.Install, install, "Stamps the queue's wire version."),
