@@ -53,10 +53,10 @@ type Schedule struct {
 	// Jitter replaces. With Unique, a step adds at most one job for the
 	// occurrences it takes, and none while the key is held.
 	Options []AddOption
-
-	// template is the job template of a schedule read back (Schedules), its
-	// ADD group after the delay; SetSchedule uses it when Options is nil.
-	template *JobTemplate
+	// Template, when Options and Payload are nil, is the job as stored: a
+	// schedule read back (Schedules, GetSchedule) has it, so passing it to
+	// SetSchedule keeps its job, and an edit of it changes the job.
+	Template *JobTemplate
 }
 
 // MissedPolicy says which late occurrences a step enqueues. An occurrence is
@@ -78,7 +78,8 @@ type MissedPolicy struct {
 // worker's pause or a server failover is not downtime.
 const DefaultGrace = time.Minute
 
-// JobTemplate is the job a schedule enqueues, as stored: ADD's arguments.
+// JobTemplate is the job a schedule enqueues, as stored: ADD's arguments
+// for one job without its delay.
 type JobTemplate struct {
 	Payload     []byte
 	Priority    int
@@ -94,11 +95,9 @@ type JobTemplate struct {
 
 // ScheduleInfo is a schedule as the queue holds it.
 type ScheduleInfo struct {
-	// Schedule is the definition; its Options are nil and Template holds
-	// the job. Passing it back to SetSchedule keeps the template.
+	// Schedule is the definition; its Options are nil and its Template
+	// holds the job. Passing it back to SetSchedule keeps the job.
 	Schedule
-	// Template is the stored job template.
-	Template JobTemplate
 	// Revision counts the definition's changes (SetSchedule, pause and
 	// resume); a step computed from an older one is refused.
 	Revision int64
@@ -192,8 +191,10 @@ func (s *Schedule) args(op string) ([]string, error) {
 		return nil, invalid(op, "schedule %s: catch-up %d outside 0..%d", s.ID, s.Missed.CatchUp, protocol.MaxScheduleCatch)
 	}
 	var tpl []string
-	if s.Options == nil && s.template != nil {
-		tpl = s.template.args()
+	if s.Options == nil && s.Payload == nil && s.Template != nil {
+		if tpl, err = s.Template.args(op); err != nil {
+			return nil, err
+		}
 	} else {
 		if tpl, err = templateArgs(op, s.Payload, s.Options); err != nil {
 			return nil, err
@@ -245,14 +246,47 @@ func templateArgs(op string, payload []byte, opts []AddOption) ([]string, error)
 	return append(out, cols...), nil
 }
 
-func (t *JobTemplate) args() []string {
+// args checks a stored template as Add checks its options (the values of
+// the columns Add knows; the server checks the others) and builds its part
+// of SCHEDULE.SET.
+func (t *JobTemplate) args(op string) ([]string, error) {
+	o := defaultAddOptions()
+	o.priority, o.maxAttempts, o.backoff, o.backoffBase = t.Priority, t.MaxAttempts, t.Backoff, t.BackoffBase
+	if t.UniqueKey != "" || t.UniqueTTL != 0 {
+		o.uniqueKey, o.uniqueTTL, o.unique = t.UniqueKey, t.UniqueTTL, true
+	}
+	if len(t.Columns) > protocol.MaxScheduleOption {
+		return nil, invalid(op, "%d option columns, at most %d", len(t.Columns), protocol.MaxScheduleOption)
+	}
+	seen := map[string]bool{}
+	for _, c := range t.Columns {
+		switch c[0] {
+		case protocol.AddOptionParent, protocol.AddOptionOnFail:
+			return nil, invalid(op, "a schedule's job is not part of a flow (column %s)", c[0])
+		case protocol.AddOptionLane:
+			o.lane, o.laned = c[1], true
+		case protocol.AddOptionWait:
+			ms, err := strconv.ParseInt(c[1], 10, 64)
+			if err != nil {
+				return nil, invalid(op, "column wait %s is not whole milliseconds", echo(c[1]))
+			}
+			o.wait = time.Duration(ms) * time.Millisecond
+		}
+		if seen[c[0]] {
+			return nil, invalid(op, "column %s named twice", echo(c[0]))
+		}
+		seen[c[0]] = true
+	}
+	if _, err := o.args(op, nil, t.Payload); err != nil {
+		return nil, err
+	}
 	out := []string{string(t.Payload), protocol.FormatInt(int64(t.Priority)), protocol.FormatInt(int64(t.MaxAttempts)),
-		string(t.Backoff), protocol.FormatInt(t.BackoffBase.Milliseconds()), t.UniqueKey,
-		protocol.FormatInt(t.UniqueTTL.Milliseconds()), strconv.Itoa(len(t.Columns))}
+		string(t.Backoff), protocol.FormatInt(ceilMS(t.BackoffBase)), t.UniqueKey,
+		protocol.FormatInt(ceilMS(t.UniqueTTL)), strconv.Itoa(len(t.Columns))}
 	for _, c := range t.Columns {
 		out = append(out, c[0], c[1])
 	}
-	return out
+	return out, nil
 }
 
 func parseCron(spec, tz string) (cron.Schedule, *time.Location, error) {
@@ -498,10 +532,8 @@ func (r scheduleRow) info() (ScheduleInfo, error) {
 	s.Jitter = time.Duration(d.jitter) * time.Millisecond
 	s.Start, s.End, s.Limit = msTime(d.start), msTime(d.end), d.limit
 	s.Missed = MissedPolicy{Grace: time.Duration(d.grace) * time.Millisecond, CatchUp: d.catchup}
-	s.Payload = d.tpl.Payload
 	tpl := d.tpl
-	s.template = &tpl
-	info.Template = d.tpl
+	s.Template = &tpl
 	info.Revision, info.Count, info.Paused = st.rev, st.count, st.paused
 	info.Last, info.Next = msTime(st.last), msTime(st.next)
 	return info, nil

@@ -37,6 +37,9 @@ func TestScheduleValidatesBeforeIO(t *testing.T) {
 			"a delay":          {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.Delay(time.Second)}},
 			"a bad priority":   {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.Priority(1001)}},
 			"an empty lane":    {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.Lane("")}},
+			"a flow template": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{MaxAttempts: 1,
+				Backoff: trafikey.BackoffFixed, Columns: [][2]string{{protocol.AddOptionParent, "1"}}}},
+			"a template of 0 attempts": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{Backoff: trafikey.BackoffFixed}},
 		} {
 			_, err := b.q.SetSchedule(ctx, s)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
@@ -78,12 +81,12 @@ func TestScheduleLifecycle(t *testing.T) {
 		require.True(t, s.Start.Equal(start))
 		require.Equal(t, int64(10), s.Limit)
 		require.Equal(t, trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 3}, s.Missed)
-		require.Equal(t, []byte("daily"), s.Template.Payload)
-		require.Equal(t, 5, s.Template.Priority)
-		require.Equal(t, 2, s.Template.MaxAttempts)
-		require.Equal(t, "report", s.Template.UniqueKey)
-		require.Equal(t, time.Hour, s.Template.UniqueTTL)
-		require.Equal(t, [][2]string{{protocol.AddOptionLane, "tenant"}, {protocol.AddOptionWait, "60000"}}, s.Template.Columns)
+		require.Equal(t, []byte("daily"), s.Schedule.Template.Payload)
+		require.Equal(t, 5, s.Schedule.Template.Priority)
+		require.Equal(t, 2, s.Schedule.Template.MaxAttempts)
+		require.Equal(t, "report", s.Schedule.Template.UniqueKey)
+		require.Equal(t, time.Hour, s.Schedule.Template.UniqueTTL)
+		require.Equal(t, [][2]string{{protocol.AddOptionLane, "tenant"}, {protocol.AddOptionWait, "60000"}}, s.Schedule.Template.Columns)
 		require.Equal(t, int64(1), s.Revision)
 		require.False(t, s.Paused)
 		require.False(t, s.Next.IsZero(), "due at once: the next step computes its occurrences")
@@ -104,7 +107,15 @@ func TestScheduleLifecycle(t *testing.T) {
 		s2, err := b.q.GetSchedule(ctx, "report")
 		require.NoError(t, err)
 		require.Equal(t, int64(20), s2.Limit)
-		require.Equal(t, s.Template, s2.Template)
+		require.Equal(t, s.Schedule.Template, s2.Schedule.Template)
+		// an edit of the template changes the job
+		s2.Schedule.Template.Priority = 9
+		_, err = b.q.SetSchedule(ctx, s2.Schedule)
+		require.NoError(t, err)
+		s2, err = b.q.GetSchedule(ctx, "report")
+		require.NoError(t, err)
+		require.Equal(t, 9, s2.Schedule.Template.Priority)
+		require.Equal(t, int64(3), s2.Revision)
 
 		require.NoError(t, b.q.PauseSchedule(ctx, "report"))
 		require.NoError(t, b.q.PauseSchedule(ctx, "report"))
@@ -112,12 +123,12 @@ func TestScheduleLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, s2.Paused)
 		require.True(t, s2.Next.IsZero())
-		require.Equal(t, int64(3), s2.Revision)
+		require.Equal(t, int64(4), s2.Revision)
 		require.NoError(t, b.q.ResumeSchedule(ctx, "report"))
 		s2, err = b.q.GetSchedule(ctx, "report")
 		require.NoError(t, err)
 		require.False(t, s2.Paused)
-		require.Equal(t, int64(4), s2.Revision)
+		require.Equal(t, int64(5), s2.Revision)
 
 		require.NoError(t, b.q.RemoveSchedule(ctx, "report"))
 		require.ErrorIs(t, b.q.RemoveSchedule(ctx, "report"), trafikey.ErrNotFound)

@@ -54,7 +54,7 @@ Every command that reads prints JSON with --json.
 		a.newQueuesCmd(), a.newStatsCmd(), a.newLanesCmd(), a.newInspectCmd(), a.newEventsCmd(),
 		a.newPauseCmd(true), a.newPauseCmd(false), a.newPromoteCmd(),
 		a.newJobActionCmd(requeueAction()), a.newJobActionCmd(removeAction()),
-		a.newDashCmd(),
+		a.newDashCmd(), a.newSchedulesCmd(),
 	)
 	return root
 }
