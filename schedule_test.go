@@ -330,3 +330,34 @@ func TestScheduleUniqueTemplateDoesNotPileUp(t *testing.T) {
 		require.True(t, errors.Is(err, trafikey.ErrDuplicate))
 	})
 }
+
+func TestScheduleSkipsMissedOccurrences(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		const every, grace = 50 * time.Millisecond, 100 * time.Millisecond
+		require.NoError(t, b.q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "skip", Every: every, Missed: trafikey.MissedPolicy{Grace: grace}})
+		require.NoError(t, err)
+		step := func() {
+			t.Helper()
+			_, err := b.q.RunSchedules(ctx)
+			require.NoError(t, err)
+		}
+		require.Eventually(t, func() bool { step(); return stats(t, b.q).TotalAdded >= 3 }, eventually, time.Millisecond)
+		// no step for far longer than the grace: every occurrence meanwhile
+		// is missed, and catch-up 0 skips them all
+		before := stats(t, b.q).TotalAdded
+		time.Sleep(20 * every)
+		step()
+		after := stats(t, b.q).TotalAdded
+		require.LessOrEqual(t, after-before, int64(grace/every)+1, "only the occurrences on time")
+		require.Eventually(t, func() bool { step(); return stats(t, b.q).TotalAdded >= after+3 }, eventually, time.Millisecond)
+
+		occ := occurrences(t, b.q, "skip")
+		skipped := requireExactlyOnce(t, occ, occ[0].at, every.Milliseconds(), grace.Milliseconds(), 0)
+		require.GreaterOrEqual(t, skipped, 10)
+		s, err := b.q.GetSchedule(ctx, "skip")
+		require.NoError(t, err)
+		require.Equal(t, int64(len(occ)), s.Count, "a skipped occurrence is not counted")
+	})
+}
