@@ -32,7 +32,7 @@ type Schedule struct {
 	// TimeZone is the IANA zone Cron is read in (empty: UTC).
 	TimeZone string
 	// Every is a fixed interval (whole milliseconds): from Start when set,
-	// else from the schedule's creation.
+	// else from the schedule's creation (or its last resume).
 	Every time.Duration
 	// Jitter delays each occurrence's job by a duration in [0, Jitter]
 	// (at most a day), the same on every worker: derived from the ID and

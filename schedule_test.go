@@ -3,6 +3,8 @@ package trafikey_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"slices"
 	"sync"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/protocol"
 )
 
@@ -329,4 +332,81 @@ func TestScheduleUniqueTemplateDoesNotPileUp(t *testing.T) {
 		_, err = b.q.AddBatch(ctx, []trafikey.NewJob{{Options: []trafikey.AddOption{trafikey.Unique("one", time.Hour)}}})
 		require.True(t, errors.Is(err, trafikey.ErrDuplicate))
 	})
+}
+
+func TestScheduleSkipsMissedOccurrences(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		const every, grace = 50 * time.Millisecond, 100 * time.Millisecond
+		require.NoError(t, b.q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "skip", Every: every, Missed: trafikey.MissedPolicy{Grace: grace}})
+		require.NoError(t, err)
+		step := func() {
+			t.Helper()
+			_, err := b.q.RunSchedules(ctx)
+			require.NoError(t, err)
+		}
+		require.Eventually(t, func() bool { step(); return stats(t, b.q).TotalAdded >= 3 }, eventually, time.Millisecond)
+		// no step for far longer than the grace: every occurrence meanwhile
+		// is missed, and catch-up 0 skips them all
+		before := stats(t, b.q).TotalAdded
+		time.Sleep(20 * every)
+		step()
+		after := stats(t, b.q).TotalAdded
+		require.LessOrEqual(t, after-before, int64(grace/every)+1, "only the occurrences on time")
+		require.Eventually(t, func() bool { step(); return stats(t, b.q).TotalAdded >= after+3 }, eventually, time.Millisecond)
+
+		occ := occurrences(t, b.q, "skip")
+		skipped := requireExactlyOnce(t, occ, occ[0].at, every.Milliseconds(), grace.Milliseconds(), 0)
+		require.GreaterOrEqual(t, skipped, 10)
+		s, err := b.q.GetSchedule(ctx, "skip")
+		require.NoError(t, err)
+		require.Equal(t, int64(len(occ)), s.Count, "a skipped occurrence is not counted")
+	})
+}
+
+// TestScheduleExactlyOnceThroughServerRestart restarts the server (SIGTERM,
+// AOF on) while three workers run an interval schedule: the steps cut off
+// by the outage are computed again from the state the server kept, so no
+// occurrence is lost or enqueued twice, and those of the outage are caught
+// up (they are within the grace).
+func TestScheduleExactlyOnceThroughServerRestart(t *testing.T) {
+	t.Parallel()
+	for _, e := range executors() {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			s, c, exec := e.start(t, valkeyserver.Options{AOF: true})
+			ctx := t.Context()
+			q, err := trafikey.Open(ctx, c, "restart", trafikey.WithRunner(exec))
+			require.NoError(t, err)
+			require.NoError(t, q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+			const every = 100 * time.Millisecond
+			_, err = q.SetSchedule(ctx, trafikey.Schedule{ID: "r", Every: every, Missed: trafikey.MissedPolicy{Grace: time.Hour}})
+			require.NoError(t, err)
+			opts := trafikey.WorkerOptions{Concurrency: 2, ScheduleEvery: 10 * time.Millisecond, PromoteEvery: 10 * time.Millisecond,
+				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			var stops []func() error
+			for range 3 {
+				stops = append(stops, runWorker(t, newWorker(t, q, func(context.Context, *trafikey.Job) error { return nil }, opts)))
+			}
+			added := func() int64 {
+				st, err := q.Stats(ctx)
+				if err != nil {
+					return 0 // the server is restarting
+				}
+				return st.TotalAdded
+			}
+			require.Eventually(t, func() bool { return added() >= 10 }, time.Minute, tick)
+			require.NoError(t, s.RestartAfter(ctx, time.Second))
+			n := added()
+			require.Eventually(t, func() bool { return added() >= n+20 }, time.Minute, tick)
+			for _, stop := range stops {
+				require.NoError(t, stop())
+			}
+
+			occ := occurrences(t, q, "r")
+			require.Zero(t, requireExactlyOnce(t, occ, occ[0].at, every.Milliseconds(), time.Hour.Milliseconds(), 0),
+				"the outage's occurrences are caught up")
+		})
+	}
 }

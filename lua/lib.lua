@@ -1076,12 +1076,12 @@ function sched.decode(v)
   return out
 end
 
--- sched.check checks a definition whose elements are D[o + 1] (kind) ..
+-- sched_check checks a definition whose elements are D[o + 1] (kind) ..
 -- D[o + 17 + 2k] with SCHEDULE.SET's value rules, naming verb in the
 -- refusal. It returns the definition's numbers and its template as one
 -- ADD job ({def, p, group}: p as addp.new, group the job's ADD group with
 -- delay 0), or nil and the refusal.
-function sched.check(verb, D, o)
+local function sched_check(verb, D, o)
   local kind, spec, tz = D[o + 1], D[o + 2], D[o + 3]
   if kind ~= 'cron' and kind ~= 'every' then return nil, e_bad(verb, 'kind') end
   if kind == 'cron' then

@@ -69,7 +69,7 @@ if st.paused or st.rev ~= rev or st.last ~= from then return {err = sched.E_CHAN
 local now = now_ms()
 if upto > now then return {err = sched.E_NOT_DUE} end
 local D = f[1] and sched.decode(f[1])
-local t = D and #D >= sched.FIXED and sched.check(VERB, D, 0)
+local t = D and #D >= sched.FIXED and sched_check(VERB, D, 0)
 if not t then return {err = sched.E_BROKEN} end
 local def = t.def
 if n > 0 then

@@ -34,7 +34,7 @@ if refusal then return refusal end
 local id = ARGV[1]
 if not sched.id(id) then return e_bad(VERB, 'id') end
 local t
-t, refusal = sched.check(VERB, ARGV, 1)
+t, refusal = sched_check(VERB, ARGV, 1)
 if not t then return refusal end
 refusal = fence()
 if refusal then return refusal end

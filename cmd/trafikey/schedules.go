@@ -177,10 +177,8 @@ func (f *scheduleFlags) apply(fs *pflag.FlagSet, s *trafikey.Schedule, update bo
 	set := func(name string) bool { return !update || fs.Changed(name) }
 	var err error
 	if fs.Changed("cron") || fs.Changed("every") {
-		s.Cron, s.Every = f.cron, f.every
-		if fs.Changed("cron") && !fs.Changed("tz") {
-			s.TimeZone = ""
-		}
+		// a new spec: its zone is the one given, none by default
+		s.Cron, s.Every, s.TimeZone = f.cron, f.every, ""
 	}
 	if set("tz") {
 		s.TimeZone = f.tz

@@ -52,6 +52,15 @@ func TestSchedules(t *testing.T) {
 	require.Empty(t, info.Template.Columns, "the lane is taken off")
 	require.Equal(t, []byte(`{"kind":"digest"}`), info.Template.Payload)
 
+	// a cron schedule becomes an interval, its zone dropped
+	out, _, code = run(t, "schedules", "update", "mail", "beat", "--addr", addr, "--cron", "0 0 * * * *", "--tz", "Asia/Tokyo")
+	require.Equal(t, exitOK, code, out)
+	out, _, code = run(t, "schedules", "update", "mail", "beat", "--addr", addr, "--every", "90s")
+	require.Equal(t, exitOK, code, out)
+	beat, err := q.GetSchedule(t.Context(), "beat")
+	require.NoError(t, err)
+	require.Equal(t, trafikey.Schedule{ID: "beat", Every: 90 * time.Second, Missed: beat.Missed, Template: beat.Template}, beat.Schedule)
+
 	out, _, code = run(t, "schedules", "pause", "mail", "digest", "beat", "--addr", addr)
 	require.Equal(t, exitOK, code)
 	require.Equal(t, "paused schedule digest\npaused schedule beat\n", out)
@@ -60,6 +69,7 @@ func TestSchedules(t *testing.T) {
 	list := decode[[]map[string]any](t, out)
 	require.Len(t, list, 2)
 	require.Equal(t, "beat", list[0]["id"])
+	require.Nil(t, list[0]["time_zone"])
 	require.Equal(t, float64(90000), list[0]["every_ms"])
 	require.Equal(t, true, list[0]["paused"])
 	require.Equal(t, "digest", list[1]["id"])
