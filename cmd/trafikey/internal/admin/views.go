@@ -122,6 +122,10 @@ type JobView struct {
 	ChildFailed string `json:"child_failed,omitempty"`
 	// Result is a retained completed job's result (base64 in JSON).
 	Result []byte `json:"result,omitempty"`
+	// Schedule is the schedule that enqueued it, ScheduledAt the
+	// occurrence's time.
+	Schedule    string     `json:"schedule,omitempty"`
+	ScheduledAt *time.Time `json:"scheduled_at,omitempty"`
 	// Children are a parent's children, when read (Queue.Children).
 	Children []ChildView `json:"children,omitempty"`
 	Logs     []string    `json:"logs"`
@@ -166,6 +170,11 @@ func ViewOfJob(queue string, info *trafikey.JobInfo) JobView {
 		Kind: info.Kind, TimeoutMS: info.Timeout.Milliseconds(), Headers: info.Headers, Cancelled: info.Cancelled,
 		Parent: info.Parent, Waiting: info.Waiting, ChildFailed: info.ChildFailed, Result: info.Result,
 		Payload: info.Payload, PayloadSize: len(info.Payload),
+	}
+	if info.Schedule != "" {
+		v.Schedule = info.Schedule
+		at := info.ScheduledAt.UTC()
+		v.ScheduledAt = &at
 	}
 	if v.Logs == nil {
 		v.Logs = []string{}
