@@ -82,13 +82,17 @@ const DefaultGrace = time.Minute
 // JobTemplate is the job a schedule enqueues, as stored: ADD's arguments
 // for one job without its delay.
 type JobTemplate struct {
-	Payload     []byte
+	// Payload is each job's payload.
+	Payload []byte
+	// Priority, MaxAttempts, Backoff and BackoffBase are as the options of
+	// the same names set them.
 	Priority    int
 	MaxAttempts int
 	Backoff     BackoffKind
 	BackoffBase time.Duration
-	UniqueKey   string
-	UniqueTTL   time.Duration
+	// UniqueKey and UniqueTTL are Unique's (empty and 0: none).
+	UniqueKey string
+	UniqueTTL time.Duration
 	// Columns are ADD's option columns the template sets (lane, wait,
 	// timeout, kind, headers), name then value.
 	Columns [][2]string
