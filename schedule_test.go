@@ -427,3 +427,57 @@ func TestScheduleExactlyOnceThroughServerRestart(t *testing.T) {
 		})
 	}
 }
+
+// TestScheduleJobsCarryKindTimeoutHeaders: a template's kind, timeout and
+// headers are its jobs' own, so a Mux routes a schedule's jobs by kind; a
+// template refuses a due time (the occurrence's time is the job's).
+func TestScheduleJobsCarryKindTimeoutHeaders(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		for name, s := range map[string]trafikey.Schedule{
+			"At": {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.At(time.Now().Add(time.Hour))}},
+			"a due column": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{MaxAttempts: 1,
+				Backoff: trafikey.BackoffFixed, Columns: [][2]string{{protocol.AddOptionDue, "1"}}}},
+		} {
+			_, err := b.q.SetSchedule(ctx, s)
+			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
+		}
+		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "digest", Every: 20 * time.Millisecond, Limit: 2,
+			Missed: trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 2}, Payload: []byte("d"),
+			Options: []trafikey.AddOption{trafikey.Kind("digest"), trafikey.Timeout(1500 * time.Millisecond),
+				trafikey.Headers(map[string]string{"traceparent": "00-1"})}})
+		require.NoError(t, err)
+		s, err := b.q.GetSchedule(ctx, "digest")
+		require.NoError(t, err)
+		require.Equal(t, [][2]string{{protocol.AddOptionTimeout, "1500"}, {protocol.AddOptionKind, "digest"},
+			{protocol.AddOptionHeaders, "traceparent=00-1"}}, s.Schedule.Template.Columns)
+
+		type run struct {
+			job  *trafikey.Job
+			info *trafikey.JobInfo
+			err  error
+		}
+		got := make(chan run, 2)
+		mux := trafikey.NewMux()
+		mux.Handle("digest", func(ctx context.Context, j *trafikey.Job) error {
+			// the row while the job runs (it is not kept once completed)
+			info, err := j.Queue().Inspect(ctx, j.ID)
+			got <- run{j, info, err}
+			return nil
+		})
+		runWorker(t, newWorker(t, b.q, mux.Dispatch, trafikey.WorkerOptions{ScheduleEvery: 10 * time.Millisecond}))
+		for range 2 {
+			select {
+			case r := <-got:
+				require.Equal(t, "digest", r.job.Kind)
+				require.Equal(t, 1500*time.Millisecond, r.job.Timeout)
+				require.Equal(t, map[string]string{"traceparent": "00-1"}, r.job.Headers)
+				require.NoError(t, r.err)
+				require.Equal(t, "digest", r.info.Schedule, "the job names its schedule")
+				require.Equal(t, "digest", r.info.Kind)
+			case <-time.After(eventually):
+				t.Fatal("the schedule's jobs did not reach the kind's handler")
+			}
+		}
+	})
+}

@@ -233,10 +233,19 @@ func testSchedules(t *testing.T, env Env) {
 		bad("end", sched{end: i64(protocol.MaxScheduleTime + 1)})
 		bad("option", sched{opts: []string{protocol.AddOptionParent, ""}})
 		bad("option", sched{opts: []string{protocol.AddOptionOnFail, ""}})
+		bad("option", sched{opts: []string{protocol.AddOptionDue, ""}})
+		bad("option", sched{opts: []string{protocol.AddOptionKind, "k", protocol.AddOptionDue, "1"}})
 		bad("option", sched{opts: []string{"delay", "1"}})
 		bad("option", sched{opts: []string{protocol.AddOptionLane, "a", protocol.AddOptionLane, "b"}})
 		bad("lane", sched{opts: []string{protocol.AddOptionLane, strings.Repeat("l", protocol.MaxLaneName+1)}})
 		bad("wait", sched{opts: []string{protocol.AddOptionWait, "x"}})
+		bad("timeout", sched{opts: []string{protocol.AddOptionTimeout, i64(protocol.MaxTimeoutMS + 1)}})
+		bad("kind", sched{opts: []string{protocol.AddOptionKind, strings.Repeat("k", protocol.MaxKind+1)}})
+		bad("headers", sched{opts: []string{protocol.AddOptionHeaders, strings.Repeat("h", protocol.MaxHeaders+1)}})
+		// ADD's order of the values, whatever the columns' order
+		bad("wait", sched{opts: []string{protocol.AddOptionKind, strings.Repeat("k", protocol.MaxKind+1), protocol.AddOptionWait, "x"}})
+		bad("timeout", sched{opts: []string{protocol.AddOptionHeaders, strings.Repeat("h", protocol.MaxHeaders+1),
+			protocol.AddOptionKind, strings.Repeat("k", protocol.MaxKind+1), protocol.AddOptionTimeout, "x"}})
 		bad("unique_ttl", sched{unique: "u", uniqueTTL: "0"})
 		// option names before the template's values
 		bad("option", sched{prio: "1001", opts: []string{"x", ""}})
@@ -364,7 +373,8 @@ func testSchedules(t *testing.T, env Env) {
 	scenario(t, env, "fire enqueues the occurrences and advances the schedule", func(t *testing.T, q *queue) {
 		q.install()
 		q.must(protocol.ScheduleSet, sched{kind: protocol.ScheduleEvery, spec: "1", jitter: "60000", prio: "7",
-			opts: []string{protocol.AddOptionWait, "5000"}}.args()...)
+			opts: []string{protocol.AddOptionHeaders, "h=1", protocol.AddOptionWait, "5000", protocol.AddOptionKind, "digest",
+				protocol.AddOptionTimeout, "1500"}}.args()...)
 		st := q.schedState(fixtureSchedule)
 		q.after(st.last + 3)
 		now := q.now()
@@ -377,15 +387,20 @@ func testSchedules(t *testing.T, env Env) {
 			require.Equal(t, Bulk(fixtureSchedule), q.r("HGET", q.k.Job(id), protocol.FieldSchedule))
 			require.Equal(t, Bulk("7"), q.r("HGET", q.k.Job(id), protocol.FieldPriority))
 			require.Equal(t, Bulk("5000"), q.r("HGET", q.k.Job(id), protocol.FieldWait))
+			require.Equal(t, Bulk("digest"), q.r("HGET", q.k.Job(id), protocol.FieldKind))
+			require.Equal(t, Bulk("1500"), q.r("HGET", q.k.Job(id), protocol.FieldTimeout))
+			require.Equal(t, Bulk("h=1"), q.r("HGET", q.k.Job(id), protocol.FieldHeaders))
 		}
 		require.Equal(t, Bulk(protocol.StateDelayed), q.r("HGET", q.k.Job("3"), "state"))
 		runAt := q.score(q.k.Delayed, "3")
 		require.GreaterOrEqual(t, runAt, st.last+3+60000-(q.now()-now)-1)
 		require.LessOrEqual(t, runAt, st.last+3+60000)
-		// the schedule fields come last in the row
+		// the job options' fields, then the schedule fields, come last in
+		// the row
 		fields, err := q.cmd("HKEYS", q.k.Job("3")).AsStrSlice()
 		require.NoError(t, err)
-		require.Equal(t, []string{protocol.FieldSchedule, protocol.FieldScheduledAt}, fields[len(fields)-2:])
+		require.Equal(t, []string{protocol.FieldKind, protocol.FieldTimeout, protocol.FieldHeaders,
+			protocol.FieldSchedule, protocol.FieldScheduledAt}, fields[len(fields)-5:])
 		require.Equal(t, schedState{st.rev, 3, st.last + 3, st.last + 4, 0}, q.schedState(fixtureSchedule))
 		require.Equal(t, st.last+4, q.score(due(q), fixtureSchedule))
 		require.Equal(t, Bulk("3"), q.r("HGET", q.k.Stats, "added"))

@@ -73,6 +73,14 @@ func TestScheduleValues(t *testing.T) {
 		{defArgs(DefUnique, "u", DefUniqueTTL, "0"), bad("unique_ttl")},
 		{withPairs(defArgs(), "parent", "1"), bad("option")},
 		{withPairs(defArgs(), "onfail", "ignore"), bad("option")},
+		{withPairs(defArgs(), "due", "1"), bad("option")},
+		{withPairs(defArgs(), "due", ""), bad("option")},
+		{withPairs(defArgs(), "timeout", "86400001"), bad("timeout")},
+		{withPairs(defArgs(), "kind", strings.Repeat("k", protocol.MaxKind+1)), bad("kind")},
+		{withPairs(defArgs(), "headers", strings.Repeat("h", protocol.MaxHeaders+1)), bad("headers")},
+		// the job options after wait, in ADD's order
+		{withPairs(defArgs(), "kind", strings.Repeat("k", protocol.MaxKind+1), "timeout", "x"), bad("timeout")},
+		{withPairs(defArgs(), "timeout", "x", "wait", "x"), bad("wait")},
 		{withPairs(defArgs(), "lane", "a", "lane", "b"), bad("option")},
 		{withPairs(defArgs(), "lane", strings.Repeat("l", protocol.MaxLaneName+1)), bad("lane")},
 		{withPairs(defArgs(), "wait", "86400001"), bad("wait")},
@@ -89,7 +97,7 @@ func TestScheduleValues(t *testing.T) {
 		refusedWith(t, err, tc.want)
 	}
 	// empty option values mean none
-	if _, err := ScheduleValues("schedule.set", withPairs(defArgs(), "lane", "", "wait", "")); err != nil {
+	if _, err := ScheduleValues("schedule.set", withPairs(defArgs(), "lane", "", "wait", "", "timeout", "", "kind", "", "headers", "")); err != nil {
 		t.Fatal(err)
 	}
 }
