@@ -132,6 +132,7 @@ func (a *app) newSchedulesListCmd() *cobra.Command {
 // scheduleFlags are the flags of add and update.
 type scheduleFlags struct {
 	cron, tz, start, end, payload, payloadFile, backoff, unique, lane string
+	kind                                                              string
 	every, jitter, grace, backoffBase, uniqueTTL, keepOutcome         time.Duration
 	limit                                                             int64
 	catchUp, priority, attempts                                       int
@@ -157,6 +158,7 @@ func (f *scheduleFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.uniqueTTL, "unique-ttl", time.Hour, "how long --unique holds at most")
 	fs.StringVar(&f.lane, "lane", "", "each job's lane")
 	fs.DurationVar(&f.keepOutcome, "keep-outcome", 0, "keep each job's outcome this long for waiters")
+	fs.StringVar(&f.kind, "kind", "", "each job's kind, which a worker's Mux routes on")
 }
 
 // parseTime reads an RFC 3339 flag; empty is the zero time.
@@ -230,6 +232,9 @@ func (f *scheduleFlags) apply(fs *pflag.FlagSet, s *trafikey.Schedule, update bo
 		if f.keepOutcome != 0 {
 			s.Options = append(s.Options, trafikey.KeepOutcome(f.keepOutcome))
 		}
+		if f.kind != "" {
+			s.Options = append(s.Options, trafikey.Kind(f.kind))
+		}
 		return nil
 	}
 	// update: edit the stored job, keeping what no flag names
@@ -286,6 +291,9 @@ func (f *scheduleFlags) apply(fs *pflag.FlagSet, s *trafikey.Schedule, update bo
 			v = strconv.FormatInt(f.keepOutcome.Milliseconds(), 10)
 		}
 		setColumn(protocol.AddOptionWait, v)
+	}
+	if fs.Changed("kind") {
+		setColumn(protocol.AddOptionKind, f.kind)
 	}
 	return nil
 }

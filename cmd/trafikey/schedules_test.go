@@ -21,7 +21,7 @@ func TestSchedules(t *testing.T) {
 
 	out, _, code := run(t, "schedules", "add", "mail", "digest", "--addr", addr, "--cron", "0 0 8 * * 1-5",
 		"--tz", "Europe/Paris", "--payload", `{"kind":"digest"}`, "--priority", "7", "--lane", "eu", "--limit", "10",
-		"--catch-up", "2", "--grace", "10m", "--jitter", "30s")
+		"--catch-up", "2", "--grace", "10m", "--jitter", "30s", "--kind", "digest")
 	require.Equal(t, exitOK, code, out)
 	require.Equal(t, "schedule digest of mail at revision 1\n", out)
 	out, _, code = run(t, "schedules", "add", "mail", "beat", "--addr", addr, "--every", "90s", "--json")
@@ -49,7 +49,7 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, 30*time.Second, info.Jitter)
 	require.Equal(t, trafikey.MissedPolicy{Grace: 10 * time.Minute, CatchUp: 2}, info.Missed)
 	require.Equal(t, 9, info.Template.Priority)
-	require.Empty(t, info.Template.Columns, "the lane is taken off")
+	require.Equal(t, [][2]string{{protocol.AddOptionKind, "digest"}}, info.Template.Columns, "the lane is taken off, the kind kept")
 	require.Equal(t, []byte(`{"kind":"digest"}`), info.Template.Payload)
 
 	// a cron schedule becomes an interval, its zone dropped
