@@ -78,8 +78,15 @@ func (g *gen) scheduleSetArgs(badPct int) []string {
 	if j[11] != "" || g.chance("wait pair", 10) {
 		pairs = append(pairs, protocol.AddOptionWait, j[11])
 	}
+	// the job options a template carries (its due is refused below)
+	for c, name := range []string{protocol.AddOptionTimeout, protocol.AddOptionKind, protocol.AddOptionHeaders} {
+		if v := j[13+c]; v != "" {
+			pairs = append(pairs, name, v)
+		}
+	}
 	if g.chance("option refused", badPct) {
-		pairs = append(pairs, g.pick("option", protocol.AddOptionParent, protocol.AddOptionOnFail, protocol.AddOptionLane, "x"), "1")
+		pairs = append(pairs, g.pick("option", protocol.AddOptionParent, protocol.AddOptionOnFail, protocol.AddOptionDue,
+			protocol.AddOptionLane, "x"), "1")
 	}
 	if len(pairs) > 2 && g.chance("pairs reversed", 50) {
 		pairs[0], pairs[1], pairs[2], pairs[3] = pairs[2], pairs[3], pairs[0], pairs[1]
