@@ -80,7 +80,7 @@ var pageKinds = []string{"oldest", "newest", "cursor on a member", "cursor off a
 type requeueRun struct {
 	total         time.Duration
 	calls         int
-	perCall       int64 // the most jobs one call examined
+	perCall       int64   // the most jobs one call examined
 	callUS, maxUS float64 // server µs per call: mean, and latencystats' p99.9 (it keeps no maximum)
 	pingP99       time.Duration
 	pingWorstP99  time.Duration // the worst p99 of any one second
