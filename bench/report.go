@@ -228,9 +228,9 @@ func renderMarkdown(r *Results, svgRel string) string {
 	for i, s := range r.Systems {
 		names[i] = displayName[s]
 	}
-	p("- Systems: %s", strings.Join(names, ", "))
+	p("- Systems: %s", strings.Join(names, "; ")) // a row's name may hold a comma
 	if len(left) > 0 {
-		p(" (not in this run: %s)", strings.Join(left, ", "))
+		p(" (not in this run: %s)", strings.Join(left, "; "))
 	}
 	p("\n")
 	p("- Sizes: %d jobs per workload, payload %d bytes, %d producers, batches of %d, process concurrency %s, lifecycle concurrency %d, steady rate %d jobs/s for %s; %d round(s)\n\n",
