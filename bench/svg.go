@@ -24,8 +24,8 @@ var systemColor = map[string]string{
 
 const (
 	svgWidth = 960
-	svgBarX  = 160
-	svgBarW  = 620
+	svgBarX  = 200
+	svgBarW  = 580
 	svgBarH  = 14
 	svgGap   = 5
 )
