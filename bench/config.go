@@ -49,25 +49,52 @@ const (
 const defaultConcurrency = "1,10,100"
 
 var (
-	allSystems   = []string{sysNative, sysLua, sysAsynq, sysBullMQ, sysFloor}
+	allSystems   = []string{sysNative, sysNativeSingle, sysLua, sysAsynq, sysAsynq10, sysBullMQ, sysFloor, sysFloorGrouped}
 	allWorkloads = []string{"add", "batch", "process", "steady", "flat"}
 )
 
-// System names, as the report and the -systems flag spell them.
+// System names, as the report and the -systems flag spell them. A variant
+// (native-single, asynq-10ms, floor-grouped) differs from its base system
+// in one setting, and runs only the workloads that setting touches (see
+// variantKinds).
 const (
-	sysNative = "trafikey-native"
-	sysLua    = "trafikey-lua"
-	sysAsynq  = "asynq"
-	sysBullMQ = "bullmq"
-	sysFloor  = "floor"
+	sysNative       = "trafikey-native"
+	sysNativeSingle = "trafikey-native-single" // one ADD call per Add: WithAddCoalescing(false)
+	sysLua          = "trafikey-lua"
+	sysAsynq        = "asynq"      // asynq's defaults: TaskCheckInterval 1 s
+	sysAsynq10      = "asynq-10ms" // TaskCheckInterval 10 ms
+	sysBullMQ       = "bullmq"
+	sysFloor        = "floor"         // one add call per job
+	sysFloorGrouped = "floor-grouped" // single adds grouped as trafikey's client groups them
 )
 
 // systemAliases lets -systems take short names.
 var systemAliases = map[string]string{
 	"native": sysNative, "trafikey-native": sysNative,
+	"native-single": sysNativeSingle, "trafikey-native-single": sysNativeSingle,
 	"lua": sysLua, "trafikey-lua": sysLua,
-	"asynq": sysAsynq, "bullmq": sysBullMQ, "floor": sysFloor,
+	"asynq": sysAsynq, "asynq-10ms": sysAsynq10, "bullmq": sysBullMQ,
+	"floor": sysFloor, "floor-grouped": sysFloorGrouped,
 }
+
+// variantKinds are the workload kinds a variant runs: the others would run
+// the same code as its base system. The systems not listed run every
+// workload.
+var variantKinds = map[string][]string{
+	sysNativeSingle: {"add", "steady", "flat"},     // single Adds
+	sysFloorGrouped: {"add", "steady", "flat"},     // single adds
+	sysAsynq10:      {"process", "steady", "flat"}, // a worker polls
+}
+
+// runs reports whether system runs workload w.
+func runs(system string, w Workload) bool {
+	kinds, ok := variantKinds[system]
+	return !ok || slices.Contains(kinds, w.Kind)
+}
+
+// peerSystems run on the second valkey-server, the one without the
+// module.
+var peerSystems = []string{sysAsynq, sysAsynq10, sysBullMQ}
 
 // Workload is one measured scenario with its sizes.
 type Workload struct {
@@ -153,7 +180,7 @@ func (c *Config) validate() error {
 	for _, s := range c.Systems {
 		name, ok := systemAliases[strings.ToLower(strings.TrimSpace(s))]
 		if !ok {
-			return fmt.Errorf("unknown system %q (known: native, lua, asynq, bullmq, floor)", s)
+			return fmt.Errorf("unknown system %q (known: native, native-single, lua, asynq, asynq-10ms, bullmq, floor, floor-grouped)", s)
 		}
 		if !slices.Contains(systems, name) {
 			systems = append(systems, name)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/repo"
 )
 
@@ -33,6 +34,7 @@ type RunRecord struct {
 	DataDelta int64              `json:"data_memory_delta"`
 	Lat       LatSummary         `json:"lat_us"`
 	Cmds      map[string]CmdStat `json:"commandstats"`
+	Module    bool               `json:"module_loaded"` // the run's server has the trafikey module
 	Err       string             `json:"error,omitempty"`
 }
 
@@ -62,10 +64,15 @@ type systemFactory func(env Env) System
 func factories() map[string]systemFactory {
 	return map[string]systemFactory{
 		sysNative: func(env Env) System { return newGoSystem(env, openTrafikey(executorNative)) },
-		sysLua:    func(env Env) System { return newGoSystem(env, openTrafikey(executorLua)) },
-		sysAsynq:  func(env Env) System { return newGoSystem(env, openAsynq) },
-		sysBullMQ: newBullMQ,
-		sysFloor:  func(env Env) System { return newGoSystem(env, openFloor) },
+		sysNativeSingle: func(env Env) System {
+			return newGoSystem(env, openTrafikey(executorNative, trafikey.WithAddCoalescing(false)))
+		},
+		sysLua:          func(env Env) System { return newGoSystem(env, openTrafikey(executorLua)) },
+		sysAsynq:        func(env Env) System { return newGoSystem(env, openAsynq(0)) },
+		sysAsynq10:      func(env Env) System { return newGoSystem(env, openAsynq(10*time.Millisecond)) },
+		sysBullMQ:       newBullMQ,
+		sysFloor:        func(env Env) System { return newGoSystem(env, openFloor(false)) },
+		sysFloorGrouped: func(env Env) System { return newGoSystem(env, openFloor(true)) },
 	}
 }
 
@@ -106,6 +113,8 @@ func run(ctx context.Context, cfg *Config) (*Results, error) {
 		}
 	}
 
+	// trafikey and the floor run on the server with the module, the peers
+	// on one without it: the same options otherwise, so the same flags.
 	startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	srv, err := startServer(startCtx, module)
 	cancel()
@@ -113,15 +122,34 @@ func run(ctx context.Context, cfg *Config) (*Results, error) {
 		return nil, err
 	}
 	defer srv.Stop()
-	if pinned {
-		if err := pinServer(srv.srv.PID()); err != nil {
+	peerSrv := srv
+	if slices.ContainsFunc(cfg.Systems, func(s string) bool { return slices.Contains(peerSystems, s) }) {
+		startCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		peerSrv, err = startServer(startCtx, "")
+		cancel()
+		if err != nil {
 			return nil, err
+		}
+		defer peerSrv.Stop()
+	}
+	if pinned {
+		for _, s := range []*benchServer{srv, peerSrv} {
+			if err := pinServer(s.srv.PID()); err != nil {
+				return nil, err
+			}
 		}
 	}
 	res.Env = collectEnv(ctx, cfg, srv, module, pinNote)
 
 	var bar *progressbar.ProgressBar
-	total := cfg.Rounds * len(res.Workloads) * len(cfg.Systems)
+	total := 0
+	for _, w := range res.Workloads {
+		for _, s := range cfg.Systems {
+			if runs(s, w) {
+				total += cfg.Rounds
+			}
+		}
+	}
 	if cfg.Progress {
 		bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(os.Stderr),
@@ -136,13 +164,20 @@ func run(ctx context.Context, cfg *Config) (*Results, error) {
 		)
 	}
 	newSystem := factories()
-	env := Env{Addr: srv.Addr(), Root: cfg.Root, Queue: benchQueue}
 	for round := range cfg.Rounds {
 		for _, w := range res.Workloads {
 			for _, name := range rotate(cfg.Systems, round) {
 				if ctx.Err() != nil {
 					return res, ctx.Err()
 				}
+				if !runs(name, w) {
+					continue
+				}
+				srv := srv
+				if slices.Contains(peerSystems, name) {
+					srv = peerSrv
+				}
+				env := Env{Addr: srv.Addr(), Root: cfg.Root, Queue: benchQueue}
 				if bar != nil {
 					bar.Describe(fmt.Sprintf("round %d/%d · %s · %s", round+1, cfg.Rounds, w.ID, name))
 				}
@@ -160,8 +195,10 @@ func run(ctx context.Context, cfg *Config) (*Results, error) {
 	if bar != nil {
 		_ = bar.Finish()
 	}
-	if err := srv.flush(ctx); err != nil {
-		return res, err
+	for _, s := range []*benchServer{srv, peerSrv} {
+		if err := s.flush(ctx); err != nil {
+			return res, err
+		}
 	}
 	res.Took = time.Since(res.Started)
 	res.Env.LoadEnd = loadAvg()
@@ -181,7 +218,7 @@ func rotate(systems []string, round int) []string {
 // runOne runs one system on one workload on a flushed server and checks
 // that every job was added and processed.
 func runOne(ctx context.Context, cfg *Config, srv *benchServer, sys System, name string, w Workload, round int) *RunRecord {
-	rec := &RunRecord{Round: round + 1, System: name, Workload: w.ID, Jobs: w.Jobs, Pending: -1}
+	rec := &RunRecord{Round: round + 1, System: name, Workload: w.ID, Jobs: w.Jobs, Pending: -1, Module: srv.module}
 	fail := func(format string, args ...any) *RunRecord {
 		msg := fmt.Sprintf(format, args...)
 		if rec.Err == "" {
@@ -330,11 +367,12 @@ func (r *Results) write() error {
 			}
 		}
 		// The sections of the feature benchmarks (bench/lanes, bench/flows,
-		// bench/ops, bench/schedules) follow the harness's report; a new
-		// report keeps them.
+		// bench/ops, bench/schedules, bench/events) follow the harness's
+		// report; a new report keeps them. The marker is found by its start,
+		// so its list of benchmarks can change without losing them.
 		kept := ""
 		if old, err := os.ReadFile(p); err == nil {
-			if i := strings.Index(string(old), featureMarker); i >= 0 {
+			if i := strings.Index(string(old), featureMarkerStart); i >= 0 {
 				kept = "\n" + string(old[i:])
 			}
 		}
@@ -345,9 +383,13 @@ func (r *Results) write() error {
 	return nil
 }
 
-// featureMarker starts the part of docs/BENCHMARKS.md that the harness
-// does not write.
-const featureMarker = "<!-- feature benchmarks: written by hand from bench/lanes, bench/flows, bench/ops and bench/schedules -->"
+// featureMarkerStart starts the part of docs/BENCHMARKS.md that the
+// harness does not write: the comment featureMarker, whatever list of
+// benchmarks it names.
+const featureMarkerStart = "<!-- feature benchmarks:"
+
+// featureMarker is the comment as docs/BENCHMARKS.md has it.
+const featureMarker = featureMarkerStart + " written by hand from bench/lanes, bench/flows, bench/ops, bench/schedules and bench/events -->"
 
 func logf(cfg *Config, format string, args ...any) {
 	var w io.Writer = os.Stderr

@@ -5,9 +5,10 @@
 //	go run ./bench              # the full benchmark; writes docs/BENCHMARKS.md and docs/bench.svg
 //	go run ./bench -smoke       # seconds: every system runs every workload and processes every job
 //
-// One valkey-server is started with the trafikey module loaded and every
-// system runs on it in turn, FLUSHALL between runs. See docs/BENCHMARKS.md
-// for the method.
+// Two valkey-servers are started with the same options: one with the
+// trafikey module loaded, where trafikey and the floor run, and one without
+// it, where asynq and BullMQ run. Every system runs in turn, FLUSHALL
+// between runs. See docs/BENCHMARKS.md for the method.
 package main
 
 import (
@@ -49,8 +50,8 @@ func parseFlags(args []string) (*Config, error) {
 		fmt.Fprint(fs.Output(), `Usage: go run ./bench [flags]
 
 Benchmarks trafikey (native and Lua executors), asynq, BullMQ and the floor
-of primitive commands on one valkey-server, and writes docs/BENCHMARKS.md and
-docs/bench.svg. -smoke checks in seconds that every system processes every job.
+of primitive commands on valkey-server (the peers on a second one without the
+module), and writes docs/BENCHMARKS.md and docs/bench.svg. -smoke checks in seconds that every system processes every job.
 
 Flags:
 `)
@@ -68,7 +69,7 @@ Flags:
 	fs.IntVar(&c.Workers, "workers", defaultWorkers, "worker concurrency in the lifecycle workloads")
 	fs.IntVar(&c.Rate, "rate", defaultRate, "offered jobs/s in the steady lifecycle workload")
 	fs.DurationVar(&c.Steady, "steady", defaultSteady, "length of the steady lifecycle workload")
-	fs.StringVar(&systems, "systems", "native,lua,asynq,bullmq,floor", "systems to run")
+	fs.StringVar(&systems, "systems", strings.Join(allSystems, ","), "systems to run")
 	fs.StringVar(&workloads, "workloads", strings.Join(allWorkloads, ","), "workloads to run")
 	fs.StringVar(&c.Module, "module", "", "trafikey module (.so) to load; built from ./module when empty")
 	fs.StringVar(&c.Out, "out", "docs/BENCHMARKS.md", "Markdown report (\"\" for none; none by default with -smoke)")

@@ -11,11 +11,14 @@ import (
 
 // displayName is how the report names a system.
 var displayName = map[string]string{
-	sysNative: "trafikey native",
-	sysLua:    "trafikey Lua",
-	sysAsynq:  "asynq",
-	sysBullMQ: "BullMQ",
-	sysFloor:  "floor (primitives)",
+	sysNative:       "trafikey native",
+	sysNativeSingle: "trafikey native, 1 ADD per job",
+	sysLua:          "trafikey Lua",
+	sysAsynq:        "asynq",
+	sysAsynq10:      "asynq, 10 ms poll",
+	sysBullMQ:       "BullMQ",
+	sysFloor:        "floor (primitives)",
+	sysFloorGrouped: "floor, adds grouped",
 }
 
 // targets are the trafikey targets of docs/DESIGN ("Targets"), by summary row.
@@ -78,13 +81,6 @@ func spread(a Agg, f func(float64) string) string {
 	return fmt.Sprintf("%s (%s–%s)", f(a.Med), f(a.Min), f(a.Max))
 }
 
-func med(a Agg, f func(float64) string) string {
-	if a.N == 0 {
-		return "—"
-	}
-	return f(a.Med)
-}
-
 func (r *Results) hasWorkload(id string) bool {
 	return slices.ContainsFunc(r.Workloads, func(w Workload) bool { return w.ID == id })
 }
@@ -123,7 +119,18 @@ func (r *Results) summaryTable() string {
 		}
 		b.WriteString(" " + target + " |\n")
 	}
-	rate := func(c *Cell) string { return med(c.Rate, fmtRate) + "/s" }
+	rate := func(c *Cell) string {
+		if c.Rate.N == 0 {
+			return "—"
+		}
+		return spread(c.Rate, fmtRate)
+	}
+	latency := func(c *Cell) string {
+		if c.P50.N == 0 {
+			return "—"
+		}
+		return "p50 " + spread(c.P50, fmtUS) + ", p99 " + spread(c.P99, fmtUS)
+	}
 	for _, w := range r.Workloads {
 		switch w.Kind {
 		case "add":
@@ -134,25 +141,21 @@ func (r *Results) summaryTable() string {
 			line(fmt.Sprintf("process pre-added jobs, concurrency %d (jobs/s)", w.Concurrency), targets[w.ID], rate, w.ID)
 		case "flat":
 			line("full lifecycle, producers and workers together (jobs/s)", targets["flat"], rate, w.ID)
+			line("add→complete latency of the full lifecycle, flat out", "", latency, w.ID)
 		case "steady":
-			line(fmt.Sprintf("add→complete latency at a steady %d jobs/s", w.Rate), targets["steady"], func(c *Cell) string {
-				if c.P50.N == 0 {
-					return "—"
-				}
-				return "p50 " + fmtUS(c.P50.Med) + ", p99 " + fmtUS(c.P99.Med)
-			}, w.ID)
+			line(fmt.Sprintf("add→complete latency at a steady %d jobs/s", w.Rate), targets["steady"], latency, w.ID)
 		}
 	}
 	if r.hasWorkload("add") {
 		line("Valkey memory per pending job, beyond its payload", targets["memory"], func(c *Cell) string {
-			return med(c.MemPerJob, func(v float64) string { return fmt.Sprintf("%.0f B", v) })
+			return spread(c.MemPerJob, func(v float64) string { return fmt.Sprintf("%.0f B", v) })
 		}, "add")
 	}
 	for _, id := range []string{"add", r.processTop(), "flat"} {
 		if id == "" || !r.hasWorkload(id) {
 			continue
 		}
-		line("server CPU µs per job, "+id, "", func(c *Cell) string { return med(c.ServerUS, fmtF) }, id)
+		line("server CPU µs per job, "+id, "", func(c *Cell) string { return spread(c.ServerUS, fmtF) }, id)
 	}
 	return b.String()
 }
@@ -175,10 +178,11 @@ func renderMarkdown(r *Results, svgRel string) string {
 	e := r.Env
 
 	p("# Benchmarks\n\n")
-	p("trafikey's native executor (the Valkey module) and its Lua executor, against asynq and BullMQ, on one\n")
-	p("valkey-server, side by side; and against the **floor**: the primitive commands each trafikey verb consists\n")
-	p("of, issued directly by the same client. Every number below was measured by the harness in `bench/`\n")
-	p("(`go run ./bench`), which writes this file and [`bench.svg`](bench.svg).\n\n")
+	p("trafikey's native executor (the Valkey module) and its Lua executor, against asynq and BullMQ (on a\n")
+	p("second valkey-server with the same flags and no module), side by side; and against the **floor**: the\n")
+	p("primitive commands each trafikey verb consists of, issued directly by the same client. Every\n")
+	p("number below was measured by the harness in `bench/` (`go run ./bench`), which writes this file and\n")
+	p("[`bench.svg`](bench.svg).\n\n")
 
 	if cfg.Smoke || cfg.Trial {
 		p("> **Trial run.** Reduced sizes (%d round(s), %d jobs per workload, steady %s; the command is\n", cfg.Rounds, cfg.Jobs, cfg.Steady)
@@ -224,17 +228,19 @@ func renderMarkdown(r *Results, svgRel string) string {
 	for i, s := range r.Systems {
 		names[i] = displayName[s]
 	}
-	p("- Systems: %s", strings.Join(names, ", "))
+	p("- Systems: %s", strings.Join(names, "; ")) // a row's name may hold a comma
 	if len(left) > 0 {
-		p(" (not in this run: %s)", strings.Join(left, ", "))
+		p(" (not in this run: %s)", strings.Join(left, "; "))
 	}
 	p("\n")
 	p("- Sizes: %d jobs per workload, payload %d bytes, %d producers, batches of %d, process concurrency %s, lifecycle concurrency %d, steady rate %d jobs/s for %s; %d round(s)\n\n",
 		cfg.Jobs, cfg.Payload, cfg.Producers, cfg.Batch, joinInts(cfg.Concurrency), cfg.Workers, cfg.Rate, cfg.Steady, cfg.Rounds)
 
 	p("## Summary\n\n")
-	p("Medians over %d round(s). jobs/s counts jobs added (add workloads) or completed (the others) per second\n", cfg.Rounds)
-	p("of measured wall time. The target column is trafikey's, from the design brief.\n\n")
+	p("Medians over %d round(s), and in parentheses the min–max. jobs/s counts jobs added (add workloads) or\n", cfg.Rounds)
+	p("completed (the others) per second of measured wall time. The target column is trafikey's, from the\n")
+	p("design brief. A variant row (1 ADD per job, 10 ms poll, adds grouped) runs only the workloads its\n")
+	p("setting changes; — marks the others.\n\n")
 	b.WriteString(r.summaryTable())
 	p("\n")
 	if svgRel != "" {
@@ -269,6 +275,9 @@ func renderMarkdown(r *Results, svgRel string) string {
 		p("---:|\n")
 		for _, s := range r.Systems {
 			c := r.cell(s, w.ID)
+			if c.Runs == 0 {
+				continue // a variant that does not run this workload
+			}
 			p("| %s | %s | %s | %s | %s |", displayName[s], spread(c.Rate, fmtRate), spread(c.ServerUS, fmtF), spread(c.ClientUS, fmtF), spread(c.VerbUS, fmtF))
 			if lat {
 				p(" %s | %s | %s |", spread(c.P50, fmtUS), spread(c.P90, fmtUS), spread(c.P99, fmtUS))
@@ -296,17 +305,30 @@ func (r *Results) failedRuns() []string {
 	return out
 }
 
+// floorOf is the floor row a system's workload is measured against: the
+// grouped floor for trafikey's coalesced single adds, where it ran, and
+// the floor (one add call per job, completions grouped) otherwise.
+func (r *Results) floorOf(system, workload string) string {
+	if (system == sysNative || system == sysLua) && r.cell(sysFloorGrouped, workload).ServerUS.N > 0 {
+		return sysFloorGrouped
+	}
+	return sysFloor
+}
+
 // floorSection: server CPU per job of each system as a multiple of the floor's.
 func (r *Results) floorSection(b *strings.Builder) {
 	if !slices.Contains(r.Systems, sysFloor) {
 		return
 	}
 	fmt.Fprintf(b, "## Distance from the floor\n\n")
-	fmt.Fprintf(b, "Server CPU µs per job (`INFO cpu`), and in parentheses the multiple of the floor's: what each\n")
-	fmt.Fprintf(b, "system costs the server for the same jobs, against the primitive commands alone. The floor is a\n")
-	fmt.Fprintf(b, "floor on command work, not on networking: it needs more round trips than a verb (two per add call and\n")
-	fmt.Fprintf(b, "per claim, one per group of completions), so where few jobs share a round trip (concurrency 1, the steady\n")
-	fmt.Fprintf(b, "rate) its per-request cost can exceed a system's.\n\n")
+	fmt.Fprintf(b, "Server CPU µs per job (`INFO cpu`), median (min–max), and the multiple of the floor's median: what\n")
+	fmt.Fprintf(b, "each system costs the server for the same jobs, against the primitive commands alone. trafikey's\n")
+	fmt.Fprintf(b, "coalesced rows (native, Lua) are set against *floor, adds grouped* where it ran (the add and\n")
+	fmt.Fprintf(b, "lifecycle workloads: the same grouping of single adds), every other row against the floor, whose\n")
+	fmt.Fprintf(b, "single adds are one add call per job. The floor is a floor on command work, not on networking: it\n")
+	fmt.Fprintf(b, "needs more round trips than a verb (two per add call and per claim, one per group of completions), so\n")
+	fmt.Fprintf(b, "where few jobs share a round trip (concurrency 1, the steady rate) its per-request cost can exceed a\n")
+	fmt.Fprintf(b, "system's. asynq and BullMQ run on a server without the module.\n\n")
 	fmt.Fprintf(b, "| workload |")
 	for _, s := range r.Systems {
 		fmt.Fprintf(b, " %s |", displayName[s])
@@ -317,17 +339,17 @@ func (r *Results) floorSection(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "\n")
 	for _, w := range r.Workloads {
-		floor := r.cell(sysFloor, w.ID).ServerUS
 		fmt.Fprintf(b, "| %s |", w.ID)
 		for _, s := range r.Systems {
 			c := r.cell(s, w.ID).ServerUS
+			floor := r.cell(r.floorOf(s, w.ID), w.ID).ServerUS
 			switch {
 			case c.N == 0:
 				fmt.Fprintf(b, " — |")
-			case s == sysFloor || floor.N == 0 || floor.Med <= 0:
-				fmt.Fprintf(b, " %s |", fmtF(c.Med))
+			case s == sysFloor || s == sysFloorGrouped || floor.N == 0 || floor.Med <= 0:
+				fmt.Fprintf(b, " %s |", spread(c, fmtF))
 			default:
-				fmt.Fprintf(b, " %s (%.1f×) |", fmtF(c.Med), c.Med/floor.Med)
+				fmt.Fprintf(b, " %s, %.1f× |", spread(c, fmtF), c.Med/floor.Med)
 			}
 		}
 		fmt.Fprintf(b, "\n")
@@ -335,20 +357,24 @@ func (r *Results) floorSection(b *strings.Builder) {
 	fmt.Fprintf(b, "\n")
 }
 
-// nativeVsLuaSection compares the two executors per verb mix.
+// nativeVsLuaSection compares the two executors and the floor per verb mix.
 func (r *Results) nativeVsLuaSection(b *strings.Builder) {
 	if !slices.Contains(r.Systems, sysNative) || !slices.Contains(r.Systems, sysLua) {
 		return
 	}
 	fmt.Fprintf(b, "## Native vs Lua, server µs per verb\n\n")
 	fmt.Fprintf(b, "*verb µs/job*: `INFO commandstats` time of EMQ.* (native) and EVALSHA (Lua) per job; the add\n")
-	fmt.Fprintf(b, "workloads run ADD only, the process workloads CLAIM + COMPLETEMANY. *server CPU µs/job*: the whole\n")
-	fmt.Fprintf(b, "server process, networking included. Target: native ≤ 0.5× Lua. The per-verb Go benchmarks\n")
-	fmt.Fprintf(b, "(`go test -run '^$' -bench . ./bench`) give the same split per call.\n\n")
-	fmt.Fprintf(b, "| workload | verbs | native verb µs/job | Lua verb µs/job | native/Lua | native server CPU µs/job | Lua server CPU µs/job | native/Lua |\n")
-	fmt.Fprintf(b, "|---|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "workloads run ADD only, the process workloads CLAIM + COMPLETEMANY. *floor µs/job*: the commandstats\n")
+	fmt.Fprintf(b, "time of every command of the floor row they are set against (see *Distance from the floor*), the same\n")
+	fmt.Fprintf(b, "dataset changes without the verbs' reads and checks. *server CPU µs/job*: the whole server process,\n")
+	fmt.Fprintf(b, "networking included. Each cell is the median (min–max) over the rounds, each ratio the ratio of the\n")
+	fmt.Fprintf(b, "medians. Target: native ≤ 0.5× Lua. The per-verb Go benchmarks (`go test -run '^$' -bench . ./bench`)\n")
+	fmt.Fprintf(b, "give the same split per call.\n\n")
+	fmt.Fprintf(b, "| workload | verbs | native verb µs/job | Lua verb µs/job | native/Lua | floor µs/job | native/floor | Lua/floor | native server CPU µs/job | Lua server CPU µs/job | native/Lua |\n")
+	fmt.Fprintf(b, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, w := range r.Workloads {
 		n, l := r.cell(sysNative, w.ID), r.cell(sysLua, w.ID)
+		f := r.cell(r.floorOf(sysNative, w.ID), w.ID)
 		verbs := "ADD"
 		switch {
 		case w.Kind == "process":
@@ -356,9 +382,55 @@ func (r *Results) nativeVsLuaSection(b *strings.Builder) {
 		case w.Lifecycle():
 			verbs = "ADD + CLAIM + COMPLETEMANY"
 		}
-		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s |\n", w.ID, verbs,
-			med(n.VerbUS, fmtF), med(l.VerbUS, fmtF), ratio(n.VerbUS, l.VerbUS),
-			med(n.ServerUS, fmtF), med(l.ServerUS, fmtF), ratio(n.ServerUS, l.ServerUS))
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", w.ID, verbs,
+			spread(n.VerbUS, fmtF), spread(l.VerbUS, fmtF), ratio(n.VerbUS, l.VerbUS),
+			spread(f.VerbUS, fmtF), ratio(n.VerbUS, f.VerbUS), ratio(l.VerbUS, f.VerbUS),
+			spread(n.ServerUS, fmtF), spread(l.ServerUS, fmtF), ratio(n.ServerUS, l.ServerUS))
+	}
+	fmt.Fprintf(b, "\n")
+	r.perVerbSection(b)
+}
+
+// floorVerbCommands are the floor's commands of each verb (the floor's
+// comment in sys_floor.go), in the workloads where that verb is the only
+// one to issue them; HINCRBY is in all three and is left out, so a floor
+// cell is a verb's floor without its counters.
+var floorVerbCommands = map[string][]string{
+	"add":          {"hset", "zadd"},
+	"claim":        {"zpopmin", "bzpopmin", "hset", "zadd", "hget"},
+	"completemany": {"zrem", "del"},
+}
+
+// perVerbSection splits the native verb time of each workload by verb,
+// with the floor's commands for the same verb beside it.
+func (r *Results) perVerbSection(b *strings.Builder) {
+	type row struct{ workload, verb string }
+	var rows []row
+	// The lifecycle workloads are left out: there ADD and CLAIM issue the
+	// same floor commands (HSET, ZADD), so the floor's cannot be split.
+	for _, w := range r.Workloads {
+		switch w.Kind {
+		case "add", "batch":
+			rows = append(rows, row{w.ID, "add"})
+		case "process":
+			rows = append(rows, row{w.ID, "claim"}, row{w.ID, "completemany"})
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "Per verb, natively: the `INFO commandstats` µs of each EMQ command per job, median (min–max), and\n")
+	fmt.Fprintf(b, "beside it the floor's µs per job in the primitive commands of that verb (ADD: `HSET` + `ZADD`; CLAIM:\n")
+	fmt.Fprintf(b, "`ZPOPMIN`/`BZPOPMIN` + `HSET` + `ZADD` + `HGET`; COMPLETEMANY: `ZREM` + `DEL`), in the workloads where\n")
+	fmt.Fprintf(b, "no other verb issues them (the lifecycle workloads are left out). The floor's `HINCRBY` (sequence,\n")
+	fmt.Fprintf(b, "counters, attempts) is in every verb and left out, so the floor column is a lower bound of each\n")
+	fmt.Fprintf(b, "verb's floor, and the multiple an upper bound of its distance from it. The Lua executor's verbs\n")
+	fmt.Fprintf(b, "are all EVALSHA to commandstats, so only the workloads' sums above split them from the floor.\n\n")
+	fmt.Fprintf(b, "| workload | verb | native µs/job | floor µs/job (those commands) | native/floor |\n|---|---|---:|---:|---:|\n")
+	for _, rw := range rows {
+		n := r.perJob(sysNative, rw.workload, []string{"emq." + rw.verb})
+		f := r.perJob(r.floorOf(sysNative, rw.workload), rw.workload, floorVerbCommands[rw.verb])
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", rw.workload, strings.ToUpper(rw.verb), spread(n, fmtF), spread(f, fmtF), ratio(n, f))
 	}
 	fmt.Fprintf(b, "\n")
 }
@@ -431,9 +503,11 @@ func methodSection(b *strings.Builder, r *Results) {
 	cfg := r.Cfg
 	fmt.Fprintf(b, `## Method
 
-**One server.** The harness starts one valkey-server (%s) through `+"`internal/valkeyserver`"+`, with the
-trafikey module loaded, no persistence, on loopback. Every system runs on it in turn; before each run
-the harness sends `+"`FLUSHALL SYNC`"+`, lets the system set up (clients; for the process workload the
+**Two servers.** The harness starts two valkey-servers (%s) through `+"`internal/valkeyserver`"+`, with the
+same options and so the same flags (no persistence, loopback): one with the trafikey module loaded,
+where trafikey and the floor run, and one without it, where asynq and BullMQ run, so the peers' server
+carries no module. Every system runs in turn; before each run the harness sends `+"`FLUSHALL SYNC`"+` to
+the system's server, lets the system set up (clients; for the process workload the
 pre-added jobs), sends `+"`CONFIG RESETSTAT`"+` and reads `+"`INFO cpu`"+`, runs the measured part, then reads
 `+"`INFO cpu`"+` and `+"`INFO commandstats`"+` again. After (a) it also reads `+"`INFO memory`"+` once the system's
 clients are gone, against the flushed server before the run.
@@ -444,7 +518,14 @@ server does is limited by its client (the *client CPU* column shows it).
 
 **Rounds.** %d round(s). In each round every workload runs on every system, and the order of the systems
 rotates by one from round to round, so none always runs first. The report gives the median and the
-min–max of each measure over the rounds.
+min–max of each measure over the rounds, in the summary as in the tables; a ratio is that of the medians.
+
+**Rows.** A row is one system with one setting. Three rows are variants of another that differ in one
+setting and run only the workloads it changes (the others would run the same code): *trafikey native,
+1 ADD per job* (`+"`WithAddCoalescing(false)`"+`: every Add is its own ADD call; add and lifecycle
+workloads), *asynq, 10 ms poll* (`+"`TaskCheckInterval`"+` 10 ms instead of its default 1 s; process and
+lifecycle workloads) and *floor, adds grouped* (the floor's single adds grouped as trafikey's client
+coalesces Adds; add and lifecycle workloads).
 
 **Jobs.** No-op handlers. Every payload is %d bytes: a 20-digit timestamp (ns on the load
 generator's monotonic clock) written just before the add call, then padding. Go systems get it as bytes;
@@ -453,7 +534,8 @@ BullMQ as the JSON string `+"`{\"p\":\"…\"}`"+`.
 **Workloads.**
 
 - (a) *add*: %d jobs added one API call per job from %d concurrent producers (goroutines; async loops
-  in Node over one Queue); trafikey's client coalesces the concurrent Adds into shared ADD calls.
+  in Node over one Queue); trafikey's client coalesces the concurrent Adds into shared ADD calls, and
+  the *1 ADD per job* row sends one ADD per Add.
 - (b) *batch*: the same jobs in calls of %d jobs from %d concurrent producers: trafikey AddBatch, BullMQ
   addBulk; asynq has no batch enqueue, so its best practice, concurrent Enqueue, adds the jobs one by one
   (its batch numbers are single adds).
@@ -481,8 +563,9 @@ jobs; a run that fails a check is listed and left out of the medians.
 Add for single jobs (the client coalesces concurrent Adds into shared ADD calls, group commit: an Add
 with none in flight is sent at once), trafikey.Worker with its defaults (one CLAIM takes as many jobs as
 the worker has free slots; the completions of handlers that finish while one is in flight share the
-next COMPLETEMANY). asynq %s: its defaults (including TaskCheckInterval 1 s, the poll interval of an idle
-worker), a go-redis pool as large as the producers or the concurrency. BullMQ %s: its defaults with
+next COMPLETEMANY); the *1 ADD per job* row turns the coalescing off. asynq %s: its defaults (including
+TaskCheckInterval 1 s, the poll interval of an idle worker), a go-redis pool as large as the producers or
+the concurrency; the *10 ms poll* row sets TaskCheckInterval to 10 ms, the same otherwise. BullMQ %s: its defaults with
 ioredis, addBulk, the Worker's concurrency option, `+"`removeOnComplete: {count: 0}`"+` (trafikey and asynq
 delete completed jobs too).
 
@@ -493,8 +576,11 @@ commands of each verb's writes (docs/PROTOCOL.md): ADD = `+"`HINCRBY meta seq n`
 `+"`HSET row state active`"+` + `+"`ZADD active`"+` + `+"`HGET row data`"+`; COMPLETEMANY = `+"`ZREM active ids…`"+` +
 `+"`DEL rows logs…`"+` + `+"`HINCRBY stats completed k`"+`. No checks, no fence, and no read but the payload the
 worker needs: the least any executor can cost the server for the same dataset changes. Its worker claims
-like trafikey.Worker: one loop pops as many jobs as there are free slots; single adds and completions are
-grouped as the client groups them (internal/groupcommit, the same lanes and limits).
+like trafikey.Worker: one loop pops as many jobs as there are free slots; completions are grouped as the
+client groups COMPLETEMANY (internal/groupcommit, the same lanes and limits). A single add is one add of
+one job (`+"`HINCRBY meta seq 1`"+`, then its pipeline); the *floor, adds grouped* row groups concurrent single
+adds as the client coalesces Adds. The coalesced trafikey rows are set against the grouped floor, the
+others against the floor.
 
 **Server cost.** *server CPU µs/job* is the `+"`used_cpu_user + used_cpu_sys`"+` delta of the server process
 per job: command execution, networking, parsing, everything; it is the fairest single number across

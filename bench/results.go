@@ -84,6 +84,23 @@ func (r *Results) cell(system, workload string) *Cell {
 	return c
 }
 
+// perJob is the commandstats µs per job of the named commands of system
+// on workload, over the successful runs.
+func (r *Results) perJob(system, workload string, names []string) Agg {
+	var vals []float64
+	for _, rec := range r.Records {
+		if rec.System != system || rec.Workload != workload || rec.Err != "" || rec.Jobs == 0 {
+			continue
+		}
+		var us int64
+		for _, n := range names {
+			us += rec.Cmds[n].Usec
+		}
+		vals = append(vals, float64(us)/float64(rec.Jobs))
+	}
+	return aggregate(vals)
+}
+
 // verbUsec sums the server time of the queue's own top-level commands: the
 // EMQ.* commands of the native executor, EVALSHA/EVAL of the Lua executor,
 // and every command of the floor. Commands a script or module calls are
@@ -93,7 +110,7 @@ func (r *Results) cell(system, workload string) *Cell {
 func verbUsec(system string, cmds map[string]CmdStat) (int64, bool) {
 	var sum int64
 	switch system {
-	case sysNative:
+	case sysNative, sysNativeSingle:
 		for name, st := range cmds {
 			if strings.HasPrefix(name, "emq.") {
 				sum += st.Usec
@@ -103,7 +120,7 @@ func verbUsec(system string, cmds map[string]CmdStat) (int64, bool) {
 		for _, name := range []string{"evalsha", "eval", "evalsha_ro", "eval_ro", "fcall", "fcall_ro"} {
 			sum += cmds[name].Usec
 		}
-	case sysFloor:
+	case sysFloor, sysFloorGrouped:
 		for _, st := range cmds {
 			sum += st.Usec
 		}

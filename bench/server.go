@@ -15,11 +15,13 @@ import (
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
-// benchServer is the one valkey-server every system runs on, and the admin
+// benchServer is a valkey-server the systems run on (trafikey and the floor
+// on the one with the module, the peers on one without), and the admin
 // connection the harness reads its statistics through.
 type benchServer struct {
-	srv   *valkeyserver.Server
-	admin *valkeyserver.Conn
+	srv    *valkeyserver.Server
+	admin  *valkeyserver.Conn
+	module bool // the trafikey module is loaded
 }
 
 // startServer starts valkey-server with the trafikey module (when module is
@@ -38,7 +40,7 @@ func startServer(ctx context.Context, module string) (*benchServer, error) {
 		_ = srv.Stop()
 		return nil, err
 	}
-	return &benchServer{srv: srv, admin: admin}, nil
+	return &benchServer{srv: srv, admin: admin, module: module != ""}, nil
 }
 
 func (b *benchServer) Addr() string { return b.srv.Addr() }

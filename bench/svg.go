@@ -12,17 +12,20 @@ import (
 // workload's latency. Each bar is the median; the whisker spans min–max.
 
 var systemColor = map[string]string{
-	sysNative: "#1d4ed8",
-	sysLua:    "#60a5fa",
-	sysAsynq:  "#d97706",
-	sysBullMQ: "#dc2626",
-	sysFloor:  "#6b7280",
+	sysNative:       "#1d4ed8",
+	sysNativeSingle: "#7c3aed",
+	sysLua:          "#60a5fa",
+	sysAsynq:        "#d97706",
+	sysAsynq10:      "#fbbf24",
+	sysBullMQ:       "#dc2626",
+	sysFloor:        "#6b7280",
+	sysFloorGrouped: "#9ca3af",
 }
 
 const (
 	svgWidth = 960
-	svgBarX  = 160
-	svgBarW  = 620
+	svgBarX  = 200
+	svgBarW  = 580
 	svgBarH  = 14
 	svgGap   = 5
 )
@@ -97,12 +100,15 @@ func (c *svgCanvas) panel(title string, bars []svgBar, format func(float64) stri
 func renderSVG(r *Results) []byte {
 	c := &svgCanvas{}
 	c.y = 24
-	c.text(10, c.y, 16, "bold", "start", "trafikey benchmarks: one valkey-server, median of "+fmt.Sprint(r.Cfg.Rounds)+" round(s), whiskers min–max")
+	c.text(10, c.y, 16, "bold", "start", "trafikey benchmarks: median of "+fmt.Sprint(r.Cfg.Rounds)+" round(s), whiskers min–max")
 	c.y += 8
 	// Legend.
 	x := 10
 	c.y += 14
 	for _, s := range r.Systems {
+		if w := 30 + 8*len(displayName[s]); x > 10 && x+w > svgWidth {
+			x, c.y = 10, c.y+18 // the legend goes on in a new line
+		}
 		fmt.Fprintf(&c.b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/>`+"\n", x, c.y-10, systemColor[s])
 		c.text(x+16, c.y, 12, "normal", "start", displayName[s])
 		x += 30 + 8*len(displayName[s])
@@ -120,7 +126,9 @@ func renderSVG(r *Results) []byte {
 	bars := func(workload string, pick func(*Cell) Agg) []svgBar {
 		var out []svgBar
 		for _, s := range r.Systems {
-			out = append(out, svgBar{s, pick(r.cell(s, workload))})
+			if cell := r.cell(s, workload); cell.Runs > 0 { // variants run only some workloads
+				out = append(out, svgBar{s, pick(cell)})
+			}
 		}
 		return out
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"time"
 
 	"github.com/hibiken/asynq"
 )
@@ -10,23 +11,34 @@ import (
 // except for what the workload sets: the server's Concurrency, and a
 // connection pool as large as the number of concurrent producers. asynq has
 // no batch enqueue; its best practice for many tasks is concurrent Enqueue
-// calls, so the batch workload is concurrent single adds for asynq.
+// calls, so the batch workload is concurrent single adds for asynq. The
+// asynq-10ms row sets TaskCheckInterval, how long an idle worker waits
+// before it looks for tasks again, to 10 ms (the default is 1 s).
 
 const asynqQueue = "default"
 
 type asynqQueueSys struct {
+	poll      time.Duration // TaskCheckInterval; 0 leaves asynq's default
 	opt       asynq.RedisClientOpt
 	client    *asynq.Client
 	inspector *asynq.Inspector
 }
 
-func openAsynq(ctx context.Context, env Env, w Workload) (goQueue, error) {
+// openAsynq opens asynq with TaskCheckInterval poll (0: asynq's default).
+func openAsynq(poll time.Duration) func(ctx context.Context, env Env, w Workload) (goQueue, error) {
+	return func(ctx context.Context, env Env, w Workload) (goQueue, error) {
+		return newAsynq(env, w, poll), nil
+	}
+}
+
+func newAsynq(env Env, w Workload, poll time.Duration) *asynqQueueSys {
 	opt := asynq.RedisClientOpt{Addr: env.Addr, PoolSize: max(w.Producers, 10)}
 	return &asynqQueueSys{
+		poll:      poll,
 		opt:       opt,
 		client:    asynq.NewClient(opt),
 		inspector: asynq.NewInspector(opt),
-	}, nil
+	}
 }
 
 func (a *asynqQueueSys) batch() bool { return false }
@@ -52,10 +64,11 @@ func (a *asynqQueueSys) work(ctx context.Context, concurrency int, done func([]b
 	opt := a.opt
 	opt.PoolSize = max(concurrency, 10)
 	srv := asynq.NewServer(opt, asynq.Config{
-		Concurrency: concurrency,
-		Queues:      map[string]int{asynqQueue: 1},
-		Logger:      quietLogger{},
-		LogLevel:    asynq.FatalLevel,
+		Concurrency:       concurrency,
+		TaskCheckInterval: a.poll,
+		Queues:            map[string]int{asynqQueue: 1},
+		Logger:            quietLogger{},
+		LogLevel:          asynq.FatalLevel,
 	})
 	err := srv.Start(asynq.HandlerFunc(func(_ context.Context, t *asynq.Task) error {
 		done(t.Payload())

@@ -28,9 +28,11 @@ import (
 // HINCRBY meta seq comes first (its reply is the id), so an add is two round
 // trips; the rest of a verb's commands go out as one pipeline (DoMulti). A
 // claim is two round trips too: the pop, then one pipeline for the batch.
-// Single adds and completions are grouped the way the client groups them
-// (internal/groupcommit, the same senders and limits), so the floor is the
-// same batching without the verbs' reads and checks.
+// Completions are grouped the way the client groups COMPLETEMANY
+// (internal/groupcommit, the same senders and limits). A single add is one
+// add of one job (HINCRBY meta seq 1, then its pipeline) in the floor row,
+// and grouped as the client coalesces concurrent Adds in the floor-grouped
+// row: the floor of the one-call-per-job add and of the coalesced one.
 
 const (
 	floorLeaseMS = 30_000
@@ -41,7 +43,8 @@ type floorQueue struct {
 	c valkey.Client
 	k protocol.Keys
 	// adds and completes group concurrent single adds and completions into
-	// shared pipelines, as emq's Queue does with ADD and COMPLETEMANY.
+	// shared pipelines, as emq's Queue does with ADD and COMPLETEMANY; adds
+	// is nil when single adds are not grouped.
 	adds      *groupcommit.Queue[*floorItem]
 	completes *groupcommit.Queue[*floorItem]
 }
@@ -94,19 +97,32 @@ func answer(batch []*floorItem, err error) {
 	}
 }
 
-func openFloor(ctx context.Context, env Env, w Workload) (goQueue, error) {
+// openFloor opens the floor, its single adds grouped or one by one.
+func openFloor(groupAdds bool) func(ctx context.Context, env Env, w Workload) (goQueue, error) {
+	return func(ctx context.Context, env Env, w Workload) (goQueue, error) {
+		f, err := newFloor(env, groupAdds)
+		if err != nil {
+			return nil, err
+		}
+		return f, nil
+	}
+}
+
+func newFloor(env Env, groupAdds bool) (*floorQueue, error) {
 	c, err := newValkeyClient(env.Addr)
 	if err != nil {
 		return nil, err
 	}
 	f := &floorQueue{c: c, k: protocol.KeysOf(env.Queue)}
-	f.adds = groupcommit.New(floorLanes, takeFloor, func(batch []*floorItem) {
-		payloads := make([][]byte, len(batch))
-		for i, it := range batch {
-			payloads[i] = it.payload
-		}
-		answer(batch, f.addBatch(context.Background(), payloads))
-	})
+	if groupAdds {
+		f.adds = groupcommit.New(floorLanes, takeFloor, func(batch []*floorItem) {
+			payloads := make([][]byte, len(batch))
+			for i, it := range batch {
+				payloads[i] = it.payload
+			}
+			answer(batch, f.addBatch(context.Background(), payloads))
+		})
+	}
 	f.completes = groupcommit.New(floorLanes, takeFloor, func(batch []*floorItem) {
 		ids := make([]string, len(batch))
 		for i, it := range batch {
@@ -124,6 +140,9 @@ func newValkeyClient(addr string) (valkey.Client, error) {
 func (f *floorQueue) batch() bool { return true }
 
 func (f *floorQueue) add(ctx context.Context, payload []byte) error {
+	if f.adds == nil {
+		return f.addBatch(ctx, [][]byte{payload})
+	}
 	return grouped(ctx, f.adds, &floorItem{payload: payload})
 }
 

@@ -19,7 +19,8 @@ import (
 // scripts with EVALSHA. Jobs are added with default options (single Adds
 // coalesced by the client, its default); the worker is trafikey.Worker with the
 // workload's concurrency and its defaults otherwise (completions batched
-// into COMPLETEMANY calls).
+// into COMPLETEMANY calls). The trafikey-native-single row turns the
+// coalescing off (WithAddCoalescing(false)): one ADD call per Add.
 
 type executorKind int
 
@@ -33,7 +34,7 @@ type trafikeyQueue struct {
 	q *trafikey.Queue
 }
 
-func openTrafikey(kind executorKind) func(ctx context.Context, env Env, w Workload) (goQueue, error) {
+func openTrafikey(kind executorKind, opts ...trafikey.QueueOption) func(ctx context.Context, env Env, w Workload) (goQueue, error) {
 	return func(ctx context.Context, env Env, w Workload) (goQueue, error) {
 		c, err := newValkeyClient(env.Addr)
 		if err != nil {
@@ -43,7 +44,7 @@ func openTrafikey(kind executorKind) func(ctx context.Context, env Env, w Worklo
 		if kind == executorNative {
 			exec = trafikey.ExecutorNative
 		}
-		q, err := trafikey.Open(ctx, c, env.Queue, trafikey.WithExecutor(exec))
+		q, err := trafikey.Open(ctx, c, env.Queue, append([]trafikey.QueueOption{trafikey.WithExecutor(exec)}, opts...)...)
 		if err != nil {
 			c.Close()
 			return nil, err

@@ -1,7 +1,7 @@
 // Package feature holds what the feature benchmarks (bench/lanes,
-// bench/flows, bench/schedules) share: one valkey-server with the module
-// built from this checkout, its statistics, and the report's median and
-// range.
+// bench/flows, bench/schedules, bench/events) share: one valkey-server with
+// the module built from this checkout, its statistics, and the report's
+// median and range.
 package feature
 
 import (
@@ -136,4 +136,23 @@ func Spread(xs []float64, f func(float64) string) string {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	return fmt.Sprintf("%s (%s–%s)", f(s[len(s)/2]), f(s[0]), f(s[len(s)-1]))
+}
+
+// CPU is the server process's CPU time so far, in seconds (used_cpu_user
+// plus used_cpu_sys of INFO cpu): every thread, the background ones too.
+func (s *Server) CPU(ctx context.Context) (float64, error) {
+	v, err := s.Admin.Do(ctx, "INFO", "cpu")
+	if err != nil {
+		return 0, err
+	}
+	text := fmt.Sprint(v)
+	total := 0.0
+	for _, f := range []string{"used_cpu_user", "used_cpu_sys"} {
+		n, err := strconv.ParseFloat(valkeyserver.InfoField(text, f), 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO cpu %s: %w", f, err)
+		}
+		total += n
+	}
+	return total, nil
 }
