@@ -31,54 +31,6 @@ if type(card) == 'table' then return card end
 if card == 0 then return {0, 0} end
 local ids = rcall('ZRANGE', delayed, 0, limit - 1)
 
-local keys = {}
-for i = 1, #ids do
-  if jobid(ids[i]) then keys[#keys + 1] = base .. 'job:' .. ids[i] end
-end
-local deny, k = first_denied(keys, true, true), 0
-
--- scores[i] is the pending score of a job that moves, else nil
-local scores, moved, lanes, evs = {}, 0, {}, {}
-local acc = lane_acc()
-for i = 1, #ids do
-  local id = jobid(ids[i])
-  if id then
-    k = k + 1
-    if k == deny then return {err = E_NOPERM} end
-    local f = rpcall('HMGET', keys[k], 'att', 'prio', 'lane', 'ev')
-    if f.err then return f end
-    if f[1] then
-      scores[i] = pending_score(rowint(f[2], MAX_PRIORITY), id)
-      moved = moved + 1
-      lanes[i] = lane_name(f[3])
-      if lanes[i] then lane_add(acc, lanes[i], 1, 0) end
-      ev(evs, f[4], 'promoted', ids[i])
-    end
-  end
-end
-refusal = lane_read(acc)
-if refusal then return refusal end
-local was_pending = rpcall('ZCARD', pending)
-if type(was_pending) == 'table' then return was_pending end
-local t = rpcall('LLEN', signal)
-if type(t) == 'table' then return t end
-refusal = ev_read(VERB, evs)
-if refusal then return refusal end
-
-rcall('ZREM', delayed, unpack(ids))
-local to_pending = false
-for i = 1, #ids do
-  if scores[i] then
-    rcall('HSET', base .. 'job:' .. ids[i], 'state', 'pending')
-    if lanes[i] then
-      rcall('ZADD', base .. 'lane:' .. lanes[i], scores[i], ids[i])
-    else
-      rcall('ZADD', pending, scores[i], ids[i])
-      to_pending = true
-    end
-  end
-end
-local woke = lane_write(acc)
-if (to_pending and was_pending == 0) or woke then signal_push(signal) end
-ev_write(evs)
+local moved = promote_ids(VERB, base, ids, pending, delayed, signal)
+if type(moved) == 'table' then return moved end
 return {moved, card - #ids}
