@@ -2,7 +2,7 @@
 --
 -- KEYS[1] -> emq:{q}:          the queue base
 -- KEYS[2] -> emq:{q}:version   string, the fence
--- KEYS[3] -> emq:{q}:meta      hash, seq: the last id given
+-- KEYS[3] -> emq:{q}:meta      hash, seq: the last id given; jobfields
 -- KEYS[4] -> emq:{q}:stats     hash, counter added
 -- KEYS[5] -> emq:{q}:pending   zset
 -- KEYS[6] -> emq:{q}:delayed   zset
@@ -153,8 +153,19 @@ if refusal then return refusal end
 local base, meta, stats, pending, delayed, signal = KEYS[1], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7]
 
 -- the ids: seq + 1 .. seq + n, predicted for HINCRBY meta seq n
-local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max', 'events_max')
+local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max', 'events_max', 'jobfields')
 if m.err then return m end
+-- a job storing kind, timeout or headers flags the queue (meta jobfields 1,
+-- never cleared), so CLAIM with ext reads those fields from then on
+local flag = false
+if m[5] ~= '1' then
+  for i = 1, n do
+    if next(extra[i]) then
+      flag = true
+      break
+    end
+  end
+end
 -- events on: each new row carries the bound (ev), its transitions publish
 local evmax = m[4] and uint(m[4], 1, MAX_EVENTS) and m[4]
 local seq = m[1]
@@ -262,6 +273,7 @@ if refusal then return refusal end
 now = now or now_ms()
 local added_at = format('%d', now)
 rcall('HINCRBY', meta, 'seq', n)
+if flag then rcall('HSET', meta, 'jobfields', '1') end
 local to_pending = false
 for i = 1, n do
   local a = at[i]

@@ -9,9 +9,10 @@ import (
 )
 
 // add is EMQ.ADD (lua/add.lua): add 1..1000 jobs, each pending or delayed.
-// Crossings: the command, one read batch (the fence, meta seq and the types
-// of stats, pending, delayed and signal), the ACL check of the unique keys
-// and the new rows, one read batch of them, the guard, one write batch.
+// Crossings: the command, one read batch (the fence, meta seq keep_done
+// keep_done_max events_max jobfields, and the types of stats, pending,
+// delayed and signal), the ACL check of the unique keys and the new rows,
+// one read batch of them, the guard, one write batch.
 func add(c *host.Call) error {
 	// shape and layout: numkeys 7 (base version meta stats pending delayed
 	// signal), ARGV a count n, a count k of option columns and their names,
@@ -24,6 +25,7 @@ func add(c *host.Call) error {
 	st := adds.get()
 	defer adds.put(st)
 	st.reset()
+	st.flag = false
 	// values: the option names, then job by job
 	cols, err := verdict.AddOptions(r.args[2 : 2+r.k])
 	if err != nil {
@@ -55,17 +57,18 @@ func add(c *host.Call) error {
 			// GET version, HGET meta seq, HGET stats added, ZCARD pending,
 			// ZCARD delayed, LLEN signal: the verdict takes them in its order
 			res := r.fenced().
-				Cmd("HMGET").Arg(meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).
+				Cmd("HMGET").Arg(meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).
 				Cmd("HGET").Arg(stats).Str(statAdded).
 				Cmd("ZCARD").Arg(pending).
 				Cmd("ZCARD").Arg(delayed).
 				Cmd("LLEN").Arg(signal).
 				RunAll()
-			var m [4]verdict.Field
+			var m [5]verdict.Field
 			s.Seq = verdict.Reply[verdict.Field]{Made: true, Err: fieldsAt(res, 1, m[:])}
 			s.Seq.Val.Bytes, s.Seq.Val.Set = st.copy(m[0].Bytes), m[0].Set
 			s.Keep = [2]verdict.Field{{Bytes: st.copy(m[1].Bytes), Set: m[1].Set}, {Bytes: st.copy(m[2].Bytes), Set: m[2].Set}}
 			st.ev = verdict.Field{Bytes: st.copy(m[3].Bytes), Set: m[3].Set}
+			st.flag = verdict.AddFlagsJobFields(st.jobs, m[4])
 			s.Version, s.Added = st.keep(fieldAt(res, 0)), st.keep(fieldAt(res, 2))
 			s.Pending, s.Delayed, s.Signal = intAt(res, 3), intAt(res, 4), intAt(res, 5)
 		case verdict.AddKeys:
@@ -121,6 +124,11 @@ func add(c *host.Call) error {
 	n := int64(len(st.jobs))
 	at := st.decimal(r.now)
 	b := w.Write().Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(n)
+	flag := 0
+	if st.flag {
+		b.Cmd("HSET").Arg(meta).Str(protocol.MetaJobFields).Str(protocol.JobFieldsOn)
+		flag = 1
+	}
 	toPending, toDelayed, toLanes := 0, 0, 0
 	for i, j := range st.jobs {
 		// HSET row data state att max prio bo at [uniq] [lane] [keep]
@@ -242,7 +250,7 @@ func add(c *host.Call) error {
 		}
 	}
 	b.Cmd("HINCRBY").Arg(stats).Str(statAdded).Int(n)
-	added := 1 + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique // its index in the batch
+	added := 1 + flag + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique // its index in the batch
 	if st.parents > 0 {
 		added += 1 + st.parents
 	}
@@ -294,6 +302,8 @@ type addState struct {
 	// ev is meta events_max; events the jobs' added events.
 	ev     verdict.Field
 	events jobEvents
+	// flag: the call sets meta jobfields (verdict.AddFlagsJobFields).
+	flag bool
 }
 
 var adds pool[addState]
