@@ -223,6 +223,11 @@ type JobInfo struct {
 	Headers map[string]string
 	// Cancelled reports a dead job that Cancel ended.
 	Cancelled bool
+	// Schedule is the schedule that enqueued the job, ScheduledAt the
+	// occurrence's time (server clock): the pair is the occurrence's
+	// dedupe key. Empty and zero for a job added otherwise.
+	Schedule    string
+	ScheduledAt time.Time
 	// Logs are the lines given to Job.Log, oldest first.
 	Logs []string
 }
@@ -314,6 +319,12 @@ func (info *JobInfo) set(name string, v valkey.ValkeyMessage) error {
 		info.Headers = decodeHeaders(s)
 	case protocol.FieldCancelled:
 		info.Cancelled = true
+	case protocol.FieldSchedule:
+		info.Schedule = s
+	case protocol.FieldScheduledAt:
+		var ms int64
+		ms, err = strconv.ParseInt(s, 10, 64)
+		info.ScheduledAt = time.UnixMilli(ms)
 	}
 	return err
 }

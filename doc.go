@@ -78,6 +78,19 @@
 // OutcomeCancelled. The trafikeyotel module carries OpenTelemetry trace
 // context in a job's headers from Add to the handler's span.
 //
+// # Periodic jobs
+//
+// Queue.SetSchedule defines a schedule: a cron expression (six fields,
+// seconds first, in a time zone) or a fixed interval, with a jitter, start
+// and end times, a cap on occurrences and the job each occurrence enqueues.
+// Every Worker runs the schedule step on its timer (WorkerOptions.
+// ScheduleEvery); the server's clock decides when an occurrence is due, and
+// the server enqueues each occurrence once however many workers step at
+// once, restart or disagree about the time. A MissedPolicy catches up or
+// skips the occurrences of a downtime. Schedules, PauseSchedule,
+// ResumeSchedule and RemoveSchedule manage them; a job's JobInfo names its
+// schedule and scheduled time.
+//
 // # Downstreams and idempotency
 //
 // Queue.Breaker is a circuit breaker over a downstream's failures, counted

@@ -416,3 +416,54 @@ func ExampleQueue_Once() {
 	// first run of job 7: true
 	// first run of job 7: false
 }
+
+// A periodic job: every occurrence of a cron expression (seconds first, in
+// a time zone) enqueues one job, exactly once however many workers run.
+// Workers run the schedule step on their timer; an occurrence missed while
+// every worker was down is caught up or skipped as Missed says.
+func ExampleQueue_SetSchedule() {
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	q, done := exampleQueue("reports") // trafikey.Open on a throwaway server
+	defer done()
+
+	_, err := q.SetSchedule(ctx, trafikey.Schedule{
+		ID:       "nightly",
+		Cron:     "0 30 2 * * *", // 02:30:00 every day
+		TimeZone: "Europe/Paris",
+		Jitter:   time.Minute, // spread the jobs of many schedules
+		Missed:   trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 1},
+		Payload:  []byte("build the report"),
+		Options:  []trafikey.AddOption{trafikey.MaxAttempts(5), trafikey.Unique("nightly", 12*time.Hour)},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// an interval schedule, capped at three occurrences
+	if _, err := q.SetSchedule(ctx, trafikey.Schedule{ID: "warmup", Every: 10 * time.Millisecond, Limit: 3}); err != nil {
+		log.Fatal(err)
+	}
+
+	var ran atomic.Int64
+	w, err := trafikey.NewWorker(q, func(ctx context.Context, job *trafikey.Job) error {
+		if ran.Add(1) == 3 {
+			stop()
+		}
+		return nil
+	}, trafikey.WorkerOptions{ScheduleEvery: 5 * time.Millisecond, PromoteEvery: 5 * time.Millisecond})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Run(ctx); err != nil {
+		log.Print(err)
+	}
+	for s, err := range q.Schedules(context.Background()) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s: %d occurrences, finished %v\n", s.ID, s.Count, s.Finished())
+	}
+	// Output:
+	// nightly: 0 occurrences, finished false
+	// warmup: 3 occurrences, finished true
+}

@@ -3,6 +3,7 @@ module github.com/trafikey/trafikey
 go 1.25.0
 
 require (
+	github.com/robfig/cron/v3 v3.0.1
 	github.com/stretchr/testify v1.12.1
 	github.com/valkey-io/valkey-go v1.0.79
 )

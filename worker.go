@@ -32,6 +32,8 @@ const (
 	DefaultPromoteEvery = 500 * time.Millisecond
 	// DefaultRecoverEvery is the period of taking back expired leases.
 	DefaultRecoverEvery = 5 * time.Second
+	// DefaultScheduleEvery is the period of the schedule step.
+	DefaultScheduleEvery = 500 * time.Millisecond
 	// DefaultReportTimeout is how long a finished job's outcome is retried
 	// through an outage.
 	DefaultReportTimeout = 2 * time.Minute
@@ -75,6 +77,12 @@ type WorkerOptions struct {
 	// and of trimming the finished jobs the retention policy no longer
 	// keeps (default 5 s). A negative value leaves both to another process.
 	RecoverEvery time.Duration
+	// ScheduleEvery is the period of the schedule step, which enqueues the
+	// due occurrences of the queues' schedules (default 500 ms). It bounds
+	// how late an occurrence's job is added. Every worker runs it; each
+	// occurrence is enqueued once however many do. A negative value leaves
+	// the schedules to other workers (or to Queue.RunSchedules).
+	ScheduleEvery time.Duration
 	// Timeout bounds each handler run (0: no bound); a job added with its
 	// own Timeout takes that one instead. At the deadline the
 	// handler's context ends (context.Cause is ErrTimeout) and the attempt
@@ -277,6 +285,9 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 	}
 	if opts.RecoverEvery == 0 {
 		opts.RecoverEvery = DefaultRecoverEvery
+	}
+	if opts.ScheduleEvery == 0 {
+		opts.ScheduleEvery = DefaultScheduleEvery
 	}
 	if opts.ReportTimeout == 0 {
 		opts.ReportTimeout = DefaultReportTimeout
@@ -795,20 +806,25 @@ func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duratio
 	return true
 }
 
-// maintain promotes due delayed jobs and recovers expired leases on their
-// timers until ctx ends. Every worker does it: the verbs are idempotent and
+// maintain runs the schedule step, promotes due delayed jobs and recovers
+// expired leases on their timers until ctx ends. Every worker does it: the verbs are idempotent and
 // bounded, so peers doing the same work only cost a few calls.
 func (w *Worker) maintain(ctx context.Context) {
 	promote := newTicker(w.opts.PromoteEvery)
 	defer promote.stop()
 	recoverTick := newTicker(w.opts.RecoverEvery)
 	defer recoverTick.stop()
+	scheduleTick := newTicker(w.opts.ScheduleEvery)
+	defer scheduleTick.stop()
+	w.scheduleAll(ctx)
 	w.promoteAll(ctx)
 	w.recoverAll(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-scheduleTick.c:
+			w.scheduleAll(ctx)
 		case <-promote.c:
 			w.promoteAll(ctx)
 		case <-recoverTick.c:
@@ -819,30 +835,59 @@ func (w *Worker) maintain(ctx context.Context) {
 }
 
 // trimSteps bounds the TRIM calls per queue and tick: a backlog of jobs to
-// trim is worked off over ticks, TrimStep jobs a call, so that no call holds
-// the server for long (a step of 200 takes about 0.25 ms of the module's
-// time; docs/BENCHMARKS.md).
+// trim is worked off over ticks, a step of jobs a call, so that no call
+// holds the server for long (docs/BENCHMARKS.md, "Flows, results and
+// retention").
 const trimSteps = 50
 
-// TrimStep is how many finished jobs a Worker deletes per TRIM call.
-const TrimStep = 200
+const (
+	// TrimStep is how many finished jobs a Worker deletes per TRIM call on
+	// the native executor: about 0.6 ms of the server's time with a million
+	// jobs retained.
+	TrimStep = 200
+	// TrimStepLua is the step on the Lua executor, whose TRIM costs about
+	// four times as much per job: its steps hold the server about as long.
+	TrimStepLua = 50
+)
+
+// TrimStepOf is the TRIM step a Worker takes on executor e.
+func TrimStepOf(e Executor) int {
+	if e == ExecutorLua {
+		return TrimStepLua
+	}
+	return TrimStep
+}
 
 // trimAll deletes finished jobs the queues' retention policies no longer
 // keep, in bounded steps, on the recovery timer.
 func (w *Worker) trimAll(ctx context.Context) {
 	for _, qw := range w.queues {
 		q := qw.Queue
+		step := TrimStepOf(q.Executor())
 		for range trimSteps {
-			done, dead, err := q.Trim(ctx, TrimStep)
+			done, dead, err := q.Trim(ctx, step)
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.error("trafikey: trim", "queue", q.name, "err", err)
 				}
 				break
 			}
-			if done+dead < TrimStep {
+			if done+dead < step {
 				break
 			}
+		}
+	}
+}
+
+// scheduleAll runs the schedule step of every queue.
+func (w *Worker) scheduleAll(ctx context.Context) {
+	if w.opts.ScheduleEvery < 0 {
+		return
+	}
+	for _, qw := range w.queues {
+		q := qw.Queue
+		if _, err := q.RunSchedules(ctx); err != nil && ctx.Err() == nil {
+			w.log.error("trafikey: schedules", "queue", q.name, "err", err)
 		}
 	}
 }

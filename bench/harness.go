@@ -329,8 +329,9 @@ func (r *Results) write() error {
 				svgRel = filepath.ToSlash(rel)
 			}
 		}
-		// The sections of the feature benchmarks (bench/lanes, bench/flows)
-		// follow the harness's report; a new report keeps them.
+		// The sections of the feature benchmarks (bench/lanes, bench/flows,
+		// bench/ops, bench/schedules) follow the harness's report; a new
+		// report keeps them.
 		kept := ""
 		if old, err := os.ReadFile(p); err == nil {
 			if i := strings.Index(string(old), featureMarker); i >= 0 {
@@ -346,7 +347,7 @@ func (r *Results) write() error {
 
 // featureMarker starts the part of docs/BENCHMARKS.md that the harness
 // does not write.
-const featureMarker = "<!-- feature benchmarks: written by hand from bench/lanes and bench/flows -->"
+const featureMarker = "<!-- feature benchmarks: written by hand from bench/lanes, bench/flows, bench/ops and bench/schedules -->"
 
 func logf(cfg *Config, format string, args ...any) {
 	var w io.Writer = os.Stderr

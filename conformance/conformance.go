@@ -107,6 +107,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"options", testJobOptions},
 		{protocol.Reschedule.Name, testReschedule},
 		{protocol.Cancel.Name, testCancel},
+		{"schedules", testSchedules},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

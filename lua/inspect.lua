@@ -7,7 +7,8 @@
 -- Reply: null when the row is gone (no att); else a flat array of the fields
 -- present, name then value (bulk strings as stored), in the order state data
 -- att max prio bo at err prog uniq lane keep parent onfail deps cfail wait
--- res, then logs and an array of the log lines.
+-- res kind timeout headers cancelled sched sat, then logs and an array of
+-- the log lines.
 -- Refusals, in order: ERR EMQ inspect numkeys must be 2; ERR EMQ inspect
 -- wrong number of arguments; ERR EMQ inspect bad key layout; ERR EMQ inspect
 -- bad id; the fence; WRONGTYPE (the row, the logs).
@@ -22,7 +23,8 @@ if refusal then return refusal end
 
 local row = KEYS[1] .. 'job:' .. id
 local fields = {'state', 'data', 'att', 'max', 'prio', 'bo', 'at', 'err', 'prog', 'uniq', 'lane',
-  'keep', 'parent', 'onfail', 'deps', 'cfail', 'wait', 'res', 'kind', 'timeout', 'headers', 'cancelled'}
+  'keep', 'parent', 'onfail', 'deps', 'cfail', 'wait', 'res', 'kind', 'timeout', 'headers', 'cancelled',
+  'sched', 'sat'}
 -- the row and its logs, both read: one check of both
 local logs_key = row .. ':logs'
 local all = may({row, logs_key}, true, false)

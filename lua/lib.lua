@@ -896,3 +896,439 @@ local function not_active(verb, row)
   if c then return {err = 'EMQSTATE ' .. verb .. ' cancelled'} end
   return e_not_active(verb)
 end
+
+-- ADD's path ------------------------------------------------------------------
+-- docs/PROTOCOL.md, "ADD". ADD and SCHEDULE.FIRE (whose jobs are a
+-- schedule's template) add jobs with it: addp.job checks one job's values,
+-- addp.read makes every read after the fence and returns the plan (or the
+-- refusal), addp.write writes it. The caller reads and writes the jobs'
+-- events (ev_read, ev_write) itself, so that its own writes come before
+-- them. A is the call's arguments in ADD's form: n k option names, then n
+-- groups of 8 + k.
+
+local addp = {
+  -- ADD's option columns; every column's empty value means none
+  known = {lane = true, parent = true, onfail = true, wait = true,
+    due = true, timeout = true, kind = true, headers = true},
+}
+
+-- addp.cols reads the k option names from A[first]: each a known column,
+-- named once. Returns the columns (name -> position 1..k), or nil and the
+-- refusal.
+function addp.cols(verb, A, first, k)
+  local cols = {}
+  for j = 1, k do
+    local name = A[first + j - 1]
+    if not addp.known[name] or cols[name] then return nil, e_bad(verb, 'option') end
+    cols[name] = j
+  end
+  return cols
+end
+
+-- addp.new is an empty set of jobs with columns cols; per is the length of
+-- a job's group (8 + k).
+function addp.new(cols, per)
+  return {cols = cols, per = per, n = 0, at = {}, prios = {}, delays = {}, lanes = {}, parents = {},
+    onfails = {}, waits = {}, depth = {}, kids = {}, dues = {}, opts = {}, extra = {}}
+end
+
+-- addp.job checks the values of job i, whose group starts at A[a] (its
+-- data), and adds it to p. Returns the refusal, or nil.
+function addp.job(verb, p, A, a, i)
+  local cols = p.cols
+  p.at[i] = a
+  p.n = i
+  local prio = uint(A[a + 1], 0, MAX_PRIORITY)
+  if not prio then return e_bad(verb, 'priority') end
+  local delay = uint(A[a + 2], 0, MAX_DELAY)
+  if not delay then return e_bad(verb, 'delay') end
+  if not uint(A[a + 3], 1, MAX_ATTEMPTS) then return e_bad(verb, 'attempts') end
+  local backoff = A[a + 4]
+  if backoff ~= 'fixed' and backoff ~= 'exponential' then return e_bad(verb, 'backoff') end
+  if not uint(A[a + 5], 0, MAX_BACKOFF) then return e_bad(verb, 'backoff_ms') end
+  local ukey = A[a + 6]
+  if #ukey > MAX_UNIQUE_KEY then return e_bad(verb, 'unique_key') end
+  local ttl = uint(A[a + 7], 0, MAX_DELAY)
+  if not ttl or (ttl == 0 and ukey ~= '') then return e_bad(verb, 'unique_ttl') end
+  p.prios[i], p.delays[i] = prio, delay
+  if cols.lane then
+    local l = A[a + 7 + cols.lane]
+    if #l > MAX_LANE_NAME then return e_bad(verb, 'lane') end
+    if l ~= '' then p.lanes[i] = l end
+  end
+  p.depth[i] = 1
+  if cols.parent then
+    local pv = A[a + 7 + cols.parent]
+    if pv ~= '' then
+      local q = uint(pv, 1, i - 1)
+      if not q or p.delays[q] ~= 0 or p.dues[q] or p.depth[q] >= MAX_FLOW_DEPTH then return e_bad(verb, 'parent') end
+      p.parents[i], p.depth[i] = q, p.depth[q] + 1
+      if not p.kids[q] then p.kids[q] = {} end
+      p.kids[q][#p.kids[q] + 1] = i
+    end
+  end
+  if cols.onfail then
+    local o = A[a + 7 + cols.onfail]
+    if o ~= '' and o ~= 'fail' and o ~= 'ignore' and o ~= 'continue' then return e_bad(verb, 'onfail') end
+    if p.parents[i] and (o == 'ignore' or o == 'continue') then p.onfails[i] = o end
+  end
+  if cols.wait then
+    local w = A[a + 7 + cols.wait]
+    if w ~= '' then
+      local ms = uint(w, 0, MAX_WAIT)
+      if not ms then return e_bad(verb, 'wait') end
+      if ms > 0 then p.waits[i] = w end
+    end
+  end
+  -- due (dues[i] when above 0), then the row fields kind, timeout, headers
+  if cols.due then
+    local d = A[a + 7 + cols.due]
+    if d ~= '' then
+      local ms = uint(d, 0, MAX_DUE)
+      if not ms then return e_bad(verb, 'due') end
+      if ms > 0 then p.dues[i] = ms end
+    end
+  end
+  local x = {}
+  if cols.timeout then
+    local v = A[a + 7 + cols.timeout]
+    if v ~= '' then
+      local ms = uint(v, 0, MAX_TIMEOUT)
+      if not ms then return e_bad(verb, 'timeout') end
+      if ms > 0 then x.timeout = v end
+    end
+  end
+  if cols.kind then
+    local v = A[a + 7 + cols.kind]
+    if #v > MAX_KIND then return e_bad(verb, 'kind') end
+    if v ~= '' then x.kind = v end
+  end
+  if cols.headers then
+    local v = A[a + 7 + cols.headers]
+    if #v > MAX_HEADERS then return e_bad(verb, 'headers') end
+    if v ~= '' then x.headers = v end
+  end
+  p.opts[i] = x
+end
+
+-- addp.read makes ADD's reads after the fence for the jobs of p, with the
+-- queue's keys meta, stats, pending, delayed and signal, and queues their
+-- added events in p.evs. Returns the refusal, or nil.
+function addp.read(p, A, meta, stats, pending, delayed, signal)
+  local base, n, at, kids = KEYS[1], p.n, p.at, p.kids
+  p.meta, p.stats, p.pending, p.delayed, p.signal = meta, stats, pending, delayed, signal
+  -- the ids: seq + 1 .. seq + n, predicted for HINCRBY meta seq n
+  local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max', 'events_max', 'jobfields')
+  if m.err then return m end
+  -- a job storing kind, timeout or headers flags the queue (meta jobfields
+  -- 1, never cleared), so CLAIM with ext reads those fields from then on
+  p.flag = false
+  if m[5] ~= '1' then
+    for i = 1, n do
+      if next(p.opts[i]) then
+        p.flag = true
+        break
+      end
+    end
+  end
+  -- events on: each new row carries the bound (ev), its transitions publish
+  p.evmax = m[4] and uint(m[4], 1, MAX_EVENTS) and m[4]
+  local seq = m[1]
+  p.keep = rowint(m[2], MAX_ROW_INT) > 0 or rowint(m[3], MAX_ROW_INT) > 0
+  local refusal = hincr_refusal(seq, n)
+  if refusal then return refusal end
+  local first = seq and tonumber(seq) or 0 -- exact whenever the range below passes
+  if first < 0 or first + n > MAX_ID then return {err = E_ADD_ID_SPACE} end
+  p.first = first
+  local ids, rows = {}, {}
+  for i = 1, n do
+    ids[i] = format('%d', first + i)
+    rows[i] = base .. 'job:' .. ids[i]
+  end
+  p.ids, p.rows = ids, rows
+  -- the unique keys (read, then set) and the rows (created): the caller's ACL
+  -- on all first; a denied unique key is refused where it would be read, a
+  -- denied row where the rows' EXISTS would run
+  local keys = {}
+  for i = 1, n do
+    if A[at[i] + 6] ~= '' then keys[#keys + 1] = base .. 'unique:' .. A[at[i] + 6] end
+  end
+  local nunique = #keys
+  for i = 1, n do keys[nunique + i] = rows[i] end
+  -- the new rows and each new parent's kids, results and failures: one EXISTS
+  local fresh = {}
+  for i = 1, n do fresh[i] = rows[i] end
+  for i = 1, n do
+    if kids[i] then
+      for _, s in ipairs({':kids', ':results', ':failures'}) do fresh[#fresh + 1] = rows[i] .. s end
+    end
+  end
+  for i = n + 1, #fresh do keys[nunique + i] = fresh[i] end
+  local deny, k = first_denied(keys, true, true), 0
+  -- unique keys, job by job
+  local held = {}
+  for i = 1, n do
+    local ukey = A[at[i] + 6]
+    if ukey ~= '' then
+      if held[ukey] then return {err = E_ADD_DUPLICATE_IN_BATCH} end
+      held[ukey] = true
+      k = k + 1
+      if k == deny then return {err = E_NOPERM} end
+      local holder = rpcall('GET', keys[k])
+      if type(holder) == 'table' then return holder end
+      if holder then return e_add_duplicate(holder) end
+    end
+  end
+  if deny and deny > nunique then return {err = E_NOPERM} end
+  if rcall('EXISTS', unpack(fresh)) ~= 0 then return {err = E_ADD_ID_EXISTS} end
+  -- the due times: with a due column the clock is read here (p.now, the
+  -- writes' time too), before the lane accounting, since a due time not
+  -- above now makes the job ready; each due folds into the job's delay, so
+  -- it runs at max(now + delay, due)
+  if p.cols.due then
+    local now = now_ms()
+    p.now = now
+    for i = 1, n do
+      local due = p.dues[i]
+      if due then
+        local t = now + p.delays[i]
+        if due > t then p.delays[i] = due - now end
+      end
+    end
+  end
+  -- the lanes of the jobs that wait in one now
+  local acc = lane_acc()
+  for i = 1, n do
+    if p.lanes[i] and p.delays[i] == 0 and not kids[i] then lane_add(acc, p.lanes[i], 1, 0) end
+  end
+  p.acc = acc
+  refusal = lane_read(acc)
+  if refusal then return refusal end
+  -- types, and the counter
+  local added = rpcall('HGET', stats, 'added')
+  if type(added) == 'table' then return added end
+  refusal = hincr_refusal(added, n)
+  if refusal then return refusal end
+  local was_pending = rpcall('ZCARD', pending)
+  if type(was_pending) == 'table' then return was_pending end
+  p.was_pending = was_pending
+  local t = rpcall('ZCARD', delayed)
+  if type(t) == 'table' then return t end
+  for i = 1, n do
+    if kids[i] then
+      t = rpcall('ZCARD', base .. 'waiting')
+      if type(t) == 'table' then return t end
+      break
+    end
+  end
+  t = rpcall('LLEN', signal)
+  if type(t) == 'table' then return t end
+  p.evs = {}
+  if p.evmax then
+    for i = 1, n do
+      ev(p.evs, p.evmax, 'added', ids[i], 'state', addp.state(p, i))
+    end
+  end
+end
+
+-- addp.state is the state job i of p is added in.
+function addp.state(p, i)
+  return (p.kids[i] and 'waiting') or (p.delays[i] == 0 and 'pending') or 'delayed'
+end
+
+-- addp.write writes the jobs p's reads planned, at server time now (the
+-- caller passes p.now when the reads read the clock); a job's kind, timeout
+-- and headers follow ev in its row, and a job i with p.extra[i] (field
+-- value pairs) gets them last.
+function addp.write(p, A, now)
+  local base, n, at, kids, ids, rows = KEYS[1], p.n, p.at, p.kids, p.ids, p.rows
+  local added_at = format('%d', now)
+  rcall('HINCRBY', p.meta, 'seq', n)
+  if p.flag then rcall('HSET', p.meta, 'jobfields', '1') end
+  local to_pending = false
+  for i = 1, n do
+    local a = at[i]
+    local fields = {'data', A[a], 'state', addp.state(p, i), 'att', '0',
+      'max', A[a + 3], 'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at}
+    local nf = 14
+    if A[a + 6] ~= '' then
+      fields[nf + 1], fields[nf + 2], nf = 'uniq', A[a + 6], nf + 2
+    end
+    if p.lanes[i] then
+      fields[nf + 1], fields[nf + 2], nf = 'lane', p.lanes[i], nf + 2
+    end
+    if p.keep then
+      fields[nf + 1], fields[nf + 2], nf = 'keep', '1', nf + 2
+    end
+    if p.parents[i] then
+      fields[nf + 1], fields[nf + 2], nf = 'parent', ids[p.parents[i]], nf + 2
+    end
+    if p.onfails[i] then
+      fields[nf + 1], fields[nf + 2], nf = 'onfail', p.onfails[i], nf + 2
+    end
+    if kids[i] then
+      fields[nf + 1], fields[nf + 2], nf = 'deps', format('%d', #kids[i]), nf + 2
+    end
+    if p.waits[i] then
+      fields[nf + 1], fields[nf + 2], nf = 'wait', p.waits[i], nf + 2
+    end
+    if p.evmax then
+      fields[nf + 1], fields[nf + 2], nf = 'ev', p.evmax, nf + 2
+    end
+    local x = p.opts[i]
+    for _, name in ipairs({'kind', 'timeout', 'headers'}) do
+      if x[name] then
+        fields[nf + 1], fields[nf + 2], nf = name, x[name], nf + 2
+      end
+    end
+    local extra = p.extra[i]
+    if extra then
+      for j = 1, #extra do fields[nf + j] = extra[j] end
+    end
+    rcall('HSET', rows[i], unpack(fields))
+    if kids[i] then
+      rcall('ZADD', base .. 'waiting', ids[i], ids[i])
+    elseif p.delays[i] ~= 0 then
+      rcall('ZADD', p.delayed, format('%d', now + p.delays[i]), ids[i])
+    elseif p.lanes[i] then
+      rcall('ZADD', base .. 'lane:' .. p.lanes[i], pending_score(p.prios[i], p.first + i), ids[i])
+    else
+      rcall('ZADD', p.pending, pending_score(p.prios[i], p.first + i), ids[i])
+      to_pending = true
+    end
+  end
+  for i = 1, n do
+    if kids[i] then
+      local members = {}
+      for _, c in ipairs(kids[i]) do
+        members[#members + 1] = ids[c]
+        members[#members + 1] = ids[c]
+      end
+      rcall('ZADD', rows[i] .. ':kids', unpack(members))
+    end
+  end
+  for i = 1, n do
+    local ukey = A[at[i] + 6]
+    if ukey ~= '' then
+      rcall('SET', base .. 'unique:' .. ukey, ids[i], 'PX', A[at[i] + 7])
+    end
+  end
+  rcall('HINCRBY', p.stats, 'added', n)
+  local woke = lane_write(p.acc)
+  if (to_pending and p.was_pending == 0) or woke then signal_push(p.signal) end
+end
+
+-- Schedules -------------------------------------------------------------------
+-- docs/PROTOCOL.md, "Schedules". One table, so the library's chunk keeps its
+-- count of locals low.
+
+local sched = {
+  E_CHANGED = 'EMQSTALE schedule.fire schedule changed',
+  E_NOT_DUE = 'EMQSTATE schedule.fire occurrence not due',
+  E_OUTSIDE = 'EMQSTATE schedule.fire occurrence outside the schedule',
+  E_BROKEN = 'EMQSTATE schedule.fire broken definition',
+  MAX_ID = 128, -- protocol.MaxScheduleID
+  MAX_SPEC = 256, -- protocol.MaxCronSpec
+  MAX_TZ = 64, -- protocol.MaxTimeZone
+  MAX_JITTER = 86400000,
+  MAX_TIME = 253402300799999, -- protocol.MaxScheduleTime
+  MAX_LIMIT = 1000000000000, -- protocol.MaxScheduleLimit: the cap, and a revision
+  MAX_GRACE = 86400000,
+  FIXED = 17, -- a definition's elements before its option pairs (kind .. k)
+}
+
+-- sched.id reports whether s is a schedule id: 1..128 bytes of letters,
+-- digits and - _ . : / @.
+function sched.id(s)
+  return #s >= 1 and #s <= sched.MAX_ID and not find(s, '[^A-Za-z0-9%-_%.:/@]')
+end
+
+-- sched.state reads a state field v (false when absent) as {rev, count,
+-- last, next, paused}: each space-separated part read like a row's number.
+function sched.state(v)
+  local parts, pos = {}, 1
+  for i = 1, 5 do
+    local sp = find(v, ' ', pos, true)
+    local part = sub(v, pos, (sp or 0) - 1)
+    parts[i] = rowint(part, MAX_ROW_INT)
+    if not sp then
+      for j = i + 1, 5 do parts[j] = 0 end
+      break
+    end
+    pos = sp + 1
+  end
+  return {rev = parts[1], count = parts[2], last = parts[3], next = parts[4], paused = parts[5] == 1}
+end
+
+-- sched.fmt is the state field of st.
+function sched.fmt(st)
+  return format('%d %d %d %d %d', st.rev, st.count, st.last, st.next, st.paused and 1 or 0)
+end
+
+-- sched.encode is a definition: each element's length, ':', its bytes.
+function sched.encode(A, from, to)
+  local out = {}
+  for i = from, to do out[#out + 1] = #A[i] .. ':' .. A[i] end
+  return table.concat(out)
+end
+
+-- sched.decode is the elements of a definition, or nil when v is not one.
+function sched.decode(v)
+  local out, pos, n = {}, 1, #v
+  while pos <= n do
+    local colon = find(v, ':', pos, true)
+    if not colon then return nil end
+    local len = uint(sub(v, pos, colon - 1), 0, MAX_ROW_INT)
+    if not len or colon + len > n then return nil end
+    out[#out + 1] = sub(v, colon + 1, colon + len)
+    pos = colon + len + 1
+  end
+  return out
+end
+
+-- sched_check checks a definition whose elements are D[o + 1] (kind) ..
+-- D[o + 17 + 2k] with SCHEDULE.SET's value rules, naming verb in the
+-- refusal. It returns the definition's numbers and its template as one
+-- ADD job ({def, p, group}: p as addp.new, group the job's ADD group with
+-- delay 0), or nil and the refusal.
+local function sched_check(verb, D, o)
+  local kind, spec, tz = D[o + 1], D[o + 2], D[o + 3]
+  if kind ~= 'cron' and kind ~= 'every' then return nil, e_bad(verb, 'kind') end
+  if kind == 'cron' then
+    if #spec < 1 or #spec > sched.MAX_SPEC then return nil, e_bad(verb, 'spec') end
+    if #tz > sched.MAX_TZ then return nil, e_bad(verb, 'tz') end
+  else
+    if not uint(spec, 1, MAX_DELAY) then return nil, e_bad(verb, 'spec') end
+    if tz ~= '' then return nil, e_bad(verb, 'tz') end
+  end
+  local def = {}
+  def.jitter = uint(D[o + 4], 0, sched.MAX_JITTER)
+  if not def.jitter then return nil, e_bad(verb, 'jitter') end
+  def.start = uint(D[o + 5], 0, sched.MAX_TIME)
+  if not def.start then return nil, e_bad(verb, 'start') end
+  def['end'] = uint(D[o + 6], 0, sched.MAX_TIME)
+  if not def['end'] or (def['end'] > 0 and def['end'] < def.start) then return nil, e_bad(verb, 'end') end
+  def.limit = uint(D[o + 7], 0, sched.MAX_LIMIT)
+  if not def.limit then return nil, e_bad(verb, 'limit') end
+  if not uint(D[o + 8], 0, sched.MAX_GRACE) then return nil, e_bad(verb, 'grace') end
+  if not uint(D[o + 9], 0, MAX_COUNT) then return nil, e_bad(verb, 'catchup') end
+  local k = uint(D[o + 17], 0, MAX_ADD_OPTIONS)
+  if not k then return nil, e_bad(verb, 'options') end
+  if #D - o ~= sched.FIXED + 2 * k then return nil, e_arity(verb) end
+  -- the template: ADD's group data priority delay attempts backoff
+  -- backoff_ms unique_key unique_ttl, then the option values
+  local group = {D[o + 10], D[o + 11], '0', D[o + 12], D[o + 13], D[o + 14], D[o + 15], D[o + 16]}
+  local names = {}
+  for j = 1, k do
+    names[j] = D[o + 16 + 2 * j]
+    group[8 + j] = D[o + 17 + 2 * j]
+    if names[j] == 'parent' or names[j] == 'onfail' or names[j] == 'due' then return nil, e_bad(verb, 'option') end
+  end
+  local cols, refusal = addp.cols(verb, names, 1, k)
+  if not cols then return nil, refusal end
+  local p = addp.new(cols, 8 + k)
+  refusal = addp.job(verb, p, group, 1, 1)
+  if refusal then return nil, refusal end
+  def.ukey = D[o + 15]
+  return {def = def, p = p, group = group, k = k, cols = cols}
+end

@@ -9,10 +9,9 @@ import (
 )
 
 // add is EMQ.ADD (lua/add.lua): add 1..1000 jobs, each pending or delayed.
-// Crossings: the command, one read batch (the fence, meta seq keep_done
-// keep_done_max events_max jobfields, and the types of stats, pending,
-// delayed and signal), the ACL check of the unique keys and the new rows,
-// one read batch of them, the guard, one write batch.
+// Crossings: the command, one read batch (the fence, meta seq and the types
+// of stats, pending, delayed and signal), the ACL check of the unique keys
+// and the new rows, one read batch of them, the guard, one write batch.
 func add(c *host.Call) error {
 	// shape and layout: numkeys 7 (base version meta stats pending delayed
 	// signal), ARGV a count n, a count k of option columns and their names,
@@ -21,24 +20,93 @@ func add(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	meta, stats, pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4], r.keys[5], r.keys[6]
 	st := adds.get()
 	defer adds.put(st)
-	st.reset()
-	st.flag = false
+	in := addInput{args: r.args, n: r.n, k: r.k, argv: true,
+		meta: r.keys[2], stats: r.keys[3], pending: r.keys[4], delayed: r.keys[5], signal: r.keys[6]}
+	st.begin(in)
 	// values: the option names, then job by job
-	cols, err := verdict.AddOptions(r.args[2 : 2+r.k])
+	if err := st.values(in, r.now); err != nil {
+		return err
+	}
+	// fence and domain reads, driven by the verdict; its first batch is
+	// the fence and ADD's first reads
+	v, err := st.decide(&r)
 	if err != nil {
 		return err
 	}
-	if st.jobs, err = verdict.AddValues(r.args, r.n, r.k, cols, st.jobs[:0]); err != nil {
+	// the jobs' added events, when meta events_max is on, then the stream
+	if err := st.checkEvents(&r); err != nil {
+		return err
+	}
+	// guard, then the writes
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	b := w.Write()
+	added := st.writeJobs(&r, b, v)
+	st.events.writes(b)
+	res, err := b.Run()
+	if err != nil {
+		return wrote(c, err)
+	}
+	if err := st.checkWrites(c, res, 0, added, v); err != nil {
+		return err
+	}
+	// the reply: the new ids, in argument order
+	c.ReplyArray(len(st.ids))
+	for _, id := range st.ids {
+		c.ReplyBulk(id)
+	}
+	return nil
+}
+
+// addInput is what ADD's path adds: ARGV in ADD's form (a count n, a count
+// k of option columns and their names, n groups of 8 + k), whose count the
+// shape checked, and the keys of ADD's K it writes. ADD passes its own
+// ARGV; a verb that adds a job it builds (a schedule's occurrence) passes
+// values of its own in the same form.
+type addInput struct {
+	args [][]byte
+	n, k int
+	// argv: args are the command's own ARGV, which the writes pass on by
+	// reference (a payload is not copied); else they are copied.
+	argv                                  bool
+	meta, stats, pending, delayed, signal []byte
+	// sched, when not nil, is the schedule that enqueues the jobs: each
+	// row ends with sched <sched> sat <sat[i]>.
+	sched []byte
+	sat   [][]byte
+}
+
+// begin resets the state for a new call of in's keys.
+func (st *addState) begin(in addInput) {
+	st.reset()
+	st.in = in
+	st.jobFields = verdict.Field{}
+	s := &st.seen
+	*s = verdict.AddSeen{Holders: s.Holders[:0]}
+}
+
+// values checks in's values: the option names, then job by job
+// (verdict.AddOptions, verdict.AddValues), and folds the due times into
+// the delays at the server's time now. A verb whose first batch made ADD's
+// first reads (takeFirst) calls it after them: it keeps them.
+func (st *addState) values(in addInput, now int64) error {
+	st.in = in
+	cols, err := verdict.AddOptions(in.args[2 : 2+in.k])
+	if err != nil {
+		return err
+	}
+	st.cols = cols
+	if st.jobs, err = verdict.AddValues(in.args, in.n, in.k, cols, st.jobs[:0]); err != nil {
 		return err
 	}
 	if cols.Due >= 0 {
 		// a due time is compared with the server's clock, read once
-		verdict.AddDue(st.jobs, r.now)
+		verdict.AddDue(st.jobs, now)
 	}
-	lane := cols.Lane
 	st.parents = 0
 	for _, j := range st.jobs {
 		if j.IsParent() {
@@ -46,34 +114,54 @@ func add(c *host.Call) error {
 		}
 	}
 	st.lanes.reset(&st.scratch)
-	// fence and domain reads, driven by the verdict
+	return nil
+}
+
+// firstReads adds ADD's first domain reads to b, after what b holds: HMGET
+// meta seq keep_done keep_done_max events_max jobfields, HGET stats added, ZCARD
+// pending, ZCARD delayed, LLEN signal.
+func (st *addState) firstReads(b *host.Batch) *host.Batch {
+	in := &st.in
+	return b.Cmd("HMGET").Arg(in.meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).
+		Cmd("HGET").Arg(in.stats).Str(statAdded).
+		Cmd("ZCARD").Arg(in.pending).
+		Cmd("ZCARD").Arg(in.delayed).
+		Cmd("LLEN").Arg(in.signal)
+}
+
+// takeFirst takes the replies of firstReads, the i-th reply of res on, and
+// the fence's reply version (already judged by a verb that reads the fence
+// with reads of its own).
+func (st *addState) takeFirst(res host.Results, i int, version verdict.Reply[verdict.Field]) {
 	s := &st.seen
-	*s = verdict.AddSeen{Holders: s.Holders[:0]}
+	var m [5]verdict.Field
+	s.Seq = verdict.Reply[verdict.Field]{Made: true, Err: fieldsAt(res, i, m[:])}
+	s.Seq.Val.Bytes, s.Seq.Val.Set = st.copy(m[0].Bytes), m[0].Set
+	s.Keep = [2]verdict.Field{{Bytes: st.copy(m[1].Bytes), Set: m[1].Set}, {Bytes: st.copy(m[2].Bytes), Set: m[2].Set}}
+	st.ev = verdict.Field{Bytes: st.copy(m[3].Bytes), Set: m[3].Set}
+	st.jobFields = verdict.Field{Bytes: st.copy(m[4].Bytes), Set: m[4].Set}
+	s.Version, s.Added = st.keep(version), st.keep(fieldAt(res, i+1))
+	s.Pending, s.Delayed, s.Signal = intAt(res, i+2), intAt(res, i+3), intAt(res, i+4)
+}
+
+// decide runs ADD's verdict and the reads it asks for: the fence and the
+// first reads in one batch (unless takeFirst already took them), the new
+// rows and unique keys, the lanes. It returns the verdict or the refusal.
+func (st *addState) decide(r *verbCall) (verdict.AddVerdict, error) {
+	s := &st.seen
 	step := verdict.Add(st.jobs, s)
 	for ran := verdict.AddNone; step.Need != verdict.AddNone && step.Need != ran; step = verdict.Add(st.jobs, s) {
 		ran = step.Need
 		switch step.Need {
 		case verdict.AddFirst:
-			// GET version, HGET meta seq, HGET stats added, ZCARD pending,
-			// ZCARD delayed, LLEN signal: the verdict takes them in its order
-			res := r.fenced().
-				Cmd("HMGET").Arg(meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).
-				Cmd("HGET").Arg(stats).Str(statAdded).
-				Cmd("ZCARD").Arg(pending).
-				Cmd("ZCARD").Arg(delayed).
-				Cmd("LLEN").Arg(signal).
-				RunAll()
-			var m [5]verdict.Field
-			s.Seq = verdict.Reply[verdict.Field]{Made: true, Err: fieldsAt(res, 1, m[:])}
-			s.Seq.Val.Bytes, s.Seq.Val.Set = st.copy(m[0].Bytes), m[0].Set
-			s.Keep = [2]verdict.Field{{Bytes: st.copy(m[1].Bytes), Set: m[1].Set}, {Bytes: st.copy(m[2].Bytes), Set: m[2].Set}}
-			st.ev = verdict.Field{Bytes: st.copy(m[3].Bytes), Set: m[3].Set}
-			st.flag = verdict.AddFlagsJobFields(st.jobs, m[4])
-			s.Version, s.Added = st.keep(fieldAt(res, 0)), st.keep(fieldAt(res, 2))
-			s.Pending, s.Delayed, s.Signal = intAt(res, 3), intAt(res, 4), intAt(res, 5)
+			// GET version, HMGET meta seq …, HGET stats added, ZCARD
+			// pending, ZCARD delayed, LLEN signal: the verdict takes them
+			// in its order
+			res := st.firstReads(r.fenced()).RunAll()
+			st.takeFirst(res, 1, fieldAt(res, 0))
 		case verdict.AddKeys:
-			if err := st.readKeys(&r, step.Verdict.First); err != nil {
-				return err
+			if err := st.readKeys(r, step.Verdict.First); err != nil {
+				return verdict.AddVerdict{}, err
 			}
 		case verdict.AddLanes:
 			// each job that waits in its lane now counts in its waiting jobs
@@ -84,48 +172,67 @@ func add(c *host.Call) error {
 					st.laneOf[i] = st.lanes.add(r.base, j.Lane, 1, 0)
 				}
 			}
-			refusal, err := st.lanes.read(&r)
+			refusal, err := st.lanes.read(r)
 			if err != nil {
-				return err
+				return verdict.AddVerdict{}, err
 			}
 			s.Lanes = st.lanes.result(refusal)
 		}
 	}
 	if step.Err != nil || step.Need != verdict.AddNone {
-		return orInternal(step.Err)
+		return verdict.AddVerdict{}, orInternal(step.Err)
 	}
-	v := step.Verdict
-	// the jobs' added events, when meta events_max is on, then the stream
+	return step.Verdict, nil
+}
+
+// checkEvents collects the jobs' added events, when meta events_max is on,
+// and runs the events stream's reads (the verb's EMQKIND and EMQSTATE
+// texts name r's verb).
+func (st *addState) checkEvents(r *verbCall) error {
 	st.events.reset()
+	if !evOn(st.ev) {
+		return nil
+	}
+	for i, j := range st.jobs {
+		state := protocol.StatePending
+		switch {
+		case j.IsParent():
+			state = protocol.StateWaiting
+		case j.Delay > 0:
+			state = protocol.StateDelayed
+		}
+		st.events.add(st.ev, protocol.EventAdded, st.ids[i], protocol.EventStateField, []byte(state))
+	}
+	return st.events.check(r)
+}
+
+// arg adds the i-th entry of the input's args to b: by reference when they
+// are the command's ARGV.
+func (st *addState) arg(r *verbCall, b *host.Batch, i int) *host.Batch {
+	if st.in.argv {
+		return b.Argv(r.argv(i))
+	}
+	return b.Arg(st.in.args[i])
+}
+
+// writeJobs adds ADD's writes to b, after what b holds, but for the jobs'
+// events (st.events.writes, the call's last writes), and returns the index
+// of HINCRBY stats added among them (HINCRBY meta seq is the first).
+// Every key written is typed: meta and stats by HGET, pending and delayed
+// by ZCARD, signal by LLEN, the rows are absent (EXISTS) and SET takes any
+// unique key. The writes are the Lua's, with the jobs' ZADDs merged into
+// one per set (docs/PROTOCOL.md, ADD).
+func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) (added int) {
+	in := &st.in
+	meta, stats, pending, delayed, signal := in.meta, in.stats, in.pending, in.delayed, in.signal
+	s := &st.seen
 	on := evOn(st.ev)
-	if on {
-		for i, j := range st.jobs {
-			state := protocol.StatePending
-			switch {
-			case j.IsParent():
-				state = protocol.StateWaiting
-			case j.Delay > 0:
-				state = protocol.StateDelayed
-			}
-			st.events.add(st.ev, protocol.EventAdded, st.ids[i], protocol.EventStateField, []byte(state))
-		}
-		if err := st.events.check(&r); err != nil {
-			return err
-		}
-	}
-	// every key written is typed: meta and stats by HGET, pending and
-	// delayed by ZCARD, signal by LLEN, the rows are absent (EXISTS) and SET
-	// takes any unique key. Guard, then the writes: the Lua's, with the jobs'
-	// ZADDs merged into one per set (docs/PROTOCOL.md, ADD).
-	w, err := c.BeginWrites()
-	if err != nil {
-		return err
-	}
 	n := int64(len(st.jobs))
 	at := st.decimal(r.now)
-	b := w.Write().Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(n)
+	b.Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(n)
+	// a job storing kind, timeout or headers flags the queue
 	flag := 0
-	if st.flag {
+	if verdict.AddFlagsJobFields(st.jobs, st.jobFields) {
 		b.Cmd("HSET").Arg(meta).Str(protocol.MetaJobFields).Str(protocol.JobFieldsOn)
 		flag = 1
 	}
@@ -145,19 +252,20 @@ func add(c *host.Call) error {
 		default:
 			toPending++
 		}
-		b.Cmd("HSET").Arg(st.rows[i]).
-			Str(protocol.FieldData).Argv(r.argv(j.Arg + verdict.AddData)).
+		b.Cmd("HSET").Arg(st.rows[i]).Str(protocol.FieldData)
+		st.arg(r, b, j.Arg+verdict.AddData).
 			Str(protocol.FieldState).Str(state).
 			Str(protocol.FieldAttempts).Str("0").
-			Str(protocol.FieldMax).Argv(r.argv(j.Arg + verdict.AddAttempts)).
-			Str(protocol.FieldPriority).Argv(r.argv(j.Arg + verdict.AddPriority)).
-			Str(protocol.FieldBackoff).Arg(st.backoff(r.args, j)).
+			Str(protocol.FieldMax)
+		st.arg(r, b, j.Arg+verdict.AddAttempts).Str(protocol.FieldPriority)
+		st.arg(r, b, j.Arg+verdict.AddPriority).
+			Str(protocol.FieldBackoff).Arg(st.backoff(in.args, j)).
 			Str(protocol.FieldAdded).Arg(at)
 		if len(j.Unique) > 0 {
-			b.Str(protocol.FieldUnique).Argv(r.argv(j.Arg + verdict.AddUnique))
+			st.arg(r, b.Str(protocol.FieldUnique), j.Arg+verdict.AddUnique)
 		}
 		if j.Lane != nil {
-			b.Str(protocol.FieldLane).Argv(r.argv(j.Arg + verdict.AddLaneArg(lane)))
+			st.arg(r, b.Str(protocol.FieldLane), j.Arg+verdict.AddLaneArg(st.cols.Lane))
 		}
 		if v.Keep {
 			b.Str(protocol.FieldKeep).Str("1")
@@ -185,6 +293,9 @@ func add(c *host.Call) error {
 		}
 		if j.Headers != nil {
 			b.Str(protocol.FieldHeaders).Arg(j.Headers)
+		}
+		if in.sched != nil {
+			b.Str(protocol.FieldSchedule).Arg(in.sched).Str(protocol.FieldScheduledAt).Arg(in.sat[i])
 		}
 	}
 	// one ZADD pending <score> <id> … and one ZADD delayed <now+delay> <id>
@@ -246,11 +357,12 @@ func add(c *host.Call) error {
 	}
 	for i, j := range st.jobs {
 		if len(j.Unique) > 0 {
-			b.Cmd("SET").Arg(st.uniques[i]).Arg(st.ids[i]).Str("PX").Argv(r.argv(j.Arg + verdict.AddUniqueTTL))
+			b.Cmd("SET").Arg(st.uniques[i]).Arg(st.ids[i]).Str("PX")
+			st.arg(r, b, j.Arg+verdict.AddUniqueTTL)
 		}
 	}
 	b.Cmd("HINCRBY").Arg(stats).Str(statAdded).Int(n)
-	added := 1 + flag + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique // its index in the batch
+	added = 1 + flag + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique
 	if st.parents > 0 {
 		added += 1 + st.parents
 	}
@@ -258,28 +370,24 @@ func add(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
-	st.events.writes(b)
-	res, err := b.Run()
-	if err != nil {
-		return wrote(c, err)
-	}
-	if err := predicted(c, res, 0, v.Seq); err != nil {
+	return added
+}
+
+// checkWrites checks the replies of writeJobs' HINCRBYs, written from the
+// from-th command of res on, against the verdict's predictions.
+func (st *addState) checkWrites(c *host.Call, res host.Results, from, added int, v verdict.AddVerdict) error {
+	if err := predicted(c, res, from, v.Seq); err != nil {
 		return err
 	}
-	if err := predicted(c, res, added, v.Added); err != nil {
-		return err
-	}
-	// the reply: the new ids, in argument order
-	c.ReplyArray(len(st.ids))
-	for _, id := range st.ids {
-		c.ReplyBulk(id)
-	}
-	return nil
+	return predicted(c, res, from+added, v.Added)
 }
 
 // addState is ADD's scratch between commands.
 type addState struct {
 	scratch
+	// in is the call's input; cols its option columns.
+	in   addInput
+	cols verdict.AddColumns
 	seen verdict.AddSeen
 	jobs []verdict.AddJob
 	// ids, rows and uniques are each job's new id, its row key and its
@@ -302,8 +410,8 @@ type addState struct {
 	// ev is meta events_max; events the jobs' added events.
 	ev     verdict.Field
 	events jobEvents
-	// flag: the call sets meta jobfields (verdict.AddFlagsJobFields).
-	flag bool
+	// jobFields is meta jobfields as read (verdict.AddFlagsJobFields).
+	jobFields verdict.Field
 }
 
 var adds pool[addState]

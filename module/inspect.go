@@ -98,11 +98,11 @@ func inspect(c *host.Call) error {
 }
 
 // inspectState is INSPECT's scratch between commands: one field per name of
-// protocol.InspectFields (twenty-two; the protocol's test holds the list).
+// protocol.InspectFields (twenty-four; the protocol's test holds the list).
 type inspectState struct {
 	scratch
 	seen   verdict.InspectSeen
-	fields [22]verdict.Field
+	fields [24]verdict.Field
 	lines  [][]byte
 }
 

@@ -29,6 +29,8 @@ type argCount struct {
 	// options: ARGV[2] counts option columns, each adding one entry to
 	// every group (ADD): grammar.OptionArity
 	options bool
+	// shaped, when not nil, is the verb's own ARGV count rule (its n).
+	shaped func(args [][]byte) (int, error)
 }
 
 // exactly is an ARGV of n entries.
@@ -43,6 +45,9 @@ func counted(per int) argCount { return argCount{per: per} }
 // withOptions is an ARGV of a count n, a count k of option columns and
 // their k names, then n groups of per + k entries.
 func withOptions(per int) argCount { return argCount{per: per, options: true} }
+
+// shapedBy is an ARGV whose count the verb's own rule f judges.
+func shapedBy(f func(args [][]byte) (int, error)) argCount { return argCount{shaped: f} }
 
 // verbCall is a keyed verb call that passed shape and layout. Its byte slices
 // are views of the command's arguments, valid until the handler returns.
@@ -74,7 +79,11 @@ func prelude(c *host.Call, v *protocol.Verb, a argCount) (verbCall, error) {
 		return verbCall{}, err
 	}
 	n, k := 0, 0
-	if a.options {
+	if a.shaped != nil {
+		if n, err = a.shaped(sh.Args); err != nil {
+			return verbCall{}, err
+		}
+	} else if a.options {
 		if n, k, err = grammar.OptionArity(v, sh.Args, a.per); err != nil {
 			return verbCall{}, err
 		}

@@ -7,8 +7,10 @@ import (
 
 // verbs lists the keyed commands, one line per verb, in the order of
 // docs/PROTOCOL.md: the job core, the lane and rate verbs, the retention and
-// flow verbs, the bus verbs, the job-event verbs, then the operations verbs. Each handler lives in the file named like its Lua script
-// (claim.go, claim.lua).
+// flow verbs, the bus verbs, the job-event verbs, the operations verbs, the
+// rescheduling and cancellation verbs, then the schedule verbs. Each handler
+// lives in the file named like its Lua script (claim.go, claim.lua; the
+// schedule verbs, schedule.*.lua, all in schedule.go).
 func verbs() []host.Command {
 	return []host.Command{
 		verbCommand(protocol.Install, install, "Stamps the queue's wire version."),
@@ -48,6 +50,13 @@ func verbs() []host.Command {
 		verbCommand(protocol.Retry, retry, "Moves one delayed job to pending now."),
 		verbCommand(protocol.Reschedule, reschedule, "Moves a pending or delayed job to a new due time."),
 		verbCommand(protocol.Cancel, cancel, "Ends a pending, delayed or active job in the dead set, cancelled."),
+		verbCommand(protocol.ScheduleSet, scheduleSet, "Creates or replaces a schedule of periodic jobs."),
+		verbCommand(protocol.SchedulePause, schedulePause, "Stops a schedule."),
+		verbCommand(protocol.ScheduleResume, scheduleResume, "Starts a paused schedule again from the server's time."),
+		verbCommand(protocol.ScheduleRemove, scheduleRemove, "Deletes a schedule; the jobs it enqueued stay."),
+		verbCommand(protocol.ScheduleList, scheduleList, "Replies a page of the schedules, in byte order of their ids."),
+		verbCommand(protocol.ScheduleDue, scheduleDue, "Replies the server's time and the schedules due at it."),
+		verbCommand(protocol.ScheduleFire, scheduleFire, "Enqueues a schedule's occurrences and advances it, once per occurrence."),
 	}
 }
 

@@ -172,3 +172,19 @@ const (
 	// ErrRescheduleState: RESCHEDULE takes pending and delayed jobs only.
 	ErrRescheduleState = "EMQSTATE reschedule not pending or delayed"
 )
+
+// Schedule refusals (docs/PROTOCOL.md, "SCHEDULE.FIRE").
+const (
+	// ErrScheduleChanged: the schedule is gone, paused, or its revision or
+	// last fired time is not the one the occurrences were computed from
+	// (another worker fired them first).
+	ErrScheduleChanged = "EMQSTALE schedule.fire schedule changed"
+	// ErrScheduleNotDue: the call's upto is after the server's time.
+	ErrScheduleNotDue = "EMQSTATE schedule.fire occurrence not due"
+	// ErrScheduleOutside: an occurrence is before start or after end, the
+	// cap would be passed, or a jitter is above the schedule's.
+	ErrScheduleOutside = "EMQSTATE schedule.fire occurrence outside the schedule"
+	// ErrScheduleBroken: the stored definition does not decode, or a value
+	// of it is outside SCHEDULE.SET's domains.
+	ErrScheduleBroken = "EMQSTATE schedule.fire broken definition"
+)

@@ -151,14 +151,16 @@ func TestVerbTable(t *testing.T) {
 	require.Len(t, protocol.EventVerbs, 1)
 	require.Len(t, protocol.OpsVerbs, 5)
 	require.Len(t, protocol.HandlerVerbs, 2)
-	require.Len(t, protocol.All, 37)
+	require.Len(t, protocol.ScheduleVerbs, 7)
+	require.Len(t, protocol.All, 44)
 	for _, read := range []*protocol.Verb{protocol.Stats, protocol.Inspect, protocol.Lane, protocol.Lanes, protocol.Children, protocol.Jobs} {
 		require.Equal(t, protocol.Reads, read.Mode, read.Name)
 	}
 	require.Equal(t, 7, protocol.Add.NumKeys())
 	require.Equal(t, protocol.StatsCounters, []string{"added", "completed", "failed", "retried", "dead", "recovered", "removed", "requeued", "trimmed", "cancelled"})
 	require.Equal(t, []string{"state", "data", "att", "max", "prio", "bo", "at", "err", "prog", "uniq", "lane",
-		"keep", "parent", "onfail", "deps", "cfail", "wait", "res", "kind", "timeout", "headers", "cancelled"}, protocol.InspectFields)
+		"keep", "parent", "onfail", "deps", "cfail", "wait", "res", "kind", "timeout", "headers", "cancelled",
+		"sched", "sat"}, protocol.InspectFields)
 }
 
 func TestFormatInt(t *testing.T) {

@@ -69,6 +69,10 @@ var registry = map[string]string{
 	"ErrCancelled":            protocol.ErrCancelled(hole),
 	"ErrCancelState":          protocol.ErrCancelState,
 	"ErrRescheduleState":      protocol.ErrRescheduleState,
+	"ErrScheduleChanged":      protocol.ErrScheduleChanged,
+	"ErrScheduleNotDue":       protocol.ErrScheduleNotDue,
+	"ErrScheduleOutside":      protocol.ErrScheduleOutside,
+	"ErrScheduleBroken":       protocol.ErrScheduleBroken,
 }
 
 // notInLua are the registry texts the Lua scripts never spell, and why. A

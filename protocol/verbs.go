@@ -153,8 +153,10 @@ var FlowVerbs = []*Verb{Retain, Trim, Children}
 
 // All lists every keyed verb both executors run: the job core, the lane and
 // rate verbs, the retention and flow verbs, the bus verbs, the job-event
-// verbs, the operations verbs, then the rescheduling and cancellation verbs.
-var All = append(append(append(append(append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...), BusVerbs...), EventVerbs...), OpsVerbs...), HandlerVerbs...)
+// verbs, the operations verbs, the rescheduling and cancellation verbs, then
+// the schedule verbs.
+var All = append(append(append(append(append(append(append(append([]*Verb(nil), JobCore...), LaneVerbs...), FlowVerbs...), BusVerbs...), EventVerbs...), OpsVerbs...), HandlerVerbs...),
+	ScheduleVerbs...)
 
 // VersionCommand is the native executor's probe: no keys, replies Wire.
 const VersionCommand = "EMQ.VERSION"
@@ -246,6 +248,7 @@ var InspectFields = []string{
 	FieldBackoff, FieldAdded, FieldError, FieldProgress, FieldUnique, FieldLane,
 	FieldKeep, FieldParent, FieldOnFail, FieldDeps, FieldChildFail, FieldWait, FieldResult,
 	FieldKind, FieldTimeout, FieldHeaders, FieldCancelled,
+	FieldSchedule, FieldScheduledAt,
 }
 
 // Meta fields.

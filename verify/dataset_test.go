@@ -193,7 +193,7 @@ func timeSet(key string) bool {
 	if !strings.HasPrefix(key, protocol.KeyPrefix+"{") {
 		return false
 	}
-	for _, s := range []string{protocol.SuffixActive, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixCompleted} {
+	for _, s := range []string{protocol.SuffixActive, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixCompleted, protocol.SuffixScheduleDue} {
 		if strings.HasSuffix(key, "}:"+s) {
 			return true
 		}
@@ -227,6 +227,10 @@ func compareItems(key string, x, y keyDump, window int64) string {
 				continue
 			}
 			if jobRow(key) && xi[i] == protocol.FieldAdded && within(xi[i+1], yi[i+1], window) {
+				continue
+			}
+			if strings.HasSuffix(key, "}:"+protocol.SuffixSchedules) && strings.HasPrefix(xi[i], protocol.ScheduleStateField) &&
+				sameState(xi[i+1], yi[i+1], window) {
 				continue
 			}
 			return fmt.Sprintf("field %q: A %s, B %s", xi[i], quote(xi[i+1]), quote(yi[i+1]))

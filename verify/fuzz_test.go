@@ -68,10 +68,10 @@ var fuzzCommands = func() []string {
 // laterVerbs are the verbs specified after the fuzz corpus was first
 // written, in the order they were added.
 // The flow verbs joined the list after the bus verbs' seeds were written,
-// so they follow them; the operations verbs, then the rescheduling and
-// cancellation verbs, come last.
-var laterVerbs = append(append(append(append(append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...),
-	protocol.FlowVerbs...), protocol.EventVerbs...), protocol.OpsVerbs...), protocol.HandlerVerbs...)
+// so they follow them; the operations verbs, the rescheduling and
+// cancellation verbs, then the schedule verbs, come last.
+var laterVerbs = append(append(append(append(append(append(append([]*protocol.Verb{protocol.CompleteMany}, protocol.LaneVerbs...), protocol.BusVerbs...),
+	protocol.FlowVerbs...), protocol.EventVerbs...), protocol.OpsVerbs...), protocol.HandlerVerbs...), protocol.ScheduleVerbs...)
 
 // Argument separator and placeholders of argv.
 const (
@@ -179,8 +179,8 @@ func (fz *fuzzer) command(cmd uint8, argv []byte) []string {
 // Setup bits.
 const (
 	setupInstalled = 1 << iota // version 1
-	setupJobs                  // jobs 1-5: pending, pending (priority), delayed, active, dead; logs; a unique key
-	setupWrongType             // pending a string, job 2 a list, stats a zset
+	setupJobs                  // jobs 1-5: pending, pending (priority), delayed, active, dead; logs; a unique key; schedules s1 (due), s2 (paused), s3 (broken)
+	setupWrongType             // pending a string, job 2 a list, stats a zset, scheddue a string
 	setupEdges                 // seq and every counter at int64 max, att of job 4 at the 15-digit edge
 	setupPaused                // meta paused 1
 	setupForeign               // members that are not ids, a row without att, version 3 on queue "g"
@@ -214,6 +214,15 @@ func setup(bits uint8) [][]string {
 			[]string{"RPUSH", k.Logs("4"), "l1", "l2"},
 			[]string{"SET", k.Unique("u"), "2", "PX", "3600000"},
 			[]string{"RPUSH", k.Signal, "1"},
+		)
+		// schedules: s1 due (every second, last 1000), s2 paused, s3
+		// with a definition that does not decode
+		def := protocol.EncodeList([]string{"every", "1000", "", "0", "0", "0", "0", "60000", "1", "d", "0", "3", "fixed", "0", "", "0", "0"})
+		schedules := k.Fixed(protocol.SuffixSchedules)
+		out = append(out,
+			[]string{"HSET", schedules, "d:s1", def, "s:s1", "1 0 1000 1000 0", "d:s2", def, "s:s2", "2 0 1000 0 1", "d:s3", "5:every", "s:s3", "1 0 1000 1000 0"},
+			[]string{"ZADD", k.Fixed(protocol.SuffixScheduleDue), "1000", "s1", "1000", "s3"},
+			[]string{"ZADD", k.Fixed(protocol.SuffixScheduleIDs), "0", "s1", "0", "s2", "0", "s3"},
 		)
 	}
 	if bits&setupEdges != 0 {
@@ -290,6 +299,7 @@ func setup(bits uint8) [][]string {
 			[]string{"SET", k.Pending, "x"},
 			[]string{"RPUSH", k.Job("2"), "x"},
 			[]string{"ZADD", k.Stats, "1", "x"},
+			[]string{"SET", k.Fixed(protocol.SuffixScheduleDue), "x"},
 		)
 	}
 	return out
@@ -517,6 +527,14 @@ var fuzzValid = map[string][]string{
 	// job 3 is delayed: to a due time an hour on; job 4 is active
 	protocol.Reschedule.Name: {"3", "0", "3600000"},
 	protocol.Cancel.Name:     {"4"},
+	// s1 (setupJobs) is due with last 1000: one occurrence at 2000
+	protocol.ScheduleSet.Name:    {"s4", "cron", "*/5 * * * * *", "Europe/Paris", "1000", "0", "0", "3", "60000", "1", "d", "5", "3", "fixed", "10", "u9", "1000", "1", "lane", "a"},
+	protocol.SchedulePause.Name:  {"s1"},
+	protocol.ScheduleResume.Name: {"s2"},
+	protocol.ScheduleRemove.Name: {"s1"},
+	protocol.ScheduleList.Name:   {"", "10"},
+	protocol.ScheduleDue.Name:    {"10"},
+	protocol.ScheduleFire.Name:   {"s1", "1", "1000", "2000", "3000", "1", "2000", "0"},
 }
 
 // A fuzzSeed is one named input of the seed corpus.
@@ -623,6 +641,16 @@ func fuzzSeeds() []fuzzSeed {
 	for i := range protocol.MaxCount {
 		thousand = append(thousand, strconv.Itoa(i+1), "1")
 	}
+	fire := func(name string, bits uint8, args ...string) {
+		seeds = append(seeds, fuzzSeed{"schedule-fire-" + name, idx(protocol.ScheduleFire.Command), bits, append([]string{N, K}, args...)})
+	}
+	fire("stale", full, "s1", "2", "1000", "2000", "0", "0")
+	fire("broken", full, "s3", "1", "1000", "2000", "0", "0")
+	fire("not-due", full, "s1", "1", "1000", "253402300799999", "0", "0")
+	fire("many", full|setupLanes|setupEvents, "s1", "1", "1000", "5000", "6000", "4", "2000", "0", "3000", "0", "4000", "0", "5000", "0")
+	fire("edges", full|setupEdges, "s1", "1", "1000", "2000", "3000", "1", "2000", "0")
+	seeds = append(seeds, fuzzSeed{"schedule-set-binary", idx(protocol.ScheduleSet.Command), full,
+		[]string{N, K, "s1", "every", "1000", "", "0", "0", "0", "0", "0", "0", "\x00\xff", "0", "1", "fixed", "0", "\x00{f}", "1000", "2", "wait", "1", "lane", "\x00{x}:"}})
 	many("thousand", full, thousand...)
 	many("thousand-edges", full|setupEdges|setupForeign, thousand...)
 	ops := func(name string, v *protocol.Verb, bits uint8, args ...string) {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -515,6 +516,9 @@ func (g *gen) validArgs(v *protocol.Verb, q string) []string {
 	case protocol.Cancel:
 		return []string{id(protocol.SuffixPending, protocol.SuffixDelayed, protocol.SuffixActive)}
 	}
+	if slices.Contains(protocol.ScheduleVerbs, v) {
+		return g.scheduleValidArgs(v, q)
+	}
 	return g.opsValidArgs(v, q)
 }
 
@@ -757,6 +761,7 @@ func (g *gen) actions() map[string]func(*rapid.T) {
 	} {
 		all[name] = a
 	}
+	maps.Copy(all, g.scheduleActions(bad))
 	return all
 }
 

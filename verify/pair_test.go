@@ -409,6 +409,8 @@ func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
 		set = protocol.SuffixActive
 	case protocol.Promote:
 		set = protocol.SuffixDelayed
+	case protocol.ScheduleDue:
+		set = protocol.SuffixScheduleDue
 	case protocol.Add, protocol.Claim, protocol.FailuresIncr:
 		// the unique keys' expiries, the rate window's, the failure
 		// counters'
@@ -449,13 +451,15 @@ func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
 }
 
 // timeSetOf is the zset whose due members verb v takes: active for
-// RECOVER, delayed for PROMOTE, else "".
+// RECOVER, delayed for PROMOTE, scheddue for SCHEDULE.DUE, else "".
 func timeSetOf(v *protocol.Verb) string {
 	switch v {
 	case protocol.Recover:
 		return protocol.SuffixActive
 	case protocol.Promote:
 		return protocol.SuffixDelayed
+	case protocol.ScheduleDue:
+		return protocol.SuffixScheduleDue
 	}
 	return ""
 }
@@ -537,7 +541,10 @@ func (s side) ttls(t tb) []int64 {
 //     score, when the two are integers at most p.window apart (renderOps);
 //   - CLAIM's EMQRATE wait (the rate window's PTTL), when the two waits are
 //     at most p.window apart;
-//   - PUBLISH's entry id, when the two ids' ms are at most p.window apart.
+//   - PUBLISH's entry id, when the two ids' ms are at most p.window apart;
+//   - SCHEDULE.DUE's time, and the schedule states SCHEDULE.DUE and
+//     SCHEDULE.LIST reply, whose last and next the servers' clocks may
+//     have set (SET, RESUME): equal but for those, at most p.window apart.
 //
 // Anything else is compared as it is.
 func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
@@ -563,6 +570,25 @@ func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
 			mb, _, okB := strings.Cut(rb.Text, "-")
 			if okA && okB && p.sameTime(ma, mb) {
 				return `"<entry id>"`, `"<entry id>"`
+			}
+		}
+	case protocol.ScheduleDue, protocol.ScheduleList:
+		if ra.Kind == "array" && rb.Kind == "array" && len(ra.Elems) == len(rb.Elems) {
+			ra, rb = cloneNode(ra), cloneNode(rb)
+			for i := range ra.Elems {
+				x, y := ra.Elems[i], rb.Elems[i]
+				if i == 0 && s.Verb == protocol.ScheduleDue {
+					if x.Kind == "int" && y.Kind == "int" && x.Int >= t0 && y.Int <= t1 {
+						ra.Elems[0] = node{Kind: "bulk", Text: "<now>"}
+						rb.Elems[0] = ra.Elems[0]
+					}
+					continue
+				}
+				if x.Kind == "array" && y.Kind == "array" && len(x.Elems) == 3 && len(y.Elems) == 3 &&
+					x.Elems[2].Kind == "bulk" && y.Elems[2].Kind == "bulk" && p.sameState(x.Elems[2].Text, y.Elems[2].Text) {
+					rb.Elems[i] = cloneNode(y)
+					rb.Elems[i].Elems[2] = x.Elems[2]
+				}
 			}
 		}
 	case protocol.Inspect:
@@ -614,6 +640,27 @@ func (p *pair) sameTime(a, b string) bool {
 	x, errX := strconv.ParseInt(a, 10, 64)
 	y, errY := strconv.ParseInt(b, 10, 64)
 	return errX == nil && errY == nil && x-y <= p.window && y-x <= p.window
+}
+
+// sameState reports whether two schedule states are the same but for their
+// last and next, which may be two readings of the clock by one step.
+func (p *pair) sameState(a, b string) bool {
+	return sameState(a, b, p.window)
+}
+
+// sameState reports whether two schedule states (rev count last next
+// paused) are equal but for last and next, at most window apart.
+func sameState(a, b string, window int64) bool {
+	x, y := strings.Split(a, " "), strings.Split(b, " ")
+	if len(x) != 5 || len(y) != 5 {
+		return a == b
+	}
+	for i := range x {
+		if x[i] != y[i] && ((i != 2 && i != 3) || !within(x[i], y[i], window)) {
+			return false
+		}
+	}
+	return true
 }
 
 // compareDatasets dumps both servers and returns their differences. A key

@@ -81,6 +81,9 @@ is JSON, else as a hex dump.`,
 		if info.UniqueKey != "" {
 			fmt.Fprintf(tw, "unique key\t%s\n", shown([]byte(info.UniqueKey)))
 		}
+		if info.Schedule != "" {
+			fmt.Fprintf(tw, "schedule\t%s, occurrence of %s\n", info.Schedule, info.ScheduledAt.UTC().Format(time.RFC3339Nano))
+		}
 		if info.Parent != "" {
 			fmt.Fprintf(tw, "parent\t%s\n", info.Parent)
 		}

@@ -55,7 +55,7 @@ Every command that reads prints JSON with --json.
 		a.newPauseCmd(true), a.newPauseCmd(false), a.newPromoteCmd(),
 		a.newJobActionCmd(requeueAction()), a.newJobActionCmd(removeAction()), a.newJobActionCmd(cancelAction()),
 		a.newJobsCmd(), a.newJobActionCmd(retryAction()),
-		a.newDashCmd(),
+		a.newDashCmd(), a.newSchedulesCmd(),
 	)
 	return root
 }

@@ -1,6 +1,7 @@
 // Package feature holds what the feature benchmarks (bench/lanes,
-// bench/flows) share: one valkey-server with the module built from this
-// checkout, its statistics, and the report's median and range.
+// bench/flows, bench/schedules) share: one valkey-server with the module
+// built from this checkout, its statistics, and the report's median and
+// range.
 package feature
 
 import (

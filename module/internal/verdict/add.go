@@ -59,7 +59,11 @@ var noColumns = AddColumns{-1, -1, -1, -1, -1, -1, -1, -1}
 // AddOptions checks ADD's option names (ARGV[3 … 2+k]): each a known option
 // (lane, parent, onfail, wait, due, timeout, kind, headers), named once,
 // else "bad option". It returns the columns' indexes among the options.
-func AddOptions(names [][]byte) (AddColumns, error) {
+func AddOptions(names [][]byte) (AddColumns, error) { return AddOptionsOf(protocol.Add.Name, names) }
+
+// AddOptionsOf is AddOptions for a verb that adds jobs as ADD does (a
+// schedule's template): its refusal names verb.
+func AddOptionsOf(verb string, names [][]byte) (AddColumns, error) {
 	cols := noColumns
 	for i, name := range names {
 		var col *int
@@ -82,7 +86,7 @@ func AddOptions(names [][]byte) (AddColumns, error) {
 			col = &cols.Headers
 		}
 		if col == nil || *col >= 0 {
-			return noColumns, refusal(protocol.ErrBadArg(protocol.Add.Name, "option"))
+			return noColumns, refusal(protocol.ErrBadArg(verb, "option"))
 		}
 		*col = i
 	}
@@ -98,9 +102,15 @@ func AddOptions(names [][]byte) (AddColumns, error) {
 // none), "bad parent", "bad onfail", "bad wait", then the job options:
 // "bad due", "bad timeout", "bad kind", "bad headers". data is any bytes.
 func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJob, error) {
+	return AddValuesOf(protocol.Add.Name, args, n, k, cols, jobs)
+}
+
+// AddValuesOf is AddValues for a verb that adds jobs as ADD does (a
+// schedule's template): its refusals name verb.
+func AddValuesOf(verb string, args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJob, error) {
 	lane := cols.Lane
 	first := len(jobs)
-	bad := func(name string) error { return refusal(protocol.ErrBadArg(protocol.Add.Name, name)) }
+	bad := func(name string) error { return refusal(protocol.ErrBadArg(verb, name)) }
 	per := protocol.AddArgsPerJob + k
 	for i := range n {
 		a := 2 + k + per*i
@@ -174,7 +184,7 @@ func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJo
 				}
 			}
 		}
-		if err := addJobOptions(j, cols, &job); err != nil {
+		if err := addJobOptions(verb, j, cols, &job); err != nil {
 			return jobs, err
 		}
 		jobs = append(jobs, job)
@@ -184,9 +194,9 @@ func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJo
 
 // addJobOptions checks a job's option values (docs/PROTOCOL.md, "Job
 // options"), in this order whatever the columns' order: due, timeout, kind,
-// headers.
-func addJobOptions(j [][]byte, cols AddColumns, job *AddJob) error {
-	bad := func(name string) error { return refusal(protocol.ErrBadArg(protocol.Add.Name, name)) }
+// headers; its refusals name verb.
+func addJobOptions(verb string, j [][]byte, cols AddColumns, job *AddJob) error {
+	bad := func(name string) error { return refusal(protocol.ErrBadArg(verb, name)) }
 	if cols.Due >= 0 {
 		if d := j[protocol.AddArgsPerJob+cols.Due]; len(d) > 0 {
 			x, ok := grammar.Decimal(d, 0, protocol.MaxDueMS)

@@ -132,6 +132,10 @@ type JobView struct {
 	Result       []byte `json:"result,omitempty"`
 	ResultFormat string `json:"result_format,omitempty"`
 	ResultText   string `json:"result_text,omitempty"`
+	// Schedule is the schedule that enqueued it, ScheduledAt the
+	// occurrence's time.
+	Schedule    string     `json:"schedule,omitempty"`
+	ScheduledAt *time.Time `json:"scheduled_at,omitempty"`
 	// Children are a parent's children, when read (Queue.Children).
 	Children []ChildView `json:"children,omitempty"`
 	Logs     []string    `json:"logs"`
@@ -183,6 +187,11 @@ func ViewOfJob(queue string, info *trafikey.JobInfo) JobView {
 		Kind: info.Kind, TimeoutMS: info.Timeout.Milliseconds(), Headers: info.Headers, Cancelled: info.Cancelled,
 		Parent: info.Parent, Waiting: info.Waiting, ChildFailed: info.ChildFailed, Result: info.Result,
 		Payload: info.Payload, PayloadSize: len(info.Payload),
+	}
+	if info.Schedule != "" {
+		v.Schedule = info.Schedule
+		at := info.ScheduledAt.UTC()
+		v.ScheduledAt = &at
 	}
 	if v.Logs == nil {
 		v.Logs = []string{}

@@ -793,6 +793,7 @@ function jobView(queue, id) {
         ["timeout", j.timeout_ms ? ms(j.timeout_ms) : "the worker's"],
         ["lane", j.lane || "–"],
         ["parent", j.parent ? el("a", { href: jobHref(queue, j.parent), id: "job-parent" }, "job " + j.parent) : "–"],
+        j.schedule ? ["schedule", j.schedule + (j.scheduled_at ? ", the occurrence of " + new Date(j.scheduled_at).toLocaleString() : "")] : null,
         j.waiting_children ? ["waiting for", plural(j.waiting_children, "child", "children")] : null,
         j.child_failed ? ["failed by", el("a", { href: jobHref(queue, j.child_failed) }, "child " + j.child_failed)] : null,
         ["unique key", j.unique_key || "–"],
