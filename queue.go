@@ -116,8 +116,10 @@ func WithAddCoalescing(on bool) QueueOption {
 // claims read and reply only the id, payload and attempt: jobs then carry
 // none of those fields, so a Mux sees every job as of kind "", a job's own
 // Timeout is not applied and LastAttempt is false. It saves the extended
-// rows' server time (about a fifth of CLAIM's per job; docs/BENCHMARKS.md)
-// on queues whose jobs use none of them.
+// rows' server time: on a queue none of whose jobs was added with a kind,
+// timeout or headers the server reads only MaxAttempts for them (a few
+// percent of CLAIM's time per job), else about a fifth of it
+// (docs/BENCHMARKS.md).
 func WithJobFields(on bool) QueueOption {
 	return func(c *queueConfig) { c.plainClaim = !on }
 }

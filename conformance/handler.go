@@ -130,6 +130,7 @@ func testJobOptions(t *testing.T, env Env) {
 		q.install()
 		q.add(job{data: "a"})
 		q.do("HSET", q.k.Job("1"), "max", "x", "timeout", "86400001", "kind", "")
+		q.do("HSET", q.k.Meta, protocol.MetaJobFields, protocol.JobFieldsOn)
 		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("a"), Int(1), Int(0), Bulk(""), Int(0), Nil)), q.claimExt(1))
 	})
 	scenario(t, env, "claim ext with lanes", func(t *testing.T, q *queue) {
@@ -138,6 +139,63 @@ func testJobOptions(t *testing.T, env Env) {
 		require.Equal(t, Arr(
 			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("y"), Int(0), Nil),
 			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Bulk("x"), Int(0), Nil),
+		), q.claimExt(2))
+	})
+	scenario(t, env, "add of kind, timeout or headers sets meta jobfields", func(t *testing.T, q *queue) {
+		q.install()
+		jobfields := func() string { return q.r("HGET", q.k.Meta, protocol.MetaJobFields) }
+		q.add(job{data: "a"}, job{data: "b", kind: "", timeout: "0", headers: "", due: "1"})
+		require.Equal(t, Nil, jobfields(), "plain jobs and empty options")
+		q.add(job{data: "c"}, job{data: "d", kind: "k"})
+		require.Equal(t, Bulk("1"), jobfields())
+		for _, j := range []job{{data: "e", timeout: "5"}, {data: "f", headers: "h"}} {
+			q.do("HDEL", q.k.Meta, protocol.MetaJobFields)
+			q.add(j)
+			require.Equal(t, Bulk("1"), jobfields(), "%+v", j)
+		}
+		q.do("HSET", q.k.Meta, protocol.MetaJobFields, "2")
+		q.add(job{data: "g"})
+		require.Equal(t, Bulk("2"), jobfields(), "a plain add leaves it")
+		q.add(job{data: "h", kind: "k"})
+		require.Equal(t, Bulk("1"), jobfields(), "any other value is unset")
+		q.add(job{data: "i"})
+		require.Equal(t, Bulk("1"), jobfields(), "never cleared")
+	})
+	scenario(t, env, "add refused with a kind leaves meta jobfields unset", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", unique: "u"})
+		q.refuse(protocol.ErrAddDuplicate("1"), q.verb(protocol.Add, addArgs(job{data: "b", kind: "k", unique: "u"})...))
+		q.refuse(protocol.ErrAddDuplicateInBatch, q.verb(protocol.Add, addArgs(job{data: "b", kind: "k", unique: "v"}, job{data: "c", unique: "v"})...))
+		q.do("SET", q.k.Pending, "x")
+		q.refuse(protocol.ErrWrongType, q.verb(protocol.Add, addArgs(job{data: "b", headers: "h"})...))
+	})
+	scenario(t, env, "claim ext on a queue without job fields reads max only", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", attempts: "5"}, job{data: "b"})
+		// fields no ADD of this queue stored are not read
+		q.do("HSET", q.k.Job("1"), "kind", "x", "timeout", "7", "headers", "h")
+		require.Equal(t, Arr(
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Nil, Int(0), Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil),
+		), q.claimExt(2))
+		require.Equal(t, Bulk("active"), q.r("HGET", q.k.Job("1"), "state"))
+	})
+	scenario(t, env, "claim ext on a queue with job fields reads them for every job", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a"})
+		q.add(job{data: "b", kind: "k"})
+		q.do("HSET", q.k.Job("1"), "headers", "h")
+		require.Equal(t, Arr(
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Nil, Int(0), Bulk("h")),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil),
+		), q.claimExt(2))
+	})
+	scenario(t, env, "claim ext on a queue without job fields, with lanes", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", lane: "l", attempts: "2"}, job{data: "b"})
+		require.Equal(t, Arr(
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(2), Nil, Int(0), Nil),
 		), q.claimExt(2))
 	})
 	scenario(t, env, "claim bad ext", func(t *testing.T, q *queue) {

@@ -405,9 +405,17 @@ func testSchedules(t *testing.T, env Env) {
 		require.Equal(t, st.last+4, q.score(due(q), fixtureSchedule))
 		require.Equal(t, Bulk("3"), q.r("HGET", q.k.Stats, "added"))
 		require.Equal(t, Bulks("1"), q.r("LRANGE", q.k.Signal, "0", "-1"))
+		// the template's kind flags the queue: claims read the job fields
+		require.Equal(t, Bulk(protocol.JobFieldsOn), q.r("HGET", q.k.Meta, protocol.MetaJobFields))
 		// INSPECT replies them
 		require.Contains(t, q.call(protocol.Inspect, "1"), Bulk(protocol.FieldSchedule)+", "+Bulk(fixtureSchedule)+", "+
 			Bulk(protocol.FieldScheduledAt)+", "+Bulk(i64(st.last+1)))
+	})
+	scenario(t, env, "fire of a plain template leaves meta jobfields unset", func(t *testing.T, q *queue) {
+		args := fixtures[protocol.ScheduleFire](q)
+		require.Equal(t, Bulks("1"), q.call(protocol.ScheduleFire, args...))
+		require.Equal(t, Nil, q.r("HGET", q.k.Meta, protocol.MetaJobFields))
+		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("d"), Int(1), Int(3), Nil, Int(0), Nil)), q.claimExt(1))
 	})
 	scenario(t, env, "fire twice: the second is refused and writes nothing", func(t *testing.T, q *queue) {
 		args := fixtures[protocol.ScheduleFire](q)

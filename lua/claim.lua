@@ -3,7 +3,7 @@
 --
 -- KEYS[1] -> emq:{q}:          the queue base
 -- KEYS[2] -> emq:{q}:version   string, the fence
--- KEYS[3] -> emq:{q}:meta      hash, paused, rate_max, rate_window, turn, pturn, lanewait
+-- KEYS[3] -> emq:{q}:meta      hash, paused, rate_max, rate_window, turn, pturn, lanewait, jobfields
 -- KEYS[4] -> emq:{q}:pending   zset
 -- KEYS[5] -> emq:{q}:active    zset, score = lease deadline ms
 -- ARGV[1] -> lease_ms, 1..86400000
@@ -19,7 +19,9 @@
 --
 -- Reply: array of [id, data, attempt] (bulk, bulk, integer) in turn order,
 -- with ext 1 [id, data, attempt, max, kind, timeout, headers] (max and
--- timeout integers, kind and headers bulk or null) from one wider HMGET;
+-- timeout integers, kind and headers bulk or null) from one wider HMGET
+-- (of att data ev max only while meta jobfields is not 1: then kind and
+-- headers are null and timeout 0, as for a row without them);
 -- empty when the queue is paused or nothing is ready. A popped member that
 -- is not an id, or whose row has no att, is dropped and not returned (it
 -- used its turn).
@@ -50,9 +52,12 @@ refusal = fence()
 if refusal then return refusal end
 
 local base, meta, pending, active = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
-local m = rpcall('HMGET', meta, 'paused', 'rate_max', 'rate_window', 'turn', 'pturn', 'lanewait')
+local m = rpcall('HMGET', meta, 'paused', 'rate_max', 'rate_window', 'turn', 'pturn', 'lanewait', 'jobfields')
 if m.err then return m end
 if m[1] == '1' then return {} end
+-- ext on a queue no job of which stored kind, timeout or headers (meta
+-- jobfields not 1) reads max only: those fields reply as absent
+local full = ext and m[7] == '1'
 
 -- the rate window, which may refuse or cut count
 local rmax, rwindow = rowint(m[2], MAX_ROW_INT), rowint(m[3], MAX_ROW_INT)
@@ -167,8 +172,10 @@ for t = 1, #jobs do
   local row, k = false, at[t]
   if k then
     if k == deny then return {err = E_NOPERM} end
-    if ext then
+    if full then
       row = rpcall('HMGET', keys[k], 'att', 'data', 'ev', 'max', 'kind', 'timeout', 'headers')
+    elseif ext then
+      row = rpcall('HMGET', keys[k], 'att', 'data', 'ev', 'max')
     else
       row = rpcall('HMGET', keys[k], 'att', 'data', 'ev')
     end
@@ -215,8 +222,10 @@ for i = 1, #jobs do
     rcall('HSET', row, 'state', 'active')
     rcall('ZADD', active, deadline, id)
     local r = rows[i]
-    if ext then
+    if full then
       out[#out + 1] = {id, r[2], att, rowint(r[4], MAX_ROW_INT), r[5], rowint(r[6], MAX_TIMEOUT), r[7]}
+    elseif ext then
+      out[#out + 1] = {id, r[2], att, rowint(r[4], MAX_ROW_INT), false, 0, false}
     else
       out[#out + 1] = {id, r[2], att}
     end

@@ -1018,8 +1018,19 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   local base, n, at, kids = KEYS[1], p.n, p.at, p.kids
   p.meta, p.stats, p.pending, p.delayed, p.signal = meta, stats, pending, delayed, signal
   -- the ids: seq + 1 .. seq + n, predicted for HINCRBY meta seq n
-  local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max', 'events_max')
+  local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max', 'events_max', 'jobfields')
   if m.err then return m end
+  -- a job storing kind, timeout or headers flags the queue (meta jobfields
+  -- 1, never cleared), so CLAIM with ext reads those fields from then on
+  p.flag = false
+  if m[5] ~= '1' then
+    for i = 1, n do
+      if next(p.opts[i]) then
+        p.flag = true
+        break
+      end
+    end
+  end
   -- events on: each new row carries the bound (ev), its transitions publish
   p.evmax = m[4] and uint(m[4], 1, MAX_EVENTS) and m[4]
   local seq = m[1]
@@ -1133,6 +1144,7 @@ function addp.write(p, A, now)
   local base, n, at, kids, ids, rows = KEYS[1], p.n, p.at, p.kids, p.ids, p.rows
   local added_at = format('%d', now)
   rcall('HINCRBY', p.meta, 'seq', n)
+  if p.flag then rcall('HSET', p.meta, 'jobfields', '1') end
   local to_pending = false
   for i = 1, n do
     local a = at[i]

@@ -84,6 +84,7 @@ type addInput struct {
 func (st *addState) begin(in addInput) {
 	st.reset()
 	st.in = in
+	st.jobFields = verdict.Field{}
 	s := &st.seen
 	*s = verdict.AddSeen{Holders: s.Holders[:0]}
 }
@@ -117,11 +118,11 @@ func (st *addState) values(in addInput, now int64) error {
 }
 
 // firstReads adds ADD's first domain reads to b, after what b holds: HMGET
-// meta seq keep_done keep_done_max events_max, HGET stats added, ZCARD
+// meta seq keep_done keep_done_max events_max jobfields, HGET stats added, ZCARD
 // pending, ZCARD delayed, LLEN signal.
 func (st *addState) firstReads(b *host.Batch) *host.Batch {
 	in := &st.in
-	return b.Cmd("HMGET").Arg(in.meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).
+	return b.Cmd("HMGET").Arg(in.meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).
 		Cmd("HGET").Arg(in.stats).Str(statAdded).
 		Cmd("ZCARD").Arg(in.pending).
 		Cmd("ZCARD").Arg(in.delayed).
@@ -133,11 +134,12 @@ func (st *addState) firstReads(b *host.Batch) *host.Batch {
 // with reads of its own).
 func (st *addState) takeFirst(res host.Results, i int, version verdict.Reply[verdict.Field]) {
 	s := &st.seen
-	var m [4]verdict.Field
+	var m [5]verdict.Field
 	s.Seq = verdict.Reply[verdict.Field]{Made: true, Err: fieldsAt(res, i, m[:])}
 	s.Seq.Val.Bytes, s.Seq.Val.Set = st.copy(m[0].Bytes), m[0].Set
 	s.Keep = [2]verdict.Field{{Bytes: st.copy(m[1].Bytes), Set: m[1].Set}, {Bytes: st.copy(m[2].Bytes), Set: m[2].Set}}
 	st.ev = verdict.Field{Bytes: st.copy(m[3].Bytes), Set: m[3].Set}
+	st.jobFields = verdict.Field{Bytes: st.copy(m[4].Bytes), Set: m[4].Set}
 	s.Version, s.Added = st.keep(version), st.keep(fieldAt(res, i+1))
 	s.Pending, s.Delayed, s.Signal = intAt(res, i+2), intAt(res, i+3), intAt(res, i+4)
 }
@@ -228,6 +230,12 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 	n := int64(len(st.jobs))
 	at := st.decimal(r.now)
 	b.Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(n)
+	// a job storing kind, timeout or headers flags the queue
+	flag := 0
+	if verdict.AddFlagsJobFields(st.jobs, st.jobFields) {
+		b.Cmd("HSET").Arg(meta).Str(protocol.MetaJobFields).Str(protocol.JobFieldsOn)
+		flag = 1
+	}
 	toPending, toDelayed, toLanes := 0, 0, 0
 	for i, j := range st.jobs {
 		// HSET row data state att max prio bo at [uniq] [lane] [keep]
@@ -354,7 +362,7 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 		}
 	}
 	b.Cmd("HINCRBY").Arg(stats).Str(statAdded).Int(n)
-	added = 1 + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique
+	added = 1 + flag + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique
 	if st.parents > 0 {
 		added += 1 + st.parents
 	}
@@ -402,6 +410,8 @@ type addState struct {
 	// ev is meta events_max; events the jobs' added events.
 	ev     verdict.Field
 	events jobEvents
+	// jobFields is meta jobfields as read (verdict.AddFlagsJobFields).
+	jobFields verdict.Field
 }
 
 var adds pool[addState]

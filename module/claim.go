@@ -48,7 +48,7 @@ func claim(c *host.Call) error {
 	st := claims.get()
 	defer claims.put(st)
 	st.reset()
-	st.ext = ext
+	st.more = 0
 	s := &st.seen
 	*s = verdict.ClaimSeen{
 		Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0],
@@ -94,6 +94,9 @@ func claim(c *host.Call) error {
 			for i := range s.Meta.Val {
 				s.Meta.Val[i].Bytes = st.copy(s.Meta.Val[i].Bytes)
 			}
+			// the row fields after att data ev: with ext max, and kind
+			// timeout headers once the queue has a job storing them
+			st.more = verdict.ClaimRowFields(ext, s.Meta.Val[verdict.ClaimMetaJobFields])
 			s.Active = intAt(res, 3)
 			s.Pending.Made = true
 			s.Pending.Err = st.members(res)
@@ -172,7 +175,7 @@ func claim(c *host.Call) error {
 		c.ReplyInt(j.Attempt)
 		if ext {
 			// max kind timeout headers, after att data ev
-			if err := replyExtended(c, data); err != nil {
+			if err := replyExtended(c, data, st.more); err != nil {
 				return err
 			}
 		}
@@ -381,10 +384,19 @@ func replyOptBulk(c *host.Call, v host.Value) error {
 }
 
 // replyExtended replies an extended row's max, kind, timeout and headers
-// (the HMGET's fields 3 to 6): max and timeout as numeric row fields,
-// kind and headers bulk or null.
-func replyExtended(c *host.Call, row host.Value) error {
+// (the HMGET's fields 3 to 6, of which it read the first more): max and
+// timeout as numeric row fields, kind and headers bulk or null; a field
+// not read replies as absent.
+func replyExtended(c *host.Call, row host.Value, more int) error {
 	for i, hi := range [...]int64{grammar.MaxRowInt, 0, protocol.MaxTimeoutMS, 0} {
+		if i >= more {
+			if hi == 0 {
+				c.ReplyNull()
+			} else {
+				c.ReplyInt(0)
+			}
+			continue
+		}
 		v := row.Index(3 + i)
 		if hi == 0 {
 			if err := replyOptBulk(c, v); err != nil {
@@ -405,8 +417,9 @@ func replyExtended(c *host.Call, row host.Value) error {
 type claimState struct {
 	scratch
 	seen verdict.ClaimSeen
-	// ext: the call asks for the extended rows.
-	ext bool
+	// more is the number of claimExtended fields each row read asks for
+	// (verdict.ClaimRowFields).
+	more int
 	// rows[i] is the row key of member i (base job: member), nil for a
 	// member that is not an id.
 	rows [][]byte
@@ -697,8 +710,9 @@ func (st *claimState) infoField(name []byte) *verdict.Field {
 }
 
 // readRows checks the rows of the members that are ids against the caller's
-// ACL, then reads HMGET row att data ev [max kind timeout headers] for each
-// (the extended rows with ext 1), up to the first one denied,
+// ACL, then reads HMGET row att data ev [max [kind timeout headers]] for
+// each (the extended rows with ext 1: st.more fields), up to the first one
+// denied,
 // in one batch (with lanes, then ZCARD lanes); it fills the verdict's Rows
 // and returns the batch. With turns (ClaimTurnsSize), turns is checked
 // first and ZCARD turns leads the batch (a denied turns reads nothing); the
@@ -754,10 +768,8 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		}
 		st.rowAt[i] = k
 		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData).Str(protocol.FieldEvents)
-		if st.ext {
-			for _, f := range claimExtended {
-				b.Str(f)
-			}
+		for _, f := range claimExtended[:st.more] {
+			b.Str(f)
 		}
 		k++
 	}
@@ -773,11 +785,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 			continue
 		}
 		var f [3 + len(claimExtended)]verdict.Field
-		n := 3
-		if st.ext {
-			n += len(claimExtended)
-		}
-		err := fieldsAt(res, st.rowAt[i], f[:n])
+		err := fieldsAt(res, st.rowAt[i], f[:3+st.more])
 		s.Rows[i] = verdict.Reply[verdict.Field]{Made: true, Err: err, Val: f[0]}
 	}
 	if lanes {

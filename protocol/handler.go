@@ -44,6 +44,14 @@ const (
 // data and ev, and replies after the attempt (ev is not replied).
 var ClaimExtendedFields = []string{FieldMax, FieldKind, FieldTimeout, FieldHeaders}
 
+// MetaJobFields is the meta field ADD sets to 1 when a job of the queue
+// stores a kind, timeout or headers field; CLAIM with ext 1 reads those
+// fields only when it is set. It is never cleared.
+const MetaJobFields = "jobfields"
+
+// JobFieldsOn is meta jobfields' value when set.
+const JobFieldsOn = "1"
+
 // StatCancelled is the stats counter of the jobs CANCEL ended.
 const StatCancelled = "cancelled"
 

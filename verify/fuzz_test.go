@@ -688,6 +688,8 @@ func fuzzSeeds() []fuzzSeed {
 	opts("cancel-child", protocol.Cancel, full|setupLanes|setupEvents, "11")
 	opts("cancel-lane-pending", protocol.Cancel, full|setupLanes, "8")
 	opts("cancel-dead", protocol.Cancel, full, "5")
+	// ext on a queue without meta jobfields: rows of att data ev max
+	opts("claim-ext-plain", protocol.Claim, full|setupEdges, "30000", "1000", "1")
 	return seeds
 }
 

@@ -1037,7 +1037,12 @@ func (g *gen) corrupt() {
 		}
 	case "job option":
 		// a row's kind, timeout, headers or cancelled mark, as CLAIM's
-		// extended rows, INSPECT and the cancelled refusal read them
+		// extended rows, INSPECT and the cancelled refusal read them; or
+		// the queue's jobfields flag, set or not as no ADD left it
+		if g.chance("jobfields", 25) {
+			c = cmd("HSET", k.Meta, protocol.MetaJobFields, g.pick("value", "1", "0", "1\x00", ""))
+			break
+		}
 		field := g.pick("field", protocol.FieldTimeout, protocol.FieldKind, protocol.FieldHeaders, protocol.FieldCancelled, protocol.FieldMax)
 		value := g.pick("value", append([]string{"86400000", "86400001", "\x00"}, intish...)...)
 		c = cmd("HSET", k.Job(g.id(q)), field, value)

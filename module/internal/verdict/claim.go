@@ -53,6 +53,7 @@ const (
 var ClaimMetaFields = [...]string{
 	protocol.MetaPaused, protocol.MetaRateMax, protocol.MetaRateWindow,
 	protocol.MetaTurn, protocol.MetaPendingTurn, protocol.MetaLaneWait,
+	protocol.MetaJobFields,
 }
 
 // The indexes of ClaimMetaFields.
@@ -63,6 +64,9 @@ const (
 	claimTurn
 	claimPendingTurn
 	claimLaneWait
+	// ClaimMetaJobFields is meta jobfields' index, which the handler reads
+	// (ClaimRowFields): the verdict does not.
+	ClaimMetaJobFields
 )
 
 // ClaimLane is one lane of turns as CLAIM reads it.

@@ -266,3 +266,32 @@ func Cancel(s *CancelSeen) CancelStep {
 }
 
 var cancelState = refusal(protocol.ErrCancelState)
+
+// AddFlagsJobFields reports whether ADD writes HSET meta jobfields 1: a job
+// of the call stores a kind, timeout or headers field and meta jobfields,
+// as read, is not 1 (docs/PROTOCOL.md, "CLAIM's extended rows").
+func AddFlagsJobFields(jobs []AddJob, flag Field) bool {
+	if flag.Is(protocol.JobFieldsOn) {
+		return false
+	}
+	for _, j := range jobs {
+		if j.Kind != nil || j.Timeout != nil || j.Headers != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ClaimRowFields is the number of row fields CLAIM's HMGET of a row reads
+// after att, data and ev: none without ext; with ext max, and kind timeout
+// headers too when meta jobfields, as read, is 1.
+func ClaimRowFields(ext bool, flag Field) int {
+	switch {
+	case !ext:
+		return 0
+	case flag.Is(protocol.JobFieldsOn):
+		return len(protocol.ClaimExtendedFields)
+	default:
+		return 1
+	}
+}

@@ -194,3 +194,47 @@ func TestCancel(t *testing.T) {
 		}
 	}
 }
+
+func TestAddFlagsJobFields(t *testing.T) {
+	t.Parallel()
+	plain := []AddJob{{Parent: -1}, {Parent: -1, Lane: []byte("l")}}
+	for _, c := range []struct {
+		name string
+		jobs []AddJob
+		flag Field
+		want bool
+	}{
+		{"plain jobs", plain, Field{}, false},
+		{"a kind", append(plain[:1:1], AddJob{Kind: []byte("k")}), Field{}, true},
+		{"a timeout", []AddJob{{Timeout: []byte("5")}}, Field{}, true},
+		{"headers", []AddJob{{Headers: []byte("h")}}, Field{}, true},
+		{"already set", []AddJob{{Kind: []byte("k")}}, Str("1"), false},
+		{"set to another value", []AddJob{{Kind: []byte("k")}}, Str("2"), true},
+		{"empty value", []AddJob{{Kind: []byte("k")}}, Str(""), true},
+		{"plain jobs on a set queue", plain, Str("1"), false},
+	} {
+		if got := AddFlagsJobFields(c.jobs, c.flag); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+func TestClaimRowFields(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		ext  bool
+		flag Field
+		want int
+	}{
+		{false, Field{}, 0},
+		{false, Str("1"), 0},
+		{true, Field{}, 1},
+		{true, Str("0"), 1},
+		{true, Str("1 "), 1},
+		{true, Str("1"), len(protocol.ClaimExtendedFields)},
+	} {
+		if got := ClaimRowFields(c.ext, c.flag); got != c.want {
+			t.Errorf("ext %v flag %+v: got %d, want %d", c.ext, c.flag, got, c.want)
+		}
+	}
+}
