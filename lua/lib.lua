@@ -989,26 +989,31 @@ function addp.job(verb, p, A, a, i)
       if ms > 0 then p.dues[i] = ms end
     end
   end
-  local x = {}
+  -- a job without any of the three leaves p.opts[i] nil: a plain job
+  -- makes no table
+  if not (cols.timeout or cols.kind or cols.headers) then return nil end
+  local timeout, kind, headers
   if cols.timeout then
     local v = A[a + 7 + cols.timeout]
     if v ~= '' then
       local ms = uint(v, 0, MAX_TIMEOUT)
       if not ms then return e_bad(verb, 'timeout') end
-      if ms > 0 then x.timeout = v end
+      if ms > 0 then timeout = v end
     end
   end
   if cols.kind then
     local v = A[a + 7 + cols.kind]
     if #v > MAX_KIND then return e_bad(verb, 'kind') end
-    if v ~= '' then x.kind = v end
+    if v ~= '' then kind = v end
   end
   if cols.headers then
     local v = A[a + 7 + cols.headers]
     if #v > MAX_HEADERS then return e_bad(verb, 'headers') end
-    if v ~= '' then x.headers = v end
+    if v ~= '' then headers = v end
   end
-  p.opts[i] = x
+  if timeout or kind or headers then
+    p.opts[i], p.anyopts = {timeout = timeout, kind = kind, headers = headers}, true
+  end
 end
 
 -- addp.read makes ADD's reads after the fence for the jobs of p, with the
@@ -1022,15 +1027,7 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   if m.err then return m end
   -- a job storing kind, timeout or headers flags the queue (meta jobfields
   -- 1, never cleared), so CLAIM with ext reads those fields from then on
-  p.flag = false
-  if m[5] ~= '1' then
-    for i = 1, n do
-      if next(p.opts[i]) then
-        p.flag = true
-        break
-      end
-    end
-  end
+  p.flag = p.anyopts == true and m[5] ~= '1'
   -- events on: each new row carries the bound (ev), its transitions publish
   p.evmax = m[4] and uint(m[4], 1, MAX_EVENTS) and m[4]
   local seq = m[1]
@@ -1176,10 +1173,10 @@ function addp.write(p, A, now)
       fields[nf + 1], fields[nf + 2], nf = 'ev', p.evmax, nf + 2
     end
     local x = p.opts[i]
-    for _, name in ipairs({'kind', 'timeout', 'headers'}) do
-      if x[name] then
-        fields[nf + 1], fields[nf + 2], nf = name, x[name], nf + 2
-      end
+    if x then
+      if x.kind then fields[nf + 1], fields[nf + 2], nf = 'kind', x.kind, nf + 2 end
+      if x.timeout then fields[nf + 1], fields[nf + 2], nf = 'timeout', x.timeout, nf + 2 end
+      if x.headers then fields[nf + 1], fields[nf + 2], nf = 'headers', x.headers, nf + 2 end
     end
     local extra = p.extra[i]
     if extra then
