@@ -42,7 +42,14 @@ func RunReadOnly(t *testing.T, env Env) {
 				rq := queues[v]
 				rq.t = t
 				reader := &queue{t: t, env: readerEnv, name: rq.name, k: rq.k}
-				require.Equal(t, rq.call(v, args[v]...), reader.call(v, args[v]...), "%s as a read-only user", v.Command)
+				want, got := rq.call(v, args[v]...), reader.call(v, args[v]...)
+				// SCHEDULE.DUE replies the server's time in ms: a pair of
+				// calls that straddles a millisecond differs in it alone,
+				// and the next pair does not.
+				for try := 0; v == protocol.ScheduleDue && want != got && try < 5; try++ {
+					want, got = rq.call(v, args[v]...), reader.call(v, args[v]...)
+				}
+				require.Equal(t, want, got, "%s as a read-only user", v.Command)
 				continue
 			}
 			// A write verb on a valid call is refused by the server's ACL on
