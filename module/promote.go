@@ -12,24 +12,15 @@ import (
 // and the due jobs); with jobs due, the rows' ACL check, one read batch (the
 // rows and the types), the guard, one write batch.
 func promote(c *host.Call) error {
-	// shape and layout: numkeys 5 (base version pending delayed signal),
-	// ARGV limit
-	r, err := prelude(c, protocol.Promote, exactly(1))
+	// shape, layout and values: numkeys 5 (base version pending delayed
+	// signal), ARGV limit
+	r, limit, st, err := promoteBegin(c, protocol.Promote)
 	if err != nil {
 		return err
 	}
-	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
-	// values: limit
-	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Promote.Name, "limit"))
-	}
-	st := promotes.get()
 	defer promotes.put(st)
-	st.reset()
-	st.lanes.reset(&st.scratch)
+	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
 	s := &st.seen
-	*s = verdict.PromoteSeen{Rows: s.Rows, Moves: s.Moves}
 	// fence and domain reads, driven by the verdict
 	step := verdict.Promote(s)
 	for ran := verdict.PromoteNone; step.Need != verdict.PromoteNone && step.Need != ran; step = verdict.Promote(s) {
@@ -175,3 +166,22 @@ type promoteState struct {
 }
 
 var promotes pool[promoteState]
+
+// promoteBegin checks PROMOTE's and PROMOTEALL's shape, layout (numkeys 5:
+// base version pending delayed signal) and value (ARGV limit), and takes
+// their pooled state, reset; the caller puts it back.
+func promoteBegin(c *host.Call, v *protocol.Verb) (verbCall, int64, *promoteState, error) {
+	r, err := prelude(c, v, exactly(1))
+	if err != nil {
+		return r, 0, nil, err
+	}
+	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
+	if !ok {
+		return r, 0, nil, grammar.Refusal(protocol.ErrBadArg(v.Name, "limit"))
+	}
+	st := promotes.get()
+	st.reset()
+	st.lanes.reset(&st.scratch)
+	st.seen = verdict.PromoteSeen{Rows: st.seen.Rows, Moves: st.seen.Moves}
+	return r, limit, st, nil
+}

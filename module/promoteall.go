@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
 	"github.com/trafikey/trafikey/protocol"
@@ -15,24 +14,15 @@ import (
 // check, one read batch (the rows and the types), the guard, one write
 // batch.
 func promoteAll(c *host.Call) error {
-	// shape and layout: numkeys 5 (base version pending delayed signal),
-	// ARGV limit
-	r, err := prelude(c, protocol.PromoteAll, exactly(1))
+	// shape, layout and values: numkeys 5 (base version pending delayed
+	// signal), ARGV limit
+	r, limit, st, err := promoteBegin(c, protocol.PromoteAll)
 	if err != nil {
 		return err
 	}
-	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
-	// values: limit
-	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.PromoteAll.Name, "limit"))
-	}
-	st := promotes.get()
 	defer promotes.put(st)
-	st.reset()
-	st.lanes.reset(&st.scratch)
+	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
 	s := &st.seen
-	*s = verdict.PromoteSeen{Rows: s.Rows, Moves: s.Moves}
 	// fence, ZCARD delayed (0: nothing to do), ZRANGE delayed 0 <limit-1>
 	res := r.fenced().
 		Cmd("ZCARD").Arg(delayed).
