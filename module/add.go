@@ -172,11 +172,11 @@ func (st *addState) decide(r *verbCall) (verdict.AddVerdict, error) {
 					st.laneOf[i] = st.lanes.add(r.base, j.Lane, 1, 0)
 				}
 			}
-			refusal, err := st.lanes.read(r)
+			lanes, err := st.lanes.readReply(r)
 			if err != nil {
 				return verdict.AddVerdict{}, err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		}
 	}
 	if step.Err != nil || step.Need != verdict.AddNone {

@@ -93,11 +93,11 @@ func cancel(c *host.Call) error {
 				st.lane = st.lanes.add(r.base, step.Lane, step.DW, step.DA)
 			}
 			st.flow.lanes(&st.lanes, r.base)
-			refusal, err := st.lanes.read(&r)
+			lanes, err := st.lanes.readReply(&r)
 			if err != nil {
 				return err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		case verdict.CancelFlowTypes:
 			refusal, err := st.flow.types(&r, stats, 0)
 			if err != nil {

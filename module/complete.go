@@ -130,11 +130,11 @@ func complete(c *host.Call) error {
 				st.lanes.add(r.base, step.Lane, 0, -1)
 			}
 			st.flow.lanes(&st.lanes, r.base)
-			refusal, err := st.lanes.read(&r)
+			lanes, err := st.lanes.readReply(&r)
 			if err != nil {
 				return err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		case verdict.CompleteFlowTypes:
 			// ZCARD completed (a retained job), then the flows' types
 			var refusal error

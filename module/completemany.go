@@ -153,11 +153,11 @@ func completeMany(c *host.Call) error {
 				}
 			}
 			st.flow.lanes(&st.lanes, r.base)
-			refusal, err := st.lanes.read(&r)
+			lanes, err := st.lanes.readReply(&r)
 			if err != nil {
 				return err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		case verdict.CompleteManyFlowTypes:
 			// ZCARD completed (a retained job), then the flows' types
 			var refusal error

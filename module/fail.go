@@ -102,11 +102,11 @@ func fail(c *host.Call) error {
 				st.lanes.add(r.base, step.Lane, 0, -1)
 			}
 			st.flow.lanes(&st.lanes, r.base)
-			refusal, err := st.lanes.read(&r)
+			lanes, err := st.lanes.readReply(&r)
 			if err != nil {
 				return err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		case verdict.FailFlowTypes:
 			refusal, err := st.flow.types(&r, stats, 1)
 			if err != nil {

@@ -158,9 +158,13 @@ func (la *laneAcct) read(r *verbCall) (refusal, err error) {
 	return refusal, nil
 }
 
-// result is the accounting's outcome as a verb's verdict takes it.
-func (la *laneAcct) result(refusal error) verdict.Reply[struct{}] {
-	return verdict.Reply[struct{}]{Made: true, Err: refusal}
+// readReply runs read and gives its outcome as a verb's verdict takes it.
+func (la *laneAcct) readReply(r *verbCall) (verdict.Reply[struct{}], error) {
+	refusal, err := la.read(r)
+	if err != nil {
+		return verdict.Reply[struct{}]{}, err
+	}
+	return verdict.Reply[struct{}]{Made: true, Err: refusal}, nil
 }
 
 // field appends a laneinfo field name, prefix then the lane, to the scratch.

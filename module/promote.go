@@ -42,11 +42,11 @@ func promote(c *host.Call) error {
 			// the jobs' lanes, in order: one waiting job more each
 			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
 			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, 0, st.laneOf)
-			refusal, err := st.lanes.read(&r)
+			lanes, err := st.lanes.readReply(&r)
 			if err != nil {
 				return err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		}
 	}
 	if step.Err != nil || step.Need != verdict.PromoteNone {

@@ -53,11 +53,11 @@ func promoteAll(c *host.Call) error {
 		case verdict.PromoteLanes:
 			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
 			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, 0, st.laneOf)
-			refusal, err := st.lanes.read(&r)
+			lanes, err := st.lanes.readReply(&r)
 			if err != nil {
 				return err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		default:
 			return host.ErrInternal
 		}

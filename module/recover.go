@@ -75,11 +75,11 @@ func recoverExpired(c *host.Call) error {
 			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
 			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, -1, st.laneOf)
 			st.flow.lanes(&st.lanes, r.base)
-			refusal, err := st.lanes.read(&r)
+			lanes, err := st.lanes.readReply(&r)
 			if err != nil {
 				return err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		}
 	}
 	if step.Err != nil || step.Need != verdict.RecoverNone {

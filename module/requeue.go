@@ -86,11 +86,11 @@ func requeue(c *host.Call) error {
 		case verdict.RequeueLanes:
 			// the job's lane: one waiting job more
 			st.lanes.add(r.base, step.Lane, 1, 0)
-			refusal, err := st.lanes.read(&r)
+			lanes, err := st.lanes.readReply(&r)
 			if err != nil {
 				return err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		}
 	}
 	if step.Err != nil || step.Need != verdict.RequeueNone {

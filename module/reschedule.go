@@ -83,11 +83,11 @@ func reschedule(c *host.Call) error {
 				dw = 1
 			}
 			st.lanes.add(r.base, step.Lane, dw, 0)
-			refusal, err := st.lanes.read(&r)
+			lanes, err := st.lanes.readReply(&r)
 			if err != nil {
 				return err
 			}
-			s.Lanes = st.lanes.result(refusal)
+			s.Lanes = lanes
 		}
 	}
 	if step.Err != nil || step.Need != verdict.RescheduleNone {
