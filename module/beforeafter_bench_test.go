@@ -42,28 +42,7 @@ func BenchmarkBeforeAfter(b *testing.B) {
 	queue := 0
 	next := func() string { queue++; return "ab" + strconv.Itoa(queue) }
 	const chunks, chunk = 20, 1000
-	for _, bc := range []struct {
-		name  string
-		setup func(e *benchExec, n int) [][]string
-	}{
-		{"add", func(e *benchExec, n int) [][]string {
-			e.verb = protocol.Add
-			return repeat(n, addArgs(job("payload-of-some-bytes")))
-		}},
-		{"claim", func(e *benchExec, n int) [][]string {
-			e.fill(n)
-			e.verb = protocol.Claim
-			return repeat(n, []string{"60000", "1"})
-		}},
-		{"complete", func(e *benchExec, n int) [][]string {
-			leases := e.leases(n)
-			e.verb = protocol.Complete
-			for i := range leases {
-				leases[i] = append(leases[i], "")
-			}
-			return leases
-		}},
-	} {
+	for _, bc := range singleJobCases {
 		b.Run(bc.name, func(b *testing.B) {
 			// per side the native verb; on the second also its Lua script
 			type run struct {

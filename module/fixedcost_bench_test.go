@@ -31,28 +31,7 @@ import (
 func BenchmarkFixedCost(b *testing.B) {
 	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
 	queue := 0
-	for _, bc := range []struct {
-		name  string
-		setup func(e *benchExec, n int) [][]string
-	}{
-		{"add", func(e *benchExec, n int) [][]string {
-			e.verb = protocol.Add
-			return repeat(n, addArgs(job("payload-of-some-bytes")))
-		}},
-		{"claim", func(e *benchExec, n int) [][]string {
-			e.fill(n)
-			e.verb = protocol.Claim
-			return repeat(n, []string{"60000", "1"})
-		}},
-		{"complete", func(e *benchExec, n int) [][]string {
-			leases := e.leases(n)
-			e.verb = protocol.Complete
-			for i := range leases {
-				leases[i] = append(leases[i], "")
-			}
-			return leases
-		}},
-	} {
+	for _, bc := range singleJobCases {
 		b.Run(bc.name, func(b *testing.B) {
 			// the native call, then the Lua script of the same verb on a
 			// queue of its own: the script's commands are all counted in
@@ -312,4 +291,30 @@ func runDepth(e *benchExec, lines [][]string, depth int) {
 			}
 		}
 	}
+}
+
+// singleJobCases are the single-job calls whose fixed cost the benchmarks
+// measure: each setup prepares n calls of its verb on e's queue and sets
+// e.verb.
+var singleJobCases = []struct {
+	name  string
+	setup func(e *benchExec, n int) [][]string
+}{
+	{"add", func(e *benchExec, n int) [][]string {
+		e.verb = protocol.Add
+		return repeat(n, addArgs(job("payload-of-some-bytes")))
+	}},
+	{"claim", func(e *benchExec, n int) [][]string {
+		e.fill(n)
+		e.verb = protocol.Claim
+		return repeat(n, []string{"60000", "1"})
+	}},
+	{"complete", func(e *benchExec, n int) [][]string {
+		leases := e.leases(n)
+		e.verb = protocol.Complete
+		for i := range leases {
+			leases[i] = append(leases[i], "")
+		}
+		return leases
+	}},
 }
