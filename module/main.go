@@ -18,6 +18,9 @@
 //	gcpercent N           GOGC (default 100; -1 turns the collector off)
 //	memlimit BYTES        the Go heap's soft limit (default none)
 //	debug-commands yes|no register the EMQ.DEBUG.* commands (default no)
+//	tra-preanswer yes|no  answer the TRA calls that write nothing in C,
+//	                      without entering Go (default yes; no runs every
+//	                      call through its handler, which tests compare)
 //
 // An unknown or malformed argument fails the load with a line in the log.
 package main
@@ -51,13 +54,13 @@ func init() {
 // when they can grow the dataset (verbCommand), and readers "readonly";
 // keyed commands take EVAL-style keys (numkeys, then the keys); the TRA
 // family comes last, with SETBIT-style keys (tra.go).
-func table() []host.Command {
+func table(traPreanswer bool) []host.Command {
 	return append(append([]host.Command{
 		{
 			Name: protocol.VersionCommand, Flags: "readonly fast", Keys: host.NoKeys, Arity: 1,
 			Summary: "Returns the wire version of the loaded trafikey module.", Handler: version,
 		},
-	}, verbs()...), traCommands()...)
+	}, verbs()...), traCommands(traPreanswer)...)
 }
 
 // load applies the module arguments and returns the commands to register.
@@ -67,7 +70,7 @@ func load(args []string) ([]host.Command, error) {
 		return nil, err
 	}
 	o.apply()
-	cmds := table()
+	cmds := table(o.traPreanswer)
 	if o.debugCommands {
 		cmds = append(cmds, debugTable()...)
 	}
@@ -75,8 +78,8 @@ func load(args []string) ([]host.Command, error) {
 	if o.memlimit != math.MaxInt64 {
 		memlimit = strconv.FormatInt(o.memlimit, 10)
 	}
-	host.Logf(host.LogNotice, "wire %d, %d commands, gomaxprocs %d, gcpercent %d, memlimit %s, debug-commands %v",
-		protocol.Wire, len(cmds), o.gomaxprocs, o.gcpercent, memlimit, o.debugCommands)
+	host.Logf(host.LogNotice, "wire %d, %d commands, gomaxprocs %d, gcpercent %d, memlimit %s, debug-commands %v, tra-preanswer %v",
+		protocol.Wire, len(cmds), o.gomaxprocs, o.gcpercent, memlimit, o.debugCommands, o.traPreanswer)
 	return cmds, nil
 }
 
@@ -86,11 +89,12 @@ type options struct {
 	gcpercent     int
 	memlimit      int64
 	debugCommands bool
+	traPreanswer  bool
 }
 
 // parseArgs reads "name value" pairs. Each name may appear once.
 func parseArgs(args []string) (options, error) {
-	o := options{gomaxprocs: 2, gcpercent: 100, memlimit: math.MaxInt64}
+	o := options{gomaxprocs: 2, gcpercent: 100, memlimit: math.MaxInt64, traPreanswer: true}
 	if len(args)%2 != 0 {
 		return o, fmt.Errorf("module arguments come as name value pairs, got %q", args)
 	}
@@ -112,22 +116,28 @@ func parseArgs(args []string) (options, error) {
 			n, err = integer(value, 1, math.MaxInt64)
 			o.memlimit = int64(n)
 		case "debug-commands":
-			switch value {
-			case "yes":
-				o.debugCommands = true
-			case "no":
-				o.debugCommands = false
-			default:
-				err = errors.New("want yes or no")
-			}
+			o.debugCommands, err = yesNo(value)
+		case "tra-preanswer":
+			o.traPreanswer, err = yesNo(value)
 		default:
-			return o, fmt.Errorf("unknown module argument %q (known: gomaxprocs, gcpercent, memlimit, debug-commands)", name)
+			return o, fmt.Errorf("unknown module argument %q (known: gomaxprocs, gcpercent, memlimit, debug-commands, tra-preanswer)", name)
 		}
 		if err != nil {
 			return o, fmt.Errorf("module argument %s %q: %v", name, value, err)
 		}
 	}
 	return o, nil
+}
+
+// yesNo parses yes or no.
+func yesNo(s string) (bool, error) {
+	switch s {
+	case "yes":
+		return true, nil
+	case "no":
+		return false, nil
+	}
+	return false, errors.New("want yes or no")
 }
 
 // integer parses a plain decimal within [lo, hi].

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
@@ -14,24 +16,30 @@ import (
 // at all when it changed nothing. This is the only file of handlers that
 // replicates verbatim (the adapter test holds every EMQ handler to effects).
 
-// traCommands registers TRA.SETBIT and TRA.GETBIT.
-func traCommands() []host.Command {
+// traCommands registers TRA.SETBIT and TRA.GETBIT; with preanswer, the
+// calls that write nothing are answered in C without entering Go
+// (host.PreanswerSetBit and PreanswerGetBit), the same reply the handlers
+// give, which a differential test holds them to.
+func traCommands(preanswer bool) []host.Command {
+	set, get := host.NoPreanswer, host.NoPreanswer
+	if preanswer {
+		set, get = host.PreanswerSetBit, host.PreanswerGetBit
+	}
 	return []host.Command{
-		{Name: protocol.TRASetBit, Flags: "write deny-oom", Keys: host.FirstKeyWrite, Arity: 4, Summary: "Sets one bit of a string and replies the previous one; replicated verbatim.", Handler: traSetBit},
-		{Name: protocol.TRAGetBit, Flags: "readonly fast", Keys: host.FirstKeyRead, Arity: 3, Summary: "Replies one bit of a string.", Handler: traGetBit},
+		{Name: protocol.TRASetBit, Flags: "write deny-oom", Keys: host.FirstKeyWrite, Arity: 4, Summary: "Sets one bit of a string and replies the previous one; replicated verbatim.", Handler: traSetBit, Preanswer: set},
+		{Name: protocol.TRAGetBit, Flags: "readonly fast", Keys: host.FirstKeyRead, Arity: 3, Summary: "Replies one bit of a string.", Handler: traGetBit, Preanswer: get},
 	}
 }
 
-// traBits reads GETBIT <key> <offset> and STRLEN <key>: the bit and the
-// string's length, or ERR TRA wrong type for a key of another type.
+// traBits reads GETBIT <key> <offset> and STRLEN <key> through the
+// server's commands, for a call the bit call did not answer (an offset
+// past the server's bound, which GETBIT refuses in its words): the bit and
+// the string's length, or ERR TRA wrong type for a key of another type.
 func traBits(c *host.Call, key, offset []byte) (bit, strlen int64, err error) {
 	res := c.Read().Cmd("GETBIT").Arg(key).Arg(offset).Cmd("STRLEN").Arg(key).RunAll()
 	b := intAt(res, 0)
 	if b.Err != nil {
-		if isWrongType(b.Err) {
-			return 0, 0, grammar.Refusal(protocol.ErrTRAWrongType)
-		}
-		return 0, 0, b.Err
+		return 0, 0, traTyped(b.Err)
 	}
 	n := intAt(res, 1)
 	if n.Err != nil {
@@ -40,10 +48,22 @@ func traBits(c *host.Call, key, offset []byte) (bit, strlen int64, err error) {
 	return b.Val, n.Val, nil
 }
 
+// traTyped turns the server's WRONGTYPE into the TRA family's text.
+func traTyped(err error) error {
+	if isWrongType(err) {
+		return grammar.Refusal(protocol.ErrTRAWrongType)
+	}
+	return err
+}
+
 // isWrongType reports whether a host error is the server's WRONGTYPE text.
 func isWrongType(err error) bool { return err.Error() == protocol.ErrWrongType }
 
-// traSetBit is TRA.SETBIT key offset value: the previous bit.
+// traSetBit is TRA.SETBIT key offset value: the previous bit. It is one host
+// call, Writes.SetBit, which reads the bit and the string's length and
+// writes as the verdict's plan, decided before the call, says for what it
+// finds; past the guard only (a paused server reads with ReadBit, and
+// refuses when the verdict writes).
 func traSetBit(c *host.Call) error {
 	key, rawOffset, rawValue := c.Arg(1), c.Arg(2), c.Arg(3)
 	offset, err := grammar.BitOffset(rawOffset)
@@ -54,6 +74,36 @@ func traSetBit(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	plan := verdict.SetBitPlanFor(value)
+	w, guard := c.BeginWrites()
+	var seen host.BitSeen
+	if guard == nil {
+		seen, err = w.SetBit(offset, value, uint8(plan))
+	} else {
+		seen, err = c.ReadBit(offset)
+	}
+	if errors.Is(err, host.ErrBitUnanswered) {
+		return traSetBitCommands(c, key, rawOffset, rawValue, offset, value)
+	}
+	if err != nil {
+		return traTyped(err)
+	}
+	v := verdict.SetBit(offset, value, seen.Bit, seen.Len)
+	switch {
+	case guard != nil && v.Write:
+		return guard
+	case guard == nil && v.Write != seen.Wrote:
+		host.Logf(host.LogWarning, "%s: the bit call wrote %v, the verdict %v; answered %q", c.Name(), seen.Wrote, v.Write, protocol.ErrHostReply)
+		return host.ErrHostReply
+	}
+	c.ReplyInt(v.Previous)
+	return nil
+}
+
+// traSetBitCommands is TRA.SETBIT through the server's commands, for a
+// call the bit call did not answer: GETBIT and STRLEN, then SETBIT
+// replicating nothing and the command replicated verbatim.
+func traSetBitCommands(c *host.Call, key, rawOffset, rawValue []byte, offset, value int64) error {
 	prev, strlen, err := traBits(c, key, rawOffset)
 	if err != nil {
 		return err
@@ -75,20 +125,24 @@ func traSetBit(c *host.Call) error {
 }
 
 // traGetBit is TRA.GETBIT key offset: the bit (0 past the end or for an
-// absent key).
+// absent key), one host call, ReadBit.
 func traGetBit(c *host.Call) error {
 	key, rawOffset := c.Arg(1), c.Arg(2)
-	if _, err := grammar.BitOffset(rawOffset); err != nil {
+	offset, err := grammar.BitOffset(rawOffset)
+	if err != nil {
 		return err
 	}
-	res := c.Read().Cmd("GETBIT").Arg(key).Arg(rawOffset).RunAll()
-	bit := intAt(res, 0)
-	if bit.Err != nil {
-		if isWrongType(bit.Err) {
-			return grammar.Refusal(protocol.ErrTRAWrongType)
+	seen, err := c.ReadBit(offset)
+	if errors.Is(err, host.ErrBitUnanswered) {
+		res := c.Read().Cmd("GETBIT").Arg(key).Arg(rawOffset).RunAll()
+		bit := intAt(res, 0)
+		if bit.Err != nil {
+			return traTyped(bit.Err)
 		}
-		return bit.Err
+		seen.Bit = bit.Val
+	} else if err != nil {
+		return traTyped(err)
 	}
-	c.ReplyInt(bit.Val)
+	c.ReplyInt(seen.Bit)
 	return nil
 }

@@ -13,7 +13,8 @@ import (
 // the read format "vE" or the write format "v!E", and the key API that
 // answers some reads in their place), only call.go reaches it, only the TRA
 // family replicates verbatim (its host half and its handler, module/tra.go;
-// no EMQ handler), and this package is the only cgo code of the module.
+// no EMQ handler; the TRA bit write in call.c calls the verbatim hook), and
+// this package is the only cgo code of the module.
 // The test reads every Go, C and header file of the module.
 func TestAdapterIsTheOnlyCallPath(t *testing.T) {
 	rules := []struct {
@@ -27,6 +28,9 @@ func TestAdapterIsTheOnlyCallPath(t *testing.T) {
 		{"the C call adapter", regexp.MustCompile(`\bemq_exec\b`), []string{"internal/host/call.c", "internal/host/call.go"}},
 		{"the key API", regexp.MustCompile(`\b(OpenKey|CloseKey|KeyType|KeyExists|ValueLength|HashGet|ZsetScore|StringDMA|HashSet|ZsetAdd|ListPush|DeleteKey)\b`), []string{"internal/host/call.c"}},
 		{"verbatim replication", regexp.MustCompile(`ReplicateVerbatim|WriteVerbatim|\bReplicate\b`), []string{"internal/host/verbatim.c", "internal/host/verbatim.go", "tra.go"}},
+		// the TRA bit write replicates the command verbatim from call.c
+		{"the verbatim call", regexp.MustCompile(`\bemq_replicate_verbatim\b`), []string{"internal/host/verbatim.c", "internal/host/verbatim.go", "internal/host/shim.h", "internal/host/call.c"}},
+		{"the bit call", regexp.MustCompile(`\bemq_bit\b`), []string{"internal/host/call.c", "internal/host/call.go", "internal/host/shim.h"}},
 		{"cgo", regexp.MustCompile(`(?m)^import "C"`), []string{"internal/host/"}},
 	}
 	root, err := filepath.Abs("../..")

@@ -59,9 +59,17 @@ static int (*ZsetRangeEndReached)(void *key);
 static void (*ZsetRangeStop)(void *key);
 static char *(*StringDMA)(void *key, size_t *len, int mode);
 
+/* The TRA family's bit write (emq_bit): the key API and what SETBIT does
+ * beside the data. */
+static int (*StringTruncate)(void *key, size_t newlen);
+static int (*NotifyKeyspaceEvent)(void *ctx, int type, const char *event, void *key);
+static int (*SignalModifiedKey)(void *ctx, void *keyname);
+
 #define CTX_FLAGS_LUA (1 << 0)     /* VALKEYMODULE_CTX_FLAGS_LUA */
 #define CTX_FLAGS_CLUSTER (1 << 5) /* VALKEYMODULE_CTX_FLAGS_CLUSTER */
 #define OPEN_READ (1 << 0)         /* VALKEYMODULE_READ */
+#define OPEN_WRITE (1 << 1)        /* VALKEYMODULE_WRITE */
+#define NOTIFY_STRING (1 << 3)     /* VALKEYMODULE_NOTIFY_STRING */
 #define HASH_NONE 0                /* VALKEYMODULE_HASH_NONE */
 #define KEYTYPE_EMPTY 0            /* VALKEYMODULE_KEYTYPE_* */
 #define KEYTYPE_STRING 1
@@ -93,7 +101,8 @@ static int zset_range;
 int emq_call_init(int (*get_api)(const char *, void *), void *ctx) {
     GET(Call) GET(CallReplyType) GET(CallReplyStringPtr) GET(CallReplyInteger) GET(CallReplyLength)
     GET(CallReplyArrayElement) GET(FreeCallReply) GET(CreateString) GET(FreeString) GET(StringPtrLen)
-    GET(GetContextFlags)
+    GET(GetContextFlags) GET(OpenKey) GET(CloseKey) GET(KeyType) GET(ValueLength) GET(StringDMA)
+    GET(StringTruncate) GET(NotifyKeyspaceEvent) GET(SignalModifiedKey)
     int fast = 1;
     GET_OPT(OpenKey) GET_OPT(CloseKey) GET_OPT(KeyType) GET_OPT(KeyExists) GET_OPT(ValueLength)
     GET_OPT(HashGet) GET_OPT(ZsetScore)
@@ -319,7 +328,7 @@ static long long head_stop(const arg *start, const arg *stop) {
  * whatever proto-max-bulk-len says (its least is 1 MB, and the server's
  * bound is 8 bits a byte of it). Returns -1 for any other offset, which goes
  * through RM_Call so the server words its own refusal. */
-#define SMALL_BIT_OFFSETS (8LL << 20)
+#define SMALL_BIT_OFFSETS EMQ_SMALL_BIT_OFFSETS
 static long long small_offset(const arg *o) {
     if (o->n < 1 || o->n > 7 || (o->n > 1 && o->p[0] == '0')) return -1;
     long long v = 0;
@@ -651,4 +660,189 @@ int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write
         if (failed && stop_on_error) break;
     }
     return io->ncalls;
+}
+
+/* ---- the TRA family's bits ----
+ *
+ * TRA.SETBIT and TRA.GETBIT reach argv[1] through the key API, with the
+ * semantics of SETBIT and GETBIT: a write lookup for SETBIT (as SETBIT's,
+ * which deletes a key found expired and counts no keyspace hit or miss), a
+ * read lookup for GETBIT. SETBIT unshares an existing string before it looks
+ * at its bit, which leaves it raw whatever it was (embstr, int): the write
+ * access to the string (DMA) does the same. A bit is written exactly as
+ * setbitCommand writes it: the string created or grown with zeros to hold
+ * the offset's byte (StringTruncate: sdsnewlen for a new key, sdsgrowzero
+ * for a short one, as SETBIT allocates them), the bit flipped in place, and
+ * then the key signalled as modified (WATCH, client tracking; the module
+ * declares NO_IMPLICIT_SIGNAL_MODIFIED, so closing a key opened for writing
+ * signals nothing by itself), the keyspace event "setbit" of class string,
+ * and the command replicated verbatim, which counts one change in the
+ * server's dirty counter as SETBIT's own increment does. A call that changes
+ * nothing signals, notifies, counts and replicates nothing.
+ *
+ * An offset of SMALL_BIT_OFFSETS or more is checked against the server's
+ * bound first, as SETBIT and GETBIT check it (8 bits a byte of
+ * proto-max-bulk-len, read with CONFIG GET): past it the call does not
+ * answer, and the handler runs the server's command, which refuses it in
+ * its own words. */
+
+/* bit_open opens argv[1] in mode, taking the key the preanswer left open for
+ * writing when that is the mode (a read closes it and looks the key up
+ * again). */
+static void *bit_open(void *ctx, void **argv, emq_io *io, int mode) {
+    void *key = io->bitkey;
+    io->bitkey = NULL;
+    if (key && mode == OPEN_WRITE) return key;
+    if (key) CloseKey(key);
+    return OpenKey(ctx, argv[1], mode);
+}
+
+void emq_bit_release(emq_io *io) {
+    if (io->bitkey) CloseKey(io->bitkey);
+    io->bitkey = NULL;
+}
+
+static int bit_at(const unsigned char *p, long long offset) { return (p[offset >> 3] >> (7 - (offset & 7))) & 1; }
+
+/* getbit_call answers GETBIT argv[1] argv[2] through RM_Call, for a bit
+ * inside a string of at most EMBSTR_MAX bytes (see EMBSTR_MAX). Returns
+ * the bit, or -1 when the reply is not an integer. */
+static int getbit_call(void *ctx, void **argv) {
+    errno = 0;
+    void *r = Call(ctx, "GETBIT", FORMAT_READ, &argv[1], (size_t)2);
+    if (!r) return -1;
+    int bit = CallReplyType(r) == EMQ_REPLY_INTEGER ? (int)CallReplyInteger(r) : -1;
+    FreeCallReply(r);
+    return bit == 0 || bit == 1 ? bit : -1;
+}
+
+/* bit_bound reports whether a large offset is within the server's bound
+ * (see above): 1 within, 0 past it or when the bound cannot be read. */
+static int bit_bound(void *ctx, long long offset) {
+    errno = 0;
+    void *r = Call(ctx, "CONFIG", "cc", "GET", "proto-max-bulk-len");
+    if (!r) return 0;
+    long long max = -1;
+    if (CallReplyType(r) == EMQ_REPLY_ARRAY && CallReplyLength(r) == 2) {
+        size_t n = 0;
+        const char *p = CallReplyStringPtr(CallReplyArrayElement(r, 1), &n);
+        char buf[32];
+        if (p && n > 0 && n < sizeof(buf)) {
+            memcpy(buf, p, n);
+            buf[n] = 0;
+            char *end;
+            errno = 0;
+            max = strtoll(buf, &end, 10);
+            if (errno || *end) max = -1;
+        }
+    }
+    FreeCallReply(r);
+    return max > 0 && (offset >> 3) < max;
+}
+
+/* emq_bit is a TRA call's one host call on argv[1], the bit at offset
+ * (argv[2] spells it). Without write it reads as GETBIT
+ * does. With write (TRA.SETBIT, past the guard) it reads as SETBIT does and
+ * writes the value (bit 4 of plan) exactly when the plan (its low four bits,
+ * a verdict.SetBitPlan: bit 2*previous+inside set) says so for what it saw,
+ * with everything SETBIT does beside the data.
+ * io->seen receives what it saw and whether it wrote. */
+int emq_bit(uintptr_t ctxp, uintptr_t argvp, uintptr_t iop, long long offset, int write, int plan) {
+    void *ctx = (void *)ctxp;
+    void **argv = (void **)argvp;
+    emq_bit_seen *seen = &((emq_io *)iop)->seen;
+    int value = plan >> 4 & 1;
+    memset(seen, 0, sizeof(*seen));
+    if (offset >= SMALL_BIT_OFFSETS && !bit_bound(ctx, offset)) {
+        seen->status = EMQ_BIT_SLOW;
+        return seen->status;
+    }
+    void *key = bit_open(ctx, argv, (emq_io *)iop, write ? OPEN_WRITE : OPEN_READ);
+    int type = KeyType(key);
+    size_t byte = (size_t)(offset >> 3);
+    if (type != KEYTYPE_EMPTY && type != KEYTYPE_STRING) {
+        seen->status = EMQ_BIT_WRONGTYPE;
+        CloseKey(key);
+        return seen->status;
+    }
+    size_t len = type == KEYTYPE_STRING ? ValueLength(key) : 0;
+    const unsigned char *p = NULL;
+    if (type == KEYTYPE_STRING && (write || (byte < len && len > EMBSTR_MAX))) {
+        p = (const unsigned char *)StringDMA(key, &len, write ? OPEN_WRITE : OPEN_READ);
+        if (!p) seen->status = EMQ_BIT_SLOW;
+    }
+    if (seen->status == EMQ_BIT_OK && byte < len) {
+        int bit = p ? bit_at(p, offset) : getbit_call(ctx, argv);
+        if (bit < 0) seen->status = EMQ_BIT_SLOW;
+        seen->bit = bit;
+    }
+    seen->len = (long long)len;
+    int inside = byte < len;
+    if (seen->status == EMQ_BIT_OK && write && (plan >> (2 * seen->bit + inside) & 1)) {
+        unsigned char *w = (unsigned char *)p;
+        if (!inside) {
+            w = StringTruncate(key, byte + 1) == EMQ_OK ? (unsigned char *)StringDMA(key, &len, OPEN_WRITE) : NULL;
+        }
+        if (!w || byte >= len) {
+            seen->status = EMQ_BIT_SLOW; /* cannot happen: the offset is small and the key a string */
+        } else {
+            unsigned char mask = (unsigned char)(1u << (7 - (offset & 7)));
+            w[byte] = value ? (unsigned char)(w[byte] | mask) : (unsigned char)(w[byte] & ~mask);
+            SignalModifiedKey(ctx, argv[1]);
+            NotifyKeyspaceEvent(ctx, NOTIFY_STRING, "setbit", argv[1]);
+            emq_replicate_verbatim(ctxp);
+            seen->wrote = 1;
+        }
+    }
+    CloseKey(key);
+    return seen->status;
+}
+
+/* emq_preanswer answers TRA.SETBIT or TRA.GETBIT (kind, EMQ_PRE_*) without
+ * entering Go when what it reads settles the reply and nothing is to be
+ * written: GETBIT of a valid small offset on a string or no key, and SETBIT
+ * of a valid small offset whose bit already holds the value inside the
+ * string. It reads as the command's Go path reads (emq_bit), with the
+ * arguments the Go path accepts (a canonical offset below
+ * SMALL_BIT_OFFSETS, a value of exactly 0 or 1). Returns the reply (0 or
+ * 1), or -1 for the Go path to run, having left a key SETBIT opened for
+ * writing in io->bitkey for emq_bit to take. */
+int emq_preanswer(void *ctx, void **argv, int argc, int kind, emq_io *io) {
+    if (argc != (kind == EMQ_PRE_SETBIT ? 4 : 3)) return -1;
+    arg o;
+    o.p = StringPtrLen(argv[2], &o.n);
+    long long offset = small_offset(&o);
+    if (offset < 0) return -1;
+    size_t byte = (size_t)(offset >> 3);
+    if (kind == EMQ_PRE_GETBIT) {
+        void *key = OpenKey(ctx, argv[1], OPEN_READ);
+        int type = KeyType(key), bit = -1;
+        if (type == KEYTYPE_EMPTY) {
+            bit = 0;
+        } else if (type == KEYTYPE_STRING) {
+            size_t len = ValueLength(key);
+            const unsigned char *p = NULL;
+            if (byte >= len) {
+                bit = 0;
+            } else if (len > EMBSTR_MAX && (p = (const unsigned char *)StringDMA(key, &len, OPEN_READ)) && byte < len) {
+                bit = bit_at(p, offset);
+            }
+        }
+        CloseKey(key);
+        return bit >= 0 ? bit : type == KEYTYPE_STRING ? getbit_call(ctx, argv) : -1;
+    }
+    size_t vn;
+    const char *v = StringPtrLen(argv[3], &vn);
+    if (vn != 1 || (v[0] != '0' && v[0] != '1')) return -1;
+    void *key = OpenKey(ctx, argv[1], OPEN_WRITE);
+    if (KeyType(key) == KEYTYPE_STRING) {
+        size_t len = 0;
+        const unsigned char *p = (const unsigned char *)StringDMA(key, &len, OPEN_WRITE);
+        if (p && byte < len && bit_at(p, offset) == v[0] - '0') {
+            CloseKey(key);
+            return v[0] - '0';
+        }
+    }
+    io->bitkey = key;
+    return -1;
 }

@@ -7,6 +7,7 @@ int emq_exec(uintptr_t ctx, uintptr_t argv, int argc, uintptr_t io, int write, i
 import "C"
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -191,4 +192,64 @@ func (b *Batch) run(stopOnError bool) Results {
 	a := &c.lv.arena
 	a.decode(cbytes(unsafe.Pointer(io.out.p), int(io.out.len)), int(n))
 	return Results{a: a, gen: a.gen}
+}
+
+// SmallBitOffsets bounds the bit offsets that are valid whatever
+// proto-max-bulk-len says: below 8·2^20 (its least is 1 MB, and SETBIT's
+// and GETBIT's bound is 8 bits a byte of it). A bit call checks a larger
+// one against the server's setting (CONFIG GET), and the preanswers take
+// only smaller ones.
+const SmallBitOffsets = C.EMQ_SMALL_BIT_OFFSETS
+
+// ErrBitUnanswered is a bit call's error when it did not answer and did
+// not write: the offset is past the server's bound, or the server did not
+// answer a read. The handler then runs the server's own commands (GETBIT,
+// SETBIT), which answer in their words. It is not a reply text.
+var ErrBitUnanswered = errors.New("host: the bit call did not answer")
+
+// BitSeen is what a TRA bit call found at the command's key (argv[1]) and
+// did.
+type BitSeen struct {
+	// Bit is the bit at the offset before the call: 0 past the end of the
+	// string or with no key.
+	Bit int64
+	// Len is the string's length, 0 with no key.
+	Len int64
+	// Wrote says Writes.SetBit wrote the bit.
+	Wrote bool
+}
+
+// ReadBit reads the bit at offset (0 to 2^32−1) of the command's key,
+// argv[1], as GETBIT reads it, in one crossing: the key API, or GETBIT
+// through RM_Call for a bit inside a string of at most 44 bytes (see the
+// package rules). It returns ErrWrongType for a key of another type, and
+// ErrBitUnanswered (see there).
+func (c *Call) ReadBit(offset int64) (BitSeen, error) { return c.bit(offset, false, 0) }
+
+// bit is the one function that runs a bit call. write is only set by
+// Writes.SetBit.
+func (c *Call) bit(offset int64, write bool, plan uint8) (BitSeen, error) {
+	c.check()
+	if c.cmd.Keys != FirstKeyRead && c.cmd.Keys != FirstKeyWrite {
+		panic("host: a bit call in " + c.cmd.Name + ", which has no key at argv[1]")
+	}
+	if offset < 0 || offset > 1<<32-1 {
+		panic("host: bit offset " + strconv.FormatInt(offset, 10) + " out of range")
+	}
+	w := 0
+	if write {
+		w = 1
+	}
+	io := c.io
+	st := C.emq_bit(C.uintptr_t(c.ctx), C.uintptr_t(c.argv), C.uintptr_t(uintptr(unsafe.Pointer(io))),
+		C.longlong(offset), C.int(w), C.int(plan))
+	s := io.seen
+	switch st {
+	case C.EMQ_BIT_OK:
+		return BitSeen{Bit: int64(s.bit), Len: int64(s.len), Wrote: s.wrote != 0}, nil
+	case C.EMQ_BIT_WRONGTYPE:
+		return BitSeen{}, ErrWrongType
+	default:
+		return BitSeen{}, ErrBitUnanswered
+	}
 }

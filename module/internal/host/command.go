@@ -27,6 +27,28 @@ const (
 	FirstKeyWrite
 )
 
+// Preanswer names the calls of a command that C answers without entering Go
+// (docs/NATIVE.md, "The TRA family"): only outcomes that write nothing,
+// read as the command's handler reads them. The handler must give the same
+// reply for them; a differential test runs every case through both.
+type Preanswer uint8
+
+// The preanswers.
+const (
+	// NoPreanswer: every call enters Go.
+	NoPreanswer Preanswer = iota
+	// PreanswerSetBit: TRA.SETBIT key offset value, with a canonical offset
+	// below SmallBitOffsets and a value of exactly 0 or 1, on a string
+	// whose bit at offset already holds the value: the reply is that bit,
+	// and nothing is written or replicated. The key is looked up for
+	// writing and the string unshared, as SETBIT does (it is left raw).
+	PreanswerSetBit
+	// PreanswerGetBit: TRA.GETBIT key offset, with a canonical offset below
+	// SmallBitOffsets, on a string or no key: the reply is the bit, as
+	// ReadBit reads it.
+	PreanswerGetBit
+)
+
 // Handler runs one command. It reads its arguments from c, calls the server
 // through c, and either writes one complete reply with c's Reply methods and
 // returns nil, or returns an error, whose text is the error reply (see
@@ -52,6 +74,9 @@ type Command struct {
 	Summary string
 	// Handler runs the command.
 	Handler Handler
+	// Preanswer is what C answers without entering Go, NoPreanswer for
+	// nothing.
+	Preanswer Preanswer
 }
 
 // Module is what the host registers when the server loads the module.
@@ -125,6 +150,12 @@ func compile(cmds []Command) ([]command, error) {
 			return nil, fmt.Errorf("%s: a read key needs the readonly flag", c.Name)
 		case c.Keys > FirstKeyWrite:
 			return nil, fmt.Errorf("%s: bad key kind %d", c.Name, c.Keys)
+		case c.Preanswer == PreanswerSetBit && (c.Keys != FirstKeyWrite || c.Arity != 4):
+			return nil, fmt.Errorf("%s: the SETBIT preanswer needs SETBIT's key and arity", c.Name)
+		case c.Preanswer == PreanswerGetBit && (c.Keys != FirstKeyRead || c.Arity != 3):
+			return nil, fmt.Errorf("%s: the GETBIT preanswer needs GETBIT's key and arity", c.Name)
+		case c.Preanswer > PreanswerGetBit:
+			return nil, fmt.Errorf("%s: bad preanswer %d", c.Name, c.Preanswer)
 		}
 		seen[key] = true
 		if c.Keys == ReadKeys || c.Keys == WriteKeys {

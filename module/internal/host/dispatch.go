@@ -264,6 +264,7 @@ func emqLoad(args *C.emq_arg, argc C.int, t *C.emq_table) (rc C.int) {
 		}
 		e.keys = C.int(c.Keys)
 		e.arity = C.int(c.Arity)
+		e.preanswer = C.int(c.Preanswer)
 	}
 	t.ncmds = C.int(len(commands))
 	return 0

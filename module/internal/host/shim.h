@@ -20,7 +20,12 @@
  * loads the new one (repl-diskless-load swapdb). */
 #define EMQ_OPTIONS_HANDLE_IO_ERRORS (1 << 0)
 #define EMQ_OPTIONS_HANDLE_REPL_ASYNC_LOAD (1 << 2)
-#define EMQ_OPTIONS (EMQ_OPTIONS_HANDLE_IO_ERRORS | EMQ_OPTIONS_HANDLE_REPL_ASYNC_LOAD)
+/* NO_IMPLICIT_SIGNAL_MODIFIED: the TRA family opens its key for writing
+ * and signals it only when it changed it, as SETBIT does; every other
+ * write goes through RM_Call, which signals its keys itself. */
+#define EMQ_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED (1 << 1)
+#define EMQ_OPTIONS \
+    (EMQ_OPTIONS_HANDLE_IO_ERRORS | EMQ_OPTIONS_HANDLE_REPL_ASYNC_LOAD | EMQ_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED)
 
 #define EMQ_OK 0
 #define EMQ_ERR 1
@@ -87,6 +92,21 @@ typedef struct emq_arg {
     size_t n;
 } emq_arg;
 
+/* Bit offsets below this are valid whatever proto-max-bulk-len says (its
+ * least is 1 MB, and the server's bound is 8 bits a byte of it). */
+#define EMQ_SMALL_BIT_OFFSETS (8LL << 20)
+
+/* What a TRA bit call saw of argv[1] (emq_bit). */
+#define EMQ_BIT_OK 0
+#define EMQ_BIT_WRONGTYPE 1
+#define EMQ_BIT_SLOW 2 /* the call could not answer: use the host's commands */
+typedef struct emq_bit_seen {
+    long long len; /* the string's length, 0 with no key */
+    int status;    /* EMQ_BIT_* */
+    int bit;       /* the bit at the offset before the call, 0 past the end */
+    int wrote;     /* the write was applied */
+} emq_bit_seen;
+
 /* Scratch for one nesting depth, reused by every command at that depth. */
 typedef struct emq_io {
     emq_buf req; /* host commands, encoded by Go */
@@ -100,7 +120,18 @@ typedef struct emq_io {
      * replies (FreeCallReply), tagged in the low bit (1: a call reply) */
     void **keep;
     size_t nkeep, capkeep;
+    /* argv[1] opened for writing by the TRA.SETBIT preanswer that could not
+     * answer, for the command's bit call to take (see emq_bit), or NULL;
+     * closed when the command ends if still open */
+    void *bitkey;
+    emq_bit_seen seen; /* what the command's last bit call saw */
 } emq_io;
+
+
+/* Commands C may answer without entering Go (emq_cmd.preanswer). */
+#define EMQ_PRE_NONE 0
+#define EMQ_PRE_SETBIT 1
+#define EMQ_PRE_GETBIT 2
 
 /* What a trampoline hands to the Go dispatcher: one structure, one crossing. */
 typedef struct emq_frame {
@@ -124,6 +155,7 @@ typedef struct emq_cmd {
     const char *summary;
     int keys; /* EMQ_KEYS_* */
     int arity;
+    int preanswer; /* EMQ_PRE_* */
 } emq_cmd;
 
 /* The table Go fills at load, and the load error if any. */
@@ -148,8 +180,14 @@ int emq_call_init(int (*get_api)(const char *, void *), void *ctx);
  * emq_io.keep), after its reply was emitted. */
 void emq_release(void *ctx, emq_io *io);
 
+/* Implemented in call.c: the TRA family's bit access (see the file). */
+int emq_bit(uintptr_t ctx, uintptr_t argv, uintptr_t io, long long offset, int write, int plan);
+int emq_preanswer(void *ctx, void **argv, int argc, int kind, emq_io *io);
+void emq_bit_release(emq_io *io);
+
 /* Implemented in verbatim.c: the API lookup of the TRA family's one
- * replication call, at load. */
+ * replication call, at load, and the call. */
 int emq_verbatim_init(int (*get_api)(const char *, void *));
+void emq_replicate_verbatim(uintptr_t ctx);
 
 #endif

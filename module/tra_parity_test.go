@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// traStates are the values a TRA key starts from: no key, strings of each
+// encoding (embstr, int, a shared small integer, raw), lengths around the
+// embstr limit, and a list (wrong type).
+var traStates = []struct {
+	name  string
+	setup []string // the command that makes the key, "" for none; %k is the key
+}{
+	{"absent", nil},
+	{"embstr", []string{"SET", "%k", "abc"}},
+	{"int", []string{"SET", "%k", "12345"}},
+	{"shared-int", []string{"SET", "%k", "7"}},
+	{"embstr-44", []string{"SET", "%k", strings.Repeat("e", 44)}},
+	{"raw-45", []string{"SET", "%k", strings.Repeat("f", 45)}},
+	{"raw-100", []string{"SET", "%k", strings.Repeat("\xff", 100)}},
+	{"setbit-made", []string{"SETBIT", "%k", "3", "1"}},
+	{"list", []string{"RPUSH", "%k", "x"}},
+}
+
+func withKey(cmd []string, key string) []string {
+	out := make([]string, len(cmd))
+	for i, a := range cmd {
+		out[i] = strings.ReplaceAll(a, "%k", key)
+	}
+	return out
+}
+
+// plain is the server's own command for a TRA call.
+func plain(cmd []string) []string {
+	out := append([]string(nil), cmd...)
+	out[0] = strings.TrimPrefix(out[0], "TRA.")
+	return out
+}
+
+// reply runs a command and returns its reply or its error reply as a value.
+func reply(t *testing.T, s *valkeyserver.Server, args ...string) any {
+	t.Helper()
+	v, err := s.Do(ctxT(t), args...)
+	var re valkeyserver.ReplyError
+	if errors.As(err, &re) {
+		return re
+	}
+	require.NoError(t, err, "%q", args)
+	return v
+}
+
+// A TRA call leaves the key as the server's own command leaves it: the
+// same reply, the same value and length, the same encoding (SETBIT leaves
+// any string it looked at raw, a bit written or not), the same memory, on
+// strings of every encoding and length, inside and past the end (growth).
+func TestTRAEncodingParity(t *testing.T) {
+	t.Parallel()
+	for _, pre := range []string{"yes", "no"} {
+		t.Run("preanswer-"+pre, func(t *testing.T) {
+			t.Parallel()
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-preanswer", pre}})
+			n := 0
+			for _, st := range traStates {
+				if st.name == "list" {
+					continue
+				}
+				for _, op := range [][]string{
+					{"TRA.GETBIT", "%k", "0"}, {"TRA.GETBIT", "%k", "9"}, {"TRA.GETBIT", "%k", "1000"},
+					{"TRA.SETBIT", "%k", "1", "0"}, {"TRA.SETBIT", "%k", "1", "1"}, {"TRA.SETBIT", "%k", "2", "1"},
+					{"TRA.SETBIT", "%k", "1000", "0"}, {"TRA.SETBIT", "%k", "1000", "1"},
+					{"TRA.SETBIT", "%k", "361", "0"}, {"TRA.SETBIT", "%k", "8388607", "0"}, {"TRA.SETBIT", "%k", "8388608", "1"},
+				} {
+					n++
+					tk, rk := "t:"+strconv.Itoa(n), "r:"+strconv.Itoa(n)
+					if st.setup != nil {
+						valkeytest.Do(t, s, withKey(st.setup, tk)...)
+						valkeytest.Do(t, s, withKey(st.setup, rk)...)
+					}
+					what := fmt.Sprintf("%s on %s", op, st.name)
+					require.Equal(t, reply(t, s, plain(withKey(op, rk))...), reply(t, s, withKey(op, tk)...), what)
+					for _, probe := range [][]string{{"EXISTS"}, {"OBJECT", "ENCODING"}, {"STRLEN"}, {"GET"}, {"MEMORY", "USAGE"}} {
+						require.Equal(t, reply(t, s, append(probe, rk)...), reply(t, s, append(probe, tk)...), "%s: %s", what, probe)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The keyspace events of a TRA call are exactly the server's command's: a
+// setbit event (class string) when the bit was written or the string
+// created or grown, none when it changed nothing; the events of the key's
+// creation (new) and of a read miss (keymiss) as the command gives them.
+func TestTRANotifications(t *testing.T) {
+	t.Parallel()
+	for _, pre := range []string{"yes", "no"} {
+		t.Run("preanswer-"+pre, func(t *testing.T) {
+			t.Parallel()
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-preanswer", pre}})
+			valkeytest.Do(t, s, "CONFIG", "SET", "notify-keyspace-events", "EAnm")
+			c := valkeytest.Client(t, s)
+			msgs := make(chan valkey.PubSubMessage, 4096)
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			go func() {
+				_ = c.Receive(ctx, c.B().Psubscribe().Pattern("__keyevent@0__:*", "mark").Build(), func(m valkey.PubSubMessage) { msgs <- m })
+			}()
+			// events per key prefix up to the next mark
+			until := func(mark string) map[string][]string {
+				got := map[string][]string{}
+				for m := range msgs {
+					if m.Channel == "mark" {
+						if m.Message == mark {
+							return got
+						}
+						continue
+					}
+					prefix, _, _ := strings.Cut(m.Message, ":")
+					got[prefix] = append(got[prefix], strings.TrimPrefix(m.Channel, "__keyevent@0__:"))
+				}
+				return got
+			}
+			for ready := false; !ready; {
+				valkeytest.Do(t, s, "PUBLISH", "mark", "ready")
+				select {
+				case m := <-msgs:
+					ready = m.Channel == "mark"
+				case <-ctxT(t).Done():
+					t.Fatal("no subscription")
+				}
+			}
+			n, events := 0, 0
+			for _, st := range traStates {
+				for _, op := range [][]string{
+					{"TRA.GETBIT", "%k", "3"}, {"TRA.GETBIT", "%k", "900"},
+					{"TRA.SETBIT", "%k", "3", "1"}, {"TRA.SETBIT", "%k", "3", "0"}, {"TRA.SETBIT", "%k", "1", "0"},
+					{"TRA.SETBIT", "%k", "900", "0"}, {"TRA.SETBIT", "%k", "8388608", "0"},
+				} {
+					n++
+					tk, rk := "t"+strconv.Itoa(n)+":k", "r"+strconv.Itoa(n)+":k"
+					if st.setup != nil {
+						valkeytest.Do(t, s, withKey(st.setup, tk)...)
+						valkeytest.Do(t, s, withKey(st.setup, rk)...)
+					}
+					setup := "setup" + strconv.Itoa(n)
+					valkeytest.Do(t, s, "PUBLISH", "mark", setup)
+					until(setup)
+					reply(t, s, withKey(op, tk)...)
+					reply(t, s, plain(withKey(op, rk))...)
+					done := "done" + strconv.Itoa(n)
+					valkeytest.Do(t, s, "PUBLISH", "mark", done)
+					got := until(done)
+					require.Equal(t, got["r"+strconv.Itoa(n)], got["t"+strconv.Itoa(n)], "%s on %s", op, st.name)
+					events += len(got["t"+strconv.Itoa(n)])
+				}
+			}
+			require.Positive(t, events, "no event seen at all")
+		})
+	}
+}
+
+// traDiffCalls is every case of the differential test: each key state,
+// offsets at 0, inside, at the end, past it, at the bounds of the bit
+// call's range and of the family's, each value, each call twice (the
+// second changes nothing), and the refusals.
+func traDiffCalls() [][]string {
+	var calls [][]string
+	offsets := []string{"0", "7", "8", "23", "100", "799", "800", "801", strconv.Itoa(host.SmallBitOffsets - 1), strconv.Itoa(host.SmallBitOffsets)}
+	for _, st := range append(traStates, struct {
+		name  string
+		setup []string
+	}{"binary", []string{"SET", "%k", "\x00\xffzz"}}) {
+		key := "d:" + st.name
+		if st.name == "binary" {
+			key = "d:\x00\xff\r\n bin"
+		}
+		if st.setup != nil {
+			calls = append(calls, withKey(st.setup, key))
+		}
+		for _, o := range offsets {
+			for _, v := range []string{"1", "0"} {
+				calls = append(calls, []string{"TRA.GETBIT", key, o}, []string{"TRA.SETBIT", key, o, v}, []string{"TRA.SETBIT", key, o, v}, []string{"TRA.GETBIT", key, o})
+			}
+		}
+		calls = append(calls, []string{"TRA.GETBIT", key, strconv.Itoa(protocol.MaxBitOffset)}, []string{"TRA.GETBIT", key, "4294967296"},
+			[]string{"TRA.SETBIT", key, "4294967296", "1"}, []string{"TRA.SETBIT", key, "-1", "1"}, []string{"TRA.SETBIT", key, "01", "1"},
+			[]string{"TRA.SETBIT", key, "x", "1"}, []string{"TRA.GETBIT", key, "01"}, []string{"TRA.SETBIT", key, "5", "2"},
+			[]string{"TRA.SETBIT", key, "5", "01"}, []string{"TRA.SETBIT", key, "5", ""}, []string{"TRA.SETBIT", key, "5", "-0"})
+	}
+	calls = append(calls, []string{"TRA.SETBIT", "d:list", strconv.Itoa(protocol.MaxBitOffset), "1"})
+	return calls
+}
+
+// The preanswer (C answering the TRA calls that write nothing) and the Go
+// handlers answer every case alike, and leave the same dataset, AOF,
+// replica, and dirty count; both answer as SETBIT and GETBIT do (an error
+// where they refuse, the TRA family's own texts aside) and leave what they
+// leave.
+func TestTRAPreanswerDifferential(t *testing.T) {
+	t.Parallel()
+	yes := startModule(t, valkeyserver.Options{AOF: true})
+	no := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-preanswer", "no"}})
+	raw := startModule(t, valkeyserver.Options{AOF: true})
+	yesR := startModule(t, valkeyserver.Options{ReplicaOf: yes.Addr()})
+	noR := startModule(t, valkeyserver.Options{ReplicaOf: no.Addr(), ModuleArgs: []string{"tra-preanswer", "no"}})
+	require.NoError(t, yesR.WaitReplicaSync(ctxT(t)))
+	require.NoError(t, noR.WaitReplicaSync(ctxT(t)))
+	changed, setups := 0, 0
+	for _, call := range traDiffCalls() {
+		a, b := reply(t, yes, call...), reply(t, no, call...)
+		require.Equal(t, a, b, "%q: preanswer and Go path", call)
+		if !strings.HasPrefix(call[0], "TRA.") {
+			reply(t, raw, call...)
+			if call[0] == "SETBIT" {
+				setups++
+			}
+			continue
+		}
+		want := reply(t, raw, plain(call)...)
+		_, wantErr := want.(valkeyserver.ReplyError)
+		_, gotErr := a.(valkeyserver.ReplyError)
+		require.Equal(t, wantErr, gotErr, "%q: %v, the server's command %v", call, a, want)
+		if !gotErr {
+			require.Equal(t, want, a, "%q", call)
+		}
+		if call[0] == "TRA.SETBIT" && !gotErr {
+			changed++
+		}
+	}
+	for _, k := range []string{"d:absent", "d:embstr", "d:int", "d:shared-int", "d:raw-100", "d:\x00\xff\r\n bin"} {
+		require.Equal(t, reply(t, raw, "OBJECT", "ENCODING", k), reply(t, yes, "OBJECT", "ENCODING", k), k)
+		require.Equal(t, reply(t, raw, "OBJECT", "ENCODING", k), reply(t, no, "OBJECT", "ENCODING", k), k)
+	}
+	snap := valkeytest.Snapshot(t, raw, "*")
+	valkeytest.RequireUnchanged(t, snap, valkeytest.Snapshot(t, yes, "*"))
+	valkeytest.RequireUnchanged(t, snap, valkeytest.Snapshot(t, no, "*"))
+	waitOffset(t, yes, yesR)
+	waitOffset(t, no, noR)
+	valkeytest.RequireUnchanged(t, snap, valkeytest.Snapshot(t, yesR, "*"))
+	valkeytest.RequireUnchanged(t, snap, valkeytest.Snapshot(t, noR, "*"))
+	require.Equal(t, readAOF(t, yes), readAOF(t, no), "the AOFs")
+	rawAOF := readAOF(t, raw)
+	setbits := strings.Count(rawAOF, "$6\r\nSETBIT\r\n") - setups
+	require.Equal(t, setbits, strings.Count(readAOF(t, yes), "$10\r\nTRA.SETBIT\r\n"), "one verbatim TRA.SETBIT per SETBIT that changed the string")
+	require.Less(t, setbits, changed, "some calls changed nothing")
+	for _, f := range []string{"rdb_changes_since_last_save"} {
+		want := infoField(t, raw, "persistence", f)
+		require.Equal(t, want, infoField(t, yes, "persistence", f), f)
+		require.Equal(t, want, infoField(t, no, "persistence", f), f)
+	}
+}
+
+// A TRA call on a key of another type is refused with the family's text
+// and writes nothing: no AOF, no replication, no dirty count, no event.
+func TestTRAWrongTypeWritesNothing(t *testing.T) {
+	t.Parallel()
+	for _, pre := range []string{"yes", "no"} {
+		t.Run("preanswer-"+pre, func(t *testing.T) {
+			t.Parallel()
+			s := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-preanswer", pre}})
+			valkeytest.Do(t, s, "HSET", "h", "f", "v")
+			valkeytest.Do(t, s, "RPUSH", "l", "x")
+			before := valkeytest.Snapshot(t, s, "*")
+			size, offset := aofSize(t, s), infoField(t, s, "replication", "master_repl_offset")
+			dirty := infoField(t, s, "persistence", "rdb_changes_since_last_save")
+			for _, k := range []string{"h", "l"} {
+				for _, c := range [][]string{{"TRA.SETBIT", k, "0", "1"}, {"TRA.SETBIT", k, "0", "0"}, {"TRA.SETBIT", k, "80000", "1"}, {"TRA.SETBIT", k, "8388608", "1"}, {"TRA.GETBIT", k, "0"}, {"TRA.GETBIT", k, "8388608"}} {
+					wantRefused(t, s, protocol.ErrTRAWrongType, c...)
+				}
+			}
+			valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "*"))
+			require.Equal(t, size, aofSize(t, s))
+			require.Equal(t, offset, infoField(t, s, "replication", "master_repl_offset"))
+			require.Equal(t, dirty, infoField(t, s, "persistence", "rdb_changes_since_last_save"))
+		})
+	}
+}
+
+// An offset past the server's bound (8 bits a byte of proto-max-bulk-len)
+// is refused as SETBIT and GETBIT refuse it, in their words, writing
+// nothing; one within it is set, also from a script.
+func TestTRAServerBound(t *testing.T) {
+	t.Parallel()
+	s := startModule(t, valkeyserver.Options{})
+	valkeytest.Do(t, s, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+	for _, c := range [][]string{{"TRA.SETBIT", "k", "8388608", "1"}, {"TRA.GETBIT", "k", "8388608"}, {"TRA.SETBIT", "k", "4294967295", "0"}} {
+		require.Equal(t, reply(t, s, plain(c)...), reply(t, s, c...), "%q", c)
+		require.IsType(t, valkeyserver.ReplyError(""), reply(t, s, c...))
+	}
+	require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", "k"))
+	require.Equal(t, int64(0), valkeytest.Do(t, s, "TRA.SETBIT", "k", "8388607", "1"))
+	require.Equal(t, int64(1<<20), valkeytest.Do(t, s, "STRLEN", "k"))
+	valkeytest.Do(t, s, "CONFIG", "SET", "proto-max-bulk-len", "2mb")
+	const script = "return server.call('TRA.SETBIT', KEYS[1], ARGV[1], '1')"
+	require.Equal(t, int64(0), valkeytest.Do(t, s, "EVAL", script, "1", "k", "8388608"))
+	require.Equal(t, int64(1), valkeytest.Do(t, s, "EVAL", script, "1", "k", "8388608"))
+	require.Equal(t, int64(1<<20+1), valkeytest.Do(t, s, "STRLEN", "k"))
+	require.Equal(t, int64(1), valkeytest.Do(t, s, "TRA.GETBIT", "k", "8388608"))
+	require.Equal(t, int64(1), valkeytest.Do(t, s, "EVAL", "return server.call('TRA.GETBIT', KEYS[1], ARGV[1])", "1", "k", "8388607"))
+}
+
+// A TRA.SETBIT that changes the string signals the key (a WATCH aborts the
+// transaction), one that changes nothing does not, as SETBIT.
+func TestTRAWatch(t *testing.T) {
+	t.Parallel()
+	for _, pre := range []string{"yes", "no"} {
+		t.Run("preanswer-"+pre, func(t *testing.T) {
+			t.Parallel()
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-preanswer", pre}})
+			w, err := s.Dial(ctxT(t))
+			require.NoError(t, err)
+			defer w.Close()
+			aborted := func(cmd ...string) bool {
+				_, err := w.Do(ctxT(t), "WATCH", cmd[1])
+				require.NoError(t, err)
+				reply(t, s, cmd...)
+				res, err := w.DoMulti(ctxT(t), []string{"MULTI"}, []string{"PING"}, []string{"EXEC"})
+				require.NoError(t, err)
+				return res[2] == nil
+			}
+			valkeytest.Do(t, s, "SET", "t", "abc")
+			valkeytest.Do(t, s, "SET", "r", "abc")
+			for _, c := range [][]string{{"3", "0"}, {"1", "1"}, {"2", "0"}, {"2", "0"}, {"7", "1"}, {"100", "0"}, {"100", "0"}, {"8388608", "0"}} {
+				require.Equal(t, aborted("SETBIT", "r", c[0], c[1]), aborted("TRA.SETBIT", "t", c[0], c[1]), "%q", c)
+			}
+			require.Equal(t, aborted("GETBIT", "r", "1"), aborted("TRA.GETBIT", "t", "1"))
+		})
+	}
+}
