@@ -29,7 +29,7 @@ import (
 // Cases: single-job ADD, CLAIM and COMPLETE (verb µs, the µs of the
 // commands it ran through RM_Call, and the µs of the same verb's commands
 // as its Lua script runs them, reads included, on the second server);
-// TRA.SETBIT against SETBIT, on a new key and on a bit already set; and a
+// the TRA calls against the server's own commands (bitCases); and a
 // job's lifecycle (ADD, CLAIM, COMPLETE of one job each) with payloads of
 // 64 B to 1 MB, natively on both servers and, on the second, through
 // EVALSHA and as the raw commands (see BenchmarkPayload).
@@ -78,19 +78,12 @@ func BenchmarkBeforeAfter(b *testing.B) {
 			}
 		})
 	}
-	for _, bc := range []struct {
-		name string
-		key  func(prefix string, i int) string
-	}{
-		{"setbit-new-key", func(p string, i int) string { return p + strconv.Itoa(i) }},
-		{"setbit-bit-set", func(p string, _ int) string { return p }},
-	} {
+	for _, bc := range bitCases {
 		b.Run(bc.name, func(b *testing.B) {
 			p := next() + ":"
 			var tra, raw [2][]float64
 			for _, sd := range sides {
-				e := &benchExec{b: b, c: sd.c}
-				e.run([][]string{{protocol.TRASetBit, p + "tra", "7", "1"}, {"SETBIT", p + "raw", "7", "1"}})
+				(&benchExec{b: b, c: sd.c}).run(bc.prepare(p))
 			}
 			for k := range chunks {
 				for j := range 4 {
@@ -98,27 +91,23 @@ func BenchmarkBeforeAfter(b *testing.B) {
 					sd := sides[i]
 					lines := make([][]string, 0, chunk)
 					for n := k * chunk; n < (k+1)*chunk; n++ {
-						if isTRA {
-							lines = append(lines, []string{protocol.TRASetBit, bc.key(p+"tra:", n), "7", "1"})
-						} else {
-							lines = append(lines, []string{"SETBIT", bc.key(p+"raw:", n), "7", "1"})
-						}
+						lines = append(lines, bc.line(p, n, isTRA))
 					}
 					valkeytest.Do(b, sd.s, "CONFIG", "RESETSTAT")
 					(&benchExec{b: b, c: sd.c}).run(lines)
 					st := commandStats(b, sd.s)
 					if isTRA {
-						t := st[strings.ToLower(protocol.TRASetBit)]
+						t := st[strings.ToLower(bc.tra)]
 						tra[i] = append(tra[i], t.usec/float64(t.calls))
 					} else {
-						r := st["setbit"]
+						r := st[strings.ToLower(bc.raw)]
 						raw[i] = append(raw[i], r.usec/float64(r.calls))
 					}
 				}
 			}
 			for i, sd := range sides {
-				b.ReportMetric(median(tra[i])/median(raw[i]), sd.name+"-tra/setbit")
-				b.Logf("%s: TRA.SETBIT %s, SETBIT %s, ratio of medians %.2f", sd.name, spread(tra[i]), spread(raw[i]), median(tra[i])/median(raw[i]))
+				b.ReportMetric(median(tra[i])/median(raw[i]), sd.name+"-tra/raw")
+				b.Logf("%s: %s %s, %s %s, ratio of medians %.2f", sd.name, bc.tra, spread(tra[i]), bc.raw, spread(raw[i]), median(tra[i])/median(raw[i]))
 			}
 		})
 	}

@@ -25,9 +25,8 @@ import (
 //
 //	go test ./module -run '^$' -bench FixedCost -benchtime 20000x
 //
-// TRA.SETBIT runs interleaved with the raw SETBIT of the same shape (a new
-// key each call, or a bit already set), both in one pipeline, and reports
-// both and their ratio.
+// The TRA calls run in chunks alternating with the server's own command of
+// the same shape (bitCases), and it reports both and their ratio.
 func BenchmarkFixedCost(b *testing.B) {
 	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
 	queue := 0
@@ -81,23 +80,15 @@ func BenchmarkFixedCost(b *testing.B) {
 			b.ReportMetric(verbUS-commandsUS, "fixed-vs-commands-µs/call")
 		})
 	}
-	for _, bc := range []struct {
-		name string
-		key  func(prefix string, i int) string
-	}{
-		{"setbit-new-key", func(p string, i int) string { return p + strconv.Itoa(i) }},
-		{"setbit-bit-set", func(p string, _ int) string { return p }},
-	} {
+	for _, bc := range bitCases {
 		b.Run(bc.name, func(b *testing.B) {
 			queue++
 			p := "bits" + strconv.Itoa(queue) + ":"
 			e := &benchExec{b: b, c: c}
-			if bc.name == "setbit-bit-set" {
-				e.run([][]string{{protocol.TRASetBit, p + "tra:", "7", "1"}, {"SETBIT", p + "raw:", "7", "1"}})
-			}
-			// chunks of TRA.SETBIT and of SETBIT alternate, each counted
-			// on its own (TRA.SETBIT's nested SETBIT would mix with the
-			// raw ones), so both meet the same load on the machine
+			e.run(bc.prepare(p))
+			// chunks of the TRA call and of the server's command alternate,
+			// each counted on its own (a TRA call's nested commands would
+			// mix with the raw ones), so both meet the same load
 			const chunk = 1000
 			var traUS, rawUS float64
 			var traCalls, rawCalls int64
@@ -106,31 +97,73 @@ func BenchmarkFixedCost(b *testing.B) {
 				for _, tra := range []bool{true, false} {
 					lines := make([][]string, 0, chunk)
 					for k := i; k < min(i+chunk, b.N); k++ {
-						if tra {
-							lines = append(lines, []string{protocol.TRASetBit, bc.key(p+"tra:", k), "7", "1"})
-						} else {
-							lines = append(lines, []string{"SETBIT", bc.key(p+"raw:", k), "7", "1"})
-						}
+						lines = append(lines, bc.line(p, k, tra))
 					}
 					valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
 					e.run(lines)
 					st := commandStats(b, s)
+					t, r := st[strings.ToLower(bc.tra)], st[strings.ToLower(bc.raw)]
 					if tra {
-						traUS += st[strings.ToLower(protocol.TRASetBit)].usec
-						traCalls += st[strings.ToLower(protocol.TRASetBit)].calls
+						traUS += t.usec
+						traCalls += t.calls
 					} else {
-						rawUS += st["setbit"].usec
-						rawCalls += st["setbit"].calls
+						rawUS += r.usec
+						rawCalls += r.calls
 					}
 				}
 			}
 			b.StopTimer()
 			tra, raw := traUS/float64(traCalls), rawUS/float64(rawCalls)
 			b.ReportMetric(tra, "tra-µs/call")
-			b.ReportMetric(raw, "setbit-µs/call")
-			b.ReportMetric(tra/raw, "tra/setbit")
+			b.ReportMetric(raw, "raw-µs/call")
+			b.ReportMetric(tra/raw, "tra/raw")
 		})
 	}
+}
+
+// bitCases are the TRA calls the benchmarks set against the server's own
+// command of the same shape: TRA.SETBIT against SETBIT on a new key each
+// call and on a bit already set (in a 1-byte string), and TRA.GETBIT
+// against GETBIT on a bit set inside a 1-byte string and inside a 64-byte
+// one. The TRA call's time in INFO commandstats includes the commands it
+// ran through RM_Call.
+var bitCases = []bitCase{
+	{name: "setbit-new-key", tra: protocol.TRASetBit, raw: "SETBIT", newKey: true, value: "1", prepare: func(string) [][]string { return nil }},
+	{name: "setbit-bit-set", tra: protocol.TRASetBit, raw: "SETBIT", value: "1", prepare: setBits},
+	{name: "getbit-short", tra: protocol.TRAGetBit, raw: "GETBIT", prepare: setBits},
+	{name: "getbit-long", tra: protocol.TRAGetBit, raw: "GETBIT", prepare: func(p string) [][]string {
+		long := strings.Repeat("\xff", 64)
+		return [][]string{{"SET", p + "tra:", long}, {"SET", p + "raw:", long}}
+	}},
+}
+
+// bitCase is one of bitCases.
+type bitCase struct {
+	name     string
+	tra, raw string
+	newKey   bool   // a new key each call
+	value    string // the SETBIT value, "" for GETBIT
+	prepare  func(p string) [][]string
+}
+
+// setBits sets bit 7 of the case's two keys (1-byte strings).
+func setBits(p string) [][]string {
+	return [][]string{{protocol.TRASetBit, p + "tra:", "7", "1"}, {"SETBIT", p + "raw:", "7", "1"}}
+}
+
+// line is the k-th call of a bit case, of the TRA command or the server's.
+func (bc *bitCase) line(p string, k int, tra bool) []string {
+	cmd, key := bc.raw, p+"raw:"
+	if tra {
+		cmd, key = bc.tra, p+"tra:"
+	}
+	if bc.newKey {
+		key += strconv.Itoa(k)
+	}
+	if bc.value == "" {
+		return []string{cmd, key, "7"}
+	}
+	return []string{cmd, key, "7", bc.value}
 }
 
 // cmdStat is one command's line of INFO commandstats.

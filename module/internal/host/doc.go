@@ -7,8 +7,10 @@
 // C owns everything the server calls: ValkeyModule_OnLoad (and the Redis
 // name), the API lookup by name through the getter the server passes in the
 // context, the command registration with EVAL-style key-specs, and key-position
-// requests, answered in C without entering Go. A command costs one crossing
-// into Go: its C trampoline passes the arguments to the dispatcher, which runs
+// requests, answered in C without entering Go, and the preanswered calls of a
+// command (Command.Preanswer: the TRA calls that write nothing). A command
+// costs one crossing into Go: its C trampoline passes the arguments to the
+// dispatcher, which runs
 // the Handler and leaves the reply encoded in C memory for the trampoline to
 // emit. A host call costs one crossing into C for a whole Batch of commands;
 // the replies come back encoded in C memory and are decoded without
@@ -73,6 +75,18 @@
 //     MONITOR, pass through another module's command filters, or have
 //     CLIENT TRACKING remember its key for the caller (a read through RM_Call
 //     is remembered, as a script's is).
+//   - The TRA family reads and writes its key (argv[1]) with a bit call of
+//     its own, one crossing: Call.ReadBit reads as GETBIT does (a read
+//     lookup; a bit inside a string of at most 44 bytes through GETBIT by
+//     RM_Call), and Writes.SetBit reads as SETBIT does (a write lookup, the
+//     string unshared, which leaves it raw) and writes only when the plan
+//     the handler passes says so for what it found, with what SETBIT does
+//     beside the data (the key signalled, the setbit event, the command
+//     replicated verbatim, one dirty count). An offset of SmallBitOffsets
+//     or more is first checked against proto-max-bulk-len; past it the call
+//     answers ErrBitUnanswered and the handler runs the server's commands.
+//     The module declares NO_IMPLICIT_SIGNAL_MODIFIED, so a call that
+//     changed nothing signals nothing.
 //   - Host replies are classified from their RESP2 type: string, integer,
 //     array (at most four deep), null, and an error, which is the call's
 //     error with the server's text (WRONGTYPE …). Anything else is
