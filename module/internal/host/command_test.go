@@ -38,10 +38,21 @@ func TestCompile(t *testing.T) {
 		{Command{Name: "X", Flags: "write deny-oom readonly", Handler: h}, "both"},
 		{Command{Name: "X", Flags: "readonly getkeys-api", Keys: ReadKeys, Handler: h}, "added by the host"},
 		{Command{Name: "X", Keys: 7, Handler: h}, "key kind"},
+		{Command{Name: "X", Flags: "write", Keys: WriteKeys, Arity: 4, Handler: h, Preanswer: PreanswerSetBit}, "SETBIT's key"},
+		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 3, Handler: h, Preanswer: PreanswerSetBit}, "SETBIT's key"},
+		{Command{Name: "X", Flags: "readonly", Keys: FirstKeyRead, Arity: 4, Handler: h, Preanswer: PreanswerGetBit}, "GETBIT's key"},
+		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 3, Handler: h, Preanswer: PreanswerGetBit}, "GETBIT's key"},
+		{Command{Name: "X", Flags: "readonly", Keys: FirstKeyRead, Arity: 3, Handler: h, Preanswer: 9}, "bad preanswer"},
 	} {
 		if _, err := compile([]Command{tc.c}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.c, err, tc.want)
 		}
+	}
+	if _, err := compile([]Command{
+		{Name: "TRA.SETBIT", Flags: "write deny-oom", Keys: FirstKeyWrite, Arity: 4, Handler: h, Preanswer: PreanswerSetBit},
+		{Name: "TRA.GETBIT", Flags: "readonly fast", Keys: FirstKeyRead, Arity: 3, Handler: h, Preanswer: PreanswerGetBit},
+	}); err != nil {
+		t.Errorf("the TRA preanswers: %v", err)
 	}
 	if _, err := compile([]Command{good[0], {Name: "emq.version", Flags: "readonly", Handler: h}}); err == nil {
 		t.Error("a name registered twice (any case) passed")
