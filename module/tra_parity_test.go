@@ -32,6 +32,7 @@ var traStates = []struct {
 	{"raw-45", []string{"SET", "%k", strings.Repeat("f", 45)}},
 	{"raw-100", []string{"SET", "%k", strings.Repeat("\xff", 100)}},
 	{"setbit-made", []string{"SETBIT", "%k", "3", "1"}},
+	{"with-ttl", []string{"SET", "%k", "abc", "EX", "100000"}},
 	{"list", []string{"RPUSH", "%k", "x"}},
 }
 
@@ -94,6 +95,8 @@ func TestTRAEncodingParity(t *testing.T) {
 					for _, probe := range [][]string{{"EXISTS"}, {"OBJECT", "ENCODING"}, {"STRLEN"}, {"GET"}, {"MEMORY", "USAGE"}} {
 						require.Equal(t, reply(t, s, append(probe, rk)...), reply(t, s, append(probe, tk)...), "%s: %s", what, probe)
 					}
+					hasTTL := func(k string) bool { return reply(t, s, "PTTL", k).(int64) > 0 }
+					require.Equal(t, hasTTL(rk), hasTTL(tk), "%s: the expiry", what)
 				}
 			}
 		})
