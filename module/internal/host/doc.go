@@ -72,7 +72,10 @@
 //     do, as it runs no command: count in INFO commandstats, show in
 //     MONITOR, pass through another module's command filters, or have
 //     CLIENT TRACKING remember its key for the caller (a read through RM_Call
-//     is remembered, as a script's is).
+//     is remembered, as a script's is). The field names of HGET and HMGET
+//     passed with Batch.Str (the program's own strings) are looked up with
+//     server strings kept across commands, a few KB at most, instead of one
+//     made and freed per field.
 //   - Host replies are classified from their RESP2 type: string, integer,
 //     array (at most four deep), null, and an error, which is the call's
 //     error with the server's text (WRONGTYPE …). Anything else is
