@@ -61,12 +61,13 @@ func completeMany(c *host.Call) error {
 		case verdict.CompleteManyFirst:
 			// GET version; per job HMGET row att uniq lane parent keep wait ev
 			// deps and ZSCORE active id;
-			// HGET stats completed: the verdict takes them job by job
+			// HGET stats completed: the verdict takes them job by job (active
+			// by reference: no string made for it per job)
 			b := r.fenced()
 			for i := range nrows {
 				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
 					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).
-					Cmd("ZSCORE").Arg(active).Argv(r.argv(st.id(i)))
+					Cmd("ZSCORE").Argv(r.keyArgv(3)).Argv(r.argv(st.id(i)))
 			}
 			res := b.Cmd("HGET").Arg(stats).Str(statCompleted).RunAll()
 			s.Version = st.keep(fieldAt(res, 0))

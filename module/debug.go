@@ -22,6 +22,10 @@ func debugTable() []host.Command {
 			Summary: "Runs one host read (format vE) and replies with its reply re-encoded.",
 		},
 		{
+			Name: "EMQ.DEBUG.CALLSTR", Flags: "readonly", Arity: -3, Handler: debugCallStr,
+			Summary: "EMQ.DEBUG.CALL with the arguments after the key passed as the program's own strings.",
+		},
+		{
 			Name: "EMQ.DEBUG.KEYS", Flags: "write deny-oom", Keys: host.WriteKeys, Arity: -2, Handler: debugKeys,
 			Summary: "HINCRBY key n 1 on each declared key and each derived key after them, past the guard.",
 		},
@@ -45,6 +49,22 @@ func debugCall(c *host.Call) error {
 	b := c.Read().Cmd(string(c.Arg(1)))
 	for i := 2; i < c.Argc(); i++ {
 		b.Argv(i)
+	}
+	v, err := b.Do()
+	if err != nil {
+		return err
+	}
+	echo(c, v)
+	return nil
+}
+
+// debugCallStr: EMQ.DEBUG.CALLSTR <command> <key> [arg …] runs the read as
+// EMQ.DEBUG.CALL does, the key by reference and the arguments after it as
+// the program's own strings (host.Batch.Str), as the verbs pass field names.
+func debugCallStr(c *host.Call) error {
+	b := c.Read().Cmd(string(c.Arg(1))).Argv(2)
+	for i := 3; i < c.Argc(); i++ {
+		b.Str(string(c.Arg(i)))
 	}
 	v, err := b.Do()
 	if err != nil {

@@ -72,7 +72,7 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("COMMAND INFO EMQ.VERSION: %#v", info)
 	}
 	// Debug commands exist only when asked for.
-	for _, c := range []string{"EMQ.DEBUG.PANIC", "EMQ.DEBUG.CALL", "EMQ.DEBUG.KEYS", "EMQ.DEBUG.RUNTIME"} {
+	for _, c := range []string{"EMQ.DEBUG.PANIC", "EMQ.DEBUG.CALL", "EMQ.DEBUG.CALLSTR", "EMQ.DEBUG.KEYS", "EMQ.DEBUG.RUNTIME"} {
 		if got := refused(t, s, c); !strings.HasPrefix(got, "ERR unknown command") {
 			t.Errorf("%s without debug-commands: %q", c, got)
 		}

@@ -118,6 +118,11 @@ func (r *verbCall) fenced() *host.Batch {
 // write passes a large argument (a payload) on by reference this way.
 func (r *verbCall) argv(i int) int { return 2 + len(r.keys) + i }
 
+// keyArgv is the index among the command's arguments of KEYS[k+1] (r.keys[k]):
+// a command of more than 16 arguments passes its own keys by reference this
+// way (host.Batch.Arg looks for them only in shorter commands).
+func (r *verbCall) keyArgv(k int) int { return 2 + k }
+
 // firstDenied checks derived keys against the caller's ACL before they are
 // touched, in one crossing, and returns the index of the first key the
 // caller may not touch with access, or -1. Only when the batch is refused are

@@ -225,8 +225,9 @@ static int script_in_script(void *ctx, const char *name) {
 
 /* ---- arguments ---- */
 
-/* One host-command argument: bytes in the request (ref -1), or the command's
- * own argument argv[ref], passed on without a copy. */
+/* One host-command argument: bytes in the request (ref -1; -2 for a string
+ * of the program's own, which a field read may take from intern), or the
+ * command's own argument argv[ref], passed on without a copy. */
 typedef struct {
     const char *p;
     size_t n;
@@ -345,13 +346,47 @@ static long long small_offset(const arg *o) {
  * would re-encode as raw. */
 #define EMBSTR_MAX 44
 
+/* The server strings of the field names the verbs read (the program's own
+ * strings, ref -2), kept across commands so that a field read makes no
+ * string for its name: a job's row read names up to eight fields, each of
+ * which would otherwise be a string made and freed. Direct-mapped by a hash
+ * of the bytes; a name that meets another's slot replaces it. At most
+ * INTERN_SLOTS short strings (a few KB of the server's memory); only the
+ * server's thread touches them, and they belong to no context. */
+#define INTERN_SLOTS 128
+#define INTERN_MAX 24
+static struct {
+    void *s;
+    size_t n;
+    char p[INTERN_MAX];
+} interned[INTERN_SLOTS];
+
+/* The kept string of a field name, or NULL when it cannot be kept (too long,
+ * or out of memory): the caller makes its own. */
+static void *intern(const arg *a) {
+    if (a->n > INTERN_MAX) return NULL;
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < a->n; i++) h = (h ^ (unsigned char)a->p[i]) * 16777619u;
+    h ^= h >> 15;
+    size_t slot = h % INTERN_SLOTS;
+    if (interned[slot].s && interned[slot].n == a->n && !memcmp(interned[slot].p, a->p, a->n)) return interned[slot].s;
+    void *s = CreateString(NULL, a->p, a->n);
+    if (!s) return NULL;
+    if (interned[slot].s) FreeString(NULL, interned[slot].s);
+    interned[slot].s = s;
+    interned[slot].n = a->n;
+    memcpy(interned[slot].p, a->p, a->n);
+    return s;
+}
+
 /* A hash field's value, or a null when h (the open key) is NULL or has no
  * such field. */
 static void put_field(const exec_env *e, void *h, const arg *f) {
     void *v = NULL;
     if (h) {
-        int own;
-        void *fs = arg_string(e, f, &own);
+        void *fs = f->ref == -2 ? intern(f) : NULL;
+        int own = 0;
+        if (!fs) fs = arg_string(e, f, &own);
         HashGet(h, HASH_NONE, fs, &v, NULL);
         release(e, fs, own);
     }
@@ -612,8 +647,9 @@ static uint32_t rd32(const unsigned char **p) { uint32_t v; memcpy(&v, *p, 4); *
  * into io->out. Request: uint32 command count; per command uint32 argument
  * count, uint32 name length, the name and a NUL, then per argument a kind byte
  * (0: uint32 length and bytes; 1: uint32 index into the command's own argv,
- * passed without a copy). With stop_on_error it stops after the first error
- * reply or failed call. Returns how many commands ran. */
+ * passed without a copy; 2: as 0, for a string of the program's own). With
+ * stop_on_error it stops after the first error reply or failed call. Returns
+ * how many commands ran. */
 int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write, int stop_on_error) {
     exec_env e = {(void *)ctxp, (void **)argvp, (emq_io *)iop};
     emq_io *io = e.io;
@@ -650,6 +686,7 @@ int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write
                 a[i].p = (const char *)p;
                 a[i].n = v;
                 p += v;
+                if (kind == 2) a[i].ref = -2;
             }
         }
         int failed = 0;

@@ -81,13 +81,18 @@ func (b *Batch) Cmd(name string) *Batch {
 	return b
 }
 
-func (b *Batch) inline(n int) {
+func (b *Batch) inline(n int) { b.inlineKind(0, n) }
+
+// inlineKind starts an argument of n bytes in the request: kind 0 for bytes,
+// 2 for a string of the program's own (Str), which C may answer a field
+// read with from strings it keeps (see intern in call.c).
+func (b *Batch) inlineKind(kind byte, n int) {
 	b.own()
 	if b.head < 0 {
 		panic("host: argument before Cmd")
 	}
 	b.nargs++
-	b.w.byte(0)
+	b.w.byte(kind)
 	b.w.u32(uint32(n))
 }
 
@@ -109,9 +114,10 @@ func (b *Batch) Arg(p []byte) *Batch {
 	return b
 }
 
-// Str adds a string argument.
+// Str adds a string argument: meant for the program's own strings (field
+// names, options), which a read's fast path may reuse across commands.
 func (b *Batch) Str(s string) *Batch {
-	b.inline(len(s))
+	b.inlineKind(2, len(s))
 	b.w.string(s)
 	return b
 }

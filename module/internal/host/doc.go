@@ -74,7 +74,10 @@
 //     do, as it runs no command: count in INFO commandstats, show in
 //     MONITOR, pass through another module's command filters, or have
 //     CLIENT TRACKING remember its key for the caller (a read through RM_Call
-//     is remembered, as a script's is).
+//     is remembered, as a script's is). The field names of HGET and HMGET
+//     passed with Batch.Str (the program's own strings) are looked up with
+//     server strings kept across commands, a few KB at most, instead of one
+//     made and freed per field.
 //   - The TRA family reads and writes its key (argv[1]) with a bit call of
 //     its own, one crossing: Call.ReadBit reads as GETBIT does (a read
 //     lookup; a bit inside a string of at most 44 bytes through GETBIT by

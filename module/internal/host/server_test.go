@@ -237,6 +237,62 @@ func TestFastReads(t *testing.T) {
 	}
 }
 
+// Field names passed as the program's own strings (Batch.Str, which the fast
+// path answers from the names it keeps) read what the same names passed as
+// the server's strings read: more names than the kept slots, so names
+// replace each other and come back, names too long to keep, empty and binary
+// names, on both encodings of a hash, and the server's own replies.
+func TestFastReadsKeptFieldNames(t *testing.T) {
+	s := startDebug(t)
+	bin := "a\x00b\x00\xff\r\n"
+	long := strings.Repeat("n", 25)
+	var names []string
+	for i := range 300 {
+		names = append(names, "f"+strconv.Itoa(i))
+	}
+	names = append(names, "", bin, long, long+"x", strings.Repeat("n", 24))
+	for _, h := range []string{"h:many", "h:large"} {
+		args := []string{"HSET", h}
+		for i, n := range names {
+			if i%3 != 2 { // a third of the names are absent
+				args = append(args, n, "v"+strconv.Itoa(i))
+			}
+		}
+		valkeytest.Do(t, s, args...)
+	}
+	valkeytest.Do(t, s, "HSET", "h:large", "big", strings.Repeat("x", 100))
+	if enc := valkeytest.Do(t, s, "OBJECT", "ENCODING", "h:large"); enc != "hashtable" {
+		t.Fatalf("h:large is %v", enc)
+	}
+	valkeytest.Do(t, s, "HSET", "h:lp", "att", "1", "data", "d", "max", "3")
+	if enc := valkeytest.Do(t, s, "OBJECT", "ENCODING", "h:lp"); enc != "listpack" {
+		t.Fatalf("h:lp is %v", enc)
+	}
+	same := func(args ...string) {
+		t.Helper()
+		kept := reply(t, s, append([]string{"EMQ.DEBUG.CALLSTR"}, args...)...)
+		direct := reply(t, s, args...)
+		if !reflect.DeepEqual(kept, direct) {
+			t.Errorf("%q: with kept names %s, from the client %s", args, show(kept), show(direct))
+		}
+		if byRef := reply(t, s, append([]string{"EMQ.DEBUG.CALL"}, args...)...); !reflect.DeepEqual(kept, byRef) {
+			t.Errorf("%q: with kept names %s, by reference %s", args, show(kept), show(byRef))
+		}
+	}
+	for round := range 2 { // the second round meets the names the first left
+		for _, h := range []string{"h:many", "h:large", "h:lp", "absent"} {
+			for i := round; i < len(names); i += 7 {
+				same("HGET", h, names[i])
+			}
+			same(append([]string{"HMGET", h}, names...)...)
+			same("HMGET", h, "att", "data", "max", "att", "uniq", "lane", "", bin, long)
+		}
+	}
+	valkeytest.Do(t, s, "SET", "str", "v")
+	same("HGET", "str", "f1")
+	same("HMGET", "str", "f1", "f2")
+}
+
 // The fast path answers without RM_Call (the server counts no call of the
 // command), RM_Call answers the other spellings, and a score the server
 // writes with its own routine goes through RM_Call.
