@@ -40,18 +40,28 @@ const (
 	EventsFromNow   = "$"
 )
 
-// Event is one entry of a queue's events stream: a job's transition, or an
-// event a caller published on the same stream.
+// Event is one event of a queue's events stream: a job's transition, or an
+// event a caller published on the same stream. A call that makes several
+// transitions publishes them in one stream entry, in order; Events yields
+// them one by one, each with its own position.
 type Event struct {
-	// ID is the entry's stream id (ms-seq), increasing: resume after it.
+	// ID is the event's position, to resume after (Queue.Events): the
+	// stream id (ms-seq) of its entry when the entry holds one event, and
+	// "<ms-seq>.<index>" (index from 0, see Index) for each event of an
+	// entry holding several.
 	ID string
+	// Entry is the stream id (ms-seq) of the entry holding the event.
+	Entry string
+	// Index is the event's place in its entry, from 0.
+	Index int
 	// Name is the event (EventAdded, …).
 	Name string
 	// JobID is the job's id.
 	JobID string
-	// Fields holds the entry's other fields (state, att, error, value).
+	// Fields holds the event's other fields (state, att, error, value; a
+	// published event's own fields).
 	Fields map[string]string
-	// Time is when the server published it (the id's milliseconds).
+	// Time is when the server published it (the entry id's milliseconds).
 	Time time.Time
 }
 
@@ -76,53 +86,104 @@ const eventsBlock = 5 * time.Second
 // eventsBatch is the most entries one XREAD of Events takes.
 const eventsBatch = 1000
 
-// Events yields the queue's events after the stream id from, in order, for
+// Events yields the queue's events after the position from, in order, for
 // as long as ctx lasts: EventsFromStart reads every entry still in the
-// stream, EventsFromNow (or "") those published after the call, and an
-// entry's ID those after it, so a subscriber that stops resumes from the
-// last ID it saw and misses none the stream still holds (it is bounded by
-// SetEvents: a subscriber that falls behind by more loses the oldest).
+// stream, EventsFromNow (or "") those published after the call, a stream
+// id (ms-seq) those of the entries after it, and an Event's ID the events
+// after that event, even within the entry that holds it. So a subscriber
+// that stops resumes from the ID of the last event it handled and neither
+// misses nor repeats one the stream still holds (it is bounded by
+// SetEvents, in entries: a subscriber that falls behind by more loses the
+// oldest). A from that is neither is yielded as an error wrapping
+// ErrInvalid, before any I/O.
 //
 // The iterator reads with XREAD BLOCK on a connection of its own and
 // survives a lost connection or a restarting server: it tries again, from
-// 50 ms doubling to 2 s, after the last ID it yielded. Any other error
+// 50 ms doubling to 2 s, after the last entry it yielded. Any other error
 // (a key of another type, a denied key, a bad id) is yielded once and ends
 // the iteration; ctx ending ends it without an error.
 func (q *Queue) Events(ctx context.Context, from string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		key := q.keys.Fixed(protocol.SuffixEvents)
-		last := from
+		last, after, err := parseEventsFrom(from)
+		if err != nil {
+			yield(Event{}, err)
+			return
+		}
+		fail := func(err error) {
+			if ctx.Err() == nil {
+				yield(Event{}, err)
+			}
+		}
 		if last == "" || last == EventsFromNow {
-			top, err := q.eventsTop(ctx, key)
-			if err != nil {
-				if ctx.Err() == nil {
-					yield(Event{}, err)
-				}
+			if last, err = q.eventsTop(ctx, key); err != nil {
+				fail(err)
 				return
 			}
-			last = top
+		}
+		// Resuming within an entry: the rest of its events first.
+		if after >= 0 {
+			var entries []valkey.XRangeSlice
+			if err := untilReachable(ctx, func() error {
+				var err error
+				entries, err = q.eventEntry(ctx, key, last)
+				return err
+			}); err != nil {
+				fail(err)
+				return
+			}
+			for _, e := range entries {
+				for _, ev := range eventsOf(e) {
+					if ev.Index > after && !yield(ev, nil) {
+						return
+					}
+				}
+			}
 		}
 		for ctx.Err() == nil {
-			var entries []valkey.XRangeEntry
+			var entries []valkey.XRangeSlice
 			err := retryTransient(ctx, 2*time.Second, func() error {
 				var err error
 				entries, err = q.readEvents(ctx, key, last)
 				return err
 			}, nil)
 			if err != nil {
-				if ctx.Err() == nil {
-					yield(Event{}, err)
-				}
+				fail(err)
 				return
 			}
 			for _, e := range entries {
 				last = e.ID
-				if !yield(eventOf(e), nil) {
-					return
+				for _, ev := range eventsOf(e) {
+					if !yield(ev, nil) {
+						return
+					}
 				}
 			}
 		}
 	}
+}
+
+// parseEventsFrom splits Events' from into the stream id to read after and
+// the index of the last event already seen in that entry (-1: the whole
+// entry, or none).
+func parseEventsFrom(from string) (id string, after int, err error) {
+	id, index, dotted := strings.Cut(from, ".")
+	if !dotted {
+		return from, -1, nil
+	}
+	n, err := strconv.Atoi(index)
+	if err != nil || n < 0 || index != strconv.Itoa(n) || !streamID(id) {
+		return "", 0, invalid("events", "position %q is not a stream id or an event's ID", echo(from))
+	}
+	return id, n, nil
+}
+
+// streamID reports whether s spells a stream id, ms-seq in decimals.
+func streamID(s string) bool {
+	ms, seq, ok := strings.Cut(s, "-")
+	_, err1 := strconv.ParseUint(ms, 10, 64)
+	_, err2 := strconv.ParseUint(seq, 10, 64)
+	return ok && err1 == nil && err2 == nil
 }
 
 // eventsTop is the id of the stream's newest entry, "0-0" when it has none:
@@ -151,9 +212,26 @@ func (q *Queue) eventsTop(ctx context.Context, key string) (string, error) {
 	return top, err
 }
 
+// eventEntry is the entry of stream id id, or none when it is gone.
+func (q *Queue) eventEntry(ctx context.Context, key, id string) ([]valkey.XRangeSlice, error) {
+	res := q.client.Do(ctx, q.client.B().Xrange().Key(key).Start(id).End(id).Build())
+	if err := res.NonValkeyError(); err != nil {
+		if ctx.Err() == nil {
+			err = &transportError{err: err}
+		}
+		return nil, fmt.Errorf("trafikey: events: %w", err)
+	}
+	entries, err := res.AsXRangeSlices()
+	if err != nil {
+		return nil, fmt.Errorf("trafikey: events: %w", err)
+	}
+	return entries, nil
+}
+
 // readEvents is one XREAD BLOCK of the stream after id last: nil when none
-// came in eventsBlock.
-func (q *Queue) readEvents(ctx context.Context, key, last string) ([]valkey.XRangeEntry, error) {
+// came in eventsBlock. The slices keep an entry's pairs in order, repeated
+// names included, as an entry of several events needs.
+func (q *Queue) readEvents(ctx context.Context, key, last string) ([]valkey.XRangeSlice, error) {
 	cmd := q.client.B().Xread().Count(eventsBatch).Block(eventsBlock.Milliseconds()).Streams().Key(key).Id(last).Build()
 	res := q.client.Do(ctx, cmd)
 	if err := res.NonValkeyError(); err != nil {
@@ -162,7 +240,7 @@ func (q *Queue) readEvents(ctx context.Context, key, last string) ([]valkey.XRan
 		}
 		return nil, fmt.Errorf("trafikey: events: %w", err)
 	}
-	streams, err := res.AsXRead()
+	streams, err := res.AsXReadSlices()
 	if valkey.IsValkeyNil(err) {
 		return nil, nil
 	}
@@ -172,24 +250,52 @@ func (q *Queue) readEvents(ctx context.Context, key, last string) ([]valkey.XRan
 	return streams[key], nil
 }
 
-// eventOf reads an entry as an Event.
-func eventOf(e valkey.XRangeEntry) Event {
-	ev := Event{ID: e.ID, Fields: map[string]string{}}
-	for f, v := range e.FieldValues {
-		switch f {
-		case protocol.EventBrandField:
-		case protocol.EventNameField:
-			ev.Name = v
-		case protocol.EventIDField:
-			ev.JobID = v
-		default:
-			ev.Fields[f] = v
-		}
-	}
+// eventsOf reads an entry as its events, in order. An entry whose second
+// pair is n holds several (docs/PROTOCOL.md, "Job events"): its pairs after
+// that one split at each event field, each event's id pair next, then its
+// own fields. Any other entry is one event (a job's, or PUBLISH's, whose
+// fields may have any name): its first event and id pairs name it, every
+// other pair after the brand is a field.
+func eventsOf(e valkey.XRangeSlice) []Event {
+	var t time.Time
 	if ms, _, ok := strings.Cut(e.ID, "-"); ok {
 		if n, err := strconv.ParseInt(ms, 10, 64); err == nil {
-			ev.Time = time.UnixMilli(n)
+			t = time.UnixMilli(n)
 		}
 	}
-	return ev
+	fv := e.FieldValues
+	if len(fv) > 0 && fv[0].Field == protocol.EventBrandField {
+		fv = fv[1:]
+	}
+	if len(fv) == 0 || fv[0].Field != protocol.EventCountField {
+		ev := Event{ID: e.ID, Entry: e.ID, Fields: map[string]string{}, Time: t}
+		named, identified := false, false
+		for _, p := range fv {
+			switch {
+			case p.Field == protocol.EventNameField && !named:
+				ev.Name, named = p.Value, true
+			case p.Field == protocol.EventIDField && !identified:
+				ev.JobID, identified = p.Value, true
+			default:
+				ev.Fields[p.Field] = p.Value
+			}
+		}
+		return []Event{ev}
+	}
+	n, _ := strconv.Atoi(fv[0].Value)
+	out := make([]Event, 0, max(n, 0))
+	for _, p := range fv[1:] {
+		switch {
+		case p.Field == protocol.EventNameField:
+			i := len(out)
+			out = append(out, Event{ID: e.ID + "." + strconv.Itoa(i), Entry: e.ID, Index: i, Name: p.Value,
+				Fields: map[string]string{}, Time: t})
+		case len(out) == 0: // nothing before the first event
+		case p.Field == protocol.EventIDField && out[len(out)-1].JobID == "":
+			out[len(out)-1].JobID = p.Value
+		default:
+			out[len(out)-1].Fields[p.Field] = p.Value
+		}
+	}
+	return out
 }

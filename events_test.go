@@ -197,6 +197,99 @@ func TestEventsReconnect(t *testing.T) {
 	})
 }
 
+// A call of several transitions publishes one entry: Events yields its
+// events in order, each with its own position, and resuming from any of
+// them yields the rest of the entry, then what follows, none twice.
+func TestEventsBatchEntry(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		q := b.q
+		require.NoError(t, q.SetEvents(ctx, 1000))
+		jobs := make([]trafikey.NewJob, 4)
+		for i := range jobs {
+			jobs[i] = trafikey.NewJob{Payload: []byte(strconv.Itoa(i))}
+		}
+		ids, err := q.AddBatch(ctx, jobs)
+		require.NoError(t, err)
+		claimed, err := q.Claim(ctx, time.Minute, 4)
+		require.NoError(t, err)
+		require.Len(t, claimed, 4)
+		require.NoError(t, claimed[0].Complete(ctx))
+		require.EqualValues(t, 3, b.do(t, "XLEN", "emq:{test}:events"), "one entry per call")
+
+		all := collect(t, q, trafikey.EventsFromStart, 9)
+		var want []string
+		for _, id := range ids {
+			want = append(want, "added "+id)
+		}
+		for _, j := range claimed {
+			want = append(want, "claimed "+j.ID)
+		}
+		want = append(want, "completed "+claimed[0].ID)
+		require.Equal(t, want, names(all))
+		for i, ev := range all[:4] {
+			require.Equal(t, all[0].Entry, ev.Entry)
+			require.Equal(t, i, ev.Index)
+			require.Equal(t, ev.Entry+"."+strconv.Itoa(i), ev.ID)
+			require.Equal(t, map[string]string{"state": "pending"}, ev.Fields)
+		}
+		require.Equal(t, map[string]string{"att": "1"}, all[4].Fields)
+		require.NotEqual(t, all[0].Entry, all[4].Entry)
+		last := all[8]
+		require.Equal(t, last.Entry, last.ID, "an entry of one event: its stream id")
+		require.Equal(t, 0, last.Index)
+
+		// from every event's position: exactly the events after it
+		for i, ev := range all[:8] {
+			rest := collect(t, q, ev.ID, 8-i)
+			require.Equal(t, names(all[i+1:]), names(rest), "after %s", ev.ID)
+			require.Equal(t, all[i+1].ID, rest[0].ID)
+		}
+		// a plain stream id: after its whole entry
+		require.Equal(t, names(all[4:]), names(collect(t, q, all[0].Entry, 5)))
+	})
+}
+
+// Resuming mid-entry after the entry was trimmed away goes on with the
+// entries after it; a position that is not one is refused before any I/O.
+func TestEventsPositions(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		q := b.q
+		require.NoError(t, q.SetEvents(ctx, 1000))
+		_, err := q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}})
+		require.NoError(t, err)
+		first := collect(t, q, trafikey.EventsFromStart, 2)
+		_, err = q.Add(ctx, []byte("c"))
+		require.NoError(t, err)
+		b.do(t, "XDEL", "emq:{test}:events", first[0].Entry)
+		require.Equal(t, []string{"added 3"}, names(collect(t, q, first[0].ID, 1)))
+
+		for _, from := range []string{"1-0.", "1-0.x", "1-0.-1", "1-0.01", "x.1", "1.1", "1-0.1.2"} {
+			n := 0
+			for _, err := range q.Events(ctx, from) {
+				require.ErrorIs(t, err, trafikey.ErrInvalid, from)
+				n++
+			}
+			require.Equal(t, 1, n, from)
+		}
+	})
+}
+
+// An entry PUBLISH writes is one event, whatever its fields are named: a
+// field named event (or n, or id) after the first ones is one of its fields.
+func TestEventsPublished(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		b.do(t, "XADD", "emq:{test}:events", "*", "brand", "emq", "event", "custom", "id", "7",
+			"event", "other", "n", "2", "id", "8")
+		evs := collect(t, b.q, trafikey.EventsFromStart, 1)
+		require.Equal(t, "custom", evs[0].Name)
+		require.Equal(t, "7", evs[0].JobID)
+		require.Equal(t, map[string]string{"event": "other", "n": "2", "id": "8"}, evs[0].Fields)
+		require.Equal(t, evs[0].Entry, evs[0].ID)
+	})
+}
+
 func TestEventsWrongType(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		b.do(t, "SET", "emq:{test}:events", "x")
@@ -235,4 +328,43 @@ func ExampleQueue_Events() {
 	// added true map[state:pending]
 	// claimed true map[att:1]
 	// completed true map[]
+}
+
+// Resume a subscriber exactly: an event's ID is its position, even within
+// an entry holding several events (a call that added, claimed or completed
+// several jobs at once).
+func ExampleQueue_Events_resume() {
+	q, done := exampleQueue("reports")
+	defer done()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	if err := q.SetEvents(ctx, 10000); err != nil {
+		log.Fatal(err)
+	}
+	_, _ = q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}, {Payload: []byte("c")}})
+
+	var last string // what a subscriber would store after each event
+	for ev, err := range q.Events(ctx, trafikey.EventsFromStart) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		last = ev.ID
+		fmt.Println("first run:", ev.Name, ev.JobID, ev.Index)
+		break // stops after the first event of the entry
+	}
+	n := 0
+	for ev, err := range q.Events(ctx, last) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Println("resumed:", ev.Name, ev.JobID, ev.Index)
+		if n++; n == 2 {
+			break
+		}
+	}
+	// Output:
+	// first run: added 1 0
+	// resumed: added 2 1
+	// resumed: added 3 2
 }

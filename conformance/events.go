@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,10 +56,70 @@ func (q *queue) eventLog() []string {
 	return out
 }
 
-// evt is an event entry's fields as eventLog renders them.
-func evt(name, id string, fields ...string) string {
-	return Bulks(append([]string{protocol.EventBrandField, protocol.EventBrand, protocol.EventNameField, name,
-		protocol.EventIDField, id}, fields...)...)
+// event is one event's pairs in an entry: event <name> id <id> [field
+// value].
+func event(name, id string, fields ...string) []string {
+	return append([]string{protocol.EventNameField, name, protocol.EventIDField, id}, fields...)
+}
+
+// evt is an entry of one event as eventLog renders it.
+func evt(name, id string, fields ...string) string { return entry(event(name, id, fields...)) }
+
+// entry is an entry holding events evs, in order, as eventLog renders it:
+// brand emq, then n <count> when it holds more than one, then each event.
+func entry(evs ...[]string) string {
+	f := []string{protocol.EventBrandField, protocol.EventBrand}
+	if len(evs) > 1 {
+		f = append(f, protocol.EventCountField, strconv.Itoa(len(evs)))
+	}
+	for _, e := range evs {
+		f = append(f, e...)
+	}
+	return Bulks(f...)
+}
+
+// eventsTop is the events stream's last generated id.
+func (q *queue) eventsTop() string {
+	q.t.Helper()
+	info, err := q.cmd("XINFO", "STREAM", q.eventsKey()).AsMap()
+	require.NoError(q.t, err)
+	v := info["last-generated-id"]
+	top, err := v.ToString()
+	require.NoError(q.t, err)
+	return top
+}
+
+// events is the events stream's job events in order, each as its pairs
+// (event <name> id <id> [field value]): an entry of several split at each
+// event field after its n pair.
+func (q *queue) events() [][]string {
+	q.t.Helper()
+	entries, err := q.cmd("XRANGE", q.eventsKey(), "-", "+").ToArray()
+	require.NoError(q.t, err)
+	var out [][]string
+	for _, e := range entries {
+		pair, err := e.ToArray()
+		require.NoError(q.t, err)
+		f, err := pair[1].AsStrSlice()
+		require.NoError(q.t, err)
+		require.Equal(q.t, []string{protocol.EventBrandField, protocol.EventBrand}, f[:2])
+		f = f[2:]
+		if f[0] != protocol.EventCountField {
+			out = append(out, f)
+			continue
+		}
+		n, err := strconv.Atoi(f[1])
+		require.NoError(q.t, err)
+		start := len(out)
+		for i := 2; i < len(f); i += 2 {
+			if f[i] == protocol.EventNameField {
+				out = append(out, nil)
+			}
+			out[len(out)-1] = append(out[len(out)-1], f[i], f[i+1])
+		}
+		require.Equal(q.t, n, len(out)-start, "the entry's n")
+	}
+	return out
 }
 
 // clearEvents deletes the events stream, so a scenario sees only what comes
@@ -116,18 +177,18 @@ func testEvents(t *testing.T, env Env) {
 		require.Equal(t, Int(0), q.r("HEXISTS", q.k.Job("4"), "ev"), "a row added with events off has no ev")
 	})
 
-	scenario(t, env, "add: one event per job, in order", func(t *testing.T, q *queue) {
+	scenario(t, env, "add: one entry, one event per job, in order", func(t *testing.T, q *queue) {
 		q.install()
 		q.must(v, "1000")
 		q.must(protocol.Add, addArgs(job{data: "a"}, job{data: "b", delay: "60000"}, job{data: "c", lane: "l"},
 			job{data: "p"}, job{data: "k", parent: "4"})...)
-		require.Equal(t, []string{
-			evt("added", "1", "state", "pending"),
-			evt("added", "2", "state", "delayed"),
-			evt("added", "3", "state", "pending"),
-			evt("added", "4", "state", "waiting"),
-			evt("added", "5", "state", "pending"),
-		}, q.eventLog())
+		require.Equal(t, []string{entry(
+			event("added", "1", "state", "pending"),
+			event("added", "2", "state", "delayed"),
+			event("added", "3", "state", "pending"),
+			event("added", "4", "state", "waiting"),
+			event("added", "5", "state", "pending"),
+		)}, q.eventLog())
 		require.Equal(t, Bulk("1000"), q.r("HGET", q.k.Job("1"), "ev"))
 	})
 	scenario(t, env, "a job's lifecycle", func(t *testing.T, q *queue) {
@@ -164,7 +225,7 @@ func testEvents(t *testing.T, env Env) {
 		q.do("DEL", q.k.Job("3"))
 		q.clearEvents()
 		require.Len(t, q.claim(600000, 3), 2)
-		require.Equal(t, []string{evt("claimed", "2", "att", "1"), evt("claimed", "1", "att", "1")}, q.eventLog())
+		require.Equal(t, []string{entry(event("claimed", "2", "att", "1"), event("claimed", "1", "att", "1"))}, q.eventLog())
 	})
 	scenario(t, env, "completemany: completed jobs only, in argument order", func(t *testing.T, q *queue) {
 		q.install()
@@ -174,7 +235,7 @@ func testEvents(t *testing.T, env Env) {
 		q.clearEvents()
 		require.Equal(t, Arr(Int(1), Int(-1), Int(1)), q.call(protocol.CompleteMany, "3",
 			cs[2].id, cs[2].token(), "", cs[1].id, "99", "", cs[0].id, cs[0].token(), "r"))
-		require.Equal(t, []string{evt("completed", "3"), evt("completed", "1")}, q.eventLog())
+		require.Equal(t, []string{entry(event("completed", "3"), event("completed", "1"))}, q.eventLog())
 	})
 	scenario(t, env, "recover: recovered and dead, in order", func(t *testing.T, q *queue) {
 		q.install()
@@ -184,7 +245,7 @@ func testEvents(t *testing.T, env Env) {
 		pause(leaseWait)
 		q.clearEvents()
 		require.Equal(t, Arr(Int(1), Int(1)), q.call(protocol.Recover, "10"))
-		require.Equal(t, []string{evt("dead", "1", "error", protocol.LeaseExpired), evt("recovered", "2")}, q.eventLog())
+		require.Equal(t, []string{entry(event("dead", "1", "error", protocol.LeaseExpired), event("recovered", "2"))}, q.eventLog())
 	})
 	scenario(t, env, "remove: every job of the removal, the root first", func(t *testing.T, q *queue) {
 		q.install()
@@ -192,7 +253,7 @@ func testEvents(t *testing.T, env Env) {
 		q.add(job{data: "p"}, job{data: "a", parent: "1"}, job{data: "b", parent: "1"})
 		q.clearEvents()
 		q.must(protocol.Remove, "1", "1")
-		require.Equal(t, []string{evt("removed", "1"), evt("removed", "2"), evt("removed", "3")}, q.eventLog())
+		require.Equal(t, []string{entry(event("removed", "1"), event("removed", "2"), event("removed", "3"))}, q.eventLog())
 	})
 	scenario(t, env, "flows: a parent released, after its child", func(t *testing.T, q *queue) {
 		q.install()
@@ -201,7 +262,7 @@ func testEvents(t *testing.T, env Env) {
 		c := q.claimOne()
 		q.clearEvents()
 		q.must(protocol.Complete, c.id, c.token(), "r")
-		require.Equal(t, []string{evt("completed", "2"), evt("released", "1")}, q.eventLog())
+		require.Equal(t, []string{entry(event("completed", "2"), event("released", "1"))}, q.eventLog())
 	})
 	scenario(t, env, "flows: a parent not released publishes nothing", func(t *testing.T, q *queue) {
 		q.install()
@@ -219,11 +280,11 @@ func testEvents(t *testing.T, env Env) {
 		c := q.claimOne()
 		q.clearEvents()
 		require.Equal(t, Bulk(protocol.FailDead), q.call(protocol.Fail, c.id, c.token(), "1", "boom"))
-		require.Equal(t, []string{
-			evt("dead", "3", "error", "boom"),
-			evt("dead", "2", "error", "child 3 failed"),
-			evt("dead", "1", "error", "child 2 failed"),
-		}, q.eventLog())
+		require.Equal(t, []string{entry(
+			event("dead", "3", "error", "boom"),
+			event("dead", "2", "error", "child 3 failed"),
+			event("dead", "1", "error", "child 2 failed"),
+		)}, q.eventLog())
 	})
 	scenario(t, env, "the decision is the job's: added while on, added while off", func(t *testing.T, q *queue) {
 		q.install()
@@ -243,20 +304,104 @@ func testEvents(t *testing.T, env Env) {
 			evt("completed", "2"),
 		}, q.eventLog())
 	})
-	scenario(t, env, "each entry is trimmed with its job's bound", func(t *testing.T, q *queue) {
+	for _, tc := range []struct {
+		first, second string
+		trimmed       bool
+	}{{"1", "1000", true}, {"1000", "1", false}} {
+		scenario(t, env, "an entry is trimmed with its first event's bound "+tc.first, func(t *testing.T, q *queue) {
+			q.install()
+			q.add(job{data: "a"}, job{data: "b", prio: "5"})
+			q.do("HSET", q.k.Job("2"), "ev", tc.first) // claimed first
+			q.do("HSET", q.k.Job("1"), "ev", tc.second)
+			for range 300 {
+				q.published("custom", "7")
+			}
+			require.Len(t, q.claim(600000, 2), 2)
+			n, err := q.cmd("XLEN", q.eventsKey()).AsInt64()
+			require.NoError(t, err)
+			if tc.trimmed {
+				require.Less(t, n, int64(301), "MAXLEN ~ 1 trims whole nodes")
+			} else {
+				require.Equal(t, int64(301), n, "MAXLEN ~ 1000 keeps every entry")
+			}
+			last := q.r("XREVRANGE", q.eventsKey(), "+", "-", "COUNT", "1")
+			require.Equal(t, Arr(Arr(Bulk(q.eventsTop()), Bulks(strings.Fields(
+				"brand emq n 2 event claimed id 2 att 1 event claimed id 1 att 1")...))), last)
+		})
+	}
+	scenario(t, env, "a call of more events than an entry holds", func(t *testing.T, q *queue) {
 		q.install()
-		q.must(v, "1")
-		jobs := make([]job, 1000)
-		for i := range jobs {
-			jobs[i] = job{data: strconv.Itoa(i)}
+		q.must(v, "100000")
+		pairs := func(n int) []job { // parents and their children
+			jobs := make([]job, 0, 2*n)
+			for i := range n {
+				jobs = append(jobs, job{data: "p"}, job{data: "k", parent: strconv.Itoa(2*i + 1)})
+			}
+			return jobs
 		}
-		q.add(jobs...)
-		n, err := q.cmd("XLEN", q.eventsKey()).AsInt64()
-		require.NoError(t, err)
-		require.Less(t, n, int64(1000), "MAXLEN ~ 1 trims (approximately)")
-		require.GreaterOrEqual(t, n, int64(1))
-		last := q.r("XREVRANGE", q.eventsKey(), "+", "-", "COUNT", "1")
-		require.Contains(t, last, `"id", "1000"`, "the newest entry stays")
+		q.add(pairs(protocol.MaxCount / 2)...)
+		q.add(pairs(1)...)
+		cs := q.claim(600000, protocol.MaxCount/2+1)
+		require.Len(t, cs, protocol.MaxCount/2+1)
+		q.clearEvents()
+		args := []string{strconv.Itoa(len(cs))}
+		var events [][]string
+		for _, c := range cs {
+			args = append(args, c.id, c.token(), "")
+			events = append(events, event("completed", c.id))
+		}
+		for _, c := range cs {
+			n, _ := strconv.Atoi(c.id)
+			events = append(events, event("released", strconv.Itoa(n-1)))
+		}
+		q.must(protocol.CompleteMany, args...)
+		want := []string{}
+		for s := 0; s < len(events); s += protocol.MaxEntryEvents {
+			want = append(want, entry(events[s:min(s+protocol.MaxEntryEvents, len(events))]...))
+		}
+		require.Len(t, events, 2*len(cs))
+		require.NotZero(t, len(events)%protocol.MaxEntryEvents, "a last entry of fewer events")
+		require.Equal(t, want, q.eventLog(), "entries of MaxEntryEvents events at most, in order")
+	})
+	scenario(t, env, "promote: one entry for the jobs moved, in order", func(t *testing.T, q *queue) {
+		q.install()
+		q.must(v, "1000")
+		q.add(job{data: "a", delay: "1"}, job{data: "b", delay: "1"}, job{data: "c", delay: "1"})
+		pause(leaseWait)
+		q.clearEvents()
+		require.Equal(t, Int(3), q.call(protocol.Promote, "10"))
+		require.Equal(t, []string{entry(event("promoted", "1"), event("promoted", "2"), event("promoted", "3"))}, q.eventLog())
+		q.add(job{data: "d", delay: "1"}, job{data: "e", delay: "1"})
+		pause(leaseWait)
+		q.clearEvents()
+		require.Equal(t, Arr(Int(2), Int(0)), q.call(protocol.PromoteAll, "10"))
+		require.Equal(t, []string{entry(event("promoted", "4"), event("promoted", "5"))}, q.eventLog())
+	})
+	scenario(t, env, "single-event calls keep one event per entry", func(t *testing.T, q *queue) {
+		q.install()
+		q.must(v, "1000")
+		id := q.addOne("a")
+		c := q.claimOne()
+		q.must(protocol.Complete, id, c.token(), "")
+		require.Equal(t, []string{evt("added", id, "state", "pending"), evt("claimed", id, "att", "1"), evt("completed", id)},
+			q.eventLog())
+	})
+	scenario(t, env, "a stream without entries, or read by a group, is taken", func(t *testing.T, q *queue) {
+		q.install()
+		q.must(v, "1000")
+		q.do("XGROUP", "CREATE", q.eventsKey(), "g", "$", "MKSTREAM")
+		q.add(job{data: "a"}, job{data: "b"})
+		q.do("XREADGROUP", "GROUP", "g", "c", "COUNT", "1", "STREAMS", q.eventsKey(), ">")
+		q.add(job{data: "c"})
+		require.Equal(t, []string{entry(event("added", "1", "state", "pending"), event("added", "2", "state", "pending")),
+			evt("added", "3", "state", "pending")}, q.eventLog())
+	})
+	scenario(t, env, "a refused batch writes nothing", func(t *testing.T, q *queue) {
+		q.install()
+		q.must(v, "1000")
+		q.add(job{data: "a"}, job{data: "b"})
+		q.do("XADD", q.eventsKey(), "18446744073709551615-18446744073709551615", "brand", "emq")
+		q.refuse(protocol.ErrNotAfterTop(protocol.Claim.Name), q.verb(protocol.Claim, "600000", "2"))
 	})
 	scenario(t, env, "publish and the job events share the stream", func(t *testing.T, q *queue) {
 		q.install()
@@ -327,12 +472,13 @@ func testEvents(t *testing.T, env Env) {
 			})
 		})
 	}
-	scenario(t, env, "no room for a batch's ids", func(t *testing.T, q *queue) {
+	scenario(t, env, "a batch takes one id", func(t *testing.T, q *queue) {
 		q.install()
 		q.must(v, "1000")
-		q.do("XADD", q.eventsKey(), "18446744073709551615-18446744073709551613", "brand", "emq")
-		q.refuse(protocol.ErrNotAfterTop(protocol.Add.Name), q.verb(protocol.Add, addArgs(job{data: "a"}, job{data: "b"}, job{data: "c"})...))
-		q.must(protocol.Add, addArgs(job{data: "a"}, job{data: "b"})...)
+		q.do("XADD", q.eventsKey(), "18446744073709551615-18446744073709551614", "brand", "emq")
+		q.must(protocol.Add, addArgs(job{data: "a"}, job{data: "b"}, job{data: "c"})...)
+		require.Equal(t, "18446744073709551615-18446744073709551615", q.eventsTop())
+		q.refuse(protocol.ErrNotAfterTop(protocol.Add.Name), q.verb(protocol.Add, addArgs(job{data: "a"}, job{data: "b"})...))
 	})
 	scenario(t, env, "the stream's refusal comes last", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a"})
@@ -454,17 +600,12 @@ func testEventInvariants(t *testing.T, env Env) {
 				protocol.EventReleased: protocol.StatePending, protocol.EventRemoved: "",
 			}
 			last, counts := map[string]string{}, map[string]int{}
-			entries, err := q.cmd("XRANGE", q.eventsKey(), "-", "+").ToArray()
-			require.NoError(t, err)
-			for _, e := range entries {
-				pair, _ := e.ToArray()
-				f, err := pair[1].AsStrSlice()
-				require.NoError(t, err)
-				name, id := f[3], f[5]
+			for _, f := range q.events() {
+				name, id := f[1], f[3]
 				counts[name]++
 				switch name {
 				case protocol.EventAdded:
-					last[id] = f[7]
+					last[id] = f[5]
 				case protocol.EventCompleted:
 					last[id] = ""
 					if seed%2 == 0 {

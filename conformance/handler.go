@@ -76,7 +76,7 @@ func testJobOptions(t *testing.T, env Env) {
 		q.install()
 		q.eventsOn("100")
 		q.add(job{data: "a", due: "1"}, job{data: "b", due: strconv.FormatInt(q.now()+3_600_000, 10)})
-		require.Equal(t, []string{evt("added", "1", "state", "pending"), evt("added", "2", "state", "delayed")}, q.eventLog())
+		require.Equal(t, []string{entry(event("added", "1", "state", "pending"), event("added", "2", "state", "delayed"))}, q.eventLog())
 	})
 	scenario(t, env, "add refuses a parent with a due time", func(t *testing.T, q *queue) {
 		q.install()
@@ -417,7 +417,7 @@ func testCancel(t *testing.T, env Env) {
 		q.clearEvents()
 		q.must(v, "2")
 		q.must(v, "3")
-		require.Equal(t, []string{evt("cancelled", "2", "state", "pending"), evt("released", "1"),
+		require.Equal(t, []string{entry(event("cancelled", "2", "state", "pending"), event("released", "1")),
 			evt("cancelled", "3", "state", "delayed")}, q.eventLog())
 	})
 	scenario(t, env, "refusals", func(t *testing.T, q *queue) {

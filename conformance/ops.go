@@ -419,7 +419,7 @@ func testRequeueDead(t *testing.T, env Env) {
 		q.deadJobs(job{data: "a"}, job{data: "b"})
 		q.do("DEL", q.k.Fixed(protocol.SuffixEvents))
 		require.Equal(t, walk(2, 2, 0, ""), q.call(protocol.RequeueDead, deadFilter("10", "", "")...))
-		require.Equal(t, []string{evt("requeued", "1"), evt("requeued", "2")}, q.eventLog())
+		require.Equal(t, []string{entry(event("requeued", "1"), event("requeued", "2"))}, q.eventLog())
 	})
 	scenario(t, env, "the counter is predicted", func(t *testing.T, q *queue) {
 		q.deadJobs(job{data: "a"}, job{data: "b"})
@@ -495,7 +495,7 @@ func testRemoveDead(t *testing.T, env Env) {
 		q.deadJobs(job{data: "a"}, job{data: "b"})
 		q.do("DEL", q.k.Fixed(protocol.SuffixEvents))
 		require.Equal(t, walk(2, 2, 0, ""), q.call(protocol.RemoveDead, deadFilter("10", "", "")...))
-		require.Equal(t, []string{evt("removed", "1"), evt("removed", "2")}, q.eventLog())
+		require.Equal(t, []string{entry(event("removed", "1"), event("removed", "2"))}, q.eventLog())
 	})
 	scenario(t, env, "the counter is predicted", func(t *testing.T, q *queue) {
 		q.deadJobs(job{data: "a"})

@@ -685,6 +685,7 @@ end
 -- nothing and the stream is not touched for it.
 
 local MAX_EVENTS = 1000000 -- protocol.MaxEventsLen
+local MAX_ENTRY_EVENTS = 16 -- protocol.MaxEntryEvents
 
 -- ev queues event name of job id, whose row's ev field reads as bound v
 -- (a canonical decimal 1..MAX_EVENTS; anything else, or absent, is off),
@@ -705,27 +706,34 @@ local function ev_flow(acc, fa)
   end
 end
 
+-- ev_entries is the number of entries #acc events take: one per call, one
+-- more per MAX_ENTRY_EVENTS events past the first ones.
+local function ev_entries(acc)
+  return floor((#acc + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
+end
+
 -- ev_read checks the events stream before a call writes #acc > 0 events:
--- the ACL check of events (read and write), the stream reads of the bus
--- verbs (EXISTS, then XINFO STREAM: not a stream is WRONGTYPE), the brand of
--- its first entry (EMQKIND <verb> wrong brand) and room for #acc ids after
--- its top (EMQSTATE <verb> id not after the stream top). Returns the
--- refusal or nil. It does not use the bus table, whose functions every
--- script carrying it would build on each call.
+-- the ACL check of events (read and write), EXISTS, then XINFO STREAM FULL
+-- COUNT 1 (not a stream is WRONGTYPE; it replies the first entry and the
+-- top, not the last entry, which a call's events make big), the brand of
+-- its first entry (EMQKIND <verb> wrong brand) and room for the call's
+-- entries after its top (EMQSTATE <verb> id not after the stream top).
+-- Returns the refusal or nil. It does not use the bus table, whose
+-- functions every script carrying it would build on each call.
 local function ev_read(verb, acc)
-  local n = #acc
-  if n == 0 then return nil end
+  if #acc == 0 then return nil end
+  local n = ev_entries(acc)
   local key = KEYS[1] .. 'events'
   if not may({key}, true, true) then return {err = E_NOPERM} end
   if rcall('EXISTS', key) == 0 then return nil end
-  local info = rpcall('XINFO', 'STREAM', key)
+  local info = rpcall('XINFO', 'STREAM', key, 'FULL', 'COUNT', 1)
   if info.err then return info end
   local top, first = '0-0', false
   for i = 1, #info, 2 do
     if info[i] == 'last-generated-id' then
       top = info[i + 1]
-    elseif info[i] == 'first-entry' then
-      first = info[i + 1]
+    elseif info[i] == 'entries' then
+      first = info[i + 1][1] or false
     end
   end
   if first then
@@ -742,13 +750,33 @@ local function ev_read(verb, acc)
   return nil
 end
 
--- ev_write writes the queued events, in order: XADD events MAXLEN ~ <ev> *
--- brand emq event <name> id <id> [field value ...].
+-- ev_write writes the queued events after every other write, in order, one
+-- entry per MAX_ENTRY_EVENTS of them, each trimmed with its first event's
+-- bound: XADD events MAXLEN ~ <ev> * brand emq event <name> id <id> [field
+-- value] for an entry of one event; XADD events MAXLEN ~ <ev> * brand emq n
+-- <count> event <name> id <id> [field value] event ... for more.
 local function ev_write(acc)
   local key = KEYS[1] .. 'events'
-  for i = 1, #acc do
-    local e = acc[i]
-    rcall('XADD', key, 'MAXLEN', '~', e[1], '*', 'brand', 'emq', 'event', e[2], 'id', e[3], unpack(e, 4))
+  for s = 1, #acc, MAX_ENTRY_EVENTS do
+    local last = s + MAX_ENTRY_EVENTS - 1
+    if last > #acc then last = #acc end
+    local e = acc[s]
+    if last == s then
+      rcall('XADD', key, 'MAXLEN', '~', e[1], '*', 'brand', 'emq', 'event', e[2], 'id', e[3], unpack(e, 4))
+    else
+      local args = {'MAXLEN', '~', e[1], '*', 'brand', 'emq', 'n', format('%d', last - s + 1)}
+      local k = #args
+      for i = s, last do
+        e = acc[i]
+        args[k + 1], args[k + 2], args[k + 3], args[k + 4] = 'event', e[2], 'id', e[3]
+        k = k + 4
+        if e[4] then
+          args[k + 1], args[k + 2] = e[4], e[5]
+          k = k + 2
+        end
+      end
+      rcall('XADD', key, unpack(args, 1, k))
+    end
   end
 end
 

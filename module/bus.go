@@ -39,7 +39,7 @@ func readStream(r *verbCall, stream []byte, st *scratch) verdict.StreamSeen {
 }
 
 // streamAt reads the stream's EXISTS (the at-th reply of res) and XINFO
-// STREAM (the next one) into s.
+// STREAM, or XINFO STREAM FULL COUNT 1 (the next one) into s.
 func streamAt(res host.Results, at int, s *verdict.StreamSeen, st *scratch) {
 	s.Exists = intAt(res, at)
 	if s.Exists.Err != nil || s.Exists.Val == 0 {
@@ -67,9 +67,19 @@ func streamAt(res host.Results, at int, s *verdict.StreamSeen, st *scratch) {
 			if top, err = info.Index(i + 1).Bytes(); err != nil {
 				bad = true
 			}
-		case "first-entry":
+		case "first-entry", "entries":
+			// XINFO STREAM: the entry or null; FULL COUNT 1: [entry] or []
 			first := info.Index(i + 1)
-			if first.IsNull() {
+			if string(name) == "entries" {
+				if first.Kind() != host.KindArray {
+					bad = true
+					break
+				}
+				if first.Len() == 0 {
+					break
+				}
+				first = first.Index(0)
+			} else if first.IsNull() {
 				break
 			}
 			// [id, [field, value, …]]

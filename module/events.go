@@ -9,17 +9,17 @@ import (
 
 // Job events (docs/PROTOCOL.md, "Job events"): a verb collects the events of
 // its jobs whose row holds ev while it decides, checks the events stream
-// after every other refusal, before the guard (check), and writes one XADD
-// per entry after every other write (writes). A call whose jobs have no ev
+// after every other refusal, before the guard (check), and writes them in
+// one XADD after every other write (writes). A call whose jobs have no ev
 // collects nothing, and neither reads nor writes anything more.
 //
 // A call with at least one entry crosses into the server twice more than
 // its verb's comment says, before the guard: the ACL check of events, and
-// one read batch of EXISTS and XINFO STREAM events; its XADDs join the
-// verb's write batch.
+// one read batch of EXISTS and XINFO STREAM events FULL COUNT 1; its XADD
+// joins the verb's write batch.
 
-// evEntry is one event to publish: XADD events MAXLEN ~ <bound> * brand emq
-// event <name> id <id> [<field> <value>].
+// evEntry is one event to publish: event <name> id <id> [<field> <value>]
+// in the call's entry, trimmed with the bound of the entry's first event.
 type evEntry struct {
 	bound, id []byte
 	name      string
@@ -68,9 +68,18 @@ func (e *jobEvents) add(ev verdict.Field, name string, id []byte, field string, 
 	e.list = append(e.list, entry)
 }
 
+// entries is the number of stream entries the call's events take: one,
+// and one more per protocol.MaxEntryEvents past the first ones.
+func (e *jobEvents) entries() int {
+	return (len(e.list) + protocol.MaxEntryEvents - 1) / protocol.MaxEntryEvents
+}
+
 // check runs the events reads of a call with at least one entry: the ACL
-// check of events (read and write), EXISTS and XINFO STREAM events in one
-// batch, then the verdict (type, brand, room after the top).
+// check of events (read and write), EXISTS and XINFO STREAM events FULL
+// COUNT 1 in one batch (the top and the first entry, not the last entry,
+// which a call's events make big; the plain XINFO STREAM again when the
+// reply nests too deep), then the verdict (type, brand, room after the top
+// for the call's entries).
 func (e *jobEvents) check(r *verbCall) error {
 	if len(e.list) == 0 {
 		return nil
@@ -79,22 +88,40 @@ func (e *jobEvents) check(r *verbCall) error {
 	if err := r.c.CheckKeys(host.KeyRead|host.KeyInsert|host.KeyUpdate, e.key); err != nil {
 		return err
 	}
-	res := r.c.Read().Cmd("EXISTS").Arg(e.key).Cmd("XINFO").Str("STREAM").Arg(e.key).RunAll()
+	res := r.c.Read().Cmd("EXISTS").Arg(e.key).
+		Cmd("XINFO").Str("STREAM").Arg(e.key).Str("FULL").Str("COUNT").Str("1").RunAll()
 	var s verdict.StreamSeen
 	streamAt(res, 0, &s, &e.scratch)
-	return verdict.JobEvents(r.verb.Name, &s, len(e.list))
+	if s.Info.Err == host.ErrHostReply {
+		// A consumer group's pending entries nest FULL's reply deeper
+		// than a host reply may: the plain reply has the same top and
+		// first entry, and the last entry too.
+		res = r.c.Read().Cmd("EXISTS").Arg(e.key).Cmd("XINFO").Str("STREAM").Arg(e.key).RunAll()
+		s = verdict.StreamSeen{}
+		streamAt(res, 0, &s, &e.scratch)
+	}
+	return verdict.JobEvents(r.verb.Name, &s, e.entries())
 }
 
-// writes appends the entries' XADDs to a write batch, last; the server
-// replicates each with the id it generated and its trim made exact.
+// writes appends the entries' XADDs to a write batch, last, one per
+// protocol.MaxEntryEvents events, each trimmed with its first event's
+// bound: an entry of one event is brand emq event <name> id <id> [field
+// value], one of more has the pair n <count> after the brand, then each
+// event's pairs. The server replicates each with the id it generated and
+// its trim made exact.
 func (e *jobEvents) writes(b *host.Batch) {
-	for _, x := range e.list {
-		b.Cmd("XADD").Arg(e.key).Str("MAXLEN").Str("~").Arg(x.bound).Str("*").
-			Str(protocol.EventBrandField).Str(protocol.EventBrand).
-			Str(protocol.EventNameField).Str(x.name).
-			Str(protocol.EventIDField).Arg(x.id)
-		if x.field != "" {
-			b.Str(x.field).Arg(x.value)
+	for s := 0; s < len(e.list); s += protocol.MaxEntryEvents {
+		part := e.list[s:min(s+protocol.MaxEntryEvents, len(e.list))]
+		b.Cmd("XADD").Arg(e.key).Str("MAXLEN").Str("~").Arg(part[0].bound).Str("*").
+			Str(protocol.EventBrandField).Str(protocol.EventBrand)
+		if len(part) > 1 {
+			b.Str(protocol.EventCountField).Str(protocol.FormatInt(int64(len(part))))
+		}
+		for _, x := range part {
+			b.Str(protocol.EventNameField).Str(x.name).Str(protocol.EventIDField).Arg(x.id)
+			if x.field != "" {
+				b.Str(x.field).Arg(x.value)
+			}
 		}
 	}
 }

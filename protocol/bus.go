@@ -32,6 +32,19 @@ const MetaEventsMax = "events_max"
 // MaxEventsLen bounds EVENTS' max_len, inclusive.
 const MaxEventsLen = 1_000_000
 
+// A call's job events share stream entries, in order, MaxEntryEvents at
+// most each (docs/PROTOCOL.md, "Job events"): brand emq, then, when the
+// entry holds two or more events, the pair n <count>, then each event's
+// event <name> id <id> [field value]. EventCountField names that pair: a
+// PUBLISH entry has event second, so it never reads as one of several.
+// MaxEntryEvents keeps the stream's first entry small: every publishing
+// call reads it whole (the brand check), so its size is a cost of every
+// call until it is trimmed.
+const (
+	EventCountField = "n"
+	MaxEntryEvents  = 16
+)
+
 // The job events, by the name their entries carry in the event field
 // (docs/PROTOCOL.md, "Job events").
 const (

@@ -24,8 +24,9 @@ type eventJSON struct {
 	Fields map[string]string `json:"fields,omitempty"`
 }
 
-// streamFrom is what --from takes besides "$": a stream id, ms or ms-seq.
-var streamFrom = regexp.MustCompile(`^\d{1,20}(-\d{1,20})?$`)
+// streamFrom is what --from takes besides "$": a stream id, ms or ms-seq,
+// or an event's id within an entry of several, ms-seq.index.
+var streamFrom = regexp.MustCompile(`^\d{1,20}(-\d{1,20}(\.\d{1,9})?)?$`)
 
 func (a *app) newEventsCmd() *cobra.Command {
 	var from string
@@ -35,19 +36,22 @@ func (a *app) newEventsCmd() *cobra.Command {
 		Short: "Tail a queue's job events",
 		Long: `events prints a queue's job events as they are published, until interrupted
 (or --count of them). The queue publishes them once its events are on
-(Queue.SetEvents); each line is the entry's id, time, event, job id and its
-other fields. --from $ (the default) starts with the events published from
-now, 0 with the oldest the stream still holds, and an entry's id with those
-after it: pass the last id printed to resume without a gap. A lost
+(Queue.SetEvents); each line is the event's id, time, event, job id and its
+other fields. A call that makes several transitions publishes them in one
+entry: their ids are the entry's id, a dot and their index (ms-seq.0,
+ms-seq.1, ...). --from $ (the default) starts with the events published
+from now, 0 with the oldest the stream still holds, and an id with the
+events after it: pass the last id printed to resume without a gap or a
+repeat. A lost
 connection is retried. With --json, one JSON object per line. It never
 writes.`,
 		Args: args(cobra.ExactArgs(1)),
 	}
-	cmd.Flags().StringVar(&from, "from", trafikey.EventsFromNow, "start after this entry id ($: from now, 0: the oldest)")
+	cmd.Flags().StringVar(&from, "from", trafikey.EventsFromNow, "start after this event id ($: from now, 0: the oldest)")
 	cmd.Flags().IntVar(&count, "count", 0, "stop after this many events (0: until interrupted)")
 	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
 		if from != trafikey.EventsFromNow && !streamFrom.MatchString(from) {
-			return usageErrorf("--from %q is not $, 0 or a stream id (ms or ms-seq)", from)
+			return usageErrorf("--from %q is not $, 0, a stream id (ms or ms-seq) or an event id (ms-seq.index)", from)
 		}
 		if count < 0 {
 			return usageErrorf("--count %d is negative", count)
