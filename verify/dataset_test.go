@@ -107,12 +107,11 @@ func dumpSide(t tb, s side) dataset {
 			// (and the approximate trim's count) exactly. Their order is
 			// not compared: PROMOTE and RECOVER publish in the order of
 			// due times and deadlines, which the two clocks may order
-			// otherwise (the conformance suite holds the order).
-			for j, e := range d.Items {
-				if _, fields, ok := strings.Cut(e, " "); ok {
-					d.Items[j] = "[<id> " + fields
-				}
-			}
+			// otherwise (the conformance suite holds the order). So an
+			// entry of several events is compared as its count and its
+			// events, each rendered as an entry of one.
+			entries, _ := r[3+slices.Index(readOrder, typ)].([]any)
+			d.Items = eventItems(entries)
 			slices.Sort(d.Items)
 		}
 		out[fmt.Sprint(k)] = d
@@ -309,4 +308,39 @@ func dial(t tb, s *valkeyserver.Server) *valkeyserver.Conn {
 		t.Fatalf("dial %s: %v", s.Addr(), err)
 	}
 	return c
+}
+
+// eventItems renders the events stream's entries without their ids: an
+// entry of one event as it is, an entry of several (brand emq n <n> event
+// …) as its count, then each of its events as an entry of one.
+func eventItems(entries []any) []string {
+	var out []string
+	for _, e := range entries {
+		pair, _ := e.([]any)
+		if len(pair) != 2 {
+			out = append(out, fmt.Sprint(e))
+			continue
+		}
+		fields, _ := pair[1].([]any)
+		if len(fields) < 4 || fields[2] != protocol.EventCountField {
+			out = append(out, fmt.Sprint("[<id> ", fields, "]"))
+			continue
+		}
+		out = append(out, fmt.Sprint("[<id> an entry of ", fields[3], " events]"))
+		var ev []any
+		flush := func() {
+			if ev != nil {
+				out = append(out, fmt.Sprint("[<id> ", append([]any{fields[0], fields[1]}, ev...), "]"))
+			}
+		}
+		for i := 4; i+1 < len(fields); i += 2 {
+			if fields[i] == protocol.EventNameField {
+				flush()
+				ev = []any{}
+			}
+			ev = append(ev, fields[i], fields[i+1])
+		}
+		flush()
+	}
+	return out
 }

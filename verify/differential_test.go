@@ -6,11 +6,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/trafikey/trafikey/protocol"
 )
 
 // The differential test: random sequences of calls, run step by step on two
@@ -184,5 +187,62 @@ func TestCorpusFormat(t *testing.T) {
 		if s.String() != steps[i].String() {
 			t.Errorf("step %d: %s, want %s", i, s, steps[i])
 		}
+	}
+}
+
+// TestDifferentialEventEntries runs the calls that publish several job
+// events at once on both pairs, in a fixed sequence: an ADD of more events
+// than an entry holds, a CLAIM of them all, a COMPLETEMANY of a few, a
+// PROMOTE of several, a REMOVE cascade and a PUBLISH between them. Their
+// entries (of one event, of several, split at protocol.MaxEntryEvents) must
+// be the same on both servers, as the random sequences reach them only in
+// small calls.
+func TestDifferentialEventEntries(t *testing.T) {
+	for name, newPair := range map[string]func(*testing.T) *pair{"lua": newLuaPair, "native": newNativePair} {
+		t.Run(name, func(t *testing.T) {
+			p := newPair(t)
+			p.reset(t)
+			k := protocol.KeysOf("q")
+			run := func(v *protocol.Verb, args ...string) { p.run(t, call(v, v.KeyNames(k), args)) }
+			add := func(n int, delay, parent string) {
+				args := []string{strconv.Itoa(n), "1", protocol.AddOptionParent}
+				for i := range n {
+					p := ""
+					if parent != "" && i > 0 {
+						p = parent
+					}
+					args = append(args, "d"+strconv.Itoa(i), "0", delay, "1", "fixed", "0", "", "0", p)
+				}
+				run(protocol.Add, args...)
+			}
+			run(protocol.Install)
+			run(protocol.Events, "1000")
+			n := protocol.MaxEntryEvents + 3
+			add(n, "0", "")
+			run(protocol.Publish, "custom", "1", protocol.EventNameField, "x", protocol.EventCountField, "2")
+			run(protocol.Claim, "600000", strconv.Itoa(n))
+			run(protocol.CompleteMany, "3", "1", "1", "r", "2", "1", "", "3", "99", "")
+			run(protocol.Fail, "4", "1", "0", "boom")
+			add(3, "1", "")
+			p.run(t, step{Kind: kindSleep, Sleep: 5 * time.Millisecond})
+			run(protocol.Promote, "10")
+			add(4, "0", "1")
+			run(protocol.Remove, strconv.Itoa(n+4), "1")
+			run(protocol.RemoveDead, "10", "", "", "0", strconv.Itoa(protocol.MaxScore), "", "")
+
+			// the sequence reached what it is for: entries of several, a full one
+			entries, err := p.a.do("XRANGE", k.Fixed(protocol.SuffixEvents), "-", "+")
+			if err != nil {
+				t.Fatal(err)
+			}
+			list, _ := entries.([]any)
+			items := strings.Join(eventItems(list), "\n")
+			for _, want := range []string{"an entry of " + strconv.Itoa(protocol.MaxEntryEvents) + " events", "an entry of 3 events",
+				"an entry of 4 events", "[brand emq event custom id 1 event x n 2]"} {
+				if !strings.Contains(items, want) {
+					t.Errorf("no %q in the events stream:\n%s", want, items)
+				}
+			}
+		})
 	}
 }
