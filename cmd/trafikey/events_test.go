@@ -60,8 +60,27 @@ func TestEvents(t *testing.T) {
 	require.Equal(t, exitOK, exitCode(cmd.ExecuteContext(tail)))
 	require.Empty(t, buf.String())
 
-	_, _, code = run(t, "events", "mail", "--addr", s.Addr(), "--from", "x")
-	require.Equal(t, exitUsage, code)
+	// a call's events share an entry: each its own id, and a resume from
+	// the first yields the second
+	b, err := trafikey.Open(ctx, c, "batch")
+	require.NoError(t, err)
+	require.NoError(t, b.SetEvents(ctx, 1000))
+	ids, err := b.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}})
+	require.NoError(t, err)
+	out, _, code = run(t, "events", "batch", "--addr", s.Addr(), "--from", "0", "--count", "2")
+	require.Equal(t, exitOK, code)
+	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 2)
+	require.Regexp(t, `^\d+-\d+\.0  \S+  added  `+ids[0]+`  state=pending$`, lines[0])
+	require.Regexp(t, `^\d+-\d+\.1  \S+  added  `+ids[1]+`  state=pending$`, lines[1])
+	out, _, code = run(t, "events", "batch", "--addr", s.Addr(), "--from", strings.Fields(lines[0])[0], "--count", "1")
+	require.Equal(t, exitOK, code)
+	require.Equal(t, lines[1]+"\n", out)
+
+	for _, bad := range []string{"x", "1-0.x", "1.2"} {
+		_, _, code = run(t, "events", "mail", "--addr", s.Addr(), "--from", bad)
+		require.Equal(t, exitUsage, code, bad)
+	}
 	_, _, code = run(t, "events", "nosuch", "--addr", s.Addr(), "--from", "0", "--count", "1")
 	require.Equal(t, exitNotFound, code)
 }
