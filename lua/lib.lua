@@ -689,10 +689,17 @@ local MAX_ENTRY_EVENTS = 16 -- protocol.MaxEntryEvents
 
 -- ev queues event name of job id, whose row's ev field reads as bound v
 -- (a canonical decimal 1..MAX_EVENTS; anything else, or absent, is off),
--- with field value pairs.
-local function ev(acc, v, name, id, ...)
-  local max = v and uint(v, 1, MAX_EVENTS)
-  if max then acc[#acc + 1] = {v, name, id, ...} end
+-- with field f and its value x, or none. acc holds five slots per event,
+-- flat (bound, name, id, field or false, value or false), and the last
+-- bound that read as on (acc.on), which the call's jobs mostly share.
+local function ev(acc, v, name, id, f, x)
+  if not v then return end
+  if v ~= acc.on then
+    if not uint(v, 1, MAX_EVENTS) then return end
+    acc.on = v
+  end
+  local k = #acc
+  acc[k + 1], acc[k + 2], acc[k + 3], acc[k + 4], acc[k + 5] = v, name, id, f or false, x or false
 end
 
 -- ev_flow queues the events of the parents fa released, in the order met:
@@ -706,13 +713,14 @@ local function ev_flow(acc, fa)
   end
 end
 
--- ev_entries is the number of entries #acc events take: one per call, one
+-- ev_entries is the number of entries acc's events take: one per call, one
 -- more per MAX_ENTRY_EVENTS events past the first ones.
 local function ev_entries(acc)
-  return floor((#acc + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
+  return floor((#acc / 5 + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
 end
 
--- ev_read checks the events stream before a call writes #acc > 0 events:
+-- ev_read checks the events stream before a call writes acc's events, when
+-- it has any:
 -- the ACL check of events (read and write), EXISTS, then XINFO STREAM FULL
 -- COUNT 1 (not a stream is WRONGTYPE; it replies the first entry and the
 -- top, not the last entry, which a call's events make big), the brand of
@@ -757,21 +765,26 @@ end
 -- <count> event <name> id <id> [field value] event ... for more.
 local function ev_write(acc)
   local key = KEYS[1] .. 'events'
-  for s = 1, #acc, MAX_ENTRY_EVENTS do
-    local last = s + MAX_ENTRY_EVENTS - 1
-    if last > #acc then last = #acc end
-    local e = acc[s]
-    if last == s then
-      rcall('XADD', key, 'MAXLEN', '~', e[1], '*', 'brand', 'emq', 'event', e[2], 'id', e[3], unpack(e, 4))
+  local total = #acc
+  local step = 5 * MAX_ENTRY_EVENTS
+  for s = 1, total, step do
+    local last = s + step - 1
+    if last > total then last = total end
+    if last == s + 4 then
+      if acc[s + 3] then
+        rcall('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2],
+          acc[s + 3], acc[s + 4])
+      else
+        rcall('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2])
+      end
     else
-      local args = {'MAXLEN', '~', e[1], '*', 'brand', 'emq', 'n', format('%d', last - s + 1)}
+      local args = {'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'n', format('%d', (last - s + 1) / 5)}
       local k = #args
-      for i = s, last do
-        e = acc[i]
-        args[k + 1], args[k + 2], args[k + 3], args[k + 4] = 'event', e[2], 'id', e[3]
+      for i = s, last, 5 do
+        args[k + 1], args[k + 2], args[k + 3], args[k + 4] = 'event', acc[i + 1], 'id', acc[i + 2]
         k = k + 4
-        if e[4] then
-          args[k + 1], args[k + 2] = e[4], e[5]
+        if acc[i + 3] then
+          args[k + 1], args[k + 2] = acc[i + 3], acc[i + 4]
           k = k + 2
         end
       end
