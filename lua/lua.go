@@ -152,8 +152,8 @@ func Fold(script string) string {
 		if _, ok := values[name]; !ok {
 			return
 		}
-		if at > 0 && script[at-1] == '.' {
-			return // a field of a table
+		if at > 0 && (script[at-1] == '.' || script[at-1] == ':') {
+			return // a field or a method of a table
 		}
 		rest := strings.TrimLeft(script[end:], " \t")
 		if strings.HasPrefix(rest, "=") && !strings.HasPrefix(rest, "==") {

@@ -122,8 +122,8 @@ func TestFold(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"local MAX = 10 -- the bound\nlocal E_X = 'ERR x'\nreturn MAX + 1, {err = E_X}\n",
 			"return 10 + 1, {err = 'ERR x'}\n"},
-		{"local MAX = 10\nlocal s = 'MAX' -- MAX\nreturn t.MAX, {MAX}, [[MAX]], \"MAX\" --[[MAX]]\n",
-			"local s = 'MAX' -- MAX\nreturn t.MAX, {10}, [[MAX]], \"MAX\" --[[MAX]]\n"},
+		{"local MAX = 10\nlocal s = 'MAX' -- MAX\nreturn t.MAX, t:MAX(), {MAX}, [[MAX]], \"MAX\" --[[MAX]]\n",
+			"local s = 'MAX' -- MAX\nreturn t.MAX, t:MAX(), {10}, [[MAX]], \"MAX\" --[[MAX]]\n"},
 		{"local MAX = 10\nlocal t = {MAX = 1}\nreturn MAX\n", "local MAX = 10\nlocal t = {MAX = 1}\nreturn MAX\n"},
 		{"local MAX = 10\nlocal function f(a, MAX) return MAX end\nreturn MAX\n",
 			"local MAX = 10\nlocal function f(a, MAX) return MAX end\nreturn MAX\n"},
