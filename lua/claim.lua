@@ -165,8 +165,8 @@ for t = 1, #jobs do
 end
 local deny = first_denied(keys, true, true)
 
--- rows[t] is {att, data, ev, key = the row} for a member whose row has
--- att, else false
+-- rows[t] is the row's HMGET reply (att data ev ...) for a member whose
+-- row has att, else false; its key is keys[at[t]]
 local rows = {}
 for t = 1, #jobs do
   local row, k = false, at[t]
@@ -183,7 +183,6 @@ for t = 1, #jobs do
     if row[1] then
       refusal = hincr_refusal(row[1], 1)
       if refusal then return refusal end
-      row.key = keys[k]
     else
       row = false
     end
@@ -217,7 +216,7 @@ end
 local out = {}
 for i = 1, #jobs do
   if rows[i] then
-    local id, row = jobs[i], rows[i].key
+    local id, row = jobs[i], keys[at[i]]
     local att = rcall('HINCRBY', row, 'att', 1)
     rcall('HSET', row, 'state', 'active')
     rcall('ZADD', active, deadline, id)

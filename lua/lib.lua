@@ -1,4 +1,6 @@
--- lib.lua: the library every verb script starts with (lua.Source prepends it).
+-- lib.lua: the library every verb script starts with (lua.Source prepends the
+-- definitions the script uses, and folds each upper-case constant bound to a
+-- number or a plain string into the code as its value: lua.Fold).
 --
 -- It holds what docs/PROTOCOL.md states once for all verbs: the refusal texts
 -- of protocol/errors.go, byte for byte (each spelled here and nowhere else),
@@ -967,10 +969,21 @@ function addp.cols(verb, A, first, k)
 end
 
 -- addp.new is an empty set of jobs with columns cols; per is the length of
--- a job's group (8 + k).
+-- a job's group (8 + k). The lists of the columns the call does not name
+-- are one empty table, never written: a plain call makes no table per
+-- column. The fields addp.read sets are named here too (false), so that
+-- the table is made at its final size once.
 function addp.new(cols, per)
-  return {cols = cols, per = per, n = 0, at = {}, prios = {}, delays = {}, lanes = {}, parents = {},
-    onfails = {}, waits = {}, depth = {}, kids = {}, dues = {}, opts = {}, extra = {}}
+  local none = {}
+  local opts = (cols.timeout or cols.kind or cols.headers) and {} or none
+  return {cols = cols, per = per, n = 0, at = {}, prios = {}, delays = {},
+    lanes = cols.lane and {} or none, parents = cols.parent and {} or none,
+    onfails = cols.onfail and {} or none, waits = cols.wait and {} or none,
+    depth = cols.parent and {} or none, kids = cols.parent and {} or none,
+    dues = cols.due and {} or none, opts = opts, extra = {}, anyopts = false,
+    meta = false, stats = false, pending = false, delayed = false, signal = false, flag = false,
+    evmax = false, keep = false, first = 0, ids = false, rows = false, now = false, acc = false,
+    was_pending = 0, evs = false}
 end
 
 -- addp.job checks the values of job i, whose group starts at A[a] (its
@@ -997,8 +1010,8 @@ function addp.job(verb, p, A, a, i)
     if #l > MAX_LANE_NAME then return e_bad(verb, 'lane') end
     if l ~= '' then p.lanes[i] = l end
   end
-  p.depth[i] = 1
   if cols.parent then
+    p.depth[i] = 1
     local pv = A[a + 7 + cols.parent]
     if pv ~= '' then
       local q = uint(pv, 1, i - 1)
@@ -1094,11 +1107,14 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   local nunique = #keys
   for i = 1, n do keys[nunique + i] = rows[i] end
   -- the new rows and each new parent's kids, results and failures: one EXISTS
-  local fresh = {}
-  for i = 1, n do fresh[i] = rows[i] end
-  for i = 1, n do
-    if kids[i] then
-      for _, s in ipairs({':kids', ':results', ':failures'}) do fresh[#fresh + 1] = rows[i] .. s end
+  local fresh = rows
+  if p.cols.parent then
+    fresh = {}
+    for i = 1, n do fresh[i] = rows[i] end
+    for i = 1, n do
+      if kids[i] then
+        for _, s in ipairs({':kids', ':results', ':failures'}) do fresh[#fresh + 1] = rows[i] .. s end
+      end
     end
   end
   for i = n + 1, #fresh do keys[nunique + i] = fresh[i] end
@@ -1134,14 +1150,17 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
       end
     end
   end
-  -- the lanes of the jobs that wait in one now
-  local acc = lane_acc()
-  for i = 1, n do
-    if p.lanes[i] and p.delays[i] == 0 and not kids[i] then lane_add(acc, p.lanes[i], 1, 0) end
+  -- the lanes of the jobs that wait in one now (a call without a lane
+  -- column has none, and no accounting)
+  if p.cols.lane then
+    local acc = lane_acc()
+    for i = 1, n do
+      if p.lanes[i] and p.delays[i] == 0 and not kids[i] then lane_add(acc, p.lanes[i], 1, 0) end
+    end
+    p.acc = acc
+    refusal = lane_read(acc)
+    if refusal then return refusal end
   end
-  p.acc = acc
-  refusal = lane_read(acc)
-  if refusal then return refusal end
   -- types, and the counter
   local added = rpcall('HGET', stats, 'added')
   if type(added) == 'table' then return added end
@@ -1183,47 +1202,62 @@ function addp.write(p, A, now)
   local added_at = format('%d', now)
   rcall('HINCRBY', p.meta, 'seq', n)
   if p.flag then rcall('HSET', p.meta, 'jobfields', '1') end
+  -- a job of a call naming no option column, on a queue without retention
+  -- or events, and without extra fields, is a plain row: written from the
+  -- arguments, with no list of its fields
+  local bare = next(p.cols) == nil and not p.keep and not p.evmax
   local to_pending = false
   for i = 1, n do
     local a = at[i]
-    local fields = {'data', A[a], 'state', addp.state(p, i), 'att', '0',
-      'max', A[a + 3], 'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at}
-    local nf = 14
-    if A[a + 6] ~= '' then
-      fields[nf + 1], fields[nf + 2], nf = 'uniq', A[a + 6], nf + 2
+    if bare and not p.extra[i] then
+      local state = p.delays[i] == 0 and 'pending' or 'delayed'
+      if A[a + 6] == '' then
+        rcall('HSET', rows[i], 'data', A[a], 'state', state, 'att', '0', 'max', A[a + 3],
+          'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at)
+      else
+        rcall('HSET', rows[i], 'data', A[a], 'state', state, 'att', '0', 'max', A[a + 3],
+          'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at, 'uniq', A[a + 6])
+      end
+    else
+      local fields = {'data', A[a], 'state', addp.state(p, i), 'att', '0',
+        'max', A[a + 3], 'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at}
+      local nf = 14
+      if A[a + 6] ~= '' then
+        fields[nf + 1], fields[nf + 2], nf = 'uniq', A[a + 6], nf + 2
+      end
+      if p.lanes[i] then
+        fields[nf + 1], fields[nf + 2], nf = 'lane', p.lanes[i], nf + 2
+      end
+      if p.keep then
+        fields[nf + 1], fields[nf + 2], nf = 'keep', '1', nf + 2
+      end
+      if p.parents[i] then
+        fields[nf + 1], fields[nf + 2], nf = 'parent', ids[p.parents[i]], nf + 2
+      end
+      if p.onfails[i] then
+        fields[nf + 1], fields[nf + 2], nf = 'onfail', p.onfails[i], nf + 2
+      end
+      if kids[i] then
+        fields[nf + 1], fields[nf + 2], nf = 'deps', format('%d', #kids[i]), nf + 2
+      end
+      if p.waits[i] then
+        fields[nf + 1], fields[nf + 2], nf = 'wait', p.waits[i], nf + 2
+      end
+      if p.evmax then
+        fields[nf + 1], fields[nf + 2], nf = 'ev', p.evmax, nf + 2
+      end
+      local x = p.opts[i]
+      if x then
+        if x.kind then fields[nf + 1], fields[nf + 2], nf = 'kind', x.kind, nf + 2 end
+        if x.timeout then fields[nf + 1], fields[nf + 2], nf = 'timeout', x.timeout, nf + 2 end
+        if x.headers then fields[nf + 1], fields[nf + 2], nf = 'headers', x.headers, nf + 2 end
+      end
+      local extra = p.extra[i]
+      if extra then
+        for j = 1, #extra do fields[nf + j] = extra[j] end
+      end
+      rcall('HSET', rows[i], unpack(fields))
     end
-    if p.lanes[i] then
-      fields[nf + 1], fields[nf + 2], nf = 'lane', p.lanes[i], nf + 2
-    end
-    if p.keep then
-      fields[nf + 1], fields[nf + 2], nf = 'keep', '1', nf + 2
-    end
-    if p.parents[i] then
-      fields[nf + 1], fields[nf + 2], nf = 'parent', ids[p.parents[i]], nf + 2
-    end
-    if p.onfails[i] then
-      fields[nf + 1], fields[nf + 2], nf = 'onfail', p.onfails[i], nf + 2
-    end
-    if kids[i] then
-      fields[nf + 1], fields[nf + 2], nf = 'deps', format('%d', #kids[i]), nf + 2
-    end
-    if p.waits[i] then
-      fields[nf + 1], fields[nf + 2], nf = 'wait', p.waits[i], nf + 2
-    end
-    if p.evmax then
-      fields[nf + 1], fields[nf + 2], nf = 'ev', p.evmax, nf + 2
-    end
-    local x = p.opts[i]
-    if x then
-      if x.kind then fields[nf + 1], fields[nf + 2], nf = 'kind', x.kind, nf + 2 end
-      if x.timeout then fields[nf + 1], fields[nf + 2], nf = 'timeout', x.timeout, nf + 2 end
-      if x.headers then fields[nf + 1], fields[nf + 2], nf = 'headers', x.headers, nf + 2 end
-    end
-    local extra = p.extra[i]
-    if extra then
-      for j = 1, #extra do fields[nf + j] = extra[j] end
-    end
-    rcall('HSET', rows[i], unpack(fields))
     if kids[i] then
       rcall('ZADD', base .. 'waiting', ids[i], ids[i])
     elseif p.delays[i] ~= 0 then
@@ -1252,7 +1286,7 @@ function addp.write(p, A, now)
     end
   end
   rcall('HINCRBY', p.stats, 'added', n)
-  local woke = lane_write(p.acc)
+  local woke = p.acc and lane_write(p.acc)
   if (to_pending and p.was_pending == 0) or woke then signal_push(p.signal) end
 end
 

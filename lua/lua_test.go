@@ -25,7 +25,7 @@ func TestScripts(t *testing.T) {
 			body, ok := files[v.Script]
 			require.True(t, ok, "lua/%s is missing", v.Script)
 			require.NotPanics(t, func() { lua.Source(v) })
-			require.Equal(t, lua.Shebang(v)+"\n"+lua.Used(files[lua.LibFile], body)+"\n"+body, lua.Source(v))
+			require.Equal(t, lua.Shebang(v)+"\n"+lua.Fold(lua.Used(files[lua.LibFile], body)+"\n"+body), lua.Source(v))
 			require.True(t, strings.HasPrefix(lua.Shebang(v), "#!lua"))
 
 			require.True(t, strings.HasPrefix(body, "-- "+v.Script+": "+v.Command+", "),
@@ -112,4 +112,28 @@ func TestUsed(t *testing.T) {
 		lua.Used(lib, "return g() -- h"))
 	require.Equal(t, "-- the library\nlocal a, b = 1, 2\nlocal function h()\n  return b -- not g\nend\nlocal gx = 3\n", lua.Used(lib, "return h() + gx"))
 	require.Equal(t, "-- the library\n", lua.Used(lib, "return 1"))
+}
+
+// Fold replaces a constant's name in code with its value and drops its
+// line; strings, comments, fields, keys and a name bound, assigned or
+// defined twice keep theirs.
+func TestFold(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ in, want string }{
+		{"local MAX = 10 -- the bound\nlocal E_X = 'ERR x'\nreturn MAX + 1, {err = E_X}\n",
+			"return 10 + 1, {err = 'ERR x'}\n"},
+		{"local MAX = 10\nlocal s = 'MAX' -- MAX\nreturn t.MAX, t:MAX(), {MAX}, [[MAX]], \"MAX\" --[[MAX]]\n",
+			"local s = 'MAX' -- MAX\nreturn t.MAX, t:MAX(), {10}, [[MAX]], \"MAX\" --[[MAX]]\n"},
+		{"local MAX = 10\nlocal t = {MAX = 1}\nreturn MAX\n", "local MAX = 10\nlocal t = {MAX = 1}\nreturn MAX\n"},
+		{"local MAX = 10\nlocal function f(a, MAX) return MAX end\nreturn MAX\n",
+			"local MAX = 10\nlocal function f(a, MAX) return MAX end\nreturn MAX\n"},
+		{"local N = 0\nfor i = 1, 3 do N = N + i end\nreturn N\n", "local N = 0\nfor i = 1, 3 do N = N + i end\nreturn N\n"},
+		{"local N = 0\nlocal a\na, N = 1, 2\nreturn N\n", "local N = 0\nlocal a\na, N = 1, 2\nreturn N\n"},
+		{"local N = 0\nif x then\n  local N = 1\nend\nreturn N\n", "local N = 0\nif x then\n  local N = 1\nend\nreturn N\n"},
+		{"local N = 1\nlocal N = 2\nreturn N\n", "local N = 1\nlocal N = 2\nreturn N\n"},
+		{"local N = 1\nlocal S = 'a'\nreturn N..'x', S:upper(), #S, N == 1\n", "return (1)..'x', ('a'):upper(), #'a', 1 == 1\n"},
+		{"local N = 1\nlocal x = N -- not a constant: lower case\nreturn x\n", "local x = 1 -- not a constant: lower case\nreturn x\n"},
+	} {
+		require.Equal(t, c.want, lua.Fold(c.in), c.in)
+	}
 }
