@@ -32,7 +32,7 @@ var traStates = []struct {
 	{"raw-45", []string{"SET", "%k", strings.Repeat("f", 45)}},
 	{"raw-100", []string{"SET", "%k", strings.Repeat("\xff", 100)}},
 	{"setbit-made", []string{"SETBIT", "%k", "3", "1"}},
-	{"with-ttl", []string{"SET", "%k", "abc", "EX", "100000"}},
+	{"with-ttl", []string{"SET", "%k", "abc", "PXAT", "4102444800000"}},
 	{"list", []string{"RPUSH", "%k", "x"}},
 }
 
