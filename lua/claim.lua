@@ -30,8 +30,8 @@
 -- lease|count|ext; the fence; WRONGTYPE (meta); with a rate NOPERM, WRONGTYPE
 -- (rate), EMQRATE claim rate limited, retry in <ms> ms; WRONGTYPE (pending);
 -- NOPERM, WRONGTYPE (turns); with lanes WRONGTYPE (turns), NOPERM (laneinfo,
--- lanes, lane:<l>), per lane WRONGTYPE (laneinfo, lane:<l>), per lane served
--- WRONGTYPE (lane:<l>); NOPERM, WRONGTYPE (a row); ERR hash value is not an
+-- lanes, lane:<l>), WRONGTYPE (laneinfo), per lane WRONGTYPE (lane:<l>);
+-- NOPERM, WRONGTYPE (a row); ERR hash value is not an
 -- integer or ERR increment or decrement would overflow (a row's att);
 -- WRONGTYPE (active, and lanes with lanes); for jobs with events, the
 -- events stream's refusals (lib.lua ev_read).
@@ -86,66 +86,115 @@ else
   if tl.err then return tl end
   local keys = {base .. 'laneinfo', base .. 'lanes'}
   for i = 1, #tl, 2 do
-    lanes[#lanes + 1] = {name = tl[i], score = tonumber(tl[i + 1]), k = 0, got = 0}
+    -- every field a lane takes below, so the table is sized once
+    lanes[#lanes + 1] = {name = tl[i], score = tonumber(tl[i + 1]), got = 0, k = 0, j = 0, a = 0, c = 0, p = false,
+      key = false, room = 0, supply = 0, ids = false, w = 0, exact = false, ready = false}
     keys[#keys + 1] = base .. 'lane:' .. tl[i]
   end
   if first_denied(keys, true, true) then return {err = E_NOPERM} end
+  -- every lane's laneinfo fields in one HMGET (laneinfo is one key: its
+  -- WRONGTYPE comes first either way), then each lane's size
+  local fields = {}
+  for i = 1, #lanes do
+    local l = lanes[i].name
+    fields[3 * i - 2], fields[3 * i - 1], fields[3 * i] = 'active:' .. l, 'cap:' .. l, 'paused:' .. l
+  end
+  local info = #lanes > 0 and rpcall('HMGET', keys[1], unpack(fields)) or {}
+  if info.err then return info end
+  -- room is what a lane's settings let it give: none when paused or at its
+  -- cap, else up to its cap (or count)
   for i = 1, #lanes do
     local e = lanes[i]
-    local info, r = lane_info(e.name)
-    if not info then return r end
-    e.a, e.c, e.p, e.w = info.a, info.c, info.p, info.w
-    e.ready = lane_ready(e.w, e.a, e.c, e.p)
-    e.supply = 0
-    if e.ready then
-      e.supply = e.w
-      if e.c > 0 and e.c - e.a < e.supply then e.supply = e.c - e.a end
+    e.a, e.c, e.p = rowint(info[3 * i - 2], MAX_ROW_INT), rowint(info[3 * i - 1], MAX_ROW_INT), info[3 * i] == '1'
+    e.key = keys[i + 2]
+    e.room = count
+    if e.p or (e.c > 0 and e.a >= e.c) then
+      e.room = 0
+    elseif e.c > 0 and e.c - e.a < count then
+      e.room = e.c - e.a
     end
+    e.supply = e.room
   end
 
   -- the participants in turn order: pending before the first lane whose
   -- turn is not below pturn
   local P = rowint(m[5], MAX_ROW_INT)
   T = rowint(m[4], MAX_ROW_INT)
-  local order = {}
-  if #ids > 0 then pend = {pending = true, supply = #ids, k = 0, got = 0} end
-  for i = 1, #lanes do
-    local e = lanes[i]
-    if pend and not pend.placed and P <= e.score then
-      order[#order + 1] = pend
-      pend.placed = true
-    end
-    if e.supply > 0 then order[#order + 1] = e end
-  end
-  if pend and not pend.placed then order[#order + 1] = pend end
-
-  -- passes: one job per participant per pass
-  local taken = 0
-  while taken < count and #order > 0 do
-    local left = {}
-    for i = 1, #order do
-      local p = order[i]
-      if taken < count then
-        taken = taken + 1
-        p.k = p.k + 1
-        p.j = taken
-        from[taken] = p
-        jobs[taken] = p.k -- replaced by the member below
+  if #ids > 0 then pend = {pending = true, supply = #ids, got = 0} end
+  -- give gives the turns by the supplies: passes of one job per participant,
+  -- filling jobs (each the index in its participant's head) and from
+  local function give()
+    local order = {}
+    jobs, from = {}, {}
+    if pend then pend.k, pend.placed = 0, false end
+    for i = 1, #lanes do
+      local e = lanes[i]
+      e.k = 0
+      if pend and not pend.placed and P <= e.score then
+        order[#order + 1] = pend
+        pend.placed = true
       end
-      if p.k < p.supply then left[#left + 1] = p end
+      if e.supply > 0 then order[#order + 1] = e end
     end
-    order = left
+    if pend and not pend.placed then order[#order + 1] = pend end
+    local taken = 0
+    while taken < count and #order > 0 do
+      local left = {}
+      for i = 1, #order do
+        local p = order[i]
+        if taken < count then
+          taken = taken + 1
+          p.k = p.k + 1
+          p.j = taken
+          from[taken] = p
+          jobs[taken] = p.k -- replaced by the member below
+        end
+        if p.k < p.supply then left[#left + 1] = p end
+      end
+      order = left
+    end
+    return taken
   end
-  if taken == 0 then return {} end
 
-  -- the members: pending's head as read, each lane served from its head
+  -- each lane's size only as far as its turns need it: the turns given as if
+  -- every lane held count jobs, then per lane ZRANGE of one member more than
+  -- its turns (fewer back: its size), or ZCARD for a lane given none. These
+  -- turns stand unless a lane held fewer jobs than its turns: then every size
+  -- is read, the turns given again, and the heads read on where they are
+  -- short. w is a lane's size, or a lower bound above its turns (exact false).
+  local taken = give()
+  local short = false
   for i = 1, #lanes do
     local e = lanes[i]
     if e.k > 0 then
-      e.ids = rpcall('ZRANGE', base .. 'lane:' .. e.name, 0, e.k - 1)
+      e.ids = rpcall('ZRANGE', e.key, 0, e.k)
       if e.ids.err then return e.ids end
+      e.w, e.exact = #e.ids, #e.ids <= e.k
+      if #e.ids < e.k then short = true end
+    else
+      local w = rpcall('ZCARD', e.key)
+      if type(w) == 'table' then return w end
+      e.w, e.exact = w, true
     end
   end
+  if short then
+    for i = 1, #lanes do
+      local e = lanes[i]
+      if not e.exact then e.w = rcall('ZCARD', e.key) end
+      e.supply = e.w < e.room and e.w or e.room
+    end
+    taken = give()
+    for i = 1, #lanes do
+      local e = lanes[i]
+      if e.k > (e.ids and #e.ids or 0) then e.ids = rcall('ZRANGE', e.key, 0, e.k - 1) end
+    end
+  end
+  for i = 1, #lanes do
+    local e = lanes[i]
+    e.ready = lane_ready(e.w, e.a, e.c, e.p)
+  end
+  if taken == 0 then return {} end
+
   if pend then pend.ids = ids end
   for t = 1, taken do
     local p = from[t]
@@ -211,7 +260,7 @@ else
   if pend and pend.k > 0 then rcall('ZPOPMIN', pending, pend.k) end
   for i = 1, #lanes do
     local e = lanes[i]
-    if e.k > 0 then rcall('ZPOPMIN', base .. 'lane:' .. e.name, e.k) end
+    if e.k > 0 then rcall('ZPOPMIN', e.key, e.k) end
   end
 end
 local out = {}
@@ -233,25 +282,37 @@ for i = 1, #jobs do
   end
 end
 if nturns > 0 then
+  -- the lanes' writes merged per key, each in turns order: one HSET
+  -- laneinfo of the active counts, one ZREM lanes of the lanes left without
+  -- a job, one ZREM turns of the lanes no longer ready, one ZADD turns of
+  -- the lanes served still ready
   local W = rowint(m[6], MAX_ROW_INT)
-  local laneinfo, lanes_key = base .. 'laneinfo', base .. 'lanes'
   local sumk = 0
+  local act, gone, leave, stay = {}, {}, {}, {}
   for i = 1, #lanes do
     local e = lanes[i]
     if e.k > 0 then
       sumk = sumk + e.k
       local a2, w2 = e.a + e.got, e.w - e.k
-      if a2 ~= e.a then rcall('HSET', laneinfo, 'active:' .. e.name, format('%d', a2)) end
-      if w2 == 0 and a2 == 0 then rcall('ZREM', lanes_key, e.name) end
+      if a2 ~= e.a then
+        act[#act + 1] = 'active:' .. e.name
+        act[#act + 1] = format('%d', a2)
+      end
+      if w2 == 0 and a2 == 0 then gone[#gone + 1] = e.name end
       if lane_ready(w2, a2, e.c, e.p) then
-        rcall('ZADD', turns, format('%d', T + e.j), e.name)
+        stay[#stay + 1] = format('%d', T + e.j)
+        stay[#stay + 1] = e.name
       else
-        rcall('ZREM', turns, e.name)
+        leave[#leave + 1] = e.name
       end
     elseif not e.ready then
-      rcall('ZREM', turns, e.name)
+      leave[#leave + 1] = e.name
     end
   end
+  if #act > 0 then rcall('HSET', base .. 'laneinfo', unpack(act)) end
+  if #gone > 0 then rcall('ZREM', base .. 'lanes', unpack(gone)) end
+  if #leave > 0 then rcall('ZREM', turns, unpack(leave)) end
+  if #stay > 0 then rcall('ZADD', turns, unpack(stay)) end
   local fields = {'turn', format('%d', T + #jobs)}
   if pend and pend.k > 0 then
     fields[3], fields[4] = 'pturn', format('%d', T + pend.j)
