@@ -258,10 +258,17 @@ if nturns == 0 then
   rcall('ZPOPMIN', pending, #ids)
 else
   if pend and pend.k > 0 then rcall('ZPOPMIN', pending, pend.k) end
+  -- a lane whose every job is taken is deleted, with the others, in one DEL
+  local drained = {}
   for i = 1, #lanes do
     local e = lanes[i]
-    if e.k > 0 then rcall('ZPOPMIN', e.key, e.k) end
+    if e.k > 0 and e.exact and e.w == e.k then
+      drained[#drained + 1] = e.key
+    elseif e.k > 0 then
+      rcall('ZPOPMIN', e.key, e.k)
+    end
   end
+  if #drained > 0 then rcall('DEL', unpack(drained)) end
 end
 local out = {}
 for i = 1, #jobs do

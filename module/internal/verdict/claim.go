@@ -101,6 +101,10 @@ type ClaimLane struct {
 	State       LaneState
 	Stale       bool
 	Taken, Last int64
+	// Drained: its turns take every job it holds (its size known): the
+	// lane key is deleted with the other drained lanes' in one DEL, in
+	// place of its ZPOPMIN.
+	Drained bool
 }
 
 // maxLaneReads bounds ClaimHeads batches: the first; one more for lanes
@@ -420,6 +424,10 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 			}
 		}
 		return ClaimStep{Need: ClaimHeads, Verdict: v}
+	}
+	for i := range lanes {
+		l := &lanes[i]
+		l.Drained = l.Taken > 0 && exact[i] && l.State.Waiting == l.Taken
 	}
 	v.Given = int64(len(s.Order))
 	if v.Given == 0 {
