@@ -88,25 +88,35 @@ else
   for i = 1, #tl, 2 do
     -- every field a lane takes below, so the table is sized once
     lanes[#lanes + 1] = {name = tl[i], score = tonumber(tl[i + 1]), got = 0, k = 0, j = 0, a = 0, c = 0, p = false,
-      key = false, room = 0, supply = 0, ids = false, w = 0, exact = false, ready = false}
+      key = false, af = false, room = 0, supply = 0, ids = false, w = 0, exact = false, ready = false}
     keys[#keys + 1] = base .. 'lane:' .. tl[i]
   end
   if first_denied(keys, true, true) then return {err = E_NOPERM} end
-  -- every lane's laneinfo fields in one HMGET (laneinfo is one key: its
-  -- WRONGTYPE comes first either way), then each lane's size
+  -- every lane's laneinfo fields at once (laneinfo is one key: its
+  -- WRONGTYPE comes first either way): HGETALL when laneinfo holds few more
+  -- fields than those or is small (a listpack, where each field HMGET asks
+  -- for is a scan of the whole hash), else one HMGET; the values are the same
   local fields = {}
   for i = 1, #lanes do
     local l = lanes[i].name
     fields[3 * i - 2], fields[3 * i - 1], fields[3 * i] = 'active:' .. l, 'cap:' .. l, 'paused:' .. l
   end
-  local info = #lanes > 0 and rpcall('HMGET', keys[1], unpack(fields)) or {}
-  if info.err then return info end
+  local n = rpcall('HLEN', keys[1])
+  if type(n) == 'table' then return n end
+  local info = {}
+  if n <= 3 * #lanes or (n <= 512 and #lanes >= 8) then
+    local all, by = rcall('HGETALL', keys[1]), {}
+    for i = 1, #all, 2 do by[all[i]] = all[i + 1] end
+    for i = 1, #fields do info[i] = by[fields[i]] or false end
+  elseif #lanes > 0 then
+    info = rcall('HMGET', keys[1], unpack(fields))
+  end
   -- room is what a lane's settings let it give: none when paused or at its
   -- cap, else up to its cap (or count)
   for i = 1, #lanes do
     local e = lanes[i]
     e.a, e.c, e.p = rowint(info[3 * i - 2], MAX_ROW_INT), rowint(info[3 * i - 1], MAX_ROW_INT), info[3 * i] == '1'
-    e.key = keys[i + 2]
+    e.key, e.af = keys[i + 2], fields[3 * i - 2]
     e.room = count
     if e.p or (e.c > 0 and e.a >= e.c) then
       e.room = 0
@@ -302,7 +312,7 @@ if nturns > 0 then
       sumk = sumk + e.k
       local a2, w2 = e.a + e.got, e.w - e.k
       if a2 ~= e.a then
-        act[#act + 1] = 'active:' .. e.name
+        act[#act + 1] = e.af
         act[#act + 1] = format('%d', a2)
       end
       if w2 == 0 and a2 == 0 then gone[#gone + 1] = e.name end
