@@ -71,11 +71,12 @@ const (
 
 // ClaimLane is one lane of turns as CLAIM reads it.
 //
-// The spec reads each lane's size (ZCARD lane:<l>) before the turns are
-// given and its head (ZRANGE lane:<l> 0 <k-1>) after; the native executor
-// reads the head first, one member more than the turns it expects to give
-// (Ask), which tells the size exactly when the set holds fewer, and "more
-// than Asked-1" otherwise: all the turns and the writes need. A lane the
+// Both executors read a lane's head, one member more than the turns they
+// expect to give (Ask), which tells the size exactly when the set holds
+// fewer, and "more than Asked-1" otherwise: all the turns and the writes
+// need. The spec's first allocation knows laneinfo's settings; the native
+// one reads laneinfo with the heads, so it guesses every lane ready, and
+// reads again where that was wrong: the turns are the same. A lane the
 // first allocation gives no turn has its size read (Card), so every lane
 // key is read, and typed, before any turn is given, as in the spec.
 type ClaimLane struct {
