@@ -30,8 +30,8 @@
 -- lease|count|ext; the fence; WRONGTYPE (meta); with a rate NOPERM, WRONGTYPE
 -- (rate), EMQRATE claim rate limited, retry in <ms> ms; WRONGTYPE (pending);
 -- NOPERM, WRONGTYPE (turns); with lanes WRONGTYPE (turns), NOPERM (laneinfo,
--- lanes, lane:<l>), per lane WRONGTYPE (laneinfo, lane:<l>), per lane served
--- WRONGTYPE (lane:<l>); NOPERM, WRONGTYPE (a row); ERR hash value is not an
+-- lanes, lane:<l>), WRONGTYPE (laneinfo), per lane WRONGTYPE (lane:<l>);
+-- NOPERM, WRONGTYPE (a row); ERR hash value is not an
 -- integer or ERR increment or decrement would overflow (a row's att);
 -- WRONGTYPE (active, and lanes with lanes); for jobs with events, the
 -- events stream's refusals (lib.lua ev_read).
@@ -76,80 +76,133 @@ local nturns = rpcall('ZCARD', turns)
 if type(nturns) == 'table' then return nturns end
 if #ids == 0 and nturns == 0 then return {} end
 
--- jobs[t] is the member of the t-th turn given, from[t] its participant
+-- jobs[t] is the member of the t-th turn given, from[t] its participant:
+-- lane i of turns, or 0 for pending (pend: it has jobs). The lanes are kept
+-- in arrays by their index, which cost less than a table a lane: names,
+-- lk (lane:<l>), lf (the laneinfo fields, three a lane), the settings A
+-- (active), C (cap), PZ (paused), room; per participant sup (its supply), K
+-- (its turns), J (its last turn's number), got (its jobs returned), heads;
+-- per lane LW (its size, or a lower bound above its turns when X is false).
 local jobs, from = {}, {}
-local lanes, pend, T = {}, nil, 0
+local nl, pend, T = 0, false, 0
+local names, lk, lf = {}, {}, {}
+local A, C, PZ, room, sup, K, J, LW, X, got, heads = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
 if nturns == 0 then
   for i = 1, #ids do jobs[i] = ids[i] end
 else
   local tl = rpcall('ZRANGE', turns, 0, count - 1, 'WITHSCORES')
   if tl.err then return tl end
-  local keys = {base .. 'laneinfo', base .. 'lanes'}
-  for i = 1, #tl, 2 do
-    lanes[#lanes + 1] = {name = tl[i], score = tonumber(tl[i + 1]), k = 0, got = 0}
-    keys[#keys + 1] = base .. 'lane:' .. tl[i]
+  nl = #tl / 2
+  local acl, score = {base .. 'laneinfo', base .. 'lanes'}, {}
+  for i = 1, nl do
+    names[i], score[i] = tl[2 * i - 1], tonumber(tl[2 * i])
+    lk[i] = base .. 'lane:' .. names[i]
+    acl[i + 2] = lk[i]
   end
-  if first_denied(keys, true, true) then return {err = E_NOPERM} end
-  for i = 1, #lanes do
-    local e = lanes[i]
-    local info, r = lane_info(e.name)
-    if not info then return r end
-    e.a, e.c, e.p, e.w = info.a, info.c, info.p, info.w
-    e.ready = lane_ready(e.w, e.a, e.c, e.p)
-    e.supply = 0
-    if e.ready then
-      e.supply = e.w
-      if e.c > 0 and e.c - e.a < e.supply then e.supply = e.c - e.a end
+  if first_denied(acl, true, true) then return {err = E_NOPERM} end
+  -- every lane's laneinfo fields at once (laneinfo is one key: its
+  -- WRONGTYPE comes first either way): HGETALL when laneinfo holds few more
+  -- fields than those or is small (a listpack, where each field HMGET asks
+  -- for is a scan of the whole hash), else one HMGET; the values are the same
+  for i = 1, nl do
+    local l = names[i]
+    lf[3 * i - 2], lf[3 * i - 1], lf[3 * i] = 'active:' .. l, 'cap:' .. l, 'paused:' .. l
+  end
+  local n = rpcall('HLEN', acl[1])
+  if type(n) == 'table' then return n end
+  local info = {}
+  if n <= 3 * nl or (n <= 512 and nl >= 8) then
+    local all, by = rcall('HGETALL', acl[1]), {}
+    for i = 1, #all, 2 do by[all[i]] = all[i + 1] end
+    for i = 1, #lf do info[i] = by[lf[i]] or false end
+  elseif nl > 0 then
+    info = rcall('HMGET', acl[1], unpack(lf))
+  end
+  -- room is what a lane's settings let it give: none when paused or at its
+  -- cap, else up to its cap (or count)
+  for i = 1, nl do
+    local a, c = rowint(info[3 * i - 2], MAX_ROW_INT), rowint(info[3 * i - 1], MAX_ROW_INT)
+    local p, r = info[3 * i] == '1', count
+    if p or (c > 0 and a >= c) then
+      r = 0
+    elseif c > 0 and c - a < count then
+      r = c - a
     end
+    A[i], C[i], PZ[i], room[i], sup[i], got[i] = a, c, p, r, r, 0
   end
 
   -- the participants in turn order: pending before the first lane whose
   -- turn is not below pturn
   local P = rowint(m[5], MAX_ROW_INT)
   T = rowint(m[4], MAX_ROW_INT)
-  local order = {}
-  if #ids > 0 then pend = {pending = true, supply = #ids, k = 0, got = 0} end
-  for i = 1, #lanes do
-    local e = lanes[i]
-    if pend and not pend.placed and P <= e.score then
-      order[#order + 1] = pend
-      pend.placed = true
-    end
-    if e.supply > 0 then order[#order + 1] = e end
-  end
-  if pend and not pend.placed then order[#order + 1] = pend end
-
-  -- passes: one job per participant per pass
-  local taken = 0
-  while taken < count and #order > 0 do
-    local left = {}
-    for i = 1, #order do
-      local p = order[i]
-      if taken < count then
-        taken = taken + 1
-        p.k = p.k + 1
-        p.j = taken
-        from[taken] = p
-        jobs[taken] = p.k -- replaced by the member below
+  if #ids > 0 then pend, sup[0], got[0], heads[0] = true, #ids, 0, ids end
+  -- give gives the turns by the supplies: passes of one job per participant,
+  -- filling jobs (each the index in its participant's head) and from
+  local function give()
+    local order, placed = {}, not pend
+    jobs, from = {}, {}
+    K[0] = 0
+    for i = 1, nl do
+      K[i] = 0
+      if not placed and P <= score[i] then
+        order[#order + 1] = 0
+        placed = true
       end
-      if p.k < p.supply then left[#left + 1] = p end
+      if sup[i] > 0 then order[#order + 1] = i end
     end
-    order = left
+    if not placed then order[#order + 1] = 0 end
+    local taken = 0
+    while taken < count and #order > 0 do
+      local left = {}
+      for x = 1, #order do
+        local p = order[x]
+        if taken < count then
+          taken = taken + 1
+          K[p] = K[p] + 1
+          J[p] = taken
+          from[taken] = p
+          jobs[taken] = K[p] -- replaced by the member below
+        end
+        if K[p] < sup[p] then left[#left + 1] = p end
+      end
+      order = left
+    end
+    return taken
+  end
+
+  -- each lane's size only as far as its turns need it: the turns given as if
+  -- every lane held count jobs, then per lane ZRANGE of one member more than
+  -- its turns (fewer back: its size), or ZCARD for a lane given none. These
+  -- turns stand unless a lane held fewer jobs than its turns: then every size
+  -- is read, the turns given again, and the heads read on where they are
+  -- short.
+  local taken = give()
+  local short = false
+  for i = 1, nl do
+    if K[i] > 0 then
+      local h = rpcall('ZRANGE', lk[i], 0, K[i])
+      if h.err then return h end
+      heads[i], LW[i], X[i] = h, #h, #h <= K[i]
+      if #h < K[i] then short = true end
+    else
+      local w = rpcall('ZCARD', lk[i])
+      if type(w) == 'table' then return w end
+      LW[i], X[i] = w, true
+    end
+  end
+  if short then
+    for i = 1, nl do
+      if not X[i] then LW[i], X[i] = rcall('ZCARD', lk[i]), true end
+      sup[i] = LW[i] < room[i] and LW[i] or room[i]
+    end
+    taken = give()
+    for i = 1, nl do
+      if K[i] > (heads[i] and #heads[i] or 0) then heads[i] = rcall('ZRANGE', lk[i], 0, K[i] - 1) end
+    end
   end
   if taken == 0 then return {} end
-
-  -- the members: pending's head as read, each lane served from its head
-  for i = 1, #lanes do
-    local e = lanes[i]
-    if e.k > 0 then
-      e.ids = rpcall('ZRANGE', base .. 'lane:' .. e.name, 0, e.k - 1)
-      if e.ids.err then return e.ids end
-    end
-  end
-  if pend then pend.ids = ids end
   for t = 1, taken do
-    local p = from[t]
-    jobs[t] = p.ids[jobs[t]]
+    jobs[t] = heads[from[t]][jobs[t]]
   end
 end
 
@@ -207,11 +260,17 @@ local deadline = format('%d', now_ms() + lease)
 if nturns == 0 then
   rcall('ZPOPMIN', pending, #ids)
 else
-  if pend and pend.k > 0 then rcall('ZPOPMIN', pending, pend.k) end
-  for i = 1, #lanes do
-    local e = lanes[i]
-    if e.k > 0 then rcall('ZPOPMIN', base .. 'lane:' .. e.name, e.k) end
+  if pend and K[0] > 0 then rcall('ZPOPMIN', pending, K[0]) end
+  -- a lane whose every job is taken is deleted, with the others, in one DEL
+  local drained = {}
+  for i = 1, nl do
+    if K[i] > 0 and X[i] and LW[i] == K[i] then
+      drained[#drained + 1] = lk[i]
+    elseif K[i] > 0 then
+      rcall('ZPOPMIN', lk[i], K[i])
+    end
   end
+  if #drained > 0 then rcall('DEL', unpack(drained)) end
 end
 local out = {}
 for i = 1, #jobs do
@@ -228,32 +287,45 @@ for i = 1, #jobs do
     else
       out[#out + 1] = {id, r[2], att}
     end
-    if from[i] then from[i].got = from[i].got + 1 end
+    local f = from[i]
+    if f then got[f] = got[f] + 1 end
   end
 end
 if nturns > 0 then
+  -- the lanes' writes merged per key, each in turns order: one HSET
+  -- laneinfo of the active counts, one ZREM lanes of the lanes left without
+  -- a job, one ZREM turns of the lanes no longer ready, one ZADD turns of
+  -- the lanes served still ready
   local W = rowint(m[6], MAX_ROW_INT)
-  local laneinfo, lanes_key = base .. 'laneinfo', base .. 'lanes'
   local sumk = 0
-  for i = 1, #lanes do
-    local e = lanes[i]
-    if e.k > 0 then
-      sumk = sumk + e.k
-      local a2, w2 = e.a + e.got, e.w - e.k
-      if a2 ~= e.a then rcall('HSET', laneinfo, 'active:' .. e.name, format('%d', a2)) end
-      if w2 == 0 and a2 == 0 then rcall('ZREM', lanes_key, e.name) end
-      if lane_ready(w2, a2, e.c, e.p) then
-        rcall('ZADD', turns, format('%d', T + e.j), e.name)
-      else
-        rcall('ZREM', turns, e.name)
+  local act, gone, leave, stay = {}, {}, {}, {}
+  for i = 1, nl do
+    local k = K[i]
+    if k > 0 then
+      sumk = sumk + k
+      local a2, w2 = A[i] + got[i], LW[i] - k
+      if a2 ~= A[i] then
+        act[#act + 1] = lf[3 * i - 2]
+        act[#act + 1] = format('%d', a2)
       end
-    elseif not e.ready then
-      rcall('ZREM', turns, e.name)
+      if w2 == 0 and a2 == 0 then gone[#gone + 1] = names[i] end
+      if lane_ready(w2, a2, C[i], PZ[i]) then
+        stay[#stay + 1] = format('%d', T + J[i])
+        stay[#stay + 1] = names[i]
+      else
+        leave[#leave + 1] = names[i]
+      end
+    elseif not lane_ready(LW[i], A[i], C[i], PZ[i]) then
+      leave[#leave + 1] = names[i]
     end
   end
+  if #act > 0 then rcall('HSET', base .. 'laneinfo', unpack(act)) end
+  if #gone > 0 then rcall('ZREM', base .. 'lanes', unpack(gone)) end
+  if #leave > 0 then rcall('ZREM', turns, unpack(leave)) end
+  if #stay > 0 then rcall('ZADD', turns, unpack(stay)) end
   local fields = {'turn', format('%d', T + #jobs)}
-  if pend and pend.k > 0 then
-    fields[3], fields[4] = 'pturn', format('%d', T + pend.j)
+  if pend and K[0] > 0 then
+    fields[3], fields[4] = 'pturn', format('%d', T + J[0])
   end
   local W2 = W - sumk
   if W2 < 0 then W2 = 0 end

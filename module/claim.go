@@ -191,7 +191,8 @@ func claim(c *host.Call) error {
 		return err
 	}
 	// guard, then the writes: ZPOPMIN of each set taken from (pending
-	// <found>, or with lanes pending and each lane served); per job HSET
+	// <found>, or with lanes pending and each lane served that keeps jobs,
+	// then one DEL of the lanes drained); per job HSET
 	// row state active att <att+1> (the attempt predicted, in place of the
 	// Lua's HINCRBY row att 1 and HSET row state active: both fields are
 	// updated where they stand, so the row keeps its field order); one ZADD
@@ -210,10 +211,23 @@ func claim(c *host.Call) error {
 		pops++
 	}
 	lanes := s.Ready.Val
+	drained := 0
 	for i := range lanes {
-		if lanes[i].Taken > 0 {
+		switch {
+		case lanes[i].Drained:
+			drained++
+		case lanes[i].Taken > 0:
 			b.Cmd("ZPOPMIN").Arg(st.laneKeys[i]).Int(lanes[i].Taken)
 			pops++
+		}
+	}
+	if drained > 0 {
+		// the lanes whose every job is taken, in one DEL
+		b.Cmd("DEL")
+		for i := range lanes {
+			if lanes[i].Drained {
+				b.Arg(st.laneKeys[i])
+			}
 		}
 	}
 	for _, j := range v.Jobs {
@@ -253,11 +267,20 @@ func claim(c *host.Call) error {
 		p++
 	}
 	for i := range lanes {
-		if lanes[i].Taken > 0 {
+		if lanes[i].Taken > 0 && !lanes[i].Drained {
 			if !st.popped(res, p, lanes[i].Heads.Val[:lanes[i].Taken]) {
 				return popMismatch(c)
 			}
 			p++
+		}
+	}
+	if drained > 0 {
+		v, err := res.At(p)
+		if err != nil {
+			return popMismatch(c)
+		}
+		if n, err := v.Int(); err != nil || n != int64(drained) {
+			return popMismatch(c)
 		}
 	}
 	return nil

@@ -3,7 +3,9 @@
 // lane holding a large backlog and many small lanes, one worker: when each
 // small lane's last job was claimed, as a share of all claims); claim cost
 // (the server's µs per claimed job, from INFO commandstats, with the jobs in
-// no lane and spread over 1, 100 and 10,000 lanes); and rate accuracy (a
+// no lane and spread over 1, 100 and 10,000 lanes, and the server process's
+// CPU per claimed job over the same claims, which other work on the machine
+// inflates less than the commands' wall time); and rate accuracy (a
 // worker on a backlog under a rate limit: the claimed rate and the worker's
 // CPU while it waits).
 //
@@ -83,6 +85,7 @@ func run(ctx context.Context, cfg config, small bool) error {
 	executors := []trafikey.Executor{trafikey.ExecutorNative, trafikey.ExecutorLua}
 	fair := map[trafikey.Executor][]float64{}
 	cost := map[string][]float64{}
+	cpu := map[string][]float64{}
 	rate := map[trafikey.Executor][]float64{}
 	waitCPU := map[trafikey.Executor][]float64{}
 	for round := range cfg.rounds {
@@ -99,12 +102,13 @@ func run(ctx context.Context, cfg config, small bool) error {
 			fair[e] = append(fair[e], share)
 			for _, lanes := range cfg.claimLanes {
 				fmt.Fprintf(os.Stderr, "round %d, %s: claim cost, %d lanes …\n", round+1, e, lanes)
-				us, err := b.claimCost(ctx, e, lanes)
+				us, cpuUS, err := b.claimCost(ctx, e, lanes)
 				if err != nil {
 					return err
 				}
 				k := string(e) + "/" + strconv.Itoa(lanes)
 				cost[k] = append(cost[k], us)
+				cpu[k] = append(cpu[k], cpuUS)
 			}
 			fmt.Fprintf(os.Stderr, "round %d, %s: rate …\n", round+1, e)
 			r, cpu, err := b.rate(ctx, e)
@@ -126,25 +130,9 @@ func run(ctx context.Context, cfg config, small bool) error {
 		fmt.Fprintf(&out, "| %s | %s |\n", e, feature.Spread(fair[e], func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }))
 	}
 	fmt.Fprintf(&out, "\n**Claim cost.** %d jobs claimed 100 at a time, in no lane or spread evenly over the lanes: the server's µs per claimed job (CLAIM's `usec` in INFO commandstats over the jobs it returned).\n\n", cfg.claimJobs)
-	fmt.Fprintf(&out, "| executor |")
-	for _, l := range cfg.claimLanes {
-		switch l {
-		case 0:
-			fmt.Fprintf(&out, " no lane |")
-		case 1:
-			fmt.Fprintf(&out, " 1 lane |")
-		default:
-			fmt.Fprintf(&out, " %d lanes |", l)
-		}
-	}
-	fmt.Fprintf(&out, "\n|---|%s\n", strings.Repeat("---|", len(cfg.claimLanes)))
-	for _, e := range executors {
-		fmt.Fprintf(&out, "| %s |", e)
-		for _, l := range cfg.claimLanes {
-			fmt.Fprintf(&out, " %s |", feature.Spread(cost[string(e)+"/"+strconv.Itoa(l)], func(v float64) string { return fmt.Sprintf("%.2f", v) }))
-		}
-		fmt.Fprintln(&out)
-	}
+	costTable(&out, cfg.claimLanes, executors, cost)
+	fmt.Fprintf(&out, "\nThe same claims, the server process's CPU µs per claimed job (INFO cpu, every thread):\n\n")
+	costTable(&out, cfg.claimLanes, executors, cpu)
 	fmt.Fprintf(&out, "\n**Rate limit.** %d jobs per %v configured, a worker at concurrency %d on a backlog for %v: jobs claimed per second, and the worker process's CPU per second of the run (most of it is spent waiting).\n\n",
 		cfg.rateMax, cfg.rateWindow, cfg.workers, cfg.rateFor)
 	fmt.Fprintf(&out, "| executor | claimed per second | worker CPU |\n|---|---|---|\n")
@@ -155,6 +143,30 @@ func run(ctx context.Context, cfg config, small bool) error {
 	}
 	fmt.Print(out.String())
 	return nil
+}
+
+// costTable writes a claim-cost table: per executor, one column per lane
+// count of the medians and ranges of vals (by "executor/lanes").
+func costTable(out *strings.Builder, claimLanes []int, executors []trafikey.Executor, vals map[string][]float64) {
+	fmt.Fprintf(out, "| executor |")
+	for _, l := range claimLanes {
+		switch l {
+		case 0:
+			fmt.Fprintf(out, " no lane |")
+		case 1:
+			fmt.Fprintf(out, " 1 lane |")
+		default:
+			fmt.Fprintf(out, " %d lanes |", l)
+		}
+	}
+	fmt.Fprintf(out, "\n|---|%s\n", strings.Repeat("---|", len(claimLanes)))
+	for _, e := range executors {
+		fmt.Fprintf(out, "| %s |", e)
+		for _, l := range claimLanes {
+			fmt.Fprintf(out, " %s |", feature.Spread(vals[string(e)+"/"+strconv.Itoa(l)], func(v float64) string { return fmt.Sprintf("%.2f", v) }))
+		}
+		fmt.Fprintln(out)
+	}
 }
 
 // addLane adds n jobs to lane (none when empty) in batches.
@@ -231,10 +243,12 @@ func (b *bench) fairness(ctx context.Context, e trafikey.Executor) (float64, err
 	return float64(last) / float64(total), err
 }
 
-func (b *bench) claimCost(ctx context.Context, e trafikey.Executor, lanes int) (float64, error) {
+// claimCost claims the jobs 100 at a time and returns the server's µs (the
+// commands' usec) and CPU µs per claimed job.
+func (b *bench) claimCost(ctx context.Context, e trafikey.Executor, lanes int) (us, cpuUS float64, err error) {
 	q, err := b.Open(ctx, e, "cost")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if lanes == 0 {
 		err = addLane(ctx, q, "", b.cfg.claimJobs)
@@ -245,27 +259,35 @@ func (b *bench) claimCost(ctx context.Context, e trafikey.Executor, lanes int) (
 		}
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := b.ResetStats(ctx); err != nil {
-		return 0, err
+		return 0, 0, err
+	}
+	cpu0, err := b.CPU(ctx)
+	if err != nil {
+		return 0, 0, err
 	}
 	claimed := 0
 	for {
 		jobs, err := q.Claim(ctx, time.Hour, 100)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if len(jobs) == 0 {
 			break
 		}
 		claimed += len(jobs)
 	}
-	us, err := b.Usec(ctx, e, "claim")
-	if err != nil || claimed == 0 {
-		return 0, err
+	cpu1, err := b.CPU(ctx)
+	if err != nil {
+		return 0, 0, err
 	}
-	return us / float64(claimed), nil
+	total, err := b.Usec(ctx, e, "claim")
+	if err != nil || claimed == 0 {
+		return 0, 0, err
+	}
+	return total / float64(claimed), (cpu1 - cpu0) * 1e6 / float64(claimed), nil
 }
 
 func (b *bench) rate(ctx context.Context, e trafikey.Executor) (perSec, cpuShare float64, err error) {

@@ -71,11 +71,12 @@ const (
 
 // ClaimLane is one lane of turns as CLAIM reads it.
 //
-// The spec reads each lane's size (ZCARD lane:<l>) before the turns are
-// given and its head (ZRANGE lane:<l> 0 <k-1>) after; the native executor
-// reads the head first, one member more than the turns it expects to give
-// (Ask), which tells the size exactly when the set holds fewer, and "more
-// than Asked-1" otherwise: all the turns and the writes need. A lane the
+// Both executors read a lane's head, one member more than the turns they
+// expect to give (Ask), which tells the size exactly when the set holds
+// fewer, and "more than Asked-1" otherwise: all the turns and the writes
+// need. The spec's first allocation knows laneinfo's settings; the native
+// one reads laneinfo with the heads, so it guesses every lane ready, and
+// reads again where that was wrong: the turns are the same. A lane the
 // first allocation gives no turn has its size read (Card), so every lane
 // key is read, and typed, before any turn is given, as in the spec.
 type ClaimLane struct {
@@ -101,6 +102,10 @@ type ClaimLane struct {
 	State       LaneState
 	Stale       bool
 	Taken, Last int64
+	// Drained: its turns take every job it holds (its size known): the
+	// lane key is deleted with the other drained lanes' in one DEL, in
+	// place of its ZPOPMIN.
+	Drained bool
 }
 
 // maxLaneReads bounds ClaimHeads batches: the first; one more for lanes
@@ -420,6 +425,10 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 			}
 		}
 		return ClaimStep{Need: ClaimHeads, Verdict: v}
+	}
+	for i := range lanes {
+		l := &lanes[i]
+		l.Drained = l.Taken > 0 && exact[i] && l.State.Waiting == l.Taken
 	}
 	v.Given = int64(len(s.Order))
 	if v.Given == 0 {

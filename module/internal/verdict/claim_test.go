@@ -243,10 +243,10 @@ func TestClaimLanes(t *testing.T) {
 	}
 	lanes := s.Ready.Val
 	for i, want := range []struct {
-		taken, last int64
-		stale       bool
-	}{{2, 5, false}, {1, 3, false}, {0, 0, true}, {1, 4, false}} {
-		if lanes[i].Taken != want.taken || lanes[i].Last != want.last || lanes[i].Stale != want.stale {
+		taken, last    int64
+		stale, drained bool
+	}{{2, 5, false, true}, {1, 3, false, false}, {0, 0, true, false}, {1, 4, false, true}} {
+		if lanes[i].Taken != want.taken || lanes[i].Last != want.last || lanes[i].Stale != want.stale || lanes[i].Drained != want.drained {
 			t.Errorf("lane %s: %+v", lanes[i].Name, lanes[i])
 		}
 	}
@@ -353,7 +353,7 @@ func TestClaimLaneReadsMatchSizesFirst(t *testing.T) {
 			}
 			ge, gr := left(g)
 			we, wr := left(w)
-			if g.Taken != w.Taken || g.Last != w.Last || g.Stale != w.Stale || ge != we || gr != wr {
+			if g.Taken != w.Taken || g.Last != w.Last || g.Stale != w.Stale || g.Drained != w.Drained || g.Drained != (g.Taken > 0 && we) || ge != we || gr != wr {
 				t.Fatalf("round %d, lane %s: heads first %+v, sizes first %+v", round, g.Name, *g, *w)
 			}
 		}
