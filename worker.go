@@ -215,6 +215,10 @@ type Worker struct {
 type runningJob struct {
 	job    *Job
 	cancel context.CancelCauseFunc
+	// completion is the job's place in its completer's queue, and done
+	// the channel that answers it (its goroutine's, reused job after job).
+	completion completion
+	done       chan error
 	// renewed is when the lease was last granted (the send time of the
 	// CLAIM or EXTEND that granted it), by this process's clock.
 	renewed atomic.Int64
@@ -383,7 +387,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	w.claimLoop(ctx, func(j *Job, release func()) {
 		handlers.Go(func() {
 			defer release()
-			w.runJob(jobsCtx, j, &abandoned)
+			w.runJob(jobsCtx, j, &abandoned, make(chan error, 1))
 		})
 	})
 
@@ -589,10 +593,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // runJob runs the handler on one claimed job and reports the outcome.
-func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool) {
+func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool, done chan error) {
 	ctx, cancel := context.WithCancelCause(jobsCtx)
 	defer cancel(nil)
-	r := &runningJob{job: j, cancel: cancel}
+	r := &runningJob{job: j, cancel: cancel, done: done}
 	// The lease was granted when the CLAIM ran, a little before now;
 	// counting from claimSlack earlier makes the heartbeat renew early
 	// rather than late.
@@ -663,31 +667,60 @@ func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atom
 	if r.lost.Load() {
 		return OutcomeLost, handlerErr
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), w.opts.ReportTimeout)
-	defer cancel()
-	failed := func(err error) { w.log.warn("trafikey: report job outcome, trying again", "job", j.ID, "err", err) }
+	deadline := time.Now().Add(w.opts.ReportTimeout)
 	if handlerErr == nil {
 		// A handler that finished completes even after the shutdown
 		// timeout: its work is done, running it again would be a waste.
 		// Completions of concurrent handlers share COMPLETEMANY calls,
 		// each job with its own outcome.
-		err := retryTransient(ctx, reportRetryMax, func() error { return completeQueued(ctx, w.completers[j.q], j) }, failed)
-		return w.reported(OutcomeCompleted, err, nil)
+		return w.reported(OutcomeCompleted, w.complete(r, deadline), nil)
 	}
 	if abandoned.Load() {
 		// Its error is most likely the cancellation itself, not a failure
 		// of the job; the next worker gets the job with this attempt spent.
 		return OutcomeAbandoned, handlerErr
 	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	var retrying bool
 	err := retryTransient(ctx, reportRetryMax, func() (err error) {
 		retrying, err = j.Fail(ctx, handlerErr, !errors.Is(handlerErr, ErrSkipRetry))
 		return err
-	}, failed)
+	}, w.reportFailed(j))
 	if retrying {
 		return w.reported(OutcomeRetrying, err, handlerErr)
 	}
 	return w.reported(OutcomeDead, err, handlerErr)
+}
+
+// complete reports r's job done through its queue's completer by deadline.
+// The first try waits for the completer alone, which answers by the
+// deadline, so a completion costs no timer of its own; only a try after a
+// transient failure (an outage) has a context with the deadline, for the
+// waits between tries.
+func (w *Worker) complete(r *runningJob, deadline time.Time) error {
+	j := r.job
+	b := w.completers[j.q]
+	r.completion = completion{job: j, deadline: deadline, done: r.done}
+	err := awaitCompletion(b, &r.completion)
+	if err == nil || !transient(err) {
+		return err
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	first := err
+	return retryTransient(ctx, reportRetryMax, func() error {
+		if first != nil {
+			err, first = first, nil
+			return err
+		}
+		return completeQueued(ctx, b, j)
+	}, w.reportFailed(j))
+}
+
+// reportFailed logs a report's try that failed and is tried again.
+func (w *Worker) reportFailed(j *Job) func(error) {
+	return func(err error) { w.log.warn("trafikey: report job outcome, trying again", "job", j.ID, "err", err) }
 }
 
 // reported turns the error of a completion or FAIL into the outcome.
