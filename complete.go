@@ -190,6 +190,12 @@ type completion struct {
 	// done receives the job's result exactly once: from takeCompletions
 	// when the deadline passed while it was queued, else from the call.
 	done chan error
+	// release, when set, is called by the call for a job the server has
+	// answered for (done or refused: it holds the job no more), before
+	// done receives the answer; released records it. A worker's slots so
+	// come back a batch at a time, and its next CLAIM asks for them all.
+	release  func()
+	released bool
 }
 
 // completionSenders is how many COMPLETEMANY calls a worker keeps in flight:
@@ -238,6 +244,14 @@ func (q *Queue) sendCompletions(batch []*completion) {
 	}
 	errs, err := q.completeCall(ctx, jobs)
 	cancel()
+	if err == nil {
+		for i, c := range batch {
+			if c.release != nil && (errs[i] == nil || !transient(errs[i])) {
+				c.release()
+				c.released = true
+			}
+		}
+	}
 	for i, c := range batch {
 		if err != nil {
 			c.done <- err

@@ -32,13 +32,20 @@ func BenchmarkWorkerProcess(b *testing.B) {
 	}{{"native", true}, {"lua", false}} {
 		for _, conc := range []int{1, 10, 100} {
 			b.Run(e.name+"/concurrency="+strconv.Itoa(conc), func(b *testing.B) {
-				benchWorkerProcess(b, e.native, conc)
+				benchWorkerProcess(b, e.native, conc, 0)
+			})
+		}
+		// Claim loops other than the default, at the concurrency where
+		// they matter.
+		for _, loops := range []int{1, 4} {
+			b.Run(e.name+"/concurrency=100/loops="+strconv.Itoa(loops), func(b *testing.B) {
+				benchWorkerProcess(b, e.native, 100, loops)
 			})
 		}
 	}
 }
 
-func benchWorkerProcess(b *testing.B, native bool, concurrency int) {
+func benchWorkerProcess(b *testing.B, native bool, concurrency, loops int) {
 	o := valkeyserver.Options{}
 	if native {
 		o.Module = valkeytest.ModulePath(b)
@@ -65,6 +72,7 @@ func benchWorkerProcess(b *testing.B, native bool, concurrency int) {
 	var finished atomic.Int64
 	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WorkerOptions{
 		Concurrency: concurrency,
+		ClaimLoops:  loops,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
 			if o != trafikey.OutcomeCompleted {
