@@ -748,10 +748,11 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool,
 	ctx, cancel := context.WithCancelCause(jobsCtx)
 	defer cancel(nil)
 	r := &runningJob{job: j, cancel: cancel, done: done, release: release}
+	began := time.Now()
 	// The lease was granted when the CLAIM ran, a little before now;
 	// counting from claimSlack earlier makes the heartbeat renew early
 	// rather than late.
-	r.renewed.Store(time.Now().Add(-claimSlack).UnixNano())
+	r.renewed.Store(began.Add(-claimSlack).UnixNano())
 	w.mu.Lock()
 	w.jobs[r] = struct{}{}
 	w.mu.Unlock()
@@ -762,7 +763,6 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool,
 	}()
 
 	j.q.observer.JobStarted(j)
-	began := time.Now()
 	err := w.invokeBounded(ctx, j)
 	outcome, reportErr := w.report(j, r, err, abandoned)
 	if !r.completion.released {
