@@ -462,6 +462,8 @@ type claimState struct {
 	// or a job claimed and not yet reported.
 	slots chan struct{}
 	limit int // the most jobs one CLAIM asks for
+	// gather is held by the loop that waits for free slots.
+	gather chan struct{}
 
 	mu sync.Mutex
 	// waiting is set while a loop waits for the queues' signal; the loops
@@ -473,9 +475,10 @@ type claimState struct {
 
 func newClaimState(concurrency int) *claimState {
 	return &claimState{
-		slots: make(chan struct{}, concurrency),
-		limit: min(concurrency, protocol.MaxCount),
-		wake:  make(chan struct{}),
+		slots:  make(chan struct{}, concurrency),
+		limit:  min(concurrency, protocol.MaxCount),
+		gather: make(chan struct{}, 1),
+		wake:   make(chan struct{}),
 	}
 }
 
@@ -504,10 +507,20 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 	// after a full batch, so idle peers join in.
 	woke := true
 	for {
-		// Wait for one free slot, then take every other free one.
+		// One loop at a time gathers slots: it waits for one free slot,
+		// then takes every other free one, and leaves the gathering to
+		// the next loop while its CLAIM is on the wire. Loops that all
+		// waited for the same freed slots would split them into claims
+		// sent together, and wait together again.
+		select {
+		case cs.gather <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
 		select {
 		case cs.slots <- struct{}{}:
 		case <-ctx.Done():
+			<-cs.gather
 			return
 		}
 		n := 1
@@ -520,6 +533,7 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 				break take
 			}
 		}
+		<-cs.gather
 		if ctx.Err() != nil {
 			for range n {
 				cs.release()
