@@ -104,11 +104,12 @@ type WorkerOptions struct {
 	// ClaimLoops is how many loops claim jobs for the handler slots
 	// (default 2, or 1 at concurrency 1; at most Concurrency). Each asks
 	// for as many jobs as there are free slots when it claims, so together
-	// they never hold more than Concurrency jobs. With more than one, a
-	// CLAIM is on its way while another's jobs start and run, which keeps
-	// a busy worker's slots full at high concurrency (docs/BENCHMARKS.md).
-	// While nothing is pending one loop waits for the queues' signal and
-	// the others for it.
+	// they never hold more than Concurrency jobs. With more than one, the
+	// next loop gathers the slots freed while a CLAIM is on the wire, and
+	// claims them without waiting for that CLAIM's reply
+	// (docs/BENCHMARKS.md, "The worker at concurrency 100"). While nothing
+	// is pending one loop waits for the queues' signal and the others for
+	// it.
 	ClaimLoops int
 	// ReportTimeout is how long the outcome of a job whose handler returned
 	// is retried while the server cannot be reached or pauses writes,
