@@ -764,10 +764,15 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool,
 	defer cancel(nil)
 	r := &runningJob{job: j, cancel: cancel, done: done, release: release}
 	began := time.Now()
-	// The lease was granted when the CLAIM ran, a little before now;
-	// counting from claimSlack earlier makes the heartbeat renew early
-	// rather than late.
-	r.renewed.Store(began.Add(-claimSlack).UnixNano())
+	// The lease was granted when the CLAIM ran, after it was sent: counting
+	// from the send makes the heartbeat renew early rather than late, however
+	// long the job waited for its handler. A job claimed otherwise counts
+	// from claimSlack before now.
+	granted := j.claimSent
+	if granted.IsZero() {
+		granted = began.Add(-claimSlack)
+	}
+	r.renewed.Store(granted.UnixNano())
 	w.mu.Lock()
 	w.jobs[r] = struct{}{}
 	w.mu.Unlock()
@@ -821,8 +826,9 @@ func (w *Worker) invokeBounded(ctx context.Context, j *Job) error {
 }
 
 // claimSlack is how much earlier than the handler's start the heartbeat
-// assumes the lease was granted: the CLAIM was executed a round trip or so
-// before, and renewing early is harmless while renewing late is not.
+// assumes the lease of a job without its CLAIM's send time was granted:
+// the CLAIM was executed a round trip or so before, and renewing early is
+// harmless while renewing late is not.
 const claimSlack = 100 * time.Millisecond
 
 // report tells the server how the attempt ended. A report that does not
