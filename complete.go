@@ -183,10 +183,19 @@ func (e *outcomeError) Unwrap() []error { return e.errs }
 
 // completion is a worker's finished job waiting for its batch.
 type completion struct {
-	ctx      context.Context // the report's bound, from the end of the handler
-	job      *Job
-	deadline time.Time // zero: none
-	done     chan error
+	job *Job
+	// deadline is when the report's time runs out (zero: never). It
+	// bounds the call that carries the job; no timer per job runs for it.
+	deadline time.Time
+	// done receives the job's result exactly once: from takeCompletions
+	// when the deadline passed while it was queued, else from the call.
+	done chan error
+	// release, when set, is called by the call for a job the server has
+	// answered for (done or refused: it holds the job no more), before
+	// done receives the answer; released records it. A worker's slots so
+	// come back a batch at a time, and its next CLAIM asks for them all.
+	release  func()
+	released bool
 }
 
 // completionSenders is how many COMPLETEMANY calls a worker keeps in flight:
@@ -203,10 +212,11 @@ func newCompleter(q *Queue) *groupcommit.Queue[*completion] {
 // expired deadline would otherwise bound, and fail, the call of every job
 // taken with it.
 func takeCompletions(queue []*completion) (batch, rest []*completion) {
+	now := time.Now()
 	live := make([]*completion, 0, len(queue))
 	for _, c := range queue {
-		if err := c.ctx.Err(); err != nil {
-			c.done <- fmt.Errorf("trafikey: completemany job %s: %w", c.job.ID, err)
+		if !c.deadline.IsZero() && !now.Before(c.deadline) {
+			c.done <- fmt.Errorf("trafikey: completemany job %s: %w", c.job.ID, context.DeadlineExceeded)
 			continue
 		}
 		live = append(live, c)
@@ -216,7 +226,7 @@ func takeCompletions(queue []*completion) (batch, rest []*completion) {
 
 // sendCompletions runs one COMPLETEMANY for a batch of completions. The
 // call ends at the earliest of their deadlines, so no job's report takes
-// longer than its own bound.
+// longer than its own bound: one timer per call, none per job.
 func (q *Queue) sendCompletions(batch []*completion) {
 	ctx, cancel := context.Background(), context.CancelFunc(func() {})
 	var earliest time.Time
@@ -234,6 +244,14 @@ func (q *Queue) sendCompletions(batch []*completion) {
 	}
 	errs, err := q.completeCall(ctx, jobs)
 	cancel()
+	if err == nil {
+		for i, c := range batch {
+			if c.release != nil && (errs[i] == nil || !transient(errs[i])) {
+				c.release()
+				c.released = true
+			}
+		}
+	}
 	for i, c := range batch {
 		if err != nil {
 			c.done <- err
@@ -243,11 +261,23 @@ func (q *Queue) sendCompletions(batch []*completion) {
 	}
 }
 
+// awaitCompletion queues c and returns its result. It waits on c.done
+// alone, which the completer answers by c's deadline (when the deadline
+// passes while c is queued, or when the call carrying c, bounded by it,
+// ends), so it needs no timer of its own, and c.done is free for the
+// next completion once it returns.
+func awaitCompletion(b *groupcommit.Queue[*completion], c *completion) error {
+	b.Push(c)
+	return <-c.done
+}
+
 // completeQueued completes j through the completer, in a batch with the
-// completions that arrive meanwhile, and returns what Complete would.
+// completions that arrive meanwhile, and returns what Complete would, by
+// the time ctx ends. It is the way of a report tried again after a
+// transient failure, whose ctx may end before the completer answers.
 func completeQueued(ctx context.Context, b *groupcommit.Queue[*completion], j *Job) error {
 	deadline, _ := ctx.Deadline()
-	c := &completion{ctx: ctx, job: j, deadline: deadline, done: make(chan error, 1)}
+	c := &completion{job: j, deadline: deadline, done: make(chan error, 1)}
 	b.Push(c)
 	select {
 	case err := <-c.done:

@@ -38,8 +38,10 @@
 //
 // # Running jobs
 //
-// A Worker runs a Handler with a bounded concurrency. One loop claims jobs
-// in batches as slots free up; a heartbeat extends the leases of running
+// A Worker runs a Handler with a bounded concurrency. Claim loops
+// (WorkerOptions.ClaimLoops, two by default) claim jobs in batches as
+// slots free up, each asking for the free slots only, so one CLAIM is on
+// its way while another's jobs run; a heartbeat extends the leases of running
 // jobs; timers move due delayed jobs to pending and take back jobs whose
 // workers died. An idle worker sleeps on the queue's signal list (BLPOP) and
 // wakes as soon as a job is pending, without polling.

@@ -40,6 +40,10 @@ type Job struct {
 	q      *Queue
 	token  string
 	result []byte
+	// claimSent is when the CLAIM that granted this attempt's lease was
+	// sent (zero for a job not claimed through Claim): the lease runs
+	// from no earlier than that.
+	claimSent time.Time
 }
 
 // SetResult sets the result the job's completion carries (at most the
@@ -78,6 +82,7 @@ func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*J
 	}
 	countArg := protocol.FormatInt(int64(count))
 	ext := !q.noClaimExt.Load()
+	sent := time.Now()
 	var msg valkey.ValkeyMessage
 	if ext {
 		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg, protocol.ClaimExtended)
@@ -105,6 +110,7 @@ func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*J
 		if !ok {
 			return jobs, fmt.Errorf("trafikey: claim: unexpected reply entry %v", row)
 		}
+		j.claimSent = sent
 		jobs = append(jobs, j)
 	}
 	if len(jobs) > 0 {

@@ -34,6 +34,9 @@ const (
 	DefaultRecoverEvery = 5 * time.Second
 	// DefaultScheduleEvery is the period of the schedule step.
 	DefaultScheduleEvery = 500 * time.Millisecond
+	// DefaultClaimLoops is the number of claim loops a worker runs (fewer
+	// when its concurrency is lower).
+	DefaultClaimLoops = 2
 	// DefaultReportTimeout is how long a finished job's outcome is retried
 	// through an outage.
 	DefaultReportTimeout = 2 * time.Minute
@@ -98,6 +101,16 @@ type WorkerOptions struct {
 	// claim from the first queue in its list that has jobs, instead of by
 	// weight: a later queue runs only while the earlier ones are empty.
 	StrictPriority bool
+	// ClaimLoops is how many loops claim jobs for the handler slots
+	// (default 2, or 1 at concurrency 1; at most Concurrency). Each asks
+	// for as many jobs as there are free slots when it claims, so together
+	// they never hold more than Concurrency jobs. With more than one, the
+	// next loop gathers the slots freed while a CLAIM is on the wire, and
+	// claims them without waiting for that CLAIM's reply
+	// (docs/BENCHMARKS.md, "The worker at concurrency 100"). While nothing
+	// is pending one loop waits for the queues' signal and the others for
+	// it.
+	ClaimLoops int
 	// ReportTimeout is how long the outcome of a job whose handler returned
 	// is retried while the server cannot be reached or pauses writes,
 	// counted from the handler's return (default 2 min). The job stays
@@ -186,9 +199,11 @@ type WorkerStats struct {
 	Cancelled int64
 }
 
-// Worker runs a Handler over the jobs of one queue: one loop claims jobs in
-// batches as handler slots free up, a heartbeat extends the leases of
-// running jobs, and timers promote delayed jobs and recover expired leases.
+// Worker runs a Handler over the jobs of one queue: claim loops
+// (ClaimLoops) claim jobs in batches as handler slots free up, goroutines
+// that live for the run each run job after job, their completions share
+// COMPLETEMANY calls, a heartbeat extends the leases of running jobs, and
+// timers promote delayed jobs and recover expired leases.
 type Worker struct {
 	queues      []QueueWeight
 	totalWeight int
@@ -215,6 +230,11 @@ type Worker struct {
 type runningJob struct {
 	job    *Job
 	cancel context.CancelCauseFunc
+	// completion is the job's place in its completer's queue, and done
+	// the channel that answers it (its goroutine's, reused job after job).
+	completion completion
+	done       chan error
+	release    func() // frees the job's handler slot
 	// renewed is when the lease was last granted (the send time of the
 	// CLAIM or EXTEND that granted it), by this process's clock.
 	renewed atomic.Int64
@@ -295,6 +315,9 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.ClaimLoops == 0 {
+		opts.ClaimLoops = min(DefaultClaimLoops, max(opts.Concurrency, 1))
+	}
 	switch {
 	case opts.Concurrency < 0:
 		return nil, invalid("new worker", "concurrency %d is negative", opts.Concurrency)
@@ -306,6 +329,8 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		return nil, invalid("new worker", "heartbeat %v must be positive and at most half the lease %v", opts.HeartbeatEvery, opts.Lease)
 	case opts.HeartbeatEvery == 0:
 		return nil, invalid("new worker", "lease %v too short for a heartbeat", opts.Lease)
+	case opts.ClaimLoops < 1 || opts.ClaimLoops > opts.Concurrency:
+		return nil, invalid("new worker", "claim loops %d outside 1..concurrency %d", opts.ClaimLoops, opts.Concurrency)
 	case opts.PollInterval < time.Millisecond:
 		return nil, invalid("new worker", "poll interval %v below 1ms", opts.PollInterval)
 	case opts.ReportTimeout < 0:
@@ -379,13 +404,20 @@ func (w *Worker) Run(ctx context.Context) error {
 	background.Go(func() { w.heartbeat(beatCtx) })
 	background.Go(func() { w.maintain(ctx) })
 
-	var handlers sync.WaitGroup
-	w.claimLoop(ctx, func(j *Job, release func()) {
-		handlers.Go(func() {
-			defer release()
-			w.runJob(jobsCtx, j, &abandoned)
-		})
-	})
+	cs := newClaimState(w.opts.Concurrency)
+	pool := &handlerPool{
+		w: w, jobsCtx: jobsCtx, abandoned: &abandoned, release: cs.release,
+		work: make(chan *Job), max: int64(w.opts.Concurrency),
+	}
+	var claimers sync.WaitGroup
+	for range w.opts.ClaimLoops {
+		claimers.Go(func() { w.claimLoop(ctx, cs, pool.start) })
+	}
+	claimers.Wait()
+	// No loop claims any more: idle handler goroutines leave, busy ones
+	// after their job.
+	close(pool.work)
+	handlers := &pool.running
 
 	done := make(chan struct{})
 	go func() {
@@ -424,34 +456,89 @@ func (w *Worker) Run(ctx context.Context) error {
 	return err
 }
 
-// claimLoop is the only caller of CLAIM in a worker. It claims as many jobs
-// as there are free handler slots, in one call, so a busy worker claims in
-// batches; when nothing is pending it sleeps on the queue's signal.
-func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func())) {
-	limit := min(w.opts.Concurrency, protocol.MaxCount)
-	slots := make(chan struct{}, w.opts.Concurrency)
+// claimState is what a worker's claim loops share: the handler slots,
+// and the wait for jobs when none are pending.
+type claimState struct {
+	// slots holds a token per handler slot taken, by a claim being made
+	// or a job claimed and not yet reported.
+	slots chan struct{}
+	limit int // the most jobs one CLAIM asks for
+	// gather is held by the loop that waits for free slots.
+	gather chan struct{}
+
+	mu sync.Mutex
+	// waiting is set while a loop waits for the queues' signal; the loops
+	// that find no jobs meanwhile (parked of them) wait for wake instead.
+	waiting bool
+	parked  int
+	wake    chan struct{}
+}
+
+func newClaimState(concurrency int) *claimState {
+	return &claimState{
+		slots:  make(chan struct{}, concurrency),
+		limit:  min(concurrency, protocol.MaxCount),
+		gather: make(chan struct{}, 1),
+		wake:   make(chan struct{}),
+	}
+}
+
+// release frees one handler slot.
+func (cs *claimState) release() { <-cs.slots }
+
+// wakeParked lets the parked loops claim again.
+func (cs *claimState) wakeParked() {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.parked > 0 {
+		close(cs.wake)
+		cs.wake = make(chan struct{})
+		cs.parked = 0
+	}
+}
+
+// claimLoop is the only caller of CLAIM in a worker, ClaimLoops of them
+// sharing the handler slots. Each claims as many jobs as there are free
+// slots, in one call, so a busy worker claims in batches and never holds
+// more jobs than its concurrency; while one loop's CLAIM is on the wire,
+// another's jobs start. When nothing is pending it waits (idle).
+func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Job)) {
 	var retryWait time.Duration
 	// A worker that starts, or wakes, to a backlog passes the signal on
 	// after a full batch, so idle peers join in.
 	woke := true
 	for {
-		// Wait for one free slot, then take every other free one.
+		// One loop at a time gathers slots: it waits for one free slot,
+		// then takes every other free one, and leaves the gathering to
+		// the next loop while its CLAIM is on the wire. Loops that all
+		// waited for the same freed slots would split them into claims
+		// sent together, and wait together again.
 		select {
-		case slots <- struct{}{}:
+		case cs.gather <- struct{}{}:
 		case <-ctx.Done():
+			return
+		}
+		select {
+		case cs.slots <- struct{}{}:
+		case <-ctx.Done():
+			<-cs.gather
 			return
 		}
 		n := 1
 	take:
-		for n < limit {
+		for n < cs.limit {
 			select {
-			case slots <- struct{}{}:
+			case cs.slots <- struct{}{}:
 				n++
 			default:
 				break take
 			}
 		}
+		<-cs.gather
 		if ctx.Err() != nil {
+			for range n {
+				cs.release()
+			}
 			return
 		}
 		// The claim runs to its end even when ctx ends meanwhile: a
@@ -461,7 +548,7 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 		q, jobs, err := w.claim(callCtx, n)
 		cancel()
 		for range n - len(jobs) {
-			<-slots
+			cs.release()
 		}
 		var rate *RateLimitError
 		if errors.As(err, &rate) {
@@ -482,22 +569,103 @@ func (w *Worker) claimLoop(ctx context.Context, start func(j *Job, release func(
 		}
 		retryWait = 0
 		for _, j := range jobs {
-			start(j, func() { <-slots })
+			start(j)
 		}
-		if len(jobs) == n && woke {
-			if err := q.pokeSignal(ctx); err != nil && ctx.Err() == nil {
-				w.log.warn("trafikey: signal idle workers", "err", err)
+		if len(jobs) == n {
+			// A full batch: more may be pending, for the parked loops
+			// and, after a wake-up, for idle peers.
+			cs.wakeParked()
+			if woke {
+				if err := q.pokeSignal(ctx); err != nil && ctx.Err() == nil {
+					w.log.warn("trafikey: signal idle workers", "err", err)
+				}
 			}
 		}
 		woke = false
 		if len(jobs) == 0 {
-			if _, err := w.waitSignal(ctx); err != nil && ctx.Err() == nil {
-				w.log.warn("trafikey: wait for signal", "err", err)
-				if !sleep(ctx, w.opts.PollInterval) {
-					return
-				}
-			}
-			woke = true
+			woke = w.idle(ctx, cs)
+		}
+	}
+}
+
+// idle waits for jobs after a claim found none, and reports whether it
+// waited for the queues' signal itself. One loop at a time waits for the
+// signal, so a worker blocks one connection however many loops it has; the
+// others park until that loop returns, or another loop claims a full
+// batch.
+func (w *Worker) idle(ctx context.Context, cs *claimState) bool {
+	cs.mu.Lock()
+	if cs.waiting {
+		cs.parked++
+		wake := cs.wake
+		cs.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	cs.waiting = true
+	cs.mu.Unlock()
+	if _, err := w.waitSignal(ctx); err != nil && ctx.Err() == nil {
+		w.log.warn("trafikey: wait for signal", "err", err)
+		sleep(ctx, w.opts.PollInterval)
+	}
+	cs.mu.Lock()
+	cs.waiting = false
+	cs.mu.Unlock()
+	cs.wakeParked()
+	return true
+}
+
+// handlerPool runs claimed jobs on goroutines that live for the whole Run,
+// each running job after job: one is started when a job finds none idle,
+// up to the concurrency. A goroutine per job would start every job on a
+// small stack that its report path grows again.
+type handlerPool struct {
+	w         *Worker
+	jobsCtx   context.Context
+	abandoned *atomic.Bool
+	release   func() // frees the job's handler slot once it is reported
+	// work hands a job to an idle goroutine; unbuffered, so a send that
+	// does not block finds one waiting.
+	work    chan *Job
+	max     int64
+	spawned atomic.Int64
+	// running counts the jobs started and not yet reported; the
+	// goroutines themselves leave on their own once work is closed.
+	running sync.WaitGroup
+}
+
+// start runs j on an idle goroutine, or a new one while there are fewer
+// than the concurrency, or else on the first to finish its job (one just
+// freeing the slot j took).
+func (p *handlerPool) start(j *Job) {
+	p.running.Add(1)
+	select {
+	case p.work <- j:
+		return
+	default:
+	}
+	if p.spawned.Add(1) <= p.max {
+		go p.run(j)
+		return
+	}
+	p.spawned.Add(-1)
+	p.work <- j
+}
+
+// run runs j, then the jobs handed over, until work is closed.
+func (p *handlerPool) run(j *Job) {
+	// The channel a completion is answered on, reused job after job: each
+	// report takes its one answer before the next job starts.
+	done := make(chan error, 1)
+	for {
+		p.w.runJob(p.jobsCtx, j, p.abandoned, done, p.release)
+		p.running.Done()
+		var ok bool
+		if j, ok = <-p.work; !ok {
+			return
 		}
 	}
 }
@@ -588,15 +756,23 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// runJob runs the handler on one claimed job and reports the outcome.
-func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool) {
+// runJob runs the handler on one claimed job, reports the outcome and
+// frees the job's handler slot with release: when the server has answered
+// for it, or when the report failed.
+func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool, done chan error, release func()) {
 	ctx, cancel := context.WithCancelCause(jobsCtx)
 	defer cancel(nil)
-	r := &runningJob{job: j, cancel: cancel}
-	// The lease was granted when the CLAIM ran, a little before now;
-	// counting from claimSlack earlier makes the heartbeat renew early
-	// rather than late.
-	r.renewed.Store(time.Now().Add(-claimSlack).UnixNano())
+	r := &runningJob{job: j, cancel: cancel, done: done, release: release}
+	began := time.Now()
+	// The lease was granted when the CLAIM ran, after it was sent: counting
+	// from the send makes the heartbeat renew early rather than late, however
+	// long the job waited for its handler. A job claimed otherwise counts
+	// from claimSlack before now.
+	granted := j.claimSent
+	if granted.IsZero() {
+		granted = began.Add(-claimSlack)
+	}
+	r.renewed.Store(granted.UnixNano())
 	w.mu.Lock()
 	w.jobs[r] = struct{}{}
 	w.mu.Unlock()
@@ -607,9 +783,11 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool)
 	}()
 
 	j.q.observer.JobStarted(j)
-	began := time.Now()
 	err := w.invokeBounded(ctx, j)
 	outcome, reportErr := w.report(j, r, err, abandoned)
+	if !r.completion.released {
+		release()
+	}
 	j.q.observer.JobFinished(j, outcome, time.Since(began))
 	w.count(outcome)
 	if reportErr != nil {
@@ -648,8 +826,9 @@ func (w *Worker) invokeBounded(ctx context.Context, j *Job) error {
 }
 
 // claimSlack is how much earlier than the handler's start the heartbeat
-// assumes the lease was granted: the CLAIM was executed a round trip or so
-// before, and renewing early is harmless while renewing late is not.
+// assumes the lease of a job without its CLAIM's send time was granted:
+// the CLAIM was executed a round trip or so before, and renewing early is
+// harmless while renewing late is not.
 const claimSlack = 100 * time.Millisecond
 
 // report tells the server how the attempt ended. A report that does not
@@ -663,31 +842,60 @@ func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atom
 	if r.lost.Load() {
 		return OutcomeLost, handlerErr
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), w.opts.ReportTimeout)
-	defer cancel()
-	failed := func(err error) { w.log.warn("trafikey: report job outcome, trying again", "job", j.ID, "err", err) }
+	deadline := time.Now().Add(w.opts.ReportTimeout)
 	if handlerErr == nil {
 		// A handler that finished completes even after the shutdown
 		// timeout: its work is done, running it again would be a waste.
 		// Completions of concurrent handlers share COMPLETEMANY calls,
 		// each job with its own outcome.
-		err := retryTransient(ctx, reportRetryMax, func() error { return completeQueued(ctx, w.completers[j.q], j) }, failed)
-		return w.reported(OutcomeCompleted, err, nil)
+		return w.reported(OutcomeCompleted, w.complete(r, deadline), nil)
 	}
 	if abandoned.Load() {
 		// Its error is most likely the cancellation itself, not a failure
 		// of the job; the next worker gets the job with this attempt spent.
 		return OutcomeAbandoned, handlerErr
 	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
 	var retrying bool
 	err := retryTransient(ctx, reportRetryMax, func() (err error) {
 		retrying, err = j.Fail(ctx, handlerErr, !errors.Is(handlerErr, ErrSkipRetry))
 		return err
-	}, failed)
+	}, w.reportFailed(j))
 	if retrying {
 		return w.reported(OutcomeRetrying, err, handlerErr)
 	}
 	return w.reported(OutcomeDead, err, handlerErr)
+}
+
+// complete reports r's job done through its queue's completer by deadline.
+// The first try waits for the completer alone, which answers by the
+// deadline, so a completion costs no timer of its own; only a try after a
+// transient failure (an outage) has a context with the deadline, for the
+// waits between tries.
+func (w *Worker) complete(r *runningJob, deadline time.Time) error {
+	j := r.job
+	b := w.completers[j.q]
+	r.completion = completion{job: j, deadline: deadline, done: r.done, release: r.release}
+	err := awaitCompletion(b, &r.completion)
+	if err == nil || !transient(err) {
+		return err
+	}
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	first := err
+	return retryTransient(ctx, reportRetryMax, func() error {
+		if first != nil {
+			err, first = first, nil
+			return err
+		}
+		return completeQueued(ctx, b, j)
+	}, w.reportFailed(j))
+}
+
+// reportFailed logs a report's try that failed and is tried again.
+func (w *Worker) reportFailed(j *Job) func(error) {
+	return func(err error) { w.log.warn("trafikey: report job outcome, trying again", "job", j.ID, "err", err) }
 }
 
 // reported turns the error of a completion or FAIL into the outcome.

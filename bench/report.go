@@ -561,9 +561,9 @@ jobs; a run that fails a check is listed and left out of the medians.
 
 **Each system's best practice.** trafikey: one valkey-go client (auto-pipelining), AddBatch for batches,
 Add for single jobs (the client coalesces concurrent Adds into shared ADD calls, group commit: an Add
-with none in flight is sent at once), trafikey.Worker with its defaults (one CLAIM takes as many jobs as
-the worker has free slots; the completions of handlers that finish while one is in flight share the
-next COMPLETEMANY); the *1 ADD per job* row turns the coalescing off. asynq %s: its defaults (including
+with none in flight is sent at once), trafikey.Worker with its defaults (two claim loops, each CLAIM taking as
+many jobs as the worker has free slots; the completions of handlers that finish while one is in flight
+share the next COMPLETEMANY, whose reply frees their slots together); the *1 ADD per job* row turns the coalescing off. asynq %s: its defaults (including
 TaskCheckInterval 1 s, the poll interval of an idle worker), a go-redis pool as large as the producers or
 the concurrency; the *10 ms poll* row sets TaskCheckInterval to 10 ms, the same otherwise. BullMQ %s: its defaults with
 ioredis, addBulk, the Worker's concurrency option, `+"`removeOnComplete: {count: 0}`"+` (trafikey and asynq
@@ -576,7 +576,7 @@ commands of each verb's writes (docs/PROTOCOL.md): ADD = `+"`HINCRBY meta seq n`
 `+"`HSET row state active`"+` + `+"`ZADD active`"+` + `+"`HGET row data`"+`; COMPLETEMANY = `+"`ZREM active ids…`"+` +
 `+"`DEL rows logs…`"+` + `+"`HINCRBY stats completed k`"+`. No checks, no fence, and no read but the payload the
 worker needs: the least any executor can cost the server for the same dataset changes. Its worker claims
-like trafikey.Worker: one loop pops as many jobs as there are free slots; completions are grouped as the
+as trafikey.Worker did with one claim loop: one loop pops as many jobs as there are free slots; completions are grouped as the
 client groups COMPLETEMANY (internal/groupcommit, the same lanes and limits). A single add is one add of
 one job (`+"`HINCRBY meta seq 1`"+`, then its pipeline); the *floor, adds grouped* row groups concurrent single
 adds as the client coalesces Adds. The coalesced trafikey rows are set against the grouped floor, the

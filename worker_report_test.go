@@ -1,0 +1,75 @@
+package trafikey_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey"
+)
+
+// TestWorkerReportTimeoutBoundsAPausedServer: handlers return while the
+// server holds every write (CLIENT PAUSE WRITE, for a minute), so their
+// completions wait in calls that get no reply. ReportTimeout still bounds
+// each report, though no job has a timer of its own: every job ends
+// unreported with DeadlineExceeded while the server is still paused, and
+// is left to lease recovery (or completed by a held call once the pause
+// ends).
+func TestWorkerReportTimeoutBoundsAPausedServer(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		const n = 20
+		addN(t, b.q, n)
+		var started atomic.Int64
+		allStarted := make(chan struct{})
+		release := make(chan struct{})
+		outcomes := make(chan error, n)
+		w := newWorker(t, b.q, func(ctx context.Context, j *trafikey.Job) error {
+			if started.Add(1) == n {
+				close(allStarted)
+			}
+			<-release
+			return nil
+		}, trafikey.WorkerOptions{
+			Concurrency: n, Lease: time.Minute, ReportTimeout: 300 * time.Millisecond,
+			OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
+				if o != trafikey.OutcomeUnreported {
+					err = errors.Join(errors.New(o.String()), err)
+				}
+				outcomes <- err
+			},
+		})
+		stop := runWorker(t, w)
+		<-allStarted
+
+		b.do(t, "CLIENT", "PAUSE", "60000", "WRITE")
+		unpaused := false
+		unpause := func() {
+			if !unpaused {
+				unpaused = true
+				b.do(t, "CLIENT", "UNPAUSE")
+			}
+		}
+		t.Cleanup(unpause)
+		close(release)
+		for range n {
+			select {
+			case err := <-outcomes:
+				require.ErrorIs(t, err, context.DeadlineExceeded)
+			case <-time.After(eventually):
+				t.Fatal("a report outlived its ReportTimeout on a paused server")
+			}
+		}
+		unpause()
+		require.NoError(t, stop())
+		require.Equal(t, trafikey.WorkerStats{Abandoned: n}, w.Stats())
+		// A call the pause held runs once the server is back, so some
+		// jobs may be completed after all; the others wait for recovery.
+		st := stats(t, b.q)
+		require.Equal(t, int64(n), st.Active+st.TotalCompleted)
+		require.Zero(t, st.Pending+st.Delayed+st.Dead)
+	})
+}
