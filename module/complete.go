@@ -86,16 +86,17 @@ func complete(c *host.Call) error {
 				s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
 				var f [8]verdict.Field // the verdict's six, then ev and deps
 				s.Row.Err = fieldsAt(res, 1, f[:2])
-				for i := range 2 {
-					f[i].Bytes = st.copy(f[i].Bytes)
+				for k := range 2 {
+					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
 				}
+				// HGET meta rowopts follows HGET stats completed
 				if s.Row.Err == nil && f[0].Set && rowOptsOn(meta, res, i+2) {
 					s.Row.Err = fieldsAt(c.Read().Cmd("HMGET").Arg(row).Str(protocol.FieldLane).Str(protocol.FieldParent).
 						Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).RunAll(), 0, f[2:])
 				}
 				st.ev = f[6]
-				for i := range s.Row.Val {
-					s.Row.Val[i].Bytes, s.Row.Val[i].Set = st.copy(f[i].Bytes), f[i].Set
+				for k := 2; k < len(s.Row.Val); k++ {
+					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
 				}
 				st.ev.Bytes = st.copy(st.ev.Bytes)
 				// a parent (deps set): its flow keys are deleted with it
