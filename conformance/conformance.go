@@ -108,6 +108,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.Reschedule.Name, testReschedule},
 		{protocol.Cancel.Name, testCancel},
 		{"schedules", testSchedules},
+		{"rowopts", testRowOpts},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -313,6 +313,7 @@ func testEvents(t *testing.T, env Env) {
 			q.add(job{data: "a"}, job{data: "b", prio: "5"})
 			q.do("HSET", q.k.Job("2"), "ev", tc.first) // claimed first
 			q.do("HSET", q.k.Job("1"), "ev", tc.second)
+			q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn) // as an ADD of rows with ev sets it
 			for range 300 {
 				q.published("custom", "7")
 			}
@@ -495,6 +496,7 @@ func testEvents(t *testing.T, env Env) {
 		q.do("HSET", q.k.Job("1"), "ev", "0")
 		q.do("HSET", q.k.Job("2"), "ev", "01")
 		q.do("HSET", q.k.Job("3"), "ev", "5")
+		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn) // as an ADD of rows with ev sets it
 		require.Len(t, q.claim(600000, 3), 3)
 		require.Equal(t, []string{evt("claimed", "3", "att", "1")}, q.eventLog())
 	})

@@ -3,7 +3,8 @@
 --
 -- KEYS[1] -> emq:{q}:          the queue base
 -- KEYS[2] -> emq:{q}:version   string, the fence
--- KEYS[3] -> emq:{q}:meta      hash, paused, rate_max, rate_window, turn, pturn, lanewait, jobfields
+-- KEYS[3] -> emq:{q}:meta      hash, paused, rate_max, rate_window, turn, pturn, lanewait, jobfields,
+--                              rowopts
 -- KEYS[4] -> emq:{q}:pending   zset
 -- KEYS[5] -> emq:{q}:active    zset, score = lease deadline ms
 -- ARGV[1] -> lease_ms, 1..86400000
@@ -21,7 +22,8 @@
 -- with ext 1 [id, data, attempt, max, kind, timeout, headers] (max and
 -- timeout integers, kind and headers bulk or null) from one wider HMGET
 -- (of att data ev max only while meta jobfields is not 1: then kind and
--- headers are null and timeout 0, as for a row without them);
+-- headers are null and timeout 0, as for a row without them); ev is read
+-- only while meta rowopts is 1 (else the rows have no events);
 -- empty when the queue is paused or nothing is ready. A popped member that
 -- is not an id, or whose row has no att, is dropped and not returned (it
 -- used its turn).
@@ -52,12 +54,23 @@ refusal = fence()
 if refusal then return refusal end
 
 local base, meta, pending, active = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
-local m = rpcall('HMGET', meta, 'paused', 'rate_max', 'rate_window', 'turn', 'pturn', 'lanewait', 'jobfields')
+local m = rpcall('HMGET', meta, 'paused', 'rate_max', 'rate_window', 'turn', 'pturn', 'lanewait', 'jobfields', 'rowopts')
 if m.err then return m end
 if m[1] == '1' then return {} end
 -- ext on a queue no job of which stored kind, timeout or headers (meta
 -- jobfields not 1) reads max only: those fields reply as absent
 local full = ext and m[7] == '1'
+-- the row fields read: att data, ev on a queue a job of which stored one
+-- of the fields meta rowopts flags, then with ext max [kind timeout headers]
+local rowf = {'att', 'data'}
+local x = 2 -- the index of the row's field before max
+if m[8] == '1' then rowf[3], x = 'ev', 3 end
+if ext then
+  rowf[#rowf + 1] = 'max'
+  if full then
+    rowf[#rowf + 1], rowf[#rowf + 2], rowf[#rowf + 3] = 'kind', 'timeout', 'headers'
+  end
+end
 
 -- the rate window, which may refuse or cut count
 local rmax, rwindow = rowint(m[2], MAX_ROW_INT), rowint(m[3], MAX_ROW_INT)
@@ -218,20 +231,14 @@ for t = 1, #jobs do
 end
 local deny = first_denied(keys, true, true)
 
--- rows[t] is the row's HMGET reply (att data ev ...) for a member whose
+-- rows[t] is the row's HMGET reply (att data [ev] ...) for a member whose
 -- row has att, else false; its key is keys[at[t]]
 local rows = {}
 for t = 1, #jobs do
   local row, k = false, at[t]
   if k then
     if k == deny then return {err = E_NOPERM} end
-    if full then
-      row = rpcall('HMGET', keys[k], 'att', 'data', 'ev', 'max', 'kind', 'timeout', 'headers')
-    elseif ext then
-      row = rpcall('HMGET', keys[k], 'att', 'data', 'ev', 'max')
-    else
-      row = rpcall('HMGET', keys[k], 'att', 'data', 'ev')
-    end
+    row = rpcall('HMGET', keys[k], unpack(rowf))
     if row.err then return row end
     if row[1] then
       refusal = hincr_refusal(row[1], 1)
@@ -250,7 +257,7 @@ if nturns > 0 then
 end
 local evs = {}
 for i = 1, #jobs do
-  if rows[i] and rows[i][3] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', format('%d', tonumber(rows[i][1]) + 1)) end
+  if rows[i] and x == 3 and rows[i][3] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', format('%d', tonumber(rows[i][1]) + 1)) end
 end
 refusal = ev_read(VERB, evs)
 if refusal then return refusal end
@@ -281,9 +288,9 @@ for i = 1, #jobs do
     rcall('ZADD', active, deadline, id)
     local r = rows[i]
     if full then
-      out[#out + 1] = {id, r[2], att, rowint(r[4], MAX_ROW_INT), r[5], rowint(r[6], MAX_TIMEOUT), r[7]}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1], MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4]}
     elseif ext then
-      out[#out + 1] = {id, r[2], att, rowint(r[4], MAX_ROW_INT), false, 0, false}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1], MAX_ROW_INT), false, 0, false}
     else
       out[#out + 1] = {id, r[2], att}
     end

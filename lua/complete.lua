@@ -24,6 +24,8 @@
 -- kids, results, failures of a parent deleted: a row with deps); with
 -- events (the job's or a released parent's), the events stream's refusals
 -- (lib.lua ev_read).
+-- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
+-- parent keep wait ev deps are read: while it is unset only att uniq are.
 -- A job with a lane frees a slot of it (lane accounting, da = -1), which
 -- can make a capped lane ready again, and signal.
 
@@ -37,13 +39,20 @@ refusal = fence()
 if refusal then return refusal end
 
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
+-- lane parent keep wait ev deps are read once a job of the queue stored one
+local ro = row_opts(base .. 'meta')
 local row = base .. 'job:' .. id
 -- the row (read, then deleted or kept) and its logs (deleted): one check of
 -- both; a parent's flow keys (deleted) are checked once its deps are read
 local logs = row .. ':logs'
 local all = may({row, logs}, true, true)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
-local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps')
+local f
+if ro then
+  f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps')
+else
+  f = rpcall('HMGET', row, 'att', 'uniq')
+end
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end

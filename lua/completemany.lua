@@ -27,6 +27,8 @@
 -- deleted, and kids, results, failures of the parents deleted: rows with
 -- deps); with events (a completed job's or a released parent's), the events
 -- stream's refusals (lib.lua ev_read).
+-- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
+-- parent keep wait ev deps are read: while it is unset only att uniq are.
 
 local VERB = 'completemany'
 local n, refusal = counted(VERB, 4, 3)
@@ -49,6 +51,8 @@ if refusal then return refusal end
 -- domain reads, job by job; nothing is written before all are read
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
 local completed = base .. 'completed'
+-- lane parent keep wait ev deps are read once a job of the queue stored one
+local ro = row_opts(base .. 'meta')
 -- the rows (read, then deleted or kept) and their logs (deleted): one check
 -- of all; the first denied row is refused where it would be read; a
 -- parent's flow keys (deleted) are checked once its deps are read
@@ -69,7 +73,12 @@ for i = 1, n do
   local id, token, result = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
   local row = rows[i]
   if i == deny then return {err = E_NOPERM} end
-  local f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps')
+  local f
+  if ro then
+    f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps')
+  else
+    f = rpcall('HMGET', row, 'att', 'uniq')
+  end
   if f.err then return f end
   if not f[1] then
     out[i] = 0

@@ -1008,7 +1008,7 @@ function addp.job(verb, p, A, a, i)
   if cols.lane then
     local l = A[a + 7 + cols.lane]
     if #l > MAX_LANE_NAME then return e_bad(verb, 'lane') end
-    if l ~= '' then p.lanes[i] = l end
+    if l ~= '' then p.lanes[i], p.anyrow = l, true end
   end
   if cols.parent then
     p.depth[i] = 1
@@ -1016,7 +1016,7 @@ function addp.job(verb, p, A, a, i)
     if pv ~= '' then
       local q = uint(pv, 1, i - 1)
       if not q or p.delays[q] ~= 0 or p.dues[q] or p.depth[q] >= MAX_FLOW_DEPTH then return e_bad(verb, 'parent') end
-      p.parents[i], p.depth[i] = q, p.depth[q] + 1
+      p.parents[i], p.depth[i], p.anyrow = q, p.depth[q] + 1, true
       if not p.kids[q] then p.kids[q] = {} end
       p.kids[q][#p.kids[q] + 1] = i
     end
@@ -1031,7 +1031,7 @@ function addp.job(verb, p, A, a, i)
     if w ~= '' then
       local ms = uint(w, 0, MAX_WAIT)
       if not ms then return e_bad(verb, 'wait') end
-      if ms > 0 then p.waits[i] = w end
+      if ms > 0 then p.waits[i], p.anyrow = w, true end
     end
   end
   -- due (dues[i] when above 0), then the row fields kind, timeout, headers
@@ -1077,7 +1077,7 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   local base, n, at, kids = KEYS[1], p.n, p.at, p.kids
   p.meta, p.stats, p.pending, p.delayed, p.signal = meta, stats, pending, delayed, signal
   -- the ids: seq + 1 .. seq + n, predicted for HINCRBY meta seq n
-  local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max', 'events_max', 'jobfields')
+  local m = rpcall('HMGET', meta, 'seq', 'keep_done', 'keep_done_max', 'events_max', 'jobfields', 'rowopts')
   if m.err then return m end
   -- a job storing kind, timeout or headers flags the queue (meta jobfields
   -- 1, never cleared), so CLAIM with ext reads those fields from then on
@@ -1086,6 +1086,11 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   p.evmax = m[4] and uint(m[4], 1, MAX_EVENTS) and m[4]
   local seq = m[1]
   p.keep = rowint(m[2], MAX_ROW_INT) > 0 or rowint(m[3], MAX_ROW_INT) > 0
+  -- a job storing lane, parent, deps, keep, wait or ev flags the queue
+  -- (meta rowopts 1, never cleared), so COMPLETE, COMPLETEMANY and CLAIM
+  -- read those fields from then on (p.anyrow: a job has a lane, a parent,
+  -- so its parent deps, or a wait)
+  p.rflag = (p.anyrow or p.keep or p.evmax) and m[6] ~= '1'
   local refusal = hincr_refusal(seq, n)
   if refusal then return refusal end
   local first = seq and tonumber(seq) or 0 -- exact whenever the range below passes
@@ -1202,6 +1207,7 @@ function addp.write(p, A, now)
   local added_at = format('%d', now)
   rcall('HINCRBY', p.meta, 'seq', n)
   if p.flag then rcall('HSET', p.meta, 'jobfields', '1') end
+  if p.rflag then rcall('HSET', p.meta, 'rowopts', '1') end
   -- a job of a call naming no option column, on a queue without retention
   -- or events, and without extra fields, is a plain row: written from the
   -- arguments, with no list of its fields
@@ -1467,4 +1473,15 @@ local function promote_ids(verb, base, ids, pending, delayed, signal)
   if (to_pending and was_pending == 0) or woke then signal_push(signal) end
   ev_write(evs)
   return moved
+end
+
+-- row_opts reports whether the rows of a queue may hold lane, parent, deps,
+-- keep, wait or ev, as meta rowopts 1 says (docs/PROTOCOL.md, "The queue's
+-- row flag"), for a verb that does not declare meta: after the caller's
+-- ACL on it (read); a denied meta, or one that is not a hash, reads as set:
+-- every field is read, and nothing is refused.
+local function row_opts(meta)
+  if not may({meta}, true, false) then return true end
+  local v = rpcall('HGET', meta, 'rowopts')
+  return type(v) == 'table' or v == '1'
 end

@@ -84,7 +84,7 @@ type addInput struct {
 func (st *addState) begin(in addInput) {
 	st.reset()
 	st.in = in
-	st.jobFields = verdict.Field{}
+	st.jobFields, st.rowOpts = verdict.Field{}, verdict.Field{}
 	s := &st.seen
 	*s = verdict.AddSeen{Holders: s.Holders[:0]}
 }
@@ -118,11 +118,12 @@ func (st *addState) values(in addInput, now int64) error {
 }
 
 // firstReads adds ADD's first domain reads to b, after what b holds: HMGET
-// meta seq keep_done keep_done_max events_max jobfields, HGET stats added, ZCARD
+// meta seq keep_done keep_done_max events_max jobfields rowopts, HGET stats
+// added, ZCARD
 // pending, ZCARD delayed, LLEN signal.
 func (st *addState) firstReads(b *host.Batch) *host.Batch {
 	in := &st.in
-	return b.Cmd("HMGET").Arg(in.meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).
+	return b.Cmd("HMGET").Arg(in.meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).Str(protocol.MetaRowOpts).
 		Cmd("HGET").Arg(in.stats).Str(statAdded).
 		Cmd("ZCARD").Arg(in.pending).
 		Cmd("ZCARD").Arg(in.delayed).
@@ -134,12 +135,13 @@ func (st *addState) firstReads(b *host.Batch) *host.Batch {
 // with reads of its own).
 func (st *addState) takeFirst(res host.Results, i int, version verdict.Reply[verdict.Field]) {
 	s := &st.seen
-	var m [5]verdict.Field
+	var m [6]verdict.Field
 	s.Seq = verdict.Reply[verdict.Field]{Made: true, Err: fieldsAt(res, i, m[:])}
 	s.Seq.Val.Bytes, s.Seq.Val.Set = st.copy(m[0].Bytes), m[0].Set
 	s.Keep = [2]verdict.Field{{Bytes: st.copy(m[1].Bytes), Set: m[1].Set}, {Bytes: st.copy(m[2].Bytes), Set: m[2].Set}}
 	st.ev = verdict.Field{Bytes: st.copy(m[3].Bytes), Set: m[3].Set}
 	st.jobFields = verdict.Field{Bytes: st.copy(m[4].Bytes), Set: m[4].Set}
+	st.rowOpts = verdict.Field{Bytes: st.copy(m[5].Bytes), Set: m[5].Set}
 	s.Version, s.Added = st.keep(version), st.keep(fieldAt(res, i+1))
 	s.Pending, s.Delayed, s.Signal = intAt(res, i+2), intAt(res, i+3), intAt(res, i+4)
 }
@@ -235,6 +237,11 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 	if verdict.AddFlagsJobFields(st.jobs, st.jobFields) {
 		b.Cmd("HSET").Arg(meta).Str(protocol.MetaJobFields).Str(protocol.JobFieldsOn)
 		flag = 1
+	}
+	// a job storing lane, parent, deps, keep, wait or ev flags it too
+	if verdict.AddFlagsRowOpts(st.jobs, v.Keep || on, st.rowOpts) {
+		b.Cmd("HSET").Arg(meta).Str(protocol.MetaRowOpts).Str(protocol.RowOptsOn)
+		flag++
 	}
 	toPending, toDelayed, toLanes := 0, 0, 0
 	for i, j := range st.jobs {
@@ -412,6 +419,8 @@ type addState struct {
 	events jobEvents
 	// jobFields is meta jobfields as read (verdict.AddFlagsJobFields).
 	jobFields verdict.Field
+	// rowOpts is meta rowopts as read (verdict.AddFlagsRowOpts).
+	rowOpts verdict.Field
 }
 
 var adds pool[addState]

@@ -48,7 +48,7 @@ func claim(c *host.Call) error {
 	st := claims.get()
 	defer claims.put(st)
 	st.reset()
-	st.more = 0
+	st.more, st.ev = 0, false
 	s := &st.seen
 	*s = verdict.ClaimSeen{
 		Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0],
@@ -97,6 +97,8 @@ func claim(c *host.Call) error {
 			// the row fields after att data ev: with ext max, and kind
 			// timeout headers once the queue has a job storing them
 			st.more = verdict.ClaimRowFields(ext, s.Meta.Val[verdict.ClaimMetaJobFields])
+			// ev, once a job of the queue stored one of the fields rowopts flags
+			st.ev = s.Meta.Val[verdict.ClaimMetaRowOpts].Is(protocol.RowOptsOn)
 			s.Active = intAt(res, 3)
 			s.Pending.Made = true
 			s.Pending.Err = st.members(res)
@@ -174,12 +176,16 @@ func claim(c *host.Call) error {
 		}
 		c.ReplyInt(j.Attempt)
 		if ext {
-			// max kind timeout headers, after att data ev
-			if err := replyExtended(c, data, st.more); err != nil {
+			// max kind timeout headers, after att data [ev]
+			if err := replyExtended(c, data, st.extAt(), st.more); err != nil {
 				return err
 			}
 		}
-		// the job's claimed event, when its row holds ev
+		// the job's claimed event, when its row holds ev (read once meta
+		// rowopts is set)
+		if !st.ev {
+			continue
+		}
 		if ev, set, err := data.Index(2).OptBytes(); err == nil && set {
 			if f := (verdict.Field{Bytes: ev, Set: true}); evOn(f) {
 				var att [20]byte
@@ -407,10 +413,10 @@ func replyOptBulk(c *host.Call, v host.Value) error {
 }
 
 // replyExtended replies an extended row's max, kind, timeout and headers
-// (the HMGET's fields 3 to 6, of which it read the first more): max and
+// (the HMGET's fields at to at+3, of which it read the first more): max and
 // timeout as numeric row fields, kind and headers bulk or null; a field
 // not read replies as absent.
-func replyExtended(c *host.Call, row host.Value, more int) error {
+func replyExtended(c *host.Call, row host.Value, at, more int) error {
 	for i, hi := range [...]int64{grammar.MaxRowInt, 0, protocol.MaxTimeoutMS, 0} {
 		if i >= more {
 			if hi == 0 {
@@ -420,7 +426,7 @@ func replyExtended(c *host.Call, row host.Value, more int) error {
 			}
 			continue
 		}
-		v := row.Index(3 + i)
+		v := row.Index(at + i)
 		if hi == 0 {
 			if err := replyOptBulk(c, v); err != nil {
 				return err
@@ -436,6 +442,15 @@ func replyExtended(c *host.Call, row host.Value, more int) error {
 	return nil
 }
 
+// extAt is the index in a row's HMGET of its first extended field: after
+// att data, and ev when read.
+func (st *claimState) extAt() int {
+	if st.ev {
+		return 3
+	}
+	return 2
+}
+
 // claimState is CLAIM's scratch between commands.
 type claimState struct {
 	scratch
@@ -443,6 +458,9 @@ type claimState struct {
 	// more is the number of claimExtended fields each row read asks for
 	// (verdict.ClaimRowFields).
 	more int
+	// ev reports whether each row read asks for ev, after att data (meta
+	// rowopts is 1).
+	ev bool
 	// rows[i] is the row key of member i (base job: member), nil for a
 	// member that is not an id.
 	rows [][]byte
@@ -733,8 +751,9 @@ func (st *claimState) infoField(name []byte) *verdict.Field {
 }
 
 // readRows checks the rows of the members that are ids against the caller's
-// ACL, then reads HMGET row att data ev [max [kind timeout headers]] for
-// each (the extended rows with ext 1: st.more fields), up to the first one
+// ACL, then reads HMGET row att data [ev] [max [kind timeout headers]] for
+// each (ev when st.ev; the extended rows with ext 1: st.more fields), up to
+// the first one
 // denied,
 // in one batch (with lanes, then ZCARD lanes); it fills the verdict's Rows
 // and returns the batch. With turns (ClaimTurnsSize), turns is checked
@@ -790,7 +809,10 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 			break
 		}
 		st.rowAt[i] = k
-		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData).Str(protocol.FieldEvents)
+		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData)
+		if st.ev {
+			b.Str(protocol.FieldEvents)
+		}
 		for _, f := range claimExtended[:st.more] {
 			b.Str(f)
 		}
@@ -808,7 +830,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 			continue
 		}
 		var f [3 + len(claimExtended)]verdict.Field
-		err := fieldsAt(res, st.rowAt[i], f[:3+st.more])
+		err := fieldsAt(res, st.rowAt[i], f[:st.extAt()+st.more])
 		s.Rows[i] = verdict.Reply[verdict.Field]{Made: true, Err: err, Val: f[0]}
 	}
 	if lanes {

@@ -57,29 +57,48 @@ func complete(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteFirst:
-			// GET version, HMGET row att uniq lane parent keep wait ev deps,
-			// ZSCORE active id, HGET stats
-			// completed: the verdict takes them in this order
+			// GET version, HMGET row att uniq, ZSCORE active id, HGET stats
+			// completed (the verdict takes them in this order), HGET meta
+			// rowopts; then, when rowopts is set, HMGET row lane parent keep
+			// wait ev deps
+			meta, err := rowOptsMeta(&r, &st.scratch)
+			if err != nil {
+				return err
+			}
 			b := r.fenced()
 			if rowOK {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique)
 			}
-			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
-				Cmd("HGET").Arg(stats).Str(statCompleted).
-				RunAll()
-			i := 1
+			b.Cmd("ZSCORE").Arg(active).Arg(id).
+				Cmd("HGET").Arg(stats).Str(statCompleted)
+			if meta != nil {
+				b.Cmd("HGET").Arg(meta).Str(protocol.MetaRowOpts)
+			}
+			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
+			i := 1
+			if rowOK {
+				i++
+			}
+			// copied before the next read, which reuses res's memory
+			s.Score, s.Completed = st.keep(fieldAt(res, i)), st.keep(fieldAt(res, i+1))
 			if rowOK {
 				s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
 				var f [8]verdict.Field // the verdict's six, then ev and deps
-				s.Row.Err = fieldsAt(res, 1, f[:])
+				s.Row.Err = fieldsAt(res, 1, f[:2])
+				for k := range 2 {
+					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
+				}
+				// HGET meta rowopts follows HGET stats completed
+				if s.Row.Err == nil && f[0].Set && rowOptsOn(meta, res, i+2) {
+					s.Row.Err = fieldsAt(c.Read().Cmd("HMGET").Arg(row).Str(protocol.FieldLane).Str(protocol.FieldParent).
+						Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).RunAll(), 0, f[2:])
+				}
 				st.ev = f[6]
-				for i := range s.Row.Val {
-					s.Row.Val[i].Bytes, s.Row.Val[i].Set = st.copy(f[i].Bytes), f[i].Set
+				for k := 2; k < len(s.Row.Val); k++ {
+					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
 				}
 				st.ev.Bytes = st.copy(st.ev.Bytes)
-				i++
 				// a parent (deps set): its flow keys are deleted with it
 				if st.parent = s.Row.Err == nil && f[7].Set; st.parent {
 					st.flowKeys = [3][]byte{st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixKids),
@@ -90,7 +109,6 @@ func complete(c *host.Call) error {
 					}
 				}
 			}
-			s.Score, s.Completed = st.keep(fieldAt(res, i)), st.keep(fieldAt(res, i+1))
 		case verdict.CompleteCancelled:
 			// not active: was it cancelled? (the row is read as a hash already)
 			s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
@@ -323,4 +341,27 @@ func readResultMax(r *verbCall, s *scratch) (verdict.Reply[verdict.Field], error
 		return denied[verdict.Field](), nil
 	}
 	return s.keep(fieldAt(r.c.Read().Cmd("HGET").Arg(meta).Str(protocol.MetaResultMax).RunAll(), 0)), nil
+}
+
+// rowOptsMeta checks meta against the caller's ACL (read) for COMPLETE's
+// and COMPLETEMANY's HGET meta rowopts: it returns meta's key, or nil when
+// denied (every row field is read then, and nothing is refused).
+func rowOptsMeta(r *verbCall, s *scratch) ([]byte, error) {
+	meta := s.derived(r.base, protocol.SuffixMeta, nil, "")
+	deny, err := r.firstDenied(host.KeyRead, [][]byte{meta})
+	if err != nil || deny >= 0 {
+		return nil, err
+	}
+	return meta, nil
+}
+
+// rowOptsOn reports whether the rows' lane parent keep wait ev deps are
+// read (docs/PROTOCOL.md, "The queue's row flag"): meta rowopts, the k-th
+// reply of res, is 1, or meta was denied (nil) or is not a hash.
+func rowOptsOn(meta []byte, res host.Results, k int) bool {
+	if meta == nil {
+		return true
+	}
+	f := fieldAt(res, k)
+	return f.Err != nil || f.Val.Is(protocol.RowOptsOn)
 }

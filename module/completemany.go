@@ -59,43 +59,79 @@ func completeMany(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteManyFirst:
-			// GET version; per job HMGET row att uniq lane parent keep wait ev
-			// deps and ZSCORE active id;
+			// GET version; per job HMGET row att uniq and ZSCORE active id;
 			// HGET stats completed: the verdict takes them job by job (active
-			// by reference: no string made for it per job)
+			// by reference: no string made for it per job); HGET meta
+			// rowopts; then, when rowopts is set, per job HMGET row lane
+			// parent keep wait ev deps
+			meta, err := rowOptsMeta(&r, &st.scratch)
+			if err != nil {
+				return err
+			}
 			b := r.fenced()
 			for i := range nrows {
-				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).
+				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).
 					Cmd("ZSCORE").Argv(r.keyArgv(3)).Argv(r.argv(st.id(i)))
 			}
-			res := b.Cmd("HGET").Arg(stats).Str(statCompleted).RunAll()
+			b.Cmd("HGET").Arg(stats).Str(statCompleted)
+			if meta != nil {
+				b.Cmd("HGET").Arg(meta).Str(protocol.MetaRowOpts)
+			}
+			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
+			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
+			full := rowOptsOn(meta, res, 2+2*nrows)
 			st.evs = grow(st.evs, r.n)
 			clear(st.evs)
 			for i := range nrows {
-				// kept: the holders' batch comes before the verdict's last look
 				j := &s.Jobs[i]
 				j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
-				var f [8]verdict.Field // the verdict's six, then ev and deps
+				var f [2]verdict.Field
 				j.Row.Err = fieldsAt(res, 1+2*i, f[:])
-				st.evs[i] = f[6]
-				for k := range j.Row.Val {
+				for k := range f {
 					j.Row.Val[k].Bytes, j.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
 				}
-				st.evs[i].Bytes = st.copy(st.evs[i].Bytes)
 				j.Score = st.keep(fieldAt(res, 2+2*i))
-				// a parent (deps set): its flow keys are deleted with it
-				if st.parents[i] = j.Row.Err == nil && f[7].Set; st.parents[i] {
-					st.flowKeys = append(st.flowKeys, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
-						st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
-						st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
+				st.parents[i] = false
+			}
+			if full {
+				// the rows read as hashes with att: their other fields
+				b := c.Read()
+				k := 0
+				for i := range nrows {
+					if j := &s.Jobs[i]; j.Row.Err == nil && j.Row.Val[0].Set {
+						b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldLane).Str(protocol.FieldParent).
+							Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
+						k++
+					}
+				}
+				if k > 0 {
+					res := b.RunAll()
+					k = 0
+					for i := range nrows {
+						j := &s.Jobs[i]
+						if j.Row.Err != nil || !j.Row.Val[0].Set {
+							continue
+						}
+						var f [6]verdict.Field // lane parent keep wait, then ev and deps
+						j.Row.Err = fieldsAt(res, k, f[:])
+						k++
+						for n := range 4 {
+							j.Row.Val[2+n].Bytes, j.Row.Val[2+n].Set = st.copy(f[n].Bytes), f[n].Set
+						}
+						st.evs[i] = verdict.Field{Bytes: st.copy(f[4].Bytes), Set: f[4].Set}
+						// a parent (deps set): its flow keys are deleted with it
+						if st.parents[i] = j.Row.Err == nil && f[5].Set; st.parents[i] {
+							st.flowKeys = append(st.flowKeys, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
+								st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
+								st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
+						}
+					}
 				}
 			}
 			if err := st.checkFlowKeys(&r); err != nil {
 				return err
 			}
-			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
 		case verdict.CompleteManyCancelledRows:
 			// the jobs not in active: was each cancelled?
 			b := c.Read()

@@ -52,6 +52,15 @@ const MetaJobFields = "jobfields"
 // JobFieldsOn is meta jobfields' value when set.
 const JobFieldsOn = "1"
 
+// MetaRowOpts is the meta field ADD sets to 1 when a job of the queue
+// stores a lane, parent, deps, keep, wait or ev field; COMPLETE,
+// COMPLETEMANY and CLAIM read those fields only when it is set. It is never
+// cleared.
+const MetaRowOpts = "rowopts"
+
+// RowOptsOn is meta rowopts' value when set.
+const RowOptsOn = "1"
+
 // StatCancelled is the stats counter of the jobs CANCEL ended.
 const StatCancelled = "cancelled"
 

@@ -922,7 +922,8 @@ func (g *gen) corrupt() {
 	k := protocol.KeysOf(q)
 	var c step
 	switch g.pick("corrupted", "seq", "counter", "version", "row", "row field gone", "member", "paused", "signal", "logs", "holder",
-		"lane field", "lane meta", "turn member", "rate", "flow field", "flow member", "retention", "events", "job option") {
+		"lane field", "lane meta", "turn member", "rate", "flow field", "flow member", "retention", "events", "job option",
+		"row flag") {
 	case "seq":
 		c = cmd("HSET", k.Meta, protocol.MetaSeq, g.pick("value", intish...))
 	case "counter":
@@ -1046,6 +1047,11 @@ func (g *gen) corrupt() {
 		field := g.pick("field", protocol.FieldTimeout, protocol.FieldKind, protocol.FieldHeaders, protocol.FieldCancelled, protocol.FieldMax)
 		value := g.pick("value", append([]string{"86400000", "86400001", "\x00"}, intish...)...)
 		c = cmd("HSET", k.Job(g.id(q)), field, value)
+	case "row flag":
+		// the queue's rowopts flag, set or not as no ADD left it: the
+		// lane, flow, retention and events fields planted above are then
+		// read, or not, by COMPLETE, COMPLETEMANY and CLAIM
+		c = cmd("HSET", k.Meta, protocol.MetaRowOpts, g.pick("value", "1", "0", "1\x00", ""))
 	}
 	g.p.run(g.t, c)
 }

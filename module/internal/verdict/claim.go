@@ -53,7 +53,7 @@ const (
 var ClaimMetaFields = [...]string{
 	protocol.MetaPaused, protocol.MetaRateMax, protocol.MetaRateWindow,
 	protocol.MetaTurn, protocol.MetaPendingTurn, protocol.MetaLaneWait,
-	protocol.MetaJobFields,
+	protocol.MetaJobFields, protocol.MetaRowOpts,
 }
 
 // The indexes of ClaimMetaFields.
@@ -67,6 +67,9 @@ const (
 	// ClaimMetaJobFields is meta jobfields' index, which the handler reads
 	// (ClaimRowFields): the verdict does not.
 	ClaimMetaJobFields
+	// ClaimMetaRowOpts is meta rowopts' index, which the handler reads (a
+	// row's ev is read only when it is 1): the verdict does not.
+	ClaimMetaRowOpts
 )
 
 // ClaimLane is one lane of turns as CLAIM reads it.

@@ -282,6 +282,25 @@ func AddFlagsJobFields(jobs []AddJob, flag Field) bool {
 	return false
 }
 
+// AddFlagsRowOpts reports whether ADD writes HSET meta rowopts 1: a job of
+// the call stores a lane, parent, deps, wait, keep or ev field (every job
+// stores keep and ev when all is true: retention or events are on) and meta
+// rowopts, as read, is not 1 (docs/PROTOCOL.md, "The queue's row flag").
+func AddFlagsRowOpts(jobs []AddJob, all bool, flag Field) bool {
+	if flag.Is(protocol.RowOptsOn) {
+		return false
+	}
+	if all {
+		return len(jobs) > 0
+	}
+	for _, j := range jobs {
+		if j.Lane != nil || j.Parent >= 0 || j.IsParent() || j.Wait != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // ClaimRowFields is the number of row fields CLAIM's HMGET of a row reads
 // after att, data and ev: none without ext; with ext max, and kind timeout
 // headers too when meta jobfields, as read, is 1.

@@ -219,6 +219,34 @@ func TestAddFlagsJobFields(t *testing.T) {
 	}
 }
 
+func TestAddFlagsRowOpts(t *testing.T) {
+	t.Parallel()
+	plain := []AddJob{{Parent: -1}, {Parent: -1, Kind: []byte("k"), Unique: []byte("u"), Delay: 5}}
+	for _, c := range []struct {
+		name string
+		jobs []AddJob
+		all  bool
+		flag Field
+		want bool
+	}{
+		{"plain jobs", plain, false, Field{}, false},
+		{"no jobs", nil, true, Field{}, false},
+		{"a lane", append(plain[:1:1], AddJob{Parent: -1, Lane: []byte("l")}), false, Field{}, true},
+		{"a child", []AddJob{{Parent: -1, Kids: 1}, {Parent: 0}}, false, Field{}, true},
+		{"a parent", []AddJob{{Parent: -1, Kids: 1}}, false, Field{}, true},
+		{"a wait", []AddJob{{Parent: -1, Wait: []byte("5")}}, false, Field{}, true},
+		{"retention or events on", plain, true, Field{}, true},
+		{"already set", []AddJob{{Parent: -1, Lane: []byte("l")}}, true, Str("1"), false},
+		{"set to another value", []AddJob{{Parent: -1, Lane: []byte("l")}}, false, Str("2"), true},
+		{"empty value", plain, true, Str(""), true},
+		{"plain jobs on a set queue", plain, false, Str("1"), false},
+	} {
+		if got := AddFlagsRowOpts(c.jobs, c.all, c.flag); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 func TestClaimRowFields(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

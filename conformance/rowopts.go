@@ -1,0 +1,186 @@
+package conformance
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// testRowOpts: meta rowopts, set by ADD (and SCHEDULE.FIRE) for a job that
+// stores lane, parent, deps, keep, wait or ev, decides whether COMPLETE,
+// COMPLETEMANY and CLAIM read those row fields: a row given them by hand on
+// a queue without the flag is handled as a plain job's, and fully once the
+// flag is set (docs/PROTOCOL.md, "The queue's row flag").
+func testRowOpts(t *testing.T, env Env) {
+	rowopts := func(q *queue) string { return q.r("HGET", q.k.Meta, protocol.MetaRowOpts) }
+	scenario(t, env, "add of a plain job leaves meta rowopts unset", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a"}, job{data: "b", lane: "", wait: "0", kind: "k", unique: "u", delay: "5"})
+		require.Equal(t, Nil, rowopts(q))
+	})
+	scenario(t, env, "each writer of the row fields sets meta rowopts", func(t *testing.T, q *queue) {
+		q.install()
+		adds := map[string]func(){
+			"lane":   func() { q.add(job{data: "a", lane: "l"}) },
+			"flow":   func() { q.add(job{data: "p"}, job{data: "c", parent: "1"}) },
+			"wait":   func() { q.add(job{data: "w", wait: "1000"}) },
+			"events": func() { q.eventsOn("100"); q.add(job{data: "e"}); q.do("HDEL", q.k.Meta, protocol.MetaEventsMax) },
+			"keep": func() {
+				q.must(protocol.Retain, "600000", "0", "0", "0", "0")
+				q.add(job{data: "k"})
+				q.must(protocol.Retain, "0", "0", "0", "0", "0")
+			},
+		}
+		for name, add := range adds {
+			q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
+			add()
+			require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), name)
+			q.add(job{data: "plain"})
+			require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "%s: never cleared", name)
+		}
+		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, "2")
+		q.add(job{data: "g"})
+		require.Equal(t, Bulk("2"), rowopts(q), "a plain add leaves it")
+		q.add(job{data: "h", lane: "l"})
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "any other value is unset")
+	})
+	scenario(t, env, "add refused with a lane leaves meta rowopts unset", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", unique: "u"})
+		q.refuse(protocol.ErrAddDuplicate("1"), q.verb(protocol.Add, addArgs(job{data: "b", lane: "l", unique: "u"})...))
+		require.Equal(t, Nil, rowopts(q))
+	})
+	scenario(t, env, "fire of a lane template sets meta rowopts", func(t *testing.T, q *queue) {
+		q.install()
+		q.must(protocol.ScheduleSet, sched{kind: protocol.ScheduleEvery, spec: "1000", opts: []string{protocol.AddOptionLane, "l"}}.args()...)
+		st := q.schedState(fixtureSchedule)
+		q.after(st.last + 1)
+		require.Equal(t, Bulks("1"), q.call(protocol.ScheduleFire, fireArgs(fixtureSchedule, st, st.last+1, st.last+1001, [2]int64{st.last + 1, 0})...))
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q))
+	})
+	scenario(t, env, "fire of a plain template leaves meta rowopts unset", func(t *testing.T, q *queue) {
+		args := fixtures[protocol.ScheduleFire](q)
+		require.Equal(t, Bulks("1"), q.call(protocol.ScheduleFire, args...))
+		require.Equal(t, Nil, rowopts(q))
+	})
+
+	// plant gives row id, by hand, a lane, a retention mark, an events bound,
+	// a parent count with a kids set, a parent and a wait.
+	plant := func(q *queue, id string) {
+		q.do("HSET", q.k.Job(id), protocol.FieldLane, "l", protocol.FieldKeep, "1", protocol.FieldEvents, "100",
+			protocol.FieldDeps, "1", protocol.FieldParent, "999", protocol.FieldWait, "60000")
+		q.do("ZADD", q.k.Kids(id), "7", "7")
+	}
+	// plain requires job id completed as a plain job: its row and kids gone
+	// (no retention, no flow keys read), no lane counted, no event, no
+	// outcome kept.
+	plain := func(t *testing.T, q *queue, id string) {
+		t.Helper()
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Job(id)), "not retained")
+		require.Equal(t, Int(1), q.r("EXISTS", q.k.Kids(id)), "deps not read: kids left")
+		require.Equal(t, Int(0), q.r("EXISTS", q.completedKey()))
+		require.Equal(t, Int(0), q.r("EXISTS", q.fixed(protocol.SuffixLaneInfo)), "no lane accounting")
+		require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no events")
+		require.Equal(t, Int(0), q.r("EXISTS", q.doneKey(id)), "no outcome kept")
+	}
+	// full requires job id completed with its planted fields read: retained
+	// (keep 1), its completed event published.
+	full := func(t *testing.T, q *queue, id string) {
+		t.Helper()
+		require.Equal(t, Bulk(protocol.StateCompleted), q.r("HGET", q.k.Job(id), protocol.FieldState), "retained")
+		require.Equal(t, Bulks(id), q.r("ZRANGE", q.completedKey(), "0", "-1"))
+		require.Contains(t, q.eventLog(), evt(protocol.EventCompleted, id))
+	}
+	// planted claims job 1 of a plain queue, plants its fields, and returns
+	// the claim.
+	planted := func(q *queue) claimed {
+		c := q.active(job{data: "a"})
+		plant(q, c.id)
+		return c
+	}
+	scenario(t, env, "complete of a plain queue reads no planted row field", func(t *testing.T, q *queue) {
+		c := planted(q)
+		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
+		plain(t, q, c.id)
+	})
+	scenario(t, env, "completemany of a plain queue reads no planted row field", func(t *testing.T, q *queue) {
+		c := planted(q)
+		require.Equal(t, outcomes(1), q.call(protocol.CompleteMany, manyResults(c.with(""))...))
+		plain(t, q, c.id)
+	})
+	for _, flag := range []struct {
+		name string
+		set  func(q *queue)
+	}{
+		{"meta rowopts 1", func(q *queue) { q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn) }},
+		{"meta not a hash", func(q *queue) {
+			q.do("DEL", q.k.Meta)
+			q.do("SET", q.k.Meta, "x")
+		}},
+	} {
+		scenario(t, env, "complete with "+flag.name+" reads the planted row fields", func(t *testing.T, q *queue) {
+			c := planted(q)
+			q.do("DEL", q.k.Kids(c.id))
+			q.do("HDEL", q.k.Job(c.id), protocol.FieldDeps, protocol.FieldParent, protocol.FieldLane, protocol.FieldWait)
+			flag.set(q)
+			require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
+			full(t, q, c.id)
+		})
+		scenario(t, env, "completemany with "+flag.name+" reads the planted row fields", func(t *testing.T, q *queue) {
+			c := planted(q)
+			q.do("DEL", q.k.Kids(c.id))
+			q.do("HDEL", q.k.Job(c.id), protocol.FieldDeps, protocol.FieldParent, protocol.FieldLane, protocol.FieldWait)
+			flag.set(q)
+			require.Equal(t, outcomes(1), q.call(protocol.CompleteMany, manyResults(c.with(""))...))
+			full(t, q, c.id)
+		})
+	}
+	scenario(t, env, "complete of a parent once meta rowopts is set deletes its flow keys", func(t *testing.T, q *queue) {
+		c := planted(q)
+		q.do("HDEL", q.k.Job(c.id), protocol.FieldKeep, protocol.FieldParent, protocol.FieldLane, protocol.FieldWait, protocol.FieldEvents)
+		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn)
+		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Job(c.id), q.k.Kids(c.id)))
+	})
+	scenario(t, env, "completemany with meta denied reads the planted row fields", func(t *testing.T, q *queue) {
+		c := planted(q)
+		q.do("DEL", q.k.Kids(c.id))
+		q.do("HDEL", q.k.Job(c.id), protocol.FieldDeps, protocol.FieldParent, protocol.FieldLane, protocol.FieldWait)
+		u := q.as(map[string]string{protocol.SuffixMeta: ""})
+		require.Equal(t, outcomes(1), u.call(protocol.CompleteMany, manyResults(c.with(""))...))
+		full(t, q, c.id)
+	})
+	scenario(t, env, "complete with meta denied reads the planted row fields", func(t *testing.T, q *queue) {
+		c := planted(q)
+		q.do("DEL", q.k.Kids(c.id))
+		q.do("HDEL", q.k.Job(c.id), protocol.FieldDeps, protocol.FieldParent, protocol.FieldLane, protocol.FieldWait)
+		u := q.as(map[string]string{protocol.SuffixMeta: ""})
+		require.Equal(t, Int(1), u.call(protocol.Complete, c.id, c.token(), ""))
+		full(t, q, c.id)
+	})
+	scenario(t, env, "claim of a plain queue reads no planted ev", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a"}, job{data: "b"})
+		q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100")
+		q.do("HSET", q.k.Job("2"), protocol.FieldEvents, "100")
+		require.Len(t, q.claim(600000, 1), 1)
+		require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event")
+		require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil)), q.claimExt(1))
+		require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event with ext")
+	})
+	scenario(t, env, "claim once meta rowopts is set reads ev", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a"}, job{data: "b", kind: "k"})
+		q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100")
+		q.do("HSET", q.k.Job("2"), protocol.FieldEvents, "100")
+		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn)
+		require.Len(t, q.claim(600000, 1), 1)
+		require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil)), q.claimExt(1))
+		require.Equal(t, []string{
+			evt(protocol.EventClaimed, "1", protocol.EventAttField, "1"),
+			evt(protocol.EventClaimed, "2", protocol.EventAttField, "1"),
+		}, q.eventLog())
+	})
+}
