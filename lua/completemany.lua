@@ -26,7 +26,7 @@
 -- WRONGTYPE (completed); the flow types' refusals; NOPERM (logs of the jobs
 -- deleted, and kids, results, failures of the parents deleted: rows with
 -- deps); with events (a completed job's or a released parent's), the events
--- stream's refusals (lib.lua ev_read).
+-- stream's refusals (lib.lua ev_xadd).
 
 local VERB = 'completemany'
 local n, refusal = counted(VERB, 4, 3)
@@ -152,7 +152,7 @@ if refusal then return refusal end
 -- would start
 if #gone > 0 and not may(gone, false, true) then return {err = E_NOPERM} end
 ev_flow(evs, fa)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 -- the time, for the retained jobs' scores and the parents' writes
@@ -174,5 +174,4 @@ local woke = #fa.list > 0 and flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(base .. 'signal') end
-ev_write(evs)
 return out

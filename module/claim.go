@@ -202,6 +202,9 @@ func claim(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	deadline := r.now + lease
 	b := w.Write()
 	pops := 0
@@ -239,7 +242,6 @@ func claim(c *host.Call) error {
 			b.Cmd("SET").Arg(key).Int(k).Str("PX").Int(v.RateWindow)
 		}
 	}
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

@@ -180,6 +180,9 @@ func removeDead(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	wb := w.Write().Cmd("ZREM").Arg(dead)
 	for i, m := range members {
 		if st.fates[i] != verdict.DeadLeft {
@@ -203,7 +206,6 @@ func removeDead(c *host.Call) error {
 		}
 		wb.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(int64(taken))
 	}
-	st.events.writes(wb)
 	res, err := wb.Run()
 	if err != nil {
 		return wrote(c, err)

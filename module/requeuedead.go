@@ -101,6 +101,9 @@ func requeueDead(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	b := w.Write().Cmd("ZREM").Arg(dead)
 	counter := 1 // the index of the HINCRBY among the writes
 	for i, m := range members {
@@ -130,7 +133,6 @@ func requeueDead(c *host.Call) error {
 	if (toPending && was.Val == 0) || st.lanes.wakes() {
 		signalPush(b, signal, sig.Val)
 	}
-	st.events.writes(b)
 	wres, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

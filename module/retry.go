@@ -103,6 +103,9 @@ func retry(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	set := pending
 	if v.Lane != nil {
 		set = st.lanes.keys[0]
@@ -115,7 +118,6 @@ func retry(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
