@@ -65,7 +65,7 @@ func promote(c *host.Call) error {
 }
 
 // promoteWrites is the end of PROMOTE and PROMOTEALL once their verdict
-// moves jobs: the moved jobs' promoted events (the stream's reads), the
+// moves jobs: the moved jobs' promoted events (their ACL check), the
 // guard, then the writes.
 func (st *promoteState) promoteWrites(r *verbCall, v verdict.PromoteVerdict, pending, delayed, signal []byte) error {
 	// the moved jobs' promoted events, in ZRANGEBYSCORE order, then the

@@ -96,9 +96,9 @@ func retry(c *host.Call) error {
 	if err := st.events.check(&r); err != nil {
 		return err
 	}
-	// guard, then the writes in the Lua's order: ZREM delayed, HSET row
-	// state pending, ZADD pending (or the lane's set), the lane accounting,
-	// the signal, the event
+	// guard, then the writes in the Lua's order: the event, ZREM delayed,
+	// HSET row state pending, ZADD pending (or the lane's set), the lane
+	// accounting, the signal
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
