@@ -83,8 +83,11 @@ func (q *Queue) SetEvents(ctx context.Context, maxLen int) error {
 // eventsBlock is how long one XREAD of Events blocks before it reads again.
 const eventsBlock = 5 * time.Second
 
-// eventsBatch is the most entries one XREAD of Events takes.
-const eventsBatch = 1000
+// eventsBatch is the most entries one XREAD of Events takes. An entry holds
+// up to protocol.MaxEntryEvents events (a call's), so 100 entries bound one
+// reply at 100 000 events while a stream of one-event entries still
+// catches up 100 at a time.
+const eventsBatch = 100
 
 // Events yields the queue's events after the position from, in order, for
 // as long as ctx lasts: EventsFromStart reads every entry still in the

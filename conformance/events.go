@@ -355,6 +355,11 @@ func testEvents(t *testing.T, env Env) {
 			n, _ := strconv.Atoi(c.id)
 			events = append(events, event("released", strconv.Itoa(n-1)))
 		}
+		// several entries: the top is read first, so a top with one id
+		// left refuses the call with XADD's text, nothing written
+		q.do("XADD", q.eventsKey(), "18446744073709551615-18446744073709551614", "brand", "emq")
+		q.refuse(protocol.ErrStreamExhausted, q.verb(protocol.CompleteMany, args...))
+		q.clearEvents()
 		q.must(protocol.CompleteMany, args...)
 		want := []string{}
 		for s := 0; s < len(events); s += protocol.MaxEntryEvents {
@@ -402,7 +407,7 @@ func testEvents(t *testing.T, env Env) {
 		q.must(v, "1000")
 		q.add(job{data: "a"}, job{data: "b"})
 		q.do("XADD", q.eventsKey(), "18446744073709551615-18446744073709551615", "brand", "emq")
-		q.refuse(protocol.ErrNotAfterTop(protocol.Claim.Name), q.verb(protocol.Claim, "600000", "2"))
+		q.refuse(protocol.ErrStreamExhausted, q.verb(protocol.Claim, "600000", "2"))
 	})
 	scenario(t, env, "publish and the job events share the stream", func(t *testing.T, q *queue) {
 		q.install()
@@ -439,19 +444,34 @@ func testEvents(t *testing.T, env Env) {
 				q.plant(q.eventsKey(), "stream")
 				q.refuse(protocol.ErrWrongType, q.verb(ev, args...))
 			})
-			scenario(t, env, "events of another brand", func(t *testing.T, q *queue) {
+			scenario(t, env, "events of another brand are appended to", func(t *testing.T, q *queue) {
 				q.eventsOn("1000")
 				args := fixtures[ev](q)
 				q.clearEvents()
 				q.do("XADD", q.eventsKey(), "1-1", "brand", "bull")
-				q.refuse(protocol.ErrKind(ev.Name), q.verb(ev, args...))
+				require.False(t, isErr(q.call(ev, args...)))
+				log := q.eventLog()
+				require.Greater(t, len(log), 1)
+				require.Equal(t, Bulks("brand", "bull"), log[0], "the foreign entry stays first")
+				// PUBLISH still refuses the stream
+				q.refuse(protocol.ErrKind(protocol.Publish.Name), q.verb(protocol.Publish, "custom", "1"))
 			})
 			scenario(t, env, "no id left", func(t *testing.T, q *queue) {
 				q.eventsOn("1000")
 				args := fixtures[ev](q)
 				q.clearEvents()
 				q.do("XADD", q.eventsKey(), "18446744073709551615-18446744073709551615", "brand", "emq")
-				q.refuse(protocol.ErrNotAfterTop(ev.Name), q.verb(ev, args...))
+				q.refuse(protocol.ErrStreamExhausted, q.verb(ev, args...))
+			})
+			scenario(t, env, "no id left, no entry left", func(t *testing.T, q *queue) {
+				q.eventsOn("1000")
+				args := fixtures[ev](q)
+				q.clearEvents()
+				q.do("XADD", q.eventsKey(), "1-1", "brand", "emq")
+				q.do("XSETID", q.eventsKey(), "18446744073709551615-18446744073709551615")
+				q.do("XDEL", q.eventsKey(), "1-1")
+				require.Equal(t, "18446744073709551615-18446744073709551615", q.eventsTop())
+				q.refuse(protocol.ErrStreamExhausted, q.verb(ev, args...))
 			})
 			for _, have := range []string{"R", "W", ""} {
 				scenario(t, env, "events "+orDefault(have, "denied"), func(t *testing.T, q *queue) {
@@ -479,7 +499,7 @@ func testEvents(t *testing.T, env Env) {
 		q.do("XADD", q.eventsKey(), "18446744073709551615-18446744073709551614", "brand", "emq")
 		q.must(protocol.Add, addArgs(job{data: "a"}, job{data: "b"}, job{data: "c"})...)
 		require.Equal(t, "18446744073709551615-18446744073709551615", q.eventsTop())
-		q.refuse(protocol.ErrNotAfterTop(protocol.Add.Name), q.verb(protocol.Add, addArgs(job{data: "a"}, job{data: "b"})...))
+		q.refuse(protocol.ErrStreamExhausted, q.verb(protocol.Add, addArgs(job{data: "a"}, job{data: "b"})...))
 	})
 	scenario(t, env, "the stream's refusal comes last", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a"})

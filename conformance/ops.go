@@ -675,16 +675,21 @@ func testOpsRefusals(t *testing.T, env Env) {
 		user := q.as(map[string]string{protocol.SuffixDelayed: ""})
 		user.refuse(protocol.ErrNoPerm, user.verb(protocol.Jobs, "delayed", "", "0", "", "", "10", "0"))
 	})
-	// with job events on, an events stream of another brand refuses the
-	// whole call
+	// with job events on, the events stream must be writable: a caller
+	// denied it, or a key of another type, refuses the whole call; a
+	// stream of another brand gets the events appended
 	for _, v := range []*protocol.Verb{protocol.RequeueDead, protocol.RemoveDead, protocol.PromoteAll, protocol.Retry} {
-		scenario(t, env, v.Name+": events stream of another brand", func(t *testing.T, q *queue) {
+		scenario(t, env, v.Name+": events stream denied, of another type, of another brand", func(t *testing.T, q *queue) {
 			args := fixtures[v](q)
 			q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100") // as if added with events on
-			q.do("XADD", q.k.Fixed(protocol.SuffixEvents), "*", "brand", "other")
-			q.refuse(protocol.ErrKind(v.Name), q.verb(v, args...))
 			user := q.as(map[string]string{protocol.SuffixEvents: ""})
 			user.refuse(protocol.ErrNoPerm, user.verb(v, args...))
+			q.do("SET", q.k.Fixed(protocol.SuffixEvents), "not a stream")
+			q.refuse(protocol.ErrWrongType, q.verb(v, args...))
+			q.do("DEL", q.k.Fixed(protocol.SuffixEvents))
+			q.do("XADD", q.k.Fixed(protocol.SuffixEvents), "*", "brand", "other")
+			require.False(t, isErr(q.call(v, args...)))
+			require.Equal(t, Int(2), q.r("XLEN", q.k.Fixed(protocol.SuffixEvents)), "the events appended after the foreign entry")
 		})
 	}
 	for _, v := range []*protocol.Verb{protocol.RequeueDead, protocol.RemoveDead} {

@@ -38,7 +38,7 @@
 -- (unique:<key>), EMQLOCK add duplicate of <id>; NOPERM (rows); EMQSTATE add
 -- id exists; the lane accounting's refusals; WRONGTYPE (stats), the HINCRBY
 -- refusals (stats added); WRONGTYPE (pending, delayed, waiting, signal);
--- with events on, the events stream's refusals (lib.lua ev_read).
+-- with events on, the events stream's refusals (lib.lua ev_xadd).
 
 local VERB = 'add'
 local refusal = shape(VERB, 7)
@@ -69,10 +69,9 @@ refusal = fence()
 if refusal then return refusal end
 refusal = addp.read(p, ARGV, KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
 if refusal then return refusal end
-refusal = ev_read(VERB, p.evs)
+refusal = ev_xadd(p.evs)
 if refusal then return refusal end
 
 -- the clock the due times were read with, if any
 addp.write(p, ARGV, p.now or now_ms())
-ev_write(p.evs)
 return p.ids

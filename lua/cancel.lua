@@ -19,7 +19,7 @@
 -- the parents' refusals (lib.lua flow_finish); the lane accounting's
 -- refusals; WRONGTYPE (the job's set, dead, stats), the HINCRBY refusals
 -- (stats cancelled); the flow types' refusals (lib.lua flow_types); with
--- events, the events stream's refusals (lib.lua ev_read). A cancelled job
+-- events, the events stream's refusals (lib.lua ev_xadd). A cancelled job
 -- tells its waiting parent as a dead one does (error cancelled, its policy)
 -- and pushes its outcome dcancelled when waited.
 
@@ -71,7 +71,7 @@ if refusal then return refusal end
 local evs = {}
 ev(evs, f[7], 'cancelled', id, 'state', state)
 ev_flow(evs, fa)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 local now = now_ms()
@@ -83,5 +83,4 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(KEYS[1] .. 'signal') end
-ev_write(evs)
 return 1

@@ -36,7 +36,7 @@
 -- NOPERM, WRONGTYPE (a row); ERR hash value is not an
 -- integer or ERR increment or decrement would overflow (a row's att);
 -- WRONGTYPE (active, and lanes with lanes); for jobs with events, the
--- events stream's refusals (lib.lua ev_read).
+-- events stream's refusals (lib.lua ev_xadd).
 
 local VERB = 'claim'
 local refusal = shape(VERB, 5)
@@ -259,7 +259,7 @@ local evs = {}
 for i = 1, #jobs do
   if rows[i] and x == 3 and rows[i][3] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', format('%d', tonumber(rows[i][1]) + 1)) end
 end
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 -- writes
@@ -343,5 +343,4 @@ if nturns > 0 then
   rcall('HSET', meta, unpack(fields))
 end
 if rated and #out > 0 then rate_write(used, pttl, #out, rwindow) end
-ev_write(evs)
 return out

@@ -23,7 +23,7 @@
 -- types' refusals (lib.lua flow_types); NOPERM (logs of a job deleted, and
 -- kids, results, failures of a parent deleted: a row with deps); with
 -- events (the job's or a released parent's), the events stream's refusals
--- (lib.lua ev_read).
+-- (lib.lua ev_xadd).
 -- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
 -- parent keep wait ev deps are read: while it is unset only att uniq are.
 -- A job with a lane frees a slot of it (lane accounting, da = -1), which
@@ -111,7 +111,7 @@ end
 local evs = {}
 ev(evs, f[7], 'completed', id)
 ev_flow(evs, fa)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 local now = now_ms()
@@ -136,5 +136,4 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(base .. 'signal') end
-ev_write(evs)
 return 1

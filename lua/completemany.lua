@@ -26,7 +26,7 @@
 -- WRONGTYPE (completed); the flow types' refusals; NOPERM (logs of the jobs
 -- deleted, and kids, results, failures of the parents deleted: rows with
 -- deps); with events (a completed job's or a released parent's), the events
--- stream's refusals (lib.lua ev_read).
+-- stream's refusals (lib.lua ev_xadd).
 -- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
 -- parent keep wait ev deps are read: while it is unset only att uniq are.
 
@@ -161,7 +161,7 @@ if refusal then return refusal end
 -- would start
 if #gone > 0 and not may(gone, false, true) then return {err = E_NOPERM} end
 ev_flow(evs, fa)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 -- the time, for the retained jobs' scores and the parents' writes
@@ -183,5 +183,4 @@ local woke = #fa.list > 0 and flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(base .. 'signal') end
-ev_write(evs)
 return out

@@ -22,7 +22,7 @@
 -- refusals; WRONGTYPE (delayed, dead, stats); the HINCRBY refusals (stats
 -- failed, then retried or dead); the flow types' refusals (lib.lua
 -- flow_types); with events, the events stream's refusals (lib.lua
--- ev_read). A job with a lane frees a slot of it (da = -1); a retried one
+-- ev_xadd). A job with a lane frees a slot of it (da = -1); a retried one
 -- keeps its lane, and PROMOTE returns it there. A job that dies tells its
 -- waiting parent (its policy) and pushes its outcome d<error> when waited.
 
@@ -75,7 +75,7 @@ if refusal then return refusal end
 local evs = {}
 ev(evs, f[8], again and 'retrying' or 'dead', id, 'error', ARGV[4])
 ev_flow(evs, fa)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 -- the retry delay: fixed:<ms> waits ms, exponential:<ms> ms * 2^(att-1)
@@ -108,5 +108,4 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(KEYS[1] .. 'signal') end
-ev_write(evs)
 return again and 'retry' or 'dead'

@@ -681,13 +681,14 @@ end
 -- events_max is above 0 carries that bound in its row's ev field, and each
 -- of its transitions is published to the queue's events stream in the same
 -- call. A verb collects its events with ev (its own jobs, in reply or
--- argument order) and ev_flow (the parents released or dead), checks the
--- stream with ev_read after every other refusal, and writes the entries
--- with ev_write after every other write. A job without ev publishes
--- nothing and the stream is not touched for it.
+-- argument order) and ev_flow (the parents released or dead), and after
+-- every other refusal writes the entries with ev_xadd as its first writes,
+-- whose failure is the call's refusal. A job without ev publishes nothing
+-- and the stream is not touched for it.
 
 local MAX_EVENTS = 1000000 -- protocol.MaxEventsLen
-local MAX_ENTRY_EVENTS = 16 -- protocol.MaxEntryEvents
+local MAX_ENTRY_EVENTS = 1000 -- protocol.MaxEntryEvents
+local E_STREAM_EXHAUSTED = 'ERR The stream has exhausted the last possible ID, unable to add more items'
 
 -- ev queues event name of job id, whose row's ev field reads as bound v
 -- (a canonical decimal 1..MAX_EVENTS; anything else, or absent, is off),
@@ -715,69 +716,50 @@ local function ev_flow(acc, fa)
   end
 end
 
--- ev_entries is the number of entries acc's events take: one per call, one
--- more per MAX_ENTRY_EVENTS events past the first ones.
-local function ev_entries(acc)
-  return floor((#acc / 5 + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
-end
-
--- ev_read checks the events stream before a call writes acc's events, when
--- it has any:
--- the ACL check of events (read and write), EXISTS, then XINFO STREAM FULL
--- COUNT 1 (not a stream is WRONGTYPE; it replies the first entry and the
--- top, not the last entry, which a call's events make big), the brand of
--- its first entry (EMQKIND <verb> wrong brand) and room for the call's
--- entries after its top (EMQSTATE <verb> id not after the stream top).
--- Returns the refusal or nil. It does not use the bus table, whose
--- functions every script carrying it would build on each call.
-local function ev_read(verb, acc)
-  if #acc == 0 then return nil end
-  local n = ev_entries(acc)
+-- ev_xadd publishes acc's events, when it has any, after every other
+-- refusal of the call and before its other writes: the ACL check of events
+-- (read and write), then one XADD per MAX_ENTRY_EVENTS events, in order,
+-- each trimmed with its first event's bound: XADD events MAXLEN ~ <ev> *
+-- brand emq event <name> id <id> [field value] for an entry of one event;
+-- XADD events MAXLEN ~ <ev> * brand emq n <count> event <name> id <id>
+-- [field value] event ... for more. The first XADD is the check: the
+-- server's WRONGTYPE, or its text for a top at the last possible id, is
+-- returned unchanged with nothing written. A call of several entries
+-- first reads the top (EXISTS, XINFO STREAM FULL COUNT 1) and refuses with
+-- that text when the top leaves no id for all of them, so no later XADD
+-- can fail. Returns the refusal or nil. It does not use the bus table,
+-- whose functions every script carrying it would build on each call.
+local function ev_xadd(acc)
+  local total = #acc
+  if total == 0 then return nil end
   local key = KEYS[1] .. 'events'
   if not may({key}, true, true) then return {err = E_NOPERM} end
-  if rcall('EXISTS', key) == 0 then return nil end
-  local info = rpcall('XINFO', 'STREAM', key, 'FULL', 'COUNT', 1)
-  if info.err then return info end
-  local top, first = '0-0', false
-  for i = 1, #info, 2 do
-    if info[i] == 'last-generated-id' then
-      top = info[i + 1]
-    elseif info[i] == 'entries' then
-      first = info[i + 1][1] or false
-    end
-  end
-  if first then
-    local f = first[2]
-    if type(f) ~= 'table' or f[1] ~= 'brand' or f[2] ~= 'emq' then
-      return e_kind(verb)
-    end
-  end
-  local ms, seq = match(top, '^(%d+)%-(%d+)$')
-  if ms == '18446744073709551615' and #seq == 20
-      and seq > '184467440737095' .. format('%05d', 51615 - n) then
-    return e_not_after_top(verb)
-  end
-  return nil
-end
-
--- ev_write writes the queued events after every other write, in order, one
--- entry per MAX_ENTRY_EVENTS of them, each trimmed with its first event's
--- bound: XADD events MAXLEN ~ <ev> * brand emq event <name> id <id> [field
--- value] for an entry of one event; XADD events MAXLEN ~ <ev> * brand emq n
--- <count> event <name> id <id> [field value] event ... for more.
-local function ev_write(acc)
-  local key = KEYS[1] .. 'events'
-  local total = #acc
   local step = 5 * MAX_ENTRY_EVENTS
+  if total > step and rcall('EXISTS', key) == 1 then
+    local info = rpcall('XINFO', 'STREAM', key, 'FULL', 'COUNT', 1)
+    if info.err then return info end
+    local top = '0-0'
+    for i = 1, #info, 2 do
+      if info[i] == 'last-generated-id' then top = info[i + 1] end
+    end
+    local n = floor((total / 5 + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
+    local ms, seq = match(top, '^(%d+)%-(%d+)$')
+    if ms == '18446744073709551615' and #seq == 20
+        and seq > '184467440737095' .. format('%05d', 51615 - n) then
+      return {err = E_STREAM_EXHAUSTED}
+    end
+  end
+  local call = rpcall
   for s = 1, total, step do
     local last = s + step - 1
     if last > total then last = total end
+    local r
     if last == s + 4 then
       if acc[s + 3] then
-        rcall('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2],
+        r = call('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2],
           acc[s + 3], acc[s + 4])
       else
-        rcall('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2])
+        r = call('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2])
       end
     else
       local args = {'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'n', format('%d', (last - s + 1) / 5)}
@@ -790,9 +772,13 @@ local function ev_write(acc)
           k = k + 2
         end
       end
-      rcall('XADD', key, unpack(args, 1, k))
+      r = call('XADD', key, unpack(args, 1, k))
     end
+    if type(r) == 'table' then return r end
+    -- past the first entry a failure contradicts the top read: raise it
+    call = rcall
   end
+  return nil
 end
 
 -- Operations --------------------------------------------------------------------
@@ -945,8 +931,7 @@ end
 -- schedule's template) add jobs with it: addp.job checks one job's values,
 -- addp.read makes every read after the fence and returns the plan (or the
 -- refusal), addp.write writes it. The caller reads and writes the jobs'
--- events (ev_read, ev_write) itself, so that its own writes come before
--- them. A is the call's arguments in ADD's form: n k option names, then n
+-- events (ev_xadd) itself, so that they are its first writes. A is the call's arguments in ADD's form: n k option names, then n
 -- groups of 8 + k.
 
 local addp = {
@@ -1453,7 +1438,7 @@ local function promote_ids(verb, base, ids, pending, delayed, signal)
   if type(was_pending) == 'table' then return was_pending end
   local t = rpcall('LLEN', signal)
   if type(t) == 'table' then return t end
-  refusal = ev_read(verb, evs)
+  refusal = ev_xadd(evs)
   if refusal then return refusal end
 
   rcall('ZREM', delayed, unpack(ids))
@@ -1471,7 +1456,6 @@ local function promote_ids(verb, base, ids, pending, delayed, signal)
   end
   local woke = lane_write(acc)
   if (to_pending and was_pending == 0) or woke then signal_push(signal) end
-  ev_write(evs)
   return moved
 end
 

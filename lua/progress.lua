@@ -11,7 +11,7 @@
 -- wrong number of arguments; ERR EMQ progress bad key layout; ERR EMQ
 -- progress bad id|value; the fence; WRONGTYPE (the row); EMQSTALE progress
 -- token mismatch; with events, the events stream's refusals (lib.lua
--- ev_read).
+-- ev_xadd).
 
 local VERB = 'progress'
 local refusal = shape(VERB, 2, 3) or layout(VERB, {'version'})
@@ -30,9 +30,8 @@ if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end
 local evs = {}
 ev(evs, f[2], 'progress', id, 'value', ARGV[3])
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 rcall('HSET', row, 'prog', ARGV[3])
-ev_write(evs)
 return 1

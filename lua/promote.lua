@@ -15,7 +15,7 @@
 -- bad limit; the fence; WRONGTYPE (delayed); NOPERM, WRONGTYPE (the rows);
 -- the lane accounting's refusals (the lanes of the jobs with one, dw their
 -- number); WRONGTYPE (pending, signal); with events, the events stream's
--- refusals (lib.lua ev_read). A job with a lane goes to lane:<l>.
+-- refusals (lib.lua ev_xadd). A job with a lane goes to lane:<l>.
 
 local VERB = 'promote'
 local refusal = shape(VERB, 5, 1) or layout(VERB, {'version', 'pending', 'delayed', 'signal'})

@@ -15,7 +15,7 @@
 -- promoteall wrong number of arguments; ERR EMQ promoteall bad key layout;
 -- ERR EMQ promoteall bad limit; the fence; WRONGTYPE (delayed); NOPERM,
 -- WRONGTYPE (the rows); the lane accounting's refusals; WRONGTYPE (pending,
--- signal); with events, the events stream's refusals (lib.lua ev_read).
+-- signal); with events, the events stream's refusals (lib.lua ev_xadd).
 
 local VERB = 'promoteall'
 local refusal = shape(VERB, 5, 1) or layout(VERB, {'version', 'pending', 'delayed', 'signal'})

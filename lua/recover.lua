@@ -20,7 +20,7 @@
 -- number, dw plus those requeued); WRONGTYPE (pending, dead, signal, stats);
 -- the HINCRBY refusals (stats recovered, then dead; each only when it
 -- grows); the flow types' refusals; with events, the events stream's
--- refusals (lib.lua ev_read). A requeued job with a lane goes back to
+-- refusals (lib.lua ev_xadd). A requeued job with a lane goes back to
 -- lane:<l>; a job that dies tells its waiting parent (error lease expired)
 -- and pushes its outcome when waited.
 
@@ -92,7 +92,7 @@ if refusal then return refusal end
 refusal = flow_types(fa, died)
 if refusal then return refusal end
 ev_flow(evs, fa)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 rcall('ZREM', active, unpack(ids))
@@ -119,5 +119,4 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if (to_pending and was_pending == 0) or woke then signal_push(signal) end
-ev_write(evs)
 return {requeued, died}

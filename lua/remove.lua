@@ -26,7 +26,7 @@
 -- lane:<l>); WRONGTYPE (stats), the HINCRBY refusals (stats removed);
 -- WRONGTYPE (the states' sets); the flow types' refusals; NOPERM (the
 -- root's logs and flow keys); with events, the events stream's refusals
--- (lib.lua ev_read).
+-- (lib.lua ev_xadd).
 
 local VERB = 'remove'
 local refusal = shape(VERB, 7, 2) or layout(VERB, {'version', 'stats', 'pending', 'delayed', 'active', 'dead'})
@@ -147,7 +147,7 @@ if not all and not may(rootgone, false, true) then return {err = E_NOPERM} end
 local evs = {}
 for i = 1, #jobs do ev(evs, jobs[i].ev, 'removed', jobs[i].id) end
 ev_flow(evs, fa)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 local now = now_ms()
@@ -162,5 +162,4 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(base .. 'signal') end
-ev_write(evs)
 return 1

@@ -16,7 +16,7 @@
 -- WRONGTYPE (dead); NOPERM (the rows, logs, kids, results, failures); per
 -- member WRONGTYPE (its row); per unique key of a job taken NOPERM,
 -- WRONGTYPE; WRONGTYPE (stats), the HINCRBY refusals (stats removed); with
--- events, the events stream's refusals (lib.lua ev_read).
+-- events, the events stream's refusals (lib.lua ev_xadd).
 
 local VERB = 'removedead'
 local refusal = shape(VERB, 4, 7) or layout(VERB, {'version', 'stats', 'dead'})
@@ -73,11 +73,10 @@ if n > 0 then
   refusal = hincr_refusal(c, n)
   if refusal then return refusal end
 end
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 rcall('ZREM', dead, unpack(out))
 if #dels > 0 then rcall('DEL', unpack(dels)) end
 if n > 0 then rcall('HINCRBY', stats, 'removed', n) end
-ev_write(evs)
 return ops.reply(n, ids, scores, more)

@@ -16,7 +16,7 @@
 -- bad id; the fence; WRONGTYPE (the row); EMQSTATE requeue not dead; for a
 -- job with a lane the lane accounting's refusals (dw = +1); WRONGTYPE (dead,
 -- pending, signal, stats); the HINCRBY refusals (stats requeued); with
--- events, the events stream's refusals (lib.lua ev_read). A job with
+-- events, the events stream's refusals (lib.lua ev_xadd). A job with
 -- a lane goes back to lane:<l>. A child is detached from its parent and a
 -- parent loses its cfail (HDEL row parent onfail cfail).
 
@@ -53,7 +53,7 @@ refusal = hincr_refusal(c, 1)
 if refusal then return refusal end
 local evs = {}
 ev(evs, f[9], 'requeued', id)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 local max = rowint(f[2], MAX_ROW_INT) + rowint(f[3], MAX_ROW_INT)
@@ -64,5 +64,4 @@ rcall('ZADD', l and KEYS[1] .. 'lane:' .. l or pending, pending_score(rowint(f[4
 rcall('HINCRBY', stats, 'requeued', 1)
 local woke = lane_write(acc)
 if (not l and was_pending == 0) or woke then signal_push(signal) end
-ev_write(evs)
 return 1

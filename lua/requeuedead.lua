@@ -17,7 +17,7 @@
 -- WRONGTYPE (dead); per member NOPERM, WRONGTYPE (its row); the
 -- lane accounting's refusals (the lanes of the jobs taken); WRONGTYPE
 -- (pending, signal, stats); the HINCRBY refusals (stats requeued); with
--- events, the events stream's refusals (lib.lua ev_read).
+-- events, the events stream's refusals (lib.lua ev_xadd).
 
 local VERB = 'requeuedead'
 local refusal = shape(VERB, 6, 7) or layout(VERB, {'version', 'stats', 'pending', 'dead', 'signal'})
@@ -67,7 +67,7 @@ local c = rpcall('HGET', stats, 'requeued')
 if type(c) == 'table' then return c end
 refusal = hincr_refusal(c, #taken)
 if refusal then return refusal end
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 local members = {}
@@ -90,5 +90,4 @@ end
 rcall('HINCRBY', stats, 'requeued', #taken)
 local woke = lane_write(acc)
 if (to_pending and was_pending == 0) or woke then signal_push(signal) end
-ev_write(evs)
 return ops.reply(#taken, ids, scores, more)

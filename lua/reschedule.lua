@@ -20,7 +20,7 @@
 -- row); EMQSTATE reschedule not pending or delayed; the lane accounting's
 -- refusals (a job with a lane moving between pending and delayed);
 -- WRONGTYPE (pending, delayed, signal); with events, the events stream's
--- refusals (lib.lua ev_read).
+-- refusals (lib.lua ev_xadd).
 
 local VERB = 'reschedule'
 local refusal = shape(VERB, 5, 3) or layout(VERB, {'version', 'pending', 'delayed', 'signal'})
@@ -62,7 +62,7 @@ c = rpcall('LLEN', signal)
 if type(c) == 'table' then return c end
 local evs = {}
 ev(evs, f[5], 'rescheduled', id, 'state', to)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 local set = l and KEYS[1] .. 'lane:' .. l or pending
@@ -79,5 +79,4 @@ else
 end
 local woke = lane_write(acc)
 if (to == 'pending' and not l and was_pending == 0) or woke then signal_push(signal) end
-ev_write(evs)
 return to

@@ -14,7 +14,7 @@
 -- the fence; NOPERM, WRONGTYPE (the row); EMQSTATE retry not delayed (its
 -- state, then WRONGTYPE and its absence from delayed); for a job with a
 -- lane the lane accounting's refusals (dw = +1); WRONGTYPE (pending,
--- signal); with events, the events stream's refusals (lib.lua ev_read).
+-- signal); with events, the events stream's refusals (lib.lua ev_xadd).
 
 local VERB = 'retry'
 local E_RETRY_NOT_DELAYED = 'EMQSTATE retry not delayed'
@@ -47,7 +47,7 @@ local t = rpcall('LLEN', signal)
 if type(t) == 'table' then return t end
 local evs = {}
 ev(evs, f[5], 'promoted', id)
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 rcall('ZREM', delayed, id)
@@ -55,5 +55,4 @@ rcall('HSET', row, 'state', 'pending')
 rcall('ZADD', l and KEYS[1] .. 'lane:' .. l or pending, pending_score(rowint(f[3], MAX_PRIORITY), n), id)
 local woke = lane_write(acc)
 if (not l and was_pending == 0) or woke then signal_push(signal) end
-ev_write(evs)
 return 1

@@ -115,7 +115,7 @@ end
 local c = rpcall('ZCARD', due)
 if type(c) == 'table' then return c end
 local evs = p.evs or {}
-refusal = ev_read(VERB, evs)
+refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 if #jobs > 0 then addp.write(p, A, now) end
@@ -128,5 +128,4 @@ if nxt == 0 then
 else
   rcall('ZADD', due, format('%d', nxt), id)
 end
-ev_write(evs)
 return p.ids or {}

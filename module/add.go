@@ -44,9 +44,11 @@ func add(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	b := w.Write()
 	added := st.writeJobs(&r, b, v)
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -218,7 +220,7 @@ func (st *addState) arg(r *verbCall, b *host.Batch, i int) *host.Batch {
 }
 
 // writeJobs adds ADD's writes to b, after what b holds, but for the jobs'
-// events (st.events.writes, the call's last writes), and returns the index
+// events (st.events.publish, the call's first writes), and returns the index
 // of HINCRBY stats added among them (HINCRBY meta seq is the first).
 // Every key written is typed: meta and stats by HGET, pending and delayed
 // by ZCARD, signal by LLEN, the rows are absent (EXISTS) and SET takes any

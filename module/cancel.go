@@ -127,6 +127,9 @@ func cancel(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	var set []byte
 	if v.Set >= 0 {
 		set = sets[v.Set]
@@ -143,7 +146,6 @@ func cancel(c *host.Call) error {
 	st.lanes.writes(b)
 	st.flow.outcomes(b)
 	st.flow.signals(b, &st.lanes)
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

@@ -209,6 +209,9 @@ func claim(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	deadline := r.now + lease
 	b := w.Write()
 	pops := 0
@@ -259,7 +262,6 @@ func claim(c *host.Call) error {
 			b.Cmd("SET").Arg(key).Int(k).Str("PX").Int(v.RateWindow)
 		}
 	}
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

@@ -188,6 +188,9 @@ func complete(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	b := w.Write().Cmd("ZREM").Arg(active).Arg(id)
 	counter := 2
 	if v.Keep {
@@ -219,7 +222,6 @@ func complete(c *host.Call) error {
 	st.lanes.writes(b)
 	st.flow.outcomes(b)
 	st.flow.signals(b, &st.lanes)
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

@@ -233,6 +233,9 @@ func completeMany(c *host.Call) error {
 		if err != nil {
 			return err
 		}
+		if err := st.events.publish(c, w); err != nil {
+			return err
+		}
 		b := w.Write().Cmd("ZREM").Arg(active)
 		for i, o := range v.Outcomes {
 			if o.Reply == verdict.CompleteManyDone {
@@ -288,7 +291,6 @@ func completeMany(c *host.Call) error {
 		st.lanes.writes(b)
 		st.flow.outcomes(b)
 		st.flow.signals(b, &st.lanes)
-		st.events.writes(b)
 		res, err := b.Run()
 		if err != nil {
 			return wrote(c, err)

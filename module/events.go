@@ -8,15 +8,17 @@ import (
 )
 
 // Job events (docs/PROTOCOL.md, "Job events"): a verb collects the events of
-// its jobs whose row holds ev while it decides, checks the events stream
-// after every other refusal, before the guard (check), and writes them in
-// one XADD after every other write (writes). A call whose jobs have no ev
+// its jobs whose row holds ev while it decides, checks the caller's ACL on
+// the events stream after every other refusal, before the guard (check),
+// and writes them right after the guard, before its other writes
+// (publish): the XADD is the check of the stream, and its failure the
+// call's refusal with nothing written. A call whose jobs have no ev
 // collects nothing, and neither reads nor writes anything more.
 //
 // A call with at least one entry crosses into the server twice more than
-// its verb's comment says, before the guard: the ACL check of events, and
-// one read batch of EXISTS and XINFO STREAM events FULL COUNT 1; its XADD
-// joins the verb's write batch.
+// its verb's comment says: the ACL check of events before the guard, and
+// one write batch of its XADDs after it (a call of several entries reads
+// the stream's top first, in one more crossing).
 
 // evEntry is one event to publish: event <name> id <id> [<field> <value>]
 // in the call's entry, trimmed with the bound of the entry's first event.
@@ -74,12 +76,12 @@ func (e *jobEvents) entries() int {
 	return (len(e.list) + protocol.MaxEntryEvents - 1) / protocol.MaxEntryEvents
 }
 
-// check runs the events reads of a call with at least one entry: the ACL
-// check of events (read and write), EXISTS and XINFO STREAM events FULL
-// COUNT 1 in one batch (the top and the first entry, not the last entry,
-// which a call's events make big; the plain XINFO STREAM again when the
-// reply nests too deep), then the verdict (type, brand, room after the top
-// for the call's entries).
+// check runs the events checks of a call with at least one entry, before
+// the guard: the ACL check of events (read and write). A call of several
+// entries also reads the top (EXISTS and XINFO STREAM events FULL COUNT 1;
+// the plain XINFO STREAM again when the reply nests too deep) and refuses
+// as XADD would when it leaves no id for all of them (verdict.JobEvents),
+// so that no XADD after the first can fail.
 func (e *jobEvents) check(r *verbCall) error {
 	if len(e.list) == 0 {
 		return nil
@@ -88,22 +90,45 @@ func (e *jobEvents) check(r *verbCall) error {
 	if err := r.c.CheckKeys(host.KeyRead|host.KeyInsert|host.KeyUpdate, e.key); err != nil {
 		return err
 	}
+	if e.entries() < 2 {
+		return nil
+	}
 	res := r.c.Read().Cmd("EXISTS").Arg(e.key).
 		Cmd("XINFO").Str("STREAM").Arg(e.key).Str("FULL").Str("COUNT").Str("1").RunAll()
 	var s verdict.StreamSeen
 	streamAt(res, 0, &s, &e.scratch)
 	if s.Info.Err == host.ErrHostReply {
 		// A consumer group's pending entries nest FULL's reply deeper
-		// than a host reply may: the plain reply has the same top and
-		// first entry, and the last entry too.
+		// than a host reply may: the plain reply has the same top.
 		res = r.c.Read().Cmd("EXISTS").Arg(e.key).Cmd("XINFO").Str("STREAM").Arg(e.key).RunAll()
 		s = verdict.StreamSeen{}
 		streamAt(res, 0, &s, &e.scratch)
 	}
-	return verdict.JobEvents(r.verb.Name, &s, e.entries())
+	return verdict.JobEvents(&s, e.entries())
 }
 
-// writes appends the entries' XADDs to a write batch, last, one per
+// publish writes the call's entries, right after the guard and before the
+// verb's other writes, in one write batch that stops at the first failure:
+// a first XADD refused by the server (WRONGTYPE, a top at the last possible
+// id) has written nothing, and its text is the call's refusal. A failure
+// past the first contradicts check's read of the top.
+func (e *jobEvents) publish(c *host.Call, w host.Writes) error {
+	if len(e.list) == 0 {
+		return nil
+	}
+	b := w.Write()
+	e.writes(b)
+	res, err := b.Run()
+	if err == nil {
+		return nil
+	}
+	if res.Len() == 1 {
+		return err
+	}
+	return wrote(c, err)
+}
+
+// writes adds the entries' XADDs to a write batch, one per
 // protocol.MaxEntryEvents events, each trimmed with its first event's
 // bound: an entry of one event is brand emq event <name> id <id> [field
 // value], one of more has the pair n <count> after the brand, then each

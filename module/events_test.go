@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bufio"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,6 +55,40 @@ func TestJobEventsEffects(t *testing.T) {
 	require.Contains(t, aof, "XADD")
 	require.Contains(t, aof, protocol.MetaEventsMax)
 	require.NotContains(t, aof, "$1\r\n*\r\n", "a job event's XADD travels with the id the primary generated")
+	// a call's job events are its first writes: in each MULTI/EXEC that
+	// holds an XADD of the events, the XADDs come first
+	blocks := 0
+	var block [][]string
+	for _, cmd := range aofCommands(t, aof) {
+		switch strings.ToUpper(cmd[0]) {
+		case "MULTI":
+			block = [][]string{}
+		case "EXEC":
+			xadds := 0
+			for xadds < len(block) && strings.EqualFold(block[xadds][0], "XADD") {
+				xadds++
+			}
+			for _, c := range block[xadds:] {
+				require.NotEqual(t, "XADD", strings.ToUpper(c[0]), "an events XADD after another write: %q", block)
+			}
+			if xadds > 0 {
+				blocks++
+				require.Less(t, xadds, len(block), "the transition's own writes follow its events")
+			}
+			block = nil
+		default:
+			if block != nil {
+				block = append(block, cmd)
+			}
+		}
+	}
+	require.Equal(t, 6, blocks, "one MULTI/EXEC per publishing call")
+	// a call refused by XADD (a top at the last id) writes nothing: the
+	// AOF does not grow
+	valkeytest.Do(t, p, "XSETID", "emq:{ev}:events", "18446744073709551615-18446744073709551615")
+	before := readAOF(t, p)
+	wantRefused(t, p, protocol.ErrStreamExhausted, verbArgs(protocol.Add, "ev", addArgs(job("d"))...)...)
+	require.Equal(t, before, readAOF(t, p), "a refused call reaches the AOF")
 	want := valkeytest.Snapshot(t, p, "emq:*")
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -67,6 +103,40 @@ func TestJobEventsEffects(t *testing.T) {
 	}
 	// the replica's entries are the primary's, ids included
 	require.Equal(t, valkeytest.Do(t, p, "XRANGE", "emq:{ev}:events", "-", "+"), valkeytest.Do(t, r, "XRANGE", "emq:{ev}:events", "-", "+"))
+}
+
+// aofCommands splits an AOF's text into its commands, each a RESP array of
+// bulk strings.
+func aofCommands(t *testing.T, aof string) [][]string {
+	t.Helper()
+	var out [][]string
+	r := bufio.NewReader(strings.NewReader(aof))
+	line := func() string {
+		s, err := r.ReadString('\n')
+		require.NoError(t, err)
+		return strings.TrimSuffix(s, "\r\n")
+	}
+	for {
+		if _, err := r.Peek(1); err == io.EOF {
+			return out
+		}
+		head := line()
+		require.True(t, strings.HasPrefix(head, "*"), "an AOF command starts with *: %q", head)
+		n, err := strconv.Atoi(head[1:])
+		require.NoError(t, err)
+		cmd := make([]string, n)
+		for i := range cmd {
+			size := line()
+			require.True(t, strings.HasPrefix(size, "$"), "a bulk: %q", size)
+			k, err := strconv.Atoi(size[1:])
+			require.NoError(t, err)
+			b := make([]byte, k+2)
+			_, err = io.ReadFull(r, b)
+			require.NoError(t, err)
+			cmd[i] = string(b[:k])
+		}
+		out = append(out, cmd)
+	}
 }
 
 // A row's ev is read like a numeric row field: a canonical decimal

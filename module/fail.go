@@ -143,6 +143,9 @@ func fail(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	state, set, score, outcome, reply := protocol.StateDead, dead, r.now, statDead, protocol.FailDead
 	counter := s.Counters.Val[2]
 	if v.Retry {
@@ -158,7 +161,6 @@ func fail(c *host.Call) error {
 	st.lanes.writes(b)
 	st.flow.outcomes(b)
 	st.flow.signals(b, &st.lanes)
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

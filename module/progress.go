@@ -77,8 +77,10 @@ func progress(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	b := w.Write().Cmd("HSET").Arg(row).Str(protocol.FieldProgress).Argv(r.argv(2))
-	st.events.writes(b)
 	if _, err := b.Run(); err != nil {
 		return wrote(c, err)
 	}

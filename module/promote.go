@@ -65,7 +65,7 @@ func promote(c *host.Call) error {
 }
 
 // promoteWrites is the end of PROMOTE and PROMOTEALL once their verdict
-// moves jobs: the moved jobs' promoted events (the stream's reads), the
+// moves jobs: the moved jobs' promoted events (their ACL check), the
 // guard, then the writes.
 func (st *promoteState) promoteWrites(r *verbCall, v verdict.PromoteVerdict, pending, delayed, signal []byte) error {
 	// the moved jobs' promoted events, in ZRANGEBYSCORE order, then the
@@ -86,6 +86,9 @@ func (st *promoteState) promoteWrites(r *verbCall, v verdict.PromoteVerdict, pen
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(r.c, w); err != nil {
+		return err
+	}
 	ids := st.seen.Due.Val
 	b := w.Write().Cmd("ZREM").Arg(delayed)
 	for _, id := range ids {
@@ -104,7 +107,6 @@ func (st *promoteState) promoteWrites(r *verbCall, v verdict.PromoteVerdict, pen
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, st.seen.Signal.Val)
 	}
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(r.c, err)

@@ -120,6 +120,9 @@ func recoverExpired(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	ids := s.Expired.Val
 	b := w.Write().Cmd("ZREM").Arg(active)
 	for _, id := range ids {
@@ -157,7 +160,6 @@ func recoverExpired(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() || st.flow.released() {
 		signalPush(b, signal, s.Signal.Val)
 	}
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

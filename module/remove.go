@@ -162,6 +162,9 @@ func remove(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	wb := w.Write()
 	counter := 0
 	for _, j := range st.jobs {
@@ -189,7 +192,6 @@ func remove(c *host.Call) error {
 	st.lanes.writes(wb)
 	st.flow.outcomes(wb)
 	st.flow.signals(wb, &st.lanes)
-	st.events.writes(wb)
 	res, err = wb.Run()
 	if err != nil {
 		return wrote(c, err)

@@ -12,7 +12,7 @@ import (
 // pushed. Crossings: the command, the walk's reads (walkDead), one ACL check
 // of the members' keys, one read batch of the rows; for the jobs taken with
 // a unique key, its ACL check and one read batch of their GETs; the counter,
-// the events reads, the guard and one write batch.
+// the events check, the guard and one write batch (after the events').
 func removeDead(c *host.Call) error {
 	// shape and layout: numkeys 4 (base version stats dead), ARGV limit
 	// after_score after_member min max lane error
@@ -173,11 +173,14 @@ func removeDead(c *host.Call) error {
 	if err := st.events.check(&r); err != nil {
 		return err
 	}
-	// guard, then the writes: ZREM dead <taken and rowless…>; one DEL of the
-	// taken jobs' keys and the unique keys they hold; HINCRBY stats removed;
-	// the events
+	// guard, then the writes: the events; ZREM dead <taken and rowless…>;
+	// one DEL of the taken jobs' keys and the unique keys they hold; HINCRBY
+	// stats removed
 	w, err := c.BeginWrites()
 	if err != nil {
+		return err
+	}
+	if err := st.events.publish(c, w); err != nil {
 		return err
 	}
 	wb := w.Write().Cmd("ZREM").Arg(dead)
@@ -203,7 +206,6 @@ func removeDead(c *host.Call) error {
 		}
 		wb.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(int64(taken))
 	}
-	st.events.writes(wb)
 	res, err := wb.Run()
 	if err != nil {
 		return wrote(c, err)

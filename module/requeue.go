@@ -114,6 +114,9 @@ func requeue(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	set := pending
 	if v.Lane != nil {
 		set = st.lanes.keys[0]
@@ -134,7 +137,6 @@ func requeue(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

@@ -10,7 +10,7 @@ import (
 // job the filter takes, at most limit examined per call. Crossings: the
 // command, the walk's reads (walkDead), the rows' ACL check, one read batch
 // of the rows; with jobs taken, the lane accounting of their lanes, one read
-// batch (pending, signal, the counter), the events reads, the guard and one
+// batch (pending, signal, the counter), the events check, the guard and one
 // write batch.
 func requeueDead(c *host.Call) error {
 	// shape and layout: numkeys 6 (base version stats pending dead signal),
@@ -92,13 +92,16 @@ func requeueDead(c *host.Call) error {
 	if err := st.events.check(&r); err != nil {
 		return err
 	}
-	// guard, then the writes: ZREM dead <taken…>; per job HSET row state
-	// pending max <att+max>, HDEL row parent onfail cfail cancelled when any
-	// is set;
+	// guard, then the writes: the events; ZREM dead <taken…>; per job HSET
+	// row state pending max <att+max>, HDEL row parent onfail cfail
+	// cancelled when any is set;
 	// one ZADD pending and one per lane; HINCRBY stats requeued; the lanes;
-	// the signal; the events
+	// the signal
 	w, err := c.BeginWrites()
 	if err != nil {
+		return err
+	}
+	if err := st.events.publish(c, w); err != nil {
 		return err
 	}
 	b := w.Write().Cmd("ZREM").Arg(dead)
@@ -130,7 +133,6 @@ func requeueDead(c *host.Call) error {
 	if (toPending && was.Val == 0) || st.lanes.wakes() {
 		signalPush(b, signal, sig.Val)
 	}
-	st.events.writes(b)
 	wres, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

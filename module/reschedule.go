@@ -112,6 +112,9 @@ func reschedule(c *host.Call) error {
 	if err != nil {
 		return err
 	}
+	if err := st.events.publish(c, w); err != nil {
+		return err
+	}
 	set := pending
 	if step.Lane != nil {
 		set = st.derived(r.base, protocol.SuffixLane, step.Lane, "")
@@ -132,7 +135,6 @@ func reschedule(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
-	st.events.writes(b)
 	if _, err := b.Run(); err != nil {
 		return wrote(c, err)
 	}

@@ -96,11 +96,14 @@ func retry(c *host.Call) error {
 	if err := st.events.check(&r); err != nil {
 		return err
 	}
-	// guard, then the writes in the Lua's order: ZREM delayed, HSET row
-	// state pending, ZADD pending (or the lane's set), the lane accounting,
-	// the signal, the event
+	// guard, then the writes in the Lua's order: the event, ZREM delayed,
+	// HSET row state pending, ZADD pending (or the lane's set), the lane
+	// accounting, the signal
 	w, err := c.BeginWrites()
 	if err != nil {
+		return err
+	}
+	if err := st.events.publish(c, w); err != nil {
 		return err
 	}
 	set := pending
@@ -115,7 +118,6 @@ func retry(c *host.Call) error {
 	if v.Signal || st.lanes.wakes() {
 		signalPush(b, signal, s.Signal.Val)
 	}
-	st.events.writes(b)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)

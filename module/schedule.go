@@ -463,11 +463,16 @@ func scheduleFire(c *host.Call) error {
 	}
 	st.out = verdict.AppendState(st.out[:0], fv.State)
 	stateBytes := st.out
-	// guard, then the writes: ADD's for the jobs, the schedule's state,
-	// then the jobs' events
+	// guard, then the writes: the jobs' events, ADD's for the jobs, then
+	// the schedule's state
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
+	}
+	if jobs > 0 {
+		if err := ad.events.publish(c, w); err != nil {
+			return err
+		}
 	}
 	wb := w.Write()
 	if jobs > 0 {
@@ -478,9 +483,6 @@ func scheduleFire(c *host.Call) error {
 		wb.Cmd("ZADD").Arg(due).Int(fv.Next).Arg(id)
 	} else {
 		wb.Cmd("ZREM").Arg(due).Arg(id)
-	}
-	if jobs > 0 {
-		ad.events.writes(wb)
 	}
 	wres, err := wb.Run()
 	if err != nil {

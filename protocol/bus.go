@@ -37,12 +37,13 @@ const MaxEventsLen = 1_000_000
 // entry holds two or more events, the pair n <count>, then each event's
 // event <name> id <id> [field value]. EventCountField names that pair: a
 // PUBLISH entry has event second, so it never reads as one of several.
-// MaxEntryEvents keeps the stream's first entry small: every publishing
-// call reads it whole (the brand check), so its size is a cost of every
-// call until it is trimmed.
+// MaxEntryEvents is MaxCount, so a call of any job count (ADD, CLAIM,
+// PROMOTE, RECOVER, COMPLETEMANY without releases) writes one entry, and
+// an entry's XADD stays under the Lua executor's bound on one call's
+// arguments (8000 stack slots; at most 6 arguments an event).
 const (
 	EventCountField = "n"
-	MaxEntryEvents  = 16
+	MaxEntryEvents  = MaxCount
 )
 
 // The job events, by the name their entries carry in the event field

@@ -117,6 +117,13 @@ const (
 // type. Both executors send it before any write.
 const ErrWrongType = "WRONGTYPE Operation against a key holding the wrong kind of value"
 
+// ErrStreamExhausted is the server's XADD text for a stream whose top is
+// the last possible id. A job-events call refuses with it, nothing
+// written: XADD's own reply when its first entry meets that top, or, for
+// a call of several entries, the top read before them leaving no id for
+// all of them.
+const ErrStreamExhausted = "ERR The stream has exhausted the last possible ID, unable to add more items"
+
 // The server's own integer texts, which both executors predict before the
 // first write (HINCRBY on a stored field that is not an integer, or would
 // overflow), so no increment can fail after an earlier write.
@@ -143,7 +150,7 @@ const (
 
 // ErrNotAfterTop is the bus refusal of an entry id that is not after the
 // stream's top (its last generated id) and the batch's previous entry, or of
-// an event the stream has no id left for: no entry of the call is written.
+// a PUBLISH the stream has no id left for: no entry of the call is written.
 func ErrNotAfterTop(verb string) string {
 	return "EMQSTATE " + verb + " id not after the stream top"
 }

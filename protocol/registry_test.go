@@ -55,6 +55,7 @@ var registry = map[string]string{
 	"ErrNumkeysNegative":      protocol.ErrNumkeysNegative,
 	"ErrNumkeysTooMany":       protocol.ErrNumkeysTooMany,
 	"ErrWrongType":            protocol.ErrWrongType,
+	"ErrStreamExhausted":      protocol.ErrStreamExhausted,
 	"ErrHashNotInteger":       protocol.ErrHashNotInteger,
 	"ErrOverflow":             protocol.ErrOverflow,
 	"ErrWritePaused":          protocol.ErrWritePaused,

@@ -191,12 +191,13 @@ func TestCorpusFormat(t *testing.T) {
 }
 
 // TestDifferentialEventEntries runs the calls that publish several job
-// events at once on both pairs, in a fixed sequence: an ADD of more events
-// than an entry holds, a CLAIM of them all, a COMPLETEMANY of a few, a
-// PROMOTE of several, a REMOVE cascade and a PUBLISH between them. Their
-// entries (of one event, of several, split at protocol.MaxEntryEvents) must
-// be the same on both servers, as the random sequences reach them only in
-// small calls.
+// events at once on both pairs, in a fixed sequence: an ADD of as many
+// events as an entry holds, a CLAIM of the children, a COMPLETEMANY of
+// them that releases their parents (more events than an entry holds, so
+// two entries), a PROMOTE of several, a REMOVE cascade and a PUBLISH
+// between them. Their entries (of one event, of several, split at
+// protocol.MaxEntryEvents) must be the same on both servers, as the random
+// sequences reach them only in small calls.
 func TestDifferentialEventEntries(t *testing.T) {
 	for name, newPair := range map[string]func(*testing.T) *pair{"lua": newLuaPair, "native": newNativePair} {
 		t.Run(name, func(t *testing.T) {
@@ -215,19 +216,35 @@ func TestDifferentialEventEntries(t *testing.T) {
 				}
 				run(protocol.Add, args...)
 			}
+			// n parents, each followed by its one child
+			pairs := func(n int) {
+				args := []string{strconv.Itoa(2 * n), "1", protocol.AddOptionParent}
+				for i := range n {
+					args = append(args, "p", "0", "0", "1", "fixed", "0", "", "0", "",
+						"k", "0", "0", "1", "fixed", "0", "", "0", strconv.Itoa(2*i+1))
+				}
+				run(protocol.Add, args...)
+			}
 			run(protocol.Install)
 			run(protocol.Events, "1000")
-			n := protocol.MaxEntryEvents + 3
-			add(n, "0", "")
+			half := protocol.MaxEntryEvents / 2
+			pairs(half) // jobs 1 to 2·half: an entry of MaxEntryEvents events
+			pairs(1)
 			run(protocol.Publish, "custom", "1", protocol.EventNameField, "x", protocol.EventCountField, "2")
-			run(protocol.Claim, "600000", strconv.Itoa(n))
-			run(protocol.CompleteMany, "3", "1", "1", "r", "2", "1", "", "3", "99", "")
-			run(protocol.Fail, "4", "1", "0", "boom")
+			run(protocol.Claim, "600000", strconv.Itoa(protocol.MaxCount)) // the half+1 children
+			// the children complete and release their parents; a parent,
+			// not active, publishes nothing
+			many := []string{strconv.Itoa(half + 2), "1", "1", ""}
+			for i := range half + 1 {
+				many = append(many, strconv.Itoa(2*i+2), "1", "")
+			}
+			run(protocol.CompleteMany, many...)
+			first := 2*half + 3
 			add(3, "1", "")
 			p.run(t, step{Kind: kindSleep, Sleep: 5 * time.Millisecond})
 			run(protocol.Promote, "10")
 			add(4, "0", "1")
-			run(protocol.Remove, strconv.Itoa(n+4), "1")
+			run(protocol.Remove, strconv.Itoa(first+3), "1")
 			run(protocol.RemoveDead, "10", "", "", "0", strconv.Itoa(protocol.MaxScore), "", "")
 
 			// the sequence reached what it is for: entries of several, a full one
@@ -237,8 +254,8 @@ func TestDifferentialEventEntries(t *testing.T) {
 			}
 			list, _ := entries.([]any)
 			items := strings.Join(eventItems(list), "\n")
-			for _, want := range []string{"an entry of " + strconv.Itoa(protocol.MaxEntryEvents) + " events", "an entry of 3 events",
-				"an entry of 4 events", "[brand emq event custom id 1 event x n 2]"} {
+			for _, want := range []string{"an entry of " + strconv.Itoa(protocol.MaxEntryEvents) + " events", "an entry of 2 events",
+				"an entry of 3 events", "an entry of 4 events", "[brand emq event custom id 1 event x n 2]"} {
 				if !strings.Contains(items, want) {
 					t.Errorf("no %q in the events stream:\n%s", want, items)
 				}

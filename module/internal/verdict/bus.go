@@ -174,12 +174,13 @@ func planBit(previous int64, inside bool) SetBitPlan {
 	return 1 << i
 }
 
-// JobEvents decides the events stream of a call that publishes n > 0 job
-// events (docs/PROTOCOL.md, "Job events"), over the stream reads without a
-// fence: not a stream is WRONGTYPE; a stream with entries must start with
-// the pair brand emq (EMQKIND <verb> wrong brand); its top must leave n ids
-// (EMQSTATE <verb> id not after the stream top).
-func JobEvents(verb string, s *StreamSeen, n int) error {
+// JobEvents decides the events stream of a call that publishes its job
+// events in n ≥ 2 entries (docs/PROTOCOL.md, "Job events"), over the
+// stream reads without a fence: not a stream is WRONGTYPE; its top must
+// leave n ids, else the server's own XADD text for an exhausted stream, as
+// one of the call's XADDs would reply (a call of one entry lets its XADD
+// decide). The brand is not read: the stream is the queue's own key.
+func JobEvents(s *StreamSeen, n int) error {
 	if s.Exists.Err != nil {
 		return s.Exists.Err
 	}
@@ -193,13 +194,10 @@ func JobEvents(verb string, s *StreamSeen, n int) error {
 	if !ok {
 		return refusal(protocol.ErrHostReply)
 	}
-	if s.HasFirst && (!s.FirstField.Is(protocol.EventBrandField) || !s.FirstValue.Is(protocol.EventBrand)) {
-		return refusal(protocol.ErrKind(verb))
-	}
 	if string(tms) == maxStreamPart {
 		seq, err := strconv.ParseUint(string(tseq), 10, 64)
 		if err == nil && seq > math.MaxUint64-uint64(n) {
-			return refusal(protocol.ErrNotAfterTop(verb))
+			return refusal(protocol.ErrStreamExhausted)
 		}
 	}
 	return nil

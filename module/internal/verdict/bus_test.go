@@ -67,17 +67,17 @@ func TestPublish(t *testing.T) {
 func TestJobEvents(t *testing.T) {
 	t.Parallel()
 	// no fence: the call fenced itself before its other reads
-	require.NoError(t, JobEvents("complete", &StreamSeen{Exists: Got[int64](0)}, 3))
+	require.NoError(t, JobEvents(&StreamSeen{Exists: Got[int64](0)}, 3))
 	branded := &StreamSeen{Exists: Got[int64](1), Top: []byte("1-1"), HasFirst: true, FirstField: Str("brand"), FirstValue: Str("emq")}
-	require.NoError(t, JobEvents("complete", branded, 1000))
-	require.NoError(t, JobEvents("complete", &StreamSeen{Exists: Got[int64](1), Top: []byte("7-0")}, 1), "a stream without entries is taken")
+	require.NoError(t, JobEvents(branded, 1000))
+	require.NoError(t, JobEvents(&StreamSeen{Exists: Got[int64](1), Top: []byte("7-0")}, 2), "a stream without entries is taken")
 	wrong := &StreamSeen{Exists: Got[int64](1), Info: Failed[struct{}](grammar.Refusal(protocol.ErrWrongType))}
-	require.Equal(t, grammar.Refusal(protocol.ErrWrongType), JobEvents("add", wrong, 1))
-	unbranded := *branded
-	unbranded.FirstValue = Str("bull")
-	require.Equal(t, grammar.Refusal(protocol.ErrKind("claim")), JobEvents("claim", &unbranded, 1))
-	// room for n ids after the top: seq <= 2^64-1-n
-	notAfter := grammar.Refusal(protocol.ErrNotAfterTop("claim"))
+	require.Equal(t, grammar.Refusal(protocol.ErrWrongType), JobEvents(wrong, 2))
+	foreign := *branded
+	foreign.FirstValue = Str("bull")
+	require.NoError(t, JobEvents(&foreign, 2), "the brand is not read: the stream is the queue's key")
+	// room for n ids after the top: seq <= 2^64-1-n, else XADD's own text
+	exhausted := grammar.Refusal(protocol.ErrStreamExhausted)
 	for _, c := range []struct {
 		top string
 		n   int
@@ -85,22 +85,18 @@ func TestJobEvents(t *testing.T) {
 	}{
 		{"18446744073709551615-18446744073709551612", 3, true},
 		{"18446744073709551615-18446744073709551613", 3, false},
-		{"18446744073709551615-18446744073709551614", 1, true},
-		{grammar.LastStreamID, 1, false},
+		{"18446744073709551615-18446744073709551613", 2, true},
+		{grammar.LastStreamID, 2, false},
 		{"18446744073709551614-18446744073709551615", 2, true},
 	} {
 		s := *branded
 		s.Top = []byte(c.top)
 		if c.ok {
-			require.NoError(t, JobEvents("claim", &s, c.n), c.top)
+			require.NoError(t, JobEvents(&s, c.n), c.top)
 		} else {
-			require.Equal(t, notAfter, JobEvents("claim", &s, c.n), c.top)
+			require.Equal(t, exhausted, JobEvents(&s, c.n), c.top)
 		}
 	}
-	// the brand before the top
-	last := unbranded
-	last.Top = []byte(grammar.LastStreamID)
-	require.Equal(t, grammar.Refusal(protocol.ErrKind("claim")), JobEvents("claim", &last, 1))
 }
 
 func TestFailuresIncr(t *testing.T) {
