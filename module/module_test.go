@@ -495,15 +495,33 @@ func TestNoAllocationsPerCall(t *testing.T) {
 		}
 	}
 	warm()
-	before := runtimeInfo(t, s)[3]
-	for range 4 {
-		warm()
-	}
-	after := runtimeInfo(t, s)[3]
-	t.Logf("%d heap allocations for %d commands", after-before, 4*len(cmds))
-	if d := after - before; d > 20 {
+	d := fewestAllocs(t, s, func() {
+		for range 4 {
+			warm()
+		}
+	})
+	t.Logf("%d heap allocations for %d commands", d, 4*len(cmds))
+	if d > 20 {
 		t.Fatalf("%d heap allocations for %d commands", d, 4*len(cmds))
 	}
+}
+
+// fewestAllocs runs run three times and returns the fewest heap allocations
+// the server's Go runtime made during one of them. The runtime allocates a
+// few objects of its own as wall time passes (a loaded machine stretches
+// it), while an allocation per command shows in every run, so the fewest is
+// what a bound on the commands' own allocations can hold to.
+func fewestAllocs(t *testing.T, s *valkeyserver.Server, run func()) int64 {
+	t.Helper()
+	var fewest int64 = -1
+	for range 3 {
+		before := runtimeInfo(t, s)[3]
+		run()
+		if d := runtimeInfo(t, s)[3] - before; fewest < 0 || d < fewest {
+			fewest = d
+		}
+	}
+	return fewest
 }
 
 // In a cluster, the declared keys route the command (MOVED, CROSSSLOT): the
