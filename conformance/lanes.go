@@ -305,7 +305,7 @@ func testLaneClaim(t *testing.T, env Env) {
 		q.add(job{data: "p1"}, job{data: "p2"})
 		require.Equal(t, claims("1", "p1", "2", "p2"), q.call(protocol.Claim, "30000", "5"))
 		require.Equal(t, Arr(Nil, Nil, Nil), q.turnMeta())
-		require.Equal(t, []string{"seq", "2"}, q.hgetall(q.k.Meta))
+		require.Equal(t, []string{"seq", "2", protocol.MetaRowOpts, protocol.RowOptsOff}, q.hgetall(q.k.Meta))
 	})
 	scenario(t, env, "a lane's gone row uses its turn", func(t *testing.T, q *queue) {
 		q.install()
@@ -753,10 +753,11 @@ func testLaneCounts(t *testing.T, env Env) {
 		q.install()
 		id := q.addOne("a")
 		q.do("HSET", q.k.Job(id), "lane", strings.Repeat("l", 129))
+		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn) // as an ADD of a row with a lane sets it
 		c := q.claimOne()
 		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
 		none(q)
-		require.Equal(t, []string{"seq", "1"}, q.hgetall(q.k.Meta), "a lane of 129 bytes is no lane")
+		require.Equal(t, []string{"seq", "1", protocol.MetaRowOpts, protocol.RowOptsOn}, q.hgetall(q.k.Meta), "a lane of 129 bytes is no lane")
 	})
 	scenario(t, env, "lanewait as stored", func(t *testing.T, q *queue) {
 		q.install()

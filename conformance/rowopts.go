@@ -8,18 +8,45 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// testRowOpts: meta rowopts, set by ADD (and SCHEDULE.FIRE) for a job that
-// stores lane, parent, deps, keep, wait or ev, decides whether COMPLETE,
-// COMPLETEMANY and CLAIM read those row fields: a row given them by hand on
-// a queue without the flag is handled as a plain job's, and fully once the
-// flag is set (docs/PROTOCOL.md, "The queue's row flag").
+// testRowOpts: meta rowopts decides whether COMPLETE, COMPLETEMANY and CLAIM
+// read a row's lane, parent, deps, keep, wait and ev: ADD (and
+// SCHEDULE.FIRE) writes 0 with a queue's first rows when none stores them,
+// and 1 once a job stores one; only 0 skips them, so a row given them by
+// hand on a queue marked 0 is handled as a plain job's, and a queue older
+// than the flag (seq, no rowopts) has them read (docs/PROTOCOL.md, "The
+// queue's row flag").
 func testRowOpts(t *testing.T, env Env) {
 	rowopts := func(q *queue) string { return q.r("HGET", q.k.Meta, protocol.MetaRowOpts) }
-	scenario(t, env, "add of a plain job leaves meta rowopts unset", func(t *testing.T, q *queue) {
+	plainJobs := []job{{data: "a"}, {data: "b", lane: "", wait: "0", kind: "k", unique: "u", delay: "5"}}
+	scenario(t, env, "the first add of plain jobs sets meta rowopts 0", func(t *testing.T, q *queue) {
 		q.install()
-		q.add(job{data: "a"}, job{data: "b", lane: "", wait: "0", kind: "k", unique: "u", delay: "5"})
-		require.Equal(t, Nil, rowopts(q))
+		q.add(plainJobs...)
+		require.Equal(t, Bulk(protocol.RowOptsOff), rowopts(q))
+		q.add(job{data: "c"})
+		require.Equal(t, []string{"seq", "3", protocol.MetaJobFields, protocol.JobFieldsOn, protocol.MetaRowOpts, protocol.RowOptsOff}, q.hgetall(q.k.Meta), "written once")
 	})
+	scenario(t, env, "the first add after other meta writes sets meta rowopts 0", func(t *testing.T, q *queue) {
+		q.install()
+		q.must(protocol.Pause)
+		q.add(job{data: "a"})
+		require.Equal(t, Bulk(protocol.RowOptsOff), rowopts(q), "no seq: no job was ever added")
+	})
+	scenario(t, env, "an add of plain jobs to a queue older than the flag leaves it absent", func(t *testing.T, q *queue) {
+		q.install()
+		q.do("HSET", q.k.Meta, "seq", "5") // as an ADD before the flag left it
+		q.add(plainJobs...)
+		require.Equal(t, Nil, rowopts(q))
+		q.add(job{data: "l", lane: "l"})
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q))
+	})
+	for _, v := range []string{protocol.RowOptsOn, "2", ""} {
+		scenario(t, env, "the first add of plain jobs leaves a meta rowopts "+v+" it finds", func(t *testing.T, q *queue) {
+			q.install()
+			q.do("HSET", q.k.Meta, protocol.MetaRowOpts, v)
+			q.add(job{data: "a"})
+			require.Equal(t, Bulk(v), rowopts(q), "never set back to 0")
+		})
+	}
 	scenario(t, env, "each writer of the row fields sets meta rowopts", func(t *testing.T, q *queue) {
 		q.install()
 		adds := map[string]func(){
@@ -34,7 +61,7 @@ func testRowOpts(t *testing.T, env Env) {
 			},
 		}
 		for name, add := range adds {
-			q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
+			q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOff)
 			add()
 			require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), name)
 			q.add(job{data: "plain"})
@@ -44,15 +71,22 @@ func testRowOpts(t *testing.T, env Env) {
 		q.add(job{data: "g"})
 		require.Equal(t, Bulk("2"), rowopts(q), "a plain add leaves it")
 		q.add(job{data: "h", lane: "l"})
-		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "any other value is unset")
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "any other value is rewritten")
 	})
-	scenario(t, env, "add refused with a lane leaves meta rowopts unset", func(t *testing.T, q *queue) {
+	scenario(t, env, "the first add of a lane job sets meta rowopts 1", func(t *testing.T, q *queue) {
 		q.install()
+		q.add(job{data: "a"}, job{data: "b", lane: "l"})
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q))
+	})
+	scenario(t, env, "add refused writes no meta rowopts", func(t *testing.T, q *queue) {
+		q.install()
+		q.refuse(protocol.ErrAddDuplicateInBatch, q.verb(protocol.Add, addArgs(job{data: "a", unique: "u"}, job{data: "b", unique: "u"})...))
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Meta), "a fresh queue's refused add")
 		q.add(job{data: "a", unique: "u"})
 		q.refuse(protocol.ErrAddDuplicate("1"), q.verb(protocol.Add, addArgs(job{data: "b", lane: "l", unique: "u"})...))
-		require.Equal(t, Nil, rowopts(q))
+		require.Equal(t, Bulk(protocol.RowOptsOff), rowopts(q), "a refused lane job")
 	})
-	scenario(t, env, "fire of a lane template sets meta rowopts", func(t *testing.T, q *queue) {
+	scenario(t, env, "fire of a lane template sets meta rowopts 1", func(t *testing.T, q *queue) {
 		q.install()
 		q.must(protocol.ScheduleSet, sched{kind: protocol.ScheduleEvery, spec: "1000", opts: []string{protocol.AddOptionLane, "l"}}.args()...)
 		st := q.schedState(fixtureSchedule)
@@ -60,10 +94,10 @@ func testRowOpts(t *testing.T, env Env) {
 		require.Equal(t, Bulks("1"), q.call(protocol.ScheduleFire, fireArgs(fixtureSchedule, st, st.last+1, st.last+1001, [2]int64{st.last + 1, 0})...))
 		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q))
 	})
-	scenario(t, env, "fire of a plain template leaves meta rowopts unset", func(t *testing.T, q *queue) {
+	scenario(t, env, "fire of a plain template to a new queue sets meta rowopts 0", func(t *testing.T, q *queue) {
 		args := fixtures[protocol.ScheduleFire](q)
 		require.Equal(t, Bulks("1"), q.call(protocol.ScheduleFire, args...))
-		require.Equal(t, Nil, rowopts(q))
+		require.Equal(t, Bulk(protocol.RowOptsOff), rowopts(q))
 	})
 
 	// plant gives row id, by hand, a lane, a retention mark, an events bound,
@@ -97,6 +131,7 @@ func testRowOpts(t *testing.T, env Env) {
 	// the claim.
 	planted := func(q *queue) claimed {
 		c := q.active(job{data: "a"})
+		require.Equal(q.t, Bulk(protocol.RowOptsOff), rowopts(q))
 		plant(q, c.id)
 		return c
 	}
@@ -115,6 +150,9 @@ func testRowOpts(t *testing.T, env Env) {
 		set  func(q *queue)
 	}{
 		{"meta rowopts 1", func(q *queue) { q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn) }},
+		{"no meta rowopts", func(q *queue) { q.do("HDEL", q.k.Meta, protocol.MetaRowOpts) }},
+		{"meta rowopts 00", func(q *queue) { q.do("HSET", q.k.Meta, protocol.MetaRowOpts, "00") }},
+		{"meta rowopts empty", func(q *queue) { q.do("HSET", q.k.Meta, protocol.MetaRowOpts, "") }},
 		{"meta not a hash", func(q *queue) {
 			q.do("DEL", q.k.Meta)
 			q.do("SET", q.k.Meta, "x")
@@ -170,17 +208,60 @@ func testRowOpts(t *testing.T, env Env) {
 		require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil)), q.claimExt(1))
 		require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event with ext")
 	})
-	scenario(t, env, "claim once meta rowopts is set reads ev", func(t *testing.T, q *queue) {
+	for _, flag := range []struct{ name, hash string }{{"meta rowopts 1", "HSET"}, {"no meta rowopts", "HDEL"}} {
+		scenario(t, env, "claim with "+flag.name+" reads ev", func(t *testing.T, q *queue) {
+			q.install()
+			q.add(job{data: "a"}, job{data: "b", kind: "k"})
+			q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100")
+			q.do("HSET", q.k.Job("2"), protocol.FieldEvents, "100")
+			if flag.hash == "HSET" {
+				q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn)
+			} else {
+				q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
+			}
+			require.Len(t, q.claim(600000, 1), 1)
+			require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil)), q.claimExt(1))
+			require.Equal(t, []string{
+				evt(protocol.EventClaimed, "1", protocol.EventAttField, "1"),
+				evt(protocol.EventClaimed, "2", protocol.EventAttField, "1"),
+			}, q.eventLog())
+		})
+	}
+	// a queue as the ADDs before the flag left it: rows with lanes, a
+	// parent with deps and a child with a wait, all retained and with
+	// events, and meta with seq but no rowopts (those ADDs wrote every key
+	// today's do, but for that field)
+	scenario(t, env, "a queue older than the flag is claimed and completed with every row field read", func(t *testing.T, q *queue) {
 		q.install()
-		q.add(job{data: "a"}, job{data: "b", kind: "k"})
-		q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100")
-		q.do("HSET", q.k.Job("2"), protocol.FieldEvents, "100")
-		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn)
-		require.Len(t, q.claim(600000, 1), 1)
-		require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil)), q.claimExt(1))
-		require.Equal(t, []string{
-			evt(protocol.EventClaimed, "1", protocol.EventAttField, "1"),
-			evt(protocol.EventClaimed, "2", protocol.EventAttField, "1"),
-		}, q.eventLog())
+		q.eventsOn("100")
+		q.must(protocol.Retain, "600000", "0", "0", "0", "0")
+		q.add(job{data: "a", lane: "l"}, job{data: "b", lane: "l"}, job{data: "p"}, job{data: "c", parent: "3", wait: "60000"})
+		q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
+		require.Equal(t, Arr(Bulk("4"), Nil), q.r("HMGET", q.k.Meta, "seq", protocol.MetaRowOpts))
+		cs := map[string]claimed{}
+		for range 3 {
+			got := q.claim(600000, 1)
+			require.Len(t, got, 1)
+			c := got[0]
+			cs[c.id] = c
+			log := q.eventLog()
+			require.Equal(t, evt(protocol.EventClaimed, c.id, protocol.EventAttField, "1"), log[len(log)-1], "claimed event of %s", c.id)
+		}
+		require.Len(t, cs, 3)
+		require.Equal(t, []string{protocol.FieldLaneActive + "l", "2"}, q.laneinfo())
+		require.Equal(t, Int(1), q.call(protocol.Complete, "1", cs["1"].token(), ""))
+		require.Contains(t, q.eventLog(), evt(protocol.EventCompleted, "1"))
+		require.Equal(t, []string{protocol.FieldLaneActive + "l", "1"}, q.laneinfo(), "lane count exact")
+		n := len(q.eventLog())
+		require.Equal(t, outcomes(1, 1), q.call(protocol.CompleteMany, manyResults(cs["2"].with(""), cs["4"].with("r"))...))
+		require.Greater(t, len(q.eventLog()), n, "completemany published")
+		require.Empty(t, q.laneinfo(), "lane count exact")
+		for _, id := range []string{"1", "2", "4"} {
+			require.Equal(t, Bulk(protocol.StateCompleted), q.r("HGET", q.k.Job(id), protocol.FieldState), "%s retained", id)
+		}
+		require.Equal(t, Int(3), q.r("ZCARD", q.completedKey()))
+		require.Equal(t, Bulk(protocol.StatePending), q.r("HGET", q.k.Job("3"), protocol.FieldState), "parent released")
+		require.Equal(t, Int(0), q.r("ZCARD", q.waitingKey()))
+		require.Equal(t, Int(1), q.r("EXISTS", q.doneKey("4")), "the child's outcome kept")
 	})
 }

@@ -1074,8 +1074,15 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   -- a job storing lane, parent, deps, keep, wait or ev flags the queue
   -- (meta rowopts 1, never cleared), so COMPLETE, COMPLETEMANY and CLAIM
   -- read those fields from then on (p.anyrow: a job has a lane, a parent,
-  -- so its parent deps, or a wait)
-  p.rflag = (p.anyrow or p.keep or p.evmax) and m[6] ~= '1'
+  -- so its parent deps, or a wait); the first rows of a queue (no seq:
+  -- no job was ever added), when none does, mark it as having none
+  -- (rowopts 0, the one value that skips them; a queue older than the
+  -- flag has seq and no rowopts, and keeps them read)
+  if p.anyrow or p.keep or p.evmax then
+    p.rflag = m[6] ~= '1' and '1'
+  else
+    p.rflag = not seq and not m[6] and '0'
+  end
   local refusal = hincr_refusal(seq, n)
   if refusal then return refusal end
   local first = seq and tonumber(seq) or 0 -- exact whenever the range below passes
@@ -1192,7 +1199,7 @@ function addp.write(p, A, now)
   local added_at = format('%d', now)
   rcall('HINCRBY', p.meta, 'seq', n)
   if p.flag then rcall('HSET', p.meta, 'jobfields', '1') end
-  if p.rflag then rcall('HSET', p.meta, 'rowopts', '1') end
+  if p.rflag then rcall('HSET', p.meta, 'rowopts', p.rflag) end
   -- a job of a call naming no option column, on a queue without retention
   -- or events, and without extra fields, is a plain row: written from the
   -- arguments, with no list of its fields
@@ -1460,12 +1467,13 @@ local function promote_ids(verb, base, ids, pending, delayed, signal)
 end
 
 -- row_opts reports whether the rows of a queue may hold lane, parent, deps,
--- keep, wait or ev, as meta rowopts 1 says (docs/PROTOCOL.md, "The queue's
--- row flag"), for a verb that does not declare meta: after the caller's
--- ACL on it (read); a denied meta, or one that is not a hash, reads as set:
--- every field is read, and nothing is refused.
+-- keep, wait or ev: unless meta rowopts is 0 (docs/PROTOCOL.md, "The
+-- queue's row flag"), for a verb that does not declare meta: after the
+-- caller's ACL on it (read); a denied meta, one that is not a hash, and a
+-- flag absent (a queue older than it) or of other bytes read as may: every
+-- field is read, and nothing is refused.
 local function row_opts(meta)
   if not may({meta}, true, false) then return true end
   local v = rpcall('HGET', meta, 'rowopts')
-  return type(v) == 'table' or v == '1'
+  return type(v) == 'table' or v ~= '0'
 end

@@ -240,9 +240,10 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 		b.Cmd("HSET").Arg(meta).Str(protocol.MetaJobFields).Str(protocol.JobFieldsOn)
 		flag = 1
 	}
-	// a job storing lane, parent, deps, keep, wait or ev flags it too
-	if verdict.AddFlagsRowOpts(st.jobs, v.Keep || on, st.rowOpts) {
-		b.Cmd("HSET").Arg(meta).Str(protocol.MetaRowOpts).Str(protocol.RowOptsOn)
+	// a job storing lane, parent, deps, keep, wait or ev flags it too; a
+	// queue's first rows, when none does, mark it as having none
+	if ro := verdict.AddRowOpts(st.jobs, v.Keep || on, s.Seq.Val, st.rowOpts); ro != "" {
+		b.Cmd("HSET").Arg(meta).Str(protocol.MetaRowOpts).Str(ro)
 		flag++
 	}
 	toPending, toDelayed, toLanes := 0, 0, 0
@@ -421,7 +422,7 @@ type addState struct {
 	events jobEvents
 	// jobFields is meta jobfields as read (verdict.AddFlagsJobFields).
 	jobFields verdict.Field
-	// rowOpts is meta rowopts as read (verdict.AddFlagsRowOpts).
+	// rowOpts is meta rowopts as read (verdict.AddRowOpts).
 	rowOpts verdict.Field
 }
 

@@ -97,8 +97,8 @@ func claim(c *host.Call) error {
 			// the row fields after att data ev: with ext max, and kind
 			// timeout headers once the queue has a job storing them
 			st.more = verdict.ClaimRowFields(ext, s.Meta.Val[verdict.ClaimMetaJobFields])
-			// ev, once a job of the queue stored one of the fields rowopts flags
-			st.ev = s.Meta.Val[verdict.ClaimMetaRowOpts].Is(protocol.RowOptsOn)
+			// ev, unless meta rowopts says no row of the queue has one
+			st.ev = !s.Meta.Val[verdict.ClaimMetaRowOpts].Is(protocol.RowOptsOff)
 			s.Active = intAt(res, 3)
 			s.Pending.Made = true
 			s.Pending.Err = st.members(res)
@@ -181,8 +181,8 @@ func claim(c *host.Call) error {
 				return err
 			}
 		}
-		// the job's claimed event, when its row holds ev (read once meta
-		// rowopts is set)
+		// the job's claimed event, when its row holds ev (read unless meta
+		// rowopts is 0)
 		if !st.ev {
 			continue
 		}
@@ -461,7 +461,7 @@ type claimState struct {
 	// (verdict.ClaimRowFields).
 	more int
 	// ev reports whether each row read asks for ev, after att data (meta
-	// rowopts is 1).
+	// rowopts is not 0).
 	ev bool
 	// rows[i] is the row key of member i (base job: member), nil for a
 	// member that is not an id.

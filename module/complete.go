@@ -59,7 +59,7 @@ func complete(c *host.Call) error {
 		case verdict.CompleteFirst:
 			// GET version, HMGET row att uniq, ZSCORE active id, HGET stats
 			// completed (the verdict takes them in this order), HGET meta
-			// rowopts; then, when rowopts is set, HMGET row lane parent keep
+			// rowopts; then, unless rowopts is 0, HMGET row lane parent keep
 			// wait ev deps
 			meta, err := rowOptsMeta(&r, &st.scratch)
 			if err != nil {
@@ -358,12 +358,14 @@ func rowOptsMeta(r *verbCall, s *scratch) ([]byte, error) {
 }
 
 // rowOptsOn reports whether the rows' lane parent keep wait ev deps are
-// read (docs/PROTOCOL.md, "The queue's row flag"): meta rowopts, the k-th
-// reply of res, is 1, or meta was denied (nil) or is not a hash.
+// read (docs/PROTOCOL.md, "The queue's row flag"): unless meta rowopts, the
+// k-th reply of res, is 0 (a queue no row of which has them); a denied meta
+// (nil), one that is not a hash, or a flag absent (a queue older than it) or
+// of other bytes has them read.
 func rowOptsOn(meta []byte, res host.Results, k int) bool {
 	if meta == nil {
 		return true
 	}
 	f := fieldAt(res, k)
-	return f.Err != nil || f.Val.Is(protocol.RowOptsOn)
+	return f.Err != nil || !f.Val.Is(protocol.RowOptsOff)
 }

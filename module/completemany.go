@@ -62,7 +62,7 @@ func completeMany(c *host.Call) error {
 			// GET version; per job HMGET row att uniq and ZSCORE active id;
 			// HGET stats completed: the verdict takes them job by job (active
 			// by reference: no string made for it per job); HGET meta
-			// rowopts; then, when rowopts is set, per job HMGET row lane
+			// rowopts; then, unless rowopts is 0, per job HMGET row lane
 			// parent keep wait ev deps
 			meta, err := rowOptsMeta(&r, &st.scratch)
 			if err != nil {

@@ -52,14 +52,21 @@ const MetaJobFields = "jobfields"
 // JobFieldsOn is meta jobfields' value when set.
 const JobFieldsOn = "1"
 
-// MetaRowOpts is the meta field ADD sets to 1 when a job of the queue
-// stores a lane, parent, deps, keep, wait or ev field; COMPLETE,
-// COMPLETEMANY and CLAIM read those fields only when it is set. It is never
-// cleared.
+// MetaRowOpts is the meta field that tells COMPLETE, COMPLETEMANY and
+// CLAIM whether a row of the queue may hold a lane, parent, deps, keep, wait
+// or ev field: they skip those fields only when it is RowOptsOff, which ADD
+// writes with a queue's first rows when none stores them; any other value,
+// or none (a queue older than the flag), has them read.
 const MetaRowOpts = "rowopts"
 
-// RowOptsOn is meta rowopts' value when set.
+// RowOptsOn is meta rowopts' value once a job of the queue stored one of
+// those fields: ADD writes it over any other value, and nothing clears it.
 const RowOptsOn = "1"
+
+// RowOptsOff is meta rowopts' value on a queue no row of which was ever
+// written with those fields: ADD writes it only when meta seq is absent (no
+// job was ever added) and the field too.
+const RowOptsOff = "0"
 
 // StatCancelled is the stats counter of the jobs CANCEL ended.
 const StatCancelled = "cancelled"

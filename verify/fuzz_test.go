@@ -184,8 +184,8 @@ const (
 	setupEdges                 // seq and every counter at int64 max, att of job 4 at the 15-digit edge
 	setupPaused                // meta paused 1
 	setupForeign               // members that are not ids, a row without att, version 3 on queue "g"
-	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window; a flow: parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on; meta rowopts 1
-	setupEvents                // job events on: meta events_max and every row's ev at 2, one entry in the events stream; without setupLanes no meta rowopts (the ev are not read by COMPLETE, COMPLETEMANY, CLAIM)
+	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window; a flow: parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on; no meta rowopts (a queue older than the flag: every row field read)
+	setupEvents                // job events on: meta events_max and every row's ev at 2, one entry in the events stream; without setupLanes meta rowopts 0 (the ev are not read by COMPLETE, COMPLETEMANY, CLAIM)
 )
 
 // setup is the commands that prepare queue f for the bits of setup,
@@ -272,9 +272,8 @@ func setup(bits uint8) [][]string {
 				"prio", "0", "bo", "fixed:0", "at", "1700000000000"}, more...)
 		}
 		out = append(out,
+			// no meta rowopts, as the ADDs before the flag left such rows
 			[]string{"HSET", k.Meta, "seq", "12", protocol.MetaKeepDone, "3600000", protocol.MetaKeepDoneMax, "10"},
-			// the flag the ADDs of these rows would have set
-			[]string{"HSET", k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn},
 			row("10", "waiting", "0", "deps", "2", "keep", "1", "wait", "60000"),
 			row("11", "active", "1", "parent", "10", "onfail", "continue", "keep", "1"),
 			row("12", "pending", "0", "parent", "10", "wait", "60000"),
@@ -290,6 +289,10 @@ func setup(bits uint8) [][]string {
 			[]string{"HSET", k.Meta, protocol.MetaEventsMax, "2"},
 			[]string{"XADD", k.Fixed(protocol.SuffixEvents), "1-1", "brand", "emq", "event", "added", "id", "1"},
 		)
+		if bits&setupLanes == 0 {
+			// events planted on rows meta says have none
+			out = append(out, []string{"HSET", k.Meta, protocol.MetaRowOpts, protocol.RowOptsOff})
+		}
 		for id := 1; id <= 12; id++ {
 			out = append(out, []string{"EVAL", "if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'ev', '2') end",
 				"1", k.Job(strconv.Itoa(id))})
@@ -692,7 +695,7 @@ func fuzzSeeds() []fuzzSeed {
 	opts("cancel-dead", protocol.Cancel, full, "5")
 	// ext on a queue without meta jobfields: rows of att data ev max
 	opts("claim-ext-plain", protocol.Claim, full|setupEdges, "30000", "1000", "1")
-	// rows given events bounds by hand on a queue without meta rowopts:
+	// rows given events bounds by hand on a queue whose meta rowopts is 0:
 	// completed and claimed as plain
 	row := func(name string, cmd *protocol.Verb, args ...string) {
 		seeds = append(seeds, fuzzSeed{"rowopts-" + name, idx(cmd.Command), full | setupEvents, append([]string{N, K}, args...)})
@@ -700,6 +703,13 @@ func fuzzSeeds() []fuzzSeed {
 	row("complete-plain", protocol.Complete, "4", "1", "")
 	row("completemany-plain", protocol.CompleteMany, "1", "4", "1", "")
 	row("claim-plain", protocol.Claim, "30000", "1000", "1")
+	// a queue older than the flag (lanes, a flow, retention, events, no
+	// meta rowopts): every row field read
+	old := func(name string, cmd *protocol.Verb, args ...string) {
+		seeds = append(seeds, fuzzSeed{"rowopts-" + name, idx(cmd.Command), full | setupLanes | setupEvents, append([]string{N, K}, args...)})
+	}
+	old("completemany-old", protocol.CompleteMany, "2", "7", "1", "", "11", "1", "r")
+	old("claim-old", protocol.Claim, "30000", "1000")
 	return seeds
 }
 

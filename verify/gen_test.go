@@ -1048,9 +1048,14 @@ func (g *gen) corrupt() {
 		value := g.pick("value", append([]string{"86400000", "86400001", "\x00"}, intish...)...)
 		c = cmd("HSET", k.Job(g.id(q)), field, value)
 	case "row flag":
-		// the queue's rowopts flag, set or not as no ADD left it: the
-		// lane, flow, retention and events fields planted above are then
-		// read, or not, by COMPLETE, COMPLETEMANY and CLAIM
+		// the queue's rowopts flag, set, of other bytes, or gone (a queue
+		// older than it): the lane, flow, retention and events fields
+		// planted above are then read, or not (0), by COMPLETE,
+		// COMPLETEMANY and CLAIM
+		if g.chance("row flag gone", 25) {
+			c = cmd("HDEL", k.Meta, protocol.MetaRowOpts)
+			break
+		}
 		c = cmd("HSET", k.Meta, protocol.MetaRowOpts, g.pick("value", "1", "0", "1\x00", ""))
 	}
 	g.p.run(g.t, c)

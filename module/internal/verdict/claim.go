@@ -68,7 +68,7 @@ const (
 	// (ClaimRowFields): the verdict does not.
 	ClaimMetaJobFields
 	// ClaimMetaRowOpts is meta rowopts' index, which the handler reads (a
-	// row's ev is read only when it is 1): the verdict does not.
+	// row's ev is read unless it is 0): the verdict does not.
 	ClaimMetaRowOpts
 )
 

@@ -282,23 +282,31 @@ func AddFlagsJobFields(jobs []AddJob, flag Field) bool {
 	return false
 }
 
-// AddFlagsRowOpts reports whether ADD writes HSET meta rowopts 1: a job of
-// the call stores a lane, parent, deps, wait, keep or ev field (every job
-// stores keep and ev when all is true: retention or events are on) and meta
-// rowopts, as read, is not 1 (docs/PROTOCOL.md, "The queue's row flag").
-func AddFlagsRowOpts(jobs []AddJob, all bool, flag Field) bool {
-	if flag.Is(protocol.RowOptsOn) {
-		return false
+// AddRowOpts is the value ADD writes to meta rowopts, or "" for none
+// (docs/PROTOCOL.md, "The queue's row flag"). RowOptsOn when a job of the
+// call stores a lane, parent, deps, wait, keep or ev field (every job stores
+// keep and ev when all is true: retention or events are on) and the flag,
+// as read, is not RowOptsOn. RowOptsOff when no job does, meta seq is absent
+// (no job was ever added, so no row exists) and so is the flag: a queue
+// whose meta has seq but no flag is older than it, and keeps every field
+// read.
+func AddRowOpts(jobs []AddJob, all bool, seq, flag Field) string {
+	if len(jobs) == 0 {
+		return ""
 	}
-	if all {
-		return len(jobs) > 0
-	}
+	stores := all
 	for _, j := range jobs {
 		if j.Lane != nil || j.Parent >= 0 || j.IsParent() || j.Wait != nil {
-			return true
+			stores = true
 		}
 	}
-	return false
+	switch {
+	case stores && !flag.Is(protocol.RowOptsOn):
+		return protocol.RowOptsOn
+	case !stores && !seq.Set && !flag.Set:
+		return protocol.RowOptsOff
+	}
+	return ""
 }
 
 // ClaimRowFields is the number of row fields CLAIM's HMGET of a row reads

@@ -219,30 +219,39 @@ func TestAddFlagsJobFields(t *testing.T) {
 	}
 }
 
-func TestAddFlagsRowOpts(t *testing.T) {
+func TestAddRowOpts(t *testing.T) {
 	t.Parallel()
 	plain := []AddJob{{Parent: -1}, {Parent: -1, Kind: []byte("k"), Unique: []byte("u"), Delay: 5}}
+	lane := []AddJob{{Parent: -1}, {Parent: -1, Lane: []byte("l")}}
+	fresh, old := Field{}, Str("7")
 	for _, c := range []struct {
-		name string
-		jobs []AddJob
-		all  bool
-		flag Field
-		want bool
+		name      string
+		jobs      []AddJob
+		all       bool
+		seq, flag Field
+		want      string
 	}{
-		{"plain jobs", plain, false, Field{}, false},
-		{"no jobs", nil, true, Field{}, false},
-		{"a lane", append(plain[:1:1], AddJob{Parent: -1, Lane: []byte("l")}), false, Field{}, true},
-		{"a child", []AddJob{{Parent: -1, Kids: 1}, {Parent: 0}}, false, Field{}, true},
-		{"a parent", []AddJob{{Parent: -1, Kids: 1}}, false, Field{}, true},
-		{"a wait", []AddJob{{Parent: -1, Wait: []byte("5")}}, false, Field{}, true},
-		{"retention or events on", plain, true, Field{}, true},
-		{"already set", []AddJob{{Parent: -1, Lane: []byte("l")}}, true, Str("1"), false},
-		{"set to another value", []AddJob{{Parent: -1, Lane: []byte("l")}}, false, Str("2"), true},
-		{"empty value", plain, true, Str(""), true},
-		{"plain jobs on a set queue", plain, false, Str("1"), false},
+		{"plain jobs, a queue's first", plain, false, fresh, Field{}, "0"},
+		{"plain jobs, a queue older than the flag", plain, false, old, Field{}, ""},
+		{"plain jobs, a fresh queue", plain, false, old, Str("0"), ""},
+		{"plain jobs, first, flag already 0", plain, false, fresh, Str("0"), ""},
+		{"plain jobs, first, flag 1 by hand", plain, false, fresh, Str("1"), ""},
+		{"plain jobs, first, flag of other bytes", plain, false, fresh, Str(""), ""},
+		{"plain jobs on a set queue", plain, false, old, Str("1"), ""},
+		{"no jobs", nil, true, fresh, Field{}, ""},
+		{"a lane, first", lane, false, fresh, Field{}, "1"},
+		{"a lane, older queue", lane, false, old, Field{}, "1"},
+		{"a lane, fresh queue", lane, false, old, Str("0"), "1"},
+		{"a child", []AddJob{{Parent: -1, Kids: 1}, {Parent: 0}}, false, fresh, Field{}, "1"},
+		{"a parent", []AddJob{{Parent: -1, Kids: 1}}, false, old, Str("0"), "1"},
+		{"a wait", []AddJob{{Parent: -1, Wait: []byte("5")}}, false, old, Str("0"), "1"},
+		{"retention or events on", plain, true, fresh, Field{}, "1"},
+		{"already set", lane, true, old, Str("1"), ""},
+		{"set to another value", lane, false, old, Str("2"), "1"},
+		{"empty value", plain, true, old, Str(""), "1"},
 	} {
-		if got := AddFlagsRowOpts(c.jobs, c.all, c.flag); got != c.want {
-			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		if got := AddRowOpts(c.jobs, c.all, c.seq, c.flag); got != c.want {
+			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}
 }
