@@ -53,7 +53,7 @@ const (
 var ClaimMetaFields = [...]string{
 	protocol.MetaPaused, protocol.MetaRateMax, protocol.MetaRateWindow,
 	protocol.MetaTurn, protocol.MetaPendingTurn, protocol.MetaLaneWait,
-	protocol.MetaJobFields,
+	protocol.MetaJobFields, protocol.MetaLaneSets,
 }
 
 // The indexes of ClaimMetaFields.
@@ -67,6 +67,10 @@ const (
 	// ClaimMetaJobFields is meta jobfields' index, which the handler reads
 	// (ClaimRowFields): the verdict does not.
 	ClaimMetaJobFields
+	// ClaimMetaLaneSets is meta lanesets' index, which the handler reads
+	// (which laneinfo fields it asks for, whether it writes the count): the
+	// verdict takes the lanes' settings as read.
+	ClaimMetaLaneSets
 )
 
 // ClaimLane is one lane of turns as CLAIM reads it.
