@@ -80,6 +80,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"lanes/counts", testLaneCounts},
 		{"lanes/refusals", testLaneRefusals},
 		{"lanes/invariants", testLaneInvariants},
+		{"lanes/sets", testLaneSets},
 		{protocol.Rate.Name, testRate},
 		{"flows/add", testFlowAdd},
 		{"flows/release", testFlowRelease},

@@ -3,6 +3,7 @@ package conformance
 import (
 	"math/rand/v2"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -146,4 +147,35 @@ func (q *queue) laneInvariants(lanes []string, where string) {
 		lw = "0"
 	}
 	require.Equal(q.t, strconv.FormatInt(waiting, 10), lw, "%s: lanewait", where)
+	q.laneSetsInvariant(where)
+}
+
+// laneSetsInvariant checks meta lanesets, when it is a count: it is the
+// number of lanes with a cap or a pause in laneinfo.
+func (q *queue) laneSetsInvariant(where string) {
+	q.t.Helper()
+	v, err := q.cmd("HGET", q.k.Meta, protocol.MetaLaneSets).ToString()
+	if err != nil {
+		return // not known: the verbs do not count
+	}
+	require.Equal(q.t, strconv.Itoa(q.lanesWithSettings()), v, "%s: lanesets", where)
+}
+
+// lanesWithSettings counts the lanes laneinfo gives a cap above 0 or a
+// pause.
+func (q *queue) lanesWithSettings() int {
+	q.t.Helper()
+	fields := q.laneinfo()
+	set := map[string]bool{}
+	for i := 0; i+1 < len(fields); i += 2 {
+		f, v := fields[i], fields[i+1]
+		if l, ok := strings.CutPrefix(f, protocol.FieldLaneCap); ok {
+			if c, err := strconv.ParseInt(v, 10, 64); err == nil && c > 0 {
+				set[l] = true
+			}
+		} else if l, ok := strings.CutPrefix(f, protocol.FieldLanePaused); ok && v == "1" {
+			set[l] = true
+		}
+	}
+	return len(set)
 }

@@ -4,7 +4,7 @@
 -- KEYS[1] -> emq:{q}:          the queue base
 -- KEYS[2] -> emq:{q}:version   string, the fence
 -- KEYS[3] -> emq:{q}:meta      hash, paused, rate_max, rate_window, turn, pturn, lanewait, jobfields,
---                              rowopts
+--                              rowopts, lanesets
 -- KEYS[4] -> emq:{q}:pending   zset
 -- KEYS[5] -> emq:{q}:active    zset, score = lease deadline ms
 -- ARGV[1] -> lease_ms, 1..86400000
@@ -54,7 +54,7 @@ refusal = fence()
 if refusal then return refusal end
 
 local base, meta, pending, active = KEYS[1], KEYS[3], KEYS[4], KEYS[5]
-local m = rpcall('HMGET', meta, 'paused', 'rate_max', 'rate_window', 'turn', 'pturn', 'lanewait', 'jobfields', 'rowopts')
+local m = rpcall('HMGET', meta, 'paused', 'rate_max', 'rate_window', 'turn', 'pturn', 'lanewait', 'jobfields', 'rowopts', 'lanesets')
 if m.err then return m end
 if m[1] == '1' then return {} end
 -- ext on a queue no job of which stored kind, timeout or headers (meta
@@ -92,13 +92,14 @@ if #ids == 0 and nturns == 0 then return {} end
 -- jobs[t] is the member of the t-th turn given, from[t] its participant:
 -- lane i of turns, or 0 for pending (pend: it has jobs). The lanes are kept
 -- in arrays by their index, which cost less than a table a lane: names,
--- lk (lane:<l>), lf (the laneinfo fields, three a lane), the settings A
--- (active), C (cap), PZ (paused), room; per participant sup (its supply), K
--- (its turns), J (its last turn's number), got (its jobs returned), heads;
--- per lane LW (its size, or a lower bound above its turns when X is false).
+-- lk (lane:<l>), af (active:<l>), lf (the laneinfo fields read, sw a lane:
+-- three, or only active:<l> when bare), the settings A (active), C (cap), PZ
+-- (paused), room; per participant sup (its supply), K (its turns), J (its
+-- last turn's number), got (its jobs returned), heads; per lane LW (its
+-- size, or a lower bound above its turns when X is false).
 local jobs, from = {}, {}
-local nl, pend, T = 0, false, 0
-local names, lk, lf = {}, {}, {}
+local nl, pend, T, n0 = 0, false, 0, false
+local names, lk, af, lf, sw, bare = {}, {}, {}, {}, 3, false
 local A, C, PZ, room, sup, K, J, LW, X, got, heads = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
 if nturns == 0 then
   for i = 1, #ids do jobs[i] = ids[i] end
@@ -116,15 +117,25 @@ else
   -- every lane's laneinfo fields at once (laneinfo is one key: its
   -- WRONGTYPE comes first either way): HGETALL when laneinfo holds few more
   -- fields than those or is small (a listpack, where each field HMGET asks
-  -- for is a scan of the whole hash), else one HMGET; the values are the same
-  for i = 1, nl do
-    local l = names[i]
-    lf[3 * i - 2], lf[3 * i - 1], lf[3 * i] = 'active:' .. l, 'cap:' .. l, 'paused:' .. l
-  end
+  -- for is a scan of the whole hash), else one HMGET; the values are the same.
+  -- No lane has a setting when meta lanesets is 0 or laneinfo is empty
+  -- (bare): then only the active counts are read.
   local n = rpcall('HLEN', acl[1])
   if type(n) == 'table' then return n end
+  n0 = n == 0
+  bare = m[9] == '0' or n0
+  if bare then sw = 1 end
+  for i = 1, nl do
+    local l = names[i]
+    af[i] = 'active:' .. l
+    if bare then
+      lf[i] = af[i]
+    else
+      lf[3 * i - 2], lf[3 * i - 1], lf[3 * i] = af[i], 'cap:' .. l, 'paused:' .. l
+    end
+  end
   local info = {}
-  if n <= 3 * nl or (n <= 512 and nl >= 8) then
+  if n <= sw * nl or (n <= 512 and nl >= 8) then
     local all, by = rcall('HGETALL', acl[1]), {}
     for i = 1, #all, 2 do by[all[i]] = all[i + 1] end
     for i = 1, #lf do info[i] = by[lf[i]] or false end
@@ -134,8 +145,8 @@ else
   -- room is what a lane's settings let it give: none when paused or at its
   -- cap, else up to its cap (or count)
   for i = 1, nl do
-    local a, c = rowint(info[3 * i - 2], MAX_ROW_INT), rowint(info[3 * i - 1], MAX_ROW_INT)
-    local p, r = info[3 * i] == '1', count
+    local a, c, p, r = rowint(info[sw * (i - 1) + 1], MAX_ROW_INT), 0, false, count
+    if not bare then c, p = rowint(info[3 * i - 1], MAX_ROW_INT), info[3 * i] == '1' end
     if p or (c > 0 and a >= c) then
       r = 0
     elseif c > 0 and c - a < count then
@@ -312,7 +323,7 @@ if nturns > 0 then
       sumk = sumk + k
       local a2, w2 = A[i] + got[i], LW[i] - k
       if a2 ~= A[i] then
-        act[#act + 1] = lf[3 * i - 2]
+        act[#act + 1] = af[i]
         act[#act + 1] = format('%d', a2)
       end
       if w2 == 0 and a2 == 0 then gone[#gone + 1] = names[i] end
@@ -339,6 +350,11 @@ if nturns > 0 then
   if W2 ~= W then
     fields[#fields + 1] = 'lanewait'
     fields[#fields + 1] = format('%d', W2)
+  end
+  -- an empty laneinfo holds no setting: the count is known, 0
+  if n0 and m[9] ~= '0' then
+    fields[#fields + 1] = 'lanesets'
+    fields[#fields + 1] = '0'
   end
   rcall('HSET', meta, unpack(fields))
 end

@@ -10,6 +10,9 @@
 -- base; the lane accounting of lib.lua moves the lane in or out of turns
 -- as the new cap makes it ready or not.
 --
+-- meta lanesets, the count of the lanes with a cap or a pause, follows the
+-- lane's change when it is known (lib.lua lane_sets).
+--
 -- Reply: integer 1.
 -- Refusals, in order: ERR EMQ lanecap numkeys must be 2; ERR EMQ lanecap
 -- wrong number of arguments; ERR EMQ lanecap bad key layout; ERR EMQ lanecap
@@ -31,11 +34,13 @@ refusal = lane_read(acc)
 if refusal then return refusal end
 
 local e = acc.list[1]
+local n, s = lane_sets()
 if cap > 0 and e.cap ~= ARGV[2] then
   rcall('HSET', KEYS[1] .. 'laneinfo', 'cap:' .. l, ARGV[2])
 elseif cap == 0 and e.cap then
   rcall('HDEL', KEYS[1] .. 'laneinfo', 'cap:' .. l)
 end
 e.c2 = cap
+lane_sets_write(n, s, e)
 if lane_write(acc) then signal_push(KEYS[1] .. 'signal') end
 return 1

@@ -5,6 +5,9 @@
 -- KEYS[2] -> emq:{q}:version   string, the fence
 -- ARGV[1] -> lane, 1..128 bytes
 --
+-- meta lanesets, the count of the lanes with a cap or a pause, follows the
+-- lane's change when it is known (lib.lua lane_sets).
+--
 -- Reply: integer 1 when the lane was not paused, 0 (nothing written) when it
 -- already was.
 -- Refusals, in order: ERR EMQ lanepause numkeys must be 2; ERR EMQ lanepause
@@ -26,7 +29,9 @@ if refusal then return refusal end
 
 local e = acc.list[1]
 if e.p then return 0 end
+local n, s = lane_sets()
 rcall('HSET', KEYS[1] .. 'laneinfo', 'paused:' .. l, '1')
 e.p2 = true
+lane_sets_write(n, s, e)
 lane_write(acc)
 return 1

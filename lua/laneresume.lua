@@ -5,6 +5,9 @@
 -- KEYS[2] -> emq:{q}:version   string, the fence
 -- ARGV[1] -> lane, 1..128 bytes
 --
+-- meta lanesets, the count of the lanes with a cap or a pause, follows the
+-- lane's change when it is known (lib.lua lane_sets).
+--
 -- Reply: integer 1 when the lane was paused, 0 (nothing written) when not.
 -- Refusals, in order: ERR EMQ laneresume numkeys must be 2; ERR EMQ
 -- laneresume wrong number of arguments; ERR EMQ laneresume bad key layout;
@@ -25,7 +28,9 @@ if refusal then return refusal end
 
 local e = acc.list[1]
 if not e.p then return 0 end
+local n, s = lane_sets()
 rcall('HDEL', KEYS[1] .. 'laneinfo', 'paused:' .. l)
 e.p2 = false
+lane_sets_write(n, s, e)
 if lane_write(acc) then signal_push(KEYS[1] .. 'signal') end
 return 1

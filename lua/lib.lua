@@ -372,6 +372,33 @@ local function lane_write(acc)
   return woke
 end
 
+-- lane_sets is the lane setting verbs' read of meta lanesets, the count of
+-- the lanes with a cap or a pause: HGET meta lanesets and HLEN laneinfo,
+-- after lane_read (which typed both). It returns the count, nil when it is
+-- not known (the field not a count and laneinfo not empty), and the field.
+local function lane_sets()
+  local base = KEYS[1]
+  local s = rcall('HGET', base .. 'meta', 'lanesets')
+  local n = s and uint(s, 0, MAX_ROW_INT)
+  if rcall('HLEN', base .. 'laneinfo') == 0 and not n then n = 0 end
+  return n, s
+end
+
+-- lane_sets_write writes HSET meta lanesets when the count n (lane_sets) is
+-- known and lane e's settings, read (c, p) and after the call (c2, p2),
+-- change it or the field s does not hold it yet.
+local function lane_sets_write(n, s, e)
+  if not n then return end
+  local had, has = e.c > 0 or e.p, e.c2 > 0 or e.p2
+  if has and not had then
+    n = n + 1
+  elseif had and not has and n > 0 then
+    n = n - 1
+  end
+  local v = format('%d', n)
+  if s ~= v then rcall('HSET', KEYS[1] .. 'meta', 'lanesets', v) end
+end
+
 -- Rate limit --------------------------------------------------------------------
 
 -- rate_read is CLAIM's read of the rate window when meta sets a rate of

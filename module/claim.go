@@ -387,6 +387,10 @@ func (st *claimState) laneWrites(b *host.Batch, r *verbCall, turns, meta []byte,
 	if v.SetWait {
 		b.Str(protocol.MetaLaneWait).Int(v.Wait)
 	}
+	// an empty laneinfo holds no setting: the count is known, 0
+	if st.infoLen == 0 && !s.Meta.Val[verdict.ClaimMetaLaneSets].Is("0") {
+		b.Str(protocol.MetaLaneSets).Str("0")
+	}
 }
 
 // stillReady reports whether lane i of turns is ready after the claim.
@@ -595,17 +599,25 @@ func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 }
 
 // wholeInfo reports whether laneinfo, of n fields, is better read whole
-// (HGETALL) than as n lanes' three fields (HMGET): when it holds few more
+// (HGETALL) than as n lanes' per fields each (HMGET): when it holds few more
 // fields than those, or is small enough to be a listpack, where each field
 // HMGET asks for is a scan of the whole hash. Only the cost differs: the
 // values read are the same.
-func wholeInfo(fields int64, lanes int) bool {
-	return fields >= 0 && (fields <= 3*int64(lanes) || (fields <= 512 && lanes >= 8))
+func wholeInfo(fields int64, lanes, per int) bool {
+	return fields >= 0 && (fields <= int64(per)*int64(lanes) || (fields <= 512 && lanes >= 8))
+}
+
+// bare reports whether no lane of the queue has a setting, so that CLAIM
+// reads only the lanes' active counts: meta lanesets is 0, or laneinfo (HLEN
+// read with turns) is empty.
+func (st *claimState) bare() bool {
+	return st.seen.Meta.Val[verdict.ClaimMetaLaneSets].Is("0") || st.infoLen == 0
 }
 
 // readHeads makes the lanes' reads the verdict asks for, in one batch: when
 // their laneinfo fields are not read yet, one HMGET laneinfo active:<l>
-// cap:<l> paused:<l> … of every lane of turns; then per lane, in order,
+// cap:<l> paused:<l> … of every lane of turns (active:<l> only when bare);
+// then per lane, in order,
 // ZRANGE lane:<l> 0 <Ask-1> and ZCARD lane:<l> as asked. The members are
 // copied into the scratch.
 func (st *claimState) readHeads(r *verbCall) {
@@ -613,15 +625,21 @@ func (st *claimState) readHeads(r *verbCall) {
 	lanes := s.Ready.Val
 	b := r.c.Read()
 	info := !lanes[0].Info.Made
-	whole := info && wholeInfo(st.infoLen, len(lanes))
+	per := 3
+	if st.bare() {
+		per = 1
+	}
+	whole := info && wholeInfo(st.infoLen, len(lanes), per)
 	if whole {
 		b.Cmd("HGETALL").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
 	} else if info {
 		b.Cmd("HMGET").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
 		for i := range lanes {
-			b.Arg(st.field(protocol.FieldLaneActive, lanes[i].Name)).
-				Arg(st.field(protocol.FieldLaneCap, lanes[i].Name)).
-				Arg(st.field(protocol.FieldLanePaused, lanes[i].Name))
+			b.Arg(st.field(protocol.FieldLaneActive, lanes[i].Name))
+			if per == 3 {
+				b.Arg(st.field(protocol.FieldLaneCap, lanes[i].Name)).
+					Arg(st.field(protocol.FieldLanePaused, lanes[i].Name))
+			}
 		}
 	}
 	for i := range lanes {
@@ -637,10 +655,10 @@ func (st *claimState) readHeads(r *verbCall) {
 	s.LaneReads++
 	k := 0
 	if whole {
-		st.laneInfoAll(res)
+		st.laneInfoAll(res, per)
 		k++
 	} else if info {
-		st.laneInfo(res)
+		st.laneInfo(res, per)
 		k++
 	}
 	for i := range lanes {
@@ -656,13 +674,13 @@ func (st *claimState) readHeads(r *verbCall) {
 	}
 }
 
-// laneInfo spreads the first reply of res, HMGET laneinfo of three fields
-// per lane of turns, over the lanes' Info, the values copied into the
-// scratch; an error is every lane's.
-func (st *claimState) laneInfo(res host.Results) {
+// laneInfo spreads the first reply of res, HMGET laneinfo of per fields
+// per lane of turns (three, or active:<l> only), over the lanes' Info, the
+// values copied into the scratch; an error is every lane's.
+func (st *claimState) laneInfo(res host.Results, per int) {
 	lanes := st.seen.Ready.Val
 	v, err := res.At(0)
-	if err == nil && (v.Kind() != host.KindArray || v.Len() != 3*len(lanes)) {
+	if err == nil && (v.Kind() != host.KindArray || v.Len() != per*len(lanes)) {
 		err = host.ErrHostReply
 	}
 	if err == nil {
@@ -670,7 +688,7 @@ func (st *claimState) laneInfo(res host.Results) {
 			lanes[i].Info = verdict.Reply[[3]verdict.Field]{Made: true}
 		}
 		v.Elems(func(j int, e host.Value) bool {
-			f := &lanes[j/3].Info.Val[j%3]
+			f := &lanes[j/per].Info.Val[j%per]
 			if f.Bytes, f.Set, err = e.OptBytes(); err != nil {
 				return false
 			}
@@ -686,9 +704,9 @@ func (st *claimState) laneInfo(res host.Results) {
 }
 
 // laneInfoAll spreads the first reply of res, HGETALL laneinfo, over the
-// lanes' Info (the fields a lane's HMGET would read, the values copied into
-// the scratch); an error is every lane's.
-func (st *claimState) laneInfoAll(res host.Results) {
+// lanes' Info (the fields a lane's HMGET of per fields would read, the
+// values copied into the scratch); an error is every lane's.
+func (st *claimState) laneInfoAll(res host.Results, per int) {
 	lanes := st.seen.Ready.Val
 	v, err := res.At(0)
 	if err == nil && (v.Kind() != host.KindArray || v.Len()%2 != 0) {
@@ -719,7 +737,7 @@ func (st *claimState) laneInfoAll(res host.Results) {
 			}
 			return true
 		}
-		f = st.infoField(b)
+		f = st.infoField(b, per)
 		return true
 	})
 	if err != nil {
@@ -730,8 +748,9 @@ func (st *claimState) laneInfoAll(res host.Results) {
 }
 
 // infoField is the Info field of the lane of turns a laneinfo field names
-// (active:<l>, cap:<l> or paused:<l>), or nil.
-func (st *claimState) infoField(name []byte) *verdict.Field {
+// (active:<l>, cap:<l> or paused:<l>; active:<l> only when per is 1), or
+// nil.
+func (st *claimState) infoField(name []byte, per int) *verdict.Field {
 	k := 0
 	var lane []byte
 	switch {
@@ -742,6 +761,9 @@ func (st *claimState) infoField(name []byte) *verdict.Field {
 	case bytes.HasPrefix(name, []byte(protocol.FieldLanePaused)):
 		k, lane = 2, name[len(protocol.FieldLanePaused):]
 	default:
+		return nil
+	}
+	if k >= per {
 		return nil
 	}
 	lanes := st.seen.Ready.Val

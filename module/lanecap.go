@@ -40,7 +40,11 @@ func laneCap(c *host.Call) error {
 	} else if del {
 		hdel = field
 	}
-	if err := laneSettingWrites(&r, st, hset, hdel, protocol.FormatInt(capTo)); err != nil {
+	setSets, sets, err := laneSets(&r, st)
+	if err != nil {
+		return err
+	}
+	if err := laneSettingWrites(&r, st, hset, hdel, protocol.FormatInt(capTo), setSets, sets); err != nil {
 		return err
 	}
 	c.ReplyInt(1)

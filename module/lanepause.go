@@ -43,7 +43,11 @@ func lanePaused(c *host.Call, v *protocol.Verb, paused bool) error {
 	} else {
 		hdel = field
 	}
-	if err := laneSettingWrites(&r, st, hset, hdel, "1"); err != nil {
+	setSets, sets, err := laneSets(&r, st)
+	if err != nil {
+		return err
+	}
+	if err := laneSettingWrites(&r, st, hset, hdel, "1", setSets, sets); err != nil {
 		return err
 	}
 	c.ReplyInt(1)

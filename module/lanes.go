@@ -324,12 +324,33 @@ func laneSetting(r *verbCall, st *laneVerbState, lane []byte, set func(*verdict.
 	return refusal
 }
 
-// laneSettingWrites writes a lane setting verb's field (HSET field value, or
-// HDEL field, when not empty), then the lane accounting's writes and its
-// signal. With nothing to write it passes no guard.
-func laneSettingWrites(r *verbCall, st *laneVerbState, hset, hdel []byte, value string) error {
+// laneSets reads what a lane setting verb needs for meta lanesets after
+// the lane accounting (which typed meta and laneinfo): HGET meta lanesets,
+// HLEN laneinfo. It returns verdict.LaneSetsChange's decision for the lane's
+// change; a reply that is not the expected one is a host failure.
+func laneSets(r *verbCall, st *laneVerbState) (set bool, n int64, err error) {
 	la := &st.lanes
-	if hset == nil && hdel == nil && !la.v.Any && !la.wakes() {
+	res := r.c.Read().Cmd("HGET").Arg(la.meta).Str(protocol.MetaLaneSets).
+		Cmd("HLEN").Arg(la.laneinfo).RunAll()
+	stored, infoLen := fieldAt(res, 0), intAt(res, 1)
+	if stored.Err != nil {
+		return false, 0, stored.Err
+	}
+	if infoLen.Err != nil {
+		return false, 0, infoLen.Err
+	}
+	e := &la.v.Effects[0]
+	set, n = verdict.LaneSetsChange(stored.Val, infoLen.Val, e.Before.LaneSettings, e.After.LaneSettings)
+	return set, n, nil
+}
+
+// laneSettingWrites writes a lane setting verb's field (HSET field value, or
+// HDEL field, when not empty), then HSET meta lanesets <sets> when setSets,
+// then the lane accounting's writes and its signal. With nothing to write it
+// passes no guard.
+func laneSettingWrites(r *verbCall, st *laneVerbState, hset, hdel []byte, value string, setSets bool, sets int64) error {
+	la := &st.lanes
+	if hset == nil && hdel == nil && !setSets && !la.v.Any && !la.wakes() {
 		return nil
 	}
 	w, err := r.c.BeginWrites()
@@ -342,6 +363,9 @@ func laneSettingWrites(r *verbCall, st *laneVerbState, hset, hdel []byte, value 
 		b.Cmd("HSET").Arg(la.laneinfo).Arg(hset).Str(value)
 	case hdel != nil:
 		b.Cmd("HDEL").Arg(la.laneinfo).Arg(hdel)
+	}
+	if setSets {
+		b.Cmd("HSET").Arg(la.meta).Str(protocol.MetaLaneSets).Int(sets)
 	}
 	la.writes(b)
 	if la.wakes() {

@@ -267,6 +267,11 @@ const (
 	MetaResultMax   = "result_max"
 )
 
+// MetaLaneSets is meta's count of the lanes with a setting (a cap or a
+// pause), which LANECAP, LANEPAUSE and LANERESUME keep: at 0 CLAIM reads
+// only the lanes' active counts (docs/PROTOCOL.md, "Lane keys").
+const MetaLaneSets = "lanesets"
+
 // StatsExtras are the integers STATS replies after the counters, in order.
 var StatsExtras = []string{"lanes", "lane_waiting", "rate_max", "rate_window", "waiting", "retained"}
 

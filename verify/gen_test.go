@@ -984,7 +984,8 @@ func (g *gen) corrupt() {
 			c = cmd("HSET", k.Job(g.id(q)), protocol.FieldLane, g.pick("value", append([]string{"", strings.Repeat("l", protocol.MaxLaneName+1)}, lanes...)...))
 		}
 	case "lane meta":
-		c = cmd("HSET", k.Meta, g.pick("field", protocol.MetaTurn, protocol.MetaPendingTurn, protocol.MetaLaneWait, protocol.MetaRateMax, protocol.MetaRateWindow),
+		c = cmd("HSET", k.Meta, g.pick("field", protocol.MetaTurn, protocol.MetaPendingTurn, protocol.MetaLaneWait, protocol.MetaRateMax, protocol.MetaRateWindow,
+			protocol.MetaLaneSets),
 			g.pick("value", intish...))
 	case "turn member":
 		// a lane in turns that is not ready, or a member in a lane set

@@ -76,6 +76,9 @@ func TestQueueProblems(t *testing.T) {
 		}, `lane "u" (waiting 1, active 0, cap 1) ready false but in turns true`},
 		{"a lane's job in pending", func(k protocol.Keys) []string { return []string{"ZADD", k.Pending, "1", "7"} }, `job 7 is in lane "u" and pending`},
 		{"lanewait", func(k protocol.Keys) []string { return []string{"HSET", k.Meta, protocol.MetaLaneWait, "5"} }, "meta lanewait 5, 2 jobs wait in lanes"},
+		{"lanesets", func(k protocol.Keys) []string {
+			return []string{"HSET", k.Fixed(protocol.SuffixLaneInfo), protocol.FieldLaneCap + "t", "9"}
+		}, `meta lanesets "1", 2 lanes have a cap or a pause`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "broken" + string(rune('a'+i))

@@ -53,7 +53,7 @@ const (
 var ClaimMetaFields = [...]string{
 	protocol.MetaPaused, protocol.MetaRateMax, protocol.MetaRateWindow,
 	protocol.MetaTurn, protocol.MetaPendingTurn, protocol.MetaLaneWait,
-	protocol.MetaJobFields, protocol.MetaRowOpts,
+	protocol.MetaJobFields, protocol.MetaRowOpts, protocol.MetaLaneSets,
 }
 
 // The indexes of ClaimMetaFields.
@@ -70,6 +70,10 @@ const (
 	// ClaimMetaRowOpts is meta rowopts' index, which the handler reads (a
 	// row's ev is read unless it is 0): the verdict does not.
 	ClaimMetaRowOpts
+	// ClaimMetaLaneSets is meta lanesets' index, which the handler reads
+	// (which laneinfo fields it asks for, whether it writes the count): the
+	// verdict takes the lanes' settings as read.
+	ClaimMetaLaneSets
 )
 
 // ClaimLane is one lane of turns as CLAIM reads it.
