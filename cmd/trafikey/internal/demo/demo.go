@@ -171,6 +171,9 @@ func (r *Result) main(ctx context.Context, q *trafikey.Queue, cfg Config, logger
 			progressbar.OptionSetWidth(30),
 			progressbar.OptionClearOnFinish(),
 		)
+		// its clock starts now, not at its first render: a first render
+		// after thousands of jobs would divide them by almost no time
+		bar.StartWithoutRender()
 	}
 
 	began := time.Now()
