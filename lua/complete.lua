@@ -47,12 +47,7 @@ local row = base .. 'job:' .. id
 local logs = row .. ':logs'
 local all = may({row, logs}, true, true)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
-local f
-if ro then
-  f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps')
-else
-  f = rpcall('HMGET', row, 'att', 'uniq')
-end
+local f = row_fields(row, ro)
 if f.err then return f end
 if not f[1] then return 0 end
 if f[1] ~= ARGV[2] then return e_stale(VERB) end

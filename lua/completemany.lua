@@ -73,12 +73,7 @@ for i = 1, n do
   local id, token, result = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
   local row = rows[i]
   if i == deny then return {err = E_NOPERM} end
-  local f
-  if ro then
-    f = rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps')
-  else
-    f = rpcall('HMGET', row, 'att', 'uniq')
-  end
+  local f = row_fields(row, ro)
   if f.err then return f end
   if not f[1] then
     out[i] = 0

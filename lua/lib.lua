@@ -1504,3 +1504,11 @@ local function row_opts(meta)
   local v = rpcall('HGET', meta, 'rowopts')
   return type(v) == 'table' or v ~= '0'
 end
+
+-- row_fields reads the fields COMPLETE and COMPLETEMANY take of a job's
+-- row: att uniq, then lane parent keep wait ev deps when ro (row_opts) says
+-- the row may hold them. The reply is HMGET's (an error table on a failure).
+local function row_fields(row, ro)
+  if ro then return rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps') end
+  return rpcall('HMGET', row, 'att', 'uniq')
+end
