@@ -2,6 +2,7 @@ package verify
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,16 +96,75 @@ var givenFlags = sync.OnceValue(func() map[string]bool {
 // it must find no divergence, and shows the harness's own normalisations
 // hold.
 func TestDifferentialLua(t *testing.T) {
-	differential(t, newLuaPair(t), ciChecksLua, ciBudgetLua)
+	f := repeatFailures(t)
+	differential(t, f, newLuaPair(t), ciChecksLua, ciBudgetLua)
 }
 
 // TestDifferentialNative compares the module with the Lua scripts.
 func TestDifferentialNative(t *testing.T) {
-	differential(t, newNativePair(t), ciChecksNative, ciBudgetNative)
+	f := repeatFailures(t)
+	differential(t, f, newNativePair(t), ciChecksNative, ciBudgetNative)
 }
 
-func differential(t *testing.T, p *pair, ci int, ciBudget time.Duration) {
-	t.Run("corpus", func(t *testing.T) { replayCorpus(t, p) })
+// failures are the messages a test failed with, kept to be logged again
+// when it ends, after the servers' logs (their cleanups run first): a log
+// that only shows its last lines still shows why it failed.
+type failures struct{ msgs []string }
+
+// repeatFailures returns the failures of t's subtests wrapped by wrap, and
+// logs the last of them when t ends. Call it before t starts a server.
+func repeatFailures(t *testing.T) *failures {
+	f := &failures{}
+	t.Cleanup(func() {
+		if len(f.msgs) == 0 {
+			return
+		}
+		// the last two: the shrunk case's failure and rapid's report of
+		// it (its seed), in either order
+		last := strings.Join(f.msgs[max(0, len(f.msgs)-2):], "\n")
+		if len(last) > 8000 {
+			last = last[:8000] + "…"
+		}
+		t.Logf("the failure above, again after the servers' logs (the last of %d messages):\n%s", len(f.msgs), last)
+	})
+	return f
+}
+
+// wrap returns t, keeping the messages it fails with in f.
+func (f *failures) wrap(t *testing.T) *failureT { return &failureT{T: t, f: f} }
+
+// failureT is a *testing.T whose failure messages are kept.
+type failureT struct {
+	*testing.T
+	f *failures
+}
+
+func (t *failureT) Errorf(format string, args ...any) {
+	t.Helper()
+	t.f.msgs = append(t.f.msgs, fmt.Sprintf(format, args...))
+	t.T.Errorf(format, args...)
+}
+
+func (t *failureT) Error(args ...any) {
+	t.Helper()
+	t.f.msgs = append(t.f.msgs, fmt.Sprint(args...))
+	t.T.Error(args...)
+}
+
+func (t *failureT) Fatalf(format string, args ...any) {
+	t.Helper()
+	t.f.msgs = append(t.f.msgs, fmt.Sprintf(format, args...))
+	t.T.Fatalf(format, args...)
+}
+
+func (t *failureT) Fatal(args ...any) {
+	t.Helper()
+	t.f.msgs = append(t.f.msgs, fmt.Sprint(args...))
+	t.T.Fatal(args...)
+}
+
+func differential(t *testing.T, f *failures, p *pair, ci int, ciBudget time.Duration) {
+	t.Run("corpus", func(t *testing.T) { replayCorpus(t, f, p) })
 	if t.Failed() {
 		return
 	}
@@ -123,7 +183,7 @@ func differential(t *testing.T, p *pair, ci int, ciBudget time.Duration) {
 			defer p.logOutcomes(t)
 		}
 		start, ran, failed := time.Now(), 0, false
-		rapid.Check(t, func(rt *rapid.T) {
+		rapid.Check(f.wrap(t), func(rt *rapid.T) {
 			if budget > 0 && !failed && time.Since(start) > budget {
 				return
 			}
@@ -147,18 +207,19 @@ func differential(t *testing.T, p *pair, ci int, ciBudget time.Duration) {
 }
 
 // replayCorpus runs every corpus sequence on the pair, each as a subtest.
-func replayCorpus(t *testing.T, p *pair) {
+func replayCorpus(t *testing.T, f *failures, p *pair) {
 	seqs, err := loadCorpus(corpusDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, seq := range seqs {
 		t.Run(seq.Name, func(t *testing.T) {
-			p.reset(t)
+			ft := f.wrap(t)
+			p.reset(ft)
 			for _, s := range seq.Steps {
-				p.run(t, s)
+				p.run(ft, s)
 			}
-			p.checkReplicas(t)
+			p.checkReplicas(ft)
 		})
 	}
 }
