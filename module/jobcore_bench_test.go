@@ -65,26 +65,12 @@ func BenchmarkJobCore(b *testing.B) {
 		// to quote when other work shares it
 		b.Run(bc.name+"/interleaved", func(b *testing.B) {
 			var ex [2]*benchExec
-			var calls [2][][]string
 			for i, native := range []bool{true, false} {
 				queue++
 				ex[i] = &benchExec{b: b, c: c, q: "bench" + strconv.Itoa(queue), native: native, shas: shas}
 				ex[i].must(protocol.Install)
-				calls[i] = bc.setup(ex[i], b.N)
 			}
-			lines := make([][]string, 0, 2*b.N)
-			for k := range calls[0] {
-				lines = append(lines, ex[0].line(ex[0].verb, calls[0][k]), ex[1].line(ex[1].verb, calls[1][k]))
-			}
-			valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
-			b.ResetTimer()
-			ex[0].run(lines)
-			b.StopTimer()
-			native, script := reportInterleaved(b, s, bc.verb)
-			if bc.jobs > 1 {
-				b.ReportMetric(native/float64(bc.jobs), "native-µs/job")
-				b.ReportMetric(script/float64(bc.jobs), "lua-µs/job")
-			}
+			interleave(b, s, ex, bc.verb, bc.jobs, bc.setup)
 		})
 		for _, native := range []bool{true, false} {
 			name := bc.name + "/lua"
@@ -105,6 +91,60 @@ func BenchmarkJobCore(b *testing.B) {
 				reportAlone(b, s, bc.verb, native, len(calls), elapsed)
 			})
 		}
+	}
+}
+
+// BenchmarkJobCoreLargeQueue runs the cases of BenchmarkJobCore,
+// interleaved, on two queues (one per executor) that each hold a million
+// pending jobs before the first case, and keep about as many: a case's
+// fixture adds its jobs behind them, and the claims take the head. What a
+// large queue changes is the size of the sets a verb reads and writes and
+// of the keyspace its row lookups search. Run it by hand (it adds two
+// million jobs first, about 700 MB of server memory):
+//
+//	go test ./module -run '^$' -bench JobCoreLargeQueue -benchtime 2000x
+//
+// TRAFIKEY_LARGE_QUEUE sets the jobs per queue (1000000).
+func BenchmarkJobCoreLargeQueue(b *testing.B) {
+	size := envInt(b, "TRAFIKEY_LARGE_QUEUE", 1000000)
+	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.CompleteMany, protocol.Fail)
+	var ex [2]*benchExec
+	for i, native := range []bool{true, false} {
+		ex[i] = &benchExec{b: b, c: c, q: "large" + strconv.Itoa(i), native: native, shas: shas}
+		ex[i].must(protocol.Install)
+		ex[i].fill(size)
+	}
+	for _, bc := range jobCoreBenches {
+		b.Run(bc.name, func(b *testing.B) {
+			for i := range ex {
+				ex[i].b = b
+			}
+			interleave(b, s, ex, bc.verb, bc.jobs, bc.setup)
+		})
+	}
+}
+
+// interleave builds b.N calls of a case on each executor (native first),
+// runs them alternating in one pipeline, so both meet the same load on the
+// machine, and reports each one's server µs per call (and per job when a
+// call does jobs of them) and their ratio.
+func interleave(b *testing.B, s *valkeyserver.Server, ex [2]*benchExec, verb *protocol.Verb, jobs int, setup func(e *benchExec, n int) [][]string) {
+	var calls [2][][]string
+	for i := range ex {
+		calls[i] = setup(ex[i], b.N)
+	}
+	lines := make([][]string, 0, 2*b.N)
+	for k := range calls[0] {
+		lines = append(lines, ex[0].line(ex[0].verb, calls[0][k]), ex[1].line(ex[1].verb, calls[1][k]))
+	}
+	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+	b.ResetTimer()
+	ex[0].run(lines)
+	b.StopTimer()
+	native, script := reportInterleaved(b, s, verb)
+	if jobs > 1 {
+		b.ReportMetric(native/float64(jobs), "native-µs/job")
+		b.ReportMetric(script/float64(jobs), "lua-µs/job")
 	}
 }
 
@@ -130,6 +170,14 @@ var jobCoreBenches = []struct {
 		}
 		return repeat(n, addArgs(jobs...))
 	}},
+	{"add-100", protocol.Add, 100, func(e *benchExec, n int) [][]string {
+		e.verb = protocol.Add
+		jobs := make([][]string, 100)
+		for i := range jobs {
+			jobs[i] = job("payload-of-some-bytes")
+		}
+		return repeat(n, addArgs(jobs...))
+	}},
 	{"claim", protocol.Claim, 1, func(e *benchExec, n int) [][]string {
 		e.fill(n)
 		e.verb = protocol.Claim
@@ -139,6 +187,11 @@ var jobCoreBenches = []struct {
 		e.fill(10 * n)
 		e.verb = protocol.Claim
 		return repeat(n, []string{"60000", "10"})
+	}},
+	{"claim-100", protocol.Claim, 100, func(e *benchExec, n int) [][]string {
+		e.fill(100 * n)
+		e.verb = protocol.Claim
+		return repeat(n, []string{"60000", "100"})
 	}},
 	// the extended rows (ext 1) of plain jobs, as the client claims them
 	{"claim-10-ext", protocol.Claim, 10, func(e *benchExec, n int) [][]string {
