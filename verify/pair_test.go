@@ -702,24 +702,25 @@ func compareSides(t tb, x, y side, window int64) []string {
 }
 
 // checkReplicas waits until each side's replica has applied every write so
-// far (WAIT) and fails t unless the replica's dataset is its primary's,
-// exactly (only TTL values may differ): what an executor replicated is what
-// it wrote. A sequence ends with it. A difference is looked at again for up
-// to a second before it fails: once in thousands of sequences a replica
-// still lacked the last write right after WAIT answered, and the shrunk
-// sequence did not reproduce it; a replicated effect that differs stays
-// different, so the retry hides no divergence.
+// far (its replication offset reaches its primary's) and fails t unless the
+// replica's dataset is its primary's, exactly (only TTL values may differ):
+// what an executor replicated is what it wrote. A sequence ends with it. A
+// difference is looked at again for up to a second before it fails (a key
+// that expires between the two reads); a replicated effect that differs
+// stays different, so the retry hides no divergence.
 func (p *pair) checkReplicas(t tb) {
 	t.Helper()
 	for _, s := range []side{p.a, p.b} {
+		ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
+		err := s.replica.srv.WaitCaughtUp(ctx, s.srv)
+		cancel()
+		if err != nil {
+			t.Fatalf("replica of %s: %v", s.name, err)
+		}
 		var d []string
 		for try := 0; try < 10; try++ {
 			if try > 0 {
 				time.Sleep(100 * time.Millisecond)
-			}
-			v, err := s.do("WAIT", "1", "10000")
-			if err != nil || v != int64(1) {
-				t.Fatalf("WAIT on %s: %v %v", s.name, v, err)
 			}
 			if d = compareSides(t, s, *s.replica, 0); len(d) == 0 {
 				break

@@ -569,6 +569,37 @@ func (s *Server) WaitReplicaSync(ctx context.Context) error {
 	}
 }
 
+// WaitCaughtUp waits until the replica s has applied everything its primary
+// had written when it was called: its replication offset reaches the
+// primary's. WAIT cannot tell that to a connection other than the writer's,
+// as it waits for the caller's own last write only. The context bounds the
+// wait.
+func (s *Server) WaitCaughtUp(ctx context.Context, primary *Server) error {
+	info, err := primary.Info(ctx, "replication")
+	if err != nil {
+		return err
+	}
+	want, err := strconv.ParseInt(InfoField(info, "master_repl_offset"), 10, 64)
+	if err != nil {
+		return fmt.Errorf("valkeyserver: %s: master_repl_offset: %w", primary.Addr(), err)
+	}
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	got := int64(-1)
+	for {
+		if info, err := s.Info(ctx, "replication"); err == nil {
+			if got, err = strconv.ParseInt(InfoField(info, "master_repl_offset"), 10, 64); err == nil && got >= want {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("valkeyserver: %s: replica at offset %d, its primary %s at %d: %w", s.Addr(), got, primary.Addr(), want, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
 // InfoField returns the value of field in the text of an INFO reply, or "".
 func InfoField(info, field string) string {
 	for line := range strings.Lines(info) {
