@@ -73,7 +73,7 @@ func TestTRAEncodingParity(t *testing.T) {
 	for _, pre := range []string{"yes", "no"} {
 		t.Run("preanswer-"+pre, func(t *testing.T) {
 			t.Parallel()
-			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-preanswer", pre}})
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", pre}})
 			n := 0
 			for _, st := range traStates {
 				if st.name == "list" {
@@ -113,7 +113,7 @@ func TestTRANotifications(t *testing.T) {
 	for _, pre := range []string{"yes", "no"} {
 		t.Run("preanswer-"+pre, func(t *testing.T) {
 			t.Parallel()
-			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-preanswer", pre}})
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", pre}})
 			valkeytest.Do(t, s, "CONFIG", "SET", "notify-keyspace-events", "EAnm")
 			c := valkeytest.Client(t, s)
 			msgs := make(chan valkey.PubSubMessage, 4096)
@@ -220,10 +220,10 @@ func traDiffCalls() [][]string {
 func TestTRAPreanswerDifferential(t *testing.T) {
 	t.Parallel()
 	yes := startModule(t, valkeyserver.Options{AOF: true})
-	no := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-preanswer", "no"}})
+	no := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-c", "no"}})
 	raw := startModule(t, valkeyserver.Options{AOF: true})
 	yesR := startModule(t, valkeyserver.Options{ReplicaOf: yes.Addr()})
-	noR := startModule(t, valkeyserver.Options{ReplicaOf: no.Addr(), ModuleArgs: []string{"tra-preanswer", "no"}})
+	noR := startModule(t, valkeyserver.Options{ReplicaOf: no.Addr(), ModuleArgs: []string{"tra-c", "no"}})
 	require.NoError(t, yesR.WaitReplicaSync(ctxT(t)))
 	require.NoError(t, noR.WaitReplicaSync(ctxT(t)))
 	changed, setups := 0, 0
@@ -278,7 +278,7 @@ func TestTRAWrongTypeWritesNothing(t *testing.T) {
 	for _, pre := range []string{"yes", "no"} {
 		t.Run("preanswer-"+pre, func(t *testing.T) {
 			t.Parallel()
-			s := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-preanswer", pre}})
+			s := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-c", pre}})
 			valkeytest.Do(t, s, "HSET", "h", "f", "v")
 			valkeytest.Do(t, s, "RPUSH", "l", "x")
 			before := valkeytest.Snapshot(t, s, "*")
@@ -327,7 +327,7 @@ func TestTRAWatch(t *testing.T) {
 	for _, pre := range []string{"yes", "no"} {
 		t.Run("preanswer-"+pre, func(t *testing.T) {
 			t.Parallel()
-			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-preanswer", pre}})
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", pre}})
 			w, err := s.Dial(ctxT(t))
 			require.NoError(t, err)
 			defer w.Close()
