@@ -75,7 +75,9 @@ func isWrongType(err error) bool { return err.Error() == protocol.ErrWrongType }
 // call, Writes.SetBit, which reads the bit and the string's length and
 // writes as the verdict's plan, decided before the call, says for what it
 // finds; past the guard only (a paused server reads with ReadBit, and
-// refuses when the verdict writes).
+// refuses when the verdict writes). With tra-c yes, C answers every call
+// as this handler does (traCommands); it is the reference C is tested
+// against, and runs every call with tra-c no.
 func traSetBit(c *host.Call) error {
 	key, rawOffset, rawValue := c.Arg(1), c.Arg(2), c.Arg(3)
 	offset, err := grammar.BitOffset(rawOffset)
