@@ -323,9 +323,19 @@ func TestTRAWrongTypeWritesNothing(t *testing.T) {
 // nothing; one within it is set, also from a script.
 func TestTRAServerBound(t *testing.T) {
 	t.Parallel()
-	s := startModule(t, valkeyserver.Options{})
+	for _, inC := range traInC {
+		t.Run("tra-c-"+inC, func(t *testing.T) {
+			t.Parallel()
+			traServerBound(t, startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", inC}}))
+		})
+	}
+}
+
+func traServerBound(t *testing.T, s *valkeyserver.Server) {
 	valkeytest.Do(t, s, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
-	for _, c := range [][]string{{"TRA.SETBIT", "k", "8388608", "1"}, {"TRA.GETBIT", "k", "8388608"}, {"TRA.SETBIT", "k", "4294967295", "0"}} {
+	valkeytest.Do(t, s, "RPUSH", "list", "x")
+	for _, c := range [][]string{{"TRA.SETBIT", "k", "8388608", "1"}, {"TRA.GETBIT", "k", "8388608"}, {"TRA.SETBIT", "k", "4294967295", "0"},
+		{"TRA.SETBIT", "list", "8388608", "1"}, {"TRA.GETBIT", "list", "8388608"}} {
 		require.Equal(t, reply(t, s, plain(c)...), reply(t, s, c...), "%q", c)
 		require.IsType(t, valkeyserver.ReplyError(""), reply(t, s, c...))
 	}

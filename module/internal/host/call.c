@@ -872,9 +872,10 @@ static long long bit_offset(const char *p, size_t n) {
 
 /* bound_refusal answers a TRA.SETBIT whose offset is past the server's
  * bound as the handler does: with the refusal of the server's GETBIT of
- * argv[1] argv[2]. Returns 1, or 0 when GETBIT did not refuse (the bound
- * could not be read): the handler runs then. */
-static int bound_refusal(void *ctx, void **argv) {
+ * argv[1] argv[2] (the family's text for WRONGTYPE). Returns 1, or 0 when
+ * GETBIT did not refuse (the bound could not be read): the handler runs
+ * then. */
+static int bound_refusal(void *ctx, void **argv, const emq_cmd *cmd) {
     errno = 0;
     void *r = Call(ctx, "GETBIT", FORMAT_READ, &argv[1], (size_t)2);
     if (!r) return 0;
@@ -882,7 +883,9 @@ static int bound_refusal(void *ctx, void **argv) {
     const char *p = CallReplyType(r) == EMQ_REPLY_ERROR ? CallReplyStringPtr(r, &n) : NULL;
     char buf[256];
     int answered = p && n > 0 && n < sizeof(buf) && !memchr(p, 0, n);
-    if (answered) {
+    if (answered && n == sizeof(WRONGTYPE) - 1 && !memcmp(p, WRONGTYPE, n)) {
+        ReplyWithError(ctx, cmd->setbit_wrongtype);
+    } else if (answered) {
         memcpy(buf, p, n);
         buf[n] = 0;
         ReplyWithError(ctx, buf);
@@ -906,7 +909,7 @@ static int setbit_answer(void *ctx, void **argv, const emq_cmd *cmd) {
     if (n != 1 || (p[0] != '0' && p[0] != '1')) return ReplyWithError(ctx, cmd->setbit_bit), 1;
     int value = p[0] - '0';
     int plan = cmd->setbit_plans[value] | value << 4;
-    if (offset >= SMALL_BIT_OFFSETS && !bit_bound(ctx, offset)) return bound_refusal(ctx, argv);
+    if (offset >= SMALL_BIT_OFFSETS && !bit_bound(ctx, offset)) return bound_refusal(ctx, argv, cmd);
     int paused = AvoidReplicaTraffic() != 0;
     emq_bit_seen seen;
     memset(&seen, 0, sizeof(seen));
