@@ -411,3 +411,32 @@ func traOracle(t *testing.T, s *valkeyserver.Server, call []string) func(reply a
 		require.Equal(t, v.Write, wrote, "%q: written, the verdict says %v", call, v.Write)
 	}
 }
+
+// The server's bound does not apply to a TRA.SETBIT the server must obey,
+// as SETBIT's does not: one from the primary, on a replica whose
+// proto-max-bulk-len is lower than the primary's, and one replayed from
+// the AOF.
+func TestTRABoundObeysPrimary(t *testing.T) {
+	t.Parallel()
+	for _, inC := range traInC {
+		t.Run("tra-c-"+inC, func(t *testing.T) {
+			t.Parallel()
+			p := startModule(t, valkeyserver.Options{AOF: true, Debug: true, ModuleArgs: []string{"tra-c", inC}})
+			r := startModule(t, valkeyserver.Options{ReplicaOf: p.Addr(), ModuleArgs: []string{"tra-c", inC}})
+			require.NoError(t, r.WaitReplicaSync(ctxT(t)))
+			valkeytest.Do(t, r, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+			for _, c := range [][]string{{"t", "8388608", "1"}, {"t", "8388615", "1"}, {"t", "8388616", "0"}} {
+				require.Equal(t, valkeytest.Do(t, p, append([]string{"SETBIT", "r"}, c[1:]...)...), valkeytest.Do(t, p, append([]string{"TRA.SETBIT"}, c...)...))
+			}
+			waitOffset(t, p, r)
+			for _, k := range []string{"t", "r"} {
+				require.Equal(t, int64(1<<20+2), valkeytest.Do(t, r, "STRLEN", k), k)
+				require.Equal(t, valkeytest.Do(t, p, "GET", k), valkeytest.Do(t, r, "GET", k), k)
+			}
+			want := valkeytest.Snapshot(t, p, "*")
+			valkeytest.Do(t, p, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+			valkeytest.Do(t, p, "DEBUG", "LOADAOF")
+			valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, p, "*"))
+		})
+	}
+}

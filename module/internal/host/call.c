@@ -72,6 +72,8 @@ static int (*AvoidReplicaTraffic)(void);
 
 #define CTX_FLAGS_LUA (1 << 0)     /* VALKEYMODULE_CTX_FLAGS_LUA */
 #define CTX_FLAGS_CLUSTER (1 << 5) /* VALKEYMODULE_CTX_FLAGS_CLUSTER */
+#define CTX_FLAGS_REPLICATED (1 << 12) /* VALKEYMODULE_CTX_FLAGS_REPLICATED */
+#define CTX_FLAGS_LOADING (1 << 13)    /* VALKEYMODULE_CTX_FLAGS_LOADING */
 #define OPEN_READ (1 << 0)         /* VALKEYMODULE_READ */
 #define OPEN_WRITE (1 << 1)        /* VALKEYMODULE_WRITE */
 #define NOTIFY_STRING (1 << 3)     /* VALKEYMODULE_NOTIFY_STRING */
@@ -748,8 +750,13 @@ static int getbit_call(void *ctx, void **argv) {
 }
 
 /* bit_bound reports whether a large offset is within the server's bound
- * (see above): 1 within, 0 past it or when the bound cannot be read. */
+ * (see above): 1 within, 0 past it or when the bound cannot be read. A
+ * command the server must obey (its primary's, or the AOF's while it
+ * loads) is within it, as SETBIT's is (mustObeyClient): a replica or a
+ * restart with a lower proto-max-bulk-len applies what the primary
+ * applied. */
 static int bit_bound(void *ctx, long long offset) {
+    if (GetContextFlags(ctx) & (CTX_FLAGS_REPLICATED | CTX_FLAGS_LOADING)) return 1;
     errno = 0;
     void *r = Call(ctx, "CONFIG", "cc", "GET", "proto-max-bulk-len");
     if (!r) return 0;
