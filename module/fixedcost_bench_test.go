@@ -123,12 +123,17 @@ func BenchmarkFixedCost(b *testing.B) {
 
 // bitCases are the TRA calls the benchmarks set against the server's own
 // command of the same shape: TRA.SETBIT against SETBIT on a new key each
-// call and on a bit already set (in a 1-byte string), and TRA.GETBIT
-// against GETBIT on a bit set inside a 1-byte string and inside a 64-byte
-// one. The TRA call's time in INFO commandstats includes the commands it
-// ran through RM_Call.
+// call; flipping a 0 bit to 1 inside a string (a "seen" marker: call k
+// sets bit k of a 128 KB string of zeros, so no call grows it and none
+// finds its bit set); growing a string (call k sets the last bit of byte
+// k+1 of a string of k+1 bytes); and on a bit already set (in a 1-byte
+// string); and TRA.GETBIT against GETBIT on a bit set inside a 1-byte
+// string and inside a 64-byte one. The TRA call's time in INFO
+// commandstats includes the commands it ran through RM_Call.
 var bitCases = []bitCase{
 	{name: "setbit-new-key", tra: protocol.TRASetBit, raw: "SETBIT", newKey: true, value: "1", prepare: func(string) [][]string { return nil }},
+	{name: "setbit-flip", tra: protocol.TRASetBit, raw: "SETBIT", value: "1", prepare: zeros, offset: func(k int) int { return k % flipBits }},
+	{name: "setbit-grow", tra: protocol.TRASetBit, raw: "SETBIT", value: "1", prepare: setBits, offset: func(k int) int { return 8*(k%growBytes+1) + 7 }},
 	{name: "setbit-bit-set", tra: protocol.TRASetBit, raw: "SETBIT", value: "1", prepare: setBits},
 	{name: "getbit-short", tra: protocol.TRAGetBit, raw: "GETBIT", prepare: setBits},
 	{name: "getbit-long", tra: protocol.TRAGetBit, raw: "GETBIT", prepare: func(p string) [][]string {
@@ -137,6 +142,14 @@ var bitCases = []bitCase{
 	}},
 }
 
+// flipBits is the size in bits of setbit-flip's strings, and growBytes
+// how far setbit-grow grows its own: in a run of more calls, the calls
+// past them find their bits set.
+const (
+	flipBits  = 1 << 20
+	growBytes = 1 << 19
+)
+
 // bitCase is one of bitCases.
 type bitCase struct {
 	name     string
@@ -144,11 +157,19 @@ type bitCase struct {
 	newKey   bool   // a new key each call
 	value    string // the SETBIT value, "" for GETBIT
 	prepare  func(p string) [][]string
+	offset   func(k int) int // the k-th call's offset; nil for 7
 }
 
 // setBits sets bit 7 of the case's two keys (1-byte strings).
 func setBits(p string) [][]string {
 	return [][]string{{protocol.TRASetBit, p + "tra:", "7", "1"}, {"SETBIT", p + "raw:", "7", "1"}}
+}
+
+// zeros makes the case's two keys strings of flipBits zero bits, raw (as
+// SETBIT makes them).
+func zeros(p string) [][]string {
+	last := strconv.Itoa(flipBits - 1)
+	return [][]string{{"SETBIT", p + "tra:", last, "0"}, {"SETBIT", p + "raw:", last, "0"}}
 }
 
 // line is the k-th call of a bit case, of the TRA command or the server's.
@@ -160,10 +181,14 @@ func (bc *bitCase) line(p string, k int, tra bool) []string {
 	if bc.newKey {
 		key += strconv.Itoa(k)
 	}
-	if bc.value == "" {
-		return []string{cmd, key, "7"}
+	offset := "7"
+	if bc.offset != nil {
+		offset = strconv.Itoa(bc.offset(k))
 	}
-	return []string{cmd, key, "7", bc.value}
+	if bc.value == "" {
+		return []string{cmd, key, offset}
+	}
+	return []string{cmd, key, offset, bc.value}
 }
 
 // cmdStat is one command's line of INFO commandstats.

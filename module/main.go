@@ -18,9 +18,11 @@
 //	gcpercent N           GOGC (default 100; -1 turns the collector off)
 //	memlimit BYTES        the Go heap's soft limit (default none)
 //	debug-commands yes|no register the EMQ.DEBUG.* commands (default no)
-//	tra-preanswer yes|no  answer the TRA calls that write nothing in C,
-//	                      without entering Go (default yes; no runs every
-//	                      call through its handler, which tests compare)
+//	tra-c yes|no          answer the TRA calls in the module's C part,
+//	                      without entering Go: every TRA.SETBIT, and the
+//	                      TRA.GETBIT of a small offset on a string or no
+//	                      key (default yes; no runs every call through its
+//	                      Go handler, the reference the tests compare with)
 //
 // An unknown or malformed argument fails the load with a line in the log.
 package main
@@ -54,13 +56,13 @@ func init() {
 // when they can grow the dataset (verbCommand), and readers "readonly";
 // keyed commands take EVAL-style keys (numkeys, then the keys); the TRA
 // family comes last, with SETBIT-style keys (tra.go).
-func table(traPreanswer bool) []host.Command {
+func table(traC bool) []host.Command {
 	return append(append([]host.Command{
 		{
 			Name: protocol.VersionCommand, Flags: "readonly fast", Keys: host.NoKeys, Arity: 1,
 			Summary: "Returns the wire version of the loaded trafikey module.", Handler: version,
 		},
-	}, verbs()...), traCommands(traPreanswer)...)
+	}, verbs()...), traCommands(traC)...)
 }
 
 // load applies the module arguments and returns the commands to register.
@@ -70,7 +72,7 @@ func load(args []string) ([]host.Command, error) {
 		return nil, err
 	}
 	o.apply()
-	cmds := table(o.traPreanswer)
+	cmds := table(o.traC)
 	if o.debugCommands {
 		cmds = append(cmds, debugTable()...)
 	}
@@ -78,8 +80,8 @@ func load(args []string) ([]host.Command, error) {
 	if o.memlimit != math.MaxInt64 {
 		memlimit = strconv.FormatInt(o.memlimit, 10)
 	}
-	host.Logf(host.LogNotice, "wire %d, %d commands, gomaxprocs %d, gcpercent %d, memlimit %s, debug-commands %v, tra-preanswer %v",
-		protocol.Wire, len(cmds), o.gomaxprocs, o.gcpercent, memlimit, o.debugCommands, o.traPreanswer)
+	host.Logf(host.LogNotice, "wire %d, %d commands, gomaxprocs %d, gcpercent %d, memlimit %s, debug-commands %v, tra-c %v",
+		protocol.Wire, len(cmds), o.gomaxprocs, o.gcpercent, memlimit, o.debugCommands, o.traC)
 	return cmds, nil
 }
 
@@ -89,12 +91,12 @@ type options struct {
 	gcpercent     int
 	memlimit      int64
 	debugCommands bool
-	traPreanswer  bool
+	traC          bool
 }
 
 // parseArgs reads "name value" pairs. Each name may appear once.
 func parseArgs(args []string) (options, error) {
-	o := options{gomaxprocs: 2, gcpercent: 100, memlimit: math.MaxInt64, traPreanswer: true}
+	o := options{gomaxprocs: 2, gcpercent: 100, memlimit: math.MaxInt64, traC: true}
 	if len(args)%2 != 0 {
 		return o, fmt.Errorf("module arguments come as name value pairs, got %q", args)
 	}
@@ -117,10 +119,10 @@ func parseArgs(args []string) (options, error) {
 			o.memlimit = int64(n)
 		case "debug-commands":
 			o.debugCommands, err = yesNo(value)
-		case "tra-preanswer":
-			o.traPreanswer, err = yesNo(value)
+		case "tra-c":
+			o.traC, err = yesNo(value)
 		default:
-			return o, fmt.Errorf("unknown module argument %q (known: gomaxprocs, gcpercent, memlimit, debug-commands, tra-preanswer)", name)
+			return o, fmt.Errorf("unknown module argument %q (known: gomaxprocs, gcpercent, memlimit, debug-commands, tra-c)", name)
 		}
 		if err != nil {
 			return o, fmt.Errorf("module argument %s %q: %v", name, value, err)

@@ -16,17 +16,29 @@ import (
 // at all when it changed nothing. This is the only file of handlers that
 // replicates verbatim (the adapter test holds every EMQ handler to effects).
 
-// traCommands registers TRA.SETBIT and TRA.GETBIT; with preanswer, the
-// calls that write nothing are answered in C without entering Go
-// (host.PreanswerSetBit and PreanswerGetBit), the same reply the handlers
-// give, which a differential test holds them to.
-func traCommands(preanswer bool) []host.Command {
+// traCommands registers TRA.SETBIT and TRA.GETBIT; with inC, C answers
+// every TRA.SETBIT and the TRA.GETBIT calls that need no RM_Call reply read
+// in Go, without entering Go (host.PreanswerSetBit and PreanswerGetBit):
+// TRA.SETBIT with this handler's verdict, as its write plans, and its
+// refusal texts; the handlers stay the reference, which a differential
+// test holds C to.
+func traCommands(inC bool) []host.Command {
 	set, get := host.NoPreanswer, host.NoPreanswer
-	if preanswer {
+	var bit host.BitAnswer
+	if inC {
 		set, get = host.PreanswerSetBit, host.PreanswerGetBit
+		// the refusals as the handler's own parsers and type check word them
+		_, offset := grammar.BitOffset(nil)
+		_, value := grammar.Bit(nil)
+		bit = host.BitAnswer{
+			Plans:     [2]uint8{uint8(verdict.SetBitPlanFor(0)), uint8(verdict.SetBitPlanFor(1))},
+			Offset:    offset.Error(),
+			Bit:       value.Error(),
+			WrongType: traTyped(host.ErrWrongType).Error(),
+		}
 	}
 	return []host.Command{
-		{Name: protocol.TRASetBit, Flags: "write deny-oom", Keys: host.FirstKeyWrite, Arity: 4, Summary: "Sets one bit of a string and replies the previous one; replicated verbatim.", Handler: traSetBit, Preanswer: set},
+		{Name: protocol.TRASetBit, Flags: "write deny-oom", Keys: host.FirstKeyWrite, Arity: 4, Summary: "Sets one bit of a string and replies the previous one; replicated verbatim.", Handler: traSetBit, Preanswer: set, Bit: bit},
 		{Name: protocol.TRAGetBit, Flags: "readonly fast", Keys: host.FirstKeyRead, Arity: 3, Summary: "Replies one bit of a string.", Handler: traGetBit, Preanswer: get},
 	}
 }
@@ -63,7 +75,9 @@ func isWrongType(err error) bool { return err.Error() == protocol.ErrWrongType }
 // call, Writes.SetBit, which reads the bit and the string's length and
 // writes as the verdict's plan, decided before the call, says for what it
 // finds; past the guard only (a paused server reads with ReadBit, and
-// refuses when the verdict writes).
+// refuses when the verdict writes). With tra-c yes, C answers every call
+// as this handler does (traCommands); it is the reference C is tested
+// against, and runs every call with tra-c no.
 func traSetBit(c *host.Call) error {
 	key, rawOffset, rawValue := c.Arg(1), c.Arg(2), c.Arg(3)
 	offset, err := grammar.BitOffset(rawOffset)

@@ -14,7 +14,9 @@ import (
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
 	"github.com/trafikey/trafikey/protocol"
 )
 
@@ -71,9 +73,9 @@ func reply(t *testing.T, s *valkeyserver.Server, args ...string) any {
 func TestTRAEncodingParity(t *testing.T) {
 	t.Parallel()
 	for _, pre := range []string{"yes", "no"} {
-		t.Run("preanswer-"+pre, func(t *testing.T) {
+		t.Run("tra-c-"+pre, func(t *testing.T) {
 			t.Parallel()
-			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-preanswer", pre}})
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", pre}})
 			n := 0
 			for _, st := range traStates {
 				if st.name == "list" {
@@ -111,9 +113,9 @@ func TestTRAEncodingParity(t *testing.T) {
 func TestTRANotifications(t *testing.T) {
 	t.Parallel()
 	for _, pre := range []string{"yes", "no"} {
-		t.Run("preanswer-"+pre, func(t *testing.T) {
+		t.Run("tra-c-"+pre, func(t *testing.T) {
 			t.Parallel()
-			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-preanswer", pre}})
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", pre}})
 			valkeytest.Do(t, s, "CONFIG", "SET", "notify-keyspace-events", "EAnm")
 			c := valkeytest.Client(t, s)
 			msgs := make(chan valkey.PubSubMessage, 4096)
@@ -209,27 +211,45 @@ func traDiffCalls() [][]string {
 			[]string{"TRA.SETBIT", key, "5", "01"}, []string{"TRA.SETBIT", key, "5", ""}, []string{"TRA.SETBIT", key, "5", "-0"})
 	}
 	calls = append(calls, []string{"TRA.SETBIT", "d:list", strconv.Itoa(protocol.MaxBitOffset), "1"})
+	// offsets and values C and the handler's grammar parse each their own
+	// way, on no key and on a string
+	for _, key := range []string{"d:odd", "d:raw-100"} {
+		for _, o := range []string{"", " 1", "1 ", "+1", "-0", "00", "007", "4294967296", "42949672950", "99999999999999999999",
+			"18446744073709551615", "1e3", "0x1", "1.0", "\uff17", "7\x00", "\x007", "#1"} {
+			calls = append(calls, []string{"TRA.SETBIT", key, o, "1"}, []string{"TRA.GETBIT", key, o})
+		}
+		for _, v := range []string{"", "00", "10", "+1", " 1", "1 ", "-1", "true", "1\x00", "\x001", "0x1", "\uff11"} {
+			calls = append(calls, []string{"TRA.SETBIT", key, "3", v})
+		}
+	}
 	return calls
 }
 
-// The preanswer (C answering the TRA calls that write nothing) and the Go
-// handlers answer every case alike, and leave the same dataset, AOF,
-// replica, and dirty count; both answer as SETBIT and GETBIT do (an error
-// where they refuse, the TRA family's own texts aside) and leave what they
-// leave.
-func TestTRAPreanswerDifferential(t *testing.T) {
+// C (tra-c yes) and the Go handlers (tra-c no) answer every case alike,
+// and leave the same dataset, AOF, replica, and dirty count; both answer
+// as SETBIT and GETBIT do (an error where they refuse, the TRA family's own
+// texts aside) and leave what they leave; and every TRA.SETBIT that C
+// answers replies and writes as the handler's verdict says for the bit
+// and the length it found (the verdict is the oracle of C's decision).
+func TestTRAInCDifferential(t *testing.T) {
 	t.Parallel()
 	yes := startModule(t, valkeyserver.Options{AOF: true})
-	no := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-preanswer", "no"}})
+	no := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-c", "no"}})
 	raw := startModule(t, valkeyserver.Options{AOF: true})
 	yesR := startModule(t, valkeyserver.Options{ReplicaOf: yes.Addr()})
-	noR := startModule(t, valkeyserver.Options{ReplicaOf: no.Addr(), ModuleArgs: []string{"tra-preanswer", "no"}})
+	noR := startModule(t, valkeyserver.Options{ReplicaOf: no.Addr(), ModuleArgs: []string{"tra-c", "no"}})
 	require.NoError(t, yesR.WaitReplicaSync(ctxT(t)))
 	require.NoError(t, noR.WaitReplicaSync(ctxT(t)))
 	changed, setups := 0, 0
+	oracled := 0
 	for _, call := range traDiffCalls() {
+		check := traOracle(t, yes, call)
 		a, b := reply(t, yes, call...), reply(t, no, call...)
-		require.Equal(t, a, b, "%q: preanswer and Go path", call)
+		require.Equal(t, a, b, "%q: C and the Go handler", call)
+		if check != nil {
+			check(a)
+			oracled++
+		}
 		if !strings.HasPrefix(call[0], "TRA.") {
 			reply(t, raw, call...)
 			if call[0] == "SETBIT" {
@@ -264,6 +284,7 @@ func TestTRAPreanswerDifferential(t *testing.T) {
 	setbits := strings.Count(rawAOF, "$6\r\nSETBIT\r\n") - setups
 	require.Equal(t, setbits, strings.Count(readAOF(t, yes), "$10\r\nTRA.SETBIT\r\n"), "one verbatim TRA.SETBIT per SETBIT that changed the string")
 	require.Less(t, setbits, changed, "some calls changed nothing")
+	require.Greater(t, oracled, 300, "TRA.SETBIT calls held to the verdict")
 	for _, f := range []string{"rdb_changes_since_last_save"} {
 		want := infoField(t, raw, "persistence", f)
 		require.Equal(t, want, infoField(t, yes, "persistence", f), f)
@@ -276,9 +297,9 @@ func TestTRAPreanswerDifferential(t *testing.T) {
 func TestTRAWrongTypeWritesNothing(t *testing.T) {
 	t.Parallel()
 	for _, pre := range []string{"yes", "no"} {
-		t.Run("preanswer-"+pre, func(t *testing.T) {
+		t.Run("tra-c-"+pre, func(t *testing.T) {
 			t.Parallel()
-			s := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-preanswer", pre}})
+			s := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-c", pre}})
 			valkeytest.Do(t, s, "HSET", "h", "f", "v")
 			valkeytest.Do(t, s, "RPUSH", "l", "x")
 			before := valkeytest.Snapshot(t, s, "*")
@@ -302,9 +323,19 @@ func TestTRAWrongTypeWritesNothing(t *testing.T) {
 // nothing; one within it is set, also from a script.
 func TestTRAServerBound(t *testing.T) {
 	t.Parallel()
-	s := startModule(t, valkeyserver.Options{})
+	for _, inC := range traInC {
+		t.Run("tra-c-"+inC, func(t *testing.T) {
+			t.Parallel()
+			traServerBound(t, startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", inC}}))
+		})
+	}
+}
+
+func traServerBound(t *testing.T, s *valkeyserver.Server) {
 	valkeytest.Do(t, s, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
-	for _, c := range [][]string{{"TRA.SETBIT", "k", "8388608", "1"}, {"TRA.GETBIT", "k", "8388608"}, {"TRA.SETBIT", "k", "4294967295", "0"}} {
+	valkeytest.Do(t, s, "RPUSH", "list", "x")
+	for _, c := range [][]string{{"TRA.SETBIT", "k", "8388608", "1"}, {"TRA.GETBIT", "k", "8388608"}, {"TRA.SETBIT", "k", "4294967295", "0"},
+		{"TRA.SETBIT", "list", "8388608", "1"}, {"TRA.GETBIT", "list", "8388608"}} {
 		require.Equal(t, reply(t, s, plain(c)...), reply(t, s, c...), "%q", c)
 		require.IsType(t, valkeyserver.ReplyError(""), reply(t, s, c...))
 	}
@@ -325,9 +356,9 @@ func TestTRAServerBound(t *testing.T) {
 func TestTRAWatch(t *testing.T) {
 	t.Parallel()
 	for _, pre := range []string{"yes", "no"} {
-		t.Run("preanswer-"+pre, func(t *testing.T) {
+		t.Run("tra-c-"+pre, func(t *testing.T) {
 			t.Parallel()
-			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-preanswer", pre}})
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", pre}})
 			w, err := s.Dial(ctxT(t))
 			require.NoError(t, err)
 			defer w.Close()
@@ -345,6 +376,67 @@ func TestTRAWatch(t *testing.T) {
 				require.Equal(t, aborted("SETBIT", "r", c[0], c[1]), aborted("TRA.SETBIT", "t", c[0], c[1]), "%q", c)
 			}
 			require.Equal(t, aborted("GETBIT", "r", "1"), aborted("TRA.GETBIT", "t", "1"))
+		})
+	}
+}
+
+// traOracle returns, for a TRA.SETBIT whose arguments the handler's
+// grammar accepts on a string or no key, a check of the call's reply and
+// write against the handler's verdict for what s holds before the call
+// (GETBIT and STRLEN; the dirty count says whether it wrote), or nil.
+func traOracle(t *testing.T, s *valkeyserver.Server, call []string) func(reply any) {
+	t.Helper()
+	if call[0] != "TRA.SETBIT" {
+		return nil
+	}
+	offset, err := grammar.BitOffset([]byte(call[2]))
+	if err != nil {
+		return nil
+	}
+	value, err := grammar.Bit([]byte(call[3]))
+	if err != nil {
+		return nil
+	}
+	prev, ok := reply(t, s, "GETBIT", call[1], call[2]).(int64)
+	if !ok {
+		return nil // another type
+	}
+	strlen := reply(t, s, "STRLEN", call[1]).(int64)
+	dirty := infoField(t, s, "persistence", "rdb_changes_since_last_save")
+	return func(got any) {
+		t.Helper()
+		v := verdict.SetBit(offset, value, prev, strlen)
+		require.Equal(t, v.Previous, got, "%q: the reply", call)
+		wrote := infoField(t, s, "persistence", "rdb_changes_since_last_save") != dirty
+		require.Equal(t, v.Write, wrote, "%q: written, the verdict says %v", call, v.Write)
+	}
+}
+
+// The server's bound does not apply to a TRA.SETBIT the server must obey,
+// as SETBIT's does not: one from the primary, on a replica whose
+// proto-max-bulk-len is lower than the primary's, and one replayed from
+// the AOF.
+func TestTRABoundObeysPrimary(t *testing.T) {
+	t.Parallel()
+	for _, inC := range traInC {
+		t.Run("tra-c-"+inC, func(t *testing.T) {
+			t.Parallel()
+			p := startModule(t, valkeyserver.Options{AOF: true, Debug: true, ModuleArgs: []string{"tra-c", inC}})
+			r := startModule(t, valkeyserver.Options{ReplicaOf: p.Addr(), ModuleArgs: []string{"tra-c", inC}})
+			require.NoError(t, r.WaitReplicaSync(ctxT(t)))
+			valkeytest.Do(t, r, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+			for _, c := range [][]string{{"t", "8388608", "1"}, {"t", "8388615", "1"}, {"t", "8388616", "0"}} {
+				require.Equal(t, valkeytest.Do(t, p, append([]string{"SETBIT", "r"}, c[1:]...)...), valkeytest.Do(t, p, append([]string{"TRA.SETBIT"}, c...)...))
+			}
+			waitOffset(t, p, r)
+			for _, k := range []string{"t", "r"} {
+				require.Equal(t, int64(1<<20+2), valkeytest.Do(t, r, "STRLEN", k), k)
+				require.Equal(t, valkeytest.Do(t, p, "GET", k), valkeytest.Do(t, r, "GET", k), k)
+			}
+			want := valkeytest.Snapshot(t, p, "*")
+			valkeytest.Do(t, p, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+			valkeytest.Do(t, p, "DEBUG", "LOADAOF")
+			valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, p, "*"))
 		})
 	}
 }

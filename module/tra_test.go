@@ -14,11 +14,24 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
+// traInC are the two settings of module argument tra-c: the TRA calls
+// answered in C, and every call through its Go handler.
+var traInC = []string{"yes", "no"}
+
 // TRA.SETBIT and TRA.GETBIT answer as SETBIT and GETBIT do, with the TRA
-// family's own texts, and leave the same string.
+// family's own texts, and leave the same string, answered in C or by the
+// Go handlers.
 func TestTRABits(t *testing.T) {
 	t.Parallel()
-	s := startModule(t, valkeyserver.Options{})
+	for _, inC := range traInC {
+		t.Run("tra-c-"+inC, func(t *testing.T) {
+			t.Parallel()
+			traBitsCases(t, startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", inC}}))
+		})
+	}
+}
+
+func traBitsCases(t *testing.T, s *valkeyserver.Server) {
 	for _, c := range [][3]string{{"0", "1", "0"}, {"7", "1", "0"}, {"7", "1", "1"}, {"7", "0", "1"}, {"100", "1", "0"}, {"100", "0", "1"}, {"800000", "1", "0"}} {
 		require.Equal(t, c[2] == "1", valkeytest.Do(t, s, "TRA.SETBIT", "tra", c[0], c[1]) == int64(1), "TRA.SETBIT %v", c)
 		require.Equal(t, c[2] == "1", valkeytest.Do(t, s, "SETBIT", "raw", c[0], c[1]) == int64(1), "SETBIT %v", c)
@@ -62,21 +75,106 @@ func TestTRABits(t *testing.T) {
 	require.Contains(t, get[2], any("readonly"))
 }
 
-// The server checks the caller's ACL on the TRA key from the key-spec.
+// The server checks the caller's ACL on the TRA key from the key-spec,
+// before C or the handler runs: the refusal is SETBIT's, and nothing is
+// written.
 func TestTRAACL(t *testing.T) {
 	t.Parallel()
-	s := startModule(t, valkeyserver.Options{Users: []string{"carol on >pw ~mine +@all", "reader on >pw %R~* +@all"}})
-	as := asUser(t, s)
-	_, err := as("carol", "TRA.SETBIT", "mine", "1", "1")
-	require.NoError(t, err)
-	_, err = as("carol", "TRA.SETBIT", "theirs", "1", "1")
-	require.ErrorContains(t, err, "NOPERM")
-	_, err = as("reader", "TRA.SETBIT", "mine", "2", "1")
-	require.ErrorContains(t, err, "NOPERM")
-	v, err := as("reader", "TRA.GETBIT", "mine", "1")
-	require.NoError(t, err)
-	require.Equal(t, int64(1), v)
-	require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", "theirs"))
+	for _, inC := range traInC {
+		t.Run("tra-c-"+inC, func(t *testing.T) {
+			t.Parallel()
+			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", inC}, AOF: true,
+				Users: []string{"carol on >pw ~mine +@all", "reader on >pw %R~* +@all"}})
+			as := asUser(t, s)
+			_, err := as("carol", "TRA.SETBIT", "mine", "1", "1")
+			require.NoError(t, err)
+			size := aofSize(t, s)
+			for _, c := range [][]string{{"carol", "theirs", "1", "1"}, {"reader", "mine", "2", "1"}, {"reader", "mine", "1", "1"}} {
+				_, tra := as(c[0], "TRA.SETBIT", c[1], c[2], c[3])
+				_, raw := as(c[0], "SETBIT", c[1], c[2], c[3])
+				require.ErrorContains(t, tra, "NOPERM", "%q", c)
+				require.Equal(t, strings.Replace(raw.Error(), "'setbit'", "'tra.setbit'", 1), tra.Error(), "%q", c)
+			}
+			v, err := as("reader", "TRA.GETBIT", "mine", "1")
+			require.NoError(t, err)
+			require.Equal(t, int64(1), v)
+			require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", "theirs"))
+			require.Equal(t, "@", valkeytest.Do(t, s, "GET", "mine"))
+			require.Equal(t, size, aofSize(t, s), "a refused call reached the AOF")
+		})
+	}
+}
+
+// At maxmemory the server refuses TRA.SETBIT (deny-oom) before C or the
+// handler runs, as it refuses SETBIT, also from a script, and TRA.GETBIT
+// still answers; nothing is written.
+func TestTRAOOM(t *testing.T) {
+	t.Parallel()
+	var replies [2][]any
+	for i, inC := range traInC {
+		s := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-c", inC}})
+		valkeytest.Do(t, s, "SET", "k", "abc")
+		valkeytest.Do(t, s, "SET", "r", "abc")
+		before := valkeytest.Snapshot(t, s, "*")
+		size := aofSize(t, s)
+		valkeytest.Do(t, s, "CONFIG", "SET", "maxmemory", "1")
+		for _, c := range [][]string{{"n", "7", "1"}, {"k", "7", "1"}, {"k", "6", "1"}, {"k", "100", "0"}} {
+			tra := reply(t, s, append([]string{"TRA.SETBIT"}, c...)...)
+			raw := reply(t, s, append([]string{"SETBIT"}, c...)...)
+			require.IsType(t, valkeyserver.ReplyError(""), tra, "%q", c)
+			require.True(t, strings.HasPrefix(string(tra.(valkeyserver.ReplyError)), "OOM "), "%q: %v", c, tra)
+			require.Equal(t, raw, tra, "%q", c)
+			script := reply(t, s, "EVAL", "return server.call('TRA.SETBIT', KEYS[1], ARGV[1], ARGV[2])", "1", c[0], c[1], c[2])
+			require.IsType(t, valkeyserver.ReplyError(""), script, "%q", c)
+			replies[i] = append(replies[i], tra, script)
+		}
+		require.Equal(t, int64(1), valkeytest.Do(t, s, "TRA.GETBIT", "k", "7"))
+		valkeytest.Do(t, s, "CONFIG", "SET", "maxmemory", "0")
+		valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "*"))
+		require.Equal(t, size, aofSize(t, s), "a refused call reached the AOF")
+	}
+	require.Equal(t, replies[0], replies[1], "C and the Go handler")
+}
+
+// CLIENT PAUSE WRITE holds TRA.SETBIT (flagged write) in C and in Go; a
+// call the pause does not hold (from a module command) meets the write
+// guard: a call that would write is refused with nothing written, one
+// that would not replies the bit.
+func TestTRAPause(t *testing.T) {
+	t.Parallel()
+	var replies [2][]any
+	for i, inC := range traInC {
+		s := startDebug(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-c", inC}})
+		valkeytest.Do(t, s, "SET", "short", "abc")
+		valkeytest.Do(t, s, "SET", "long", strings.Repeat("a", 64))
+		valkeytest.Do(t, s, "RPUSH", "list", "x")
+		before := valkeytest.Snapshot(t, s, "*")
+		size := aofSize(t, s)
+		valkeytest.Do(t, s, "CLIENT", "PAUSE", "20000", "WRITE")
+		done := heldByPause(t, s, "TRA.SETBIT", "held", "3", "1")
+		for _, c := range [][]string{
+			{"new", "7", "1"}, {"new", "7", "0"}, {"short", "1", "1"}, {"short", "1", "0"}, {"short", "0", "0"},
+			{"short", "100", "0"}, {"long", "1", "1"}, {"long", "0", "1"}, {"long", "500", "0"}, {"list", "1", "1"},
+			{"short", "x", "1"}, {"short", "1", "2"}, {"short", "8388608", "0"},
+		} {
+			got := reply(t, s, append([]string{"EMQ.DEBUG.CALL", "TRA.SETBIT"}, c...)...)
+			replies[i] = append(replies[i], got)
+		}
+		valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "*"))
+		require.Equal(t, size, aofSize(t, s), "a paused call reached the AOF")
+		valkeytest.Do(t, s, "CLIENT", "UNPAUSE")
+		select {
+		case v := <-done:
+			require.Equal(t, int64(0), v, "after the pause")
+		case <-time.After(10 * time.Second):
+			t.Fatal("TRA.SETBIT still held after CLIENT UNPAUSE")
+		}
+	}
+	require.Equal(t, replies[0], replies[1], "C and the Go handler")
+	paused := valkeyserver.ReplyError(protocol.ErrWritePaused)
+	require.Equal(t, []any{paused, paused, int64(1), paused, int64(0), paused, int64(1), paused, int64(0),
+		valkeyserver.ReplyError(protocol.ErrTRAWrongType), valkeyserver.ReplyError(protocol.ErrTRAOffset),
+		valkeyserver.ReplyError(protocol.ErrTRABit), paused}, replies[0])
 }
 
 // TRA.SETBIT reaches the AOF and a replica verbatim, as the client sent it,

@@ -64,9 +64,16 @@ static char *(*StringDMA)(void *key, size_t *len, int mode);
 static int (*StringTruncate)(void *key, size_t newlen);
 static int (*NotifyKeyspaceEvent)(void *ctx, int type, const char *event, void *key);
 static int (*SignalModifiedKey)(void *ctx, void *keyname);
+/* and what TRA.SETBIT answered in C needs besides: its reply, and the
+ * write guard's input */
+static int (*ReplyWithError)(void *ctx, const char *err);
+static int (*ReplyWithLongLong)(void *ctx, long long v);
+static int (*AvoidReplicaTraffic)(void);
 
 #define CTX_FLAGS_LUA (1 << 0)     /* VALKEYMODULE_CTX_FLAGS_LUA */
 #define CTX_FLAGS_CLUSTER (1 << 5) /* VALKEYMODULE_CTX_FLAGS_CLUSTER */
+#define CTX_FLAGS_REPLICATED (1 << 12) /* VALKEYMODULE_CTX_FLAGS_REPLICATED */
+#define CTX_FLAGS_LOADING (1 << 13)    /* VALKEYMODULE_CTX_FLAGS_LOADING */
 #define OPEN_READ (1 << 0)         /* VALKEYMODULE_READ */
 #define OPEN_WRITE (1 << 1)        /* VALKEYMODULE_WRITE */
 #define NOTIFY_STRING (1 << 3)     /* VALKEYMODULE_NOTIFY_STRING */
@@ -103,6 +110,7 @@ int emq_call_init(int (*get_api)(const char *, void *), void *ctx) {
     GET(CallReplyArrayElement) GET(FreeCallReply) GET(CreateString) GET(FreeString) GET(StringPtrLen)
     GET(GetContextFlags) GET(OpenKey) GET(CloseKey) GET(KeyType) GET(ValueLength) GET(StringDMA)
     GET(StringTruncate) GET(NotifyKeyspaceEvent) GET(SignalModifiedKey)
+    GET(ReplyWithError) GET(ReplyWithLongLong) GET(AvoidReplicaTraffic)
     int fast = 1;
     GET_OPT(OpenKey) GET_OPT(CloseKey) GET_OPT(KeyType) GET_OPT(KeyExists) GET_OPT(ValueLength)
     GET_OPT(HashGet) GET_OPT(ZsetScore)
@@ -721,23 +729,11 @@ int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write
  * bound first, as SETBIT and GETBIT check it (8 bits a byte of
  * proto-max-bulk-len, read with CONFIG GET): past it the call does not
  * answer, and the handler runs the server's command, which refuses it in
- * its own words. */
-
-/* bit_open opens argv[1] in mode, taking the key the preanswer left open for
- * writing when that is the mode (a read closes it and looks the key up
- * again). */
-static void *bit_open(void *ctx, void **argv, emq_io *io, int mode) {
-    void *key = io->bitkey;
-    io->bitkey = NULL;
-    if (key && mode == OPEN_WRITE) return key;
-    if (key) CloseKey(key);
-    return OpenKey(ctx, argv[1], mode);
-}
-
-void emq_bit_release(emq_io *io) {
-    if (io->bitkey) CloseKey(io->bitkey);
-    io->bitkey = NULL;
-}
+ * its own words.
+ *
+ * The Go handlers reach this through emq_bit, one host call; emq_preanswer
+ * answers in the trampoline, without entering Go: every TRA.SETBIT, and the
+ * TRA.GETBIT calls that need no RM_Call's reply read in Go. */
 
 static int bit_at(const unsigned char *p, long long offset) { return (p[offset >> 3] >> (7 - (offset & 7))) & 1; }
 
@@ -754,8 +750,13 @@ static int getbit_call(void *ctx, void **argv) {
 }
 
 /* bit_bound reports whether a large offset is within the server's bound
- * (see above): 1 within, 0 past it or when the bound cannot be read. */
+ * (see above): 1 within, 0 past it or when the bound cannot be read. A
+ * command the server must obey (its primary's, or the AOF's while it
+ * loads) is within it, as SETBIT's is (mustObeyClient): a replica or a
+ * restart with a lower proto-max-bulk-len applies what the primary
+ * applied. */
 static int bit_bound(void *ctx, long long offset) {
+    if (GetContextFlags(ctx) & (CTX_FLAGS_REPLICATED | CTX_FLAGS_LOADING)) return 1;
     errno = 0;
     void *r = Call(ctx, "CONFIG", "cc", "GET", "proto-max-bulk-len");
     if (!r) return 0;
@@ -777,109 +778,190 @@ static int bit_bound(void *ctx, long long offset) {
     return max > 0 && (offset >> 3) < max;
 }
 
-/* emq_bit is a TRA call's one host call on argv[1], the bit at offset
- * (argv[2] spells it). Without write it reads as GETBIT
- * does. With write (TRA.SETBIT, past the guard) it reads as SETBIT does and
- * writes the value (bit 4 of plan) exactly when the plan (its low four bits,
- * a verdict.SetBitPlan: bit 2*previous+inside set) says so for what it saw,
- * with everything SETBIT does beside the data.
- * io->seen receives what it saw and whether it wrote. */
+/* bit_read reads the bit at offset of key, opened for reading, as GETBIT
+ * reads it, into *seen. */
+static void bit_read(void *ctx, void **argv, void *key, long long offset, emq_bit_seen *seen) {
+    int type = KeyType(key);
+    if (type != KEYTYPE_EMPTY && type != KEYTYPE_STRING) {
+        seen->status = EMQ_BIT_WRONGTYPE;
+        return;
+    }
+    size_t byte = (size_t)(offset >> 3);
+    size_t len = type == KEYTYPE_STRING ? ValueLength(key) : 0;
+    seen->len = (long long)len;
+    if (byte >= len) return;
+    const unsigned char *p = NULL;
+    if (len > EMBSTR_MAX) {
+        p = (const unsigned char *)StringDMA(key, &len, OPEN_READ);
+        if (!p || byte >= len) {
+            seen->status = EMQ_BIT_SLOW;
+            return;
+        }
+    }
+    int bit = p ? bit_at(p, offset) : getbit_call(ctx, argv);
+    if (bit < 0) seen->status = EMQ_BIT_SLOW;
+    seen->bit = bit < 0 ? 0 : bit;
+}
+
+/* bit_write reads the bit at offset of key, opened for writing, as SETBIT
+ * reads it, and writes the value (bit 4 of plan) exactly when the plan (its
+ * low four bits, a verdict.SetBitPlan: bit 2*previous+inside set) says so
+ * for what it saw, with everything SETBIT does beside the data; *seen
+ * receives what it saw and whether it wrote. */
+static void bit_write(void *ctx, void **argv, void *key, long long offset, int plan, emq_bit_seen *seen) {
+    int type = KeyType(key);
+    if (type != KEYTYPE_EMPTY && type != KEYTYPE_STRING) {
+        seen->status = EMQ_BIT_WRONGTYPE;
+        return;
+    }
+    size_t byte = (size_t)(offset >> 3), len = 0;
+    unsigned char *p = NULL;
+    if (type == KEYTYPE_STRING) {
+        p = (unsigned char *)StringDMA(key, &len, OPEN_WRITE);
+        if (!p) {
+            seen->status = EMQ_BIT_SLOW;
+            return;
+        }
+    }
+    int inside = byte < len;
+    seen->len = (long long)len;
+    seen->bit = inside ? bit_at(p, offset) : 0;
+    if (!(plan >> (2 * seen->bit + inside) & 1)) return;
+    if (!inside) p = StringTruncate(key, byte + 1) == EMQ_OK ? (unsigned char *)StringDMA(key, &len, OPEN_WRITE) : NULL;
+    if (!p || byte >= len) {
+        seen->status = EMQ_BIT_SLOW; /* cannot happen: the offset is at most 2^32-1 and the key a string */
+        return;
+    }
+    unsigned char mask = (unsigned char)(1u << (7 - (offset & 7)));
+    p[byte] = plan >> 4 & 1 ? (unsigned char)(p[byte] | mask) : (unsigned char)(p[byte] & ~mask);
+    SignalModifiedKey(ctx, argv[1]);
+    NotifyKeyspaceEvent(ctx, NOTIFY_STRING, "setbit", argv[1]);
+    emq_replicate_verbatim((uintptr_t)ctx);
+    seen->wrote = 1;
+}
+
+/* emq_bit is a Go handler's one host call on argv[1], the bit at offset
+ * (argv[2] spells it): without write it reads as GETBIT does (bit_read),
+ * with write (TRA.SETBIT, past the guard) as SETBIT does, writing as the
+ * plan says (bit_write). io->seen receives what it saw and whether it
+ * wrote. */
 int emq_bit(uintptr_t ctxp, uintptr_t argvp, uintptr_t iop, long long offset, int write, int plan) {
     void *ctx = (void *)ctxp;
     void **argv = (void **)argvp;
     emq_bit_seen *seen = &((emq_io *)iop)->seen;
-    int value = plan >> 4 & 1;
     memset(seen, 0, sizeof(*seen));
     if (offset >= SMALL_BIT_OFFSETS && !bit_bound(ctx, offset)) {
         seen->status = EMQ_BIT_SLOW;
         return seen->status;
     }
-    void *key = bit_open(ctx, argv, (emq_io *)iop, write ? OPEN_WRITE : OPEN_READ);
-    int type = KeyType(key);
-    size_t byte = (size_t)(offset >> 3);
-    if (type != KEYTYPE_EMPTY && type != KEYTYPE_STRING) {
-        seen->status = EMQ_BIT_WRONGTYPE;
-        CloseKey(key);
-        return seen->status;
-    }
-    size_t len = type == KEYTYPE_STRING ? ValueLength(key) : 0;
-    const unsigned char *p = NULL;
-    if (type == KEYTYPE_STRING && (write || (byte < len && len > EMBSTR_MAX))) {
-        p = (const unsigned char *)StringDMA(key, &len, write ? OPEN_WRITE : OPEN_READ);
-        if (!p) seen->status = EMQ_BIT_SLOW;
-    }
-    if (seen->status == EMQ_BIT_OK && byte < len) {
-        int bit = p ? bit_at(p, offset) : getbit_call(ctx, argv);
-        if (bit < 0) seen->status = EMQ_BIT_SLOW;
-        seen->bit = bit;
-    }
-    seen->len = (long long)len;
-    int inside = byte < len;
-    if (seen->status == EMQ_BIT_OK && write && (plan >> (2 * seen->bit + inside) & 1)) {
-        unsigned char *w = (unsigned char *)p;
-        if (!inside) {
-            w = StringTruncate(key, byte + 1) == EMQ_OK ? (unsigned char *)StringDMA(key, &len, OPEN_WRITE) : NULL;
-        }
-        if (!w || byte >= len) {
-            seen->status = EMQ_BIT_SLOW; /* cannot happen: the offset is small and the key a string */
-        } else {
-            unsigned char mask = (unsigned char)(1u << (7 - (offset & 7)));
-            w[byte] = value ? (unsigned char)(w[byte] | mask) : (unsigned char)(w[byte] & ~mask);
-            SignalModifiedKey(ctx, argv[1]);
-            NotifyKeyspaceEvent(ctx, NOTIFY_STRING, "setbit", argv[1]);
-            emq_replicate_verbatim(ctxp);
-            seen->wrote = 1;
-        }
+    void *key = OpenKey(ctx, argv[1], write ? OPEN_WRITE : OPEN_READ);
+    if (write) {
+        bit_write(ctx, argv, key, offset, plan, seen);
+    } else {
+        bit_read(ctx, argv, key, offset, seen);
     }
     CloseKey(key);
     return seen->status;
 }
 
-/* emq_preanswer answers TRA.SETBIT or TRA.GETBIT (kind, EMQ_PRE_*) without
- * entering Go when what it reads settles the reply and nothing is to be
- * written: GETBIT of a valid small offset on a string or no key, and SETBIT
- * of a valid small offset whose bit already holds the value inside the
- * string. It reads as the command's Go path reads (emq_bit), with the
- * arguments the Go path accepts (a canonical offset below
- * SMALL_BIT_OFFSETS, a value of exactly 0 or 1). Returns the reply (0 or
- * 1), or -1 for the Go path to run, having left a key SETBIT opened for
- * writing in io->bitkey for emq_bit to take. */
-int emq_preanswer(void *ctx, void **argv, int argc, int kind, emq_io *io) {
-    if (argc != (kind == EMQ_PRE_SETBIT ? 4 : 3)) return -1;
+/* bit_offset parses a TRA offset as the handler does (grammar.BitOffset):
+ * a canonical decimal (digits only, no sign, no leading zero but "0"
+ * itself) in 0..2^32-1. Returns -1 for any other. */
+static long long bit_offset(const char *p, size_t n) {
+    if (n < 1 || n > 10 || (n > 1 && p[0] == '0')) return -1;
+    long long v = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v <= 4294967295LL ? v : -1;
+}
+
+/* bound_refusal answers a TRA.SETBIT whose offset is past the server's
+ * bound as the handler does: with the refusal of the server's GETBIT of
+ * argv[1] argv[2] (the family's text for WRONGTYPE). Returns 1, or 0 when
+ * GETBIT did not refuse (the bound could not be read): the handler runs
+ * then. */
+static int bound_refusal(void *ctx, void **argv, const emq_cmd *cmd) {
+    errno = 0;
+    void *r = Call(ctx, "GETBIT", FORMAT_READ, &argv[1], (size_t)2);
+    if (!r) return 0;
+    size_t n = 0;
+    const char *p = CallReplyType(r) == EMQ_REPLY_ERROR ? CallReplyStringPtr(r, &n) : NULL;
+    char buf[256];
+    int answered = p && n > 0 && n < sizeof(buf) && !memchr(p, 0, n);
+    if (answered && n == sizeof(WRONGTYPE) - 1 && !memcmp(p, WRONGTYPE, n)) {
+        ReplyWithError(ctx, cmd->setbit_wrongtype);
+    } else if (answered) {
+        memcpy(buf, p, n);
+        buf[n] = 0;
+        ReplyWithError(ctx, buf);
+    }
+    FreeCallReply(r);
+    return answered;
+}
+
+/* setbit_answer answers TRA.SETBIT key offset value in C as the handler
+ * (traSetBit) does, in its order: the offset, the value, the server's
+ * bound, the write guard (a paused server reads as ReadBit does and
+ * refuses a write), then the one bit call on the key opened for writing,
+ * writing as the handler's plan for the value says. Returns 1 when it
+ * replied, 0 for the handler to run (a host reply C cannot read). */
+static int setbit_answer(void *ctx, void **argv, const emq_cmd *cmd) {
+    size_t n;
+    const char *p = StringPtrLen(argv[2], &n);
+    long long offset = bit_offset(p, n);
+    if (offset < 0) return ReplyWithError(ctx, cmd->setbit_offset), 1;
+    p = StringPtrLen(argv[3], &n);
+    if (n != 1 || (p[0] != '0' && p[0] != '1')) return ReplyWithError(ctx, cmd->setbit_bit), 1;
+    int value = p[0] - '0';
+    int plan = cmd->setbit_plans[value] | value << 4;
+    if (offset >= SMALL_BIT_OFFSETS && !bit_bound(ctx, offset)) return bound_refusal(ctx, argv, cmd);
+    int paused = AvoidReplicaTraffic() != 0;
+    emq_bit_seen seen;
+    memset(&seen, 0, sizeof(seen));
+    void *key = OpenKey(ctx, argv[1], paused ? OPEN_READ : OPEN_WRITE);
+    if (paused) {
+        bit_read(ctx, argv, key, offset, &seen);
+    } else {
+        bit_write(ctx, argv, key, offset, plan, &seen);
+    }
+    CloseKey(key);
+    switch (seen.status) {
+    case EMQ_BIT_WRONGTYPE: ReplyWithError(ctx, cmd->setbit_wrongtype); return 1;
+    case EMQ_BIT_OK: break;
+    default: return 0;
+    }
+    if (paused && (plan >> (2 * seen.bit + ((size_t)(offset >> 3) < (size_t)seen.len)) & 1))
+        return ReplyWithError(ctx, cmd->setbit_paused), 1;
+    ReplyWithLongLong(ctx, seen.bit);
+    return 1;
+}
+
+/* getbit_answer answers TRA.GETBIT key offset in C as the handler
+ * (traGetBit) does, for a canonical offset below SMALL_BIT_OFFSETS on a
+ * string or no key. Returns 1 when it replied, 0 for the handler to run. */
+static int getbit_answer(void *ctx, void **argv) {
     arg o;
     o.p = StringPtrLen(argv[2], &o.n);
     long long offset = small_offset(&o);
-    if (offset < 0) return -1;
-    size_t byte = (size_t)(offset >> 3);
-    if (kind == EMQ_PRE_GETBIT) {
-        void *key = OpenKey(ctx, argv[1], OPEN_READ);
-        int type = KeyType(key), bit = -1;
-        if (type == KEYTYPE_EMPTY) {
-            bit = 0;
-        } else if (type == KEYTYPE_STRING) {
-            size_t len = ValueLength(key);
-            const unsigned char *p = NULL;
-            if (byte >= len) {
-                bit = 0;
-            } else if (len > EMBSTR_MAX && (p = (const unsigned char *)StringDMA(key, &len, OPEN_READ)) && byte < len) {
-                bit = bit_at(p, offset);
-            }
-        }
-        CloseKey(key);
-        return bit >= 0 ? bit : type == KEYTYPE_STRING ? getbit_call(ctx, argv) : -1;
-    }
-    size_t vn;
-    const char *v = StringPtrLen(argv[3], &vn);
-    if (vn != 1 || (v[0] != '0' && v[0] != '1')) return -1;
-    void *key = OpenKey(ctx, argv[1], OPEN_WRITE);
-    if (KeyType(key) == KEYTYPE_STRING) {
-        size_t len = 0;
-        const unsigned char *p = (const unsigned char *)StringDMA(key, &len, OPEN_WRITE);
-        if (p && byte < len && bit_at(p, offset) == v[0] - '0') {
-            CloseKey(key);
-            return v[0] - '0';
-        }
-    }
-    io->bitkey = key;
-    return -1;
+    if (offset < 0) return 0;
+    emq_bit_seen seen;
+    memset(&seen, 0, sizeof(seen));
+    void *key = OpenKey(ctx, argv[1], OPEN_READ);
+    bit_read(ctx, argv, key, offset, &seen);
+    CloseKey(key);
+    if (seen.status != EMQ_BIT_OK) return 0;
+    ReplyWithLongLong(ctx, seen.bit);
+    return 1;
+}
+
+/* emq_preanswer answers a TRA call in the command's trampoline, without
+ * entering Go (cmd->preanswer, EMQ_PRE_*; host.Preanswer says which
+ * calls). Returns 1 when it replied, 0 for the Go handler to run, having
+ * written nothing. */
+int emq_preanswer(void *ctx, void **argv, int argc, const emq_cmd *cmd) {
+    if (cmd->preanswer == EMQ_PRE_SETBIT) return argc == 4 && setbit_answer(ctx, argv, cmd);
+    if (cmd->preanswer == EMQ_PRE_GETBIT) return argc == 3 && getbit_answer(ctx, argv);
+    return 0;
 }

@@ -203,8 +203,8 @@ func (b *Batch) run(stopOnError bool) Results {
 // SmallBitOffsets bounds the bit offsets that are valid whatever
 // proto-max-bulk-len says: below 8·2^20 (its least is 1 MB, and SETBIT's
 // and GETBIT's bound is 8 bits a byte of it). A bit call checks a larger
-// one against the server's setting (CONFIG GET), and the preanswers take
-// only smaller ones.
+// one against the server's setting (CONFIG GET), as the SETBIT preanswer
+// does; the GETBIT preanswer takes only smaller ones.
 const SmallBitOffsets = C.EMQ_SMALL_BIT_OFFSETS
 
 // ErrBitUnanswered is a bit call's error when it did not answer and did

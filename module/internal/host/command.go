@@ -28,26 +28,46 @@ const (
 )
 
 // Preanswer names the calls of a command that C answers without entering Go
-// (docs/NATIVE.md, "The TRA family"): only outcomes that write nothing,
-// read as the command's handler reads them. The handler must give the same
-// reply for them; a differential test runs every case through both.
+// (docs/NATIVE.md, "The TRA family"), as the command's handler answers them:
+// the same reply, the same effects. The handler stays the reference, which
+// runs every call with NoPreanswer; a differential test runs every case
+// through both.
 type Preanswer uint8
 
 // The preanswers.
 const (
 	// NoPreanswer: every call enters Go.
 	NoPreanswer Preanswer = iota
-	// PreanswerSetBit: TRA.SETBIT key offset value, with a canonical offset
-	// below SmallBitOffsets and a value of exactly 0 or 1, on a string
-	// whose bit at offset already holds the value: the reply is that bit,
-	// and nothing is written or replicated. The key is looked up for
-	// writing and the string unshared, as SETBIT does (it is left raw).
+	// PreanswerSetBit: every call of TRA.SETBIT key offset value, decided
+	// by the handler's verdict and worded with its refusals (Command.Bit):
+	// the offset and the value parsed as the handler parses them, the key
+	// looked up for writing and its string unshared as SETBIT does, the
+	// bit written exactly when the verdict's plan says so for what was
+	// seen, as Writes.SetBit writes it (grown, set, signalled, notified,
+	// replicated verbatim), or nothing at all; a paused server reads as
+	// ReadBit does and refuses a write with ErrWritePaused; an offset past
+	// the server's bound is refused in the server's words, as the
+	// handler's GETBIT refuses it. A call whose host reply C cannot read
+	// enters Go.
 	PreanswerSetBit
 	// PreanswerGetBit: TRA.GETBIT key offset, with a canonical offset below
 	// SmallBitOffsets, on a string or no key: the reply is the bit, as
-	// ReadBit reads it.
+	// ReadBit reads it. Every other call enters Go.
 	PreanswerGetBit
 )
+
+// BitAnswer is what C needs of the handler to answer TRA.SETBIT itself
+// (PreanswerSetBit): its verdict, as the write plans it decides for each
+// value, and its refusal texts.
+type BitAnswer struct {
+	// Plans are the handler's write plans (a verdict.SetBitPlan each, bit
+	// 2·previous+inside set for a write) for the value 0 and the value 1.
+	Plans [2]uint8
+	// Offset, Bit and WrongType are the handler's refusals of an offset
+	// that is not a canonical decimal in 0..2^32−1, of a value that is
+	// not 0 or 1, and of a key of another type.
+	Offset, Bit, WrongType string
+}
 
 // Handler runs one command. It reads its arguments from c, calls the server
 // through c, and either writes one complete reply with c's Reply methods and
@@ -77,6 +97,8 @@ type Command struct {
 	// Preanswer is what C answers without entering Go, NoPreanswer for
 	// nothing.
 	Preanswer Preanswer
+	// Bit is what C answers TRA.SETBIT with (PreanswerSetBit only).
+	Bit BitAnswer
 }
 
 // Module is what the host registers when the server loads the module.
@@ -154,6 +176,10 @@ func compile(cmds []Command) ([]command, error) {
 			return nil, fmt.Errorf("%s: the SETBIT preanswer needs SETBIT's key and arity", c.Name)
 		case c.Preanswer == PreanswerGetBit && (c.Keys != FirstKeyRead || c.Arity != 3):
 			return nil, fmt.Errorf("%s: the GETBIT preanswer needs GETBIT's key and arity", c.Name)
+		case c.Preanswer == PreanswerSetBit && (c.Bit.Plans[0] > 0xf || c.Bit.Plans[1] > 0xf || !bitText(c.Bit.Offset) || !bitText(c.Bit.Bit) || !bitText(c.Bit.WrongType)):
+			return nil, fmt.Errorf("%s: the SETBIT preanswer needs the handler's plans and refusal texts", c.Name)
+		case c.Preanswer != PreanswerSetBit && c.Bit != (BitAnswer{}):
+			return nil, fmt.Errorf("%s: a bit answer without the SETBIT preanswer", c.Name)
 		case c.Preanswer > PreanswerGetBit:
 			return nil, fmt.Errorf("%s: bad preanswer %d", c.Name, c.Preanswer)
 		}
@@ -165,3 +191,7 @@ func compile(cmds []Command) ([]command, error) {
 	}
 	return out, nil
 }
+
+// bitText reports whether s can be an error reply C sends as it is: not
+// empty, one line, no NUL (C passes it NUL-terminated).
+func bitText(s string) bool { return s != "" && !strings.ContainsAny(s, "\r\n\x00") }

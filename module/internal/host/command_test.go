@@ -25,6 +25,7 @@ func TestCompile(t *testing.T) {
 	if cmds[2].flags != "readonly getkeys-api" {
 		t.Errorf("STATS: %q", cmds[2].flags)
 	}
+	bit := BitAnswer{Plans: [2]uint8{0xe, 0xb}, Offset: "ERR o", Bit: "ERR b", WrongType: "ERR t"}
 	for _, tc := range []struct {
 		c    Command
 		want string
@@ -38,8 +39,13 @@ func TestCompile(t *testing.T) {
 		{Command{Name: "X", Flags: "write deny-oom readonly", Handler: h}, "both"},
 		{Command{Name: "X", Flags: "readonly getkeys-api", Keys: ReadKeys, Handler: h}, "added by the host"},
 		{Command{Name: "X", Keys: 7, Handler: h}, "key kind"},
-		{Command{Name: "X", Flags: "write", Keys: WriteKeys, Arity: 4, Handler: h, Preanswer: PreanswerSetBit}, "SETBIT's key"},
-		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 3, Handler: h, Preanswer: PreanswerSetBit}, "SETBIT's key"},
+		{Command{Name: "X", Flags: "write", Keys: WriteKeys, Arity: 4, Handler: h, Preanswer: PreanswerSetBit, Bit: bit}, "SETBIT's key"},
+		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 3, Handler: h, Preanswer: PreanswerSetBit, Bit: bit}, "SETBIT's key"},
+		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 4, Handler: h, Preanswer: PreanswerSetBit}, "plans and refusal texts"},
+		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 4, Handler: h, Preanswer: PreanswerSetBit, Bit: BitAnswer{Plans: [2]uint8{0x10, 1}, Offset: "ERR o", Bit: "ERR b", WrongType: "ERR t"}}, "plans and refusal texts"},
+		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 4, Handler: h, Preanswer: PreanswerSetBit, Bit: BitAnswer{Offset: "ERR o\r\n", Bit: "ERR b", WrongType: "ERR t"}}, "plans and refusal texts"},
+		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 4, Handler: h, Preanswer: PreanswerSetBit, Bit: BitAnswer{Offset: "ERR o", Bit: "ERR b\x00", WrongType: "ERR t"}}, "plans and refusal texts"},
+		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 4, Handler: h, Bit: bit}, "without the SETBIT preanswer"},
 		{Command{Name: "X", Flags: "readonly", Keys: FirstKeyRead, Arity: 4, Handler: h, Preanswer: PreanswerGetBit}, "GETBIT's key"},
 		{Command{Name: "X", Flags: "write", Keys: FirstKeyWrite, Arity: 3, Handler: h, Preanswer: PreanswerGetBit}, "GETBIT's key"},
 		{Command{Name: "X", Flags: "readonly", Keys: FirstKeyRead, Arity: 3, Handler: h, Preanswer: 9}, "bad preanswer"},
@@ -49,7 +55,7 @@ func TestCompile(t *testing.T) {
 		}
 	}
 	if _, err := compile([]Command{
-		{Name: "TRA.SETBIT", Flags: "write deny-oom", Keys: FirstKeyWrite, Arity: 4, Handler: h, Preanswer: PreanswerSetBit},
+		{Name: "TRA.SETBIT", Flags: "write deny-oom", Keys: FirstKeyWrite, Arity: 4, Handler: h, Preanswer: PreanswerSetBit, Bit: bit},
 		{Name: "TRA.GETBIT", Flags: "readonly fast", Keys: FirstKeyRead, Arity: 3, Handler: h, Preanswer: PreanswerGetBit},
 	}); err != nil {
 		t.Errorf("the TRA preanswers: %v", err)

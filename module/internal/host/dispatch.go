@@ -265,6 +265,13 @@ func emqLoad(args *C.emq_arg, argc C.int, t *C.emq_table) (rc C.int) {
 		e.keys = C.int(c.Keys)
 		e.arity = C.int(c.Arity)
 		e.preanswer = C.int(c.Preanswer)
+		if c.Preanswer == PreanswerSetBit {
+			e.setbit_plans = [2]C.uchar{C.uchar(c.Bit.Plans[0]), C.uchar(c.Bit.Plans[1])}
+			e.setbit_offset = C.CString(c.Bit.Offset)
+			e.setbit_bit = C.CString(c.Bit.Bit)
+			e.setbit_wrongtype = C.CString(c.Bit.WrongType)
+			e.setbit_paused = C.CString(ErrWritePaused.Error())
+		}
 	}
 	t.ncmds = C.int(len(commands))
 	return 0

@@ -8,7 +8,9 @@
 // name), the API lookup by name through the getter the server passes in the
 // context, the command registration with EVAL-style key-specs, and key-position
 // requests, answered in C without entering Go, and the preanswered calls of a
-// command (Command.Preanswer: the TRA calls that write nothing). A command
+// command (Command.Preanswer: every TRA.SETBIT, decided by its handler's
+// verdict as handed to C at load, and the TRA.GETBIT calls of a small
+// offset). A command
 // costs one crossing into Go: its C trampoline passes the arguments to the
 // dispatcher, which runs
 // the Handler and leaves the reply encoded in C memory for the trampoline to

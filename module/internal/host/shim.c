@@ -257,24 +257,17 @@ static int dispatch(void *ctx, void **argv, int argc, int id) {
         return ReplyWithError(ctx, internal_error);
     }
     emq_io *io = &ios[depth];
-    if (table.cmds[id].preanswer != EMQ_PRE_NONE) {
-        /* a TRA call whose reply its read settles, writing nothing */
-        int bit = emq_preanswer(ctx, argv, argc, table.cmds[id].preanswer, io);
-        if (bit >= 0) return ReplyWithLongLong(ctx, bit);
-    }
+    /* a TRA call C answers as its handler would, replying itself */
+    if (table.cmds[id].preanswer != EMQ_PRE_NONE && emq_preanswer(ctx, argv, argc, &table.cmds[id])) return EMQ_OK;
     emq_arg stack_args[STACK_ARGS];
     emq_arg *args = argc <= STACK_ARGS ? stack_args : malloc(sizeof(emq_arg) * (size_t)argc);
-    if (!args) {
-        emq_bit_release(io);
-        return ReplyWithError(ctx, internal_error);
-    }
+    if (!args) return ReplyWithError(ctx, internal_error);
     for (int i = 0; i < argc; i++) args[i].p = StringPtrLen(argv[i], &args[i].n);
     emq_frame f = {ctx, argv, args, argc, id, depth, CachedMicroseconds(), io, AvoidReplicaTraffic() != 0};
     io->rep.len = 0;
     depth++;
     emqDispatch(&f);
     depth--;
-    emq_bit_release(io);
     emit(ctx, &io->rep);
     emq_release(ctx, io);
     shrink(&io->req);

@@ -120,10 +120,6 @@ typedef struct emq_io {
      * replies (FreeCallReply), tagged in the low bit (1: a call reply) */
     void **keep;
     size_t nkeep, capkeep;
-    /* argv[1] opened for writing by the TRA.SETBIT preanswer that could not
-     * answer, for the command's bit call to take (see emq_bit), or NULL;
-     * closed when the command ends if still open */
-    void *bitkey;
     emq_bit_seen seen; /* what the command's last bit call saw */
 } emq_io;
 
@@ -156,6 +152,11 @@ typedef struct emq_cmd {
     int keys; /* EMQ_KEYS_* */
     int arity;
     int preanswer; /* EMQ_PRE_* */
+    /* EMQ_PRE_SETBIT: the handler's write plans for the value 0 and 1 (bit
+     * 2*previous+inside set for a write), its refusal texts, and the write
+     * guard's */
+    unsigned char setbit_plans[2];
+    const char *setbit_offset, *setbit_bit, *setbit_wrongtype, *setbit_paused;
 } emq_cmd;
 
 /* The table Go fills at load, and the load error if any. */
@@ -182,8 +183,7 @@ void emq_release(void *ctx, emq_io *io);
 
 /* Implemented in call.c: the TRA family's bit access (see the file). */
 int emq_bit(uintptr_t ctx, uintptr_t argv, uintptr_t io, long long offset, int write, int plan);
-int emq_preanswer(void *ctx, void **argv, int argc, int kind, emq_io *io);
-void emq_bit_release(emq_io *io);
+int emq_preanswer(void *ctx, void **argv, int argc, const emq_cmd *cmd);
 
 /* Implemented in verbatim.c: the API lookup of the TRA family's one
  * replication call, at load, and the call. */
