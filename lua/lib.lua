@@ -1250,8 +1250,11 @@ function addp.write(p, A, now)
         rcall('HSET', rows[i], 'data', A[a], 'att', '0', 'at', added_at, 'uniq', A[a + 6])
       end
     else
-      -- data [state] att [max] [prio] [bo] at: each left out at its default
-      local fields, nf = {'data', A[a]}, 2
+      -- data [state] att [max] [prio] [bo] at: each left out at its default;
+      -- the table is made at the size of the seven fields (the rest grow it),
+      -- and only its first nf entries are sent
+      local fields, nf = {'data', A[a], false, false, false, false, false, false, false, false, false, false,
+        false, false}, 2
       local state = addp.state(p, i)
       if state ~= ROW_STATE then fields[3], fields[4], nf = 'state', state, 4 end
       fields[nf + 1], fields[nf + 2], nf = 'att', '0', nf + 2
@@ -1293,8 +1296,9 @@ function addp.write(p, A, now)
       local extra = p.extra[i]
       if extra then
         for j = 1, #extra do fields[nf + j] = extra[j] end
+        nf = nf + #extra
       end
-      rcall('HSET', rows[i], unpack(fields))
+      rcall('HSET', rows[i], unpack(fields, 1, nf))
     end
     if kids[i] then
       rcall('ZADD', base .. 'waiting', ids[i], ids[i])
