@@ -108,9 +108,17 @@ func TestAddOptions(t *testing.T) {
 
 		info, err = b.q.Inspect(ctx, low)
 		require.NoError(t, err)
+		require.Equal(t, trafikey.StatePending, info.State)
 		require.Equal(t, int64(trafikey.DefaultMaxAttempts), info.MaxAttempts)
+		require.Equal(t, 0, info.Priority)
 		require.Equal(t, trafikey.BackoffExponential, info.Backoff)
 		require.Equal(t, trafikey.DefaultBackoffBase, info.BackoffBase)
+		// the client's defaults are the row's: a job added without options
+		// stores none of state, max, prio and bo
+		k := protocol.KeysOf(b.q.Name())
+		require.Equal(t, []any{protocol.FieldData, protocol.FieldAttempts, protocol.FieldAdded}, b.do(t, "HKEYS", k.Job(low)))
+		require.Equal(t, []any{protocol.FieldData, protocol.FieldAttempts, protocol.FieldMax, protocol.FieldPriority,
+			protocol.FieldBackoff, protocol.FieldAdded, protocol.FieldUnique}, b.do(t, "HKEYS", k.Job(high)))
 
 		info, err = b.q.Inspect(ctx, later)
 		require.NoError(t, err)

@@ -571,7 +571,7 @@ delete completed jobs too).
 
 **The floor** issues, with the same valkey-go client, producers and concurrency, the primitive
 commands of each verb's writes (docs/PROTOCOL.md): ADD = `+"`HINCRBY meta seq n`"+`, then one pipeline of
-`+"`HSET row`"+` (7 fields) + `+"`ZADD pending`"+` per job + `+"`HINCRBY stats added n`"+`; CLAIM =
+`+"`HSET row data att at`"+` (a plain job's row) + `+"`ZADD pending`"+` per job + `+"`HINCRBY stats added n`"+`; CLAIM =
 `+"`ZPOPMIN pending`"+` (`+"`BZPOPMIN`"+` with a 50 ms timeout when empty), then `+"`HINCRBY row att 1`"+` +
 `+"`HSET row state active`"+` + `+"`ZADD active`"+` + `+"`HGET row data`"+`; COMPLETEMANY = `+"`ZREM active ids…`"+` +
 `+"`DEL rows logs…`"+` + `+"`HINCRBY stats completed k`"+`. No checks, no fence, and no read but the payload the

@@ -21,7 +21,7 @@ import (
 // any executor can cost for the same dataset changes; it skips every read,
 // check and guard a verb makes.
 //
-//	ADD           HINCRBY meta seq n · per job HSET row (7 fields) + ZADD pending · HINCRBY stats added n
+//	ADD           HINCRBY meta seq n · per job HSET row (data att at, the row of a job at the defaults) + ZADD pending · HINCRBY stats added n
 //	CLAIM         ZPOPMIN pending n (BZPOPMIN when empty) · per job HINCRBY row att 1 + HSET row state active + ZADD active + HGET row data
 //	COMPLETEMANY  ZREM active ids… · DEL rows logs… · HINCRBY stats completed k
 //
@@ -34,10 +34,7 @@ import (
 // and grouped as the client coalesces concurrent Adds in the floor-grouped
 // row: the floor of the one-call-per-job add and of the coalesced one.
 
-const (
-	floorLeaseMS = 30_000
-	floorMaxAtt  = "25"
-)
+const floorLeaseMS = 30_000
 
 type floorQueue struct {
 	c valkey.Client
@@ -161,11 +158,7 @@ func (f *floorQueue) addBatch(ctx context.Context, payloads [][]byte) error {
 		cmds = append(cmds,
 			c.B().Hset().Key(f.k.Job(ids)).FieldValue().
 				FieldValue(protocol.FieldData, valkey.BinaryString(p)).
-				FieldValue(protocol.FieldState, protocol.StatePending).
 				FieldValue(protocol.FieldAttempts, "0").
-				FieldValue(protocol.FieldMax, floorMaxAtt).
-				FieldValue(protocol.FieldPriority, "0").
-				FieldValue(protocol.FieldBackoff, "exponential:1000").
 				FieldValue(protocol.FieldAdded, now).Build(),
 			c.B().Zadd().Key(f.k.Pending).ScoreMember().ScoreMember(float64(protocol.PendingScore(0, id)), ids).Build(),
 		)

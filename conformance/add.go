@@ -18,10 +18,10 @@ func testAdd(t *testing.T, env Env) {
 		require.Equal(t, Bulks("1"), q.call(protocol.Add, "1", "0", "payload", "7", "0", "5", "exponential", "250", "", "0"))
 		t1 := q.now()
 		row := q.hgetall(q.k.Job("1"))
-		require.Len(t, row, 14, "no uniq, err or prog")
-		require.Equal(t, []string{"data", "payload", "state", "pending", "att", "0", "max", "5", "prio", "7",
-			"bo", "exponential:250", "at"}, row[:13], "the fields in HSET order")
-		at, err := strconv.ParseInt(row[13], 10, 64)
+		require.Len(t, row, 12, "no state (pending, its default), uniq, err or prog")
+		require.Equal(t, []string{"data", "payload", "att", "0", "max", "5", "prio", "7",
+			"bo", "exponential:250", "at"}, row[:11], "the fields in HSET order")
+		at, err := strconv.ParseInt(row[11], 10, 64)
 		require.NoError(t, err)
 		within(t, at, t0, t1, "at")
 		require.Equal(t, protocol.PendingScore(7, 1), q.score(q.k.Pending, "1"))

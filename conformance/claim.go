@@ -78,7 +78,8 @@ func testClaim(t *testing.T, env Env) {
 		require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1))), q.call(protocol.Claim, "30000", "2"))
 		require.Equal(t, Int(0), q.r("ZCARD", q.k.Pending))
 		require.Equal(t, Bulks("2"), q.r("ZRANGE", q.k.Active, "0", "-1"))
-		require.Equal(t, Bulk("pending"), q.r("HGET", q.k.Job("1"), "state"), "the row is left as it was")
+		require.Equal(t, Int(0), q.r("HEXISTS", q.k.Job("1"), "state"), "the row is left as it was")
+		require.Equal(t, Bulk("a"), q.r("HGET", q.k.Job("1"), "data"), "the row is left as it was")
 	})
 	scenario(t, env, "a gone row is dropped", func(t *testing.T, q *queue) {
 		q.install()

@@ -646,7 +646,7 @@ func testEventInvariants(t *testing.T, env Env) {
 			n, _ := strconv.Atoi(seq)
 			for i := 1; i <= n; i++ {
 				id := strconv.Itoa(i)
-				state, _ := q.cmd("HGET", q.k.Job(id), "state").ToString()
+				state := q.hget(id, "state")
 				require.Equal(t, state, last[id], "job %s: its row's state and its last event", id)
 			}
 			stats := map[string]int{}

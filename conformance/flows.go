@@ -75,9 +75,10 @@ func testFlowAdd(t *testing.T, env Env) {
 			require.Equal(t, c, q.score(q.k.Kids("1"), strconv.FormatInt(c, 10)))
 		}
 		require.Equal(t, Bulks("2", "3", "4"), q.r("ZRANGE", q.k.Pending, "0", "-1"))
-		require.Equal(t, Bulks("data", "state", "att", "max", "prio", "bo", "at", "deps"), q.r("HKEYS", q.k.Job("1")))
-		require.Equal(t, Bulks("data", "state", "att", "max", "prio", "bo", "at", "parent", "onfail"), q.r("HKEYS", q.k.Job("3")))
-		require.Equal(t, Bulks("data", "state", "att", "max", "prio", "bo", "at", "parent", "wait"), q.r("HKEYS", q.k.Job("4")))
+		// max 3 and prio 0, the defaults, and a child's state pending are left out
+		require.Equal(t, Bulks("data", "state", "att", "bo", "at", "deps"), q.r("HKEYS", q.k.Job("1")))
+		require.Equal(t, Bulks("data", "att", "bo", "at", "parent", "onfail"), q.r("HKEYS", q.k.Job("3")))
+		require.Equal(t, Bulks("data", "att", "bo", "at", "parent", "wait"), q.r("HKEYS", q.k.Job("4")))
 		require.Equal(t, Arr(Bulk("1"), Bulk("continue"), Nil), q.fields("3", "parent", "onfail", "wait"))
 		require.Equal(t, Arr(Bulk("1"), Nil, Bulk("5000")), q.fields("4", "parent", "onfail", "wait"))
 		require.Equal(t, Bulk("4"), q.r("HGET", q.k.Stats, "added"))
@@ -94,7 +95,7 @@ func testFlowAdd(t *testing.T, env Env) {
 	scenario(t, env, "onfail and wait without a parent", func(t *testing.T, q *queue) {
 		q.install()
 		q.add(job{data: "a", onfail: protocol.OnFailIgnore, wait: "0"}, job{data: "b", wait: "86400000"})
-		require.Equal(t, Bulks("data", "state", "att", "max", "prio", "bo", "at"), q.r("HKEYS", q.k.Job("1")))
+		require.Equal(t, Bulks("data", "att", "bo", "at"), q.r("HKEYS", q.k.Job("1")))
 		require.Equal(t, Arr(Nil, Bulk("86400000")), q.fields("2", "onfail", "wait"))
 	})
 	scenario(t, env, "a chain of 16 levels", func(t *testing.T, q *queue) {
@@ -117,8 +118,8 @@ func testFlowAdd(t *testing.T, env Env) {
 		q.install()
 		q.must(protocol.Retain, "0", "5", "0", "0", "0")
 		q.add(job{data: "p"}, child("c", "1"))
-		require.Equal(t, Bulks("data", "state", "att", "max", "prio", "bo", "at", "keep", "deps"), q.r("HKEYS", q.k.Job("1")))
-		require.Equal(t, Bulks("data", "state", "att", "max", "prio", "bo", "at", "keep", "parent"), q.r("HKEYS", q.k.Job("2")))
+		require.Equal(t, Bulks("data", "state", "att", "bo", "at", "keep", "deps"), q.r("HKEYS", q.k.Job("1")))
+		require.Equal(t, Bulks("data", "att", "bo", "at", "keep", "parent"), q.r("HKEYS", q.k.Job("2")))
 		require.Equal(t, Bulk("1"), q.r("HGET", q.k.Job("2"), "keep"))
 	})
 

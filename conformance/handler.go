@@ -43,7 +43,7 @@ func testJobOptions(t *testing.T, env Env) {
 	scenario(t, env, "add with a past due time is pending", func(t *testing.T, q *queue) {
 		q.install()
 		id := q.add(job{data: "a", due: "1"})[0]
-		require.Equal(t, Bulk("pending"), q.r("HGET", q.k.Job(id), "state"))
+		require.Equal(t, "pending", q.hget(id, "state"))
 		require.Equal(t, Bulks("1"), q.signalOf())
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Delayed))
 	})

@@ -41,8 +41,9 @@ func testInspect(t *testing.T, env Env) {
 	scenario(t, env, "fields as stored, in the order", func(t *testing.T, q *queue) {
 		q.install()
 		q.do("HSET", q.k.Job("9"), "uniq", "u", "extra", "x", "att", "abc", "state", "odd")
-		require.Equal(t, Arr(Bulk("state"), Bulk("odd"), Bulk("att"), Bulk("abc"), Bulk("uniq"), Bulk("u"),
-			Bulk("logs"), Arr()), q.unchanged(q.verb(protocol.Inspect, "9")))
+		require.Equal(t, Arr(Bulk("state"), Bulk("odd"), Bulk("att"), Bulk("abc"), Bulk("max"), Bulk("3"), Bulk("prio"), Bulk("0"),
+			Bulk("bo"), Bulk("exponential:1000"), Bulk("uniq"), Bulk("u"),
+			Bulk("logs"), Arr()), q.unchanged(q.verb(protocol.Inspect, "9")), "max, prio and bo absent reply as their defaults")
 	})
 	scenario(t, env, "a laned job", func(t *testing.T, q *queue) {
 		q.install()
@@ -59,8 +60,9 @@ func testInspect(t *testing.T, env Env) {
 	scenario(t, env, "a lane as stored", func(t *testing.T, q *queue) {
 		q.install()
 		q.do("HSET", q.k.Job("9"), "att", "1", "lane", "")
-		require.Equal(t, Arr(Bulk("att"), Bulk("1"), Bulk("lane"), Bulk(""), Bulk("logs"), Arr()),
-			q.unchanged(q.verb(protocol.Inspect, "9")))
+		require.Equal(t, Arr(Bulk("state"), Bulk("pending"), Bulk("att"), Bulk("1"), Bulk("max"), Bulk("3"), Bulk("prio"), Bulk("0"),
+			Bulk("bo"), Bulk("exponential:1000"), Bulk("lane"), Bulk(""), Bulk("logs"), Arr()),
+			q.unchanged(q.verb(protocol.Inspect, "9")), "state, max, prio and bo absent reply as their defaults")
 	})
 	scenario(t, env, "gone row", func(t *testing.T, q *queue) {
 		q.install()

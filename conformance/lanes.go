@@ -149,13 +149,13 @@ func testLaneAdd(t *testing.T, env Env) {
 		require.Equal(t, Bulks("1"), q.call(protocol.Add, "1", "1", "lane", "payload", "7", "0", "5", "fixed", "0", "", "0", "tenant"))
 		t1 := q.now()
 		row := q.hgetall(q.k.Job("1"))
-		require.Len(t, row, 16)
-		require.Equal(t, []string{"data", "payload", "state", "pending", "att", "0", "max", "5", "prio", "7",
-			"bo", "fixed:0", "at"}, row[:13])
-		at, err := strconv.ParseInt(row[13], 10, 64)
+		require.Len(t, row, 14)
+		require.Equal(t, []string{"data", "payload", "att", "0", "max", "5", "prio", "7",
+			"bo", "fixed:0", "at"}, row[:11], "state pending, its default, left out")
+		at, err := strconv.ParseInt(row[11], 10, 64)
 		require.NoError(t, err)
 		within(t, at, t0, t1, "at")
-		require.Equal(t, []string{"lane", "tenant"}, row[14:])
+		require.Equal(t, []string{"lane", "tenant"}, row[12:])
 		require.Equal(t, protocol.PendingScore(7, 1), q.score(q.laneKey("tenant"), "1"))
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Pending))
 		require.Equal(t, Bulks("tenant"), q.lanesOf())

@@ -546,11 +546,24 @@ func testPromoteAll(t *testing.T, env Env) {
 	})
 }
 
-// hget is a row field as stored ("" when absent).
+// hget is a row field as every verb reads it ("" when absent): a field a
+// present row leaves out at its default reads as the default.
 func (q *queue) hget(id, field string) string {
 	q.t.Helper()
-	v, _ := q.cmd("HGET", q.k.Job(id), field).ToString()
-	return v
+	f, err := q.cmd("HMGET", q.k.Job(id), field, protocol.FieldAttempts).ToArray()
+	require.NoError(q.t, err)
+	v, err := f[0].ToString()
+	if err == nil || !f[1].IsString() {
+		return v
+	}
+	return rowDefaults[field]
+}
+
+// rowDefaults are the values of the fields ADD leaves out of a row at their
+// defaults.
+var rowDefaults = map[string]string{
+	protocol.FieldState: protocol.DefaultState, protocol.FieldMax: protocol.DefaultMax,
+	protocol.FieldPriority: protocol.DefaultPriority, protocol.FieldBackoff: protocol.DefaultBackoff,
 }
 
 // testRetry: EMQ.RETRY moves one delayed job to pending now.

@@ -382,7 +382,7 @@ func testSchedules(t *testing.T, env Env) {
 			[2]int64{st.last + 3, 60000})
 		require.Equal(t, Bulks("1", "2", "3"), q.call(protocol.ScheduleFire, args...))
 		for i, id := range []string{"1", "2"} {
-			require.Equal(t, Bulk(protocol.StatePending), q.r("HGET", q.k.Job(id), "state"))
+			require.Equal(t, protocol.StatePending, q.hget(id, "state"))
 			require.Equal(t, Bulk(i64(st.last+1+int64(i))), q.r("HGET", q.k.Job(id), protocol.FieldScheduledAt))
 			require.Equal(t, Bulk(fixtureSchedule), q.r("HGET", q.k.Job(id), protocol.FieldSchedule))
 			require.Equal(t, Bulk("7"), q.r("HGET", q.k.Job(id), protocol.FieldPriority))

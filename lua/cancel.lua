@@ -37,7 +37,7 @@ if not may({row}, true, true) then return {err = E_NOPERM} end
 local f = rpcall('HMGET', row, 'att', 'state', 'lane', 'parent', 'onfail', 'wait', 'ev')
 if f.err then return f end
 if not f[1] then return 0 end
-local state = f[2]
+local state = f[2] or ROW_STATE
 local sets = {pending = KEYS[4], delayed = KEYS[5], active = KEYS[6]}
 local set = sets[state]
 if not set then return {err = E_CANCEL_STATE} end

@@ -36,8 +36,10 @@ for i = 1, #ids do rows[i] = KEYS[1] .. 'job:' .. ids[i] end
 if first_denied(rows, true, false) then return {err = E_NOPERM} end
 local out = {}
 for i = 1, #ids do
-  local state = rpcall('HGET', rows[i], 'state')
-  if type(state) == 'table' then return state end
+  -- a present row (att) without state is pending
+  local f = rpcall('HMGET', rows[i], 'state', 'att')
+  if f.err then return f end
+  local state = f[1] or (f[2] and ROW_STATE)
   local res = rpcall('HGET', results, ids[i])
   if type(res) == 'table' then return res end
   local fail = rpcall('HGET', failures, ids[i])

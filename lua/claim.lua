@@ -299,9 +299,9 @@ for i = 1, #jobs do
     rcall('ZADD', active, deadline, id)
     local r = rows[i]
     if full then
-      out[#out + 1] = {id, r[2], att, rowint(r[x + 1], MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4]}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4]}
     elseif ext then
-      out[#out + 1] = {id, r[2], att, rowint(r[x + 1], MAX_ROW_INT), false, 0, false}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), false, 0, false}
     else
       out[#out + 1] = {id, r[2], att}
     end

@@ -48,7 +48,7 @@ local score = rpcall('ZSCORE', active, id)
 if type(score) == 'table' then return score end
 if not score then return not_active(VERB, row) end
 local att = rowint(f[1], MAX_ROW_INT)
-local again = retry == '1' and att < rowint(f[2], MAX_ROW_INT)
+local again = retry == '1' and att < rowint(f[2] or ROW_MAX, MAX_ROW_INT)
 local acc = lane_acc()
 local l = lane_name(f[4])
 if l then lane_add(acc, l, 0, -1) end
@@ -82,7 +82,7 @@ if refusal then return refusal end
 -- capped at a week (0 when ms is 0); a bo of another form waits 0
 local delay = 0
 if again then
-  local kind, ms = match(f[3] or '', '^(%a+):(.*)$')
+  local kind, ms = match(f[3] or ROW_BO, '^(%a+):(.*)$')
   ms = ms and uint(ms, 0, MAX_BACKOFF)
   if ms and kind == 'fixed' then
     delay = ms

@@ -32,6 +32,8 @@ if not all and not may({row}, true, false) then return {err = E_NOPERM} end
 local f = rpcall('HMGET', row, unpack(fields))
 if f.err then return f end
 if not f[3] then return false end
+-- a field the row leaves out at its default replies as the default
+f[1], f[4], f[5], f[6] = f[1] or ROW_STATE, f[4] or ROW_MAX, f[5] or ROW_PRIO, f[6] or ROW_BO
 if not all and not may({logs_key}, true, false) then return {err = E_NOPERM} end
 local logs = rpcall('LRANGE', logs_key, 0, -1)
 if logs.err then return logs end

@@ -89,7 +89,7 @@ for i = 1, #page do
     end
   end
   if f and f[1] then
-    out[i] = {id, score, f[2] or false, rowint(f[1], MAX_ROW_INT), rowint(f[3], MAX_ROW_INT),
+    out[i] = {id, score, f[2] or ROW_STATE, rowint(f[1], MAX_ROW_INT), rowint(f[3] or ROW_MAX, MAX_ROW_INT),
       rowint(f[4], MAX_PRIORITY), lane_name(f[5]) or false, (f[6] and jobid(f[6]) and f[6]) or false,
       rowint(f[7], MAX_ROW_INT), rowint(f[8], MAX_ROW_INT), clipped(f[9]) or false, f[9] and #f[9] or 0,
       clipped(f[10]) or false, f.size, f.preview or false}

@@ -40,6 +40,12 @@ local MAX_ADD_OPTIONS = 8
 local MAX_ROW_INT = 999999999999999 -- the largest number a row field is read as
 local STRIDE = 4398046511104 -- 2^42, protocol.PriorityStride
 local MAX_ID = 4398046511103 -- 2^42 - 1, protocol.MaxJobID
+-- the values ADD leaves out of a row, which every reader reads for the field
+-- absent from a present row (protocol.Default*)
+local ROW_STATE = 'pending'
+local ROW_MAX = '3'
+local ROW_PRIO = '0'
+local ROW_BO = 'exponential:1000'
 
 -- Refusal texts ---------------------------------------------------------------
 -- Fixed texts are strings (a script refuses with {err = E_...}); builders
@@ -1229,24 +1235,34 @@ function addp.write(p, A, now)
   if p.rflag then rcall('HSET', p.meta, 'rowopts', p.rflag) end
   -- a job of a call naming no option column, on a queue without retention
   -- or events, and without extra fields, is a plain row: written from the
-  -- arguments, with no list of its fields
+  -- arguments, with no list of its fields; one whose fields all hold their
+  -- defaults (state pending, max 3, prio 0, bo exponential:1000), which
+  -- the row leaves out, is data att at [uniq]
   local bare = next(p.cols) == nil and not p.keep and not p.evmax
   local to_pending = false
   for i = 1, n do
     local a = at[i]
-    if bare and not p.extra[i] then
-      local state = p.delays[i] == 0 and 'pending' or 'delayed'
+    if bare and not p.extra[i] and p.delays[i] == 0 and A[a + 3] == ROW_MAX and A[a + 1] == ROW_PRIO
+      and A[a + 4] .. ':' .. A[a + 5] == ROW_BO then
       if A[a + 6] == '' then
-        rcall('HSET', rows[i], 'data', A[a], 'state', state, 'att', '0', 'max', A[a + 3],
-          'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at)
+        rcall('HSET', rows[i], 'data', A[a], 'att', '0', 'at', added_at)
       else
-        rcall('HSET', rows[i], 'data', A[a], 'state', state, 'att', '0', 'max', A[a + 3],
-          'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at, 'uniq', A[a + 6])
+        rcall('HSET', rows[i], 'data', A[a], 'att', '0', 'at', added_at, 'uniq', A[a + 6])
       end
     else
-      local fields = {'data', A[a], 'state', addp.state(p, i), 'att', '0',
-        'max', A[a + 3], 'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at}
-      local nf = 14
+      -- data [state] att [max] [prio] [bo] at: each left out at its default;
+      -- the table is made at the size of the seven fields (the rest grow it),
+      -- and only its first nf entries are sent
+      local fields, nf = {'data', A[a], false, false, false, false, false, false, false, false, false, false,
+        false, false}, 2
+      local state = addp.state(p, i)
+      if state ~= ROW_STATE then fields[3], fields[4], nf = 'state', state, 4 end
+      fields[nf + 1], fields[nf + 2], nf = 'att', '0', nf + 2
+      if A[a + 3] ~= ROW_MAX then fields[nf + 1], fields[nf + 2], nf = 'max', A[a + 3], nf + 2 end
+      if A[a + 1] ~= ROW_PRIO then fields[nf + 1], fields[nf + 2], nf = 'prio', A[a + 1], nf + 2 end
+      local bo = A[a + 4] .. ':' .. A[a + 5]
+      if bo ~= ROW_BO then fields[nf + 1], fields[nf + 2], nf = 'bo', bo, nf + 2 end
+      fields[nf + 1], fields[nf + 2], nf = 'at', added_at, nf + 2
       if A[a + 6] ~= '' then
         fields[nf + 1], fields[nf + 2], nf = 'uniq', A[a + 6], nf + 2
       end
@@ -1280,8 +1296,9 @@ function addp.write(p, A, now)
       local extra = p.extra[i]
       if extra then
         for j = 1, #extra do fields[nf + j] = extra[j] end
+        nf = nf + #extra
       end
-      rcall('HSET', rows[i], unpack(fields))
+      rcall('HSET', rows[i], unpack(fields, 1, nf))
     end
     if kids[i] then
       rcall('ZADD', base .. 'waiting', ids[i], ids[i])

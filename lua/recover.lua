@@ -60,7 +60,7 @@ for i = 1, #ids do
     if f[1] then
       local l = lane_name(f[4])
       lanes[i] = l
-      if rowint(f[1], MAX_ROW_INT) < rowint(f[2], MAX_ROW_INT) then
+      if rowint(f[1], MAX_ROW_INT) < rowint(f[2] or ROW_MAX, MAX_ROW_INT) then
         to[i] = pending_score(rowint(f[3], MAX_PRIORITY), id)
         requeued = requeued + 1
         if l then lane_add(acc, l, 1, -1) end

@@ -56,7 +56,7 @@ local function read_job(jid, jrow)
   if f.err then return nil, f end
   if not f[1] then return false end
   if f[2] == 'active' then return nil, {err = E_REMOVE_ACTIVE} end
-  return {id = jid, row = jrow, state = f[2], uniq = f[3], lane = lane_name(f[4]), parent = f[5], wait = f[6],
+  return {id = jid, row = jrow, state = f[2] or ROW_STATE, uniq = f[3], lane = lane_name(f[4]), parent = f[5], wait = f[6],
     ev = f[7]}
 end
 local function read_unique(j)

@@ -56,7 +56,7 @@ ev(evs, f[9], 'requeued', id)
 refusal = ev_xadd(evs)
 if refusal then return refusal end
 
-local max = rowint(f[2], MAX_ROW_INT) + rowint(f[3], MAX_ROW_INT)
+local max = rowint(f[2], MAX_ROW_INT) + rowint(f[3] or ROW_MAX, MAX_ROW_INT)
 rcall('ZREM', dead, id)
 rcall('HSET', row, 'state', 'pending', 'max', format('%d', max))
 if f[6] or f[7] or f[8] or f[10] then rcall('HDEL', row, 'parent', 'onfail', 'cfail', 'cancelled') end

@@ -77,7 +77,7 @@ local to_pending = false
 for i = 1, #taken do
   local j, f = taken[i], taken[i].f
   local row = base .. 'job:' .. j.id
-  rcall('HSET', row, 'state', 'pending', 'max', format('%d', rowint(f[2], MAX_ROW_INT) + rowint(f[3], MAX_ROW_INT)))
+  rcall('HSET', row, 'state', 'pending', 'max', format('%d', rowint(f[2], MAX_ROW_INT) + rowint(f[3] or ROW_MAX, MAX_ROW_INT)))
   if f[6] or f[7] or f[8] or f[11] then rcall('HDEL', row, 'parent', 'onfail', 'cfail', 'cancelled') end
   local score = pending_score(rowint(f[4], MAX_PRIORITY), jobid(j.id))
   if j.lane then

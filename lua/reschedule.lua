@@ -41,7 +41,7 @@ if not may({row}, true, true) then return {err = E_NOPERM} end
 local f = rpcall('HMGET', row, 'att', 'state', 'prio', 'lane', 'ev')
 if f.err then return f end
 if not f[1] then return 0 end
-local state = f[2]
+local state = f[2] or ROW_STATE
 if state ~= 'pending' and state ~= 'delayed' then return {err = E_RESCHEDULE_STATE} end
 local now = now_ms()
 local t = now + delay

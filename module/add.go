@@ -248,8 +248,9 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 	}
 	toPending, toDelayed, toLanes := 0, 0, 0
 	for i, j := range st.jobs {
-		// HSET row data state att max prio bo at [uniq] [lane] [keep]
-		// [parent] [onfail] [deps] [wait] [ev] [kind] [timeout] [headers]
+		// HSET row data [state] att [max] [prio] [bo] at [uniq] [lane]
+		// [keep] [parent] [onfail] [deps] [wait] [ev] [kind] [timeout]
+		// [headers]: state, max, prio and bo left out at their defaults
 		state := protocol.StatePending
 		switch {
 		case j.IsParent():
@@ -262,15 +263,23 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 		default:
 			toPending++
 		}
+		maxDefault, prioDefault, boDefault := verdict.AddRowDefaults(in.args, j)
 		b.Cmd("HSET").Arg(st.rows[i]).Str(protocol.FieldData)
-		st.arg(r, b, j.Arg+verdict.AddData).
-			Str(protocol.FieldState).Str(state).
-			Str(protocol.FieldAttempts).Str("0").
-			Str(protocol.FieldMax)
-		st.arg(r, b, j.Arg+verdict.AddAttempts).Str(protocol.FieldPriority)
-		st.arg(r, b, j.Arg+verdict.AddPriority).
-			Str(protocol.FieldBackoff).Arg(st.backoff(in.args, j)).
-			Str(protocol.FieldAdded).Arg(at)
+		st.arg(r, b, j.Arg+verdict.AddData)
+		if state != protocol.DefaultState {
+			b.Str(protocol.FieldState).Str(state)
+		}
+		b.Str(protocol.FieldAttempts).Str("0")
+		if !maxDefault {
+			st.arg(r, b.Str(protocol.FieldMax), j.Arg+verdict.AddAttempts)
+		}
+		if !prioDefault {
+			st.arg(r, b.Str(protocol.FieldPriority), j.Arg+verdict.AddPriority)
+		}
+		if !boDefault {
+			b.Str(protocol.FieldBackoff).Arg(st.backoff(in.args, j))
+		}
+		b.Str(protocol.FieldAdded).Arg(at)
 		if len(j.Unique) > 0 {
 			st.arg(r, b.Str(protocol.FieldUnique), j.Arg+verdict.AddUnique)
 		}

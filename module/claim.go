@@ -443,10 +443,17 @@ func replyExtended(c *host.Call, row host.Value, at, more int) error {
 		if err != nil {
 			return err
 		}
+		if i == 0 && !set {
+			// a row leaves out max at its default
+			b, set = claimDefaultMax, true
+		}
 		c.ReplyInt(grammar.RowInt(b, set, hi))
 	}
 	return nil
 }
+
+// claimDefaultMax is the max a row without one holds.
+var claimDefaultMax = []byte(protocol.DefaultMax)
 
 // extAt is the index in a row's HMGET of its first extended field: after
 // att data, and ev when read.

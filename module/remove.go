@@ -257,10 +257,11 @@ func (st *removeState) takeRow(res host.Results, i int, j *removeJob) (bool, err
 	if !f[0].Set {
 		return false, nil
 	}
-	if err := verdict.RemoveCheck(f[1], true); err != nil {
+	state := verdict.RowState(f[1], f[0]) // a row leaves out state pending
+	if err := verdict.RemoveCheck(state, true); err != nil {
 		return false, err
 	}
-	j.state, j.hasState = st.copy(f[1].Bytes), f[1].Set
+	j.state, j.hasState = st.copy(state.Bytes), state.Set
 	j.hasUniq = f[2].Set
 	j.uniq = st.copy(f[2].Bytes)
 	j.laneName = st.copy(verdict.LaneName(f[3]))

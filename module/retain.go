@@ -101,11 +101,12 @@ func children(c *host.Call) error {
 	rb := c.Read()
 	for i, child := range st.names[:n] {
 		rb.Cmd("HGET").Arg(st.keys[i]).Str(protocol.FieldState).
+			Cmd("HGET").Arg(st.keys[i]).Str(protocol.FieldAttempts).
 			Cmd("HGET").Arg(results).Arg(child).
 			Cmd("HGET").Arg(failures).Arg(child)
 	}
 	res = rb.RunAll()
-	for i := range 3 * n {
+	for i := range 4 * n {
 		if f := fieldAt(res, i); f.Err != nil {
 			return f.Err
 		}
@@ -114,8 +115,15 @@ func children(c *host.Call) error {
 	for i, child := range st.names {
 		c.ReplyArray(4)
 		c.ReplyBulk(child)
-		for k := range 3 {
-			if f := fieldAt(res, 3*i+k); f.Val.Set {
+		// a present row (att) without state is pending
+		state := verdict.RowState(fieldAt(res, 4*i).Val, fieldAt(res, 4*i+1).Val)
+		if state.Set {
+			c.ReplyBulk(state.Bytes)
+		} else {
+			c.ReplyNull()
+		}
+		for k := 2; k < 4; k++ {
+			if f := fieldAt(res, 4*i+k); f.Val.Set {
 				c.ReplyBulk(f.Val.Bytes)
 			} else {
 				c.ReplyNull()

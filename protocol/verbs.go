@@ -242,6 +242,16 @@ const (
 	FieldEvents    = "ev"     // the events bound of a job added while job events were on
 )
 
+// The values ADD leaves out of a row, and every reader reads for the field
+// when it is absent from a present row (att present): a plain job's row
+// holds data att at and nothing it would hold at the default.
+const (
+	DefaultState    = StatePending
+	DefaultMax      = "3"
+	DefaultPriority = "0"
+	DefaultBackoff  = BackoffExponential + ":1000"
+)
+
 // InspectFields is the order in which INSPECT replies a row's fields.
 var InspectFields = []string{
 	FieldState, FieldData, FieldAttempts, FieldMax, FieldPriority,

@@ -33,7 +33,7 @@ var (
 	domDelay     = dom{[]string{"0", "1", "2", "3600000", "3", "315360000000"}, []string{"315360000001", "-1", "01", "1.5", " 1", "0x10"}}
 	domAttempts  = dom{[]string{"3", "1", "2", "1000000"}, []string{"0", "1000001", "+1", "3 "}}
 	domBackoff   = dom{[]string{protocol.BackoffFixed, protocol.BackoffExponential}, []string{"", "Fixed", "linear", "fixed\x00"}}
-	domBackoffMS = dom{[]string{"0", "1", "2", "86400000", "3600000"}, []string{"86400001", "-1", "1e3", "00"}}
+	domBackoffMS = dom{[]string{"0", "1", "2", "86400000", "3600000", "1000"}, []string{"86400001", "-1", "1e3", "00"}}
 	domUniqueTTL = dom{[]string{"3600000", "1", "2", "315360000000"}, []string{"0", "315360000001", "01", "-1"}}
 	domLease     = dom{[]string{"600000", "1", "2", "3", "86400000"}, []string{"0", "86400001", "-5", "1000000000000000", "9223372036854775808"}}
 	domCount     = dom{[]string{"1", "2", "3", "10", "1000"}, []string{"0", "1001", "01", "99999999999999999999", "-1"}}

@@ -104,13 +104,17 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 	active := map[string]int64{}
 	states, parents, deps := map[string]string{}, map[string]string{}, map[string]string{}
 	for id := range rows {
-		v, err := s.Do(ctx, "HMGET", k.Job(id), protocol.FieldState, protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps)
+		v, err := s.Do(ctx, "HMGET", k.Job(id), protocol.FieldState, protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps,
+			protocol.FieldAttempts)
 		if err != nil {
 			return nil, err
 		}
 		f, _ := v.([]any)
-		if len(f) != 4 {
+		if len(f) != 5 {
 			return nil, fmt.Errorf("HMGET replied %v", v)
+		}
+		if f[0] == nil && f[4] != nil {
+			f[0] = protocol.DefaultState // a present row without state is pending
 		}
 		states[id] = fmt.Sprint(f[0])
 		if p, ok := f[2].(string); ok {

@@ -437,8 +437,8 @@ func TestWriteValueEncoding(t *testing.T) {
 		valkeytest.Do(t, s, append(line, args...)...)
 	}
 	// ADD: count, no option column, then data, priority, delay, attempts, backoff, backoff ms,
-	// unique key, unique TTL
-	job := []string{"1", "0", "data", "0", "0", "3", protocol.BackoffFixed, "0", "order-7", "60000"}
+	// unique key, unique TTL; none at its default, so the row holds every field
+	job := []string{"1", "0", "data", "5", "60000", "4", protocol.BackoffFixed, "0", "order-7", "60000"}
 	// a long queue name: its keys, passed by reference, are not copied
 	long := strings.Repeat("q", 60)
 	for _, q := range []string{"native", "lua", "native" + long, "lua" + long} {

@@ -455,3 +455,18 @@ func addUnique(jobs []AddJob, holders []Reply[Field]) (ok bool, err error) {
 	}
 	return true, nil
 }
+
+// AddRowDefaults reports which of job j's max, prio and bo fields hold their
+// defaults (protocol.DefaultMax, DefaultPriority, DefaultBackoff), which ADD
+// leaves out of the row, from the job's arguments args (ADD's ARGV, checked
+// canonical, so the bytes decide).
+func AddRowDefaults(args [][]byte, j AddJob) (maxDefault, prioDefault, boDefault bool) {
+	maxDefault = string(args[j.Arg+AddAttempts]) == protocol.DefaultMax
+	prioDefault = j.Priority == 0
+	boDefault = string(args[j.Arg+AddBackoff]) == protocol.BackoffExponential &&
+		string(args[j.Arg+AddBackoffMS]) == defaultBackoffMS
+	return maxDefault, prioDefault, boDefault
+}
+
+// defaultBackoffMS is the ms of protocol.DefaultBackoff.
+const defaultBackoffMS = "1000"

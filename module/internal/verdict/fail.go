@@ -91,7 +91,7 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 	if s.Row.Err != nil {
 		return FailStep{Err: s.Row.Err}
 	}
-	attF, maxF, bo := s.Row.Val[0], s.Row.Val[1], s.Row.Val[2]
+	attF, maxF, bo := s.Row.Val[0], RowMax(s.Row.Val[1]), RowBackoff(s.Row.Val[2])
 	if !attF.Set {
 		return FailStep{Verdict: FailVerdict{Gone: true}}
 	}

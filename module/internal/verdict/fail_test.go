@@ -65,7 +65,7 @@ func TestFail(t *testing.T) {
 		{"exponential", failScript{row: Got([7]Field{Str("2"), Str("9"), Str("exponential:100")})}, true, FailVerdict{Retry: true, Delay: 200, Failed: 1, Outcome: 1}, nil},
 		{"exponential capped at a week", failScript{row: row("2", "9", "exponential:86400000")}, true, FailVerdict{Retry: true, Delay: 172800000, Failed: 1, Outcome: 1}, nil},
 		{"a bo of another form waits 0", failScript{row: row("2", "9", "linear:5")}, true, FailVerdict{Retry: true, Failed: 1, Outcome: 1}, nil},
-		{"no max: dead", failScript{row: Got([7]Field{Str("2"), {}, {}})}, true, FailVerdict{Failed: 1, Outcome: 1}, nil},
+		{"no max, no bo: the defaults, retried", failScript{row: Got([7]Field{Str("2"), {}, {}})}, true, FailVerdict{Retry: true, Delay: 2000, Failed: 1, Outcome: 1}, nil},
 		{"gone", failScript{row: Got([7]Field{{}, Str("3"), {}}), score: Failed[Field](errA)}, true, FailVerdict{Gone: true}, nil},
 		{"row not a hash", failScript{row: Failed[[7]Field](errA), score: Failed[Field](errB)}, true, FailVerdict{}, errA},
 		{"stale", failScript{row: row("1", "3", ""), score: Failed[Field](errB)}, true, FailVerdict{}, grammar.Refusal(protocol.ErrStale("fail"))},

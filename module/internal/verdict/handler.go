@@ -74,7 +74,7 @@ func Reschedule(id, now, due, delay int64, s *RescheduleSeen) RescheduleStep {
 	if s.Row.Err != nil {
 		return RescheduleStep{Err: s.Row.Err}
 	}
-	att, state, prio := s.Row.Val[0], s.Row.Val[1], s.Row.Val[2]
+	att, state, prio := s.Row.Val[0], RowState(s.Row.Val[1], s.Row.Val[0]), s.Row.Val[2]
 	if !att.Set {
 		return RescheduleStep{Verdict: RescheduleVerdict{Gone: true}}
 	}
@@ -197,7 +197,7 @@ func Cancel(s *CancelSeen) CancelStep {
 	if s.Row.Err != nil {
 		return CancelStep{Err: s.Row.Err}
 	}
-	att, state := s.Row.Val[0], s.Row.Val[1]
+	att, state := s.Row.Val[0], RowState(s.Row.Val[1], s.Row.Val[0])
 	if !att.Set {
 		return CancelStep{Verdict: CancelVerdict{Gone: true}}
 	}

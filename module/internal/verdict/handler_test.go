@@ -168,7 +168,7 @@ func TestCancel(t *testing.T) {
 		{"row not a hash", cancelScript{row: Failed[[6]Field](errA)}, first, CancelVerdict{}, errA},
 		{"dead", cancelScript{row: row("dead"), sets: failedSets(3, errB)}, first, CancelVerdict{}, grammar.Refusal(protocol.ErrCancelState)},
 		{"waiting", cancelScript{row: row("waiting")}, first, CancelVerdict{}, grammar.Refusal(protocol.ErrCancelState)},
-		{"no state", cancelScript{row: Got([6]Field{Str("1")})}, first, CancelVerdict{}, grammar.Refusal(protocol.ErrCancelState)},
+		{"no state reads as pending", cancelScript{row: Got([6]Field{Str("1")})}, first, CancelVerdict{From: "pending", Cancelled: 1}, nil},
 		{"the parent first", cancelScript{row: row("active", "l", "3"), flow: Failed[struct{}](errA), lanes: Failed[struct{}](errB)},
 			[]CancelRead{CancelFirst, CancelFlow}, CancelVerdict{}, errA},
 		{"then the lanes", cancelScript{row: row("active", "l"), lanes: Failed[struct{}](errA), sets: failedSets(2, errB)},

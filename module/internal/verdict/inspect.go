@@ -41,6 +41,15 @@ type InspectStep struct {
 // when its att is.
 const inspectAtt = 2
 
+// The indexes in protocol.InspectFields of the fields a row may leave out
+// at their defaults.
+const (
+	inspectState    = 0
+	inspectMax      = 3
+	inspectPriority = 4
+	inspectBackoff  = 5
+)
+
 // Inspect decides EMQ.INSPECT, in the order of lua/inspect.lua: the fence,
 // the row (absent: null), the logs.
 func Inspect(s *InspectSeen) InspectStep {
@@ -59,5 +68,11 @@ func Inspect(s *InspectSeen) InspectStep {
 	if s.Logs.Err != nil {
 		return InspectStep{Err: s.Logs.Err}
 	}
-	return InspectStep{Verdict: InspectVerdict{Fields: s.Row.Val, Logs: s.Logs.Val}}
+	// a field the row leaves out at its default replies as the default
+	f := s.Row.Val
+	f[inspectState] = RowState(f[inspectState], f[inspectAtt])
+	f[inspectMax] = RowMax(f[inspectMax])
+	f[inspectPriority] = RowPriority(f[inspectPriority])
+	f[inspectBackoff] = RowBackoff(f[inspectBackoff])
+	return InspectStep{Verdict: InspectVerdict{Fields: f, Logs: s.Logs.Val}}
 }

@@ -213,12 +213,15 @@ func ReadJobsRow(f []Field, dataSize, clip int64) JobsRow {
 		return b
 	}
 	r.Present = true
-	r.State = at(f, 1).Bytes
-	if r.State == nil && at(f, 1).Set {
+	// state and max left out of the row read as their defaults
+	state := RowState(at(f, 1), f[0])
+	r.State = state.Bytes
+	if r.State == nil && state.Set {
 		r.State = []byte{}
 	}
 	r.Att = grammar.RowInt(f[0].Bytes, true, grammar.MaxRowInt)
-	r.Max = grammar.RowInt(at(f, 2).Bytes, at(f, 2).Set, grammar.MaxRowInt)
+	maxF := RowMax(at(f, 2))
+	r.Max = grammar.RowInt(maxF.Bytes, maxF.Set, grammar.MaxRowInt)
 	r.Prio = grammar.RowInt(at(f, 3).Bytes, at(f, 3).Set, protocol.MaxPriority)
 	r.Lane = LaneName(at(f, 4))
 	if p := at(f, 5); p.Set && grammar.ID(p.Bytes) {
@@ -341,6 +344,7 @@ func RequeueDeadJob(f *DeadFilter, member []byte, score int64, row []Field) (mv 
 	if l := LaneName(lane); l != nil {
 		mv.To, mv.Lane = ToLane, l
 	}
+	mx = RowMax(mx) // a row leaves out max at its default
 	newMax = grammar.RowInt(att.Bytes, true, grammar.MaxRowInt) + grammar.RowInt(mx.Bytes, mx.Set, grammar.MaxRowInt)
 	return mv, newMax, true
 }

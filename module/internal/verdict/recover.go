@@ -112,7 +112,7 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 			rowErr = row.Err
 			break
 		}
-		att, max, prio := row.Val[0], row.Val[1], row.Val[2]
+		att, max, prio := row.Val[0], RowMax(row.Val[1]), row.Val[2]
 		if !att.Set {
 			continue
 		}

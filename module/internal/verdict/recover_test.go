@@ -82,12 +82,13 @@ func TestRecover(t *testing.T) {
 	})
 	t.Run("to pending, to dead, dropped", func(t *testing.T) {
 		sc := recoverScript{
-			expired: Got(members("1", "2", "x", "3", "01", "5", "6")),
+			expired: Got(members("1", "2", "x", "3", "01", "5", "6", "7")),
 			rows: map[string]Reply[[]Field]{
 				"1": Got(fields("=1", "=3", "=9")),  // attempts left
 				"2": Got(fields("=3", "=3", "=9")),  // none left
 				"5": Got(fields("=x", "=1", "=zz")), // att reads as 0, prio as 0
-				"6": Got(fields("=0", "", "=1000")), // max absent reads as 0: dead
+				"6": Got(fields("=0", "", "=1000")), // max absent reads as 3: attempts left
+				"7": Got(fields("=3", "", "")),      // max absent reads as 3: none left
 			},
 		}
 		needs, st := sc.run(t, now)
@@ -95,15 +96,16 @@ func TestRecover(t *testing.T) {
 			t.Fatalf("%v %+v", needs, st)
 		}
 		want := RecoverVerdict{
-			Requeued: 2, Died: 2,
+			Requeued: 3, Died: 2,
 			Moves: []Move{
 				{To: ToPending, Score: protocol.PendingScore(9, 1)},
 				{To: ToDead, Score: now},
 				{}, {}, {},
 				{To: ToPending, Score: protocol.PendingScore(0, 5)},
+				{To: ToPending, Score: protocol.PendingScore(1000, 6)},
 				{To: ToDead, Score: now},
 			},
-			Recovered: 2, Dead: 2, Signal: true,
+			Recovered: 3, Dead: 2, Signal: true,
 		}
 		if !reflect.DeepEqual(st.Verdict, want) {
 			t.Fatalf("got %+v\nwant %+v", st.Verdict, want)

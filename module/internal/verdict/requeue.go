@@ -74,7 +74,7 @@ func Requeue(id int64, s *RequeueSeen) RequeueStep {
 	if s.Row.Err != nil {
 		return RequeueStep{Err: s.Row.Err}
 	}
-	state, att, max, prio := s.Row.Val[0], s.Row.Val[1], s.Row.Val[2], s.Row.Val[3]
+	state, att, max, prio := s.Row.Val[0], s.Row.Val[1], RowMax(s.Row.Val[2]), s.Row.Val[3]
 	if !att.Set {
 		return RequeueStep{Verdict: RequeueVerdict{Gone: true}}
 	}
