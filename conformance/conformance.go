@@ -110,6 +110,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.Cancel.Name, testCancel},
 		{"schedules", testSchedules},
 		{"rowopts", testRowOpts},
+		{"claim/block", testClaimBlock},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -413,3 +413,27 @@ func TestBlockingClaimInCluster(t *testing.T) {
 	id, _ := v[0].ToString()
 	wantClaimed(t, b.wait(t), id)
 }
+
+// A job added to a lane (pending absent) answers a blocked claim, and a
+// lane at its cap keeps the claim blocked until a completion frees a slot.
+func TestBlockingClaimWithLanes(t *testing.T) {
+	s := startModule(t, valkeyserver.Options{Debug: true})
+	q := newVerbQueue(t, s, "bl")
+	q.do(protocol.Install)
+	q.do(protocol.LaneCap, "l", "1")
+	b := q.startBlocked(s, 30000)
+	add := func(data string) string {
+		t.Helper()
+		v := valkeytest.Do(t, s, verbArgs(protocol.Add, "bl", laneAddArgs(append(job(data), "l"))...)...)
+		return v.([]any)[0].(string)
+	}
+	first := add("a")
+	r := b.wait(t)
+	wantClaimed(t, r, first)
+	token := strconv.FormatInt(r.v.([]any)[0].([]any)[2].(int64), 10)
+	b = q.startBlocked(s, 30000)
+	second := add("b") // the lane is at its cap: nothing to claim
+	b.stillBlocked(t, s, 1)
+	q.do(protocol.Complete, first, token, "")
+	wantClaimed(t, b.wait(t), second)
+}
