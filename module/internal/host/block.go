@@ -5,8 +5,6 @@ package host
 */
 import "C"
 
-
-
 // Blocking commands: a handler that finds nothing to answer may block its
 // client on one key instead of replying (BlockOnKey), and the server runs
 // it again each time that key is signalled ready (shim.c, "blocking
@@ -83,4 +81,3 @@ func (b *Batch) SignalReady(base []byte, suffix string) {
 	w.bytes(base)
 	w.string(suffix)
 }
-

@@ -37,8 +37,8 @@ func TestClaimBlocks(t *testing.T) {
 		want  bool
 	}{
 		{0, 100, free, true},
-		{1, 100, free, false},     // jobs to return: answer them
-		{0, 0, free, false},       // asked not to block
+		{1, 100, free, false}, // jobs to return: answer them
+		{0, 0, free, false},   // asked not to block
 		{0, 100, BlockPlace{Script: true}, false},
 		{0, 100, BlockPlace{Multi: true}, false},
 		{0, 100, BlockPlace{DenyBlocking: true}, false},
