@@ -613,13 +613,14 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 			}
 		}
 		woke = false
-		if len(jobs) == 0 {
-			if w.idleClaims(ctx) {
-				// the next claim waits, in one loop at a time
-				blocking = cs.await(ctx)
-			} else {
-				woke = w.idle(ctx, cs)
-			}
+		switch {
+		case len(jobs) < n && w.idleClaims(ctx):
+			// Pending is drained: the next claim waits, in one loop at a
+			// time. A job there by then answers it at once, so this saves
+			// the claim that would only find nothing.
+			blocking = cs.await(ctx)
+		case len(jobs) == 0:
+			woke = w.idle(ctx, cs)
 		}
 	}
 }
