@@ -74,7 +74,9 @@ type WorkerOptions struct {
 	// PollInterval is the longest an idle worker sleeps before it tries to
 	// claim again without being signalled (default 1 s). Idle workers are
 	// woken by the queue's signal as soon as a job is pending, so this only
-	// bounds the wait after a missed signal.
+	// bounds the wait after a missed signal. On the native executor a
+	// worker of one queue waits in CLAIM itself, with this as its block
+	// time (at most a day a call).
 	PollInterval time.Duration
 	// PromoteEvery is the period of moving due delayed jobs and retries to
 	// pending (default 500 ms). It bounds how late a delayed job starts. A
