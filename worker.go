@@ -563,7 +563,14 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 			callCtx, cancel := context.WithTimeout(ctx, min(w.opts.PollInterval, maxBlock)+callTimeout)
 			jobs, err = q.claim(callCtx, w.opts.Lease, n, min(w.opts.PollInterval, maxBlock))
 			cancel()
-			cs.doneWaiting()
+			if err == nil && len(jobs) > 0 && len(jobs) < n {
+				// a partial batch drained pending: the parked loops would
+				// only find nothing, so they stay parked (a full batch
+				// wakes them below), and this loop waits again
+				cs.giveUpWaiting()
+			} else {
+				cs.doneWaiting()
+			}
 		} else {
 			// The claim runs to its end even when ctx ends meanwhile: a
 			// claim abandoned in flight could have been executed, and its
@@ -678,10 +685,15 @@ func (cs *claimState) await(ctx context.Context) bool {
 
 // doneWaiting gives the waiting role up and lets the parked loops claim.
 func (cs *claimState) doneWaiting() {
+	cs.giveUpWaiting()
+	cs.wakeParked()
+}
+
+// giveUpWaiting gives the waiting role up, leaving the parked loops parked.
+func (cs *claimState) giveUpWaiting() {
 	cs.mu.Lock()
 	cs.waiting = false
 	cs.mu.Unlock()
-	cs.wakeParked()
 }
 
 // handlerPool runs claimed jobs on goroutines that live for the whole Run,
