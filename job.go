@@ -146,14 +146,11 @@ func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block
 }
 
 // claimBlocks reports whether a claim on q may carry a block time: on the
-// native executor, unless the module is older than the block time or the
-// queue confirms its writes (WAIT, WAITAOF after each call, which a held
-// call would delay).
-func (q *Queue) claimBlocks(ctx context.Context) bool {
-	if _, ok := q.exec.(*executor.Native); !ok || q.noClaimBlock.Load() {
-		return false
-	}
-	return !q.durabilityOf(ctx, protocol.Claim).on()
+// native executor, unless the module is older than the block time. (CLAIM
+// is not one of the writes Durability confirms, so it holds no WAIT.)
+func (q *Queue) claimBlocks() bool {
+	_, ok := q.exec.(*executor.Native)
+	return ok && !q.noClaimBlock.Load()
 }
 
 // claimedJob reads one entry of CLAIM's reply: [id, data, attempt], and with

@@ -623,7 +623,7 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 		}
 		woke = false
 		switch {
-		case len(jobs) < n && w.idleClaims(ctx):
+		case len(jobs) < n && w.idleClaims():
 			// Pending is drained: the next claim waits, in one loop at a
 			// time. A job there by then answers it at once, so this saves
 			// the claim that would only find nothing.
@@ -643,8 +643,8 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 // signal list, one loop of a worker waits at a time, on a connection of its
 // own, holding the slots it gathered; the other idle loops park until it
 // returns.
-func (w *Worker) idleClaims(ctx context.Context) bool {
-	return len(w.queues) == 1 && w.queues[0].Queue.claimBlocks(ctx)
+func (w *Worker) idleClaims() bool {
+	return len(w.queues) == 1 && w.queues[0].Queue.claimBlocks()
 }
 
 // idle waits for jobs after a claim found none, and reports whether it
