@@ -438,3 +438,32 @@ func TestBlockingClaimWithLanes(t *testing.T) {
 	q.do(protocol.Complete, first, token, "")
 	wantClaimed(t, b.wait(t), second)
 }
+
+// A wake whose rerun is refused answers the refusal and ends the block,
+// writing nothing: here the fence, the queue's version changed while the
+// claim waited, and a job planted in pending by hand wakes it.
+func TestBlockingClaimRefusedOnWake(t *testing.T) {
+	s := startModule(t, valkeyserver.Options{Debug: true})
+	q := newVerbQueue(t, s, "b")
+	q.do(protocol.Install)
+	b := q.startBlocked(s, 30000)
+	valkeytest.Do(t, s, "SET", q.k.Version, "99")
+	valkeytest.Do(t, s, "HSET", q.k.Job("1"), "data", "x", "att", "0", "state", "pending")
+	valkeytest.Do(t, s, "ZADD", q.k.Pending, "1", "1")
+	r := b.wait(t)
+	var re valkeyserver.ReplyError
+	if !errors.As(r.err, &re) || string(re) != protocol.ErrWireFound("99") {
+		t.Fatalf("woken CLAIM: %#v, %v; want %q", r.v, r.err, protocol.ErrWireFound("99"))
+	}
+	// the planted job is where it was put: nothing popped, leased or counted
+	if got := valkeytest.Do(t, s, "ZRANGE", q.k.Pending, "0", "-1"); flat(got) != "1" {
+		t.Fatalf("pending %#v", got)
+	}
+	if got := valkeytest.Do(t, s, "HGETALL", q.k.Job("1")); flat(got) != "data x att 0 state pending" {
+		t.Fatalf("row %#v", got)
+	}
+	if got := valkeytest.Do(t, s, "EXISTS", q.k.Active); got != int64(0) {
+		t.Fatalf("EXISTS active %#v", got)
+	}
+	waitBlocked(t, s, 0)
+}
