@@ -513,8 +513,9 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 	// A worker that starts, or wakes, to a backlog passes the signal on
 	// after a full batch, so idle peers join in.
 	woke := true
-	// blocking: the last claim found nothing and the next one carries a
-	// block time in place of an idle wait
+	// blocking: the last claim drained pending and this loop took the
+	// waiting role, so the next claim carries a block time in place of an
+	// idle wait
 	blocking := false
 	for {
 		// One loop at a time gathers slots: it waits for one free slot,
@@ -553,7 +554,9 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 		var q *Queue
 		var jobs []*Job
 		var err error
-		if blocking {
+		waited := blocking
+		blocking = false
+		if waited {
 			// Idle on the native executor: the claim itself waits for a
 			// job, up to PollInterval (see idleClaims). When ctx ends
 			// the server releases it (CLIENT UNBLOCK), which writes
@@ -603,11 +606,10 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 			continue
 		}
 		retryWait = 0
-		if blocking && len(jobs) > 0 {
+		if waited && len(jobs) > 0 {
 			// a job woke the claim: as after the signal's wake-up
 			woke = true
 		}
-		blocking = false
 		for _, j := range jobs {
 			start(j)
 		}
