@@ -44,7 +44,9 @@
 // its way while another's jobs run; a heartbeat extends the leases of running
 // jobs; timers move due delayed jobs to pending and take back jobs whose
 // workers died. An idle worker sleeps on the queue's signal list (BLPOP) and
-// wakes as soon as a job is pending, without polling.
+// wakes as soon as a job is pending, without polling; on the native
+// executor a worker of one queue waits in a blocking CLAIM instead, which
+// the ADD answers with the job, one round trip sooner.
 //
 //	w, err := trafikey.NewWorker(q, func(ctx context.Context, job *trafikey.Job) error {
 //		return send(ctx, job.Payload)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/protocol"
 )
 
@@ -73,6 +74,14 @@ func (j *Job) LastAttempt() bool { return j.MaxAttempts > 0 && j.Attempt >= j.Ma
 //
 // Claim is the primitive behind Worker, for callers with their own loop.
 func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*Job, error) {
+	return q.claim(ctx, lease, count, 0)
+}
+
+// claim is Claim, with CLAIM's block time when block is above 0: the native
+// executor then holds a call that finds nothing until a job is claimable or
+// block passes (answering nothing), on a connection meant for blocking
+// calls; see claimBlocks for when a queue may.
+func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block time.Duration) ([]*Job, error) {
 	leaseMS, err := leaseArg("claim", lease)
 	if err != nil {
 		return nil, err
@@ -84,18 +93,35 @@ func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*J
 	ext := !q.noClaimExt.Load()
 	sent := time.Now()
 	var msg valkey.ValkeyMessage
-	if ext {
-		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg, protocol.ClaimExtended)
+	if block > 0 {
+		extArg := "0"
+		if ext {
+			extArg = protocol.ClaimExtended
+		}
+		native := q.exec.(*executor.Native)
+		args := []string{leaseMS, countArg, extArg, protocol.FormatInt(ceilMS(block))}
+		msg, err = q.reply(ctx, protocol.Claim, native.ExecBlocking(ctx, protocol.Claim, q.verbKeys[protocol.Claim], args))
 		var se *ServerError
 		if errors.As(err, &se) && se.Text == protocol.ErrArity(protocol.Claim.Name) {
-			// A module older than the extended rows: it refused before
-			// reading anything, so the plain claim below is the same call.
-			q.noClaimExt.Store(true)
-			ext = false
+			// A module older than the block time: it refused before
+			// reading anything; the caller waits on the signal list.
+			q.noClaimBlock.Store(true)
+			return nil, nil
 		}
-	}
-	if !ext {
-		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg)
+	} else {
+		if ext {
+			msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg, protocol.ClaimExtended)
+			var se *ServerError
+			if errors.As(err, &se) && se.Text == protocol.ErrArity(protocol.Claim.Name) {
+				// A module older than the extended rows: it refused before
+				// reading anything, so the plain claim below is the same call.
+				q.noClaimExt.Store(true)
+				ext = false
+			}
+		}
+		if !ext {
+			msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg)
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -117,6 +143,14 @@ func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*J
 		q.observer.JobsClaimed(q.name, len(jobs))
 	}
 	return jobs, nil
+}
+
+// claimBlocks reports whether a claim on q may carry a block time: on the
+// native executor, unless the module is older than the block time. (CLAIM
+// is not one of the writes Durability confirms, so it holds no WAIT.)
+func (q *Queue) claimBlocks() bool {
+	_, ok := q.exec.(*executor.Native)
+	return ok && !q.noClaimBlock.Load()
 }
 
 // claimedJob reads one entry of CLAIM's reply: [id, data, attempt], and with

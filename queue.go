@@ -43,6 +43,10 @@ type Queue struct {
 	// CLAIM's ext argument (a native module older than this client): claims
 	// then reply the plain rows, and jobs carry no kind, timeout or headers.
 	noClaimExt atomic.Bool
+	// noClaimBlock is set once the server refused CLAIM's block time (a
+	// native module older than this client): idle workers then wait on the
+	// signal list.
+	noClaimBlock atomic.Bool
 }
 
 // QueueOption configures Open.

@@ -129,13 +129,21 @@ func runWorker(t *testing.T, w *trafikey.Worker) (stop func() error) {
 	return stop
 }
 
-// blockedClients counts the server's clients blocked in BLPOP.
+// blockedClients counts the server's clients blocked waiting for a job: in
+// BLPOP on a signal list, or, an idle worker on the native executor, in a
+// CLAIM with a block time.
 func blockedClients(t *testing.T, b *testBundle) int {
+	t.Helper()
+	return blockedIn(t, b, "blpop") + blockedIn(t, b, "emq.claim")
+}
+
+// blockedIn counts the server's clients blocked in command cmd (lower case).
+func blockedIn(t *testing.T, b *testBundle, cmd string) int {
 	t.Helper()
 	list, _ := b.do(t, "CLIENT", "LIST").(string)
 	n := 0
 	for line := range strings.Lines(list) {
-		if strings.Contains(line, " cmd=blpop ") && strings.Contains(line, " flags=b ") {
+		if strings.Contains(strings.ToLower(line), " cmd="+cmd+" ") && strings.Contains(line, " flags=b ") {
 			n++
 		}
 	}

@@ -46,6 +46,10 @@ const (
 // context ends (a claim abandoned in flight could have been executed).
 const callTimeout = 30 * time.Second
 
+// maxBlock is the longest block time a CLAIM takes (protocol.MaxBlockMS):
+// a longer poll interval is waited in claims of this length.
+const maxBlock = protocol.MaxBlockMS * time.Millisecond
+
 // reportRetryMax is the longest wait between two tries of a report: short,
 // so a report reaches a server that is back before another worker's
 // RECOVER could take the job.
@@ -70,7 +74,9 @@ type WorkerOptions struct {
 	// PollInterval is the longest an idle worker sleeps before it tries to
 	// claim again without being signalled (default 1 s). Idle workers are
 	// woken by the queue's signal as soon as a job is pending, so this only
-	// bounds the wait after a missed signal.
+	// bounds the wait after a missed signal. On the native executor a
+	// worker of one queue waits in CLAIM itself, with this as its block
+	// time (at most a day a call).
 	PollInterval time.Duration
 	// PromoteEvery is the period of moving due delayed jobs and retries to
 	// pending (default 500 ms). It bounds how late a delayed job starts. A
@@ -507,6 +513,10 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 	// A worker that starts, or wakes, to a backlog passes the signal on
 	// after a full batch, so idle peers join in.
 	woke := true
+	// blocking: the last claim drained pending and this loop took the
+	// waiting role, so the next claim carries a block time in place of an
+	// idle wait
+	blocking := false
 	for {
 		// One loop at a time gathers slots: it waits for one free slot,
 		// then takes every other free one, and leaves the gathering to
@@ -541,14 +551,42 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 			}
 			return
 		}
-		// The claim runs to its end even when ctx ends meanwhile: a
-		// claim abandoned in flight could have been executed, and its jobs
-		// would then wait for lease recovery.
-		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
-		q, jobs, err := w.claim(callCtx, n)
-		cancel()
+		var q *Queue
+		var jobs []*Job
+		var err error
+		waited := blocking
+		blocking = false
+		if waited {
+			// Idle on the native executor: the claim itself waits for a
+			// job, up to PollInterval (see idleClaims). When ctx ends
+			// the server releases it (CLIENT UNBLOCK), which writes
+			// nothing; a job claimed in that very moment is lost to this
+			// worker, and lease recovery returns it to pending.
+			q = w.queues[0].Queue
+			callCtx, cancel := context.WithTimeout(ctx, min(w.opts.PollInterval, maxBlock)+callTimeout)
+			jobs, err = q.claim(callCtx, w.opts.Lease, n, min(w.opts.PollInterval, maxBlock))
+			cancel()
+			if err == nil && len(jobs) > 0 && len(jobs) < n {
+				// a partial batch drained pending: the parked loops would
+				// only find nothing, so they stay parked (a full batch
+				// wakes them below), and this loop waits again
+				cs.giveUpWaiting()
+			} else {
+				cs.doneWaiting()
+			}
+		} else {
+			// The claim runs to its end even when ctx ends meanwhile: a
+			// claim abandoned in flight could have been executed, and its
+			// jobs would then wait for lease recovery.
+			callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+			q, jobs, err = w.claim(callCtx, n)
+			cancel()
+		}
 		for range n - len(jobs) {
 			cs.release()
+		}
+		if err != nil && ctx.Err() != nil {
+			return
 		}
 		var rate *RateLimitError
 		if errors.As(err, &rate) {
@@ -568,6 +606,10 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 			continue
 		}
 		retryWait = 0
+		if waited && len(jobs) > 0 {
+			// a job woke the claim: as after the signal's wake-up
+			woke = true
+		}
 		for _, j := range jobs {
 			start(j)
 		}
@@ -582,10 +624,29 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 			}
 		}
 		woke = false
-		if len(jobs) == 0 {
+		switch {
+		case len(jobs) < n && w.idleClaims():
+			// Pending is drained: the next claim waits, in one loop at a
+			// time. A job there by then answers it at once, so this saves
+			// the claim that would only find nothing.
+			blocking = cs.await(ctx)
+		case len(jobs) == 0:
 			woke = w.idle(ctx, cs)
 		}
 	}
+}
+
+// idleClaims reports whether an idle claim loop waits with a blocking claim
+// (CLAIM's block time, native executor) in place of the signal list: the
+// verb that makes a job claimable answers it, one round trip less than a
+// wake-up followed by a claim. Only a worker of one queue does: one CLAIM
+// waits on one queue's key, and a worker of several queues waits on all
+// their signal lists at once (or the first, across slots). As with the
+// signal list, one loop of a worker waits at a time, on a connection of its
+// own, holding the slots it gathered; the other idle loops park until it
+// returns.
+func (w *Worker) idleClaims() bool {
+	return len(w.queues) == 1 && w.queues[0].Queue.claimBlocks()
 }
 
 // idle waits for jobs after a claim found none, and reports whether it
@@ -594,6 +655,20 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 // others park until that loop returns, or another loop claims a full
 // batch.
 func (w *Worker) idle(ctx context.Context, cs *claimState) bool {
+	if !cs.await(ctx) {
+		return false
+	}
+	if _, err := w.waitSignal(ctx); err != nil && ctx.Err() == nil {
+		w.log.warn("trafikey: wait for signal", "err", err)
+		sleep(ctx, w.opts.PollInterval)
+	}
+	cs.doneWaiting()
+	return true
+}
+
+// await takes the waiting role for an idle loop, or parks it until the
+// loop that has the role is done; it reports whether the loop took it.
+func (cs *claimState) await(ctx context.Context) bool {
 	cs.mu.Lock()
 	if cs.waiting {
 		cs.parked++
@@ -607,15 +682,20 @@ func (w *Worker) idle(ctx context.Context, cs *claimState) bool {
 	}
 	cs.waiting = true
 	cs.mu.Unlock()
-	if _, err := w.waitSignal(ctx); err != nil && ctx.Err() == nil {
-		w.log.warn("trafikey: wait for signal", "err", err)
-		sleep(ctx, w.opts.PollInterval)
-	}
+	return true
+}
+
+// doneWaiting gives the waiting role up and lets the parked loops claim.
+func (cs *claimState) doneWaiting() {
+	cs.giveUpWaiting()
+	cs.wakeParked()
+}
+
+// giveUpWaiting gives the waiting role up, leaving the parked loops parked.
+func (cs *claimState) giveUpWaiting() {
 	cs.mu.Lock()
 	cs.waiting = false
 	cs.mu.Unlock()
-	cs.wakeParked()
-	return true
 }
 
 // handlerPool runs claimed jobs on goroutines that live for the whole Run,

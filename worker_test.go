@@ -393,6 +393,57 @@ func TestWorkerIdleWakeUpWithoutPolling(t *testing.T) {
 	})
 }
 
+// An idle worker on the native executor waits in a CLAIM with a block time,
+// answered by the ADD itself: it never waits on the signal list. On Lua it
+// waits in BLPOP on the signal list.
+func TestWorkerIdleWaitsInClaim(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		native := b.exec.Name() == "native"
+		ran := make(chan string, 1)
+		w := newWorker(t, b.q, func(_ context.Context, j *trafikey.Job) error {
+			ran <- string(j.Payload)
+			return nil
+		}, trafikey.WorkerOptions{PollInterval: time.Hour, PromoteEvery: -1, RecoverEvery: -1})
+		stop := runWorker(t, w)
+		for i := range 3 {
+			require.Eventually(t, func() bool {
+				if native {
+					return blockedIn(t, b, "emq.claim") == 1
+				}
+				return blockedIn(t, b, "blpop") == 1
+			}, eventually, tick, "the idle worker blocks")
+			payload := strconv.Itoa(i)
+			_, err := b.q.Add(t.Context(), []byte(payload))
+			require.NoError(t, err)
+			select {
+			case got := <-ran:
+				require.Equal(t, payload, got)
+			case <-time.After(eventually):
+				t.Fatal("the idle worker did not take the new job")
+			}
+		}
+		require.Eventually(t, func() bool { return stats(t, b.q).TotalCompleted == 3 }, eventually, tick)
+		info := b.do(t, "INFO", "commandstats").(string)
+		if native {
+			// the signal list is never waited on: no BLPOP at all
+			require.NotContains(t, info, "cmdstat_blpop:")
+			require.Equal(t, 0, blockedIn(t, b, "blpop"))
+		} else {
+			require.Contains(t, info, "cmdstat_blpop:")
+		}
+		// Closing the worker while it waits releases the wait at once (an
+		// hour's poll interval otherwise) and claims nothing.
+		require.Eventually(t, func() bool { return blockedClients(t, b) == 1 }, eventually, tick)
+		require.NoError(t, stop())
+		require.Eventually(t, func() bool { return blockedClients(t, b) == 0 }, eventually, tick)
+		_, err := b.q.Add(t.Context(), []byte("after"))
+		require.NoError(t, err)
+		st := stats(t, b.q)
+		require.Equal(t, int64(1), st.Pending)
+		require.Equal(t, int64(0), st.Active)
+	})
+}
+
 func TestWorkerFullBatchWakesIdlePeer(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		release := make(chan struct{})

@@ -111,6 +111,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"schedules", testSchedules},
 		{"rowopts", testRowOpts},
 		{"leanrow", testLeanRow},
+		{"claim/block", testClaimBlock},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -88,7 +88,7 @@ func testShape(t *testing.T, env Env) {
 // optionalArgs are, for a verb whose last arguments may be left out, the
 // values a fixture leaves out: one argument past them is too many.
 var optionalArgs = map[*protocol.Verb][]string{
-	protocol.Claim: {"0"}, // ext
+	protocol.Claim: {"0", "0"}, // ext, block_ms
 }
 
 // countGroups is, for each verb whose ARGV is a count n and then n groups

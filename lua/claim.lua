@@ -10,6 +10,9 @@
 -- ARGV[1] -> lease_ms, 1..86400000
 -- ARGV[2] -> count, 1..1000
 -- ARGV[3] -> ext, optional: 1 asks for the extended rows, 0 (or absent) not
+-- ARGV[4] -> block_ms, optional, 0..86400000: how long the native executor
+--            may block a call that finds nothing; a script cannot block, so
+--            it is checked and the call answers at once
 --
 -- Without lanes (turns is empty) the jobs come in pending order. With lanes,
 -- the participants (pending at meta pturn, each ready lane at its score in
@@ -29,7 +32,7 @@
 -- used its turn).
 -- Refusals, in order: ERR EMQ claim numkeys must be 5; ERR EMQ claim wrong
 -- number of arguments; ERR EMQ claim bad key layout; ERR EMQ claim bad
--- lease|count|ext; the fence; WRONGTYPE (meta); with a rate NOPERM, WRONGTYPE
+-- lease|count|ext|block; the fence; WRONGTYPE (meta); with a rate NOPERM, WRONGTYPE
 -- (rate), EMQRATE claim rate limited, retry in <ms> ms; WRONGTYPE (pending);
 -- NOPERM, WRONGTYPE (turns); with lanes WRONGTYPE (turns), NOPERM (laneinfo,
 -- lanes, lane:<l>), WRONGTYPE (laneinfo), per lane WRONGTYPE (lane:<l>);
@@ -40,7 +43,7 @@
 
 local VERB = 'claim'
 local refusal = shape(VERB, 5)
-if not refusal and #ARGV ~= 2 and #ARGV ~= 3 then refusal = e_arity(VERB) end
+if not refusal and (#ARGV < 2 or #ARGV > 4) then refusal = e_arity(VERB) end
 refusal = refusal or layout(VERB, {'version', 'meta', 'pending', 'active'})
 if refusal then return refusal end
 local lease = uint(ARGV[1], 1, MAX_LEASE)
@@ -50,6 +53,7 @@ if not count then return e_bad(VERB, 'count') end
 local ext = ARGV[3] or '0'
 if ext ~= '0' and ext ~= '1' then return e_bad(VERB, 'ext') end
 ext = ext == '1'
+if ARGV[4] and not uint(ARGV[4], 0, MAX_BLOCK) then return e_bad(VERB, 'block') end
 refusal = fence()
 if refusal then return refusal end
 

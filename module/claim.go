@@ -20,8 +20,8 @@ import (
 // the read of turns and the lanes (an ACL check and two batches).
 func claim(c *host.Call) error {
 	// shape and layout: numkeys 5 (base version meta pending active), ARGV
-	// lease count [ext]
-	r, err := prelude(c, protocol.Claim, optional(2, 1))
+	// lease count [ext [block]]
+	r, err := prelude(c, protocol.Claim, optional(2, 2))
 	if err != nil {
 		return err
 	}
@@ -36,7 +36,7 @@ func claim(c *host.Call) error {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "count"))
 	}
 	ext := false
-	if len(r.args) == 3 {
+	if len(r.args) >= 3 {
 		switch string(r.args[2]) {
 		case "0":
 		case protocol.ClaimExtended:
@@ -44,6 +44,10 @@ func claim(c *host.Call) error {
 		default:
 			return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "ext"))
 		}
+	}
+	block, ok := verdict.ClaimBlockMS(r.args)
+	if !ok {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "block"))
 	}
 	st := claims.get()
 	defer claims.put(st)
@@ -152,6 +156,14 @@ func claim(c *host.Call) error {
 	}
 	v := step.Verdict
 	if v.Empty {
+		// nothing to return and nothing written: with a block time, and
+		// where the client may block, wait on pending for a verb that
+		// makes a job claimable (SignalReady), then run again
+		// (a rerun is a blocked client's: it stays blocked)
+		if block > 0 && (c.Rerun() || verdict.ClaimBlocks(0, block, blockPlace(c))) {
+			c.BlockOnKey(pending, block)
+			return nil
+		}
 		c.ReplyArray(0)
 		return nil
 	}
@@ -292,6 +304,12 @@ func claim(c *host.Call) error {
 		}
 	}
 	return nil
+}
+
+// blockPlace is the command's context as the blocking verdict takes it.
+func blockPlace(c *host.Call) verdict.BlockPlace {
+	p := c.Place()
+	return verdict.BlockPlace{Script: p.Script, Multi: p.Multi, DenyBlocking: p.DenyBlocking}
 }
 
 // popMismatch answers a ZPOPMIN that did not pop the members read.

@@ -75,7 +75,14 @@ func grow[T any](s []T, n int) []T {
 // 0 whatever the list holds; the same list comes from one write when the
 // list was empty (LPUSH signal 1: the LTRIM would remove nothing) or held one
 // element (LSET signal 0 1), so only a longer list takes both.
+//
+// Every verb that makes a job claimable where an idle worker may wait ends
+// with this push, so it also signals the queue's pending key ready, for the
+// CLAIMs blocked on it (a new pending key wakes them by itself).
 func signalPush(b *host.Batch, signal []byte, held int64) {
+	if n := len(signal) - len(protocol.SuffixSignal); n >= 0 && string(signal[n:]) == protocol.SuffixSignal {
+		b.SignalReady(signal[:n], protocol.SuffixPending)
+	}
 	switch held {
 	case 0:
 		b.Cmd("LPUSH").Arg(signal).Str("1")

@@ -187,6 +187,8 @@ const (
 	MaxWaitMS       = 86_400_000 // how long a waited job's outcome is kept
 	MaxKeepCount    = 100_000_000
 	DefaultKeepDead = 100_000 // keep_dead_max when a queue sets none
+	// MaxBlockMS bounds CLAIM's block_ms, as the lease is bounded
+	MaxBlockMS = 86_400_000
 )
 
 // Child failure policies, as ADD's onfail column takes them.

@@ -173,7 +173,29 @@ func (fz *fuzzer) command(cmd uint8, argv []byte) []string {
 			line = append(line, a)
 		}
 	}
+	if name == protocol.Claim.Command {
+		clampBlock(line)
+	}
 	return line
+}
+
+// maxFuzzBlockMS bounds the block time of the CLAIMs the fuzz sends: a
+// native CLAIM that finds nothing blocks that long, and a valid block time
+// of up to a day would hold the input past its timeout. A larger valid
+// value is sent as this one; an invalid one as it is, to be refused.
+const maxFuzzBlockMS = 5
+
+// clampBlock lowers CLAIM's block_ms in line (EMQ.CLAIM 5 <keys> lease count
+// ext block) to maxFuzzBlockMS when it is a valid value above it.
+func clampBlock(line []string) {
+	const at = 2 + 5 + 3
+	if len(line) <= at || line[1] != "5" {
+		return
+	}
+	b := line[at]
+	if n, err := strconv.ParseInt(b, 10, 64); err == nil && n > maxFuzzBlockMS && n <= protocol.MaxBlockMS && strconv.FormatInt(n, 10) == b {
+		line[at] = strconv.Itoa(maxFuzzBlockMS)
+	}
 }
 
 // Setup bits.
@@ -687,6 +709,10 @@ func fuzzSeeds() []fuzzSeed {
 		"e", "0", "0", "3", "fixed", "0", "", "0", "", "1")
 	opts("claim-ext", protocol.Claim, full|setupLanes, "30000", "1000", "1")
 	opts("claim-ext-bad", protocol.Claim, full, "30000", "2", "2")
+	// CLAIM's block time: a job found, and nothing found (paused)
+	opts("claim-block", protocol.Claim, full|setupLanes, "30000", "1000", "0", "3")
+	opts("claim-block-paused", protocol.Claim, full|setupPaused, "30000", "1", "1", "3")
+	opts("claim-block-bad", protocol.Claim, full, "30000", "2", "0", "86400001")
 	opts("reschedule-to-pending", protocol.Reschedule, full|setupLanes, "3", "0", "0")
 	opts("reschedule-lane", protocol.Reschedule, full|setupLanes|setupEvents, "8", "0", "60000")
 	opts("reschedule-due-huge", protocol.Reschedule, full, "1", "253402300800000", "0")

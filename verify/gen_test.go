@@ -533,7 +533,9 @@ func (g *gen) rescheduleArgs(q string, badPct int) []string {
 }
 
 // claimArgs draws CLAIM's lease and count, and rarely its ext (0, 1, or one
-// refused); each value is refused with badPct% probability.
+// refused) and its block_ms (a few ms: a native call that finds nothing
+// blocks that long, then answers the empty array as the Lua does); each
+// value is refused with badPct% probability.
 func (g *gen) claimArgs(lease, count string, badPct int) []string {
 	args := []string{lease, count}
 	if g.chance("claim ext", 40) {
@@ -541,6 +543,16 @@ func (g *gen) claimArgs(lease, count string, badPct int) []string {
 	}
 	if g.chance("ext refused", badPct) {
 		args = append(args[:2], g.pick("ext", "2", "", "01", "true"))
+	}
+	if g.chance("claim block", 25) {
+		if len(args) == 2 {
+			args = append(args, "0")
+		}
+		block := g.pick("block", "0", "1", "3")
+		if g.chance("block refused", badPct) {
+			block = g.pick("block", "-1", "86400001", "01", "")
+		}
+		args = append(args, block)
 	}
 	return args
 }

@@ -183,6 +183,16 @@ func (n *Native) Exec(ctx context.Context, v *protocol.Verb, keys, args []string
 	return n.client.Do(ctx, cmd)
 }
 
+// ExecBlocking runs v as a blocking command (CLAIM with a block time): on a
+// connection of the client's dedicated pool, so it holds up no pipelined
+// call, and, when ctx ends while the server holds it, released with CLIENT
+// UNBLOCK, which the module answers as a timeout (the empty array, nothing
+// written).
+func (n *Native) ExecBlocking(ctx context.Context, v *protocol.Verb, keys, args []string) valkey.ValkeyResult {
+	cmd := n.client.B().Arbitrary(v.Command, strconv.Itoa(len(keys))).Keys(keys...).Args(args...).Blocking().UnblockOnCancel()
+	return n.client.Do(ctx, cmd)
+}
+
 // ExecThen implements Executor.
 func (n *Native) ExecThen(ctx context.Context, v *protocol.Verb, keys, args []string, then Then) (valkey.ValkeyResult, []valkey.ValkeyResult) {
 	cmd := func(b valkey.Builder) valkey.Completed {

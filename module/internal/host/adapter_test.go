@@ -32,6 +32,8 @@ func TestAdapterIsTheOnlyCallPath(t *testing.T) {
 		{"the verbatim call", regexp.MustCompile(`\bemq_replicate_verbatim\b`), []string{"internal/host/verbatim.c", "internal/host/verbatim.go", "internal/host/shim.h", "internal/host/call.c"}},
 		{"the bit call", regexp.MustCompile(`\bemq_bit\b`), []string{"internal/host/call.c", "internal/host/call.go", "internal/host/shim.h"}},
 		{"cgo", regexp.MustCompile(`(?m)^import "C"`), []string{"internal/host/"}},
+		// blocking a client and waking it belong to the trampoline
+		{"the blocking API", regexp.MustCompile(`\b(BlockClientOnKeys\w*|SignalKeyAsReady|GetBlockedClientPrivateData)\b`), []string{"internal/host/shim.c"}},
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {

@@ -55,6 +55,11 @@ type Call struct {
 	// avoid is AvoidReplicaTraffic as the command started: the guard's
 	// input, read in C without a crossing of its own
 	avoid bool
+	// rerun: a blocked command run again (emqRerun); blocked: the handler
+	// asked to block (BlockOnKey)
+	rerun, blocked bool
+	// ready is the keys to signal ready after the command (emq_io.ready)
+	ready writer
 	rep   replyWriter
 }
 
@@ -134,7 +139,18 @@ var lastYieldUS, prevCommandUS int64
 // the trampoline to emit.
 //
 //export emqDispatch
-func emqDispatch(f *C.emq_frame) {
+func emqDispatch(f *C.emq_frame) { dispatch(f, false) }
+
+// emqRerun runs a blocked command's handler again, on the client's
+// arguments, when a key it blocks on was signalled ready (the server's reply
+// callback, shim.c "blocking commands"): its reply ends the block, and a
+// handler that asks to block again (Call.BlockOnKey) leaves the client
+// blocked.
+//
+//export emqRerun
+func emqRerun(f *C.emq_frame) { dispatch(f, true) }
+
+func dispatch(f *C.emq_frame, rerun bool) {
 	lv := &levels[f.depth]
 	c := &lv.call
 	serial++
@@ -158,9 +174,11 @@ func emqDispatch(f *C.emq_frame) {
 		avoid:  f.avoid_replica_traffic != 0,
 		serial: serial,
 		active: true,
+		rerun:  rerun,
 		rep:    c.rep,
 	}
 	lv.arena.refs = lv.arena.refs[:0]
+	c.ready.reset(&f.io.ready)
 	var w writer
 	w.reset(&f.io.rep)
 	c.rep.reset(w)
@@ -170,6 +188,17 @@ func emqDispatch(f *C.emq_frame) {
 
 // finish turns the handler's outcome into the reply.
 func (c *Call) finish(err error) {
+	if c.blocked {
+		if err == nil && c.rep.w.n == 0 {
+			return // no reply: the client blocks (or stays blocked)
+		}
+		c.unblock()
+		if err == nil {
+			Logf(LogWarning, "%s: replied and asked to block; answered %q", c.cmd.Name, protocol.ErrInternal)
+			c.rep.replace(protocol.ErrInternal)
+			return
+		}
+	}
 	if err != nil {
 		text, ok := replyText(err)
 		if !ok {
@@ -190,8 +219,10 @@ func (c *Call) finish(err error) {
 func (c *Call) end() {
 	if r := recover(); r != nil {
 		Logf(LogWarning, "%s: panic: %v (at %s); answered %q", c.cmd.Name, r, panicSite(), protocol.ErrInternal)
+		c.unblock()
 		c.rep.replace(protocol.ErrInternal)
 	}
+	c.ready.done()
 	c.rep.w.done()
 	c.active = false
 }

@@ -43,6 +43,11 @@ static int (*FreeModuleUser)(void *user);
 static void (*Log)(void *ctx, const char *level, const char *fmt, ...);
 static void *(*GetDetachedThreadSafeContext)(void *ctx);
 static void (*FreeThreadSafeContext)(void *ctx);
+static void *(*BlockClientOnKeysWithFlags)(void *ctx, emq_cmdfunc reply, emq_cmdfunc timeout,
+                                           void (*free_privdata)(void *, void *), long long timeout_ms,
+                                           void **keys, int numkeys, void *privdata, int flags);
+static void *(*GetBlockedClientPrivateData)(void *ctx);
+static void (*SignalKeyAsReady)(void *ctx, void *key);
 
 #define CTX_FLAGS_LUA (1 << 0) /* VALKEYMODULE_CTX_FLAGS_LUA */
 
@@ -177,6 +182,65 @@ int emq_check_keys(uintptr_t ctxp, uintptr_t bufp, int flags) {
     return denied;
 }
 
+int emq_context_flags(uintptr_t ctx) { return GetContextFlags((void *)ctx); }
+
+/* ---- blocking commands ----
+ *
+ * A handler that finds nothing to answer may ask to block its client on one
+ * key (emq_io.block_ms > 0, the key in emq_io.block) and reply nothing. The
+ * trampoline then blocks the client with RM_BlockClientOnKeysWithFlags
+ * (UNBLOCK_DELETED: it is served when the key is signalled whether the key
+ * exists or not). Each time the key is signalled ready the server calls
+ * blocked_reply, which runs the same handler again on the client's
+ * arguments (a rerun, emqRerun): a reply ends the block; a handler that asks
+ * to block again found nothing, and the client stays blocked
+ * (VALKEYMODULE_ERR). At the timeout, or CLIENT UNBLOCK … TIMEOUT, the client
+ * gets the empty array (blocked_timeout), nothing run, nothing written. The
+ * private data is the command's index plus one, not memory: there is nothing
+ * for a free callback to free when a blocked client disconnects. */
+
+static int run(void *ctx, void **argv, int argc, int id, int rerun);
+
+static int blocked_reply(void *ctx, void **argv, int argc) {
+    int id = (int)(intptr_t)GetBlockedClientPrivateData(ctx) - 1;
+    if (id < 0 || id >= table.ncmds) {
+        ReplyWithError(ctx, internal_error);
+        return EMQ_OK; /* answered: the block ends */
+    }
+    return run(ctx, argv, argc, id, 1);
+}
+
+static int blocked_timeout(void *ctx, void **argv, int argc) {
+    (void)argv;
+    (void)argc;
+    return ReplyWithArray(ctx, 0);
+}
+
+/* Signals every key of emq_io.ready as ready for the clients blocked on it:
+ * cheap when none is (the server returns at once). */
+static void signal_ready(void *ctx, emq_io *io) {
+    const unsigned char *p = io->ready.p, *end = io->ready.p + io->ready.len;
+    while (p + 4 <= end) {
+        uint32_t n;
+        memcpy(&n, p, 4);
+        p += 4;
+        if (p + n > end) break;
+        void *key = CreateString(ctx, (const char *)p, n);
+        SignalKeyAsReady(ctx, key);
+        FreeString(ctx, key);
+        p += n;
+    }
+    io->ready.len = 0;
+}
+
+/* Blocks the client on emq_io.block for emq_io.block_ms. */
+static void block_client(void *ctx, emq_io *io, int id) {
+    void *key = CreateString(ctx, (const char *)io->block.p, io->block.len);
+    BlockClientOnKeysWithFlags(ctx, blocked_reply, blocked_timeout, NULL, io->block_ms, &key, 1,
+                               (void *)(intptr_t)(id + 1), EMQ_BLOCK_UNBLOCK_DELETED);
+    FreeString(ctx, key);
+}
+
 /* ---- the reply a Go handler built ---- */
 
 static uint32_t rd32(const unsigned char **p) { uint32_t v; memcpy(&v, *p, 4); *p += 4; return v; }
@@ -252,30 +316,47 @@ static int dispatch(void *ctx, void **argv, int argc, int id) {
         declare_keys(ctx, argv, argc, keys);
         return EMQ_OK;
     }
+    return run(ctx, argv, argc, id, 0);
+}
+
+/* Runs command id's handler and emits its reply, or blocks the client when
+ * the handler asked to (see "blocking commands"). A rerun returns EMQ_ERR
+ * when the handler asks to block again: the client stays blocked. */
+static int run(void *ctx, void **argv, int argc, int id, int rerun) {
     if (depth >= EMQ_MAX_DEPTH) {
         emq_log("warning", "module commands nested too deep");
         return ReplyWithError(ctx, internal_error);
     }
     emq_io *io = &ios[depth];
     /* a TRA call C answers as its handler would, replying itself */
-    if (table.cmds[id].preanswer != EMQ_PRE_NONE && emq_preanswer(ctx, argv, argc, &table.cmds[id])) return EMQ_OK;
+    if (!rerun && table.cmds[id].preanswer != EMQ_PRE_NONE && emq_preanswer(ctx, argv, argc, &table.cmds[id])) return EMQ_OK;
     emq_arg stack_args[STACK_ARGS];
     emq_arg *args = argc <= STACK_ARGS ? stack_args : malloc(sizeof(emq_arg) * (size_t)argc);
     if (!args) return ReplyWithError(ctx, internal_error);
     for (int i = 0; i < argc; i++) args[i].p = StringPtrLen(argv[i], &args[i].n);
-    emq_frame f = {ctx, argv, args, argc, id, depth, CachedMicroseconds(), io, AvoidReplicaTraffic() != 0};
+    emq_frame f = {ctx, argv, args, argc, id, depth, CachedMicroseconds(), io, AvoidReplicaTraffic() != 0, rerun};
     io->rep.len = 0;
+    io->ready.len = 0;
+    io->block_ms = 0;
     depth++;
-    emqDispatch(&f);
+    if (rerun) emqRerun(&f);
+    else emqDispatch(&f);
     depth--;
-    emit(ctx, &io->rep);
+    if (io->ready.len) signal_ready(ctx, io);
+    int rc = EMQ_OK;
+    if (io->block_ms <= 0) emit(ctx, &io->rep);
+    else if (rerun) rc = EMQ_ERR; /* still nothing: stay blocked */
+    else block_client(ctx, io, id);
+    io->block_ms = 0;
     emq_release(ctx, io);
     shrink(&io->req);
     shrink(&io->out);
     shrink(&io->rep);
     shrink(&io->keys);
+    shrink(&io->ready);
+    shrink(&io->block);
     if (args != stack_args) free(args);
-    return EMQ_OK;
+    return rc;
 }
 
 /* The id is computed, not pasted: a pasted t10 would dispatch id 10 (and t07
@@ -340,6 +421,7 @@ static int onload(void *ctx, void **argv, int argc) {
     GET(KeyAtPosWithFlags) GET(GetClientId) GET(GetClientUserNameById) GET(GetContextFlags)
     GET(GetModuleUserFromUserName) GET(ACLCheckKeyPermissions) GET(FreeModuleUser)
     GET(GetDetachedThreadSafeContext) GET(FreeThreadSafeContext)
+    GET(BlockClientOnKeysWithFlags) GET(GetBlockedClientPrivateData) GET(SignalKeyAsReady)
     if (emq_call_init(GetApi, ctx) != EMQ_OK) { missing = "Call and the CallReply functions"; goto fail; }
     if (emq_verbatim_init(GetApi) != EMQ_OK) { missing = "the verbatim replication of the TRA family"; goto fail; }
 

@@ -79,6 +79,14 @@
 #define EMQ_KEYS_FIRST_READ 3
 #define EMQ_KEYS_FIRST_WRITE 4
 
+/* The context flags a blocking command looks at (VALKEYMODULE_CTX_FLAGS_*). */
+#define EMQ_CTX_LUA (1 << 0)
+#define EMQ_CTX_MULTI (1 << 1)
+#define EMQ_CTX_DENY_BLOCKING (1 << 21)
+/* RM_BlockClientOnKeysWithFlags: serve the client when its key is
+ * signalled even while the key does not exist (VALKEYMODULE_BLOCK_UNBLOCK_DELETED). */
+#define EMQ_BLOCK_UNBLOCK_DELETED (1 << 0)
+
 /* A growable byte buffer in C memory. Go writes into it directly and asks C to
  * grow it (emq_buf_reserve) when full. */
 typedef struct emq_buf {
@@ -121,6 +129,13 @@ typedef struct emq_io {
     void **keep;
     size_t nkeep, capkeep;
     emq_bit_seen seen; /* what the command's last bit call saw */
+    /* keys the command's writes made ready for clients blocked on them,
+     * signalled after the command (uint32 length, bytes, each), by Go */
+    emq_buf ready;
+    /* > 0: the handler asked to block the client on the key in block for
+     * this many ms (it replied nothing); set by Go, cleared by C */
+    long long block_ms;
+    emq_buf block;
 } emq_io;
 
 
@@ -142,6 +157,9 @@ typedef struct emq_frame {
     /* AvoidReplicaTraffic at the start of the command, for the write guard:
      * a pause or a failover cannot begin while a command runs */
     int avoid_replica_traffic;
+    /* 1: the run of a blocked command when a key it blocks on was signalled
+     * (the server's reply callback), 0 for the command as sent */
+    int rerun;
 } emq_frame;
 
 /* One entry of the command table, filled by Go at load. */
@@ -174,6 +192,8 @@ int emq_buf_reserve(uintptr_t buf, size_t need);
 int emq_check_keys(uintptr_t ctx, uintptr_t keys, int flags);
 void emq_log(const char *level, const char *msg);
 int emq_numkeys(uintptr_t p, size_t n, int argc);
+/* The module API's context flags of a command (RM_GetContextFlags). */
+int emq_context_flags(uintptr_t ctx);
 
 /* Implemented in call.c: the API lookup of the call adapter, at load. */
 int emq_call_init(int (*get_api)(const char *, void *), void *ctx);
