@@ -321,20 +321,9 @@ func TestBlockingClaimReplicatesItsEffects(t *testing.T) {
 	b := q.startBlocked(p, 30000)
 	ids := q.add([3]string{"x", "0", "3"}, [3]string{"y", "0", "3"})
 	wantClaimed(t, b.wait(t), ids[0])
-	// the replica's stream starts after its first ack, so poll for the
-	// primary's dataset there
 	want := valkeytest.Snapshot(t, p, "emq:*")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := valkeytest.Snapshot(t, r, "emq:*")
-		if len(valkeytest.Diff(want, got)) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			valkeytest.RequireUnchanged(t, want, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	valkeytest.WaitReplicated(t, p, r)
+	valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, r, "emq:*"))
 	if got := valkeytest.Do(t, r, "HGET", q.k.Job(ids[0]), "state"); got != protocol.StateActive {
 		t.Fatalf("replica: state %#v", got)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -48,15 +47,6 @@ func TestBusEffects(t *testing.T) {
 	}
 	require.NotContains(t, aof, "$1\r\n*\r\n", "PUBLISH's XADD travels with the id the primary generated")
 	want := valkeytest.Snapshot(t, p, "emq:*")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := valkeytest.Snapshot(t, r, "emq:*")
-		if len(valkeytest.Diff(want, got)) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			valkeytest.RequireUnchanged(t, want, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	valkeytest.WaitReplicated(t, p, r)
+	valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, r, "emq:*"))
 }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -90,17 +89,8 @@ func TestJobEventsEffects(t *testing.T) {
 	wantRefused(t, p, protocol.ErrStreamExhausted, verbArgs(protocol.Add, "ev", addArgs(job("d"))...)...)
 	require.Equal(t, before, readAOF(t, p), "a refused call reaches the AOF")
 	want := valkeytest.Snapshot(t, p, "emq:*")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := valkeytest.Snapshot(t, r, "emq:*")
-		if len(valkeytest.Diff(want, got)) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			valkeytest.RequireUnchanged(t, want, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	valkeytest.WaitReplicated(t, p, r)
+	valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, r, "emq:*"))
 	// the replica's entries are the primary's, ids included
 	require.Equal(t, valkeytest.Do(t, p, "XRANGE", "emq:{ev}:events", "-", "+"), valkeytest.Do(t, r, "XRANGE", "emq:{ev}:events", "-", "+"))
 }

@@ -142,17 +142,8 @@ func TestJobCoreReplica(t *testing.T) {
 	require.NoError(t, r.WaitReplicaSync(ctxT(t)))
 	workload(t, p, "rep")
 	want := valkeytest.Snapshot(t, p, "emq:*")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := valkeytest.Snapshot(t, r, "emq:*")
-		if len(valkeytest.Diff(want, got)) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			valkeytest.RequireUnchanged(t, want, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	valkeytest.WaitReplicated(t, p, r)
+	valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, r, "emq:*"))
 }
 
 // An ACL user limited to queue a reaches neither queue b's declared keys

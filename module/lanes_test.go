@@ -161,15 +161,6 @@ func TestLanesEffects(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	plain := valkeytest.Start(t, valkeyserver.Options{Dir: dir, AOF: true})
 	valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, plain, "emq:*"))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := valkeytest.Snapshot(t, r, "emq:*")
-		if len(valkeytest.Diff(want, got)) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			valkeytest.RequireUnchanged(t, want, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	valkeytest.WaitReplicated(t, p, r)
+	valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, r, "emq:*"))
 }

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -111,17 +110,8 @@ func TestOpsReplica(t *testing.T) {
 	require.NoError(t, r.WaitReplicaSync(ctxT(t)))
 	opsWorkload(t, p, "rep")
 	want := valkeytest.Snapshot(t, p, "emq:*")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got := valkeytest.Snapshot(t, r, "emq:*")
-		if len(valkeytest.Diff(want, got)) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			valkeytest.RequireUnchanged(t, want, got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	valkeytest.WaitReplicated(t, p, r)
+	valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, r, "emq:*"))
 }
 
 // The operations verbs allocate nothing per call in steady state, as the

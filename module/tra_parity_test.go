@@ -275,8 +275,8 @@ func TestTRAInCDifferential(t *testing.T) {
 	snap := valkeytest.Snapshot(t, raw, "*")
 	valkeytest.RequireUnchanged(t, snap, valkeytest.Snapshot(t, yes, "*"))
 	valkeytest.RequireUnchanged(t, snap, valkeytest.Snapshot(t, no, "*"))
-	waitOffset(t, yes, yesR)
-	waitOffset(t, no, noR)
+	valkeytest.WaitReplicated(t, yes, yesR)
+	valkeytest.WaitReplicated(t, no, noR)
 	valkeytest.RequireUnchanged(t, snap, valkeytest.Snapshot(t, yesR, "*"))
 	valkeytest.RequireUnchanged(t, snap, valkeytest.Snapshot(t, noR, "*"))
 	require.Equal(t, readAOF(t, yes), readAOF(t, no), "the AOFs")
@@ -428,7 +428,7 @@ func TestTRABoundObeysPrimary(t *testing.T) {
 			for _, c := range [][]string{{"t", "8388608", "1"}, {"t", "8388615", "1"}, {"t", "8388616", "0"}} {
 				require.Equal(t, valkeytest.Do(t, p, append([]string{"SETBIT", "r"}, c[1:]...)...), valkeytest.Do(t, p, append([]string{"TRA.SETBIT"}, c...)...))
 			}
-			waitOffset(t, p, r)
+			valkeytest.WaitReplicated(t, p, r)
 			for _, k := range []string{"t", "r"} {
 				require.Equal(t, int64(1<<20+2), valkeytest.Do(t, r, "STRLEN", k), k)
 				require.Equal(t, valkeytest.Do(t, p, "GET", k), valkeytest.Do(t, r, "GET", k), k)

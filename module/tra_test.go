@@ -188,7 +188,7 @@ func TestTRAReplicatedVerbatim(t *testing.T) {
 	require.Equal(t, int64(0), valkeytest.Do(t, p, "TRA.SETBIT", "seen", "10", "1"))
 	require.Equal(t, int64(0), valkeytest.Do(t, p, "TRA.SETBIT", "seen", "3", "0"), "an equal bit inside the string")
 	require.Equal(t, int64(0), valkeytest.Do(t, p, "TRA.SETBIT", "seen", "100", "0"), "an equal bit that grows the string")
-	waitOffset(t, p, r)
+	valkeytest.WaitReplicated(t, p, r)
 	require.Equal(t, valkeytest.Do(t, p, "GET", "seen"), valkeytest.Do(t, r, "GET", "seen"))
 	aof := readAOF(t, p)
 	require.Contains(t, aof, "$10\r\nTRA.SETBIT\r\n$4\r\nseen\r\n$2\r\n10\r\n$1\r\n1\r\n")
@@ -218,20 +218,4 @@ func aofSize(t *testing.T, s *valkeyserver.Server) int64 {
 		n += st.Size()
 	}
 	return n
-}
-
-// waitOffset waits until replica r has processed everything primary p sent.
-func waitOffset(t *testing.T, p, r *valkeyserver.Server) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		want := infoField(t, p, "replication", "master_repl_offset")
-		if infoField(t, r, "replication", "master_repl_offset") == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the replica stays behind the primary's offset %s", want)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -240,6 +240,18 @@ func describeChange(before, after string) string {
 	return strings.Join(what, ", ")
 }
 
+// WaitReplicated waits until replica r has applied everything primary p
+// had written when it was called (valkeyserver.WaitCaughtUp), and fails the
+// test now when it does not within StartTimeout.
+func WaitReplicated(t testing.TB, p, r *valkeyserver.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+	defer cancel()
+	if err := r.WaitCaughtUp(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // RequireUnchanged fails the test now, listing every key added, removed or
 // changed, unless the two snapshots are equal.
 func RequireUnchanged(t testing.TB, before, after map[string]string) {
