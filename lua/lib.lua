@@ -1098,17 +1098,21 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   p.evmax = m[4] and uint(m[4], 1, MAX_EVENTS) and m[4]
   local seq = m[1]
   p.keep = rowint(m[2], MAX_ROW_INT) > 0 or rowint(m[3], MAX_ROW_INT) > 0
-  -- a job storing lane, parent, deps, keep, wait or ev flags the queue
-  -- (meta rowopts 1, never cleared), so COMPLETE, COMPLETEMANY and CLAIM
-  -- read those fields from then on (p.anyrow: a job has a lane, a parent,
-  -- so its parent deps, or a wait); the first rows of a queue (no seq:
-  -- no job was ever added), when none does, mark it as having none
-  -- (rowopts 0, the one value that skips them; a queue older than the
-  -- flag has seq and no rowopts, and keeps them read)
-  if p.anyrow or p.keep or p.evmax then
+  -- a job storing lane, parent, deps, keep or wait flags the queue (meta
+  -- rowopts 1, never cleared), so COMPLETE, COMPLETEMANY and CLAIM read
+  -- those fields and ev from then on (p.anyrow: a job has a lane, a
+  -- parent, so its parent deps, or a wait); jobs storing ev alone (events
+  -- on) flag a queue marked 0 as having ev only (rowopts 2); the first
+  -- rows of a queue (no seq: no job was ever added) mark it 2 or, when
+  -- none stores any, as having none (rowopts 0; a queue older than the
+  -- flag has seq and no rowopts, and keeps them all read)
+  local first = not seq and not m[6]
+  if p.anyrow or p.keep then
     p.rflag = m[6] ~= '1' and '1'
+  elseif p.evmax then
+    p.rflag = (first or m[6] == '0') and '2'
   else
-    p.rflag = not seq and not m[6] and '0'
+    p.rflag = first and '0'
   end
   local refusal = hincr_refusal(seq, n)
   if refusal then return refusal end
@@ -1227,18 +1231,26 @@ function addp.write(p, A, now)
   rcall('HINCRBY', p.meta, 'seq', n)
   if p.flag then rcall('HSET', p.meta, 'jobfields', '1') end
   if p.rflag then rcall('HSET', p.meta, 'rowopts', p.rflag) end
-  -- a job of a call naming no option column, on a queue without retention
-  -- or events, and without extra fields, is a plain row: written from the
-  -- arguments, with no list of its fields
-  local bare = next(p.cols) == nil and not p.keep and not p.evmax
+  -- a job of a call naming no option column, on a queue without
+  -- retention, and without extra fields, is a plain row: written from the
+  -- arguments, with no list of its fields (and ev last, with events on)
+  local bare, evmax = next(p.cols) == nil and not p.keep, p.evmax
   local to_pending = false
   for i = 1, n do
     local a = at[i]
     if bare and not p.extra[i] then
       local state = p.delays[i] == 0 and 'pending' or 'delayed'
       if A[a + 6] == '' then
+        if evmax then
+          rcall('HSET', rows[i], 'data', A[a], 'state', state, 'att', '0', 'max', A[a + 3],
+            'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at, 'ev', evmax)
+        else
+          rcall('HSET', rows[i], 'data', A[a], 'state', state, 'att', '0', 'max', A[a + 3],
+            'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at)
+        end
+      elseif evmax then
         rcall('HSET', rows[i], 'data', A[a], 'state', state, 'att', '0', 'max', A[a + 3],
-          'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at)
+          'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at, 'uniq', A[a + 6], 'ev', evmax)
       else
         rcall('HSET', rows[i], 'data', A[a], 'state', state, 'att', '0', 'max', A[a + 3],
           'prio', A[a + 1], 'bo', A[a + 4] .. ':' .. A[a + 5], 'at', added_at, 'uniq', A[a + 6])
@@ -1493,22 +1505,31 @@ local function promote_ids(verb, base, ids, pending, delayed, signal)
   return moved
 end
 
--- row_opts reports whether the rows of a queue may hold lane, parent, deps,
--- keep, wait or ev: unless meta rowopts is 0 (docs/PROTOCOL.md, "The
--- queue's row flag"), for a verb that does not declare meta: after the
--- caller's ACL on it (read); a denied meta, one that is not a hash, and a
--- flag absent (a queue older than it) or of other bytes read as may: every
--- field is read, and nothing is refused.
+-- row_opts tells which of lane, parent, deps, keep, wait and ev the rows
+-- of a queue may hold (docs/PROTOCOL.md, "The queue's row flag"), for a
+-- verb that does not declare meta: after the caller's ACL on it (read),
+-- meta rowopts 0 is none (false), 2 ev alone ('ev'); a denied meta, one
+-- that is not a hash, and a flag absent (a queue older than it) or of
+-- other bytes read as all (true): every field is read, and nothing is
+-- refused.
 local function row_opts(meta)
   if not may({meta}, true, false) then return true end
   local v = rpcall('HGET', meta, 'rowopts')
-  return type(v) == 'table' or v ~= '0'
+  if v == '0' then return false end
+  return v ~= '2' or 'ev'
 end
 
 -- row_fields reads the fields COMPLETE and COMPLETEMANY take of a job's
--- row: att uniq, then lane parent keep wait ev deps when ro (row_opts) says
--- the row may hold them. The reply is HMGET's (an error table on a failure).
+-- row as ro (row_opts) says the row may hold them: att uniq, then lane
+-- parent keep wait ev deps, or ev alone, in its place (the 7th; the others
+-- false). The reply is HMGET's (an error table on a failure).
 local function row_fields(row, ro)
-  if ro then return rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps') end
+  if ro == true then return rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps') end
+  if ro then
+    local f = rpcall('HMGET', row, 'att', 'uniq', 'ev')
+    if f.err then return f end
+    f[3], f[7] = false, f[3]
+    return f
+  end
   return rpcall('HMGET', row, 'att', 'uniq')
 end

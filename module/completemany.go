@@ -59,18 +59,19 @@ func completeMany(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteManyFirst:
-			// GET version; per job HMGET row att uniq and ZSCORE active id;
-			// HGET stats completed: the verdict takes them job by job (active
-			// by reference: no string made for it per job); HGET meta
-			// rowopts; then, unless rowopts is 0, per job HMGET row lane
-			// parent keep wait ev deps
+			// GET version; per job HMGET row att uniq ev and ZSCORE active
+			// id; HGET stats completed: the verdict takes them job by job
+			// (active by reference: no string made for it per job); HGET
+			// meta rowopts; then, when rowopts is neither 0 nor 2, per job
+			// HMGET row lane parent keep wait deps (ev, read with att, is
+			// taken unless rowopts is 0)
 			meta, err := rowOptsMeta(&r, &st.scratch)
 			if err != nil {
 				return err
 			}
 			b := r.fenced()
 			for i := range nrows {
-				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).
+				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldEvents).
 					Cmd("ZSCORE").Argv(r.keyArgv(3)).Argv(r.argv(st.id(i)))
 			}
 			b.Cmd("HGET").Arg(stats).Str(statCompleted)
@@ -80,28 +81,32 @@ func completeMany(c *host.Call) error {
 			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
-			full := rowOptsOn(meta, res, 2+2*nrows)
+			mode := rowOptsMode(meta, res, 2+2*nrows)
 			st.evs = grow(st.evs, r.n)
 			clear(st.evs)
 			for i := range nrows {
 				j := &s.Jobs[i]
 				j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
 				var f [2]verdict.Field
-				j.Row.Err = fieldsAt(res, 1+2*i, f[:])
+				var ev verdict.Field
+				j.Row.Err = fieldsEvAt(res, 1+2*i, f[:], &ev)
 				for k := range f {
 					j.Row.Val[k].Bytes, j.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
+				}
+				if mode != rowOptsNone {
+					st.evs[i] = verdict.Field{Bytes: st.copy(ev.Bytes), Set: ev.Set}
 				}
 				j.Score = st.keep(fieldAt(res, 2+2*i))
 				st.parents[i] = false
 			}
-			if full {
+			if mode == rowOptsAll {
 				// the rows read as hashes with att: their other fields
 				b := c.Read()
 				k := 0
 				for i := range nrows {
 					if j := &s.Jobs[i]; j.Row.Err == nil && j.Row.Val[0].Set {
 						b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldLane).Str(protocol.FieldParent).
-							Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
+							Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldDeps)
 						k++
 					}
 				}
@@ -113,15 +118,14 @@ func completeMany(c *host.Call) error {
 						if j.Row.Err != nil || !j.Row.Val[0].Set {
 							continue
 						}
-						var f [6]verdict.Field // lane parent keep wait, then ev and deps
+						var f [5]verdict.Field // lane parent keep wait, then deps
 						j.Row.Err = fieldsAt(res, k, f[:])
 						k++
 						for n := range 4 {
 							j.Row.Val[2+n].Bytes, j.Row.Val[2+n].Set = st.copy(f[n].Bytes), f[n].Set
 						}
-						st.evs[i] = verdict.Field{Bytes: st.copy(f[4].Bytes), Set: f[4].Set}
 						// a parent (deps set): its flow keys are deleted with it
-						if st.parents[i] = j.Row.Err == nil && f[5].Set; st.parents[i] {
+						if st.parents[i] = j.Row.Err == nil && f[4].Set; st.parents[i] {
 							st.flowKeys = append(st.flowKeys, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
 								st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
 								st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
@@ -233,16 +237,16 @@ func completeMany(c *host.Call) error {
 		if err != nil {
 			return err
 		}
-		if err := st.events.publish(c, w); err != nil {
-			return err
-		}
-		b := w.Write().Cmd("ZREM").Arg(active)
+		// the events first, in the same batch
+		b := w.Write()
+		ne := st.events.prepend(b)
+		b.Cmd("ZREM").Arg(active)
 		for i, o := range v.Outcomes {
 			if o.Reply == verdict.CompleteManyDone {
 				b.Argv(r.argv(st.id(i)))
 			}
 		}
-		counter := 1
+		counter := ne + 1
 		// the retained jobs: their rows stay, completed, with their results
 		kept := 0
 		for i, o := range v.Outcomes {
@@ -293,10 +297,10 @@ func completeMany(c *host.Call) error {
 		st.flow.signals(b, &st.lanes)
 		res, err := b.Run()
 		if err != nil {
-			return wrote(c, err)
+			return failed(c, ne, res, err)
 		}
 		// every id removed was read in active
-		if err := removedAll(c, res, 0, int(v.Done)); err != nil {
+		if err := removedAll(c, res, ne, int(v.Done)); err != nil {
 			return err
 		}
 		if err := predicted(c, res, counter, v.Completed); err != nil {
