@@ -719,8 +719,11 @@ local E_STREAM_EXHAUSTED = 'ERR The stream has exhausted the last possible ID, u
 
 -- ev queues event name of job id, whose row's ev field reads as bound v
 -- (a canonical decimal 1..MAX_EVENTS; anything else, or absent, is off),
--- with field f and its value x, or none. acc holds five slots per event,
--- flat (bound, name, id, field or false, value or false), and the last
+-- with field f and its value x, or none. acc holds the events' XADD pairs
+-- themselves, flat and in order (event <name> id <id> [f x]), acc.k of them
+-- and acc.n events, so ev_xadd passes them on without a copy; each entry's
+-- first bound and first slot (acc.b1 for the first entry, acc.bs[e] and
+-- acc.os[e] for a later one, every MAX_ENTRY_EVENTS events); and the last
 -- bound that read as on (acc.on), which the call's jobs mostly share.
 local function ev(acc, v, name, id, f, x)
   if not v then return end
@@ -728,8 +731,22 @@ local function ev(acc, v, name, id, f, x)
     if not uint(v, 1, MAX_EVENTS) then return end
     acc.on = v
   end
-  local k = #acc
-  acc[k + 1], acc[k + 2], acc[k + 3], acc[k + 4], acc[k + 5] = v, name, id, f or false, x or false
+  local k, n = acc.k or 0, acc.n or 0
+  if n == 0 then
+    acc.b1 = v
+  elseif n % MAX_ENTRY_EVENTS == 0 then
+    local e = n / MAX_ENTRY_EVENTS + 1
+    if e == 2 then acc.bs, acc.os = {}, {} end
+    acc.bs[e], acc.os[e] = v, k
+  end
+  acc[k + 1], acc[k + 2], acc[k + 3], acc[k + 4] = 'event', name, 'id', id
+  if f then
+    acc[k + 5], acc[k + 6] = f, x
+    acc.k = k + 6
+  else
+    acc.k = k + 4
+  end
+  acc.n = n + 1
 end
 
 -- ev_flow queues the events of the parents fa released, in the order met:
@@ -757,19 +774,18 @@ end
 -- can fail. Returns the refusal or nil. It does not use the bus table,
 -- whose functions every script carrying it would build on each call.
 local function ev_xadd(acc)
-  local total = #acc
-  if total == 0 then return nil end
+  local total = acc.n
+  if not total then return nil end
   local key = KEYS[1] .. 'events'
   if not may({key}, true, true) then return {err = E_NOPERM} end
-  local step = 5 * MAX_ENTRY_EVENTS
-  if total > step and rcall('EXISTS', key) == 1 then
+  local n = floor((total + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
+  if n > 1 and rcall('EXISTS', key) == 1 then
     local info = rpcall('XINFO', 'STREAM', key, 'FULL', 'COUNT', 1)
     if info.err then return info end
     local top = '0-0'
     for i = 1, #info, 2 do
       if info[i] == 'last-generated-id' then top = info[i + 1] end
     end
-    local n = floor((total / 5 + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
     local ms, seq = match(top, '^(%d+)%-(%d+)$')
     if ms == '18446744073709551615' and #seq == 20
         and seq > '184467440737095' .. format('%05d', 51615 - n) then
@@ -777,29 +793,17 @@ local function ev_xadd(acc)
     end
   end
   local call = rpcall
-  for s = 1, total, step do
-    local last = s + step - 1
-    if last > total then last = total end
+  for e = 1, n do
+    local from, to, bound = 0, acc.k, acc.b1
+    if e > 1 then from, bound = acc.os[e], acc.bs[e] end
+    if e < n then to = acc.os[e + 1] end
+    local count = total - (e - 1) * MAX_ENTRY_EVENTS
+    if count > MAX_ENTRY_EVENTS then count = MAX_ENTRY_EVENTS end
     local r
-    if last == s + 4 then
-      if acc[s + 3] then
-        r = call('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2],
-          acc[s + 3], acc[s + 4])
-      else
-        r = call('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2])
-      end
+    if count == 1 then
+      r = call('XADD', key, 'MAXLEN', '~', bound, '*', 'brand', 'emq', unpack(acc, from + 1, to))
     else
-      local args = {'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'n', format('%d', (last - s + 1) / 5)}
-      local k = #args
-      for i = s, last, 5 do
-        args[k + 1], args[k + 2], args[k + 3], args[k + 4] = 'event', acc[i + 1], 'id', acc[i + 2]
-        k = k + 4
-        if acc[i + 3] then
-          args[k + 1], args[k + 2] = acc[i + 3], acc[i + 4]
-          k = k + 2
-        end
-      end
-      r = call('XADD', key, unpack(args, 1, k))
+      r = call('XADD', key, 'MAXLEN', '~', bound, '*', 'brand', 'emq', 'n', format('%d', count), unpack(acc, from + 1, to))
     end
     if type(r) == 'table' then return r end
     -- past the first entry a failure contradicts the top read: raise it
