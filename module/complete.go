@@ -57,18 +57,18 @@ func complete(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteFirst:
-			// GET version, HMGET row att uniq ev, ZSCORE active id, HGET
-			// stats completed (the verdict takes them in this order), HGET
-			// meta rowopts; then, when rowopts is neither 0 nor 2, HMGET row
-			// lane parent keep wait deps (ev, read with att, is taken unless
-			// rowopts is 0)
+			// GET version, HMGET row att uniq, ZSCORE active id, HGET stats
+			// completed (the verdict takes them in this order), HGET meta
+			// rowopts; then, when the row has att, HGET row ev while
+			// rowopts is 2, HMGET row lane parent keep wait ev deps unless
+			// it is 0 or 2
 			meta, err := rowOptsMeta(&r, &st.scratch)
 			if err != nil {
 				return err
 			}
 			b := r.fenced()
 			if rowOK {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldEvents)
+				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique)
 			}
 			b.Cmd("ZSCORE").Arg(active).Arg(id).
 				Cmd("HGET").Arg(stats).Str(statCompleted)
@@ -86,23 +86,22 @@ func complete(c *host.Call) error {
 			if rowOK {
 				s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
 				var f [8]verdict.Field // the verdict's six, then ev and deps
-				s.Row.Err = fieldsEvAt(res, 1, f[:2], &f[6])
+				s.Row.Err = fieldsAt(res, 1, f[:2])
 				for k := range 2 {
 					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
 				}
 				// HGET meta rowopts follows HGET stats completed
-				mode := rowOptsMode(meta, res, i+2)
-				if mode == rowOptsNone {
-					f[6] = verdict.Field{}
+				if s.Row.Err == nil && f[0].Set {
+					switch rowOptsMode(meta, res, i+2) {
+					case rowOptsEv:
+						ev := fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldEvents).RunAll(), 0)
+						s.Row.Err, f[6] = ev.Err, ev.Val
+					case rowOptsAll:
+						s.Row.Err = fieldsAt(c.Read().Cmd("HMGET").Arg(row).Str(protocol.FieldLane).Str(protocol.FieldParent).
+							Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).RunAll(), 0, f[2:])
+					}
 				}
 				st.ev = verdict.Field{Bytes: st.copy(f[6].Bytes), Set: f[6].Set}
-				if s.Row.Err == nil && f[0].Set && mode == rowOptsAll {
-					var o [5]verdict.Field // lane parent keep wait deps
-					s.Row.Err = fieldsAt(c.Read().Cmd("HMGET").Arg(row).Str(protocol.FieldLane).Str(protocol.FieldParent).
-						Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldDeps).RunAll(), 0, o[:])
-					copy(f[2:6], o[:4])
-					f[7] = o[4]
-				}
 				for k := 2; k < len(s.Row.Val); k++ {
 					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
 				}

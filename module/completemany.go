@@ -59,19 +59,19 @@ func completeMany(c *host.Call) error {
 		ran = step.Need
 		switch step.Need {
 		case verdict.CompleteManyFirst:
-			// GET version; per job HMGET row att uniq ev and ZSCORE active
-			// id; HGET stats completed: the verdict takes them job by job
-			// (active by reference: no string made for it per job); HGET
-			// meta rowopts; then, when rowopts is neither 0 nor 2, per job
-			// HMGET row lane parent keep wait deps (ev, read with att, is
-			// taken unless rowopts is 0)
+			// GET version; per job HMGET row att uniq and ZSCORE active id;
+			// HGET stats completed: the verdict takes them job by job (active
+			// by reference: no string made for it per job); HGET meta
+			// rowopts; then, per job whose row has att, HGET row ev while
+			// rowopts is 2, HMGET row lane parent keep wait ev deps unless
+			// it is 0 or 2
 			meta, err := rowOptsMeta(&r, &st.scratch)
 			if err != nil {
 				return err
 			}
 			b := r.fenced()
 			for i := range nrows {
-				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).Str(protocol.FieldEvents).
+				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).
 					Cmd("ZSCORE").Argv(r.keyArgv(3)).Argv(r.argv(st.id(i)))
 			}
 			b.Cmd("HGET").Arg(stats).Str(statCompleted)
@@ -88,25 +88,26 @@ func completeMany(c *host.Call) error {
 				j := &s.Jobs[i]
 				j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
 				var f [2]verdict.Field
-				var ev verdict.Field
-				j.Row.Err = fieldsEvAt(res, 1+2*i, f[:], &ev)
+				j.Row.Err = fieldsAt(res, 1+2*i, f[:])
 				for k := range f {
 					j.Row.Val[k].Bytes, j.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
-				}
-				if mode != rowOptsNone {
-					st.evs[i] = verdict.Field{Bytes: st.copy(ev.Bytes), Set: ev.Set}
 				}
 				j.Score = st.keep(fieldAt(res, 2+2*i))
 				st.parents[i] = false
 			}
-			if mode == rowOptsAll {
-				// the rows read as hashes with att: their other fields
+			if mode != rowOptsNone {
+				// the rows read as hashes with att: their ev, or all their
+				// other fields
 				b := c.Read()
 				k := 0
 				for i := range nrows {
 					if j := &s.Jobs[i]; j.Row.Err == nil && j.Row.Val[0].Set {
-						b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldLane).Str(protocol.FieldParent).
-							Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldDeps)
+						if mode == rowOptsEv {
+							b.Cmd("HGET").Arg(st.rows[i]).Str(protocol.FieldEvents)
+						} else {
+							b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldLane).Str(protocol.FieldParent).
+								Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
+						}
 						k++
 					}
 				}
@@ -118,14 +119,22 @@ func completeMany(c *host.Call) error {
 						if j.Row.Err != nil || !j.Row.Val[0].Set {
 							continue
 						}
-						var f [5]verdict.Field // lane parent keep wait, then deps
+						if mode == rowOptsEv {
+							ev := fieldAt(res, k)
+							k++
+							j.Row.Err = ev.Err
+							st.evs[i] = verdict.Field{Bytes: st.copy(ev.Val.Bytes), Set: ev.Val.Set}
+							continue
+						}
+						var f [6]verdict.Field // lane parent keep wait, then ev and deps
 						j.Row.Err = fieldsAt(res, k, f[:])
 						k++
 						for n := range 4 {
 							j.Row.Val[2+n].Bytes, j.Row.Val[2+n].Set = st.copy(f[n].Bytes), f[n].Set
 						}
+						st.evs[i] = verdict.Field{Bytes: st.copy(f[4].Bytes), Set: f[4].Set}
 						// a parent (deps set): its flow keys are deleted with it
-						if st.parents[i] = j.Row.Err == nil && f[4].Set; st.parents[i] {
+						if st.parents[i] = j.Row.Err == nil && f[5].Set; st.parents[i] {
 							st.flowKeys = append(st.flowKeys, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
 								st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
 								st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
