@@ -11,10 +11,11 @@ import (
 // testRowOpts: meta rowopts decides whether COMPLETE, COMPLETEMANY and CLAIM
 // read a row's lane, parent, deps, keep, wait and ev: ADD (and
 // SCHEDULE.FIRE) writes 0 with a queue's first rows when none stores them,
-// and 1 once a job stores one; only 0 skips them, so a row given them by
-// hand on a queue marked 0 is handled as a plain job's, and a queue older
-// than the flag (seq, no rowopts) has them read (docs/PROTOCOL.md, "The
-// queue's row flag").
+// 2 when they store ev alone (events on) and the queue is marked 0 or new,
+// and 1 once a job stores one of the others; 0 skips them all and 2 all but
+// ev, so a row given them by hand on a queue marked 0 is handled as a plain
+// job's, and a queue older than the flag (seq, no rowopts) has them read
+// (docs/PROTOCOL.md, "The queue's row flag").
 func testRowOpts(t *testing.T, env Env) {
 	rowopts := func(q *queue) string { return q.r("HGET", q.k.Meta, protocol.MetaRowOpts) }
 	plainJobs := []job{{data: "a"}, {data: "b", lane: "", wait: "0", kind: "k", unique: "u", delay: "5"}}
@@ -50,10 +51,9 @@ func testRowOpts(t *testing.T, env Env) {
 	scenario(t, env, "each writer of the row fields sets meta rowopts", func(t *testing.T, q *queue) {
 		q.install()
 		adds := map[string]func(){
-			"lane":   func() { q.add(job{data: "a", lane: "l"}) },
-			"flow":   func() { q.add(job{data: "p"}, job{data: "c", parent: "1"}) },
-			"wait":   func() { q.add(job{data: "w", wait: "1000"}) },
-			"events": func() { q.eventsOn("100"); q.add(job{data: "e"}); q.do("HDEL", q.k.Meta, protocol.MetaEventsMax) },
+			"lane": func() { q.add(job{data: "a", lane: "l"}) },
+			"flow": func() { q.add(job{data: "p"}, job{data: "c", parent: "1"}) },
+			"wait": func() { q.add(job{data: "w", wait: "1000"}) },
 			"keep": func() {
 				q.must(protocol.Retain, "600000", "0", "0", "0", "0")
 				q.add(job{data: "k"})
@@ -67,11 +67,77 @@ func testRowOpts(t *testing.T, env Env) {
 			q.add(job{data: "plain"})
 			require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "%s: never cleared", name)
 		}
-		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, "2")
-		q.add(job{data: "g"})
-		require.Equal(t, Bulk("2"), rowopts(q), "a plain add leaves it")
-		q.add(job{data: "h", lane: "l"})
-		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "any other value is rewritten")
+		for _, v := range []string{protocol.RowOptsEvents, "3"} {
+			q.do("HSET", q.k.Meta, protocol.MetaRowOpts, v)
+			q.add(job{data: "g"})
+			require.Equal(t, Bulk(v), rowopts(q), "a plain add leaves %s", v)
+			q.add(job{data: "h", lane: "l"})
+			require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "%s is rewritten", v)
+		}
+	})
+	scenario(t, env, "an add with events on sets meta rowopts 2, then a lane job 1", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		q.add(job{data: "a"}, job{data: "b", unique: "u", delay: "5", kind: "k"})
+		require.Equal(t, Bulk(protocol.RowOptsEvents), rowopts(q), "a queue's first rows")
+		q.add(job{data: "c"})
+		require.Equal(t, Bulk(protocol.RowOptsEvents), rowopts(q), "written once")
+		q.do("HDEL", q.k.Meta, protocol.MetaEventsMax)
+		q.add(job{data: "d"})
+		require.Equal(t, Bulk(protocol.RowOptsEvents), rowopts(q), "events off: never set back to 0")
+		q.eventsOn("100")
+		q.add(job{data: "e", lane: "l"})
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "a lane")
+		q.add(job{data: "f"})
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "never set back to 2")
+	})
+	scenario(t, env, "an add with events on marks a plain queue 2", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a"})
+		require.Equal(t, Bulk(protocol.RowOptsOff), rowopts(q))
+		q.eventsOn("100")
+		q.add(job{data: "b"})
+		require.Equal(t, Bulk(protocol.RowOptsEvents), rowopts(q))
+	})
+	for _, v := range []string{protocol.RowOptsOn, "00", ""} {
+		scenario(t, env, "an add with events on leaves a meta rowopts "+v+" it finds", func(t *testing.T, q *queue) {
+			q.install()
+			q.do("HSET", q.k.Meta, protocol.MetaRowOpts, v)
+			q.eventsOn("100")
+			q.add(job{data: "a"})
+			require.Equal(t, Bulk(v), rowopts(q))
+		})
+	}
+	scenario(t, env, "an add with events on to a queue older than the flag leaves it absent", func(t *testing.T, q *queue) {
+		q.install()
+		q.do("HSET", q.k.Meta, "seq", "5") // as an ADD before the flag left it
+		q.eventsOn("100")
+		q.add(job{data: "a"})
+		require.Equal(t, Nil, rowopts(q))
+	})
+	scenario(t, env, "an add with events and retention on sets meta rowopts 1", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		q.add(job{data: "a"})
+		require.Equal(t, Bulk(protocol.RowOptsEvents), rowopts(q))
+		q.must(protocol.Retain, "600000", "0", "0", "0", "0")
+		q.add(job{data: "b"})
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q))
+	})
+	scenario(t, env, "an add with events on and a wait sets meta rowopts 1 on a new queue", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		q.add(job{data: "a"}, job{data: "w", wait: "1000"})
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q))
+	})
+	scenario(t, env, "fire of a plain template with events on sets meta rowopts 2", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		q.must(protocol.ScheduleSet, sched{kind: protocol.ScheduleEvery, spec: "1000"}.args()...)
+		st := q.schedState(fixtureSchedule)
+		q.after(st.last + 1)
+		require.Equal(t, Bulks("1"), q.call(protocol.ScheduleFire, fireArgs(fixtureSchedule, st, st.last+1, st.last+1001, [2]int64{st.last + 1, 0})...))
+		require.Equal(t, Bulk(protocol.RowOptsEvents), rowopts(q))
 	})
 	scenario(t, env, "the first add of a lane job sets meta rowopts 1", func(t *testing.T, q *queue) {
 		q.install()
@@ -175,6 +241,43 @@ func testRowOpts(t *testing.T, env Env) {
 			full(t, q, c.id)
 		})
 	}
+	// evOnly requires job id completed with its planted ev read and its
+	// other planted fields not: its completed event published, but its row
+	// and kids gone as a plain job's, no lane counted, no outcome kept.
+	evOnly := func(t *testing.T, q *queue, id string) {
+		t.Helper()
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Job(id)), "not retained")
+		require.Equal(t, Int(1), q.r("EXISTS", q.k.Kids(id)), "deps not read: kids left")
+		require.Equal(t, Int(0), q.r("EXISTS", q.completedKey()))
+		require.Equal(t, Int(0), q.r("EXISTS", q.fixed(protocol.SuffixLaneInfo)), "no lane accounting")
+		require.Equal(t, []string{evt(protocol.EventCompleted, id)}, q.eventLog())
+		require.Equal(t, Int(0), q.r("EXISTS", q.doneKey(id)), "no outcome kept")
+	}
+	scenario(t, env, "complete with meta rowopts 2 reads the planted ev alone", func(t *testing.T, q *queue) {
+		c := planted(q)
+		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsEvents)
+		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
+		evOnly(t, q, c.id)
+	})
+	scenario(t, env, "completemany with meta rowopts 2 reads the planted ev alone", func(t *testing.T, q *queue) {
+		c := planted(q)
+		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsEvents)
+		require.Equal(t, outcomes(1), q.call(protocol.CompleteMany, manyResults(c.with(""))...))
+		evOnly(t, q, c.id)
+	})
+	scenario(t, env, "completemany with meta rowopts 2 publishes the jobs with ev", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a"})
+		q.eventsOn("100")
+		q.add(job{data: "b"}, job{data: "c"})
+		require.Equal(t, Bulk(protocol.RowOptsEvents), rowopts(q))
+		cs := q.claim(600000, 3)
+		require.Len(t, cs, 3)
+		q.do("DEL", q.eventsKey())
+		require.Equal(t, outcomes(1, 1, 1), q.call(protocol.CompleteMany, manyResults(cs[0].with(""), cs[1].with("r"), cs[2].with(""))...))
+		require.Equal(t, []string{entry(event(protocol.EventCompleted, "2"), event(protocol.EventCompleted, "3"))}, q.eventLog())
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Job("1"), q.k.Job("2"), q.k.Job("3")))
+	})
 	scenario(t, env, "complete of a parent once meta rowopts is set deletes its flow keys", func(t *testing.T, q *queue) {
 		c := planted(q)
 		q.do("HDEL", q.k.Job(c.id), protocol.FieldKeep, protocol.FieldParent, protocol.FieldLane, protocol.FieldWait, protocol.FieldEvents)
@@ -208,14 +311,16 @@ func testRowOpts(t *testing.T, env Env) {
 		require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil)), q.claimExt(1))
 		require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event with ext")
 	})
-	for _, flag := range []struct{ name, hash string }{{"meta rowopts 1", "HSET"}, {"no meta rowopts", "HDEL"}} {
+	for _, flag := range []struct{ name, hash, value string }{
+		{"meta rowopts 1", "HSET", protocol.RowOptsOn}, {"meta rowopts 2", "HSET", protocol.RowOptsEvents}, {"no meta rowopts", "HDEL", ""},
+	} {
 		scenario(t, env, "claim with "+flag.name+" reads ev", func(t *testing.T, q *queue) {
 			q.install()
 			q.add(job{data: "a"}, job{data: "b", kind: "k"})
 			q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100")
 			q.do("HSET", q.k.Job("2"), protocol.FieldEvents, "100")
 			if flag.hash == "HSET" {
-				q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn)
+				q.do("HSET", q.k.Meta, protocol.MetaRowOpts, flag.value)
 			} else {
 				q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
 			}
@@ -227,6 +332,29 @@ func testRowOpts(t *testing.T, env Env) {
 			}, q.eventLog())
 		})
 	}
+	// a queue with events on as the ADDs before rowopts 2 left it: meta
+	// rowopts 1 from its first jobs with ev, a row with a lane (as a later
+	// lane job), so every field stays read and ADD with events on never
+	// writes 2
+	scenario(t, env, "a queue flagged 1 by events before rowopts 2 keeps every row field read", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		q.add(job{data: "a"}, job{data: "b"})
+		q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn)
+		q.add(job{data: "c"})
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q), "not rewritten to 2")
+		cs := q.claim(600000, 3)
+		require.Len(t, cs, 3)
+		q.do("HSET", q.k.Job(cs[0].id), protocol.FieldLane, "l")
+		q.do("HSET", q.k.Job(cs[1].id), protocol.FieldLane, "l")
+		q.do("HSET", q.fixed(protocol.SuffixLaneInfo), protocol.FieldLaneActive+"l", "2")
+		q.do("DEL", q.eventsKey())
+		require.Equal(t, Int(1), q.call(protocol.Complete, cs[0].id, cs[0].token(), ""))
+		require.Equal(t, []string{protocol.FieldLaneActive + "l", "1"}, q.laneinfo(), "lane read")
+		require.Equal(t, outcomes(1, 1), q.call(protocol.CompleteMany, manyResults(cs[1].with(""), cs[2].with(""))...))
+		require.Empty(t, q.laneinfo(), "lane read")
+		require.Equal(t, []string{evt(protocol.EventCompleted, cs[0].id), entry(event(protocol.EventCompleted, cs[1].id), event(protocol.EventCompleted, cs[2].id))}, q.eventLog())
+	})
 	// a queue as the ADDs before the flag left it: rows with lanes, a
 	// parent with deps and a child with a wait, all retained and with
 	// events, and meta with seq but no rowopts (those ADDs wrote every key

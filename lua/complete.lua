@@ -25,7 +25,8 @@
 -- events (the job's or a released parent's), the events stream's refusals
 -- (lib.lua ev_xadd).
 -- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
--- parent keep wait ev deps are read: while it is 0 only att uniq are.
+-- parent keep wait ev deps are read: while it is 0 only att uniq are,
+-- while it is 2 att uniq ev.
 -- A job with a lane frees a slot of it (lane accounting, da = -1), which
 -- can make a capped lane ready again, and signal.
 
@@ -39,7 +40,8 @@ refusal = fence()
 if refusal then return refusal end
 
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
--- lane parent keep wait ev deps are read unless meta says no row has one
+-- lane parent keep wait ev deps are read unless meta says no row has one,
+-- or ev alone
 local ro = row_opts(base .. 'meta')
 local row = base .. 'job:' .. id
 -- the row (read, then deleted or kept) and its logs (deleted): one check of

@@ -28,7 +28,8 @@
 -- deps); with events (a completed job's or a released parent's), the events
 -- stream's refusals (lib.lua ev_xadd).
 -- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
--- parent keep wait ev deps are read: while it is 0 only att uniq are.
+-- parent keep wait ev deps are read: while it is 0 only att uniq are,
+-- while it is 2 att uniq ev.
 
 local VERB = 'completemany'
 local n, refusal = counted(VERB, 4, 3)
@@ -51,7 +52,8 @@ if refusal then return refusal end
 -- domain reads, job by job; nothing is written before all are read
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
 local completed = base .. 'completed'
--- lane parent keep wait ev deps are read unless meta says no row has one
+-- lane parent keep wait ev deps are read unless meta says no row has one,
+-- or ev alone
 local ro = row_opts(base .. 'meta')
 -- the rows (read, then deleted or kept) and their logs (deleted): one check
 -- of all; the first denied row is refused where it would be read; a

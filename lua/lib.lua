@@ -726,8 +726,11 @@ local E_STREAM_EXHAUSTED = 'ERR The stream has exhausted the last possible ID, u
 
 -- ev queues event name of job id, whose row's ev field reads as bound v
 -- (a canonical decimal 1..MAX_EVENTS; anything else, or absent, is off),
--- with field f and its value x, or none. acc holds five slots per event,
--- flat (bound, name, id, field or false, value or false), and the last
+-- with field f and its value x, or none. acc holds the events' XADD pairs
+-- themselves, flat and in order (event <name> id <id> [f x]), acc.k of them
+-- and acc.n events, so ev_xadd passes them on without a copy; each entry's
+-- first bound and first slot (acc.b1 for the first entry, acc.bs[e] and
+-- acc.os[e] for a later one, every MAX_ENTRY_EVENTS events); and the last
 -- bound that read as on (acc.on), which the call's jobs mostly share.
 local function ev(acc, v, name, id, f, x)
   if not v then return end
@@ -735,8 +738,22 @@ local function ev(acc, v, name, id, f, x)
     if not uint(v, 1, MAX_EVENTS) then return end
     acc.on = v
   end
-  local k = #acc
-  acc[k + 1], acc[k + 2], acc[k + 3], acc[k + 4], acc[k + 5] = v, name, id, f or false, x or false
+  local k, n = acc.k or 0, acc.n or 0
+  if n == 0 then
+    acc.b1 = v
+  elseif n % MAX_ENTRY_EVENTS == 0 then
+    local e = n / MAX_ENTRY_EVENTS + 1
+    if e == 2 then acc.bs, acc.os = {}, {} end
+    acc.bs[e], acc.os[e] = v, k
+  end
+  acc[k + 1], acc[k + 2], acc[k + 3], acc[k + 4] = 'event', name, 'id', id
+  if f then
+    acc[k + 5], acc[k + 6] = f, x
+    acc.k = k + 6
+  else
+    acc.k = k + 4
+  end
+  acc.n = n + 1
 end
 
 -- ev_flow queues the events of the parents fa released, in the order met:
@@ -764,19 +781,18 @@ end
 -- can fail. Returns the refusal or nil. It does not use the bus table,
 -- whose functions every script carrying it would build on each call.
 local function ev_xadd(acc)
-  local total = #acc
-  if total == 0 then return nil end
+  local total = acc.n
+  if not total then return nil end
   local key = KEYS[1] .. 'events'
   if not may({key}, true, true) then return {err = E_NOPERM} end
-  local step = 5 * MAX_ENTRY_EVENTS
-  if total > step and rcall('EXISTS', key) == 1 then
+  local n = floor((total + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
+  if n > 1 and rcall('EXISTS', key) == 1 then
     local info = rpcall('XINFO', 'STREAM', key, 'FULL', 'COUNT', 1)
     if info.err then return info end
     local top = '0-0'
     for i = 1, #info, 2 do
       if info[i] == 'last-generated-id' then top = info[i + 1] end
     end
-    local n = floor((total / 5 + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
     local ms, seq = match(top, '^(%d+)%-(%d+)$')
     if ms == '18446744073709551615' and #seq == 20
         and seq > '184467440737095' .. format('%05d', 51615 - n) then
@@ -784,29 +800,17 @@ local function ev_xadd(acc)
     end
   end
   local call = rpcall
-  for s = 1, total, step do
-    local last = s + step - 1
-    if last > total then last = total end
+  for e = 1, n do
+    local from, to, bound = 0, acc.k, acc.b1
+    if e > 1 then from, bound = acc.os[e], acc.bs[e] end
+    if e < n then to = acc.os[e + 1] end
+    local count = total - (e - 1) * MAX_ENTRY_EVENTS
+    if count > MAX_ENTRY_EVENTS then count = MAX_ENTRY_EVENTS end
     local r
-    if last == s + 4 then
-      if acc[s + 3] then
-        r = call('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2],
-          acc[s + 3], acc[s + 4])
-      else
-        r = call('XADD', key, 'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'event', acc[s + 1], 'id', acc[s + 2])
-      end
+    if count == 1 then
+      r = call('XADD', key, 'MAXLEN', '~', bound, '*', 'brand', 'emq', unpack(acc, from + 1, to))
     else
-      local args = {'MAXLEN', '~', acc[s], '*', 'brand', 'emq', 'n', format('%d', (last - s + 1) / 5)}
-      local k = #args
-      for i = s, last, 5 do
-        args[k + 1], args[k + 2], args[k + 3], args[k + 4] = 'event', acc[i + 1], 'id', acc[i + 2]
-        k = k + 4
-        if acc[i + 3] then
-          args[k + 1], args[k + 2] = acc[i + 3], acc[i + 4]
-          k = k + 2
-        end
-      end
-      r = call('XADD', key, unpack(args, 1, k))
+      r = call('XADD', key, 'MAXLEN', '~', bound, '*', 'brand', 'emq', 'n', format('%d', count), unpack(acc, from + 1, to))
     end
     if type(r) == 'table' then return r end
     -- past the first entry a failure contradicts the top read: raise it
@@ -1105,17 +1109,21 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   p.evmax = m[4] and uint(m[4], 1, MAX_EVENTS) and m[4]
   local seq = m[1]
   p.keep = rowint(m[2], MAX_ROW_INT) > 0 or rowint(m[3], MAX_ROW_INT) > 0
-  -- a job storing lane, parent, deps, keep, wait or ev flags the queue
-  -- (meta rowopts 1, never cleared), so COMPLETE, COMPLETEMANY and CLAIM
-  -- read those fields from then on (p.anyrow: a job has a lane, a parent,
-  -- so its parent deps, or a wait); the first rows of a queue (no seq:
-  -- no job was ever added), when none does, mark it as having none
-  -- (rowopts 0, the one value that skips them; a queue older than the
-  -- flag has seq and no rowopts, and keeps them read)
-  if p.anyrow or p.keep or p.evmax then
+  -- a job storing lane, parent, deps, keep or wait flags the queue (meta
+  -- rowopts 1, never cleared), so COMPLETE, COMPLETEMANY and CLAIM read
+  -- those fields and ev from then on (p.anyrow: a job has a lane, a
+  -- parent, so its parent deps, or a wait); jobs storing ev alone (events
+  -- on) flag a queue marked 0 as having ev only (rowopts 2); the first
+  -- rows of a queue (no seq: no job was ever added) mark it 2 or, when
+  -- none stores any, as having none (rowopts 0; a queue older than the
+  -- flag has seq and no rowopts, and keeps them all read)
+  local first = not seq and not m[6]
+  if p.anyrow or p.keep then
     p.rflag = m[6] ~= '1' and '1'
+  elseif p.evmax then
+    p.rflag = (first or m[6] == '0') and '2'
   else
-    p.rflag = not seq and not m[6] and '0'
+    p.rflag = first and '0'
   end
   local refusal = hincr_refusal(seq, n)
   if refusal then return refusal end
@@ -1234,19 +1242,26 @@ function addp.write(p, A, now)
   rcall('HINCRBY', p.meta, 'seq', n)
   if p.flag then rcall('HSET', p.meta, 'jobfields', '1') end
   if p.rflag then rcall('HSET', p.meta, 'rowopts', p.rflag) end
-  -- a job of a call naming no option column, on a queue without retention
-  -- or events, and without extra fields, is a plain row: written from the
-  -- arguments, with no list of its fields; one whose fields all hold their
-  -- defaults (state pending, max 3, prio 0, bo exponential:1000), which
-  -- the row leaves out, is data att at [uniq]
-  local bare = next(p.cols) == nil and not p.keep and not p.evmax
+  -- a job of a call naming no option column, on a queue without
+  -- retention, and without extra fields, is a plain row: written from the
+  -- arguments, with no list of its fields (and ev last, with events on);
+  -- one whose fields all hold their defaults (state pending, max 3, prio
+  -- 0, bo exponential:1000), which the row leaves out, is data att at
+  -- [uniq] [ev]
+  local bare, evmax = next(p.cols) == nil and not p.keep, p.evmax
   local to_pending = false
   for i = 1, n do
     local a = at[i]
     if bare and not p.extra[i] and p.delays[i] == 0 and A[a + 3] == ROW_MAX and A[a + 1] == ROW_PRIO
       and A[a + 4] .. ':' .. A[a + 5] == ROW_BO then
       if A[a + 6] == '' then
-        rcall('HSET', rows[i], 'data', A[a], 'att', '0', 'at', added_at)
+        if evmax then
+          rcall('HSET', rows[i], 'data', A[a], 'att', '0', 'at', added_at, 'ev', evmax)
+        else
+          rcall('HSET', rows[i], 'data', A[a], 'att', '0', 'at', added_at)
+        end
+      elseif evmax then
+        rcall('HSET', rows[i], 'data', A[a], 'att', '0', 'at', added_at, 'uniq', A[a + 6], 'ev', evmax)
       else
         rcall('HSET', rows[i], 'data', A[a], 'att', '0', 'at', added_at, 'uniq', A[a + 6])
       end
@@ -1511,22 +1526,31 @@ local function promote_ids(verb, base, ids, pending, delayed, signal)
   return moved
 end
 
--- row_opts reports whether the rows of a queue may hold lane, parent, deps,
--- keep, wait or ev: unless meta rowopts is 0 (docs/PROTOCOL.md, "The
--- queue's row flag"), for a verb that does not declare meta: after the
--- caller's ACL on it (read); a denied meta, one that is not a hash, and a
--- flag absent (a queue older than it) or of other bytes read as may: every
--- field is read, and nothing is refused.
+-- row_opts tells which of lane, parent, deps, keep, wait and ev the rows
+-- of a queue may hold (docs/PROTOCOL.md, "The queue's row flag"), for a
+-- verb that does not declare meta: after the caller's ACL on it (read),
+-- meta rowopts 0 is none (false), 2 ev alone ('ev'); a denied meta, one
+-- that is not a hash, and a flag absent (a queue older than it) or of
+-- other bytes read as all (true): every field is read, and nothing is
+-- refused.
 local function row_opts(meta)
   if not may({meta}, true, false) then return true end
   local v = rpcall('HGET', meta, 'rowopts')
-  return type(v) == 'table' or v ~= '0'
+  if v == '0' then return false end
+  return v ~= '2' or 'ev'
 end
 
 -- row_fields reads the fields COMPLETE and COMPLETEMANY take of a job's
--- row: att uniq, then lane parent keep wait ev deps when ro (row_opts) says
--- the row may hold them. The reply is HMGET's (an error table on a failure).
+-- row as ro (row_opts) says the row may hold them: att uniq, then lane
+-- parent keep wait ev deps, or ev alone, in its place (the 7th; the others
+-- false). The reply is HMGET's (an error table on a failure).
 local function row_fields(row, ro)
-  if ro then return rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps') end
+  if ro == true then return rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps') end
+  if ro then
+    local f = rpcall('HMGET', row, 'att', 'uniq', 'ev')
+    if f.err then return f end
+    f[3], f[7] = false, f[3]
+    return f
+  end
   return rpcall('HMGET', row, 'att', 'uniq')
 end

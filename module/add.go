@@ -44,16 +44,15 @@ func add(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	if err := st.events.publish(c, w); err != nil {
-		return err
-	}
+	// the jobs' events first, in the same batch
 	b := w.Write()
+	k := st.events.prepend(b)
 	added := st.writeJobs(&r, b, v)
 	res, err := b.Run()
 	if err != nil {
-		return wrote(c, err)
+		return failed(c, k, res, err)
 	}
-	if err := st.checkWrites(c, res, 0, added, v); err != nil {
+	if err := st.checkWrites(c, res, k, added, v); err != nil {
 		return err
 	}
 	// the reply: the new ids, in argument order
@@ -240,9 +239,10 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 		b.Cmd("HSET").Arg(meta).Str(protocol.MetaJobFields).Str(protocol.JobFieldsOn)
 		flag = 1
 	}
-	// a job storing lane, parent, deps, keep, wait or ev flags it too; a
-	// queue's first rows, when none does, mark it as having none
-	if ro := verdict.AddRowOpts(st.jobs, v.Keep || on, s.Seq.Val, st.rowOpts); ro != "" {
+	// a job storing lane, parent, deps, keep or wait flags it too, one
+	// storing ev alone (events on) as having ev only; a queue's first rows,
+	// when none does, mark it as having none
+	if ro := verdict.AddRowOpts(st.jobs, v.Keep, on, s.Seq.Val, st.rowOpts); ro != "" {
 		b.Cmd("HSET").Arg(meta).Str(protocol.MetaRowOpts).Str(ro)
 		flag++
 	}

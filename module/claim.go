@@ -221,11 +221,10 @@ func claim(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	if err := st.events.publish(c, w); err != nil {
-		return err
-	}
 	deadline := r.now + lease
+	// the jobs' events first, in the same batch
 	b := w.Write()
+	p := st.events.prepend(b)
 	pops := 0
 	if v.PendingTaken > 0 {
 		b.Cmd("ZPOPMIN").Arg(pending).Int(v.PendingTaken)
@@ -276,10 +275,9 @@ func claim(c *host.Call) error {
 	}
 	res, err := b.Run()
 	if err != nil {
-		return wrote(c, err)
+		return failed(c, p, res, err)
 	}
-	// each pop must have taken the members read, in order
-	p := 0
+	// each pop must have taken the members read, in order, after the XADDs
 	if v.PendingTaken > 0 {
 		if !st.popped(res, p, s.Pending.Val[:v.PendingTaken]) {
 			return popMismatch(c)

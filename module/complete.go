@@ -59,8 +59,9 @@ func complete(c *host.Call) error {
 		case verdict.CompleteFirst:
 			// GET version, HMGET row att uniq, ZSCORE active id, HGET stats
 			// completed (the verdict takes them in this order), HGET meta
-			// rowopts; then, unless rowopts is 0, HMGET row lane parent keep
-			// wait ev deps
+			// rowopts; then, when the row has att, HGET row ev while
+			// rowopts is 2, HMGET row lane parent keep wait ev deps unless
+			// it is 0 or 2
 			meta, err := rowOptsMeta(&r, &st.scratch)
 			if err != nil {
 				return err
@@ -90,15 +91,20 @@ func complete(c *host.Call) error {
 					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
 				}
 				// HGET meta rowopts follows HGET stats completed
-				if s.Row.Err == nil && f[0].Set && rowOptsOn(meta, res, i+2) {
-					s.Row.Err = fieldsAt(c.Read().Cmd("HMGET").Arg(row).Str(protocol.FieldLane).Str(protocol.FieldParent).
-						Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).RunAll(), 0, f[2:])
+				if s.Row.Err == nil && f[0].Set {
+					switch rowOptsMode(meta, res, i+2) {
+					case rowOptsEv:
+						ev := fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldEvents).RunAll(), 0)
+						s.Row.Err, f[6] = ev.Err, ev.Val
+					case rowOptsAll:
+						s.Row.Err = fieldsAt(c.Read().Cmd("HMGET").Arg(row).Str(protocol.FieldLane).Str(protocol.FieldParent).
+							Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).RunAll(), 0, f[2:])
+					}
 				}
-				st.ev = f[6]
+				st.ev = verdict.Field{Bytes: st.copy(f[6].Bytes), Set: f[6].Set}
 				for k := 2; k < len(s.Row.Val); k++ {
 					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
 				}
-				st.ev.Bytes = st.copy(st.ev.Bytes)
 				// a parent (deps set): its flow keys are deleted with it
 				if st.parent = s.Row.Err == nil && f[7].Set; st.parent {
 					st.flowKeys = [3][]byte{st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixKids),
@@ -188,11 +194,11 @@ func complete(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	if err := st.events.publish(c, w); err != nil {
-		return err
-	}
-	b := w.Write().Cmd("ZREM").Arg(active).Arg(id)
-	counter := 2
+	// the events first, in the same batch
+	b := w.Write()
+	k := st.events.prepend(b)
+	b.Cmd("ZREM").Arg(active).Arg(id)
+	counter := k + 2
 	if v.Keep {
 		// retained: the row stays, completed, with its result; the logs stay
 		b.Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StateCompleted)
@@ -200,7 +206,7 @@ func complete(c *host.Call) error {
 			b.Str(protocol.FieldResult).Argv(r.argv(2))
 		}
 		b.Cmd("ZADD").Arg(st.completed).Int(r.now).Arg(id)
-		counter = 3
+		counter = k + 3
 		if v.Release {
 			b.Cmd("DEL").Arg(st.unique)
 			counter++
@@ -224,7 +230,7 @@ func complete(c *host.Call) error {
 	st.flow.signals(b, &st.lanes)
 	res, err := b.Run()
 	if err != nil {
-		return wrote(c, err)
+		return failed(c, k, res, err)
 	}
 	if err := predicted(c, res, counter, v.Completed); err != nil {
 		return err
@@ -357,15 +363,32 @@ func rowOptsMeta(r *verbCall, s *scratch) ([]byte, error) {
 	return meta, nil
 }
 
-// rowOptsOn reports whether the rows' lane parent keep wait ev deps are
-// read (docs/PROTOCOL.md, "The queue's row flag"): unless meta rowopts, the
-// k-th reply of res, is 0 (a queue no row of which has them); a denied meta
-// (nil), one that is not a hash, or a flag absent (a queue older than it) or
-// of other bytes has them read.
-func rowOptsOn(meta []byte, res host.Results, k int) bool {
+// The rows' fields meta rowopts says COMPLETE and COMPLETEMANY read
+// (rowOptsMode).
+const (
+	rowOptsNone = iota // att uniq
+	rowOptsEv          // att uniq ev
+	rowOptsAll         // att uniq lane parent keep wait ev deps
+)
+
+// rowOptsMode is which of the rows' lane parent keep wait ev deps are read
+// (docs/PROTOCOL.md, "The queue's row flag"), from meta rowopts, the k-th
+// reply of res: none when it is 0 (a queue no row of which has them), ev
+// alone when it is 2 (a queue whose rows have only ev); a denied meta
+// (nil), one that is not a hash, or a flag absent (a queue older than it)
+// or of other bytes has them all read.
+func rowOptsMode(meta []byte, res host.Results, k int) int {
 	if meta == nil {
-		return true
+		return rowOptsAll
 	}
 	f := fieldAt(res, k)
-	return f.Err != nil || !f.Val.Is(protocol.RowOptsOff)
+	switch {
+	case f.Err != nil:
+		return rowOptsAll
+	case f.Val.Is(protocol.RowOptsOff):
+		return rowOptsNone
+	case f.Val.Is(protocol.RowOptsEvents):
+		return rowOptsEv
+	}
+	return rowOptsAll
 }

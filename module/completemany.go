@@ -62,8 +62,9 @@ func completeMany(c *host.Call) error {
 			// GET version; per job HMGET row att uniq and ZSCORE active id;
 			// HGET stats completed: the verdict takes them job by job (active
 			// by reference: no string made for it per job); HGET meta
-			// rowopts; then, unless rowopts is 0, per job HMGET row lane
-			// parent keep wait ev deps
+			// rowopts; then, per job whose row has att, HGET row ev while
+			// rowopts is 2, HMGET row lane parent keep wait ev deps unless
+			// it is 0 or 2
 			meta, err := rowOptsMeta(&r, &st.scratch)
 			if err != nil {
 				return err
@@ -80,7 +81,7 @@ func completeMany(c *host.Call) error {
 			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
-			full := rowOptsOn(meta, res, 2+2*nrows)
+			mode := rowOptsMode(meta, res, 2+2*nrows)
 			st.evs = grow(st.evs, r.n)
 			clear(st.evs)
 			for i := range nrows {
@@ -94,14 +95,19 @@ func completeMany(c *host.Call) error {
 				j.Score = st.keep(fieldAt(res, 2+2*i))
 				st.parents[i] = false
 			}
-			if full {
-				// the rows read as hashes with att: their other fields
+			if mode != rowOptsNone {
+				// the rows read as hashes with att: their ev, or all their
+				// other fields
 				b := c.Read()
 				k := 0
 				for i := range nrows {
 					if j := &s.Jobs[i]; j.Row.Err == nil && j.Row.Val[0].Set {
-						b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldLane).Str(protocol.FieldParent).
-							Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
+						if mode == rowOptsEv {
+							b.Cmd("HGET").Arg(st.rows[i]).Str(protocol.FieldEvents)
+						} else {
+							b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldLane).Str(protocol.FieldParent).
+								Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
+						}
 						k++
 					}
 				}
@@ -111,6 +117,13 @@ func completeMany(c *host.Call) error {
 					for i := range nrows {
 						j := &s.Jobs[i]
 						if j.Row.Err != nil || !j.Row.Val[0].Set {
+							continue
+						}
+						if mode == rowOptsEv {
+							ev := fieldAt(res, k)
+							k++
+							j.Row.Err = ev.Err
+							st.evs[i] = verdict.Field{Bytes: st.copy(ev.Val.Bytes), Set: ev.Val.Set}
 							continue
 						}
 						var f [6]verdict.Field // lane parent keep wait, then ev and deps
@@ -233,16 +246,16 @@ func completeMany(c *host.Call) error {
 		if err != nil {
 			return err
 		}
-		if err := st.events.publish(c, w); err != nil {
-			return err
-		}
-		b := w.Write().Cmd("ZREM").Arg(active)
+		// the events first, in the same batch
+		b := w.Write()
+		ne := st.events.prepend(b)
+		b.Cmd("ZREM").Arg(active)
 		for i, o := range v.Outcomes {
 			if o.Reply == verdict.CompleteManyDone {
 				b.Argv(r.argv(st.id(i)))
 			}
 		}
-		counter := 1
+		counter := ne + 1
 		// the retained jobs: their rows stay, completed, with their results
 		kept := 0
 		for i, o := range v.Outcomes {
@@ -293,10 +306,10 @@ func completeMany(c *host.Call) error {
 		st.flow.signals(b, &st.lanes)
 		res, err := b.Run()
 		if err != nil {
-			return wrote(c, err)
+			return failed(c, ne, res, err)
 		}
 		// every id removed was read in active
-		if err := removedAll(c, res, 0, int(v.Done)); err != nil {
+		if err := removedAll(c, res, ne, int(v.Done)); err != nil {
 			return err
 		}
 		if err := predicted(c, res, counter, v.Completed); err != nil {

@@ -11,14 +11,17 @@ import (
 // its jobs whose row holds ev while it decides, checks the caller's ACL on
 // the events stream after every other refusal, before the guard (check),
 // and writes them right after the guard, before its other writes
-// (publish): the XADD is the check of the stream, and its failure the
-// call's refusal with nothing written. A call whose jobs have no ev
-// collects nothing, and neither reads nor writes anything more.
+// (publish, or prepend to the verb's own write batch): the XADD is the
+// check of the stream, and its failure the call's refusal with nothing
+// written. A call whose jobs have no ev collects nothing, and neither reads
+// nor writes anything more.
 //
-// A call with at least one entry crosses into the server twice more than
-// its verb's comment says: the ACL check of events before the guard, and
-// one write batch of its XADDs after it (a call of several entries reads
-// the stream's top first, in one more crossing).
+// A call with at least one entry crosses into the server once more than
+// its verb's comment says, the ACL check of events before the guard, and
+// with publish once more again: one write batch of its XADDs after it (a
+// call of several entries reads the stream's top first, in one more
+// crossing). ADD, CLAIM, COMPLETE and COMPLETEMANY, the verbs of a plain
+// job's life, prepend.
 
 // evEntry is one event to publish: event <name> id <id> [<field> <value>]
 // in the call's entry, trimmed with the bound of the entry's first event.
@@ -123,6 +126,29 @@ func (e *jobEvents) publish(c *host.Call, w host.Writes) error {
 		return nil
 	}
 	if res.Len() == 1 {
+		return err
+	}
+	return wrote(c, err)
+}
+
+// prepend adds the call's entries to b, the verb's own write batch, before
+// its other writes, in place of publish: the batch stops at the first
+// failure, so a first XADD refused by the server has written nothing (see
+// failed). It returns the number of XADDs, the index of the verb's first
+// write among the batch's replies.
+func (e *jobEvents) prepend(b *host.Batch) int {
+	if len(e.list) == 0 {
+		return 0
+	}
+	e.writes(b)
+	return e.entries()
+}
+
+// failed answers a failure of a write batch that began with k XADDs
+// (prepend): a first XADD's refusal, the only reply, has written nothing
+// and is the call's refusal; any other failure is past the guard.
+func failed(c *host.Call, k int, res host.Results, err error) error {
+	if k > 0 && res.Len() == 1 {
 		return err
 	}
 	return wrote(c, err)

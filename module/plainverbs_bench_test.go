@@ -30,6 +30,8 @@ import (
 // results (ADD without its option count, CLAIM of two arguments,
 // COMPLETEMANY of id and token pairs). TRAFIKEY_PLAIN_CHUNKS and
 // TRAFIKEY_PLAIN_JOBS set the chunks (20) and the jobs per chunk (5000).
+// TRAFIKEY_PLAIN_EVENTS=<bound> turns job events on for every queue of both
+// servers (EVENTS <bound> after INSTALL), to compare the events' path.
 func BenchmarkPlainVerbs(b *testing.B) {
 	before := os.Getenv("TRAFIKEY_MODULE_BEFORE")
 	if before == "" {
@@ -76,6 +78,9 @@ func BenchmarkPlainVerbs(b *testing.B) {
 			sd := sides[(j+k)%len(sides)]
 			q := "plain" + strconv.Itoa(k)
 			run(sd, [][]string{verbArgs(protocol.Install, q)})
+			if bound := os.Getenv("TRAFIKEY_PLAIN_EVENTS"); bound != "" {
+				run(sd, [][]string{verbArgs(protocol.Events, q, bound)})
+			}
 			var adds [][]string
 			for n := 0; n < jobs; n += 100 {
 				args := []string{strconv.Itoa(min(100, jobs-n))}

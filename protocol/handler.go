@@ -54,14 +54,22 @@ const JobFieldsOn = "1"
 
 // MetaRowOpts is the meta field that tells COMPLETE, COMPLETEMANY and
 // CLAIM whether a row of the queue may hold a lane, parent, deps, keep, wait
-// or ev field: they skip those fields only when it is RowOptsOff, which ADD
-// writes with a queue's first rows when none stores them; any other value,
-// or none (a queue older than the flag), has them read.
+// or ev field: they skip those fields when it is RowOptsOff, which ADD
+// writes with a queue's first rows when none stores them, and all but ev
+// when it is RowOptsEvents; any other value, or none (a queue older than
+// the flag), has them read.
 const MetaRowOpts = "rowopts"
 
 // RowOptsOn is meta rowopts' value once a job of the queue stored one of
-// those fields: ADD writes it over any other value, and nothing clears it.
+// those fields but ev: ADD writes it over any other value, and nothing
+// clears it.
 const RowOptsOn = "1"
+
+// RowOptsEvents is meta rowopts' value on a queue whose rows may hold ev
+// (job events) but were never written with lane, parent, deps, keep or
+// wait: ADD writes it over RowOptsOff, or with a queue's first rows, when a
+// job of the call stores ev and none stores the others.
+const RowOptsEvents = "2"
 
 // RowOptsOff is meta rowopts' value on a queue no row of which was ever
 // written with those fields: ADD writes it only when meta seq is absent (no

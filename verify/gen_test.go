@@ -1063,13 +1063,13 @@ func (g *gen) corrupt() {
 	case "row flag":
 		// the queue's rowopts flag, set, of other bytes, or gone (a queue
 		// older than it): the lane, flow, retention and events fields
-		// planted above are then read, or not (0), by COMPLETE,
-		// COMPLETEMANY and CLAIM
+		// planted above are then read, or not (0), or ev alone (2), by
+		// COMPLETE, COMPLETEMANY and CLAIM
 		if g.chance("row flag gone", 25) {
 			c = cmd("HDEL", k.Meta, protocol.MetaRowOpts)
 			break
 		}
-		c = cmd("HSET", k.Meta, protocol.MetaRowOpts, g.pick("value", "1", "0", "1\x00", ""))
+		c = cmd("HSET", k.Meta, protocol.MetaRowOpts, g.pick("value", "1", "0", "1\x00", "", "2", "2\x00"))
 	}
 	g.p.run(g.t, c)
 }

@@ -3,6 +3,7 @@ package valkeytest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -23,6 +24,9 @@ import (
 //     kids set whose parent field names it: REQUEUE detaches a child) not
 //     finished (pending, delayed, active or waiting); an unfinished child's
 //     parent row exists;
+//   - meta rowopts 0 has no row hold lane, parent, deps, keep, wait or ev,
+//     and rowopts 2 no row hold one of those but ev (docs/PROTOCOL.md, "The
+//     queue's row flag": COMPLETE, COMPLETEMANY and CLAIM skip them);
 //   - the counters add up: added = completed + removed + trimmed + the jobs
 //     in pending, the lanes, delayed, active, dead and waiting. A retained
 //     completed job is counted once, by completed: it is not counted as in
@@ -101,20 +105,37 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 			rows[id] = true
 		}
 	}
+	flag, err := s.Do(ctx, "HGET", k.Meta, protocol.MetaRowOpts)
+	if err != nil {
+		return nil, err
+	}
+	// the row fields the flag says no row holds, after state lane parent deps
+	var skipped []string
+	switch flag {
+	case protocol.RowOptsOff:
+		skipped = []string{protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps, protocol.FieldKeep, protocol.FieldWait, protocol.FieldEvents}
+	case protocol.RowOptsEvents:
+		skipped = []string{protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps, protocol.FieldKeep, protocol.FieldWait}
+	}
 	active := map[string]int64{}
 	states, parents, deps := map[string]string{}, map[string]string{}, map[string]string{}
 	for id := range rows {
 		v, err := s.Do(ctx, "HMGET", k.Job(id), protocol.FieldState, protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps,
-			protocol.FieldAttempts)
+			protocol.FieldKeep, protocol.FieldWait, protocol.FieldEvents, protocol.FieldAttempts)
 		if err != nil {
 			return nil, err
 		}
 		f, _ := v.([]any)
-		if len(f) != 5 {
+		if len(f) != 8 {
 			return nil, fmt.Errorf("HMGET replied %v", v)
 		}
-		if f[0] == nil && f[4] != nil {
+		if f[0] == nil && f[7] != nil {
 			f[0] = protocol.DefaultState // a present row without state is pending
+		}
+		for j, field := range []string{protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps, protocol.FieldKeep, protocol.FieldWait, protocol.FieldEvents} {
+			if f[1+j] != nil && slices.Contains(skipped, field) {
+				bad("meta rowopts %q, but job %s holds %s", flag, id, field)
+			}
 		}
 		states[id] = fmt.Sprint(f[0])
 		if p, ok := f[2].(string); ok {

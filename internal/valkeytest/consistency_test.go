@@ -76,6 +76,14 @@ func TestQueueProblems(t *testing.T) {
 		}, `lane "u" (waiting 1, active 0, cap 1) ready false but in turns true`},
 		{"a lane's job in pending", func(k protocol.Keys) []string { return []string{"ZADD", k.Pending, "1", "7"} }, `job 7 is in lane "u" and pending`},
 		{"lanewait", func(k protocol.Keys) []string { return []string{"HSET", k.Meta, protocol.MetaLaneWait, "5"} }, "meta lanewait 5, 2 jobs wait in lanes"},
+		{"rowopts 0 with a lane", func(k protocol.Keys) []string {
+			return []string{"HSET", k.Meta, protocol.MetaRowOpts, protocol.RowOptsOff}
+		},
+			`meta rowopts "0", but job 7 holds lane`},
+		{"rowopts 2 with a parent", func(k protocol.Keys) []string {
+			return []string{"HSET", k.Meta, protocol.MetaRowOpts, protocol.RowOptsEvents}
+		},
+			`meta rowopts "2", but job 9 holds parent`},
 		{"lanesets", func(k protocol.Keys) []string {
 			return []string{"HSET", k.Fixed(protocol.SuffixLaneInfo), protocol.FieldLaneCap + "t", "9"}
 		}, `meta lanesets "1", 2 lanes have a cap or a pause`},
@@ -89,6 +97,52 @@ func TestQueueProblems(t *testing.T) {
 			}
 			if !strings.Contains(strings.Join(problems, "\n"), tc.want) {
 				t.Fatalf("found %q, want %q", problems, tc.want)
+			}
+		})
+	}
+}
+
+// TestQueueProblemsRowFlag: a queue of plain jobs (meta rowopts 0) and one
+// with events on (2) are consistent; a row field either flag says no row
+// holds is found.
+func TestQueueProblemsRowFlag(t *testing.T) {
+	t.Parallel()
+	s := Start(t, valkeyserver.Options{})
+	lua := executor.NewLua(Client(t, s))
+	job := []string{"a", "0", "0", "3", "fixed", "0", "", "0"}
+	for _, tc := range []struct {
+		name, flag string
+		events     bool
+		field      string
+	}{
+		{"plain", protocol.RowOptsOff, false, protocol.FieldEvents},
+		{"events", protocol.RowOptsEvents, true, protocol.FieldKeep},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := protocol.KeysOf(tc.name)
+			run := func(v *protocol.Verb, args ...string) {
+				t.Helper()
+				if err := lua.Exec(context.Background(), v, v.KeyNames(k), args).Error(); err != nil {
+					t.Fatalf("%s: %v", v.Command, err)
+				}
+			}
+			run(protocol.Install)
+			if tc.events {
+				run(protocol.Events, "100")
+			}
+			run(protocol.Add, append([]string{"2", "0"}, append(job, job...)...)...)
+			if got := Do(t, s, "HGET", k.Meta, protocol.MetaRowOpts); got != tc.flag {
+				t.Fatalf("meta rowopts %v, want %s", got, tc.flag)
+			}
+			RequireConsistentQueue(t, s, tc.name)
+			Do(t, s, "HSET", k.Job("2"), tc.field, "1")
+			problems, err := QueueProblems(context.Background(), s, tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := `meta rowopts "` + tc.flag + `", but job 2 holds ` + tc.field
+			if strings.Join(problems, "\n") != want {
+				t.Fatalf("found %q, want %q", problems, want)
 			}
 		})
 	}

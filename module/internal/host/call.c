@@ -40,6 +40,7 @@ static void *(*CallReplyArrayElement)(void *r, size_t i);
 static void (*FreeCallReply)(void *r);
 static void *(*CreateString)(void *ctx, const char *p, size_t n);
 static void (*FreeString)(void *ctx, void *s);
+static void (*RetainString)(void *ctx, void *s);
 static const char *(*StringPtrLen)(const void *s, size_t *n);
 static int (*GetContextFlags)(void *ctx);
 
@@ -107,7 +108,7 @@ static int zset_range;
 
 int emq_call_init(int (*get_api)(const char *, void *), void *ctx) {
     GET(Call) GET(CallReplyType) GET(CallReplyStringPtr) GET(CallReplyInteger) GET(CallReplyLength)
-    GET(CallReplyArrayElement) GET(FreeCallReply) GET(CreateString) GET(FreeString) GET(StringPtrLen)
+    GET(CallReplyArrayElement) GET(FreeCallReply) GET(CreateString) GET(FreeString) GET(RetainString) GET(StringPtrLen)
     GET(GetContextFlags) GET(OpenKey) GET(CloseKey) GET(KeyType) GET(ValueLength) GET(StringDMA)
     GET(StringTruncate) GET(NotifyKeyspaceEvent) GET(SignalModifiedKey)
     GET(ReplyWithError) GET(ReplyWithLongLong) GET(AvoidReplicaTraffic)
@@ -558,22 +559,35 @@ typedef struct {
 
 /* write_call runs a write through RM_Call: the arguments copied as fresh
  * buffers, the others shared in vectors (see WRITE_SPECS). sv has room for
- * every argument; *made is how many strings it made there, to release. */
+ * every argument; *made is how many strings it made there, to release (own
+ * 1 with the context, 2 without: a kept string retained). An XADD (a job
+ * event's entry) passes the program's own strings as the kept ones of
+ * intern, retained for the call, with no string made: XADD copies every
+ * argument into the stream, so nothing keeps them, and its entries are
+ * mostly such names (event, id, the events' names and fields). */
 static void *write_call(const exec_env *e, const char *name, const arg *a, uint32_t nargs, void **sv,
                         unsigned char *own, size_t *made) {
     spec sp[WRITE_SPECS];
     char fmt[WRITE_SPECS + sizeof(FORMAT_WRITE)];
     int ns = 0;
     size_t nv = 0;
+    int share = strcmp(name, "XADD") == 0;
     for (uint32_t i = 0; i < nargs; i++) {
         int last = ns >= WRITE_SPECS - 1; /* the last specifier takes the rest */
-        if (!last && (a[i].ref < 0 || a[i].n <= FRESH_REF_MAX)) {
+        void *kept = share && a[i].ref == -2 ? intern(&a[i]) : NULL;
+        if (!kept && !last && (a[i].ref < 0 || a[i].n <= FRESH_REF_MAX)) {
             fmt[ns] = 'b';
             sp[ns++] = (spec){a[i].p, a[i].n};
             continue;
         }
-        int o;
-        sv[nv] = arg_string(e, &a[i], &o);
+        int o = 2;
+        if (kept) {
+            /* retained: a later intern may replace its slot during the call */
+            RetainString(NULL, kept);
+            sv[nv] = kept;
+        } else {
+            sv[nv] = arg_string(e, &a[i], &o);
+        }
         own[nv] = (unsigned char)o;
         if (ns > 0 && fmt[ns - 1] == 'v') {
             sp[ns - 1].n++;
@@ -628,7 +642,7 @@ static int call(const exec_env *e, const char *name, const arg *a, uint32_t narg
         }
     }
     for (size_t i = 0; i < nv; i++)
-        if (own[i]) FreeString(e->ctx, sv[i]);
+        if (own[i]) FreeString(own[i] == 2 ? NULL : e->ctx, sv[i]);
     if (sv != stack_sv) free(sv);
     if (own != stack_own) free(own);
     if (!r) {

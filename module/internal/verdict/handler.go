@@ -284,26 +284,32 @@ func AddFlagsJobFields(jobs []AddJob, flag Field) bool {
 
 // AddRowOpts is the value ADD writes to meta rowopts, or "" for none
 // (docs/PROTOCOL.md, "The queue's row flag"). RowOptsOn when a job of the
-// call stores a lane, parent, deps, wait, keep or ev field (every job stores
-// keep and ev when all is true: retention or events are on) and the flag,
-// as read, is not RowOptsOn. RowOptsOff when no job does, meta seq is absent
-// (no job was ever added, so no row exists) and so is the flag: a queue
-// whose meta has seq but no flag is older than it, and keeps every field
-// read.
-func AddRowOpts(jobs []AddJob, all bool, seq, flag Field) string {
+// call stores a lane, parent, deps, wait or keep field (every job stores
+// keep when keep is true: retention is on) and the flag, as read, is not
+// RowOptsOn. Else, when every job stores ev (ev is true: events are on),
+// RowOptsEvents when the flag is RowOptsOff, or when meta seq (no job was
+// ever added, so no row exists) and the flag are both absent. Else
+// RowOptsOff when seq and the flag are both absent: a queue whose meta has
+// seq but no flag is older than it, and keeps every field read.
+func AddRowOpts(jobs []AddJob, keep, ev bool, seq, flag Field) string {
 	if len(jobs) == 0 {
 		return ""
 	}
-	stores := all
+	stores := keep
 	for _, j := range jobs {
 		if j.Lane != nil || j.Parent >= 0 || j.IsParent() || j.Wait != nil {
 			stores = true
 		}
 	}
+	first := !seq.Set && !flag.Set
 	switch {
 	case stores && !flag.Is(protocol.RowOptsOn):
 		return protocol.RowOptsOn
-	case !stores && !seq.Set && !flag.Set:
+	case stores:
+		return ""
+	case ev && (first || flag.Is(protocol.RowOptsOff)):
+		return protocol.RowOptsEvents
+	case !ev && first:
 		return protocol.RowOptsOff
 	}
 	return ""
