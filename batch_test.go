@@ -105,6 +105,22 @@ func addN(t *testing.T, q *trafikey.Queue, n int) {
 	require.NoError(t, err)
 }
 
+// holdJobs returns a handler that holds every job until release is closed,
+// and a channel closed once n jobs have started: the worker then has n
+// handlers running, none finished.
+func holdJobs(n int64) (h trafikey.Handler, allStarted <-chan struct{}, release chan struct{}) {
+	var started atomic.Int64
+	all := make(chan struct{})
+	release = make(chan struct{})
+	return func(context.Context, *trafikey.Job) error {
+		if started.Add(1) == n {
+			close(all)
+		}
+		<-release
+		return nil
+	}, all, release
+}
+
 func TestCompleteManyOutcomes(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
@@ -317,17 +333,9 @@ func TestWorkerShutdownReportsPendingCompletions(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		const n = 20
 		addN(t, b.q, n)
-		var started atomic.Int64
-		allStarted := make(chan struct{})
-		release := make(chan struct{})
+		h, allStarted, release := holdJobs(n)
 		var reported atomic.Int64
-		w := newWorker(t, b.q, func(ctx context.Context, j *trafikey.Job) error {
-			if started.Add(1) == n {
-				close(allStarted)
-			}
-			<-release
-			return nil
-		}, trafikey.WorkerOptions{
+		w := newWorker(t, b.q, h, trafikey.WorkerOptions{
 			Concurrency: n, Lease: time.Minute, ShutdownTimeout: time.Minute,
 			OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
 				if o == trafikey.OutcomeCompleted && err == nil {

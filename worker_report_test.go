@@ -3,7 +3,6 @@ package trafikey_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,17 +22,9 @@ func TestWorkerReportTimeoutBoundsAPausedServer(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		const n = 20
 		addN(t, b.q, n)
-		var started atomic.Int64
-		allStarted := make(chan struct{})
-		release := make(chan struct{})
+		h, allStarted, release := holdJobs(n)
 		outcomes := make(chan error, n)
-		w := newWorker(t, b.q, func(ctx context.Context, j *trafikey.Job) error {
-			if started.Add(1) == n {
-				close(allStarted)
-			}
-			<-release
-			return nil
-		}, trafikey.WorkerOptions{
+		w := newWorker(t, b.q, h, trafikey.WorkerOptions{
 			Concurrency: n, Lease: time.Minute, ReportTimeout: 300 * time.Millisecond,
 			OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
 				if o != trafikey.OutcomeUnreported {
