@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -54,18 +53,6 @@ func plain(cmd []string) []string {
 	return out
 }
 
-// reply runs a command and returns its reply or its error reply as a value.
-func reply(t *testing.T, s *valkeyserver.Server, args ...string) any {
-	t.Helper()
-	v, err := s.Do(ctxT(t), args...)
-	var re valkeyserver.ReplyError
-	if errors.As(err, &re) {
-		return re
-	}
-	require.NoError(t, err, "%q", args)
-	return v
-}
-
 // A TRA call leaves the key as the server's own command leaves it: the
 // same reply, the same value and length, the same encoding (SETBIT leaves
 // any string it looked at raw, a bit written or not), the same memory, on
@@ -94,11 +81,11 @@ func TestTRAEncodingParity(t *testing.T) {
 						valkeytest.Do(t, s, withKey(st.setup, rk)...)
 					}
 					what := fmt.Sprintf("%s on %s", op, st.name)
-					require.Equal(t, reply(t, s, plain(withKey(op, rk))...), reply(t, s, withKey(op, tk)...), what)
+					require.Equal(t, valkeytest.Reply(t, s, plain(withKey(op, rk))...), valkeytest.Reply(t, s, withKey(op, tk)...), what)
 					for _, probe := range [][]string{{"EXISTS"}, {"OBJECT", "ENCODING"}, {"STRLEN"}, {"GET"}, {"MEMORY", "USAGE"}} {
-						require.Equal(t, reply(t, s, append(probe, rk)...), reply(t, s, append(probe, tk)...), "%s: %s", what, probe)
+						require.Equal(t, valkeytest.Reply(t, s, append(probe, rk)...), valkeytest.Reply(t, s, append(probe, tk)...), "%s: %s", what, probe)
 					}
-					hasTTL := func(k string) bool { return reply(t, s, "PTTL", k).(int64) > 0 }
+					hasTTL := func(k string) bool { return valkeytest.Reply(t, s, "PTTL", k).(int64) > 0 }
 					require.Equal(t, hasTTL(rk), hasTTL(tk), "%s: the expiry", what)
 				}
 			}
@@ -168,8 +155,8 @@ func TestTRANotifications(t *testing.T) {
 					setup := "setup" + strconv.Itoa(n)
 					valkeytest.Do(t, s, "PUBLISH", "mark", setup)
 					until(setup)
-					reply(t, s, withKey(op, tk)...)
-					reply(t, s, plain(withKey(op, rk))...)
+					valkeytest.Reply(t, s, withKey(op, tk)...)
+					valkeytest.Reply(t, s, plain(withKey(op, rk))...)
 					done := "done" + strconv.Itoa(n)
 					valkeytest.Do(t, s, "PUBLISH", "mark", done)
 					got := until(done)
@@ -244,20 +231,20 @@ func TestTRAInCDifferential(t *testing.T) {
 	oracled := 0
 	for _, call := range traDiffCalls() {
 		check := traOracle(t, yes, call)
-		a, b := reply(t, yes, call...), reply(t, no, call...)
+		a, b := valkeytest.Reply(t, yes, call...), valkeytest.Reply(t, no, call...)
 		require.Equal(t, a, b, "%q: C and the Go handler", call)
 		if check != nil {
 			check(a)
 			oracled++
 		}
 		if !strings.HasPrefix(call[0], "TRA.") {
-			reply(t, raw, call...)
+			valkeytest.Reply(t, raw, call...)
 			if call[0] == "SETBIT" {
 				setups++
 			}
 			continue
 		}
-		want := reply(t, raw, plain(call)...)
+		want := valkeytest.Reply(t, raw, plain(call)...)
 		_, wantErr := want.(valkeyserver.ReplyError)
 		_, gotErr := a.(valkeyserver.ReplyError)
 		require.Equal(t, wantErr, gotErr, "%q: %v, the server's command %v", call, a, want)
@@ -269,8 +256,8 @@ func TestTRAInCDifferential(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"d:absent", "d:embstr", "d:int", "d:shared-int", "d:raw-100", "d:\x00\xff\r\n bin"} {
-		require.Equal(t, reply(t, raw, "OBJECT", "ENCODING", k), reply(t, yes, "OBJECT", "ENCODING", k), k)
-		require.Equal(t, reply(t, raw, "OBJECT", "ENCODING", k), reply(t, no, "OBJECT", "ENCODING", k), k)
+		require.Equal(t, valkeytest.Reply(t, raw, "OBJECT", "ENCODING", k), valkeytest.Reply(t, yes, "OBJECT", "ENCODING", k), k)
+		require.Equal(t, valkeytest.Reply(t, raw, "OBJECT", "ENCODING", k), valkeytest.Reply(t, no, "OBJECT", "ENCODING", k), k)
 	}
 	snap := valkeytest.Snapshot(t, raw, "*")
 	valkeytest.RequireUnchanged(t, snap, valkeytest.Snapshot(t, yes, "*"))
@@ -323,12 +310,9 @@ func TestTRAWrongTypeWritesNothing(t *testing.T) {
 // nothing; one within it is set, also from a script.
 func TestTRAServerBound(t *testing.T) {
 	t.Parallel()
-	for _, inC := range traInC {
-		t.Run("tra-c-"+inC, func(t *testing.T) {
-			t.Parallel()
-			traServerBound(t, startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", inC}}))
-		})
-	}
+	onEachTRAPath(t, func(t *testing.T, args []string) {
+		traServerBound(t, startModule(t, valkeyserver.Options{ModuleArgs: args}))
+	})
 }
 
 func traServerBound(t *testing.T, s *valkeyserver.Server) {
@@ -336,8 +320,8 @@ func traServerBound(t *testing.T, s *valkeyserver.Server) {
 	valkeytest.Do(t, s, "RPUSH", "list", "x")
 	for _, c := range [][]string{{"TRA.SETBIT", "k", "8388608", "1"}, {"TRA.GETBIT", "k", "8388608"}, {"TRA.SETBIT", "k", "4294967295", "0"},
 		{"TRA.SETBIT", "list", "8388608", "1"}, {"TRA.GETBIT", "list", "8388608"}} {
-		require.Equal(t, reply(t, s, plain(c)...), reply(t, s, c...), "%q", c)
-		require.IsType(t, valkeyserver.ReplyError(""), reply(t, s, c...))
+		require.Equal(t, valkeytest.Reply(t, s, plain(c)...), valkeytest.Reply(t, s, c...), "%q", c)
+		require.IsType(t, valkeyserver.ReplyError(""), valkeytest.Reply(t, s, c...))
 	}
 	require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", "k"))
 	require.Equal(t, int64(0), valkeytest.Do(t, s, "TRA.SETBIT", "k", "8388607", "1"))
@@ -365,7 +349,7 @@ func TestTRAWatch(t *testing.T) {
 			aborted := func(cmd ...string) bool {
 				_, err := w.Do(ctxT(t), "WATCH", cmd[1])
 				require.NoError(t, err)
-				reply(t, s, cmd...)
+				valkeytest.Reply(t, s, cmd...)
 				res, err := w.DoMulti(ctxT(t), []string{"MULTI"}, []string{"PING"}, []string{"EXEC"})
 				require.NoError(t, err)
 				return res[2] == nil
@@ -397,11 +381,11 @@ func traOracle(t *testing.T, s *valkeyserver.Server, call []string) func(reply a
 	if err != nil {
 		return nil
 	}
-	prev, ok := reply(t, s, "GETBIT", call[1], call[2]).(int64)
+	prev, ok := valkeytest.Reply(t, s, "GETBIT", call[1], call[2]).(int64)
 	if !ok {
 		return nil // another type
 	}
-	strlen := reply(t, s, "STRLEN", call[1]).(int64)
+	strlen := valkeytest.Reply(t, s, "STRLEN", call[1]).(int64)
 	dirty := infoField(t, s, "persistence", "rdb_changes_since_last_save")
 	return func(got any) {
 		t.Helper()
@@ -418,25 +402,22 @@ func traOracle(t *testing.T, s *valkeyserver.Server, call []string) func(reply a
 // the AOF.
 func TestTRABoundObeysPrimary(t *testing.T) {
 	t.Parallel()
-	for _, inC := range traInC {
-		t.Run("tra-c-"+inC, func(t *testing.T) {
-			t.Parallel()
-			p := startModule(t, valkeyserver.Options{AOF: true, Debug: true, ModuleArgs: []string{"tra-c", inC}})
-			r := startModule(t, valkeyserver.Options{ReplicaOf: p.Addr(), ModuleArgs: []string{"tra-c", inC}})
-			require.NoError(t, r.WaitReplicaSync(ctxT(t)))
-			valkeytest.Do(t, r, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
-			for _, c := range [][]string{{"t", "8388608", "1"}, {"t", "8388615", "1"}, {"t", "8388616", "0"}} {
-				require.Equal(t, valkeytest.Do(t, p, append([]string{"SETBIT", "r"}, c[1:]...)...), valkeytest.Do(t, p, append([]string{"TRA.SETBIT"}, c...)...))
-			}
-			valkeytest.WaitReplicated(t, p, r)
-			for _, k := range []string{"t", "r"} {
-				require.Equal(t, int64(1<<20+2), valkeytest.Do(t, r, "STRLEN", k), k)
-				require.Equal(t, valkeytest.Do(t, p, "GET", k), valkeytest.Do(t, r, "GET", k), k)
-			}
-			want := valkeytest.Snapshot(t, p, "*")
-			valkeytest.Do(t, p, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
-			valkeytest.Do(t, p, "DEBUG", "LOADAOF")
-			valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, p, "*"))
-		})
-	}
+	onEachTRAPath(t, func(t *testing.T, args []string) {
+		p := startModule(t, valkeyserver.Options{AOF: true, Debug: true, ModuleArgs: args})
+		r := startModule(t, valkeyserver.Options{ReplicaOf: p.Addr(), ModuleArgs: args})
+		require.NoError(t, r.WaitReplicaSync(ctxT(t)))
+		valkeytest.Do(t, r, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+		for _, c := range [][]string{{"t", "8388608", "1"}, {"t", "8388615", "1"}, {"t", "8388616", "0"}} {
+			require.Equal(t, valkeytest.Do(t, p, append([]string{"SETBIT", "r"}, c[1:]...)...), valkeytest.Do(t, p, append([]string{"TRA.SETBIT"}, c...)...))
+		}
+		valkeytest.WaitReplicated(t, p, r)
+		for _, k := range []string{"t", "r"} {
+			require.Equal(t, int64(1<<20+2), valkeytest.Do(t, r, "STRLEN", k), k)
+			require.Equal(t, valkeytest.Do(t, p, "GET", k), valkeytest.Do(t, r, "GET", k), k)
+		}
+		want := valkeytest.Snapshot(t, p, "*")
+		valkeytest.Do(t, p, "CONFIG", "SET", "proto-max-bulk-len", "1mb")
+		valkeytest.Do(t, p, "DEBUG", "LOADAOF")
+		valkeytest.RequireUnchanged(t, want, valkeytest.Snapshot(t, p, "*"))
+	})
 }

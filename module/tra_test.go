@@ -18,17 +18,25 @@ import (
 // answered in C, and every call through its Go handler.
 var traInC = []string{"yes", "no"}
 
+// onEachTRAPath runs f in a parallel subtest for each setting of tra-c,
+// with the module arguments that choose it.
+func onEachTRAPath(t *testing.T, f func(t *testing.T, args []string)) {
+	for _, inC := range traInC {
+		t.Run("tra-c-"+inC, func(t *testing.T) {
+			t.Parallel()
+			f(t, []string{"tra-c", inC})
+		})
+	}
+}
+
 // TRA.SETBIT and TRA.GETBIT answer as SETBIT and GETBIT do, with the TRA
 // family's own texts, and leave the same string, answered in C or by the
 // Go handlers.
 func TestTRABits(t *testing.T) {
 	t.Parallel()
-	for _, inC := range traInC {
-		t.Run("tra-c-"+inC, func(t *testing.T) {
-			t.Parallel()
-			traBitsCases(t, startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", inC}}))
-		})
-	}
+	onEachTRAPath(t, func(t *testing.T, args []string) {
+		traBitsCases(t, startModule(t, valkeyserver.Options{ModuleArgs: args}))
+	})
 }
 
 func traBitsCases(t *testing.T, s *valkeyserver.Server) {
@@ -80,29 +88,26 @@ func traBitsCases(t *testing.T, s *valkeyserver.Server) {
 // written.
 func TestTRAACL(t *testing.T) {
 	t.Parallel()
-	for _, inC := range traInC {
-		t.Run("tra-c-"+inC, func(t *testing.T) {
-			t.Parallel()
-			s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"tra-c", inC}, AOF: true,
-				Users: []string{"carol on >pw ~mine +@all", "reader on >pw %R~* +@all"}})
-			as := asUser(t, s)
-			_, err := as("carol", "TRA.SETBIT", "mine", "1", "1")
-			require.NoError(t, err)
-			size := aofSize(t, s)
-			for _, c := range [][]string{{"carol", "theirs", "1", "1"}, {"reader", "mine", "2", "1"}, {"reader", "mine", "1", "1"}} {
-				_, tra := as(c[0], "TRA.SETBIT", c[1], c[2], c[3])
-				_, raw := as(c[0], "SETBIT", c[1], c[2], c[3])
-				require.ErrorContains(t, tra, "NOPERM", "%q", c)
-				require.Equal(t, strings.Replace(raw.Error(), "'setbit'", "'tra.setbit'", 1), tra.Error(), "%q", c)
-			}
-			v, err := as("reader", "TRA.GETBIT", "mine", "1")
-			require.NoError(t, err)
-			require.Equal(t, int64(1), v)
-			require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", "theirs"))
-			require.Equal(t, "@", valkeytest.Do(t, s, "GET", "mine"))
-			require.Equal(t, size, aofSize(t, s), "a refused call reached the AOF")
-		})
-	}
+	onEachTRAPath(t, func(t *testing.T, args []string) {
+		s := startModule(t, valkeyserver.Options{ModuleArgs: args, AOF: true,
+			Users: []string{"carol on >pw ~mine +@all", "reader on >pw %R~* +@all"}})
+		as := asUser(t, s)
+		_, err := as("carol", "TRA.SETBIT", "mine", "1", "1")
+		require.NoError(t, err)
+		size := aofSize(t, s)
+		for _, c := range [][]string{{"carol", "theirs", "1", "1"}, {"reader", "mine", "2", "1"}, {"reader", "mine", "1", "1"}} {
+			_, tra := as(c[0], "TRA.SETBIT", c[1], c[2], c[3])
+			_, raw := as(c[0], "SETBIT", c[1], c[2], c[3])
+			require.ErrorContains(t, tra, "NOPERM", "%q", c)
+			require.Equal(t, strings.Replace(raw.Error(), "'setbit'", "'tra.setbit'", 1), tra.Error(), "%q", c)
+		}
+		v, err := as("reader", "TRA.GETBIT", "mine", "1")
+		require.NoError(t, err)
+		require.Equal(t, int64(1), v)
+		require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", "theirs"))
+		require.Equal(t, "@", valkeytest.Do(t, s, "GET", "mine"))
+		require.Equal(t, size, aofSize(t, s), "a refused call reached the AOF")
+	})
 }
 
 // At maxmemory the server refuses TRA.SETBIT (deny-oom) before C or the
@@ -119,12 +124,12 @@ func TestTRAOOM(t *testing.T) {
 		size := aofSize(t, s)
 		valkeytest.Do(t, s, "CONFIG", "SET", "maxmemory", "1")
 		for _, c := range [][]string{{"n", "7", "1"}, {"k", "7", "1"}, {"k", "6", "1"}, {"k", "100", "0"}} {
-			tra := reply(t, s, append([]string{"TRA.SETBIT"}, c...)...)
-			raw := reply(t, s, append([]string{"SETBIT"}, c...)...)
+			tra := valkeytest.Reply(t, s, append([]string{"TRA.SETBIT"}, c...)...)
+			raw := valkeytest.Reply(t, s, append([]string{"SETBIT"}, c...)...)
 			require.IsType(t, valkeyserver.ReplyError(""), tra, "%q", c)
 			require.True(t, strings.HasPrefix(string(tra.(valkeyserver.ReplyError)), "OOM "), "%q: %v", c, tra)
 			require.Equal(t, raw, tra, "%q", c)
-			script := reply(t, s, "EVAL", "return server.call('TRA.SETBIT', KEYS[1], ARGV[1], ARGV[2])", "1", c[0], c[1], c[2])
+			script := valkeytest.Reply(t, s, "EVAL", "return server.call('TRA.SETBIT', KEYS[1], ARGV[1], ARGV[2])", "1", c[0], c[1], c[2])
 			require.IsType(t, valkeyserver.ReplyError(""), script, "%q", c)
 			replies[i] = append(replies[i], tra, script)
 		}
@@ -157,7 +162,7 @@ func TestTRAPause(t *testing.T) {
 			{"short", "100", "0"}, {"long", "1", "1"}, {"long", "0", "1"}, {"long", "500", "0"}, {"list", "1", "1"},
 			{"short", "x", "1"}, {"short", "1", "2"}, {"short", "8388608", "0"},
 		} {
-			got := reply(t, s, append([]string{"EMQ.DEBUG.CALL", "TRA.SETBIT"}, c...)...)
+			got := valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL", "TRA.SETBIT"}, c...)...)
 			replies[i] = append(replies[i], got)
 		}
 		valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "*"))

@@ -5,6 +5,7 @@ package valkeytest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -118,6 +119,23 @@ func Do(t testing.TB, s *valkeyserver.Server, args ...string) any {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	v, err := s.Do(ctx, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	return v
+}
+
+// Reply runs a command on s and returns its reply, or its error reply as a
+// valkeyserver.ReplyError value; any other error fails the test now.
+func Reply(t testing.TB, s *valkeyserver.Server, args ...string) any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	v, err := s.Do(ctx, args...)
+	var re valkeyserver.ReplyError
+	if errors.As(err, &re) {
+		return re
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", strings.Join(args, " "), err)
 	}

@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -37,21 +36,6 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// reply runs a command and returns its reply, an error reply as a
-// valkeyserver.ReplyError value.
-func reply(t *testing.T, s *valkeyserver.Server, args ...string) any {
-	t.Helper()
-	v, err := s.Do(ctxT(t), args...)
-	var re valkeyserver.ReplyError
-	if errors.As(err, &re) {
-		return re
-	}
-	if err != nil {
-		t.Fatalf("%q: %v", args, err)
-	}
-	return v
-}
-
 func show(v any) string {
 	s := fmt.Sprintf("%#v", v)
 	if len(s) > 200 {
@@ -84,7 +68,7 @@ func calls(t *testing.T, s *valkeyserver.Server, cmd string) int {
 func sameRead(t *testing.T, s *valkeyserver.Server, cmd string, args ...string) any {
 	t.Helper()
 	fast, slow := hostRead(t, s, cmd, args...)
-	if direct := reply(t, s, append([]string{cmd}, args...)...); !reflect.DeepEqual(slow, direct) {
+	if direct := valkeytest.Reply(t, s, append([]string{cmd}, args...)...); !reflect.DeepEqual(slow, direct) {
 		t.Errorf("%s %q: through the host %s, from the client %s", cmd, args, show(slow), show(direct))
 	}
 	return fast
@@ -94,8 +78,8 @@ func sameRead(t *testing.T, s *valkeyserver.Server, cmd string, args ...string) 
 // that the replies are equal in type and bytes, and returns both.
 func hostRead(t *testing.T, s *valkeyserver.Server, cmd string, args ...string) (fast, slow any) {
 	t.Helper()
-	fast = reply(t, s, append([]string{"EMQ.DEBUG.CALL", cmd}, args...)...)
-	slow = reply(t, s, append([]string{"EMQ.DEBUG.CALL", strings.ToLower(cmd)}, args...)...)
+	fast = valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL", cmd}, args...)...)
+	slow = valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL", strings.ToLower(cmd)}, args...)...)
 	if !reflect.DeepEqual(fast, slow) {
 		t.Errorf("%s %q: fast path %s, RM_Call %s", cmd, args, show(fast), show(slow))
 	}
@@ -270,12 +254,12 @@ func TestFastReadsKeptFieldNames(t *testing.T) {
 	}
 	same := func(args ...string) {
 		t.Helper()
-		kept := reply(t, s, append([]string{"EMQ.DEBUG.CALLSTR"}, args...)...)
-		direct := reply(t, s, args...)
+		kept := valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALLSTR"}, args...)...)
+		direct := valkeytest.Reply(t, s, args...)
 		if !reflect.DeepEqual(kept, direct) {
 			t.Errorf("%q: with kept names %s, from the client %s", args, show(kept), show(direct))
 		}
-		if byRef := reply(t, s, append([]string{"EMQ.DEBUG.CALL"}, args...)...); !reflect.DeepEqual(kept, byRef) {
+		if byRef := valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL"}, args...)...); !reflect.DeepEqual(kept, byRef) {
 			t.Errorf("%q: with kept names %s, by reference %s", args, show(kept), show(byRef))
 		}
 	}
@@ -308,22 +292,22 @@ func TestFastReadsSkipRMCall(t *testing.T) {
 		{"LLEN", "l"}, {"EXISTS", "h", "z"}, {"ZRANGE", "z", "0", "1"}, {"STRLEN", "b"}}
 	valkeytest.Do(t, s, "CONFIG", "RESETSTAT")
 	for _, r := range reads {
-		reply(t, s, append([]string{"EMQ.DEBUG.CALL"}, r...)...)
+		valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL"}, r...)...)
 		if n := calls(t, s, r[0]); n != 0 {
 			t.Errorf("%q: %d calls of %s, want none (the fast path)", r, n, r[0])
 		}
-		reply(t, s, append([]string{"EMQ.DEBUG.CALL", strings.ToLower(r[0])}, r[1:]...)...)
+		valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL", strings.ToLower(r[0])}, r[1:]...)...)
 		if n := calls(t, s, r[0]); n != 1 {
 			t.Errorf("%q in lower case: %d calls of %s, want 1 (RM_Call)", r, n, r[0])
 		}
 	}
-	if v := reply(t, s, "EMQ.DEBUG.CALL", "ZRANGE", "zi", "0", "1", "WITHSCORES"); !reflect.DeepEqual(v, []any{"b", "-7", "a", "5"}) || calls(t, s, "zrange") != 1 {
+	if v := valkeytest.Reply(t, s, "EMQ.DEBUG.CALL", "ZRANGE", "zi", "0", "1", "WITHSCORES"); !reflect.DeepEqual(v, []any{"b", "-7", "a", "5"}) || calls(t, s, "zrange") != 1 {
 		t.Errorf("ZRANGE WITHSCORES of integers: %s, %d calls, want the fast path", show(v), calls(t, s, "zrange"))
 	}
-	if v := reply(t, s, "EMQ.DEBUG.CALL", "ZRANGE", "z", "0", "0", "WITHSCORES"); !reflect.DeepEqual(v, []any{"half", "1.5"}) || calls(t, s, "zrange") != 2 {
+	if v := valkeytest.Reply(t, s, "EMQ.DEBUG.CALL", "ZRANGE", "z", "0", "0", "WITHSCORES"); !reflect.DeepEqual(v, []any{"half", "1.5"}) || calls(t, s, "zrange") != 2 {
 		t.Errorf("ZRANGE WITHSCORES of 1.5: %s, %d calls, want it through RM_Call", show(v), calls(t, s, "zrange"))
 	}
-	if v := reply(t, s, "EMQ.DEBUG.CALL", "ZSCORE", "z", "half"); v != "1.5" || calls(t, s, "zscore") != 2 {
+	if v := valkeytest.Reply(t, s, "EMQ.DEBUG.CALL", "ZSCORE", "z", "half"); v != "1.5" || calls(t, s, "zscore") != 2 {
 		t.Errorf("ZSCORE of 1.5: %s, %d calls, want it through RM_Call", show(v), calls(t, s, "zscore"))
 	}
 
@@ -335,7 +319,7 @@ func TestFastReadsSkipRMCall(t *testing.T) {
 	}{{[]string{"b", "400"}, true}, {[]string{"short", "8"}, true}, {[]string{"absent", "7"}, true},
 		{[]string{"short", "7"}, false}, {[]string{"b", "8388608"}, false}} {
 		valkeytest.Do(t, s, "CONFIG", "RESETSTAT")
-		reply(t, s, append([]string{"EMQ.DEBUG.CALL", "GETBIT"}, r.args...)...)
+		valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL", "GETBIT"}, r.args...)...)
 		if n, want := calls(t, s, "getbit"), map[bool]int{true: 0, false: 1}[r.fast]; n != want {
 			t.Errorf("GETBIT %q: %d calls, want %d", r.args, n, want)
 		}
@@ -371,11 +355,11 @@ func TestFastReadsExpired(t *testing.T) {
 		valkeytest.Do(t, s, "PEXPIRE", slow, "1")
 		time.Sleep(5 * time.Millisecond)
 		before := valkeytest.Do(t, s, "DBSIZE").(int64)
-		got := reply(t, s, append([]string{"EMQ.DEBUG.CALL", r.cmd, fast}, r.args...)...)
+		got := valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL", r.cmd, fast}, r.args...)...)
 		if after := valkeytest.Do(t, s, "DBSIZE").(int64); after != before-1 {
 			t.Errorf("%s of an expired key: DBSIZE %d then %d, want the key deleted", r.cmd, before, after)
 		}
-		want := reply(t, s, append([]string{"EMQ.DEBUG.CALL", strings.ToLower(r.cmd), slow}, r.args...)...)
+		want := valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL", strings.ToLower(r.cmd), slow}, r.args...)...)
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s of an expired key: fast path %s, RM_Call %s", r.cmd, show(got), show(want))
 		}
@@ -499,7 +483,7 @@ func TestFastReadsOffInCluster(t *testing.T) {
 	}
 	valkeytest.Do(t, s, "HSET", "h", "f", "v")
 	valkeytest.Do(t, s, "CONFIG", "RESETSTAT")
-	if v := reply(t, s, "EMQ.DEBUG.CALL", "HGET", "h", "f"); v != "v" || calls(t, s, "hget") != 1 {
+	if v := valkeytest.Reply(t, s, "EMQ.DEBUG.CALL", "HGET", "h", "f"); v != "v" || calls(t, s, "hget") != 1 {
 		t.Fatalf("HGET in a cluster: %s, %d calls, want it through RM_Call", show(v), calls(t, s, "hget"))
 	}
 }
