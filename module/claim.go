@@ -160,7 +160,7 @@ func claim(c *host.Call) error {
 		// where the client may block, wait on pending for a verb that
 		// makes a job claimable (SignalReady), then run again
 		// (a rerun is a blocked client's: it stays blocked)
-		if block > 0 && (c.Rerun() || verdict.ClaimBlocks(0, block, blockPlace(c))) {
+		if block > 0 && (c.Rerun() || verdict.ClaimBlocks(0, block, verdict.BlockPlace(c.Place()))) {
 			c.BlockOnKey(pending, block)
 			return nil
 		}
@@ -302,12 +302,6 @@ func claim(c *host.Call) error {
 		}
 	}
 	return nil
-}
-
-// blockPlace is the command's context as the blocking verdict takes it.
-func blockPlace(c *host.Call) verdict.BlockPlace {
-	p := c.Place()
-	return verdict.BlockPlace{Script: p.Script, Multi: p.Multi, DenyBlocking: p.DenyBlocking}
 }
 
 // popMismatch answers a ZPOPMIN that did not pop the members read.

@@ -17,7 +17,9 @@ func ClaimBlockMS(args [][]byte) (int64, bool) {
 }
 
 // BlockPlace is what the server says of the context a command runs in,
-// as far as blocking it goes (the module API's context flags).
+// as far as blocking it goes (the module API's context flags). host.Place
+// converts to it: the same fields in the same order, kept apart so that
+// verdicts need nothing of the host.
 type BlockPlace struct {
 	// Script: the command runs inside a script (EVAL, FCALL).
 	Script bool
