@@ -270,9 +270,17 @@ if nturns > 0 then
   t = rpcall('ZCARD', base .. 'lanes')
   if type(t) == 'table' then return t end
 end
-local evs = {}
+-- nx[t] is the t-th job's next attempt, as HINCRBY row att 1 would store it
+-- (a job taken twice, its id in pending and a lane behind the verbs' back,
+-- counts on from its first: last[row] is its latest)
+local evs, nx, last = {}, {}, {}
 for i = 1, #jobs do
-  if rows[i] and x == 3 and rows[i][3] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', format('%d', tonumber(rows[i][1]) + 1)) end
+  if rows[i] then
+    local k = keys[at[i]]
+    nx[i] = succ(last[k] or rows[i][1])
+    last[k] = nx[i]
+    if x == 3 and rows[i][3] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', nx[i]) end
+  end
 end
 refusal = ev_xadd(evs)
 if refusal then return refusal end
@@ -294,14 +302,16 @@ else
   end
   if #drained > 0 then rcall('DEL', unpack(drained)) end
 end
-local out = {}
+-- per job one HSET of its state and predicted attempt (both fields updated
+-- where they stand, as HINCRBY then HSET would), then one ZADD active of
+-- every job
+local out, dl = {}, {}
 for i = 1, #jobs do
   if rows[i] then
-    local id, row = jobs[i], keys[at[i]]
-    local att = rcall('HINCRBY', row, 'att', 1)
-    rcall('HSET', row, 'state', 'active')
-    rcall('ZADD', active, deadline, id)
-    local r = rows[i]
+    local id = jobs[i]
+    rcall('HSET', keys[at[i]], 'state', 'active', 'att', nx[i])
+    dl[#dl + 1], dl[#dl + 2] = deadline, id
+    local att, r = tonumber(nx[i]), rows[i]
     if full then
       out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4]}
     elseif ext then
@@ -313,6 +323,7 @@ for i = 1, #jobs do
     if f then got[f] = got[f] + 1 end
   end
 end
+if #dl > 0 then rcall('ZADD', active, unpack(dl)) end
 if nturns > 0 then
   -- the lanes' writes merged per key, each in turns order: one HSET
   -- laneinfo of the active counts, one ZREM lanes of the lanes left without

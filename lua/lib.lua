@@ -195,6 +195,29 @@ local function hincr_refusal(v, incr)
   end
 end
 
+-- succ is the decimal of the integer v + 1, v as hincr_refusal(v, 1)
+-- passed it (false: absent, 0), exactly as HINCRBY would store it: the value
+-- a write of the next attempt predicts, so one HSET stands for HINCRBY and
+-- HSET.
+local function succ(v)
+  if not v then return '1' end
+  if #v <= 15 then return format('%d', tonumber(v) + 1) end
+  local neg = sub(v, 1, 1) == '-'
+  local m = neg and sub(v, 2) or v
+  -- the digit that changes, the ones after it turning over (9 to 0 up, 0
+  -- to 9 down)
+  local over = neg and '0' or '9'
+  local i = #m
+  while i > 0 and sub(m, i, i) == over do i = i - 1 end
+  if i == 0 then return '1' .. string.rep('0', #m) end -- up only: down, m > 0
+  m = sub(m, 1, i - 1) .. string.char(m:byte(i) + (neg and -1 or 1)) .. string.rep(neg and '9' or '0', #m - i)
+  if neg then
+    if sub(m, 1, 1) == '0' then m = sub(m, 2) end
+    return '-' .. m
+  end
+  return m
+end
+
 -- The caller's ACL on derived keys ---------------------------------------------
 -- The server checks the declared keys before a script runs. Keys derived from
 -- the base (job:<id>, job:<id>:logs, unique:<key>) are checked here, with the

@@ -211,9 +211,9 @@ func claim(c *host.Call) error {
 	// guard, then the writes: ZPOPMIN of each set taken from (pending
 	// <found>, or with lanes pending and each lane served that keeps jobs,
 	// then one DEL of the lanes drained); per job HSET
-	// row state active att <att+1> (the attempt predicted, in place of the
-	// Lua's HINCRBY row att 1 and HSET row state active: both fields are
-	// updated where they stand, so the row keeps its field order); one ZADD
+	// row state active att <att+1> (the attempt predicted, as HINCRBY row
+	// att 1 would store it: both fields are updated where they stand, so
+	// the row keeps its field order); one ZADD
 	// active <deadline> <id> … for all the jobs (the absolute deadline, as a
 	// value); with lanes the lanes' writes and meta's turns; the rate
 	// window's count
