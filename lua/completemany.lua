@@ -52,12 +52,9 @@ if refusal then return refusal end
 -- domain reads, job by job; nothing is written before all are read
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
 local completed = base .. 'completed'
--- lane parent keep wait ev deps are read unless meta says no row has one,
--- or ev alone
-local ro = row_opts(base .. 'meta')
--- the rows (read, then deleted or kept) and their logs (deleted): one check
--- of all; the first denied row is refused where it would be read; a
--- parent's flow keys (deleted) are checked once its deps are read
+-- the rows (read, then deleted or kept), their logs (deleted) and meta
+-- (read): one check of all; the first denied row is refused where it would
+-- be read; a parent's flow keys (deleted) are checked once its deps are read
 local rows, keys = {}, {}
 for i = 1, n do
   local r = base .. 'job:' .. ARGV[3 * i - 1]
@@ -65,7 +62,11 @@ for i = 1, n do
   keys[2 * i - 1] = r
   keys[2 * i] = r .. ':logs'
 end
+keys[2 * n + 1] = base .. 'meta'
 local all = may(keys, true, true)
+-- lane parent keep wait ev deps are read unless meta says no row has one,
+-- or ev alone (meta's own check only when the one of all failed)
+local ro = row_opts(keys[2 * n + 1], all)
 local deny = not all and first_denied(rows, true, true)
 local out, done, dels, gone, kept, evs = {}, {}, {}, {}, {}, {}
 local acc = lane_acc()

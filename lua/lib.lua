@@ -1555,9 +1555,9 @@ end
 -- meta rowopts 0 is none (false), 2 ev alone ('ev'); a denied meta, one
 -- that is not a hash, and a flag absent (a queue older than it) or of
 -- other bytes read as all (true): every field is read, and nothing is
--- refused.
-local function row_opts(meta)
-  if not may({meta}, true, false) then return true end
+-- refused. readable: the caller's ACL on meta is known to allow it.
+local function row_opts(meta, readable)
+  if not readable and not may({meta}, true, false) then return true end
   local v = rpcall('HGET', meta, 'rowopts')
   if v == '0' then return false end
   return v ~= '2' or 'ev'
