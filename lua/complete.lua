@@ -40,14 +40,15 @@ refusal = fence()
 if refusal then return refusal end
 
 local base, stats, active = KEYS[1], KEYS[3], KEYS[4]
--- lane parent keep wait ev deps are read unless meta says no row has one,
--- or ev alone
-local ro = row_opts(base .. 'meta')
-local row = base .. 'job:' .. id
--- the row (read, then deleted or kept) and its logs (deleted): one check of
--- both; a parent's flow keys (deleted) are checked once its deps are read
+local row, meta = base .. 'job:' .. id, base .. 'meta'
+-- the row (read, then deleted or kept), its logs (deleted) and meta (read):
+-- one check of all; a parent's flow keys (deleted) are checked once its
+-- deps are read
 local logs = row .. ':logs'
-local all = may({row, logs}, true, true)
+local all = may({row, logs, meta}, true, true)
+-- lane parent keep wait ev deps are read unless meta says no row has one,
+-- or ev alone (meta's own check only when the one of all failed)
+local ro = row_opts(meta, all)
 if not all and not may({row}, true, true) then return {err = E_NOPERM} end
 local f = row_fields(row, ro)
 if f.err then return f end
