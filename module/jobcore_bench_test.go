@@ -158,47 +158,14 @@ var jobCoreBenches = []struct {
 	jobs  int
 	setup func(e *benchExec, n int) [][]string
 }{
-	{"add", protocol.Add, 1, func(e *benchExec, n int) [][]string {
-		e.verb = protocol.Add
-		return repeat(n, addArgs(job("payload-of-some-bytes")))
-	}},
-	{"add-10", protocol.Add, 10, func(e *benchExec, n int) [][]string {
-		e.verb = protocol.Add
-		jobs := make([][]string, 10)
-		for i := range jobs {
-			jobs[i] = job("payload-of-some-bytes")
-		}
-		return repeat(n, addArgs(jobs...))
-	}},
-	{"add-100", protocol.Add, 100, func(e *benchExec, n int) [][]string {
-		e.verb = protocol.Add
-		jobs := make([][]string, 100)
-		for i := range jobs {
-			jobs[i] = job("payload-of-some-bytes")
-		}
-		return repeat(n, addArgs(jobs...))
-	}},
-	{"claim", protocol.Claim, 1, func(e *benchExec, n int) [][]string {
-		e.fill(n)
-		e.verb = protocol.Claim
-		return repeat(n, []string{"60000", "1"})
-	}},
-	{"claim-10", protocol.Claim, 10, func(e *benchExec, n int) [][]string {
-		e.fill(10 * n)
-		e.verb = protocol.Claim
-		return repeat(n, []string{"60000", "10"})
-	}},
-	{"claim-100", protocol.Claim, 100, func(e *benchExec, n int) [][]string {
-		e.fill(100 * n)
-		e.verb = protocol.Claim
-		return repeat(n, []string{"60000", "100"})
-	}},
+	{"add", protocol.Add, 1, addCalls(1)},
+	{"add-10", protocol.Add, 10, addCalls(10)},
+	{"add-100", protocol.Add, 100, addCalls(100)},
+	{"claim", protocol.Claim, 1, claimCalls(1)},
+	{"claim-10", protocol.Claim, 10, claimCalls(10)},
+	{"claim-100", protocol.Claim, 100, claimCalls(100)},
 	// the extended rows (ext 1) of plain jobs, as the client claims them
-	{"claim-10-ext", protocol.Claim, 10, func(e *benchExec, n int) [][]string {
-		e.fill(10 * n)
-		e.verb = protocol.Claim
-		return repeat(n, []string{"60000", "10", protocol.ClaimExtended})
-	}},
+	{"claim-10-ext", protocol.Claim, 10, claimCalls(10, protocol.ClaimExtended)},
 	{"extend", protocol.Extend, 1, func(e *benchExec, n int) [][]string {
 		leases := e.leases(1)
 		e.verb = protocol.Extend
@@ -226,6 +193,28 @@ var jobCoreBenches = []struct {
 		}
 		return leases
 	}},
+}
+
+// addCalls is the setup of ADD calls of k jobs each.
+func addCalls(k int) func(e *benchExec, n int) [][]string {
+	return func(e *benchExec, n int) [][]string {
+		e.verb = protocol.Add
+		jobs := make([][]string, k)
+		for i := range jobs {
+			jobs[i] = job("payload-of-some-bytes")
+		}
+		return repeat(n, addArgs(jobs...))
+	}
+}
+
+// claimCalls is the setup of CLAIM calls of k jobs each (k jobs a call
+// added first); ext is the ARGV after lease and count.
+func claimCalls(k int, ext ...string) func(e *benchExec, n int) [][]string {
+	return func(e *benchExec, n int) [][]string {
+		e.fill(k * n)
+		e.verb = protocol.Claim
+		return repeat(n, append([]string{"60000", strconv.Itoa(k)}, ext...))
+	}
 }
 
 // benchExec runs one verb on one queue, natively or through EVALSHA.
