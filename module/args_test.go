@@ -8,11 +8,11 @@ import (
 
 func TestParseArgs(t *testing.T) {
 	o, err := parseArgs(nil)
-	if err != nil || o.gomaxprocs != 2 || o.gcpercent != 100 || o.memlimit != math.MaxInt64 || o.debugCommands || !o.traC {
+	if err != nil || o.gomaxprocs != 2 || o.gcpercent != 100 || o.memlimit != math.MaxInt64 || o.debugCommands || !o.traC || !o.keyWrites {
 		t.Fatalf("defaults: %+v %v", o, err)
 	}
-	o, err = parseArgs([]string{"gomaxprocs", "3", "gcpercent", "400", "memlimit", "1073741824", "debug-commands", "yes", "tra-c", "no"})
-	if err != nil || o.gomaxprocs != 3 || o.gcpercent != 400 || o.memlimit != 1<<30 || !o.debugCommands || o.traC {
+	o, err = parseArgs([]string{"gomaxprocs", "3", "gcpercent", "400", "memlimit", "1073741824", "debug-commands", "yes", "tra-c", "no", "key-writes", "no"})
+	if err != nil || o.gomaxprocs != 3 || o.gcpercent != 400 || o.memlimit != 1<<30 || !o.debugCommands || o.traC || o.keyWrites {
 		t.Fatalf("all set: %+v %v", o, err)
 	}
 	if o, err = parseArgs([]string{"gcpercent", "-1", "debug-commands", "no"}); err != nil || o.gcpercent != -1 || o.debugCommands {
@@ -31,6 +31,7 @@ func TestParseArgs(t *testing.T) {
 		{[]string{"memlimit", "0"}, "memlimit"},
 		{[]string{"debug-commands", "true"}, "debug-commands"},
 		{[]string{"tra-c", "1"}, "tra-c"},
+		{[]string{"key-writes", "off"}, "key-writes"},
 		{[]string{"gomaxprocs", "1", "gomaxprocs", "2"}, "twice"},
 	} {
 		if _, err := parseArgs(tc.args); err == nil || !strings.Contains(err.Error(), tc.want) {

@@ -26,9 +26,10 @@ import (
 //
 //	TRAFIKEY_MODULE_BEFORE=/tmp/before/trafikey.so go test ./module -run '^$' -bench BeforeAfter -benchtime 1x
 //
-// Cases: single-job ADD, CLAIM and COMPLETE (verb µs, the µs of the
+// Cases: single-job ADD, CLAIM and COMPLETE, and ADD, CLAIM and
+// COMPLETEMANY of 100 jobs a call (verb µs, the µs of the
 // commands it ran through RM_Call, and the µs of the same verb's commands
-// as its Lua script runs them, reads included, on the second server);
+// as its Lua script runs them, reads included, on a third server);
 // the TRA calls against the server's own commands (bitCases); and a
 // job's lifecycle (ADD, CLAIM, COMPLETE of one job each) with payloads of
 // 64 B to 1 MB, natively on both servers and, on the second, through
@@ -39,12 +40,16 @@ func BenchmarkBeforeAfter(b *testing.B) {
 		b.Skip("TRAFIKEY_MODULE_BEFORE names no module to compare with")
 	}
 	sides := []*abSide{startSide(b, "before", before), startSide(b, "after", valkeytest.ModulePath(b))}
+	// the verbs' Lua scripts run on a server of their own: on one of the
+	// two compared, their rows would make its keyspace the larger one
+	scripts := startSide(b, "lua", valkeytest.ModulePath(b))
 	queue := 0
 	next := func() string { queue++; return "ab" + strconv.Itoa(queue) }
 	const chunks, chunk = 20, 1000
-	for _, bc := range singleJobCases {
+	for _, bc := range beforeAfterCases() {
+		chunk := chunk / bc.jobs
 		b.Run(bc.name, func(b *testing.B) {
-			// per side the native verb; on the second also its Lua script
+			// per side the native verb, and the Lua script on a third server
 			type run struct {
 				side   *abSide
 				e      *benchExec
@@ -53,7 +58,7 @@ func BenchmarkBeforeAfter(b *testing.B) {
 				nested []float64
 			}
 			var runs []*run
-			for i, sd := range append(sides, sides[1]) {
+			for i, sd := range append(sides, scripts) {
 				e := &benchExec{b: b, c: sd.c, q: next(), native: i < 2, shas: sd.shas}
 				e.must(protocol.Install)
 				runs = append(runs, &run{side: sd, e: e, calls: bc.setup(e, chunks*chunk)})
@@ -76,6 +81,9 @@ func BenchmarkBeforeAfter(b *testing.B) {
 				b.Logf("%s: verb %s, nested %s, fixed %s, commands (Lua) %s, verb/commands %.2f", r.side.name,
 					spread(r.verb), spread(r.nested), spread(fixed), spread(runs[2].nested), median(r.verb)/commands)
 			}
+			// the Lua script's own time, beside the native verb's
+			b.Logf("lua: verb %s; native/lua: before %.2f, after %.2f", spread(runs[2].verb),
+				median(runs[0].verb)/median(runs[2].verb), median(runs[1].verb)/median(runs[2].verb))
 		})
 	}
 	for _, bc := range bitCases {
@@ -167,7 +175,7 @@ func startSide(b *testing.B, name, module string) *abSide {
 	}
 	b.Cleanup(func() { _ = c.Close() })
 	shas := map[*protocol.Verb]string{}
-	for _, v := range []*protocol.Verb{protocol.Install, protocol.Add, protocol.Claim, protocol.Complete} {
+	for _, v := range []*protocol.Verb{protocol.Install, protocol.Add, protocol.Claim, protocol.Complete, protocol.CompleteMany} {
 		sha, err := c.Do(context.Background(), "SCRIPT", "LOAD", lua.Source(v))
 		if err != nil {
 			b.Fatal(err)
@@ -175,6 +183,31 @@ func startSide(b *testing.B, name, module string) *abSide {
 		shas[v] = sha.(string)
 	}
 	return &abSide{name: name, s: s, c: c, shas: shas}
+}
+
+// beforeAfterCases are the single-job verbs and the batches of 100 of
+// BenchmarkJobCore, with the jobs per call (a batch case runs 1000/jobs
+// calls a chunk, and its µs are per call of 100 jobs).
+func beforeAfterCases() []struct {
+	name  string
+	jobs  int
+	setup func(e *benchExec, n int) [][]string
+} {
+	type abCase = struct {
+		name  string
+		jobs  int
+		setup func(e *benchExec, n int) [][]string
+	}
+	var out []abCase
+	for _, c := range singleJobCases {
+		out = append(out, abCase{c.name, 1, c.setup})
+	}
+	for _, c := range jobCoreBenches {
+		if c.jobs == 100 {
+			out = append(out, abCase{c.name, c.jobs, c.setup})
+		}
+	}
+	return out
 }
 
 // chunk runs calls of e's verb after CONFIG RESETSTAT and returns the

@@ -23,6 +23,12 @@
 //	                      TRA.GETBIT of a small offset on a string or no
 //	                      key (default yes; no runs every call through its
 //	                      Go handler, the reference the tests compare with)
+//	key-writes yes|no     write through the server's key API: a verb's
+//	                      HSET, HINCRBY, ZADD and ZREM change the data
+//	                      directly, with each command's events, signal and
+//	                      replicated effect (default yes, outside a cluster;
+//	                      no sends every write through RM_Call, the
+//	                      reference the tests compare with)
 //
 // An unknown or malformed argument fails the load with a line in the log.
 package main
@@ -80,8 +86,9 @@ func load(args []string) ([]host.Command, error) {
 	if o.memlimit != math.MaxInt64 {
 		memlimit = strconv.FormatInt(o.memlimit, 10)
 	}
-	host.Logf(host.LogNotice, "wire %d, %d commands, gomaxprocs %d, gcpercent %d, memlimit %s, debug-commands %v, tra-c %v",
-		protocol.Wire, len(cmds), o.gomaxprocs, o.gcpercent, memlimit, o.debugCommands, o.traC)
+	host.SetKeyWrites(o.keyWrites)
+	host.Logf(host.LogNotice, "wire %d, %d commands, gomaxprocs %d, gcpercent %d, memlimit %s, debug-commands %v, tra-c %v, key-writes %v",
+		protocol.Wire, len(cmds), o.gomaxprocs, o.gcpercent, memlimit, o.debugCommands, o.traC, host.KeyWrites())
 	return cmds, nil
 }
 
@@ -92,11 +99,12 @@ type options struct {
 	memlimit      int64
 	debugCommands bool
 	traC          bool
+	keyWrites     bool
 }
 
 // parseArgs reads "name value" pairs. Each name may appear once.
 func parseArgs(args []string) (options, error) {
-	o := options{gomaxprocs: 2, gcpercent: 100, memlimit: math.MaxInt64, traC: true}
+	o := options{gomaxprocs: 2, gcpercent: 100, memlimit: math.MaxInt64, traC: true, keyWrites: true}
 	if len(args)%2 != 0 {
 		return o, fmt.Errorf("module arguments come as name value pairs, got %q", args)
 	}
@@ -121,8 +129,10 @@ func parseArgs(args []string) (options, error) {
 			o.debugCommands, err = yesNo(value)
 		case "tra-c":
 			o.traC, err = yesNo(value)
+		case "key-writes":
+			o.keyWrites, err = yesNo(value)
 		default:
-			return o, fmt.Errorf("unknown module argument %q (known: gomaxprocs, gcpercent, memlimit, debug-commands, tra-c)", name)
+			return o, fmt.Errorf("unknown module argument %q (known: gomaxprocs, gcpercent, memlimit, debug-commands, tra-c, key-writes)", name)
 		}
 		if err != nil {
 			return o, fmt.Errorf("module argument %s %q: %v", name, value, err)

@@ -11,7 +11,8 @@ import (
 
 // The adapter rule: only call.c sends commands to the server (RM_Call, with
 // the read format "vE" or the write format "v!E", and the key API that
-// answers some reads in their place), only call.go reaches it, only the TRA
+// answers some reads and writes in their place, a write replicated as its
+// effect with RM_Replicate), only call.go reaches it, only the TRA
 // family replicates verbatim (its host half and its handler, module/tra.go;
 // no EMQ handler; the TRA bit write in call.c calls the verbatim hook), and
 // this package is the only cgo code of the module.
@@ -27,7 +28,9 @@ func TestAdapterIsTheOnlyCallPath(t *testing.T) {
 		{"the RM_Call function", regexp.MustCompile(`(Redis|Valkey)Module_Call\b|\bGET\(Call\)|\bCall\(ctx`), []string{"internal/host/call.c"}},
 		{"the C call adapter", regexp.MustCompile(`\bemq_exec\b`), []string{"internal/host/call.c", "internal/host/call.go"}},
 		{"the key API", regexp.MustCompile(`\b(OpenKey|CloseKey|KeyType|KeyExists|ValueLength|HashGet|ZsetScore|StringDMA|HashSet|ZsetAdd|ListPush|DeleteKey)\b`), []string{"internal/host/call.c"}},
-		{"verbatim replication", regexp.MustCompile(`ReplicateVerbatim|WriteVerbatim|\bReplicate\b`), []string{"internal/host/verbatim.c", "internal/host/verbatim.go", "tra.go"}},
+		{"verbatim replication", regexp.MustCompile(`ReplicateVerbatim|WriteVerbatim`), []string{"internal/host/verbatim.c", "internal/host/verbatim.go", "tra.go"}},
+		// a write through the key API replicates itself as its effect
+		{"effects replication", regexp.MustCompile(`\bReplicate\b`), []string{"internal/host/call.c"}},
 		// the TRA bit write replicates the command verbatim from call.c
 		{"the verbatim call", regexp.MustCompile(`\bemq_replicate_verbatim\b`), []string{"internal/host/verbatim.c", "internal/host/verbatim.go", "internal/host/shim.h", "internal/host/call.c"}},
 		{"the bit call", regexp.MustCompile(`\bemq_bit\b`), []string{"internal/host/call.c", "internal/host/call.go", "internal/host/shim.h"}},

@@ -71,13 +71,26 @@ static int (*ReplyWithError)(void *ctx, const char *err);
 static int (*ReplyWithLongLong)(void *ctx, long long v);
 static int (*AvoidReplicaTraffic)(void);
 
+/* The key-API writes (key_write): the writes and what the commands do
+ * beside the data. Optional: without one of them every write goes through
+ * RM_Call. */
+static int (*HashSet)(void *key, int flags, ...);
+static int (*ZsetAdd)(void *key, double score, void *ele, int *flags);
+static int (*ZsetRem)(void *key, void *ele, int *deleted);
+static int (*Replicate)(void *ctx, const char *cmd, const char *fmt, ...);
+
 #define CTX_FLAGS_LUA (1 << 0)     /* VALKEYMODULE_CTX_FLAGS_LUA */
 #define CTX_FLAGS_CLUSTER (1 << 5) /* VALKEYMODULE_CTX_FLAGS_CLUSTER */
 #define CTX_FLAGS_REPLICATED (1 << 12) /* VALKEYMODULE_CTX_FLAGS_REPLICATED */
 #define CTX_FLAGS_LOADING (1 << 13)    /* VALKEYMODULE_CTX_FLAGS_LOADING */
 #define OPEN_READ (1 << 0)         /* VALKEYMODULE_READ */
 #define OPEN_WRITE (1 << 1)        /* VALKEYMODULE_WRITE */
+#define NOTIFY_GENERIC (1 << 2)    /* VALKEYMODULE_NOTIFY_GENERIC */
 #define NOTIFY_STRING (1 << 3)     /* VALKEYMODULE_NOTIFY_STRING */
+#define NOTIFY_HASH (1 << 6)       /* VALKEYMODULE_NOTIFY_HASH */
+#define NOTIFY_ZSET (1 << 7)       /* VALKEYMODULE_NOTIFY_ZSET */
+#define ZADD_OUT_ADDED (1 << 2)    /* VALKEYMODULE_ZADD_ADDED */
+#define ZADD_OUT_UPDATED (1 << 3)  /* VALKEYMODULE_ZADD_UPDATED */
 #define HASH_NONE 0                /* VALKEYMODULE_HASH_NONE */
 #define KEYTYPE_EMPTY 0            /* VALKEYMODULE_KEYTYPE_* */
 #define KEYTYPE_STRING 1
@@ -103,6 +116,14 @@ static int fast_reads;
  * RM_Call. */
 static int zset_range;
 
+/* Writes take the key API where fast_reads does (outside a cluster), with
+ * every API key_write needs, unless the module argument key-writes no
+ * turned them off (emq_set_key_writes, at load). */
+static int key_writes_api, key_writes;
+
+void emq_set_key_writes(int on) { key_writes = on && key_writes_api && fast_reads; }
+int emq_key_writes(void) { return key_writes; }
+
 #define GET(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) return EMQ_ERR;
 #define GET_OPT(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) fast = 0;
 
@@ -118,6 +139,10 @@ int emq_call_init(int (*get_api)(const char *, void *), void *ctx) {
     GET_OPT(ZsetFirstInScoreRange) GET_OPT(ZsetRangeCurrentElement) GET_OPT(ZsetRangeNext)
     GET_OPT(ZsetRangeEndReached) GET_OPT(ZsetRangeStop) GET_OPT(StringDMA)
     fast_reads = fast && !(GetContextFlags(ctx) & CTX_FLAGS_CLUSTER);
+    fast = 1;
+    GET_OPT(HashSet) GET_OPT(ZsetAdd) GET_OPT(ZsetRem) GET_OPT(Replicate)
+    key_writes_api = fast && HashGet;
+    emq_set_key_writes(1);
     zset_range = ZsetFirstInScoreRange && ZsetRangeCurrentElement && ZsetRangeNext && ZsetRangeEndReached &&
                  ZsetRangeStop;
     return EMQ_OK;
@@ -547,6 +572,340 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
     return done;
 }
 
+/* ---- the write fast path ----
+ *
+ * The writes the verbs make most (HSET, HINCRBY, ZADD of scores without
+ * options, ZREM, ZPOPMIN with a count) go through the key API instead of
+ * RM_Call, with what
+ * each command does beside the data, in its order: the same lookup (a
+ * write lookup, which deletes a key found expired), the same change of the
+ * data through the server's own functions (hashTypeSet, zsetAdd, zsetDel,
+ * which convert encodings as the commands do), the key signalled
+ * as modified (WATCH, client tracking; the module declares
+ * NO_IMPLICIT_SIGNAL_MODIFIED), the keyspace events the command fires, and
+ * the command itself replicated as the write's effect when the command
+ * would have propagated it (it changed something), in the MULTI/EXEC of
+ * the EMQ command's writes, in order with those that go through RM_Call.
+ * The reply is the command's.
+ *
+ * A write is taken here only when the outcome is the command's for sure;
+ * every other goes through RM_Call, which answers in the server's words:
+ * a key of another type, a score or an increment that is not a canonical
+ * integer (within 2^53 for a score), a count of ZPOPMIN that is not a
+ * canonical positive integer, a score ZPOPMIN would write with the
+ * server's own digits (see score_text), an option, a repeated field or member
+ * (the commands size their encodings by the argument count: with the
+ * arguments distinct, the count a write ends with is at least that), a
+ * hash value that is not a canonical integer for HINCRBY, an increment
+ * that would overflow.
+ *
+ * DEL stays with RM_Call: the key API deletes an open key by looking it up
+ * again, where DEL looks it up once, so a DEL of many rows (COMPLETEMANY)
+ * costs more through the key API than through RM_Call.
+ *
+ * What differs from RM_Call, and is not the data: the commands' own
+ * counters (INFO commandstats lists no nested HSET), and the server's
+ * dirty count (what drives the save points), which counts one change per
+ * replicated write instead of one per field or member changed. */
+
+enum { W_SLOW, W_HSET, W_HINCRBY, W_ZADD, W_ZREM, W_ZPOPMIN };
+
+static int write_kind(const char *name, size_t len, uint32_t nargs) {
+#define IS(s) (len == sizeof(s) - 1 && !memcmp(name, s, sizeof(s) - 1))
+    if (IS("HSET")) return nargs >= 3 && nargs % 2 == 1 ? W_HSET : W_SLOW;
+    if (IS("HINCRBY")) return nargs == 3 ? W_HINCRBY : W_SLOW;
+    if (IS("ZADD")) return nargs >= 3 && nargs % 2 == 1 ? W_ZADD : W_SLOW;
+    if (IS("ZREM")) return nargs >= 2 ? W_ZREM : W_SLOW;
+    if (IS("ZPOPMIN")) return nargs == 2 && zset_range ? W_ZPOPMIN : W_SLOW;
+    return W_SLOW;
+#undef IS
+}
+
+/* canon_ll parses a canonical decimal (an optional '-', digits, no leading
+ * zero but "0" itself, no "-0") in the long long range: text the server's
+ * string2ll reads as the same value. Returns 0 for any other text. */
+static int canon_ll(const char *p, size_t n, long long *v) {
+    size_t i = 0;
+    int neg = n > 0 && p[0] == '-';
+    i = (size_t)neg;
+    if (i >= n || n - i > 19 || (p[i] == '0' && (n - i > 1 || neg))) return 0;
+    unsigned long long u = 0;
+    for (; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
+        u = u * 10 + (unsigned long long)(p[i] - '0');
+    }
+    if (u > (neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX)) return 0;
+    *v = neg ? (long long)(0ULL - u) : (long long)u;
+    return 1;
+}
+
+static int same_arg(const arg *x, const arg *y) { return x->n == y->n && !memcmp(x->p, y->p, x->n); }
+
+/* distinct reports whether a[first], a[first + step], ... below nargs are
+ * all different (0 also when it cannot tell: no memory). */
+static int distinct(const arg *a, uint32_t first, uint32_t nargs, uint32_t step) {
+    uint32_t count = first < nargs ? (nargs - first + step - 1) / step : 0;
+    if (count <= 8) {
+        for (uint32_t i = first; i < nargs; i += step)
+            for (uint32_t j = first; j < i; j += step)
+                if (same_arg(&a[i], &a[j])) return 0;
+        return 1;
+    }
+    /* an open-addressing set of indexes + 1, at most half full */
+    size_t cap = 32;
+    while (cap < 2 * (size_t)count) cap *= 2;
+    uint32_t stack[512];
+    uint32_t *slot = cap <= 512 ? stack : calloc(cap, sizeof(uint32_t));
+    if (!slot) return 0;
+    if (slot == stack) memset(stack, 0, cap * sizeof(uint32_t));
+    int ok = 1;
+    for (uint32_t i = first; i < nargs && ok; i += step) {
+        uint32_t h = 2166136261u; /* FNV-1a */
+        for (size_t k = 0; k < a[i].n; k++) h = (h ^ (unsigned char)a[i].p[k]) * 16777619u;
+        size_t at = h & (cap - 1);
+        while (ok && slot[at]) {
+            ok = !same_arg(&a[slot[at] - 1], &a[i]);
+            at = (at + 1) & (cap - 1);
+        }
+        if (ok) slot[at] = i + 1;
+    }
+    if (slot != stack) free(slot);
+    return ok;
+}
+
+/* The score of a ZADD taken here: a canonical integer within 2^53, which
+ * ZADD reads as the same double. */
+static int zadd_score(const arg *s, double *d) {
+    long long v;
+    if (!canon_ll(s->p, s->n, &v) || v > (1LL << 53) || v < -(1LL << 53)) return 0;
+    *d = (double)v;
+    return 1;
+}
+
+/* release_write frees a string of write_strings: own 1 made with the
+ * context, 2 a kept one retained. */
+static void release_write(const exec_env *e, void *s, unsigned char own) {
+    if (own) FreeString(own == 2 ? NULL : e->ctx, s);
+}
+
+/* The server strings of a write's arguments: the program's own names kept
+ * (intern) and retained for the write, since a later name may take a kept
+ * one's slot (see intern), the command's own passed on, the others made;
+ * own[i] says how to release sv[i] (release_write). Returns 0 when a
+ * string could not be made. */
+static int write_strings(const exec_env *e, const arg *a, uint32_t nargs, void **sv, unsigned char *own) {
+    for (uint32_t i = 0; i < nargs; i++) {
+        int o = 2;
+        void *s = a[i].ref == -2 ? intern(&a[i]) : NULL;
+        if (s) {
+            RetainString(NULL, s);
+        } else {
+            s = arg_string(e, &a[i], &o);
+        }
+        sv[i] = s;
+        own[i] = (unsigned char)o;
+        if (!s) {
+            for (uint32_t j = 0; j < i; j++) release_write(e, sv[j], own[j]);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void put_int(emq_io *io, long long v) {
+    put_u8(io, EMQ_REPLY_INTEGER);
+    put_i64(io, v);
+}
+
+/* zpopmin pops the first count members of key (open for writing, a zset or
+ * empty) as ZPOPMIN key count does (sv: the key and the count as server
+ * strings): its reply (members and scores, flat, as in RESP2), the
+ * members removed, the events zpopmin (once) and del (when the set
+ * empties), the key signalled, the command replicated. Nothing is written
+ * when it returns 0 (a score the server formats with its own routine),
+ * and the key is closed either way. */
+static int zpopmin(const exec_env *e, void *key, void **sv, size_t count) {
+    void *ctx = e->ctx;
+    emq_io *io = e->io;
+    size_t len = key ? ValueLength(key) : 0;
+    size_t n = count < len ? count : len;
+    if (n == 0) { /* no key: an empty array, and nothing else */
+        CloseKey(key);
+        put_u8(io, EMQ_REPLY_ARRAY);
+        put_u32(io, 0);
+        return 1;
+    }
+    void *stack_m[STACK_ARGS];
+    void **m = n <= STACK_ARGS ? stack_m : malloc(sizeof(void *) * n);
+    if (!m) {
+        CloseKey(key);
+        return 0;
+    }
+    size_t mark = io->out.len, got = 0;
+    int ok = ZsetFirstInScoreRange(key, -INFINITY, INFINITY, 0, 0) == EMQ_OK;
+    put_u8(io, EMQ_REPLY_ARRAY);
+    put_u32(io, 2 * n);
+    while (ok && got < n && !ZsetRangeEndReached(key)) {
+        double score;
+        char text[32];
+        size_t tn, ln = 0;
+        void *el = ZsetRangeCurrentElement(key, &score);
+        if (!el) {
+            ok = 0;
+            break;
+        }
+        m[got++] = el;
+        const char *p = StringPtrLen(el, &ln);
+        if ((tn = score_text(text, score)) == 0) {
+            ok = 0;
+            break;
+        }
+        put_str(io, EMQ_REPLY_STRING, p, ln);
+        put_str(io, EMQ_REPLY_STRING, text, tn);
+        ZsetRangeNext(key);
+    }
+    ZsetRangeStop(key);
+    ok = ok && got == n;
+    for (size_t i = 0; ok && i < n; i++) ZsetRem(key, m[i], NULL);
+    int removed = ok && KeyType(key) == KEYTYPE_EMPTY;
+    CloseKey(key);
+    for (size_t i = 0; i < got; i++) FreeString(ctx, m[i]);
+    if (m != stack_m) free(m);
+    if (!ok) {
+        if (!io->oom) io->out.len = mark; /* the reply taken back: RM_Call answers */
+        return 0;
+    }
+    NotifyKeyspaceEvent(ctx, NOTIFY_ZSET, "zpopmin", sv[0]);
+    if (removed) NotifyKeyspaceEvent(ctx, NOTIFY_GENERIC, "del", sv[0]);
+    SignalModifiedKey(ctx, sv[0]);
+    Replicate(ctx, "ZPOPMIN", "v", sv, (size_t)2);
+    return 1;
+}
+
+/* key_write runs one write of write_kind through the key API (see above).
+ * Returns 0, having done nothing, for the write to go through RM_Call;
+ * otherwise 1, its reply encoded. */
+static int key_write(const exec_env *e, int kind, const char *name, const arg *a, uint32_t nargs) {
+    double stack_scores[STACK_ARGS / 2];
+    double *scores = NULL;
+    long long incr = 0;
+    if (kind == W_ZADD) {
+        uint32_t pairs = (nargs - 1) / 2;
+        scores = pairs <= STACK_ARGS / 2 ? stack_scores : malloc(sizeof(double) * pairs);
+        if (!scores) return 0;
+        int ok = distinct(a, 2, nargs, 2);
+        for (uint32_t i = 0; ok && i < pairs; i++) ok = zadd_score(&a[1 + 2 * i], &scores[i]);
+        if (!ok) {
+            if (scores != stack_scores) free(scores);
+            return 0;
+        }
+    } else if (kind == W_HSET) {
+        if (!distinct(a, 1, nargs, 2)) return 0;
+    } else if (kind == W_HINCRBY) {
+        if (!canon_ll(a[2].p, a[2].n, &incr)) return 0;
+    } else if (kind == W_ZPOPMIN) {
+        if (!canon_ll(a[1].p, a[1].n, &incr) || incr < 1) return 0;
+    }
+    void *stack_sv[STACK_ARGS];
+    unsigned char stack_own[STACK_ARGS];
+    void **sv = nargs <= STACK_ARGS ? stack_sv : malloc(sizeof(void *) * nargs);
+    unsigned char *own = nargs <= STACK_ARGS ? stack_own : malloc(nargs);
+    int done = sv && own && write_strings(e, a, nargs, sv, own);
+    if (!done) {
+        if (sv != stack_sv) free(sv);
+        if (own != stack_own) free(own);
+        if (scores && scores != stack_scores) free(scores);
+        return 0;
+    }
+    void *ctx = e->ctx;
+    emq_io *io = e->io;
+    void *key = OpenKey(ctx, sv[0], OPEN_WRITE);
+    int type = KeyType(key);
+    int want = kind == W_HSET || kind == W_HINCRBY ? KEYTYPE_HASH : KEYTYPE_ZSET;
+    long long value = 0;
+    void *old = NULL;
+    if (type != KEYTYPE_EMPTY && type != want) {
+        done = 0; /* RM_Call answers WRONGTYPE */
+    } else if (kind == W_HINCRBY) {
+        if (key && type == KEYTYPE_HASH) HashGet(key, HASH_NONE, sv[1], &old, NULL);
+        if (old) {
+            size_t n = 0;
+            const char *p = StringPtrLen(old, &n);
+            done = canon_ll(p, n, &value);
+            FreeString(ctx, old);
+        }
+        if (done && ((incr < 0 && value < 0 && incr < LLONG_MIN - value) ||
+                     (incr > 0 && value > 0 && incr > LLONG_MAX - value)))
+            done = 0; /* RM_Call refuses the overflow */
+        value += done ? incr : 0;
+    }
+    if (!done) {
+        CloseKey(key);
+    } else if (kind == W_HSET) {
+        long long updated = 0;
+        for (uint32_t i = 1; i < nargs; i += 2) updated += HashSet(key, HASH_NONE, sv[i], sv[i + 1], NULL);
+        CloseKey(key);
+        SignalModifiedKey(ctx, sv[0]);
+        NotifyKeyspaceEvent(ctx, NOTIFY_HASH, "hset", sv[0]);
+        Replicate(ctx, name, "v", sv, (size_t)nargs);
+        put_int(io, (long long)(nargs - 1) / 2 - updated);
+    } else if (kind == W_HINCRBY) {
+        char digits[24];
+        size_t n = ll_digits(digits, value);
+        void *v = CreateString(ctx, digits, n);
+        if (v) HashSet(key, HASH_NONE, sv[1], v, NULL);
+        CloseKey(key);
+        if (v) {
+            FreeString(ctx, v);
+            SignalModifiedKey(ctx, sv[0]);
+            NotifyKeyspaceEvent(ctx, NOTIFY_HASH, "hincrby", sv[0]);
+            Replicate(ctx, name, "v", sv, (size_t)nargs);
+            put_int(io, value);
+        } else {
+            done = 0; /* nothing written: RM_Call makes its own strings */
+        }
+    } else if (kind == W_ZADD) {
+        long long added = 0, updated = 0;
+        for (uint32_t i = 1; i < nargs; i += 2) {
+            int flags = 0;
+            ZsetAdd(key, scores[(i - 1) / 2], sv[i + 1], &flags);
+            added += (flags & ZADD_OUT_ADDED) != 0;
+            updated += (flags & ZADD_OUT_UPDATED) != 0;
+        }
+        CloseKey(key);
+        if (added || updated) {
+            SignalModifiedKey(ctx, sv[0]);
+            NotifyKeyspaceEvent(ctx, NOTIFY_ZSET, "zadd", sv[0]);
+            Replicate(ctx, name, "v", sv, (size_t)nargs);
+        }
+        put_int(io, added);
+    } else if (kind == W_ZPOPMIN) {
+        done = zpopmin(e, key, sv, (size_t)incr);
+    } else { /* W_ZREM */
+        long long deleted = 0;
+        int removed = 0;
+        for (uint32_t i = 1; i < nargs && type == KEYTYPE_ZSET && !removed; i++) {
+            int d = 0;
+            ZsetRem(key, sv[i], &d);
+            deleted += d;
+            removed = KeyType(key) == KEYTYPE_EMPTY;
+        }
+        CloseKey(key);
+        if (deleted) {
+            NotifyKeyspaceEvent(ctx, NOTIFY_ZSET, "zrem", sv[0]);
+            if (removed) NotifyKeyspaceEvent(ctx, NOTIFY_GENERIC, "del", sv[0]);
+            SignalModifiedKey(ctx, sv[0]);
+            Replicate(ctx, name, "v", sv, (size_t)nargs);
+        }
+        put_int(io, deleted);
+    }
+    for (uint32_t i = 0; i < nargs; i++) release_write(e, sv[i], own[i]);
+    if (sv != stack_sv) free(sv);
+    if (own != stack_own) free(own);
+    if (scores && scores != stack_scores) free(scores);
+    return done;
+}
+
 /* ---- RM_Call ---- */
 
 /* One specifier of a write's format and its two variadic arguments: 'b' with
@@ -677,6 +1036,7 @@ int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write
     emq_io *io = e.io;
     const unsigned char *p = io->req.p;
     int fast = fast_reads && !write;
+    int fastw = key_writes && write;
     io->out.len = 0;
     io->oom = 0;
     io->ncalls = 0;
@@ -713,7 +1073,12 @@ int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write
         }
         int failed = 0;
         int kind = fast ? fast_kind(name, name_len, nargs) : SLOW;
-        if (kind == SLOW || !fast_read(&e, kind, a, nargs, &failed)) failed = call(&e, name, a, nargs, write);
+        int wkind = fastw ? write_kind(name, name_len, nargs) : W_SLOW;
+        if (wkind != W_SLOW) {
+            if (!key_write(&e, wkind, name, a, nargs)) failed = call(&e, name, a, nargs, write);
+        } else if (kind == SLOW || !fast_read(&e, kind, a, nargs, &failed)) {
+            failed = call(&e, name, a, nargs, write);
+        }
         if (a != stack_a) free(a);
         io->ncalls++;
         if (failed && stop_on_error) break;

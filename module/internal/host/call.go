@@ -3,6 +3,8 @@ package host
 /*
 #include "shim.h"
 int emq_exec(uintptr_t ctx, uintptr_t argv, int argc, uintptr_t io, int write, int stop_on_error);
+void emq_set_key_writes(int on);
+int emq_key_writes(void);
 */
 import "C"
 
@@ -199,6 +201,24 @@ func (b *Batch) run(stopOnError bool) Results {
 	a.decode(cbytes(unsafe.Pointer(io.out.p), int(io.out.len)), int(n))
 	return Results{a: a, gen: a.gen}
 }
+
+// SetKeyWrites turns the key-API writes on or off: with them on (the
+// default) a write batch's HSET, HINCRBY, ZADD and ZREM change the
+// data through the server's key API, with each command's keyspace events,
+// key signal, reply and replicated effect (call.c, "the write fast path");
+// off, every write goes through RM_Call, the reference the tests compare
+// them with. Outside a cluster only, like the reads the key API answers.
+// Call it from Module.Load.
+func SetKeyWrites(on bool) {
+	v := 0
+	if on {
+		v = 1
+	}
+	C.emq_set_key_writes(C.int(v))
+}
+
+// KeyWrites reports whether writes take the key API (SetKeyWrites).
+func KeyWrites() bool { return C.emq_key_writes() != 0 }
 
 // SmallBitOffsets bounds the bit offsets that are valid whatever
 // proto-max-bulk-len says: below 8·2^20 (its least is 1 MB, and SETBIT's

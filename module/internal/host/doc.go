@@ -80,6 +80,23 @@
 //     passed with Batch.Str (the program's own strings) are looked up with
 //     server strings kept across commands, a few KB at most, instead of one
 //     made and freed per field.
+//   - HSET, HINCRBY, ZADD (scores, no option), ZREM and ZPOPMIN with a
+//     count, spelled in upper case, are written through the key API
+//     instead of RM_Call, outside cluster mode, unless the module argument
+//     key-writes no turned it off (SetKeyWrites): the same lookup, the
+//     same change through the server's functions (which convert encodings
+//     as the commands do), the same reply, keyspace events and key signal,
+//     and the command itself replicated with RM_Replicate when the command
+//     would have propagated it, in order with the writes RM_Call makes. A
+//     write whose outcome the adapter cannot be sure is the command's (a
+//     key of another type, a repeated field or member, a score or count
+//     not in canonical integer digits, a hash value HINCRBY would refuse,
+//     an overflow, a score ZPOPMIN would write with the server's own
+//     digits) goes through RM_Call, having changed nothing. What differs:
+//     INFO commandstats lists no nested command, and the dirty count (what
+//     drives save points) counts one change per replicated write. DEL
+//     stays with RM_Call (the key API deletes an open key by a second
+//     lookup).
 //   - The TRA family reads and writes its key (argv[1]) with a bit call of
 //     its own, one crossing: Call.ReadBit reads as GETBIT does (a read
 //     lookup; a bit inside a string of at most 44 bytes through GETBIT by

@@ -197,6 +197,10 @@ int emq_context_flags(uintptr_t ctx);
 
 /* Implemented in call.c: the API lookup of the call adapter, at load. */
 int emq_call_init(int (*get_api)(const char *, void *), void *ctx);
+/* Turns the key-API writes of call.c on or off (module argument key-writes). */
+void emq_set_key_writes(int on);
+/* Reports whether writes take the key API. */
+int emq_key_writes(void);
 /* Implemented in call.c: frees what a command's host replies kept (see
  * emq_io.keep), after its reply was emitted. */
 void emq_release(void *ctx, emq_io *io);
