@@ -344,19 +344,37 @@ static size_t score_text(char *buf, double d) {
     return ll_digits(buf, ll);
 }
 
+/* canon_ll parses a canonical decimal (an optional '-', digits, no leading
+ * zero but "0" itself, no "-0") in the long long range: text the server's
+ * string2ll reads as the same value. Returns 0 for any other text. */
+static int canon_ll(const char *p, size_t n, long long *v) {
+    size_t i = 0;
+    int neg = n > 0 && p[0] == '-';
+    i = (size_t)neg;
+    if (i >= n || n - i > 19 || (p[i] == '0' && (n - i > 1 || neg))) return 0;
+    unsigned long long u = 0;
+    for (; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9') return 0;
+        u = u * 10 + (unsigned long long)(p[i] - '0');
+    }
+    if (u > (neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX)) return 0;
+    *v = neg ? (long long)(0ULL - u) : (long long)u;
+    return 1;
+}
+
+static void put_int(emq_io *io, long long v) {
+    put_u8(io, EMQ_REPLY_INTEGER);
+    put_i64(io, v);
+}
+
 /* The stop of ZRANGE key 0 <stop> when the range is a set's head as the verbs
  * read it: start exactly "0", stop a canonical decimal of at most 9 digits.
  * Returns -1 for any other range (a negative index, an option), which goes
  * through RM_Call. */
 static long long head_stop(const arg *start, const arg *stop) {
+    long long v;
     if (start->n != 1 || start->p[0] != '0') return -1;
-    if (stop->n < 1 || stop->n > 9 || (stop->n > 1 && stop->p[0] == '0')) return -1;
-    long long v = 0;
-    for (size_t i = 0; i < stop->n; i++) {
-        if (stop->p[i] < '0' || stop->p[i] > '9') return -1;
-        v = v * 10 + (stop->p[i] - '0');
-    }
-    return v;
+    return stop->n <= 9 && canon_ll(stop->p, stop->n, &v) && v >= 0 ? v : -1;
 }
 
 /* GETBIT's offset when it is a canonical decimal below 8 * 2^20: valid
@@ -365,13 +383,8 @@ static long long head_stop(const arg *start, const arg *stop) {
  * through RM_Call so the server words its own refusal. */
 #define SMALL_BIT_OFFSETS EMQ_SMALL_BIT_OFFSETS
 static long long small_offset(const arg *o) {
-    if (o->n < 1 || o->n > 7 || (o->n > 1 && o->p[0] == '0')) return -1;
-    long long v = 0;
-    for (size_t i = 0; i < o->n; i++) {
-        if (o->p[i] < '0' || o->p[i] > '9') return -1;
-        v = v * 10 + (o->p[i] - '0');
-    }
-    return v < SMALL_BIT_OFFSETS ? v : -1;
+    long long v;
+    return canon_ll(o->p, o->n, &v) && v >= 0 && v < SMALL_BIT_OFFSETS ? v : -1;
 }
 
 /* A string longer than this is stored raw (OBJ_ENCODING_EMBSTR_SIZE_LIMIT;
@@ -458,8 +471,7 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
             count += KeyExists(e->ctx, k) != 0;
             release(e, k, own);
         }
-        put_u8(io, EMQ_REPLY_INTEGER);
-        put_i64(io, count);
+        put_int(io, count);
         return 1;
     }
     long long stop = 0;
@@ -482,8 +494,7 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
         put_str(io, EMQ_REPLY_ERROR, WRONGTYPE, sizeof(WRONGTYPE) - 1);
         *failed = 1;
     } else if (kind == F_ZCARD || kind == F_LLEN || kind == F_STRLEN) {
-        put_u8(io, EMQ_REPLY_INTEGER);
-        put_i64(io, key ? (long long)ValueLength(key) : 0);
+        put_int(io, key ? (long long)ValueLength(key) : 0);
     } else if (kind == F_GETBIT) {
         /* 0 past the end (or for no key), as GETBIT answers; a bit inside a
          * short string goes through RM_Call (see EMBSTR_MAX) */
@@ -502,8 +513,7 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
             }
         }
         if (done) {
-            put_u8(io, EMQ_REPLY_INTEGER);
-            put_i64(io, bit);
+            put_int(io, bit);
         }
     } else if (kind == F_ZRANGE) {
         /* the first min(stop + 1, size) members, in the set's order (score,
@@ -621,24 +631,6 @@ static int write_kind(const char *name, size_t len, uint32_t nargs) {
 #undef IS
 }
 
-/* canon_ll parses a canonical decimal (an optional '-', digits, no leading
- * zero but "0" itself, no "-0") in the long long range: text the server's
- * string2ll reads as the same value. Returns 0 for any other text. */
-static int canon_ll(const char *p, size_t n, long long *v) {
-    size_t i = 0;
-    int neg = n > 0 && p[0] == '-';
-    i = (size_t)neg;
-    if (i >= n || n - i > 19 || (p[i] == '0' && (n - i > 1 || neg))) return 0;
-    unsigned long long u = 0;
-    for (; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9') return 0;
-        u = u * 10 + (unsigned long long)(p[i] - '0');
-    }
-    if (u > (neg ? (unsigned long long)LLONG_MAX + 1 : (unsigned long long)LLONG_MAX)) return 0;
-    *v = neg ? (long long)(0ULL - u) : (long long)u;
-    return 1;
-}
-
 static int same_arg(const arg *x, const arg *y) { return x->n == y->n && !memcmp(x->p, y->p, x->n); }
 
 /* distinct reports whether a[first], a[first + step], ... below nargs are
@@ -710,11 +702,6 @@ static int write_strings(const exec_env *e, const arg *a, uint32_t nargs, void *
         }
     }
     return 1;
-}
-
-static void put_int(emq_io *io, long long v) {
-    put_u8(io, EMQ_REPLY_INTEGER);
-    put_i64(io, v);
 }
 
 /* zpopmin pops the first count members of key (open for writing, a zset or
@@ -1247,13 +1234,8 @@ int emq_bit(uintptr_t ctxp, uintptr_t argvp, uintptr_t iop, long long offset, in
  * a canonical decimal (digits only, no sign, no leading zero but "0"
  * itself) in 0..2^32-1. Returns -1 for any other. */
 static long long bit_offset(const char *p, size_t n) {
-    if (n < 1 || n > 10 || (n > 1 && p[0] == '0')) return -1;
-    long long v = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (p[i] < '0' || p[i] > '9') return -1;
-        v = v * 10 + (p[i] - '0');
-    }
-    return v <= 4294967295LL ? v : -1;
+    long long v;
+    return canon_ll(p, n, &v) && v >= 0 && v <= 4294967295LL ? v : -1;
 }
 
 /* bound_refusal answers a TRA.SETBIT whose offset is past the server's
