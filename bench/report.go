@@ -459,8 +459,8 @@ func (r *Results) memorySection(b *strings.Builder) {
 		f := func(v float64) string { return fmt.Sprintf("%.0f B", v) }
 		fmt.Fprintf(b, "| %s | %s | %s |\n", displayName[s], spread(c.MemPerJob, f), spread(c.UsedPerJob, f))
 	}
-	fmt.Fprintf(b, "\nWhat a row and a pending member each cost, and how far a leaner row of this key layout can go\n")
-	fmt.Fprintf(b, "(210 bytes while a row keeps its add time): [The targets not met](#the-targets-not-met-and-what-bounds-them).\n\n")
+	fmt.Fprintf(b, "\nWhat a row and a pending member each cost, and how far a leaner row of this key layout can go:\n")
+	fmt.Fprintf(b, "[The targets not met](#the-targets-not-met-and-what-bounds-them).\n\n")
 }
 
 // commandsSection lists what each system asks of the server, per job.

@@ -91,12 +91,11 @@ func (b *benchServer) snap(ctx context.Context) (serverSnap, error) {
 	}
 	user, _ := strconv.ParseFloat(valkeyserver.InfoField(text, "used_cpu_user"), 64)
 	sys, _ := strconv.ParseFloat(valkeyserver.InfoField(text, "used_cpu_sys"), 64)
-	field := func(name string) int64 {
-		v, _ := strconv.ParseInt(valkeyserver.InfoField(mem, name), 10, 64)
-		return v
+	used, _ := strconv.ParseInt(valkeyserver.InfoField(mem, "used_memory"), 10, 64)
+	data, err := valkeyserver.DataMemory(mem)
+	if err != nil {
+		return serverSnap{}, err
 	}
-	used := field("used_memory")
-	data := used - field("mem_clients_normal") - field("used_memory_scripts")
 	return serverSnap{cpuSeconds: user + sys, usedMemory: used, dataMemory: data}, nil
 }
 

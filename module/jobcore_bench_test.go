@@ -299,13 +299,18 @@ func (e *benchExec) fill(n int) { e.fillDelayed(n, "0") }
 
 // fillDelayed adds n jobs with a delay of delayMS, 100 per call.
 func (e *benchExec) fillDelayed(n int, delayMS string) {
+	e.addJobs(n, job("payload-of-some-bytes", "0", delayMS, "1000000"))
+}
+
+// addJobs adds n jobs of ADD group j (job's arguments), 100 per call.
+func (e *benchExec) addJobs(n int, j []string) {
 	e.verb = protocol.Add
 	var calls [][]string
 	for n > 0 {
 		k := min(n, 100)
 		jobs := make([][]string, k)
 		for i := range jobs {
-			jobs[i] = job("payload-of-some-bytes", "0", delayMS, "1000000")
+			jobs[i] = j
 		}
 		calls = append(calls, addArgs(jobs...))
 		n -= k

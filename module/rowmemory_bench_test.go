@@ -24,26 +24,15 @@ func BenchmarkRowMemory(b *testing.B) {
 	payload := strings.Repeat("x", 64)
 	const at = "1767225600000" // an add time of 13 digits, as today's
 	k := protocol.KeysOf("mem")
-	// raw writes one job's keys as a layout would: the row's fields (none:
-	// no row) and whether the job is a member of pending
-	raw := func(fields []string, member bool) func(e *benchExec, n int) {
+	// raw writes each job's keys as a layout would: its row's field/value
+	// pairs (none: no row) and whether it is a member of pending
+	raw := func(row []string, member bool) func(e *benchExec, n int) {
 		return func(e *benchExec, n int) {
 			lines := make([][]string, 0, 2*n)
 			for i := range n {
 				id := strconv.Itoa(i + 1)
-				if len(fields) > 0 {
-					l := []string{"HSET", k.Job(id)}
-					for _, f := range fields {
-						switch f {
-						case protocol.FieldData, "d":
-							l = append(l, f, payload)
-						case protocol.FieldAttempts:
-							l = append(l, f, "0")
-						default:
-							l = append(l, f, at)
-						}
-					}
-					lines = append(lines, l)
+				if len(row) > 0 {
+					lines = append(lines, append([]string{"HSET", k.Job(id)}, row...))
 				}
 				if member {
 					lines = append(lines, []string{"ZADD", k.Pending, strconv.FormatInt(protocol.PendingScore(0, int64(i+1)), 10), id})
@@ -52,29 +41,23 @@ func BenchmarkRowMemory(b *testing.B) {
 			e.run(lines)
 		}
 	}
+	data, att, added := protocol.FieldData, protocol.FieldAttempts, protocol.FieldAdded
 	cases := []struct {
 		name  string
+		row   bool // a row, and so a payload, per job
 		write func(e *benchExec, n int)
 	}{
-		{"native-add", func(e *benchExec, n int) {
+		{"native-add", true, func(e *benchExec, n int) {
 			e.must(protocol.Install)
-			e.verb = protocol.Add
-			calls := make([][]string, 0, n/100+1)
-			for i := 0; i < n; i += 100 {
-				args := []string{strconv.Itoa(min(100, n-i)), "0"}
-				for range min(100, n-i) {
-					args = append(args, payload, "0", "0", "3", "exponential", "1000", "", "0")
-				}
-				calls = append(calls, args)
-			}
-			e.pipeline(calls)
+			// a plain job: every field at its default, which ADD leaves out
+			e.addJobs(n, job(payload, "0", "0", "3", protocol.BackoffExponential, "1000"))
 		}},
-		{"row-data-att-at+pending", raw([]string{protocol.FieldData, protocol.FieldAttempts, protocol.FieldAdded}, true)},
-		{"row-data-at+pending", raw([]string{protocol.FieldData, protocol.FieldAdded}, true)},
-		{"row-d-at+pending", raw([]string{"d", protocol.FieldAdded}, true)},
-		{"row-data+pending", raw([]string{protocol.FieldData}, true)},
-		{"row-data-att-at", raw([]string{protocol.FieldData, protocol.FieldAttempts, protocol.FieldAdded}, false)},
-		{"pending-only", raw(nil, true)},
+		{"row-data-att-at+pending", true, raw([]string{data, payload, att, "0", added, at}, true)},
+		{"row-data-at+pending", true, raw([]string{data, payload, added, at}, true)},
+		{"row-d-at+pending", true, raw([]string{"d", payload, added, at}, true)},
+		{"row-data+pending", true, raw([]string{data, payload}, true)},
+		{"row-data-att-at", true, raw([]string{data, payload, att, "0", added, at}, false)},
+		{"pending-only", false, raw(nil, true)},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
@@ -82,9 +65,8 @@ func BenchmarkRowMemory(b *testing.B) {
 			e := &benchExec{b: b, c: c, q: "mem", native: true, shas: shas}
 			before := dataMemory(b, s)
 			bc.write(e, b.N)
-			after := dataMemory(b, s)
-			perJob := float64(after-before) / float64(b.N)
-			if bc.name != "pending-only" {
+			perJob := float64(dataMemory(b, s)-before) / float64(b.N)
+			if bc.row {
 				perJob -= float64(len(payload))
 			}
 			b.ReportMetric(perJob, "B/job")
@@ -96,13 +78,9 @@ func BenchmarkRowMemory(b *testing.B) {
 // script cache.
 func dataMemory(b *testing.B, s *valkeyserver.Server) int64 {
 	b.Helper()
-	info := valkeytest.Do(b, s, "INFO", "memory").(string)
-	n := func(f string) int64 {
-		v, err := strconv.ParseInt(valkeyserver.InfoField(info, f), 10, 64)
-		if err != nil {
-			b.Fatalf("INFO %s: %v", f, err)
-		}
-		return v
+	n, err := valkeyserver.DataMemory(valkeytest.Do(b, s, "INFO", "memory").(string))
+	if err != nil {
+		b.Fatal(err)
 	}
-	return n("used_memory") - n("mem_clients_normal") - n("used_memory_scripts")
+	return n
 }

@@ -611,6 +611,22 @@ func InfoField(info, field string) string {
 	return ""
 }
 
+// DataMemory is used_memory in the text of an INFO memory reply without the
+// clients' buffers (mem_clients_normal) and the script cache
+// (used_memory_scripts): what the dataset holds, the key space's own tables
+// included. A field missing or not a number is an error.
+func DataMemory(info string) (int64, error) {
+	var v [3]int64
+	for i, f := range [...]string{"used_memory", "mem_clients_normal", "used_memory_scripts"} {
+		n, err := strconv.ParseInt(InfoField(info, f), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO memory %s: %w", f, err)
+		}
+		v[i] = n
+	}
+	return v[0] - v[1] - v[2], nil
+}
+
 func fileSize(path string) int64 {
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -122,6 +122,25 @@ func TestDo(t *testing.T) {
 	require.Contains(t, valkeytest.Do(t, s, "CONFIG", "GET", "enable-module-command"), "yes")
 }
 
+func TestDataMemory(t *testing.T) {
+	t.Parallel()
+	n, err := valkeyserver.DataMemory("# Memory\r\nused_memory:1000\r\nmem_clients_normal:30\r\nused_memory_scripts:200\r\n")
+	require.NoError(t, err)
+	require.Equal(t, int64(770), n)
+	_, err = valkeyserver.DataMemory("# Memory\r\nused_memory:1000\r\nmem_clients_normal:30\r\n")
+	require.ErrorContains(t, err, "used_memory_scripts")
+
+	// a server's dataset grows by what it is given, and its clients'
+	// buffers do not count
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	before, err := valkeyserver.DataMemory(valkeytest.Do(t, s, "INFO", "memory").(string))
+	require.NoError(t, err)
+	valkeytest.Do(t, s, "SET", "k", strings.Repeat("x", 100000))
+	after, err := valkeyserver.DataMemory(valkeytest.Do(t, s, "INFO", "memory").(string))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, after-before, int64(100000))
+}
+
 func TestConfigAndStdout(t *testing.T) {
 	t.Parallel()
 	ctx := ctxT(t)
