@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/valkey-io/valkey-go"
@@ -48,7 +47,7 @@ func WithConfig(pairs ...string) Option {
 // directory and connects a client to it. Close stops it and removes the
 // directory.
 func Start(ctx context.Context, opts ...Option) (*Server, error) {
-	o := valkeyserver.Options{Bin: os.Getenv("TRAFIKEY_VALKEY_SERVER")}
+	var o valkeyserver.Options
 	for _, opt := range opts {
 		opt(&o)
 	}

@@ -23,13 +23,29 @@ import (
 	"time"
 )
 
+// EnvServer names the environment variable that points every server this
+// package starts (the tests', trafikeytest's, the demo's and the
+// benchmarks') at another server build: a valkey-server or redis-server
+// binary, or a wrapper such as scripts/fetch-server.sh prints.
+const EnvServer = "TRAFIKEY_VALKEY_SERVER"
+
+// DefaultBin is the server binary Start runs when Options.Bin is empty: the
+// value of EnvServer, else "valkey-server" on PATH.
+func DefaultBin() string {
+	if bin := os.Getenv(EnvServer); bin != "" {
+		return bin
+	}
+	return "valkey-server"
+}
+
 // StopTimeout is how long Stop waits after SIGTERM before it sends SIGKILL.
 const StopTimeout = 10 * time.Second
 
 // Options describes one valkey-server process. The zero value is a plain
 // standalone server on a free loopback port with a temporary data directory.
 type Options struct {
-	// Bin is the server binary, looked up in PATH; default "valkey-server".
+	// Bin is the server binary (or a wrapper), looked up in PATH; default
+	// DefaultBin().
 	Bin string
 	// Dir is the data directory. When empty, a new temporary directory is
 	// created and Stop removes it unless Keep is set. A directory given here
@@ -122,11 +138,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	bin := o.Bin
 	if bin == "" {
-		bin = "valkey-server"
+		bin = DefaultBin()
 	}
 	binPath, err := exec.LookPath(bin)
 	if err != nil {
-		return nil, fmt.Errorf("valkeyserver: %w (run scripts/install-valkey.sh)", err)
+		return nil, fmt.Errorf("valkeyserver: %w (run scripts/install-valkey.sh, or scripts/fetch-server.sh for %s)", err, EnvServer)
 	}
 	if o.Module != "" {
 		if o.Module, err = filepath.Abs(o.Module); err != nil {
