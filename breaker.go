@@ -66,7 +66,9 @@ func (b *Breaker) Name() string { return b.name }
 // count after it, and whether the breaker is open now.
 func (b *Breaker) Failure(ctx context.Context) (count int64, open bool, err error) {
 	v := protocol.FailuresIncr
-	msg, err := b.q.reply(ctx, v, b.q.exec.Exec(ctx, v, b.keys, []string{b.ttl}))
+	msg, err := b.q.untilRun(ctx, func() (valkey.ValkeyMessage, error) {
+		return b.q.reply(ctx, v, b.q.exec.Exec(ctx, v, b.keys, []string{b.ttl}))
+	})
 	if err != nil {
 		return 0, false, err
 	}

@@ -144,6 +144,44 @@ var (
 	duplicateOfPrefix = protocol.ErrAddDuplicate("")
 )
 
+// errNotRun is wrapped by a refusal that the server gave before running
+// the call, for a state that passes by itself: nothing was written, and the
+// same call succeeds once the state is over, so every verb can be sent
+// again (Queue.call does, within its ctx).
+var errNotRun = errors.New("trafikey: not run by the server, try again")
+
+// errRedirected is wrapped by a MOVED or ASK refusal: not run either, but
+// only a cluster client, which refreshes its slot map on it, reaches
+// another node by sending the call again.
+var errRedirected = errors.New("trafikey: not run, redirected to another node")
+
+// notRunClass reports whether an error reply of class c refuses a call
+// the server did not start, for a state that passes:
+//
+//   - TRYAGAIN: a multi-key call on a slot being migrated, whose keys are
+//     not all on one side (every verb names the queue's base key, which
+//     never exists, so every verb meets it for the whole migration);
+//   - LOADING: the server is loading its dataset after a restart;
+//   - CLUSTERDOWN: the slot has no serving node, or the cluster is failing;
+//   - MASTERDOWN: a replica that lost its primary and serves no stale data.
+//
+// READONLY is not one: a write sent to a replica meets it again on the
+// same connection until someone changes the topology (Sentinel kills the
+// clients of a primary it demotes, which the client sees as a transport
+// error and retries), so it is reported as the deployment fault it is.
+func notRunClass(c string) bool {
+	switch c {
+	case "TRYAGAIN", "LOADING", "CLUSTERDOWN", "MASTERDOWN":
+		return true
+	}
+	return false
+}
+
+// redirectClass reports whether an error reply of class c sends the call
+// to another node: MOVED (the slot moved) or ASK (it is migrating and the
+// keys are on the target).
+func redirectClass(c string) bool { return c == "MOVED" || c == "ASK" }
+
 func firstWord(s string) string {
 	w, _, _ := strings.Cut(s, " ")
 	return w
@@ -186,8 +224,13 @@ func serverError(v *protocol.Verb, text string, cause error) *ServerError {
 		}
 		e.wrapped = append(e.wrapped, rate)
 	default:
-		if text == protocol.ErrWritePaused {
+		switch c := firstWord(text); {
+		case text == protocol.ErrWritePaused:
 			e.wrapped = append(e.wrapped, ErrWritePaused)
+		case notRunClass(c):
+			e.wrapped = append(e.wrapped, errNotRun)
+		case redirectClass(c):
+			e.wrapped = append(e.wrapped, errRedirected)
 		}
 	}
 	if cause != nil {

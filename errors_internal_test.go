@@ -85,3 +85,27 @@ func TestCeilMS(t *testing.T) {
 	require.Equal(t, int64(1), ceilMS(time.Millisecond))
 	require.Equal(t, int64(2), ceilMS(1001*time.Microsecond))
 }
+
+// TestNotRunClasses: the refusals a server gives before running a call, for
+// a state that passes, are transient; a redirect is marked apart (only a
+// cluster client follows it); READONLY and the verbs' own refusals are not.
+func TestNotRunClasses(t *testing.T) {
+	t.Parallel()
+	for text, want := range map[string]error{
+		"TRYAGAIN Multiple keys request during rehashing of slot":                          errNotRun,
+		"LOADING Valkey is loading the dataset in memory":                                  errNotRun,
+		"CLUSTERDOWN Hash slot not served":                                                 errNotRun,
+		"CLUSTERDOWN The cluster is down":                                                  errNotRun,
+		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.": errNotRun,
+		"MOVED 3999 127.0.0.1:6381":                                                        errRedirected,
+		"ASK 3999 127.0.0.1:6381":                                                          errRedirected,
+		"READONLY You can't write against a read only replica.":                            nil,
+		protocol.ErrStale("complete"):                                                      nil,
+		protocol.ErrWritePaused:                                                            nil,
+	} {
+		err := serverError(protocol.Complete, text, nil)
+		require.Equal(t, want == errNotRun, errors.Is(err, errNotRun), text)
+		require.Equal(t, want == errRedirected, errors.Is(err, errRedirected), text)
+		require.Equal(t, want == errNotRun || text == protocol.ErrWritePaused, transient(err), text)
+	}
+}

@@ -100,7 +100,9 @@ func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block
 		}
 		native := q.exec.(*executor.Native)
 		args := []string{leaseMS, countArg, extArg, protocol.FormatInt(ceilMS(block))}
-		msg, err = q.reply(ctx, protocol.Claim, native.ExecBlocking(ctx, protocol.Claim, q.verbKeys[protocol.Claim], args))
+		msg, err = q.untilRun(ctx, func() (valkey.ValkeyMessage, error) {
+			return q.reply(ctx, protocol.Claim, native.ExecBlocking(ctx, protocol.Claim, q.verbKeys[protocol.Claim], args))
+		})
 		var se *ServerError
 		if errors.As(err, &se) && se.Text == protocol.ErrArity(protocol.Claim.Name) {
 			// A module older than the block time: it refused before

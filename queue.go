@@ -43,6 +43,9 @@ type Queue struct {
 	// CLAIM's ext argument (a native module older than this client): claims
 	// then reply the plain rows, and jobs carry no kind, timeout or headers.
 	noClaimExt atomic.Bool
+	// cluster is set when client is a cluster client: it follows a
+	// redirect on the next try of a call.
+	cluster bool
 	// noClaimBlock is set once the server refused CLAIM's block time (a
 	// native module older than this client): idle workers then wait on the
 	// signal list.
@@ -141,7 +144,8 @@ func WithObserver(o Observer) QueueOption {
 // WithExecutor), and stamps the queue's wire version with INSTALL, which
 // refuses with ErrWire when the queue was written by another wire version.
 // While the server cannot be reached (it is restarting, or failing over),
-// Open tries again, from 50 ms doubling to 2 s, until ctx ends.
+// or refuses calls without running them (it is loading its data, the
+// queue's slot is migrating), Open tries again until ctx ends.
 func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueOption) (*Queue, error) {
 	if err := checkQueueName("open", name); err != nil {
 		return nil, err
@@ -167,7 +171,11 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 		switch cfg.kind {
 		case ExecutorAuto, ExecutorNative:
 			err := untilReachable(ctx, func() (err error) {
-				if cfg.exec, err = executor.Detect(ctx, client); err != nil && ctx.Err() == nil {
+				cfg.exec, err = executor.Detect(ctx, client, notRunReply)
+				if ve, ok := valkey.IsValkeyErr(err); ok {
+					return serverError(versionVerb, ve.Error(), ve)
+				}
+				if err != nil && ctx.Err() == nil {
 					err = &transportError{err: err}
 				}
 				return err
@@ -194,6 +202,7 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 		observer:   cfg.observer,
 		durability: cfg.durability,
 		verbKeys:   make(map[*protocol.Verb][]string, len(protocol.All)),
+		cluster:    client != nil && client.Mode() == valkey.ClientModeCluster,
 	}
 	for _, v := range protocol.All {
 		q.verbKeys[v] = v.KeyNames(q.keys)
@@ -214,8 +223,19 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 	return q, nil
 }
 
-// untilReachable runs call until it returns anything but a transport error
-// (a reply, or a refusal), waiting from 50 ms doubling to 2 s between tries,
+// versionVerb names EMQ.VERSION in the errors of the executor's detection;
+// it takes no keys and is not one of protocol.All.
+var versionVerb = &protocol.Verb{Name: "version", Command: protocol.VersionCommand}
+
+// notRunReply reports whether err is an error reply that the server gave
+// without running the command, for a state that passes (notRunClass).
+func notRunReply(err error) bool {
+	ve, ok := valkey.IsValkeyErr(err)
+	return ok && notRunClass(firstWord(ve.Error()))
+}
+
+// untilReachable runs call until it returns anything but a transient error
+// (a reply, or a refusal that running it again would not change), waiting from 50 ms doubling to 2 s between tries,
 // for as long as ctx lasts: a process that starts while its server is
 // restarting waits for it instead of failing.
 func untilReachable(ctx context.Context, call func() error) error {
@@ -255,12 +275,13 @@ func (e *transportError) Error() string { return e.err.Error() }
 func (e *transportError) Unwrap() error { return e.err }
 
 // transient reports whether err is worth a retry: the call got no reply
-// (a transport error), or the server refused it only while it avoids
-// writes (ErrWritePaused: nothing was written). A reply or a refusal will
-// not change by trying again.
+// (a transport error), or the server refused it without running it, while
+// it avoids writes (ErrWritePaused) or for another state that passes
+// (errNotRun: a slot migrating, a dataset loading, a cluster down). Any
+// other reply or refusal will not change by trying again.
 func transient(err error) bool {
 	var te *transportError
-	return errors.As(err, &te) || errors.Is(err, ErrWritePaused)
+	return errors.As(err, &te) || errors.Is(err, ErrWritePaused) || errors.Is(err, errNotRun)
 }
 
 // Name returns the queue's name.
@@ -276,15 +297,55 @@ func (q *Queue) Client() valkey.Client { return q.client }
 // call runs verb v with its declared keys and args. Transport errors are
 // wrapped with the verb; an error reply becomes a *ServerError. A null
 // reply is returned as a message for which IsNil is true. A verb with a
-// durability waits for it (callDurable).
+// durability waits for it (callDurable). A call the server refused without
+// running it is sent again until ctx ends (untilRun).
 func (q *Queue) call(ctx context.Context, v *protocol.Verb, args ...string) (valkey.ValkeyMessage, error) {
 	if d := q.durabilityOf(ctx, v); d.on() {
 		if err := d.check(v.Name); err != nil {
 			return valkey.ValkeyMessage{}, err
 		}
-		return q.callDurable(ctx, v, d, args)
+		return q.untilRun(ctx, func() (valkey.ValkeyMessage, error) { return q.callDurable(ctx, v, d, args) })
 	}
-	return q.reply(ctx, v, q.exec.Exec(ctx, v, q.verbKeys[v], args))
+	return q.untilRun(ctx, func() (valkey.ValkeyMessage, error) {
+		return q.reply(ctx, v, q.exec.Exec(ctx, v, q.verbKeys[v], args))
+	})
+}
+
+// The waits between the tries of a call the server did not run: short, as
+// the server answered and a slot migration's TRYAGAIN window is often
+// shorter than a second (docs/OPERATIONS.md, "Resharding"), so the caller
+// sees the migration end within a few tens of ms; capped low, as a try
+// costs the server only its refusal.
+const (
+	notRunFirstWait = 10 * time.Millisecond
+	notRunMaxWait   = 200 * time.Millisecond
+)
+
+// untilRun runs call until the server runs it: a refusal that says it did
+// not (notRun) is tried again, from 10 ms doubling to 200 ms, until ctx
+// ends; the error then wraps ctx's and the last try's. Such a refusal
+// wrote nothing, so any verb, ADD included, can be sent again as it is.
+func (q *Queue) untilRun(ctx context.Context, call func() (valkey.ValkeyMessage, error)) (valkey.ValkeyMessage, error) {
+	wait := notRunFirstWait
+	for {
+		msg, err := call()
+		if err == nil || !q.notRun(err) {
+			return msg, err
+		}
+		if ctx.Err() != nil || !sleep(ctx, wait) {
+			return msg, fmt.Errorf("%w; last try: %w", ctx.Err(), err)
+		}
+		wait = min(2*wait, notRunMaxWait)
+	}
+}
+
+// notRun reports whether err is a refusal the server gave without running
+// the call and that trying again can get past: a passing state (errNotRun),
+// or, on a cluster client, a redirect the client follows on the next try
+// with its refreshed slot map. A client of one node would only meet the
+// redirect again.
+func (q *Queue) notRun(err error) bool {
+	return errors.Is(err, errNotRun) || (q.cluster && errors.Is(err, errRedirected))
 }
 
 // reply turns a verb's result into its message or its error.

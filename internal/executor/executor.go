@@ -214,11 +214,16 @@ func Probe(ctx context.Context, client valkey.Client) bool {
 }
 
 // Detect returns the native executor when the module is loaded, else the
-// Lua executor. A call that does not reach the server is an error, not a
-// verdict: a server down for a moment must not make a queue Lua for good.
-func Detect(ctx context.Context, client valkey.Client) (Executor, error) {
+// Lua executor. A call that does not reach the server, or an error reply
+// for which passing reports true (the server did not run the command for
+// now: it is loading its data), is an error, not a verdict: a server down
+// or loading for a moment must not make a queue Lua for good.
+func Detect(ctx context.Context, client valkey.Client, passing func(error) bool) (Executor, error) {
 	res := client.Do(ctx, client.B().Arbitrary(protocol.VersionCommand).Build())
 	if err := res.NonValkeyError(); err != nil {
+		return nil, err
+	}
+	if err := res.Error(); err != nil && passing(err) {
 		return nil, err
 	}
 	if v, err := res.AsInt64(); err == nil && v == protocol.Wire {

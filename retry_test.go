@@ -1,0 +1,168 @@
+package trafikey_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/protocol"
+)
+
+// refusalRecorder runs every call on the real executor it wraps and counts
+// the error replies per verb and class (the reply's first word), so a test
+// can tell which refusals reached the client before it retried them.
+type refusalRecorder struct {
+	executor.Executor
+	mu      sync.Mutex
+	refused map[string]int // "verb CLASS"
+}
+
+func newRefusalRecorder(e executor.Executor) *refusalRecorder {
+	return &refusalRecorder{Executor: e, refused: map[string]int{}}
+}
+
+func (r *refusalRecorder) note(v *protocol.Verb, res valkey.ValkeyResult) valkey.ValkeyResult {
+	if ve, ok := valkey.IsValkeyErr(res.Error()); ok {
+		class, _, _ := strings.Cut(ve.Error(), " ")
+		r.mu.Lock()
+		r.refused[v.Name+" "+class]++
+		r.mu.Unlock()
+	}
+	return res
+}
+
+func (r *refusalRecorder) Exec(ctx context.Context, v *protocol.Verb, keys, args []string) valkey.ValkeyResult {
+	return r.note(v, r.Executor.Exec(ctx, v, keys, args))
+}
+
+func (r *refusalRecorder) ExecThen(ctx context.Context, v *protocol.Verb, keys, args []string, then executor.Then) (valkey.ValkeyResult, []valkey.ValkeyResult) {
+	res, rest := r.Executor.ExecThen(ctx, v, keys, args, then)
+	return r.note(v, res), rest
+}
+
+// count is how many replies of class the recorder saw, for the verbs given
+// (every verb when none is).
+func (r *refusalRecorder) count(class string, verbs ...*protocol.Verb) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for k, c := range r.refused {
+		name, cl, _ := strings.Cut(k, " ")
+		if cl != class {
+			continue
+		}
+		if len(verbs) == 0 {
+			n += c
+		}
+		for _, v := range verbs {
+			if v.Name == name {
+				n += c
+			}
+		}
+	}
+	return n
+}
+
+func (r *refusalRecorder) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for k, c := range r.refused {
+		b.WriteString(k + "=" + strconv.Itoa(c) + " ")
+	}
+	return b.String()
+}
+
+// TestLoadingRunsNoJobTwice restarts a standalone server on a dataset that
+// takes seconds to load while a worker holds a job, and lets the handler
+// return while the server answers LOADING. The completion is refused with
+// LOADING, tried again, and lands once the data is loaded: the job runs
+// once and completes, as do a producer's Add and an Open made during the
+// load (Open picks the executor the server really has, not Lua for a
+// LOADING reply to EMQ.VERSION).
+func TestLoadingRunsNoJobTwice(t *testing.T) {
+	t.Parallel()
+	for _, e := range executors() {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := t.Context()
+			// Each key loads 20 µs late, and the server answers its
+			// clients every KB it loads: 25,000 keys keep it loading for
+			// seconds, answering LOADING meanwhile.
+			s, c, exec := e.start(t, valkeyserver.Options{Debug: true, Config: []string{
+				"key-load-delay", "20", "loading-process-events-interval-bytes", "1024",
+			}})
+			rec := newRefusalRecorder(exec)
+			q, err := trafikey.Open(ctx, c, "loading", trafikey.WithRunner(rec))
+			require.NoError(t, err)
+			first, err := q.Add(ctx, []byte("held"))
+			require.NoError(t, err)
+
+			var mu sync.Mutex
+			runs := map[string]int{}
+			outcomes := map[string]trafikey.Outcome{}
+			h, started, release := holdJobs(1)
+			w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
+				mu.Lock()
+				runs[j.ID]++
+				mu.Unlock()
+				return h(ctx, j)
+			}, trafikey.WorkerOptions{
+				Concurrency: 1, Lease: time.Minute,
+				OnDone: func(j *trafikey.Job, o trafikey.Outcome, _ error) {
+					mu.Lock()
+					outcomes[j.ID] = o
+					mu.Unlock()
+				},
+			})
+			stop := runWorker(t, w)
+			<-started
+
+			// The held job is active in the saved dataset, with its lease.
+			_, err = s.Do(ctx, "DEBUG", "POPULATE", "25000", "filler", "10")
+			require.NoError(t, err)
+			_, err = s.Do(ctx, "SAVE")
+			require.NoError(t, err)
+			restarted := make(chan error, 1)
+			go func() { restarted <- s.RestartAfter(context.WithoutCancel(ctx), 0) }()
+			require.Eventually(t, func() bool {
+				info, err := s.Info(ctx, "persistence")
+				return err == nil && valkeyserver.InfoField(info, "loading") == "1"
+			}, eventually, time.Millisecond, "the server loads its data")
+
+			close(release)
+			second, err := q.Add(ctx, []byte("added while loading"))
+			require.NoError(t, err)
+			late, err := trafikey.Open(ctx, c, "loading")
+			require.NoError(t, err)
+			require.Equal(t, trafikey.Executor(e.name), late.Executor())
+			require.NoError(t, <-restarted)
+
+			require.Eventually(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(outcomes) == 2
+			}, eventually, tick)
+			require.NoError(t, stop())
+			require.Positive(t, rec.count("LOADING", protocol.Add), "the Add met LOADING: %s", rec)
+			require.Positive(t, rec.count("LOADING", protocol.Complete, protocol.CompleteMany), "the completion met LOADING: %s", rec)
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, map[string]int{first: 1, second: 1}, runs, "each job ran once")
+			require.Equal(t, map[string]trafikey.Outcome{first: trafikey.OutcomeCompleted, second: trafikey.OutcomeCompleted}, outcomes)
+			st := stats(t, q)
+			require.EqualValues(t, 2, st.TotalCompleted)
+			t.Logf("refusals seen and retried: %s", rec)
+			require.Zero(t, st.TotalRecovered+st.Pending+st.Active+st.Dead)
+		})
+	}
+}
