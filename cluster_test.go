@@ -99,11 +99,17 @@ func TestClusterFailover(t *testing.T) {
 // startCluster starts three primaries with a replica each, with the module
 // on every node for the native executor, and a cluster client.
 func startCluster(t *testing.T, exec trafikey.Executor) (*valkeyserver.Cluster, valkey.Client) {
+	return startClusterOf(t, exec, 1)
+}
+
+// startClusterOf starts three primaries with replicas replicas each, as
+// startCluster does.
+func startClusterOf(t *testing.T, exec trafikey.Executor, replicas int) (*valkeyserver.Cluster, valkey.Client) {
 	base := valkeyserver.Options{}
 	if exec == trafikey.ExecutorNative {
 		base.Module = valkeytest.ModulePath(t)
 	}
-	cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3, ReplicasPerPrimary: 1, Base: base})
+	cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3, ReplicasPerPrimary: replicas, Base: base})
 	c := valkeytest.ClusterClient(t, cl)
 	if exec == trafikey.ExecutorNative {
 		valkeytest.RequireVerbs(t, c)
@@ -190,6 +196,87 @@ func TestClusterPrimaryCrashLosesNoDurableJob(t *testing.T) {
 			require.Zero(t, lost, "durable adds missing on the new primary, of %d", len(acked))
 			valkeytest.RequireConsistentQueue(t, replica, name)
 			t.Logf("%s: %d durable adds acknowledged, all on the new primary", exec, len(acked))
+		})
+	}
+}
+
+// queueOn returns a queue name with the given prefix whose slot primary p
+// of cl owns, the slots being split evenly in order, and the slot.
+func queueOn(t *testing.T, cl *valkeyserver.Cluster, prefix string, p int) (string, int) {
+	t.Helper()
+	n := len(cl.Primaries())
+	for i := 0; ; i++ {
+		name := fmt.Sprintf("%s%d", prefix, i)
+		slot := int(valkeytest.Do(t, cl.Primaries()[0], "CLUSTER", "KEYSLOT", "{"+name+"}").(int64))
+		if slot*n/valkeyserver.NumSlots == p {
+			return name, slot
+		}
+	}
+}
+
+// blockedOn counts the clients of s blocked in command cmd (lower case).
+func blockedOn(t *testing.T, s *valkeyserver.Server, cmd string) int {
+	t.Helper()
+	list, _ := valkeytest.Do(t, s, "CLIENT", "LIST").(string)
+	n := 0
+	for line := range strings.Lines(list) {
+		if strings.Contains(strings.ToLower(line), " cmd="+cmd+" ") && strings.Contains(line, " flags=b ") {
+			n++
+		}
+	}
+	return n
+}
+
+// TestClusterMultiQueueWorker runs one worker over three queues, one on
+// each primary of a cluster. Idle, it waits on the three signal lists at
+// once, one BLPOP per slot on each queue's node, so a job added to any of
+// them wakes it at once: the poll interval is an hour, and a queue it did
+// not wait on would not be seen in time.
+func TestClusterMultiQueueWorker(t *testing.T) {
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
+			t.Parallel()
+			cl, c := startClusterOf(t, exec, 0)
+			ctx := t.Context()
+			var qws []trafikey.QueueWeight
+			for p := range cl.Primaries() {
+				name, slot := queueOn(t, cl, "mq", p)
+				q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
+				require.NoError(t, err)
+				require.EqualValues(t, slot, trafikey.HashSlot(protocol.KeysOf(name).Signal), "the worker's slot of %s", name)
+				qws = append(qws, trafikey.QueueWeight{Queue: q, Weight: 1})
+			}
+			var d doneCounter
+			w, err := trafikey.NewWorkerForQueues(qws, func(context.Context, *trafikey.Job) error { return nil },
+				trafikey.WorkerOptions{Concurrency: 4, PollInterval: time.Hour, OnDone: d.onDone})
+			require.NoError(t, err)
+			stop := runWorker(t, w)
+
+			for round := range 2 {
+				for i, qw := range qws {
+					// Idle: blocked on every primary.
+					require.Eventually(t, func() bool {
+						for _, s := range cl.Primaries() {
+							if blockedOn(t, s, "blpop") == 0 {
+								return false
+							}
+						}
+						return true
+					}, eventually, tick, "the worker waits on every primary")
+					_, err := qw.Queue.Add(ctx, []byte("wake"))
+					require.NoError(t, err)
+					want := round*len(qws) + i + 1
+					require.Eventually(t, func() bool { return d.total() == want }, eventually, tick,
+						"the job on %s is processed", qw.Queue.Name())
+				}
+			}
+			require.NoError(t, stop())
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			for _, qw := range qws {
+				require.Equal(t, 2, d.by[qw.Queue.Name()], qw.Queue.Name())
+			}
 		})
 	}
 }

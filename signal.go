@@ -3,6 +3,7 @@ package trafikey
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
@@ -14,13 +15,48 @@ import (
 // blocks on BLPOP; the list never holds more than one token, so a burst of
 // adds costs one wake-up.
 
-// waitSignal blocks until a token arrives or timeout passes, and reports
-// whether a token arrived. valkey-go runs the blocking BLPOP on a dedicated
-// connection, so it does not hold up the pipelined calls of other
-// goroutines; cancelling ctx closes that connection.
-func (q *Queue) waitSignal(ctx context.Context, timeout time.Duration) (bool, error) {
-	cmd := q.client.B().Blpop().Key(q.keys.Signal).Timeout(timeout.Seconds()).Build()
-	err := q.client.Do(ctx, cmd).Error()
+// signalGroup is signal lists that one BLPOP can wait on: of queues on one
+// client and, on a cluster client, in one hash slot.
+type signalGroup struct {
+	client valkey.Client
+	keys   []string
+}
+
+// signalGroups groups the signal lists of queues for BLPOP, in the order
+// the queues come: one group per client, split by hash slot on a cluster
+// client, whose BLPOP must name keys of one slot (it panics on others).
+func signalGroups(queues []QueueWeight) []signalGroup {
+	type at struct {
+		client valkey.Client
+		slot   uint16
+	}
+	index := map[at]int{}
+	var groups []signalGroup
+	for _, qw := range queues {
+		q := qw.Queue
+		k := at{client: q.client}
+		if q.cluster {
+			k.slot = hashSlot(q.keys.Signal)
+		}
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, signalGroup{client: q.client})
+		}
+		groups[i].keys = append(groups[i].keys, q.keys.Signal)
+	}
+	return groups
+}
+
+// wait blocks until a token arrives on one of g's lists or timeout passes,
+// and reports whether a token arrived. valkey-go runs the blocking BLPOP on
+// a dedicated connection, so it does not hold up the pipelined calls of
+// other goroutines; when ctx ends, it releases the BLPOP with CLIENT
+// UNBLOCK and keeps the connection.
+func (g signalGroup) wait(ctx context.Context, timeout time.Duration) (bool, error) {
+	cmd := g.client.B().Blpop().Key(g.keys...).Timeout(timeout.Seconds()).Build().UnblockOnCancel()
+	err := g.client.Do(ctx, cmd).Error()
 	switch {
 	case err == nil:
 		return true, nil
@@ -29,6 +65,69 @@ func (q *Queue) waitSignal(ctx context.Context, timeout time.Duration) (bool, er
 	default:
 		return false, fmt.Errorf("trafikey: wait for signal: %w", err)
 	}
+}
+
+// waitSignals waits on every group at once, each group's BLPOP on its own
+// node, until a token arrives on any (the others are then released) or
+// timeout passes, and reports whether a token arrived. A group's error is
+// returned only when no token arrived.
+func waitSignals(ctx context.Context, groups []signalGroup, timeout time.Duration) (bool, error) {
+	if len(groups) == 1 {
+		return groups[0].wait(ctx, timeout)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		got bool
+		err error
+	}
+	results := make(chan result, len(groups))
+	for _, g := range groups {
+		go func() {
+			got, err := g.wait(ctx, timeout)
+			if got {
+				cancel()
+			}
+			results <- result{got, err}
+		}()
+	}
+	var got bool
+	var first error
+	for range groups {
+		r := <-results
+		got = got || r.got
+		if r.err != nil && first == nil && ctx.Err() == nil {
+			first = r.err
+		}
+	}
+	if got {
+		return true, nil
+	}
+	return false, first
+}
+
+// hashSlot is the cluster hash slot of key: CRC16 (XMODEM) of its hash tag,
+// the bytes between the first '{' and the next '}' when there are any, else
+// of the whole key, modulo 16384. Queue keys are emq:{name}:..., so every
+// key of a queue has the slot of {name}.
+func hashSlot(key string) uint16 {
+	if open := strings.IndexByte(key, '{'); open >= 0 {
+		if n := strings.IndexByte(key[open+1:], '}'); n > 0 {
+			key = key[open+1 : open+1+n]
+		}
+	}
+	var crc uint16
+	for i := range len(key) {
+		crc ^= uint16(key[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % 16384
 }
 
 // pokeSignal leaves one token for the next idle worker, the way the verbs

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey/internal/groupcommit"
 	"github.com/trafikey/trafikey/protocol"
@@ -218,9 +215,8 @@ type Worker struct {
 	log         *throttledLog
 
 	running atomic.Bool
-	// crossSlot is set once a BLPOP over every queue's signal list was
-	// refused because their slots differ (a cluster).
-	crossSlot atomic.Bool
+	// signals groups the queues' signal lists for the idle wait.
+	signals []signalGroup
 
 	processed, failed, retried, dead, lost, abandoned, cancelled atomic.Int64
 
@@ -274,7 +270,9 @@ type QueueWeight struct {
 // by weight (or, with StrictPriority, to the first queue in the list that
 // has jobs); when the drawn queue is empty the others are tried in turn, so
 // no slot idles while any queue has work. Every queue's delayed jobs and
-// expired leases are looked after as NewWorker's are.
+// expired leases are looked after as NewWorker's are. Idle, it waits on
+// every queue's signal at once; in a cluster, with one BLPOP (and one
+// connection) per hash slot among the queues, on the slot's node.
 func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOptions) (*Worker, error) {
 	if len(queues) == 0 || handler == nil {
 		return nil, invalid("new worker", "queue and handler are required")
@@ -350,6 +348,7 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		opts:       opts,
 		completers: map[*Queue]*groupcommit.Queue[*completion]{},
 		jobs:       map[*runningJob]struct{}{},
+		signals:    signalGroups(queues),
 	}
 	names := make([]string, len(queues))
 	for i, qw := range queues {
@@ -641,10 +640,10 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 // verb that makes a job claimable answers it, one round trip less than a
 // wake-up followed by a claim. Only a worker of one queue does: one CLAIM
 // waits on one queue's key, and a worker of several queues waits on all
-// their signal lists at once (or the first, across slots). As with the
-// signal list, one loop of a worker waits at a time, on a connection of its
-// own, holding the slots it gathered; the other idle loops park until it
-// returns.
+// their signal lists at once (one BLPOP per node and slot, in a cluster).
+// As with the signal list, one loop of a worker waits at a time, on a
+// connection of its own per BLPOP, holding the slots it gathered; the other
+// idle loops park until it returns.
 func (w *Worker) idleClaims() bool {
 	return len(w.queues) == 1 && w.queues[0].Queue.claimBlocks()
 }
@@ -789,31 +788,12 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 }
 
 // waitSignal sleeps until a verb signals one of the worker's queues, or
-// PollInterval passes. Over several queues it waits on all their signal
-// lists in one BLPOP, which needs them on one node: in a cluster, where
-// their slots differ, it waits for the first queue's signal only, and
-// PollInterval bounds how late the others are seen.
+// PollInterval passes. It waits on all their signal lists at once: in one
+// BLPOP when they share a node and slot (a standalone server), else one
+// BLPOP per slot, concurrently, the first token releasing the others, so
+// no queue waits for PollInterval to be seen.
 func (w *Worker) waitSignal(ctx context.Context) (bool, error) {
-	if len(w.queues) == 1 || w.crossSlot.Load() {
-		return w.queues[0].Queue.waitSignal(ctx, w.opts.PollInterval)
-	}
-	first := w.queues[0].Queue
-	keys := make([]string, len(w.queues))
-	for i, qw := range w.queues {
-		keys[i] = qw.Queue.keys.Signal
-	}
-	err := first.client.Do(ctx, first.client.B().Blpop().Key(keys...).Timeout(w.opts.PollInterval.Seconds()).Build()).Error()
-	switch {
-	case err == nil:
-		return true, nil
-	case valkey.IsValkeyNil(err):
-		return false, nil
-	case strings.Contains(err.Error(), "CROSSSLOT"):
-		w.crossSlot.Store(true)
-		return w.queues[0].Queue.waitSignal(ctx, w.opts.PollInterval)
-	default:
-		return false, fmt.Errorf("trafikey: wait for signal: %w", err)
-	}
+	return waitSignals(ctx, w.signals, w.opts.PollInterval)
 }
 
 // claimFailed logs a failed claim and returns how long to wait before the
