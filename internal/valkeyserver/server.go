@@ -38,6 +38,19 @@ func DefaultBin() string {
 	return "valkey-server"
 }
 
+// Tool returns the path of one of the server build's tools (valkey-cli,
+// valkey-benchmark): the one beside the server binary DefaultBin names,
+// such as the wrappers scripts/fetch-server.sh writes, else the one on
+// PATH, so a tool and its server come from the same build.
+func Tool(name string) (string, error) {
+	if bin, err := exec.LookPath(DefaultBin()); err == nil {
+		if p, err := exec.LookPath(filepath.Join(filepath.Dir(bin), name)); err == nil {
+			return p, nil
+		}
+	}
+	return exec.LookPath(name)
+}
+
 // StopTimeout is how long Stop waits after SIGTERM before it sends SIGKILL.
 const StopTimeout = 10 * time.Second
 

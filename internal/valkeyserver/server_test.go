@@ -403,3 +403,25 @@ func TestVersion(t *testing.T) {
 	require.Contains(t, string(out), fmt.Sprintf("v=%d.%d.%d ", v.Major, v.Minor, v.Patch))
 	require.Contains(t, strings.ToLower(string(out)), v.Product+" server")
 }
+
+// TestTool finds a tool of the server's own build: beside the server
+// binary the harness runs, which is where scripts/fetch-server.sh puts
+// its wrappers, else on PATH.
+func TestTool(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"valkey-server", "valkey-cli"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755))
+	}
+	t.Setenv(valkeyserver.EnvServer, filepath.Join(dir, "valkey-server"))
+	got, err := valkeyserver.Tool("valkey-cli")
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "valkey-cli"), got)
+
+	t.Setenv("PATH", dir)
+	_, err = valkeyserver.Tool("valkey-benchmark")
+	require.Error(t, err, "neither beside the server nor on PATH")
+	t.Setenv(valkeyserver.EnvServer, "")
+	got, err = valkeyserver.Tool("valkey-cli")
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "valkey-cli"), got, "from PATH")
+}
