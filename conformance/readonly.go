@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +37,22 @@ func RunReadOnly(t *testing.T, env Env) {
 	q.do("ACL", "SETUSER", readOnlyUser, "on", ">pw", "+@all", "%R~*")
 	rc := valkeytest.ClientWith(t, env.Server, valkey.ClientOption{Username: readOnlyUser, Password: "pw"})
 	readerEnv := Env{Server: env.Server, Client: rc, Exec: env.NewExec(rc), NewExec: env.NewExec}
+	// The server refuses a write verb on its declared keys itself, in its
+	// own words: a plain SET shows them. Redis words it otherwise than
+	// Valkey, whose text the module's own refusals of derived keys copy.
+	denied := Render(rc.Do(t.Context(), rc.B().Set().Key(q.k.Base+"denied").Value("x").Build()))
+	version, err := env.Server.Version(t.Context())
+	require.NoError(t, err)
+	noPerm := protocol.ErrNoPerm
+	if version.Product == "valkey" {
+		require.Equal(t, Err(protocol.ErrNoPerm), denied, "the server's refusal of a denied key")
+	} else {
+		var ok bool
+		noPerm, ok = strings.CutPrefix(denied, "(error) ")
+		require.True(t, ok, "SET of a denied key is refused: %s", denied)
+		noPerm, err = strconv.Unquote(noPerm)
+		require.NoError(t, err)
+	}
 
 	t.Run("read-only user", func(t *testing.T) {
 		for _, v := range protocol.All {
@@ -57,7 +75,7 @@ func RunReadOnly(t *testing.T, env Env) {
 			wq := newQueue(t, env)
 			wargs := fixtures[v](wq)
 			w := &queue{t: t, env: readerEnv, name: wq.name, k: wq.k}
-			w.refuse(protocol.ErrNoPerm, w.verb(v, wargs...))
+			w.refuse(noPerm, w.verb(v, wargs...))
 		}
 	})
 

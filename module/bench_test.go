@@ -24,7 +24,7 @@ import (
 // machine disturbs least), and ns/op, the wall time per request. On a two-core machine the server is pinned to CPU 0 and the
 // load generator to CPU 1 when taskset is available.
 func BenchmarkCrossing(b *testing.B) {
-	bench, err := exec.LookPath("valkey-benchmark")
+	bench, err := valkeyserver.Tool("valkey-benchmark")
 	if err != nil {
 		b.Skip("valkey-benchmark not found")
 	}

@@ -38,6 +38,19 @@ func DefaultBin() string {
 	return "valkey-server"
 }
 
+// Tool returns the path of one of the server build's tools (valkey-cli,
+// valkey-benchmark): the one beside the server binary DefaultBin names,
+// such as the wrappers scripts/fetch-server.sh writes, else the one on
+// PATH, so a tool and its server come from the same build.
+func Tool(name string) (string, error) {
+	if bin, err := exec.LookPath(DefaultBin()); err == nil {
+		if p, err := exec.LookPath(filepath.Join(filepath.Dir(bin), name)); err == nil {
+			return p, nil
+		}
+	}
+	return exec.LookPath(name)
+}
+
 // StopTimeout is how long Stop waits after SIGTERM before it sends SIGKILL.
 const StopTimeout = 10 * time.Second
 
@@ -674,4 +687,47 @@ func tailLines(text string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// Version is a server build's product and release, read from INFO server.
+type Version struct {
+	// Product is "valkey" or "redis".
+	Product string
+	// Major, Minor and Patch number the release, e.g. 9, 1 and 2.
+	Major, Minor, Patch int
+}
+
+// String returns the version as "valkey 9.1.2".
+func (v Version) String() string {
+	return fmt.Sprintf("%s %d.%d.%d", v.Product, v.Major, v.Minor, v.Patch)
+}
+
+// AtLeast reports whether v is product's release major.minor or later; a
+// version of another product is not.
+func (v Version) AtLeast(product string, major, minor int) bool {
+	return v.Product == product && (v.Major > major || v.Major == major && v.Minor >= minor)
+}
+
+// ParseVersion reads the version from the text of an INFO server reply.
+// Valkey also reports a redis_version (7.2.4, for clients that check it),
+// so its own valkey_version is read first.
+func ParseVersion(info string) (Version, error) {
+	v := Version{Product: "valkey"}
+	text := InfoField(info, "valkey_version")
+	if text == "" {
+		v.Product, text = "redis", InfoField(info, "redis_version")
+	}
+	if _, err := fmt.Sscanf(text, "%d.%d.%d", &v.Major, &v.Minor, &v.Patch); err != nil {
+		return Version{}, fmt.Errorf("valkeyserver: server version %q: %w", text, err)
+	}
+	return v, nil
+}
+
+// Version returns the version of the running server.
+func (s *Server) Version(ctx context.Context) (Version, error) {
+	info, err := s.Info(ctx, "server")
+	if err != nil {
+		return Version{}, err
+	}
+	return ParseVersion(info)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -46,9 +47,12 @@ func TestStartStop(t *testing.T) {
 	require.FileExists(t, s.LogPath())
 	require.Contains(t, s.Log(), "Ready to accept connections")
 
-	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+	// The process on the port is the one started, whatever binary or
+	// wrapper (TRAFIKEY_VALKEY_SERVER) it runs.
+	info, err := s.Info(ctx, "server")
 	require.NoError(t, err)
-	require.Contains(t, string(cmdline), "valkey-server 127.0.0.1:"+strconv.Itoa(s.Port()))
+	require.Equal(t, strconv.Itoa(pid), valkeyserver.InfoField(info, "process_id"))
+	require.Equal(t, strconv.Itoa(s.Port()), valkeyserver.InfoField(info, "tcp_port"))
 
 	require.NoError(t, s.Stop())
 	requireGone(t, pid)
@@ -362,4 +366,62 @@ func TestReplyErrorIs(t *testing.T) {
 	var re valkeyserver.ReplyError
 	require.True(t, errors.As(err, &re))
 	require.Equal(t, "ERR", re.Code())
+}
+
+func TestParseVersion(t *testing.T) {
+	t.Parallel()
+	for info, want := range map[string]valkeyserver.Version{
+		"# Server\r\nredis_version:7.2.4\r\nserver_name:valkey\r\nvalkey_version:9.1.2\r\n": {Product: "valkey", Major: 9, Minor: 1, Patch: 2},
+		"# Server\r\nredis_version:7.0.15\r\nredis_git_sha1:00000000\r\n":                   {Product: "redis", Major: 7, Minor: 0, Patch: 15},
+	} {
+		got, err := valkeyserver.ParseVersion(info)
+		require.NoError(t, err)
+		require.Equal(t, want, got)
+	}
+	_, err := valkeyserver.ParseVersion("# Server\r\nredis_version:seven\r\n")
+	require.Error(t, err)
+	_, err = valkeyserver.ParseVersion("")
+	require.Error(t, err)
+
+	v := valkeyserver.Version{Product: "valkey", Major: 8, Minor: 1, Patch: 1}
+	require.Equal(t, "valkey 8.1.1", v.String())
+	require.True(t, v.AtLeast("valkey", 8, 1))
+	require.True(t, v.AtLeast("valkey", 7, 9))
+	require.False(t, v.AtLeast("valkey", 9, 0))
+	require.False(t, v.AtLeast("redis", 7, 0))
+}
+
+// TestVersion reads the running server's version: the build the harness
+// runs, the default one or the one TRAFIKEY_VALKEY_SERVER names.
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	v, err := s.Version(ctxT(t))
+	require.NoError(t, err)
+	out, err := exec.Command(valkeyserver.DefaultBin(), "--version").Output()
+	require.NoError(t, err)
+	require.Contains(t, string(out), fmt.Sprintf("v=%d.%d.%d ", v.Major, v.Minor, v.Patch))
+	require.Contains(t, strings.ToLower(string(out)), v.Product+" server")
+}
+
+// TestTool finds a tool of the server's own build: beside the server
+// binary the harness runs, which is where scripts/fetch-server.sh puts
+// its wrappers, else on PATH.
+func TestTool(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"valkey-server", "valkey-cli"} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("#!/bin/sh\n"), 0o755))
+	}
+	t.Setenv(valkeyserver.EnvServer, filepath.Join(dir, "valkey-server"))
+	got, err := valkeyserver.Tool("valkey-cli")
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "valkey-cli"), got)
+
+	t.Setenv("PATH", dir)
+	_, err = valkeyserver.Tool("valkey-benchmark")
+	require.Error(t, err, "neither beside the server nor on PATH")
+	t.Setenv(valkeyserver.EnvServer, "")
+	got, err = valkeyserver.Tool("valkey-cli")
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "valkey-cli"), got, "from PATH")
 }
