@@ -425,3 +425,55 @@ func TestTool(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(dir, "valkey-cli"), got, "from PATH")
 }
+
+// TestMigrateSlot moves a slot with its keys from one primary to another,
+// the classic way and, on Valkey 9.0+, with atomic slot migration; a
+// cluster client finds the keys on the new owner.
+func TestMigrateSlot(t *testing.T) {
+	t.Parallel()
+	ctx := ctxT(t)
+	c := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 2})
+	client := valkeytest.ClusterClient(t, c)
+	slot := int(valkeytest.Do(t, c.Primaries()[0], "CLUSTER", "KEYSLOT", "{m}").(int64))
+	// a owns the slot, the slots being split evenly in order.
+	a, b := c.Primaries()[slot*2/valkeyserver.NumSlots], c.Primaries()[1-slot*2/valkeyserver.NumSlots]
+	for i := range 25 {
+		require.NoError(t, client.Do(ctx, client.B().Set().Key(fmt.Sprintf("{m}%d", i)).Value("v").Build()).Error())
+	}
+	idA, err := valkeyserver.NodeID(ctx, a)
+	require.NoError(t, err)
+	idB, err := valkeyserver.NodeID(ctx, b)
+	require.NoError(t, err)
+
+	m, err := c.MigrateSlot(ctx, slot, a, b, 10)
+	require.NoError(t, err)
+	require.Equal(t, 25, m.Keys)
+	require.Equal(t, 3, m.Batches)
+	require.Positive(t, m.Window)
+	for _, s := range c.Nodes() {
+		owner, err := valkeyserver.SlotOwner(ctx, s, slot)
+		require.NoError(t, err)
+		require.Equal(t, idB, owner, s.Addr())
+	}
+	require.Equal(t, int64(25), valkeytest.Do(t, b, "CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(slot)))
+	v, err := client.Do(ctx, client.B().Get().Key("{m}7").Build()).ToString()
+	require.NoError(t, err)
+	require.Equal(t, "v", v)
+
+	version, err := a.Version(ctx)
+	require.NoError(t, err)
+	if !version.AtLeast("valkey", 9, 0) {
+		t.Logf("%s has no atomic slot migration (Valkey 9.0+): only the classic move is tested", version)
+		return
+	}
+	require.NoError(t, c.MigrateSlotAtomic(ctx, slot, b, a))
+	for _, s := range c.Nodes() {
+		owner, err := valkeyserver.SlotOwner(ctx, s, slot)
+		require.NoError(t, err)
+		require.Equal(t, idA, owner, s.Addr())
+	}
+	require.Equal(t, int64(25), valkeytest.Do(t, a, "CLUSTER", "COUNTKEYSINSLOT", strconv.Itoa(slot)))
+	v, err = client.Do(ctx, client.B().Get().Key("{m}7").Build()).ToString()
+	require.NoError(t, err)
+	require.Equal(t, "v", v)
+}

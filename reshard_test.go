@@ -1,0 +1,217 @@
+package trafikey_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+)
+
+// reshardLoad is a queue under load in a cluster: producers adding to two
+// queues, a worker of the moving queue alone and a worker of both, every
+// job's handler runs counted by id.
+type reshardLoad struct {
+	mu       sync.Mutex
+	acked    map[string]bool // queue/id of each job whose Add returned
+	runs     map[string]int  // by queue/id
+	outcomes map[trafikey.Outcome]int
+	addErrs  []error
+	done     atomic.Int64
+}
+
+func (l *reshardLoad) handler(_ context.Context, j *trafikey.Job) error {
+	l.mu.Lock()
+	l.runs[j.Queue().Name()+"/"+j.ID]++
+	l.mu.Unlock()
+	time.Sleep(time.Millisecond) // a job's work, far within the lease
+	return nil
+}
+
+func (l *reshardLoad) onDone(_ *trafikey.Job, o trafikey.Outcome, _ error) {
+	l.mu.Lock()
+	l.outcomes[o]++
+	l.mu.Unlock()
+	l.done.Add(1)
+}
+
+// produce adds jobs to q one by one until stop is closed; every Add must
+// return an id, as a refusal for a moving slot is retried by the client.
+func (l *reshardLoad) produce(ctx context.Context, q *trafikey.Queue, stop <-chan struct{}, wg *sync.WaitGroup) {
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			id, err := q.Add(ctx, []byte("load"))
+			l.mu.Lock()
+			if err != nil {
+				l.addErrs = append(l.addErrs, err)
+			} else {
+				l.acked[q.Name()+"/"+id] = true
+			}
+			l.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	})
+}
+
+// TestReshardUnderLoad moves the slot of a queue under load to another
+// primary: producers add throughout, a worker of the queue and a worker of
+// it and a queue on a third primary run throughout, with leases long
+// enough that none legitimately expires. Nothing is lost, no job runs
+// twice, every Add returns an id, every outcome is reported, and the
+// workers go on on the new owner, idle ones blocked there and none left
+// blocked on the old one. The classic move (SETSLOT MIGRATING/IMPORTING,
+// MIGRATE, SETSLOT NODE) runs on every server version and both
+// executors; the client meets TRYAGAIN while it lasts and retries it.
+// Atomic slot migration (CLUSTER MIGRATESLOTS) runs on Valkey 9.0+.
+func TestReshardUnderLoad(t *testing.T) {
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run("classic/"+string(exec), func(t *testing.T) {
+			t.Parallel()
+			reshardUnderLoad(t, exec, false)
+		})
+	}
+	t.Run("atomic/lua", func(t *testing.T) {
+		t.Parallel()
+		reshardUnderLoad(t, trafikey.ExecutorLua, true)
+	})
+}
+
+func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
+	cl, c := startClusterOf(t, exec, 0)
+	ctx := t.Context()
+	primaries := cl.Primaries()
+	if atomicMove {
+		v, err := primaries[0].Version(ctx)
+		require.NoError(t, err)
+		if !v.AtLeast("valkey", 9, 0) {
+			t.Skipf("%s has no atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+); the classic move is tested on it", v)
+		}
+	}
+	from, to := primaries[0], primaries[1]
+	movingName, slot := queueOn(t, cl, "moving", 0)
+	stillName, _ := queueOn(t, cl, "still", 2)
+	open := func(name string) *trafikey.Queue {
+		q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
+		require.NoError(t, err)
+		return q
+	}
+	moving, still := open(movingName), open(stillName)
+	// Keys to move: a backlog of pending jobs, each a row of its own.
+	addN(t, moving, 2000)
+
+	l := &reshardLoad{acked: map[string]bool{}, runs: map[string]int{}, outcomes: map[trafikey.Outcome]int{}}
+	opts := trafikey.WorkerOptions{Concurrency: 8, Lease: time.Minute, OnDone: l.onDone}
+	alone, err := trafikey.NewWorker(moving, l.handler, opts)
+	require.NoError(t, err)
+	both, err := trafikey.NewWorkerForQueues([]trafikey.QueueWeight{{Queue: moving, Weight: 1}, {Queue: still, Weight: 1}}, l.handler, opts)
+	require.NoError(t, err)
+	stopAlone, stopBoth := runWorker(t, alone), runWorker(t, both)
+
+	stop := make(chan struct{})
+	var producers sync.WaitGroup
+	for range 2 {
+		l.produce(ctx, moving, stop, &producers)
+	}
+	l.produce(ctx, still, stop, &producers)
+	require.Eventually(t, func() bool { return l.done.Load() >= 500 }, eventually, tick, "the load runs")
+
+	toID, err := valkeyserver.NodeID(ctx, to)
+	require.NoError(t, err)
+	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if atomicMove {
+		require.NoError(t, cl.MigrateSlotAtomic(mctx, slot, from, to))
+	} else {
+		m, err := cl.MigrateSlot(mctx, slot, from, to, 10)
+		require.NoError(t, err)
+		t.Logf("moved %d keys in %d MIGRATE calls; TRYAGAIN window %v", m.Keys, m.Batches, m.Window)
+	}
+	for _, s := range primaries {
+		owner, err := valkeyserver.SlotOwner(ctx, s, slot)
+		require.NoError(t, err)
+		require.Equal(t, toID, owner)
+	}
+	require.Zero(t, valkeytest.Do(t, from, "CLUSTER", "COUNTKEYSINSLOT", fmt.Sprint(slot)), "no key left behind")
+
+	// The load goes on after the move.
+	after := l.done.Load()
+	require.Eventually(t, func() bool { return l.done.Load() >= after+500 }, eventually, tick, "the load runs on the new owner")
+	close(stop)
+	producers.Wait()
+	l.mu.Lock()
+	require.Empty(t, l.addErrs, "every Add returned an id")
+	want := len(l.acked)
+	l.mu.Unlock()
+	require.Eventually(t, func() bool {
+		ms, err1 := moving.Stats(ctx)
+		ss, err2 := still.Stats(ctx)
+		return err1 == nil && err2 == nil && ms.TotalCompleted+ss.TotalCompleted == int64(want+2000)
+	}, eventually, tick, "every job added completes")
+
+	// Idle now: the workers wait on the moving queue's new owner, and no
+	// claim is left blocked on the old one.
+	require.Eventually(t, func() bool {
+		return blockedOn(t, to, "blpop")+blockedOn(t, to, "emq.claim") >= 1 &&
+			blockedOn(t, from, "blpop")+blockedOn(t, from, "emq.claim") == 0
+	}, eventually, tick, "idle workers blocked on the new owner only")
+	require.NoError(t, stopAlone())
+	require.NoError(t, stopBoth())
+
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	require.Equal(t, want+2000, len(l.runs), "every job ran")
+	var twice []string
+	for id, n := range l.runs {
+		if n > 1 {
+			twice = append(twice, id)
+		}
+	}
+	require.Empty(t, twice, "jobs run more than once (of %d)", len(l.runs))
+	require.Equal(t, map[trafikey.Outcome]int{trafikey.OutcomeCompleted: want + 2000}, l.outcomes, "every outcome reported")
+	for _, q := range []*trafikey.Queue{moving, still} {
+		s, err := q.Stats(ctx)
+		require.NoError(t, err)
+		require.Zero(t, s.TotalRecovered+s.Pending+s.Active+s.Delayed+s.Dead, "queue %s: %+v", q.Name(), s)
+		require.Equal(t, s.TotalAdded, s.TotalCompleted, "queue %s: no Add counted twice", q.Name())
+	}
+	valkeytest.RequireConsistentQueue(t, to, movingName)
+	// The servers count the TRYAGAIN replies they sent; the clients
+	// retried each, as every call above returned.
+	tryAgain := errorCount(t, from, "TRYAGAIN") + errorCount(t, to, "TRYAGAIN")
+	if !atomicMove {
+		require.Positive(t, tryAgain, "the classic move refused calls with TRYAGAIN")
+	}
+	t.Logf("%s: %d jobs each run once; %d TRYAGAIN replies retried", movingName, want+2000, tryAgain)
+}
+
+// errorCount is how many error replies of class s has sent (INFO
+// errorstats).
+func errorCount(t *testing.T, s *valkeyserver.Server, class string) int {
+	t.Helper()
+	info, err := s.Info(t.Context(), "errorstats")
+	require.NoError(t, err)
+	v := valkeyserver.InfoField(info, "errorstat_"+class)
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(v, "count="))
+	require.NoError(t, err, v)
+	return n
+}
