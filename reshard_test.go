@@ -215,3 +215,61 @@ func errorCount(t *testing.T, s *valkeyserver.Server, class string) int {
 	require.NoError(t, err, v)
 	return n
 }
+
+// TestReshardDurableCalls moves the slot of a queue whose calls wait for
+// the AOF (WithDurability): such a call runs on a dedicated connection of
+// the node the client's slot map names, which valkey-go does not redirect.
+// A producer adding durably throughout the move has every Add acknowledged,
+// and after the move, with the client's slot map still naming the old
+// owner, a durable Add and a durable Complete land on the new one: the
+// MOVED, the ASK and the TRYAGAIN they meet are tried again.
+func TestReshardDurableCalls(t *testing.T) {
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
+			t.Parallel()
+			base := valkeyserver.Options{AOF: true}
+			if exec == trafikey.ExecutorNative {
+				base.Module = valkeytest.ModulePath(t)
+			}
+			cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3, Base: base})
+			c := valkeytest.ClusterClient(t, cl)
+			ctx := t.Context()
+			from, to := cl.Primaries()[0], cl.Primaries()[1]
+			name, slot := queueOn(t, cl, "durable", 0)
+			q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec),
+				trafikey.WithDurability(trafikey.Durability{AOF: true}))
+			require.NoError(t, err)
+			addN(t, q, 500)
+			held, err := q.Claim(ctx, time.Minute, 1)
+			require.NoError(t, err)
+			require.Len(t, held, 1)
+
+			l := &reshardLoad{acked: map[string]bool{}}
+			stop := make(chan struct{})
+			var producers sync.WaitGroup
+			l.produce(ctx, q, stop, &producers)
+			require.Eventually(t, func() bool {
+				l.mu.Lock()
+				defer l.mu.Unlock()
+				return len(l.acked) >= 50
+			}, eventually, tick)
+			_, err = cl.MigrateSlot(ctx, slot, from, to, 10)
+			require.NoError(t, err)
+			close(stop)
+			producers.Wait()
+			require.Empty(t, l.addErrs, "every durable Add during the move was acknowledged")
+
+			_, err = q.Add(ctx, []byte("after the move"))
+			require.NoError(t, err)
+			require.NoError(t, held[0].Complete(ctx))
+			s, err := q.Stats(ctx)
+			require.NoError(t, err)
+			require.EqualValues(t, 500+len(l.acked)+1, s.TotalAdded)
+			require.EqualValues(t, 1, s.TotalCompleted)
+			valkeytest.RequireConsistentQueue(t, to, name)
+			t.Logf("%d durable adds during the move; the old owner answered %d MOVED, %d ASK, %d TRYAGAIN",
+				len(l.acked), errorCount(t, from, "MOVED"), errorCount(t, from, "ASK"), errorCount(t, from, "TRYAGAIN"))
+		})
+	}
+}
