@@ -102,7 +102,9 @@ const eventsBatch = 100
 //
 // The iterator reads with XREAD BLOCK on a connection of its own and
 // survives a lost connection or a restarting server: it tries again, from
-// 50 ms doubling to 2 s, after the last entry it yielded. Any other error
+// 50 ms doubling to 2 s, after the last entry it yielded (a LOADING reply
+// of a server loading its data valkey-go retries itself, as it does for
+// any read-only command). Any other error
 // (a key of another type, a denied key, a bad id) is yielded once and ends
 // the iteration; ctx ending ends it without an error.
 func (q *Queue) Events(ctx context.Context, from string) iter.Seq2[Event, error] {

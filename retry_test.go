@@ -88,7 +88,7 @@ func (r *refusalRecorder) String() string {
 // LOADING, tried again, and lands once the data is loaded: the job runs
 // once and completes, as do a producer's Add and an Open made during the
 // load (Open picks the executor the server really has, not Lua for a
-// LOADING reply to EMQ.VERSION).
+// LOADING reply to EMQ.VERSION), and an events subscriber reads on.
 func TestLoadingRunsNoJobTwice(t *testing.T) {
 	t.Parallel()
 	for _, e := range executors() {
@@ -104,8 +104,27 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 			rec := newRefusalRecorder(exec)
 			q, err := trafikey.Open(ctx, c, "loading", trafikey.WithRunner(rec))
 			require.NoError(t, err)
+			require.NoError(t, q.SetEvents(ctx, 1000))
 			first, err := q.Add(ctx, []byte("held"))
 			require.NoError(t, err)
+			// A subscriber reads the events through the restart, until it
+			// has seen two completions.
+			subscribed := make(chan error, 1)
+			go func() {
+				completed := 0
+				for ev, err := range q.Events(ctx, trafikey.EventsFromStart) {
+					if err != nil {
+						subscribed <- err
+						return
+					}
+					if ev.Name == trafikey.EventCompleted {
+						if completed++; completed == 2 {
+							break
+						}
+					}
+				}
+				subscribed <- ctx.Err()
+			}()
 
 			var mu sync.Mutex
 			runs := map[string]int{}
@@ -153,6 +172,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 				return len(outcomes) == 2
 			}, eventually, tick)
 			require.NoError(t, stop())
+			require.NoError(t, <-subscribed, "the events subscriber goes on through the load")
 			require.Positive(t, rec.count("LOADING", protocol.Add), "the Add met LOADING: %s", rec)
 			require.Positive(t, rec.count("LOADING", protocol.Complete, protocol.CompleteMany), "the completion met LOADING: %s", rec)
 			mu.Lock()
