@@ -59,9 +59,6 @@ func BenchmarkServers(b *testing.B) {
 	for _, bin := range strings.FieldsFunc(list, func(r rune) bool { return r == ':' || r == ',' }) {
 		servers = append(servers, startBuild(b, bin, servers))
 	}
-	for _, sv := range servers {
-		b.Logf("%s: %s (%s)", sv.label, sv.version, sv.bin)
-	}
 	queue := 0
 	// executors returns a fresh queue on sv for each executor, native first
 	executors := func(b *testing.B, sv *benchBuild) [2]*benchExec {
@@ -105,7 +102,7 @@ func BenchmarkServers(b *testing.B) {
 					}
 				}
 				b.ReportMetric(median(ratios), sv.label+"-native/lua")
-				b.Logf("%s, %d rounds of %d calls: native %s, lua %s µs/call; native/lua %s", sv.label, rounds, b.N, spread(us[i][0]), spread(us[i][1]), spread(ratios))
+				b.Logf("%s (%s), %d rounds of %d calls: native %s, lua %s µs/call; native/lua %s", sv.label, sv.version, rounds, b.N, spread(us[i][0]), spread(us[i][1]), spread(ratios))
 				if i > 0 {
 					b.Logf("%s/%s: native %.3f, lua %.3f (ratio of medians)", sv.label, servers[0].label,
 						median(us[i][0])/median(us[0][0]), median(us[i][1])/median(us[0][1]))
@@ -131,7 +128,7 @@ func BenchmarkServers(b *testing.B) {
 				}
 			}
 			for i, sv := range servers {
-				b.Logf("%s, %d rounds of %d jobs: native %s, lua %s B/job beyond the payload", sv.label, rounds, memJobs, spread(bytes[i][0]), spread(bytes[i][1]))
+				b.Logf("%s (%s), %d rounds of %d jobs: native %s, lua %s B/job beyond the payload", sv.label, sv.version, rounds, memJobs, spread(bytes[i][0]), spread(bytes[i][1]))
 			}
 		}
 		for i, sv := range servers {
