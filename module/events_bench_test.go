@@ -26,7 +26,7 @@ func BenchmarkJobEvents(b *testing.B) {
 			name = "on"
 		}
 		b.Run(name, func(b *testing.B) {
-			s, c, _ := benchServer(b)
+			s, c, _ := benchServer(b, "")
 			ctx := context.Background()
 			q := "bench-" + name
 			do := func(args ...string) any {

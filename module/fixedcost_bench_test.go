@@ -28,7 +28,7 @@ import (
 // The TRA calls run in chunks alternating with the server's own command of
 // the same shape (bitCases), and it reports both and their ratio.
 func BenchmarkFixedCost(b *testing.B) {
-	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
+	s, c, shas := benchServer(b, "", protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
 	queue := 0
 	for _, bc := range singleJobCases {
 		b.Run(bc.name, func(b *testing.B) {
@@ -238,7 +238,7 @@ func commandStats(b *testing.B, s *valkeyserver.Server) map[string]cmdStat {
 //
 //	go test ./module -run '^$' -bench Payload -benchtime 1000x
 func BenchmarkPayload(b *testing.B) {
-	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
+	s, c, shas := benchServer(b, "", protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
 	queue := 0
 	for _, size := range []int{64, 4 << 10, 256 << 10, 1 << 20} {
 		payload := strings.Repeat("p", size)

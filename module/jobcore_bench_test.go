@@ -14,12 +14,13 @@ import (
 	"github.com/trafikey/trafikey/protocol"
 )
 
-// benchServer starts a server with the module loaded for a benchmark, its
-// main thread pinned to CPU 0 when taskset exists (the module's Go threads,
+// benchServer starts a server build (bin, a binary or wrapper; "" is
+// valkeyserver.DefaultBin) with the module loaded for a benchmark, its main
+// thread pinned to CPU 0 when taskset exists (the module's Go threads,
 // sysmon and the collector, stay free to run beside it), and returns a
 // connection to it, closed at cleanup, with the scripts of verbs loaded.
-func benchServer(b *testing.B, verbs ...*protocol.Verb) (*valkeyserver.Server, *valkeyserver.Conn, map[*protocol.Verb]string) {
-	s := valkeytest.Start(b, valkeyserver.Options{Module: valkeytest.ModulePath(b)})
+func benchServer(b *testing.B, bin string, verbs ...*protocol.Verb) (*valkeyserver.Server, *valkeyserver.Conn, map[*protocol.Verb]string) {
+	s := valkeytest.Start(b, valkeyserver.Options{Bin: bin, Module: valkeytest.ModulePath(b)})
 	if ts, err := exec.LookPath("taskset"); err == nil {
 		_ = exec.Command(ts, "-cp", "0", strconv.Itoa(s.PID())).Run()
 	}
@@ -57,7 +58,7 @@ func benchServer(b *testing.B, verbs ...*protocol.Verb) (*valkeyserver.Server, *
 // the timer starts and before CONFIG RESETSTAT, so only the measured calls
 // count.
 func BenchmarkJobCore(b *testing.B) {
-	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.CompleteMany, protocol.Fail)
+	s, c, shas := benchServer(b, "", protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.CompleteMany, protocol.Fail)
 	queue := 0
 	for _, bc := range jobCoreBenches {
 		// interleaved: native and Lua calls alternate in one pipeline, so
@@ -107,7 +108,7 @@ func BenchmarkJobCore(b *testing.B) {
 // TRAFIKEY_LARGE_QUEUE sets the jobs per queue (1000000).
 func BenchmarkJobCoreLargeQueue(b *testing.B) {
 	size := envInt(b, "TRAFIKEY_LARGE_QUEUE", 1000000)
-	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.CompleteMany, protocol.Fail)
+	s, c, shas := benchServer(b, "", protocol.Install, protocol.Add, protocol.Claim, protocol.Extend, protocol.Complete, protocol.CompleteMany, protocol.Fail)
 	var ex [2]*benchExec
 	for i, native := range []bool{true, false} {
 		ex[i] = &benchExec{b: b, c: c, q: "large" + strconv.Itoa(i), native: native, shas: shas}
@@ -129,23 +130,32 @@ func BenchmarkJobCoreLargeQueue(b *testing.B) {
 // machine, and reports each one's server µs per call (and per job when a
 // call does jobs of them) and their ratio.
 func interleave(b *testing.B, s *valkeyserver.Server, ex [2]*benchExec, verb *protocol.Verb, jobs int, setup func(e *benchExec, n int) [][]string) {
-	var calls [2][][]string
-	for i := range ex {
-		calls[i] = setup(ex[i], b.N)
-	}
-	lines := make([][]string, 0, 2*b.N)
-	for k := range calls[0] {
-		lines = append(lines, ex[0].line(ex[0].verb, calls[0][k]), ex[1].line(ex[1].verb, calls[1][k]))
-	}
-	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
-	b.ResetTimer()
-	ex[0].run(lines)
 	b.StopTimer()
+	b.ResetTimer()
+	runInterleaved(b, s, ex, b.N, setup)
 	native, script := reportInterleaved(b, s, verb)
 	if jobs > 1 {
 		b.ReportMetric(native/float64(jobs), "native-µs/job")
 		b.ReportMetric(script/float64(jobs), "lua-µs/job")
 	}
+}
+
+// runInterleaved builds n calls of a case on each executor (native first)
+// and, after CONFIG RESETSTAT, runs them alternating in one pipeline, the
+// benchmark's timer running for that pipeline only.
+func runInterleaved(b *testing.B, s *valkeyserver.Server, ex [2]*benchExec, n int, setup func(e *benchExec, n int) [][]string) {
+	var calls [2][][]string
+	for i := range ex {
+		calls[i] = setup(ex[i], n)
+	}
+	lines := make([][]string, 0, 2*n)
+	for k := range calls[0] {
+		lines = append(lines, ex[0].line(ex[0].verb, calls[0][k]), ex[1].line(ex[1].verb, calls[1][k]))
+	}
+	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
+	b.StartTimer()
+	ex[0].run(lines)
+	b.StopTimer()
 }
 
 // jobCoreBenches are the measured calls, one case per verb (and batch size).
@@ -276,11 +286,17 @@ func (e *benchExec) run(lines [][]string) []any {
 // executors (native and Lua calls interleaved in one run) and their ratio,
 // and returns the two.
 func reportInterleaved(b *testing.B, s *valkeyserver.Server, verb *protocol.Verb) (native, script float64) {
-	native, script = serverMicros(b, s, verb.Command), serverMicros(b, s, "evalsha")
+	native, script = executorMicros(b, s, verb)
 	b.ReportMetric(native, "native-µs/call")
 	b.ReportMetric(script, "lua-µs/call")
 	b.ReportMetric(native/script, "native/lua")
 	return native, script
+}
+
+// executorMicros is the server µs per call of verb natively (its EMQ.*
+// command) and through EVALSHA since the last CONFIG RESETSTAT.
+func executorMicros(b *testing.B, s *valkeyserver.Server, verb *protocol.Verb) (native, script float64) {
+	return serverMicros(b, s, verb.Command), serverMicros(b, s, "evalsha")
 }
 
 // reportAlone reports calls/s as the client saw them and the server µs per

@@ -27,7 +27,7 @@ import (
 // reports server-µs/call from INFO commandstats and calls/s as the client
 // saw them.
 func BenchmarkRecovery(b *testing.B) {
-	s, c, shas := benchServer(b, protocol.Install, protocol.Add, protocol.Claim, protocol.Recover, protocol.Promote)
+	s, c, shas := benchServer(b, "", protocol.Install, protocol.Add, protocol.Claim, protocol.Recover, protocol.Promote)
 	queue := 0
 	for _, bc := range []struct {
 		name  string

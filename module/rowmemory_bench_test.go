@@ -20,7 +20,7 @@ import (
 //
 //	go test ./module -run '^$' -bench RowMemory -benchtime 100000x
 func BenchmarkRowMemory(b *testing.B) {
-	s, c, shas := benchServer(b, protocol.Install, protocol.Add)
+	s, c, shas := benchServer(b, "", protocol.Install, protocol.Add)
 	payload := strings.Repeat("x", 64)
 	const at = "1767225600000" // an add time of 13 digits, as today's
 	k := protocol.KeysOf("mem")
@@ -47,11 +47,7 @@ func BenchmarkRowMemory(b *testing.B) {
 		row   bool // a row, and so a payload, per job
 		write func(e *benchExec, n int)
 	}{
-		{"native-add", true, func(e *benchExec, n int) {
-			e.must(protocol.Install)
-			// a plain job: every field at its default, which ADD leaves out
-			e.addJobs(n, job(payload, "0", "0", "3", protocol.BackoffExponential, "1000"))
-		}},
+		{"native-add", true, addPlain(payload)},
 		{"row-data-att-at+pending", true, raw([]string{data, payload, att, "0", added, at}, true)},
 		{"row-data-at+pending", true, raw([]string{data, payload, added, at}, true)},
 		{"row-d-at+pending", true, raw([]string{"d", payload, added, at}, true)},
@@ -61,17 +57,33 @@ func BenchmarkRowMemory(b *testing.B) {
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			valkeytest.Do(b, s, "FLUSHALL", "SYNC")
 			e := &benchExec{b: b, c: c, q: "mem", native: true, shas: shas}
-			before := dataMemory(b, s)
-			bc.write(e, b.N)
-			perJob := float64(dataMemory(b, s)-before) / float64(b.N)
+			beyond := 0
 			if bc.row {
-				perJob -= float64(len(payload))
+				beyond = len(payload)
 			}
-			b.ReportMetric(perJob, "B/job")
+			b.ReportMetric(bytesPerJob(b, s, e, b.N, beyond, bc.write), "B/job")
 		})
 	}
+}
+
+// addPlain is the write of n plain jobs of payload by e's executor: INSTALL
+// of e's queue, then ADD of 100 jobs a call.
+func addPlain(payload string) func(e *benchExec, n int) {
+	return func(e *benchExec, n int) {
+		e.must(protocol.Install)
+		// a plain job: every field at its default, which ADD leaves out
+		e.addJobs(n, job(payload, "0", "0", "3", protocol.BackoffExponential, "1000"))
+	}
+}
+
+// bytesPerJob empties the server, writes n jobs with write and returns what
+// the server's data grew by per job, less payload bytes.
+func bytesPerJob(b *testing.B, s *valkeyserver.Server, e *benchExec, n, payload int, write func(e *benchExec, n int)) float64 {
+	valkeytest.Do(b, s, "FLUSHALL", "SYNC")
+	before := dataMemory(b, s)
+	write(e, n)
+	return float64(dataMemory(b, s)-before)/float64(n) - float64(payload)
 }
 
 // dataMemory is the server's used_memory without client buffers and the
