@@ -70,7 +70,10 @@ func (g signalGroup) wait(ctx context.Context, timeout time.Duration) (bool, err
 // waitSignals waits on every group at once, each group's BLPOP on its own
 // node, until a token arrives on any (the others are then released) or
 // timeout passes, and reports whether a token arrived. A group's error is
-// returned only when no token arrived.
+// returned only when no token arrived. A token that a released BLPOP took
+// just as it was released is lost; the worker claims from every queue
+// before it waits again, so only another worker idle on that queue sees
+// its job late, within its PollInterval.
 func waitSignals(ctx context.Context, groups []signalGroup, timeout time.Duration) (bool, error) {
 	if len(groups) == 1 {
 		return groups[0].wait(ctx, timeout)
