@@ -87,11 +87,19 @@ func TestReshardUnderLoad(t *testing.T) {
 			reshardUnderLoad(t, exec, false)
 		})
 	}
-	t.Run("atomic/lua", func(t *testing.T) {
-		t.Parallel()
-		reshardUnderLoad(t, trafikey.ExecutorLua, true)
-	})
+	for _, exec := range atomicExecutors {
+		t.Run("atomic/"+string(exec), func(t *testing.T) {
+			t.Parallel()
+			reshardUnderLoad(t, exec, true)
+		})
+	}
 }
+
+// atomicExecutors are the executors the atomic slot migration tests run
+// on. The native one joins once the module declares atomic slot migration
+// support, without which Valkey 9 refuses CLUSTER MIGRATESLOTS on a node
+// that loaded it.
+var atomicExecutors = []trafikey.Executor{trafikey.ExecutorLua}
 
 func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	cl, c := startClusterOf(t, exec, 0)
@@ -272,4 +280,75 @@ func TestReshardDurableCalls(t *testing.T) {
 				len(l.acked), errorCount(t, from, "MOVED"), errorCount(t, from, "ASK"), errorCount(t, from, "TRYAGAIN"))
 		})
 	}
+}
+
+// TestReshardReleasesBlockedClaims moves the slot of a queue whose idle
+// workers are blocked on its old owner, with an hour's poll interval: a
+// worker of the queue alone (in CLAIM with a block time on the native
+// executor, in BLPOP on Lua) and a worker of it and a queue on a third
+// primary (one BLPOP per slot). The old owner releases them when the slot
+// leaves (MOVED), the client sends them again to the new owner, and a job
+// added there is processed at once; nothing stays blocked on the old owner.
+func TestReshardReleasesBlockedClaims(t *testing.T) {
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run("classic/"+string(exec), func(t *testing.T) {
+			t.Parallel()
+			reshardBlocked(t, exec, false)
+		})
+	}
+	for _, exec := range atomicExecutors {
+		t.Run("atomic/"+string(exec), func(t *testing.T) {
+			t.Parallel()
+			reshardBlocked(t, exec, true)
+		})
+	}
+}
+
+func reshardBlocked(t *testing.T, exec trafikey.Executor, atomicMove bool) {
+	cl, c := startClusterOf(t, exec, 0)
+	ctx := t.Context()
+	primaries := cl.Primaries()
+	if atomicMove {
+		v, err := primaries[0].Version(ctx)
+		require.NoError(t, err)
+		if !v.AtLeast("valkey", 9, 0) {
+			t.Skipf("%s has no atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+); the classic move is tested on it", v)
+		}
+	}
+	from, to, other := primaries[0], primaries[1], primaries[2]
+	movingName, slot := queueOn(t, cl, "blocked", 0)
+	stillName, _ := queueOn(t, cl, "still", 2)
+	moving, err := trafikey.Open(ctx, c, movingName, trafikey.WithExecutor(exec))
+	require.NoError(t, err)
+	still, err := trafikey.Open(ctx, c, stillName, trafikey.WithExecutor(exec))
+	require.NoError(t, err)
+
+	var d doneCounter
+	opts := trafikey.WorkerOptions{Concurrency: 2, PollInterval: time.Hour, OnDone: d.onDone}
+	h := func(context.Context, *trafikey.Job) error { return nil }
+	alone, err := trafikey.NewWorker(moving, h, opts)
+	require.NoError(t, err)
+	both, err := trafikey.NewWorkerForQueues([]trafikey.QueueWeight{{Queue: moving, Weight: 1}, {Queue: still, Weight: 1}}, h, opts)
+	require.NoError(t, err)
+	stopAlone, stopBoth := runWorker(t, alone), runWorker(t, both)
+	blocked := func(s *valkeyserver.Server) int { return blockedOn(t, s, "blpop") + blockedOn(t, s, "emq.claim") }
+	require.Eventually(t, func() bool { return blocked(from) >= 2 && blocked(other) >= 1 }, eventually, tick,
+		"both workers idle on the queue's owner")
+
+	if atomicMove {
+		require.NoError(t, cl.MigrateSlotAtomic(ctx, slot, from, to))
+	} else {
+		_, err := cl.MigrateSlot(ctx, slot, from, to, 100)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return blocked(from) == 0 && blocked(to) >= 2 }, eventually, tick,
+		"the blocked claims move to the new owner")
+	for i, q := range []*trafikey.Queue{moving, still, moving} {
+		_, err := q.Add(ctx, []byte("wake"))
+		require.NoError(t, err)
+		require.Eventually(t, func() bool { return d.total() == i+1 }, eventually, tick, "the job on %s is processed", q.Name())
+	}
+	require.NoError(t, stopAlone())
+	require.NoError(t, stopBoth())
 }
