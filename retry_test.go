@@ -14,6 +14,7 @@ import (
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/protocol"
 )
 
@@ -183,6 +184,93 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 			require.EqualValues(t, 2, st.TotalCompleted)
 			t.Logf("refusals seen and retried: %s", rec)
 			require.Zero(t, st.TotalRecovered+st.Pending+st.Active+st.Dead)
+		})
+	}
+}
+
+// TestTryAgainIsRetried holds a queue's slot MIGRATING (nothing moved yet)
+// while a worker's handler returns and a producer adds: the server refuses
+// both with TRYAGAIN, as every verb names the queue's base key, which never
+// exists. The client tries them again until the migration is called off
+// (SETSLOT STABLE), and then they land: the job ran once and completed, the
+// Add returned its id. An Add whose ctx ends first returns ctx's error and
+// adds nothing.
+func TestTryAgainIsRetried(t *testing.T) {
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
+			t.Parallel()
+			cl, c := startClusterOf(t, exec, 0)
+			ctx := t.Context()
+			from, to := cl.Primaries()[0], cl.Primaries()[1]
+			name, slot := queueOn(t, cl, "tryagain", 0)
+			q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
+			require.NoError(t, err)
+			first, err := q.Add(ctx, []byte("held"))
+			require.NoError(t, err)
+
+			var mu sync.Mutex
+			runs := map[string]int{}
+			outcomes := map[string]trafikey.Outcome{}
+			h, started, release := holdJobs(1)
+			w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
+				mu.Lock()
+				runs[j.ID]++
+				mu.Unlock()
+				return h(ctx, j)
+			}, trafikey.WorkerOptions{Concurrency: 1, Lease: time.Minute,
+				OnDone: func(j *trafikey.Job, o trafikey.Outcome, _ error) {
+					mu.Lock()
+					outcomes[j.ID] = o
+					mu.Unlock()
+				}})
+			stop := runWorker(t, w)
+			<-started
+
+			fromID, err := valkeyserver.NodeID(ctx, from)
+			require.NoError(t, err)
+			toID, err := valkeyserver.NodeID(ctx, to)
+			require.NoError(t, err)
+			s := strconv.Itoa(slot)
+			valkeytest.Do(t, to, "CLUSTER", "SETSLOT", s, "IMPORTING", fromID)
+			valkeytest.Do(t, from, "CLUSTER", "SETSLOT", s, "MIGRATING", toID)
+
+			short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+			_, err = q.Add(short, []byte("given up"))
+			cancel()
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+
+			close(release)
+			added := make(chan error, 1)
+			var second string
+			go func() {
+				var err error
+				second, err = q.Add(ctx, []byte("added while migrating"))
+				added <- err
+			}()
+			// Refused over and over: the completion, the Add and the rest.
+			before := errorCount(t, from, "TRYAGAIN")
+			require.Eventually(t, func() bool { return errorCount(t, from, "TRYAGAIN") >= before+10 }, eventually, tick)
+			mu.Lock()
+			require.Empty(t, outcomes, "nothing reported while the slot migrates")
+			mu.Unlock()
+
+			valkeytest.Do(t, from, "CLUSTER", "SETSLOT", s, "STABLE")
+			valkeytest.Do(t, to, "CLUSTER", "SETSLOT", s, "STABLE")
+			require.NoError(t, <-added)
+			require.Eventually(t, func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(outcomes) == 2
+			}, eventually, tick)
+			require.NoError(t, stop())
+			mu.Lock()
+			defer mu.Unlock()
+			require.Equal(t, map[string]int{first: 1, second: 1}, runs, "each job ran once")
+			require.Equal(t, map[string]trafikey.Outcome{first: trafikey.OutcomeCompleted, second: trafikey.OutcomeCompleted}, outcomes)
+			st := stats(t, q)
+			require.EqualValues(t, 2, st.TotalAdded, "the given-up Add wrote nothing")
+			require.EqualValues(t, 2, st.TotalCompleted)
 		})
 	}
 }
