@@ -235,9 +235,10 @@ func notRunReply(err error) bool {
 }
 
 // untilReachable runs call until it returns anything but a transient error
-// (a reply, or a refusal that running it again would not change), waiting from 50 ms doubling to 2 s between tries,
-// for as long as ctx lasts: a process that starts while its server is
-// restarting waits for it instead of failing.
+// (a reply, or a refusal that trying again would not change), waiting from
+// 50 ms doubling to 2 s between tries, for as long as ctx lasts: a process
+// that starts while its server is restarting waits for it instead of
+// failing.
 func untilReachable(ctx context.Context, call func() error) error {
 	return retryTransient(ctx, 2*time.Second, call, nil)
 }
