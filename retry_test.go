@@ -159,12 +159,22 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 				return err == nil && valkeyserver.InfoField(info, "loading") == "1"
 			}, eventually, time.Millisecond, "the server loads its data")
 
+			// Opened while the server loads: its EMQ.VERSION meets LOADING.
+			type opened struct {
+				q   *trafikey.Queue
+				err error
+			}
+			late := make(chan opened, 1)
+			go func() {
+				q, err := trafikey.Open(ctx, c, "loading")
+				late <- opened{q, err}
+			}()
 			close(release)
 			second, err := q.Add(ctx, []byte("added while loading"))
 			require.NoError(t, err)
-			late, err := trafikey.Open(ctx, c, "loading")
-			require.NoError(t, err)
-			require.Equal(t, trafikey.Executor(e.name), late.Executor())
+			o := <-late
+			require.NoError(t, o.err)
+			require.Equal(t, trafikey.Executor(e.name), o.q.Executor())
 			require.NoError(t, <-restarted)
 
 			require.Eventually(t, func() bool {
