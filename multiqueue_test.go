@@ -2,6 +2,7 @@ package trafikey_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
 // doneCounter counts the completed jobs of a worker by queue, in order.
@@ -113,4 +115,39 @@ func TestWorkerForQueuesOptions(t *testing.T) {
 		_, err := trafikey.NewWorkerForQueues([]trafikey.QueueWeight{{Queue: b.q}, {Queue: other}}, h, trafikey.WorkerOptions{StrictPriority: true})
 		require.NoError(t, err, "weights are not needed with StrictPriority")
 	})
+}
+
+// TestWorkerForQueuesOnTwoServers: a worker over queues on two servers,
+// each opened with its own client, waits on both servers' signal lists at
+// once when idle (the poll interval is an hour), so a job added to either
+// wakes it.
+func TestWorkerForQueuesOnTwoServers(t *testing.T) {
+	t.Parallel()
+	for _, e := range executors() {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			var qws []trafikey.QueueWeight
+			var bundles []*testBundle
+			for i := range 2 {
+				s, c, exec := e.start(t, valkeyserver.Options{})
+				q, err := trafikey.Open(t.Context(), c, "q"+strconv.Itoa(i), trafikey.WithRunner(exec))
+				require.NoError(t, err)
+				qws = append(qws, trafikey.QueueWeight{Queue: q, Weight: 1})
+				bundles = append(bundles, &testBundle{server: s, client: c, exec: exec, q: q})
+			}
+			var d doneCounter
+			w, err := trafikey.NewWorkerForQueues(qws, func(context.Context, *trafikey.Job) error { return nil },
+				trafikey.WorkerOptions{Concurrency: 2, PollInterval: time.Hour, OnDone: d.onDone})
+			require.NoError(t, err)
+			stop := runWorker(t, w)
+			for i, b := range append(bundles, bundles...) {
+				require.Eventually(t, func() bool { return blockedClients(t, bundles[0]) >= 1 && blockedClients(t, bundles[1]) >= 1 },
+					eventually, tick, "idle on both servers")
+				_, err := b.q.Add(t.Context(), []byte("wake"))
+				require.NoError(t, err)
+				require.Eventually(t, func() bool { return d.total() == i+1 }, eventually, tick, "the job on server %d is processed", i%2)
+			}
+			require.NoError(t, stop())
+		})
+	}
 }
