@@ -271,8 +271,9 @@ type QueueWeight struct {
 // has jobs); when the drawn queue is empty the others are tried in turn, so
 // no slot idles while any queue has work. Every queue's delayed jobs and
 // expired leases are looked after as NewWorker's are. Idle, it waits on
-// every queue's signal at once; in a cluster, with one BLPOP (and one
-// connection) per hash slot among the queues, on the slot's node.
+// every queue's signal at once, with one BLPOP (and one connection) per
+// client among the queues, and on a cluster client per hash slot, on the
+// slot's node.
 func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOptions) (*Worker, error) {
 	if len(queues) == 0 || handler == nil {
 		return nil, invalid("new worker", "queue and handler are required")
