@@ -790,9 +790,9 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 
 // waitSignal sleeps until a verb signals one of the worker's queues, or
 // PollInterval passes. It waits on all their signal lists at once: in one
-// BLPOP when they share a node and slot (a standalone server), else one
-// BLPOP per slot, concurrently, the first token releasing the others, so
-// no queue waits for PollInterval to be seen.
+// BLPOP when they share a client and, in a cluster, a slot, else one BLPOP
+// per client and slot, concurrently, the first token releasing the others,
+// so no queue waits for PollInterval to be seen.
 func (w *Worker) waitSignal(ctx context.Context) (bool, error) {
 	return waitSignals(ctx, w.signals, w.opts.PollInterval)
 }
