@@ -201,6 +201,11 @@ int emq_call_init(int (*get_api)(const char *, void *), void *ctx);
 void emq_set_key_writes(int on);
 /* Reports whether writes take the key API. */
 int emq_key_writes(void);
+/* What emq_call_init found out about the server (see call.c): the longest
+ * string it may hold embedded, and whether its scripts hold the arguments
+ * of the commands they call. */
+size_t emq_embed_max(void);
+int emq_scripts_hold_args(void);
 /* Implemented in call.c: frees what a command's host replies kept (see
  * emq_io.keep), after its reply was emitted. */
 void emq_release(void *ctx, emq_io *io);
