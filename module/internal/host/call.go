@@ -7,6 +7,7 @@ void emq_set_key_writes(int on);
 int emq_key_writes(void);
 size_t emq_embed_max(void);
 int emq_scripts_hold_args(void);
+int emq_module_options(void);
 */
 import "C"
 
@@ -228,6 +229,10 @@ func KeyWrites() bool { return C.emq_key_writes() != 0 }
 // string of at most this many bytes is read through GETBIT by RM_Call, and
 // a write copies an argument of at most this many bytes.
 func EmbedMax() uint64 { return uint64(C.emq_embed_max()) }
+
+// ModuleOptions is the module options declared at load
+// (VALKEYMODULE_OPTIONS_* bits): those of trafikey that the server knows.
+func ModuleOptions() int { return int(C.emq_module_options()) }
 
 // ScriptsHoldArgs reports whether the server's scripts call commands with
 // arguments they hold (Lua as a module of the server, 9.1 on), so a write
