@@ -53,6 +53,42 @@ func stop(t testing.TB, s *valkeyserver.Server) {
 	}
 }
 
+// redisBuild caches ServerIsRedis's answer: one server build per process.
+var redisBuild struct {
+	once  sync.Once
+	redis bool
+	err   error
+}
+
+// ServerIsRedis reports whether the server build the harness starts (see
+// valkeyserver.Options, TRAFIKEY_VALKEY_SERVER) is Redis rather than Valkey,
+// as a throwaway server's INFO server says: redis_version without
+// valkey_version. On Redis only the Lua executor exists: the module is
+// Valkey's.
+func ServerIsRedis(t testing.TB) bool {
+	t.Helper()
+	redisBuild.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), StartTimeout)
+		defer cancel()
+		s, err := valkeyserver.Start(ctx, valkeyserver.Options{})
+		if err != nil {
+			redisBuild.err = err
+			return
+		}
+		defer s.Stop()
+		info, err := s.Info(ctx, "server")
+		if err != nil {
+			redisBuild.err = err
+			return
+		}
+		redisBuild.redis = valkeyserver.InfoField(info, "redis_version") != "" && valkeyserver.InfoField(info, "valkey_version") == ""
+	})
+	if redisBuild.err != nil {
+		t.Fatalf("which server build: %v", redisBuild.err)
+	}
+	return redisBuild.redis
+}
+
 // StartCluster starts a cluster for the test and stops it at cleanup, logging
 // the tail of every node's log when the test has failed.
 func StartCluster(t testing.TB, o valkeyserver.ClusterOptions) *valkeyserver.Cluster {
