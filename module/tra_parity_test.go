@@ -21,7 +21,7 @@ import (
 
 // traStates are the values a TRA key starts from: no key, strings of each
 // encoding (embstr, int, a shared small integer, raw), lengths around where
-// each server stops embedding a string (44 bytes on Valkey 8, about 110 on
+// each server stops embedding a string (44 bytes on Valkey 8, 116 at most on
 // 9.1), and a list (wrong type).
 var traStates = []struct {
 	name  string

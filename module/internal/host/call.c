@@ -148,7 +148,7 @@ int emq_key_writes(void) { return key_writes; }
  *
  * The bound is the server's and not one number: Valkey 8 embeds a string
  * of up to 44 bytes, 9.1 one that fits 128 bytes with its object header,
- * its key and its expiry (about 110 bytes, fewer for a longer key). A
+ * its key and its expiry (116 bytes without a key, fewer under one). A
  * string the server makes for a module (CreateString) is embedded exactly
  * when a value without a key of that length may be, the most any key
  * allows; an in-place change (StringAppendBuffer) gives an embedded string

@@ -183,7 +183,7 @@ func TestFastReads(t *testing.T) {
 
 	// strings for STRLEN and GETBIT: int, and SET's strings of every length
 	// around where this server stops embedding them (44 bytes on Valkey 8,
-	// about 110 on 9.1, fewer under a long key name), a bitmap SETBIT made,
+	// at most 116 on 9.1, fewer under a longer key name), a bitmap SETBIT made,
 	// 1 MB; offsets inside, past the end, at the fast path's bound and past
 	// it, and ones only the server refuses. No read may change a string's
 	// encoding.
