@@ -71,7 +71,8 @@ func RunReadOnly(t *testing.T, env Env) {
 				continue
 			}
 			// A write verb on a valid call is refused by the server's ACL on
-			// the declared keys before it runs.
+			// the declared keys before it runs, in the server's own words
+			// (noPerm).
 			wq := newQueue(t, env)
 			wargs := fixtures[v](wq)
 			w := &queue{t: t, env: readerEnv, name: wq.name, k: wq.k}

@@ -145,8 +145,11 @@ func TestKeyWritesMatchRMCall(t *testing.T) {
 		}
 		return out
 	})
-	step("claim 140 with a 1 ms lease, one alone", func(e *mergeSide) any {
-		return []any{e.do(protocol.Claim, "1", "1"), e.do(protocol.Claim, "1", "139")}
+	// the one alone leases 1 ms and the rest 2, so its deadline comes first
+	// on both servers whether or not the two claims fall in one millisecond
+	// (RECOVER takes the expired in deadline order)
+	step("claim 140 with a short lease, one alone", func(e *mergeSide) any {
+		return []any{e.do(protocol.Claim, "1", "1"), e.do(protocol.Claim, "2", "139")}
 	})
 	time.Sleep(20 * time.Millisecond)
 	step("promote the due", func(e *mergeSide) any { return e.do(protocol.Promote, "1000") })

@@ -87,8 +87,9 @@ func load(args []string) ([]host.Command, error) {
 		memlimit = strconv.FormatInt(o.memlimit, 10)
 	}
 	host.SetKeyWrites(o.keyWrites)
-	host.Logf(host.LogNotice, "wire %d, %d commands, gomaxprocs %d, gcpercent %d, memlimit %s, debug-commands %v, tra-c %v, key-writes %v",
-		protocol.Wire, len(cmds), o.gomaxprocs, o.gcpercent, memlimit, o.debugCommands, o.traC, host.KeyWrites())
+	host.Logf(host.LogNotice, "wire %d, %d commands, gomaxprocs %d, gcpercent %d, memlimit %s, debug-commands %v, tra-c %v, key-writes %v, embed-max %d, scripts-hold-args %v, options %#x",
+		protocol.Wire, len(cmds), o.gomaxprocs, o.gcpercent, memlimit, o.debugCommands, o.traC, host.KeyWrites(),
+		host.EmbedMax(), host.ScriptsHoldArgs(), host.ModuleOptions())
 	return cmds, nil
 }
 

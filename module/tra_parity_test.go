@@ -20,8 +20,9 @@ import (
 )
 
 // traStates are the values a TRA key starts from: no key, strings of each
-// encoding (embstr, int, a shared small integer, raw), lengths around the
-// embstr limit, and a list (wrong type).
+// encoding (embstr, int, a shared small integer, raw), lengths around where
+// each server stops embedding a string (44 bytes on Valkey 8, 116 at most on
+// 9.1), and a list (wrong type).
 var traStates = []struct {
 	name  string
 	setup []string // the command that makes the key, "" for none; %k is the key
@@ -30,9 +31,12 @@ var traStates = []struct {
 	{"embstr", []string{"SET", "%k", "abc"}},
 	{"int", []string{"SET", "%k", "12345"}},
 	{"shared-int", []string{"SET", "%k", "7"}},
-	{"embstr-44", []string{"SET", "%k", strings.Repeat("e", 44)}},
-	{"raw-45", []string{"SET", "%k", strings.Repeat("f", 45)}},
-	{"raw-100", []string{"SET", "%k", strings.Repeat("\xff", 100)}},
+	{"len-44", []string{"SET", "%k", strings.Repeat("e", 44)}},
+	{"len-45", []string{"SET", "%k", strings.Repeat("f", 45)}},
+	{"len-100", []string{"SET", "%k", strings.Repeat("\xff", 100)}},
+	{"len-110", []string{"SET", "%k", strings.Repeat("g", 110)}},
+	{"len-113", []string{"SET", "%k", strings.Repeat("h", 113)}},
+	{"len-200", []string{"SET", "%k", strings.Repeat("i", 200)}},
 	{"setbit-made", []string{"SETBIT", "%k", "3", "1"}},
 	{"with-ttl", []string{"SET", "%k", "abc", "PXAT", "4102444800000"}},
 	{"list", []string{"RPUSH", "%k", "x"}},
@@ -200,7 +204,7 @@ func traDiffCalls() [][]string {
 	calls = append(calls, []string{"TRA.SETBIT", "d:list", strconv.Itoa(protocol.MaxBitOffset), "1"})
 	// offsets and values C and the handler's grammar parse each their own
 	// way, on no key and on a string
-	for _, key := range []string{"d:odd", "d:raw-100"} {
+	for _, key := range []string{"d:odd", "d:len-100"} {
 		for _, o := range []string{"", " 1", "1 ", "+1", "-0", "00", "007", "4294967296", "42949672950", "99999999999999999999",
 			"18446744073709551615", "1e3", "0x1", "1.0", "\uff17", "7\x00", "\x007", "#1"} {
 			calls = append(calls, []string{"TRA.SETBIT", key, o, "1"}, []string{"TRA.GETBIT", key, o})
@@ -255,7 +259,7 @@ func TestTRAInCDifferential(t *testing.T) {
 			changed++
 		}
 	}
-	for _, k := range []string{"d:absent", "d:embstr", "d:int", "d:shared-int", "d:raw-100", "d:\x00\xff\r\n bin"} {
+	for _, k := range []string{"d:absent", "d:embstr", "d:int", "d:shared-int", "d:len-100", "d:len-110", "d:len-200", "d:\x00\xff\r\n bin"} {
 		require.Equal(t, valkeytest.Reply(t, raw, "OBJECT", "ENCODING", k), valkeytest.Reply(t, yes, "OBJECT", "ENCODING", k), k)
 		require.Equal(t, valkeytest.Reply(t, raw, "OBJECT", "ENCODING", k), valkeytest.Reply(t, no, "OBJECT", "ENCODING", k), k)
 	}

@@ -723,6 +723,22 @@ func ParseVersion(info string) (Version, error) {
 	return v, nil
 }
 
+// BinVersion returns the version a server binary (or wrapper) prints with
+// --version, e.g. "Valkey server v=9.1.2 sha=…", without starting a server.
+func BinVersion(bin string) (Version, error) {
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		return Version{}, fmt.Errorf("valkeyserver: %s --version: %w", bin, err)
+	}
+	var v Version
+	var product string
+	if _, err := fmt.Sscanf(string(out), "%s server v=%d.%d.%d", &product, &v.Major, &v.Minor, &v.Patch); err != nil {
+		return Version{}, fmt.Errorf("valkeyserver: %s --version printed %q: %w", bin, out, err)
+	}
+	v.Product = strings.ToLower(product)
+	return v, nil
+}
+
 // Version returns the version of the running server.
 func (s *Server) Version(ctx context.Context) (Version, error) {
 	info, err := s.Info(ctx, "server")

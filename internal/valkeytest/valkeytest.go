@@ -53,6 +53,19 @@ func stop(t testing.TB, s *valkeyserver.Server) {
 	}
 }
 
+// ServerIsRedis reports whether the server build the harness starts (see
+// valkeyserver.DefaultBin, TRAFIKEY_VALKEY_SERVER) is Redis rather than
+// Valkey, as the binary's --version says. On Redis only the Lua executor
+// exists: the module is Valkey's.
+func ServerIsRedis(t testing.TB) bool {
+	t.Helper()
+	v, err := valkeyserver.BinVersion(valkeyserver.DefaultBin())
+	if err != nil {
+		t.Fatalf("which server build: %v", err)
+	}
+	return v.Product == "redis"
+}
+
 // StartCluster starts a cluster for the test and stops it at cleanup, logging
 // the tail of every node's log when the test has failed.
 func StartCluster(t testing.TB, o valkeyserver.ClusterOptions) *valkeyserver.Cluster {

@@ -43,6 +43,8 @@ static void (*FreeString)(void *ctx, void *s);
 static void (*RetainString)(void *ctx, void *s);
 static const char *(*StringPtrLen)(const void *s, size_t *n);
 static int (*GetContextFlags)(void *ctx);
+static int (*StringAppendBuffer)(void *ctx, void *s, const char *p, size_t n);
+static int (*GetServerVersion)(void);
 
 /* The key API of the read fast path. Optional: without one of them every read
  * goes through RM_Call. */
@@ -98,11 +100,24 @@ static int (*Replicate)(void *ctx, const char *cmd, const char *fmt, ...);
 #define KEYTYPE_HASH 3
 #define KEYTYPE_ZSET 5
 
-/* A write copies every argument into a fresh buffer but a long one of the
- * command's own (a payload is not copied; the server stores a string longer
- * than OBJ_ENCODING_EMBSTR_SIZE_LIMIT raw whether shared or not), as far as
- * WRITE_SPECS specifiers reach: the arguments past them go as one vector. */
-#define FRESH_REF_MAX 44
+/* How a write passes its arguments, so that the server stores each value
+ * with the encoding the Lua executor's call of the same command gives it
+ * (SET re-encodes, as an integer or embedded, only a value nobody else
+ * holds).
+ *
+ * A script of the server's own Lua (up to 9.0) passes every argument as a
+ * fresh object: a write copies every argument into a fresh buffer but a
+ * long one of the command's own (a payload is not copied: the server stores
+ * a string longer than embed_max raw whether shared or not), as far as
+ * WRITE_SPECS specifiers reach; the arguments past them go as one vector.
+ *
+ * From 9.1 on Lua is a module of the server's, which calls commands through
+ * the module API with every argument a string it made and holds until the
+ * call returns, so nothing is re-encoded: with scripts_hold_args a write
+ * passes every argument as such a string too, none as a fresh buffer.
+ * Fixed at load (emq_call_init); the executors' encodings are compared on
+ * each server version by the host's and the module's tests. */
+static int scripts_hold_args;
 #define WRITE_SPECS 16
 
 #define STACK_ARGS 32
@@ -124,6 +139,45 @@ static int key_writes_api, key_writes;
 void emq_set_key_writes(int on) { key_writes = on && key_writes_api && fast_reads; }
 int emq_key_writes(void) { return key_writes; }
 
+/* The longest string value this server may hold embedded (or as an
+ * integer: at most 20 digits), asked of the server at load; SIZE_MAX when
+ * it cannot be asked. Only a raw string is read in place by StringDMA: it
+ * re-encodes an embedded or integer one as raw, which OBJECT ENCODING and
+ * MEMORY USAGE show and GETBIT leaves alone, so a bit inside a string of at
+ * most embed_max bytes is read through GETBIT by RM_Call.
+ *
+ * The bound is the server's and not one number: Valkey 8 embeds a string
+ * of up to 44 bytes, 9.1 one that fits 128 bytes with its object header,
+ * its key and its expiry (116 bytes without a key, fewer under one). A
+ * string the server makes for a module (CreateString) is embedded exactly
+ * when a value without a key of that length may be, the most any key
+ * allows; an in-place change (StringAppendBuffer) gives an embedded string
+ * a buffer of its own and leaves a raw one's where it is, so the longest
+ * length whose string moves is the bound. Embedding is by length alone, so
+ * the first length that does not move ends the probe. */
+static size_t embed_max = SIZE_MAX;
+#define EMBED_PROBE_MAX 4096
+
+static size_t probe_embed_max(void) {
+    static char zeros[EMBED_PROBE_MAX];
+    if (!StringAppendBuffer) return SIZE_MAX;
+    for (size_t n = 0; n <= EMBED_PROBE_MAX; n++) {
+        void *s = CreateString(NULL, zeros, n);
+        if (!s) return SIZE_MAX;
+        size_t len;
+        const char *before = StringPtrLen(s, &len);
+        int ok = StringAppendBuffer(NULL, s, "", 0) == EMQ_OK;
+        const char *after = StringPtrLen(s, &len);
+        FreeString(NULL, s);
+        if (!ok) return SIZE_MAX;
+        if (before == after) return n < 21 ? 20 : n - 1;
+    }
+    return SIZE_MAX;
+}
+
+size_t emq_embed_max(void) { return embed_max; }
+int emq_scripts_hold_args(void) { return scripts_hold_args; }
+
 #define GET(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) return EMQ_ERR;
 #define GET_OPT(fn) if (get_api("RedisModule_" #fn, (void *)&fn) != EMQ_OK) fast = 0;
 
@@ -142,6 +196,10 @@ int emq_call_init(int (*get_api)(const char *, void *), void *ctx) {
     fast = 1;
     GET_OPT(HashSet) GET_OPT(ZsetAdd) GET_OPT(ZsetRem) GET_OPT(Replicate)
     key_writes_api = fast && HashGet;
+    if (get_api("RedisModule_StringAppendBuffer", (void *)&StringAppendBuffer) != EMQ_OK) StringAppendBuffer = NULL;
+    embed_max = probe_embed_max();
+    if (get_api("RedisModule_GetServerVersion", (void *)&GetServerVersion) != EMQ_OK) GetServerVersion = NULL;
+    scripts_hold_args = GetServerVersion && GetServerVersion() >= 0x090100;
     emq_set_key_writes(1);
     zset_range = ZsetFirstInScoreRange && ZsetRangeCurrentElement && ZsetRangeNext && ZsetRangeEndReached &&
                  ZsetRangeStop;
@@ -387,12 +445,6 @@ static long long small_offset(const arg *o) {
     return canon_ll(o->p, o->n, &v) && v >= 0 && v < SMALL_BIT_OFFSETS ? v : -1;
 }
 
-/* A string longer than this is stored raw (OBJ_ENCODING_EMBSTR_SIZE_LIMIT;
- * an int-encoded one has at most 20 digits), and only a raw string is read
- * in place by StringDMA: a shorter one may be embstr or int, which DMA
- * would re-encode as raw. */
-#define EMBSTR_MAX 44
-
 /* The server strings of the field names the verbs read (the program's own
  * strings, ref -2), kept across commands so that a field read makes no
  * string for its name: a job's row read names up to eight fields, each of
@@ -497,11 +549,11 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
         put_int(io, key ? (long long)ValueLength(key) : 0);
     } else if (kind == F_GETBIT) {
         /* 0 past the end (or for no key), as GETBIT answers; a bit inside a
-         * short string goes through RM_Call (see EMBSTR_MAX) */
+         * short string goes through RM_Call (see embed_max) */
         size_t len = key ? ValueLength(key) : 0;
         size_t byte = (size_t)(bitoff >> 3);
         long long bit = 0;
-        if (byte < len && len <= EMBSTR_MAX) {
+        if (byte < len && len <= embed_max) {
             done = 0;
         } else if (byte < len) {
             size_t n = 0;
@@ -921,7 +973,7 @@ static void *write_call(const exec_env *e, const char *name, const arg *a, uint3
     for (uint32_t i = 0; i < nargs; i++) {
         int last = ns >= WRITE_SPECS - 1; /* the last specifier takes the rest */
         void *kept = share && a[i].ref == -2 ? intern(&a[i]) : NULL;
-        if (!kept && !last && (a[i].ref < 0 || a[i].n <= FRESH_REF_MAX)) {
+        if (!kept && !last && !scripts_hold_args && (a[i].ref < 0 || a[i].n <= embed_max)) {
             fmt[ns] = 'b';
             sp[ns++] = (spec){a[i].p, a[i].n};
             continue;
@@ -1104,7 +1156,7 @@ int emq_exec(uintptr_t ctxp, uintptr_t argvp, int argc, uintptr_t iop, int write
 static int bit_at(const unsigned char *p, long long offset) { return (p[offset >> 3] >> (7 - (offset & 7))) & 1; }
 
 /* getbit_call answers GETBIT argv[1] argv[2] through RM_Call, for a bit
- * inside a string of at most EMBSTR_MAX bytes (see EMBSTR_MAX). Returns
+ * inside a string of at most embed_max bytes (see embed_max). Returns
  * the bit, or -1 when the reply is not an integer. */
 static int getbit_call(void *ctx, void **argv) {
     errno = 0;
@@ -1157,7 +1209,7 @@ static void bit_read(void *ctx, void **argv, void *key, long long offset, emq_bi
     seen->len = (long long)len;
     if (byte >= len) return;
     const unsigned char *p = NULL;
-    if (len > EMBSTR_MAX) {
+    if (len > embed_max) {
         p = (const unsigned char *)StringDMA(key, &len, OPEN_READ);
         if (!p || byte >= len) {
             seen->status = EMQ_BIT_SLOW;

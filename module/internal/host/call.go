@@ -5,6 +5,9 @@ package host
 int emq_exec(uintptr_t ctx, uintptr_t argv, int argc, uintptr_t io, int write, int stop_on_error);
 void emq_set_key_writes(int on);
 int emq_key_writes(void);
+size_t emq_embed_max(void);
+int emq_scripts_hold_args(void);
+int emq_module_options(void);
 */
 import "C"
 
@@ -135,7 +138,8 @@ func (b *Batch) Int(v int64) *Batch {
 
 // Argv adds the command's own i-th argument (0 is the command name) by
 // reference: the server's string is passed on without a copy, whatever its
-// size (a write copies one of at most 44 bytes, as a script would).
+// size (a write copies one the server may hold embedded, EmbedMax, where
+// the server's scripts pass fresh copies).
 func (b *Batch) Argv(i int) *Batch {
 	b.own()
 	if b.head < 0 {
@@ -220,6 +224,21 @@ func SetKeyWrites(on bool) {
 // KeyWrites reports whether writes take the key API (SetKeyWrites).
 func KeyWrites() bool { return C.emq_key_writes() != 0 }
 
+// EmbedMax is the longest string value the server may hold embedded (or as
+// an integer), asked of it at load (call.c, embed_max): a bit inside a
+// string of at most this many bytes is read through GETBIT by RM_Call, and
+// a write copies an argument of at most this many bytes.
+func EmbedMax() uint64 { return uint64(C.emq_embed_max()) }
+
+// ModuleOptions is the module options declared at load
+// (VALKEYMODULE_OPTIONS_* bits): those of trafikey that the server knows.
+func ModuleOptions() int { return int(C.emq_module_options()) }
+
+// ScriptsHoldArgs reports whether the server's scripts call commands with
+// arguments they hold (Lua as a module of the server, 9.1 on), so a write
+// passes every argument as a held string too (call.c, scripts_hold_args).
+func ScriptsHoldArgs() bool { return C.emq_scripts_hold_args() != 0 }
+
 // SmallBitOffsets bounds the bit offsets that are valid whatever
 // proto-max-bulk-len says: below 8·2^20 (its least is 1 MB, and SETBIT's
 // and GETBIT's bound is 8 bits a byte of it). A bit call checks a larger
@@ -247,8 +266,8 @@ type BitSeen struct {
 
 // ReadBit reads the bit at offset (0 to 2^32−1) of the command's key,
 // argv[1], as GETBIT reads it, in one crossing: the key API, or GETBIT
-// through RM_Call for a bit inside a string of at most 44 bytes (see the
-// package rules). It returns ErrWrongType for a key of another type, and
+// through RM_Call for a bit inside a string of at most EmbedMax bytes (see
+// the package rules). It returns ErrWrongType for a key of another type, and
 // ErrBitUnanswered (see there).
 func (c *Call) ReadBit(offset int64) (BitSeen, error) { return c.bit(offset, false, 0) }
 

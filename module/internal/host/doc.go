@@ -53,12 +53,14 @@
 //     effects. Only Writes.Write sends the write format, and only BeginWrites
 //     makes a Writes. call.c and call.go hold the adapter; a test keeps the
 //     formats, RM_Call and the key API out of every other file.
-//   - A write passes its arguments as fresh strings, as a script does, so the
-//     server stores what it would store for the Lua executor (SET keeps an
-//     integer int-encoded). An argument of the command's own longer than 44
-//     bytes (a payload) is passed on without a copy, as the server stores it
-//     raw either way; so is every argument past the format's sixteenth
-//     specifier (a long HSET's tail, whose values the server copies).
+//   - A write passes its arguments as the server's scripts pass theirs, so
+//     the server stores what it would store for the Lua executor. Up to 9.0
+//     they are fresh strings (SET keeps an integer int-encoded): an argument
+//     of the command's own longer than EmbedMax bytes (a payload) is passed
+//     on without a copy, as the server stores it raw either way; so is every
+//     argument past the format's sixteenth specifier (a long HSET's tail,
+//     whose values the server copies). From 9.1 (ScriptsHoldArgs) Lua calls
+//     commands with strings it holds, and so does a write: none is copied.
 //   - HGET, HMGET, ZSCORE, ZCARD, LLEN, EXISTS, STRLEN and GETBIT, spelled
 //     in upper case as the verbs spell them and with a valid argument count,
 //     are answered
@@ -68,9 +70,9 @@
 //     type and bytes (WRONGTYPE included), the same lookup (a key past its
 //     expiry is deleted and reads as absent; nothing is created). A ZSCORE
 //     whose score is not an integer, a GETBIT offset of 8·2^20 or more or
-//     not in canonical digits, a GETBIT inside a string of at most 44 bytes
-//     (it may be embstr or int-encoded, which the key API's string access
-//     would re-encode), and every other read, goes through RM_Call; so does any other spelling (hget), which is how tests compare
+//     not in canonical digits, a GETBIT inside a string of at most EmbedMax
+//     bytes (it may be embstr or int-encoded, which the key API's string
+//     access would re-encode), and every other read, goes through RM_Call; so does any other spelling (hget), which is how tests compare
 //     both paths. GET cannot take the key API: its string access (DMA)
 //     re-encodes an int or embstr value as raw. What a fast read does not
 //     do, as it runs no command: count in INFO commandstats, show in
@@ -99,7 +101,7 @@
 //     lookup).
 //   - The TRA family reads and writes its key (argv[1]) with a bit call of
 //     its own, one crossing: Call.ReadBit reads as GETBIT does (a read
-//     lookup; a bit inside a string of at most 44 bytes through GETBIT by
+//     lookup; a bit inside a string of at most EmbedMax bytes through GETBIT by
 //     RM_Call), and Writes.SetBit reads as SETBIT does (a write lookup, the
 //     string unshared, which leaves it raw) and writes only when the plan
 //     the handler passes says so for what it found, with what SETBIT does

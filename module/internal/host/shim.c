@@ -21,6 +21,7 @@ static void *(*GetCommand)(void *ctx, const char *name);
 static int (*SetCommandInfo)(void *cmd, const void *info);
 static void (*SetModuleAttribs)(void *ctx, const char *name, int ver, int apiver);
 static void (*SetModuleOptions)(void *ctx, int options);
+static int (*GetModuleOptionsAll)(void);
 static int (*IsModuleNameBusy)(const char *name);
 static const char *(*StringPtrLen)(const void *s, size_t *n);
 static void *(*CreateString)(void *ctx, const char *p, size_t n);
@@ -89,6 +90,8 @@ enum { FK_RANGE = 2, FK_KEYNUM = 3 };
 static emq_table table;   /* the loaded module's commands, read by the trampolines */
 static emq_table loading; /* a load in progress: a refused second load must not touch table */
 static void *log_ctx; /* a detached context: logs carry the module's name */
+static int module_options; /* the options declared at load */
+int emq_module_options(void) { return module_options; }
 static int depth;
 static emq_io ios[EMQ_MAX_DEPTH];
 static const char *internal_error = "ERR EMQ internal error"; /* replaced by Go's text at load */
@@ -436,7 +439,12 @@ static int onload(void *ctx, void **argv, int argc) {
     }
     /* Named first, so that every log line from here on carries the name. */
     SetModuleAttribs(ctx, loading.name, loading.version, 1);
-    SetModuleOptions(ctx, EMQ_OPTIONS);
+    /* the options this server knows; one without the query (before 7.2)
+     * knows those of 7.0 */
+    if (GetApi("RedisModule_GetModuleOptionsAll", (void *)&GetModuleOptionsAll) != EMQ_OK) GetModuleOptionsAll = NULL;
+    int known = GetModuleOptionsAll ? GetModuleOptionsAll() : (1 << 3) - 1;
+    module_options = EMQ_OPTIONS & known;
+    SetModuleOptions(ctx, module_options);
     log_ctx = GetDetachedThreadSafeContext(ctx);
 
     /* Go parses the module arguments and hands back the command table. */

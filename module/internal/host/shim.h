@@ -13,7 +13,8 @@
 /* Module API return codes and call-reply types (the RESP2 subset plus the
  * others, which the adapter refuses). */
 /* The module options declared at load (VALKEYMODULE_OPTIONS_*), the ones
- * true of trafikey; docs/NATIVE.md says why each other is left out.
+ * true of trafikey; docs/NATIVE.md says why each other is left out and what
+ * each version does with them.
  * HANDLE_IO_ERRORS: the module has no data type, so nothing of its own can
  * fail to load from an RDB. HANDLE_REPL_ASYNC_LOAD: it keeps no state
  * outside the keyspace, so a replica may serve the old dataset while it
@@ -24,8 +25,24 @@
  * and signals it only when it changed it, as SETBIT does; every other
  * write goes through RM_Call, which signals its keys itself. */
 #define EMQ_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED (1 << 1)
-#define EMQ_OPTIONS \
-    (EMQ_OPTIONS_HANDLE_IO_ERRORS | EMQ_OPTIONS_HANDLE_REPL_ASYNC_LOAD | EMQ_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED)
+/* SKIP_COMMAND_VALIDATION (8.1 on): RM_Replicate, which replicates the
+ * key-API writes' commands, skips looking the command's name up; it never
+ * checked arity. The host replicates only HSET, HINCRBY, ZADD, ZREM and
+ * ZPOPMIN, built with the arguments the key API wrote, so the lookup only
+ * costs (about 0.1 µs a write). */
+#define EMQ_OPTIONS_SKIP_COMMAND_VALIDATION (1 << 4)
+/* HANDLE_ATOMIC_SLOT_MIGRATION (9.0 on): without it CLUSTER MIGRATESLOTS
+ * refuses to run on a node with the module. The module keeps nothing
+ * outside the keyspace and subscribes to no event, so a slot's keys being
+ * imported before its ownership moves are nothing to it; every write it
+ * replicates is a command of the queue's slot. */
+#define EMQ_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION (1 << 5)
+/* Declared at load as far as the server knows them (GetModuleOptionsAll):
+ * a server stores any bits it is given, and one that does not know an
+ * option would not keep its promise. */
+#define EMQ_OPTIONS                                                                                          \
+    (EMQ_OPTIONS_HANDLE_IO_ERRORS | EMQ_OPTIONS_HANDLE_REPL_ASYNC_LOAD | EMQ_OPTION_NO_IMPLICIT_SIGNAL_MODIFIED | \
+     EMQ_OPTIONS_SKIP_COMMAND_VALIDATION | EMQ_OPTIONS_HANDLE_ATOMIC_SLOT_MIGRATION)
 
 #define EMQ_OK 0
 #define EMQ_ERR 1
@@ -201,6 +218,14 @@ int emq_call_init(int (*get_api)(const char *, void *), void *ctx);
 void emq_set_key_writes(int on);
 /* Reports whether writes take the key API. */
 int emq_key_writes(void);
+/* What emq_call_init found out about the server (see call.c): the longest
+ * string it may hold embedded, and whether its scripts hold the arguments
+ * of the commands they call. */
+size_t emq_embed_max(void);
+int emq_scripts_hold_args(void);
+/* The module options declared at load (shim.c): EMQ_OPTIONS as far as the
+ * server knows them. */
+int emq_module_options(void);
 /* Implemented in call.c: frees what a command's host replies kept (see
  * emq_io.keep), after its reply was emitted. */
 void emq_release(void *ctx, emq_io *io);
