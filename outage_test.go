@@ -58,66 +58,82 @@ func TestOutageRunsNoJobTwice(t *testing.T) {
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			const n = 3000
-			s, c, exec := e.start(t, valkeyserver.Options{AOF: true})
-			q, err := trafikey.Open(t.Context(), c, "outage", trafikey.WithRunner(exec))
-			require.NoError(t, err)
-			addN(t, q, n)
-
-			var mu sync.Mutex
-			runs := map[string]int{}
-			var done atomic.Int64
-			logs := &syncBuffer{}
-			w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
-				mu.Lock()
-				runs[j.ID]++
-				mu.Unlock()
-				time.Sleep(2 * time.Millisecond) // a job's work, far within the lease
-				return nil
-			}, trafikey.WorkerOptions{
-				Concurrency: 20, Lease: 5 * time.Second,
-				Logger: slog.New(slog.NewTextHandler(logs, nil)),
-				OnDone: func(_ *trafikey.Job, o trafikey.Outcome, _ error) {
-					if o == trafikey.OutcomeCompleted {
-						done.Add(1)
-					}
-				},
-			})
-			stop := runWorker(t, w)
-
-			require.Eventually(t, func() bool { return done.Load() >= n/3 }, time.Minute, tick)
 			outage := outageFor(t)
-			require.NoError(t, s.RestartAfter(t.Context(), outage))
-			// Every job completes in the end: the bound is generous, an
-			// outage's backoffs included.
-			require.Eventually(t, func() bool {
-				st, err := q.Stats(t.Context())
-				return err == nil && st.TotalCompleted == n
-			}, 2*time.Minute+outage, 50*time.Millisecond)
-			require.NoError(t, stop())
-
-			st, err := q.Stats(t.Context())
-			require.NoError(t, err)
-			// A claim whose reply the outage cut off leaves its jobs active
-			// with no worker: they are recovered and run once, later.
-			recovered := st.TotalRecovered
-			st.TotalRecovered = 0
-			require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n}, st, "nothing lost, pending, failed or dead")
-			mu.Lock()
-			defer mu.Unlock()
-			require.Len(t, runs, n, "every job ran")
-			var twice []string
-			for id, k := range runs {
-				if k > 1 {
-					twice = append(twice, id)
-				}
-			}
-			require.Empty(t, twice, "jobs run more than once")
-			valkeytest.RequireConsistentQueue(t, s, "outage")
-			lines := strings.Count(logs.String(), "\n")
-			t.Logf("outage %v: %d jobs, each run once; %d recovered from claims the outage cut off; %d log lines", outage, n, recovered, lines)
+			recovered, logs := runThroughFault(t, e, valkeyserver.Options{AOF: true}, 5*time.Second, func(s *valkeyserver.Server) {
+				require.NoError(t, s.RestartAfter(t.Context(), outage))
+			})
+			t.Logf("outage %v: %d jobs, each run once; %d recovered from claims the outage cut off; %d log lines", outage, faultJobs, recovered, strings.Count(logs, "\n"))
 		})
 	}
+}
+
+// faultJobs is how many jobs runThroughFault runs.
+const faultJobs = 3000
+
+// runThroughFault runs faultJobs jobs of 2 ms on one worker (concurrency 20,
+// lease) on a server started with o, calls fault once a third of them are
+// done, and requires that every job ran exactly once and completed, nothing
+// lost, failed or dead, and the queue consistent. It returns the jobs
+// recovered (from claims whose reply the fault cut off) and the worker's
+// log.
+func runThroughFault(t *testing.T, e executorCase, o valkeyserver.Options, lease time.Duration, fault func(s *valkeyserver.Server)) (recovered int64, logs string) {
+	t.Helper()
+	const n = faultJobs
+	s, c, exec := e.start(t, o)
+	q, err := trafikey.Open(t.Context(), c, "outage", trafikey.WithRunner(exec))
+	require.NoError(t, err)
+	addN(t, q, n)
+
+	var mu sync.Mutex
+	runs := map[string]int{}
+	var done atomic.Int64
+	log := &syncBuffer{}
+	w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
+		mu.Lock()
+		runs[j.ID]++
+		mu.Unlock()
+		time.Sleep(2 * time.Millisecond) // a job's work, far within the lease
+		return nil
+	}, trafikey.WorkerOptions{
+		Concurrency: 20, Lease: lease,
+		Logger: slog.New(slog.NewTextHandler(log, nil)),
+		OnDone: func(_ *trafikey.Job, o trafikey.Outcome, _ error) {
+			if o == trafikey.OutcomeCompleted {
+				done.Add(1)
+			}
+		},
+	})
+	stop := runWorker(t, w)
+
+	require.Eventually(t, func() bool { return done.Load() >= n/3 }, time.Minute, tick)
+	fault(s)
+	// Every job completes in the end: the bound is generous, a fault's
+	// backoffs included.
+	require.Eventually(t, func() bool {
+		st, err := q.Stats(t.Context())
+		return err == nil && st.TotalCompleted == n
+	}, 2*time.Minute+outageFor(t), 50*time.Millisecond)
+	require.NoError(t, stop())
+
+	st, err := q.Stats(t.Context())
+	require.NoError(t, err)
+	// A claim whose reply the fault cut off leaves its jobs active with no
+	// worker: they are recovered and run once, later.
+	recovered = st.TotalRecovered
+	st.TotalRecovered = 0
+	require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n}, st, "nothing lost, pending, failed or dead")
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, runs, n, "every job ran")
+	var twice []string
+	for id, k := range runs {
+		if k > 1 {
+			twice = append(twice, id)
+		}
+	}
+	require.Empty(t, twice, "jobs run more than once")
+	valkeytest.RequireConsistentQueue(t, s, "outage")
+	return recovered, log.String()
 }
 
 // TestOpenWaitsForTheServer opens a queue while its server is down: Open
