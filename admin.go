@@ -78,10 +78,16 @@ func (q *Queue) Promote(ctx context.Context, limit int) (int, error) {
 // others are dead-lettered with the error "lease expired". Workers call it
 // on a timer.
 func (q *Queue) Recover(ctx context.Context, limit int) (requeued, dead int, err error) {
+	return q.recover(ctx, limit, q.call)
+}
+
+// recover is Recover through call: Queue.call, or Queue.callOnce for a
+// worker, whose RECOVER may run only right after it renewed its own leases.
+func (q *Queue) recover(ctx context.Context, limit int, call func(context.Context, *protocol.Verb, ...string) (valkey.ValkeyMessage, error)) (requeued, dead int, err error) {
 	if limit < 1 || limit > protocol.MaxCount {
 		return 0, 0, invalid("recover", "limit %d outside 1..%d", limit, protocol.MaxCount)
 	}
-	msg, err := q.call(ctx, protocol.Recover, protocol.FormatInt(int64(limit)))
+	msg, err := call(ctx, protocol.Recover, protocol.FormatInt(int64(limit)))
 	if err != nil {
 		return 0, 0, err
 	}

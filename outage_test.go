@@ -67,6 +67,36 @@ func TestOutageRunsNoJobTwice(t *testing.T) {
 	}
 }
 
+// TestReloadRunsNoJobTwice reloads the server's dataset (DEBUG RELOAD,
+// slowed per key) while a worker runs jobs with a lease shorter than the
+// load: until it is loaded, the server answers every call LOADING, the
+// completions of the jobs in flight and the worker's RECOVER included. The
+// completions are sent again until the server takes them, and the RECOVER
+// waits for the next round, after the worker renewed its leases, so no job
+// of the worker's is taken back and run twice.
+func TestReloadRunsNoJobTwice(t *testing.T) {
+	t.Parallel()
+	for _, e := range executors() {
+		t.Run(e.name, func(t *testing.T) {
+			t.Parallel()
+			o := valkeyserver.Options{Debug: true, Config: []string{
+				// Loading 20,000 keys takes a second or more, answering
+				// other clients every KiB of the file.
+				"key-load-delay", "50", "loading-process-events-interval-bytes", "1024",
+			}}
+			runThroughFault(t, e, o, 2*time.Second, func(s *valkeyserver.Server) {
+				_, err := s.Do(t.Context(), "DEBUG", "POPULATE", "20000", "filler")
+				require.NoError(t, err)
+				_, err = s.Do(t.Context(), "DEBUG", "RELOAD")
+				require.NoError(t, err)
+				info, err := s.Info(t.Context(), "errorstats")
+				require.NoError(t, err)
+				require.NotEmpty(t, valkeyserver.InfoField(info, "errorstat_LOADING"), "the worker's calls met the reload")
+			})
+		})
+	}
+}
+
 // faultJobs is how many jobs runThroughFault runs.
 const faultJobs = 3000
 

@@ -301,15 +301,20 @@ func (q *Queue) Client() valkey.Client { return q.client }
 // durability waits for it (callDurable). A call the server refused without
 // running it is sent again until ctx ends (untilRun).
 func (q *Queue) call(ctx context.Context, v *protocol.Verb, args ...string) (valkey.ValkeyMessage, error) {
+	return q.untilRun(ctx, func() (valkey.ValkeyMessage, error) { return q.callOnce(ctx, v, args...) })
+}
+
+// callOnce is call without its tries again of a call the server did not
+// run: for a call whose effect depends on when it runs, such as the
+// worker's RECOVER, which may follow only a renewal of its own leases.
+func (q *Queue) callOnce(ctx context.Context, v *protocol.Verb, args ...string) (valkey.ValkeyMessage, error) {
 	if d := q.durabilityOf(ctx, v); d.on() {
 		if err := d.check(v.Name); err != nil {
 			return valkey.ValkeyMessage{}, err
 		}
-		return q.untilRun(ctx, func() (valkey.ValkeyMessage, error) { return q.callDurable(ctx, v, d, args) })
+		return q.callDurable(ctx, v, d, args)
 	}
-	return q.untilRun(ctx, func() (valkey.ValkeyMessage, error) {
-		return q.reply(ctx, v, q.exec.Exec(ctx, v, q.verbKeys[v], args))
-	})
+	return q.reply(ctx, v, q.exec.Exec(ctx, v, q.verbKeys[v], args))
 }
 
 // The waits between the tries of a call the server did not run: short, as

@@ -1191,14 +1191,17 @@ func (w *Worker) recoverAll(ctx context.Context) {
 	// This worker's own leases first: one that ran out while the server was
 	// unreachable is renewed before this RECOVER could take it back. While
 	// they cannot all be renewed, the server is not answering reliably, and
-	// this round is skipped.
+	// this round is skipped. A RECOVER the server refuses without running
+	// it (LOADING after a restart) is not sent again: by the time it ran,
+	// this worker's leases could have run out unrenewed; the next round
+	// renews them first.
 	if !w.renewDue(ctx) {
 		return
 	}
 	for _, qw := range w.queues {
 		q := qw.Queue
 		for ctx.Err() == nil {
-			requeued, dead, err := q.Recover(ctx, protocol.MaxCount)
+			requeued, dead, err := q.recover(ctx, protocol.MaxCount, q.callOnce)
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.error("trafikey: recover", "queue", q.name, "err", err)
