@@ -31,7 +31,7 @@ for build in "${builds[@]}"; do
 		;;
 	*)
 		go test -count=1 -timeout 15m ./conformance ./module/... ./internal/valkeyserver
-		go test -count=1 -timeout 10m -run '^TestCluster' .
+		go test -count=1 -timeout 10m -run '^(TestCluster|TestReshard)' .
 		;;
 	esac
 	unset TRAFIKEY_VALKEY_SERVER

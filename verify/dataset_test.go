@@ -132,11 +132,14 @@ func dumpSide(t tb, s side) dataset {
 //   - in a job row (emq:{q}:job:<id>) the field at (the time of the ADD)
 //     must be an integer at most window ms apart on the two sides.
 //
+// When B is A's replica (replica), a string's encoding is not compared:
+// the replica encodes the bytes it is sent its own way.
+//
 // Everything else is compared exactly: types, encodings, every byte of
 // every value, the order of list elements, the order of pending's members
 // and its scores, and the order of a hash's fields while the hash is a
 // listpack (its fields are then in the order they were first written).
-func compare(a, b dataset, window int64) []string {
+func compare(a, b dataset, window int64, replica bool) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, k := range append(sortedKeysOf(a), sortedKeysOf(b)...) {
@@ -154,7 +157,12 @@ func compare(a, b dataset, window int64) []string {
 			out = append(out, fmt.Sprintf("%q only on A: %s", k, x.describe()))
 			continue
 		}
-		if x.Type != y.Type || (x.Encoding != y.Encoding && !ignoreEncodings) {
+		// A replica makes its own string objects from the bytes of the
+		// replicated command: where a 9.1 primary keeps "12345" embedded,
+		// as its scripts set it, the replica stores an int. Its value is
+		// still compared below.
+		sameString := replica && x.Type == "string"
+		if x.Type != y.Type || (x.Encoding != y.Encoding && !ignoreEncodings && !sameString) {
 			out = append(out, fmt.Sprintf("%q: A is %s (%s), B is %s (%s)", k, x.Type, x.Encoding, y.Type, y.Encoding))
 			continue
 		}

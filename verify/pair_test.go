@@ -669,12 +669,12 @@ func sameState(a, b string, window int64) bool {
 // that no key expires between the two dumps.
 func (p *pair) compareDatasets(t tb) []string {
 	t.Helper()
-	return compareSides(t, p.a, p.b, p.window)
+	return compareSides(t, p.a, p.b, p.window, false)
 }
 
 // compareSides is compareDatasets for any two servers, times compared
 // within window ms.
-func compareSides(t tb, x, y side, window int64) []string {
+func compareSides(t tb, x, y side, window int64, replica bool) []string {
 	t.Helper()
 	for {
 		start := time.Now()
@@ -697,7 +697,7 @@ func compareSides(t tb, x, y side, window int64) []string {
 		if time.Since(start) > settleBand*time.Millisecond {
 			continue
 		}
-		return compare(da, db, window)
+		return compare(da, db, window, replica)
 	}
 }
 
@@ -722,7 +722,7 @@ func (p *pair) checkReplicas(t tb) {
 			if try > 0 {
 				time.Sleep(100 * time.Millisecond)
 			}
-			if d = compareSides(t, s, *s.replica, 0); len(d) == 0 {
+			if d = compareSides(t, s, *s.replica, 0, true); len(d) == 0 {
 				break
 			}
 		}
