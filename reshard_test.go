@@ -96,10 +96,10 @@ func TestReshardUnderLoad(t *testing.T) {
 }
 
 // atomicExecutors are the executors the atomic slot migration tests run
-// on. The native one joins once the module declares atomic slot migration
-// support, without which Valkey 9 refuses CLUSTER MIGRATESLOTS on a node
-// that loaded it.
-var atomicExecutors = []trafikey.Executor{trafikey.ExecutorLua}
+// on: both, as the module declares atomic slot migration support on 9.x
+// (without it, Valkey 9 refuses CLUSTER MIGRATESLOTS on a node that loaded
+// it).
+var atomicExecutors = []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative}
 
 func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	cl, c := startClusterOf(t, exec, 0)
