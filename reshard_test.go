@@ -81,25 +81,27 @@ func (l *reshardLoad) produce(ctx context.Context, q *trafikey.Queue, stop <-cha
 // Atomic slot migration (CLUSTER MIGRATESLOTS) runs on Valkey 9.0+.
 func TestReshardUnderLoad(t *testing.T) {
 	t.Parallel()
-	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
-		t.Run("classic/"+string(exec), func(t *testing.T) {
-			t.Parallel()
-			reshardUnderLoad(t, exec, false)
-		})
-	}
-	for _, exec := range atomicExecutors {
-		t.Run("atomic/"+string(exec), func(t *testing.T) {
-			t.Parallel()
-			reshardUnderLoad(t, exec, true)
-		})
-	}
+	forEachMove(t, reshardUnderLoad)
 }
 
-// atomicExecutors are the executors the atomic slot migration tests run
-// on: both, as the module declares atomic slot migration support on 9.x
-// (without it, Valkey 9 refuses CLUSTER MIGRATESLOTS on a node that loaded
-// it).
-var atomicExecutors = []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative}
+// forEachMove runs move on both executors for each way of moving a slot:
+// classic, and atomic (the module declares atomic slot migration support on
+// 9.x; without it, Valkey 9 refuses CLUSTER MIGRATESLOTS on a node that
+// loaded it).
+func forEachMove(t *testing.T, move func(t *testing.T, exec trafikey.Executor, atomic bool)) {
+	for _, atomic := range []bool{false, true} {
+		way := "classic"
+		if atomic {
+			way = "atomic"
+		}
+		for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+			t.Run(way+"/"+string(exec), func(t *testing.T) {
+				t.Parallel()
+				move(t, exec, atomic)
+			})
+		}
+	}
+}
 
 func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	cl, c := startClusterOf(t, exec, 0)
@@ -291,18 +293,7 @@ func TestReshardDurableCalls(t *testing.T) {
 // added there is processed at once; nothing stays blocked on the old owner.
 func TestReshardReleasesBlockedClaims(t *testing.T) {
 	t.Parallel()
-	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
-		t.Run("classic/"+string(exec), func(t *testing.T) {
-			t.Parallel()
-			reshardBlocked(t, exec, false)
-		})
-	}
-	for _, exec := range atomicExecutors {
-		t.Run("atomic/"+string(exec), func(t *testing.T) {
-			t.Parallel()
-			reshardBlocked(t, exec, true)
-		})
-	}
+	forEachMove(t, reshardBlocked)
 }
 
 func reshardBlocked(t *testing.T, exec trafikey.Executor, atomicMove bool) {

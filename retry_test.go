@@ -127,25 +127,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 				subscribed <- ctx.Err()
 			}()
 
-			var mu sync.Mutex
-			runs := map[string]int{}
-			outcomes := map[string]trafikey.Outcome{}
-			h, started, release := holdJobs(1)
-			w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
-				mu.Lock()
-				runs[j.ID]++
-				mu.Unlock()
-				return h(ctx, j)
-			}, trafikey.WorkerOptions{
-				Concurrency: 1, Lease: time.Minute,
-				OnDone: func(j *trafikey.Job, o trafikey.Outcome, _ error) {
-					mu.Lock()
-					outcomes[j.ID] = o
-					mu.Unlock()
-				},
-			})
-			stop := runWorker(t, w)
-			<-started
+			tally, release, stop := runHeld(t, q)
 
 			// The held job is active in the saved dataset, with its lease.
 			_, err = s.Do(ctx, "DEBUG", "POPULATE", "25000", "filler", "10")
@@ -177,19 +159,12 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 			require.Equal(t, trafikey.Executor(e.name), o.q.Executor())
 			require.NoError(t, <-restarted)
 
-			require.Eventually(t, func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return len(outcomes) == 2
-			}, eventually, tick)
+			require.Eventually(t, func() bool { return tally.reported() == 2 }, eventually, tick)
 			require.NoError(t, stop())
 			require.NoError(t, <-subscribed, "the events subscriber goes on through the load")
 			require.Positive(t, rec.count("LOADING", protocol.Add), "the Add met LOADING: %s", rec)
 			require.Positive(t, rec.count("LOADING", protocol.Complete, protocol.CompleteMany), "the completion met LOADING: %s", rec)
-			mu.Lock()
-			defer mu.Unlock()
-			require.Equal(t, map[string]int{first: 1, second: 1}, runs, "each job ran once")
-			require.Equal(t, map[string]trafikey.Outcome{first: trafikey.OutcomeCompleted, second: trafikey.OutcomeCompleted}, outcomes)
+			tally.requireCompletedOnce(t, first, second)
 			st := stats(t, q)
 			require.EqualValues(t, 2, st.TotalCompleted)
 			t.Logf("refusals seen and retried: %s", rec)
@@ -219,23 +194,7 @@ func TestTryAgainIsRetried(t *testing.T) {
 			first, err := q.Add(ctx, []byte("held"))
 			require.NoError(t, err)
 
-			var mu sync.Mutex
-			runs := map[string]int{}
-			outcomes := map[string]trafikey.Outcome{}
-			h, started, release := holdJobs(1)
-			w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
-				mu.Lock()
-				runs[j.ID]++
-				mu.Unlock()
-				return h(ctx, j)
-			}, trafikey.WorkerOptions{Concurrency: 1, Lease: time.Minute,
-				OnDone: func(j *trafikey.Job, o trafikey.Outcome, _ error) {
-					mu.Lock()
-					outcomes[j.ID] = o
-					mu.Unlock()
-				}})
-			stop := runWorker(t, w)
-			<-started
+			tally, release, stop := runHeld(t, q)
 
 			fromID, err := valkeyserver.NodeID(ctx, from)
 			require.NoError(t, err)
@@ -261,26 +220,67 @@ func TestTryAgainIsRetried(t *testing.T) {
 			// Refused over and over: the completion, the Add and the rest.
 			before := errorCount(t, from, "TRYAGAIN")
 			require.Eventually(t, func() bool { return errorCount(t, from, "TRYAGAIN") >= before+10 }, eventually, tick)
-			mu.Lock()
-			require.Empty(t, outcomes, "nothing reported while the slot migrates")
-			mu.Unlock()
+			require.Zero(t, tally.reported(), "nothing reported while the slot migrates")
 
 			valkeytest.Do(t, from, "CLUSTER", "SETSLOT", s, "STABLE")
 			valkeytest.Do(t, to, "CLUSTER", "SETSLOT", s, "STABLE")
 			require.NoError(t, <-added)
-			require.Eventually(t, func() bool {
-				mu.Lock()
-				defer mu.Unlock()
-				return len(outcomes) == 2
-			}, eventually, tick)
+			require.Eventually(t, func() bool { return tally.reported() == 2 }, eventually, tick)
 			require.NoError(t, stop())
-			mu.Lock()
-			defer mu.Unlock()
-			require.Equal(t, map[string]int{first: 1, second: 1}, runs, "each job ran once")
-			require.Equal(t, map[string]trafikey.Outcome{first: trafikey.OutcomeCompleted, second: trafikey.OutcomeCompleted}, outcomes)
+			tally.requireCompletedOnce(t, first, second)
 			st := stats(t, q)
 			require.EqualValues(t, 2, st.TotalAdded, "the given-up Add wrote nothing")
 			require.EqualValues(t, 2, st.TotalCompleted)
 		})
 	}
+}
+
+// heldTally counts the runs of each job of a runHeld worker and keeps its
+// outcome.
+type heldTally struct {
+	mu       sync.Mutex
+	runs     map[string]int
+	outcomes map[string]trafikey.Outcome
+}
+
+// runHeld runs a worker of one handler slot on q whose handler holds the
+// first job until release is closed, and returns once that job started.
+func runHeld(t *testing.T, q *trafikey.Queue) (tally *heldTally, release chan struct{}, stop func() error) {
+	tally = &heldTally{runs: map[string]int{}, outcomes: map[string]trafikey.Outcome{}}
+	h, started, release := holdJobs(1)
+	w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
+		tally.mu.Lock()
+		tally.runs[j.ID]++
+		tally.mu.Unlock()
+		return h(ctx, j)
+	}, trafikey.WorkerOptions{Concurrency: 1, Lease: time.Minute,
+		OnDone: func(j *trafikey.Job, o trafikey.Outcome, _ error) {
+			tally.mu.Lock()
+			tally.outcomes[j.ID] = o
+			tally.mu.Unlock()
+		}})
+	stop = runWorker(t, w)
+	<-started
+	return tally, release, stop
+}
+
+// reported is how many jobs have an outcome.
+func (h *heldTally) reported() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.outcomes)
+}
+
+// requireCompletedOnce checks that the jobs ids, and no other, each ran
+// once and completed.
+func (h *heldTally) requireCompletedOnce(t *testing.T, ids ...string) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	runs, outcomes := map[string]int{}, map[string]trafikey.Outcome{}
+	for _, id := range ids {
+		runs[id], outcomes[id] = 1, trafikey.OutcomeCompleted
+	}
+	require.Equal(t, runs, h.runs, "each job ran once")
+	require.Equal(t, outcomes, h.outcomes)
 }
