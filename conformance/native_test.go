@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -41,7 +42,19 @@ func TestNative(t *testing.T) {
 		require.NoError(t, r.WaitReplicaSync(t.Context()))
 		t.Cleanup(func() { // after every scenario, before the servers stop
 			valkeytest.WaitReplicated(t, env.Server, r)
-			require.Empty(t, replicaDiff(t, env.Server, r), "the replica differs from its primary")
+			// A key whose TTL runs out between the two snapshots (a waited
+			// job's done list) is on one side only; it is gone from both
+			// when looked at again, while a replicated effect that differs
+			// stays different. Errorf, not FailNow: a cleanup that ends
+			// its goroutine loses the test's report.
+			diff := replicaDiff(t, env.Server, r)
+			for try := 0; len(diff) > 0 && try < 10; try++ {
+				time.Sleep(100 * time.Millisecond)
+				diff = replicaDiff(t, env.Server, r)
+			}
+			if len(diff) > 0 {
+				t.Errorf("the replica differs from its primary: %v", diff)
+			}
 		})
 		return env
 	})
