@@ -1,6 +1,7 @@
 package trafikey
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -108,4 +109,22 @@ func TestNotRunClasses(t *testing.T) {
 		require.Equal(t, want == errRedirected, errors.Is(err, errRedirected), text)
 		require.Equal(t, want == errNotRun || text == protocol.ErrWritePaused, transient(err), text)
 	}
+}
+
+// deadlineOnly is a context whose deadline has passed while its Err is
+// still nil, as a context.WithDeadline's is until its timer fires.
+type deadlineOnly struct{ context.Context }
+
+func (deadlineOnly) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+func TestCtxDone(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, ctxDone(context.Background()))
+	require.ErrorIs(t, ctxDone(deadlineOnly{context.Background()}), context.DeadlineExceeded)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, ctxDone(ctx), context.Canceled)
+	live, stop := context.WithTimeout(context.Background(), time.Hour)
+	defer stop()
+	require.NoError(t, ctxDone(live))
 }

@@ -267,6 +267,18 @@ func retryTransient(ctx context.Context, maxWait time.Duration, call func() erro
 	}
 }
 
+// ctxDone is ctx's error, or DeadlineExceeded once its deadline has passed
+// (the context's own timer may not have fired yet): nil while ctx lasts.
+func ctxDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
 // transportError is a call that got no reply from the server (a broken or
 // refused connection, a closing client), while the caller's context was
 // still alive: the call may or may not have run.
@@ -357,8 +369,13 @@ func (q *Queue) notRun(err error) bool {
 // reply turns a verb's result into its message or its error.
 func (q *Queue) reply(ctx context.Context, v *protocol.Verb, res valkey.ValkeyResult) (valkey.ValkeyMessage, error) {
 	if err := res.NonValkeyError(); err != nil {
-		if ctx.Err() == nil {
+		switch done := ctxDone(ctx); {
+		case done == nil:
 			err = &transportError{err: err}
+		case !errors.Is(err, done):
+			// A dial or read cut short by ctx's deadline reports a
+			// network timeout: the caller asked for the deadline.
+			err = fmt.Errorf("%w: %w", done, err)
 		}
 		return valkey.ValkeyMessage{}, fmt.Errorf("trafikey: %s: %w", v.Name, err)
 	}
