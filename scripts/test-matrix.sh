@@ -8,7 +8,8 @@
 #   bash scripts/test-matrix.sh valkey-9.1     # one of them
 #
 # Valkey 8.1 and 9.1: the conformance suite (both executors), the module's
-# tests, the harness's and the cluster tests. Redis 7.0: the Lua
+# tests, the differential test and the fuzz seeds (verify), the harness's,
+# and the cluster and resharding tests. Redis 7.0: the Lua
 # executor's conformance (no module loads there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,7 +31,7 @@ for build in "${builds[@]}"; do
 		go test -count=1 -timeout 10m -run '^TestLua' ./conformance
 		;;
 	*)
-		go test -count=1 -timeout 15m ./conformance ./module/... ./internal/valkeyserver
+		go test -count=1 -timeout 15m ./conformance ./module/... ./verify/... ./internal/valkeyserver
 		go test -count=1 -timeout 10m -run '^(TestCluster|TestReshard)' .
 		;;
 	esac
