@@ -74,7 +74,8 @@ func TestNativeReadOnly(t *testing.T) { RunReadOnly(t, nativeEnv(t)) }
 // is the table's history: the primary's writes came one field at a time
 // where the replica applies one HSET), and a string's bytes (the replica
 // int-encodes a replicated SET of an integer that 9.1's Lua, and the native
-// executor as it, leaves embedded on the primary).
+// executor as it, leaves embedded on the primary), and a stream's entries
+// and groups (its consumers' times are each server's own).
 func replicaDiff(t *testing.T, p, r *valkeyserver.Server) []string {
 	t.Helper()
 	ps, rs := valkeytest.Snapshot(t, p, "*"), valkeytest.Snapshot(t, r, "*")
@@ -102,6 +103,11 @@ func replicaDiff(t *testing.T, p, r *valkeyserver.Server) []string {
 		case typ != valkeytest.Do(t, r, "TYPE", k):
 		case typ == "string":
 			a, b = valkeytest.Do(t, p, "GET", k), valkeytest.Do(t, r, "GET", k)
+		case typ == "stream":
+			// A consumer's seen and active times are each server's clock
+			// when it applied the read; entries and groups are compared.
+			a = []any{valkeytest.Do(t, p, "XRANGE", k, "-", "+"), valkeytest.Do(t, p, "XINFO", "GROUPS", k)}
+			b = []any{valkeytest.Do(t, r, "XRANGE", k, "-", "+"), valkeytest.Do(t, r, "XINFO", "GROUPS", k)}
 		case typ == "hash" && valkeytest.Do(t, p, "OBJECT", "ENCODING", k) == "hashtable" &&
 			valkeytest.Do(t, r, "OBJECT", "ENCODING", k) == "hashtable":
 			a, b = fieldMap(valkeytest.Do(t, p, "HGETALL", k)), fieldMap(valkeytest.Do(t, r, "HGETALL", k))
