@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/trafikey/trafikey/internal/groupcommit"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // MaxBatch is the most jobs one ADD call carries; AddBatch splits larger

@@ -4,7 +4,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // Defaults of a job added without options.

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // Cancel ends a pending, delayed or claimed job: it goes to the dead jobs

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/trafikey/trafikey/internal/groupcommit"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // CompleteMany reports jobs done, as Complete does for each, in calls of up

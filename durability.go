@@ -10,7 +10,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey/internal/executor"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // Durability asks the server to confirm that a write survives a crash

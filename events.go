@@ -10,7 +10,7 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The job events a queue publishes once SetEvents turned them on, by the

@@ -6,7 +6,7 @@ import (
 	"iter"
 	"time"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // LaneInfo is what the queue holds of one lane.

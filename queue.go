@@ -11,7 +11,7 @@ import (
 
 	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/internal/groupcommit"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // DefaultLogCap is how many log lines a job keeps unless WithLogCap says

@@ -13,7 +13,7 @@ import (
 	"github.com/robfig/cron/v3"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // Schedule is a periodic job of a queue: every occurrence of a cron

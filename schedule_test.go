@@ -15,7 +15,7 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 func TestScheduleValidatesBeforeIO(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/trafikey/trafikey/internal/groupcommit"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // Worker defaults, used for zero WorkerOptions fields.

@@ -11,7 +11,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey/internal/groupcommit"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The floor: the primitive commands each trafikey verb consists of

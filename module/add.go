@@ -5,10 +5,10 @@ import (
 
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// add is EMQ.ADD (lua/add.lua): add 1..1000 jobs, each pending or delayed.
+// add is EMQ.ADD (internal/lua/add.lua): add 1..1000 jobs, each pending or delayed.
 // Crossings: the command, one read batch (the fence, meta seq and the types
 // of stats, pending, delayed and signal), the ACL check of the unique keys
 // and the new rows, one read batch of them, the guard, one write batch.
@@ -499,7 +499,7 @@ func (st *addState) readKeys(r *verbCall, first int64) error {
 	} else if deny >= st.unique {
 		s.Rows = denied[int64]()
 	}
-	// the waiting set, typed when the call has parents (as lua/add.lua,
+	// the waiting set, typed when the call has parents (as internal/lua/add.lua,
 	// with no ACL check of its own)
 	waiting := exists && st.parents > 0
 	if waiting {

@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// appendEntries is EMQ.APPEND (lua/append.lua): write a batch of stream
+// appendEntries is EMQ.APPEND (internal/lua/append.lua): write a batch of stream
 // entries with explicit ids to a bus stream, all of them or none.
 // Crossings: the command, one read batch (the fence, EXISTS and XINFO STREAM
 // of the bus), the guard, one write batch of n XADDs.

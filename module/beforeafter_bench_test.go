@@ -12,8 +12,8 @@ import (
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/lua"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/lua"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // BenchmarkBeforeAfter compares the module of this tree with another build

@@ -8,7 +8,7 @@ import (
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // busWorkload runs every bus verb's writing paths, and refusals, on queue q.

@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// cancel is EMQ.CANCEL (lua/cancel.lua): end a pending, delayed or active
+// cancel is EMQ.CANCEL (internal/lua/cancel.lua): end a pending, delayed or active
 // job in the dead set, with err cancelled and the row's cancelled field; a
 // worker holding an active one is refused at its next EXTEND, COMPLETE or
 // FAIL. Crossings: the command, the row's ACL check, one read batch (the

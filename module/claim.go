@@ -8,10 +8,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// claim is EMQ.CLAIM (lua/claim.lua): lease up to count ready jobs, highest
+// claim is EMQ.CLAIM (internal/lua/claim.lua): lease up to count ready jobs, highest
 // priority first, giving the lanes and the jobs without a lane turns.
 // Crossings without lanes or a rate: the command, the ACL check of turns,
 // one read batch (the fence, meta, the head of pending, active's and turns'

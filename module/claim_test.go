@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // CLAIM reads and replies the extended rows' fields in the protocol's order.

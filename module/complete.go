@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// complete is EMQ.COMPLETE (lua/complete.lua): finish an active job; its row
+// complete is EMQ.COMPLETE (internal/lua/complete.lua): finish an active job; its row
 // and logs go, its unique key is released. Crossings: the command, the ACL
 // check of the row and its logs, one read batch (and, for a job with a
 // unique key, its ACL check and one more read), the guard, one write batch.

@@ -3,14 +3,14 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // completeManyArgsPerJob is the number of ARGV entries per job in
 // COMPLETEMANY: id, token, result.
 const completeManyArgsPerJob = 3
 
-// completeMany is EMQ.COMPLETEMANY (lua/completemany.lua): COMPLETE for 1 to
+// completeMany is EMQ.COMPLETEMANY (internal/lua/completemany.lua): COMPLETE for 1 to
 // 1000 jobs, each with its own outcome. Crossings: the command, the ACL
 // check of the rows and their logs, one read batch (the fence, every row and
 // its place in active, stats completed); for the completing jobs with a

@@ -5,7 +5,7 @@ import (
 	"runtime/metrics"
 
 	"github.com/trafikey/trafikey/module/internal/host"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // debugTable lists the commands registered with "debug-commands yes" only:

@@ -4,7 +4,7 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // Job events (docs/PROTOCOL.md, "Job events"): a verb collects the events of
@@ -177,7 +177,7 @@ func (e *jobEvents) writes(b *host.Batch) {
 	}
 }
 
-// events is EMQ.EVENTS (lua/events.lua): set the queue's events bound in
+// events is EMQ.EVENTS (internal/lua/events.lua): set the queue's events bound in
 // meta events_max, or clear it. Crossings: the command, one read batch (the
 // fence, HGET meta events_max), the guard, one write.
 func events(c *host.Call) error {

@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// extend is EMQ.EXTEND (lua/extend.lua): move an active job's lease deadline
+// extend is EMQ.EXTEND (internal/lua/extend.lua): move an active job's lease deadline
 // (a heartbeat). Crossings: the command, the row's ACL check, one read batch,
 // the guard, one write.
 func extend(c *host.Call) error {

@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// fail is EMQ.FAIL (lua/fail.lua): end an active job's attempt with an
+// fail is EMQ.FAIL (internal/lua/fail.lua): end an active job's attempt with an
 // error, retrying it after its backoff while attempts remain, else
 // dead-lettering it. Crossings: the command, the row's ACL check, one read
 // batch, the guard, one write batch.

@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// failuresIncr is EMQ.FAILURES.INCR (lua/failures.incr.lua): count one
+// failuresIncr is EMQ.FAILURES.INCR (internal/lua/failures.incr.lua): count one
 // failure of a downstream in a window that starts with its first failure.
 // Crossings: the command, one read batch (the fence, GET and PTTL of the
 // counter), the guard, one write batch (INCR, and PEXPIRE when the counter

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // flowAcct is one call's flow accounting (docs/PROTOCOL.md, "Flows";

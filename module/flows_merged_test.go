@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // TestFlowsMatchLuaRandom runs random flows on both executors, side by
@@ -131,7 +131,7 @@ func TestFlowsMatchLuaRandom(t *testing.T) {
 }
 
 // Two faults in one call: the executors refuse with the same one, the
-// first in job order (lua/completemany.lua and lua/recover.lua read each
+// first in job order (internal/lua/completemany.lua and internal/lua/recover.lua read each
 // job through, its parent included, before the next job's row).
 func TestFlowRefusalsInJobOrderMatchLua(t *testing.T) {
 	t.Parallel()

@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// inspect is EMQ.INSPECT (lua/inspect.lua, read-only): a job's row and logs.
+// inspect is EMQ.INSPECT (internal/lua/inspect.lua, read-only): a job's row and logs.
 // Crossings: the command, the ACL check of the row and its logs, one read
 // batch.
 func inspect(c *host.Call) error {

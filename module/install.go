@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// install is EMQ.INSTALL (lua/install.lua): stamp the queue's wire version.
+// install is EMQ.INSTALL (internal/lua/install.lua): stamp the queue's wire version.
 // It runs no fence; its one read is the check the fence makes.
 func install(c *host.Call) error {
 	// shape and layout: numkeys 2, no ARGV, KEYS[2] is the base's version

@@ -10,8 +10,8 @@ import (
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/lua"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/lua"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // benchServer starts a server build (bin, a binary or wrapper; "" is

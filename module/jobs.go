@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// jobs is EMQ.JOBS (lua/jobs.lua, read-only): a page of the jobs of one
+// jobs is EMQ.JOBS (internal/lua/jobs.lua, read-only): a page of the jobs of one
 // state, in set order or newest first, after a cursor. Crossings: the
 // command, the set's ACL check, one read batch (the fence and ZCARD), with
 // a cursor one batch for its place and one per probe of its score's group,

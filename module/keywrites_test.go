@@ -14,7 +14,7 @@ import (
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The writes the key API makes (module argument key-writes yes, the

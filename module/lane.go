@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// lane is EMQ.LANE (lua/lane.lua, read-only): one lane's counts and
+// lane is EMQ.LANE (internal/lua/lane.lua, read-only): one lane's counts and
 // settings. Crossings: the command, the ACL check of laneinfo and the lane's
 // set, one read batch.
 func lane(c *host.Call) error {
@@ -60,7 +60,7 @@ func lane(c *host.Call) error {
 	return nil
 }
 
-// lanes is EMQ.LANES (lua/lanes.lua, read-only): a page of the lanes with
+// lanes is EMQ.LANES (internal/lua/lanes.lua, read-only): a page of the lanes with
 // jobs, in byte order, with their counts and settings. Crossings: the
 // command, the ACL check of lanes and laneinfo, one read batch (the fence and
 // the page), the ACL check of the page's lane sets, one read batch.

@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// laneCap is EMQ.LANECAP (lua/lanecap.lua): set a lane's concurrency cap (0
+// laneCap is EMQ.LANECAP (internal/lua/lanecap.lua): set a lane's concurrency cap (0
 // clears it). Crossings: the command, the fence, the lane accounting (its
 // ACL check and one read batch), the guard, one write batch.
 func laneCap(c *host.Call) error {

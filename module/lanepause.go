@@ -3,14 +3,14 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// lanePause is EMQ.LANEPAUSE (lua/lanepause.lua): stop CLAIM from serving a
+// lanePause is EMQ.LANEPAUSE (internal/lua/lanepause.lua): stop CLAIM from serving a
 // lane. Crossings as LANECAP's.
 func lanePause(c *host.Call) error { return lanePaused(c, protocol.LanePause, true) }
 
-// laneResume is EMQ.LANERESUME (lua/laneresume.lua): let CLAIM serve a lane
+// laneResume is EMQ.LANERESUME (internal/lua/laneresume.lua): let CLAIM serve a lane
 // again, waking idle workers when it becomes ready. Crossings as LANECAP's.
 func laneResume(c *host.Call) error { return lanePaused(c, protocol.LaneResume, false) }
 

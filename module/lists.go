@@ -5,7 +5,7 @@ import (
 
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The stats counters RECOVER, REMOVE and REQUEUE increment, named by the

@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// logLine is EMQ.LOG (lua/log.lua): append a line to an active attempt's
+// logLine is EMQ.LOG (internal/lua/log.lua): append a line to an active attempt's
 // log, keeping the last cap lines. Crossings: the command, the ACL check of
 // the row and its logs, one read batch (the fence, the row's att, the log's
 // length), the guard, one write batch.

@@ -42,7 +42,7 @@ import (
 	"strconv"
 
 	"github.com/trafikey/trafikey/module/internal/host"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // main is never run: the server loads the library and calls its entry point.

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/lua"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/lua"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The native executor merges writes the Lua scripts make one at a time (one

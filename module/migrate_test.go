@@ -14,7 +14,7 @@ import (
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // An atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0 on) moves a

@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// pause is EMQ.PAUSE (lua/pause.lua): stop CLAIM from handing out jobs.
+// pause is EMQ.PAUSE (internal/lua/pause.lua): stop CLAIM from handing out jobs.
 // Crossings: the command, one read batch (the fence and the flag); when the
 // queue was not paused, the guard and one write.
 func pause(c *host.Call) error {
@@ -44,7 +44,7 @@ func pause(c *host.Call) error {
 	return nil
 }
 
-// resume is EMQ.RESUME (lua/resume.lua): let CLAIM hand out jobs again, and
+// resume is EMQ.RESUME (internal/lua/resume.lua): let CLAIM hand out jobs again, and
 // wake idle workers when jobs are waiting. Crossings: the command, one read
 // batch (the fence and the flag); when the queue was paused, one read batch
 // (the types of pending and signal), the guard and one write batch.

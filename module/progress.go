@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// progress is EMQ.PROGRESS (lua/progress.lua): store an active attempt's
+// progress is EMQ.PROGRESS (internal/lua/progress.lua): store an active attempt's
 // progress value. Crossings: the command, the row's ACL check, one read
 // batch (the fence and the row's att), the guard, one write.
 func progress(c *host.Call) error {

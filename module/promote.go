@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// promote is EMQ.PROMOTE (lua/promote.lua): move up to limit delayed jobs
+// promote is EMQ.PROMOTE (internal/lua/promote.lua): move up to limit delayed jobs
 // that are due to pending. Crossings: the command, one read batch (the fence
 // and the due jobs); with jobs due, the rows' ACL check, one read batch (the
 // rows and the types), the guard, one write batch.

@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// promoteAll is EMQ.PROMOTEALL (lua/promoteall.lua): move up to limit
+// promoteAll is EMQ.PROMOTEALL (internal/lua/promoteall.lua): move up to limit
 // delayed jobs to pending whether they are due or not, soonest due first.
 // It is PROMOTE over the head of delayed in place of its due jobs, and
 // shares PROMOTE's verdict and reads. Crossings: the command, one read batch

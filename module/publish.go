@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// publish is EMQ.PUBLISH (lua/publish.lua): append one event to the queue's
+// publish is EMQ.PUBLISH (internal/lua/publish.lua): append one event to the queue's
 // events stream, branded as trafikey's. Crossings: the command, one read
 // batch (the fence, EXISTS and XINFO STREAM of events), the guard, one XADD.
 func publish(c *host.Call) error {

@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// rate is EMQ.RATE (lua/rate.lua): set or clear the queue's rate limit.
+// rate is EMQ.RATE (internal/lua/rate.lua): set or clear the queue's rate limit.
 // Crossings: the command, one read batch (the fence and meta's rate fields),
 // the guard, one write.
 func rate(c *host.Call) error {

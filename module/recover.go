@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// recoverExpired is EMQ.RECOVER (lua/recover.lua): take back up to limit jobs
+// recoverExpired is EMQ.RECOVER (internal/lua/recover.lua): take back up to limit jobs
 // whose lease expired, to pending while attempts remain, else to dead.
 // Crossings: the command, one read batch (the fence and the expired leases);
 // with leases to take back, the rows' ACL check, one read batch (the rows and

@@ -11,7 +11,7 @@ import (
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // These tests drive RECOVER, PROMOTE, PAUSE, RESUME, REMOVE, REQUEUE, LOG,

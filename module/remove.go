@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// remove is EMQ.REMOVE (lua/remove.lua): delete a job no worker holds
+// remove is EMQ.REMOVE (internal/lua/remove.lua): delete a job no worker holds
 // (pending, delayed, dead, waiting, or a retained completed one), with its
 // logs, its flow keys and its unique key; with cascade, a waiting parent
 // with its descendants, read level by level through the kids sets (at most

@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// removeDead is EMQ.REMOVEDEAD (lua/removedead.lua): REMOVE of each dead job
+// removeDead is EMQ.REMOVEDEAD (internal/lua/removedead.lua): REMOVE of each dead job
 // the filter takes, at most limit examined per call; a member without a row
 // leaves dead too. A dead job is finished: no parent is told, no outcome
 // pushed. Crossings: the command, the walk's reads (walkDead), one ACL check

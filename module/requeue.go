@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// requeue is EMQ.REQUEUE (lua/requeue.lua): send a dead job back to pending
+// requeue is EMQ.REQUEUE (internal/lua/requeue.lua): send a dead job back to pending
 // with a fresh set of attempts. Crossings: the command, the row's ACL check,
 // one read batch (the fence and the row); for a dead job, one read batch (the
 // types and the counter), the guard and one write batch.

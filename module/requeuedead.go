@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// requeueDead is EMQ.REQUEUEDEAD (lua/requeuedead.lua): REQUEUE of each dead
+// requeueDead is EMQ.REQUEUEDEAD (internal/lua/requeuedead.lua): REQUEUE of each dead
 // job the filter takes, at most limit examined per call. Crossings: the
 // command, the walk's reads (walkDead), the rows' ACL check, one read batch
 // of the rows; with jobs taken, the lane accounting of their lanes, one read

@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// reschedule is EMQ.RESCHEDULE (lua/reschedule.lua): move a pending or
+// reschedule is EMQ.RESCHEDULE (internal/lua/reschedule.lua): move a pending or
 // delayed job to a new due time, max(now + delay, due). Crossings: the
 // command, the row's ACL check, one read batch (the fence, the row and the
 // types), the guard, one write batch; a job with a lane that moves between

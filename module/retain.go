@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// retain is EMQ.RETAIN (lua/retain.lua): set how long and how many
+// retain is EMQ.RETAIN (internal/lua/retain.lua): set how long and how many
 // completed and dead jobs are kept, and the queue's bound on a result.
 // Crossings: the command, one read batch (the fence and HGET meta seq, which
 // types meta), the guard, one write.
@@ -45,7 +45,7 @@ func retain(c *host.Call) error {
 	return nil
 }
 
-// children is EMQ.CHILDREN (lua/children.lua, read-only): a page of a
+// children is EMQ.CHILDREN (internal/lua/children.lua, read-only): a page of a
 // parent's children with their states, results and errors. Crossings: the
 // command, the ACL check of the parent's flow keys, one read batch (the
 // fence and the page), the ACL check of the children's rows, one read batch.
@@ -144,7 +144,7 @@ var flowVerbs pool[flowVerbState]
 // statTrimmed is the counter TRIM increments.
 var statTrimmed = protocol.StatsCounters[8]
 
-// trim is EMQ.TRIM (lua/trim.lua): delete up to limit retained jobs past the
+// trim is EMQ.TRIM (internal/lua/trim.lua): delete up to limit retained jobs past the
 // queue's bounds, completed ones first, then dead ones. Crossings: the
 // command, the fence and meta's bounds, the ACL check of completed, one
 // crossing per bound in use, the ACL check of the jobs' keys, their rows,

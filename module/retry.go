@@ -4,10 +4,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// retry is EMQ.RETRY (lua/retry.lua): move one delayed job to pending now.
+// retry is EMQ.RETRY (internal/lua/retry.lua): move one delayed job to pending now.
 // Crossings: the command, the row's ACL check, one read batch (the fence,
 // the row, its due time, pending and signal); for a job with a lane, the
 // lane accounting; the guard and one write batch.

@@ -6,10 +6,10 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// The schedule verbs (docs/PROTOCOL.md, "Schedules"; lua/schedule.*.lua).
+// The schedule verbs (docs/PROTOCOL.md, "Schedules"; internal/lua/schedule.*.lua).
 // Every key they touch is declared but for SCHEDULE.FIRE's jobs, which go
 // through ADD's path (add.go).
 

@@ -3,10 +3,10 @@ package main
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// stats is EMQ.STATS (lua/stats.lua, read-only): the queue's sizes, pause
+// stats is EMQ.STATS (internal/lua/stats.lua, read-only): the queue's sizes, pause
 // flag and lifetime counters. Crossings: the command and one read batch.
 func stats(c *host.Call) error {
 	// shape and layout: numkeys 8 (base version meta stats pending delayed

@@ -16,7 +16,7 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // traStates are the values a TRA key starts from: no key, strings of each

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // verbs lists the keyed commands, one line per verb, in the order of

@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // version answers EMQ.VERSION with the wire version: the client's probe for

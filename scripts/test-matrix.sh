@@ -28,10 +28,10 @@ for build in "${builds[@]}"; do
 	export TRAFIKEY_VALKEY_SERVER="$server"
 	case "$build" in
 	redis-*)
-		go test -count=1 -timeout 10m -run '^TestLua' ./conformance
+		go test -count=1 -timeout 10m -run '^TestLua' ./internal/conformance
 		;;
 	*)
-		go test -count=1 -timeout 15m ./conformance ./module/... ./verify/... ./internal/valkeyserver
+		go test -count=1 -timeout 15m ./internal/conformance ./module/... ./verify/... ./internal/valkeyserver
 		go test -count=1 -timeout 10m -run '^(TestCluster|TestReshard)' .
 		;;
 	esac

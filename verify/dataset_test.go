@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // ignoreEncodings, set by TRAFIKEY_DIFF_ENCODINGS=ignore, compares keys

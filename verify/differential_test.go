@@ -14,7 +14,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The differential test: random sequences of calls, run step by step on two

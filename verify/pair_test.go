@@ -13,10 +13,10 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/trafikey/trafikey/conformance"
+	"github.com/trafikey/trafikey/internal/conformance"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // tb is what the harness needs of a *testing.T or a *rapid.T.

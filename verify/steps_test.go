@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // A step is one thing a sequence does, on both servers alike.

@@ -25,7 +25,7 @@ import (
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/bench/internal/feature"
 	"github.com/trafikey/trafikey/internal/executor"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 func main() {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // plantDead writes n dead jobs into queue q (already installed) as FAIL

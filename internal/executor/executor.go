@@ -15,8 +15,8 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/trafikey/trafikey/lua"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/lua"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // Executor runs protocol verbs on a server. The two executors, Lua and

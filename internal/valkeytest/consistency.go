@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // QueueProblems checks queue's dataset on s (the node that holds it) and

@@ -7,7 +7,7 @@ import (
 
 	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // TestQueueProblems builds queues through the verbs, finds them consistent,

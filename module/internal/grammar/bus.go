@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"math"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The bus verbs' and the TRA family's pure checks (docs/PROTOCOL.md, "Bus

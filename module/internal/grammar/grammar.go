@@ -9,7 +9,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // Refusal is a refusal text from the protocol registry (or the server's own

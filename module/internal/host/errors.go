@@ -4,7 +4,7 @@ import (
 	"errors"
 	"reflect"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // Error is a reply text: a handler that returns one (or wraps one) answers the

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // refusal stands for a registry type of another package (grammar.Refusal).

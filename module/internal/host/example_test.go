@@ -2,7 +2,7 @@ package host_test
 
 import (
 	"github.com/trafikey/trafikey/module/internal/host"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // A verb handler: read, check the caller's ACL on a derived key, pass the

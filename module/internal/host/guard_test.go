@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 func TestWriteGuard(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/lua"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/lua"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // These tests load the module into a real server, with its debug commands:

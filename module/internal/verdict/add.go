@@ -2,7 +2,7 @@ package verdict
 
 import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // AddJob is one job of an ADD, its values checked.
@@ -331,7 +331,7 @@ type AddStep struct {
 // duplicate check uses a map rather than comparing each pair.
 const addDuplicateScan = 32
 
-// Add decides EMQ.ADD of jobs, in the order of lua/add.lua: the fence; meta
+// Add decides EMQ.ADD of jobs, in the order of internal/lua/add.lua: the fence; meta
 // seq, predicted for HINCRBY meta seq n (the new ids must stay in
 // 1..MaxJobID: EMQSTATE add id space exhausted); each job's unique key in
 // order (a repeat in the batch: EMQLOCK duplicate in batch; WRONGTYPE; held:

@@ -2,7 +2,7 @@ package verdict
 
 import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // ClaimBlockMS is CLAIM's optional fourth value, block_ms: how long a call

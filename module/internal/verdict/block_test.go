@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 func TestClaimBlockMS(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The bus verbs' verdicts (docs/PROTOCOL.md, "Bus verbs"). Each reads in one

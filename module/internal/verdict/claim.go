@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // ClaimRead is a read CLAIM's verdict asks for.
@@ -211,7 +211,7 @@ type ClaimStep struct {
 	Verdict ClaimVerdict
 }
 
-// Claim decides EMQ.CLAIM of count jobs, in the order of lua/claim.lua: the
+// Claim decides EMQ.CLAIM of count jobs, in the order of internal/lua/claim.lua: the
 // fence; meta (paused exactly "1": empty); the rate window when a rate is
 // set (EMQRATE, or count cut); the head of pending; turns (NOPERM,
 // WRONGTYPE; both empty: empty). Without lanes: each row in pending order

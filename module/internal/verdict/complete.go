@@ -1,6 +1,6 @@
 package verdict
 
-import "github.com/trafikey/trafikey/protocol"
+import "github.com/trafikey/trafikey/internal/protocol"
 
 // CompleteRead is a read COMPLETE's verdict asks for.
 type CompleteRead uint8
@@ -81,7 +81,7 @@ type CompleteStep struct {
 }
 
 // Complete decides EMQ.COMPLETE of job id for the caller's token, in the
-// order of lua/complete.lua: the fence; the row (gone, EMQSTALE); the job's
+// order of internal/lua/complete.lua: the fence; the row (gone, EMQSTALE); the job's
 // place in active (EMQSTATE cancelled or not active); the unique key's holder (WRONGTYPE);
 // stats completed, typed and predicted. ZSCORE types active and HMGET the
 // row; DEL takes any type.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 type completeScript struct {

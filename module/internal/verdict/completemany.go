@@ -4,7 +4,7 @@ import (
 	"slices"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // completeManyIndexBits is how many low bits of a CompleteManyValues key hold
@@ -20,7 +20,7 @@ var (
 
 // CompleteManyValues checks COMPLETEMANY's n (id, token, result) triples in
 // args (ARGV, whose count the shape checked), triple by triple as
-// lua/completemany.lua does: "bad id", then an id already named earlier in
+// internal/lua/completemany.lua does: "bad id", then an id already named earlier in
 // the call (ErrCompleteManyRepeated), then a result over protocol.MaxResult
 // ("bad result"), whichever triple comes first. keys is memory for the
 // check, returned for the next call: the ids are sorted with their index
@@ -201,7 +201,7 @@ type CompleteManyStep struct {
 }
 
 // CompleteMany decides EMQ.COMPLETEMANY of s.Jobs, in the order of
-// lua/completemany.lua: the fence; then job by job, the row (gone, stale),
+// internal/lua/completemany.lua: the fence; then job by job, the row (gone, stale),
 // its place in active (not active), its unique key's holder (WRONGTYPE); with
 // a job completed, stats completed, typed and predicted with +Done; last, the
 // logs of the completed jobs (NOPERM). ZSCORE types active and HMGET the
@@ -217,7 +217,7 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 	holders, cancelled := s.Holders[:0], s.Cancelled[:0]
 	// the first refusal of the first batch's replies (or of a holder) and
 	// its job: the jobs before it are still read through, job by job, as
-	// lua/completemany.lua does, so their own later reads (the result's
+	// internal/lua/completemany.lua does, so their own later reads (the result's
 	// bound, the retained set, the parents) may refuse first
 	var firstErr error
 	firstAt := len(s.Jobs)

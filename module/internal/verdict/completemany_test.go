@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // cmJob scripts one pair of a COMPLETEMANY: job i (from 0) has id 10+i and

@@ -1,6 +1,6 @@
 package verdict
 
-import "github.com/trafikey/trafikey/protocol"
+import "github.com/trafikey/trafikey/internal/protocol"
 
 // ExtendRead is a read EXTEND's verdict asks for.
 type ExtendRead uint8

@@ -2,7 +2,7 @@ package verdict
 
 import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // FailRead is a read FAIL's verdict asks for.
@@ -76,7 +76,7 @@ type FailStep struct {
 }
 
 // Fail decides EMQ.FAIL for the caller's token and retry flag, in the order
-// of lua/fail.lua: the fence; the row (gone, EMQSTALE); the job's place in
+// of internal/lua/fail.lua: the fence; the row (gone, EMQSTALE); the job's place in
 // active (EMQSTATE not active); delayed and dead typed; stats failed, then
 // the outcome's counter, typed and predicted. A retry is granted when retry
 // is asked and att < max (both read as row integers); its delay follows the

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // parentRow is a parent's read: att state deps cfail parent onfail lane

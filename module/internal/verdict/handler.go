@@ -2,7 +2,7 @@ package verdict
 
 import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // RescheduleRead is a read RESCHEDULE's verdict asks for.
@@ -60,7 +60,7 @@ type RescheduleStep struct {
 }
 
 // Reschedule decides EMQ.RESCHEDULE of job id (its number) to max(now +
-// delay, due), in the order of lua/reschedule.lua: the fence; the row (gone;
+// delay, due), in the order of internal/lua/reschedule.lua: the fence; the row (gone;
 // a state other than pending or delayed: EMQSTATE reschedule not pending or
 // delayed); a pending job due now stays; the lane accounting of a job with
 // a lane that moves; pending, delayed and signal typed.
@@ -182,7 +182,7 @@ type CancelStep struct {
 	Verdict CancelVerdict
 }
 
-// Cancel decides EMQ.CANCEL, in the order of lua/cancel.lua: the fence; the
+// Cancel decides EMQ.CANCEL, in the order of internal/lua/cancel.lua: the fence; the
 // row (gone; a state other than pending, delayed or active: EMQSTATE cancel
 // not cancellable); the parent and the outcome (flow accounting); the lane
 // accounting; the type of the job's set (a lane's is the accounting's),

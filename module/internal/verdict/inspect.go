@@ -50,7 +50,7 @@ const (
 	inspectBackoff  = 5
 )
 
-// Inspect decides EMQ.INSPECT, in the order of lua/inspect.lua: the fence,
+// Inspect decides EMQ.INSPECT, in the order of internal/lua/inspect.lua: the fence,
 // the row (absent: null), the logs.
 func Inspect(s *InspectSeen) InspectStep {
 	if !s.Version.Made {

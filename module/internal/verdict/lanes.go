@@ -2,7 +2,7 @@ package verdict
 
 import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // This file is the lane accounting (docs/PROTOCOL.md, "Lane accounting"):

@@ -1,6 +1,6 @@
 package verdict
 
-import "github.com/trafikey/trafikey/protocol"
+import "github.com/trafikey/trafikey/internal/protocol"
 
 // LogRead is a read LOG's verdict asks for.
 type LogRead uint8
@@ -42,7 +42,7 @@ type LogStep struct {
 }
 
 // Log decides EMQ.LOG with the caller's token and the cap on the log's
-// length, in the order of lua/log.lua: the fence; the row (gone, EMQSTALE);
+// length, in the order of internal/lua/log.lua: the fence; the row (gone, EMQSTALE);
 // the logs' type. The line is appended to the current attempt's log, which
 // keeps its last cap lines.
 func Log(token []byte, cap int64, s *LogSeen) LogStep {

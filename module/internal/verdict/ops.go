@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The operations verbs (docs/PROTOCOL.md, "Operations"): their values, the

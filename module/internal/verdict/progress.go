@@ -1,6 +1,6 @@
 package verdict
 
-import "github.com/trafikey/trafikey/protocol"
+import "github.com/trafikey/trafikey/internal/protocol"
 
 // ProgressRead is a read PROGRESS's verdict asks for.
 type ProgressRead uint8

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 type promoteScript struct {

@@ -2,7 +2,7 @@ package verdict
 
 import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // RecoverRead is a read RECOVER's verdict asks for.
@@ -100,7 +100,7 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 	v := RecoverVerdict{Moves: moves(&s.Moves, len(ids))}
 	lanes, toPending := false, false
 	// a row's refusal ends the jobs there: the parents of the jobs before
-	// it are still told (and may refuse first), as lua/recover.lua reads
+	// it are still told (and may refuse first), as internal/lua/recover.lua reads
 	// each job through before the next row
 	var rowErr error
 	for i, m := range ids {

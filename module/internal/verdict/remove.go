@@ -1,8 +1,8 @@
 package verdict
 
-import "github.com/trafikey/trafikey/protocol"
+import "github.com/trafikey/trafikey/internal/protocol"
 
-// This file holds REMOVE's decisions (lua/remove.lua): which jobs a call
+// This file holds REMOVE's decisions (internal/lua/remove.lua): which jobs a call
 // may take, and what each one taken does to its set, its parent, its
 // waiters and the counter.
 

@@ -1,6 +1,6 @@
 package verdict
 
-import "github.com/trafikey/trafikey/protocol"
+import "github.com/trafikey/trafikey/internal/protocol"
 
 // The values ADD leaves out of a row (docs/PROTOCOL.md, "Job row fields"),
 // which a present row's absent field reads as.

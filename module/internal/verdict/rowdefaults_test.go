@@ -3,7 +3,7 @@ package verdict
 import (
 	"testing"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 func TestRowDefaults(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"strconv"
 
 	"github.com/trafikey/trafikey/module/internal/grammar"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The schedule verbs (docs/PROTOCOL.md, "Schedules"): a schedule's

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // defArgs is a valid definition (SCHEDULE.SET's ARGV after the id) with

@@ -1,6 +1,6 @@
 package verdict
 
-import "github.com/trafikey/trafikey/protocol"
+import "github.com/trafikey/trafikey/internal/protocol"
 
 // StatsRead is a read STATS's verdict asks for.
 type StatsRead uint8

@@ -15,7 +15,7 @@ import (
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // ErrNoQueue reports a queue that has no version key: never opened, or on

@@ -13,7 +13,7 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
-	"github.com/trafikey/trafikey/protocol"
+	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The job tables: a page of one state's jobs (Queue.Jobs), or the one job

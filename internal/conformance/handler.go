@@ -1,0 +1,435 @@
+package conformance
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey/internal/protocol"
+)
+
+// The job options (due, timeout, kind, headers), CLAIM's extended rows,
+// RESCHEDULE, CANCEL and the cancelled refusal (docs/PROTOCOL.md, "Job
+// options, rescheduling and cancellation").
+
+// claimExt claims up to count jobs with ext 1 and returns the rendered reply.
+func (q *queue) claimExt(count int) string {
+	q.t.Helper()
+	return q.call(protocol.Claim, "600000", strconv.Itoa(count), protocol.ClaimExtended)
+}
+
+// testJobOptions: ADD's option columns for the worker and CLAIM's extended
+// rows.
+func testJobOptions(t *testing.T, env Env) {
+	scenario(t, env, "add stores kind, timeout and headers after ev", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		id := q.add(job{data: "a", kind: "email", timeout: "1500", headers: "traceparent=00-x\x00\xff"})[0]
+		f := q.hgetall(q.k.Job(id))
+		n := len(f)
+		require.Equal(t, []string{"ev", "100", "kind", "email", "timeout", "1500", "headers", "traceparent=00-x\x00\xff"}, f[n-8:])
+	})
+	scenario(t, env, "add of empty and zero options stores nothing", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", kind: "k"}, job{data: "b", timeout: "0", due: "0"})
+		require.Equal(t, Int(0), q.r("HEXISTS", q.k.Job("2"), "kind"))
+		require.Equal(t, Int(0), q.r("HEXISTS", q.k.Job("2"), "timeout"))
+		require.Equal(t, Int(0), q.r("HEXISTS", q.k.Job("2"), "headers"))
+		require.Equal(t, Int(0), q.r("HEXISTS", q.k.Job("1"), "timeout"))
+		require.Equal(t, Bulks("1", "2"), q.r("ZRANGE", q.k.Pending, "0", "-1"))
+	})
+	scenario(t, env, "add with a past due time is pending", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.add(job{data: "a", due: "1"})[0]
+		require.Equal(t, "pending", q.hget(id, "state"))
+		require.Equal(t, Bulks("1"), q.signalOf())
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Delayed))
+	})
+	scenario(t, env, "add with a future due time is delayed until it", func(t *testing.T, q *queue) {
+		q.install()
+		due := q.now() + 3_600_000
+		id := q.add(job{data: "a", due: strconv.FormatInt(due, 10)})[0]
+		require.Equal(t, Bulk("delayed"), q.r("HGET", q.k.Job(id), "state"))
+		require.Equal(t, due, q.score(q.k.Delayed, id))
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Pending, q.k.Signal))
+	})
+	scenario(t, env, "add takes the later of delay and due", func(t *testing.T, q *queue) {
+		q.install()
+		before := q.now()
+		q.add(job{data: "a", delay: "7200000", due: strconv.FormatInt(before+1000, 10)},
+			job{data: "b", delay: "1000", due: strconv.FormatInt(before+7_200_000, 10)})
+		after := q.now()
+		within(t, q.score(q.k.Delayed, "1"), before+7_200_000, after+7_200_000, "delay wins")
+		require.Equal(t, before+7_200_000, q.score(q.k.Delayed, "2"), "due wins")
+	})
+	scenario(t, env, "add with a lane and a future due waits in delayed, not its lane", func(t *testing.T, q *queue) {
+		q.install()
+		due := strconv.FormatInt(q.now()+3_600_000, 10)
+		q.add(job{data: "a", lane: "l", due: due}, job{data: "b", lane: "l", due: "1"})
+		require.Equal(t, Bulks("1"), q.r("ZRANGE", q.k.Delayed, "0", "-1"))
+		require.Equal(t, Bulks("2"), q.r("ZRANGE", q.laneKey("l"), "0", "-1"))
+		require.Equal(t, Arr(Nil, Bulk("1")), q.r("HMGET", q.k.Meta, "turn", "lanewait"))
+	})
+	scenario(t, env, "add event state follows the due time", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		q.add(job{data: "a", due: "1"}, job{data: "b", due: strconv.FormatInt(q.now()+3_600_000, 10)})
+		require.Equal(t, []string{entry(event("added", "1", "state", "pending"), event("added", "2", "state", "delayed"))}, q.eventLog())
+	})
+	scenario(t, env, "add refuses a parent with a due time", func(t *testing.T, q *queue) {
+		q.install()
+		q.refuse(protocol.ErrBadArg("add", "parent"), q.verb(protocol.Add, addArgs(job{data: "p", due: "1"}, job{data: "c", parent: "1"})...))
+		q.must(protocol.Add, addArgs(job{data: "p"}, job{data: "c", parent: "1", due: "1"})...)
+	})
+	scenario(t, env, "add option values", func(t *testing.T, q *queue) {
+		q.install()
+		bad := map[string][]job{
+			"due":     {{data: "a", due: "-1"}, {data: "a", due: "01"}, {data: "a", due: strconv.FormatInt(protocol.MaxDueMS+1, 10)}, {data: "a", due: "x"}},
+			"timeout": {{data: "a", timeout: "86400001"}, {data: "a", timeout: "1.5"}, {data: "a", timeout: " 1"}},
+			"kind":    {{data: "a", kind: strings.Repeat("k", protocol.MaxKind+1)}},
+			"headers": {{data: "a", headers: strings.Repeat("h", protocol.MaxHeaders+1)}},
+		}
+		for name, jobs := range bad {
+			for _, j := range jobs {
+				q.refuse(protocol.ErrBadArg("add", name), q.verb(protocol.Add, addArgs(j)...))
+			}
+		}
+		q.refuse(protocol.ErrBadArg("add", "lane"), q.verb(protocol.Add, addArgs(job{data: "a", due: "x", lane: strings.Repeat("l", 129)})...))
+		q.refuse(protocol.ErrBadArg("add", "wait"), q.verb(protocol.Add, addArgs(job{data: "a", due: "x", wait: "x"})...))
+		q.refuse(protocol.ErrBadArg("add", "due"), q.verb(protocol.Add, addArgs(job{data: "a", kind: strings.Repeat("k", 129), due: "x"})...))
+		q.must(protocol.Add, addArgs(job{data: "a", due: strconv.FormatInt(protocol.MaxDueMS, 10), timeout: "86400000",
+			kind: strings.Repeat("k", protocol.MaxKind), headers: strings.Repeat("h", protocol.MaxHeaders)})...)
+	})
+	scenario(t, env, "add option names", func(t *testing.T, q *queue) {
+		q.install()
+		args := []string{"1", "2", "kind", "kind", "a", "0", "0", "3", "fixed", "0", "", "0", "k", "k"}
+		q.refuse(protocol.ErrBadArg("add", "option"), q.verb(protocol.Add, args...))
+		args = []string{"1", "1", "Kind", "a", "0", "0", "3", "fixed", "0", "", "0", "k"}
+		q.refuse(protocol.ErrBadArg("add", "option"), q.verb(protocol.Add, args...))
+		args = []string{"1", "8", "lane", "parent", "onfail", "wait", "due", "timeout", "kind", "headers",
+			"a", "0", "0", "3", "fixed", "0", "", "0", "", "", "", "", "", "", "", ""}
+		require.Equal(t, Bulks("1"), q.must(protocol.Add, args...))
+	})
+
+	scenario(t, env, "claim ext replies the worker's fields", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", attempts: "5", kind: "email", timeout: "2500", headers: "h\x00"}, job{data: "b"})
+		require.Equal(t, Arr(
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Bulk("email"), Int(2500), Bulk("h\x00")),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil),
+		), q.claimExt(2))
+	})
+	scenario(t, env, "claim ext 0 is the plain reply", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", kind: "email"})
+		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("a"), Int(1))), q.call(protocol.Claim, "600000", "1", "0"))
+	})
+	scenario(t, env, "claim ext reads row fields as numbers", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a"})
+		q.do("HSET", q.k.Job("1"), "max", "x", "timeout", "86400001", "kind", "")
+		q.do("HSET", q.k.Meta, protocol.MetaJobFields, protocol.JobFieldsOn)
+		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("a"), Int(1), Int(0), Bulk(""), Int(0), Nil)), q.claimExt(1))
+	})
+	scenario(t, env, "claim ext with lanes", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", lane: "l", kind: "x"}, job{data: "b", kind: "y"})
+		require.Equal(t, Arr(
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("y"), Int(0), Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Bulk("x"), Int(0), Nil),
+		), q.claimExt(2))
+	})
+	scenario(t, env, "add of kind, timeout or headers sets meta jobfields", func(t *testing.T, q *queue) {
+		q.install()
+		jobfields := func() string { return q.r("HGET", q.k.Meta, protocol.MetaJobFields) }
+		q.add(job{data: "a"}, job{data: "b", kind: "", timeout: "0", headers: "", due: "1"})
+		require.Equal(t, Nil, jobfields(), "plain jobs and empty options")
+		q.add(job{data: "c"}, job{data: "d", kind: "k"})
+		require.Equal(t, Bulk("1"), jobfields())
+		for _, j := range []job{{data: "e", timeout: "5"}, {data: "f", headers: "h"}} {
+			q.do("HDEL", q.k.Meta, protocol.MetaJobFields)
+			q.add(j)
+			require.Equal(t, Bulk("1"), jobfields(), "%+v", j)
+		}
+		q.do("HSET", q.k.Meta, protocol.MetaJobFields, "2")
+		q.add(job{data: "g"})
+		require.Equal(t, Bulk("2"), jobfields(), "a plain add leaves it")
+		q.add(job{data: "h", kind: "k"})
+		require.Equal(t, Bulk("1"), jobfields(), "any other value is unset")
+		q.add(job{data: "i"})
+		require.Equal(t, Bulk("1"), jobfields(), "never cleared")
+	})
+	scenario(t, env, "add refused with a kind leaves meta jobfields unset", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", unique: "u"})
+		q.refuse(protocol.ErrAddDuplicate("1"), q.verb(protocol.Add, addArgs(job{data: "b", kind: "k", unique: "u"})...))
+		q.refuse(protocol.ErrAddDuplicateInBatch, q.verb(protocol.Add, addArgs(job{data: "b", kind: "k", unique: "v"}, job{data: "c", unique: "v"})...))
+		q.do("SET", q.k.Pending, "x")
+		q.refuse(protocol.ErrWrongType, q.verb(protocol.Add, addArgs(job{data: "b", headers: "h"})...))
+	})
+	scenario(t, env, "claim ext on a queue without job fields reads max only", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", attempts: "5"}, job{data: "b"})
+		// fields no ADD of this queue stored are not read
+		q.do("HSET", q.k.Job("1"), "kind", "x", "timeout", "7", "headers", "h")
+		require.Equal(t, Arr(
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Nil, Int(0), Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil),
+		), q.claimExt(2))
+		require.Equal(t, Bulk("active"), q.r("HGET", q.k.Job("1"), "state"))
+	})
+	scenario(t, env, "claim ext on a queue with job fields reads them for every job", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a"})
+		q.add(job{data: "b", kind: "k"})
+		q.do("HSET", q.k.Job("1"), "headers", "h")
+		require.Equal(t, Arr(
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Nil, Int(0), Bulk("h")),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil),
+		), q.claimExt(2))
+	})
+	scenario(t, env, "claim ext on a queue without job fields, with lanes", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", lane: "l", attempts: "2"}, job{data: "b"})
+		require.Equal(t, Arr(
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(2), Nil, Int(0), Nil),
+		), q.claimExt(2))
+	})
+	scenario(t, env, "claim bad ext", func(t *testing.T, q *queue) {
+		q.install()
+		q.addOne("a")
+		for _, ext := range []string{"2", "", "01", "true", "1 "} {
+			q.refuse(protocol.ErrBadArg("claim", "ext"), q.verb(protocol.Claim, "600000", "1", ext))
+		}
+		q.refuse(protocol.ErrBadArg("claim", "count"), q.verb(protocol.Claim, "600000", "0", "x"))
+	})
+	scenario(t, env, "inspect replies the options and cancelled", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.add(job{data: "d", kind: "k", timeout: "10", headers: "h"})[0]
+		require.Equal(t, Int(1), q.call(protocol.Cancel, id))
+		at, err := q.cmd("HGET", q.k.Job(id), "at").ToString()
+		require.NoError(t, err)
+		require.Equal(t, Arr(
+			Bulk("state"), Bulk("dead"), Bulk("data"), Bulk("d"), Bulk("att"), Bulk("0"),
+			Bulk("max"), Bulk("3"), Bulk("prio"), Bulk("0"), Bulk("bo"), Bulk("fixed:0"),
+			Bulk("at"), Bulk(at), Bulk("err"), Bulk("cancelled"),
+			Bulk("kind"), Bulk("k"), Bulk("timeout"), Bulk("10"), Bulk("headers"), Bulk("h"), Bulk("cancelled"), Bulk("1"),
+			Bulk("logs"), Arr(),
+		), q.unchanged(q.verb(protocol.Inspect, id)))
+	})
+}
+
+// testReschedule: EMQ.RESCHEDULE moves a pending or delayed job to a new due
+// time.
+func testReschedule(t *testing.T, env Env) {
+	v := protocol.Reschedule
+	later := func(q *queue) string { return strconv.FormatInt(q.now()+3_600_000, 10) }
+	scenario(t, env, "pending to delayed", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.add(job{data: "a", prio: "3"})[0]
+		due := later(q)
+		require.Equal(t, Bulk("delayed"), q.call(v, id, due, "0"))
+		require.Equal(t, Bulk("delayed"), q.r("HGET", q.k.Job(id), "state"))
+		require.Equal(t, due, strconv.FormatInt(q.score(q.k.Delayed, id), 10))
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Pending))
+		require.Equal(t, Arr(), q.call(protocol.Claim, "30000", "1"))
+	})
+	scenario(t, env, "delayed to pending now", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.add(job{data: "a", prio: "3", delay: "3600000"})[0]
+		require.Equal(t, Bulk("pending"), q.call(v, id, "0", "0"))
+		require.Equal(t, Bulk("pending"), q.r("HGET", q.k.Job(id), "state"))
+		require.Equal(t, protocol.PendingScore(3, 1), q.score(q.k.Pending, id))
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Delayed))
+		require.Equal(t, Bulks("1"), q.signalOf())
+		require.Equal(t, Arr(Arr(Bulk(id), Bulk("a"), Int(1))), q.call(protocol.Claim, "30000", "1"))
+	})
+	scenario(t, env, "delayed to another time", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.add(job{data: "a", delay: "3600000"})[0]
+		before := q.now()
+		require.Equal(t, Bulk("delayed"), q.call(v, id, "0", "60000"))
+		within(t, q.score(q.k.Delayed, id), before+60000, q.now()+60000, "the new due time")
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Pending, q.k.Signal))
+	})
+	scenario(t, env, "the later of due and delay", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.add(job{data: "a", delay: "3600000"})[0]
+		due := q.now() + 7_200_000
+		require.Equal(t, Bulk("delayed"), q.call(v, id, strconv.FormatInt(due, 10), "1000"))
+		require.Equal(t, due, q.score(q.k.Delayed, id))
+	})
+	scenario(t, env, "a pending job due now has nothing to do", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		id := q.addOne("a")
+		require.Equal(t, Bulk("pending"), q.unchanged(q.verb(v, id, "1", "0")))
+	})
+	scenario(t, env, "a retrying job runs now", func(t *testing.T, q *queue) {
+		c := q.active(job{data: "a", backoffMS: "3600000"})
+		require.Equal(t, Bulk(protocol.FailRetry), q.call(protocol.Fail, c.id, c.token(), "1", "boom"))
+		require.Equal(t, Bulk("pending"), q.call(v, c.id, "0", "0"))
+		require.Equal(t, Arr(Arr(Bulk(c.id), Bulk("a"), Int(2))), q.call(protocol.Claim, "30000", "1"))
+	})
+	scenario(t, env, "a laned job leaves and rejoins its lane", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.add(job{data: "a", lane: "l"})[0]
+		require.Equal(t, Bulks("l", "0"), q.turnsOf())
+		require.Equal(t, Bulk("delayed"), q.call(v, id, later(q), "0"))
+		require.Equal(t, Int(0), q.r("EXISTS", q.laneKey("l")))
+		require.Equal(t, Arr(), q.turnsOf())
+		require.Equal(t, Arr(), q.lanesOf())
+		require.Equal(t, Arr(Nil, Bulk("0")), q.r("HMGET", q.k.Meta, "turn", "lanewait"))
+		q.do("DEL", q.k.Signal)
+		require.Equal(t, Bulk("pending"), q.call(v, id, "0", "0"))
+		require.Equal(t, Bulks(id), q.r("ZRANGE", q.laneKey("l"), "0", "-1"))
+		require.Equal(t, Bulks("l"), q.lanesOf())
+		require.Equal(t, Arr(Nil, Bulk("1")), q.r("HMGET", q.k.Meta, "turn", "lanewait"))
+		require.Equal(t, Bulks("1"), q.signalOf(), "the lane became ready")
+		q.laneInvariants([]string{"l"}, "after reschedule")
+	})
+	scenario(t, env, "events", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		id := q.addOne("a")
+		q.clearEvents()
+		q.must(v, id, later(q), "0")
+		q.must(v, id, "0", "0")
+		require.Equal(t, []string{evt("rescheduled", id, "state", "delayed"), evt("rescheduled", id, "state", "pending")}, q.eventLog())
+	})
+	scenario(t, env, "refusals", func(t *testing.T, q *queue) {
+		id := q.dead(job{data: "b"})
+		require.Equal(t, Int(0), q.unchanged(q.verb(v, "9", "0", "0")), "a gone row")
+		q.refuse(protocol.ErrRescheduleState, q.verb(v, id, "0", "0"))
+		q.addOne("a")
+		c := q.claimOne()
+		q.refuse(protocol.ErrRescheduleState, q.verb(v, c.id, "0", "0"))
+		q.add(job{data: "p"}, job{data: "k", parent: "1"})
+		q.refuse(protocol.ErrRescheduleState, q.verb(v, "3", "0", "0"))
+	})
+}
+
+// testCancel: EMQ.CANCEL ends a pending, delayed or active job in the dead
+// set.
+func testCancel(t *testing.T, env Env) {
+	v := protocol.Cancel
+	dead := func(q *queue, id string) {
+		q.t.Helper()
+		require.Equal(q.t, Arr(Bulk("dead"), Bulk("cancelled"), Bulk("1")), q.r("HMGET", q.k.Job(id), "state", "err", "cancelled"))
+		require.Equal(q.t, Bulks(id), q.r("ZRANGE", q.k.Dead, "0", "-1"))
+		require.Equal(q.t, Arr(Bulk("1"), Nil, Nil), q.r("HMGET", q.k.Stats, "cancelled", "dead", "failed"))
+	}
+	scenario(t, env, "a pending job", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.addOne("a")
+		require.Equal(t, Int(1), q.call(v, id))
+		dead(q, id)
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Pending))
+		require.Equal(t, Arr(), q.call(protocol.Claim, "30000", "1"))
+	})
+	scenario(t, env, "a delayed job", func(t *testing.T, q *queue) {
+		q.install()
+		id := q.add(job{data: "a", delay: "3600000"})[0]
+		require.Equal(t, Int(1), q.call(v, id))
+		dead(q, id)
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Delayed))
+	})
+	scenario(t, env, "an active job, then its worker's calls", func(t *testing.T, q *queue) {
+		c := q.active(job{data: "a"})
+		require.Equal(t, Int(1), q.call(v, c.id))
+		dead(q, c.id)
+		require.Equal(t, Int(0), q.r("EXISTS", q.k.Active))
+		q.refuse(protocol.ErrCancelled("extend"), q.verb(protocol.Extend, c.id, c.token(), "30000"))
+		q.refuse(protocol.ErrCancelled("complete"), q.verb(protocol.Complete, c.id, c.token(), "r"))
+		q.refuse(protocol.ErrCancelled("fail"), q.verb(protocol.Fail, c.id, c.token(), "1", "late"))
+		require.Equal(t, outcomes(protocol.CompleteManyCancelled), q.unchanged(q.verb(protocol.CompleteMany, "1", c.id, c.token(), "")))
+		q.refuse(protocol.ErrStale("extend"), q.verb(protocol.Extend, c.id, "9", "30000"))
+	})
+	scenario(t, env, "a job not active and not cancelled is still not active", func(t *testing.T, q *queue) {
+		c := q.active(job{data: "a"})
+		q.do("ZREM", q.k.Active, c.id)
+		q.refuse(protocol.ErrNotActive("extend"), q.verb(protocol.Extend, c.id, c.token(), "30000"))
+		q.refuse(protocol.ErrNotActive("complete"), q.verb(protocol.Complete, c.id, c.token(), ""))
+		q.refuse(protocol.ErrNotActive("fail"), q.verb(protocol.Fail, c.id, c.token(), "1", ""))
+		require.Equal(t, outcomes(protocol.CompleteManyNotActive), q.call(protocol.CompleteMany, "1", c.id, c.token(), ""))
+	})
+	scenario(t, env, "requeue runs it again and drops cancelled", func(t *testing.T, q *queue) {
+		c := q.active(job{data: "a", attempts: "2"})
+		q.must(v, c.id)
+		require.Equal(t, Int(1), q.call(protocol.Requeue, c.id))
+		require.Equal(t, Arr(Bulk("pending"), Nil, Bulk("3")), q.r("HMGET", q.k.Job(c.id), "state", "cancelled", "max"))
+		c2 := q.claimOne()
+		q.do("ZREM", q.k.Active, c2.id)
+		q.refuse(protocol.ErrNotActive("extend"), q.verb(protocol.Extend, c2.id, c2.token(), "30000"))
+		q.refuse(protocol.ErrStale("complete"), q.verb(protocol.Complete, c.id, c.token(), ""))
+	})
+	scenario(t, env, "a laned pending job leaves its lane", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", lane: "l"}, job{data: "b", lane: "l"})
+		require.Equal(t, Int(1), q.call(v, "1"))
+		require.Equal(t, Bulks("2"), q.r("ZRANGE", q.laneKey("l"), "0", "-1"))
+		require.Equal(t, Arr(Nil, Bulk("1")), q.r("HMGET", q.k.Meta, "turn", "lanewait"))
+		require.Equal(t, Int(1), q.call(v, "2"))
+		require.Equal(t, Arr(), q.lanesOf())
+		require.Equal(t, Arr(), q.turnsOf())
+		q.laneInvariants([]string{"l"}, "after cancel")
+	})
+	scenario(t, env, "a laned active job frees its slot", func(t *testing.T, q *queue) {
+		q.install()
+		q.must(protocol.LaneCap, "l", "1")
+		q.add(job{data: "a", lane: "l"}, job{data: "b", lane: "l"})
+		c := q.claimOne()
+		require.Equal(t, Arr(), q.turnsOf(), "at its cap")
+		q.do("DEL", q.k.Signal)
+		require.Equal(t, Int(1), q.call(v, c.id))
+		require.Equal(t, Bulks("l", "1"), q.turnsOf())
+		require.Equal(t, Bulks("1"), q.signalOf(), "the lane became ready")
+		require.Equal(t, Int(0), q.r("HEXISTS", q.fixed(protocol.SuffixLaneInfo), "active:l"))
+		q.laneInvariants([]string{"l"}, "after cancel")
+	})
+	scenario(t, env, "a child tells its parent as a dead one", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "p", wait: "60000"}, job{data: "c", parent: "1", wait: "60000"}, job{data: "d", parent: "1", onfail: "continue"})
+		require.Equal(t, Int(1), q.call(v, "3"))
+		require.Equal(t, Arr(Bulk("waiting"), Bulk("1")), q.r("HMGET", q.k.Job("1"), "state", "deps"))
+		require.Equal(t, []string{"3", "cancelled"}, q.hgetall(q.k.Failures("1")))
+		require.Equal(t, Int(1), q.call(v, "2"))
+		require.Equal(t, Arr(Bulk("dead"), Bulk("child 2 failed")), q.r("HMGET", q.k.Job("1"), "state", "err"))
+		require.Equal(t, Bulks("dcancelled"), q.r("LRANGE", q.doneKey("2"), "0", "-1"))
+		require.Equal(t, Bulks("dchild 2 failed"), q.r("LRANGE", q.doneKey("1"), "0", "-1"))
+		require.Equal(t, Arr(Bulk("2"), Bulk("1")), q.r("HMGET", q.k.Stats, "cancelled", "dead"))
+	})
+	scenario(t, env, "a child with policy ignore releases its parent", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "p"}, job{data: "c", parent: "1", onfail: "ignore"})
+		require.Equal(t, Int(1), q.call(v, "2"))
+		require.Equal(t, Bulk("pending"), q.r("HGET", q.k.Job("1"), "state"))
+		require.Equal(t, Bulks("1"), q.r("ZRANGE", q.k.Pending, "0", "-1"))
+		require.Equal(t, Bulks("1"), q.signalOf())
+	})
+	scenario(t, env, "events", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		q.add(job{data: "p"}, job{data: "c", parent: "1", onfail: "ignore"}, job{data: "x", delay: "3600000"})
+		q.clearEvents()
+		q.must(v, "2")
+		q.must(v, "3")
+		require.Equal(t, []string{entry(event("cancelled", "2", "state", "pending"), event("released", "1")),
+			evt("cancelled", "3", "state", "delayed")}, q.eventLog())
+	})
+	scenario(t, env, "refusals", func(t *testing.T, q *queue) {
+		id := q.dead(job{data: "a"})
+		require.Equal(t, Int(0), q.unchanged(q.verb(v, "9")), "a gone row")
+		q.refuse(protocol.ErrCancelState, q.verb(v, id))
+		q.must(protocol.Retain, "60000", "0", "0", "0", "0")
+		q.add(job{data: "r"})
+		c := q.claimOne()
+		q.must(protocol.Complete, c.id, c.token(), "")
+		q.refuse(protocol.ErrCancelState, q.verb(v, c.id))
+		q.add(job{data: "p"}, job{data: "k", parent: "1"})
+		q.refuse(protocol.ErrCancelState, q.verb(v, "3")) // a waiting parent
+	})
+}
