@@ -12,9 +12,9 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // noIO is an executor that counts the calls that reach it: validation must

@@ -3,9 +3,9 @@ package main
 import (
 	"slices"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // add is EMQ.ADD (internal/lua/add.lua): add 1..1000 jobs, each pending or delayed.

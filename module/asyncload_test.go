@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // TestReplicaAsyncLoading: a replica with the module and repl-diskless-load

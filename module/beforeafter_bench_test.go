@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/internal/lua"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // BenchmarkBeforeAfter compares the module of this tree with another build

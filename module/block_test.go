@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // These tests drive CLAIM's block time on the native executor: a CLAIM

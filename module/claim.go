@@ -5,10 +5,10 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // claim is EMQ.CLAIM (internal/lua/claim.lua): lease up to count ready jobs, highest

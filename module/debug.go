@@ -4,8 +4,8 @@ import (
 	"runtime"
 	"runtime/metrics"
 
-	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
 )
 
 // debugTable lists the commands registered with "debug-commands yes" only:

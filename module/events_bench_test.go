@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // BenchmarkJobEvents measures the native job-core round with job events off

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // BenchmarkFixedCost measures the fixed cost of a native call: what a

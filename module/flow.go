@@ -1,9 +1,9 @@
 package main
 
 import (
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // flowAcct is one call's flow accounting (docs/PROTOCOL.md, "Flows";

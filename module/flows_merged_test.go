@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
 // TestFlowsMatchLuaRandom runs random flows on both executors, side by

@@ -3,9 +3,9 @@ package main
 import (
 	"testing"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // EMQ.INSTALL on a real server: stamps once, then answers 0; another wire

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/internal/lua"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // benchServer starts a server build (bin, a binary or wrapper; "" is

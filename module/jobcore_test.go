@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // These tests run the native job-core verbs (INSTALL, ADD, CLAIM, EXTEND,

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // jobs is EMQ.JOBS (internal/lua/jobs.lua, read-only): a page of the jobs of one

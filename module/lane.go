@@ -1,10 +1,10 @@
 package main
 
 import (
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // lane is EMQ.LANE (internal/lua/lane.lua, read-only): one lane's counts and

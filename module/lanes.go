@@ -3,9 +3,9 @@ package main
 import (
 	"slices"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // laneAcct is one call's lane accounting (docs/PROTOCOL.md, "Lane

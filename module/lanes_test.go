@@ -11,9 +11,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // A steady load with lanes allocates nothing of its own either: ADD into

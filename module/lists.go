@@ -3,9 +3,9 @@ package main
 import (
 	"strconv"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The stats counters RECOVER, REMOVE and REQUEUE increment, named by the

@@ -1,10 +1,10 @@
 package main
 
 import (
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // logLine is EMQ.LOG (internal/lua/log.lua): append a line to an active attempt's

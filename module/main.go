@@ -41,8 +41,8 @@ import (
 	"runtime/debug"
 	"strconv"
 
-	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
 )
 
 // main is never run: the server loads the library and calls its entry point.

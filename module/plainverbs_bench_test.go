@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // BenchmarkPlainVerbs measures what a plain job (a 64-byte payload, no

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // rate is EMQ.RATE (internal/lua/rate.lua): set or clear the queue's rate limit.

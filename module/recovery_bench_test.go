@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // BenchmarkRecovery measures RECOVER and PROMOTE on both executors against

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // These tests drive RECOVER, PROMOTE, PAUSE, RESUME, REMOVE, REQUEUE, LOG,

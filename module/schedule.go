@@ -3,10 +3,10 @@ package main
 import (
 	"strconv"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The schedule verbs (docs/PROTOCOL.md, "Schedules"; internal/lua/schedule.*.lua).

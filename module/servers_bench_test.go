@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // envBenchServers names the environment variable that lists the server

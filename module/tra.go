@@ -3,10 +3,10 @@ package main
 import (
 	"errors"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The TRA family (docs/PROTOCOL.md, "The TRA family"): the contrast to the

@@ -3,10 +3,10 @@ package main
 import (
 	"strconv"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // This file is the prelude every keyed verb starts with: the first zones of

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
 )
 
 // verbs lists the keyed commands, one line per verb, in the order of

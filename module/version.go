@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
 )
 
 // version answers EMQ.VERSION with the wire version: the client's probe for

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
 // ignoreEncodings, set by TRAFIKEY_DIFF_ENCODINGS=ignore, compares keys

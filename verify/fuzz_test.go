@@ -14,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
-	"github.com/trafikey/trafikey/internal/protocol"
 )
 
 // The fuzz target sends arbitrary argument vectors to the module's

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
 // plantDead writes n dead jobs into queue q (already installed) as FAIL

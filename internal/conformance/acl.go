@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // The keys derived from a queue's base, by class, as ACL key patterns: a

@@ -6,8 +6,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // testLeanRow: ADD leaves out of a row the fields that hold their defaults

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
-	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // queue is one scenario's queue on the shared server, with the helpers the

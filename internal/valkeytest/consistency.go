@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
 // QueueProblems checks queue's dataset on s (the node that holds it) and

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/trafikey/trafikey/internal/executor"
-	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
 // TestQueueProblems builds queues through the verbs, finds them consistent,

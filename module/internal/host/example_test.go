@@ -1,8 +1,8 @@
 package host_test
 
 import (
-	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/host"
 )
 
 // A verb handler: read, check the caller's ACL on a derived key, pass the

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trafikey/trafikey/internal/valkeyserver"
-	"github.com/trafikey/trafikey/internal/valkeytest"
 	"github.com/trafikey/trafikey/internal/lua"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // These tests load the module into a real server, with its debug commands:

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // addArgs is ADD's ARGV for jobs given as groups of 8, no option column.

@@ -4,8 +4,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // The bus verbs' verdicts (docs/PROTOCOL.md, "Bus verbs"). Each reads in one

@@ -3,8 +3,8 @@ package verdict
 import (
 	"slices"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // completeManyIndexBits is how many low bits of a CompleteManyValues key hold

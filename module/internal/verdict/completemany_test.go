@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // cmJob scripts one pair of a COMPLETEMANY: job i (from 0) has id 10+i and

@@ -1,8 +1,8 @@
 package verdict
 
 import (
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // This file is the lane accounting (docs/PROTOCOL.md, "Lane accounting"):

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 func TestLaneName(t *testing.T) {

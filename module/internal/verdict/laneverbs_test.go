@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 func TestLaneCapChange(t *testing.T) {

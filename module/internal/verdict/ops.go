@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // The operations verbs (docs/PROTOCOL.md, "Operations"): their values, the

@@ -7,8 +7,8 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 func args(xs ...string) [][]byte {

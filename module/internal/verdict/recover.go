@@ -1,8 +1,8 @@
 package verdict
 
 import (
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // RecoverRead is a read RECOVER's verdict asks for.

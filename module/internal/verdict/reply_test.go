@@ -4,8 +4,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // drive calls decide until it needs no read, answering each need with

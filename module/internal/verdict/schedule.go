@@ -3,8 +3,8 @@ package verdict
 import (
 	"strconv"
 
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // The schedule verbs (docs/PROTOCOL.md, "Schedules"): a schedule's
