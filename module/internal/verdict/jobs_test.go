@@ -2,13 +2,11 @@ package verdict
 
 import (
 	"bytes"
-	"errors"
 	"slices"
 	"sort"
 	"testing"
 
 	"github.com/trafikey/trafikey/internal/protocol"
-	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 func args(xs ...string) [][]byte {
@@ -64,88 +62,6 @@ func TestJobsValues(t *testing.T) {
 	} {
 		_, err := JobsValues(args(c.argv...))
 		wantText(t, err, c.err)
-	}
-}
-
-func TestDeadFilterValues(t *testing.T) {
-	t.Parallel()
-	v := protocol.RequeueDead.Name
-	bad := func(name string) string { return protocol.ErrBadArg(v, name) }
-	for _, c := range []struct {
-		argv []string
-		err  string
-	}{
-		{[]string{"1000", "", "", "0", "9007199254740991", "", ""}, ""},
-		{[]string{"0", "", "", "0", "1", "", ""}, bad("limit")},
-		{[]string{"1", "x", "", "0", "1", "", ""}, bad("after")},
-		{[]string{"1", "", "", "-1", "1", "", ""}, bad("min")},
-		{[]string{"1", "", "", "0", "9007199254740992", "", ""}, bad("max")},
-		{[]string{"1", "", "", "0", "1", string(make([]byte, 129)), ""}, bad("lane")},
-		{[]string{"1", "", "", "0", "1", "", string(make([]byte, protocol.MaxText+1))}, bad("error")},
-	} {
-		_, err := DeadFilterValues(v, args(c.argv...))
-		wantText(t, err, c.err)
-	}
-}
-
-func TestDeadFilterMatches(t *testing.T) {
-	t.Parallel()
-	f := DeadFilter{Min: 10, Max: 20, Lane: []byte("l1"), Error: []byte("oo")}
-	dead, att := Str(protocol.StateDead), Str("3")
-	for _, c := range []struct {
-		score            int64
-		att, state, lane Field
-		err              Field
-		want             bool
-	}{
-		{15, att, dead, Str("l1"), Str("boom"), true},
-		{10, att, dead, Str("l1"), Str("oo"), true},
-		{20, att, dead, Str("l1"), Str("foo"), true},
-		{9, att, dead, Str("l1"), Str("boom"), false},
-		{21, att, dead, Str("l1"), Str("boom"), false},
-		{15, Field{}, dead, Str("l1"), Str("boom"), false},
-		{15, att, Str("pending"), Str("l1"), Str("boom"), false},
-		{15, att, Str("dead "), Str("l1"), Str("boom"), false},
-		{15, att, dead, Str("l2"), Str("boom"), false},
-		{15, att, dead, Field{}, Str("boom"), false},
-		{15, att, dead, Str("l1"), Field{}, false},
-		{15, att, dead, Str("l1"), Str("o"), false},
-	} {
-		if got := f.Matches(c.score, c.att, c.state, c.lane, c.err); got != c.want {
-			t.Errorf("%+v: %v", c, got)
-		}
-	}
-	any := DeadFilter{Max: protocol.MaxScore}
-	if !any.Matches(0, att, dead, Field{}, Field{}) {
-		t.Error("the open filter does not take a dead job")
-	}
-}
-
-func TestWalk(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		scores   []int64
-		limit    int64
-		max      int64
-		examined int
-		more     bool
-	}{
-		{nil, 3, 100, 0, false},
-		{[]int64{1, 2}, 3, 100, 2, false},
-		{[]int64{1, 2, 3}, 3, 100, 3, false},
-		{[]int64{1, 2, 3, 4}, 3, 100, 3, true},
-		{[]int64{1, 2, 3, 101}, 3, 100, 3, false},
-		{[]int64{1, 101, 102}, 3, 100, 1, false},
-		{[]int64{101}, 3, 100, 0, false},
-		{[]int64{5, 5}, 1, 5, 1, true},
-	} {
-		e, more := Walk(c.scores, c.limit, c.max)
-		if e != c.examined || more != c.more {
-			t.Errorf("Walk(%v, %d, %d) = %d, %v; want %d, %v", c.scores, c.limit, c.max, e, more, c.examined, c.more)
-		}
-	}
-	if WalkStart(3, 7) != 7 || WalkStart(9, 7) != 9 {
-		t.Error("WalkStart is not the later of the two")
 	}
 }
 
@@ -239,106 +155,5 @@ func TestReadJobsRow(t *testing.T) {
 	}
 	if r := ReadJobsRow([]Field{{}, Str("dead")}, 5, 3); r.Present || r.State != nil || r.DataSize != 0 {
 		t.Errorf("absent row %+v", r)
-	}
-}
-
-func TestRequeueDeadJob(t *testing.T) {
-	t.Parallel()
-	f := DeadFilter{Max: protocol.MaxScore}
-	row := []Field{Str("dead"), Str("3"), Str("3"), Str("10"), Str("l1"), {}, {}, {}, Str("boom")}
-	mv, mx, ok := RequeueDeadJob(&f, []byte("7"), 100, row)
-	if !ok || mv.To != ToLane || string(mv.Lane) != "l1" || mv.Score != protocol.PendingScore(10, 7) || mx != 6 {
-		t.Errorf("%+v %d %v", mv, mx, ok)
-	}
-	row[4] = Field{}
-	if mv, _, _ := RequeueDeadJob(&f, []byte("7"), 100, row); mv.To != ToPending {
-		t.Errorf("no lane: %+v", mv)
-	}
-	row[0] = Str("pending")
-	if _, _, ok := RequeueDeadJob(&f, []byte("7"), 100, row); ok {
-		t.Error("took a job that is not dead")
-	}
-}
-
-func TestRemoveDeadJob(t *testing.T) {
-	t.Parallel()
-	f := DeadFilter{Max: protocol.MaxScore, Lane: []byte("l1")}
-	if RemoveDeadJob(&f, 1, nil) != DeadRowless || RemoveDeadJob(&f, 1, []Field{{}, Str("dead")}) != DeadRowless {
-		t.Error("a member without a row is not dropped")
-	}
-	if RemoveDeadJob(&f, 1, []Field{Str("1"), Str("dead"), Str("l1"), {}, {}}) != DeadTaken {
-		t.Error("a matching job is not taken")
-	}
-	if RemoveDeadJob(&f, 1, []Field{Str("1"), Str("dead"), Str("l2"), {}, {}}) != DeadLeft {
-		t.Error("a job of another lane is taken")
-	}
-}
-
-type retryScript struct {
-	version         Reply[Field]
-	row             Reply[[]Field] // att state prio lane
-	due             Reply[Field]
-	pending, signal Reply[int64]
-	lanes           Reply[struct{}]
-}
-
-func (sc retryScript) run(t *testing.T) ([]RetryRead, RetryStep) {
-	t.Helper()
-	var s RetrySeen
-	needs := drive(t, func() RetryRead { return Retry(7, &s).Need }, func(n RetryRead) {
-		switch n {
-		case RetryFirst:
-			s.Version, s.Row, s.Due, s.Pending, s.Signal = wire(sc.version), sc.row, sc.due, sc.pending, sc.signal
-			s.Row.Made, s.Due.Made, s.Pending.Made, s.Signal.Made = true, true, true, true
-		case RetryLanes:
-			s.Lanes = sc.lanes
-			s.Lanes.Made = true
-		default:
-			t.Fatalf("unknown read %d", n)
-		}
-	})
-	return needs, Retry(7, &s)
-}
-
-func TestRetry(t *testing.T) {
-	t.Parallel()
-	delayed := Got([]Field{Str("1"), Str("delayed"), Str("900"), {}})
-	due := Got(Str("1700000000000"))
-	wrong := errors.New("WRONGTYPE Operation against a key holding the wrong kind of value")
-	notDelayed := protocol.ErrRetryNotDelayed
-	for name, c := range map[string]struct {
-		sc   retryScript
-		err  string
-		gone bool
-		lane bool
-		sig  bool
-	}{
-		"to pending, signalled": {sc: retryScript{row: delayed, due: due}, sig: true},
-		"to a lane": {sc: retryScript{row: Got([]Field{Str("1"), Str("delayed"), {}, Str("l1")}), due: due,
-			pending: Got(int64(0))}, lane: true},
-		"gone":             {sc: retryScript{row: Got([]Field{{}, Str("delayed")}), due: due}, gone: true},
-		"not delayed":      {sc: retryScript{row: Got([]Field{Str("1"), Str("pending"), {}, {}}), due: due}, err: notDelayed},
-		"not in delayed":   {sc: retryScript{row: delayed}, err: notDelayed},
-		"row wrong type":   {sc: retryScript{row: Failed[[]Field](wrong), due: due}, err: wrong.Error()},
-		"delayed wrong":    {sc: retryScript{row: delayed, due: Failed[Field](wrong)}, err: wrong.Error()},
-		"pending wrong":    {sc: retryScript{row: delayed, due: due, pending: Failed[int64](wrong)}, err: wrong.Error()},
-		"state before due": {sc: retryScript{row: Got([]Field{Str("1"), Str("dead"), {}, {}}), due: Failed[Field](wrong)}, err: notDelayed},
-		"lane refusal first": {sc: retryScript{row: Got([]Field{Str("1"), Str("delayed"), {}, Str("l1")}), due: due,
-			pending: Failed[int64](wrong), lanes: Failed[struct{}](errors.New("NOPERM No permissions to access a key"))},
-			err: "NOPERM No permissions to access a key"},
-	} {
-		_, step := c.sc.run(t)
-		switch {
-		case c.err != "":
-			if step.Err == nil || step.Err.Error() != c.err {
-				t.Errorf("%s: got %v, want %s", name, step.Err, c.err)
-			}
-		case step.Err != nil:
-			t.Errorf("%s: refused %v", name, step.Err)
-		case step.Verdict.Gone != c.gone || (step.Verdict.Lane != nil) != c.lane || step.Verdict.Signal != c.sig:
-			t.Errorf("%s: verdict %+v", name, step.Verdict)
-		case !c.gone && step.Verdict.Score != protocol.PendingScore(grammar.RowInt(c.sc.row.Val[2].Bytes, c.sc.row.Val[2].Set, protocol.MaxPriority), 7):
-			t.Errorf("%s: score %d", name, step.Verdict.Score)
-		}
 	}
 }
