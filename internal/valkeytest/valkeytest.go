@@ -299,9 +299,11 @@ var (
 )
 
 // ModulePath returns the path of the trafikey module to load: $TRAFIKEY_MODULE
-// when set, otherwise ./module built once per test binary with
-// -buildmode=c-shared. A module that cannot be built fails the test: the
-// native executor's tests never pass by not running.
+// when set, otherwise ./module built with -buildmode=c-shared into the
+// user's module cache (modbuild.Cached), which every test binary of a run
+// shares: the first to miss builds it, the others wait and load it. A
+// module that cannot be built fails the test: the native executor's tests
+// never pass by not running.
 func ModulePath(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("TRAFIKEY_MODULE"); p != "" {
@@ -323,7 +325,7 @@ func buildModule() {
 		moduleErr = err
 		return
 	}
-	modulePath, moduleErr = modbuild.Build(context.Background(), root, modbuild.Dir(root))
+	modulePath, moduleErr = modbuild.Cached(context.Background(), root)
 }
 
 // RequireVerbs fails the test unless the server behind c answers
