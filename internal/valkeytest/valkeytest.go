@@ -169,6 +169,9 @@ func Digest(t testing.TB, s *valkeyserver.Server) string {
 	return d
 }
 
+// scanCount is Snapshot's SCAN COUNT.
+const scanCount = "1000000"
+
 // Snapshot returns the keys of s that match pattern, each mapped to its DUMP
 // serialisation preceded by whether it has an expiry ("expiry=yes\n" or
 // "expiry=no\n"), so that adding or removing a TTL counts as a change while
@@ -186,7 +189,12 @@ func Snapshot(t testing.TB, s *valkeyserver.Server, pattern string) map[string]s
 	snap := map[string]string{}
 	cursor := "0"
 	for {
-		v, err := c.Do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+		// A SCAN step visits COUNT slots of the whole keyspace whatever the
+		// pattern: a suite whose scenarios share a server of tens of
+		// thousands of keys paid tens of round trips per snapshot at 1000.
+		// One step reads it all, as KEYS would; a keyspace larger than
+		// scanCount takes more.
+		v, err := c.Do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", scanCount)
 		if err != nil {
 			t.Fatalf("snapshot of %s: SCAN: %v", s.Addr(), err)
 		}
