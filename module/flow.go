@@ -411,3 +411,11 @@ func (fa *flowAcct) signals(b *host.Batch, la *laneAcct) {
 		signalPush(b, fa.signal, fa.signalLen)
 	}
 }
+
+// flowVerbState is the retention and flow verbs' scratch between commands.
+type flowVerbState struct {
+	scratch
+	names, keys, uniques [][]byte
+}
+
+var flowVerbs pool[flowVerbState]
