@@ -30,6 +30,19 @@ type mergeSide struct {
 	native bool
 	q      string
 	k      protocol.Keys
+	conn   *valkeyserver.Conn // dialled on the first call: one per side, not one per call
+}
+
+// send runs one command on the side's connection.
+func (e *mergeSide) send(args ...string) (any, error) {
+	e.t.Helper()
+	if e.conn == nil {
+		c, err := e.s.Dial(ctxT(e.t))
+		require.NoError(e.t, err)
+		e.t.Cleanup(func() { _ = c.Close() })
+		e.conn = c
+	}
+	return e.conn.Do(ctxT(e.t), args...)
 }
 
 // do runs verb v and returns its reply, an error reply rendered as a value.
@@ -39,7 +52,7 @@ func (e *mergeSide) do(v *protocol.Verb, args ...string) any {
 	if !e.native {
 		line = append([]string{"EVAL", lua.Source(v)}, line[1:]...)
 	}
-	r, err := e.s.Do(ctxT(e.t), line...)
+	r, err := e.send(line...)
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -49,7 +62,7 @@ func (e *mergeSide) do(v *protocol.Verb, args ...string) any {
 // plain runs a server command on the side's keys.
 func (e *mergeSide) plain(args ...string) {
 	e.t.Helper()
-	if _, err := e.s.Do(ctxT(e.t), args...); err != nil {
+	if _, err := e.send(args...); err != nil {
 		e.t.Fatalf("%q: %v", args, err)
 	}
 }
@@ -70,39 +83,91 @@ func claimed(r any) [][2]string {
 // are times of the call, so only their members are compared, sorted; a
 // row's field at (the time of the ADD) is left out. Everything else is in
 // the server's order: a listpack hash's fields, pending's members and
-// scores, a list's elements.
+// scores, a list's elements. It reads in three pipelined round trips (the
+// keys, their types, their contents), so a queue of thousands of keys is
+// read in milliseconds; a key gone between them (its TTL ran out) is left
+// out.
 func queueDump(t *testing.T, s *valkeyserver.Server, k protocol.Keys) map[string]string {
 	t.Helper()
-	out := map[string]string{}
-	keys := do(t, s, "KEYS", k.Base+"*").([]any)
-	for _, key := range keys {
-		key := key.(string)
-		suffix := strings.TrimPrefix(key, k.Base)
-		typ := do(t, s, "TYPE", key).(string)
-		enc := do(t, s, "OBJECT", "ENCODING", key).(string)
-		if typ == "string" {
-			enc = ""
+	ctx := ctxT(t)
+	c, err := s.Dial(ctx)
+	require.NoError(t, err)
+	defer c.Close()
+	multi := func(cmds [][]string) []any {
+		t.Helper()
+		r, err := c.DoMulti(ctx, cmds...)
+		require.NoError(t, err)
+		for i, v := range r {
+			if re, ok := v.(valkeyserver.ReplyError); ok {
+				t.Fatalf("%q: %v", cmds[i], re)
+			}
 		}
-		ttl := do(t, s, "PTTL", key).(int64) >= 0
+		return r
+	}
+	keys := strs(multi([][]string{{"KEYS", k.Base + "*"}})[0])
+	var meta [][]string
+	for _, key := range keys {
+		meta = append(meta, []string{"TYPE", key}, []string{"OBJECT", "ENCODING", key}, []string{"PTTL", key})
+	}
+	var reads [][]string
+	type keyMeta struct{ key, typ, enc string }
+	var kept []keyMeta
+	if len(meta) > 0 {
+		m := multi(meta)
+		for i, key := range keys {
+			typ, _ := m[3*i].(string)
+			enc, _ := m[3*i+1].(string)
+			var read []string
+			switch typ {
+			case "string":
+				read = []string{"GET", key}
+			case "list":
+				read = []string{"LRANGE", key, "0", "-1"}
+			case "hash":
+				read = []string{"HGETALL", key}
+			case "zset":
+				read = []string{"ZRANGE", key, "0", "-1", "WITHSCORES"}
+			case "none":
+				continue // gone since KEYS
+			default:
+				read = []string{"PTTL", key} // a type the verbs never write: its type shows
+			}
+			if typ == "string" {
+				enc = ""
+			}
+			enc += " ttl=" + fmt.Sprint(m[3*i+2].(int64) >= 0)
+			kept = append(kept, keyMeta{key, typ, enc})
+			reads = append(reads, read)
+		}
+	}
+	out := map[string]string{}
+	if len(reads) == 0 {
+		return out
+	}
+	contents := multi(reads)
+	for i, km := range kept {
+		key, typ := km.key, km.typ
+		suffix := strings.TrimPrefix(key, k.Base)
 		var items []string
 		switch typ {
 		case "string":
-			items = []string{do(t, s, "GET", key).(string)}
+			v, _ := contents[i].(string)
+			items = []string{v}
 		case "list":
-			items = strs(do(t, s, "LRANGE", key, "0", "-1"))
+			items = strs(contents[i])
 		case "hash":
-			all := strs(do(t, s, "HGETALL", key))
+			all := strs(contents[i])
 			for i := 0; i+1 < len(all); i += 2 {
 				if strings.HasPrefix(suffix, protocol.SuffixJob) && all[i] == protocol.FieldAdded {
 					continue
 				}
 				items = append(items, all[i]+"="+all[i+1])
 			}
-			if enc != "listpack" {
+			if !strings.HasPrefix(km.enc, "listpack ") {
 				slices.Sort(items)
 			}
 		case "zset":
-			all := strs(do(t, s, "ZRANGE", key, "0", "-1", "WITHSCORES"))
+			all := strs(contents[i])
 			// pending, the lanes' sets, lanes and turns are scored by the
 			// calls' arguments and reads, not the clock: their scores count
 			scored := suffix == protocol.SuffixPending || suffix == protocol.SuffixTurns ||
@@ -118,7 +183,7 @@ func queueDump(t *testing.T, s *valkeyserver.Server, k protocol.Keys) map[string
 				slices.Sort(items)
 			}
 		}
-		out[suffix] = fmt.Sprintf("%s %s ttl=%v %q", typ, enc, ttl, items)
+		out[suffix] = fmt.Sprintf("%s %s %q", typ, km.enc, items)
 	}
 	return out
 }
