@@ -24,6 +24,7 @@ import (
 // queue's node. A manual failover of one primary loses no acknowledged job,
 // and the client goes on through the new primary.
 func TestClusterFailover(t *testing.T) {
+	skipInShort(t, "a cluster failover")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {
@@ -152,6 +153,7 @@ func transient(err error) bool {
 // (Durability{Replicas: 1}) to a queue it owns; its replica takes over, and
 // holds every job whose Add returned without error.
 func TestClusterPrimaryCrashLosesNoDurableJob(t *testing.T) {
+	skipInShort(t, "a cluster primary crash and failover")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {

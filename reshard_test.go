@@ -80,6 +80,7 @@ func (l *reshardLoad) produce(ctx context.Context, q *trafikey.Queue, stop <-cha
 // executors; the client meets TRYAGAIN while it lasts and retries it.
 // Atomic slot migration (CLUSTER MIGRATESLOTS) runs on Valkey 9.0+.
 func TestReshardUnderLoad(t *testing.T) {
+	skipInShort(t, "slot migrations under load")
 	t.Parallel()
 	forEachMove(t, reshardUnderLoad)
 }

@@ -91,6 +91,7 @@ func (r *refusalRecorder) String() string {
 // load (Open picks the executor the server really has, not Lua for a
 // LOADING reply to EMQ.VERSION), and an events subscriber reads on.
 func TestLoadingRunsNoJobTwice(t *testing.T) {
+	skipInShort(t, "a server loading a large dataset")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {

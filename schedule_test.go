@@ -425,6 +425,7 @@ func TestScheduleSkipsMissedOccurrences(t *testing.T) {
 // occurrence is lost or enqueued twice, and those of the outage are caught
 // up (they are within the grace).
 func TestScheduleExactlyOnceThroughServerRestart(t *testing.T) {
+	skipInShort(t, "a server restart under workers")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
