@@ -204,6 +204,7 @@ func strs(v any) []string {
 }
 
 func TestMergedWritesMatchLua(t *testing.T) {
+	skipInShort(t, "batches past the listpack limits compared with Lua")
 	t.Parallel()
 	s := startModule(t, valkeyserver.Options{})
 	sides := [2]*mergeSide{}
@@ -307,6 +308,7 @@ func laneAddArgs(jobs ...[]string) []string {
 // end as the scripts' lane by lane writes: laneinfo past the hash listpack
 // limits (fields and a long lane name), lanes and turns past the zset ones.
 func TestMergedLaneWritesMatchLua(t *testing.T) {
+	skipInShort(t, "600 jobs over 150 lanes compared with Lua")
 	t.Parallel()
 	s := startModule(t, valkeyserver.Options{})
 	sides := [2]*mergeSide{}
