@@ -235,6 +235,7 @@ func blockedOn(t *testing.T, s *valkeyserver.Server, cmd string) int {
 // them wakes it at once: the poll interval is an hour, and a queue it did
 // not wait on would not be seen in time.
 func TestClusterMultiQueueWorker(t *testing.T) {
+	skipInShort(t, "a cluster of three primaries")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {

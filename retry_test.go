@@ -182,6 +182,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 // Add returned its id. An Add whose ctx ends first returns ctx's error and
 // adds nothing.
 func TestTryAgainIsRetried(t *testing.T) {
+	skipInShort(t, "a slot migration in a cluster")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {
