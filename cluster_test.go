@@ -24,6 +24,7 @@ import (
 // queue's node. A manual failover of one primary loses no acknowledged job,
 // and the client goes on through the new primary.
 func TestClusterFailover(t *testing.T) {
+	skipInShort(t, "a cluster failover")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {
@@ -152,6 +153,7 @@ func transient(err error) bool {
 // (Durability{Replicas: 1}) to a queue it owns; its replica takes over, and
 // holds every job whose Add returned without error.
 func TestClusterPrimaryCrashLosesNoDurableJob(t *testing.T) {
+	skipInShort(t, "a cluster primary crash and failover")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {
@@ -233,6 +235,7 @@ func blockedOn(t *testing.T, s *valkeyserver.Server, cmd string) int {
 // them wakes it at once: the poll interval is an hour, and a queue it did
 // not wait on would not be seen in time.
 func TestClusterMultiQueueWorker(t *testing.T) {
+	skipInShort(t, "a cluster of three primaries")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {

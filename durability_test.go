@@ -24,6 +24,7 @@ import (
 // ADD was acknowledged and that was never completed, and no row for a job
 // whose COMPLETE was acknowledged.
 func TestKillNineLosesNoAcknowledgedJob(t *testing.T) {
+	skipInShort(t, "kill -9 and an AOF restart")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
@@ -292,6 +293,7 @@ func TestDurabilityNotConfirmed(t *testing.T) {
 // producers add with Durability{Replicas: 1} and promotes its replica:
 // every job whose Add returned without error is on the new primary.
 func TestPrimaryCrashLosesNoDurableJob(t *testing.T) {
+	skipInShort(t, "a primary crash and a replica promoted")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {

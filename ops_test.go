@@ -243,6 +243,7 @@ func TestOpsValidation(t *testing.T) {
 // TestClusterOps runs the operations on queues spread over a cluster: each
 // queue is one slot, so every call, the walks' included, runs on its node.
 func TestClusterOps(t *testing.T) {
+	skipInShort(t, "a cluster of three primaries")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {

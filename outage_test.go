@@ -54,6 +54,7 @@ func (s *syncBuffer) String() string {
 // reports that fail during the outage are retried, the worker renews its
 // own leases before its first RECOVER, and nothing is lost.
 func TestOutageRunsNoJobTwice(t *testing.T) {
+	skipInShort(t, "a server outage and restart")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
@@ -75,6 +76,7 @@ func TestOutageRunsNoJobTwice(t *testing.T) {
 // waits for the next round, after the worker renewed its leases, so no job
 // of the worker's is taken back and run twice.
 func TestReloadRunsNoJobTwice(t *testing.T) {
+	skipInShort(t, "server reloads (DEBUG RELOAD) under workers")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
@@ -170,6 +172,7 @@ func runThroughFault(t *testing.T, e executorCase, o valkeyserver.Options, lease
 // tries again until the server is back, and picks the executor the server
 // really has.
 func TestOpenWaitsForTheServer(t *testing.T) {
+	skipInShort(t, "a server started late")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {

@@ -80,6 +80,7 @@ func (l *reshardLoad) produce(ctx context.Context, q *trafikey.Queue, stop <-cha
 // executors; the client meets TRYAGAIN while it lasts and retries it.
 // Atomic slot migration (CLUSTER MIGRATESLOTS) runs on Valkey 9.0+.
 func TestReshardUnderLoad(t *testing.T) {
+	skipInShort(t, "slot migrations under load")
 	t.Parallel()
 	forEachMove(t, reshardUnderLoad)
 }
@@ -234,6 +235,7 @@ func errorCount(t *testing.T, s *valkeyserver.Server, class string) int {
 // owner, a durable Add and a durable Complete land on the new one: the
 // MOVED, the ASK and the TRYAGAIN they meet are tried again.
 func TestReshardDurableCalls(t *testing.T) {
+	skipInShort(t, "slot migrations in a cluster")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {
@@ -292,6 +294,7 @@ func TestReshardDurableCalls(t *testing.T) {
 // leaves (MOVED), the client sends them again to the new owner, and a job
 // added there is processed at once; nothing stays blocked on the old owner.
 func TestReshardReleasesBlockedClaims(t *testing.T) {
+	skipInShort(t, "slot migrations in a cluster")
 	t.Parallel()
 	forEachMove(t, reshardBlocked)
 }

@@ -91,6 +91,7 @@ func (r *refusalRecorder) String() string {
 // load (Open picks the executor the server really has, not Lua for a
 // LOADING reply to EMQ.VERSION), and an events subscriber reads on.
 func TestLoadingRunsNoJobTwice(t *testing.T) {
+	skipInShort(t, "a server loading a large dataset")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
@@ -181,6 +182,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 // Add returned its id. An Add whose ctx ends first returns ctx's error and
 // adds nothing.
 func TestTryAgainIsRetried(t *testing.T) {
+	skipInShort(t, "a slot migration in a cluster")
 	t.Parallel()
 	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
 		t.Run(string(exec), func(t *testing.T) {

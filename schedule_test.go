@@ -225,70 +225,107 @@ func serverTime(t *testing.T, b *testBundle) int64 {
 	return sec*1000 + usec/1000
 }
 
-func TestScheduleCronExactlyOnceAcrossWorkersAndRestarts(t *testing.T) {
+// The schedule step's exactly-once, across workers and restarts, does not
+// depend on the schedule's kind: a cron and an interval differ only in the
+// next occurrence after a time (schedDef.after, tested with a set clock in
+// schedule_internal_test.go), and the server's clock cannot be set. So the
+// worker scenario runs on an interval of 50 ms, its times scaled from a
+// cron's second, and the cron runs end to end on a few of its seconds.
+
+func TestScheduleExactlyOnceAcrossWorkersAndRestarts(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		ctx := t.Context()
-		const grace, catchUp = 1500 * time.Millisecond, 1
-		// completed jobs are kept, so every occurrence's row can be audited
-		require.NoError(t, b.q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "tick", Cron: "* * * * * *", Payload: []byte("t"),
-			Missed: trafikey.MissedPolicy{Grace: grace, CatchUp: catchUp}})
-		require.NoError(t, err)
+		const period = 50 * time.Millisecond
+		exactlyOnceAcrossWorkers(t, b, trafikey.Schedule{ID: "tick", Every: period}, period, 3*period, 32, true)
+	})
+}
 
-		var mu sync.Mutex
-		runs := map[string]int{}
-		handler := func(ctx context.Context, j *trafikey.Job) error {
-			mu.Lock()
-			runs[j.ID]++
-			mu.Unlock()
-			return nil
-		}
-		opts := trafikey.WorkerOptions{Concurrency: 2, ScheduleEvery: 20 * time.Millisecond, PromoteEvery: 20 * time.Millisecond}
-		start := func() func() error { return runWorker(t, newWorker(t, b.q, handler, opts)) }
-		added := func() int64 { return stats(t, b.q).TotalAdded }
-		waitAdded := func(n int64) {
-			t.Helper()
-			require.Eventually(t, func() bool { return added() >= n }, 60*time.Second, tick)
-		}
+func TestScheduleCronExactlyOnceAcrossWorkers(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		exactlyOnceAcrossWorkers(t, b, trafikey.Schedule{ID: "tick", Cron: "* * * * * *"}, time.Second, 1500*time.Millisecond, 3, false)
+	})
+}
 
-		stops := []func() error{start(), start(), start()}
-		waitAdded(8)
-		// a worker restarts
-		require.NoError(t, stops[1]())
-		stops[1] = start()
-		waitAdded(16)
+// exactlyOnceAcrossWorkers runs sched (its occurrences every period, on
+// the grid of period from 0 or from the first one) on three workers until
+// n jobs are added, one of them restarting after n/4. With downtime, every
+// worker then stops for longer than grace and the catch-up, and three run
+// again until n jobs and 12 after the downtime are added: the downtime's
+// older missed occurrences are skipped, its latest one (CatchUp 1) is
+// enqueued. Every occurrence must be enqueued once, and each job run once.
+func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedule, period, grace time.Duration, n int64, downtime bool) {
+	ctx := t.Context()
+	const catchUp = 1
+	// completed jobs are kept, so every occurrence's row can be audited
+	require.NoError(t, b.q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+	sched.Payload = []byte("t")
+	sched.Missed = trafikey.MissedPolicy{Grace: grace, CatchUp: catchUp}
+	_, err := b.q.SetSchedule(ctx, sched)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	runs := map[string]int{}
+	handler := func(ctx context.Context, j *trafikey.Job) error {
+		mu.Lock()
+		runs[j.ID]++
+		mu.Unlock()
+		return nil
+	}
+	opts := trafikey.WorkerOptions{Concurrency: 2, ScheduleEvery: 20 * time.Millisecond, PromoteEvery: 20 * time.Millisecond}
+	start := func() func() error { return runWorker(t, newWorker(t, b.q, handler, opts)) }
+	added := func() int64 { return stats(t, b.q).TotalAdded }
+	waitAdded := func(n int64) {
+		t.Helper()
+		require.Eventually(t, func() bool { return added() >= n }, 60*time.Second, tick)
+	}
+
+	stops := []func() error{start(), start(), start()}
+	waitAdded(max(n/4, 1))
+	// a worker restarts
+	require.NoError(t, stops[1]())
+	stops[1] = start()
+	var lastBefore []occurrence
+	var restart int64
+	if downtime {
+		waitAdded(n / 2)
 		// every worker down for longer than the grace and the catch-up:
 		// the occurrences meanwhile are missed
 		for _, stop := range stops {
 			require.NoError(t, stop())
 		}
 		down := added()
-		lastBefore := occurrences(t, b.q, "tick")
-		time.Sleep(grace + 3*time.Second)
+		lastBefore = occurrences(t, b.q, sched.ID)
+		time.Sleep(grace + 3*period)
 		require.Equal(t, down, added(), "no worker, no step")
-		restart := serverTime(t, b)
+		restart = serverTime(t, b)
 		stops = []func() error{start(), start(), start()}
-		waitAdded(max(down+12, 32))
-		for _, stop := range stops {
-			require.NoError(t, stop())
-		}
+		n = max(down+12, n)
+	}
+	waitAdded(n)
+	for _, stop := range stops {
+		require.NoError(t, stop())
+	}
 
-		occ := occurrences(t, b.q, "tick")
-		require.GreaterOrEqual(t, len(occ), 30)
-		skipped := requireExactlyOnce(t, occ, 0, 1000, grace.Milliseconds())
+	occ := occurrences(t, b.q, sched.ID)
+	require.GreaterOrEqual(t, int64(len(occ)), n)
+	origin := int64(0)
+	if sched.Every > 0 {
+		origin = occ[0].at
+	}
+	skipped := requireExactlyOnce(t, occ, origin, period.Milliseconds(), grace.Milliseconds())
+	if downtime {
 		require.GreaterOrEqual(t, skipped, 1, "the downtime's older missed occurrences were skipped")
 		requireCaughtUp(t, occ, lastBefore[len(lastBefore)-1].at, restart, grace.Milliseconds(), catchUp)
-		t.Logf("%d occurrences enqueued, %d skipped", len(occ), skipped)
-		s, err := b.q.GetSchedule(ctx, "tick")
-		require.NoError(t, err)
-		require.Equal(t, int64(len(occ)), s.Count, "the schedule counts the occurrences enqueued")
-		require.Equal(t, occ[len(occ)-1].at, s.Last.UnixMilli())
-		mu.Lock()
-		defer mu.Unlock()
-		for id, n := range runs {
-			require.Equal(t, 1, n, "job %s ran %d times", id, n)
-		}
-	})
+	}
+	t.Logf("%d occurrences enqueued, %d skipped", len(occ), skipped)
+	s, err := b.q.GetSchedule(ctx, sched.ID)
+	require.NoError(t, err)
+	require.Equal(t, int64(len(occ)), s.Count, "the schedule counts the occurrences enqueued")
+	require.Equal(t, occ[len(occ)-1].at, s.Last.UnixMilli())
+	mu.Lock()
+	defer mu.Unlock()
+	for id, n := range runs {
+		require.Equal(t, 1, n, "job %s ran %d times", id, n)
+	}
 }
 
 func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
@@ -388,6 +425,7 @@ func TestScheduleSkipsMissedOccurrences(t *testing.T) {
 // occurrence is lost or enqueued twice, and those of the outage are caught
 // up (they are within the grace).
 func TestScheduleExactlyOnceThroughServerRestart(t *testing.T) {
+	skipInShort(t, "a server restart under workers")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {

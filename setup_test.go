@@ -150,6 +150,15 @@ func blockedIn(t *testing.T, b *testBundle, cmd string) int {
 	return n
 }
 
+// skipInShort skips t under -short: it stops, crashes or restarts servers,
+// or runs for seconds (what says how), and the full run covers it.
+func skipInShort(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s takes seconds; the full run (go test ., as scripts/test.sh runs it in CI) covers it", what)
+	}
+}
+
 // eventually is a generous bound for something the worker does on its own.
 const eventually = 10 * time.Second
 

@@ -47,6 +47,7 @@ type memorySample struct {
 // the server's memory is sampled: it must come back to where it was, so
 // nothing piles up per job.
 func TestSoak(t *testing.T) {
+	skipInShort(t, "a soak of seconds on each executor")
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {

@@ -23,6 +23,7 @@ import (
 // on the replica during the load, a write verb is refused as the replica
 // refuses writes, and the replica ends with the primary's dataset.
 func TestReplicaAsyncLoading(t *testing.T) {
+	skipInShort(t, "a replica loading a full sync slowed to seconds")
 	t.Parallel()
 	p := startModule(t, valkeyserver.Options{Debug: true, Config: []string{
 		"repl-diskless-sync", "yes", "repl-diskless-sync-delay", "0", "rdbcompression", "no",

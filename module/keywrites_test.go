@@ -102,6 +102,7 @@ func deadline(r any) any {
 }
 
 func TestKeyWritesMatchRMCall(t *testing.T) {
+	skipInShort(t, "batches of hundreds of jobs compared call by call with a replica")
 	t.Parallel()
 	sides := [2]*writesSide{startWritesSide(t, "yes"), startWritesSide(t, "no")}
 	events := 0

@@ -28,6 +28,15 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
+// skipInShort skips t under -short: it runs for seconds (what says how),
+// and the full run covers it.
+func skipInShort(t *testing.T, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: %s takes seconds; the full run (go test ./module, as scripts/test.sh and scripts/test-matrix.sh run it) covers it", what)
+	}
+}
+
 func startModule(t *testing.T, o valkeyserver.Options) *valkeyserver.Server {
 	t.Helper()
 	o.Module = valkeytest.ModulePath(t)

@@ -223,6 +223,7 @@ func traDiffCalls() [][]string {
 // answers replies and writes as the handler's verdict says for the bit
 // and the length it found (the verdict is the oracle of C's decision).
 func TestTRAInCDifferential(t *testing.T) {
+	skipInShort(t, "thousands of TRA calls on five servers")
 	t.Parallel()
 	yes := startModule(t, valkeyserver.Options{AOF: true})
 	no := startModule(t, valkeyserver.Options{AOF: true, ModuleArgs: []string{"tra-c", "no"}})

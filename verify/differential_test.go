@@ -23,6 +23,8 @@ import (
 //   - in CI, ciChecks sequences per pair (rapid's checks), about a minute
 //     for the native pair on an idle 2-core machine, and never more than
 //     ciBudgetNative of drawing new ones;
+//   - with -short, a fifth of those (rapid's own cut), half as long,
+//     within seconds (shortBudget…);
 //   - TRAFIKEY_DIFF_CHECKS=N sets N for a long run (and rapid's shrink time
 //     to 10 minutes unless -rapid.shrinktime says otherwise), and so does
 //     -rapid.checks=N (the environment variable wins);
@@ -42,6 +44,11 @@ const (
 	// ciBudget… bound each random run in CI, whatever the checks.
 	ciBudgetLua    = 15 * time.Second
 	ciBudgetNative = 75 * time.Second
+	// shortBudget… bound each random run with -short (the fast tier),
+	// where rapid itself draws a fifth of the checks, half as long; the
+	// corpus is replayed in full either way.
+	shortBudgetLua = 2 * time.Second
+	shortBudgetNat = 8 * time.Second
 )
 
 // checks sets rapid's number of checks for the next rapid.Check: the
@@ -97,12 +104,24 @@ var givenFlags = sync.OnceValue(func() map[string]bool {
 // hold.
 func TestDifferentialLua(t *testing.T) {
 	f := repeatFailures(t)
+	if testing.Short() {
+		t.Logf("-short: %d random sequences, half as long, within %v; the full run (go test ./verify, as scripts/test.sh runs it) draws %d within %v",
+			ciChecksLua/5, shortBudgetLua, ciChecksLua, ciBudgetLua)
+		differential(t, f, newLuaPair(t), ciChecksLua, shortBudgetLua)
+		return
+	}
 	differential(t, f, newLuaPair(t), ciChecksLua, ciBudgetLua)
 }
 
 // TestDifferentialNative compares the module with the Lua scripts.
 func TestDifferentialNative(t *testing.T) {
 	f := repeatFailures(t)
+	if testing.Short() {
+		t.Logf("-short: %d random sequences, half as long, within %v; the full run (go test ./verify, as scripts/test.sh runs it) draws %d within %v",
+			ciChecksNative/5, shortBudgetNat, ciChecksNative, ciBudgetNative)
+		differential(t, f, newNativePair(t), ciChecksNative, shortBudgetNat)
+		return
+	}
 	differential(t, f, newNativePair(t), ciChecksNative, ciBudgetNative)
 }
 

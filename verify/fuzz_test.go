@@ -414,9 +414,12 @@ func FuzzEMQ(f *testing.F) {
 	})
 }
 
-// fuzzRandomInputs is the size of TestFuzzRandom's pass in CI; set
-// TRAFIKEY_FUZZ_N for another.
-const fuzzRandomInputs = 20000
+// fuzzRandomInputs is the size of TestFuzzRandom's pass in CI, and
+// fuzzRandomShort with -short; set TRAFIKEY_FUZZ_N for another.
+const (
+	fuzzRandomInputs = 20000
+	fuzzRandomShort  = 2000
+)
 
 // TestFuzzRandom is a bounded random pass of the fuzz check with a fixed
 // seed: inputs built from the protocol's own edges (see randomInput), so
@@ -424,6 +427,10 @@ const fuzzRandomInputs = 20000
 func TestFuzzRandom(t *testing.T) {
 	fz := newFuzzer(t)
 	n := fuzzRandomInputs
+	if testing.Short() {
+		n = fuzzRandomShort
+		t.Logf("-short: %d inputs; the full run (go test ./verify, as scripts/test.sh runs it) sends %d", n, fuzzRandomInputs)
+	}
 	if s := os.Getenv("TRAFIKEY_FUZZ_N"); s != "" {
 		var err error
 		if n, err = strconv.Atoi(s); err != nil || n < 1 {

@@ -19,7 +19,20 @@ func luaEnv(t *testing.T) Env {
 
 // TestLua runs the suite on the Lua executor, the oracle: one server, the
 // scripts run with EVALSHA.
-func TestLua(t *testing.T) { Run(t, luaEnv) }
+func TestLua(t *testing.T) {
+	skipSuiteInShort(t)
+	Run(t, luaEnv)
+}
+
+// skipSuiteInShort skips the whole suite under -short: its thousands of
+// scenarios take minutes, while the maxmemory and read-only scenarios, on
+// servers of their own, take a second and still run.
+func skipSuiteInShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short: the suite's thousands of scenarios take minutes; the full run (go test ./internal/conformance, as scripts/test.sh and scripts/test-matrix.sh run it) covers them")
+	}
+}
 
 // TestLuaMaxmemory runs the maxmemory scenarios on a server of their own.
 func TestLuaMaxmemory(t *testing.T) { RunMaxmemory(t, luaEnv(t)) }

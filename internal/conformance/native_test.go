@@ -36,6 +36,7 @@ func nativeEnv(t *testing.T) Env {
 // them (RM_Call's, and the key-API writes' RM_Replicate, with the command
 // validation it skips on 8.1 and later), rebuild what it wrote.
 func TestNative(t *testing.T) {
+	skipSuiteInShort(t)
 	Run(t, func(t *testing.T) Env {
 		env := nativeEnv(t)
 		r := valkeytest.Start(t, valkeyserver.Options{Debug: true, ReplicaOf: env.Server.Addr()})

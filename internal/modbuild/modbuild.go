@@ -139,10 +139,12 @@ func prune(root, key string) {
 }
 
 // listFormat prints, for each package Package is built from outside the
-// standard library, its import path, directory and source files, one per
-// line, and a line of "." between packages.
+// standard library, its import path, directory, its module's go.mod (its go
+// version sets the language) and its source files, one per line, and a
+// line of "." between packages.
 const listFormat = `{{if not .Standard}}{{.ImportPath}}
 {{.Dir}}
+{{with .Module}}{{.GoMod}}{{end}}
 {{range .GoFiles}}{{.}}
 {{end}}{{range .CgoFiles}}{{.}}
 {{end}}{{range .CFiles}}{{.}}
@@ -162,7 +164,10 @@ var envVars = []string{"GOVERSION", "GOOS", "GOARCH", "GOAMD64", "GOARM64", "GOE
 // Key is the cache key of Package as the go command run in workDir
 // resolves it: a hash of the go command's settings (envVars) and of every
 // source file of Package and of its dependencies outside the standard
-// library, each with its package and name.
+// library, each with its package and name. The build embeds the
+// directories in its debug information, so a module built from another
+// checkout of the same sources names that checkout's files in a stack
+// trace; it runs the same.
 func Key(ctx context.Context, workDir string) (string, error) {
 	h := sha256.New()
 	env, err := goCmd(ctx, workDir, append([]string{"env"}, envVars...)...)
@@ -174,14 +179,21 @@ func Key(ctx context.Context, workDir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	h.Write(list)
+	// Files are named by package and name, not by directory: two checkouts
+	// of the same sources share an entry.
 	for _, pkg := range strings.Split(string(list), "\n.\n") {
 		lines := strings.Split(strings.TrimSpace(pkg), "\n")
-		if len(lines) < 2 {
+		if len(lines) < 3 {
 			continue
 		}
-		for _, name := range lines[2:] {
-			if err := hashFile(h, filepath.Join(lines[1], name)); err != nil {
+		fmt.Fprintf(h, "package %s\n", lines[0])
+		if lines[2] != "" {
+			if err := hashFile(h, filepath.Dir(lines[2]), filepath.Base(lines[2])); err != nil {
+				return "", err
+			}
+		}
+		for _, name := range lines[3:] {
+			if err := hashFile(h, lines[1], name); err != nil {
 				return "", err
 			}
 		}
@@ -189,13 +201,13 @@ func Key(ctx context.Context, workDir string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)[:16]), nil
 }
 
-// hashFile writes the file's path, length and content to w.
-func hashFile(w io.Writer, path string) error {
-	b, err := os.ReadFile(path)
+// hashFile writes the name, length and content of file name of dir to w.
+func hashFile(w io.Writer, dir, name string) error {
+	b, err := os.ReadFile(filepath.Join(dir, name))
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s %d\n", path, len(b))
+	fmt.Fprintf(w, "%s %d\n", name, len(b))
 	_, err = w.Write(b)
 	return err
 }

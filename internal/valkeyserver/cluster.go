@@ -200,14 +200,20 @@ func (c *Cluster) Addrs() []string {
 }
 
 // Stop stops every node (in parallel) as Server.Stop does.
-func (c *Cluster) Stop() error {
+func (c *Cluster) Stop() error { return c.each((*Server).Stop) }
+
+// Discard ends every node as Server.Discard does, at once.
+func (c *Cluster) Discard() error { return c.each((*Server).Discard) }
+
+// each runs end on every node at once.
+func (c *Cluster) each(end func(*Server) error) error {
 	errs := make([]error, len(c.nodes))
 	var wg sync.WaitGroup
 	for i, s := range c.nodes {
 		if s == nil {
 			continue
 		}
-		wg.Go(func() { errs[i] = s.Stop() })
+		wg.Go(func() { errs[i] = end(s) })
 	}
 	wg.Wait()
 	return errors.Join(errs...)

@@ -489,6 +489,46 @@ func (s *Server) Stop() error {
 	return err
 }
 
+// Discard ends a server whose data nobody reads again, such as a test's at
+// its end, faster than Stop: SHUTDOWN NOSAVE NOW FORCE runs at once, where
+// SIGTERM waits for the server's next cron tick (up to 100 ms at hz 10)
+// and for lagging replicas. A server that keeps its data (Keep, or a Dir
+// of the caller's) is stopped as by Stop, and so is one that does not exit
+// within a second of the command (paused, or refusing it). It removes the
+// temporary data directory unless Keep is set.
+func (s *Server) Discard() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.ownDir && !s.opts.Keep {
+		s.shutdownNow()
+	}
+	err := s.terminate()
+	s.removeDir()
+	return err
+}
+
+// shutdownNow sends SHUTDOWN NOSAVE NOW FORCE and waits up to a second for
+// the process to exit; the caller stops it otherwise.
+func (s *Server) shutdownNow() {
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil || p.exited() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if c, err := s.Dial(ctx); err == nil {
+		// the reply is the connection closing
+		_, _ = c.Do(ctx, "SHUTDOWN", "NOSAVE", "NOW", "FORCE")
+		_ = c.Close()
+	}
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+	}
+}
+
 func (s *Server) terminate() error {
 	s.mu.Lock()
 	p := s.proc

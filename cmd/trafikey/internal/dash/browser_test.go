@@ -157,6 +157,9 @@ func screenshot(ctx context.Context, t *testing.T, name string) {
 }
 
 func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: drives the dashboard in Chromium, which takes tens of seconds; the full run (go test ./cmd/trafikey/..., as scripts/test.sh runs it) covers it")
+	}
 	t.Parallel()
 	tab := browser(t)
 	s := valkeytest.Start(t, valkeyserver.Options{})

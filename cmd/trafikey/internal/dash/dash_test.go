@@ -268,6 +268,9 @@ func TestLoopbackHosts(t *testing.T) {
 }
 
 func TestAPIOnCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a cluster of three primaries, which takes seconds; the full run (go test ./cmd/trafikey/..., as scripts/test.sh runs it) covers it")
+	}
 	t.Parallel()
 	cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3})
 	c := valkeytest.ClusterClient(t, cl)
