@@ -362,37 +362,64 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 	if err := Fence(s.Version); err != nil {
 		return AddStep{Err: err}
 	}
-	if s.Seq.Err != nil {
-		return AddStep{Err: s.Seq.Err}
+	v, err := addIDs(int64(len(jobs)), s)
+	if err != nil {
+		return AddStep{Err: err}
 	}
-	n := int64(len(jobs))
+	if step, stop := addKeys(jobs, s, v); stop {
+		return step
+	}
+	return addCounts(jobs, s, v)
+}
+
+// addIDs is the verdict's ids, predicted from meta seq for n jobs, and its
+// retention mark; the new ids must stay in 1..MaxJobID.
+func addIDs(n int64, s *AddSeen) (AddVerdict, error) {
+	if s.Seq.Err != nil {
+		return AddVerdict{}, s.Seq.Err
+	}
 	var v AddVerdict
 	var err error
 	if v.Seq, err = predict(s.Seq.Val, n); err != nil {
-		return AddStep{Err: err}
+		return AddVerdict{}, err
 	}
 	v.First = v.Seq - n + 1
 	v.Keep = rowInt(s.Keep[0]) > 0 || rowInt(s.Keep[1]) > 0
 	if v.First < 1 || v.Seq > protocol.MaxJobID {
-		return AddStep{Err: refusal(protocol.ErrAddIDSpace)}
+		return AddVerdict{}, refusal(protocol.ErrAddIDSpace)
 	}
+	return v, nil
+}
+
+// addKeys checks the keys the new jobs take: their unique keys, in order,
+// then the new rows (one exists: EMQSTATE add id exists). stop: step is a
+// refusal or the reads to make (AddKeys).
+func addKeys(jobs []AddJob, s *AddSeen, v AddVerdict) (step AddStep, stop bool) {
 	if len(s.Holders) < len(jobs) {
-		return AddStep{Need: AddKeys, Verdict: v}
+		return AddStep{Need: AddKeys, Verdict: v}, true
 	}
 	if ok, err := addUnique(jobs, s.Holders); err != nil {
-		return AddStep{Err: err}
+		return AddStep{Err: err}, true
 	} else if !ok {
-		return AddStep{Need: AddKeys, Verdict: v}
+		return AddStep{Need: AddKeys, Verdict: v}, true
 	}
 	if !s.Rows.Made {
-		return AddStep{Need: AddKeys, Verdict: v}
+		return AddStep{Need: AddKeys, Verdict: v}, true
 	}
 	if s.Rows.Err != nil {
-		return AddStep{Err: s.Rows.Err}
+		return AddStep{Err: s.Rows.Err}, true
 	}
 	if s.Rows.Val != 0 {
-		return AddStep{Err: refusal(protocol.ErrAddIDExists)}
+		return AddStep{Err: refusal(protocol.ErrAddIDExists)}, true
 	}
+	return AddStep{}, false
+}
+
+// addCounts is the verdict v after the reads its writes need: the lane
+// accounting when a job waits in a lane, stats added predicted with +n,
+// pending, delayed, signal and waiting typed, and the signal when pending
+// was empty and a job goes to it.
+func addCounts(jobs []AddJob, s *AddSeen, v AddVerdict) AddStep {
 	for _, j := range jobs {
 		if j.Waits() {
 			if !s.Lanes.Made {
@@ -407,7 +434,8 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 	if s.Added.Err != nil {
 		return AddStep{Err: s.Added.Err}
 	}
-	if v.Added, err = predict(s.Added.Val, n); err != nil {
+	var err error
+	if v.Added, err = predict(s.Added.Val, int64(len(jobs))); err != nil {
 		return AddStep{Err: err}
 	}
 	for _, r := range [...]*Reply[int64]{&s.Pending, &s.Delayed, &s.Signal} {
