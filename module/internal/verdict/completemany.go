@@ -218,7 +218,7 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 	// its job: the jobs before it are still read through, job by job, as
 	// internal/lua/completemany.lua does, so their own later reads (the result's
 	// bound, the retained set, the parents) may refuse first
-	holders, cancelled, firstErr, firstAt, unread := completeManyScan(s, &v)
+	holders, cancelled, firstAt, unread, firstErr := completeManyScan(s, &v)
 	if unread {
 		return CompleteManyStep{Need: CompleteManyFirst}
 	}
@@ -258,26 +258,26 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 // completeManyScan decides each job's outcome from the first batch, the
 // cancelled fields and the holders read, in job order, up to the first
 // refusal, counting the jobs done in v. It returns the jobs whose cancelled
-// field and whose holder are still to read (in s's memory), the first
-// refusal and its job (len(s.Jobs) for none), or unread: a row is not read
-// yet.
-func completeManyScan(s *CompleteManySeen, v *CompleteManyVerdict) (holders, cancelled []int, firstErr error, firstAt int, unread bool) {
+// field and whose holder are still to read (in s's memory), the job of the
+// first refusal (len(s.Jobs) for none) and the refusal, or unread: a row is
+// not read yet.
+func completeManyScan(s *CompleteManySeen, v *CompleteManyVerdict) (holders, cancelled []int, firstAt int, unread bool, firstErr error) {
 	holders, cancelled = s.Holders[:0], s.Cancelled[:0]
 	firstAt = len(s.Jobs)
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if !j.Row.Made {
-			return nil, nil, nil, 0, true
+			return nil, nil, 0, true, nil
 		}
 		o := &v.Outcomes[i]
 		if err := completeManyJob(j, o, i, &holders, &cancelled); err != nil {
-			return holders, cancelled, err, i, false
+			return holders, cancelled, i, false, err
 		}
 		if o.Reply == CompleteManyDone {
 			v.Done++
 		}
 	}
-	return holders, cancelled, nil, firstAt, false
+	return holders, cancelled, firstAt, false, nil
 }
 
 // completeManyJob decides job i's outcome o from its row, its place in
