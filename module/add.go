@@ -242,7 +242,7 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 	// a job storing lane, parent, deps, keep or wait flags it too, one
 	// storing ev alone (events on) as having ev only; a queue's first rows,
 	// when none does, mark it as having none
-	if ro := verdict.AddRowOpts(st.jobs, v.Keep, on, s.Seq.Val, st.rowOpts); ro != "" {
+	if ro := verdict.AddRowOpts(st.jobs, v.Keep, on, st.rowOpts); ro != "" {
 		b.Cmd("HSET").Arg(meta).Str(protocol.MetaRowOpts).Str(ro)
 		flag++
 	}

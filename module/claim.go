@@ -102,7 +102,7 @@ func claim(c *host.Call) error {
 			// timeout headers once the queue has a job storing them
 			st.more = verdict.ClaimRowFields(ext, s.Meta.Val[verdict.ClaimMetaJobFields])
 			// ev, unless meta rowopts says no row of the queue has one
-			st.ev = !s.Meta.Val[verdict.ClaimMetaRowOpts].Is(protocol.RowOptsOff)
+			st.ev = !verdict.RowFlagOff(s.Meta.Val[verdict.ClaimMetaRowOpts])
 			s.Active = intAt(res, 3)
 			s.Pending.Made = true
 			s.Pending.Err = st.members(res)

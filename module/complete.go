@@ -373,10 +373,10 @@ const (
 
 // rowOptsMode is which of the rows' lane parent keep wait ev deps are read
 // (docs/PROTOCOL.md, "The queue's row flag"), from meta rowopts, the k-th
-// reply of res: none when it is 0 (a queue no row of which has them), ev
-// alone when it is 2 (a queue whose rows have only ev); a denied meta
-// (nil), one that is not a hash, or a flag absent (a queue older than it)
-// or of other bytes has them all read.
+// reply of res: none when it is 0 or absent (a queue no row of which has
+// them), ev alone when it is 2 (a queue whose rows have only ev); a denied
+// meta (nil), one that is not a hash, or a flag of other bytes has them all
+// read.
 func rowOptsMode(meta []byte, res host.Results, k int) int {
 	if meta == nil {
 		return rowOptsAll
@@ -385,7 +385,7 @@ func rowOptsMode(meta []byte, res host.Results, k int) int {
 	switch {
 	case f.Err != nil:
 		return rowOptsAll
-	case f.Val.Is(protocol.RowOptsOff):
+	case verdict.RowFlagOff(f.Val):
 		return rowOptsNone
 	case f.Val.Is(protocol.RowOptsEvents):
 		return rowOptsEv

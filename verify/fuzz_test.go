@@ -206,7 +206,7 @@ const (
 	setupEdges                 // seq and every counter at int64 max, att of job 4 at the 15-digit edge
 	setupPaused                // meta paused 1
 	setupForeign               // members that are not ids, a row without att, version 3 on queue "g"
-	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window; a flow: parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on; no meta rowopts (a queue older than the flag: every row field read)
+	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window; a flow: parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on; meta rowopts 1, as their ADDs leave it (every row field read)
 	setupEvents                // job events on: meta events_max and every row's ev at 2, one entry in the events stream; without setupLanes meta rowopts 0 (the ev are not read by COMPLETE, COMPLETEMANY, CLAIM)
 )
 
@@ -294,8 +294,8 @@ func setup(bits uint8) [][]string {
 				"prio", "0", "bo", "fixed:0", "at", "1700000000000"}, more...)
 		}
 		out = append(out,
-			// no meta rowopts, as the ADDs before the flag left such rows
-			[]string{"HSET", k.Meta, "seq", "12", protocol.MetaKeepDone, "3600000", protocol.MetaKeepDoneMax, "10"},
+			// meta rowopts 1, as an ADD of such rows leaves it
+			[]string{"HSET", k.Meta, "seq", "12", protocol.MetaKeepDone, "3600000", protocol.MetaKeepDoneMax, "10", protocol.MetaRowOpts, protocol.RowOptsOn},
 			row("10", "waiting", "0", "deps", "2", "keep", "1", "wait", "60000"),
 			row("11", "active", "1", "parent", "10", "onfail", "continue", "keep", "1"),
 			row("12", "pending", "0", "parent", "10", "wait", "60000"),
@@ -736,13 +736,13 @@ func fuzzSeeds() []fuzzSeed {
 	row("complete-plain", protocol.Complete, "4", "1", "")
 	row("completemany-plain", protocol.CompleteMany, "1", "4", "1", "")
 	row("claim-plain", protocol.Claim, "30000", "1000", "1")
-	// a queue older than the flag (lanes, a flow, retention, events, no
-	// meta rowopts): every row field read
-	old := func(name string, cmd *protocol.Verb, args ...string) {
+	// a queue of lanes, a flow, retention and events (meta rowopts 1):
+	// every row field read
+	flagged := func(name string, cmd *protocol.Verb, args ...string) {
 		seeds = append(seeds, fuzzSeed{"rowopts-" + name, idx(cmd.Command), full | setupLanes | setupEvents, append([]string{N, K}, args...)})
 	}
-	old("completemany-old", protocol.CompleteMany, "2", "7", "1", "", "11", "1", "r")
-	old("claim-old", protocol.Claim, "30000", "1000")
+	flagged("completemany-flagged", protocol.CompleteMany, "2", "7", "1", "", "11", "1", "r")
+	flagged("claim-flagged", protocol.Claim, "30000", "1000")
 	return seeds
 }
 

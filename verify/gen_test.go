@@ -1061,10 +1061,10 @@ func (g *gen) corrupt() {
 		value := g.pick("value", append([]string{"86400000", "86400001", "\x00"}, intish...)...)
 		c = cmd("HSET", k.Job(g.id(q)), field, value)
 	case "row flag":
-		// the queue's rowopts flag, set, of other bytes, or gone (a queue
-		// older than it): the lane, flow, retention and events fields
-		// planted above are then read, or not (0), or ev alone (2), by
-		// COMPLETE, COMPLETEMANY and CLAIM
+		// the queue's rowopts flag, set, of other bytes, or gone (read as
+		// 0): the lane, flow, retention and events fields planted above are
+		// then read, or not (0), or ev alone (2), by COMPLETE, COMPLETEMANY
+		// and CLAIM
 		if g.chance("row flag gone", 25) {
 			c = cmd("HDEL", k.Meta, protocol.MetaRowOpts)
 			break

@@ -52,7 +52,6 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{"integers", testIntegers},
 		{"acl", testACL},
 		{protocol.Install.Name, testInstall},
-		{"upgrade", testUpgrade},
 		{protocol.Add.Name, testAdd},
 		{protocol.Claim.Name, testClaim},
 		{protocol.Extend.Name, testExtend},

@@ -13,9 +13,8 @@ import (
 // testLeanRow: ADD leaves out of a row the fields that hold their defaults
 // (state pending, max 3, prio 0, bo exponential:1000) and every verb reads a
 // present row's absent field as its default, so a queue of such rows and a
-// queue whose rows hold every field, as ADD wrote them before
-// (docs/PROTOCOL.md, "Upgrading a dataset"), answer every verb alike and
-// end with the same fields read (docs/PROTOCOL.md, "Job row fields").
+// queue whose rows hold every field answer every verb alike and end with
+// the same fields read (docs/PROTOCOL.md, "Job row fields").
 func testLeanRow(t *testing.T, env Env) {
 	// plain is a job's ADD group with every field at its default
 	plain := func(data string) []string { return []string{data, "0", "0", "3", "exponential", "1000", "", "0"} }

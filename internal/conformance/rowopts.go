@@ -14,8 +14,8 @@ import (
 // 2 when they store ev alone (events on) and the queue is marked 0 or new,
 // and 1 once a job stores one of the others; 0 skips them all and 2 all but
 // ev, so a row given them by hand on a queue marked 0 is handled as a plain
-// job's, and a queue older than the flag (seq, no rowopts) has them read
-// (docs/PROTOCOL.md, "The queue's row flag").
+// job's; an absent flag reads as 0, and ADD writes it over the absence as
+// over 0 (docs/PROTOCOL.md, "The queue's row flag").
 func testRowOpts(t *testing.T, env Env) {
 	rowopts := func(q *queue) string { return q.r("HGET", q.k.Meta, protocol.MetaRowOpts) }
 	plainJobs := []job{{data: "a"}, {data: "b", lane: "", wait: "0", kind: "k", unique: "u", delay: "5"}}
@@ -32,11 +32,11 @@ func testRowOpts(t *testing.T, env Env) {
 		q.add(job{data: "a"})
 		require.Equal(t, Bulk(protocol.RowOptsOff), rowopts(q), "no seq: no job was ever added")
 	})
-	scenario(t, env, "an add of plain jobs to a queue older than the flag leaves it absent", func(t *testing.T, q *queue) {
+	scenario(t, env, "an add of plain jobs to a queue with seq and no meta rowopts sets it 0", func(t *testing.T, q *queue) {
 		q.install()
-		q.do("HSET", q.k.Meta, "seq", "5") // as an ADD before the flag left it
+		q.do("HSET", q.k.Meta, "seq", "5")
 		q.add(plainJobs...)
-		require.Equal(t, Nil, rowopts(q))
+		require.Equal(t, Bulk(protocol.RowOptsOff), rowopts(q), "absent is read as 0 and written")
 		q.add(job{data: "l", lane: "l"})
 		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q))
 	})
@@ -108,12 +108,12 @@ func testRowOpts(t *testing.T, env Env) {
 			require.Equal(t, Bulk(v), rowopts(q))
 		})
 	}
-	scenario(t, env, "an add with events on to a queue older than the flag leaves it absent", func(t *testing.T, q *queue) {
+	scenario(t, env, "an add with events on to a queue with seq and no meta rowopts sets it 2", func(t *testing.T, q *queue) {
 		q.install()
-		q.do("HSET", q.k.Meta, "seq", "5") // as an ADD before the flag left it
+		q.do("HSET", q.k.Meta, "seq", "5")
 		q.eventsOn("100")
 		q.add(job{data: "a"})
-		require.Equal(t, Nil, rowopts(q))
+		require.Equal(t, Bulk(protocol.RowOptsEvents), rowopts(q))
 	})
 	scenario(t, env, "an add with events and retention on sets meta rowopts 1", func(t *testing.T, q *queue) {
 		q.install()
@@ -217,12 +217,24 @@ func testRowOpts(t *testing.T, env Env) {
 		require.Equal(t, outcomes(1), q.call(protocol.CompleteMany, manyResults(c.with(""))...))
 		plain(t, q, c.id)
 	})
+	// an absent flag reads as 0, whatever meta's seq says
+	scenario(t, env, "complete with no meta rowopts reads no planted row field", func(t *testing.T, q *queue) {
+		c := planted(q)
+		q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
+		require.Equal(t, Int(1), q.call(protocol.Complete, c.id, c.token(), ""))
+		plain(t, q, c.id)
+	})
+	scenario(t, env, "completemany with no meta rowopts reads no planted row field", func(t *testing.T, q *queue) {
+		c := planted(q)
+		q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
+		require.Equal(t, outcomes(1), q.call(protocol.CompleteMany, manyResults(c.with(""))...))
+		plain(t, q, c.id)
+	})
 	for _, flag := range []struct {
 		name string
 		set  func(q *queue)
 	}{
 		{"meta rowopts 1", func(q *queue) { q.do("HSET", q.k.Meta, protocol.MetaRowOpts, protocol.RowOptsOn) }},
-		{"no meta rowopts", func(q *queue) { q.do("HDEL", q.k.Meta, protocol.MetaRowOpts) }},
 		{"meta rowopts 00", func(q *queue) { q.do("HSET", q.k.Meta, protocol.MetaRowOpts, "00") }},
 		{"meta rowopts empty", func(q *queue) { q.do("HSET", q.k.Meta, protocol.MetaRowOpts, "") }},
 		{"meta not a hash", func(q *queue) {
@@ -303,29 +315,30 @@ func testRowOpts(t *testing.T, env Env) {
 		require.Equal(t, Int(1), u.call(protocol.Complete, c.id, c.token(), ""))
 		full(t, q, c.id)
 	})
-	scenario(t, env, "claim of a plain queue reads no planted ev", func(t *testing.T, q *queue) {
-		q.install()
-		q.add(job{data: "a"}, job{data: "b"})
-		q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100")
-		q.do("HSET", q.k.Job("2"), protocol.FieldEvents, "100")
-		require.Len(t, q.claim(600000, 1), 1)
-		require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event")
-		require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil)), q.claimExt(1))
-		require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event with ext")
-	})
-	for _, flag := range []struct{ name, hash, value string }{
-		{"meta rowopts 1", "HSET", protocol.RowOptsOn}, {"meta rowopts 2", "HSET", protocol.RowOptsEvents}, {"no meta rowopts", "HDEL", ""},
+	for _, flag := range []struct{ name, hash string }{{"a plain queue", "HSET"}, {"no meta rowopts", "HDEL"}} {
+		scenario(t, env, "claim of "+flag.name+" reads no planted ev", func(t *testing.T, q *queue) {
+			q.install()
+			q.add(job{data: "a"}, job{data: "b"})
+			q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100")
+			q.do("HSET", q.k.Job("2"), protocol.FieldEvents, "100")
+			if flag.hash == "HDEL" {
+				q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
+			}
+			require.Len(t, q.claim(600000, 1), 1)
+			require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event")
+			require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil)), q.claimExt(1))
+			require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event with ext")
+		})
+	}
+	for _, flag := range []struct{ name, value string }{
+		{"meta rowopts 1", protocol.RowOptsOn}, {"meta rowopts 2", protocol.RowOptsEvents}, {"meta rowopts empty", ""},
 	} {
 		scenario(t, env, "claim with "+flag.name+" reads ev", func(t *testing.T, q *queue) {
 			q.install()
 			q.add(job{data: "a"}, job{data: "b", kind: "k"})
 			q.do("HSET", q.k.Job("1"), protocol.FieldEvents, "100")
 			q.do("HSET", q.k.Job("2"), protocol.FieldEvents, "100")
-			if flag.hash == "HSET" {
-				q.do("HSET", q.k.Meta, protocol.MetaRowOpts, flag.value)
-			} else {
-				q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
-			}
+			q.do("HSET", q.k.Meta, protocol.MetaRowOpts, flag.value)
 			require.Len(t, q.claim(600000, 1), 1)
 			require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil)), q.claimExt(1))
 			require.Equal(t, []string{
@@ -334,11 +347,10 @@ func testRowOpts(t *testing.T, env Env) {
 			}, q.eventLog())
 		})
 	}
-	// a queue with events on as the ADDs before rowopts 2 left it: meta
-	// rowopts 1 from its first jobs with ev, a row with a lane (as a later
-	// lane job), so every field stays read and ADD with events on never
-	// writes 2
-	scenario(t, env, "a queue flagged 1 by events before rowopts 2 keeps every row field read", func(t *testing.T, q *queue) {
+	// a queue with events on flagged 1 (as a lane job's ADD leaves it) and
+	// rows with a lane: every field stays read, and ADD with events on
+	// never writes 2 over 1
+	scenario(t, env, "a queue with events on flagged 1 keeps every row field read", func(t *testing.T, q *queue) {
 		q.install()
 		q.eventsOn("100")
 		q.add(job{data: "a"}, job{data: "b"})
@@ -357,17 +369,15 @@ func testRowOpts(t *testing.T, env Env) {
 		require.Empty(t, q.laneinfo(), "lane read")
 		require.Equal(t, []string{evt(protocol.EventCompleted, cs[0].id), entry(event(protocol.EventCompleted, cs[1].id), event(protocol.EventCompleted, cs[2].id))}, q.eventLog())
 	})
-	// a queue as the ADDs before the flag left it: rows with lanes, a
-	// parent with deps and a child with a wait, all retained and with
-	// events, and meta with seq but no rowopts (those ADDs wrote every key
-	// today's do, but for that field)
-	scenario(t, env, "a queue older than the flag is claimed and completed with every row field read", func(t *testing.T, q *queue) {
+	// rows with lanes, a parent with deps and a child with a wait, all
+	// retained and with events: the ADD flags the queue 1, and every row
+	// field is read
+	scenario(t, env, "a queue of lanes, a flow, retention and events is claimed and completed with every row field read", func(t *testing.T, q *queue) {
 		q.install()
 		q.eventsOn("100")
 		q.must(protocol.Retain, "600000", "0", "0", "0", "0")
 		q.add(job{data: "a", lane: "l"}, job{data: "b", lane: "l"}, job{data: "p"}, job{data: "c", parent: "3", wait: "60000"})
-		q.do("HDEL", q.k.Meta, protocol.MetaRowOpts)
-		require.Equal(t, Arr(Bulk("4"), Nil), q.r("HMGET", q.k.Meta, "seq", protocol.MetaRowOpts))
+		require.Equal(t, Bulk(protocol.RowOptsOn), rowopts(q))
 		cs := map[string]claimed{}
 		for range 3 {
 			got := q.claim(600000, 1)

@@ -265,7 +265,7 @@ func testFence(t *testing.T, env Env) {
 				q.do("DEL", q.k.Version)
 				q.refuse(protocol.ErrWireMissing, q.verb(v, args...))
 			})
-			// "1": a wire-1 dataset not yet upgraded by INSTALL
+			// "1": a wire-1 dataset, which INSTALL refuses too
 			for _, found := range []string{"1", "3", "0", "02", "2 ", "", "\x00\xff", "2\r\n1", "2\x00"} {
 				scenario(t, env, "wire "+strconv.Quote(found), func(t *testing.T, q *queue) {
 					args := fixtures[v](q)

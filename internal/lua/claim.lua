@@ -26,7 +26,7 @@
 -- timeout integers, kind and headers bulk or null) from one wider HMGET
 -- (of att data ev max only while meta jobfields is not 1: then kind and
 -- headers are null and timeout 0, as for a row without them); ev is read
--- unless meta rowopts is 0 (then no row has events);
+-- unless meta rowopts is 0 or absent (then no row has events);
 -- empty when the queue is paused or nothing is ready. A popped member that
 -- is not an id, or whose row has no att, is dropped and not returned (it
 -- used its turn).
@@ -65,10 +65,10 @@ if m[1] == '1' then return {} end
 -- jobfields not 1) reads max only: those fields reply as absent
 local full = ext and m[7] == '1'
 -- the row fields read: att data, ev unless meta rowopts says no row of the
--- queue has one (0), then with ext max [kind timeout headers]
+-- queue has one (0 or absent), then with ext max [kind timeout headers]
 local rowf = {'att', 'data'}
 local x = 2 -- the index of the row's field before max
-if m[8] ~= '0' then rowf[3], x = 'ev', 3 end
+if m[8] and m[8] ~= '0' then rowf[3], x = 'ev', 3 end
 if ext then
   rowf[#rowf + 1] = 'max'
   if full then

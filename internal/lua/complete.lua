@@ -25,8 +25,8 @@
 -- events (the job's or a released parent's), the events stream's refusals
 -- (lib.lua ev_xadd).
 -- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
--- parent keep wait ev deps are read: while it is 0 only att uniq are,
--- while it is 2 att uniq ev.
+-- parent keep wait ev deps are read: while it is 0 or absent only att uniq
+-- are, while it is 2 att uniq ev.
 -- A job with a lane frees a slot of it (lane accounting, da = -1), which
 -- can make a capped lane ready again, and signal.
 

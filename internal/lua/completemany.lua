@@ -28,8 +28,8 @@
 -- deps); with events (a completed job's or a released parent's), the events
 -- stream's refusals (lib.lua ev_xadd).
 -- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
--- parent keep wait ev deps are read: while it is 0 only att uniq are,
--- while it is 2 att uniq ev.
+-- parent keep wait ev deps are read: while it is 0 or absent only att uniq
+-- are, while it is 2 att uniq ev.
 
 local VERB = 'completemany'
 local n, refusal = counted(VERB, 4, 3)

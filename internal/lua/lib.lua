@@ -1137,16 +1137,14 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   -- those fields and ev from then on (p.anyrow: a job has a lane, a
   -- parent, so its parent deps, or a wait); jobs storing ev alone (events
   -- on) flag a queue marked 0 as having ev only (rowopts 2); the first
-  -- rows of a queue (no seq: no job was ever added) mark it 2 or, when
-  -- none stores any, as having none (rowopts 0; a queue older than the
-  -- flag has seq and no rowopts, and keeps them all read)
-  local first = not seq and not m[6]
+  -- rows of a queue (no rowopts: no job was ever added) mark it 2 or, when
+  -- none stores any, as having none (rowopts 0)
   if p.anyrow or p.keep then
     p.rflag = m[6] ~= '1' and '1'
   elseif p.evmax then
-    p.rflag = (first or m[6] == '0') and '2'
+    p.rflag = (not m[6] or m[6] == '0') and '2'
   else
-    p.rflag = first and '0'
+    p.rflag = not m[6] and '0'
   end
   local refusal = hincr_refusal(seq, n)
   if refusal then return refusal end
@@ -1552,14 +1550,15 @@ end
 -- row_opts tells which of lane, parent, deps, keep, wait and ev the rows
 -- of a queue may hold (docs/PROTOCOL.md, "The queue's row flag"), for a
 -- verb that does not declare meta: after the caller's ACL on it (read),
--- meta rowopts 0 is none (false), 2 ev alone ('ev'); a denied meta, one
--- that is not a hash, and a flag absent (a queue older than it) or of
--- other bytes read as all (true): every field is read, and nothing is
--- refused. readable: the caller's ACL on meta is known to allow it.
+-- meta rowopts 0 or absent (no job was ever added: ADD writes it with a
+-- queue's first rows) is none (false), 2 ev alone ('ev'); a denied meta,
+-- one that is not a hash, and a flag of other bytes read as all (true):
+-- every field is read, and nothing is refused. readable: the caller's ACL
+-- on meta is known to allow it.
 local function row_opts(meta, readable)
   if not readable and not may({meta}, true, false) then return true end
   local v = rpcall('HGET', meta, 'rowopts')
-  if v == '0' then return false end
+  if not v or v == '0' then return false end
   return v ~= '2' or 'ev'
 end
 

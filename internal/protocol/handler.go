@@ -55,9 +55,9 @@ const JobFieldsOn = "1"
 // MetaRowOpts is the meta field that tells COMPLETE, COMPLETEMANY and
 // CLAIM whether a row of the queue may hold a lane, parent, deps, keep, wait
 // or ev field: they skip those fields when it is RowOptsOff, which ADD
-// writes with a queue's first rows when none stores them, and all but ev
-// when it is RowOptsEvents; any other value, or none (a queue older than
-// the flag), has them read.
+// writes with a queue's first rows when none stores them, or absent (no job
+// was ever added), and all but ev when it is RowOptsEvents; any other value
+// has them read.
 const MetaRowOpts = "rowopts"
 
 // RowOptsOn is meta rowopts' value once a job of the queue stored one of
@@ -72,8 +72,8 @@ const RowOptsOn = "1"
 const RowOptsEvents = "2"
 
 // RowOptsOff is meta rowopts' value on a queue no row of which was ever
-// written with those fields: ADD writes it only when meta seq is absent (no
-// job was ever added) and the field too.
+// written with those fields: ADD writes it only when the field is absent
+// (no job was ever added), which reads as this value.
 const RowOptsOff = "0"
 
 // StatCancelled is the stats counter of the jobs CANCEL ended.

@@ -24,9 +24,10 @@ import (
 //     kids set whose parent field names it: REQUEUE detaches a child) not
 //     finished (pending, delayed, active or waiting); an unfinished child's
 //     parent row exists;
-//   - meta rowopts 0 has no row hold lane, parent, deps, keep, wait or ev,
-//     and rowopts 2 no row hold one of those but ev (docs/PROTOCOL.md, "The
-//     queue's row flag": COMPLETE, COMPLETEMANY and CLAIM skip them);
+//   - meta rowopts 0 or absent has no row hold lane, parent, deps, keep,
+//     wait or ev, and rowopts 2 no row hold one of those but ev
+//     (docs/PROTOCOL.md, "The queue's row flag": COMPLETE, COMPLETEMANY and
+//     CLAIM skip them);
 //   - the counters add up: added = completed + removed + trimmed + the jobs
 //     in pending, the lanes, delayed, active, dead and waiting. A retained
 //     completed job is counted once, by completed: it is not counted as in
@@ -109,10 +110,14 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 	if err != nil {
 		return nil, err
 	}
+	shown := "absent"
+	if f, ok := flag.(string); ok {
+		shown = strconv.Quote(f)
+	}
 	// the row fields the flag says no row holds, after state lane parent deps
 	var skipped []string
 	switch flag {
-	case protocol.RowOptsOff:
+	case nil, protocol.RowOptsOff: // absent: no job was ever added
 		skipped = []string{protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps, protocol.FieldKeep, protocol.FieldWait, protocol.FieldEvents}
 	case protocol.RowOptsEvents:
 		skipped = []string{protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps, protocol.FieldKeep, protocol.FieldWait}
@@ -134,7 +139,7 @@ func QueueProblems(ctx context.Context, s *valkeyserver.Server, queue string) ([
 		}
 		for j, field := range []string{protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps, protocol.FieldKeep, protocol.FieldWait, protocol.FieldEvents} {
 			if f[1+j] != nil && slices.Contains(skipped, field) {
-				bad("meta rowopts %q, but job %s holds %s", flag, id, field)
+				bad("meta rowopts %s, but job %s holds %s", shown, id, field)
 			}
 		}
 		states[id] = fmt.Sprint(f[0])

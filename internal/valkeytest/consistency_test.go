@@ -80,6 +80,8 @@ func TestQueueProblems(t *testing.T) {
 			return []string{"HSET", k.Meta, protocol.MetaRowOpts, protocol.RowOptsOff}
 		},
 			`meta rowopts "0", but job 7 holds lane`},
+		{"no rowopts with a lane", func(k protocol.Keys) []string { return []string{"HDEL", k.Meta, protocol.MetaRowOpts} },
+			`meta rowopts absent, but job 7 holds lane`},
 		{"rowopts 2 with a parent", func(k protocol.Keys) []string {
 			return []string{"HSET", k.Meta, protocol.MetaRowOpts, protocol.RowOptsEvents}
 		},

@@ -108,81 +108,17 @@ func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJo
 // AddValuesOf is AddValues for a verb that adds jobs as ADD does (a
 // schedule's template): its refusals name verb.
 func AddValuesOf(verb string, args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJob, error) {
-	lane := cols.Lane
 	first := len(jobs)
-	bad := func(name string) error { return refusal(protocol.ErrBadArg(verb, name)) }
 	per := protocol.AddArgsPerJob + k
 	for i := range n {
 		a := 2 + k + per*i
 		j := args[a : a+per]
-		prio, ok := grammar.Decimal(j[AddPriority], 0, protocol.MaxPriority)
-		if !ok {
-			return jobs, bad("priority")
+		job, name := addJobCore(j, a)
+		if name == "" {
+			name = addJobColumns(j, i, cols, jobs[first:], &job)
 		}
-		delay, ok := grammar.Decimal(j[AddDelay], 0, protocol.MaxDelayMS)
-		if !ok {
-			return jobs, bad("delay")
-		}
-		if _, ok := grammar.Decimal(j[AddAttempts], 1, protocol.MaxAttempts); !ok {
-			return jobs, bad("attempts")
-		}
-		if b := string(j[AddBackoff]); b != protocol.BackoffFixed && b != protocol.BackoffExponential {
-			return jobs, bad("backoff")
-		}
-		if _, ok := grammar.Decimal(j[AddBackoffMS], 0, protocol.MaxBackoffMS); !ok {
-			return jobs, bad("backoff_ms")
-		}
-		if len(j[AddUnique]) > protocol.MaxUniqueKey {
-			return jobs, bad("unique_key")
-		}
-		if ttl, ok := grammar.Decimal(j[AddUniqueTTL], 0, protocol.MaxDelayMS); !ok || (ttl == 0 && len(j[AddUnique]) > 0) {
-			return jobs, bad("unique_ttl")
-		}
-		job := AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique], Parent: -1, depth: 1}
-		if lane >= 0 {
-			l := j[protocol.AddArgsPerJob+lane]
-			if len(l) > protocol.MaxLaneName {
-				return jobs, bad("lane")
-			}
-			if len(l) > 0 {
-				job.Lane = l
-			}
-		}
-		if cols.Parent >= 0 {
-			if p := j[protocol.AddArgsPerJob+cols.Parent]; len(p) > 0 {
-				x, ok := grammar.Decimal(p, 1, int64(i))
-				if !ok {
-					return jobs, bad("parent")
-				}
-				pj := &jobs[first+int(x)-1]
-				if pj.Delay > 0 || pj.Due > 0 || pj.depth >= protocol.MaxFlowDepth {
-					return jobs, bad("parent")
-				}
-				job.Parent, job.depth = int(x)-1, pj.depth+1
-				pj.Kids++
-			}
-		}
-		if cols.OnFail >= 0 {
-			switch o := j[protocol.AddArgsPerJob+cols.OnFail]; string(o) {
-			case "", protocol.OnFailFail:
-			case protocol.OnFailIgnore, protocol.OnFailContinue:
-				if job.Parent >= 0 {
-					job.OnFail = o
-				}
-			default:
-				return jobs, bad("onfail")
-			}
-		}
-		if cols.Wait >= 0 {
-			if w := j[protocol.AddArgsPerJob+cols.Wait]; len(w) > 0 {
-				x, ok := grammar.Decimal(w, 0, protocol.MaxWaitMS)
-				if !ok {
-					return jobs, bad("wait")
-				}
-				if x > 0 {
-					job.Wait = w
-				}
-			}
+		if name != "" {
+			return jobs, refusal(protocol.ErrBadArg(verb, name))
 		}
 		if err := addJobOptions(verb, j, cols, &job); err != nil {
 			return jobs, err
@@ -190,6 +126,87 @@ func AddValuesOf(verb string, args [][]byte, n, k int, cols AddColumns, jobs []A
 		jobs = append(jobs, job)
 	}
 	return jobs, nil
+}
+
+// addJobCore checks the eight values every job has, j its group of ARGV
+// from index a: it returns the job, or the name of the first bad value.
+func addJobCore(j [][]byte, a int) (AddJob, string) {
+	prio, ok := grammar.Decimal(j[AddPriority], 0, protocol.MaxPriority)
+	if !ok {
+		return AddJob{}, "priority"
+	}
+	delay, ok := grammar.Decimal(j[AddDelay], 0, protocol.MaxDelayMS)
+	if !ok {
+		return AddJob{}, "delay"
+	}
+	if _, ok := grammar.Decimal(j[AddAttempts], 1, protocol.MaxAttempts); !ok {
+		return AddJob{}, "attempts"
+	}
+	if b := string(j[AddBackoff]); b != protocol.BackoffFixed && b != protocol.BackoffExponential {
+		return AddJob{}, "backoff"
+	}
+	if _, ok := grammar.Decimal(j[AddBackoffMS], 0, protocol.MaxBackoffMS); !ok {
+		return AddJob{}, "backoff_ms"
+	}
+	if len(j[AddUnique]) > protocol.MaxUniqueKey {
+		return AddJob{}, "unique_key"
+	}
+	if ttl, ok := grammar.Decimal(j[AddUniqueTTL], 0, protocol.MaxDelayMS); !ok || (ttl == 0 && len(j[AddUnique]) > 0) {
+		return AddJob{}, "unique_ttl"
+	}
+	return AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique], Parent: -1, depth: 1}, ""
+}
+
+// addJobColumns checks the lane, parent, onfail and wait columns of job i
+// of the call into job (earlier are the call's jobs before it; a parent
+// named counts its kid): it returns the name of the first bad value, or "".
+func addJobColumns(j [][]byte, i int, cols AddColumns, earlier []AddJob, job *AddJob) string {
+	if cols.Lane >= 0 {
+		l := j[protocol.AddArgsPerJob+cols.Lane]
+		if len(l) > protocol.MaxLaneName {
+			return "lane"
+		}
+		if len(l) > 0 {
+			job.Lane = l
+		}
+	}
+	if cols.Parent >= 0 {
+		if p := j[protocol.AddArgsPerJob+cols.Parent]; len(p) > 0 {
+			x, ok := grammar.Decimal(p, 1, int64(i))
+			if !ok {
+				return "parent"
+			}
+			pj := &earlier[int(x)-1]
+			if pj.Delay > 0 || pj.Due > 0 || pj.depth >= protocol.MaxFlowDepth {
+				return "parent"
+			}
+			job.Parent, job.depth = int(x)-1, pj.depth+1
+			pj.Kids++
+		}
+	}
+	if cols.OnFail >= 0 {
+		switch o := j[protocol.AddArgsPerJob+cols.OnFail]; string(o) {
+		case "", protocol.OnFailFail:
+		case protocol.OnFailIgnore, protocol.OnFailContinue:
+			if job.Parent >= 0 {
+				job.OnFail = o
+			}
+		default:
+			return "onfail"
+		}
+	}
+	if cols.Wait >= 0 {
+		if w := j[protocol.AddArgsPerJob+cols.Wait]; len(w) > 0 {
+			x, ok := grammar.Decimal(w, 0, protocol.MaxWaitMS)
+			if !ok {
+				return "wait"
+			}
+			if x > 0 {
+				job.Wait = w
+			}
+		}
+	}
+	return ""
 }
 
 // addJobOptions checks a job's option values (docs/PROTOCOL.md, "Job
@@ -345,37 +362,64 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 	if err := Fence(s.Version); err != nil {
 		return AddStep{Err: err}
 	}
-	if s.Seq.Err != nil {
-		return AddStep{Err: s.Seq.Err}
+	v, err := addIDs(int64(len(jobs)), s)
+	if err != nil {
+		return AddStep{Err: err}
 	}
-	n := int64(len(jobs))
+	if step, stop := addKeys(jobs, s, v); stop {
+		return step
+	}
+	return addCounts(jobs, s, v)
+}
+
+// addIDs is the verdict's ids, predicted from meta seq for n jobs, and its
+// retention mark; the new ids must stay in 1..MaxJobID.
+func addIDs(n int64, s *AddSeen) (AddVerdict, error) {
+	if s.Seq.Err != nil {
+		return AddVerdict{}, s.Seq.Err
+	}
 	var v AddVerdict
 	var err error
 	if v.Seq, err = predict(s.Seq.Val, n); err != nil {
-		return AddStep{Err: err}
+		return AddVerdict{}, err
 	}
 	v.First = v.Seq - n + 1
 	v.Keep = rowInt(s.Keep[0]) > 0 || rowInt(s.Keep[1]) > 0
 	if v.First < 1 || v.Seq > protocol.MaxJobID {
-		return AddStep{Err: refusal(protocol.ErrAddIDSpace)}
+		return AddVerdict{}, refusal(protocol.ErrAddIDSpace)
 	}
+	return v, nil
+}
+
+// addKeys checks the keys the new jobs take: their unique keys, in order,
+// then the new rows (one exists: EMQSTATE add id exists). stop: step is a
+// refusal or the reads to make (AddKeys).
+func addKeys(jobs []AddJob, s *AddSeen, v AddVerdict) (step AddStep, stop bool) {
 	if len(s.Holders) < len(jobs) {
-		return AddStep{Need: AddKeys, Verdict: v}
+		return AddStep{Need: AddKeys, Verdict: v}, true
 	}
 	if ok, err := addUnique(jobs, s.Holders); err != nil {
-		return AddStep{Err: err}
+		return AddStep{Err: err}, true
 	} else if !ok {
-		return AddStep{Need: AddKeys, Verdict: v}
+		return AddStep{Need: AddKeys, Verdict: v}, true
 	}
 	if !s.Rows.Made {
-		return AddStep{Need: AddKeys, Verdict: v}
+		return AddStep{Need: AddKeys, Verdict: v}, true
 	}
 	if s.Rows.Err != nil {
-		return AddStep{Err: s.Rows.Err}
+		return AddStep{Err: s.Rows.Err}, true
 	}
 	if s.Rows.Val != 0 {
-		return AddStep{Err: refusal(protocol.ErrAddIDExists)}
+		return AddStep{Err: refusal(protocol.ErrAddIDExists)}, true
 	}
+	return AddStep{}, false
+}
+
+// addCounts is the verdict v after the reads its writes need: the lane
+// accounting when a job waits in a lane, stats added predicted with +n,
+// pending, delayed, signal and waiting typed, and the signal when pending
+// was empty and a job goes to it.
+func addCounts(jobs []AddJob, s *AddSeen, v AddVerdict) AddStep {
 	for _, j := range jobs {
 		if j.Waits() {
 			if !s.Lanes.Made {
@@ -390,7 +434,8 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 	if s.Added.Err != nil {
 		return AddStep{Err: s.Added.Err}
 	}
-	if v.Added, err = predict(s.Added.Val, n); err != nil {
+	var err error
+	if v.Added, err = predict(s.Added.Val, int64(len(jobs))); err != nil {
 		return AddStep{Err: err}
 	}
 	for _, r := range [...]*Reply[int64]{&s.Pending, &s.Delayed, &s.Signal} {

@@ -89,14 +89,8 @@ func Cancel(s *CancelSeen) CancelStep {
 		return CancelStep{Verdict: CancelVerdict{Gone: true}}
 	}
 	v := CancelVerdict{Wait: waitField(s.Row.Val[5])}
-	switch {
-	case state.Is(protocol.StatePending):
-		v.From, v.Set = protocol.StatePending, 0
-	case state.Is(protocol.StateDelayed):
-		v.From, v.Set = protocol.StateDelayed, 1
-	case state.Is(protocol.StateActive):
-		v.From, v.Set = protocol.StateActive, 2
-	default:
+	var ok bool
+	if v.From, v.Set, ok = cancelFrom(state); !ok {
 		return CancelStep{Err: cancelState}
 	}
 	step := CancelStep{Parent: ChildParent(s.Row.Val[3]), Policy: s.Row.Val[4]}
@@ -108,7 +102,30 @@ func Cancel(s *CancelSeen) CancelStep {
 			step.Lane, step.DA = lane, -1
 		}
 	}
-	if step.Parent != nil || v.Wait > 0 {
+	return cancelWrites(s, step, v)
+}
+
+// cancelFrom is the state a job is cancelled from and the index of its set
+// in CancelSeen.Sets; ok is false for a state that cannot be cancelled.
+func cancelFrom(state Field) (from string, set int, ok bool) {
+	switch {
+	case state.Is(protocol.StatePending):
+		return protocol.StatePending, 0, true
+	case state.Is(protocol.StateDelayed):
+		return protocol.StateDelayed, 1, true
+	case state.Is(protocol.StateActive):
+		return protocol.StateActive, 2, true
+	}
+	return "", 0, false
+}
+
+// cancelWrites is the verdict v of a job cancelled (step carries its lane's
+// change, parent and policy), after the reads its writes need: the flow
+// accounting (a parent or a wait), the lane accounting, the type of the
+// job's set and dead's, stats cancelled predicted, the flow types.
+func cancelWrites(s *CancelSeen, step CancelStep, v CancelVerdict) CancelStep {
+	flow := step.Parent != nil || v.Wait > 0
+	if flow {
 		if !s.Flow.Made {
 			step.Need, step.Verdict = CancelFlow, v
 			return step
@@ -139,7 +156,7 @@ func Cancel(s *CancelSeen) CancelStep {
 	if v.Cancelled, err = predict(s.Counter.Val, 1); err != nil {
 		return CancelStep{Err: err}
 	}
-	if step.Parent != nil || v.Wait > 0 {
+	if flow {
 		if !s.FlowTypes.Made {
 			step.Need, step.Verdict = CancelFlowTypes, v
 			return step

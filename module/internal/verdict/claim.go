@@ -347,67 +347,121 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 		return ClaimStep{Err: refusal(protocol.ErrNoPerm)}
 	}
 	v.Lanes = true
-	meta := &s.Meta.Val
-	v.Turn = rowInt(meta[claimTurn])
-	pturn := rowInt(meta[claimPendingTurn])
+	v.Turn = rowInt(s.Meta.Val[claimTurn])
+	place := claimPendingPlace(s)
+	if len(lanes) > 0 && !lanes[0].Info.Made {
+		claimFirstHeads(s, v, place)
+		return ClaimStep{Need: ClaimHeads, Verdict: v}
+	}
+	exact, err := claimLaneStates(s)
+	if err != nil {
+		return ClaimStep{Err: err}
+	}
+	parts := claimParts(s, v, place, false)
+	if more, err := claimMoreHeads(s, exact); err != nil || more {
+		if err != nil {
+			return ClaimStep{Err: err}
+		}
+		return ClaimStep{Need: ClaimHeads, Verdict: v}
+	}
+	for i := range lanes {
+		l := &lanes[i]
+		l.Drained = l.Taken > 0 && exact[i] && l.State.Waiting == l.Taken
+	}
+	v.Given = int64(len(s.Order))
+	if v.Given == 0 {
+		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
+	}
+	claimTaken(s, &v, parts)
+	claimMembers(s)
+	return claimRows(s, v)
+}
+
+// claimPendingPlace records the ready lanes' turns in s.Scores and returns
+// pending's place among them, by meta pturn (-1: pending's head is empty).
+func claimPendingPlace(s *ClaimSeen) int {
+	lanes := s.Ready.Val
 	scores := s.Scores[:0]
 	for i := range lanes {
 		scores = append(scores, lanes[i].Score)
 	}
 	s.Scores = scores
-	place := -1
-	if len(s.Pending.Val) > 0 {
-		place = PendingPlace(pturn, scores)
+	if len(s.Pending.Val) == 0 {
+		return -1
 	}
-	if len(lanes) > 0 && !lanes[0].Info.Made {
-		// the first batch: the turns every lane would get if all were ready
-		// without a cap, each lane's head one member longer, and the size of
-		// each lane given no turn
-		claimParts(s, v, place, true)
-		for i := range lanes {
-			l := &lanes[i]
-			l.Ask, l.Card = 0, l.Taken == 0
-			if l.Taken > 0 {
-				l.Ask = l.Taken + 1
-			}
-		}
-		return ClaimStep{Need: ClaimHeads, Verdict: v}
-	}
-	// the lanes' reads, in order: laneinfo, then the lane's set (every
-	// lane's set was read by the first batch)
-	exact := s.Exact[:0]
+	return PendingPlace(rowInt(s.Meta.Val[claimPendingTurn]), scores)
+}
+
+// claimFirstHeads asks the first batch of the lanes' reads: the turns every
+// lane would get if all were ready without a cap, each lane's head one
+// member longer, and the size of each lane given no turn.
+func claimFirstHeads(s *ClaimSeen, v ClaimVerdict, place int) {
+	claimParts(s, v, place, true)
+	lanes := s.Ready.Val
 	for i := range lanes {
 		l := &lanes[i]
-		if l.Info.Err != nil {
-			return ClaimStep{Err: l.Info.Err}
+		l.Ask, l.Card = 0, l.Taken == 0
+		if l.Taken > 0 {
+			l.Ask = l.Taken + 1
 		}
-		if l.Waiting.Made && l.Waiting.Err != nil {
-			return ClaimStep{Err: l.Waiting.Err}
+	}
+}
+
+// claimLaneStates reads each lane's state from its reads, in order:
+// laneinfo, then the lane's set (every lane's set was read by the first
+// batch). It returns, per lane (in s.Exact's memory), whether its size is
+// known exactly, or the first refusal.
+func claimLaneStates(s *ClaimSeen) ([]bool, error) {
+	lanes := s.Ready.Val
+	exact := s.Exact[:0]
+	for i := range lanes {
+		known, err := claimLaneState(&lanes[i])
+		if err != nil {
+			return nil, err
 		}
-		if l.Heads.Made && l.Heads.Err != nil {
-			return ClaimStep{Err: l.Heads.Err}
-		}
-		var w int64
-		known := true
-		switch {
-		case l.Waiting.Made:
-			w = l.Waiting.Val
-		case l.Heads.Made && int64(len(l.Heads.Val)) < l.Asked:
-			w = int64(len(l.Heads.Val))
-		case l.Heads.Made:
-			w, known = l.Asked, false
-		default:
-			return ClaimStep{Err: errHostReply}
-		}
-		l.State = ReadLane(l.Info.Val, w)
-		l.Stale = !l.State.Ready()
 		exact = append(exact, known)
 	}
 	s.Exact = exact
-	parts := claimParts(s, v, place, false)
-	// a lane served must have its head read as far as its turns, and its
-	// size known beyond them; else read again (every size, from the third
-	// batch on, so the next allocation is final)
+	return exact, nil
+}
+
+// claimLaneState sets lane l's State and Stale from its laneinfo and the
+// size its reads give: its ZCARD, or its head when shorter than asked
+// (exact, known), else at least the members asked (not known).
+func claimLaneState(l *ClaimLane) (known bool, err error) {
+	if l.Info.Err != nil {
+		return false, l.Info.Err
+	}
+	if l.Waiting.Made && l.Waiting.Err != nil {
+		return false, l.Waiting.Err
+	}
+	if l.Heads.Made && l.Heads.Err != nil {
+		return false, l.Heads.Err
+	}
+	var w int64
+	known = true
+	switch {
+	case l.Waiting.Made:
+		w = l.Waiting.Val
+	case l.Heads.Made && int64(len(l.Heads.Val)) < l.Asked:
+		w = int64(len(l.Heads.Val))
+	case l.Heads.Made:
+		w, known = l.Asked, false
+	default:
+		return false, errHostReply
+	}
+	l.State = ReadLane(l.Info.Val, w)
+	l.Stale = !l.State.Ready()
+	return known, nil
+}
+
+// claimMoreHeads reports whether the lanes must be read again, and sets
+// each lane's Ask and Card for it: a lane served must have its head read as
+// far as its turns, and its size known beyond them (every size, from the
+// third batch on, so the next allocation is final). Past maxLaneReads
+// batches it refuses.
+func claimMoreHeads(s *ClaimSeen, exact []bool) (bool, error) {
+	lanes := s.Ready.Val
 	more := false
 	for i := range lanes {
 		l := &lanes[i]
@@ -422,43 +476,45 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 			l.Ask, more = l.Taken+1, true
 		}
 	}
-	if more {
-		if s.LaneReads >= maxLaneReads {
-			return ClaimStep{Err: errHostReply}
+	if !more {
+		return false, nil
+	}
+	if s.LaneReads >= maxLaneReads {
+		return false, errHostReply
+	}
+	if s.LaneReads >= 2 {
+		for i := range lanes {
+			lanes[i].Card = !exact[i] && !lanes[i].Stale
 		}
-		if s.LaneReads >= 2 {
-			for i := range lanes {
-				lanes[i].Card = !exact[i] && !lanes[i].Stale
-			}
-		}
-		return ClaimStep{Need: ClaimHeads, Verdict: v}
 	}
-	for i := range lanes {
-		l := &lanes[i]
-		l.Drained = l.Taken > 0 && exact[i] && l.State.Waiting == l.Taken
-	}
-	v.Given = int64(len(s.Order))
-	if v.Given == 0 {
-		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
-	}
-	who := s.Who
+	return true, nil
+}
+
+// claimTaken sets what v takes of pending (from parts) and the lanes'
+// waiting count left in meta lanewait.
+func claimTaken(s *ClaimSeen, v *ClaimVerdict, parts []FairParticipant) {
 	for k, p := range parts {
-		if who[k] < 0 {
+		if s.Who[k] < 0 {
 			v.PendingTaken, v.PendingLast = p.Taken, p.Last
 		}
 	}
 	var taken int64
-	for i := range lanes {
-		taken += lanes[i].Taken
+	for i := range s.Ready.Val {
+		taken += s.Ready.Val[i].Taken
 	}
-	wait := rowInt(meta[claimLaneWait])
+	wait := rowInt(s.Meta.Val[claimLaneWait])
 	if w := max(0, wait-taken); w != wait {
 		v.SetWait, v.Wait = true, w
 	}
-	// the members in turn order
+}
+
+// claimMembers lists the members claimed in turn order (s.Members) and the
+// participant each comes from (s.From: -1 for pending, else the lane).
+func claimMembers(s *ClaimSeen) {
+	lanes, who := s.Ready.Val, s.Who
 	members, from := s.Members[:0], s.From[:0]
 	next := s.Next[:0]
-	for range parts {
+	for range s.Parts {
 		next = append(next, 0)
 	}
 	s.Next = next
@@ -473,7 +529,6 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 		from = append(from, who[k])
 	}
 	s.Members, s.From = members, from
-	return claimRows(s, v)
 }
 
 // claimParts orders the participants, pending (at place, when its head is

@@ -86,34 +86,12 @@ type CompleteStep struct {
 // stats completed, typed and predicted. ZSCORE types active and HMGET the
 // row; DEL takes any type.
 func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
-	if !s.Version.Made {
-		return CompleteStep{Need: CompleteFirst}
-	}
-	if err := Fence(s.Version); err != nil {
-		return CompleteStep{Err: err}
-	}
-	if s.Row.Err != nil {
-		return CompleteStep{Err: s.Row.Err}
-	}
-	att, uniq := s.Row.Val[0], s.Row.Val[1]
-	if !att.Set {
-		return CompleteStep{Verdict: CompleteVerdict{Gone: true}}
-	}
-	if string(att.Bytes) != string(token) {
-		return CompleteStep{Err: completeStale}
-	}
-	if s.Score.Err != nil {
-		return CompleteStep{Err: s.Score.Err}
-	}
-	if !s.Score.Val.Set {
-		if !s.Cancelled.Made {
-			return CompleteStep{Need: CompleteCancelled}
-		}
-		return CompleteStep{Err: NotActive(s.Cancelled, completeCancelled, completeNotActive)}
+	if step, stop := completeLease(token, s); stop {
+		return step
 	}
 	lane, parent := LaneName(s.Row.Val[2]), ChildParent(s.Row.Val[3])
 	v := CompleteVerdict{Keep: s.Row.Val[4].Is("1"), Wait: waitField(s.Row.Val[5])}
-	if uniq.Set {
+	if s.Row.Val[1].Set {
 		if !s.Holder.Made {
 			return CompleteStep{Need: CompleteHolder}
 		}
@@ -122,17 +100,68 @@ func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
 		}
 		v.Release = s.Holder.Val.Set && string(s.Holder.Val.Bytes) == string(id)
 	}
-	if len(result) > 0 {
-		if !s.ResultMax.Made {
-			return CompleteStep{Need: CompleteResultMax}
-		}
-		if s.ResultMax.Err != nil {
-			return CompleteStep{Err: s.ResultMax.Err}
-		}
-		if int64(len(result)) > ResultMax(s.ResultMax.Val) {
-			return CompleteStep{Err: completeTooLarge}
-		}
+	if step, stop := completeResult(result, s); stop {
+		return step
 	}
+	return completeWrites(s, v, lane, parent)
+}
+
+// completeLease checks that the caller holds the job's lease: the fence,
+// the row (gone, EMQSTALE), the job's place in active (EMQSTATE cancelled or
+// not active). stop: step is the verdict, a refusal or a read to make.
+func completeLease(token []byte, s *CompleteSeen) (step CompleteStep, stop bool) {
+	if !s.Version.Made {
+		return CompleteStep{Need: CompleteFirst}, true
+	}
+	if err := Fence(s.Version); err != nil {
+		return CompleteStep{Err: err}, true
+	}
+	if s.Row.Err != nil {
+		return CompleteStep{Err: s.Row.Err}, true
+	}
+	att := s.Row.Val[0]
+	if !att.Set {
+		return CompleteStep{Verdict: CompleteVerdict{Gone: true}}, true
+	}
+	if string(att.Bytes) != string(token) {
+		return CompleteStep{Err: completeStale}, true
+	}
+	if s.Score.Err != nil {
+		return CompleteStep{Err: s.Score.Err}, true
+	}
+	if !s.Score.Val.Set {
+		if !s.Cancelled.Made {
+			return CompleteStep{Need: CompleteCancelled}, true
+		}
+		return CompleteStep{Err: NotActive(s.Cancelled, completeCancelled, completeNotActive)}, true
+	}
+	return CompleteStep{}, false
+}
+
+// completeResult bounds a result that is not empty by meta result_max.
+// stop: step is a refusal or a read to make.
+func completeResult(result []byte, s *CompleteSeen) (step CompleteStep, stop bool) {
+	if len(result) == 0 {
+		return CompleteStep{}, false
+	}
+	if !s.ResultMax.Made {
+		return CompleteStep{Need: CompleteResultMax}, true
+	}
+	if s.ResultMax.Err != nil {
+		return CompleteStep{Err: s.ResultMax.Err}, true
+	}
+	if int64(len(result)) > ResultMax(s.ResultMax.Val) {
+		return CompleteStep{Err: completeTooLarge}, true
+	}
+	return CompleteStep{}, false
+}
+
+// completeWrites is the verdict of a job completed, after the reads its
+// writes need: the flow accounting (a parent, retention or a wait), the lane
+// accounting (its lane, and the parents released to one: the flow's reads
+// tell the handler), stats completed predicted with +1, the flow types, and
+// last its logs, deleted unless it is retained.
+func completeWrites(s *CompleteSeen, v CompleteVerdict, lane, parent []byte) CompleteStep {
 	flow := parent != nil || v.Keep || v.Wait > 0
 	if flow {
 		if !s.Flow.Made {
@@ -142,8 +171,6 @@ func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
 			return CompleteStep{Err: s.Flow.Err}
 		}
 	}
-	// the lanes: the job's, and the parents released to one (the flow's
-	// reads tell the handler)
 	if lane != nil || parent != nil {
 		if !s.Lanes.Made {
 			return CompleteStep{Need: CompleteLanes, Lane: lane, Parent: parent}

@@ -214,65 +214,13 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 		return CompleteManyStep{Err: err}
 	}
 	v := CompleteManyVerdict{Outcomes: zeroed(&s.Outcomes, len(s.Jobs))}
-	holders, cancelled := s.Holders[:0], s.Cancelled[:0]
 	// the first refusal of the first batch's replies (or of a holder) and
 	// its job: the jobs before it are still read through, job by job, as
 	// internal/lua/completemany.lua does, so their own later reads (the result's
 	// bound, the retained set, the parents) may refuse first
-	var firstErr error
-	firstAt := len(s.Jobs)
-jobs:
-	for i := range s.Jobs {
-		j := &s.Jobs[i]
-		if !j.Row.Made {
-			return CompleteManyStep{Need: CompleteManyFirst}
-		}
-		if j.Row.Err != nil {
-			firstErr, firstAt = j.Row.Err, i
-			break
-		}
-		att, uniq := j.Row.Val[0], j.Row.Val[1]
-		o := &v.Outcomes[i]
-		switch {
-		case !att.Set:
-			o.Reply = CompleteManyGone
-			continue
-		case string(att.Bytes) != string(j.Token):
-			o.Reply = CompleteManyStale
-			continue
-		}
-		if j.Score.Err != nil {
-			firstErr, firstAt = j.Score.Err, i
-			break
-		}
-		if !j.Score.Val.Set {
-			o.Reply = CompleteManyNotActive
-			switch {
-			case !j.Cancelled.Made:
-				cancelled = append(cancelled, i)
-			case j.Cancelled.Err != nil:
-				firstErr, firstAt = j.Cancelled.Err, i
-				break jobs
-			case j.Cancelled.Val.Set:
-				o.Reply = CompleteManyCancelled
-			}
-			continue
-		}
-		if uniq.Set {
-			switch {
-			case !j.Holder.Made:
-				holders = append(holders, i)
-			case len(holders) > 0:
-				// an earlier holder is still to read: its refusal would win
-			case j.Holder.Err != nil:
-				firstErr, firstAt = j.Holder.Err, i
-				break jobs
-			default:
-				o.Release = j.Holder.Val.Set && string(j.Holder.Val.Bytes) == string(j.ID)
-			}
-		}
-		o.Reply = CompleteManyDone
-		v.Done++
+	holders, cancelled, firstAt, unread, firstErr := completeManyScan(s, &v)
+	if unread {
+		return CompleteManyStep{Need: CompleteManyFirst}
 	}
 	if len(cancelled) > 0 {
 		s.Cancelled = cancelled
@@ -284,39 +232,12 @@ jobs:
 		v.Holders = holders
 		return CompleteManyStep{Need: CompleteManyHolders, Verdict: v}
 	}
-	// the results, up to the first refusal: too large is the job's outcome
-	// -3; the bound's refusal stops the jobs at the first with a result
 	v.Limit = firstAt
-	var boundErr error
-	for i := range v.Outcomes[:firstAt] {
-		o := &v.Outcomes[i]
-		if o.Reply != CompleteManyDone || len(s.Jobs[i].Result) == 0 {
-			continue
-		}
-		if !s.ResultMax.Made {
-			return CompleteManyStep{Need: CompleteManyResultMax, Verdict: v}
-		}
-		if s.ResultMax.Err != nil {
-			boundErr, v.Limit = s.ResultMax.Err, i
-			break
-		}
-		if int64(len(s.Jobs[i].Result)) > ResultMax(s.ResultMax.Val) {
-			o.Reply, o.Release = CompleteManyTooLarge, false
-			v.Done--
-		}
+	boundErr, unbound := completeManyResults(s, &v, firstAt)
+	if unbound {
+		return CompleteManyStep{Need: CompleteManyResultMax, Verdict: v}
 	}
-	// the retained set and the parents of the jobs before both refusals
-	flow, lanes := false, false
-	for i := range v.Outcomes[:v.Limit] {
-		o := &v.Outcomes[i]
-		if o.Reply != CompleteManyDone {
-			continue
-		}
-		row := &s.Jobs[i].Row.Val
-		o.Parent, o.Keep, o.Wait = ChildParent(row[3]), row[4].Is("1"), waitField(row[5])
-		lanes = lanes || LaneName(row[2]) != nil
-		flow = flow || o.Parent != nil || o.Keep || o.Wait > 0
-	}
+	flow, lanes := completeManyFlows(s, &v)
 	if flow && !s.Flow.Made {
 		return CompleteManyStep{Need: CompleteManyFlow, Verdict: v}
 	}
@@ -331,6 +252,129 @@ jobs:
 	if v.Done == 0 {
 		return CompleteManyStep{Verdict: v}
 	}
+	return completeManyWrites(s, v, flow, lanes)
+}
+
+// completeManyScan decides each job's outcome from the first batch, the
+// cancelled fields and the holders read, in job order, up to the first
+// refusal, counting the jobs done in v. It returns the jobs whose cancelled
+// field and whose holder are still to read (in s's memory), the job of the
+// first refusal (len(s.Jobs) for none) and the refusal, or unread: a row is
+// not read yet.
+func completeManyScan(s *CompleteManySeen, v *CompleteManyVerdict) (holders, cancelled []int, firstAt int, unread bool, firstErr error) {
+	holders, cancelled = s.Holders[:0], s.Cancelled[:0]
+	firstAt = len(s.Jobs)
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if !j.Row.Made {
+			return nil, nil, 0, true, nil
+		}
+		o := &v.Outcomes[i]
+		if err := completeManyJob(j, o, i, &holders, &cancelled); err != nil {
+			return holders, cancelled, i, false, err
+		}
+		if o.Reply == CompleteManyDone {
+			v.Done++
+		}
+	}
+	return holders, cancelled, firstAt, false, nil
+}
+
+// completeManyJob decides job i's outcome o from its row, its place in
+// active, its cancelled field and its unique key's holder: gone, stale, not
+// active or cancelled, or done (releasing the unique key that holds its id).
+// It appends i to *cancelled when its cancelled field is to read, and to
+// *holders when its holder is; a refusal of its reads is returned.
+func completeManyJob(j *CompleteManyJob, o *CompleteManyOutcome, i int, holders, cancelled *[]int) error {
+	if j.Row.Err != nil {
+		return j.Row.Err
+	}
+	att, uniq := j.Row.Val[0], j.Row.Val[1]
+	switch {
+	case !att.Set:
+		o.Reply = CompleteManyGone
+		return nil
+	case string(att.Bytes) != string(j.Token):
+		o.Reply = CompleteManyStale
+		return nil
+	}
+	if j.Score.Err != nil {
+		return j.Score.Err
+	}
+	if !j.Score.Val.Set {
+		o.Reply = CompleteManyNotActive
+		switch {
+		case !j.Cancelled.Made:
+			*cancelled = append(*cancelled, i)
+		case j.Cancelled.Err != nil:
+			return j.Cancelled.Err
+		case j.Cancelled.Val.Set:
+			o.Reply = CompleteManyCancelled
+		}
+		return nil
+	}
+	if uniq.Set {
+		switch {
+		case !j.Holder.Made:
+			*holders = append(*holders, i)
+		case len(*holders) > 0:
+			// an earlier holder is still to read: its refusal would win
+		case j.Holder.Err != nil:
+			return j.Holder.Err
+		default:
+			o.Release = j.Holder.Val.Set && string(j.Holder.Val.Bytes) == string(j.ID)
+		}
+	}
+	o.Reply = CompleteManyDone
+	return nil
+}
+
+// completeManyResults bounds the results of the jobs done before firstAt:
+// too large is the job's outcome -3. The bound's refusal stops the jobs at
+// the first with a result (v.Limit) and is returned; unread: the bound is
+// to read.
+func completeManyResults(s *CompleteManySeen, v *CompleteManyVerdict, firstAt int) (boundErr error, unread bool) {
+	for i := range v.Outcomes[:firstAt] {
+		o := &v.Outcomes[i]
+		if o.Reply != CompleteManyDone || len(s.Jobs[i].Result) == 0 {
+			continue
+		}
+		if !s.ResultMax.Made {
+			return nil, true
+		}
+		if s.ResultMax.Err != nil {
+			v.Limit = i
+			return s.ResultMax.Err, false
+		}
+		if int64(len(s.Jobs[i].Result)) > ResultMax(s.ResultMax.Val) {
+			o.Reply, o.Release = CompleteManyTooLarge, false
+			v.Done--
+		}
+	}
+	return nil, false
+}
+
+// completeManyFlows reads the retention mark, wait and parent of each job
+// done before v.Limit into its outcome, and reports whether one of them
+// needs the flow accounting (flow) and whether one has a lane (lanes).
+func completeManyFlows(s *CompleteManySeen, v *CompleteManyVerdict) (flow, lanes bool) {
+	for i := range v.Outcomes[:v.Limit] {
+		o := &v.Outcomes[i]
+		if o.Reply != CompleteManyDone {
+			continue
+		}
+		row := &s.Jobs[i].Row.Val
+		o.Parent, o.Keep, o.Wait = ChildParent(row[3]), row[4].Is("1"), waitField(row[5])
+		lanes = lanes || LaneName(row[2]) != nil
+		flow = flow || o.Parent != nil || o.Keep || o.Wait > 0
+	}
+	return flow, lanes
+}
+
+// completeManyWrites is the verdict of a call that completes jobs, after
+// the reads its writes need: the lane accounting, stats completed predicted
+// with +Done, the flow types, and last the logs of the jobs deleted.
+func completeManyWrites(s *CompleteManySeen, v CompleteManyVerdict, flow, lanes bool) CompleteManyStep {
 	if lanes || s.Flow.Made {
 		if !s.Lanes.Made {
 			return CompleteManyStep{Need: CompleteManyLanes, Verdict: v}

@@ -18,7 +18,7 @@ func TestInstall(t *testing.T) {
 	}{
 		{Got(Field{}), true, nil},
 		{Got(Str("2")), false, nil},
-		{Got(Str("1")), true, nil}, // the upgrade of a wire-1 dataset
+		{Got(Str("1")), false, grammar.Refusal(protocol.ErrWireFound("1"))}, // no upgrade in place
 		{Got(Str("3")), false, grammar.Refusal(protocol.ErrWireFound("3"))},
 		{Got(Str("1\x00x")), false, grammar.Refusal("EMQWIRE wire 1")}, // ends at the NUL, as the server ends it
 		{Failed[Field](errA), false, errA},

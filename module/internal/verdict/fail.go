@@ -82,40 +82,59 @@ type FailStep struct {
 // is asked and att < max (both read as row integers); its delay follows the
 // row's bo (grammar.RetryDelay).
 func Fail(token []byte, retry bool, s *FailSeen) FailStep {
-	if !s.Version.Made {
-		return FailStep{Need: FailAll}
+	if step, stop := failLease(token, s); stop {
+		return step
 	}
-	if err := Fence(s.Version); err != nil {
-		return FailStep{Err: err}
-	}
-	if s.Row.Err != nil {
-		return FailStep{Err: s.Row.Err}
-	}
-	attF, maxF, bo := s.Row.Val[0], RowMax(s.Row.Val[1]), RowBackoff(s.Row.Val[2])
-	if !attF.Set {
-		return FailStep{Verdict: FailVerdict{Gone: true}}
-	}
-	if string(attF.Bytes) != string(token) {
-		return FailStep{Err: failStale}
-	}
-	if s.Score.Err != nil {
-		return FailStep{Err: s.Score.Err}
-	}
-	if !s.Score.Val.Set {
-		if !s.Cancelled.Made {
-			return FailStep{Need: FailCancelled}
-		}
-		return FailStep{Err: NotActive(s.Cancelled, failCancelled, failNotActive)}
-	}
-	lane := LaneName(s.Row.Val[3])
+	attF, maxF := s.Row.Val[0], RowMax(s.Row.Val[1])
 	att := grammar.RowInt(attF.Bytes, true, grammar.MaxRowInt)
 	v := FailVerdict{Retry: retry && att < grammar.RowInt(maxF.Bytes, maxF.Set, grammar.MaxRowInt)}
 	var parent []byte
 	if !v.Retry {
 		parent, v.Wait = ChildParent(s.Row.Val[4]), waitField(s.Row.Val[6])
 	}
-	step := FailStep{Lane: lane, Parent: parent, Policy: s.Row.Val[5]}
-	flow := parent != nil || v.Wait > 0
+	step := FailStep{Lane: LaneName(s.Row.Val[3]), Parent: parent, Policy: s.Row.Val[5]}
+	return failWrites(s, step, v, att)
+}
+
+// failLease checks that the caller holds the job's lease: the fence, the
+// row (gone, EMQSTALE), the job's place in active (EMQSTATE cancelled or not
+// active). stop: step is the verdict, a refusal or a read to make.
+func failLease(token []byte, s *FailSeen) (step FailStep, stop bool) {
+	if !s.Version.Made {
+		return FailStep{Need: FailAll}, true
+	}
+	if err := Fence(s.Version); err != nil {
+		return FailStep{Err: err}, true
+	}
+	if s.Row.Err != nil {
+		return FailStep{Err: s.Row.Err}, true
+	}
+	att := s.Row.Val[0]
+	if !att.Set {
+		return FailStep{Verdict: FailVerdict{Gone: true}}, true
+	}
+	if string(att.Bytes) != string(token) {
+		return FailStep{Err: failStale}, true
+	}
+	if s.Score.Err != nil {
+		return FailStep{Err: s.Score.Err}, true
+	}
+	if !s.Score.Val.Set {
+		if !s.Cancelled.Made {
+			return FailStep{Need: FailCancelled}, true
+		}
+		return FailStep{Err: NotActive(s.Cancelled, failCancelled, failNotActive)}, true
+	}
+	return FailStep{}, false
+}
+
+// failWrites is the verdict v of a failed job at attempt att (step carries
+// its lane, parent and policy), after the reads its writes need: the flow
+// accounting (a parent or a wait, when it dies), the lane accounting, delayed
+// and dead typed, stats failed and the outcome's counter predicted, the flow
+// types.
+func failWrites(s *FailSeen, step FailStep, v FailVerdict, att int64) FailStep {
+	flow := step.Parent != nil || v.Wait > 0
 	if flow {
 		if !s.Flow.Made {
 			step.Verdict = v
@@ -126,7 +145,7 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 			return FailStep{Err: s.Flow.Err}
 		}
 	}
-	if lane != nil || parent != nil {
+	if step.Lane != nil || step.Parent != nil {
 		if !s.Lanes.Made {
 			step.Need = FailLanes
 			return step
@@ -147,7 +166,7 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 	outcome := s.Counters.Val[2] // dead
 	if v.Retry {
 		outcome = s.Counters.Val[1] // retried
-		v.Delay = grammar.RetryDelay(bo.Bytes, att)
+		v.Delay = grammar.RetryDelay(RowBackoff(s.Row.Val[2]).Bytes, att)
 	}
 	var err error
 	if v.Failed, err = predict(s.Counters.Val[0], 1); err != nil {

@@ -26,16 +26,14 @@ type InstallSeen struct {
 type InstallStep struct {
 	Need InstallRead
 	Err  error
-	// Stamp: the version key is absent, or holds wire 1 (the upgrade in
-	// place of a wire-1 dataset, which is a wire-2 dataset without lanes or
-	// a rate); write SET version 2 and reply 1. Otherwise it holds this wire
-	// already: reply 0, write nothing.
+	// Stamp: the version key is absent; write SET version 2 and reply 1.
+	// Otherwise it holds this wire already: reply 0, write nothing.
 	Stamp bool
 }
 
 // Install decides EMQ.INSTALL: a key of another type is WRONGTYPE (GET's own
-// error, which also types the key SET would write), wire 1 is upgraded,
-// another wire EMQWIRE.
+// error, which also types the key SET would write), another wire (1
+// included: no dataset is upgraded in place) EMQWIRE.
 func Install(s *InstallSeen) InstallStep {
 	if !s.Version.Made {
 		return InstallStep{Need: InstallVersion}
@@ -44,14 +42,10 @@ func Install(s *InstallSeen) InstallStep {
 	switch {
 	case v.Err != nil:
 		return InstallStep{Err: v.Err}
-	case !v.Val.Set, v.Val.Is(upgradableWire):
+	case !v.Val.Set:
 		return InstallStep{Stamp: true}
 	case v.Val.Is(protocol.WireString):
 		return InstallStep{}
 	}
 	return InstallStep{Err: grammar.Refusal(grammar.Clip(protocol.ErrWireFound(string(v.Val.Bytes))))}
 }
-
-// upgradableWire is the wire INSTALL upgrades in place (docs/PROTOCOL.md,
-// "Upgrading a dataset").
-const upgradableWire = "1"

@@ -24,11 +24,10 @@ func AddFlagsJobFields(jobs []AddJob, flag Field) bool {
 // call stores a lane, parent, deps, wait or keep field (every job stores
 // keep when keep is true: retention is on) and the flag, as read, is not
 // RowOptsOn. Else, when every job stores ev (ev is true: events are on),
-// RowOptsEvents when the flag is RowOptsOff, or when meta seq (no job was
-// ever added, so no row exists) and the flag are both absent. Else
-// RowOptsOff when seq and the flag are both absent: a queue whose meta has
-// seq but no flag is older than it, and keeps every field read.
-func AddRowOpts(jobs []AddJob, keep, ev bool, seq, flag Field) string {
+// RowOptsEvents when the flag is RowOptsOff or absent. Else RowOptsOff when
+// the flag is absent: ADD writes it with a queue's first rows, so it is
+// absent only while no job was ever added.
+func AddRowOpts(jobs []AddJob, keep, ev bool, flag Field) string {
 	if len(jobs) == 0 {
 		return ""
 	}
@@ -38,18 +37,25 @@ func AddRowOpts(jobs []AddJob, keep, ev bool, seq, flag Field) string {
 			stores = true
 		}
 	}
-	first := !seq.Set && !flag.Set
 	switch {
 	case stores && !flag.Is(protocol.RowOptsOn):
 		return protocol.RowOptsOn
 	case stores:
 		return ""
-	case ev && (first || flag.Is(protocol.RowOptsOff)):
+	case ev && RowFlagOff(flag):
 		return protocol.RowOptsEvents
-	case !ev && first:
+	case !ev && !flag.Set:
 		return protocol.RowOptsOff
 	}
 	return ""
+}
+
+// RowFlagOff reports whether meta rowopts, as read, says no row of the
+// queue holds lane, parent, deps, keep, wait or ev (docs/PROTOCOL.md, "The
+// queue's row flag"): it is RowOptsOff, or absent (no job was ever added:
+// ADD writes the flag with a queue's first rows).
+func RowFlagOff(flag Field) bool {
+	return !flag.Set || flag.Is(protocol.RowOptsOff)
 }
 
 // ClaimRowFields is the number of row fields CLAIM's HMGET of a row reads

@@ -34,45 +34,58 @@ func TestAddRowOpts(t *testing.T) {
 	t.Parallel()
 	plain := []AddJob{{Parent: -1}, {Parent: -1, Kind: []byte("k"), Unique: []byte("u"), Delay: 5}}
 	lane := []AddJob{{Parent: -1}, {Parent: -1, Lane: []byte("l")}}
-	fresh, old := Field{}, Str("7")
 	for _, c := range []struct {
-		name      string
-		jobs      []AddJob
-		keep, ev  bool
-		seq, flag Field
-		want      string
+		name     string
+		jobs     []AddJob
+		keep, ev bool
+		flag     Field
+		want     string
 	}{
-		{"plain jobs, a queue's first", plain, false, false, fresh, Field{}, "0"},
-		{"plain jobs, a queue older than the flag", plain, false, false, old, Field{}, ""},
-		{"plain jobs, a fresh queue", plain, false, false, old, Str("0"), ""},
-		{"plain jobs, first, flag already 0", plain, false, false, fresh, Str("0"), ""},
-		{"plain jobs, first, flag 1 by hand", plain, false, false, fresh, Str("1"), ""},
-		{"plain jobs, first, flag of other bytes", plain, false, false, fresh, Str(""), ""},
-		{"plain jobs on a set queue", plain, false, false, old, Str("1"), ""},
-		{"plain jobs on an events queue", plain, false, false, old, Str("2"), ""},
-		{"no jobs", nil, true, true, fresh, Field{}, ""},
-		{"a lane, first", lane, false, false, fresh, Field{}, "1"},
-		{"a lane, older queue", lane, false, false, old, Field{}, "1"},
-		{"a lane, fresh queue", lane, false, false, old, Str("0"), "1"},
-		{"a lane, events queue", lane, false, true, old, Str("2"), "1"},
-		{"a child", []AddJob{{Parent: -1, Kids: 1}, {Parent: 0}}, false, false, fresh, Field{}, "1"},
-		{"a parent", []AddJob{{Parent: -1, Kids: 1}}, false, false, old, Str("0"), "1"},
-		{"a wait", []AddJob{{Parent: -1, Wait: []byte("5")}}, false, false, old, Str("0"), "1"},
-		{"retention on", plain, true, false, fresh, Field{}, "1"},
-		{"retention and events on", plain, true, true, old, Str("2"), "1"},
-		{"already set", lane, true, true, old, Str("1"), ""},
-		{"set to another value", lane, false, false, old, Str("3"), "1"},
-		{"empty value", plain, true, false, old, Str(""), "1"},
-		{"events on, a queue's first", plain, false, true, fresh, Field{}, "2"},
-		{"events on, a plain queue", plain, false, true, old, Str("0"), "2"},
-		{"events on, first, flag 0", plain, false, true, fresh, Str("0"), "2"},
-		{"events on, an events queue", plain, false, true, old, Str("2"), ""},
-		{"events on, a set queue", plain, false, true, old, Str("1"), ""},
-		{"events on, a queue older than the flag", plain, false, true, old, Field{}, ""},
-		{"events on, flag of other bytes", plain, false, true, fresh, Str("00"), ""},
+		{"plain jobs, a queue's first", plain, false, false, Field{}, "0"},
+		{"plain jobs, flag already 0", plain, false, false, Str("0"), ""},
+		{"plain jobs, flag 1 by hand", plain, false, false, Str("1"), ""},
+		{"plain jobs, flag of other bytes", plain, false, false, Str(""), ""},
+		{"plain jobs on an events queue", plain, false, false, Str("2"), ""},
+		{"no jobs", nil, true, true, Field{}, ""},
+		{"a lane, first", lane, false, false, Field{}, "1"},
+		{"a lane, plain queue", lane, false, false, Str("0"), "1"},
+		{"a lane, events queue", lane, false, true, Str("2"), "1"},
+		{"a child", []AddJob{{Parent: -1, Kids: 1}, {Parent: 0}}, false, false, Field{}, "1"},
+		{"a parent", []AddJob{{Parent: -1, Kids: 1}}, false, false, Str("0"), "1"},
+		{"a wait", []AddJob{{Parent: -1, Wait: []byte("5")}}, false, false, Str("0"), "1"},
+		{"retention on", plain, true, false, Field{}, "1"},
+		{"retention and events on", plain, true, true, Str("2"), "1"},
+		{"already set", lane, true, true, Str("1"), ""},
+		{"set to another value", lane, false, false, Str("3"), "1"},
+		{"empty value", plain, true, false, Str(""), "1"},
+		{"events on, a queue's first", plain, false, true, Field{}, "2"},
+		{"events on, a plain queue", plain, false, true, Str("0"), "2"},
+		{"events on, an events queue", plain, false, true, Str("2"), ""},
+		{"events on, a set queue", plain, false, true, Str("1"), ""},
+		{"events on, flag of other bytes", plain, false, true, Str("00"), ""},
 	} {
-		if got := AddRowOpts(c.jobs, c.keep, c.ev, c.seq, c.flag); got != c.want {
+		if got := AddRowOpts(c.jobs, c.keep, c.ev, c.flag); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestRowFlagOff(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		flag Field
+		want bool
+	}{
+		{Field{}, true},
+		{Str("0"), true},
+		{Str("00"), false},
+		{Str(""), false},
+		{Str("1"), false},
+		{Str("2"), false},
+		{Str("0\x00"), false},
+	} {
+		if got := RowFlagOff(c.flag); got != c.want {
+			t.Errorf("flag %+v: got %v, want %v", c.flag, got, c.want)
 		}
 	}
 }

@@ -58,73 +58,94 @@ func ScheduleID(b []byte) bool { return len(b) <= protocol.MaxScheduleID && prot
 // and returns it, or the refusal ERR EMQ <verb> bad <name> of the first
 // value out of its domain.
 func ScheduleValues(verb string, e [][]byte) (Def, error) {
-	bad := func(name string) (Def, error) { return Def{}, refusal(protocol.ErrBadArg(verb, name)) }
 	d := Def{Elems: e}
-	var ok bool
-	cron := false
-	switch string(e[DefKind]) {
-	case protocol.ScheduleCron:
-		cron = true
-	case protocol.ScheduleEvery:
-	default:
-		return bad("kind")
+	name := scheduleSpec(e)
+	if name == "" {
+		name = scheduleBounds(e, &d)
 	}
-	if cron {
-		if n := len(e[DefSpec]); n < 1 || n > protocol.MaxCronSpec {
-			return bad("spec")
-		}
-		if len(e[DefTZ]) > protocol.MaxTimeZone {
-			return bad("tz")
-		}
-	} else {
-		if _, ok = grammar.Decimal(e[DefSpec], 1, protocol.MaxScheduleEvery); !ok {
-			return bad("spec")
-		}
-		if len(e[DefTZ]) != 0 {
-			return bad("tz")
-		}
-	}
-	if d.Jitter, ok = grammar.Decimal(e[DefJitter], 0, protocol.MaxScheduleJitter); !ok {
-		return bad("jitter")
-	}
-	if d.Start, ok = grammar.Decimal(e[DefStart], 0, protocol.MaxScheduleTime); !ok {
-		return bad("start")
-	}
-	if d.End, ok = grammar.Decimal(e[DefEnd], 0, protocol.MaxScheduleTime); !ok || (d.End > 0 && d.End < d.Start) {
-		return bad("end")
-	}
-	if d.Limit, ok = grammar.Decimal(e[DefLimit], 0, protocol.MaxScheduleLimit); !ok {
-		return bad("limit")
-	}
-	if d.Grace, ok = grammar.Decimal(e[DefGrace], 0, protocol.MaxScheduleGrace); !ok {
-		return bad("grace")
-	}
-	if d.Catchup, ok = grammar.Decimal(e[DefCatchup], 0, protocol.MaxScheduleCatch); !ok {
-		return bad("catchup")
+	if name != "" {
+		return Def{}, refusal(protocol.ErrBadArg(verb, name))
 	}
 	k, ok := grammar.Decimal(e[DefOptions], 0, protocol.MaxScheduleOption)
 	if !ok {
-		return bad("options")
+		return Def{}, refusal(protocol.ErrBadArg(verb, "options"))
 	}
 	if len(e) != DefOptions+1+2*int(k) {
 		return Def{}, refusal(protocol.ErrArity(verb))
 	}
 	d.Options = int(k)
-	// the option names (ADD's columns but parent, onfail and due, each
-	// once), then the template as one job of ADD with delay 0, in ADD's
-	// order
+	if err := scheduleTemplate(verb, d); err != nil {
+		return Def{}, err
+	}
+	return d, nil
+}
+
+// scheduleSpec checks a definition's kind, spec and time zone: it returns
+// the name of the first bad value, or "".
+func scheduleSpec(e [][]byte) string {
+	switch string(e[DefKind]) {
+	case protocol.ScheduleCron:
+		if n := len(e[DefSpec]); n < 1 || n > protocol.MaxCronSpec {
+			return "spec"
+		}
+		if len(e[DefTZ]) > protocol.MaxTimeZone {
+			return "tz"
+		}
+	case protocol.ScheduleEvery:
+		if _, ok := grammar.Decimal(e[DefSpec], 1, protocol.MaxScheduleEvery); !ok {
+			return "spec"
+		}
+		if len(e[DefTZ]) != 0 {
+			return "tz"
+		}
+	default:
+		return "kind"
+	}
+	return ""
+}
+
+// scheduleBounds checks a definition's jitter, start, end, limit, grace and
+// catchup into d: it returns the name of the first bad value, or "".
+func scheduleBounds(e [][]byte, d *Def) string {
+	var ok bool
+	if d.Jitter, ok = grammar.Decimal(e[DefJitter], 0, protocol.MaxScheduleJitter); !ok {
+		return "jitter"
+	}
+	if d.Start, ok = grammar.Decimal(e[DefStart], 0, protocol.MaxScheduleTime); !ok {
+		return "start"
+	}
+	if d.End, ok = grammar.Decimal(e[DefEnd], 0, protocol.MaxScheduleTime); !ok || (d.End > 0 && d.End < d.Start) {
+		return "end"
+	}
+	if d.Limit, ok = grammar.Decimal(e[DefLimit], 0, protocol.MaxScheduleLimit); !ok {
+		return "limit"
+	}
+	if d.Grace, ok = grammar.Decimal(e[DefGrace], 0, protocol.MaxScheduleGrace); !ok {
+		return "grace"
+	}
+	if d.Catchup, ok = grammar.Decimal(e[DefCatchup], 0, protocol.MaxScheduleCatch); !ok {
+		return "catchup"
+	}
+	return ""
+}
+
+// scheduleTemplate checks d's option names (ADD's columns but parent,
+// onfail and due, each once), then its template as one job of ADD with
+// delay 0, in ADD's order; its refusals name verb.
+func scheduleTemplate(verb string, d Def) error {
+	e := d.Elems
 	var add [2 + 2*protocol.MaxScheduleOption + protocol.AddArgsPerJob][]byte
 	args := append(add[:0], digitOne, e[DefOptions])
 	for i := range d.Options {
 		name, _ := d.Option(i)
 		if n := string(name); n == protocol.AddOptionParent || n == protocol.AddOptionOnFail || n == protocol.AddOptionDue {
-			return bad("option")
+			return refusal(protocol.ErrBadArg(verb, "option"))
 		}
 		args = append(args, name)
 	}
 	cols, err := AddOptionsOf(verb, args[2:])
 	if err != nil {
-		return Def{}, err
+		return err
 	}
 	args = append(args, e[DefData], e[DefPriority], digitZero, e[DefAttempts], e[DefBackoff], e[DefBackoffMS], e[DefUnique], e[DefUniqueTTL])
 	for i := range d.Options {
@@ -132,10 +153,8 @@ func ScheduleValues(verb string, e [][]byte) (Def, error) {
 		args = append(args, value)
 	}
 	var job [1]AddJob
-	if _, err := AddValuesOf(verb, args, 1, d.Options, cols, job[:0]); err != nil {
-		return Def{}, err
-	}
-	return d, nil
+	_, err = AddValuesOf(verb, args, 1, d.Options, cols, job[:0])
+	return err
 }
 
 var digitOne, digitZero = []byte("1"), []byte("0")
