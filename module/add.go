@@ -122,13 +122,13 @@ func (st *addState) values(in addInput, now int64) error {
 // meta seq keep_done keep_done_max events_max jobfields rowopts, HGET stats
 // added, ZCARD
 // pending, ZCARD delayed, LLEN signal.
-func (st *addState) firstReads(b *host.Batch) *host.Batch {
+func (st *addState) firstReads(b *host.ReadBatch) *host.ReadBatch {
 	in := &st.in
-	return b.Cmd("HMGET").Arg(in.meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).Str(protocol.MetaRowOpts).
-		Cmd("HGET").Arg(in.stats).Str(statAdded).
-		Cmd("ZCARD").Arg(in.pending).
-		Cmd("ZCARD").Arg(in.delayed).
-		Cmd("LLEN").Arg(in.signal)
+	return b.Cmd(host.HMGET).Arg(in.meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).Str(protocol.MetaRowOpts).
+		Cmd(host.HGET).Arg(in.stats).Str(statAdded).
+		Cmd(host.ZCARD).Arg(in.pending).
+		Cmd(host.ZCARD).Arg(in.delayed).
+		Cmd(host.LLEN).Arg(in.signal)
 }
 
 // takeFirst takes the replies of firstReads, the i-th reply of res on, and
@@ -487,12 +487,12 @@ func (st *addState) readKeys(r *verbCall, first int64) error {
 			s.Holders[i] = denied[verdict.Field]()
 			break
 		}
-		b.Cmd("GET").Arg(u)
+		b.Cmd(host.GET).Arg(u)
 		gets++
 	}
 	exists := deny < 0
 	if exists {
-		b.Cmd("EXISTS")
+		b.Cmd(host.EXISTS)
 		for _, row := range st.keys[st.unique:] {
 			b.Arg(row)
 		}
@@ -504,7 +504,7 @@ func (st *addState) readKeys(r *verbCall, first int64) error {
 	waiting := exists && st.parents > 0
 	if waiting {
 		st.waiting = st.derived(r.base, protocol.SuffixWaiting, nil, "")
-		b.Cmd("ZCARD").Arg(st.waiting)
+		b.Cmd(host.ZCARD).Arg(st.waiting)
 	}
 	if gets == 0 && !exists {
 		return nil

@@ -54,13 +54,13 @@ func cancel(c *host.Call) error {
 			// the verdict takes the ones it needs, in its order
 			b := r.fenced()
 			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldLane).
+				b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldLane).
 					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 			}
 			for _, set := range sets {
-				b.Cmd("ZCARD").Arg(set)
+				b.Cmd(host.ZCARD).Arg(set)
 			}
-			res := b.Cmd("ZCARD").Arg(dead).Cmd("HGET").Arg(stats).Str(protocol.StatCancelled).RunAll()
+			res := b.Cmd(host.ZCARD).Arg(dead).Cmd(host.HGET).Arg(stats).Str(protocol.StatCancelled).RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			i := 1
 			if deny < 0 {

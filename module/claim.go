@@ -82,14 +82,14 @@ func claim(c *host.Call) error {
 					return err
 				}
 			}
-			b := r.fenced().Cmd("HMGET").Arg(meta)
+			b := r.fenced().Cmd(host.HMGET).Arg(meta)
 			for _, f := range verdict.ClaimMetaFields {
 				b.Str(f)
 			}
-			b.Cmd("ZRANGE").Arg(pending).Str("0").Int(count - 1).
-				Cmd("ZCARD").Arg(active)
+			b.Cmd(host.ZRANGE).Arg(pending).Str("0").Int(count - 1).
+				Cmd(host.ZCARD).Arg(active)
 			if !later && deny < 0 {
-				b.Cmd("ZCARD").Arg(turns)
+				b.Cmd(host.ZCARD).Arg(turns)
 			}
 			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
@@ -133,7 +133,7 @@ func claim(c *host.Call) error {
 				s.RateUsed = denied[verdict.Field]()
 				break
 			}
-			res := c.Read().Cmd("GET").Arg(key).Cmd("PTTL").Arg(key).RunAll()
+			res := c.Read().Cmd(host.GET).Arg(key).Cmd(host.PTTL).Arg(key).RunAll()
 			s.RateUsed, s.RateTTL = st.keep(fieldAt(res, 0)), intAt(res, 1)
 		case verdict.ClaimTurns:
 			if err := st.readTurns(&r, turns, step.Verdict.Count); err != nil {
@@ -554,9 +554,9 @@ func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 		return err
 	}
 	s.LaneDenied = deny >= 0
-	b := r.c.Read().Cmd("ZRANGE").Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES")
+	b := r.c.Read().Cmd(host.ZRANGE).Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES")
 	if !s.LaneDenied {
-		b.Cmd("HLEN").Arg(info)
+		b.Cmd(host.HLEN).Arg(info)
 	}
 	res := b.RunAll()
 	st.infoLen = -1
@@ -648,9 +648,9 @@ func (st *claimState) readHeads(r *verbCall) {
 	}
 	whole := info && wholeInfo(st.infoLen, len(lanes), per)
 	if whole {
-		b.Cmd("HGETALL").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
+		b.Cmd(host.HGETALL).Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
 	} else if info {
-		b.Cmd("HMGET").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
+		b.Cmd(host.HMGET).Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
 		for i := range lanes {
 			b.Arg(st.field(protocol.FieldLaneActive, lanes[i].Name))
 			if per == 3 {
@@ -662,10 +662,10 @@ func (st *claimState) readHeads(r *verbCall) {
 	for i := range lanes {
 		l := &lanes[i]
 		if l.Ask > 0 {
-			b.Cmd("ZRANGE").Arg(st.laneKeys[i]).Str("0").Int(l.Ask - 1)
+			b.Cmd(host.ZRANGE).Arg(st.laneKeys[i]).Str("0").Int(l.Ask - 1)
 		}
 		if l.Card {
-			b.Cmd("ZCARD").Arg(st.laneKeys[i])
+			b.Cmd(host.ZCARD).Arg(st.laneKeys[i])
 		}
 	}
 	res := b.RunAll()
@@ -834,7 +834,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 			s.Turns, s.Rows = denied[int64](), s.Rows[:0]
 			return host.Results{}, nil
 		}
-		b.Cmd("ZCARD").Arg(turns)
+		b.Cmd(host.ZCARD).Arg(turns)
 		k, deny = 1, deny-1
 		if deny < 0 {
 			deny = -2 // no row denied
@@ -850,7 +850,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 			break
 		}
 		st.rowAt[i] = k
-		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData)
+		b.Cmd(host.HMGET).Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData)
 		if st.ev {
 			b.Str(protocol.FieldEvents)
 		}
@@ -860,7 +860,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		k++
 	}
 	if lanes {
-		b.Cmd("ZCARD").Arg(st.derived(r.base, protocol.SuffixLanes, nil, ""))
+		b.Cmd(host.ZCARD).Arg(st.derived(r.base, protocol.SuffixLanes, nil, ""))
 	}
 	if k == 0 && !lanes {
 		return host.Results{}, nil

@@ -68,12 +68,12 @@ func complete(c *host.Call) error {
 			}
 			b := r.fenced()
 			if rowOK {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique)
+				b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique)
 			}
-			b.Cmd("ZSCORE").Arg(active).Arg(id).
-				Cmd("HGET").Arg(stats).Str(statCompleted)
+			b.Cmd(host.ZSCORE).Arg(active).Arg(id).
+				Cmd(host.HGET).Arg(stats).Str(statCompleted)
 			if meta != nil {
-				b.Cmd("HGET").Arg(meta).Str(protocol.MetaRowOpts)
+				b.Cmd(host.HGET).Arg(meta).Str(protocol.MetaRowOpts)
 			}
 			res := b.RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
@@ -94,10 +94,10 @@ func complete(c *host.Call) error {
 				if s.Row.Err == nil && f[0].Set {
 					switch rowOptsMode(meta, res, i+2) {
 					case rowOptsEv:
-						ev := fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldEvents).RunAll(), 0)
+						ev := fieldAt(c.Read().Cmd(host.HGET).Arg(row).Str(protocol.FieldEvents).RunAll(), 0)
 						s.Row.Err, f[6] = ev.Err, ev.Val
 					case rowOptsAll:
-						s.Row.Err = fieldsAt(c.Read().Cmd("HMGET").Arg(row).Str(protocol.FieldLane).Str(protocol.FieldParent).
+						s.Row.Err = fieldsAt(c.Read().Cmd(host.HMGET).Arg(row).Str(protocol.FieldLane).Str(protocol.FieldParent).
 							Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).RunAll(), 0, f[2:])
 					}
 				}
@@ -117,7 +117,7 @@ func complete(c *host.Call) error {
 			}
 		case verdict.CompleteCancelled:
 			// not active: was it cancelled? (the row is read as a hash already)
-			s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
+			s.Cancelled = fieldAt(c.Read().Cmd(host.HGET).Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
 		case verdict.CompleteHolder:
 			// the unique key is derived from the row: its ACL, then GET
 			st.unique = st.derived(r.base, protocol.SuffixUnique, s.Row.Val[1].Bytes, "")
@@ -128,7 +128,7 @@ func complete(c *host.Call) error {
 			if deny >= 0 {
 				s.Holder = denied[verdict.Field]()
 			} else {
-				s.Holder = st.keep(fieldAt(c.Read().Cmd("GET").Arg(st.unique).RunAll(), 0))
+				s.Holder = st.keep(fieldAt(c.Read().Cmd(host.GET).Arg(st.unique).RunAll(), 0))
 			}
 		case verdict.CompleteResultMax:
 			s.ResultMax, err = readResultMax(&r, &st.scratch)
@@ -163,7 +163,7 @@ func complete(c *host.Call) error {
 			// ZCARD completed (a retained job), then the flows' types
 			var refusal error
 			if step.Verdict.Keep {
-				refusal = intAt(c.Read().Cmd("ZCARD").Arg(st.completed).RunAll(), 0).Err
+				refusal = intAt(c.Read().Cmd(host.ZCARD).Arg(st.completed).RunAll(), 0).Err
 			}
 			if refusal == nil {
 				if refusal, err = st.flow.types(&r, stats, 0); err != nil {
@@ -348,7 +348,7 @@ func readResultMax(r *verbCall, s *scratch) (verdict.Reply[verdict.Field], error
 	if deny >= 0 {
 		return denied[verdict.Field](), nil
 	}
-	return s.keep(fieldAt(r.c.Read().Cmd("HGET").Arg(meta).Str(protocol.MetaResultMax).RunAll(), 0)), nil
+	return s.keep(fieldAt(r.c.Read().Cmd(host.HGET).Arg(meta).Str(protocol.MetaResultMax).RunAll(), 0)), nil
 }
 
 // rowOptsMeta checks meta against the caller's ACL (read) for COMPLETE's

@@ -43,9 +43,9 @@ func extend(c *host.Call) error {
 	if step.Need == verdict.ExtendAll {
 		b := r.fenced()
 		if deny < 0 {
-			b.Cmd("HGET").Arg(row).Str(protocol.FieldAttempts)
+			b.Cmd(host.HGET).Arg(row).Str(protocol.FieldAttempts)
 		}
-		res := b.Cmd("ZSCORE").Arg(active).Arg(id).RunAll()
+		res := b.Cmd(host.ZSCORE).Arg(active).Arg(id).RunAll()
 		// views of the batch: a second read (ExtendCancelled) reuses its
 		// memory, so the verdict's later look needs copies only then
 		s.Version = fieldAt(res, 0)
@@ -59,7 +59,7 @@ func extend(c *host.Call) error {
 	if step.Need == verdict.ExtendCancelled {
 		// not active: was it cancelled? (the row is read as a hash already)
 		s.Version, s.Att, s.Score = st.keep(s.Version), st.keep(s.Att), st.keep(s.Score)
-		s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
+		s.Cancelled = fieldAt(c.Read().Cmd(host.HGET).Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
 		step = verdict.Extend(token, &s)
 	}
 	if step.Err != nil || step.Need != verdict.ExtendNone {

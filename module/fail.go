@@ -58,13 +58,13 @@ func fail(c *host.Call) error {
 		case verdict.FailAll:
 			b := r.fenced()
 			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldBackoff).Str(protocol.FieldLane).
+				b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldBackoff).Str(protocol.FieldLane).
 					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 			}
-			res := b.Cmd("ZSCORE").Arg(active).Arg(id).
-				Cmd("ZCARD").Arg(delayed).
-				Cmd("ZCARD").Arg(dead).
-				Cmd("HMGET").Arg(stats).Str(statFailed).Str(statRetried).Str(statDead).
+			res := b.Cmd(host.ZSCORE).Arg(active).Arg(id).
+				Cmd(host.ZCARD).Arg(delayed).
+				Cmd(host.ZCARD).Arg(dead).
+				Cmd(host.HMGET).Arg(stats).Str(statFailed).Str(statRetried).Str(statDead).
 				RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			i := 1
@@ -87,7 +87,7 @@ func fail(c *host.Call) error {
 			}
 		case verdict.FailCancelled:
 			// not active: was it cancelled? (the row is read as a hash already)
-			s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
+			s.Cancelled = fieldAt(c.Read().Cmd(host.HGET).Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
 		case verdict.FailFlow:
 			st.flow.finish(id, verdict.FinishDied, text, step.Parent, step.Policy, step.Verdict.Wait)
 			refusal, err := st.flow.read(&r)

@@ -166,7 +166,7 @@ func (fa *flowAcct) readParents(r *verbCall) (refusal, err error) {
 			if upto > start {
 				b := r.c.Read()
 				for i := start; i < upto; i++ {
-					b.Cmd("HMGET").Arg(fa.rows[i])
+					b.Cmd(host.HMGET).Arg(fa.rows[i])
 					for _, f := range verdict.FlowParentFields {
 						b.Str(f)
 					}
@@ -249,24 +249,24 @@ func (fa *flowAcct) types(r *verbCall, stats []byte, ownDead int64) (refusal, er
 	for _, i := range fa.res.Told {
 		p := &fa.parents.Rows[i]
 		if len(p.Results) > 0 {
-			b.Cmd("HLEN").Arg(fa.results[i])
+			b.Cmd(host.HLEN).Arg(fa.results[i])
 			n++
 		}
 		if len(p.Failures) > 0 {
-			b.Cmd("HLEN").Arg(fa.failures[i])
+			b.Cmd(host.HLEN).Arg(fa.failures[i])
 			n++
 		}
 	}
 	if len(fa.res.Told) > 0 {
-		b.Cmd("ZCARD").Arg(fa.waiting)
+		b.Cmd(host.ZCARD).Arg(fa.waiting)
 		n++
 	}
 	if fa.res.ToPending {
-		b.Cmd("ZCARD").Arg(fa.pending).Cmd("LLEN").Arg(fa.signal)
+		b.Cmd(host.ZCARD).Arg(fa.pending).Cmd(host.LLEN).Arg(fa.signal)
 	}
 	deaths := len(fa.res.Deaths) > 0
 	if deaths {
-		b.Cmd("ZCARD").Arg(fa.dead).Cmd("HGET").Arg(stats).Str(statDead)
+		b.Cmd(host.ZCARD).Arg(fa.dead).Cmd(host.HGET).Arg(stats).Str(statDead)
 	}
 	if n > 0 || fa.res.ToPending || deaths {
 		res := b.RunAll()
@@ -316,7 +316,7 @@ func (fa *flowAcct) types(r *verbCall, stats []byte, ownDead int64) (refusal, er
 		if upto > 0 {
 			b := r.c.Read()
 			for _, o := range fa.outs[:upto] {
-				b.Cmd("LLEN").Arg(o.key)
+				b.Cmd(host.LLEN).Arg(o.key)
 			}
 			res := b.RunAll()
 			for i := range upto {

@@ -42,13 +42,13 @@ func inspect(c *host.Call) error {
 	if step.Need == verdict.InspectFirst {
 		b := r.fenced()
 		if rowOK {
-			b.Cmd("HMGET").Arg(row)
+			b.Cmd(host.HMGET).Arg(row)
 			for _, name := range protocol.InspectFields {
 				b.Str(name)
 			}
 		}
 		if logsOK {
-			b.Cmd("LRANGE").Arg(logs).Str("0").Str("-1")
+			b.Cmd(host.LRANGE).Arg(logs).Str("0").Str("-1")
 		}
 		res := b.RunAll()
 		i := 1

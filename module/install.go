@@ -19,7 +19,7 @@ func install(c *host.Call) error {
 	var seen verdict.InstallSeen
 	step := verdict.Install(&seen)
 	if step.Need == verdict.InstallVersion {
-		seen.Version = fieldAt(c.Read().Cmd("GET").Arg(r.version()).RunAll(), 0)
+		seen.Version = fieldAt(c.Read().Cmd(host.GET).Arg(r.version()).RunAll(), 0)
 		step = verdict.Install(&seen)
 	}
 	if step.Err != nil || step.Need != verdict.InstallNone {

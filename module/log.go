@@ -50,10 +50,10 @@ func logLine(c *host.Call) error {
 	if step.Need == verdict.LogFirst {
 		b := r.fenced()
 		if rowOK {
-			b.Cmd("HGET").Arg(row).Str(protocol.FieldAttempts)
+			b.Cmd(host.HGET).Arg(row).Str(protocol.FieldAttempts)
 		}
 		if logsOK {
-			b.Cmd("LLEN").Arg(list)
+			b.Cmd(host.LLEN).Arg(list)
 		}
 		res := b.RunAll()
 		i := 1

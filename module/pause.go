@@ -21,7 +21,7 @@ func pause(c *host.Call) error {
 	var s verdict.PauseSeen
 	step := verdict.Pause(&s)
 	if step.Need == verdict.PauseFirst {
-		res := r.fenced().Cmd("HGET").Arg(meta).Str(protocol.MetaPaused).RunAll()
+		res := r.fenced().Cmd(host.HGET).Arg(meta).Str(protocol.MetaPaused).RunAll()
 		s.Version, s.Paused = fieldAt(res, 0), fieldAt(res, 1)
 		step = verdict.Pause(&s)
 	}
@@ -68,7 +68,7 @@ func resume(c *host.Call) error {
 		case verdict.PauseFirst:
 			// GET version, HMGET meta paused lanewait (which types meta, the
 			// key HDEL writes)
-			res := r.fenced().Cmd("HMGET").Arg(meta).Str(protocol.MetaPaused).Str(protocol.MetaLaneWait).RunAll()
+			res := r.fenced().Cmd(host.HMGET).Arg(meta).Str(protocol.MetaPaused).Str(protocol.MetaLaneWait).RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			var f [2]verdict.Field
 			if err := fieldsAt(res, 1, f[:]); err != nil {
@@ -80,7 +80,7 @@ func resume(c *host.Call) error {
 		case verdict.ResumeTypes:
 			// ZCARD pending (the signal's condition, and its type), LLEN
 			// signal (its type)
-			res := c.Read().Cmd("ZCARD").Arg(pending).Cmd("LLEN").Arg(signal).RunAll()
+			res := c.Read().Cmd(host.ZCARD).Arg(pending).Cmd(host.LLEN).Arg(signal).RunAll()
 			s.Pending, s.Signal = intAt(res, 0), intAt(res, 1)
 		}
 	}

@@ -43,7 +43,7 @@ func progress(c *host.Call) error {
 	if step.Need == verdict.ProgressFirst {
 		b := r.fenced()
 		if deny < 0 {
-			b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldEvents)
+			b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldEvents)
 		}
 		res := b.RunAll()
 		s.Version = fieldAt(res, 0)

@@ -29,7 +29,7 @@ func promote(c *host.Call) error {
 		case verdict.PromoteFirst:
 			// GET version, then the delayed jobs due at or before now
 			res := r.fenced().
-				Cmd("ZRANGEBYSCORE").Arg(delayed).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
+				Cmd(host.ZRANGEBYSCORE).Arg(delayed).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
 				RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			s.Due = listAt(res, 1, &st.scratch, st.ids)
@@ -130,10 +130,10 @@ func (st *promoteState) readRows(r *verbCall, pending, signal []byte) error {
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
-		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldPriority).Str(protocol.FieldLane).Str(protocol.FieldEvents)
+		b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldPriority).Str(protocol.FieldLane).Str(protocol.FieldEvents)
 	}
-	res := b.Cmd("ZCARD").Arg(pending).
-		Cmd("LLEN").Arg(signal).
+	res := b.Cmd(host.ZCARD).Arg(pending).
+		Cmd(host.LLEN).Arg(signal).
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
 	st.fields = grow(st.fields, 3*len(ids))

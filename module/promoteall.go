@@ -25,8 +25,8 @@ func promoteAll(c *host.Call) error {
 	s := &st.seen
 	// fence, ZCARD delayed (0: nothing to do), ZRANGE delayed 0 <limit-1>
 	res := r.fenced().
-		Cmd("ZCARD").Arg(delayed).
-		Cmd("ZRANGE").Arg(delayed).Str("0").Int(limit - 1).
+		Cmd(host.ZCARD).Arg(delayed).
+		Cmd(host.ZRANGE).Arg(delayed).Str("0").Int(limit - 1).
 		RunAll()
 	s.Version = st.keep(fieldAt(res, 0))
 	if err := verdict.Fence(s.Version); err != nil {

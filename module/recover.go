@@ -40,7 +40,7 @@ func recoverExpired(c *host.Call) error {
 		case verdict.RecoverFirst:
 			// GET version, then the leases whose deadline is before now
 			res := r.fenced().
-				Cmd("ZRANGEBYSCORE").Arg(active).Str("-inf").Arg(st.below(r.now)).Str("LIMIT").Str("0").Int(limit).
+				Cmd(host.ZRANGEBYSCORE).Arg(active).Str("-inf").Arg(st.below(r.now)).Str("LIMIT").Str("0").Int(limit).
 				RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			s.Expired = listAt(res, 1, &st.scratch, st.ids)
@@ -198,13 +198,13 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
-		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
+		b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
 			Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 	}
-	res := b.Cmd("ZCARD").Arg(pending).
-		Cmd("ZCARD").Arg(dead).
-		Cmd("LLEN").Arg(signal).
-		Cmd("HMGET").Arg(stats).Str(statRecovered).Str(statDead).
+	res := b.Cmd(host.ZCARD).Arg(pending).
+		Cmd(host.ZCARD).Arg(dead).
+		Cmd(host.LLEN).Arg(signal).
+		Cmd(host.HMGET).Arg(stats).Str(statRecovered).Str(statDead).
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
 	st.fields = grow(st.fields, recoverRowWidth*len(ids)+2)

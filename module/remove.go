@@ -111,12 +111,12 @@ func remove(c *host.Call) error {
 	rb := c.Read()
 	reads := 0
 	if nremoved > 0 {
-		rb.Cmd("HGET").Arg(stats).Str(statRemoved)
+		rb.Cmd(host.HGET).Arg(stats).Str(statRemoved)
 		reads++
 	}
 	for _, j := range st.jobs {
 		if j.set >= 0 {
-			rb.Cmd("ZCARD").Arg(st.sets[j.set])
+			rb.Cmd(host.ZCARD).Arg(st.sets[j.set])
 			reads++
 		}
 	}
@@ -241,8 +241,8 @@ func (st *removeState) jobKeys(base, id []byte) removeJob {
 }
 
 // readJobRow adds HMGET row att state uniq lane parent wait to b.
-func readJobRow(b *host.Batch, row []byte) {
-	b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldUnique).
+func readJobRow(b *host.ReadBatch, row []byte) {
+	b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldUnique).
 		Str(protocol.FieldLane).Str(protocol.FieldParent).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 }
 
@@ -284,7 +284,7 @@ func (st *removeState) readUnique(r *verbCall, j *removeJob) error {
 	if deny >= 0 {
 		return host.ErrNoPerm
 	}
-	h := fieldAt(r.c.Read().Cmd("GET").Arg(j.unique).RunAll(), 0)
+	h := fieldAt(r.c.Read().Cmd(host.GET).Arg(j.unique).RunAll(), 0)
 	if h.Err != nil {
 		return h.Err
 	}
@@ -311,7 +311,7 @@ func (st *removeState) descend(r *verbCall) error {
 			continue
 		}
 		kids := st.keys[st.jobs[i].keys+2]
-		res := r.c.Read().Cmd("ZRANGE").Arg(kids).Str("0").Int(int64(protocol.MaxCount - len(st.jobs) - 1)).RunAll()
+		res := r.c.Read().Cmd(host.ZRANGE).Arg(kids).Str("0").Int(int64(protocol.MaxCount - len(st.jobs) - 1)).RunAll()
 		l := listAt(res, 0, &st.scratch, st.kids)
 		if l.Err != nil {
 			return l.Err

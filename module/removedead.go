@@ -61,7 +61,7 @@ func removeDead(c *host.Call) error {
 	nrows := 0
 	for i, m := range members {
 		if verdict.JobMember(m) {
-			b.Cmd("HMGET").Arg(st.rowOf[i])
+			b.Cmd(host.HMGET).Arg(st.rowOf[i])
 			for _, name := range verdict.RemoveDeadFields {
 				b.Str(name)
 			}
@@ -129,7 +129,7 @@ func removeDead(c *host.Call) error {
 		}
 		gb := c.Read()
 		for _, key := range st.probe[:n] {
-			gb.Cmd("GET").Arg(key)
+			gb.Cmd(host.GET).Arg(key)
 		}
 		var res host.Results
 		if n > 0 {
@@ -156,7 +156,7 @@ func removeDead(c *host.Call) error {
 	// HGET stats removed, predicted with +taken
 	var removed int64
 	if taken > 0 {
-		cnt := fieldAt(c.Read().Cmd("HGET").Arg(stats).Str(statRemoved).RunAll(), 0)
+		cnt := fieldAt(c.Read().Cmd(host.HGET).Arg(stats).Str(statRemoved).RunAll(), 0)
 		if cnt.Err != nil {
 			return cnt.Err
 		}

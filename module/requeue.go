@@ -52,7 +52,7 @@ func requeue(c *host.Call) error {
 			// cfail (which types the row)
 			b := r.fenced()
 			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
+				b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
 					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldEvents).
 					Str(protocol.FieldCancelled)
 			}
@@ -77,10 +77,10 @@ func requeue(c *host.Call) error {
 			// which is also the signal's condition, LLEN signal), then HGET
 			// stats requeued (its type and the counter HINCRBY predicts)
 			res := c.Read().
-				Cmd("ZCARD").Arg(dead).
-				Cmd("ZCARD").Arg(pending).
-				Cmd("LLEN").Arg(signal).
-				Cmd("HGET").Arg(stats).Str(statRequeued).
+				Cmd(host.ZCARD).Arg(dead).
+				Cmd(host.ZCARD).Arg(pending).
+				Cmd(host.LLEN).Arg(signal).
+				Cmd(host.HGET).Arg(stats).Str(statRequeued).
 				RunAll()
 			s.Dead, s.Pending, s.Signal, s.Requeued = intAt(res, 0), intAt(res, 1), intAt(res, 2), fieldAt(res, 3)
 		case verdict.RequeueLanes:

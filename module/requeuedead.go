@@ -72,7 +72,7 @@ func requeueDead(c *host.Call) error {
 	}
 	// ZCARD pending (the signal's condition), LLEN signal, HGET stats
 	// requeued (predicted with +taken)
-	res := c.Read().Cmd("ZCARD").Arg(pending).Cmd("LLEN").Arg(signal).Cmd("HGET").Arg(stats).Str(statRequeued).RunAll()
+	res := c.Read().Cmd(host.ZCARD).Arg(pending).Cmd(host.LLEN).Arg(signal).Cmd(host.HGET).Arg(stats).Str(statRequeued).RunAll()
 	was, sig, cnt := intAt(res, 0), intAt(res, 1), fieldAt(res, 2)
 	for _, e := range []error{was.Err, sig.Err, cnt.Err} {
 		if e != nil {
@@ -152,7 +152,7 @@ func requeueDead(c *host.Call) error {
 // st.members and st.scores. It returns how many members the walk examines
 // and whether it goes on after them.
 func (st *opsState) walkDead(r *verbCall, dead []byte, f *verdict.DeadFilter) (int, bool, error) {
-	res := r.fenced().Cmd("ZCARD").Arg(dead).RunAll()
+	res := r.fenced().Cmd(host.ZCARD).Arg(dead).RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
 		return 0, false, err
 	}
@@ -164,7 +164,7 @@ func (st *opsState) walkDead(r *verbCall, dead []byte, f *verdict.DeadFilter) (i
 	if err != nil {
 		return 0, false, err
 	}
-	below := intAt(r.c.Read().Cmd("ZCOUNT").Arg(dead).Str("-inf").Arg(st.below(f.Min)).RunAll(), 0)
+	below := intAt(r.c.Read().Cmd(host.ZCOUNT).Arg(dead).Str("-inf").Arg(st.below(f.Min)).RunAll(), 0)
 	if below.Err != nil {
 		return 0, false, below.Err
 	}
@@ -206,7 +206,7 @@ func (st *opsState) readDeadRows(r *verbCall, members [][]byte, access host.KeyA
 	}
 	b := r.c.Read()
 	for _, row := range st.keys[:nrows] {
-		b.Cmd("HMGET").Arg(row)
+		b.Cmd(host.HMGET).Arg(row)
 		for _, f := range fields {
 			b.Str(f)
 		}

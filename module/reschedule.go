@@ -58,10 +58,10 @@ func reschedule(c *host.Call) error {
 			// ZCARD delayed, LLEN signal: the verdict takes them in this order
 			b := r.fenced()
 			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldPriority).
+				b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldPriority).
 					Str(protocol.FieldLane).Str(protocol.FieldEvents)
 			}
-			res := b.Cmd("ZCARD").Arg(pending).Cmd("ZCARD").Arg(delayed).Cmd("LLEN").Arg(signal).RunAll()
+			res := b.Cmd(host.ZCARD).Arg(pending).Cmd(host.ZCARD).Arg(delayed).Cmd(host.LLEN).Arg(signal).RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			i := 1
 			if deny < 0 {

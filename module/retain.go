@@ -23,7 +23,7 @@ func retain(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	res := r.fenced().Cmd("HGET").Arg(meta).Str(protocol.MetaSeq).RunAll()
+	res := r.fenced().Cmd(host.HGET).Arg(meta).Str(protocol.MetaSeq).RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func children(c *host.Call) error {
 	}
 	b := r.fenced()
 	if deny < 0 {
-		b.Cmd("ZRANGEBYSCORE").Arg(kids).Arg(st.below(from)).Str("+inf").Str("LIMIT").Str("0").Int(count)
+		b.Cmd(host.ZRANGEBYSCORE).Arg(kids).Arg(st.below(from)).Str("+inf").Str("LIMIT").Str("0").Int(count)
 	}
 	res := b.RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
@@ -100,10 +100,10 @@ func children(c *host.Call) error {
 	n := len(st.names)
 	rb := c.Read()
 	for i, child := range st.names[:n] {
-		rb.Cmd("HGET").Arg(st.keys[i]).Str(protocol.FieldState).
-			Cmd("HGET").Arg(st.keys[i]).Str(protocol.FieldAttempts).
-			Cmd("HGET").Arg(results).Arg(child).
-			Cmd("HGET").Arg(failures).Arg(child)
+		rb.Cmd(host.HGET).Arg(st.keys[i]).Str(protocol.FieldState).
+			Cmd(host.HGET).Arg(st.keys[i]).Str(protocol.FieldAttempts).
+			Cmd(host.HGET).Arg(results).Arg(child).
+			Cmd(host.HGET).Arg(failures).Arg(child)
 	}
 	res = rb.RunAll()
 	for i := range 4 * n {
@@ -163,7 +163,7 @@ func trim(c *host.Call) error {
 	st := flowVerbs.get()
 	defer flowVerbs.put(st)
 	st.reset()
-	res := r.fenced().Cmd("HMGET").Arg(meta).
+	res := r.fenced().Cmd(host.HMGET).Arg(meta).
 		Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaKeepDead).Str(protocol.MetaKeepDeadMax).
 		RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
@@ -224,7 +224,7 @@ func trim(c *host.Call) error {
 			continue
 		}
 		var u [1]verdict.Field
-		if err := fieldsAt(c.Read().Cmd("HMGET").Arg(st.keys[at[i]]).Str(protocol.FieldUnique).RunAll(), 0, u[:]); err != nil {
+		if err := fieldsAt(c.Read().Cmd(host.HMGET).Arg(st.keys[at[i]]).Str(protocol.FieldUnique).RunAll(), 0, u[:]); err != nil {
 			return err
 		}
 		if !u[0].Set {
@@ -234,7 +234,7 @@ func trim(c *host.Call) error {
 		if c.CheckKeys(host.KeyRead|host.KeyDelete, key) != nil {
 			return host.ErrNoPerm
 		}
-		h := fieldAt(c.Read().Cmd("GET").Arg(key).RunAll(), 0)
+		h := fieldAt(c.Read().Cmd(host.GET).Arg(key).RunAll(), 0)
 		if h.Err != nil {
 			return h.Err
 		}
@@ -244,7 +244,7 @@ func trim(c *host.Call) error {
 	}
 	var trimmed int64
 	if deadN > 0 {
-		cnt := fieldAt(c.Read().Cmd("HGET").Arg(stats).Str(statTrimmed).RunAll(), 0)
+		cnt := fieldAt(c.Read().Cmd(host.HGET).Arg(stats).Str(statTrimmed).RunAll(), 0)
 		if cnt.Err != nil {
 			return cnt.Err
 		}
@@ -312,7 +312,7 @@ func (st *flowVerbState) pastBounds(r *verbCall, set []byte, age, keep, room int
 		return 0, nil
 	}
 	if age > 0 {
-		res := r.c.Read().Cmd("ZRANGEBYSCORE").Arg(set).Str("-inf").Arg(st.below(r.now - age)).
+		res := r.c.Read().Cmd(host.ZRANGEBYSCORE).Arg(set).Str("-inf").Arg(st.below(r.now - age)).
 			Str("LIMIT").Str("0").Int(room).RunAll()
 		l := listAt(res, 0, &st.scratch, nil)
 		if l.Err != nil {
@@ -322,13 +322,13 @@ func (st *flowVerbState) pastBounds(r *verbCall, set []byte, age, keep, room int
 	}
 	taken := int64(len(st.names) - start)
 	if keep > 0 && taken < room {
-		n := intAt(r.c.Read().Cmd("ZCARD").Arg(set).RunAll(), 0)
+		n := intAt(r.c.Read().Cmd(host.ZCARD).Arg(set).RunAll(), 0)
 		if n.Err != nil {
 			return 0, n.Err
 		}
 		// the oldest first: those the age bound took are the head of the set
 		if excess := min(n.Val-keep, room); excess > taken {
-			l := listAt(r.c.Read().Cmd("ZRANGE").Arg(set).Int(taken).Int(excess-1).RunAll(), 0, &st.scratch, nil)
+			l := listAt(r.c.Read().Cmd(host.ZRANGE).Arg(set).Int(taken).Int(excess-1).RunAll(), 0, &st.scratch, nil)
 			if l.Err != nil {
 				return 0, l.Err
 			}

@@ -51,11 +51,11 @@ func retry(c *host.Call) error {
 			// the verdict takes them in this order
 			b := r.fenced()
 			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldPriority).Str(protocol.FieldLane).Str(protocol.FieldEvents)
+				b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldPriority).Str(protocol.FieldLane).Str(protocol.FieldEvents)
 			}
-			res := b.Cmd("ZSCORE").Arg(delayed).Arg(id).
-				Cmd("ZCARD").Arg(pending).
-				Cmd("LLEN").Arg(signal).
+			res := b.Cmd(host.ZSCORE).Arg(delayed).Arg(id).
+				Cmd(host.ZCARD).Arg(pending).
+				Cmd(host.LLEN).Arg(signal).
 				RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			k := 1

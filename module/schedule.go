@@ -77,9 +77,9 @@ func scheduleSet(c *host.Call) error {
 	dField, sField := st.fieldName(protocol.ScheduleDefField, id), st.fieldName(protocol.ScheduleStateField, id)
 	// fence and domain reads, one batch; types
 	res := r.fenced().
-		Cmd("HMGET").Arg(schedules).Arg(dField).Arg(sField).
-		Cmd("ZCARD").Arg(due).
-		Cmd("ZCARD").Arg(ids).
+		Cmd(host.HMGET).Arg(schedules).Arg(dField).Arg(sField).
+		Cmd(host.ZCARD).Arg(due).
+		Cmd(host.ZCARD).Arg(ids).
 		RunAll()
 	seen := verdict.ScheduleSetSeen{Version: fieldAt(res, 0), Fields: pair2At(res, 1), Due: intAt(res, 2), IDs: intAt(res, 3)}
 	state, err := verdict.ScheduleSet(&seen, r.now)
@@ -143,8 +143,8 @@ func schedulePauseResume(c *host.Call, v *protocol.Verb, pause bool) error {
 	st.reset()
 	sField := st.fieldName(protocol.ScheduleStateField, id)
 	res := r.fenced().
-		Cmd("HGET").Arg(schedules).Arg(sField).
-		Cmd("ZCARD").Arg(due).
+		Cmd(host.HGET).Arg(schedules).Arg(sField).
+		Cmd(host.ZCARD).Arg(due).
 		RunAll()
 	seen := verdict.SchedulePauseSeen{Version: fieldAt(res, 0), State: fieldAt(res, 1), Due: intAt(res, 2)}
 	state, change, err := verdict.SchedulePause(&seen, pause, r.now)
@@ -195,9 +195,9 @@ func scheduleRemove(c *host.Call) error {
 	st.reset()
 	dField, sField := st.fieldName(protocol.ScheduleDefField, id), st.fieldName(protocol.ScheduleStateField, id)
 	res := r.fenced().
-		Cmd("HEXISTS").Arg(schedules).Arg(sField).
-		Cmd("ZCARD").Arg(due).
-		Cmd("ZCARD").Arg(ids).
+		Cmd(host.HEXISTS).Arg(schedules).Arg(sField).
+		Cmd(host.ZCARD).Arg(due).
+		Cmd(host.ZCARD).Arg(ids).
 		RunAll()
 	seen := verdict.ScheduleRemoveSeen{Version: fieldAt(res, 0), Exists: intAt(res, 1), Due: intAt(res, 2), IDs: intAt(res, 3)}
 	existed, err := verdict.ScheduleRemove(&seen)
@@ -242,7 +242,7 @@ func scheduleList(c *host.Call) error {
 	st := scheds.get()
 	defer scheds.put(st)
 	st.reset()
-	b := r.fenced().Cmd("ZRANGE").Arg(ids)
+	b := r.fenced().Cmd(host.ZRANGE).Arg(ids)
 	if len(after) == 0 {
 		b.Str("-")
 	} else {
@@ -276,7 +276,7 @@ func (st *schedState) replyEntries(r *verbCall, schedules []byte, head func()) e
 		}
 		return nil
 	}
-	b := c.Read().Cmd("HMGET").Arg(schedules)
+	b := c.Read().Cmd(host.HMGET).Arg(schedules)
 	for _, id := range st.ids {
 		b.Arg(st.fieldName(protocol.ScheduleDefField, id)).Arg(st.fieldName(protocol.ScheduleStateField, id))
 	}
@@ -338,7 +338,7 @@ func scheduleDue(c *host.Call) error {
 	defer scheds.put(st)
 	st.reset()
 	res := r.fenced().
-		Cmd("ZRANGEBYSCORE").Arg(due).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
+		Cmd(host.ZRANGEBYSCORE).Arg(due).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
 		RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
 		return err
@@ -386,8 +386,8 @@ func scheduleFire(c *host.Call) error {
 	defer adds.put(ad)
 	in := addInput{meta: meta, stats: stats, pending: pending, delayed: delayed, signal: signal}
 	ad.begin(in)
-	b := r.fenced().Cmd("HMGET").Arg(schedules).Arg(st.fieldName(protocol.ScheduleDefField, id)).Arg(sField)
-	res := ad.firstReads(b).Cmd("ZCARD").Arg(due).RunAll()
+	b := r.fenced().Cmd(host.HMGET).Arg(schedules).Arg(st.fieldName(protocol.ScheduleDefField, id)).Arg(sField)
+	res := ad.firstReads(b).Cmd(host.ZCARD).Arg(due).RunAll()
 	seen := verdict.FireSeen{Version: fieldAt(res, 0), Fields: pair2At(res, 1)}
 	dueType := intAt(res, 7)
 	// ADD's first reads came with the fence: its verdict goes on from them
@@ -411,7 +411,7 @@ func scheduleFire(c *host.Call) error {
 		if err := c.CheckKeys(host.KeyRead|host.KeyInsert, key); err != nil {
 			return err
 		}
-		holder := fieldAt(c.Read().Cmd("GET").Arg(key).RunAll(), 0)
+		holder := fieldAt(c.Read().Cmd(host.GET).Arg(key).RunAll(), 0)
 		if holder.Err != nil {
 			return holder.Err
 		}

@@ -37,20 +37,20 @@ func stats(c *host.Call) error {
 	if step.Need == verdict.StatsAll {
 		b := r.fenced()
 		for i := range verdict.StatsSets {
-			b.Cmd("ZCARD").Arg(r.keys[4+i])
+			b.Cmd(host.ZCARD).Arg(r.keys[4+i])
 		}
-		b.Cmd("HMGET").Arg(meta)
+		b.Cmd(host.HMGET).Arg(meta)
 		for _, name := range verdict.StatsMetaFields {
 			b.Str(name)
 		}
-		b.Cmd("HMGET").Arg(counters)
+		b.Cmd(host.HMGET).Arg(counters)
 		for _, name := range protocol.StatsCounters {
 			b.Str(name)
 		}
 		if deny < 0 {
-			b.Cmd("ZCARD").Arg(lanes)
+			b.Cmd(host.ZCARD).Arg(lanes)
 			if flowsOK {
-				b.Cmd("ZCARD").Arg(waiting).Cmd("ZCARD").Arg(completed)
+				b.Cmd(host.ZCARD).Arg(waiting).Cmd(host.ZCARD).Arg(completed)
 			}
 		}
 		res := b.RunAll()
