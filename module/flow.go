@@ -411,3 +411,42 @@ func (fa *flowAcct) signals(b *host.Batch, la *laneAcct) {
 		signalPush(b, fa.signal, fa.signalLen)
 	}
 }
+
+// accountWrites adds the accountings' writes after a verb's own (COMPLETE,
+// COMPLETEMANY, CANCEL, FAIL): the parents', then the lanes' (a freed slot
+// can make a capped lane ready again), the outcomes, the signals.
+func accountWrites(b *host.Batch, now int64, stats []byte, fa *flowAcct, la *laneAcct) {
+	fa.writes(b, now, stats, la)
+	la.writes(b)
+	fa.outcomes(b)
+	fa.signals(b, la)
+}
+
+// readDied is the flow accounting of a job that dies (CANCEL, FAIL): its
+// outcome, with text its error, and its parent (policy its onfail) told of
+// a death.
+func (fa *flowAcct) readDied(r *verbCall, id, text, parent []byte, policy verdict.Field, wait int64) (verdict.Reply[struct{}], error) {
+	fa.finish(id, verdict.FinishDied, text, parent, policy, wait)
+	refusal, err := fa.read(r)
+	return verdict.Reply[struct{}]{Made: true, Err: refusal}, err
+}
+
+// readTypes is the flow accounting's last read, the types (flowAcct.types).
+func (fa *flowAcct) readTypes(r *verbCall, stats []byte, ownDead int64) (verdict.Reply[struct{}], error) {
+	refusal, err := fa.types(r, stats, ownDead)
+	return verdict.Reply[struct{}]{Made: true, Err: refusal}, err
+}
+
+// readLanes is the lane accounting of a job that leaves its lane (lane, nil
+// for none: dw waiting and da active jobs more) and of the parents the flow
+// accounting released to a lane. It returns the job's lane's index in la
+// (-1: none).
+func (fa *flowAcct) readLanes(r *verbCall, la *laneAcct, lane []byte, dw, da int64) (int, verdict.Reply[struct{}], error) {
+	at := -1
+	if lane != nil {
+		at = la.add(r.base, lane, dw, da)
+	}
+	fa.lanes(la, r.base)
+	reply, err := la.readReply(r)
+	return at, reply, err
+}

@@ -19,14 +19,16 @@ func pause(c *host.Call) error {
 	// fence and domain read, one batch: GET version, HGET meta paused (which
 	// types meta, the key HSET writes)
 	var s verdict.PauseSeen
-	step := verdict.Pause(&s)
-	if step.Need == verdict.PauseFirst {
-		res := r.fenced().Cmd(host.HGET).Arg(meta).Str(protocol.MetaPaused).RunAll()
-		s.Version, s.Paused = fieldAt(res, 0), fieldAt(res, 1)
-		step = verdict.Pause(&s)
-	}
-	if step.Err != nil || step.Need != verdict.PauseNone {
-		return orInternal(step.Err)
+	step, err := drive(func() verdict.PauseStep { return verdict.Pause(&s) }, func(step verdict.PauseStep) error {
+		switch step.Need {
+		case verdict.PauseFirst:
+			res := r.fenced().Cmd(host.HGET).Arg(meta).Str(protocol.MetaPaused).RunAll()
+			s.Version, s.Paused = fieldAt(res, 0), fieldAt(res, 1)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if !step.Verdict.Change {
 		c.ReplyInt(0)
@@ -61,9 +63,7 @@ func resume(c *host.Call) error {
 	st.reset()
 	s := &st.seen
 	*s = verdict.PauseSeen{}
-	step := verdict.Resume(s)
-	for ran := verdict.PauseNone; step.Need != verdict.PauseNone && step.Need != ran; step = verdict.Resume(s) {
-		ran = step.Need
+	step, err := drive(func() verdict.PauseStep { return verdict.Resume(s) }, func(step verdict.PauseStep) error {
 		switch step.Need {
 		case verdict.PauseFirst:
 			// GET version, HMGET meta paused lanewait (which types meta, the
@@ -83,9 +83,10 @@ func resume(c *host.Call) error {
 			res := c.Read().Cmd(host.ZCARD).Arg(pending).Cmd(host.LLEN).Arg(signal).RunAll()
 			s.Pending, s.Signal = intAt(res, 0), intAt(res, 1)
 		}
-	}
-	if step.Err != nil || step.Need != verdict.PauseNone {
-		return orInternal(step.Err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if !v.Change {

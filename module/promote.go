@@ -22,9 +22,7 @@ func promote(c *host.Call) error {
 	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
 	s := &st.seen
 	// fence and domain reads, driven by the verdict
-	step := verdict.Promote(s)
-	for ran := verdict.PromoteNone; step.Need != verdict.PromoteNone && step.Need != ran; step = verdict.Promote(s) {
-		ran = step.Need
+	step, err := drive(func() verdict.PromoteStep { return verdict.Promote(s) }, func(step verdict.PromoteStep) error {
 		switch step.Need {
 		case verdict.PromoteFirst:
 			// GET version, then the delayed jobs due at or before now
@@ -48,9 +46,10 @@ func promote(c *host.Call) error {
 			}
 			s.Lanes = lanes
 		}
-	}
-	if step.Err != nil || step.Need != verdict.PromoteNone {
-		return orInternal(step.Err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Moves == nil {

@@ -51,7 +51,7 @@
 //   - Reads use the read format and replicate nothing: a read batch takes
 //     only the read commands (ReadCmd), and the format carries RM_Call's
 //     no-writes flag ('W'), so the server refuses a write in a read all the
-//     same. Writes use the write format ("v!E", without 'W') and reach the
+//     same. Writes use the write format (without 'W', with "!") and reach the
 //     AOF and replicas as their effects. Only Writes.Write sends the write format, and only BeginWrites
 //     makes a Writes. call.c and call.go hold the adapter; a test keeps the
 //     formats, RM_Call and the key API out of every other file.
