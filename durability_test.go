@@ -77,8 +77,8 @@ func TestKillNineLosesNoAcknowledgedJob(t *testing.T) {
 			require.Eventually(t, func() bool {
 				mu.Lock()
 				defer mu.Unlock()
-				return len(added) >= 2000 && len(completed) >= 200
-			}, eventually, 5*time.Millisecond)
+				return len(added) >= 500 && len(completed) >= 100
+			}, crashWait, 5*time.Millisecond)
 			require.NoError(t, s.Kill())
 			cancel()
 			wg.Wait()
@@ -130,6 +130,12 @@ func durablePair(t *testing.T, e executorCase, name string, d trafikey.Durabilit
 	require.NoError(t, err)
 	return s, r, q
 }
+
+// crashWait bounds how long a crash test waits for its first acknowledged
+// writes before it kills the server: each durable write waits for the
+// replica (and its AOF), which takes far longer on a loaded machine, and
+// what the tests check does not depend on how many writes come first.
+const crashWait = 2 * time.Minute
 
 // durableProducers adds jobs to q from 4 goroutines until stop, and keeps
 // the ids of the adds that returned without error; stop waits for them and
@@ -292,7 +298,7 @@ func TestPrimaryCrashLosesNoDurableJob(t *testing.T) {
 			t.Parallel()
 			s, r, q := durablePair(t, e, "crash", trafikey.Durability{Replicas: 1, Timeout: 5 * time.Second})
 			count, stop := durableProducers(t.Context(), q)
-			require.Eventually(t, func() bool { return count() >= 2000 }, eventually, 5*time.Millisecond)
+			require.Eventually(t, func() bool { return count() >= 500 }, crashWait, 5*time.Millisecond)
 			require.NoError(t, s.Kill())
 			acked := stop()
 			valkeytest.Do(t, r, "REPLICAOF", "NO", "ONE")

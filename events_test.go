@@ -130,9 +130,7 @@ func TestEventsFromNow(t *testing.T) {
 		got := make(chan trafikey.Event, 1)
 		sub, cancel := context.WithCancel(ctx)
 		defer cancel()
-		ready := make(chan struct{})
 		go func() {
-			close(ready)
 			for ev, err := range q.Events(sub, trafikey.EventsFromNow) {
 				if err == nil {
 					got <- ev
@@ -140,8 +138,9 @@ func TestEventsFromNow(t *testing.T) {
 				return
 			}
 		}()
-		<-ready
-		time.Sleep(200 * time.Millisecond) // the subscriber has read the top
+		// subscribed: the iterator has read the stream's top and blocks in
+		// an XREAD after it
+		require.Eventually(t, func() bool { return blockedIn(t, b, "xread") == 1 }, eventually, time.Millisecond)
 		id, err := q.Add(ctx, []byte("new"))
 		require.NoError(t, err)
 		select {

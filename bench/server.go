@@ -164,13 +164,13 @@ func (b *benchServer) resetStats(ctx context.Context) error {
 	return err
 }
 
-// buildModule builds ./module as a c-shared object into a directory of its
-// own under the temporary directory and returns its path.
+// buildModule builds root's ./module as a c-shared object, or finds it built
+// in the module cache (modbuild.Cached), and returns its path.
 func buildModule(ctx context.Context, root string) (string, error) {
 	if fi, err := os.Stat(filepath.Join(root, "module")); err != nil || !fi.IsDir() {
 		return "", fmt.Errorf("the trafikey module source (%s) does not exist; pass -module or leave trafikey-native out of -systems", filepath.Join(root, "module"))
 	}
-	return modbuild.Build(ctx, root, filepath.Join(os.TempDir(), "trafikey-bench"))
+	return modbuild.Cached(ctx, root)
 }
 
 // Pinning. The server gets CPU 0; this process, its goroutines (producers,

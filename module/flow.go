@@ -450,3 +450,11 @@ func (fa *flowAcct) readLanes(r *verbCall, la *laneAcct, lane []byte, dw, da int
 	reply, err := la.readReply(r)
 	return at, reply, err
 }
+
+// flowVerbState is the retention and flow verbs' scratch between commands.
+type flowVerbState struct {
+	scratch
+	names, keys, uniques [][]byte
+}
+
+var flowVerbs pool[flowVerbState]

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/trafikey/trafikey/internal/protocol"
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
 )
@@ -56,102 +55,6 @@ func lane(c *host.Call) error {
 	c.ReplyArray(len(out))
 	for _, n := range out {
 		c.ReplyInt(n)
-	}
-	return nil
-}
-
-// lanes is EMQ.LANES (internal/lua/lanes.lua, read-only): a page of the lanes with
-// jobs, in byte order, with their counts and settings. Crossings: the
-// command, the ACL check of lanes and laneinfo, one read batch (the fence and
-// the page), the ACL check of the page's lane sets, one read batch.
-func lanes(c *host.Call) error {
-	// shape and layout: numkeys 2 (base version), ARGV after count
-	r, err := prelude(c, protocol.Lanes, exactly(2))
-	if err != nil {
-		return err
-	}
-	after := r.args[0]
-	if len(after) > protocol.MaxLaneName {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Lanes.Name, "after"))
-	}
-	count, ok := grammar.Decimal(r.args[1], 1, protocol.MaxCount)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Lanes.Name, "count"))
-	}
-	st := laneVerbs.get()
-	defer laneVerbs.put(st)
-	st.reset()
-	registry := st.derived(r.base, protocol.SuffixLanes, nil, "")
-	info := st.derived(r.base, protocol.SuffixLaneInfo, nil, "")
-	deny, err := r.firstDenied(host.KeyRead, [][]byte{registry, info})
-	if err != nil {
-		return err
-	}
-	// GET version, ZRANGE lanes (<after> + BYLEX LIMIT 0 <count>
-	b := r.fenced()
-	if deny < 0 {
-		from := []byte("-")
-		if len(after) > 0 {
-			from = st.derived(nil, "(", after, "")
-		}
-		b.Cmd(host.ZRANGE).Arg(registry).Arg(from).Str("+").Str("BYLEX").Str("LIMIT").Str("0").Int(count)
-	}
-	res := b.RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
-		return err
-	}
-	if deny >= 0 {
-		return host.ErrNoPerm
-	}
-	page := listAt(res, 1, &st.scratch, st.names)
-	if page.Err != nil {
-		return page.Err
-	}
-	st.names = page.Val
-	// each lane's set: the caller's ACL (read), then per lane HMGET
-	// laneinfo active:<l> cap:<l> paused:<l> and ZCARD lane:<l>
-	st.keys = st.keys[:0]
-	for _, name := range st.names {
-		st.keys = append(st.keys, st.derived(r.base, protocol.SuffixLane, name, ""))
-	}
-	if len(st.names) > 0 {
-		deny, err := r.firstDenied(host.KeyRead, st.keys)
-		if err != nil {
-			return err
-		}
-		if deny >= 0 {
-			return host.ErrNoPerm
-		}
-		b := c.Read()
-		for i, name := range st.names {
-			b.Cmd(host.HMGET).Arg(info).
-				Arg(st.derived(nil, protocol.FieldLaneActive, name, "")).
-				Arg(st.derived(nil, protocol.FieldLaneCap, name, "")).
-				Arg(st.derived(nil, protocol.FieldLanePaused, name, "")).
-				Cmd(host.ZCARD).Arg(st.keys[i])
-		}
-		res = b.RunAll()
-	}
-	// the reply: [lane, waiting, active, cap, paused] per lane, its reads
-	// taken lane by lane
-	for i := range st.names {
-		in := verdict.Reply[[3]verdict.Field]{Made: true}
-		in.Err = fieldsAt(res, 2*i, in.Val[:])
-		out, err := verdict.LaneInfoReply(in, intAt(res, 2*i+1))
-		if err != nil {
-			return err
-		}
-		if i == 0 {
-			c.ReplyArray(len(st.names))
-		}
-		c.ReplyArray(1 + len(out))
-		c.ReplyBulk(st.names[i])
-		for _, n := range out {
-			c.ReplyInt(n)
-		}
-	}
-	if len(st.names) == 0 {
-		c.ReplyArray(0)
 	}
 	return nil
 }

@@ -10,10 +10,6 @@ import (
 // lane. Crossings as LANECAP's.
 func lanePause(c *host.Call) error { return lanePaused(c, protocol.LanePause, true) }
 
-// laneResume is EMQ.LANERESUME (internal/lua/laneresume.lua): let CLAIM serve a lane
-// again, waking idle workers when it becomes ready. Crossings as LANECAP's.
-func laneResume(c *host.Call) error { return lanePaused(c, protocol.LaneResume, false) }
-
 // lanePaused sets lane's paused flag to paused (LANEPAUSE, LANERESUME):
 // reply 1 when the state changed, 0 when it already was so.
 func lanePaused(c *host.Call, v *protocol.Verb, paused bool) error {

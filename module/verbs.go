@@ -9,8 +9,9 @@ import (
 // docs/PROTOCOL.md: the job core, the lane and rate verbs, the retention and
 // flow verbs, the bus verbs, the job-event verbs, the operations verbs, the
 // rescheduling and cancellation verbs, then the schedule verbs. Each handler
-// lives in the file named like its Lua script (claim.go, claim.lua; the
-// schedule verbs, schedule.*.lua, all in schedule.go).
+// lives in the file named like its Lua script (claim.go, claim.lua;
+// schedule.fire.go, schedule.fire.lua); what several verbs share lives in
+// files named for what it is (verb.go, laneacct.go, flow.go, schedule.go).
 func verbs() []host.Command {
 	return []host.Command{
 		verbCommand(protocol.Install, install, "Stamps the queue's wire version."),

@@ -169,6 +169,9 @@ func Digest(t testing.TB, s *valkeyserver.Server) string {
 	return d
 }
 
+// scanCount is Snapshot's SCAN COUNT.
+const scanCount = "1000000"
+
 // Snapshot returns the keys of s that match pattern, each mapped to its DUMP
 // serialisation preceded by whether it has an expiry ("expiry=yes\n" or
 // "expiry=no\n"), so that adding or removing a TTL counts as a change while
@@ -186,7 +189,12 @@ func Snapshot(t testing.TB, s *valkeyserver.Server, pattern string) map[string]s
 	snap := map[string]string{}
 	cursor := "0"
 	for {
-		v, err := c.Do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+		// A SCAN step visits COUNT slots of the whole keyspace whatever the
+		// pattern: a suite whose scenarios share a server of tens of
+		// thousands of keys paid tens of round trips per snapshot at 1000.
+		// One step reads it all, as KEYS would; a keyspace larger than
+		// scanCount takes more.
+		v, err := c.Do(ctx, "SCAN", cursor, "MATCH", pattern, "COUNT", scanCount)
 		if err != nil {
 			t.Fatalf("snapshot of %s: SCAN: %v", s.Addr(), err)
 		}
@@ -299,9 +307,11 @@ var (
 )
 
 // ModulePath returns the path of the trafikey module to load: $TRAFIKEY_MODULE
-// when set, otherwise ./module built once per test binary with
-// -buildmode=c-shared. A module that cannot be built fails the test: the
-// native executor's tests never pass by not running.
+// when set, otherwise ./module built with -buildmode=c-shared into the
+// user's module cache (modbuild.Cached), which every test binary of a run
+// shares: the first to miss builds it, the others wait and load it. A
+// module that cannot be built fails the test: the native executor's tests
+// never pass by not running.
 func ModulePath(t testing.TB) string {
 	t.Helper()
 	if p := os.Getenv("TRAFIKEY_MODULE"); p != "" {
@@ -323,7 +333,7 @@ func buildModule() {
 		moduleErr = err
 		return
 	}
-	modulePath, moduleErr = modbuild.Build(context.Background(), root, modbuild.Dir(root))
+	modulePath, moduleErr = modbuild.Cached(context.Background(), root)
 }
 
 // RequireVerbs fails the test unless the server behind c answers

@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -36,7 +35,7 @@ func Start(ctx context.Context) (*Server, error) {
 		return nil, err
 	}
 	fmt.Fprintln(os.Stderr, "building the module …")
-	module, err := modbuild.Build(ctx, root, filepath.Join(os.TempDir(), "trafikey-bench"))
+	module, err := modbuild.Cached(ctx, root)
 	if err != nil {
 		return nil, err
 	}

@@ -258,17 +258,6 @@ func DeathText(cfail []byte) []byte {
 	return append(append([]byte("child "), cfail...), " failed"...)
 }
 
-// Outcome is a waited job's outcome: c<result>, d<error> or r.
-func Outcome(kind Finish, text []byte) []byte {
-	switch kind {
-	case FinishCompleted:
-		return append([]byte{'c'}, text...)
-	case FinishDied:
-		return append([]byte{'d'}, text...)
-	}
-	return []byte{'r'}
-}
-
 // PredictField is HINCRBY's prediction on a field (its new value, or the
 // server's refusal).
 func PredictField(f Field, by int64) (int64, error) { return predict(f, by) }

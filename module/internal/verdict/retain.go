@@ -5,8 +5,7 @@ import (
 	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
-// This file holds the verdicts of the retention verbs (RETAIN, TRIM) and
-// CHILDREN, after their fence.
+// RETAIN's verdict, after its fence, and the result bound it sets.
 
 // RetainNames are RETAIN's arguments in ARGV order, as its refusals name
 // them, and RetainFields the meta fields they set.
@@ -29,22 +28,6 @@ func RetainValues(args [][]byte) (out [5]int64, err error) {
 	return out, nil
 }
 
-// TrimBounds is the retention meta fields TRIM reads (HMGET meta keep_done
-// keep_done_max keep_dead keep_dead_max), read as numbers: the dead bound
-// defaults to protocol.DefaultKeepDead when absent.
-type TrimBounds struct {
-	KeepDone, KeepDoneMax, KeepDead, KeepDeadMax int64
-}
-
-// ReadTrimBounds reads meta's retention fields.
-func ReadTrimBounds(f [4]Field) TrimBounds {
-	b := TrimBounds{KeepDone: rowInt(f[0]), KeepDoneMax: rowInt(f[1]), KeepDead: rowInt(f[2]), KeepDeadMax: rowInt(f[3])}
-	if !f[3].Set {
-		b.KeepDeadMax = protocol.DefaultKeepDead
-	}
-	return b
-}
-
 // ResultMax is the queue's bound on a result from meta's result_max: absent
 // or 0 is protocol.DefaultResult, and never more than protocol.MaxResult.
 func ResultMax(f Field) int64 {
@@ -53,21 +36,4 @@ func ResultMax(f Field) int64 {
 		return protocol.DefaultResult
 	}
 	return min(v, protocol.MaxResult)
-}
-
-// ChildrenValues checks CHILDREN's id, after (0 or a job id) and count
-// (1..MaxCount).
-func ChildrenValues(id, after, count []byte) (from, n int64, err error) {
-	if !grammar.ID(id) {
-		return 0, 0, refusal(protocol.ErrBadArg(protocol.Children.Name, "id"))
-	}
-	from, ok := grammar.Decimal(after, 0, protocol.MaxJobID)
-	if !ok {
-		return 0, 0, refusal(protocol.ErrBadArg(protocol.Children.Name, "after"))
-	}
-	n, ok = grammar.Decimal(count, 1, protocol.MaxCount)
-	if !ok {
-		return 0, 0, refusal(protocol.ErrBadArg(protocol.Children.Name, "count"))
-	}
-	return from, n, nil
 }

@@ -1,0 +1,41 @@
+package main
+
+import (
+	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+)
+
+// scheduleDue is EMQ.SCHEDULE.DUE (read-only), the schedule step's first
+// phase: the server's time and the schedules due at it, with their
+// definition and state. Crossings: the command, one read batch (the fence
+// and the due ids), one read batch of their fields when any.
+func scheduleDue(c *host.Call) error {
+	// shape and layout: numkeys 4 (base version schedules scheddue), ARGV
+	// limit
+	r, err := prelude(c, protocol.ScheduleDue, exactly(1))
+	if err != nil {
+		return err
+	}
+	schedules, due := r.keys[2], r.keys[3]
+	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
+	if !ok {
+		return grammar.Refusal(protocol.ErrBadArg(protocol.ScheduleDue.Name, "limit"))
+	}
+	st := scheds.get()
+	defer scheds.put(st)
+	st.reset()
+	res := r.fenced().
+		Cmd(host.ZRANGEBYSCORE).Arg(due).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
+		RunAll()
+	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+		return err
+	}
+	list := listAt(res, 1, &st.scratch, st.ids)
+	if list.Err != nil {
+		return list.Err
+	}
+	st.ids = list.Val
+	return st.replyEntries(&r, schedules, func() { c.ReplyInt(r.now) })
+}
