@@ -122,13 +122,13 @@ func (st *addState) values(in addInput, now int64) error {
 // meta seq keep_done keep_done_max events_max jobfields rowopts, HGET stats
 // added, ZCARD
 // pending, ZCARD delayed, LLEN signal.
-func (st *addState) firstReads(b *host.Batch) *host.Batch {
+func (st *addState) firstReads(b *host.ReadBatch) *host.ReadBatch {
 	in := &st.in
-	return b.Cmd("HMGET").Arg(in.meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).Str(protocol.MetaRowOpts).
-		Cmd("HGET").Arg(in.stats).Str(statAdded).
-		Cmd("ZCARD").Arg(in.pending).
-		Cmd("ZCARD").Arg(in.delayed).
-		Cmd("LLEN").Arg(in.signal)
+	return b.Cmd(host.HMGET).Arg(in.meta).Str(protocol.MetaSeq).Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaEventsMax).Str(protocol.MetaJobFields).Str(protocol.MetaRowOpts).
+		Cmd(host.HGET).Arg(in.stats).Str(statAdded).
+		Cmd(host.ZCARD).Arg(in.pending).
+		Cmd(host.ZCARD).Arg(in.delayed).
+		Cmd(host.LLEN).Arg(in.signal)
 }
 
 // takeFirst takes the replies of firstReads, the i-th reply of res on, and
@@ -152,40 +152,35 @@ func (st *addState) takeFirst(res host.Results, i int, version verdict.Reply[ver
 // rows and unique keys, the lanes. It returns the verdict or the refusal.
 func (st *addState) decide(r *verbCall) (verdict.AddVerdict, error) {
 	s := &st.seen
-	step := verdict.Add(st.jobs, s)
-	for ran := verdict.AddNone; step.Need != verdict.AddNone && step.Need != ran; step = verdict.Add(st.jobs, s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.AddFirst:
-			// GET version, HMGET meta seq …, HGET stats added, ZCARD
-			// pending, ZCARD delayed, LLEN signal: the verdict takes them
-			// in its order
-			res := st.firstReads(r.fenced()).RunAll()
-			st.takeFirst(res, 1, fieldAt(res, 0))
-		case verdict.AddKeys:
-			if err := st.readKeys(r, step.Verdict.First); err != nil {
-				return verdict.AddVerdict{}, err
+	step, err := drive(func() verdict.AddStep { return verdict.Add(st.jobs, s) },
+		func(step verdict.AddStep) error { return st.read(r, step) })
+	return step.Verdict, err
+}
+
+// read performs the read step needs (drive).
+func (st *addState) read(r *verbCall, step verdict.AddStep) error {
+	var err error
+	switch step.Need {
+	case verdict.AddFirst:
+		// GET version, HMGET meta seq …, HGET stats added, ZCARD
+		// pending, ZCARD delayed, LLEN signal: the verdict takes them
+		// in its order
+		res := st.firstReads(r.fenced()).RunAll()
+		st.takeFirst(res, 1, fieldAt(res, 0))
+	case verdict.AddKeys:
+		return st.readKeys(r, step.Verdict.First)
+	case verdict.AddLanes:
+		// each job that waits in its lane now counts in its waiting jobs
+		st.laneOf = grow(st.laneOf, len(st.jobs))
+		for i, j := range st.jobs {
+			st.laneOf[i] = -1
+			if j.Waits() {
+				st.laneOf[i] = st.lanes.add(r.base, j.Lane, 1, 0)
 			}
-		case verdict.AddLanes:
-			// each job that waits in its lane now counts in its waiting jobs
-			st.laneOf = grow(st.laneOf, len(st.jobs))
-			for i, j := range st.jobs {
-				st.laneOf[i] = -1
-				if j.Waits() {
-					st.laneOf[i] = st.lanes.add(r.base, j.Lane, 1, 0)
-				}
-			}
-			lanes, err := st.lanes.readReply(r)
-			if err != nil {
-				return verdict.AddVerdict{}, err
-			}
-			s.Lanes = lanes
 		}
+		st.seen.Lanes, err = st.lanes.readReply(r)
 	}
-	if step.Err != nil || step.Need != verdict.AddNone {
-		return verdict.AddVerdict{}, orInternal(step.Err)
-	}
-	return step.Verdict, nil
+	return err
 }
 
 // checkEvents collects the jobs' added events, when meta events_max is on,
@@ -227,30 +222,11 @@ func (st *addState) arg(r *verbCall, b *host.Batch, i int) *host.Batch {
 // one per set (docs/PROTOCOL.md, ADD).
 func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) (added int) {
 	in := &st.in
-	meta, stats, pending, delayed, signal := in.meta, in.stats, in.pending, in.delayed, in.signal
-	s := &st.seen
-	on := evOn(st.ev)
 	n := int64(len(st.jobs))
+	flag := st.writeMeta(b, v)
 	at := st.decimal(r.now)
-	b.Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(n)
-	// a job storing kind, timeout or headers flags the queue
-	flag := 0
-	if verdict.AddFlagsJobFields(st.jobs, st.jobFields) {
-		b.Cmd("HSET").Arg(meta).Str(protocol.MetaJobFields).Str(protocol.JobFieldsOn)
-		flag = 1
-	}
-	// a job storing lane, parent, deps, keep or wait flags it too, one
-	// storing ev alone (events on) as having ev only; a queue's first rows,
-	// when none does, mark it as having none
-	if ro := verdict.AddRowOpts(st.jobs, v.Keep, on, st.rowOpts); ro != "" {
-		b.Cmd("HSET").Arg(meta).Str(protocol.MetaRowOpts).Str(ro)
-		flag++
-	}
 	toPending, toDelayed, toLanes := 0, 0, 0
 	for i, j := range st.jobs {
-		// HSET row data [state] att [max] [prio] [bo] at [uniq] [lane]
-		// [keep] [parent] [onfail] [deps] [wait] [ev] [kind] [timeout]
-		// [headers]: state, max, prio and bo left out at their defaults
 		state := protocol.StatePending
 		switch {
 		case j.IsParent():
@@ -263,73 +239,130 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 		default:
 			toPending++
 		}
-		maxDefault, prioDefault, boDefault := verdict.AddRowDefaults(in.args, j)
-		b.Cmd("HSET").Arg(st.rows[i]).Str(protocol.FieldData)
-		st.arg(r, b, j.Arg+verdict.AddData)
-		if state != protocol.DefaultState {
-			b.Str(protocol.FieldState).Str(state)
-		}
-		b.Str(protocol.FieldAttempts).Str("0")
-		if !maxDefault {
-			st.arg(r, b.Str(protocol.FieldMax), j.Arg+verdict.AddAttempts)
-		}
-		if !prioDefault {
-			st.arg(r, b.Str(protocol.FieldPriority), j.Arg+verdict.AddPriority)
-		}
-		if !boDefault {
-			b.Str(protocol.FieldBackoff).Arg(st.backoff(in.args, j))
-		}
-		b.Str(protocol.FieldAdded).Arg(at)
+		st.writeRow(r, b, i, state, at, v.Keep)
+	}
+	st.writeSets(r, b, v, toPending, toLanes, toDelayed)
+	if st.parents > 0 {
+		st.writeParents(b)
+	}
+	for i, j := range st.jobs {
 		if len(j.Unique) > 0 {
-			st.arg(r, b.Str(protocol.FieldUnique), j.Arg+verdict.AddUnique)
-		}
-		if j.Lane != nil {
-			st.arg(r, b.Str(protocol.FieldLane), j.Arg+verdict.AddLaneArg(st.cols.Lane))
-		}
-		if v.Keep {
-			b.Str(protocol.FieldKeep).Str("1")
-		}
-		if j.Parent >= 0 {
-			b.Str(protocol.FieldParent).Arg(st.ids[j.Parent])
-		}
-		if j.OnFail != nil {
-			b.Str(protocol.FieldOnFail).Arg(j.OnFail)
-		}
-		if j.IsParent() {
-			b.Str(protocol.FieldDeps).Int(int64(j.Kids))
-		}
-		if j.Wait != nil {
-			b.Str(protocol.FieldWait).Arg(j.Wait)
-		}
-		if on {
-			b.Str(protocol.FieldEvents).Arg(st.ev.Bytes)
-		}
-		if j.Kind != nil {
-			b.Str(protocol.FieldKind).Arg(j.Kind)
-		}
-		if j.Timeout != nil {
-			b.Str(protocol.FieldTimeout).Arg(j.Timeout)
-		}
-		if j.Headers != nil {
-			b.Str(protocol.FieldHeaders).Arg(j.Headers)
-		}
-		if in.sched != nil {
-			b.Str(protocol.FieldSchedule).Arg(in.sched).Str(protocol.FieldScheduledAt).Arg(in.sat[i])
+			b.Cmd("SET").Arg(st.uniques[i]).Arg(st.ids[i]).Str("PX")
+			st.arg(r, b, j.Arg+verdict.AddUniqueTTL)
 		}
 	}
-	// one ZADD pending <score> <id> … and one ZADD delayed <now+delay> <id>
-	// …: the ids are distinct, so each set ends with the members, order and
-	// encoding one ZADD per job gives
+	b.Cmd("HINCRBY").Arg(in.stats).Str(statAdded).Int(n)
+	added = 1 + flag + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique
+	if st.parents > 0 {
+		added += 1 + st.parents
+	}
+	st.lanes.writes(b)
+	if v.Signal || st.lanes.wakes() {
+		signalPush(b, in.signal, st.seen.Signal.Val)
+	}
+	return added
+}
+
+// writeMeta adds HINCRBY meta seq <n> and the queue's flags, and returns
+// how many flags it wrote: a job storing kind, timeout or headers flags the
+// queue; one storing lane, parent, deps, keep or wait flags it too, one
+// storing ev alone (events on) as having ev only; a queue's first rows,
+// when none does, mark it as having none.
+func (st *addState) writeMeta(b *host.Batch, v verdict.AddVerdict) int {
+	meta := st.in.meta
+	b.Cmd("HINCRBY").Arg(meta).Str(protocol.MetaSeq).Int(int64(len(st.jobs)))
+	flag := 0
+	if verdict.AddFlagsJobFields(st.jobs, st.jobFields) {
+		b.Cmd("HSET").Arg(meta).Str(protocol.MetaJobFields).Str(protocol.JobFieldsOn)
+		flag = 1
+	}
+	if ro := verdict.AddRowOpts(st.jobs, v.Keep, evOn(st.ev), st.rowOpts); ro != "" {
+		b.Cmd("HSET").Arg(meta).Str(protocol.MetaRowOpts).Str(ro)
+		flag++
+	}
+	return flag
+}
+
+// writeRow adds job i's row: HSET row data [state] att [max] [prio] [bo] at
+// [uniq] [lane] [keep] [parent] [onfail] [deps] [wait] [ev] [kind]
+// [timeout] [headers]: state, max, prio and bo left out at their defaults.
+func (st *addState) writeRow(r *verbCall, b *host.Batch, i int, state string, at []byte, keep bool) {
+	in, j := &st.in, st.jobs[i]
+	maxDefault, prioDefault, boDefault := verdict.AddRowDefaults(in.args, j)
+	b.Cmd("HSET").Arg(st.rows[i]).Str(protocol.FieldData)
+	st.arg(r, b, j.Arg+verdict.AddData)
+	if state != protocol.DefaultState {
+		b.Str(protocol.FieldState).Str(state)
+	}
+	b.Str(protocol.FieldAttempts).Str("0")
+	if !maxDefault {
+		st.arg(r, b.Str(protocol.FieldMax), j.Arg+verdict.AddAttempts)
+	}
+	if !prioDefault {
+		st.arg(r, b.Str(protocol.FieldPriority), j.Arg+verdict.AddPriority)
+	}
+	if !boDefault {
+		b.Str(protocol.FieldBackoff).Arg(st.backoff(in.args, j))
+	}
+	b.Str(protocol.FieldAdded).Arg(at)
+	if len(j.Unique) > 0 {
+		st.arg(r, b.Str(protocol.FieldUnique), j.Arg+verdict.AddUnique)
+	}
+	if j.Lane != nil {
+		st.arg(r, b.Str(protocol.FieldLane), j.Arg+verdict.AddLaneArg(st.cols.Lane))
+	}
+	if keep {
+		b.Str(protocol.FieldKeep).Str("1")
+	}
+	if j.Parent >= 0 {
+		b.Str(protocol.FieldParent).Arg(st.ids[j.Parent])
+	}
+	st.writeRowOptions(b, i)
+}
+
+// writeRowOptions adds the rest of job i's row: [onfail] [deps] [wait]
+// [ev] [kind] [timeout] [headers], and a fired schedule's fields.
+func (st *addState) writeRowOptions(b *host.Batch, i int) {
+	in, j := &st.in, st.jobs[i]
+	if j.OnFail != nil {
+		b.Str(protocol.FieldOnFail).Arg(j.OnFail)
+	}
+	if j.IsParent() {
+		b.Str(protocol.FieldDeps).Int(int64(j.Kids))
+	}
+	if j.Wait != nil {
+		b.Str(protocol.FieldWait).Arg(j.Wait)
+	}
+	if evOn(st.ev) {
+		b.Str(protocol.FieldEvents).Arg(st.ev.Bytes)
+	}
+	if j.Kind != nil {
+		b.Str(protocol.FieldKind).Arg(j.Kind)
+	}
+	if j.Timeout != nil {
+		b.Str(protocol.FieldTimeout).Arg(j.Timeout)
+	}
+	if j.Headers != nil {
+		b.Str(protocol.FieldHeaders).Arg(j.Headers)
+	}
+	if in.sched != nil {
+		b.Str(protocol.FieldSchedule).Arg(in.sched).Str(protocol.FieldScheduledAt).Arg(in.sat[i])
+	}
+}
+
+// writeSets adds one ZADD pending <score> <id> …, one ZADD lane:<l> <score>
+// <id> … per lane, in the order the lanes were first met, and one ZADD
+// delayed <now+delay> <id> …: the ids are distinct, so each set ends with
+// the members, order and encoding one ZADD per job gives.
+func (st *addState) writeSets(r *verbCall, b *host.Batch, v verdict.AddVerdict, toPending, toLanes, toDelayed int) {
 	if toPending > 0 {
-		b.Cmd("ZADD").Arg(pending)
+		b.Cmd("ZADD").Arg(st.in.pending)
 		for i, j := range st.jobs {
 			if j.Ready() {
 				b.Int(protocol.PendingScore(j.Priority, v.First+int64(i))).Arg(st.ids[i])
 			}
 		}
 	}
-	// one ZADD lane:<l> <score> <id> … per lane, in the order the lanes
-	// were first met
 	if toLanes > 0 {
 		st.byLane = st.byLane[:0]
 		for i, l := range st.laneOf {
@@ -346,50 +379,35 @@ func (st *addState) writeJobs(r *verbCall, b *host.Batch, v verdict.AddVerdict) 
 		}
 	}
 	if toDelayed > 0 {
-		b.Cmd("ZADD").Arg(delayed)
+		b.Cmd("ZADD").Arg(st.in.delayed)
 		for i, j := range st.jobs {
 			if j.Delay > 0 {
 				b.Int(r.now + j.Delay).Arg(st.ids[i])
 			}
 		}
 	}
-	// the parents: one ZADD waiting <id> <id> …, and per parent ZADD
-	// job:<id>:kids <child> <child> …
-	if st.parents > 0 {
-		b.Cmd("ZADD").Arg(st.waiting)
-		for i, j := range st.jobs {
-			if j.IsParent() {
-				b.Arg(st.ids[i]).Arg(st.ids[i])
-			}
-		}
-		for i, j := range st.jobs {
-			if !j.IsParent() {
-				continue
-			}
-			b.Cmd("ZADD").Arg(st.kids[i])
-			for c, k := range st.jobs[i+1:] {
-				if k.Parent == i {
-					b.Arg(st.ids[i+1+c]).Arg(st.ids[i+1+c])
-				}
-			}
+}
+
+// writeParents adds, for the parents, one ZADD waiting <id> <id> …, and per
+// parent ZADD job:<id>:kids <child> <child> ….
+func (st *addState) writeParents(b *host.Batch) {
+	b.Cmd("ZADD").Arg(st.waiting)
+	for i, j := range st.jobs {
+		if j.IsParent() {
+			b.Arg(st.ids[i]).Arg(st.ids[i])
 		}
 	}
 	for i, j := range st.jobs {
-		if len(j.Unique) > 0 {
-			b.Cmd("SET").Arg(st.uniques[i]).Arg(st.ids[i]).Str("PX")
-			st.arg(r, b, j.Arg+verdict.AddUniqueTTL)
+		if !j.IsParent() {
+			continue
+		}
+		b.Cmd("ZADD").Arg(st.kids[i])
+		for c, k := range st.jobs[i+1:] {
+			if k.Parent == i {
+				b.Arg(st.ids[i+1+c]).Arg(st.ids[i+1+c])
+			}
 		}
 	}
-	b.Cmd("HINCRBY").Arg(stats).Str(statAdded).Int(n)
-	added = 1 + flag + len(st.jobs) + min(toPending, 1) + min(toDelayed, 1) + st.lanes.len() + st.unique
-	if st.parents > 0 {
-		added += 1 + st.parents
-	}
-	st.lanes.writes(b)
-	if v.Signal || st.lanes.wakes() {
-		signalPush(b, signal, s.Signal.Val)
-	}
-	return added
 }
 
 // checkWrites checks the replies of writeJobs' HINCRBYs, written from the
@@ -487,12 +505,12 @@ func (st *addState) readKeys(r *verbCall, first int64) error {
 			s.Holders[i] = denied[verdict.Field]()
 			break
 		}
-		b.Cmd("GET").Arg(u)
+		b.Cmd(host.GET).Arg(u)
 		gets++
 	}
 	exists := deny < 0
 	if exists {
-		b.Cmd("EXISTS")
+		b.Cmd(host.EXISTS)
 		for _, row := range st.keys[st.unique:] {
 			b.Arg(row)
 		}
@@ -504,7 +522,7 @@ func (st *addState) readKeys(r *verbCall, first int64) error {
 	waiting := exists && st.parents > 0
 	if waiting {
 		st.waiting = st.derived(r.base, protocol.SuffixWaiting, nil, "")
-		b.Cmd("ZCARD").Arg(st.waiting)
+		b.Cmd(host.ZCARD).Arg(st.waiting)
 	}
 	if gets == 0 && !exists {
 		return nil

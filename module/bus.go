@@ -32,7 +32,7 @@ func busPrelude(c *host.Call, v *protocol.Verb, arity func([][]byte) error) (ver
 // when the stream exists). The top is copied into st, so it outlives the
 // batch.
 func readStream(r *verbCall, stream []byte, st *scratch) verdict.StreamSeen {
-	res := r.fenced().Cmd("EXISTS").Arg(stream).Cmd("XINFO").Str("STREAM").Arg(stream).RunAll()
+	res := r.fenced().Cmd(host.EXISTS).Arg(stream).Cmd(host.XINFO).Str("STREAM").Arg(stream).RunAll()
 	s := verdict.StreamSeen{Version: st.keep(fieldAt(res, 0))}
 	streamAt(res, 1, &s, st)
 	return s

@@ -20,109 +20,114 @@ func cancel(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	stats, dead := r.keys[2], r.keys[6]
-	sets := [...][]byte{r.keys[3], r.keys[4], r.keys[5]}
 	// values: the id
-	id := r.args[0]
-	if !grammar.ID(id) {
+	if !grammar.ID(r.args[0]) {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Cancel.Name, "id"))
 	}
 	st := cancels.get()
 	defer cancels.put(st)
-	st.reset()
-	st.lanes.reset(&st.scratch)
-	st.flow.reset(&st.scratch)
-	st.events.reset()
-	st.lane = -1
-	row := st.derived(r.base, protocol.SuffixJob, id, "")
-	// the row is outside the key-spec: the caller's ACL first (a denial is
-	// the row read's refusal, in its place after the fence)
-	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{row})
-	if err != nil {
+	if err := st.start(&r); err != nil {
 		return err
 	}
 	s := &st.seen
-	*s = verdict.CancelSeen{}
-	var ev verdict.Field
-	step := verdict.Cancel(s)
-	for ran := verdict.CancelNone; step.Need != verdict.CancelNone && step.Need != ran; step = verdict.Cancel(s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.CancelFirst:
-			// GET version, HMGET row att state lane parent onfail wait ev,
-			// ZCARD pending, delayed, active and dead, HGET stats cancelled:
-			// the verdict takes the ones it needs, in its order
-			b := r.fenced()
-			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait).Str(protocol.FieldEvents)
-			}
-			for _, set := range sets {
-				b.Cmd("ZCARD").Arg(set)
-			}
-			res := b.Cmd("ZCARD").Arg(dead).Cmd("HGET").Arg(stats).Str(protocol.StatCancelled).RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			i := 1
-			if deny < 0 {
-				s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
-				s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &ev)
-				for k := range s.Row.Val {
-					s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
-				}
-				ev.Bytes = st.copy(ev.Bytes)
-				i++
-			} else {
-				s.Row = denied[[6]verdict.Field]()
-			}
-			for k := range s.Sets {
-				s.Sets[k] = intAt(res, i+k)
-			}
-			s.Counter = st.keep(fieldAt(res, i+4))
-		case verdict.CancelFlow:
-			// its outcome dcancelled, and its parent told of a death
-			st.flow.finish(id, verdict.FinishDied, cancelledText, step.Parent, step.Policy, step.Verdict.Wait)
-			refusal, err := st.flow.read(&r)
-			if err != nil {
-				return err
-			}
-			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
-		case verdict.CancelLanes:
-			// the job's lane: one waiting or active job less; the parents
-			// released to a lane
-			if step.Lane != nil {
-				st.lane = st.lanes.add(r.base, step.Lane, step.DW, step.DA)
-			}
-			st.flow.lanes(&st.lanes, r.base)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
-		case verdict.CancelFlowTypes:
-			refusal, err := st.flow.types(&r, stats, 0)
-			if err != nil {
-				return err
-			}
-			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
-		}
-	}
-	if step.Err != nil || step.Need != verdict.CancelNone {
-		return orInternal(step.Err)
+	step, err := drive(func() verdict.CancelStep { return verdict.Cancel(s) },
+		func(step verdict.CancelStep) error { return st.read(&r, step) })
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Gone {
 		c.ReplyInt(0)
 		return nil
 	}
-	// the job's cancelled event, its released parents', then the stream
-	st.events.add(ev, protocol.EventCancelled, id, protocol.EventStateField, []byte(v.From))
-	st.flow.publish(&st.events)
-	if err := st.events.check(&r); err != nil {
+	if err := st.write(&r, v); err != nil {
 		return err
 	}
-	// guard, then the writes: ZREM from its set; HSET row state dead err
-	// cancelled cancelled 1; ZADD dead <now>; HINCRBY stats cancelled
-	// (predicted); the parents', the lanes', the outcome, the signal
+	c.ReplyInt(1)
+	return nil
+}
+
+// start readies the state for a call and checks the row, outside the
+// key-spec, against the caller's ACL first (a denial is the row read's
+// refusal, in its place after the fence).
+func (st *cancelState) start(r *verbCall) error {
+	st.reset()
+	st.lanes.reset(&st.scratch)
+	st.flow.reset(&st.scratch)
+	st.events.reset()
+	st.lane = -1
+	st.ev = verdict.Field{}
+	st.seen = verdict.CancelSeen{}
+	st.row = st.derived(r.base, protocol.SuffixJob, r.args[0], "")
+	var err error
+	st.deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{st.row})
+	return err
+}
+
+// read performs the read step needs (drive).
+func (st *cancelState) read(r *verbCall, step verdict.CancelStep) error {
+	s := &st.seen
+	var err error
+	switch step.Need {
+	case verdict.CancelFirst:
+		st.readFirst(r)
+	case verdict.CancelFlow:
+		// its outcome dcancelled, and its parent told of a death
+		s.Flow, err = st.flow.readDied(r, r.args[0], cancelledText, step.Parent, step.Policy, step.Verdict.Wait)
+	case verdict.CancelLanes:
+		// the job's lane: one waiting or active job less; the parents
+		// released to a lane
+		st.lane, s.Lanes, err = st.flow.readLanes(r, &st.lanes, step.Lane, step.DW, step.DA)
+	case verdict.CancelFlowTypes:
+		s.FlowTypes, err = st.flow.readTypes(r, r.keys[2], 0)
+	}
+	return err
+}
+
+// readFirst is the first batch: GET version, HMGET row att state lane
+// parent onfail wait ev, ZCARD pending, delayed, active and dead, HGET stats
+// cancelled: the verdict takes the ones it needs, in its order.
+func (st *cancelState) readFirst(r *verbCall) {
+	s := &st.seen
+	b := r.fenced()
+	if st.deny < 0 {
+		b.Cmd(host.HMGET).Arg(st.row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldLane).
+			Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait).Str(protocol.FieldEvents)
+	}
+	for _, set := range r.keys[3:6] {
+		b.Cmd(host.ZCARD).Arg(set)
+	}
+	res := b.Cmd(host.ZCARD).Arg(r.keys[6]).Cmd(host.HGET).Arg(r.keys[2]).Str(protocol.StatCancelled).RunAll()
+	s.Version = st.keep(fieldAt(res, 0))
+	i := 1
+	if st.deny < 0 {
+		s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
+		s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &st.ev)
+		for k := range s.Row.Val {
+			s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
+		}
+		st.ev.Bytes = st.copy(st.ev.Bytes)
+		i++
+	} else {
+		s.Row = denied[[6]verdict.Field]()
+	}
+	for k := range s.Sets {
+		s.Sets[k] = intAt(res, i+k)
+	}
+	s.Counter = st.keep(fieldAt(res, i+4))
+}
+
+// write is CANCEL's writes: the job's cancelled event, its released
+// parents', then the stream; the guard, then ZREM from its set; HSET row
+// state dead err cancelled cancelled 1; ZADD dead <now>; HINCRBY stats
+// cancelled (predicted); the accountings'.
+func (st *cancelState) write(r *verbCall, v verdict.CancelVerdict) error {
+	c, id, stats := r.c, r.args[0], r.keys[2]
+	st.events.add(st.ev, protocol.EventCancelled, id, protocol.EventStateField, []byte(v.From))
+	st.flow.publish(&st.events)
+	if err := st.events.check(r); err != nil {
+		return err
+	}
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -132,29 +137,46 @@ func cancel(c *host.Call) error {
 	}
 	var set []byte
 	if v.Set >= 0 {
-		set = sets[v.Set]
+		set = r.keys[3+v.Set]
 	} else {
 		set = st.lanes.keys[st.lane] // a pending job's lane
 	}
-	b := w.Write().
-		Cmd("ZREM").Arg(set).Arg(id).
-		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StateDead).Str(protocol.FieldError).Str(protocol.ErrTextCancelled).
-		Str(protocol.FieldCancelled).Str("1").
-		Cmd("ZADD").Arg(dead).Int(r.now).Arg(id).
-		Cmd("HINCRBY").Arg(stats).Str(protocol.StatCancelled).Int(1)
-	st.flow.writes(b, r.now, stats, &st.lanes)
-	st.lanes.writes(b)
-	st.flow.outcomes(b)
-	st.flow.signals(b, &st.lanes)
+	b := w.Write()
+	endWrites(b, jobEnd{from: set, to: r.keys[6], row: st.row, id: id, score: r.now, state: protocol.StateDead, errArg: -1})
+	b.Cmd("HINCRBY").Arg(stats).Str(protocol.StatCancelled).Int(1)
+	accountWrites(b, r.now, stats, &st.flow, &st.lanes)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := predicted(c, res, 3, v.Cancelled); err != nil {
-		return err
+	return predicted(c, res, 3, v.Cancelled)
+}
+
+// jobEnd is a job that leaves its set for the dead or the delayed set
+// (CANCEL, FAIL), as endWrites writes it.
+type jobEnd struct {
+	// from is the set it leaves, to the set it joins with score.
+	from, to []byte
+	score    int64
+	row, id  []byte
+	state    string
+	// errArg is the index of its error text among the command's
+	// arguments, -1 for a cancelled job (err cancelled, cancelled 1).
+	errArg int
+}
+
+// endWrites adds the writes of a job that ends its stay in a set, CANCEL's
+// and FAIL's alike: ZREM <from> <id>; HSET row state <state> err <text>
+// (cancelled 1 for a cancelled job); ZADD <to> <score> <id>.
+func endWrites(b *host.Batch, e jobEnd) {
+	b.Cmd("ZREM").Arg(e.from).Arg(e.id).
+		Cmd("HSET").Arg(e.row).Str(protocol.FieldState).Str(e.state).Str(protocol.FieldError)
+	if e.errArg < 0 {
+		b.Str(protocol.ErrTextCancelled).Str(protocol.FieldCancelled).Str("1")
+	} else {
+		b.Argv(e.errArg)
 	}
-	c.ReplyInt(1)
-	return nil
+	b.Cmd("ZADD").Arg(e.to).Int(e.score).Arg(e.id)
 }
 
 // cancelledText is the error a cancelled job's parent and waiters are told.
@@ -167,7 +189,12 @@ type cancelState struct {
 	lanes laneAcct
 	flow  flowAcct
 	// lane is the job's lane's index in the accounting, when it has one.
-	lane   int
+	lane int
+	// row is the job's row, deny the ACL's verdict on it (-1: allowed).
+	row  []byte
+	deny int
+	// ev is the row's ev; events the call's job events.
+	ev     verdict.Field
 	events jobEvents
 }
 

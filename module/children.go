@@ -33,7 +33,7 @@ func children(c *host.Call) error {
 	}
 	b := r.fenced()
 	if deny < 0 {
-		b.Cmd("ZRANGEBYSCORE").Arg(kids).Arg(st.below(from)).Str("+inf").Str("LIMIT").Str("0").Int(count)
+		b.Cmd(host.ZRANGEBYSCORE).Arg(kids).Arg(st.below(from)).Str("+inf").Str("LIMIT").Str("0").Int(count)
 	}
 	res := b.RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
@@ -61,10 +61,10 @@ func children(c *host.Call) error {
 	n := len(st.names)
 	rb := c.Read()
 	for i, child := range st.names[:n] {
-		rb.Cmd("HGET").Arg(st.keys[i]).Str(protocol.FieldState).
-			Cmd("HGET").Arg(st.keys[i]).Str(protocol.FieldAttempts).
-			Cmd("HGET").Arg(results).Arg(child).
-			Cmd("HGET").Arg(failures).Arg(child)
+		rb.Cmd(host.HGET).Arg(st.keys[i]).Str(protocol.FieldState).
+			Cmd(host.HGET).Arg(st.keys[i]).Str(protocol.FieldAttempts).
+			Cmd(host.HGET).Arg(results).Arg(child).
+			Cmd(host.HGET).Arg(failures).Arg(child)
 	}
 	res = rb.RunAll()
 	for i := range 4 * n {

@@ -25,32 +25,75 @@ func claim(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	meta, pending, active := r.keys[2], r.keys[3], r.keys[4]
-	// values: the lease, the count, then ext
-	lease, ok := grammar.Decimal(r.args[0], 1, protocol.MaxLeaseMS)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "lease"))
-	}
-	count, ok := grammar.Decimal(r.args[1], 1, protocol.MaxCount)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "count"))
-	}
-	ext := false
-	if len(r.args) >= 3 {
-		switch string(r.args[2]) {
-		case "0":
-		case protocol.ClaimExtended:
-			ext = true
-		default:
-			return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "ext"))
-		}
-	}
-	block, ok := verdict.ClaimBlockMS(r.args)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "block"))
+	a, err := claimArgsOf(r.args)
+	if err != nil {
+		return err
 	}
 	st := claims.get()
 	defer claims.put(st)
+	st.start(&r)
+	// fence and domain reads, driven by the verdict: a read is asked for
+	// once, but the lanes' (the verdict bounds those)
+	s := &st.seen
+	step, err := driveAgain(func() verdict.ClaimStep { return verdict.Claim(a.count, s) },
+		func(step verdict.ClaimStep) error { return st.read(&r, a, step) }, verdict.ClaimHeads)
+	if err != nil {
+		return err
+	}
+	v := step.Verdict
+	if v.Empty {
+		// nothing to return and nothing written: with a block time, and
+		// where the client may block, wait on pending for a verb that
+		// makes a job claimable (SignalReady), then run again
+		// (a rerun is a blocked client's: it stays blocked)
+		if a.block > 0 && (c.Rerun() || verdict.ClaimBlocks(0, a.block, verdict.BlockPlace(c.Place()))) {
+			c.BlockOnKey(r.keys[3], a.block)
+			return nil
+		}
+		c.ReplyArray(0)
+		return nil
+	}
+	if err := st.reply(c, a.ext, v); err != nil {
+		return err
+	}
+	return st.write(&r, a.lease, v)
+}
+
+// claimArgs are CLAIM's values.
+type claimArgs struct {
+	lease, count int64
+	ext          bool
+	block        int64
+}
+
+// claimArgsOf checks CLAIM's values: the lease, the count, then ext and the
+// block time.
+func claimArgsOf(args [][]byte) (claimArgs, error) {
+	var a claimArgs
+	var ok bool
+	if a.lease, ok = grammar.Decimal(args[0], 1, protocol.MaxLeaseMS); !ok {
+		return a, grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "lease"))
+	}
+	if a.count, ok = grammar.Decimal(args[1], 1, protocol.MaxCount); !ok {
+		return a, grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "count"))
+	}
+	if len(args) >= 3 {
+		switch string(args[2]) {
+		case "0":
+		case protocol.ClaimExtended:
+			a.ext = true
+		default:
+			return a, grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "ext"))
+		}
+	}
+	if a.block, ok = verdict.ClaimBlockMS(args); !ok {
+		return a, grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "block"))
+	}
+	return a, nil
+}
+
+// start readies the state for a call.
+func (st *claimState) start(r *verbCall) {
 	st.reset()
 	st.more, st.ev = 0, false
 	s := &st.seen
@@ -61,115 +104,109 @@ func claim(c *host.Call) error {
 		Exact: s.Exact[:0], Dups: s.Dups[:0],
 	}
 	st.laneKeys = st.laneKeys[:0]
-	turns := st.derived(r.base, protocol.SuffixTurns, nil, "")
-	// fence and domain reads, driven by the verdict
-	var rows host.Results // the rows' batch: the reply's payloads are read from it
-	step := verdict.Claim(count, s)
-	// a read is asked for once, but the lanes' (the verdict bounds those)
-	for ran := verdict.ClaimNone; step.Need != verdict.ClaimNone && (step.Need != ran || ran == verdict.ClaimHeads); step = verdict.Claim(count, s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.ClaimFirst:
-			// the caller's ACL on turns, then GET version, HMGET meta
-			// paused rate_max rate_window turn pturn lanewait, ZRANGE pending
-			// 0 count-1, ZCARD active, ZCARD turns: the verdict takes them in
-			// this order. A claim of one job leaves turns to ClaimTurnsSize,
-			// whose ACL check and read join the row's.
-			later := count <= speculate
-			deny := -1
-			if !later {
-				if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{turns}); err != nil {
-					return err
-				}
-			}
-			b := r.fenced().Cmd("HMGET").Arg(meta)
-			for _, f := range verdict.ClaimMetaFields {
-				b.Str(f)
-			}
-			b.Cmd("ZRANGE").Arg(pending).Str("0").Int(count - 1).
-				Cmd("ZCARD").Arg(active)
-			if !later && deny < 0 {
-				b.Cmd("ZCARD").Arg(turns)
-			}
-			res := b.RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			s.Meta = verdict.Reply[[len(verdict.ClaimMetaFields)]verdict.Field]{Made: true}
-			s.Meta.Err = fieldsAt(res, 1, s.Meta.Val[:])
-			for i := range s.Meta.Val {
-				s.Meta.Val[i].Bytes = st.copy(s.Meta.Val[i].Bytes)
-			}
-			// the row fields after att data ev: with ext max, and kind
-			// timeout headers once the queue has a job storing them
-			st.more = verdict.ClaimRowFields(ext, s.Meta.Val[verdict.ClaimMetaJobFields])
-			// ev, unless meta rowopts says no row of the queue has one
-			st.ev = !verdict.RowFlagOff(s.Meta.Val[verdict.ClaimMetaRowOpts])
-			s.Active = intAt(res, 3)
-			s.Pending.Made = true
-			s.Pending.Err = st.members(res)
-			switch {
-			case later:
-			case deny < 0:
-				s.Turns = intAt(res, 4)
-			default:
-				s.Turns = denied[int64]()
-			}
-		case verdict.ClaimTurnsSize:
-			// the caller's ACL on turns and on the rows of pending's head,
-			// then ZCARD turns and HMGET row att data of each: the rows are
-			// the claim's when turns is empty
-			s.Members = append(s.Members[:0], s.Pending.Val...)
-			rows, err = st.readRows(&r, false, turns)
-			if err != nil {
-				return err
-			}
-		case verdict.ClaimRate:
-			// the caller's ACL on rate, then GET rate, PTTL rate
-			key := st.derived(r.base, protocol.SuffixRate, nil, "")
-			deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{key})
-			if err != nil {
-				return err
-			}
-			if deny >= 0 {
-				s.RateUsed = denied[verdict.Field]()
-				break
-			}
-			res := c.Read().Cmd("GET").Arg(key).Cmd("PTTL").Arg(key).RunAll()
-			s.RateUsed, s.RateTTL = st.keep(fieldAt(res, 0)), intAt(res, 1)
-		case verdict.ClaimTurns:
-			if err := st.readTurns(&r, turns, step.Verdict.Count); err != nil {
-				return err
-			}
-		case verdict.ClaimHeads:
-			st.readHeads(&r)
-		case verdict.ClaimRows:
-			// the rows are outside the key-spec: the caller's ACL first, then
-			// HMGET row att data for each member that is an id, up to the
-			// first row denied
-			rows, err = st.readRows(&r, step.Verdict.Lanes, nil)
-			if err != nil {
-				return err
-			}
+	st.turns = st.derived(r.base, protocol.SuffixTurns, nil, "")
+	st.rowsRead = host.Results{}
+}
+
+// read performs the read step needs (drive).
+func (st *claimState) read(r *verbCall, a claimArgs, step verdict.ClaimStep) error {
+	s := &st.seen
+	var err error
+	switch step.Need {
+	case verdict.ClaimFirst:
+		return st.readFirst(r, a)
+	case verdict.ClaimTurnsSize:
+		// the caller's ACL on turns and on the rows of pending's head,
+		// then ZCARD turns and HMGET row att data of each: the rows are
+		// the claim's when turns is empty
+		s.Members = append(s.Members[:0], s.Pending.Val...)
+		st.rowsRead, err = st.readRows(r, false, st.turns)
+	case verdict.ClaimRate:
+		return st.readRate(r)
+	case verdict.ClaimTurns:
+		return st.readTurns(r, st.turns, step.Verdict.Count)
+	case verdict.ClaimHeads:
+		st.readHeads(r)
+	case verdict.ClaimRows:
+		// the rows are outside the key-spec: the caller's ACL first, then
+		// HMGET row att data for each member that is an id, up to the
+		// first row denied
+		st.rowsRead, err = st.readRows(r, step.Verdict.Lanes, nil)
+	}
+	return err
+}
+
+// readFirst is the first batch: the caller's ACL on turns, then GET
+// version, HMGET meta paused rate_max rate_window turn pturn lanewait,
+// ZRANGE pending 0 count-1, ZCARD active, ZCARD turns: the verdict takes
+// them in this order. A claim of one job leaves turns to ClaimTurnsSize,
+// whose ACL check and read join the row's.
+func (st *claimState) readFirst(r *verbCall, a claimArgs) error {
+	s := &st.seen
+	later := a.count <= speculate
+	deny := -1
+	if !later {
+		var err error
+		if deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{st.turns}); err != nil {
+			return err
 		}
 	}
-	if step.Err != nil || step.Need != verdict.ClaimNone {
-		return orInternal(step.Err)
+	b := r.fenced().Cmd(host.HMGET).Arg(r.keys[2])
+	for _, f := range verdict.ClaimMetaFields {
+		b.Str(f)
 	}
-	v := step.Verdict
-	if v.Empty {
-		// nothing to return and nothing written: with a block time, and
-		// where the client may block, wait on pending for a verb that
-		// makes a job claimable (SignalReady), then run again
-		// (a rerun is a blocked client's: it stays blocked)
-		if block > 0 && (c.Rerun() || verdict.ClaimBlocks(0, block, verdict.BlockPlace(c.Place()))) {
-			c.BlockOnKey(pending, block)
-			return nil
-		}
-		c.ReplyArray(0)
+	b.Cmd(host.ZRANGE).Arg(r.keys[3]).Str("0").Int(a.count - 1).
+		Cmd(host.ZCARD).Arg(r.keys[4])
+	if !later && deny < 0 {
+		b.Cmd(host.ZCARD).Arg(st.turns)
+	}
+	res := b.RunAll()
+	s.Version = st.keep(fieldAt(res, 0))
+	s.Meta = verdict.Reply[[len(verdict.ClaimMetaFields)]verdict.Field]{Made: true}
+	s.Meta.Err = fieldsAt(res, 1, s.Meta.Val[:])
+	for i := range s.Meta.Val {
+		s.Meta.Val[i].Bytes = st.copy(s.Meta.Val[i].Bytes)
+	}
+	// the row fields after att data ev: with ext max, and kind
+	// timeout headers once the queue has a job storing them
+	st.more = verdict.ClaimRowFields(a.ext, s.Meta.Val[verdict.ClaimMetaJobFields])
+	// ev, unless meta rowopts says no row of the queue has one
+	st.ev = !verdict.RowFlagOff(s.Meta.Val[verdict.ClaimMetaRowOpts])
+	s.Active = intAt(res, 3)
+	s.Pending.Made = true
+	s.Pending.Err = st.members(res)
+	switch {
+	case later:
+	case deny < 0:
+		s.Turns = intAt(res, 4)
+	default:
+		s.Turns = denied[int64]()
+	}
+	return nil
+}
+
+// readRate is the caller's ACL on rate, then GET rate, PTTL rate.
+func (st *claimState) readRate(r *verbCall) error {
+	s := &st.seen
+	key := st.derived(r.base, protocol.SuffixRate, nil, "")
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{key})
+	if err != nil {
+		return err
+	}
+	if deny >= 0 {
+		s.RateUsed = denied[verdict.Field]()
 		return nil
 	}
-	// the reply, [id, data, attempt] per job, is written now, while the
-	// rows' replies are readable: the write batch reuses their memory. A
-	// refusal below replaces it.
+	res := r.c.Read().Cmd(host.GET).Arg(key).Cmd(host.PTTL).Arg(key).RunAll()
+	s.RateUsed, s.RateTTL = st.keep(fieldAt(res, 0)), intAt(res, 1)
+	return nil
+}
+
+// reply writes the reply, [id, data, attempt] per job, now, while the rows'
+// replies are readable: the write batch reuses their memory. A refusal
+// after it replaces it. It gathers the jobs' claimed events.
+func (st *claimState) reply(c *host.Call, ext bool, v verdict.ClaimVerdict) error {
+	s := &st.seen
 	c.ReplyArray(len(v.Jobs))
 	st.events.reset()
 	for _, j := range v.Jobs {
@@ -179,7 +216,7 @@ func claim(c *host.Call) error {
 			c.ReplyArray(3)
 		}
 		c.ReplyBulk(s.Members[j.Member])
-		data, err := rows.At(st.rowAt[j.Member])
+		data, err := st.rowsRead.At(st.rowAt[j.Member])
 		if err != nil {
 			return err
 		}
@@ -195,74 +232,58 @@ func claim(c *host.Call) error {
 		}
 		// the job's claimed event, when its row holds ev (read unless meta
 		// rowopts is 0)
-		if !st.ev {
-			continue
-		}
-		if ev, set, err := data.Index(2).OptBytes(); err == nil && set {
-			if f := (verdict.Field{Bytes: ev, Set: true}); evOn(f) {
-				var att [20]byte
-				st.events.add(f, protocol.EventClaimed, s.Members[j.Member], protocol.EventAttField, strconv.AppendInt(att[:0], j.Attempt, 10))
-			}
+		if st.ev {
+			st.claimedEvent(data, j)
 		}
 	}
-	if err := st.events.check(&r); err != nil {
+	return nil
+}
+
+// claimedEvent adds job j's claimed event when its row, data, holds ev.
+func (st *claimState) claimedEvent(data host.Value, j verdict.ClaimJob) {
+	if ev, set, err := data.Index(2).OptBytes(); err == nil && set {
+		if f := (verdict.Field{Bytes: ev, Set: true}); evOn(f) {
+			var att [20]byte
+			st.events.add(f, protocol.EventClaimed, st.seen.Members[j.Member], protocol.EventAttField, strconv.AppendInt(att[:0], j.Attempt, 10))
+		}
+	}
+}
+
+// write is CLAIM's writes: the guard, then ZPOPMIN of each set taken from
+// (pending <found>, or with lanes pending and each lane served that keeps
+// jobs, then one DEL of the lanes drained); per job HSET row state active
+// att <att+1> (the attempt predicted, as HINCRBY row att 1 would store it:
+// both fields are updated where they stand, so the row keeps its field
+// order); one ZADD active <deadline> <id> … for all the jobs (the absolute
+// deadline, as a value); with lanes the lanes' writes and meta's turns; the
+// rate window's count.
+func (st *claimState) write(r *verbCall, lease int64, v verdict.ClaimVerdict) error {
+	c, s := r.c, &st.seen
+	if err := st.events.check(r); err != nil {
 		return err
 	}
-	// guard, then the writes: ZPOPMIN of each set taken from (pending
-	// <found>, or with lanes pending and each lane served that keeps jobs,
-	// then one DEL of the lanes drained); per job HSET
-	// row state active att <att+1> (the attempt predicted, as HINCRBY row
-	// att 1 would store it: both fields are updated where they stand, so
-	// the row keeps its field order); one ZADD
-	// active <deadline> <id> … for all the jobs (the absolute deadline, as a
-	// value); with lanes the lanes' writes and meta's turns; the rate
-	// window's count
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
 	}
-	deadline := r.now + lease
 	// the jobs' events first, in the same batch
 	b := w.Write()
 	p := st.events.prepend(b)
-	pops := 0
-	if v.PendingTaken > 0 {
-		b.Cmd("ZPOPMIN").Arg(pending).Int(v.PendingTaken)
-		pops++
-	}
-	lanes := s.Ready.Val
-	drained := 0
-	for i := range lanes {
-		switch {
-		case lanes[i].Drained:
-			drained++
-		case lanes[i].Taken > 0:
-			b.Cmd("ZPOPMIN").Arg(st.laneKeys[i]).Int(lanes[i].Taken)
-			pops++
-		}
-	}
-	if drained > 0 {
-		// the lanes whose every job is taken, in one DEL
-		b.Cmd("DEL")
-		for i := range lanes {
-			if lanes[i].Drained {
-				b.Arg(st.laneKeys[i])
-			}
-		}
-	}
+	drained := st.writePops(b, r.keys[3], v)
 	for _, j := range v.Jobs {
 		b.Cmd("HSET").Arg(st.rows[j.Member]).
 			Str(protocol.FieldState).Str(protocol.StateActive).
 			Str(protocol.FieldAttempts).Int(j.Attempt)
 	}
 	if len(v.Jobs) > 0 {
-		b.Cmd("ZADD").Arg(active)
+		deadline := r.now + lease
+		b.Cmd("ZADD").Arg(r.keys[4])
 		for _, j := range v.Jobs {
 			b.Int(deadline).Arg(s.Members[j.Member])
 		}
 	}
 	if v.Lanes {
-		st.laneWrites(b, &r, turns, meta, v)
+		st.laneWrites(b, r, st.turns, r.keys[2], v)
 	}
 	if v.Rate && len(v.Jobs) > 0 {
 		key := st.derived(r.base, protocol.SuffixRate, nil, "")
@@ -277,13 +298,49 @@ func claim(c *host.Call) error {
 	if err != nil {
 		return failed(c, p, res, err)
 	}
-	// each pop must have taken the members read, in order, after the XADDs
+	return st.checkPops(c, res, p, v, drained)
+}
+
+// writePops adds the pops: ZPOPMIN pending <found>, ZPOPMIN of each lane
+// served that keeps jobs, then one DEL of the lanes drained, whose number
+// it returns.
+func (st *claimState) writePops(b *host.Batch, pending []byte, v verdict.ClaimVerdict) int {
+	if v.PendingTaken > 0 {
+		b.Cmd("ZPOPMIN").Arg(pending).Int(v.PendingTaken)
+	}
+	lanes := st.seen.Ready.Val
+	drained := 0
+	for i := range lanes {
+		switch {
+		case lanes[i].Drained:
+			drained++
+		case lanes[i].Taken > 0:
+			b.Cmd("ZPOPMIN").Arg(st.laneKeys[i]).Int(lanes[i].Taken)
+		}
+	}
+	if drained > 0 {
+		// the lanes whose every job is taken, in one DEL
+		b.Cmd("DEL")
+		for i := range lanes {
+			if lanes[i].Drained {
+				b.Arg(st.laneKeys[i])
+			}
+		}
+	}
+	return drained
+}
+
+// checkPops checks that each pop, from the p-th reply of res on (after the
+// XADDs), took the members read, in order, and the DEL every lane drained.
+func (st *claimState) checkPops(c *host.Call, res host.Results, p int, v verdict.ClaimVerdict, drained int) error {
+	s := &st.seen
 	if v.PendingTaken > 0 {
 		if !st.popped(res, p, s.Pending.Val[:v.PendingTaken]) {
 			return popMismatch(c)
 		}
 		p++
 	}
+	lanes := s.Ready.Val
 	for i := range lanes {
 		if lanes[i].Taken > 0 && !lanes[i].Drained {
 			if !st.popped(res, p, lanes[i].Heads.Val[:lanes[i].Taken]) {
@@ -501,6 +558,10 @@ type claimState struct {
 	// holds the indexes of the lanes of turns in byte order of their names.
 	infoLen int64
 	byName  []int32
+	// turns is the key turns; rowsRead the rows' batch, whose replies the
+	// reply's payloads are read from.
+	turns    []byte
+	rowsRead host.Results
 }
 
 var claims pool[claimState]
@@ -554,9 +615,9 @@ func (st *claimState) readTurns(r *verbCall, turns []byte, count int64) error {
 		return err
 	}
 	s.LaneDenied = deny >= 0
-	b := r.c.Read().Cmd("ZRANGE").Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES")
+	b := r.c.Read().Cmd(host.ZRANGE).Arg(turns).Str("0").Int(count - 1).Str("WITHSCORES")
 	if !s.LaneDenied {
-		b.Cmd("HLEN").Arg(info)
+		b.Cmd(host.HLEN).Arg(info)
 	}
 	res := b.RunAll()
 	st.infoLen = -1
@@ -648,9 +709,9 @@ func (st *claimState) readHeads(r *verbCall) {
 	}
 	whole := info && wholeInfo(st.infoLen, len(lanes), per)
 	if whole {
-		b.Cmd("HGETALL").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
+		b.Cmd(host.HGETALL).Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
 	} else if info {
-		b.Cmd("HMGET").Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
+		b.Cmd(host.HMGET).Arg(st.derived(r.base, protocol.SuffixLaneInfo, nil, ""))
 		for i := range lanes {
 			b.Arg(st.field(protocol.FieldLaneActive, lanes[i].Name))
 			if per == 3 {
@@ -662,10 +723,10 @@ func (st *claimState) readHeads(r *verbCall) {
 	for i := range lanes {
 		l := &lanes[i]
 		if l.Ask > 0 {
-			b.Cmd("ZRANGE").Arg(st.laneKeys[i]).Str("0").Int(l.Ask - 1)
+			b.Cmd(host.ZRANGE).Arg(st.laneKeys[i]).Str("0").Int(l.Ask - 1)
 		}
 		if l.Card {
-			b.Cmd("ZCARD").Arg(st.laneKeys[i])
+			b.Cmd(host.ZCARD).Arg(st.laneKeys[i])
 		}
 	}
 	res := b.RunAll()
@@ -834,7 +895,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 			s.Turns, s.Rows = denied[int64](), s.Rows[:0]
 			return host.Results{}, nil
 		}
-		b.Cmd("ZCARD").Arg(turns)
+		b.Cmd(host.ZCARD).Arg(turns)
 		k, deny = 1, deny-1
 		if deny < 0 {
 			deny = -2 // no row denied
@@ -850,7 +911,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 			break
 		}
 		st.rowAt[i] = k
-		b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData)
+		b.Cmd(host.HMGET).Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldData)
 		if st.ev {
 			b.Str(protocol.FieldEvents)
 		}
@@ -860,7 +921,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		k++
 	}
 	if lanes {
-		b.Cmd("ZCARD").Arg(st.derived(r.base, protocol.SuffixLanes, nil, ""))
+		b.Cmd(host.ZCARD).Arg(st.derived(r.base, protocol.SuffixLanes, nil, ""))
 	}
 	if k == 0 && !lanes {
 		return host.Results{}, nil

@@ -18,7 +18,6 @@ func complete(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	stats, active := r.keys[2], r.keys[3]
 	// values: the id, the result; the token is any bytes
 	id, token, result := r.args[0], r.args[1], r.args[2]
 	if !grammar.ID(id) {
@@ -29,214 +28,295 @@ func complete(c *host.Call) error {
 	}
 	st := completes.get()
 	defer completes.put(st)
-	st.reset()
-	st.lanes.reset(&st.scratch)
-	st.flow.reset(&st.scratch)
-	st.completed, st.parent = nil, false
-	st.events.reset()
-	st.ev = verdict.Field{}
-	row := st.derived(r.base, protocol.SuffixJob, id, "")
-	logs := st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
-	// the row and its logs are outside the key-spec: the caller's ACL first,
-	// the row read then deleted, the logs deleted; a parent's flow keys
-	// (deleted) once its deps are read
-	s := &st.seen
-	*s = verdict.CompleteSeen{}
-	st.rows[0], st.logs[0] = row, logs
-	nrows, err := completedRowsACL(&r, &st.keys, st.rows[:], st.logs[:], func(int) { s.Logs = host.ErrNoPerm })
-	if err != nil {
+	if err := st.start(&r); err != nil {
 		return err
 	}
-	rowOK := nrows == 1
-	if !rowOK {
-		s.Row = denied[[6]verdict.Field]()
-	}
 	// fence and domain reads, driven by the verdict
-	step := verdict.Complete(id, token, result, s)
-	for ran := verdict.CompleteNone; step.Need != verdict.CompleteNone && step.Need != ran; step = verdict.Complete(id, token, result, s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.CompleteFirst:
-			// GET version, HMGET row att uniq, ZSCORE active id, HGET stats
-			// completed (the verdict takes them in this order), HGET meta
-			// rowopts; then, when the row has att, HGET row ev while
-			// rowopts is 2, HMGET row lane parent keep wait ev deps unless
-			// it is 0 or 2
-			meta, err := rowOptsMeta(&r, &st.scratch)
-			if err != nil {
-				return err
-			}
-			b := r.fenced()
-			if rowOK {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique)
-			}
-			b.Cmd("ZSCORE").Arg(active).Arg(id).
-				Cmd("HGET").Arg(stats).Str(statCompleted)
-			if meta != nil {
-				b.Cmd("HGET").Arg(meta).Str(protocol.MetaRowOpts)
-			}
-			res := b.RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			i := 1
-			if rowOK {
-				i++
-			}
-			// copied before the next read, which reuses res's memory
-			s.Score, s.Completed = st.keep(fieldAt(res, i)), st.keep(fieldAt(res, i+1))
-			if rowOK {
-				s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
-				var f [8]verdict.Field // the verdict's six, then ev and deps
-				s.Row.Err = fieldsAt(res, 1, f[:2])
-				for k := range 2 {
-					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
-				}
-				// HGET meta rowopts follows HGET stats completed
-				if s.Row.Err == nil && f[0].Set {
-					switch rowOptsMode(meta, res, i+2) {
-					case rowOptsEv:
-						ev := fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldEvents).RunAll(), 0)
-						s.Row.Err, f[6] = ev.Err, ev.Val
-					case rowOptsAll:
-						s.Row.Err = fieldsAt(c.Read().Cmd("HMGET").Arg(row).Str(protocol.FieldLane).Str(protocol.FieldParent).
-							Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).RunAll(), 0, f[2:])
-					}
-				}
-				st.ev = verdict.Field{Bytes: st.copy(f[6].Bytes), Set: f[6].Set}
-				for k := 2; k < len(s.Row.Val); k++ {
-					s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
-				}
-				// a parent (deps set): its flow keys are deleted with it
-				if st.parent = s.Row.Err == nil && f[7].Set; st.parent {
-					st.flowKeys = [3][]byte{st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixKids),
-						st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixResults),
-						st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixFailures)}
-					if err := deletedFlowACL(&r, st.flowKeys[:], func() { s.Logs = host.ErrNoPerm }); err != nil {
-						return err
-					}
-				}
-			}
-		case verdict.CompleteCancelled:
-			// not active: was it cancelled? (the row is read as a hash already)
-			s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
-		case verdict.CompleteHolder:
-			// the unique key is derived from the row: its ACL, then GET
-			st.unique = st.derived(r.base, protocol.SuffixUnique, s.Row.Val[1].Bytes, "")
-			deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, [][]byte{st.unique})
-			if err != nil {
-				return err
-			}
-			if deny >= 0 {
-				s.Holder = denied[verdict.Field]()
-			} else {
-				s.Holder = st.keep(fieldAt(c.Read().Cmd("GET").Arg(st.unique).RunAll(), 0))
-			}
-		case verdict.CompleteResultMax:
-			s.ResultMax, err = readResultMax(&r, &st.scratch)
-			if err != nil {
-				return err
-			}
-		case verdict.CompleteFlow:
-			// a retained job: the caller's ACL on completed; then its
-			// outcome and its parent
-			refusal, err := st.retainedACL(&r, step.Verdict.Keep, &st.completed)
-			if err == nil && refusal == nil {
-				st.flow.finish(id, verdict.FinishCompleted, result, step.Parent, verdict.Field{}, step.Verdict.Wait)
-				refusal, err = st.flow.read(&r)
-			}
-			if err != nil {
-				return err
-			}
-			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
-		case verdict.CompleteLanes:
-			// the job's lane: one active job less; the parents released to
-			// a lane: one waiting job more
-			if step.Lane != nil {
-				st.lanes.add(r.base, step.Lane, 0, -1)
-			}
-			st.flow.lanes(&st.lanes, r.base)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
-		case verdict.CompleteFlowTypes:
-			// ZCARD completed (a retained job), then the flows' types
-			var refusal error
-			if step.Verdict.Keep {
-				refusal = intAt(c.Read().Cmd("ZCARD").Arg(st.completed).RunAll(), 0).Err
-			}
-			if refusal == nil {
-				if refusal, err = st.flow.types(&r, stats, 0); err != nil {
-					return err
-				}
-			}
-			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
-		}
-	}
-	if step.Err != nil || step.Need != verdict.CompleteNone {
-		return orInternal(step.Err)
+	s := &st.seen
+	step, err := drive(func() verdict.CompleteStep { return verdict.Complete(id, token, result, s) },
+		func(step verdict.CompleteStep) error { return st.read(&r, step) })
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Gone {
 		c.ReplyInt(0)
 		return nil
 	}
-	// the job's event and its released parent's, then the stream
-	st.events.add(st.ev, protocol.EventCompleted, id, "", nil)
-	st.flow.publish(&st.events)
-	if err := st.events.check(&r); err != nil {
+	if err := st.write(&r, v); err != nil {
 		return err
 	}
-	// guard, then the writes: ZREM active; one DEL of the row, its logs and
-	// the unique key when it holds this job (the Lua's two DELs); HINCRBY
-	// stats completed (predicted)
-	w, err := c.BeginWrites()
+	c.ReplyInt(1)
+	return nil
+}
+
+// start readies the state for a call and checks the row and its logs,
+// outside the key-spec, against the caller's ACL first: the row read then
+// deleted, the logs deleted; a parent's flow keys (deleted) once its deps
+// are read.
+func (st *completeState) start(r *verbCall) error {
+	st.reset()
+	st.lanes.reset(&st.scratch)
+	st.flow.reset(&st.scratch)
+	st.completed, st.parent = nil, false
+	st.events.reset()
+	st.ev = verdict.Field{}
+	id := r.args[0]
+	st.row = st.derived(r.base, protocol.SuffixJob, id, "")
+	st.logs[0] = st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
+	s := &st.seen
+	*s = verdict.CompleteSeen{}
+	st.rows[0] = st.row
+	nrows, err := completedRowsACL(r, &st.keys, st.rows[:], st.logs[:], func(int) { s.Logs = host.ErrNoPerm })
+	if err != nil {
+		return err
+	}
+	if st.rowOK = nrows == 1; !st.rowOK {
+		s.Row = denied[[6]verdict.Field]()
+	}
+	return nil
+}
+
+// read performs the read step needs (drive).
+func (st *completeState) read(r *verbCall, step verdict.CompleteStep) error {
+	s := &st.seen
+	var err error
+	switch step.Need {
+	case verdict.CompleteFirst:
+		return st.readFirst(r)
+	case verdict.CompleteCancelled:
+		// not active: was it cancelled? (the row is read as a hash already)
+		s.Cancelled = fieldAt(r.c.Read().Cmd(host.HGET).Arg(st.row).Str(protocol.FieldCancelled).RunAll(), 0)
+	case verdict.CompleteHolder:
+		return st.readHolder(r)
+	case verdict.CompleteResultMax:
+		s.ResultMax, err = readResultMax(r, &st.scratch)
+	case verdict.CompleteFlow:
+		// a retained job: the caller's ACL on completed; then its
+		// outcome and its parent
+		refusal, err := st.retainedACL(r, step.Verdict.Keep, &st.completed)
+		if err == nil && refusal == nil {
+			st.flow.finish(r.args[0], verdict.FinishCompleted, r.args[2], step.Parent, verdict.Field{}, step.Verdict.Wait)
+			refusal, err = st.flow.read(r)
+		}
+		s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
+		return err
+	case verdict.CompleteLanes:
+		// the job's lane: one active job less; the parents released to
+		// a lane: one waiting job more
+		if step.Lane != nil {
+			st.lanes.add(r.base, step.Lane, 0, -1)
+		}
+		st.flow.lanes(&st.lanes, r.base)
+		s.Lanes, err = st.lanes.readReply(r)
+	case verdict.CompleteFlowTypes:
+		s.FlowTypes, err = completedFlowTypes(r, &st.flow, step.Verdict.Keep, st.completed)
+	}
+	return err
+}
+
+// readFirst is the first batch: GET version, HMGET row att uniq, ZSCORE
+// active id, HGET stats completed (the verdict takes them in this order),
+// HGET meta rowopts; then, when the row has att, HGET row ev while rowopts
+// is 2, HMGET row lane parent keep wait ev deps unless it is 0 or 2.
+func (st *completeState) readFirst(r *verbCall) error {
+	s := &st.seen
+	meta, err := rowOptsMeta(r, &st.scratch)
+	if err != nil {
+		return err
+	}
+	b := r.fenced()
+	if st.rowOK {
+		b.Cmd(host.HMGET).Arg(st.row).Str(protocol.FieldAttempts).Str(protocol.FieldUnique)
+	}
+	b.Cmd(host.ZSCORE).Arg(r.keys[3]).Arg(r.args[0]).
+		Cmd(host.HGET).Arg(r.keys[2]).Str(statCompleted)
+	if meta != nil {
+		b.Cmd(host.HGET).Arg(meta).Str(protocol.MetaRowOpts)
+	}
+	res := b.RunAll()
+	s.Version = st.keep(fieldAt(res, 0))
+	i := 1
+	if st.rowOK {
+		i++
+	}
+	// copied before the next read, which reuses res's memory
+	s.Score, s.Completed = st.keep(fieldAt(res, i)), st.keep(fieldAt(res, i+1))
+	if !st.rowOK {
+		return nil
+	}
+	s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
+	var f [8]verdict.Field // the verdict's six, then ev and deps
+	s.Row.Err = fieldsAt(res, 1, f[:2])
+	for k := range 2 {
+		s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
+	}
+	// HGET meta rowopts follows HGET stats completed
+	if s.Row.Err == nil && f[0].Set {
+		st.readRowRest(r, rowOptsMode(meta, res, i+2), &f)
+	}
+	st.ev = verdict.Field{Bytes: st.copy(f[6].Bytes), Set: f[6].Set}
+	for k := 2; k < len(s.Row.Val); k++ {
+		s.Row.Val[k].Bytes, s.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
+	}
+	// a parent (deps set): its flow keys are deleted with it
+	if st.parent = s.Row.Err == nil && f[7].Set; st.parent {
+		id := r.args[0]
+		st.flowKeys = [3][]byte{st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixKids),
+			st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixResults),
+			st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixFailures)}
+		return deletedFlowACL(r, st.flowKeys[:], func() { s.Logs = host.ErrNoPerm })
+	}
+	return nil
+}
+
+// readRowRest reads the row's fields after att uniq that mode says it may
+// hold into f: ev alone, or lane parent keep wait ev deps.
+func (st *completeState) readRowRest(r *verbCall, mode int, f *[8]verdict.Field) {
+	s := &st.seen
+	switch mode {
+	case rowOptsEv:
+		ev := fieldAt(r.c.Read().Cmd(host.HGET).Arg(st.row).Str(protocol.FieldEvents).RunAll(), 0)
+		s.Row.Err, f[6] = ev.Err, ev.Val
+	case rowOptsAll:
+		s.Row.Err = fieldsAt(r.c.Read().Cmd(host.HMGET).Arg(st.row).Str(protocol.FieldLane).Str(protocol.FieldParent).
+			Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).RunAll(), 0, f[2:])
+	}
+}
+
+// readHolder reads the unique key, derived from the row: its ACL, then GET.
+func (st *completeState) readHolder(r *verbCall) error {
+	s := &st.seen
+	st.unique = st.derived(r.base, protocol.SuffixUnique, s.Row.Val[1].Bytes, "")
+	deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, [][]byte{st.unique})
+	if err != nil {
+		return err
+	}
+	if deny >= 0 {
+		s.Holder = denied[verdict.Field]()
+	} else {
+		s.Holder = st.keep(fieldAt(r.c.Read().Cmd(host.GET).Arg(st.unique).RunAll(), 0))
+	}
+	return nil
+}
+
+// write is COMPLETE's writes: the job's event and its released parent's,
+// then the stream; the guard, then the writes of the job completed
+// (completedWrites).
+func (st *completeState) write(r *verbCall, v verdict.CompleteVerdict) error {
+	st.events.add(st.ev, protocol.EventCompleted, r.args[0], "", nil)
+	st.flow.publish(&st.events)
+	if err := st.events.check(r); err != nil {
+		return err
+	}
+	w, err := r.c.BeginWrites()
 	if err != nil {
 		return err
 	}
 	// the events first, in the same batch
 	b := w.Write()
 	k := st.events.prepend(b)
-	b.Cmd("ZREM").Arg(active).Arg(id)
-	counter := k + 2
-	if v.Keep {
-		// retained: the row stays, completed, with its result; the logs stay
-		b.Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StateCompleted)
-		if len(result) > 0 {
-			b.Str(protocol.FieldResult).Argv(r.argv(2))
-		}
-		b.Cmd("ZADD").Arg(st.completed).Int(r.now).Arg(id)
-		counter = k + 3
-		if v.Release {
-			b.Cmd("DEL").Arg(st.unique)
-			counter++
-		}
-	} else {
-		// the row, its logs and a parent's own flow keys
-		b.Cmd("DEL").Arg(row).Arg(logs)
-		if st.parent {
-			b.Arg(st.flowKeys[0]).Arg(st.flowKeys[1]).Arg(st.flowKeys[2])
-		}
-		if v.Release {
-			b.Arg(st.unique)
-		}
+	job := completedJob{id: r.argv(0), row: st.row, logs: st.logs[0], keep: v.Keep}
+	if st.parent {
+		job.flows = st.flowKeys[:]
 	}
-	b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(1)
-	// the parents' writes, then the lane accounting's: a freed slot can
-	// make a capped lane ready again, and signal
-	st.flow.writes(b, r.now, stats, &st.lanes)
-	st.lanes.writes(b)
-	st.flow.outcomes(b)
-	st.flow.signals(b, &st.lanes)
+	if v.Release {
+		job.unique = st.unique
+	}
+	if len(r.args[2]) > 0 {
+		job.result = r.argv(2)
+	}
+	st.done[0] = job
+	counter := k + completedWrites(b, r, st.completed, st.done[:], 1, &st.flow, &st.lanes)
 	res, err := b.Run()
 	if err != nil {
-		return failed(c, k, res, err)
+		return failed(r.c, k, res, err)
 	}
-	if err := predicted(c, res, counter, v.Completed); err != nil {
-		return err
+	return predicted(r.c, res, counter, v.Completed)
+}
+
+// completedJob is one job COMPLETE or COMPLETEMANY completes, as its writes
+// need it.
+type completedJob struct {
+	// id and result are the indexes of its id and its result among the
+	// command's arguments (result 0: an empty result).
+	id, result int
+	// row and logs are its keys; flows a parent's kids, results and
+	// failures (nil: not a parent), deleted with it.
+	row, logs []byte
+	flows     [][]byte
+	// unique is its unique key when the job releases it, else nil.
+	unique []byte
+	// keep: retained, the row and the logs stay.
+	keep bool
+}
+
+// completedWrites adds the writes of completing jobs, COMPLETE's and
+// COMPLETEMANY's alike (the Lua's): ZREM active <ids…>; per retained job
+// HSET row state completed [result <result>]; ZADD completed <now> <id> …
+// of them; one DEL of the other jobs' rows, logs and flow keys and of the
+// unique keys released; HINCRBY stats completed <done>; then the parents'
+// writes and the lane accounting's (a freed slot can make a capped lane
+// ready again, and signal). It returns the index of HINCRBY among the
+// writes it added.
+func completedWrites(b *host.Batch, r *verbCall, completed []byte, jobs []completedJob, done int64, flow *flowAcct, lanes *laneAcct) int {
+	stats := r.keys[2]
+	b.Cmd("ZREM").Arg(r.keys[3])
+	for _, j := range jobs {
+		b.Argv(j.id)
 	}
-	c.ReplyInt(1)
-	return nil
+	n, kept, del := 1, 0, false
+	for _, j := range jobs {
+		if j.keep {
+			b.Cmd("HSET").Arg(j.row).Str(protocol.FieldState).Str(protocol.StateCompleted)
+			if j.result > 0 {
+				b.Str(protocol.FieldResult).Argv(j.result)
+			}
+			kept++
+		}
+		del = del || !j.keep || j.unique != nil
+	}
+	if kept > 0 {
+		b.Cmd("ZADD").Arg(completed)
+		for _, j := range jobs {
+			if j.keep {
+				b.Int(r.now).Argv(j.id)
+			}
+		}
+		n += kept + 1
+	}
+	if del {
+		b.Cmd("DEL")
+		for _, j := range jobs {
+			if !j.keep {
+				b.Arg(j.row).Arg(j.logs)
+				for _, k := range j.flows {
+					b.Arg(k)
+				}
+			}
+			if j.unique != nil {
+				b.Arg(j.unique)
+			}
+		}
+		n++
+	}
+	b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(done)
+	accountWrites(b, r.now, stats, flow, lanes)
+	return n
+}
+
+// completedFlowTypes is COMPLETE's and COMPLETEMANY's last read: ZCARD
+// completed when a job is retained (keep), then the flows' types.
+func completedFlowTypes(r *verbCall, flow *flowAcct, keep bool, completed []byte) (verdict.Reply[struct{}], error) {
+	var refusal error
+	if keep {
+		refusal = intAt(r.c.Read().Cmd(host.ZCARD).Arg(completed).RunAll(), 0).Err
+	}
+	var err error
+	if refusal == nil {
+		refusal, err = flow.types(r, r.keys[2], 0)
+	}
+	return verdict.Reply[struct{}]{Made: true, Err: refusal}, err
 }
 
 // completedRowsACL checks the rows of jobs about to be completed (read,
@@ -291,6 +371,11 @@ type completeState struct {
 	scratch
 	seen   verdict.CompleteSeen
 	unique []byte
+	// row is the job's row; rowOK whether the caller may read it.
+	row   []byte
+	rowOK bool
+	// done is the job, for completedWrites.
+	done [1]completedJob
 	// rows, logs and keys hold the keys of the ACL check.
 	rows [1][]byte
 	logs [1][]byte
@@ -348,7 +433,7 @@ func readResultMax(r *verbCall, s *scratch) (verdict.Reply[verdict.Field], error
 	if deny >= 0 {
 		return denied[verdict.Field](), nil
 	}
-	return s.keep(fieldAt(r.c.Read().Cmd("HGET").Arg(meta).Str(protocol.MetaResultMax).RunAll(), 0)), nil
+	return s.keep(fieldAt(r.c.Read().Cmd(host.HGET).Arg(meta).Str(protocol.MetaResultMax).RunAll(), 0)), nil
 }
 
 // rowOptsMeta checks meta against the caller's ACL (read) for COMPLETE's

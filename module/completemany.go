@@ -23,9 +23,37 @@ func completeMany(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	stats, active := r.keys[2], r.keys[3]
 	st := completeManys.get()
 	defer completeManys.put(st)
+	if err := st.start(&r); err != nil {
+		return err
+	}
+	// fence and domain reads, driven by the verdict
+	s := &st.seen
+	step, err := drive(func() verdict.CompleteManyStep { return verdict.CompleteMany(s) },
+		func(step verdict.CompleteManyStep) error { return st.read(&r, step) })
+	if err != nil {
+		return err
+	}
+	v := step.Verdict
+	if v.Done > 0 {
+		if err := st.write(&r, v); err != nil {
+			return err
+		}
+	}
+	// the reply: each job's outcome, in argument order
+	c.ReplyArray(len(v.Outcomes))
+	for _, o := range v.Outcomes {
+		c.ReplyInt(o.Reply)
+	}
+	return nil
+}
+
+// start checks the values and builds each job's keys: the rows and their
+// logs, outside the key-spec, are checked against the caller's ACL first
+// (the rows read then deleted, the logs deleted; the parents' flow keys
+// once their deps are read).
+func (st *completeManyState) start(r *verbCall) error {
 	st.reset()
 	st.lanes.reset(&st.scratch)
 	st.flow.reset(&st.scratch)
@@ -33,6 +61,7 @@ func completeMany(c *host.Call) error {
 	// values, triple by triple: the id (bad, or named earlier in the
 	// call), the result (bad when too long); the
 	// token is any bytes
+	var err error
 	if st.sorted, err = verdict.CompleteManyValues(r.args, r.n, st.sorted); err != nil {
 		return err
 	}
@@ -46,282 +75,250 @@ func completeMany(c *host.Call) error {
 		st.rows = append(st.rows, st.derived(r.base, protocol.SuffixJob, j.ID, ""))
 		st.logs = append(st.logs, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixLogs))
 	}
-	// the rows and their logs are outside the key-spec: the caller's ACL
-	// first, the rows read then deleted, the logs deleted; the parents' flow
-	// keys (deleted) once their deps are read
-	nrows, err := st.checkRows(&r)
+	st.nrows, err = st.checkRows(r)
+	return err
+}
+
+// read performs the read step needs (drive).
+func (st *completeManyState) read(r *verbCall, step verdict.CompleteManyStep) error {
+	s := &st.seen
+	var err error
+	switch step.Need {
+	case verdict.CompleteManyFirst:
+		return st.readFirst(r)
+	case verdict.CompleteManyCancelledRows:
+		st.readCancelled(r, step.Verdict.Cancelled)
+	case verdict.CompleteManyHolders:
+		return st.readHolders(r, step.Verdict.Holders)
+	case verdict.CompleteManyResultMax:
+		s.ResultMax, err = readResultMax(r, &st.scratch)
+	case verdict.CompleteManyFlow:
+		return st.readFlow(r, step.Verdict)
+	case verdict.CompleteManyLanes:
+		s.Lanes, err = st.readLanes(r, step.Verdict.Outcomes)
+	case verdict.CompleteManyFlowTypes:
+		s.FlowTypes, err = completedFlowTypes(r, &st.flow, st.completed != nil, st.completed)
+	}
+	return err
+}
+
+// readFirst is the first batch: GET version; per job HMGET row att uniq and
+// ZSCORE active id; HGET stats completed: the verdict takes them job by job
+// (active by reference: no string made for it per job); HGET meta rowopts;
+// then, per job whose row has att, HGET row ev while rowopts is 2, HMGET
+// row lane parent keep wait ev deps unless it is 0 or 2.
+func (st *completeManyState) readFirst(r *verbCall) error {
+	s, nrows := &st.seen, st.nrows
+	meta, err := rowOptsMeta(r, &st.scratch)
 	if err != nil {
 		return err
 	}
-	// fence and domain reads, driven by the verdict
-	step := verdict.CompleteMany(s)
-	for ran := verdict.CompleteManyNone; step.Need != verdict.CompleteManyNone && step.Need != ran; step = verdict.CompleteMany(s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.CompleteManyFirst:
-			// GET version; per job HMGET row att uniq and ZSCORE active id;
-			// HGET stats completed: the verdict takes them job by job (active
-			// by reference: no string made for it per job); HGET meta
-			// rowopts; then, per job whose row has att, HGET row ev while
-			// rowopts is 2, HMGET row lane parent keep wait ev deps unless
-			// it is 0 or 2
-			meta, err := rowOptsMeta(&r, &st.scratch)
-			if err != nil {
-				return err
+	b := r.fenced()
+	for i := range nrows {
+		b.Cmd(host.HMGET).Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).
+			Cmd(host.ZSCORE).Argv(r.keyArgv(3)).Argv(r.argv(st.id(i)))
+	}
+	b.Cmd(host.HGET).Arg(r.keys[2]).Str(statCompleted)
+	if meta != nil {
+		b.Cmd(host.HGET).Arg(meta).Str(protocol.MetaRowOpts)
+	}
+	res := b.RunAll()
+	s.Version = st.keep(fieldAt(res, 0))
+	s.Completed = st.keep(fieldAt(res, 1+2*nrows))
+	mode := rowOptsMode(meta, res, 2+2*nrows)
+	st.evs = grow(st.evs, r.n)
+	clear(st.evs)
+	for i := range nrows {
+		j := &s.Jobs[i]
+		j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
+		var f [2]verdict.Field
+		j.Row.Err = fieldsAt(res, 1+2*i, f[:])
+		for k := range f {
+			j.Row.Val[k].Bytes, j.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
+		}
+		j.Score = st.keep(fieldAt(res, 2+2*i))
+		st.parents[i] = false
+	}
+	if mode != rowOptsNone {
+		st.readRowFields(r, mode)
+	}
+	return st.checkFlowKeys(r)
+}
+
+// readRowFields reads the rest of the rows read as hashes with att: their
+// ev (rowopts mode rowOptsEv), or all their other fields.
+func (st *completeManyState) readRowFields(r *verbCall, mode int) {
+	s, nrows := &st.seen, st.nrows
+	b := r.c.Read()
+	k := 0
+	for i := range nrows {
+		if j := &s.Jobs[i]; j.Row.Err == nil && j.Row.Val[0].Set {
+			if mode == rowOptsEv {
+				b.Cmd(host.HGET).Arg(st.rows[i]).Str(protocol.FieldEvents)
+			} else {
+				b.Cmd(host.HMGET).Arg(st.rows[i]).Str(protocol.FieldLane).Str(protocol.FieldParent).
+					Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
 			}
-			b := r.fenced()
-			for i := range nrows {
-				b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldAttempts).Str(protocol.FieldUnique).
-					Cmd("ZSCORE").Argv(r.keyArgv(3)).Argv(r.argv(st.id(i)))
-			}
-			b.Cmd("HGET").Arg(stats).Str(statCompleted)
-			if meta != nil {
-				b.Cmd("HGET").Arg(meta).Str(protocol.MetaRowOpts)
-			}
-			res := b.RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			s.Completed = st.keep(fieldAt(res, 1+2*nrows))
-			mode := rowOptsMode(meta, res, 2+2*nrows)
-			st.evs = grow(st.evs, r.n)
-			clear(st.evs)
-			for i := range nrows {
-				j := &s.Jobs[i]
-				j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
-				var f [2]verdict.Field
-				j.Row.Err = fieldsAt(res, 1+2*i, f[:])
-				for k := range f {
-					j.Row.Val[k].Bytes, j.Row.Val[k].Set = st.copy(f[k].Bytes), f[k].Set
-				}
-				j.Score = st.keep(fieldAt(res, 2+2*i))
-				st.parents[i] = false
-			}
-			if mode != rowOptsNone {
-				// the rows read as hashes with att: their ev, or all their
-				// other fields
-				b := c.Read()
-				k := 0
-				for i := range nrows {
-					if j := &s.Jobs[i]; j.Row.Err == nil && j.Row.Val[0].Set {
-						if mode == rowOptsEv {
-							b.Cmd("HGET").Arg(st.rows[i]).Str(protocol.FieldEvents)
-						} else {
-							b.Cmd("HMGET").Arg(st.rows[i]).Str(protocol.FieldLane).Str(protocol.FieldParent).
-								Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
-						}
-						k++
-					}
-				}
-				if k > 0 {
-					res := b.RunAll()
-					k = 0
-					for i := range nrows {
-						j := &s.Jobs[i]
-						if j.Row.Err != nil || !j.Row.Val[0].Set {
-							continue
-						}
-						if mode == rowOptsEv {
-							ev := fieldAt(res, k)
-							k++
-							j.Row.Err = ev.Err
-							st.evs[i] = verdict.Field{Bytes: st.copy(ev.Val.Bytes), Set: ev.Val.Set}
-							continue
-						}
-						var f [6]verdict.Field // lane parent keep wait, then ev and deps
-						j.Row.Err = fieldsAt(res, k, f[:])
-						k++
-						for n := range 4 {
-							j.Row.Val[2+n].Bytes, j.Row.Val[2+n].Set = st.copy(f[n].Bytes), f[n].Set
-						}
-						st.evs[i] = verdict.Field{Bytes: st.copy(f[4].Bytes), Set: f[4].Set}
-						// a parent (deps set): its flow keys are deleted with it
-						if st.parents[i] = j.Row.Err == nil && f[5].Set; st.parents[i] {
-							st.flowKeys = append(st.flowKeys, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
-								st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
-								st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
-						}
-					}
-				}
-			}
-			if err := st.checkFlowKeys(&r); err != nil {
-				return err
-			}
-		case verdict.CompleteManyCancelledRows:
-			// the jobs not in active: was each cancelled?
-			b := c.Read()
-			for _, i := range step.Verdict.Cancelled {
-				b.Cmd("HGET").Arg(st.rows[i]).Str(protocol.FieldCancelled)
-			}
-			res := b.RunAll()
-			for k, i := range step.Verdict.Cancelled {
-				s.Jobs[i].Cancelled = fieldAt(res, k)
-			}
-		case verdict.CompleteManyHolders:
-			if err := st.readHolders(&r, step.Verdict.Holders); err != nil {
-				return err
-			}
-		case verdict.CompleteManyResultMax:
-			if s.ResultMax, err = readResultMax(&r, &st.scratch); err != nil {
-				return err
-			}
-		case verdict.CompleteManyFlow:
-			// up to the verdict's limit, in argument order: at the first job
-			// retained, the caller's ACL on completed; each job's outcome
-			// and parent (a denied completed stops the jobs there)
-			out := step.Verdict.Outcomes
-			limit := step.Verdict.Limit
-			var denied error
-			for i, o := range out[:limit] {
-				if o.Reply == verdict.CompleteManyDone && o.Keep {
-					if denied, err = st.retainedACL(&r, true, &st.completed); err != nil {
-						return err
-					}
-					if denied != nil {
-						limit = i
-					}
-					break
-				}
-			}
-			for i, o := range out[:limit] {
-				if o.Reply == verdict.CompleteManyDone {
-					st.flow.finish(s.Jobs[i].ID, verdict.FinishCompleted, s.Jobs[i].Result, o.Parent, verdict.Field{}, o.Wait)
-				}
-			}
-			refusal, err := st.flow.read(&r)
-			if err != nil {
-				return err
-			}
-			if refusal == nil {
-				refusal = denied
-			}
-			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
-		case verdict.CompleteManyLanes:
-			// the completed jobs' lanes, in argument order: one active job
-			// less each; then the parents released to a lane
-			for i, o := range step.Verdict.Outcomes {
-				if l := verdict.LaneName(s.Jobs[i].Row.Val[2]); o.Reply == verdict.CompleteManyDone && l != nil {
-					st.lanes.add(r.base, l, 0, -1)
-				}
-			}
-			st.flow.lanes(&st.lanes, r.base)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
-		case verdict.CompleteManyFlowTypes:
-			// ZCARD completed (a retained job), then the flows' types
-			var refusal error
-			if st.completed != nil {
-				refusal = intAt(c.Read().Cmd("ZCARD").Arg(st.completed).RunAll(), 0).Err
-			}
-			if refusal == nil {
-				if refusal, err = st.flow.types(&r, stats, 0); err != nil {
-					return err
-				}
-			}
-			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
+			k++
 		}
 	}
-	if step.Err != nil || step.Need != verdict.CompleteManyNone {
-		return orInternal(step.Err)
+	if k == 0 {
+		return
 	}
-	v := step.Verdict
-	if v.Done > 0 {
-		// the completed jobs' events in argument order, then the released
-		// parents', then the stream
-		st.events.reset()
-		for i, o := range v.Outcomes {
-			if o.Reply == verdict.CompleteManyDone && i < len(st.evs) {
-				st.events.add(st.evs[i], protocol.EventCompleted, s.Jobs[i].ID, "", nil)
+	res := b.RunAll()
+	k = 0
+	for i := range nrows {
+		j := &s.Jobs[i]
+		if j.Row.Err != nil || !j.Row.Val[0].Set {
+			continue
+		}
+		if mode == rowOptsEv {
+			ev := fieldAt(res, k)
+			k++
+			j.Row.Err = ev.Err
+			st.evs[i] = verdict.Field{Bytes: st.copy(ev.Val.Bytes), Set: ev.Val.Set}
+			continue
+		}
+		st.takeRowFields(r, i, res, k)
+		k++
+	}
+}
+
+// takeRowFields takes job i's row fields, reply k of res: lane parent keep
+// wait, then ev and deps.
+func (st *completeManyState) takeRowFields(r *verbCall, i int, res host.Results, k int) {
+	j := &st.seen.Jobs[i]
+	var f [6]verdict.Field
+	j.Row.Err = fieldsAt(res, k, f[:])
+	for n := range 4 {
+		j.Row.Val[2+n].Bytes, j.Row.Val[2+n].Set = st.copy(f[n].Bytes), f[n].Set
+	}
+	st.evs[i] = verdict.Field{Bytes: st.copy(f[4].Bytes), Set: f[4].Set}
+	// a parent (deps set): its flow keys are deleted with it
+	if st.parents[i] = j.Row.Err == nil && f[5].Set; st.parents[i] {
+		st.flowKeys = append(st.flowKeys, st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixKids),
+			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixResults),
+			st.derived(r.base, protocol.SuffixJob, j.ID, protocol.SuffixFailures))
+	}
+}
+
+// readCancelled reads, for the jobs not in active, whether each was
+// cancelled.
+func (st *completeManyState) readCancelled(r *verbCall, cancelled []int) {
+	b := r.c.Read()
+	for _, i := range cancelled {
+		b.Cmd(host.HGET).Arg(st.rows[i]).Str(protocol.FieldCancelled)
+	}
+	res := b.RunAll()
+	for k, i := range cancelled {
+		st.seen.Jobs[i].Cancelled = fieldAt(res, k)
+	}
+}
+
+// readFlow is the flow accounting, up to the verdict's limit, in argument
+// order: at the first job retained, the caller's ACL on completed; each
+// job's outcome and parent (a denied completed stops the jobs there).
+func (st *completeManyState) readFlow(r *verbCall, v verdict.CompleteManyVerdict) error {
+	s := &st.seen
+	out, limit := v.Outcomes, v.Limit
+	var denied error
+	for i, o := range out[:limit] {
+		if o.Reply == verdict.CompleteManyDone && o.Keep {
+			var err error
+			if denied, err = st.retainedACL(r, true, &st.completed); err != nil {
+				return err
 			}
-		}
-		st.flow.publish(&st.events)
-		if err := st.events.check(&r); err != nil {
-			return err
-		}
-		// guard, then the Lua's three writes: ZREM active <ids…>; DEL of
-		// each completed job's row, its logs and its unique key when it
-		// holds the job's id; HINCRBY stats completed <done> (predicted)
-		w, err := c.BeginWrites()
-		if err != nil {
-			return err
-		}
-		// the events first, in the same batch
-		b := w.Write()
-		ne := st.events.prepend(b)
-		b.Cmd("ZREM").Arg(active)
-		for i, o := range v.Outcomes {
-			if o.Reply == verdict.CompleteManyDone {
-				b.Argv(r.argv(st.id(i)))
+			if denied != nil {
+				limit = i
 			}
-		}
-		counter := ne + 1
-		// the retained jobs: their rows stay, completed, with their results
-		kept := 0
-		for i, o := range v.Outcomes {
-			if o.Reply == verdict.CompleteManyDone && o.Keep {
-				b.Cmd("HSET").Arg(st.rows[i]).Str(protocol.FieldState).Str(protocol.StateCompleted)
-				if len(s.Jobs[i].Result) > 0 {
-					b.Str(protocol.FieldResult).Argv(r.argv(st.id(i) + 2))
-				}
-				kept++
-			}
-		}
-		if kept > 0 {
-			b.Cmd("ZADD").Arg(st.completed)
-			for i, o := range v.Outcomes {
-				if o.Reply == verdict.CompleteManyDone && o.Keep {
-					b.Int(r.now).Argv(r.argv(st.id(i)))
-				}
-			}
-			counter += kept + 1
-		}
-		if kept < int(v.Done) || st.anyRelease(v.Outcomes) {
-			b.Cmd("DEL")
-			flows := st.flowKeys
-			for i, o := range v.Outcomes {
-				var own [][]byte
-				if st.parents[i] {
-					own, flows = flows[:3], flows[3:]
-				}
-				if o.Reply != verdict.CompleteManyDone {
-					continue
-				}
-				if !o.Keep {
-					b.Arg(st.rows[i]).Arg(st.logs[i])
-					for _, k := range own {
-						b.Arg(k)
-					}
-				}
-				if o.Release {
-					b.Arg(st.uniques[i])
-				}
-			}
-			counter++
-		}
-		b.Cmd("HINCRBY").Arg(stats).Str(statCompleted).Int(v.Done)
-		st.flow.writes(b, r.now, stats, &st.lanes)
-		st.lanes.writes(b)
-		st.flow.outcomes(b)
-		st.flow.signals(b, &st.lanes)
-		res, err := b.Run()
-		if err != nil {
-			return failed(c, ne, res, err)
-		}
-		// every id removed was read in active
-		if err := removedAll(c, res, ne, int(v.Done)); err != nil {
-			return err
-		}
-		if err := predicted(c, res, counter, v.Completed); err != nil {
-			return err
+			break
 		}
 	}
-	// the reply: each job's outcome, in argument order
-	c.ReplyArray(len(v.Outcomes))
-	for _, o := range v.Outcomes {
-		c.ReplyInt(o.Reply)
+	for i, o := range out[:limit] {
+		if o.Reply == verdict.CompleteManyDone {
+			st.flow.finish(s.Jobs[i].ID, verdict.FinishCompleted, s.Jobs[i].Result, o.Parent, verdict.Field{}, o.Wait)
+		}
 	}
+	refusal, err := st.flow.read(r)
+	if err != nil {
+		return err
+	}
+	if refusal == nil {
+		refusal = denied
+	}
+	s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
 	return nil
+}
+
+// readLanes is the lane accounting of the completed jobs' lanes, in argument
+// order: one active job less each; then of the parents released to a lane.
+func (st *completeManyState) readLanes(r *verbCall, out []verdict.CompleteManyOutcome) (verdict.Reply[struct{}], error) {
+	for i, o := range out {
+		if l := verdict.LaneName(st.seen.Jobs[i].Row.Val[2]); o.Reply == verdict.CompleteManyDone && l != nil {
+			st.lanes.add(r.base, l, 0, -1)
+		}
+	}
+	st.flow.lanes(&st.lanes, r.base)
+	return st.lanes.readReply(r)
+}
+
+// write is COMPLETEMANY's writes, with a job completed: the completed jobs'
+// events in argument order, then the released parents', then the stream;
+// the guard, then the Lua's three writes (writeJobs) and the accounting's.
+func (st *completeManyState) write(r *verbCall, v verdict.CompleteManyVerdict) error {
+	c, s := r.c, &st.seen
+	st.events.reset()
+	for i, o := range v.Outcomes {
+		if o.Reply == verdict.CompleteManyDone && i < len(st.evs) {
+			st.events.add(st.evs[i], protocol.EventCompleted, s.Jobs[i].ID, "", nil)
+		}
+	}
+	st.flow.publish(&st.events)
+	if err := st.events.check(r); err != nil {
+		return err
+	}
+	w, err := c.BeginWrites()
+	if err != nil {
+		return err
+	}
+	// the events first, in the same batch
+	b := w.Write()
+	ne := st.events.prepend(b)
+	counter := ne + completedWrites(b, r, st.completed, st.doneJobs(r, v.Outcomes), v.Done, &st.flow, &st.lanes)
+	res, err := b.Run()
+	if err != nil {
+		return failed(c, ne, res, err)
+	}
+	// every id removed was read in active
+	if err := removedAll(c, res, ne, int(v.Done)); err != nil {
+		return err
+	}
+	return predicted(c, res, counter, v.Completed)
+}
+
+// doneJobs lists the jobs completed, in argument order, for
+// completedWrites.
+func (st *completeManyState) doneJobs(r *verbCall, out []verdict.CompleteManyOutcome) []completedJob {
+	st.done = st.done[:0]
+	flows := st.flowKeys
+	for i, o := range out {
+		var own [][]byte
+		if st.parents[i] {
+			own, flows = flows[:3], flows[3:]
+		}
+		if o.Reply != verdict.CompleteManyDone {
+			continue
+		}
+		j := completedJob{id: r.argv(st.id(i)), row: st.rows[i], logs: st.logs[i], flows: own, keep: o.Keep}
+		if o.Release {
+			j.unique = st.uniques[i]
+		}
+		if len(st.seen.Jobs[i].Result) > 0 {
+			j.result = r.argv(st.id(i) + 2)
+		}
+		st.done = append(st.done, j)
+	}
+	return st.done
 }
 
 // completeManyState is COMPLETEMANY's scratch between commands.
@@ -339,24 +336,19 @@ type completeManyState struct {
 	flowKeys [][]byte
 	// keys are the keys of one ACL check.
 	keys [][]byte
+	// nrows is how many rows the caller may read, from the first
+	// (checkRows).
+	nrows int
 	// lanes is the lane accounting of the completed jobs' lanes.
 	lanes laneAcct
 	flow  flowAcct
 	// completed is the retained set, when a job is retained.
 	completed []byte
+	// done are the jobs completed, for completedWrites.
+	done []completedJob
 	// evs are the rows' ev fields; events the call's job events.
 	evs    []verdict.Field
 	events jobEvents
-}
-
-// anyRelease reports whether a completed job releases its unique key.
-func (*completeManyState) anyRelease(out []verdict.CompleteManyOutcome) bool {
-	for _, o := range out {
-		if o.Reply == verdict.CompleteManyDone && o.Release {
-			return true
-		}
-	}
-	return false
 }
 
 var completeManys pool[completeManyState]
@@ -427,7 +419,7 @@ func (st *completeManyState) readHolders(r *verbCall, holders []int) error {
 	}
 	b := r.c.Read()
 	for _, u := range st.keys[:n] {
-		b.Cmd("GET").Arg(u)
+		b.Cmd(host.GET).Arg(u)
 	}
 	res := b.RunAll()
 	for k, i := range holders[:n] {

@@ -96,7 +96,7 @@ func TestCompleteManyGuard(t *testing.T) {
 	valkeytest.Do(t, s, "CLIENT", "PAUSE", "20000", "WRITE")
 	defer valkeytest.Do(t, s, "CLIENT", "UNPAUSE")
 	call := func(pairs ...string) []string {
-		return append([]string{"EMQ.DEBUG.CALL"}, verbArgs(protocol.CompleteMany, "g", manyArgs(pairs...)...)...)
+		return append([]string{"EMQ.DEBUG.NEST"}, verbArgs(protocol.CompleteMany, "g", manyArgs(pairs...)...)...)
 	}
 	wantRefused(t, s, protocol.ErrWritePaused, call("2", "1", "1", "1")...)
 	require.Equal(t, []any{int64(0), int64(-1)}, valkeytest.Do(t, s, call("2", "1", "1", "9")...))

@@ -18,12 +18,16 @@ func debugTable() []host.Command {
 			Summary: "Panics in Go: the reply must be an error and the server must live on.",
 		},
 		{
-			Name: "EMQ.DEBUG.CALL", Flags: "readonly", Arity: -2, Handler: debugCall,
-			Summary: "Runs one host read (format vE) and replies with its reply re-encoded.",
+			Name: "EMQ.DEBUG.CALL", Flags: "readonly", Arity: -2, Handler: debugCall, Debug: true,
+			Summary: "Runs one host read (format vEW) and replies with its reply re-encoded.",
 		},
 		{
-			Name: "EMQ.DEBUG.CALLSTR", Flags: "readonly", Arity: -3, Handler: debugCallStr,
+			Name: "EMQ.DEBUG.CALLSTR", Flags: "readonly", Arity: -3, Handler: debugCallStr, Debug: true,
 			Summary: "EMQ.DEBUG.CALL with the arguments after the key passed as the program's own strings.",
+		},
+		{
+			Name: "EMQ.DEBUG.NEST", Flags: "readonly", Arity: -2, Handler: debugNest, Debug: true,
+			Summary: "Runs one command as another module's command would (format vE, writes allowed), and replies with its reply re-encoded.",
 		},
 		{
 			Name: "EMQ.DEBUG.KEYS", Flags: "write deny-oom", Keys: host.WriteKeys, Arity: -2, Handler: debugKeys,
@@ -44,9 +48,10 @@ func debugPanic(*host.Call) error {
 // debugCall: EMQ.DEBUG.CALL <command> [arg …] runs the command with the read
 // format and replies with its reply as the same RESP2 structure; an error
 // reply (or a reply the host refuses) is the error reply. The arguments are
-// passed by reference, as the server's own strings.
+// passed by reference, as the server's own strings. The command may be any
+// (host.Call.DebugRead): a write is refused by the read format.
 func debugCall(c *host.Call) error {
-	b := c.Read().Cmd(string(c.Arg(1)))
+	b := c.DebugRead().Cmd(string(c.Arg(1)))
 	for i := 2; i < c.Argc(); i++ {
 		b.Argv(i)
 	}
@@ -62,9 +67,26 @@ func debugCall(c *host.Call) error {
 // EMQ.DEBUG.CALL does, the key by reference and the arguments after it as
 // the program's own strings (host.Batch.Str), as the verbs pass field names.
 func debugCallStr(c *host.Call) error {
-	b := c.Read().Cmd(string(c.Arg(1))).Argv(2)
+	b := c.DebugRead().Cmd(string(c.Arg(1))).Argv(2)
 	for i := 3; i < c.Argc(); i++ {
 		b.Str(string(c.Arg(i)))
+	}
+	v, err := b.Do()
+	if err != nil {
+		return err
+	}
+	echo(c, v)
+	return nil
+}
+
+// debugNest: EMQ.DEBUG.NEST <command> [arg …] runs the command as another
+// module's command runs it (host.Call.DebugNested): a write runs, and a verb
+// called this way is not held by CLIENT PAUSE WRITE, so it meets its write
+// guard. The reply is echoed as EMQ.DEBUG.CALL's.
+func debugNest(c *host.Call) error {
+	b := c.DebugNested().Cmd(string(c.Arg(1)))
+	for i := 2; i < c.Argc(); i++ {
+		b.Argv(i)
 	}
 	v, err := b.Do()
 	if err != nil {

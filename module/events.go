@@ -96,14 +96,14 @@ func (e *jobEvents) check(r *verbCall) error {
 	if e.entries() < 2 {
 		return nil
 	}
-	res := r.c.Read().Cmd("EXISTS").Arg(e.key).
-		Cmd("XINFO").Str("STREAM").Arg(e.key).Str("FULL").Str("COUNT").Str("1").RunAll()
+	res := r.c.Read().Cmd(host.EXISTS).Arg(e.key).
+		Cmd(host.XINFO).Str("STREAM").Arg(e.key).Str("FULL").Str("COUNT").Str("1").RunAll()
 	var s verdict.StreamSeen
 	streamAt(res, 0, &s, &e.scratch)
 	if s.Info.Err == host.ErrHostReply {
 		// A consumer group's pending entries nest FULL's reply deeper
 		// than a host reply may: the plain reply has the same top.
-		res = r.c.Read().Cmd("EXISTS").Arg(e.key).Cmd("XINFO").Str("STREAM").Arg(e.key).RunAll()
+		res = r.c.Read().Cmd(host.EXISTS).Arg(e.key).Cmd(host.XINFO).Str("STREAM").Arg(e.key).RunAll()
 		s = verdict.StreamSeen{}
 		streamAt(res, 0, &s, &e.scratch)
 	}
@@ -190,7 +190,7 @@ func events(c *host.Call) error {
 	if !ok {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Events.Name, "max_len"))
 	}
-	res := r.fenced().Cmd("HGET").Arg(meta).Str(protocol.MetaEventsMax).RunAll()
+	res := r.fenced().Cmd(host.HGET).Arg(meta).Str(protocol.MetaEventsMax).RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
 		return err
 	}

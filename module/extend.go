@@ -39,31 +39,31 @@ func extend(c *host.Call) error {
 	// fence and domain reads, one batch: GET version, HGET row att, ZSCORE
 	// active id (which types active, the key ZADD writes)
 	var s verdict.ExtendSeen
-	step := verdict.Extend(token, &s)
-	if step.Need == verdict.ExtendAll {
-		b := r.fenced()
-		if deny < 0 {
-			b.Cmd("HGET").Arg(row).Str(protocol.FieldAttempts)
+	step, err := drive(func() verdict.ExtendStep { return verdict.Extend(token, &s) }, func(step verdict.ExtendStep) error {
+		switch step.Need {
+		case verdict.ExtendAll:
+			b := r.fenced()
+			if deny < 0 {
+				b.Cmd(host.HGET).Arg(row).Str(protocol.FieldAttempts)
+			}
+			res := b.Cmd(host.ZSCORE).Arg(active).Arg(id).RunAll()
+			// views of the batch: a second read (ExtendCancelled) reuses its
+			// memory, so the verdict's later look needs copies only then
+			s.Version = fieldAt(res, 0)
+			if deny < 0 {
+				s.Att, s.Score = fieldAt(res, 1), fieldAt(res, 2)
+			} else {
+				s.Att, s.Score = denied[verdict.Field](), fieldAt(res, 1)
+			}
+		case verdict.ExtendCancelled:
+			// not active: was it cancelled? (the row is read as a hash already)
+			s.Version, s.Att, s.Score = st.keep(s.Version), st.keep(s.Att), st.keep(s.Score)
+			s.Cancelled = fieldAt(c.Read().Cmd(host.HGET).Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
 		}
-		res := b.Cmd("ZSCORE").Arg(active).Arg(id).RunAll()
-		// views of the batch: a second read (ExtendCancelled) reuses its
-		// memory, so the verdict's later look needs copies only then
-		s.Version = fieldAt(res, 0)
-		if deny < 0 {
-			s.Att, s.Score = fieldAt(res, 1), fieldAt(res, 2)
-		} else {
-			s.Att, s.Score = denied[verdict.Field](), fieldAt(res, 1)
-		}
-		step = verdict.Extend(token, &s)
-	}
-	if step.Need == verdict.ExtendCancelled {
-		// not active: was it cancelled? (the row is read as a hash already)
-		s.Version, s.Att, s.Score = st.keep(s.Version), st.keep(s.Att), st.keep(s.Score)
-		s.Cancelled = fieldAt(c.Read().Cmd("HGET").Arg(row).Str(protocol.FieldCancelled).RunAll(), 0)
-		step = verdict.Extend(token, &s)
-	}
-	if step.Err != nil || step.Need != verdict.ExtendNone {
-		return orInternal(step.Err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if step.Gone {
 		c.ReplyInt(0)

@@ -25,7 +25,7 @@ func failuresIncr(c *host.Call) error {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.FailuresIncr.Name, "ttl"))
 	}
 	// the fence and the counter, one batch: GET (types it), PTTL
-	res := r.fenced().Cmd("GET").Arg(counter).Cmd("PTTL").Arg(counter).RunAll()
+	res := r.fenced().Cmd(host.GET).Arg(counter).Cmd(host.PTTL).Arg(counter).RunAll()
 	v, err := verdict.FailuresIncr(&verdict.FailuresSeen{Version: fieldAt(res, 0), Counter: fieldAt(res, 1), PTTL: intAt(res, 2)})
 	if err != nil {
 		return err

@@ -166,7 +166,7 @@ func (fa *flowAcct) readParents(r *verbCall) (refusal, err error) {
 			if upto > start {
 				b := r.c.Read()
 				for i := start; i < upto; i++ {
-					b.Cmd("HMGET").Arg(fa.rows[i])
+					b.Cmd(host.HMGET).Arg(fa.rows[i])
 					for _, f := range verdict.FlowParentFields {
 						b.Str(f)
 					}
@@ -249,24 +249,24 @@ func (fa *flowAcct) types(r *verbCall, stats []byte, ownDead int64) (refusal, er
 	for _, i := range fa.res.Told {
 		p := &fa.parents.Rows[i]
 		if len(p.Results) > 0 {
-			b.Cmd("HLEN").Arg(fa.results[i])
+			b.Cmd(host.HLEN).Arg(fa.results[i])
 			n++
 		}
 		if len(p.Failures) > 0 {
-			b.Cmd("HLEN").Arg(fa.failures[i])
+			b.Cmd(host.HLEN).Arg(fa.failures[i])
 			n++
 		}
 	}
 	if len(fa.res.Told) > 0 {
-		b.Cmd("ZCARD").Arg(fa.waiting)
+		b.Cmd(host.ZCARD).Arg(fa.waiting)
 		n++
 	}
 	if fa.res.ToPending {
-		b.Cmd("ZCARD").Arg(fa.pending).Cmd("LLEN").Arg(fa.signal)
+		b.Cmd(host.ZCARD).Arg(fa.pending).Cmd(host.LLEN).Arg(fa.signal)
 	}
 	deaths := len(fa.res.Deaths) > 0
 	if deaths {
-		b.Cmd("ZCARD").Arg(fa.dead).Cmd("HGET").Arg(stats).Str(statDead)
+		b.Cmd(host.ZCARD).Arg(fa.dead).Cmd(host.HGET).Arg(stats).Str(statDead)
 	}
 	if n > 0 || fa.res.ToPending || deaths {
 		res := b.RunAll()
@@ -316,7 +316,7 @@ func (fa *flowAcct) types(r *verbCall, stats []byte, ownDead int64) (refusal, er
 		if upto > 0 {
 			b := r.c.Read()
 			for _, o := range fa.outs[:upto] {
-				b.Cmd("LLEN").Arg(o.key)
+				b.Cmd(host.LLEN).Arg(o.key)
 			}
 			res := b.RunAll()
 			for i := range upto {
@@ -410,6 +410,45 @@ func (fa *flowAcct) signals(b *host.Batch, la *laneAcct) {
 	case fa.released():
 		signalPush(b, fa.signal, fa.signalLen)
 	}
+}
+
+// accountWrites adds the accountings' writes after a verb's own (COMPLETE,
+// COMPLETEMANY, CANCEL, FAIL): the parents', then the lanes' (a freed slot
+// can make a capped lane ready again), the outcomes, the signals.
+func accountWrites(b *host.Batch, now int64, stats []byte, fa *flowAcct, la *laneAcct) {
+	fa.writes(b, now, stats, la)
+	la.writes(b)
+	fa.outcomes(b)
+	fa.signals(b, la)
+}
+
+// readDied is the flow accounting of a job that dies (CANCEL, FAIL): its
+// outcome, with text its error, and its parent (policy its onfail) told of
+// a death.
+func (fa *flowAcct) readDied(r *verbCall, id, text, parent []byte, policy verdict.Field, wait int64) (verdict.Reply[struct{}], error) {
+	fa.finish(id, verdict.FinishDied, text, parent, policy, wait)
+	refusal, err := fa.read(r)
+	return verdict.Reply[struct{}]{Made: true, Err: refusal}, err
+}
+
+// readTypes is the flow accounting's last read, the types (flowAcct.types).
+func (fa *flowAcct) readTypes(r *verbCall, stats []byte, ownDead int64) (verdict.Reply[struct{}], error) {
+	refusal, err := fa.types(r, stats, ownDead)
+	return verdict.Reply[struct{}]{Made: true, Err: refusal}, err
+}
+
+// readLanes is the lane accounting of a job that leaves its lane (lane, nil
+// for none: dw waiting and da active jobs more) and of the parents the flow
+// accounting released to a lane. It returns the job's lane's index in la
+// (-1: none).
+func (fa *flowAcct) readLanes(r *verbCall, la *laneAcct, lane []byte, dw, da int64) (int, verdict.Reply[struct{}], error) {
+	at := -1
+	if lane != nil {
+		at = la.add(r.base, lane, dw, da)
+	}
+	fa.lanes(la, r.base)
+	reply, err := la.readReply(r)
+	return at, reply, err
 }
 
 // flowVerbState is the retention and flow verbs' scratch between commands.

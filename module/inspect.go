@@ -38,44 +38,52 @@ func inspect(c *host.Call) error {
 	// other host call
 	s := &st.seen
 	*s = verdict.InspectSeen{}
-	step := verdict.Inspect(s)
-	if step.Need == verdict.InspectFirst {
-		b := r.fenced()
-		if rowOK {
-			b.Cmd("HMGET").Arg(row)
-			for _, name := range protocol.InspectFields {
-				b.Str(name)
+	step, err := drive(func() verdict.InspectStep { return verdict.Inspect(s) }, func(step verdict.InspectStep) error {
+		switch step.Need {
+		case verdict.InspectFirst:
+			b := r.fenced()
+			if rowOK {
+				b.Cmd(host.HMGET).Arg(row)
+				for _, name := range protocol.InspectFields {
+					b.Str(name)
+				}
+			}
+			if logsOK {
+				b.Cmd(host.LRANGE).Arg(logs).Str("0").Str("-1")
+			}
+			res := b.RunAll()
+			i := 1
+			s.Version = fieldAt(res, 0)
+			if rowOK {
+				f := st.fields[:]
+				s.Row, i = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, i, f)}, i+1
+			} else {
+				s.Row = denied[[]verdict.Field]()
+			}
+			if logsOK {
+				s.Logs = listAt(res, i, nil, st.lines)
+				st.lines = s.Logs.Val
+			} else {
+				s.Logs = denied[[][]byte]()
 			}
 		}
-		if logsOK {
-			b.Cmd("LRANGE").Arg(logs).Str("0").Str("-1")
-		}
-		res := b.RunAll()
-		i := 1
-		s.Version = fieldAt(res, 0)
-		if rowOK {
-			f := st.fields[:]
-			s.Row, i = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, i, f)}, i+1
-		} else {
-			s.Row = denied[[]verdict.Field]()
-		}
-		if logsOK {
-			s.Logs = listAt(res, i, nil, st.lines)
-			st.lines = s.Logs.Val
-		} else {
-			s.Logs = denied[[][]byte]()
-		}
-		step = verdict.Inspect(s)
-	}
-	if step.Err != nil || step.Need != verdict.InspectNone {
-		return orInternal(step.Err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Gone {
 		c.ReplyNull()
 		return nil
 	}
-	// the reply: the fields that are set, name then value, then the logs
+	replyInspect(c, v)
+	return nil
+}
+
+// replyInspect is INSPECT's reply: the fields that are set, name then
+// value, then the logs.
+func replyInspect(c *host.Call, v verdict.InspectVerdict) {
 	n := 0
 	for _, f := range v.Fields {
 		if f.Set {
@@ -94,7 +102,6 @@ func inspect(c *host.Call) error {
 	for _, line := range v.Logs {
 		c.ReplyBulk(line)
 	}
-	return nil
 }
 
 // inspectState is INSPECT's scratch between commands: one field per name of

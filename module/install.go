@@ -17,13 +17,15 @@ func install(c *host.Call) error {
 	// domain read: GET version (a key of another type answers WRONGTYPE here,
 	// which also types the key SET is about to write)
 	var seen verdict.InstallSeen
-	step := verdict.Install(&seen)
-	if step.Need == verdict.InstallVersion {
-		seen.Version = fieldAt(c.Read().Cmd("GET").Arg(r.version()).RunAll(), 0)
-		step = verdict.Install(&seen)
-	}
-	if step.Err != nil || step.Need != verdict.InstallNone {
-		return orInternal(step.Err)
+	step, err := drive(func() verdict.InstallStep { return verdict.Install(&seen) }, func(step verdict.InstallStep) error {
+		switch step.Need {
+		case verdict.InstallVersion:
+			seen.Version = fieldAt(c.Read().Cmd(host.GET).Arg(r.version()).RunAll(), 0)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if !step.Stamp {
 		c.ReplyInt(0)

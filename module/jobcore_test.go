@@ -213,7 +213,7 @@ func TestJobCorePause(t *testing.T) {
 	before := valkeytest.Snapshot(t, s, "emq:*")
 	valkeytest.Do(t, s, "CLIENT", "PAUSE", "20000", "WRITE")
 	done := heldByPause(t, s, verbArgs(protocol.Add, "p", addArgs(job("held"))...)...)
-	wantRefused(t, s, protocol.ErrWritePaused, append([]string{"EMQ.DEBUG.CALL"}, verbArgs(protocol.Add, "p", addArgs(job("guarded"))...)...)...)
+	wantRefused(t, s, protocol.ErrWritePaused, append([]string{"EMQ.DEBUG.NEST"}, verbArgs(protocol.Add, "p", addArgs(job("guarded"))...)...)...)
 	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "emq:*"))
 	valkeytest.Do(t, s, "CLIENT", "UNPAUSE")
 	select {

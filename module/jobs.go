@@ -40,7 +40,7 @@ func jobs(c *host.Call) error {
 	}
 	b := r.fenced()
 	if deny < 0 {
-		b.Cmd("ZCARD").Arg(set)
+		b.Cmd(host.ZCARD).Arg(set)
 	}
 	res := b.RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
@@ -128,10 +128,10 @@ func (st *opsState) place(r *verbCall, set []byte, cur verdict.Cursor, card int6
 		return card, 0, nil
 	}
 	res := r.c.Read().
-		Cmd("ZSCORE").Arg(set).Arg(cur.Member).
-		Cmd("ZRANK").Arg(set).Arg(cur.Member).
-		Cmd("ZCOUNT").Arg(set).Str("-inf").Arg(st.below(cur.Score)).
-		Cmd("ZCOUNT").Arg(set).Int(cur.Score).Int(cur.Score).
+		Cmd(host.ZSCORE).Arg(set).Arg(cur.Member).
+		Cmd(host.ZRANK).Arg(set).Arg(cur.Member).
+		Cmd(host.ZCOUNT).Arg(set).Str("-inf").Arg(st.below(cur.Score)).
+		Cmd(host.ZCOUNT).Arg(set).Int(cur.Score).Int(cur.Score).
 		RunAll()
 	score := fieldAt(res, 0)
 	if score.Err != nil {
@@ -154,7 +154,7 @@ func (st *opsState) place(r *verbCall, set []byte, cur verdict.Cursor, card int6
 		if !ok {
 			break
 		}
-		probe := listAt(r.c.Read().Cmd("ZRANGE").Arg(set).Int(lo.Val+off).Int(lo.Val+off).RunAll(), 0, nil, st.probe[:0])
+		probe := listAt(r.c.Read().Cmd(host.ZRANGE).Arg(set).Int(lo.Val+off).Int(lo.Val+off).RunAll(), 0, nil, st.probe[:0])
 		if probe.Err != nil || len(probe.Val) != 1 {
 			return 0, 0, host.ErrHostReply
 		}
@@ -167,7 +167,7 @@ func (st *opsState) place(r *verbCall, set []byte, cur verdict.Cursor, card int6
 // zrange reads ZRANGE set from to WITHSCORES into st.members and st.scores
 // (copies in the scratch).
 func (st *opsState) zrange(c *host.Call, set []byte, from, to int64) error {
-	res := c.Read().Cmd("ZRANGE").Arg(set).Int(from).Int(to).Str("WITHSCORES").RunAll()
+	res := c.Read().Cmd(host.ZRANGE).Arg(set).Int(from).Int(to).Str("WITHSCORES").RunAll()
 	l := listAt(res, 0, &st.scratch, st.flat)
 	if l.Err != nil {
 		return l.Err
@@ -210,11 +210,11 @@ func (st *opsState) readRows(r *verbCall, members [][]byte, clip int64) error {
 	}
 	b := r.c.Read()
 	for _, row := range st.keys[:nrows] {
-		b.Cmd("HMGET").Arg(row)
+		b.Cmd(host.HMGET).Arg(row)
 		for _, f := range verdict.JobsFields {
 			b.Str(f)
 		}
-		b.Cmd("HSTRLEN").Arg(row).Str(protocol.FieldData)
+		b.Cmd(host.HSTRLEN).Arg(row).Str(protocol.FieldData)
 	}
 	res := b.RunAll()
 	var fields [10]verdict.Field
@@ -249,7 +249,7 @@ func (st *opsState) readRows(r *verbCall, members [][]byte, clip int64) error {
 	b = r.c.Read()
 	for i := range members {
 		if st.rows[i].Present && st.rows[i].NeedsData {
-			b.Cmd("HGET").Arg(st.rowOf[i]).Str(protocol.FieldData)
+			b.Cmd(host.HGET).Arg(st.rowOf[i]).Str(protocol.FieldData)
 		}
 	}
 	res = b.RunAll()

@@ -33,11 +33,11 @@ func lane(c *host.Call) error {
 	}
 	b := r.fenced()
 	if deny < 0 {
-		b.Cmd("HMGET").Arg(info).
+		b.Cmd(host.HMGET).Arg(info).
 			Arg(st.derived(nil, protocol.FieldLaneActive, name, "")).
 			Arg(st.derived(nil, protocol.FieldLaneCap, name, "")).
 			Arg(st.derived(nil, protocol.FieldLanePaused, name, "")).
-			Cmd("ZCARD").Arg(set)
+			Cmd(host.ZCARD).Arg(set)
 	}
 	res := b.RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {

@@ -130,16 +130,16 @@ func (la *laneAcct) read(r *verbCall) (refusal, err error) {
 	} else {
 		b := r.c.Read()
 		for i, name := range la.names {
-			b.Cmd("HMGET").Arg(la.laneinfo).
+			b.Cmd(host.HMGET).Arg(la.laneinfo).
 				Arg(la.field(protocol.FieldLaneActive, name)).
 				Arg(la.field(protocol.FieldLaneCap, name)).
 				Arg(la.field(protocol.FieldLanePaused, name)).
-				Cmd("ZCARD").Arg(la.keys[i])
+				Cmd(host.ZCARD).Arg(la.keys[i])
 		}
-		res := b.Cmd("HMGET").Arg(la.meta).Str(protocol.MetaTurn).Str(protocol.MetaLaneWait).
-			Cmd("ZCARD").Arg(la.turns).
-			Cmd("ZCARD").Arg(la.lanes).
-			Cmd("LLEN").Arg(la.signal).
+		res := b.Cmd(host.HMGET).Arg(la.meta).Str(protocol.MetaTurn).Str(protocol.MetaLaneWait).
+			Cmd(host.ZCARD).Arg(la.turns).
+			Cmd(host.ZCARD).Arg(la.lanes).
+			Cmd(host.LLEN).Arg(la.signal).
 			RunAll()
 		for i := range la.names {
 			l := &la.seen.Lanes[i]
@@ -330,8 +330,8 @@ func laneSetting(r *verbCall, st *laneVerbState, lane []byte, set func(*verdict.
 // change; a reply that is not the expected one is a host failure.
 func laneSets(r *verbCall, st *laneVerbState) (set bool, n int64, err error) {
 	la := &st.lanes
-	res := r.c.Read().Cmd("HGET").Arg(la.meta).Str(protocol.MetaLaneSets).
-		Cmd("HLEN").Arg(la.laneinfo).RunAll()
+	res := r.c.Read().Cmd(host.HGET).Arg(la.meta).Str(protocol.MetaLaneSets).
+		Cmd(host.HLEN).Arg(la.laneinfo).RunAll()
 	stored, infoLen := fieldAt(res, 0), intAt(res, 1)
 	if stored.Err != nil {
 		return false, 0, stored.Err

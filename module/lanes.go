@@ -41,7 +41,7 @@ func lanes(c *host.Call) error {
 		if len(after) > 0 {
 			from = st.derived(nil, "(", after, "")
 		}
-		b.Cmd("ZRANGE").Arg(registry).Arg(from).Str("+").Str("BYLEX").Str("LIMIT").Str("0").Int(count)
+		b.Cmd(host.ZRANGE).Arg(registry).Arg(from).Str("+").Str("BYLEX").Str("LIMIT").Str("0").Int(count)
 	}
 	res := b.RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
@@ -71,11 +71,11 @@ func lanes(c *host.Call) error {
 		}
 		b := c.Read()
 		for i, name := range st.names {
-			b.Cmd("HMGET").Arg(info).
+			b.Cmd(host.HMGET).Arg(info).
 				Arg(st.derived(nil, protocol.FieldLaneActive, name, "")).
 				Arg(st.derived(nil, protocol.FieldLaneCap, name, "")).
 				Arg(st.derived(nil, protocol.FieldLanePaused, name, "")).
-				Cmd("ZCARD").Arg(st.keys[i])
+				Cmd(host.ZCARD).Arg(st.keys[i])
 		}
 		res = b.RunAll()
 	}

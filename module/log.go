@@ -46,40 +46,52 @@ func logLine(c *host.Call) error {
 	// types the row), LLEN logs (which types the logs, and gives the length
 	// the cap is judged on)
 	var s verdict.LogSeen
-	step := verdict.Log(token, limit, &s)
-	if step.Need == verdict.LogFirst {
-		b := r.fenced()
-		if rowOK {
-			b.Cmd("HGET").Arg(row).Str(protocol.FieldAttempts)
+	step, err := drive(func() verdict.LogStep { return verdict.Log(token, limit, &s) }, func(step verdict.LogStep) error {
+		switch step.Need {
+		case verdict.LogFirst:
+			b := r.fenced()
+			if rowOK {
+				b.Cmd(host.HGET).Arg(row).Str(protocol.FieldAttempts)
+			}
+			if logsOK {
+				b.Cmd(host.LLEN).Arg(list)
+			}
+			res := b.RunAll()
+			i := 1
+			s.Version = fieldAt(res, 0)
+			if rowOK {
+				s.Att, i = fieldAt(res, i), i+1
+			} else {
+				s.Att = denied[verdict.Field]()
+			}
+			if logsOK {
+				s.Len = intAt(res, i)
+			} else {
+				s.Len = denied[int64]()
+			}
 		}
-		if logsOK {
-			b.Cmd("LLEN").Arg(list)
-		}
-		res := b.RunAll()
-		i := 1
-		s.Version = fieldAt(res, 0)
-		if rowOK {
-			s.Att, i = fieldAt(res, i), i+1
-		} else {
-			s.Att = denied[verdict.Field]()
-		}
-		if logsOK {
-			s.Len = intAt(res, i)
-		} else {
-			s.Len = denied[int64]()
-		}
-		step = verdict.Log(token, limit, &s)
-	}
-	if step.Err != nil || step.Need != verdict.LogNone {
-		return orInternal(step.Err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Gone {
 		c.ReplyInt(0)
 		return nil
 	}
-	// guard, then the writes: RPUSH logs <line> (its new length predicted;
-	// the line passes by reference), LTRIM logs -cap -1 when it passes cap
+	if err := writeLog(&r, list, limit, v); err != nil {
+		return err
+	}
+	c.ReplyInt(v.Reply)
+	return nil
+}
+
+// writeLog is LOG's writes: the guard, then RPUSH logs <line> (its new
+// length predicted; the line passes by reference), LTRIM logs -cap -1 when
+// it passes cap.
+func writeLog(r *verbCall, list []byte, limit int64, v verdict.LogVerdict) error {
+	c := r.c
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -96,7 +108,6 @@ func logLine(c *host.Call) error {
 		host.Logf(host.LogWarning, "%s: RPUSH answered %d (%v), %d predicted; answered %q", c.Name(), got.Val, got.Err, v.Pushed, protocol.ErrHostReply)
 		return host.ErrHostReply
 	}
-	c.ReplyInt(v.Reply)
 	return nil
 }
 

@@ -18,8 +18,9 @@ import (
 
 // These tests load the module into real servers. The EMQ.DEBUG.* commands
 // (registered with "debug-commands yes") reach the host layer from outside:
-// EMQ.DEBUG.CALL runs one host read and echoes its reply, EMQ.DEBUG.KEYS is a
-// keyed write command (guard, derived-key ACL, a write batch), EMQ.DEBUG.PANIC
+// EMQ.DEBUG.CALL runs one host read and echoes its reply, EMQ.DEBUG.NEST runs
+// a command as another module's command would (writes allowed, the path a
+// pause does not hold), EMQ.DEBUG.KEYS is a keyed write command (guard, derived-key ACL, a write batch), EMQ.DEBUG.PANIC
 // panics, EMQ.DEBUG.RUNTIME shows the Go runtime's settings.
 
 func ctxT(t *testing.T) context.Context {
@@ -81,7 +82,7 @@ func TestVersion(t *testing.T) {
 		t.Fatalf("COMMAND INFO EMQ.VERSION: %#v", info)
 	}
 	// Debug commands exist only when asked for.
-	for _, c := range []string{"EMQ.DEBUG.PANIC", "EMQ.DEBUG.CALL", "EMQ.DEBUG.CALLSTR", "EMQ.DEBUG.KEYS", "EMQ.DEBUG.RUNTIME"} {
+	for _, c := range []string{"EMQ.DEBUG.PANIC", "EMQ.DEBUG.CALL", "EMQ.DEBUG.CALLSTR", "EMQ.DEBUG.NEST", "EMQ.DEBUG.KEYS", "EMQ.DEBUG.RUNTIME"} {
 		if got := refused(t, s, c); !strings.HasPrefix(got, "ERR unknown command") {
 			t.Errorf("%s without debug-commands: %q", c, got)
 		}
@@ -177,9 +178,8 @@ func TestBinaryRoundTrip(t *testing.T) {
 		}
 	}
 	// An argument with every byte value reaches the server intact too.
-	valkeytest.Do(t, s, "EMQ.DEBUG.CALL", "SET", "bin:via-module", string(big))
-	if got := valkeytest.Do(t, s, "GET", "bin:via-module"); got != string(big) {
-		t.Fatal("SET through the module changed the value")
+	if got := valkeytest.Do(t, s, "EMQ.DEBUG.CALL", "ECHO", string(big)); got != string(big) {
+		t.Fatal("ECHO through the module changed the value")
 	}
 	if v := valkeytest.Do(t, s, "EMQ.DEBUG.CALL", "GET", "missing"); v != nil {
 		t.Fatalf("GET of a missing key: %#v, want null", v)
@@ -333,8 +333,41 @@ func TestACL(t *testing.T) {
 	if v := valkeytest.Do(t, s, "EMQ.DEBUG.KEYS", "1", "emq:{b}:k", "emq:{c}:derived"); flat(v) != "1 1" {
 		t.Fatalf("default user: %#v", v)
 	}
-	if v := valkeytest.Do(t, s, "EMQ.DEBUG.CALL", "EMQ.DEBUG.KEYS", "1", "emq:{b}:k", "emq:{c}:derived"); flat(v) != "2 2" {
+	if v := valkeytest.Do(t, s, "EMQ.DEBUG.NEST", "EMQ.DEBUG.KEYS", "1", "emq:{b}:k", "emq:{c}:derived"); flat(v) != "2 2" {
 		t.Fatalf("module caller: %#v", v)
+	}
+}
+
+// A read cannot write: the read format carries RM_Call's no-writes flag, so
+// the server refuses a write command placed in a read (only a debug command
+// can name one), a module's write verb included, and nothing is written.
+func TestReadsCannotWrite(t *testing.T) {
+	s := startDebug(t, valkeyserver.Options{AOF: true})
+	valkeytest.Do(t, s, "SET", "kept", "v")
+	for _, args := range [][]string{
+		{"SET", "written", "v"},
+		{"DEL", "kept"},
+		{"HINCRBY", "written", "n", "1"},
+		{"EMQ.DEBUG.KEYS", "1", "emq:{a}:written"},
+		verbArgs(protocol.Install, "w"),
+	} {
+		got := refused(t, s, append([]string{"EMQ.DEBUG.CALL"}, args...)...)
+		if !strings.Contains(got, "write is not allowed") {
+			t.Errorf("%q in a read: %q, want the no-writes refusal", args, got)
+		}
+	}
+	if v := valkeytest.Do(t, s, "EXISTS", "written", "emq:{a}:written"); v != int64(0) {
+		t.Fatalf("a read wrote: %#v", v)
+	}
+	if v := valkeytest.Do(t, s, "KEYS", "emq:{w}*"); len(v.([]any)) != 0 {
+		t.Fatalf("a read installed a queue: %#v", v)
+	}
+	if v := valkeytest.Do(t, s, "GET", "kept"); v != "v" {
+		t.Fatalf("a read deleted: %#v", v)
+	}
+	// the same write as another module's call runs (the debug nested path)
+	if v := valkeytest.Do(t, s, "EMQ.DEBUG.NEST", "SET", "written", "v"); v != "OK" {
+		t.Fatalf("nested SET: %#v", v)
 	}
 }
 
@@ -345,7 +378,7 @@ func TestPause(t *testing.T) {
 	s := startDebug(t, valkeyserver.Options{AOF: true})
 	valkeytest.Do(t, s, "CLIENT", "PAUSE", "20000", "WRITE")
 	done := heldByPause(t, s, "EMQ.DEBUG.KEYS", "1", "emq:{a}:held")
-	wantRefused(t, s, protocol.ErrWritePaused, "EMQ.DEBUG.CALL", "EMQ.DEBUG.KEYS", "1", "emq:{a}:guarded")
+	wantRefused(t, s, protocol.ErrWritePaused, "EMQ.DEBUG.NEST", "EMQ.DEBUG.KEYS", "1", "emq:{a}:guarded")
 	if v := valkeytest.Do(t, s, "EXISTS", "emq:{a}:guarded", "emq:{a}:held"); v != int64(0) {
 		t.Fatalf("written during the pause: %#v", v)
 	}

@@ -19,14 +19,16 @@ func pause(c *host.Call) error {
 	// fence and domain read, one batch: GET version, HGET meta paused (which
 	// types meta, the key HSET writes)
 	var s verdict.PauseSeen
-	step := verdict.Pause(&s)
-	if step.Need == verdict.PauseFirst {
-		res := r.fenced().Cmd("HGET").Arg(meta).Str(protocol.MetaPaused).RunAll()
-		s.Version, s.Paused = fieldAt(res, 0), fieldAt(res, 1)
-		step = verdict.Pause(&s)
-	}
-	if step.Err != nil || step.Need != verdict.PauseNone {
-		return orInternal(step.Err)
+	step, err := drive(func() verdict.PauseStep { return verdict.Pause(&s) }, func(step verdict.PauseStep) error {
+		switch step.Need {
+		case verdict.PauseFirst:
+			res := r.fenced().Cmd(host.HGET).Arg(meta).Str(protocol.MetaPaused).RunAll()
+			s.Version, s.Paused = fieldAt(res, 0), fieldAt(res, 1)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if !step.Verdict.Change {
 		c.ReplyInt(0)

@@ -39,28 +39,30 @@ func progress(c *host.Call) error {
 	// fence and domain read, one batch: GET version, HGET row att (which
 	// types the row HSET writes)
 	var s verdict.ProgressSeen
-	step := verdict.Progress(token, &s)
-	if step.Need == verdict.ProgressFirst {
-		b := r.fenced()
-		if deny < 0 {
-			b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldEvents)
-		}
-		res := b.RunAll()
-		s.Version = fieldAt(res, 0)
-		if deny < 0 {
-			var f [2]verdict.Field
-			if err := fieldsAt(res, 1, f[:]); err != nil {
-				s.Att = verdict.Failed[verdict.Field](err)
-			} else {
-				s.Att, st.ev = verdict.Got(f[0]), f[1]
+	step, err := drive(func() verdict.ProgressStep { return verdict.Progress(token, &s) }, func(step verdict.ProgressStep) error {
+		switch step.Need {
+		case verdict.ProgressFirst:
+			b := r.fenced()
+			if deny < 0 {
+				b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldEvents)
 			}
-		} else {
-			s.Att = denied[verdict.Field]()
+			res := b.RunAll()
+			s.Version = fieldAt(res, 0)
+			if deny < 0 {
+				var f [2]verdict.Field
+				if err := fieldsAt(res, 1, f[:]); err != nil {
+					s.Att = verdict.Failed[verdict.Field](err)
+				} else {
+					s.Att, st.ev = verdict.Got(f[0]), f[1]
+				}
+			} else {
+				s.Att = denied[verdict.Field]()
+			}
 		}
-		step = verdict.Progress(token, &s)
-	}
-	if step.Err != nil || step.Need != verdict.ProgressNone {
-		return orInternal(step.Err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if step.Verdict.Gone {
 		c.ReplyInt(0)

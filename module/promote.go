@@ -22,14 +22,12 @@ func promote(c *host.Call) error {
 	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
 	s := &st.seen
 	// fence and domain reads, driven by the verdict
-	step := verdict.Promote(s)
-	for ran := verdict.PromoteNone; step.Need != verdict.PromoteNone && step.Need != ran; step = verdict.Promote(s) {
-		ran = step.Need
+	step, err := drive(func() verdict.PromoteStep { return verdict.Promote(s) }, func(step verdict.PromoteStep) error {
 		switch step.Need {
 		case verdict.PromoteFirst:
 			// GET version, then the delayed jobs due at or before now
 			res := r.fenced().
-				Cmd("ZRANGEBYSCORE").Arg(delayed).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
+				Cmd(host.ZRANGEBYSCORE).Arg(delayed).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
 				RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			s.Due = listAt(res, 1, &st.scratch, st.ids)
@@ -48,9 +46,10 @@ func promote(c *host.Call) error {
 			}
 			s.Lanes = lanes
 		}
-	}
-	if step.Err != nil || step.Need != verdict.PromoteNone {
-		return orInternal(step.Err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Moves == nil {
@@ -130,10 +129,10 @@ func (st *promoteState) readRows(r *verbCall, pending, signal []byte) error {
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
-		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldPriority).Str(protocol.FieldLane).Str(protocol.FieldEvents)
+		b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldPriority).Str(protocol.FieldLane).Str(protocol.FieldEvents)
 	}
-	res := b.Cmd("ZCARD").Arg(pending).
-		Cmd("LLEN").Arg(signal).
+	res := b.Cmd(host.ZCARD).Arg(pending).
+		Cmd(host.LLEN).Arg(signal).
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
 	st.fields = grow(st.fields, 3*len(ids))

@@ -25,8 +25,8 @@ func promoteAll(c *host.Call) error {
 	s := &st.seen
 	// fence, ZCARD delayed (0: nothing to do), ZRANGE delayed 0 <limit-1>
 	res := r.fenced().
-		Cmd("ZCARD").Arg(delayed).
-		Cmd("ZRANGE").Arg(delayed).Str("0").Int(limit - 1).
+		Cmd(host.ZCARD).Arg(delayed).
+		Cmd(host.ZRANGE).Arg(delayed).Str("0").Int(limit - 1).
 		RunAll()
 	s.Version = st.keep(fieldAt(res, 0))
 	if err := verdict.Fence(s.Version); err != nil {
@@ -42,9 +42,7 @@ func promoteAll(c *host.Call) error {
 	s.Due = listAt(res, 2, &st.scratch, st.ids)
 	st.ids = s.Due.Val
 	// the rest is PROMOTE's, driven by its verdict
-	step := verdict.Promote(s)
-	for ran := verdict.PromoteNone; step.Need != verdict.PromoteNone && step.Need != ran; step = verdict.Promote(s) {
-		ran = step.Need
+	step, err := drive(func() verdict.PromoteStep { return verdict.Promote(s) }, func(step verdict.PromoteStep) error {
 		switch step.Need {
 		case verdict.PromoteRows:
 			if err := st.readRows(&r, pending, signal); err != nil {
@@ -61,9 +59,10 @@ func promoteAll(c *host.Call) error {
 		default:
 			return host.ErrInternal
 		}
-	}
-	if step.Err != nil || step.Need != verdict.PromoteNone {
-		return orInternal(step.Err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	ids := s.Due.Val

@@ -21,7 +21,7 @@ func rate(c *host.Call) error {
 		return err
 	}
 	// GET version, HMGET meta rate_max rate_window (which types meta)
-	res := r.fenced().Cmd("HMGET").Arg(meta).Str(protocol.MetaRateMax).Str(protocol.MetaRateWindow).RunAll()
+	res := r.fenced().Cmd(host.HMGET).Arg(meta).Str(protocol.MetaRateMax).Str(protocol.MetaRateWindow).RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
 		return err
 	}

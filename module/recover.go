@@ -19,7 +19,6 @@ func recoverExpired(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	stats, pending, active, dead, signal := r.keys[2], r.keys[3], r.keys[4], r.keys[5], r.keys[6]
 	// values: limit
 	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
 	if !ok {
@@ -33,57 +32,10 @@ func recoverExpired(c *host.Call) error {
 	s := &st.seen
 	*s = verdict.RecoverSeen{Rows: s.Rows, Moves: s.Moves}
 	// fence and domain reads, driven by the verdict
-	step := verdict.Recover(r.now, s)
-	for ran := verdict.RecoverNone; step.Need != verdict.RecoverNone && step.Need != ran; step = verdict.Recover(r.now, s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.RecoverFirst:
-			// GET version, then the leases whose deadline is before now
-			res := r.fenced().
-				Cmd("ZRANGEBYSCORE").Arg(active).Str("-inf").Arg(st.below(r.now)).Str("LIMIT").Str("0").Int(limit).
-				RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			s.Expired = listAt(res, 1, &st.scratch, st.ids)
-			st.ids = s.Expired.Val
-		case verdict.RecoverRows:
-			if err := st.readRows(&r, stats, pending, dead, signal); err != nil {
-				return err
-			}
-		case verdict.RecoverFlow:
-			// each job that dies, in order: its outcome, its parent
-			for i, mv := range step.Verdict.Moves {
-				if mv.To != verdict.ToDead {
-					continue
-				}
-				f := s.Rows[i].Val
-				st.flow.finish(s.Expired.Val[i], verdict.FinishDied, []byte(protocol.LeaseExpired), verdict.ChildParent(f[4]), f[5], verdict.WaitField(f[6]))
-			}
-			refusal, err := st.flow.read(&r)
-			if err != nil {
-				return err
-			}
-			s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
-		case verdict.RecoverFlowTypes:
-			refusal, err := st.flow.types(&r, stats, step.Verdict.Died)
-			if err != nil {
-				return err
-			}
-			s.FlowTypes = verdict.Reply[struct{}]{Made: true, Err: refusal}
-		case verdict.RecoverLanes:
-			// the jobs' lanes, in order: one active job less each, one
-			// waiting job more for each requeued
-			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
-			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, -1, st.laneOf)
-			st.flow.lanes(&st.lanes, r.base)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
-		}
-	}
-	if step.Err != nil || step.Need != verdict.RecoverNone {
-		return orInternal(step.Err)
+	step, err := drive(func() verdict.RecoverStep { return verdict.Recover(r.now, s) },
+		func(step verdict.RecoverStep) error { return st.read(&r, limit, step) })
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Moves == nil {
@@ -92,8 +44,65 @@ func recoverExpired(c *host.Call) error {
 		c.ReplyInt(0)
 		return nil
 	}
-	// the jobs' events (recovered or dead), in ZRANGEBYSCORE order, then
-	// the released parents', then the stream
+	if err := st.write(&r, v); err != nil {
+		return err
+	}
+	c.ReplyArray(2)
+	c.ReplyInt(v.Requeued)
+	c.ReplyInt(v.Died)
+	return nil
+}
+
+// read performs the read step needs (drive).
+func (st *recoverState) read(r *verbCall, limit int64, step verdict.RecoverStep) error {
+	s := &st.seen
+	stats := r.keys[2]
+	var err error
+	switch step.Need {
+	case verdict.RecoverFirst:
+		// GET version, then the leases whose deadline is before now
+		res := r.fenced().
+			Cmd(host.ZRANGEBYSCORE).Arg(r.keys[4]).Str("-inf").Arg(st.below(r.now)).Str("LIMIT").Str("0").Int(limit).
+			RunAll()
+		s.Version = st.keep(fieldAt(res, 0))
+		s.Expired = listAt(res, 1, &st.scratch, st.ids)
+		st.ids = s.Expired.Val
+	case verdict.RecoverRows:
+		return st.readRows(r, stats, r.keys[3], r.keys[5], r.keys[6])
+	case verdict.RecoverFlow:
+		// each job that dies, in order: its outcome, its parent
+		for i, mv := range step.Verdict.Moves {
+			if mv.To != verdict.ToDead {
+				continue
+			}
+			f := s.Rows[i].Val
+			st.flow.finish(s.Expired.Val[i], verdict.FinishDied, []byte(protocol.LeaseExpired), verdict.ChildParent(f[4]), f[5], verdict.WaitField(f[6]))
+		}
+		refusal, err := st.flow.read(r)
+		s.Flow = verdict.Reply[struct{}]{Made: true, Err: refusal}
+		return err
+	case verdict.RecoverFlowTypes:
+		s.FlowTypes, err = st.flow.readTypes(r, stats, step.Verdict.Died)
+	case verdict.RecoverLanes:
+		// the jobs' lanes, in order: one active job less each, one
+		// waiting job more for each requeued
+		st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
+		st.lanes.addMoves(r.base, step.Verdict.Moves, 1, -1, st.laneOf)
+		st.flow.lanes(&st.lanes, r.base)
+		s.Lanes, err = st.lanes.readReply(r)
+	}
+	return err
+}
+
+// write is RECOVER's writes, with leases taken back: the jobs' events
+// (recovered or dead), in ZRANGEBYSCORE order, then the released parents',
+// then the stream; the guard, then ZREM active <all expired>; per job HSET
+// row state (and err for the dead); one ZADD pending and one ZADD dead for
+// all the jobs going there, where the Lua writes one per job (the scores
+// and the time of death travel as values); the counters (counterWrites);
+// the accountings'; the signal.
+func (st *recoverState) write(r *verbCall, v verdict.RecoverVerdict) error {
+	c, s := r.c, &st.seen
 	st.events.reset()
 	for i, mv := range v.Moves {
 		if i >= len(st.evs) {
@@ -107,15 +116,9 @@ func recoverExpired(c *host.Call) error {
 		}
 	}
 	st.flow.publish(&st.events)
-	if err := st.events.check(&r); err != nil {
+	if err := st.events.check(r); err != nil {
 		return err
 	}
-	// guard, then the writes: ZREM active <all expired>; per job HSET row
-	// state (and err for the dead); one ZADD pending and one ZADD dead for
-	// all the jobs going there, where the Lua writes one per job (the scores
-	// and the time of death travel as values); the counters: HINCRBY stats
-	// recovered or dead when one grows, and when both do one HSET of both
-	// predicted values in place of the Lua's two HINCRBYs; the signal
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -124,7 +127,7 @@ func recoverExpired(c *host.Call) error {
 		return err
 	}
 	ids := s.Expired.Val
-	b := w.Write().Cmd("ZREM").Arg(active)
+	b := w.Write().Cmd("ZREM").Arg(r.keys[4])
 	for _, id := range ids {
 		b.Arg(id)
 	}
@@ -137,28 +140,21 @@ func recoverExpired(c *host.Call) error {
 		}
 	}
 	counters := 1 + int(v.Requeued+v.Died) // the counters' index in the batch
-	if zaddMoves(b, pending, verdict.ToPending, v.Moves, ids) {
+	if zaddMoves(b, r.keys[3], verdict.ToPending, v.Moves, ids) {
 		counters++
 	}
-	if zaddMoves(b, dead, verdict.ToDead, v.Moves, ids) {
+	if zaddMoves(b, r.keys[5], verdict.ToDead, v.Moves, ids) {
 		counters++
 	}
 	if st.lanes.len() > 0 {
 		counters += st.lanes.zaddLanes(b, v.Moves, ids, st.laneOf, &st.order)
 	}
-	switch {
-	case v.Requeued > 0 && v.Died > 0:
-		b.Cmd("HSET").Arg(stats).Str(statRecovered).Int(v.Recovered).Str(statDead).Int(v.Dead)
-	case v.Requeued > 0:
-		b.Cmd("HINCRBY").Arg(stats).Str(statRecovered).Int(v.Requeued)
-	case v.Died > 0:
-		b.Cmd("HINCRBY").Arg(stats).Str(statDead).Int(v.Died)
-	}
-	st.flow.writes(b, r.now, stats, &st.lanes)
+	st.counterWrites(b, r.keys[2], v)
+	st.flow.writes(b, r.now, r.keys[2], &st.lanes)
 	st.lanes.writes(b)
 	st.flow.outcomes(b)
 	if v.Signal || st.lanes.wakes() || st.flow.released() {
-		signalPush(b, signal, s.Signal.Val)
+		signalPush(b, r.keys[6], s.Signal.Val)
 	}
 	res, err := b.Run()
 	if err != nil {
@@ -167,20 +163,34 @@ func recoverExpired(c *host.Call) error {
 	if err := removedAll(c, res, 0, len(ids)); err != nil {
 		return err
 	}
+	return st.checkCounters(c, res, counters, v)
+}
+
+// counterWrites adds the counters' write: HINCRBY stats recovered or dead
+// when one grows, and when both do one HSET of both predicted values in
+// place of the Lua's two HINCRBYs.
+func (st *recoverState) counterWrites(b *host.Batch, stats []byte, v verdict.RecoverVerdict) {
 	switch {
 	case v.Requeued > 0 && v.Died > 0:
-		err = created(c, res, counters, absent(s.Counters.Val[0], s.Counters.Val[1]))
+		b.Cmd("HSET").Arg(stats).Str(statRecovered).Int(v.Recovered).Str(statDead).Int(v.Dead)
 	case v.Requeued > 0:
-		err = predicted(c, res, counters, v.Recovered)
+		b.Cmd("HINCRBY").Arg(stats).Str(statRecovered).Int(v.Requeued)
 	case v.Died > 0:
-		err = predicted(c, res, counters, v.Dead)
+		b.Cmd("HINCRBY").Arg(stats).Str(statDead).Int(v.Died)
 	}
-	if err != nil {
-		return err
+}
+
+// checkCounters checks the counters' write, the i-th reply of res, against
+// its prediction.
+func (st *recoverState) checkCounters(c *host.Call, res host.Results, i int, v verdict.RecoverVerdict) error {
+	switch {
+	case v.Requeued > 0 && v.Died > 0:
+		return created(c, res, i, absent(st.seen.Counters.Val[0], st.seen.Counters.Val[1]))
+	case v.Requeued > 0:
+		return predicted(c, res, i, v.Recovered)
+	case v.Died > 0:
+		return predicted(c, res, i, v.Dead)
 	}
-	c.ReplyArray(2)
-	c.ReplyInt(v.Requeued)
-	c.ReplyInt(v.Died)
 	return nil
 }
 
@@ -198,13 +208,13 @@ func (st *recoverState) readRows(r *verbCall, stats, pending, dead, signal []byt
 	}
 	b := r.c.Read()
 	for _, row := range st.rows[:nrows] {
-		b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
+		b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
 			Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 	}
-	res := b.Cmd("ZCARD").Arg(pending).
-		Cmd("ZCARD").Arg(dead).
-		Cmd("LLEN").Arg(signal).
-		Cmd("HMGET").Arg(stats).Str(statRecovered).Str(statDead).
+	res := b.Cmd(host.ZCARD).Arg(pending).
+		Cmd(host.ZCARD).Arg(dead).
+		Cmd(host.LLEN).Arg(signal).
+		Cmd(host.HMGET).Arg(stats).Str(statRecovered).Str(statDead).
 		RunAll()
 	s.Rows = grow(s.Rows, len(ids))
 	st.fields = grow(st.fields, recoverRowWidth*len(ids)+2)

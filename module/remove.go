@@ -20,7 +20,6 @@ func remove(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	stats := r.keys[2]
 	// values: the id, cascade (0 or 1)
 	id, cascade := r.args[0], r.args[1]
 	if !grammar.ID(id) {
@@ -37,10 +36,49 @@ func remove(c *host.Call) error {
 	st.jobs, st.keys = st.jobs[:0], st.keys[:0]
 	st.sets = [...][]byte{r.keys[3], r.keys[4], r.keys[6],
 		st.derived(r.base, protocol.SuffixWaiting, nil, ""), st.derived(r.base, protocol.SuffixCompleted, nil, "")}
-	// the root's row, logs and flow keys: one ACL check (read, deleted);
-	// when refused, the row alone (its read's refusal, after the fence)
-	root := st.jobKeys(r.base, id)
-	all := c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...) == nil
+	found, all, err := st.readRoot(&r)
+	if err != nil || !found {
+		if err == nil {
+			c.ReplyInt(0)
+		}
+		return err
+	}
+	// with cascade, the descendants, level by level through the kids sets
+	if string(st.jobs[0].state) == protocol.StateWaiting {
+		if err := st.descend(&r); err != nil {
+			return err
+		}
+	}
+	nremoved, err := st.account(&r)
+	if err != nil {
+		return err
+	}
+	removed, err := st.readCounter(&r, nremoved)
+	if err != nil {
+		return err
+	}
+	if refusal, err := st.flow.types(&r, r.keys[2], 0); err != nil || refusal != nil {
+		return orInternal2(refusal, err)
+	}
+	if !all && c.CheckKeys(host.KeyDelete, st.keys[1:5]...) != nil {
+		return host.ErrNoPerm
+	}
+	if err := st.write(&r, nremoved, removed); err != nil {
+		return err
+	}
+	c.ReplyInt(1)
+	return nil
+}
+
+// readRoot reads the root job: its row, logs and flow keys checked in one
+// ACL check (read, deleted), and when refused, the row alone (its read's
+// refusal, after the fence); then the fence and the row, the removal's
+// check of its state, its unique key. found is false for a job that is
+// gone; all that the first ACL check passed.
+func (st *removeState) readRoot(r *verbCall) (found, all bool, err error) {
+	c := r.c
+	root := st.jobKeys(r.base, r.args[0])
+	all = c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...) == nil
 	rowOK := all || c.CheckKeys(host.KeyRead|host.KeyDelete, root.row) == nil
 	b := r.fenced()
 	if rowOK {
@@ -48,33 +86,29 @@ func remove(c *host.Call) error {
 	}
 	res := b.RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
-		return err
+		return false, all, err
 	}
 	if !rowOK {
-		return host.ErrNoPerm
+		return false, all, host.ErrNoPerm
 	}
 	ok, err := st.takeRow(res, 1, &root)
 	if err != nil || !ok {
-		if err == nil {
-			c.ReplyInt(0)
-		}
-		return err
+		return false, all, err
 	}
-	if err := verdict.RemoveCheck(verdict.Field{Bytes: root.state, Set: root.hasState}, string(cascade) == "1"); err != nil {
-		return err
+	if err := verdict.RemoveCheck(verdict.Field{Bytes: root.state, Set: root.hasState}, string(r.args[1]) == "1"); err != nil {
+		return false, all, err
 	}
-	if err := st.readUnique(&r, &root); err != nil {
-		return err
+	if err := st.readUnique(r, &root); err != nil {
+		return false, all, err
 	}
 	st.jobs = append(st.jobs, root)
-	// with cascade, the descendants, level by level through the kids sets
-	if string(root.state) == protocol.StateWaiting {
-		if err := st.descend(&r); err != nil {
-			return err
-		}
-	}
-	// the parents outside the removal of the unfinished jobs removed, the
-	// lanes, the counter, the sets
+	return true, all, nil
+}
+
+// account plans the removal (verdict.RemovePlan): the parents outside the
+// removal of the unfinished jobs removed, the lanes, the sets; it reads the
+// flow and lane accountings and returns how many jobs the counter counts.
+func (st *removeState) account(r *verbCall) (int64, error) {
 	st.plan = st.plan[:0]
 	for _, j := range st.jobs {
 		st.plan = append(st.plan, verdict.RemoveJob{State: verdict.Field{Bytes: j.state, Set: j.hasState}, Lane: j.laneName,
@@ -100,64 +134,72 @@ func remove(c *host.Call) error {
 			j.set = int(m.Set)
 		}
 	}
-	if refusal, err := st.flow.read(&r); err != nil || refusal != nil {
-		return orInternal2(refusal, err)
+	if refusal, err := st.flow.read(r); err != nil || refusal != nil {
+		return 0, orInternal2(refusal, err)
 	}
 	st.flow.lanes(&st.lanes, r.base)
-	if refusal, err := st.lanes.read(&r); err != nil || refusal != nil {
-		return orInternal2(refusal, err)
+	if refusal, err := st.lanes.read(r); err != nil || refusal != nil {
+		return 0, orInternal2(refusal, err)
 	}
-	var removed int64
-	rb := c.Read()
+	return nremoved, nil
+}
+
+// readCounter reads HGET stats removed, when jobs are counted, and the
+// types of the sets the jobs leave (ZCARD): it returns the counter's
+// predicted value.
+func (st *removeState) readCounter(r *verbCall, nremoved int64) (int64, error) {
+	rb := r.c.Read()
 	reads := 0
 	if nremoved > 0 {
-		rb.Cmd("HGET").Arg(stats).Str(statRemoved)
+		rb.Cmd(host.HGET).Arg(r.keys[2]).Str(statRemoved)
 		reads++
 	}
 	for _, j := range st.jobs {
 		if j.set >= 0 {
-			rb.Cmd("ZCARD").Arg(st.sets[j.set])
+			rb.Cmd(host.ZCARD).Arg(st.sets[j.set])
 			reads++
 		}
 	}
-	if reads > 0 {
-		res := rb.RunAll()
-		k := 0
-		if nremoved > 0 {
-			f := fieldAt(res, 0)
-			if f.Err != nil {
-				return f.Err
-			}
-			if removed, err = verdict.PredictField(f.Val, nremoved); err != nil {
-				return err
-			}
-			k = 1
+	if reads == 0 {
+		return 0, nil
+	}
+	res := rb.RunAll()
+	var removed int64
+	k := 0
+	if nremoved > 0 {
+		f := fieldAt(res, 0)
+		if f.Err != nil {
+			return 0, f.Err
 		}
-		for ; k < reads; k++ {
-			if v := intAt(res, k); v.Err != nil {
-				return v.Err
-			}
+		var err error
+		if removed, err = verdict.PredictField(f.Val, nremoved); err != nil {
+			return 0, err
+		}
+		k = 1
+	}
+	for ; k < reads; k++ {
+		if v := intAt(res, k); v.Err != nil {
+			return 0, v.Err
 		}
 	}
-	if refusal, err := st.flow.types(&r, stats, 0); err != nil || refusal != nil {
-		return orInternal2(refusal, err)
-	}
-	if !all && c.CheckKeys(host.KeyDelete, st.keys[1:5]...) != nil {
-		return host.ErrNoPerm
-	}
-	// every job's removed event in removal order (the root first), the
-	// released parents', then the stream
+	return removed, nil
+}
+
+// write is REMOVE's writes: every job's removed event in removal order (the
+// root first), the released parents', then the stream; the guard, then per
+// job ZREM from its set, one DEL of its row, logs, flow keys and its unique
+// key when it holds the job; HINCRBY stats removed (predicted: removed); the
+// accountings'.
+func (st *removeState) write(r *verbCall, nremoved, removed int64) error {
+	c, stats := r.c, r.keys[2]
 	st.events.reset()
 	for _, j := range st.jobs {
 		st.events.add(j.ev, protocol.EventRemoved, j.id, "", nil)
 	}
 	st.flow.publish(&st.events)
-	if err := st.events.check(&r); err != nil {
+	if err := st.events.check(r); err != nil {
 		return err
 	}
-	// guard, then the writes: per job ZREM from its set, one DEL of its row,
-	// logs, flow keys and its unique key when it holds the job; HINCRBY
-	// stats removed; the flows', the lanes', the outcomes, the signal
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -188,20 +230,14 @@ func remove(c *host.Call) error {
 	if nremoved > 0 {
 		wb.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(nremoved)
 	}
-	st.flow.writes(wb, r.now, stats, &st.lanes)
-	st.lanes.writes(wb)
-	st.flow.outcomes(wb)
-	st.flow.signals(wb, &st.lanes)
-	res, err = wb.Run()
+	accountWrites(wb, r.now, stats, &st.flow, &st.lanes)
+	res, err := wb.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
 	if nremoved > 0 {
-		if err := predicted(c, res, counter, removed); err != nil {
-			return err
-		}
+		return predicted(c, res, counter, removed)
 	}
-	c.ReplyInt(1)
 	return nil
 }
 
@@ -241,8 +277,8 @@ func (st *removeState) jobKeys(base, id []byte) removeJob {
 }
 
 // readJobRow adds HMGET row att state uniq lane parent wait to b.
-func readJobRow(b *host.Batch, row []byte) {
-	b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldUnique).
+func readJobRow(b *host.ReadBatch, row []byte) {
+	b.Cmd(host.HMGET).Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldUnique).
 		Str(protocol.FieldLane).Str(protocol.FieldParent).Str(protocol.FieldWait).Str(protocol.FieldEvents)
 }
 
@@ -284,7 +320,7 @@ func (st *removeState) readUnique(r *verbCall, j *removeJob) error {
 	if deny >= 0 {
 		return host.ErrNoPerm
 	}
-	h := fieldAt(r.c.Read().Cmd("GET").Arg(j.unique).RunAll(), 0)
+	h := fieldAt(r.c.Read().Cmd(host.GET).Arg(j.unique).RunAll(), 0)
 	if h.Err != nil {
 		return h.Err
 	}
@@ -311,7 +347,7 @@ func (st *removeState) descend(r *verbCall) error {
 			continue
 		}
 		kids := st.keys[st.jobs[i].keys+2]
-		res := r.c.Read().Cmd("ZRANGE").Arg(kids).Str("0").Int(int64(protocol.MaxCount - len(st.jobs) - 1)).RunAll()
+		res := r.c.Read().Cmd(host.ZRANGE).Arg(kids).Str("0").Int(int64(protocol.MaxCount - len(st.jobs) - 1)).RunAll()
 		l := listAt(res, 0, &st.scratch, st.kids)
 		if l.Err != nil {
 			return l.Err

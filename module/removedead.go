@@ -20,7 +20,6 @@ func removeDead(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	stats, dead := r.keys[2], r.keys[3]
 	f, err := verdict.DeadFilterValues(protocol.RemoveDead.Name, r.args)
 	if err != nil {
 		return err
@@ -29,65 +28,16 @@ func removeDead(c *host.Call) error {
 	defer jobPages.put(st)
 	st.reset()
 	st.events.reset()
-	examined, more, err := st.walkDead(&r, dead, &f)
+	examined, more, err := st.walkDead(&r, r.keys[3], &f)
 	if err != nil {
 		return err
 	}
 	members := st.members[:examined]
-	// one ACL check (read, then deleted) of the row, logs, kids, results
-	// and failures of every member that is an id, before any row is read
-	st.keys = st.keys[:0]
-	st.rowOf = grow(st.rowOf, examined)
-	for i, m := range members {
-		if verdict.JobMember(m) {
-			st.rowOf[i] = st.derived(r.base, protocol.SuffixJob, m, "")
-			st.keys = append(st.keys, st.rowOf[i],
-				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixLogs),
-				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixKids),
-				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixResults),
-				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixFailures))
-		}
-	}
-	if len(st.keys) > 0 {
-		if err := c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...); err != nil {
-			return err
-		}
-	}
-	// per id HMGET row att state lane err uniq ev, in one batch
-	width := len(verdict.RemoveDeadFields)
-	st.has = grow(st.has, examined)
-	st.fields = grow(st.fields, (width+1)*examined)
-	b := c.Read()
-	nrows := 0
-	for i, m := range members {
-		if verdict.JobMember(m) {
-			b.Cmd("HMGET").Arg(st.rowOf[i])
-			for _, name := range verdict.RemoveDeadFields {
-				b.Str(name)
-			}
-			b.Str(protocol.FieldEvents)
-			nrows++
-		}
-	}
-	if nrows > 0 {
-		res := b.RunAll()
-		k := 0
-		for i, m := range members {
-			if !verdict.JobMember(m) {
-				continue
-			}
-			fl := st.fields[(width+1)*i : (width+1)*(i+1)]
-			if err := fieldsAt(res, k, fl); err != nil {
-				return err
-			}
-			for j := range fl {
-				fl[j].Bytes = st.copy(fl[j].Bytes)
-			}
-			st.has[i] = true
-			k++
-		}
+	if err := st.readRemoveRows(&r, members); err != nil {
+		return err
 	}
 	// each member's fate: taken (matched), dropped (no row) or left
+	width := len(verdict.RemoveDeadFields)
 	st.fates = grow(st.fates, examined)
 	st.uniques = grow(st.uniques, examined)
 	taken, out := 0, 0
@@ -104,9 +54,92 @@ func removeDead(c *host.Call) error {
 	if out == 0 {
 		return st.replyWalk(c, 0, examined, more)
 	}
-	// the unique keys of the jobs taken: the caller's ACL (read, then
-	// deleted), the first denied one refused in place of its GET; one batch
-	// of GET unique:<uniq>
+	if err := st.readRemoveHolders(&r, members); err != nil {
+		return err
+	}
+	// HGET stats removed, predicted with +taken
+	var removed int64
+	if taken > 0 {
+		cnt := fieldAt(c.Read().Cmd(host.HGET).Arg(r.keys[2]).Str(statRemoved).RunAll(), 0)
+		if cnt.Err != nil {
+			return cnt.Err
+		}
+		if removed, err = verdict.PredictCounter(cnt.Val, int64(taken)); err != nil {
+			return err
+		}
+	}
+	if err := st.writeRemoveDead(&r, members, taken, out, removed); err != nil {
+		return err
+	}
+	return st.replyWalk(c, taken, examined, more)
+}
+
+// readRemoveRows checks, in one ACL check (read, then deleted), the row,
+// logs, kids, results and failures of every member that is an id, before
+// any row is read; then reads per id HMGET row att state lane err uniq ev,
+// in one batch.
+func (st *opsState) readRemoveRows(r *verbCall, members [][]byte) error {
+	examined := len(members)
+	st.keys = st.keys[:0]
+	st.rowOf = grow(st.rowOf, examined)
+	for i, m := range members {
+		if verdict.JobMember(m) {
+			st.rowOf[i] = st.derived(r.base, protocol.SuffixJob, m, "")
+			st.keys = append(st.keys, st.rowOf[i],
+				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixLogs),
+				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixKids),
+				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixResults),
+				st.derived(r.base, protocol.SuffixJob, m, protocol.SuffixFailures))
+		}
+	}
+	if len(st.keys) > 0 {
+		if err := r.c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...); err != nil {
+			return err
+		}
+	}
+	width := len(verdict.RemoveDeadFields)
+	st.has = grow(st.has, examined)
+	st.fields = grow(st.fields, (width+1)*examined)
+	b := r.c.Read()
+	nrows := 0
+	for i, m := range members {
+		if verdict.JobMember(m) {
+			b.Cmd(host.HMGET).Arg(st.rowOf[i])
+			for _, name := range verdict.RemoveDeadFields {
+				b.Str(name)
+			}
+			b.Str(protocol.FieldEvents)
+			nrows++
+		}
+	}
+	if nrows == 0 {
+		return nil
+	}
+	res := b.RunAll()
+	k := 0
+	for i, m := range members {
+		if !verdict.JobMember(m) {
+			continue
+		}
+		fl := st.fields[(width+1)*i : (width+1)*(i+1)]
+		if err := fieldsAt(res, k, fl); err != nil {
+			return err
+		}
+		for j := range fl {
+			fl[j].Bytes = st.copy(fl[j].Bytes)
+		}
+		st.has[i] = true
+		k++
+	}
+	return nil
+}
+
+// readRemoveHolders reads the unique keys of the jobs taken: the caller's ACL
+// (read, then deleted), the first denied one refused in place of its GET;
+// one batch of GET unique:<uniq>. A key held by another job is kept
+// (st.uniques[i] nil).
+func (st *opsState) readRemoveHolders(r *verbCall, members [][]byte) error {
+	width := len(verdict.RemoveDeadFields)
 	st.probe = st.probe[:0] // the unique keys, in walk order
 	for i := range members {
 		st.uniques[i] = nil
@@ -118,64 +151,60 @@ func removeDead(c *host.Call) error {
 			st.probe = append(st.probe, st.uniques[i])
 		}
 	}
-	if len(st.probe) > 0 {
-		deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, st.probe)
-		if err != nil {
-			return err
-		}
-		n := len(st.probe)
-		if deny >= 0 {
-			n = deny
-		}
-		gb := c.Read()
-		for _, key := range st.probe[:n] {
-			gb.Cmd("GET").Arg(key)
-		}
-		var res host.Results
-		if n > 0 {
-			res = gb.RunAll()
-		}
-		k := 0
-		for i, m := range members {
-			if st.uniques[i] == nil {
-				continue
-			}
-			if k == n {
-				return host.ErrNoPerm
-			}
-			h := fieldAt(res, k)
-			if h.Err != nil {
-				return h.Err
-			}
-			if !h.Val.Is(string(m)) {
-				st.uniques[i] = nil // held by another job: kept
-			}
-			k++
-		}
+	if len(st.probe) == 0 {
+		return nil
 	}
-	// HGET stats removed, predicted with +taken
-	var removed int64
-	if taken > 0 {
-		cnt := fieldAt(c.Read().Cmd("HGET").Arg(stats).Str(statRemoved).RunAll(), 0)
-		if cnt.Err != nil {
-			return cnt.Err
-		}
-		if removed, err = verdict.PredictCounter(cnt.Val, int64(taken)); err != nil {
-			return err
-		}
+	deny, err := r.firstDenied(host.KeyRead|host.KeyDelete, st.probe)
+	if err != nil {
+		return err
 	}
-	// the removed events, in walk order, then the stream
+	n := len(st.probe)
+	if deny >= 0 {
+		n = deny
+	}
+	gb := r.c.Read()
+	for _, key := range st.probe[:n] {
+		gb.Cmd(host.GET).Arg(key)
+	}
+	var res host.Results
+	if n > 0 {
+		res = gb.RunAll()
+	}
+	k := 0
+	for i, m := range members {
+		if st.uniques[i] == nil {
+			continue
+		}
+		if k == n {
+			return host.ErrNoPerm
+		}
+		h := fieldAt(res, k)
+		if h.Err != nil {
+			return h.Err
+		}
+		if !h.Val.Is(string(m)) {
+			st.uniques[i] = nil // held by another job: kept
+		}
+		k++
+	}
+	return nil
+}
+
+// writeRemoveDead is REMOVEDEAD's writes: the removed events, in walk
+// order, then the stream; the guard, then the events; ZREM dead <taken and
+// rowless…>; one DEL of the taken jobs' keys and the unique keys they
+// hold; HINCRBY stats removed (predicted: removed).
+func (st *opsState) writeRemoveDead(r *verbCall, members [][]byte, taken, out int, removed int64) error {
+	c := r.c
+	width := len(verdict.RemoveDeadFields)
 	for i, m := range members {
 		if st.fates[i] == verdict.DeadTaken {
 			st.events.add(st.evOf(i, width), protocol.EventRemoved, m, "", nil)
 		}
 	}
-	if err := st.events.check(&r); err != nil {
+	if err := st.events.check(r); err != nil {
 		return err
 	}
-	// guard, then the writes: the events; ZREM dead <taken and rowless…>;
-	// one DEL of the taken jobs' keys and the unique keys they hold; HINCRBY
-	// stats removed
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -183,7 +212,7 @@ func removeDead(c *host.Call) error {
 	if err := st.events.publish(c, w); err != nil {
 		return err
 	}
-	wb := w.Write().Cmd("ZREM").Arg(dead)
+	wb := w.Write().Cmd("ZREM").Arg(r.keys[3])
 	for i, m := range members {
 		if st.fates[i] != verdict.DeadLeft {
 			wb.Arg(m)
@@ -204,7 +233,7 @@ func removeDead(c *host.Call) error {
 				wb.Arg(st.uniques[i])
 			}
 		}
-		wb.Cmd("HINCRBY").Arg(stats).Str(statRemoved).Int(int64(taken))
+		wb.Cmd("HINCRBY").Arg(r.keys[2]).Str(statRemoved).Int(int64(taken))
 	}
 	res, err := wb.Run()
 	if err != nil {
@@ -214,9 +243,7 @@ func removeDead(c *host.Call) error {
 		return err
 	}
 	if taken > 0 {
-		if err := predicted(c, res, 2, removed); err != nil {
-			return err
-		}
+		return predicted(c, res, 2, removed)
 	}
-	return st.replyWalk(c, taken, examined, more)
+	return nil
 }

@@ -18,10 +18,8 @@ func requeue(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	stats, pending, dead, signal := r.keys[2], r.keys[3], r.keys[4], r.keys[5]
 	// values: the id
-	id := r.args[0]
-	n, ok := grammar.Decimal(id, 1, protocol.MaxJobID)
+	n, ok := grammar.Decimal(r.args[0], 1, protocol.MaxJobID)
 	if !ok {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Requeue.Name, "id"))
 	}
@@ -32,84 +30,107 @@ func requeue(c *host.Call) error {
 	st.events.reset()
 	st.cancelled = false
 	st.ev = verdict.Field{}
-	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	// the row is outside the key-spec: the caller's ACL first (read, then
 	// written); a denial is the row read's refusal, in its place after the
 	// fence
-	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{row})
-	if err != nil {
+	if st.row, st.deny, err = rowACL(&r, &st.scratch); err != nil {
 		return err
 	}
 	// fence and domain reads, driven by the verdict
 	s := &st.seen
 	*s = verdict.RequeueSeen{}
-	step := verdict.Requeue(n, s)
-	for ran := verdict.RequeueNone; step.Need != verdict.RequeueNone && step.Need != ran; step = verdict.Requeue(n, s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.RequeueFirst:
-			// GET version, HMGET row state att max prio lane parent onfail
-			// cfail (which types the row)
-			b := r.fenced()
-			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
-					Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldEvents).
-					Str(protocol.FieldCancelled)
-			}
-			res := b.RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			if deny < 0 {
-				// the verdict's eight, then ev and cancelled
-				var all [10]verdict.Field
-				err := fieldsAt(res, 1, all[:])
-				f := st.fields[:]
-				for i := range f {
-					f[i] = verdict.Field{Bytes: st.copy(all[i].Bytes), Set: all[i].Set}
-				}
-				st.ev = verdict.Field{Bytes: st.copy(all[8].Bytes), Set: all[8].Set}
-				st.cancelled = all[9].Set
-				s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: err}
-			} else {
-				s.Row = denied[[]verdict.Field]()
-			}
-		case verdict.RequeueRest:
-			// the types of the keys the writes touch (ZCARD dead, ZCARD pending,
-			// which is also the signal's condition, LLEN signal), then HGET
-			// stats requeued (its type and the counter HINCRBY predicts)
-			res := c.Read().
-				Cmd("ZCARD").Arg(dead).
-				Cmd("ZCARD").Arg(pending).
-				Cmd("LLEN").Arg(signal).
-				Cmd("HGET").Arg(stats).Str(statRequeued).
-				RunAll()
-			s.Dead, s.Pending, s.Signal, s.Requeued = intAt(res, 0), intAt(res, 1), intAt(res, 2), fieldAt(res, 3)
-		case verdict.RequeueLanes:
-			// the job's lane: one waiting job more
-			st.lanes.add(r.base, step.Lane, 1, 0)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
-		}
-	}
-	if step.Err != nil || step.Need != verdict.RequeueNone {
-		return orInternal(step.Err)
+	step, err := drive(func() verdict.RequeueStep { return verdict.Requeue(n, s) },
+		func(step verdict.RequeueStep) error { return st.read(&r, step) })
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Gone {
 		c.ReplyInt(0)
 		return nil
 	}
-	// the job's requeued event, then the stream
-	st.events.add(st.ev, protocol.EventRequeued, id, "", nil)
-	if err := st.events.check(&r); err != nil {
+	if err := st.write(&r, v); err != nil {
 		return err
 	}
-	// guard, then the writes in the Lua's order: ZREM dead, HSET row state
-	// pending max <att+max>, ZADD pending <score>, HINCRBY stats requeued
-	// (predicted), the signal (in one write when the list held at most one
-	// element)
+	c.ReplyInt(1)
+	return nil
+}
+
+// rowACL builds the row of the job whose id is ARGV[1], outside the
+// key-spec, and checks it against the caller's ACL (read, then written): it
+// returns the row and the check's verdict (-1: allowed; a denial is the row
+// read's refusal, in its place after the fence).
+func rowACL(r *verbCall, s *scratch) (row []byte, deny int, err error) {
+	row = s.derived(r.base, protocol.SuffixJob, r.args[0], "")
+	deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{row})
+	return row, deny, err
+}
+
+// read performs the read step needs (drive).
+func (st *requeueState) read(r *verbCall, step verdict.RequeueStep) error {
+	s := &st.seen
+	var err error
+	switch step.Need {
+	case verdict.RequeueFirst:
+		st.readFirst(r)
+	case verdict.RequeueRest:
+		// the types of the keys the writes touch (ZCARD dead, ZCARD pending,
+		// which is also the signal's condition, LLEN signal), then HGET
+		// stats requeued (its type and the counter HINCRBY predicts)
+		res := r.c.Read().
+			Cmd(host.ZCARD).Arg(r.keys[4]).
+			Cmd(host.ZCARD).Arg(r.keys[3]).
+			Cmd(host.LLEN).Arg(r.keys[5]).
+			Cmd(host.HGET).Arg(r.keys[2]).Str(statRequeued).
+			RunAll()
+		s.Dead, s.Pending, s.Signal, s.Requeued = intAt(res, 0), intAt(res, 1), intAt(res, 2), fieldAt(res, 3)
+	case verdict.RequeueLanes:
+		// the job's lane: one waiting job more
+		st.lanes.add(r.base, step.Lane, 1, 0)
+		s.Lanes, err = st.lanes.readReply(r)
+	}
+	return err
+}
+
+// readFirst is GET version, HMGET row state att max prio lane parent
+// onfail cfail (which types the row), then ev and cancelled.
+func (st *requeueState) readFirst(r *verbCall) {
+	s := &st.seen
+	b := r.fenced()
+	if st.deny < 0 {
+		b.Cmd(host.HMGET).Arg(st.row).Str(protocol.FieldState).Str(protocol.FieldAttempts).Str(protocol.FieldMax).Str(protocol.FieldPriority).Str(protocol.FieldLane).
+			Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldEvents).
+			Str(protocol.FieldCancelled)
+	}
+	res := b.RunAll()
+	s.Version = st.keep(fieldAt(res, 0))
+	if st.deny >= 0 {
+		s.Row = denied[[]verdict.Field]()
+		return
+	}
+	// the verdict's eight, then ev and cancelled
+	var all [10]verdict.Field
+	err := fieldsAt(res, 1, all[:])
+	f := st.fields[:]
+	for i := range f {
+		f[i] = verdict.Field{Bytes: st.copy(all[i].Bytes), Set: all[i].Set}
+	}
+	st.ev = verdict.Field{Bytes: st.copy(all[8].Bytes), Set: all[8].Set}
+	st.cancelled = all[9].Set
+	s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: err}
+}
+
+// write is REQUEUE's writes: the job's requeued event, then the stream; the
+// guard, then the writes in the Lua's order (backWrites): ZREM dead, HSET
+// row state pending max <att+max>, ZADD pending <score>, HINCRBY stats
+// requeued (predicted), the signal (in one write when the list held at most
+// one element).
+func (st *requeueState) write(r *verbCall, v verdict.RequeueVerdict) error {
+	c := r.c
+	st.events.add(st.ev, protocol.EventRequeued, r.args[0], "", nil)
+	if err := st.events.check(r); err != nil {
+		return err
+	}
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -117,35 +138,71 @@ func requeue(c *host.Call) error {
 	if err := st.events.publish(c, w); err != nil {
 		return err
 	}
-	set := pending
+	// a child runs on its own from now on; a parent forgets its cfail;
+	// a cancelled job is one no more
+	f := st.fields[5:8]
+	forget := f[0].Set || f[1].Set || f[2].Set || st.cancelled
+	b := w.Write()
+	set := r.keys[3]
 	if v.Lane != nil {
 		set = st.lanes.keys[0]
 	}
-	b := w.Write().
-		Cmd("ZREM").Arg(dead).Arg(id).
-		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StatePending).Str(protocol.FieldMax).Int(v.Max)
-	counter := 3
-	if f := st.fields[5:8]; f[0].Set || f[1].Set || f[2].Set || st.cancelled {
-		// a child runs on its own from now on; a parent forgets its cfail;
-		// a cancelled job is one no more
-		b.Cmd("HDEL").Arg(row).Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldCancelled)
-		counter++
-	}
-	b.Cmd("ZADD").Arg(set).Int(v.Score).Arg(id).
-		Cmd("HINCRBY").Arg(stats).Str(statRequeued).Int(1)
-	st.lanes.writes(b)
-	if v.Signal || st.lanes.wakes() {
-		signalPush(b, signal, s.Signal.Val)
-	}
+	counter := backWrites(b, r.args[0], jobBack{from: r.keys[4], row: st.row, set: set, score: v.Score, max: v.Max, setMax: true, forget: forget, stats: r.keys[2],
+		signal: v.Signal, sig: r.keys[5], held: st.seen.Signal.Val}, &st.lanes)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := predicted(c, res, counter, v.Requeued); err != nil {
-		return err
+	return predicted(c, res, counter, v.Requeued)
+}
+
+// jobBack is a job sent back to pending, REQUEUE's and RETRY's, as
+// backWrites writes it.
+type jobBack struct {
+	// from is the set it leaves; row its row; score its score in set,
+	// pending or its lane's.
+	from, row, set []byte
+	score          int64
+	// max, with setMax, is its new max.
+	max    int64
+	setMax bool
+	// forget: HDEL row parent onfail cfail cancelled.
+	forget bool
+	// stats, when not nil: HINCRBY stats requeued 1.
+	stats []byte
+	// signal: push the signal list, key sig, which held held elements;
+	// also when a lane wakes.
+	signal bool
+	sig    []byte
+	held   int64
+}
+
+// backWrites adds the writes of a job sent back to pending, REQUEUE's and
+// RETRY's alike, in the Lua's order: ZREM <from> <id>; HSET row state
+// pending [max <max>]; [HDEL row parent onfail cfail cancelled]; ZADD
+// pending (or the lane's set) <score> <id>; [HINCRBY stats requeued 1]; the
+// lane accounting's; the signal. It returns the index of HINCRBY (0: none).
+func backWrites(b *host.Batch, id []byte, j jobBack, lanes *laneAcct) int {
+	b.Cmd("ZREM").Arg(j.from).Arg(id).
+		Cmd("HSET").Arg(j.row).Str(protocol.FieldState).Str(protocol.StatePending)
+	if j.setMax {
+		b.Str(protocol.FieldMax).Int(j.max)
 	}
-	c.ReplyInt(1)
-	return nil
+	counter := 0
+	if j.forget {
+		b.Cmd("HDEL").Arg(j.row).Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldCancelled)
+		counter++
+	}
+	b.Cmd("ZADD").Arg(j.set).Int(j.score).Arg(id)
+	if j.stats != nil {
+		b.Cmd("HINCRBY").Arg(j.stats).Str(statRequeued).Int(1)
+		counter += 3
+	}
+	lanes.writes(b)
+	if j.signal || lanes.wakes() {
+		signalPush(b, j.sig, j.held)
+	}
+	return counter
 }
 
 // requeueState is REQUEUE's scratch between commands.
@@ -155,7 +212,10 @@ type requeueState struct {
 	fields [8]verdict.Field
 	// cancelled: the row's cancelled field is present.
 	cancelled bool
-	lanes     laneAcct
+	// row is the job's row, deny the ACL's verdict on it (-1: allowed).
+	row   []byte
+	deny  int
+	lanes laneAcct
 	// ev is the row's ev; events the job's requeued event.
 	ev     verdict.Field
 	events jobEvents

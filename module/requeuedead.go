@@ -19,7 +19,6 @@ func requeueDead(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	stats, pending, dead, signal := r.keys[2], r.keys[3], r.keys[4], r.keys[5]
 	f, err := verdict.DeadFilterValues(protocol.RequeueDead.Name, r.args)
 	if err != nil {
 		return err
@@ -29,7 +28,7 @@ func requeueDead(c *host.Call) error {
 	st.reset()
 	st.lanes.reset(&st.scratch)
 	st.events.reset()
-	examined, more, err := st.walkDead(&r, dead, &f)
+	examined, more, err := st.walkDead(&r, r.keys[4], &f)
 	if err != nil {
 		return err
 	}
@@ -70,9 +69,22 @@ func requeueDead(c *host.Call) error {
 	if refusal != nil {
 		return refusal
 	}
-	// ZCARD pending (the signal's condition), LLEN signal, HGET stats
-	// requeued (predicted with +taken)
-	res := c.Read().Cmd("ZCARD").Arg(pending).Cmd("LLEN").Arg(signal).Cmd("HGET").Arg(stats).Str(statRequeued).RunAll()
+	if err := st.writeRequeueDead(&r, members, taken, toPending); err != nil {
+		return err
+	}
+	return st.replyWalk(c, taken, examined, more)
+}
+
+// writeRequeueDead reads ZCARD pending (the signal's condition), LLEN
+// signal, HGET stats requeued (predicted with +taken); adds the requeued
+// events, in walk order, then the stream; then the guard and the writes:
+// the events; ZREM dead <taken…>; per job HSET row state pending max
+// <att+max>, HDEL row parent onfail cfail cancelled when any is set; one
+// ZADD pending and one per lane; HINCRBY stats requeued; the lanes; the
+// signal.
+func (st *opsState) writeRequeueDead(r *verbCall, members [][]byte, taken int, toPending bool) error {
+	c, stats, pending, signal := r.c, r.keys[2], r.keys[3], r.keys[5]
+	res := c.Read().Cmd(host.ZCARD).Arg(pending).Cmd(host.LLEN).Arg(signal).Cmd(host.HGET).Arg(stats).Str(statRequeued).RunAll()
 	was, sig, cnt := intAt(res, 0), intAt(res, 1), fieldAt(res, 2)
 	for _, e := range []error{was.Err, sig.Err, cnt.Err} {
 		if e != nil {
@@ -83,20 +95,14 @@ func requeueDead(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	// the requeued events, in walk order, then the stream
 	for i, mv := range st.moves {
 		if mv.To != verdict.Drop {
 			st.events.add(st.evOf(i, len(verdict.RequeueDeadFields)), protocol.EventRequeued, members[i], "", nil)
 		}
 	}
-	if err := st.events.check(&r); err != nil {
+	if err := st.events.check(r); err != nil {
 		return err
 	}
-	// guard, then the writes: the events; ZREM dead <taken…>; per job HSET
-	// row state pending max <att+max>, HDEL row parent onfail cfail
-	// cancelled when any is set;
-	// one ZADD pending and one per lane; HINCRBY stats requeued; the lanes;
-	// the signal
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -104,24 +110,13 @@ func requeueDead(c *host.Call) error {
 	if err := st.events.publish(c, w); err != nil {
 		return err
 	}
-	b := w.Write().Cmd("ZREM").Arg(dead)
-	counter := 1 // the index of the HINCRBY among the writes
+	b := w.Write().Cmd("ZREM").Arg(r.keys[4])
 	for i, m := range members {
 		if st.moves[i].To != verdict.Drop {
 			b.Arg(m)
 		}
 	}
-	for i := range members {
-		if st.moves[i].To == verdict.Drop {
-			continue
-		}
-		b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending).Str(protocol.FieldMax).Int(st.maxes[i])
-		counter++
-		if fl := st.fieldsOf(i, len(verdict.RequeueDeadFields)); fl[5].Set || fl[6].Set || fl[7].Set || fl[9].Set {
-			b.Cmd("HDEL").Arg(st.rowOf[i]).Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldCancelled)
-			counter++
-		}
-	}
+	counter := 1 + st.requeueRows(b, members) // the index of the HINCRBY among the writes
 	if zaddMoves(b, pending, verdict.ToPending, st.moves, members) {
 		counter++
 	}
@@ -140,10 +135,26 @@ func requeueDead(c *host.Call) error {
 	if err := removedAll(c, wres, 0, taken); err != nil {
 		return err
 	}
-	if err := predicted(c, wres, counter, requeued); err != nil {
-		return err
+	return predicted(c, wres, counter, requeued)
+}
+
+// requeueRows adds, per job taken, HSET row state pending max <att+max>,
+// and HDEL row parent onfail cfail cancelled when any is set; it returns
+// how many writes it added.
+func (st *opsState) requeueRows(b *host.Batch, members [][]byte) int {
+	n := 0
+	for i := range members {
+		if st.moves[i].To == verdict.Drop {
+			continue
+		}
+		b.Cmd("HSET").Arg(st.rowOf[i]).Str(protocol.FieldState).Str(protocol.StatePending).Str(protocol.FieldMax).Int(st.maxes[i])
+		n++
+		if fl := st.fieldsOf(i, len(verdict.RequeueDeadFields)); fl[5].Set || fl[6].Set || fl[7].Set || fl[9].Set {
+			b.Cmd("HDEL").Arg(st.rowOf[i]).Str(protocol.FieldParent).Str(protocol.FieldOnFail).Str(protocol.FieldChildFail).Str(protocol.FieldCancelled)
+			n++
+		}
 	}
-	return st.replyWalk(c, taken, examined, more)
+	return n
 }
 
 // walkDead runs a dead filter's reads up to its walk: the fence and ZCARD
@@ -152,7 +163,7 @@ func requeueDead(c *host.Call) error {
 // st.members and st.scores. It returns how many members the walk examines
 // and whether it goes on after them.
 func (st *opsState) walkDead(r *verbCall, dead []byte, f *verdict.DeadFilter) (int, bool, error) {
-	res := r.fenced().Cmd("ZCARD").Arg(dead).RunAll()
+	res := r.fenced().Cmd(host.ZCARD).Arg(dead).RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
 		return 0, false, err
 	}
@@ -164,7 +175,7 @@ func (st *opsState) walkDead(r *verbCall, dead []byte, f *verdict.DeadFilter) (i
 	if err != nil {
 		return 0, false, err
 	}
-	below := intAt(r.c.Read().Cmd("ZCOUNT").Arg(dead).Str("-inf").Arg(st.below(f.Min)).RunAll(), 0)
+	below := intAt(r.c.Read().Cmd(host.ZCOUNT).Arg(dead).Str("-inf").Arg(st.below(f.Min)).RunAll(), 0)
 	if below.Err != nil {
 		return 0, false, below.Err
 	}
@@ -206,7 +217,7 @@ func (st *opsState) readDeadRows(r *verbCall, members [][]byte, access host.KeyA
 	}
 	b := r.c.Read()
 	for _, row := range st.keys[:nrows] {
-		b.Cmd("HMGET").Arg(row)
+		b.Cmd(host.HMGET).Arg(row)
 		for _, f := range fields {
 			b.Str(f)
 		}

@@ -19,7 +19,6 @@ func reschedule(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
 	// values: the id, the due time, the delay
 	id := r.args[0]
 	if !grammar.ID(id) {
@@ -39,75 +38,89 @@ func reschedule(c *host.Call) error {
 	st.reset()
 	st.lanes.reset(&st.scratch)
 	st.events.reset()
-	row := st.derived(r.base, protocol.SuffixJob, id, "")
+	st.ev = verdict.Field{}
 	// the row is outside the key-spec: the caller's ACL first (a denial is
 	// the row read's refusal, in its place after the fence)
-	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{row})
-	if err != nil {
+	if st.row, st.deny, err = rowACL(&r, &st.scratch); err != nil {
 		return err
 	}
 	s := &st.seen
 	*s = verdict.RescheduleSeen{}
-	var ev verdict.Field
-	step := verdict.Reschedule(n, r.now, due, delay, s)
-	for ran := verdict.RescheduleNone; step.Need != verdict.RescheduleNone && step.Need != ran; step = verdict.Reschedule(n, r.now, due, delay, s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.RescheduleFirst:
-			// GET version, HMGET row att state prio lane ev, ZCARD pending,
-			// ZCARD delayed, LLEN signal: the verdict takes them in this order
-			b := r.fenced()
-			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldPriority).
-					Str(protocol.FieldLane).Str(protocol.FieldEvents)
-			}
-			res := b.Cmd("ZCARD").Arg(pending).Cmd("ZCARD").Arg(delayed).Cmd("LLEN").Arg(signal).RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			i := 1
-			if deny < 0 {
-				s.Row = verdict.Reply[[4]verdict.Field]{Made: true}
-				s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &ev)
-				for k := range s.Row.Val {
-					s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
-				}
-				ev.Bytes = st.copy(ev.Bytes)
-				i++
-			} else {
-				s.Row = denied[[4]verdict.Field]()
-			}
-			s.Pending, s.Delayed, s.Signal = intAt(res, i), intAt(res, i+1), intAt(res, i+2)
-		case verdict.RescheduleLanes:
-			// one waiting job more in the lane to pending, one less to delayed
-			dw := int64(-1)
-			if step.Verdict.To == protocol.StatePending {
-				dw = 1
-			}
-			st.lanes.add(r.base, step.Lane, dw, 0)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
-		}
-	}
-	if step.Err != nil || step.Need != verdict.RescheduleNone {
-		return orInternal(step.Err)
+	step, err := drive(func() verdict.RescheduleStep { return verdict.Reschedule(n, r.now, due, delay, s) },
+		func(step verdict.RescheduleStep) error { return st.read(&r, step) })
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Gone {
 		c.ReplyInt(0)
 		return nil
 	}
-	if v.Stay {
-		c.ReplyString(v.To)
-		return nil
+	if !v.Stay {
+		if err := st.write(&r, v, step.Lane); err != nil {
+			return err
+		}
 	}
-	// the job's rescheduled event, then the stream
-	st.events.add(ev, protocol.EventRescheduled, id, protocol.EventStateField, []byte(v.To))
-	if err := st.events.check(&r); err != nil {
+	c.ReplyString(v.To)
+	return nil
+}
+
+// read performs the read step needs (drive).
+func (st *rescheduleState) read(r *verbCall, step verdict.RescheduleStep) error {
+	s := &st.seen
+	switch step.Need {
+	case verdict.RescheduleFirst:
+		st.readFirst(r)
+	case verdict.RescheduleLanes:
+		// one waiting job more in the lane to pending, one less to delayed
+		dw := int64(-1)
+		if step.Verdict.To == protocol.StatePending {
+			dw = 1
+		}
+		st.lanes.add(r.base, step.Lane, dw, 0)
+		var err error
+		s.Lanes, err = st.lanes.readReply(r)
 		return err
 	}
-	// guard, then the writes: the Lua's, by move
+	return nil
+}
+
+// readFirst is GET version, HMGET row att state prio lane ev, ZCARD
+// pending, ZCARD delayed, LLEN signal: the verdict takes them in this order.
+func (st *rescheduleState) readFirst(r *verbCall) {
+	s := &st.seen
+	b := r.fenced()
+	if st.deny < 0 {
+		b.Cmd(host.HMGET).Arg(st.row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldPriority).
+			Str(protocol.FieldLane).Str(protocol.FieldEvents)
+	}
+	res := b.Cmd(host.ZCARD).Arg(r.keys[2]).Cmd(host.ZCARD).Arg(r.keys[3]).Cmd(host.LLEN).Arg(r.keys[4]).RunAll()
+	s.Version = st.keep(fieldAt(res, 0))
+	i := 1
+	if st.deny < 0 {
+		s.Row = verdict.Reply[[4]verdict.Field]{Made: true}
+		s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &st.ev)
+		for k := range s.Row.Val {
+			s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
+		}
+		st.ev.Bytes = st.copy(st.ev.Bytes)
+		i++
+	} else {
+		s.Row = denied[[4]verdict.Field]()
+	}
+	s.Pending, s.Delayed, s.Signal = intAt(res, i), intAt(res, i+1), intAt(res, i+2)
+}
+
+// write is RESCHEDULE's writes: the job's rescheduled event, then the
+// stream; the guard, then the Lua's writes, by move: to delayed, ZREM
+// pending (or its lane's set) and HSET row state delayed when it was
+// pending, ZADD delayed <due>; to pending, as a job sent back (backWrites).
+func (st *rescheduleState) write(r *verbCall, v verdict.RescheduleVerdict, lane []byte) error {
+	c, id := r.c, r.args[0]
+	st.events.add(st.ev, protocol.EventRescheduled, id, protocol.EventStateField, []byte(v.To))
+	if err := st.events.check(r); err != nil {
+		return err
+	}
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -115,30 +128,28 @@ func reschedule(c *host.Call) error {
 	if err := st.events.publish(c, w); err != nil {
 		return err
 	}
-	set := pending
-	if step.Lane != nil {
-		set = st.derived(r.base, protocol.SuffixLane, step.Lane, "")
+	set := r.keys[2]
+	if lane != nil {
+		set = st.derived(r.base, protocol.SuffixLane, lane, "")
 	}
 	b := w.Write()
+	back := jobBack{from: r.keys[3], row: st.row, set: set, score: v.Score, signal: v.Signal, sig: r.keys[4], held: st.seen.Signal.Val}
 	if v.To == protocol.StateDelayed {
 		if v.From == protocol.StatePending {
 			b.Cmd("ZREM").Arg(set).Arg(id).
-				Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StateDelayed)
+				Cmd("HSET").Arg(st.row).Str(protocol.FieldState).Str(protocol.StateDelayed)
 		}
-		b.Cmd("ZADD").Arg(delayed).Int(v.Due).Arg(id)
+		b.Cmd("ZADD").Arg(r.keys[3]).Int(v.Due).Arg(id)
+		st.lanes.writes(b)
+		if v.Signal || st.lanes.wakes() {
+			signalPush(b, r.keys[4], st.seen.Signal.Val)
+		}
 	} else {
-		b.Cmd("ZREM").Arg(delayed).Arg(id).
-			Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StatePending).
-			Cmd("ZADD").Arg(set).Int(v.Score).Arg(id)
-	}
-	st.lanes.writes(b)
-	if v.Signal || st.lanes.wakes() {
-		signalPush(b, signal, s.Signal.Val)
+		backWrites(b, id, back, &st.lanes)
 	}
 	if _, err := b.Run(); err != nil {
 		return wrote(c, err)
 	}
-	c.ReplyString(v.To)
 	return nil
 }
 
@@ -148,6 +159,11 @@ type rescheduleState struct {
 	seen   verdict.RescheduleSeen
 	lanes  laneAcct
 	events jobEvents
+	// row is the job's row, deny the ACL's verdict on it (-1: allowed); ev
+	// the row's ev.
+	row  []byte
+	deny int
+	ev   verdict.Field
 }
 
 var reschedules pool[rescheduleState]

@@ -23,14 +23,12 @@ func resume(c *host.Call) error {
 	st.reset()
 	s := &st.seen
 	*s = verdict.PauseSeen{}
-	step := verdict.Resume(s)
-	for ran := verdict.PauseNone; step.Need != verdict.PauseNone && step.Need != ran; step = verdict.Resume(s) {
-		ran = step.Need
+	step, err := drive(func() verdict.PauseStep { return verdict.Resume(s) }, func(step verdict.PauseStep) error {
 		switch step.Need {
 		case verdict.PauseFirst:
 			// GET version, HMGET meta paused lanewait (which types meta, the
 			// key HDEL writes)
-			res := r.fenced().Cmd("HMGET").Arg(meta).Str(protocol.MetaPaused).Str(protocol.MetaLaneWait).RunAll()
+			res := r.fenced().Cmd(host.HMGET).Arg(meta).Str(protocol.MetaPaused).Str(protocol.MetaLaneWait).RunAll()
 			s.Version = st.keep(fieldAt(res, 0))
 			var f [2]verdict.Field
 			if err := fieldsAt(res, 1, f[:]); err != nil {
@@ -42,12 +40,13 @@ func resume(c *host.Call) error {
 		case verdict.ResumeTypes:
 			// ZCARD pending (the signal's condition, and its type), LLEN
 			// signal (its type)
-			res := c.Read().Cmd("ZCARD").Arg(pending).Cmd("LLEN").Arg(signal).RunAll()
+			res := c.Read().Cmd(host.ZCARD).Arg(pending).Cmd(host.LLEN).Arg(signal).RunAll()
 			s.Pending, s.Signal = intAt(res, 0), intAt(res, 1)
 		}
-	}
-	if step.Err != nil || step.Need != verdict.PauseNone {
-		return orInternal(step.Err)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if !v.Change {

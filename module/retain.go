@@ -22,7 +22,7 @@ func retain(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	res := r.fenced().Cmd("HGET").Arg(meta).Str(protocol.MetaSeq).RunAll()
+	res := r.fenced().Cmd(host.HGET).Arg(meta).Str(protocol.MetaSeq).RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
 		return err
 	}

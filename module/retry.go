@@ -18,10 +18,8 @@ func retry(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	pending, delayed, signal := r.keys[2], r.keys[3], r.keys[4]
 	// values: the id
-	id := r.args[0]
-	n, ok := grammar.Decimal(id, 1, protocol.MaxJobID)
+	n, ok := grammar.Decimal(r.args[0], 1, protocol.MaxJobID)
 	if !ok {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Retry.Name, "id"))
 	}
@@ -31,74 +29,87 @@ func retry(c *host.Call) error {
 	st.lanes.reset(&st.scratch)
 	st.events.reset()
 	st.ev = verdict.Field{}
-	row := st.derived(r.base, protocol.SuffixJob, id, "")
 	// the row is outside the key-spec: the caller's ACL first (read, then
 	// written); a denial is the row read's refusal, in its place after the
 	// fence
-	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{row})
-	if err != nil {
+	if st.row, st.deny, err = rowACL(&r, &st.scratch); err != nil {
 		return err
 	}
 	s := &st.seen
 	*s = verdict.RetrySeen{}
-	step := verdict.Retry(n, s)
-	for ran := verdict.RetryNone; step.Need != verdict.RetryNone && step.Need != ran; step = verdict.Retry(n, s) {
-		ran = step.Need
-		switch step.Need {
-		case verdict.RetryFirst:
-			// GET version, HMGET row att state prio lane ev, ZSCORE delayed
-			// id, ZCARD pending (also the signal's condition), LLEN signal;
-			// the verdict takes them in this order
-			b := r.fenced()
-			if deny < 0 {
-				b.Cmd("HMGET").Arg(row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldPriority).Str(protocol.FieldLane).Str(protocol.FieldEvents)
-			}
-			res := b.Cmd("ZSCORE").Arg(delayed).Arg(id).
-				Cmd("ZCARD").Arg(pending).
-				Cmd("LLEN").Arg(signal).
-				RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			k := 1
-			if deny < 0 {
-				f := st.fields[:]
-				err := fieldsEvAt(res, 1, f, &st.ev)
-				for i := range f {
-					f[i].Bytes = st.copy(f[i].Bytes)
-				}
-				st.ev.Bytes = st.copy(st.ev.Bytes)
-				s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: err}
-				k = 2
-			} else {
-				s.Row = denied[[]verdict.Field]()
-			}
-			s.Due = fieldAt(res, k)
-			s.Pending, s.Signal = intAt(res, k+1), intAt(res, k+2)
-		case verdict.RetryLanes:
-			// the job's lane: one waiting job more
-			st.lanes.add(r.base, step.Lane, 1, 0)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
-		}
-	}
-	if step.Err != nil || step.Need != verdict.RetryNone {
-		return orInternal(step.Err)
+	step, err := drive(func() verdict.RetryStep { return verdict.Retry(n, s) },
+		func(step verdict.RetryStep) error { return st.read(&r, step) })
+	if err != nil {
+		return err
 	}
 	v := step.Verdict
 	if v.Gone {
 		c.ReplyInt(0)
 		return nil
 	}
-	// the job's promoted event, then the stream
-	st.events.add(st.ev, protocol.EventPromoted, id, "", nil)
-	if err := st.events.check(&r); err != nil {
+	if err := st.write(&r, v); err != nil {
 		return err
 	}
-	// guard, then the writes in the Lua's order: the event, ZREM delayed,
-	// HSET row state pending, ZADD pending (or the lane's set), the lane
-	// accounting, the signal
+	c.ReplyInt(1)
+	return nil
+}
+
+// read performs the read step needs (drive).
+func (st *retryState) read(r *verbCall, step verdict.RetryStep) error {
+	s := &st.seen
+	var err error
+	switch step.Need {
+	case verdict.RetryFirst:
+		st.readFirst(r)
+	case verdict.RetryLanes:
+		// the job's lane: one waiting job more
+		st.lanes.add(r.base, step.Lane, 1, 0)
+		s.Lanes, err = st.lanes.readReply(r)
+	}
+	return err
+}
+
+// readFirst is GET version, HMGET row att state prio lane ev, ZSCORE
+// delayed id, ZCARD pending (also the signal's condition), LLEN signal; the
+// verdict takes them in this order.
+func (st *retryState) readFirst(r *verbCall) {
+	s := &st.seen
+	b := r.fenced()
+	if st.deny < 0 {
+		b.Cmd(host.HMGET).Arg(st.row).Str(protocol.FieldAttempts).Str(protocol.FieldState).Str(protocol.FieldPriority).Str(protocol.FieldLane).Str(protocol.FieldEvents)
+	}
+	res := b.Cmd(host.ZSCORE).Arg(r.keys[3]).Arg(r.args[0]).
+		Cmd(host.ZCARD).Arg(r.keys[2]).
+		Cmd(host.LLEN).Arg(r.keys[4]).
+		RunAll()
+	s.Version = st.keep(fieldAt(res, 0))
+	k := 1
+	if st.deny < 0 {
+		f := st.fields[:]
+		err := fieldsEvAt(res, 1, f, &st.ev)
+		for i := range f {
+			f[i].Bytes = st.copy(f[i].Bytes)
+		}
+		st.ev.Bytes = st.copy(st.ev.Bytes)
+		s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: err}
+		k = 2
+	} else {
+		s.Row = denied[[]verdict.Field]()
+	}
+	s.Due = fieldAt(res, k)
+	s.Pending, s.Signal = intAt(res, k+1), intAt(res, k+2)
+}
+
+// write is RETRY's writes: the job's promoted event, then the stream; the
+// guard, then the writes in the Lua's order (backWrites): the event, ZREM
+// delayed, HSET row state pending, ZADD pending (or the lane's set), the
+// lane accounting, the signal.
+func (st *retryState) write(r *verbCall, v verdict.RetryVerdict) error {
+	c := r.c
+	st.events.add(st.ev, protocol.EventPromoted, r.args[0], "", nil)
+	if err := st.events.check(r); err != nil {
+		return err
+	}
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -106,27 +117,17 @@ func retry(c *host.Call) error {
 	if err := st.events.publish(c, w); err != nil {
 		return err
 	}
-	set := pending
+	set := r.keys[2]
 	if v.Lane != nil {
 		set = st.lanes.keys[0]
 	}
-	b := w.Write().
-		Cmd("ZREM").Arg(delayed).Arg(id).
-		Cmd("HSET").Arg(row).Str(protocol.FieldState).Str(protocol.StatePending).
-		Cmd("ZADD").Arg(set).Int(v.Score).Arg(id)
-	st.lanes.writes(b)
-	if v.Signal || st.lanes.wakes() {
-		signalPush(b, signal, s.Signal.Val)
-	}
+	b := w.Write()
+	backWrites(b, r.args[0], jobBack{from: r.keys[3], row: st.row, set: set, score: v.Score, signal: v.Signal, sig: r.keys[4], held: st.seen.Signal.Val}, &st.lanes)
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
-	if err := removedAll(c, res, 0, 1); err != nil {
-		return err
-	}
-	c.ReplyInt(1)
-	return nil
+	return removedAll(c, res, 0, 1)
 }
 
 // retryState is RETRY's scratch between commands.
@@ -135,6 +136,9 @@ type retryState struct {
 	seen   verdict.RetrySeen
 	fields [4]verdict.Field
 	lanes  laneAcct
+	// row is the job's row, deny the ACL's verdict on it (-1: allowed).
+	row  []byte
+	deny int
 	// ev is the row's ev; events the job's promoted event.
 	ev     verdict.Field
 	events jobEvents

@@ -27,7 +27,7 @@ func scheduleDue(c *host.Call) error {
 	defer scheds.put(st)
 	st.reset()
 	res := r.fenced().
-		Cmd("ZRANGEBYSCORE").Arg(due).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
+		Cmd(host.ZRANGEBYSCORE).Arg(due).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
 		RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
 		return err

@@ -41,8 +41,8 @@ func scheduleFire(c *host.Call) error {
 	defer adds.put(ad)
 	in := addInput{meta: meta, stats: stats, pending: pending, delayed: delayed, signal: signal}
 	ad.begin(in)
-	b := r.fenced().Cmd("HMGET").Arg(schedules).Arg(st.fieldName(protocol.ScheduleDefField, id)).Arg(sField)
-	res := ad.firstReads(b).Cmd("ZCARD").Arg(due).RunAll()
+	b := r.fenced().Cmd(host.HMGET).Arg(schedules).Arg(st.fieldName(protocol.ScheduleDefField, id)).Arg(sField)
+	res := ad.firstReads(b).Cmd(host.ZCARD).Arg(due).RunAll()
 	seen := verdict.FireSeen{Version: fieldAt(res, 0), Fields: pair2At(res, 1)}
 	dueType := intAt(res, 7)
 	// ADD's first reads came with the fence: its verdict goes on from them
@@ -66,7 +66,7 @@ func scheduleFire(c *host.Call) error {
 		if err := c.CheckKeys(host.KeyRead|host.KeyInsert, key); err != nil {
 			return err
 		}
-		holder := fieldAt(c.Read().Cmd("GET").Arg(key).RunAll(), 0)
+		holder := fieldAt(c.Read().Cmd(host.GET).Arg(key).RunAll(), 0)
 		if holder.Err != nil {
 			return holder.Err
 		}

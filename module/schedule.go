@@ -67,8 +67,8 @@ func schedulePauseResume(c *host.Call, v *protocol.Verb, pause bool) error {
 	st.reset()
 	sField := st.fieldName(protocol.ScheduleStateField, id)
 	res := r.fenced().
-		Cmd("HGET").Arg(schedules).Arg(sField).
-		Cmd("ZCARD").Arg(due).
+		Cmd(host.HGET).Arg(schedules).Arg(sField).
+		Cmd(host.ZCARD).Arg(due).
 		RunAll()
 	seen := verdict.SchedulePauseSeen{Version: fieldAt(res, 0), State: fieldAt(res, 1), Due: intAt(res, 2)}
 	state, change, err := verdict.SchedulePause(&seen, pause, r.now)
@@ -114,7 +114,7 @@ func (st *schedState) replyEntries(r *verbCall, schedules []byte, head func()) e
 		}
 		return nil
 	}
-	b := c.Read().Cmd("HMGET").Arg(schedules)
+	b := c.Read().Cmd(host.HMGET).Arg(schedules)
 	for _, id := range st.ids {
 		b.Arg(st.fieldName(protocol.ScheduleDefField, id)).Arg(st.fieldName(protocol.ScheduleStateField, id))
 	}

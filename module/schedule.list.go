@@ -29,7 +29,7 @@ func scheduleList(c *host.Call) error {
 	st := scheds.get()
 	defer scheds.put(st)
 	st.reset()
-	b := r.fenced().Cmd("ZRANGE").Arg(ids)
+	b := r.fenced().Cmd(host.ZRANGE).Arg(ids)
 	if len(after) == 0 {
 		b.Str("-")
 	} else {

@@ -27,9 +27,9 @@ func scheduleRemove(c *host.Call) error {
 	st.reset()
 	dField, sField := st.fieldName(protocol.ScheduleDefField, id), st.fieldName(protocol.ScheduleStateField, id)
 	res := r.fenced().
-		Cmd("HEXISTS").Arg(schedules).Arg(sField).
-		Cmd("ZCARD").Arg(due).
-		Cmd("ZCARD").Arg(ids).
+		Cmd(host.HEXISTS).Arg(schedules).Arg(sField).
+		Cmd(host.ZCARD).Arg(due).
+		Cmd(host.ZCARD).Arg(ids).
 		RunAll()
 	seen := verdict.ScheduleRemoveSeen{Version: fieldAt(res, 0), Exists: intAt(res, 1), Due: intAt(res, 2), IDs: intAt(res, 3)}
 	existed, err := verdict.ScheduleRemove(&seen)

@@ -36,9 +36,9 @@ func scheduleSet(c *host.Call) error {
 	dField, sField := st.fieldName(protocol.ScheduleDefField, id), st.fieldName(protocol.ScheduleStateField, id)
 	// fence and domain reads, one batch; types
 	res := r.fenced().
-		Cmd("HMGET").Arg(schedules).Arg(dField).Arg(sField).
-		Cmd("ZCARD").Arg(due).
-		Cmd("ZCARD").Arg(ids).
+		Cmd(host.HMGET).Arg(schedules).Arg(dField).Arg(sField).
+		Cmd(host.ZCARD).Arg(due).
+		Cmd(host.ZCARD).Arg(ids).
 		RunAll()
 	seen := verdict.ScheduleSetSeen{Version: fieldAt(res, 0), Fields: pair2At(res, 1), Due: intAt(res, 2), IDs: intAt(res, 3)}
 	state, err := verdict.ScheduleSet(&seen, r.now)

@@ -33,51 +33,57 @@ func stats(c *host.Call) error {
 	flowsOK := c.CheckKeys(host.KeyRead, waiting, completed) == nil
 	s := &st.seen
 	*s = verdict.StatsSeen{}
-	step := verdict.Stats(s)
-	if step.Need == verdict.StatsAll {
-		b := r.fenced()
-		for i := range verdict.StatsSets {
-			b.Cmd("ZCARD").Arg(r.keys[4+i])
-		}
-		b.Cmd("HMGET").Arg(meta)
-		for _, name := range verdict.StatsMetaFields {
-			b.Str(name)
-		}
-		b.Cmd("HMGET").Arg(counters)
-		for _, name := range protocol.StatsCounters {
-			b.Str(name)
-		}
-		if deny < 0 {
-			b.Cmd("ZCARD").Arg(lanes)
-			if flowsOK {
-				b.Cmd("ZCARD").Arg(waiting).Cmd("ZCARD").Arg(completed)
+	step, err := drive(func() verdict.StatsStep { return verdict.Stats(s) }, func(step verdict.StatsStep) error {
+		switch step.Need {
+		case verdict.StatsAll:
+			b := r.fenced()
+			for i := range verdict.StatsSets {
+				b.Cmd(host.ZCARD).Arg(r.keys[4+i])
+			}
+			b.Cmd(host.HMGET).Arg(meta)
+			for _, name := range verdict.StatsMetaFields {
+				b.Str(name)
+			}
+			b.Cmd(host.HMGET).Arg(counters)
+			for _, name := range protocol.StatsCounters {
+				b.Str(name)
+			}
+			if deny < 0 {
+				b.Cmd(host.ZCARD).Arg(lanes)
+				if flowsOK {
+					b.Cmd(host.ZCARD).Arg(waiting).Cmd(host.ZCARD).Arg(completed)
+				}
+			}
+			res := b.RunAll()
+			s.Version = fieldAt(res, 0)
+			for i := range s.Sets {
+				s.Sets[i] = intAt(res, 1+i)
+			}
+			s.Meta = verdict.Reply[[4]verdict.Field]{Made: true}
+			s.Meta.Err = fieldsAt(res, 5, s.Meta.Val[:])
+			f := st.fields[:]
+			s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, 6, f)}
+			switch {
+			case deny >= 0:
+				s.Lanes = denied[int64]()
+			case flowsOK:
+				s.Lanes, s.Waiting, s.Retained = intAt(res, 7), intAt(res, 8), intAt(res, 9)
+			default:
+				s.Lanes, s.Waiting = intAt(res, 7), denied[int64]()
 			}
 		}
-		res := b.RunAll()
-		s.Version = fieldAt(res, 0)
-		for i := range s.Sets {
-			s.Sets[i] = intAt(res, 1+i)
-		}
-		s.Meta = verdict.Reply[[4]verdict.Field]{Made: true}
-		s.Meta.Err = fieldsAt(res, 5, s.Meta.Val[:])
-		f := st.fields[:]
-		s.Counters = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: fieldsAt(res, 6, f)}
-		switch {
-		case deny >= 0:
-			s.Lanes = denied[int64]()
-		case flowsOK:
-			s.Lanes, s.Waiting, s.Retained = intAt(res, 7), intAt(res, 8), intAt(res, 9)
-		default:
-			s.Lanes, s.Waiting = intAt(res, 7), denied[int64]()
-		}
-		step = verdict.Stats(s)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if step.Err != nil || step.Need != verdict.StatsNone {
-		return orInternal(step.Err)
-	}
-	// the reply: name/value pairs, the sizes and the flag as integers, the
-	// counters as stored
-	v := step.Verdict
+	replyStats(c, step.Verdict)
+	return nil
+}
+
+// replyStats is STATS's reply: name/value pairs, the sizes and the flag as
+// integers, the counters as stored.
+func replyStats(c *host.Call, v verdict.StatsVerdict) {
 	c.ReplyArray(2 * (len(v.Sets) + 1 + len(v.Counters) + len(v.Extras)))
 	for i, name := range verdict.StatsSets {
 		c.ReplyString(name)
@@ -93,7 +99,6 @@ func stats(c *host.Call) error {
 		c.ReplyString(name)
 		c.ReplyInt(v.Extras[i])
 	}
-	return nil
 }
 
 // statsState is STATS's scratch between commands: one field per counter of

@@ -48,7 +48,7 @@ func traCommands(inC bool) []host.Command {
 // past the server's bound, which GETBIT refuses in its words): the bit and
 // the string's length, or ERR TRA wrong type for a key of another type.
 func traBits(c *host.Call, key, offset []byte) (bit, strlen int64, err error) {
-	res := c.Read().Cmd("GETBIT").Arg(key).Arg(offset).Cmd("STRLEN").Arg(key).RunAll()
+	res := c.Read().Cmd(host.GETBIT).Arg(key).Arg(offset).Cmd(host.STRLEN).Arg(key).RunAll()
 	b := intAt(res, 0)
 	if b.Err != nil {
 		return 0, 0, traTyped(b.Err)
@@ -148,7 +148,7 @@ func traGetBit(c *host.Call) error {
 	}
 	seen, err := c.ReadBit(offset)
 	if errors.Is(err, host.ErrBitUnanswered) {
-		res := c.Read().Cmd("GETBIT").Arg(key).Arg(rawOffset).RunAll()
+		res := c.Read().Cmd(host.GETBIT).Arg(key).Arg(rawOffset).RunAll()
 		bit := intAt(res, 0)
 		if bit.Err != nil {
 			return traTyped(bit.Err)

@@ -162,7 +162,7 @@ func TestTRAPause(t *testing.T) {
 			{"short", "100", "0"}, {"long", "1", "1"}, {"long", "0", "1"}, {"long", "500", "0"}, {"list", "1", "1"},
 			{"short", "x", "1"}, {"short", "1", "2"}, {"short", "8388608", "0"},
 		} {
-			got := valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.CALL", "TRA.SETBIT"}, c...)...)
+			got := valkeytest.Reply(t, s, append([]string{"EMQ.DEBUG.NEST", "TRA.SETBIT"}, c...)...)
 			replies[i] = append(replies[i], got)
 		}
 		valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "*"))

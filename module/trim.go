@@ -29,7 +29,7 @@ func trim(c *host.Call) error {
 	st := flowVerbs.get()
 	defer flowVerbs.put(st)
 	st.reset()
-	res := r.fenced().Cmd("HMGET").Arg(meta).
+	res := r.fenced().Cmd(host.HMGET).Arg(meta).
 		Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaKeepDead).Str(protocol.MetaKeepDeadMax).
 		RunAll()
 	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
@@ -90,7 +90,7 @@ func trim(c *host.Call) error {
 			continue
 		}
 		var u [1]verdict.Field
-		if err := fieldsAt(c.Read().Cmd("HMGET").Arg(st.keys[at[i]]).Str(protocol.FieldUnique).RunAll(), 0, u[:]); err != nil {
+		if err := fieldsAt(c.Read().Cmd(host.HMGET).Arg(st.keys[at[i]]).Str(protocol.FieldUnique).RunAll(), 0, u[:]); err != nil {
 			return err
 		}
 		if !u[0].Set {
@@ -100,7 +100,7 @@ func trim(c *host.Call) error {
 		if c.CheckKeys(host.KeyRead|host.KeyDelete, key) != nil {
 			return host.ErrNoPerm
 		}
-		h := fieldAt(c.Read().Cmd("GET").Arg(key).RunAll(), 0)
+		h := fieldAt(c.Read().Cmd(host.GET).Arg(key).RunAll(), 0)
 		if h.Err != nil {
 			return h.Err
 		}
@@ -110,7 +110,7 @@ func trim(c *host.Call) error {
 	}
 	var trimmed int64
 	if deadN > 0 {
-		cnt := fieldAt(c.Read().Cmd("HGET").Arg(stats).Str(statTrimmed).RunAll(), 0)
+		cnt := fieldAt(c.Read().Cmd(host.HGET).Arg(stats).Str(statTrimmed).RunAll(), 0)
 		if cnt.Err != nil {
 			return cnt.Err
 		}
@@ -178,7 +178,7 @@ func (st *flowVerbState) pastBounds(r *verbCall, set []byte, age, keep, room int
 		return 0, nil
 	}
 	if age > 0 {
-		res := r.c.Read().Cmd("ZRANGEBYSCORE").Arg(set).Str("-inf").Arg(st.below(r.now - age)).
+		res := r.c.Read().Cmd(host.ZRANGEBYSCORE).Arg(set).Str("-inf").Arg(st.below(r.now - age)).
 			Str("LIMIT").Str("0").Int(room).RunAll()
 		l := listAt(res, 0, &st.scratch, nil)
 		if l.Err != nil {
@@ -188,13 +188,13 @@ func (st *flowVerbState) pastBounds(r *verbCall, set []byte, age, keep, room int
 	}
 	taken := int64(len(st.names) - start)
 	if keep > 0 && taken < room {
-		n := intAt(r.c.Read().Cmd("ZCARD").Arg(set).RunAll(), 0)
+		n := intAt(r.c.Read().Cmd(host.ZCARD).Arg(set).RunAll(), 0)
 		if n.Err != nil {
 			return 0, n.Err
 		}
 		// the oldest first: those the age bound took are the head of the set
 		if excess := min(n.Val-keep, room); excess > taken {
-			l := listAt(r.c.Read().Cmd("ZRANGE").Arg(set).Int(taken).Int(excess-1).RunAll(), 0, &st.scratch, nil)
+			l := listAt(r.c.Read().Cmd(host.ZRANGE).Arg(set).Int(taken).Int(excess-1).RunAll(), 0, &st.scratch, nil)
 			if l.Err != nil {
 				return 0, l.Err
 			}

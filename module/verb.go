@@ -109,8 +109,8 @@ func (r *verbCall) version() []byte { return r.keys[1] }
 // fenced starts a read batch whose first command is the fence's GET; add
 // the verb's first domain reads to it and run it with RunAll; the verb's
 // verdict reads the fence's reply before any other.
-func (r *verbCall) fenced() *host.Batch {
-	return r.c.Read().Cmd("GET").Arg(r.version())
+func (r *verbCall) fenced() *host.ReadBatch {
+	return r.c.Read().Cmd(host.GET).Arg(r.version())
 }
 
 // argv is the index among the command's arguments (host.Batch.Argv) of

@@ -10,7 +10,7 @@ import (
 )
 
 // The adapter rule: only call.c sends commands to the server (RM_Call, with
-// the read format "vE" or the write format "v!E", and the key API that
+// the read format "vEW" or the write format "v!E", and the key API that
 // answers some reads and writes in their place, a write replicated as its
 // effect with RM_Replicate), only call.go reaches it, only the TRA
 // family replicates verbatim (its host half and its handler, module/tra.go;
@@ -24,7 +24,7 @@ func TestAdapterIsTheOnlyCallPath(t *testing.T) {
 		allowed []string // paths relative to module/, "" for nowhere
 	}{
 		{"the write format", regexp.MustCompile(`v!E`), []string{"internal/host/call.c", "internal/host/call.go"}},
-		{"the read format", regexp.MustCompile(`"vE"`), []string{"internal/host/call.c", "internal/host/call.go"}},
+		{"the read format", regexp.MustCompile(`"vEW"`), []string{"internal/host/call.c", "internal/host/call.go"}},
 		{"the RM_Call function", regexp.MustCompile(`(Redis|Valkey)Module_Call\b|\bGET\(Call\)|\bCall\(ctx`), []string{"internal/host/call.c"}},
 		{"the C call adapter", regexp.MustCompile(`\bemq_exec\b`), []string{"internal/host/call.c", "internal/host/call.go"}},
 		{"the key API", regexp.MustCompile(`\b(OpenKey|CloseKey|KeyType|KeyExists|ValueLength|HashGet|ZsetScore|StringDMA|HashSet|ZsetAdd|ListPush|DeleteKey)\b`), []string{"internal/host/call.c"}},
@@ -34,6 +34,9 @@ func TestAdapterIsTheOnlyCallPath(t *testing.T) {
 		// the TRA bit write replicates the command verbatim from call.c
 		{"the verbatim call", regexp.MustCompile(`\bemq_replicate_verbatim\b`), []string{"internal/host/verbatim.c", "internal/host/verbatim.go", "internal/host/shim.h", "internal/host/call.c"}},
 		{"the bit call", regexp.MustCompile(`\bemq_bit\b`), []string{"internal/host/call.c", "internal/host/call.go", "internal/host/shim.h"}},
+		// only debug commands read by any name, or call as another module
+		{"the debug calls", regexp.MustCompile(`\bDebug(Read|Nested)\(`), []string{"internal/host/read.go", "debug.go"}},
+		{"the nested format", regexp.MustCompile(`FORMAT_NESTED`), []string{"internal/host/call.c"}},
 		{"cgo", regexp.MustCompile(`(?m)^import "C"`), []string{"internal/host/"}},
 		// blocking a client and waking it belong to the trampoline
 		{"the blocking API", regexp.MustCompile(`\b(BlockClientOnKeys\w*|SignalKeyAsReady|GetBlockedClientPrivateData)\b`), []string{"internal/host/shim.c"}},

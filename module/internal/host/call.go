@@ -20,25 +20,28 @@ import (
 
 // This file and call.c are the call adapter: the only code that sends a
 // command to the server (RM_Call, or the key API for the reads it answers in
-// RM_Call's place; see the package rules). A read batch uses the format "vE"
-// and replicates nothing; a write batch, reachable only through Writes, uses
-// "v!E" and is replicated as its effects. A test keeps both formats, the call
+// RM_Call's place; see the package rules). A read batch uses the format "vEW"
+// ('W': the server refuses a write command) and replicates nothing; a write
+// batch, reachable only through Writes, uses "v!E" and is replicated as its
+// effects. A test keeps both formats, the call
 // function and the key API out of every other file.
 
 // Batch collects host commands and runs them in one crossing into C: the
 // command names and arguments are encoded into C memory as they are added, and
-// the replies come back decoded without allocation. Get one from Call.Read or
-// Writes.Write; each command has one Batch per nesting depth, so starting a
-// new batch discards one still being built.
+// the replies come back decoded without allocation. Get one from
+// Writes.Write, or a read batch (ReadBatch) from Call.Read; each command has
+// one batch per nesting depth, so starting a new batch discards one still
+// being built.
 //
-//	res, err := c.Read().
-//		Cmd("HGET").Arg(row).Str("attempts").
-//		Cmd("TYPE").Arg(metrics).
+//	res, err := w.Write().
+//		Cmd("HINCRBY").Arg(metrics).Str("count").Int(1).
+//		Cmd("ZREM").Arg(active).Arg(id).
 //		Run()
 type Batch struct {
 	c      *Call
 	w      writer
 	write  bool
+	nested bool   // a debug command's nested call (Call.DebugNested)
 	serial uint64 // the command the batch belongs to (Call.serial)
 	ncmds  uint32
 	head   int    // offset of the current command's argument count
@@ -51,7 +54,7 @@ const maxRefScan = 16
 
 func (b *Batch) start(c *Call, write bool) *Batch {
 	c.check()
-	b.c, b.write, b.serial = c, write, c.serial
+	b.c, b.write, b.nested, b.serial = c, write, false, c.serial
 	b.ncmds, b.head, b.nargs = 0, -1, 0
 	b.w.reset(&c.io.req)
 	b.w.u32(0) // command count, patched by run
@@ -172,15 +175,6 @@ func (b *Batch) Run() (Results, error) {
 	return r, r.firstError()
 }
 
-// RunAll runs every command of a read batch in one crossing, whatever their
-// replies; each command's error is in its Results.At.
-func (b *Batch) RunAll() Results {
-	if b.write {
-		panic("host: RunAll on a write batch")
-	}
-	return b.run(false)
-}
-
 // run is the one function that sends host commands: one crossing for the
 // whole batch, its replies decoded into the depth's arena.
 func (b *Batch) run(stopOnError bool) Results {
@@ -194,6 +188,8 @@ func (b *Batch) run(stopOnError bool) Results {
 	write, stop := 0, 0
 	if b.write {
 		write = 1
+	} else if b.nested {
+		write = 2
 	}
 	if stopOnError || b.write {
 		stop = 1

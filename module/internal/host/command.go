@@ -99,6 +99,9 @@ type Command struct {
 	Preanswer Preanswer
 	// Bit is what C answers TRA.SETBIT with (PreanswerSetBit only).
 	Bit BitAnswer
+	// Debug marks a debug command, registered for tests only: it may read
+	// by any command name (Call.DebugRead).
+	Debug bool
 }
 
 // Module is what the host registers when the server loads the module.

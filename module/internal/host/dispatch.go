@@ -100,10 +100,6 @@ func (c *Call) Argv() [][]byte {
 // microseconds / 1000), and it stays fixed for the whole command.
 func (c *Call) NowMillis() int64 { return c.nowUS / 1000 }
 
-// Read starts a read batch (the read format: nothing replicates). It discards a
-// batch of this command still being built.
-func (c *Call) Read() *Batch { return c.lv.batch.start(c, false) }
-
 // yieldEveryUS is how often, in the server's clock, a command of a busy
 // server yields to the Go scheduler before it runs. The server's thread
 // enters Go for every command and never passes through the scheduler

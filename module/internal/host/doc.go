@@ -24,8 +24,8 @@
 //	func complete(c *host.Call) error {
 //		active, row, id := c.Arg(2), c.Arg(3), c.Arg(4)
 //		res, err := c.Read().
-//			Cmd("HGET").Arg(row).Str("attempts").
-//			Cmd("ZSCORE").Arg(active).Arg(id).
+//			Cmd(host.HGET).Arg(row).Str("attempts").
+//			Cmd(host.ZSCORE).Arg(active).Arg(id).
 //			Run()
 //		if err != nil {
 //			return err // WRONGTYPE … from the server, as it came
@@ -48,9 +48,11 @@
 //
 // # Rules
 //
-//   - Reads use the read format and replicate nothing; writes use the write
-//     format (the same with "!") and reach the AOF and replicas as their
-//     effects. Only Writes.Write sends the write format, and only BeginWrites
+//   - Reads use the read format and replicate nothing: a read batch takes
+//     only the read commands (ReadCmd), and the format carries RM_Call's
+//     no-writes flag ('W'), so the server refuses a write in a read all the
+//     same. Writes use the write format (without 'W', with "!") and reach the
+//     AOF and replicas as their effects. Only Writes.Write sends the write format, and only BeginWrites
 //     makes a Writes. call.c and call.go hold the adapter; a test keeps the
 //     formats, RM_Call and the key API out of every other file.
 //   - A write passes its arguments as the server's scripts pass theirs, so

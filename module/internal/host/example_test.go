@@ -12,8 +12,8 @@ func Example() {
 		active, row, id, token := c.Arg(2), c.Arg(3), c.Arg(4), c.Arg(5)
 		metrics := append(append([]byte(nil), c.Arg(2)[:len(c.Arg(2))-len("active")]...), "metrics"...)
 		res, err := c.Read().
-			Cmd("HGET").Arg(row).Str("attempts").
-			Cmd("ZSCORE").Arg(active).Arg(id).
+			Cmd(host.HGET).Arg(row).Str("attempts").
+			Cmd(host.ZSCORE).Arg(active).Arg(id).
 			Run() // one crossing, stops at the first error (WRONGTYPE …)
 		if err != nil {
 			return err

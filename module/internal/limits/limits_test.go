@@ -1,0 +1,150 @@
+package limits
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// over lists the functions still over a bound, with their size when the
+// bound came: each may shrink, none may grow, and no other may join them.
+// Remove an entry once its function fits.
+var over = map[string]size{
+	"module/internal/host:compile":           {54, 38},
+	"module/internal/verdict:Add":            {73, 26},
+	"module/internal/verdict:AddValuesOf":    {84, 30},
+	"module/internal/verdict:Cancel":         {77, 28},
+	"module/internal/verdict:Complete":       {87, 33},
+	"module/internal/verdict:CompleteMany":   {155, 51},
+	"module/internal/verdict:Fail":           {87, 28},
+	"module/internal/verdict:Recover":        {107, 33},
+	"module/internal/verdict:ScheduleValues": {80, 26},
+	"module/internal/verdict:claimLanes":     {143, 45},
+	"module:(addState).readKeys":             {83, 21},
+	"module:(claimState).readRows":           {86, 24},
+	"module:(flowAcct).types":                {91, 29},
+	"module:children":                        {83, 18},
+	"module:lanes":                           {91, 20},
+	"module:scheduleFire":                    {145, 29},
+	"module:trim":                            {152, 38},
+}
+
+type size struct{ lines, complexity int }
+
+// TestFunctionSize measures every function of the module's Go code but its
+// tests: lines from func to the closing brace, and cyclomatic complexity as
+// gocyclo counts it (1, plus one per if, for, range, non-default case and
+// select case, && and ||, function literals included in their function).
+func TestFunctionSize(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	seen := map[string]bool{}
+	n := 0
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			n++
+			// by package and name: a function keeps its entry when its
+			// file is renamed
+			name := filepath.ToSlash(filepath.Join("module", filepath.Dir(rel))) + ":" + funcName(fn)
+			got := size{
+				lines:      fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1,
+				complexity: complexity(fn),
+			}
+			if was, listed := over[name]; listed {
+				seen[name] = true
+				if got.lines > max(was.lines, MaxLines) || got.complexity > max(was.complexity, MaxComplexity) {
+					t.Errorf("%s grew to %d lines, complexity %d (was %d, %d); the bounds are %d and %d",
+						name, got.lines, got.complexity, was.lines, was.complexity, MaxLines, MaxComplexity)
+				}
+				if got.lines <= MaxLines && got.complexity <= MaxComplexity {
+					t.Errorf("%s fits now (%d lines, complexity %d): remove it from over", name, got.lines, got.complexity)
+				}
+				continue
+			}
+			if got.lines > MaxLines || got.complexity > MaxComplexity {
+				t.Errorf("%s: %d lines, complexity %d; the bounds are %d and %d", name, got.lines, got.complexity, MaxLines, MaxComplexity)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < 100 {
+		t.Fatalf("measured %d functions: the walk no longer finds the module", n)
+	}
+	var gone []string
+	for name := range over {
+		if !seen[name] {
+			gone = append(gone, name)
+		}
+	}
+	sort.Strings(gone)
+	for _, name := range gone {
+		t.Errorf("%s is listed in over but was not found", name)
+	}
+}
+
+// funcName is a function's name, with its receiver's type for a method.
+func funcName(fn *ast.FuncDecl) string {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return fn.Name.Name
+	}
+	typ := fn.Recv.List[0].Type
+	if s, ok := typ.(*ast.StarExpr); ok {
+		typ = s.X
+	}
+	switch x := typ.(type) {
+	case *ast.IndexExpr:
+		typ = x.X
+	case *ast.IndexListExpr:
+		typ = x.X
+	}
+	return fmt.Sprintf("(%s).%s", typ.(*ast.Ident).Name, fn.Name.Name)
+}
+
+// complexity is fn's cyclomatic complexity as gocyclo counts it.
+func complexity(fn *ast.FuncDecl) int {
+	c := 1
+	ast.Inspect(fn, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IfStmt, *ast.ForStmt, *ast.RangeStmt:
+			c++
+		case *ast.CaseClause:
+			if n.List != nil {
+				c++
+			}
+		case *ast.CommClause:
+			if n.Comm != nil {
+				c++
+			}
+		case *ast.BinaryExpr:
+			if n.Op == token.LAND || n.Op == token.LOR {
+				c++
+			}
+		}
+		return true
+	})
+	return c
+}
