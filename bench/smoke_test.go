@@ -19,7 +19,7 @@ import (
 // not installed.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
-		t.Skip("the smoke runs every system on every workload; skipped with -short")
+		t.Skip("-short: the smoke runs every system on every workload, for a minute and more; the full run (go test ./bench/..., as scripts/test.sh runs it) covers it")
 	}
 	cfg, err := parseFlags([]string{"-smoke", "-pin=false", "-progress=false"})
 	if err != nil {

@@ -188,13 +188,6 @@ func queueDump(t *testing.T, s *valkeyserver.Server, k protocol.Keys) map[string
 	return out
 }
 
-func do(t *testing.T, s *valkeyserver.Server, args ...string) any {
-	t.Helper()
-	r, err := s.Do(ctxT(t), args...)
-	require.NoError(t, err, "%q", args)
-	return r
-}
-
 func strs(v any) []string {
 	var out []string
 	for _, e := range v.([]any) {

@@ -12,7 +12,7 @@ import (
 // at a speed.
 func TestSmall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs both executors on a server; skipped with -short")
+		t.Skip("-short: runs both executors on a server for seconds; the full run (go test ./bench/..., as scripts/test.sh runs it) covers it")
 	}
 	cfg := config{rounds: 1, rate: 500, steady: 500 * time.Millisecond, producers: 10, workers: 20, costJobs: 500, maxLen: 10_000, small: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

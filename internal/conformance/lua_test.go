@@ -17,8 +17,8 @@ func luaEnv(t *testing.T) Env {
 	return Env{Server: s, Client: c, Exec: executor.NewLua(c), NewExec: func(c valkey.Client) executor.Executor { return executor.NewLua(c) }}
 }
 
-// TestLua runs the suite on the Lua executor, the oracle: one server, the
-// scripts run with EVALSHA.
+// TestLua runs the suite on the Lua executor, the oracle: a server per
+// shard (see Run), the scripts run with EVALSHA.
 func TestLua(t *testing.T) {
 	skipSuiteInShort(t)
 	Run(t, luaEnv)

@@ -30,9 +30,9 @@ func nativeEnv(t *testing.T) Env {
 	return Env{Server: s, Client: c, Exec: executor.NewNative(c), NewExec: func(c valkey.Client) executor.Executor { return executor.NewNative(c) }}
 }
 
-// TestNative runs the suite on the native executor. The server has a
-// replica without the module, which must hold the primary's dataset when
-// every scenario has run: each verb's effects, as the module replicates
+// TestNative runs the suite on the native executor. Each shard's server
+// (see Run) has a replica without the module, which must hold the
+// primary's dataset when every scenario has run: each verb's effects, as the module replicates
 // them (RM_Call's, and the key-API writes' RM_Replicate, with the command
 // validation it skips on 8.1 and later), rebuild what it wrote.
 func TestNative(t *testing.T) {
