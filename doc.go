@@ -39,7 +39,7 @@
 // # Running jobs
 //
 // A Worker runs a Handler with a bounded concurrency. Claim loops
-// (WorkerOptions.ClaimLoops, two by default) claim jobs in batches as
+// (two) claim jobs in batches as
 // slots free up, each asking for the free slots only, so one CLAIM is on
 // its way while another's jobs run; a heartbeat extends the leases of running
 // jobs; timers move due delayed jobs to pending and take back jobs whose

@@ -189,17 +189,17 @@ func (q *Queue) Children(ctx context.Context, id string) ([]ChildResult, error) 
 	}
 }
 
-// DefaultWaitTTL is how long AddAndWait keeps a job's outcome when ctx has
+// defaultWaitTTL is how long AddAndWait keeps a job's outcome when ctx has
 // no deadline.
-const DefaultWaitTTL = time.Hour
+const defaultWaitTTL = time.Hour
 
 // AddAndWait adds a job and waits until it completes, returning its result,
 // or dies (an error matching ErrJobDead), or is removed (ErrRemoved), or
 // ctx ends. Waiting blocks in the server on the job's outcome list, without
-// polling. The outcome is kept until ctx's deadline (DefaultWaitTTL without
+// polling. The outcome is kept until ctx's deadline (defaultWaitTTL without
 // one, at most 24 h), so a caller that reconnects can Wait again.
 func (q *Queue) AddAndWait(ctx context.Context, payload []byte, opts ...AddOption) ([]byte, error) {
-	ttl := DefaultWaitTTL
+	ttl := defaultWaitTTL
 	if d, ok := ctx.Deadline(); ok {
 		ttl = min(max(time.Until(d), time.Millisecond), time.Duration(protocol.MaxWaitMS)*time.Millisecond)
 	}
@@ -257,7 +257,7 @@ func (q *Queue) Wait(ctx context.Context, id string) ([]byte, error) {
 // RetentionPolicy is how long and how many finished jobs a queue keeps.
 // Zero values mean: completed jobs are deleted at once (as without a
 // policy), dead jobs are kept without an age bound, at most
-// DefaultKeepDead of them.
+// 100,000 of them.
 type RetentionPolicy struct {
 	// KeepCompleted keeps completed jobs, with their results, for this
 	// long; KeepCompletedMax keeps at most this many (the oldest go
@@ -265,18 +265,18 @@ type RetentionPolicy struct {
 	KeepCompleted    time.Duration
 	KeepCompletedMax int
 	// KeepDead bounds how long dead jobs are kept (0: no bound);
-	// KeepDeadMax how many (0: DefaultKeepDead; NoLimit: none).
+	// KeepDeadMax how many (0: 100,000; NoLimit: none).
 	KeepDead    time.Duration
 	KeepDeadMax int
-	// ResultMax bounds a result in bytes (0: DefaultResultMax; at most
+	// ResultMax bounds a result in bytes (0: 256 KiB; at most
 	// MaxResult).
 	ResultMax int
 }
 
 // Retention defaults.
 const (
-	DefaultKeepDead  = protocol.DefaultKeepDead
-	DefaultResultMax = protocol.DefaultResult
+	defaultKeepDead  = protocol.DefaultKeepDead
+	defaultResultMax = protocol.DefaultResult
 	// NoLimit as KeepDeadMax keeps every dead job.
 	NoLimit = -1
 )
@@ -300,7 +300,7 @@ func (q *Queue) SetRetention(ctx context.Context, p RetentionPolicy) error {
 	deadMax := p.KeepDeadMax
 	switch deadMax {
 	case 0:
-		deadMax = DefaultKeepDead
+		deadMax = defaultKeepDead
 	case NoLimit:
 		deadMax = 0 // the protocol's "no bound"
 	}

@@ -64,9 +64,9 @@ type Schedule struct {
 // on time when the step runs at most Grace after it, else missed: all
 // on-time occurrences are enqueued, and of the missed ones the latest
 // CatchUp; the older ones are skipped. The zero value skips every
-// occurrence more than DefaultGrace late.
+// occurrence more than a minute late.
 type MissedPolicy struct {
-	// Grace is how late an occurrence is still on time (0: DefaultGrace; at
+	// Grace is how late an occurrence is still on time (0: a minute; at
 	// most a day).
 	Grace time.Duration
 	// CatchUp is how many missed occurrences are enqueued, the latest ones
@@ -74,10 +74,10 @@ type MissedPolicy struct {
 	CatchUp int
 }
 
-// DefaultGrace is how late an occurrence is still on time when a
+// defaultGrace is how late an occurrence is still on time when a
 // MissedPolicy sets no Grace: a step runs twice a second by default, and a
 // worker's pause or a server failover is not downtime.
-const DefaultGrace = time.Minute
+const defaultGrace = time.Minute
 
 // JobTemplate is the job a schedule enqueues, as stored: ADD's arguments
 // for one job without its delay.
@@ -187,7 +187,7 @@ func (s *Schedule) args(op string) ([]string, error) {
 	}
 	grace := s.Missed.Grace
 	if grace == 0 {
-		grace = DefaultGrace
+		grace = defaultGrace
 	}
 	if grace < 0 || ceilMS(grace) > protocol.MaxScheduleGrace {
 		return nil, invalid(op, "schedule %s: grace %v outside 1ms..24h", s.ID, grace)

@@ -16,27 +16,27 @@ import (
 
 // Worker defaults, used for zero WorkerOptions fields.
 const (
-	// DefaultConcurrency is the number of handlers run at once.
-	DefaultConcurrency = 10
-	// DefaultLease is how long a claim holds a job without a heartbeat.
-	DefaultLease = 30 * time.Second
-	// DefaultShutdownTimeout is how long Run waits for running handlers.
-	DefaultShutdownTimeout = 10 * time.Second
-	// DefaultPollInterval is the longest idle sleep without a signal.
-	DefaultPollInterval = time.Second
-	// DefaultPromoteEvery is the period of moving due delayed jobs to
+	// defaultConcurrency is the number of handlers run at once.
+	defaultConcurrency = 10
+	// defaultLease is how long a claim holds a job without a heartbeat.
+	defaultLease = 30 * time.Second
+	// defaultShutdownTimeout is how long Run waits for running handlers.
+	defaultShutdownTimeout = 10 * time.Second
+	// defaultPollInterval is the longest idle sleep without a signal.
+	defaultPollInterval = time.Second
+	// defaultPromoteEvery is the period of moving due delayed jobs to
 	// pending.
-	DefaultPromoteEvery = 500 * time.Millisecond
-	// DefaultRecoverEvery is the period of taking back expired leases.
-	DefaultRecoverEvery = 5 * time.Second
-	// DefaultScheduleEvery is the period of the schedule step.
-	DefaultScheduleEvery = 500 * time.Millisecond
-	// DefaultClaimLoops is the number of claim loops a worker runs (fewer
+	defaultPromoteEvery = 500 * time.Millisecond
+	// defaultRecoverEvery is the period of taking back expired leases.
+	defaultRecoverEvery = 5 * time.Second
+	// defaultScheduleEvery is the period of the schedule step.
+	defaultScheduleEvery = 500 * time.Millisecond
+	// defaultClaimLoops is the number of claim loops a worker runs (fewer
 	// when its concurrency is lower).
-	DefaultClaimLoops = 2
-	// DefaultReportTimeout is how long a finished job's outcome is retried
+	defaultClaimLoops = 2
+	// defaultReportTimeout is how long a finished job's outcome is retried
 	// through an outage.
-	DefaultReportTimeout = 2 * time.Minute
+	defaultReportTimeout = 2 * time.Minute
 )
 
 // callTimeout bounds one CLAIM, which runs to its end even when Run's
@@ -104,16 +104,6 @@ type WorkerOptions struct {
 	// claim from the first queue in its list that has jobs, instead of by
 	// weight: a later queue runs only while the earlier ones are empty.
 	StrictPriority bool
-	// ClaimLoops is how many loops claim jobs for the handler slots
-	// (default 2, or 1 at concurrency 1; at most Concurrency). Each asks
-	// for as many jobs as there are free slots when it claims, so together
-	// they never hold more than Concurrency jobs. With more than one, the
-	// next loop gathers the slots freed while a CLAIM is on the wire, and
-	// claims them without waiting for that CLAIM's reply
-	// (docs/BENCHMARKS.md, "The worker at concurrency 100"). While nothing
-	// is pending one loop waits for the queues' signal and the others for
-	// it.
-	ClaimLoops int
 	// ReportTimeout is how long the outcome of a job whose handler returned
 	// is retried while the server cannot be reached or pauses writes,
 	// counted from the handler's return (default 2 min). The job stays
@@ -132,6 +122,14 @@ type WorkerOptions struct {
 	// concurrent use and quick. For jobs abandoned at shutdown it may be
 	// called after Run has returned.
 	OnDone func(job *Job, outcome Outcome, err error)
+
+	// claimLoops is how many loops claim jobs for the handler slots
+	// (default 2, or 1 at concurrency 1; at most Concurrency). Each asks
+	// for as many jobs as there are free slots when it claims, so together
+	// they never hold more than Concurrency jobs; the next loop gathers the
+	// slots freed while a CLAIM is on the wire (docs/BENCHMARKS.md, "The
+	// worker at concurrency 100"). Tests and benchmarks set it.
+	claimLoops int
 }
 
 // Outcome is what became of a job a worker ran.
@@ -203,7 +201,7 @@ type WorkerStats struct {
 }
 
 // Worker runs a Handler over the jobs of one queue: claim loops
-// (ClaimLoops) claim jobs in batches as handler slots free up, goroutines
+// (two by default) claim jobs in batches as handler slots free up, goroutines
 // that live for the run each run job after job, their completions share
 // COMPLETEMANY calls, a heartbeat extends the leases of running jobs, and
 // timers promote delayed jobs and recover expired leases.
@@ -291,37 +289,37 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		seen[qw.Queue] = true
 	}
 	if opts.Concurrency == 0 {
-		opts.Concurrency = DefaultConcurrency
+		opts.Concurrency = defaultConcurrency
 	}
 	if opts.Lease == 0 {
-		opts.Lease = DefaultLease
+		opts.Lease = defaultLease
 	}
 	if opts.HeartbeatEvery == 0 {
 		opts.HeartbeatEvery = opts.Lease / 3
 	}
 	if opts.ShutdownTimeout == 0 {
-		opts.ShutdownTimeout = DefaultShutdownTimeout
+		opts.ShutdownTimeout = defaultShutdownTimeout
 	}
 	if opts.PollInterval == 0 {
-		opts.PollInterval = DefaultPollInterval
+		opts.PollInterval = defaultPollInterval
 	}
 	if opts.PromoteEvery == 0 {
-		opts.PromoteEvery = DefaultPromoteEvery
+		opts.PromoteEvery = defaultPromoteEvery
 	}
 	if opts.RecoverEvery == 0 {
-		opts.RecoverEvery = DefaultRecoverEvery
+		opts.RecoverEvery = defaultRecoverEvery
 	}
 	if opts.ScheduleEvery == 0 {
-		opts.ScheduleEvery = DefaultScheduleEvery
+		opts.ScheduleEvery = defaultScheduleEvery
 	}
 	if opts.ReportTimeout == 0 {
-		opts.ReportTimeout = DefaultReportTimeout
+		opts.ReportTimeout = defaultReportTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.ClaimLoops == 0 {
-		opts.ClaimLoops = min(DefaultClaimLoops, max(opts.Concurrency, 1))
+	if opts.claimLoops == 0 {
+		opts.claimLoops = min(defaultClaimLoops, max(opts.Concurrency, 1))
 	}
 	switch {
 	case opts.Concurrency < 0:
@@ -334,8 +332,8 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		return nil, invalid("new worker", "heartbeat %v must be positive and at most half the lease %v", opts.HeartbeatEvery, opts.Lease)
 	case opts.HeartbeatEvery == 0:
 		return nil, invalid("new worker", "lease %v too short for a heartbeat", opts.Lease)
-	case opts.ClaimLoops < 1 || opts.ClaimLoops > opts.Concurrency:
-		return nil, invalid("new worker", "claim loops %d outside 1..concurrency %d", opts.ClaimLoops, opts.Concurrency)
+	case opts.claimLoops < 1 || opts.claimLoops > opts.Concurrency:
+		return nil, invalid("new worker", "claim loops %d outside 1..concurrency %d", opts.claimLoops, opts.Concurrency)
 	case opts.PollInterval < time.Millisecond:
 		return nil, invalid("new worker", "poll interval %v below 1ms", opts.PollInterval)
 	case opts.ReportTimeout < 0:
@@ -416,7 +414,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		work: make(chan *Job), max: int64(w.opts.Concurrency),
 	}
 	var claimers sync.WaitGroup
-	for range w.opts.ClaimLoops {
+	for range w.opts.claimLoops {
 		claimers.Go(func() { w.claimLoop(ctx, cs, pool.start) })
 	}
 	claimers.Wait()
@@ -503,7 +501,7 @@ func (cs *claimState) wakeParked() {
 	}
 }
 
-// claimLoop is the only caller of CLAIM in a worker, ClaimLoops of them
+// claimLoop is the only caller of CLAIM in a worker, claimLoops of them
 // sharing the handler slots. Each claims as many jobs as there are free
 // slots, in one call, so a busy worker claims in batches and never holds
 // more jobs than its concurrency; while one loop's CLAIM is on the wire,
@@ -1110,21 +1108,21 @@ func (w *Worker) maintain(ctx context.Context) {
 const trimSteps = 50
 
 const (
-	// TrimStep is how many finished jobs a Worker deletes per TRIM call on
+	// trimStep is how many finished jobs a Worker deletes per TRIM call on
 	// the native executor: about 0.6 ms of the server's time with a million
 	// jobs retained.
-	TrimStep = 200
-	// TrimStepLua is the step on the Lua executor, whose TRIM costs about
+	trimStep = 200
+	// trimStepLua is the step on the Lua executor, whose TRIM costs about
 	// four times as much per job: its steps hold the server about as long.
-	TrimStepLua = 50
+	trimStepLua = 50
 )
 
-// TrimStepOf is the TRIM step a Worker takes on executor e.
-func TrimStepOf(e Executor) int {
+// trimStepOf is the TRIM step a Worker takes on executor e.
+func trimStepOf(e Executor) int {
 	if e == ExecutorLua {
-		return TrimStepLua
+		return trimStepLua
 	}
-	return TrimStep
+	return trimStep
 }
 
 // trimAll deletes finished jobs the queues' retention policies no longer
@@ -1132,7 +1130,7 @@ func TrimStepOf(e Executor) int {
 func (w *Worker) trimAll(ctx context.Context) {
 	for _, qw := range w.queues {
 		q := qw.Queue
-		step := TrimStepOf(q.Executor())
+		step := trimStepOf(q.Executor())
 		for range trimSteps {
 			done, dead, err := q.Trim(ctx, step)
 			if err != nil {

@@ -482,9 +482,9 @@ func TestNewWorkerOptions(t *testing.T) {
 		"poll":           {PollInterval: time.Microsecond},
 		"timeout":        {Timeout: -time.Second},
 		"report timeout": {ReportTimeout: -time.Second},
-		"claim loops":    {ClaimLoops: -1},
-		"more loops":     {Concurrency: 3, ClaimLoops: 4},
-		"default loops":  {ClaimLoops: 11}, // above the default concurrency
+		"claim loops":    trafikey.WithClaimLoops(trafikey.WorkerOptions{}, -1),
+		"more loops":     trafikey.WithClaimLoops(trafikey.WorkerOptions{Concurrency: 3}, 4),
+		"default loops":  trafikey.WithClaimLoops(trafikey.WorkerOptions{}, 11), // above the default concurrency
 	} {
 		_, err := trafikey.NewWorker(q, h, o)
 		require.ErrorIs(t, err, trafikey.ErrInvalid, name)

@@ -87,7 +87,7 @@ func workCases(t *testing.T, s *trafikeytest.Server, want trafikey.Executor) {
 	t.Run("refusals", func(t *testing.T) {
 		_, err := trafikeytest.Work(ctx, q, nil, []byte("x"))
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
-		_, err = trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error { return nil }, []byte("x"), trafikey.Delay(trafikey.DefaultLease))
+		_, err = trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error { return nil }, []byte("x"), trafikey.Delay(30*1e9))
 		require.ErrorIs(t, err, trafikey.ErrInvalid, "a delayed job is not claimable")
 		_, err = q.Add(ctx, []byte("someone else's"))
 		require.NoError(t, err)

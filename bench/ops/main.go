@@ -52,7 +52,7 @@ func main() {
 	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds per measurement, executors alternating")
 	flag.Parse()
 	batch := flag.Int("batch", protocol.MaxCount, "jobs examined per call of the second requeue run (the first is Queue.RequeueDead's)")
-	cfg.dead, cfg.perMS, cfg.pages, cfg.limit = 1_000_000, 10, 300, trafikey.DefaultJobsLimit
+	cfg.dead, cfg.perMS, cfg.pages, cfg.limit = 1_000_000, 10, 300, 100
 	if *small {
 		cfg.dead, cfg.pages = 20_000, 50
 	}
@@ -158,7 +158,7 @@ func (b *bench) report(ctx context.Context, small bool, page map[string][]float6
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), b.Version(ctx), strings.Join(strings.Fields(string(load))[:3], " "),
 		map[bool]string{true: " -small"}[small], cfg.rounds)
 	fmt.Fprintf(&out, "**Pages of a large dead set.** %d dead jobs, %d dying in each ms; %d JOBS calls of %d rows (clip %d) per kind of page: the server's µs per call (INFO commandstats).\n\n",
-		cfg.dead, cfg.perMS, cfg.pages, cfg.limit, trafikey.DefaultClip)
+		cfg.dead, cfg.perMS, cfg.pages, cfg.limit, 256)
 	fmt.Fprintf(&out, "| executor |")
 	for _, k := range pageKinds {
 		fmt.Fprintf(&out, " %s |", k)
