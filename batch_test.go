@@ -90,7 +90,7 @@ func requireFewerCompleteCalls(t *testing.T, b *testBundle, ce *countingExecutor
 func makeRecovered(t *testing.T, b *testBundle, q *trafikey.Queue, id string) {
 	t.Helper()
 	b.do(t, "ZADD", protocol.KeysOf(q.Name()).Active, "XX", "1", id)
-	requeued, _, err := q.Recover(t.Context(), 10)
+	requeued, _, err := q.Admin().Recover(t.Context(), 10)
 	require.NoError(t, err)
 	require.Equal(t, 1, requeued)
 }

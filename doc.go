@@ -75,7 +75,7 @@
 // a kind to a Go payload type encoded as JSON, for adding and handling.
 //
 // At runs a job at an absolute time, compared with the server's clock;
-// Queue.Reschedule moves a pending or delayed job to another time.
+// Admin.Reschedule moves a pending or delayed job to another time.
 // Queue.Cancel ends a pending, delayed or running job in the dead set (err
 // "cancelled"): a running job's worker is refused at its next heartbeat,
 // cancels the handler's context with cause ErrCancelled and reports
@@ -84,7 +84,7 @@
 //
 // # Periodic jobs
 //
-// Queue.SetSchedule defines a schedule: a cron expression (six fields,
+// Schedules.Set defines a schedule: a cron expression (six fields,
 // seconds first, in a time zone) or a fixed interval, with a jitter, start
 // and end times, a cap on occurrences and the job each occurrence enqueues.
 // Every Worker runs the schedule step on its timer (WorkerOptions.
@@ -132,7 +132,7 @@
 //
 // # Observing and testing
 //
-// Queue.SetEvents turns a queue's job events on: each transition of a job
+// Admin.SetEvents turns a queue's job events on: each transition of a job
 // added from then on (added, claimed, completed, retrying, dead, …) is
 // written to the queue's bounded events stream by the same command that
 // makes it, so the stream never shows a transition that did not happen and

@@ -23,7 +23,7 @@ func TestServerErrors(t *testing.T) {
 		// The lease expires and the job is recovered: the holder's token
 		// still matches but the job is no longer active.
 		expireLeases(t, b, b.q)
-		_, _, err = b.q.Recover(ctx, 10)
+		_, _, err = b.q.Admin().Recover(ctx, 10)
 		require.NoError(t, err)
 		err = first.Complete(ctx)
 		require.ErrorIs(t, err, trafikey.ErrNotActive)
@@ -48,11 +48,11 @@ func TestServerErrors(t *testing.T) {
 		require.ErrorIs(t, first.Progress(ctx, "late"), trafikey.ErrStale)
 
 		// A claimed job cannot be removed; only dead jobs are requeued.
-		err = b.q.Remove(ctx, second.ID)
+		err = b.q.Admin().Remove(ctx, second.ID)
 		require.ErrorIs(t, err, trafikey.ErrState)
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrRemoveActive, se.Text)
-		err = b.q.Requeue(ctx, second.ID)
+		err = b.q.Admin().Requeue(ctx, second.ID)
 		require.ErrorIs(t, err, trafikey.ErrState)
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrRequeueNotDead, se.Text)
@@ -60,7 +60,7 @@ func TestServerErrors(t *testing.T) {
 		// Completed: the row is gone, and the server answers 0.
 		require.NoError(t, second.Complete(ctx))
 		require.ErrorIs(t, second.Complete(ctx), trafikey.ErrNotFound)
-		require.ErrorIs(t, b.q.Requeue(ctx, second.ID), trafikey.ErrNotFound)
+		require.ErrorIs(t, b.q.Admin().Requeue(ctx, second.ID), trafikey.ErrNotFound)
 
 		// Another wire version in the fence key.
 		b.do(t, "SET", protocol.KeysOf("test").Version, "3")

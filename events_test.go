@@ -46,7 +46,7 @@ func TestEventsLifecycle(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 1000))
+		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 		before := time.Now().Add(-time.Second)
 		ok, err := q.Add(ctx, []byte("ok"))
 		require.NoError(t, err)
@@ -59,7 +59,7 @@ func TestEventsLifecycle(t *testing.T) {
 		require.NoError(t, jobs[0].Complete(ctx))
 		_, err = jobs[1].Fail(ctx, errors.New("boom"), true)
 		require.NoError(t, err)
-		require.NoError(t, q.Requeue(ctx, bad))
+		require.NoError(t, q.Admin().Requeue(ctx, bad))
 
 		evs := collect(t, q, trafikey.EventsFromStart, 8)
 		require.Equal(t, []string{
@@ -84,13 +84,13 @@ func TestEventsOff(t *testing.T) {
 		ctx := t.Context()
 		_, err := b.q.Add(ctx, []byte("a"))
 		require.NoError(t, err)
-		require.NoError(t, b.q.SetEvents(ctx, 1000))
-		require.NoError(t, b.q.SetEvents(ctx, 0))
+		require.NoError(t, b.q.Admin().SetEvents(ctx, 1000))
+		require.NoError(t, b.q.Admin().SetEvents(ctx, 0))
 		_, err = b.q.Add(ctx, []byte("b"))
 		require.NoError(t, err)
 		require.EqualValues(t, 0, b.do(t, "EXISTS", "emq:{test}:events"))
-		require.Error(t, b.q.SetEvents(ctx, -1))
-		require.Error(t, b.q.SetEvents(ctx, 1_000_001))
+		require.Error(t, b.q.Admin().SetEvents(ctx, -1))
+		require.Error(t, b.q.Admin().SetEvents(ctx, 1_000_001))
 	})
 }
 
@@ -100,7 +100,7 @@ func TestEventsResume(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 100000))
+		require.NoError(t, q.Admin().SetEvents(ctx, 100000))
 		add := func(n int) {
 			for i := range n {
 				_, err := q.Add(ctx, []byte(strconv.Itoa(i)))
@@ -124,7 +124,7 @@ func TestEventsFromNow(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 1000))
+		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 		_, err := q.Add(ctx, []byte("old"))
 		require.NoError(t, err)
 		got := make(chan trafikey.Event, 1)
@@ -159,7 +159,7 @@ func TestEventsReconnect(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 100000))
+		require.NoError(t, q.Admin().SetEvents(ctx, 100000))
 		const n = 200
 		done := make(chan []trafikey.Event, 1)
 		go func() {
@@ -204,7 +204,7 @@ func TestEventsBatchEntry(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 1000))
+		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 		jobs := make([]trafikey.NewJob, 4)
 		for i := range jobs {
 			jobs[i] = trafikey.NewJob{Payload: []byte(strconv.Itoa(i))}
@@ -256,7 +256,7 @@ func TestEventsPositions(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 1000))
+		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 		_, err := q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}})
 		require.NoError(t, err)
 		first := collect(t, q, trafikey.EventsFromStart, 2)
@@ -307,7 +307,7 @@ func ExampleQueue_Events() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	if err := q.SetEvents(ctx, 10000); err != nil {
+	if err := q.Admin().SetEvents(ctx, 10000); err != nil {
 		log.Fatal(err)
 	}
 	id, _ := q.Add(ctx, []byte("hello"))
@@ -339,7 +339,7 @@ func ExampleQueue_Events_resume() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	if err := q.SetEvents(ctx, 10000); err != nil {
+	if err := q.Admin().SetEvents(ctx, 10000); err != nil {
 		log.Fatal(err)
 	}
 	_, _ = q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}, {Payload: []byte("c")}})

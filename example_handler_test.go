@@ -60,7 +60,7 @@ func ExampleMux() {
 }
 
 // Run a job at an absolute time, move it, and cancel another.
-func ExampleQueue_Reschedule() {
+func ExampleAdmin_Reschedule() {
 	q, done := exampleQueue("reports")
 	defer done()
 	ctx := context.Background()
@@ -69,12 +69,12 @@ func ExampleQueue_Reschedule() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	state, err := q.Reschedule(ctx, id, time.Now().Add(time.Hour))
+	state, err := q.Admin().Reschedule(ctx, id, time.Hour)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(state)
-	state, err = q.RescheduleIn(ctx, id, 0) // run it now
+	state, err = q.Admin().Reschedule(ctx, id, 0) // run it now
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -241,7 +241,7 @@ func ExampleServerError() {
 		log.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond) // the lease passes
-	if _, _, err := q.Recover(ctx, 10); err != nil {
+	if _, _, err := q.Admin().Recover(ctx, 10); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := q.Claim(ctx, time.Minute, 1); err != nil { // another worker
@@ -421,13 +421,13 @@ func ExampleQueue_Once() {
 // a time zone) enqueues one job, exactly once however many workers run.
 // Workers run the schedule step on their timer; an occurrence missed while
 // every worker was down is caught up or skipped as Missed says.
-func ExampleQueue_SetSchedule() {
+func ExampleSchedules_Set() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	q, done := exampleQueue("reports") // trafikey.Open on a throwaway server
 	defer done()
 
-	_, err := q.SetSchedule(ctx, trafikey.Schedule{
+	_, err := q.Schedules().Set(ctx, trafikey.Schedule{
 		ID:       "nightly",
 		Cron:     "0 30 2 * * *", // 02:30:00 every day
 		TimeZone: "Europe/Paris",
@@ -440,7 +440,7 @@ func ExampleQueue_SetSchedule() {
 		log.Fatal(err)
 	}
 	// an interval schedule, capped at three occurrences
-	if _, err := q.SetSchedule(ctx, trafikey.Schedule{ID: "warmup", Every: 10 * time.Millisecond, Limit: 3}); err != nil {
+	if _, err := q.Schedules().Set(ctx, trafikey.Schedule{ID: "warmup", Every: 10 * time.Millisecond, Limit: 3}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -457,7 +457,7 @@ func ExampleQueue_SetSchedule() {
 	if err := w.Run(ctx); err != nil {
 		log.Print(err)
 	}
-	for s, err := range q.Schedules(context.Background()) {
+	for s, err := range q.Schedules().List(context.Background()) {
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -283,7 +283,8 @@ const (
 
 // SetRetention sets the queue's retention policy. Workers trim what it no
 // longer keeps, in bounded steps on their maintenance timer (or call Trim).
-func (q *Queue) SetRetention(ctx context.Context, p RetentionPolicy) error {
+func (a Admin) SetRetention(ctx context.Context, p RetentionPolicy) error {
+	q := a.q
 	done, dead := ceilMS(p.KeepCompleted), ceilMS(p.KeepDead)
 	switch {
 	case p.KeepCompleted < 0 || done > protocol.MaxDelayMS:
@@ -312,7 +313,8 @@ func (q *Queue) SetRetention(ctx context.Context, p RetentionPolicy) error {
 // Trim deletes up to limit (1..1000) finished jobs that the retention
 // policy no longer keeps, and returns how many completed and dead jobs it
 // deleted. Workers call it on their maintenance timer.
-func (q *Queue) Trim(ctx context.Context, limit int) (completed, dead int, err error) {
+func (a Admin) Trim(ctx context.Context, limit int) (completed, dead int, err error) {
+	q := a.q
 	if limit < 1 || limit > protocol.MaxCount {
 		return 0, 0, invalid("trim", "limit %d outside 1..%d", limit, protocol.MaxCount)
 	}

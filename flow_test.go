@@ -161,7 +161,7 @@ func TestAddAndWait(t *testing.T) {
 func TestRetention(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		require.NoError(t, q.SetRetention(t.Context(), trafikey.RetentionPolicy{KeepCompleted: time.Hour, KeepCompletedMax: 3, KeepDeadMax: 1}))
+		require.NoError(t, q.Admin().SetRetention(t.Context(), trafikey.RetentionPolicy{KeepCompleted: time.Hour, KeepCompletedMax: 3, KeepDeadMax: 1}))
 		addLaned(t, q, "", 5)
 		jobs, err := q.Claim(t.Context(), time.Minute, 5)
 		require.NoError(t, err)
@@ -183,7 +183,7 @@ func TestRetention(t *testing.T) {
 		require.Equal(t, trafikey.StateCompleted, info.State)
 		require.Equal(t, []byte("res-"+jobs[0].ID), info.Result)
 		require.Equal(t, int64(4), stats(t, q).Retained)
-		done, dead, err := q.Trim(t.Context(), 1000)
+		done, dead, err := q.Admin().Trim(t.Context(), 1000)
 		require.NoError(t, err)
 		require.Equal(t, [2]int{1, 0}, [2]int{done, dead}, "one completed job past the bound of 3")
 		_, err = q.Inspect(t.Context(), jobs[0].ID)
@@ -192,7 +192,7 @@ func TestRetention(t *testing.T) {
 		valkeytest.RequireConsistentQueue(t, b.server, q.Name())
 
 		// a result over the queue's bound is refused, the job left active
-		require.NoError(t, q.SetRetention(t.Context(), trafikey.RetentionPolicy{ResultMax: 4}))
+		require.NoError(t, q.Admin().SetRetention(t.Context(), trafikey.RetentionPolicy{ResultMax: 4}))
 		addLaned(t, q, "", 1)
 		j := claimOne(t, q, time.Minute)
 		j.SetResult([]byte("too long"))
@@ -211,8 +211,8 @@ func TestRemoveFlow(t *testing.T) {
 		q := b.q
 		ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{Payload: []byte("p"), Children: []trafikey.FlowJob{{Payload: []byte("a")}, {Payload: []byte("b")}}})
 		require.NoError(t, err)
-		require.ErrorIs(t, q.Remove(t.Context(), ids.ID), trafikey.ErrState)
-		require.NoError(t, q.RemoveFlow(t.Context(), ids.ID))
+		require.ErrorIs(t, q.Admin().Remove(t.Context(), ids.ID), trafikey.ErrState)
+		require.NoError(t, q.Admin().RemoveFlow(t.Context(), ids.ID))
 		s := stats(t, q)
 		require.Zero(t, s.Pending+s.Waiting)
 		valkeytest.RequireConsistentQueue(t, b.server, q.Name())

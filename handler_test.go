@@ -3,6 +3,8 @@ package trafikey_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,7 +70,7 @@ func TestJobTimeout(t *testing.T) {
 		require.Equal(t, 100*time.Millisecond, info.Timeout)
 
 		// the retry runs now: the second attempt holds the token
-		state, err := b.q.RescheduleIn(t.Context(), id, 0)
+		state, err := b.q.Admin().Reschedule(t.Context(), id, 0)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StatePending, state)
 		second := <-dones
@@ -154,7 +156,7 @@ func TestCancelActiveRefusesLateCalls(t *testing.T) {
 		require.ErrorIs(t, errs[0], trafikey.ErrCancelled)
 
 		// requeued, it runs again, and the old token stays refused
-		require.NoError(t, b.q.Requeue(t.Context(), j.ID))
+		require.NoError(t, b.q.Admin().Requeue(t.Context(), j.ID))
 		info, err := b.q.Inspect(t.Context(), j.ID)
 		require.NoError(t, err)
 		require.False(t, info.Cancelled)
@@ -238,27 +240,31 @@ func TestReschedule(t *testing.T) {
 		ctx := t.Context()
 		id, err := b.q.Add(ctx, []byte("a"))
 		require.NoError(t, err)
-		state, err := b.q.RescheduleIn(ctx, id, time.Hour)
+		state, err := b.q.Admin().Reschedule(ctx, id, time.Hour)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDelayed, state)
 		jobs, err := b.q.Claim(ctx, time.Minute, 1)
 		require.NoError(t, err)
 		require.Empty(t, jobs, "delayed now")
-		at := serverNow(t, b).Add(2 * time.Hour)
-		state, err = b.q.Reschedule(ctx, id, at)
+		before := serverNow(t, b)
+		state, err = b.q.Admin().Reschedule(ctx, id, 2*time.Hour)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDelayed, state)
-		require.Equal(t, formatMS(at), b.do(t, "ZSCORE", "emq:{test}:delayed", id))
-		state, err = b.q.Reschedule(ctx, id, serverNow(t, b).Add(-time.Minute))
+		after := serverNow(t, b)
+		due, err := strconv.ParseInt(fmt.Sprint(b.do(t, "ZSCORE", "emq:{test}:delayed", id)), 10, 64)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, due, before.Add(2*time.Hour).UnixMilli(), "two hours from the server's now")
+		require.LessOrEqual(t, due, after.Add(2*time.Hour).UnixMilli())
+		state, err = b.q.Admin().Reschedule(ctx, id, 0)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StatePending, state)
 		j := claimOne(t, b.q, time.Minute)
 		require.Equal(t, id, j.ID)
-		_, err = b.q.RescheduleIn(ctx, id, 0)
+		_, err = b.q.Admin().Reschedule(ctx, id, 0)
 		require.ErrorIs(t, err, trafikey.ErrState, "a claimed job")
-		_, err = b.q.RescheduleIn(ctx, "999", 0)
+		_, err = b.q.Admin().Reschedule(ctx, "999", 0)
 		require.ErrorIs(t, err, trafikey.ErrNotFound)
-		_, err = b.q.RescheduleIn(ctx, id, -time.Second)
+		_, err = b.q.Admin().Reschedule(ctx, id, -time.Second)
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
 	})
 }
@@ -365,7 +371,7 @@ func TestJobFields(t *testing.T) {
 		require.False(t, j.LastAttempt())
 		_, err = j.Fail(ctx, errors.New("once"), true)
 		require.NoError(t, err)
-		_, err = b.q.RescheduleIn(ctx, j.ID, 0)
+		_, err = b.q.Admin().Reschedule(ctx, j.ID, 0)
 		require.NoError(t, err)
 		j = claimOne(t, b.q, time.Minute)
 		require.Equal(t, int64(2), j.Attempt)
@@ -420,10 +426,10 @@ func TestWithJobFieldsOff(t *testing.T) {
 func TestEventsOfRescheduleAndCancel(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		require.NoError(t, b.q.SetEvents(ctx, 1000))
+		require.NoError(t, b.q.Admin().SetEvents(ctx, 1000))
 		id, err := b.q.Add(ctx, []byte("a"))
 		require.NoError(t, err)
-		_, err = b.q.RescheduleIn(ctx, id, time.Hour)
+		_, err = b.q.Admin().Reschedule(ctx, id, time.Hour)
 		require.NoError(t, err)
 		require.NoError(t, b.q.Cancel(ctx, id))
 		evs := collect(t, b.q, trafikey.EventsFromStart, 3)

@@ -139,8 +139,14 @@ func (q *Queue) lanesAfter(ctx context.Context, after string, count int) ([]Lane
 // window (1ms..24h, whole milliseconds), across every worker. A claim over
 // it is refused with a *RateLimitError, and a Worker waits the time it gives
 // without claiming meanwhile. The window is fixed: it starts with the first
-// claim after the previous window ended.
-func (q *Queue) SetRate(ctx context.Context, limit int, window time.Duration) error {
+// claim after the previous window ended. A limit of 0 removes the rate
+// limit (window is then not used).
+func (a Admin) SetRate(ctx context.Context, limit int, window time.Duration) error {
+	q := a.q
+	if limit == 0 {
+		_, err := q.callInt(ctx, protocol.Rate, "0", "0")
+		return err
+	}
 	if limit < 1 || limit > protocol.MaxRateMax {
 		return invalid("set rate", "limit %d outside 1..%d", limit, protocol.MaxRateMax)
 	}
@@ -149,12 +155,6 @@ func (q *Queue) SetRate(ctx context.Context, limit int, window time.Duration) er
 		return invalid("set rate", "window %v outside 1ms..%dms", window, protocol.MaxRateWindow)
 	}
 	_, err := q.callInt(ctx, protocol.Rate, protocol.FormatInt(int64(limit)), protocol.FormatInt(ms))
-	return err
-}
-
-// ClearRate removes the queue's rate limit.
-func (q *Queue) ClearRate(ctx context.Context) error {
-	_, err := q.callInt(ctx, protocol.Rate, "0", "0")
 	return err
 }
 

@@ -180,7 +180,7 @@ func TestLanesListing(t *testing.T) {
 func TestRateLimit(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		require.NoError(t, q.SetRate(t.Context(), 3, time.Minute))
+		require.NoError(t, q.Admin().SetRate(t.Context(), 3, time.Minute))
 		s := stats(t, q)
 		require.Equal(t, int64(3), s.RateLimit)
 		require.Equal(t, time.Minute, s.RateWindow)
@@ -196,7 +196,7 @@ func TestRateLimit(t *testing.T) {
 		require.LessOrEqual(t, rate.RetryAfter, time.Minute)
 
 		// a short window, and a worker: every job runs, with few refusals
-		require.NoError(t, q.SetRate(t.Context(), 4, 50*time.Millisecond))
+		require.NoError(t, q.Admin().SetRate(t.Context(), 4, 50*time.Millisecond))
 		b.do(t, "DEL", "emq:{test}:rate")
 		addLaned(t, q, "", 10)
 		obs := &rateObserver{}
@@ -213,7 +213,7 @@ func TestRateLimit(t *testing.T) {
 		// window it waits for, never in a loop
 		require.GreaterOrEqual(t, obs.limited.Load(), int64(1))
 		require.Less(t, obs.limited.Load(), int64(12))
-		require.NoError(t, q.ClearRate(t.Context()))
+		require.NoError(t, q.Admin().SetRate(t.Context(), 0, 0))
 		require.Zero(t, stats(t, q).RateLimit)
 	})
 }
@@ -240,7 +240,7 @@ func TestLaneSlotsFreedByRecovery(t *testing.T) {
 		require.Empty(t, jobs, "the lane is full")
 		// the worker holding them dies: its leases expire
 		expireLeases(t, b, q)
-		requeued, dead, err := q.Recover(t.Context(), 10)
+		requeued, dead, err := q.Admin().Recover(t.Context(), 10)
 		require.NoError(t, err)
 		require.Equal(t, [2]int{2, 0}, [2]int{requeued, dead})
 		info, err := q.LaneInfo(t.Context(), "c")

@@ -373,7 +373,8 @@ func (q *Queue) serverNow(ctx context.Context) (int64, error) {
 // and calls progress (when not nil) after each call; a job that dies while
 // it runs is not taken. Cancelling ctx stops it between calls: the jobs
 // requeued so far stay requeued.
-func (q *Queue) RequeueDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+func (a Admin) RequeueDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+	q := a.q
 	return q.deadWalk(ctx, protocol.RequeueDead, f, progress)
 }
 
@@ -381,7 +382,8 @@ func (q *Queue) RequeueDead(ctx context.Context, f DeadFilter, progress func(Bul
 // does one, and returns how many it removed; e.g. DeadFilter{OlderThan:
 // 7 * 24 * time.Hour} clears the dead jobs of more than a week ago. It
 // walks as RequeueDead does.
-func (q *Queue) RemoveDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+func (a Admin) RemoveDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+	q := a.q
 	return q.deadWalk(ctx, protocol.RemoveDead, f, progress)
 }
 
@@ -443,7 +445,8 @@ func (q *Queue) deadWalk(ctx context.Context, v *protocol.Verb, f DeadFilter, pr
 // most 100 jobs at a time and calls progress (when not nil) after each
 // call; it stops once delayed is empty or it has moved as many jobs as
 // delayed held at its start (failing jobs keep coming back to delayed).
-func (q *Queue) PromoteAll(ctx context.Context, progress func(BulkProgress)) (int64, error) {
+func (a Admin) PromoteAll(ctx context.Context, progress func(BulkProgress)) (int64, error) {
+	q := a.q
 	var p BulkProgress
 	limit := strconv.Itoa(bulkLimit)
 	for first := true; ; first = false {
@@ -470,11 +473,4 @@ func (q *Queue) PromoteAll(ctx context.Context, progress func(BulkProgress)) (in
 			return p.Done, nil
 		}
 	}
-}
-
-// RetryNow moves one delayed job, waiting for its retry or its scheduled
-// time, to pending now. A job that is not delayed is refused with ErrState;
-// one that does not exist is ErrNotFound.
-func (q *Queue) RetryNow(ctx context.Context, id string) error {
-	return q.byID(ctx, protocol.Retry, id)
 }

@@ -50,7 +50,7 @@ func ExampleQueue_Jobs() {
 
 // Requeue the dead jobs whose error says the upstream failed, with a
 // progress report after each call to the server.
-func ExampleQueue_RequeueDead() {
+func ExampleAdmin_RequeueDead() {
 	ctx := context.Background()
 	q, done := exampleQueue("payments")
 	defer done()
@@ -67,7 +67,7 @@ func ExampleQueue_RequeueDead() {
 		}
 	}
 
-	n, err := q.RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "upstream"}, func(p trafikey.BulkProgress) {
+	n, err := q.Admin().RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "upstream"}, func(p trafikey.BulkProgress) {
 		fmt.Printf("requeued %d, examined %d of %d\n", p.Done, p.Examined, p.Total)
 	})
 	if err != nil {
@@ -80,7 +80,7 @@ func ExampleQueue_RequeueDead() {
 }
 
 // Run every delayed job now, and one of them by its id.
-func ExampleQueue_PromoteAll() {
+func ExampleAdmin_PromoteAll() {
 	ctx := context.Background()
 	q, done := exampleQueue("reports")
 	defer done()
@@ -89,10 +89,10 @@ func ExampleQueue_PromoteAll() {
 			log.Fatal(err)
 		}
 	}
-	if err := q.RetryNow(ctx, "1"); err != nil {
+	if _, err := q.Admin().Reschedule(ctx, "1", 0); err != nil {
 		log.Fatal(err)
 	}
-	n, err := q.PromoteAll(ctx, nil)
+	n, err := q.Admin().PromoteAll(ctx, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -130,7 +130,7 @@ func TestAddOptions(t *testing.T) {
 		require.Len(t, jobs, 2)
 		require.Equal(t, high, jobs[0].ID)
 		require.Equal(t, low, jobs[1].ID)
-		n, err := b.q.Promote(ctx, 10)
+		n, err := b.q.Admin().Promote(ctx, 10)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		require.Equal(t, int64(1), stats(t, b.q).Delayed)
@@ -236,7 +236,7 @@ func TestFailRetryAndDead(t *testing.T) {
 		require.Equal(t, trafikey.StateDelayed, info.State)
 		require.Equal(t, "first", info.LastError)
 
-		n, err := b.q.Promote(ctx, 10)
+		n, err := b.q.Admin().Promote(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		j = claimOne(t, b.q, time.Minute)
@@ -252,7 +252,7 @@ func TestFailRetryAndDead(t *testing.T) {
 		require.Equal(t, int64(1), st.TotalDead)
 
 		// Requeue gives a fresh set of attempts; the old token stays stale.
-		require.NoError(t, b.q.Requeue(ctx, id))
+		require.NoError(t, b.q.Admin().Requeue(ctx, id))
 		j3 := claimOne(t, b.q, time.Minute)
 		require.Equal(t, int64(3), j3.Attempt)
 		require.ErrorIs(t, j.Complete(ctx), trafikey.ErrStale)
@@ -260,8 +260,8 @@ func TestFailRetryAndDead(t *testing.T) {
 		retrying, err = j3.Fail(ctx, nil, false)
 		require.NoError(t, err)
 		require.False(t, retrying)
-		require.NoError(t, b.q.Remove(ctx, id))
-		require.ErrorIs(t, b.q.Remove(ctx, id), trafikey.ErrNotFound)
+		require.NoError(t, b.q.Admin().Remove(ctx, id))
+		require.ErrorIs(t, b.q.Admin().Remove(ctx, id), trafikey.ErrNotFound)
 		require.Equal(t, int64(1), stats(t, b.q).TotalRemoved)
 	})
 }
@@ -277,12 +277,12 @@ func TestLeaseRecovery(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, jobs, 2)
 
-		requeued, dead, err := b.q.Recover(ctx, 10)
+		requeued, dead, err := b.q.Admin().Recover(ctx, 10)
 		require.NoError(t, err)
 		require.Zero(t, requeued+dead, "leases still valid")
 
 		expireLeases(t, b, b.q)
-		requeued, dead, err = b.q.Recover(ctx, 10)
+		requeued, dead, err = b.q.Admin().Recover(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, requeued)
 		require.Equal(t, 1, dead)
@@ -333,8 +333,8 @@ func TestLogProgressExtend(t *testing.T) {
 func TestPauseResume(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		require.NoError(t, b.q.Pause(ctx))
-		require.NoError(t, b.q.Pause(ctx), "pausing twice is a no-op")
+		require.NoError(t, b.q.Admin().Pause(ctx))
+		require.NoError(t, b.q.Admin().Pause(ctx), "pausing twice is a no-op")
 		_, err := b.q.Add(ctx, []byte("x"))
 		require.NoError(t, err)
 		require.True(t, stats(t, b.q).Paused)
@@ -342,7 +342,7 @@ func TestPauseResume(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, jobs)
 
-		require.NoError(t, b.q.Resume(ctx))
+		require.NoError(t, b.q.Admin().Resume(ctx))
 		require.False(t, stats(t, b.q).Paused)
 		claimOne(t, b.q, time.Minute)
 	})

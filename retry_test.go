@@ -105,7 +105,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 			rec := newRefusalRecorder(exec)
 			q, err := trafikey.Open(ctx, c, "loading", trafikey.WithRunner(rec))
 			require.NoError(t, err)
-			require.NoError(t, q.SetEvents(ctx, 1000))
+			require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 			first, err := q.Add(ctx, []byte("held"))
 			require.NoError(t, err)
 			// A subscriber reads the events through the restart, until it

@@ -123,11 +123,12 @@ func (s ScheduleInfo) Finished() bool { return !s.Paused && s.Next.IsZero() }
 // cronParser reads six-field cron expressions, seconds first.
 var cronParser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// SetSchedule creates the schedule s, or replaces the one with its ID (an
+// Set creates the schedule s, or replaces the one with its ID (an
 // update: the occurrences already taken stay taken, the next ones follow
 // the new definition, and a paused schedule stays paused). It returns the
 // schedule's new revision. The definition is checked before any I/O.
-func (q *Queue) SetSchedule(ctx context.Context, s Schedule) (int64, error) {
+func (sc Schedules) Set(ctx context.Context, s Schedule) (int64, error) {
+	q := sc.q
 	args, err := s.args("set schedule")
 	if err != nil {
 		return 0, err
@@ -339,10 +340,11 @@ func parseCron(spec, tz string) (cron.Schedule, *time.Location, error) {
 	return sched, loc, nil
 }
 
-// PauseSchedule stops schedule id: no occurrence is enqueued until
+// Pause stops schedule id: no occurrence is enqueued until
 // ResumeSchedule, and those in between are skipped. Pausing a paused or
 // absent schedule is a no-op.
-func (q *Queue) PauseSchedule(ctx context.Context, id string) error {
+func (sc Schedules) Pause(ctx context.Context, id string) error {
+	q := sc.q
 	if err := checkScheduleID("pause schedule", id); err != nil {
 		return err
 	}
@@ -350,9 +352,10 @@ func (q *Queue) PauseSchedule(ctx context.Context, id string) error {
 	return err
 }
 
-// ResumeSchedule starts a paused schedule again from the server's time.
+// Resume starts a paused schedule again from the server's time.
 // Resuming a schedule that is not paused, or absent, is a no-op.
-func (q *Queue) ResumeSchedule(ctx context.Context, id string) error {
+func (sc Schedules) Resume(ctx context.Context, id string) error {
+	q := sc.q
 	if err := checkScheduleID("resume schedule", id); err != nil {
 		return err
 	}
@@ -360,9 +363,10 @@ func (q *Queue) ResumeSchedule(ctx context.Context, id string) error {
 	return err
 }
 
-// RemoveSchedule deletes schedule id; the jobs it enqueued stay. An absent
+// Remove deletes schedule id; the jobs it enqueued stay. An absent
 // schedule is ErrNotFound.
-func (q *Queue) RemoveSchedule(ctx context.Context, id string) error {
+func (sc Schedules) Remove(ctx context.Context, id string) error {
+	q := sc.q
 	if err := checkScheduleID("remove schedule", id); err != nil {
 		return err
 	}
@@ -379,9 +383,10 @@ func (q *Queue) RemoveSchedule(ctx context.Context, id string) error {
 // schedulesPage is how many schedules one SCHEDULE.LIST call reads.
 const schedulesPage = 100
 
-// Schedules lists the queue's schedules in byte order of their ids, a page
+// List lists the queue's schedules in byte order of their ids, a page
 // at a time as the loop goes on. The first error ends the sequence.
-func (q *Queue) Schedules(ctx context.Context) iter.Seq2[ScheduleInfo, error] {
+func (sc Schedules) List(ctx context.Context) iter.Seq2[ScheduleInfo, error] {
+	q := sc.q
 	return func(yield func(ScheduleInfo, error) bool) {
 		after := ""
 		for {
@@ -411,13 +416,14 @@ func (q *Queue) Schedules(ctx context.Context) iter.Seq2[ScheduleInfo, error] {
 	}
 }
 
-// GetSchedule reads schedule id (ErrNotFound when absent). It pages through
+// Get reads schedule id (ErrNotFound when absent). It pages through
 // the schedules: for one schedule, not a loop over many.
-func (q *Queue) GetSchedule(ctx context.Context, id string) (ScheduleInfo, error) {
+func (sc Schedules) Get(ctx context.Context, id string) (ScheduleInfo, error) {
+	q := sc.q
 	if err := checkScheduleID("get schedule", id); err != nil {
 		return ScheduleInfo{}, err
 	}
-	for s, err := range q.Schedules(ctx) {
+	for s, err := range q.Schedules().List(ctx) {
 		if err != nil {
 			return ScheduleInfo{}, err
 		}
@@ -691,14 +697,15 @@ const (
 	scheduleRounds    = 10
 )
 
-// RunSchedules is the schedule step: it reads the schedules due by the
+// Run is the schedule step: it reads the schedules due by the
 // server's clock and enqueues each one's occurrences, exactly once even
 // when other workers run it at the same time (one of them wins each
 // occurrence; the others are refused and write nothing). It returns the
 // jobs it added. Workers run it on their timer (WorkerOptions.ScheduleEvery);
 // call it yourself only to drive schedules without a worker. The first
 // error of a schedule is returned after the others were run.
-func (q *Queue) RunSchedules(ctx context.Context) (int, error) {
+func (sc Schedules) Run(ctx context.Context) (int, error) {
+	q := sc.q
 	added := 0
 	var first error
 	for range scheduleRounds {

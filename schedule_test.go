@@ -45,19 +45,19 @@ func TestScheduleValidatesBeforeIO(t *testing.T) {
 				Backoff: trafikey.BackoffFixed, Columns: [][2]string{{protocol.AddOptionParent, "1"}}}},
 			"a template of 0 attempts": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{Backoff: trafikey.BackoffFixed}},
 		} {
-			_, err := b.q.SetSchedule(ctx, s)
+			_, err := b.q.Schedules().Set(ctx, s)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
 		for _, err := range []error{
-			b.q.PauseSchedule(ctx, ""), b.q.ResumeSchedule(ctx, "{x}"), b.q.RemoveSchedule(ctx, "a b"),
+			b.q.Schedules().Pause(ctx, ""), b.q.Schedules().Resume(ctx, "{x}"), b.q.Schedules().Remove(ctx, "a b"),
 		} {
 			require.ErrorIs(t, err, trafikey.ErrInvalid)
 		}
-		_, err := b.q.GetSchedule(ctx, "")
+		_, err := b.q.Schedules().Get(ctx, "")
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
 		require.Equal(t, int64(0), b.do(t, "EXISTS", "emq:{test}:schedules", "emq:{test}:scheddue", "emq:{test}:schedids"),
 			"nothing was written")
-		_, err = b.q.SetSchedule(ctx, ok)
+		_, err = b.q.Schedules().Set(ctx, ok)
 		require.NoError(t, err)
 	})
 }
@@ -66,7 +66,7 @@ func TestScheduleLifecycle(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		start := time.UnixMilli(time.Now().Add(time.Hour).UnixMilli())
-		rev, err := b.q.SetSchedule(ctx, trafikey.Schedule{
+		rev, err := b.q.Schedules().Set(ctx, trafikey.Schedule{
 			ID: "report", Cron: "0 30 2 * * *", TimeZone: "Europe/Paris", Jitter: time.Minute, Start: start,
 			Limit: 10, Missed: trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 3}, Payload: []byte("daily"),
 			Options: []trafikey.AddOption{trafikey.Priority(5), trafikey.MaxAttempts(2), trafikey.Lane("tenant"),
@@ -74,10 +74,10 @@ func TestScheduleLifecycle(t *testing.T) {
 		})
 		require.NoError(t, err)
 		require.Equal(t, int64(1), rev)
-		_, err = b.q.SetSchedule(ctx, trafikey.Schedule{ID: "beat", Every: 90 * time.Second})
+		_, err = b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "beat", Every: 90 * time.Second})
 		require.NoError(t, err)
 
-		s, err := b.q.GetSchedule(ctx, "report")
+		s, err := b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.Equal(t, "0 30 2 * * *", s.Cron)
 		require.Equal(t, "Europe/Paris", s.TimeZone)
@@ -97,7 +97,7 @@ func TestScheduleLifecycle(t *testing.T) {
 
 		// listed in byte order
 		var ids []string
-		for s, err := range b.q.Schedules(ctx) {
+		for s, err := range b.q.Schedules().List(ctx) {
 			require.NoError(t, err)
 			ids = append(ids, s.ID)
 		}
@@ -105,38 +105,38 @@ func TestScheduleLifecycle(t *testing.T) {
 
 		// an update keeps the template when Options is nil
 		s.Schedule.Limit = 20
-		rev, err = b.q.SetSchedule(ctx, s.Schedule)
+		rev, err = b.q.Schedules().Set(ctx, s.Schedule)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), rev)
-		s2, err := b.q.GetSchedule(ctx, "report")
+		s2, err := b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.Equal(t, int64(20), s2.Limit)
 		require.Equal(t, s.Schedule.Template, s2.Schedule.Template)
 		// an edit of the template changes the job
 		s2.Schedule.Template.Priority = 9
-		_, err = b.q.SetSchedule(ctx, s2.Schedule)
+		_, err = b.q.Schedules().Set(ctx, s2.Schedule)
 		require.NoError(t, err)
-		s2, err = b.q.GetSchedule(ctx, "report")
+		s2, err = b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.Equal(t, 9, s2.Schedule.Template.Priority)
 		require.Equal(t, int64(3), s2.Revision)
 
-		require.NoError(t, b.q.PauseSchedule(ctx, "report"))
-		require.NoError(t, b.q.PauseSchedule(ctx, "report"))
-		s2, err = b.q.GetSchedule(ctx, "report")
+		require.NoError(t, b.q.Schedules().Pause(ctx, "report"))
+		require.NoError(t, b.q.Schedules().Pause(ctx, "report"))
+		s2, err = b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.True(t, s2.Paused)
 		require.True(t, s2.Next.IsZero())
 		require.Equal(t, int64(4), s2.Revision)
-		require.NoError(t, b.q.ResumeSchedule(ctx, "report"))
-		s2, err = b.q.GetSchedule(ctx, "report")
+		require.NoError(t, b.q.Schedules().Resume(ctx, "report"))
+		s2, err = b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.False(t, s2.Paused)
 		require.Equal(t, int64(5), s2.Revision)
 
-		require.NoError(t, b.q.RemoveSchedule(ctx, "report"))
-		require.ErrorIs(t, b.q.RemoveSchedule(ctx, "report"), trafikey.ErrNotFound)
-		_, err = b.q.GetSchedule(ctx, "report")
+		require.NoError(t, b.q.Schedules().Remove(ctx, "report"))
+		require.ErrorIs(t, b.q.Schedules().Remove(ctx, "report"), trafikey.ErrNotFound)
+		_, err = b.q.Schedules().Get(ctx, "report")
 		require.ErrorIs(t, err, trafikey.ErrNotFound)
 	})
 }
@@ -230,8 +230,8 @@ func TestScheduleCronExactlyOnceAcrossWorkersAndRestarts(t *testing.T) {
 		ctx := t.Context()
 		const grace, catchUp = 1500 * time.Millisecond, 1
 		// completed jobs are kept, so every occurrence's row can be audited
-		require.NoError(t, b.q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "tick", Cron: "* * * * * *", Payload: []byte("t"),
+		require.NoError(t, b.q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "tick", Cron: "* * * * * *", Payload: []byte("t"),
 			Missed: trafikey.MissedPolicy{Grace: grace, CatchUp: catchUp}})
 		require.NoError(t, err)
 
@@ -279,7 +279,7 @@ func TestScheduleCronExactlyOnceAcrossWorkersAndRestarts(t *testing.T) {
 		require.GreaterOrEqual(t, skipped, 1, "the downtime's older missed occurrences were skipped")
 		requireCaughtUp(t, occ, lastBefore[len(lastBefore)-1].at, restart, grace.Milliseconds(), catchUp)
 		t.Logf("%d occurrences enqueued, %d skipped", len(occ), skipped)
-		s, err := b.q.GetSchedule(ctx, "tick")
+		s, err := b.q.Schedules().Get(ctx, "tick")
 		require.NoError(t, err)
 		require.Equal(t, int64(len(occ)), s.Count, "the schedule counts the occurrences enqueued")
 		require.Equal(t, occ[len(occ)-1].at, s.Last.UnixMilli())
@@ -294,7 +294,7 @@ func TestScheduleCronExactlyOnceAcrossWorkersAndRestarts(t *testing.T) {
 func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "fast", Every: 5 * time.Millisecond,
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "fast", Every: 5 * time.Millisecond,
 			Jitter: 3 * time.Millisecond, Missed: trafikey.MissedPolicy{Grace: time.Hour}})
 		require.NoError(t, err)
 		// eight steps at once, again and again, as eight workers' timers
@@ -303,7 +303,7 @@ func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				for stats(t, b.q).TotalAdded < 200 {
-					if _, err := b.q.RunSchedules(ctx); err != nil {
+					if _, err := b.q.Schedules().Run(ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -318,7 +318,7 @@ func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 		occ := occurrences(t, b.q, "fast")
 		require.GreaterOrEqual(t, len(occ), 200)
 		require.Zero(t, requireExactlyOnce(t, occ, occ[0].at, 5, time.Hour.Milliseconds()), "nothing missed with a grace of an hour")
-		s, err := b.q.GetSchedule(ctx, "fast")
+		s, err := b.q.Schedules().Get(ctx, "fast")
 		require.NoError(t, err)
 		require.Equal(t, int64(len(occ)), s.Count)
 		first, last := occ[0].at, occ[len(occ)-1].at
@@ -333,14 +333,14 @@ func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 func TestScheduleUniqueTemplateDoesNotPileUp(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "u", Every: 2 * time.Millisecond,
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "u", Every: 2 * time.Millisecond,
 			Missed:  trafikey.MissedPolicy{Grace: time.Hour},
 			Options: []trafikey.AddOption{trafikey.Unique("one", time.Hour)}})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
-			_, err := b.q.RunSchedules(ctx)
+			_, err := b.q.Schedules().Run(ctx)
 			require.NoError(t, err)
-			s, err := b.q.GetSchedule(ctx, "u")
+			s, err := b.q.Schedules().Get(ctx, "u")
 			require.NoError(t, err)
 			return s.Count >= 20
 		}, eventually, tick)
@@ -354,12 +354,12 @@ func TestScheduleSkipsMissedOccurrences(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		const every, grace = 50 * time.Millisecond, 100 * time.Millisecond
-		require.NoError(t, b.q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "skip", Every: every, Missed: trafikey.MissedPolicy{Grace: grace}})
+		require.NoError(t, b.q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "skip", Every: every, Missed: trafikey.MissedPolicy{Grace: grace}})
 		require.NoError(t, err)
 		step := func() {
 			t.Helper()
-			_, err := b.q.RunSchedules(ctx)
+			_, err := b.q.Schedules().Run(ctx)
 			require.NoError(t, err)
 		}
 		require.Eventually(t, func() bool { step(); return stats(t, b.q).TotalAdded >= 3 }, eventually, time.Millisecond)
@@ -376,7 +376,7 @@ func TestScheduleSkipsMissedOccurrences(t *testing.T) {
 		skipped := requireExactlyOnce(t, occ, occ[0].at, every.Milliseconds(), grace.Milliseconds())
 		require.GreaterOrEqual(t, skipped, 10)
 		requireCaughtUp(t, occ, lastBefore[len(lastBefore)-1].at, restart, grace.Milliseconds(), 0)
-		s, err := b.q.GetSchedule(ctx, "skip")
+		s, err := b.q.Schedules().Get(ctx, "skip")
 		require.NoError(t, err)
 		require.Equal(t, int64(len(occ)), s.Count, "a skipped occurrence is not counted")
 	})
@@ -396,9 +396,9 @@ func TestScheduleExactlyOnceThroughServerRestart(t *testing.T) {
 			ctx := t.Context()
 			q, err := trafikey.Open(ctx, c, "restart", trafikey.WithRunner(exec))
 			require.NoError(t, err)
-			require.NoError(t, q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+			require.NoError(t, q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
 			const every = 100 * time.Millisecond
-			_, err = q.SetSchedule(ctx, trafikey.Schedule{ID: "r", Every: every, Missed: trafikey.MissedPolicy{Grace: time.Hour}})
+			_, err = q.Schedules().Set(ctx, trafikey.Schedule{ID: "r", Every: every, Missed: trafikey.MissedPolicy{Grace: time.Hour}})
 			require.NoError(t, err)
 			opts := trafikey.WorkerOptions{Concurrency: 2, ScheduleEvery: 10 * time.Millisecond, PromoteEvery: 10 * time.Millisecond,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -439,15 +439,15 @@ func TestScheduleJobsCarryKindTimeoutHeaders(t *testing.T) {
 			"a due column": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{MaxAttempts: 1,
 				Backoff: trafikey.BackoffFixed, Columns: [][2]string{{protocol.AddOptionDue, "1"}}}},
 		} {
-			_, err := b.q.SetSchedule(ctx, s)
+			_, err := b.q.Schedules().Set(ctx, s)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "digest", Every: 20 * time.Millisecond, Limit: 2,
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "digest", Every: 20 * time.Millisecond, Limit: 2,
 			Missed: trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 2}, Payload: []byte("d"),
 			Options: []trafikey.AddOption{trafikey.Kind("digest"), trafikey.Timeout(1500 * time.Millisecond),
 				trafikey.Headers(map[string]string{"traceparent": "00-1"})}})
 		require.NoError(t, err)
-		s, err := b.q.GetSchedule(ctx, "digest")
+		s, err := b.q.Schedules().Get(ctx, "digest")
 		require.NoError(t, err)
 		require.Equal(t, [][2]string{{protocol.AddOptionTimeout, "1500"}, {protocol.AddOptionKind, "digest"},
 			{protocol.AddOptionHeaders, "traceparent=00-1"}}, s.Schedule.Template.Columns)

@@ -140,7 +140,7 @@ func TestSoak(t *testing.T) {
 							require.NoError(t, err)
 							added++
 							if rng.IntN(20) == 0 { // removed before it runs, if it has not
-								if err := q.Remove(ctx, id); err == nil {
+								if err := q.Admin().Remove(ctx, id); err == nil {
 									removed.Add(1)
 								} else if !errors.Is(err, trafikey.ErrState) && !errors.Is(err, trafikey.ErrNotFound) {
 									require.NoError(t, err)

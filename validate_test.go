@@ -71,8 +71,8 @@ func TestValidationBeforeIO(t *testing.T) {
 		_, err := q.Inspect(ctx, id)
 		requireInvalid(t, err, "inspect id "+id)
 		require.NotContains(t, err.Error(), strings.Repeat("x", 65))
-		requireInvalid(t, q.Remove(ctx, id), "remove id")
-		requireInvalid(t, q.Requeue(ctx, id), "requeue id")
+		requireInvalid(t, q.Admin().Remove(ctx, id), "remove id")
+		requireInvalid(t, q.Admin().Requeue(ctx, id), "requeue id")
 	}
 
 	bad := map[string][]trafikey.AddOption{
@@ -110,9 +110,9 @@ func TestValidationBeforeIO(t *testing.T) {
 	for _, n := range []int{0, -1, protocol.MaxCount + 1} {
 		_, err := q.Claim(ctx, time.Second, n)
 		requireInvalid(t, err, "claim count")
-		_, err = q.Promote(ctx, n)
+		_, err = q.Admin().Promote(ctx, n)
 		requireInvalid(t, err, "promote limit")
-		_, _, err = q.Recover(ctx, n)
+		_, _, err = q.Admin().Recover(ctx, n)
 		requireInvalid(t, err, "recover limit")
 	}
 	for _, lane := range []string{"", huge, strings.Repeat("l", protocol.MaxLaneName+1)} {
@@ -127,10 +127,10 @@ func TestValidationBeforeIO(t *testing.T) {
 		requireInvalid(t, q.SetLaneCap(ctx, "a", limit), "lane cap")
 	}
 	for _, limit := range []int{0, -1, protocol.MaxRateMax + 1} {
-		requireInvalid(t, q.SetRate(ctx, limit, time.Second), "rate limit")
+		requireInvalid(t, q.Admin().SetRate(ctx, limit, time.Second), "rate limit")
 	}
 	for _, window := range []time.Duration{0, -time.Second, 25 * time.Hour} {
-		requireInvalid(t, q.SetRate(ctx, 10, window), "rate window")
+		requireInvalid(t, q.Admin().SetRate(ctx, 10, window), "rate window")
 	}
 	errs, err := q.CompleteMany(ctx, []*trafikey.Job{nil})
 	require.NoError(t, err)

@@ -349,7 +349,7 @@ func TestWorkerLostLeaseCancelsHandler(t *testing.T) {
 		// take effect.
 		require.Eventually(t, func() bool {
 			expireLeases(t, b, b.q)
-			requeued, _, err := b.q.Recover(ctx, 10)
+			requeued, _, err := b.q.Admin().Recover(ctx, 10)
 			require.NoError(t, err)
 			return requeued == 1
 		}, eventually, tick)

@@ -45,7 +45,7 @@ func TestObserverAndQueueCollector(t *testing.T) {
 	if _, err := other.Add(ctx, []byte("later"), trafikey.Delay(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if err := other.Pause(ctx); err != nil {
+	if err := other.Admin().Pause(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -169,7 +169,7 @@ func TestQueueSourceCollector(t *testing.T) {
 	if err := q.PauseLane(ctx, "tenant-b"); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.SetRate(ctx, 100, 2*time.Second); err != nil {
+	if err := q.Admin().SetRate(ctx, 100, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	listed := []*trafikey.Queue{}

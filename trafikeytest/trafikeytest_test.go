@@ -62,7 +62,7 @@ func workCases(t *testing.T, s *trafikeytest.Server, want trafikey.Executor) {
 		require.Equal(t, trafikey.StateDelayed, r.Info.State)
 		require.Equal(t, "smtp 451", r.Info.LastError)
 		require.Equal(t, int64(1), r.Info.Attempts)
-		require.NoError(t, q.Remove(ctx, r.ID))
+		require.NoError(t, q.Admin().Remove(ctx, r.ID))
 	})
 	t.Run("skip retry", func(t *testing.T) {
 		r, err := trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error {

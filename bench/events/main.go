@@ -204,7 +204,7 @@ func (b *bench) open(ctx context.Context, e trafikey.Executor, on bool) (*trafik
 		return nil, err
 	}
 	if on {
-		if err := q.SetEvents(ctx, b.cfg.maxLen); err != nil {
+		if err := q.Admin().SetEvents(ctx, b.cfg.maxLen); err != nil {
 			return nil, err
 		}
 	}

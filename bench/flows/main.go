@@ -206,7 +206,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if err := q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: 24 * time.Hour}); err != nil {
+	if err := q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: 24 * time.Hour}); err != nil {
 		return 0, 0, 0, err
 	}
 	before, err := b.usedMemory(ctx)
@@ -242,7 +242,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	perJob = (after-before)/float64(n) - float64(len(payload)+len(result))
 
 	// keep none: every retained job is past the bound
-	if err := q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Millisecond, KeepCompletedMax: 1}); err != nil {
+	if err := q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Millisecond, KeepCompletedMax: 1}); err != nil {
 		return 0, 0, 0, err
 	}
 	time.Sleep(10 * time.Millisecond)
@@ -276,7 +276,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	}
 	steps := 0
 	for range 20 {
-		done, _, err := q.Trim(ctx, workerTrimStep[e])
+		done, _, err := q.Admin().Trim(ctx, workerTrimStep[e])
 		if err != nil {
 			close(stop)
 			wg.Wait()

@@ -299,7 +299,7 @@ func (b *bench) rate(ctx context.Context, e trafikey.Executor) (perSec, cpuShare
 	if err := addLane(ctx, q, "", backlog); err != nil {
 		return 0, 0, err
 	}
-	if err := q.SetRate(ctx, b.cfg.rateMax, b.cfg.rateWindow); err != nil {
+	if err := q.Admin().SetRate(ctx, b.cfg.rateMax, b.cfg.rateWindow); err != nil {
 		return 0, 0, err
 	}
 	var claimed atomic.Int64

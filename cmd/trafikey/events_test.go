@@ -20,7 +20,7 @@ func TestEvents(t *testing.T) {
 	ctx := t.Context()
 	q, err := trafikey.Open(ctx, c, "mail")
 	require.NoError(t, err)
-	require.NoError(t, q.SetEvents(ctx, 1000))
+	require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 	id, err := q.Add(ctx, []byte("hello"))
 	require.NoError(t, err)
 	jobs, err := q.Claim(ctx, time.Minute, 1)
@@ -64,7 +64,7 @@ func TestEvents(t *testing.T) {
 	// the first yields the second
 	b, err := trafikey.Open(ctx, c, "batch")
 	require.NoError(t, err)
-	require.NoError(t, b.SetEvents(ctx, 1000))
+	require.NoError(t, b.Admin().SetEvents(ctx, 1000))
 	ids, err := b.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}})
 	require.NoError(t, err)
 	out, _, code = run(t, "events", "batch", "--addr", s.Addr(), "--from", "0", "--count", "2")

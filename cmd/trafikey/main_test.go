@@ -142,7 +142,7 @@ func TestInspectFlow(t *testing.T) {
 	c := valkeytest.Client(t, s)
 	q, err := trafikey.Open(t.Context(), c, "flows")
 	require.NoError(t, err)
-	require.NoError(t, q.SetRetention(t.Context(), trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+	require.NoError(t, q.Admin().SetRetention(t.Context(), trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
 	ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{Payload: []byte("report"), Children: []trafikey.FlowJob{{Payload: []byte("a")}, {Payload: []byte("b")}}})
 	require.NoError(t, err)
 	jobs, err := q.Claim(t.Context(), time.Minute, 1)

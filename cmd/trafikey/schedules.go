@@ -93,7 +93,7 @@ func (a *app) newSchedulesListCmd() *cobra.Command {
 			return err
 		}
 		views := []scheduleView{}
-		for info, err := range q.Schedules(ctx) {
+		for info, err := range q.Schedules().List(ctx) {
 			if err != nil {
 				return s.explain(q, err)
 			}
@@ -329,7 +329,7 @@ definition. A schedule that does not exist is not found (exit code 3).`
 			if q, err = s.queue(ctx, args[0]); err != nil {
 				return err
 			}
-			info, err := q.GetSchedule(ctx, args[1])
+			info, err := q.Schedules().Get(ctx, args[1])
 			if err != nil {
 				return s.explain(q, err)
 			}
@@ -353,7 +353,7 @@ definition. A schedule that does not exist is not found (exit code 3).`
 		if err := f.apply(cmd.Flags(), &sched, update); err != nil {
 			return err
 		}
-		rev, err := q.SetSchedule(ctx, sched)
+		rev, err := q.Schedules().Set(ctx, sched)
 		if err != nil {
 			return s.explain(q, err)
 		}
@@ -392,11 +392,11 @@ func (a *app) newScheduleByIDCmd(verb string) *cobra.Command {
 		for i, id := range ids {
 			switch verb {
 			case "pause":
-				errs[i] = q.PauseSchedule(ctx, id)
+				errs[i] = q.Schedules().Pause(ctx, id)
 			case "resume":
-				errs[i] = q.ResumeSchedule(ctx, id)
+				errs[i] = q.Schedules().Resume(ctx, id)
 			default:
-				errs[i] = q.RemoveSchedule(ctx, id)
+				errs[i] = q.Schedules().Remove(ctx, id)
 			}
 			results[i] = jobResult{ID: id, OK: errs[i] == nil}
 			if errs[i] != nil {

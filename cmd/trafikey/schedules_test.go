@@ -42,7 +42,7 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, "schedule digest of mail at revision 2\n", out)
 	q, err := trafikey.Open(t.Context(), c, "mail")
 	require.NoError(t, err)
-	info, err := q.GetSchedule(t.Context(), "digest")
+	info, err := q.Schedules().Get(t.Context(), "digest")
 	require.NoError(t, err)
 	require.Equal(t, "0 0 8 * * 1-5", info.Cron)
 	require.Equal(t, "Europe/Paris", info.TimeZone)
@@ -57,7 +57,7 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, exitOK, code, out)
 	out, _, code = run(t, "schedules", "update", "mail", "beat", "--addr", addr, "--every", "90s")
 	require.Equal(t, exitOK, code, out)
-	beat, err := q.GetSchedule(t.Context(), "beat")
+	beat, err := q.Schedules().Get(t.Context(), "beat")
 	require.NoError(t, err)
 	require.Equal(t, trafikey.Schedule{ID: "beat", Every: 90 * time.Second, Missed: beat.Missed, Template: beat.Template}, beat.Schedule)
 
@@ -80,11 +80,11 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, []map[string]any{{"id": "beat", "ok": true}}, decode[[]map[string]any](t, out))
 
 	// a job the schedule enqueued shows its occurrence
-	_, err = q.SetSchedule(t.Context(), trafikey.Schedule{ID: "now", Every: time.Millisecond, Limit: 1,
+	_, err = q.Schedules().Set(t.Context(), trafikey.Schedule{ID: "now", Every: time.Millisecond, Limit: 1,
 		Missed: trafikey.MissedPolicy{Grace: time.Hour}})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		n, err := q.RunSchedules(t.Context())
+		n, err := q.Schedules().Run(t.Context())
 		require.NoError(t, err)
 		return n == 1
 	}, 10*time.Second, 10*time.Millisecond)

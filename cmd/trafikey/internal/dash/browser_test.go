@@ -451,7 +451,7 @@ func browseFlow(t *testing.T, tab context.Context, url string, c valkey.Client) 
 	ctx := t.Context()
 	flows, err := trafikey.Open(ctx, c, "flows")
 	require.NoError(t, err)
-	require.NoError(t, flows.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+	require.NoError(t, flows.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
 	ids, err := flows.AddFlow(ctx, trafikey.FlowJob{
 		Payload: []byte(`{"invoice":7}`),
 		Children: []trafikey.FlowJob{
@@ -518,7 +518,7 @@ func browseLive(t *testing.T, tab context.Context, c valkey.Client) {
 	ctx := t.Context()
 	orders, err := trafikey.Open(ctx, c, "orders")
 	require.NoError(t, err)
-	require.NoError(t, orders.SetEvents(ctx, 10000))
+	require.NoError(t, orders.Admin().SetEvents(ctx, 10000))
 	srv := startDash(t, c, Options{SampleEvery: time.Hour})
 	within(tab, t, 10*time.Second,
 		chromedp.Navigate(srv.URL+"/#/"),

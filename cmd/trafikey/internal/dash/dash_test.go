@@ -234,7 +234,7 @@ func TestReadOnlyUser(t *testing.T) {
 
 	eventually(t, srv, "/api/queues", `"name":"mail","paused":false,"pending":0,"delayed":0,"active":0,"dead":1`)
 	// Its events are watched with the reads the user has.
-	require.NoError(t, mail.SetEvents(t.Context(), 100))
+	require.NoError(t, mail.Admin().SetEvents(t.Context(), 100))
 	eventually(t, srv, "/api/queues", `"live":true`)
 	code, body, _ := get(t, srv, "/api/queues/mail/jobs/"+id)
 	require.Equal(t, http.StatusOK, code, body)
