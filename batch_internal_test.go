@@ -54,7 +54,7 @@ func TestAddTakenOutBeforeSent(t *testing.T) {
 	ids := make([]string, 2)
 	errs := make([]error, 2)
 	for i := range 2 {
-		wg.Go(func() { ids[i], errs[i] = q.Add(context.Background(), []byte("sent")) })
+		wg.Go(func() { ids[i], errs[i] = q.Add(context.Background(), []byte("sent"), nil) })
 		// Each is taken by a sender of its own before the next comes.
 		require.Eventually(t, func() bool {
 			queued, senders := adderState()
@@ -65,7 +65,7 @@ func TestAddTakenOutBeforeSent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	late := make(chan error, 1)
 	go func() {
-		_, err := q.Add(ctx, []byte("never sent"))
+		_, err := q.Add(ctx, []byte("never sent"), nil)
 		late <- err
 	}()
 	require.Eventually(t, func() bool {

@@ -97,9 +97,9 @@ func makeRecovered(t *testing.T, b *testBundle, q *trafikey.Queue, id string) {
 
 func addN(t *testing.T, q *trafikey.Queue, n int) {
 	t.Helper()
-	jobs := make([]trafikey.NewJob, n)
+	jobs := make([]trafikey.JobSpec, n)
 	for i := range jobs {
-		jobs[i] = trafikey.NewJob{Payload: []byte(strconv.Itoa(i))}
+		jobs[i] = trafikey.JobSpec{Payload: []byte(strconv.Itoa(i))}
 	}
 	_, err := q.AddBatch(t.Context(), jobs)
 	require.NoError(t, err)
@@ -379,7 +379,7 @@ func TestConcurrentAddsCoalesce(t *testing.T) {
 			wg.Go(func() {
 				for i := range each {
 					payload := fmt.Sprintf("%d-%d", p, i)
-					id, err := q.Add(ctx, []byte(payload))
+					id, err := q.Add(ctx, []byte(payload), nil)
 					if err != nil {
 						t.Errorf("add %s: %v", payload, err)
 						return
@@ -418,7 +418,7 @@ func TestAddCoalescingOff(t *testing.T) {
 		var wg sync.WaitGroup
 		for range n {
 			wg.Go(func() {
-				_, err := q.Add(t.Context(), []byte("x"))
+				_, err := q.Add(t.Context(), []byte("x"), nil)
 				if err != nil {
 					t.Error(err)
 				}
@@ -439,7 +439,7 @@ func TestCoalescedAddsRefusedTogether(t *testing.T) {
 		var refused atomic.Int64
 		for range n {
 			wg.Go(func() {
-				_, err := b.q.Add(t.Context(), []byte("x"))
+				_, err := b.q.Add(t.Context(), []byte("x"), nil)
 				if errors.Is(err, trafikey.ErrWire) {
 					refused.Add(1)
 				} else {
@@ -455,7 +455,7 @@ func TestCoalescedAddsRefusedTogether(t *testing.T) {
 func TestCoalescedAddsKeepTheirOwnRefusals(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		held, err := b.q.Add(ctx, []byte("holder"), trafikey.Unique("k", time.Hour))
+		held, err := b.q.Add(ctx, []byte("holder"), &trafikey.JobOptions{UniqueKey: "k", UniqueTTL: time.Hour})
 		require.NoError(t, err)
 		// A bad option or a held unique key refuses its own job only, while
 		// the jobs around it are added.
@@ -464,14 +464,14 @@ func TestCoalescedAddsKeepTheirOwnRefusals(t *testing.T) {
 		var good, invalid, dup atomic.Int64
 		for i := range n {
 			wg.Go(func() {
-				var opts []trafikey.AddOption
+				var opts trafikey.JobOptions
 				switch i % 3 {
 				case 1:
-					opts = []trafikey.AddOption{trafikey.Priority(-1)}
+					opts = trafikey.JobOptions{Priority: -1}
 				case 2:
-					opts = []trafikey.AddOption{trafikey.Unique("k", time.Hour)}
+					opts = trafikey.JobOptions{UniqueKey: "k", UniqueTTL: time.Hour}
 				}
-				_, err := b.q.Add(ctx, []byte(strconv.Itoa(i)), opts...)
+				_, err := b.q.Add(ctx, []byte(strconv.Itoa(i)), &opts)
 				var de *trafikey.DuplicateError
 				switch {
 				case err == nil && i%3 == 0:
@@ -495,7 +495,7 @@ func TestAddCancelled(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		_, err := b.q.Add(ctx, []byte("x"))
+		_, err := b.q.Add(ctx, []byte("x"), nil)
 		require.ErrorIs(t, err, context.Canceled)
 
 		// Writes pause, so calls stay in flight; callers whose deadline
@@ -508,7 +508,7 @@ func TestAddCancelled(t *testing.T) {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 				defer cancel()
-				_, err := b.q.Add(ctx, []byte("late"))
+				_, err := b.q.Add(ctx, []byte("late"), nil)
 				if errors.Is(err, context.DeadlineExceeded) {
 					expired.Add(1)
 				} else {
@@ -522,7 +522,7 @@ func TestAddCancelled(t *testing.T) {
 
 		// The queue works on. (Which of those jobs were added depends on
 		// whether they were sent; batch_internal_test.go pins that down.)
-		_, err = b.q.Add(t.Context(), []byte("after"))
+		_, err = b.q.Add(t.Context(), []byte("after"), nil)
 		require.NoError(t, err)
 	})
 }

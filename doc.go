@@ -22,10 +22,10 @@
 //
 // A job is an opaque payload plus options:
 //
-//	id, err := q.Add(ctx, payload, trafikey.Priority(10), trafikey.Delay(time.Minute), trafikey.MaxAttempts(5))
+//	id, err := q.Add(ctx, payload, &trafikey.JobOptions{Priority: 10, Delay: time.Minute, MaxAttempts: 5})
 //
 // AddBatch adds many jobs in calls of up to MaxBatch jobs, each call all or
-// none. Unique refuses a job while another holds the same key; the error
+// none. A UniqueKey refuses a job while another holds the same key; the error
 // then unwraps to a *DuplicateError naming the holder.
 //
 // Concurrent Add calls are coalesced by default (group commit): an Add made
@@ -68,14 +68,14 @@
 //
 // # Kinds, timeouts, cancellation and tracing
 //
-// A job can carry a kind (Kind), a timeout per attempt (Timeout, over
-// WorkerOptions.Timeout) and headers (Headers); a worker's Job has them,
+// A job can carry a kind, a timeout per attempt (over WorkerOptions.Timeout)
+// and headers (JobOptions.Kind, Timeout, Headers); a worker's Job has them,
 // with MaxAttempts and LastAttempt. A Mux routes jobs to handlers by kind
 // and dead-letters a job of an unknown kind without retries; a JobType ties
 // a kind to a Go payload type encoded as JSON, for adding and handling.
 //
-// At runs a job at an absolute time, compared with the server's clock;
-// Admin.Reschedule moves a pending or delayed job to another time.
+// JobOptions.Delay counts from the server's clock; Admin.Reschedule moves a
+// pending or delayed job to another time.
 // Queue.Cancel ends a pending, delayed or running job in the dead set (err
 // "cancelled"): a running job's worker is refused at its next heartbeat,
 // cancels the handler's context with cause ErrCancelled and reports
@@ -91,9 +91,9 @@
 // ScheduleEvery); the server's clock decides when an occurrence is due, and
 // the server enqueues each occurrence once however many workers step at
 // once, restart or disagree about the time. A MissedPolicy catches up or
-// skips the occurrences of a downtime. Schedules, PauseSchedule,
-// ResumeSchedule and RemoveSchedule manage them; a job's JobInfo names its
-// schedule and scheduled time.
+// skips the occurrences of a downtime. Queue.Schedules lists, pauses,
+// resumes and removes them; a job's JobInfo names its schedule and
+// scheduled time.
 //
 // # Downstreams and idempotency
 //

@@ -16,7 +16,7 @@ import (
 func TestServerErrors(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.Add(ctx, []byte("x"))
+		_, err := b.q.Add(ctx, []byte("x"), nil)
 		require.NoError(t, err)
 		first := claimOne(t, b.q, time.Minute)
 
@@ -64,7 +64,7 @@ func TestServerErrors(t *testing.T) {
 
 		// Another wire version in the fence key.
 		b.do(t, "SET", protocol.KeysOf("test").Version, "3")
-		_, err = b.q.Add(ctx, []byte("x"))
+		_, err = b.q.Add(ctx, []byte("x"), nil)
 		require.ErrorIs(t, err, trafikey.ErrWire)
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrWireFound("3"), se.Text)

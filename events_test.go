@@ -48,9 +48,9 @@ func TestEventsLifecycle(t *testing.T) {
 		q := b.q
 		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 		before := time.Now().Add(-time.Second)
-		ok, err := q.Add(ctx, []byte("ok"))
+		ok, err := q.Add(ctx, []byte("ok"), nil)
 		require.NoError(t, err)
-		bad, err := q.Add(ctx, []byte("bad"), trafikey.MaxAttempts(1))
+		bad, err := q.Add(ctx, []byte("bad"), &trafikey.JobOptions{MaxAttempts: 1})
 		require.NoError(t, err)
 		jobs, err := q.Claim(ctx, time.Minute, 2)
 		require.NoError(t, err)
@@ -82,11 +82,11 @@ func TestEventsLifecycle(t *testing.T) {
 func TestEventsOff(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.Add(ctx, []byte("a"))
+		_, err := b.q.Add(ctx, []byte("a"), nil)
 		require.NoError(t, err)
 		require.NoError(t, b.q.Admin().SetEvents(ctx, 1000))
 		require.NoError(t, b.q.Admin().SetEvents(ctx, 0))
-		_, err = b.q.Add(ctx, []byte("b"))
+		_, err = b.q.Add(ctx, []byte("b"), nil)
 		require.NoError(t, err)
 		require.EqualValues(t, 0, b.do(t, "EXISTS", "emq:{test}:events"))
 		require.Error(t, b.q.Admin().SetEvents(ctx, -1))
@@ -103,7 +103,7 @@ func TestEventsResume(t *testing.T) {
 		require.NoError(t, q.Admin().SetEvents(ctx, 100000))
 		add := func(n int) {
 			for i := range n {
-				_, err := q.Add(ctx, []byte(strconv.Itoa(i)))
+				_, err := q.Add(ctx, []byte(strconv.Itoa(i)), nil)
 				require.NoError(t, err)
 			}
 		}
@@ -125,7 +125,7 @@ func TestEventsFromNow(t *testing.T) {
 		ctx := t.Context()
 		q := b.q
 		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
-		_, err := q.Add(ctx, []byte("old"))
+		_, err := q.Add(ctx, []byte("old"), nil)
 		require.NoError(t, err)
 		got := make(chan trafikey.Event, 1)
 		sub, cancel := context.WithCancel(ctx)
@@ -142,7 +142,7 @@ func TestEventsFromNow(t *testing.T) {
 		}()
 		<-ready
 		time.Sleep(200 * time.Millisecond) // the subscriber has read the top
-		id, err := q.Add(ctx, []byte("new"))
+		id, err := q.Add(ctx, []byte("new"), nil)
 		require.NoError(t, err)
 		select {
 		case ev := <-got:
@@ -181,7 +181,7 @@ func TestEventsReconnect(t *testing.T) {
 		require.NoError(t, err)
 		defer killer.Close()
 		for i := range n {
-			_, err := q.Add(ctx, []byte(strconv.Itoa(i)))
+			_, err := q.Add(ctx, []byte(strconv.Itoa(i)), nil)
 			require.NoError(t, err)
 			if i%40 == 20 {
 				// every connection but the killer's own
@@ -205,9 +205,9 @@ func TestEventsBatchEntry(t *testing.T) {
 		ctx := t.Context()
 		q := b.q
 		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
-		jobs := make([]trafikey.NewJob, 4)
+		jobs := make([]trafikey.JobSpec, 4)
 		for i := range jobs {
-			jobs[i] = trafikey.NewJob{Payload: []byte(strconv.Itoa(i))}
+			jobs[i] = trafikey.JobSpec{Payload: []byte(strconv.Itoa(i))}
 		}
 		ids, err := q.AddBatch(ctx, jobs)
 		require.NoError(t, err)
@@ -257,10 +257,10 @@ func TestEventsPositions(t *testing.T) {
 		ctx := t.Context()
 		q := b.q
 		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
-		_, err := q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}})
+		_, err := q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}})
 		require.NoError(t, err)
 		first := collect(t, q, trafikey.EventsFromStart, 2)
-		_, err = q.Add(ctx, []byte("c"))
+		_, err = q.Add(ctx, []byte("c"), nil)
 		require.NoError(t, err)
 		b.do(t, "XDEL", "emq:{test}:events", first[0].Entry)
 		require.Equal(t, []string{"added 3"}, names(collect(t, q, first[0].ID, 1)))
@@ -310,7 +310,7 @@ func ExampleQueue_Events() {
 	if err := q.Admin().SetEvents(ctx, 10000); err != nil {
 		log.Fatal(err)
 	}
-	id, _ := q.Add(ctx, []byte("hello"))
+	id, _ := q.Add(ctx, []byte("hello"), nil)
 	jobs, _ := q.Claim(ctx, time.Minute, 1)
 	_ = jobs[0].Complete(ctx)
 
@@ -342,7 +342,7 @@ func ExampleQueue_Events_resume() {
 	if err := q.Admin().SetEvents(ctx, 10000); err != nil {
 		log.Fatal(err)
 	}
-	_, _ = q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}, {Payload: []byte("c")}})
+	_, _ = q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}, {Payload: []byte("c")}})
 
 	var last string // what a subscriber would store after each event
 	for ev, err := range q.Events(ctx, trafikey.EventsFromStart) {

@@ -74,10 +74,7 @@ func ExampleQueue_Add() {
 	defer done()
 
 	id, err := q.Add(ctx, []byte(`{"to":"ada@example.com"}`),
-		trafikey.Priority(10),
-		trafikey.Delay(5*time.Minute),
-		trafikey.MaxAttempts(5),
-		trafikey.Backoff(trafikey.BackoffExponential, 2*time.Second),
+		&trafikey.JobOptions{Priority: 10, Delay: 5 * time.Minute, MaxAttempts: 5, Backoff: trafikey.BackoffExponential, BackoffBase: 2 * time.Second},
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -91,13 +88,13 @@ func ExampleQueue_Add() {
 }
 
 // A unique key refuses a second job while the first holds it.
-func ExampleUnique() {
+func ExampleJobOptions_unique() {
 	ctx := context.Background()
 	q, done := exampleQueue("payments") // trafikey.Open on a throwaway server
 	defer done()
 
 	for range 2 {
-		id, err := q.Add(ctx, []byte("charge order 7"), trafikey.Unique("charge:order-7", time.Hour))
+		id, err := q.Add(ctx, []byte("charge order 7"), &trafikey.JobOptions{UniqueKey: "charge:order-7", UniqueTTL: time.Hour})
 		var dup *trafikey.DuplicateError
 		switch {
 		case errors.As(err, &dup):
@@ -120,9 +117,9 @@ func ExampleQueue_AddBatch() {
 	q, done := exampleQueue("thumbnails") // trafikey.Open on a throwaway server
 	defer done()
 
-	jobs := make([]trafikey.NewJob, 0, 5000)
+	jobs := make([]trafikey.JobSpec, 0, 5000)
 	for i := range 5000 {
-		jobs = append(jobs, trafikey.NewJob{Payload: fmt.Appendf(nil, "thumbnail %d", i)})
+		jobs = append(jobs, trafikey.JobSpec{Payload: fmt.Appendf(nil, "thumbnail %d", i)})
 	}
 	ids, err := q.AddBatch(ctx, jobs)
 	if err != nil {
@@ -146,7 +143,7 @@ func ExampleWorker_Run() {
 	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
 	defer done()
 	for _, to := range []string{"ada@example.com", "", "grace@example.com"} {
-		if _, err := q.Add(ctx, []byte(to)); err != nil {
+		if _, err := q.Add(ctx, []byte(to), nil); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -183,7 +180,7 @@ func ExampleQueue_Claim() {
 	ctx := context.Background()
 	q, done := exampleQueue("webhooks") // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("ok")}, {Payload: []byte("timeout")}}); err != nil {
+	if _, err := q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("ok")}, {Payload: []byte("timeout")}}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -215,7 +212,7 @@ func ExampleQueue_Stats() {
 	ctx := context.Background()
 	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
 	}
 
@@ -233,7 +230,7 @@ func ExampleServerError() {
 	ctx := context.Background()
 	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
 	}
 	first, err := q.Claim(ctx, time.Millisecond, 1)
@@ -264,7 +261,7 @@ func ExampleWithObserver() {
 	obs := &outcomes{done: stop}
 	q, done := exampleQueue("emails", trafikey.WithObserver(obs)) // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
 	}
 	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WorkerOptions{})
@@ -314,14 +311,14 @@ func ExampleWithDurability() {
 		log.Fatal(err)
 	}
 
-	id, err := q.Add(ctx, []byte("charge order 7"))
+	id, err := q.Add(ctx, []byte("charge order 7"), nil)
 	var de *trafikey.DurabilityError
 	if errors.As(err, &de) {
 		fmt.Printf("job %s added, confirmed by %d of %d replicas\n", id, de.Replicas, de.Want.Replicas)
 	}
 
 	// One call without the wait.
-	id, err = q.Add(trafikey.DurableContext(ctx, trafikey.Durability{}), []byte("send receipt"))
+	id, err = q.Add(trafikey.DurableContext(ctx, trafikey.Durability{}), []byte("send receipt"), nil)
 	fmt.Println("job", id, err)
 	// Output:
 	// job 1 added, confirmed by 0 of 1 replicas
@@ -335,7 +332,7 @@ func ExampleMiddleware() {
 	defer stop()
 	q, done := exampleQueue("reports") // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.Add(ctx, []byte("monthly")); err != nil {
+	if _, err := q.Add(ctx, []byte("monthly"), nil); err != nil {
 		log.Fatal(err)
 	}
 
@@ -434,7 +431,7 @@ func ExampleSchedules_Set() {
 		Jitter:   time.Minute, // spread the jobs of many schedules
 		Missed:   trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 1},
 		Payload:  []byte("build the report"),
-		Options:  []trafikey.AddOption{trafikey.MaxAttempts(5), trafikey.Unique("nightly", 12*time.Hour)},
+		Options:  trafikey.JobOptions{MaxAttempts: 5, UniqueKey: "nightly", UniqueTTL: 12 * time.Hour},
 	})
 	if err != nil {
 		log.Fatal(err)

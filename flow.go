@@ -31,21 +31,6 @@ const (
 // MaxFlowDepth is the deepest a flow can be: a root and 15 levels below it.
 const MaxFlowDepth = protocol.MaxFlowDepth
 
-// FlowJob is one job of a flow (AddFlow): its payload and options, what its
-// failure does to its parent, and its children. A job with children waits,
-// in StateWaiting, until every child has finished, then becomes pending.
-type FlowJob struct {
-	Payload []byte
-	// Options configure the job as for Add. A job with children cannot
-	// have a Delay or an At.
-	Options []AddOption
-	// OnFail is what this job's death does to its parent; the root's is
-	// not used. Empty is ChildFailsParent.
-	OnFail ChildPolicy
-	// Children are the jobs this one waits for.
-	Children []FlowJob
-}
-
 // FlowIDs are the ids a flow's jobs were given, in the shape of the flow.
 type FlowIDs struct {
 	ID       string
@@ -57,10 +42,10 @@ type FlowIDs struct {
 // been removed), then runs, its handler reading their results with
 // Job.ChildResults. A flow holds at most MaxBatch jobs, at most MaxFlowDepth
 // deep, all in this queue. The tree is validated before any I/O.
-func (q *Queue) AddFlow(ctx context.Context, root FlowJob) (FlowIDs, error) {
+func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
 	var flat []string
-	var build func(j *FlowJob, parent, depth int, path string) error
-	build = func(j *FlowJob, parent, depth int, path string) error {
+	var build func(j *JobSpec, parent, depth int, path string) error
+	build = func(j *JobSpec, parent, depth int, path string) error {
 		n := len(flat) / jobArgs
 		if n >= MaxBatch {
 			return invalid("add flow", "more than %d jobs", MaxBatch)
@@ -68,11 +53,8 @@ func (q *Queue) AddFlow(ctx context.Context, root FlowJob) (FlowIDs, error) {
 		if depth > MaxFlowDepth {
 			return invalid("add flow", "job %s is deeper than %d levels", path, MaxFlowDepth)
 		}
-		o := defaultAddOptions()
-		for _, opt := range j.Options {
-			opt(&o)
-		}
-		if len(j.Children) > 0 && (o.delay != 0 || !o.at.IsZero()) {
+		o := j.Options.resolve()
+		if len(j.Children) > 0 && o.delay != 0 {
 			return invalid("add flow", "job %s has children and a delay", path)
 		}
 		var err error
@@ -110,8 +92,8 @@ func (q *Queue) AddFlow(ctx context.Context, root FlowJob) (FlowIDs, error) {
 	q.observer.JobsAdded(q.name, len(ids))
 	// the ids come in the order the tree was walked: depth first
 	next := 0
-	var shape func(j *FlowJob) FlowIDs
-	shape = func(j *FlowJob) FlowIDs {
+	var shape func(j *JobSpec) FlowIDs
+	shape = func(j *JobSpec) FlowIDs {
 		out := FlowIDs{ID: ids[next]}
 		next++
 		for i := range j.Children {
@@ -198,12 +180,17 @@ const defaultWaitTTL = time.Hour
 // ctx ends. Waiting blocks in the server on the job's outcome list, without
 // polling. The outcome is kept until ctx's deadline (defaultWaitTTL without
 // one, at most 24 h), so a caller that reconnects can Wait again.
-func (q *Queue) AddAndWait(ctx context.Context, payload []byte, opts ...AddOption) ([]byte, error) {
+func (q *Queue) AddAndWait(ctx context.Context, payload []byte, opts *JobOptions) ([]byte, error) {
 	ttl := defaultWaitTTL
 	if d, ok := ctx.Deadline(); ok {
 		ttl = min(max(time.Until(d), time.Millisecond), time.Duration(protocol.MaxWaitMS)*time.Millisecond)
 	}
-	id, err := q.Add(ctx, payload, append(opts, KeepOutcome(ttl))...)
+	var o JobOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.KeepOutcome = ttl
+	id, err := q.Add(ctx, payload, &o)
 	if err != nil {
 		return nil, err
 	}

@@ -18,12 +18,12 @@ import (
 func TestFlowParentReadsChildResults(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{
+		ids, err := q.AddFlow(t.Context(), trafikey.JobSpec{
 			Payload: []byte("sum"),
-			Children: []trafikey.FlowJob{
+			Children: []trafikey.JobSpec{
 				{Payload: []byte("1")},
-				{Payload: []byte("2"), Children: []trafikey.FlowJob{{Payload: []byte("20")}}},
-				{Payload: []byte("3"), OnFail: trafikey.ChildRecorded, Options: []trafikey.AddOption{trafikey.MaxAttempts(1)}},
+				{Payload: []byte("2"), Children: []trafikey.JobSpec{{Payload: []byte("20")}}},
+				{Payload: []byte("3"), OnFail: trafikey.ChildRecorded, Options: trafikey.JobOptions{MaxAttempts: 1}},
 			},
 		})
 		require.NoError(t, err)
@@ -87,9 +87,9 @@ func indexOf(xs []string, x string) int {
 func TestFlowChildFailsParent(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{
+		ids, err := q.AddFlow(t.Context(), trafikey.JobSpec{
 			Payload:  []byte("p"),
-			Children: []trafikey.FlowJob{{Payload: []byte("bad"), Options: []trafikey.AddOption{trafikey.MaxAttempts(1)}}, {Payload: []byte("ok")}},
+			Children: []trafikey.JobSpec{{Payload: []byte("bad"), Options: trafikey.JobOptions{MaxAttempts: 1}}, {Payload: []byte("ok")}},
 		})
 		require.NoError(t, err)
 		jobs, err := q.Claim(t.Context(), time.Minute, 10)
@@ -131,17 +131,17 @@ func TestAddAndWait(t *testing.T) {
 		runWorker(t, w)
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
-		res, err := q.AddAndWait(ctx, []byte("hello"))
+		res, err := q.AddAndWait(ctx, []byte("hello"), nil)
 		require.NoError(t, err)
 		require.Equal(t, []byte("HELLO"), res)
-		_, err = q.AddAndWait(ctx, []byte("fail"))
+		_, err = q.AddAndWait(ctx, []byte("fail"), nil)
 		require.ErrorIs(t, err, trafikey.ErrJobDead)
 		var dead *trafikey.JobDeadError
 		require.True(t, errors.As(err, &dead))
 		require.Equal(t, "no such user", dead.Err)
 
 		// a second waiter reads the same outcome
-		id, err := q.Add(ctx, []byte("again"), trafikey.KeepOutcome(time.Minute))
+		id, err := q.Add(ctx, []byte("again"), &trafikey.JobOptions{KeepOutcome: time.Minute})
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		var got [2][]byte
@@ -209,7 +209,7 @@ func TestRetention(t *testing.T) {
 func TestRemoveFlow(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{Payload: []byte("p"), Children: []trafikey.FlowJob{{Payload: []byte("a")}, {Payload: []byte("b")}}})
+		ids, err := q.AddFlow(t.Context(), trafikey.JobSpec{Payload: []byte("p"), Children: []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}}})
 		require.NoError(t, err)
 		require.ErrorIs(t, q.Admin().Remove(t.Context(), ids.ID), trafikey.ErrState)
 		require.NoError(t, q.Admin().RemoveFlow(t.Context(), ids.ID))

@@ -16,7 +16,7 @@ func ExampleQueue_Jobs() {
 	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
 	defer done()
 	for _, to := range []string{"ada", "bob", "cy"} {
-		if _, err := q.Add(ctx, []byte(to), trafikey.MaxAttempts(1)); err != nil {
+		if _, err := q.Add(ctx, []byte(to), &trafikey.JobOptions{MaxAttempts: 1}); err != nil {
 			log.Fatal(err)
 		}
 		jobs, err := q.Claim(ctx, time.Minute, 1)
@@ -55,7 +55,7 @@ func ExampleAdmin_RequeueDead() {
 	q, done := exampleQueue("payments")
 	defer done()
 	for i, cause := range []string{"upstream 502", "card declined", "upstream timeout"} {
-		if _, err := q.Add(ctx, []byte{byte(i)}, trafikey.MaxAttempts(1)); err != nil {
+		if _, err := q.Add(ctx, []byte{byte(i)}, &trafikey.JobOptions{MaxAttempts: 1}); err != nil {
 			log.Fatal(err)
 		}
 		jobs, err := q.Claim(ctx, time.Minute, 1)
@@ -85,7 +85,7 @@ func ExampleAdmin_PromoteAll() {
 	q, done := exampleQueue("reports")
 	defer done()
 	for range 3 {
-		if _, err := q.Add(ctx, []byte("nightly"), trafikey.Delay(12*time.Hour)); err != nil {
+		if _, err := q.Add(ctx, []byte("nightly"), &trafikey.JobOptions{Delay: 12 * time.Hour}); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -17,11 +17,12 @@ import (
 
 // addDead adds n jobs of one attempt and fails each to dead with error
 // "boom <id>"; it returns their ids in order.
-func addDead(t *testing.T, q *trafikey.Queue, n int, opts ...trafikey.AddOption) []string {
+func addDead(t *testing.T, q *trafikey.Queue, n int, opts trafikey.JobOptions) []string {
 	t.Helper()
+	opts.MaxAttempts = 1
 	ids := make([]string, n)
 	for i := range ids {
-		id, err := q.Add(t.Context(), []byte("d"+strconv.Itoa(i)), append([]trafikey.AddOption{trafikey.MaxAttempts(1)}, opts...)...)
+		id, err := q.Add(t.Context(), []byte("d"+strconv.Itoa(i)), &opts)
 		require.NoError(t, err)
 		ids[i] = id
 	}
@@ -50,7 +51,7 @@ func TestJobs(t *testing.T) {
 		q := b.q
 		var want []string
 		for i := range 25 {
-			id, err := q.Add(ctx, []byte(strings.Repeat("p", i)), trafikey.Priority(i%3))
+			id, err := q.Add(ctx, []byte(strings.Repeat("p", i)), &trafikey.JobOptions{Priority: i % 3})
 			require.NoError(t, err)
 			want = append(want, id)
 		}
@@ -85,7 +86,7 @@ func TestJobs(t *testing.T) {
 
 		// dead rows carry their error and time of death
 		dq := b.open(t, "dead")
-		addDead(t, dq, 3, trafikey.Lane("x"))
+		addDead(t, dq, 3, trafikey.JobOptions{Lane: "x"})
 		dp, err := dq.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Newest: true})
 		require.NoError(t, err)
 		require.Equal(t, []string{"3", "2", "1"}, []string{dp.Rows[0].ID, dp.Rows[1].ID, dp.Rows[2].ID})
@@ -108,16 +109,16 @@ func TestRequeueDead(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		ids := addDead(t, q, 2500)
+		ids := addDead(t, q, 2500, trafikey.JobOptions{})
 		// a lane's, and an error text
-		addDead(t, q, 3, trafikey.Lane("x"))
+		addDead(t, q, 3, trafikey.JobOptions{Lane: "x"})
 		var calls []trafikey.BulkProgress
 		n, err := q.Admin().RequeueDead(ctx, trafikey.DeadFilter{Lane: "x"}, func(p trafikey.BulkProgress) { calls = append(calls, p) })
 		require.NoError(t, err)
 		require.Equal(t, int64(3), n)
 		require.Len(t, calls, 26, "2503 dead jobs examined 100 at a time")
 		require.Equal(t, trafikey.BulkProgress{Done: 3, Examined: 2503, Total: 2503}, calls[25])
-		li, err := q.LaneInfo(ctx, "x")
+		li, err := q.Lane("x").Info(ctx)
 		require.NoError(t, err)
 		require.Equal(t, int64(3), li.Waiting)
 
@@ -148,7 +149,7 @@ func TestRemoveDead(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		addDead(t, q, 4)
+		addDead(t, q, 4, trafikey.JobOptions{})
 		key := protocol.KeysOf(q.Name()).Dead
 		// two died long ago
 		b.do(t, "ZADD", key, "XX", "1000", "1", "2000", "2")
@@ -171,7 +172,7 @@ func TestPromoteAllAndRescheduleNow(t *testing.T) {
 		ctx := t.Context()
 		q := b.q
 		for range 1500 {
-			_, err := q.Add(ctx, []byte("later"), trafikey.Delay(time.Hour))
+			_, err := q.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: time.Hour})
 			require.NoError(t, err)
 		}
 		var last trafikey.BulkProgress
@@ -181,7 +182,7 @@ func TestPromoteAllAndRescheduleNow(t *testing.T) {
 		require.Equal(t, trafikey.BulkProgress{Done: 1500, Examined: 1500, Total: 1500}, last)
 		require.Equal(t, int64(1500), stats(t, q).Pending)
 
-		id, err := q.Add(ctx, []byte("one"), trafikey.Delay(time.Hour))
+		id, err := q.Add(ctx, []byte("one"), &trafikey.JobOptions{Delay: time.Hour})
 		require.NoError(t, err)
 		state, err := q.Admin().Reschedule(ctx, id, 0)
 		require.NoError(t, err)
@@ -252,8 +253,8 @@ func TestClusterOps(t *testing.T) {
 			for i := range 6 {
 				q, err := trafikey.Open(ctx, c, "ops"+strconv.Itoa(i), trafikey.WithExecutor(exec))
 				require.NoError(t, err)
-				addDead(t, q, 3)
-				_, err = q.Add(ctx, []byte("later"), trafikey.Delay(time.Hour))
+				addDead(t, q, 3, trafikey.JobOptions{})
+				_, err = q.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: time.Hour})
 				require.NoError(t, err)
 
 				p, err := q.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Limit: 2, Newest: true})

@@ -106,7 +106,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 			q, err := trafikey.Open(ctx, c, "loading", trafikey.WithRunner(rec))
 			require.NoError(t, err)
 			require.NoError(t, q.Admin().SetEvents(ctx, 1000))
-			first, err := q.Add(ctx, []byte("held"))
+			first, err := q.Add(ctx, []byte("held"), nil)
 			require.NoError(t, err)
 			// A subscriber reads the events through the restart, until it
 			// has seen two completions.
@@ -152,7 +152,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 				late <- opened{q, err}
 			}()
 			close(release)
-			second, err := q.Add(ctx, []byte("added while loading"))
+			second, err := q.Add(ctx, []byte("added while loading"), nil)
 			require.NoError(t, err)
 			o := <-late
 			require.NoError(t, o.err)
@@ -191,7 +191,7 @@ func TestTryAgainIsRetried(t *testing.T) {
 			name, slot := queueOn(t, cl, "tryagain", 0)
 			q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
 			require.NoError(t, err)
-			first, err := q.Add(ctx, []byte("held"))
+			first, err := q.Add(ctx, []byte("held"), nil)
 			require.NoError(t, err)
 
 			tally, release, stop := runHeld(t, q)
@@ -205,7 +205,7 @@ func TestTryAgainIsRetried(t *testing.T) {
 			valkeytest.Do(t, from, "CLUSTER", "SETSLOT", s, "MIGRATING", toID)
 
 			short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-			_, err = q.Add(short, []byte("given up"))
+			_, err = q.Add(short, []byte("given up"), nil)
 			cancel()
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 
@@ -214,7 +214,7 @@ func TestTryAgainIsRetried(t *testing.T) {
 			var second string
 			go func() {
 				var err error
-				second, err = q.Add(ctx, []byte("added while migrating"))
+				second, err = q.Add(ctx, []byte("added while migrating"), nil)
 				added <- err
 			}()
 			// Refused over and over: the completion, the Add and the rest.

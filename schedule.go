@@ -48,16 +48,12 @@ type Schedule struct {
 	Missed MissedPolicy
 	// Payload is each job's payload.
 	Payload []byte
-	// Options are each job's options, as Add takes them (Priority,
-	// MaxAttempts, Backoff, Unique, Lane, KeepOutcome, Kind, Timeout,
-	// Headers...); not Delay, which Jitter replaces, nor At, which the
-	// occurrence's time replaces. With Unique, a step adds at most one job for the
-	// occurrences it takes, and none while the key is held.
-	Options []AddOption
-	// Template, when Options and Payload are nil, is the job as stored: a
-	// schedule read back (Schedules, GetSchedule) has it, so passing it to
-	// SetSchedule keeps its job, and an edit of it changes the job.
-	Template *JobTemplate
+	// Options are each job's options, as Add takes them, but no Delay:
+	// Jitter spreads the occurrences instead. With a UniqueKey, a step adds
+	// at most one job for the occurrences it takes, and none while the key
+	// is held. A schedule read back (Schedules.List, Schedules.Get) has the
+	// stored ones, so passing it to Schedules.Set keeps its job.
+	Options JobOptions
 }
 
 // MissedPolicy says which late occurrences a step enqueues. An occurrence is
@@ -79,29 +75,10 @@ type MissedPolicy struct {
 // worker's pause or a server failover is not downtime.
 const defaultGrace = time.Minute
 
-// JobTemplate is the job a schedule enqueues, as stored: ADD's arguments
-// for one job without its delay.
-type JobTemplate struct {
-	// Payload is each job's payload.
-	Payload []byte
-	// Priority, MaxAttempts, Backoff and BackoffBase are as the options of
-	// the same names set them.
-	Priority    int
-	MaxAttempts int
-	Backoff     BackoffKind
-	BackoffBase time.Duration
-	// UniqueKey and UniqueTTL are Unique's (empty and 0: none).
-	UniqueKey string
-	UniqueTTL time.Duration
-	// Columns are ADD's option columns the template sets (lane, wait,
-	// timeout, kind, headers), name then value.
-	Columns [][2]string
-}
-
 // ScheduleInfo is a schedule as the queue holds it.
 type ScheduleInfo struct {
-	// Schedule is the definition; its Options are nil and its Template
-	// holds the job. Passing it back to SetSchedule keeps the job.
+	// Schedule is the definition, its job's Payload and Options as
+	// stored. Passing it back to Schedules.Set keeps the job.
 	Schedule
 	// Revision counts the definition's changes (SetSchedule, pause and
 	// resume); a step computed from an older one is refused.
@@ -196,15 +173,9 @@ func (s *Schedule) args(op string) ([]string, error) {
 	if s.Missed.CatchUp < 0 || s.Missed.CatchUp > protocol.MaxScheduleCatch {
 		return nil, invalid(op, "schedule %s: catch-up %d outside 0..%d", s.ID, s.Missed.CatchUp, protocol.MaxScheduleCatch)
 	}
-	var tpl []string
-	if s.Options == nil && s.Payload == nil && s.Template != nil {
-		if tpl, err = s.Template.args(op); err != nil {
-			return nil, err
-		}
-	} else {
-		if tpl, err = templateArgs(op, s.Payload, s.Options); err != nil {
-			return nil, err
-		}
+	tpl, err := templateArgs(op, s.Payload, &s.Options)
+	if err != nil {
+		return nil, err
 	}
 	out := []string{s.ID, kind, spec, tz, protocol.FormatInt(jitter), protocol.FormatInt(start), protocol.FormatInt(end),
 		protocol.FormatInt(s.Limit), protocol.FormatInt(ceilMS(grace)), protocol.FormatInt(int64(s.Missed.CatchUp))}
@@ -226,16 +197,10 @@ func scheduleTime(op, name string, t time.Time) (int64, error) {
 // attempts backoff backoff_ms unique_key unique_ttl k, then the option
 // columns the options set (every ADD column but a flow's and due), name
 // and value.
-func templateArgs(op string, payload []byte, opts []AddOption) ([]string, error) {
-	o := defaultAddOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+func templateArgs(op string, payload []byte, opts *JobOptions) ([]string, error) {
+	o := opts.resolve()
 	if o.delay != 0 {
 		return nil, invalid(op, "a schedule's job takes no Delay (Jitter spreads its occurrences)")
-	}
-	if !o.at.IsZero() {
-		return nil, invalid(op, "a schedule's job takes no At (its occurrence's time is its due time)")
 	}
 	group, err := o.args(op, make([]string, 0, jobArgs), payload)
 	if err != nil {
@@ -254,64 +219,6 @@ func templateArgs(op string, payload []byte, opts []AddOption) ([]string, error)
 	}
 	out = append(out, strconv.Itoa(len(cols)/2))
 	return append(out, cols...), nil
-}
-
-// args checks a stored template as Add checks its options (the values of
-// the columns Add knows; the server checks the others) and builds its part
-// of SCHEDULE.SET.
-func (t *JobTemplate) args(op string) ([]string, error) {
-	o := defaultAddOptions()
-	o.priority, o.maxAttempts, o.backoff, o.backoffBase = t.Priority, t.MaxAttempts, t.Backoff, t.BackoffBase
-	if t.UniqueKey != "" || t.UniqueTTL != 0 {
-		o.uniqueKey, o.uniqueTTL, o.unique = t.UniqueKey, t.UniqueTTL, true
-	}
-	if len(t.Columns) > protocol.MaxScheduleOption {
-		return nil, invalid(op, "%d option columns, at most %d", len(t.Columns), protocol.MaxScheduleOption)
-	}
-	seen := map[string]bool{}
-	for _, c := range t.Columns {
-		switch c[0] {
-		case protocol.AddOptionParent, protocol.AddOptionOnFail:
-			return nil, invalid(op, "a schedule's job is not part of a flow (column %s)", c[0])
-		case protocol.AddOptionDue:
-			return nil, invalid(op, "a schedule's job takes no due time (column %s)", c[0])
-		case protocol.AddOptionLane:
-			o.lane, o.laned = c[1], true
-		case protocol.AddOptionWait:
-			ms, err := strconv.ParseInt(c[1], 10, 64)
-			if err != nil {
-				return nil, invalid(op, "column wait %s is not whole milliseconds", echo(c[1]))
-			}
-			o.wait = time.Duration(ms) * time.Millisecond
-		case protocol.AddOptionTimeout:
-			ms, err := strconv.ParseInt(c[1], 10, 64)
-			if err != nil {
-				return nil, invalid(op, "column timeout %s is not whole milliseconds", echo(c[1]))
-			}
-			o.timeout = time.Duration(ms) * time.Millisecond
-		case protocol.AddOptionKind:
-			o.kind = c[1]
-		case protocol.AddOptionHeaders:
-			// stored encoded: kept as it is, bounded as Add bounds it
-			if len(c[1]) > protocol.MaxHeaders {
-				return nil, invalid(op, "column headers of %d bytes, at most %d", len(c[1]), protocol.MaxHeaders)
-			}
-		}
-		if seen[c[0]] {
-			return nil, invalid(op, "column %s named twice", echo(c[0]))
-		}
-		seen[c[0]] = true
-	}
-	if _, err := o.args(op, nil, t.Payload); err != nil {
-		return nil, err
-	}
-	out := []string{string(t.Payload), protocol.FormatInt(int64(t.Priority)), protocol.FormatInt(int64(t.MaxAttempts)),
-		string(t.Backoff), protocol.FormatInt(ceilMS(t.BackoffBase)), t.UniqueKey,
-		protocol.FormatInt(ceilMS(t.UniqueTTL)), strconv.Itoa(len(t.Columns))}
-	for _, c := range t.Columns {
-		out = append(out, c[0], c[1])
-	}
-	return out, nil
 }
 
 func parseCron(spec, tz string) (cron.Schedule, *time.Location, error) {
@@ -491,7 +398,8 @@ type schedDef struct {
 	every                            int64
 	cron                             cron.Schedule
 	loc                              *time.Location
-	tpl                              JobTemplate
+	payload                          []byte
+	opts                             JobOptions
 }
 
 // parseDef decodes a stored definition.
@@ -509,7 +417,8 @@ func parseDef(v string) (*schedDef, error) {
 	}
 	d := &schedDef{kind: e[0], spec: e[1], tz: e[2], jitter: num(3), start: num(4), end: num(5), limit: num(6),
 		grace: num(7), catchup: int(num(8))}
-	d.tpl = JobTemplate{Payload: []byte(e[9]), Priority: int(num(10)), MaxAttempts: int(num(11)),
+	d.payload = []byte(e[9])
+	d.opts = JobOptions{Priority: int(num(10)), MaxAttempts: int(num(11)),
 		Backoff: BackoffKind(e[12]), BackoffBase: time.Duration(num(13)) * time.Millisecond, UniqueKey: e[14],
 		UniqueTTL: time.Duration(num(15)) * time.Millisecond}
 	k := int(num(16))
@@ -517,7 +426,9 @@ func parseDef(v string) (*schedDef, error) {
 		return nil, errors.New("definition does not decode")
 	}
 	for j := range k {
-		d.tpl.Columns = append(d.tpl.Columns, [2]string{e[protocol.ScheduleDefFixed+2*j], e[protocol.ScheduleDefFixed+2*j+1]})
+		if err := d.opts.setColumn(e[protocol.ScheduleDefFixed+2*j], e[protocol.ScheduleDefFixed+2*j+1]); err != nil {
+			return nil, err
+		}
 	}
 	switch d.kind {
 	case protocol.ScheduleCron:
@@ -534,6 +445,34 @@ func parseDef(v string) (*schedDef, error) {
 		return nil, fmt.Errorf("kind %q", d.kind)
 	}
 	return d, nil
+}
+
+// setColumn reads one of ADD's option columns of a stored job into o: a
+// stored schedule's job reads back as the JobOptions that store it again.
+func (o *JobOptions) setColumn(name, v string) error {
+	ms := func() (time.Duration, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("column %s %q is not whole milliseconds", name, v)
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	var err error
+	switch name {
+	case protocol.AddOptionLane:
+		o.Lane = v
+	case protocol.AddOptionWait:
+		o.KeepOutcome, err = ms()
+	case protocol.AddOptionTimeout:
+		o.Timeout, err = ms()
+	case protocol.AddOptionKind:
+		o.Kind = v
+	case protocol.AddOptionHeaders:
+		o.Headers = decodeHeaders(v)
+	default:
+		err = fmt.Errorf("column %q of a stored job", name)
+	}
+	return err
 }
 
 func msTime(ms int64) time.Time {
@@ -562,8 +501,7 @@ func (r scheduleRow) info() (ScheduleInfo, error) {
 	s.Jitter = time.Duration(d.jitter) * time.Millisecond
 	s.Start, s.End, s.Limit = msTime(d.start), msTime(d.end), d.limit
 	s.Missed = MissedPolicy{Grace: time.Duration(d.grace) * time.Millisecond, CatchUp: d.catchup}
-	tpl := d.tpl
-	s.Template = &tpl
+	s.Payload, s.Options = d.payload, d.opts
 	info.Revision, info.Count, info.Paused = st.rev, st.count, st.paused
 	info.Last, info.Next = msTime(st.last), msTime(st.next)
 	return info, nil

@@ -23,27 +23,24 @@ func TestScheduleValidatesBeforeIO(t *testing.T) {
 		ctx := t.Context()
 		ok := trafikey.Schedule{ID: "s", Cron: "* * * * * *"}
 		for name, s := range map[string]trafikey.Schedule{
-			"no id":            {Cron: "* * * * * *"},
-			"id with a space":  {ID: "a b", Cron: "* * * * * *"},
-			"neither":          {ID: "s"},
-			"both":             {ID: "s", Cron: "* * * * * *", Every: time.Second},
-			"bad cron":         {ID: "s", Cron: "* * *"},
-			"five fields":      {ID: "s", Cron: "* * * * *"},
-			"@every":           {ID: "s", Cron: "@every 1s"},
-			"unknown zone":     {ID: "s", Cron: "* * * * * *", TimeZone: "Mars/Olympus"},
-			"zone of every":    {ID: "s", Every: time.Second, TimeZone: "UTC"},
-			"negative every":   {ID: "s", Every: -time.Second},
-			"jitter over 24h":  {ID: "s", Every: time.Second, Jitter: 25 * time.Hour},
-			"end before start": {ID: "s", Every: time.Second, Start: time.UnixMilli(2000), End: time.UnixMilli(1000)},
-			"negative limit":   {ID: "s", Every: time.Second, Limit: -1},
-			"catch-up 1001":    {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{CatchUp: 1001}},
-			"grace over 24h":   {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{Grace: 25 * time.Hour}},
-			"a delay":          {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.Delay(time.Second)}},
-			"a bad priority":   {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.Priority(1001)}},
-			"an empty lane":    {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.Lane("")}},
-			"a flow template": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{MaxAttempts: 1,
-				Backoff: trafikey.BackoffFixed, Columns: [][2]string{{protocol.AddOptionParent, "1"}}}},
-			"a template of 0 attempts": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{Backoff: trafikey.BackoffFixed}},
+			"no id":             {Cron: "* * * * * *"},
+			"id with a space":   {ID: "a b", Cron: "* * * * * *"},
+			"neither":           {ID: "s"},
+			"both":              {ID: "s", Cron: "* * * * * *", Every: time.Second},
+			"bad cron":          {ID: "s", Cron: "* * *"},
+			"five fields":       {ID: "s", Cron: "* * * * *"},
+			"@every":            {ID: "s", Cron: "@every 1s"},
+			"unknown zone":      {ID: "s", Cron: "* * * * * *", TimeZone: "Mars/Olympus"},
+			"zone of every":     {ID: "s", Every: time.Second, TimeZone: "UTC"},
+			"negative every":    {ID: "s", Every: -time.Second},
+			"jitter over 24h":   {ID: "s", Every: time.Second, Jitter: 25 * time.Hour},
+			"end before start":  {ID: "s", Every: time.Second, Start: time.UnixMilli(2000), End: time.UnixMilli(1000)},
+			"negative limit":    {ID: "s", Every: time.Second, Limit: -1},
+			"catch-up 1001":     {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{CatchUp: 1001}},
+			"grace over 24h":    {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{Grace: 25 * time.Hour}},
+			"a delay":           {ID: "s", Every: time.Second, Options: trafikey.JobOptions{Delay: time.Second}},
+			"a bad priority":    {ID: "s", Every: time.Second, Options: trafikey.JobOptions{Priority: 1001}},
+			"a ttl without key": {ID: "s", Every: time.Second, Options: trafikey.JobOptions{UniqueTTL: time.Hour}},
 		} {
 			_, err := b.q.Schedules().Set(ctx, s)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
@@ -69,8 +66,7 @@ func TestScheduleLifecycle(t *testing.T) {
 		rev, err := b.q.Schedules().Set(ctx, trafikey.Schedule{
 			ID: "report", Cron: "0 30 2 * * *", TimeZone: "Europe/Paris", Jitter: time.Minute, Start: start,
 			Limit: 10, Missed: trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 3}, Payload: []byte("daily"),
-			Options: []trafikey.AddOption{trafikey.Priority(5), trafikey.MaxAttempts(2), trafikey.Lane("tenant"),
-				trafikey.Unique("report", time.Hour), trafikey.KeepOutcome(time.Minute)},
+			Options: trafikey.JobOptions{Priority: 5, MaxAttempts: 2, Lane: "tenant", UniqueKey: "report", UniqueTTL: time.Hour, KeepOutcome: time.Minute},
 		})
 		require.NoError(t, err)
 		require.Equal(t, int64(1), rev)
@@ -85,12 +81,9 @@ func TestScheduleLifecycle(t *testing.T) {
 		require.True(t, s.Start.Equal(start))
 		require.Equal(t, int64(10), s.Limit)
 		require.Equal(t, trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 3}, s.Missed)
-		require.Equal(t, []byte("daily"), s.Schedule.Template.Payload)
-		require.Equal(t, 5, s.Schedule.Template.Priority)
-		require.Equal(t, 2, s.Schedule.Template.MaxAttempts)
-		require.Equal(t, "report", s.Schedule.Template.UniqueKey)
-		require.Equal(t, time.Hour, s.Schedule.Template.UniqueTTL)
-		require.Equal(t, [][2]string{{protocol.AddOptionLane, "tenant"}, {protocol.AddOptionWait, "60000"}}, s.Schedule.Template.Columns)
+		require.Equal(t, []byte("daily"), s.Payload)
+		require.Equal(t, trafikey.JobOptions{Priority: 5, MaxAttempts: 2, Backoff: trafikey.BackoffExponential, BackoffBase: time.Second,
+			UniqueKey: "report", UniqueTTL: time.Hour, Lane: "tenant", KeepOutcome: time.Minute}, s.Options, "the stored options read back")
 		require.Equal(t, int64(1), s.Revision)
 		require.False(t, s.Paused)
 		require.False(t, s.Next.IsZero(), "due at once: the next step computes its occurrences")
@@ -103,7 +96,7 @@ func TestScheduleLifecycle(t *testing.T) {
 		}
 		require.Equal(t, []string{"beat", "report"}, ids)
 
-		// an update keeps the template when Options is nil
+		// an update of the schedule read back keeps its job
 		s.Schedule.Limit = 20
 		rev, err = b.q.Schedules().Set(ctx, s.Schedule)
 		require.NoError(t, err)
@@ -111,14 +104,15 @@ func TestScheduleLifecycle(t *testing.T) {
 		s2, err := b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.Equal(t, int64(20), s2.Limit)
-		require.Equal(t, s.Schedule.Template, s2.Schedule.Template)
-		// an edit of the template changes the job
-		s2.Schedule.Template.Priority = 9
+		require.Equal(t, s.Options, s2.Options)
+		require.Equal(t, s.Payload, s2.Payload)
+		// an edit of the options changes the job
+		s2.Options.Priority = 9
 		_, err = b.q.Schedules().Set(ctx, s2.Schedule)
 		require.NoError(t, err)
 		s2, err = b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
-		require.Equal(t, 9, s2.Schedule.Template.Priority)
+		require.Equal(t, 9, s2.Options.Priority)
 		require.Equal(t, int64(3), s2.Revision)
 
 		require.NoError(t, b.q.Schedules().Pause(ctx, "report"))
@@ -335,7 +329,7 @@ func TestScheduleUniqueTemplateDoesNotPileUp(t *testing.T) {
 		ctx := t.Context()
 		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "u", Every: 2 * time.Millisecond,
 			Missed:  trafikey.MissedPolicy{Grace: time.Hour},
-			Options: []trafikey.AddOption{trafikey.Unique("one", time.Hour)}})
+			Options: trafikey.JobOptions{UniqueKey: "one", UniqueTTL: time.Hour}})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
 			_, err := b.q.Schedules().Run(ctx)
@@ -345,7 +339,7 @@ func TestScheduleUniqueTemplateDoesNotPileUp(t *testing.T) {
 			return s.Count >= 20
 		}, eventually, tick)
 		require.Equal(t, int64(1), stats(t, b.q).TotalAdded, "one job holds the key; the other occurrences are taken without one")
-		_, err = b.q.AddBatch(ctx, []trafikey.NewJob{{Options: []trafikey.AddOption{trafikey.Unique("one", time.Hour)}}})
+		_, err = b.q.AddBatch(ctx, []trafikey.JobSpec{{Options: trafikey.JobOptions{UniqueKey: "one", UniqueTTL: time.Hour}}})
 		require.True(t, errors.Is(err, trafikey.ErrDuplicate))
 	})
 }
@@ -435,22 +429,20 @@ func TestScheduleJobsCarryKindTimeoutHeaders(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		for name, s := range map[string]trafikey.Schedule{
-			"At": {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.At(time.Now().Add(time.Hour))}},
-			"a due column": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{MaxAttempts: 1,
-				Backoff: trafikey.BackoffFixed, Columns: [][2]string{{protocol.AddOptionDue, "1"}}}},
+			"a delay": {ID: "s", Every: time.Second, Options: trafikey.JobOptions{Delay: time.Hour}},
 		} {
 			_, err := b.q.Schedules().Set(ctx, s)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
 		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "digest", Every: 20 * time.Millisecond, Limit: 2,
 			Missed: trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 2}, Payload: []byte("d"),
-			Options: []trafikey.AddOption{trafikey.Kind("digest"), trafikey.Timeout(1500 * time.Millisecond),
-				trafikey.Headers(map[string]string{"traceparent": "00-1"})}})
+			Options: trafikey.JobOptions{Kind: "digest", Timeout: 1500 * time.Millisecond, Headers: map[string]string{"traceparent": "00-1"}}})
 		require.NoError(t, err)
 		s, err := b.q.Schedules().Get(ctx, "digest")
 		require.NoError(t, err)
-		require.Equal(t, [][2]string{{protocol.AddOptionTimeout, "1500"}, {protocol.AddOptionKind, "digest"},
-			{protocol.AddOptionHeaders, "traceparent=00-1"}}, s.Schedule.Template.Columns)
+		require.Equal(t, 1500*time.Millisecond, s.Options.Timeout)
+		require.Equal(t, "digest", s.Options.Kind)
+		require.Equal(t, map[string]string{"traceparent": "00-1"}, s.Options.Headers)
 
 		type run struct {
 			job  *trafikey.Job

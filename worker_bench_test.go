@@ -59,9 +59,9 @@ func benchWorkerProcess(b *testing.B, native bool, concurrency, loops int) {
 	q, err := trafikey.Open(b.Context(), c, "bench", trafikey.WithRunner(exec))
 	require.NoError(b, err)
 	payload := make([]byte, 64)
-	batch := make([]trafikey.NewJob, trafikey.MaxBatch)
+	batch := make([]trafikey.JobSpec, trafikey.MaxBatch)
 	for i := range batch {
-		batch[i] = trafikey.NewJob{Payload: payload}
+		batch[i] = trafikey.JobSpec{Payload: payload}
 	}
 	for left := b.N; left > 0; left -= len(batch) {
 		_, err := q.AddBatch(b.Context(), batch[:min(left, len(batch))])

@@ -129,9 +129,9 @@ func (b *bench) flow(ctx context.Context, e trafikey.Executor, n int) (add, comp
 	if err != nil {
 		return 0, 0, err
 	}
-	root := trafikey.FlowJob{Payload: []byte("parent")}
+	root := trafikey.JobSpec{Payload: []byte("parent")}
 	for range min(n, trafikey.MaxBatch-1) {
-		root.Children = append(root.Children, trafikey.FlowJob{Payload: []byte("child")})
+		root.Children = append(root.Children, trafikey.JobSpec{Payload: []byte("child")})
 	}
 	jobs := 1 + len(root.Children)
 	if err := b.ResetStats(ctx); err != nil {
@@ -216,7 +216,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	payload, result := []byte("0123456789abcdef"), []byte("fedcba9876543210")
 	for done := 0; done < n; {
 		k := min(trafikey.MaxBatch, n-done)
-		batch := make([]trafikey.NewJob, k)
+		batch := make([]trafikey.JobSpec, k)
 		for i := range batch {
 			batch[i].Payload = payload
 		}

@@ -48,9 +48,10 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, "Europe/Paris", info.TimeZone)
 	require.Equal(t, 30*time.Second, info.Jitter)
 	require.Equal(t, trafikey.MissedPolicy{Grace: 10 * time.Minute, CatchUp: 2}, info.Missed)
-	require.Equal(t, 9, info.Template.Priority)
-	require.Equal(t, [][2]string{{protocol.AddOptionKind, "digest"}}, info.Template.Columns, "the lane is taken off, the kind kept")
-	require.Equal(t, []byte(`{"kind":"digest"}`), info.Template.Payload)
+	require.Equal(t, 9, info.Options.Priority)
+	require.Empty(t, info.Options.Lane, "the lane is taken off")
+	require.Equal(t, "digest", info.Options.Kind, "the kind kept")
+	require.Equal(t, []byte(`{"kind":"digest"}`), info.Payload)
 
 	// a cron schedule becomes an interval, its zone dropped
 	out, _, code = run(t, "schedules", "update", "mail", "beat", "--addr", addr, "--cron", "0 0 * * * *", "--tz", "Asia/Tokyo")
@@ -59,7 +60,7 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, exitOK, code, out)
 	beat, err := q.Schedules().Get(t.Context(), "beat")
 	require.NoError(t, err)
-	require.Equal(t, trafikey.Schedule{ID: "beat", Every: 90 * time.Second, Missed: beat.Missed, Template: beat.Template}, beat.Schedule)
+	require.Equal(t, trafikey.Schedule{ID: "beat", Every: 90 * time.Second, Missed: beat.Missed, Payload: beat.Payload, Options: beat.Options}, beat.Schedule)
 
 	out, _, code = run(t, "schedules", "pause", "mail", "digest", "beat", "--addr", addr)
 	require.Equal(t, exitOK, code)

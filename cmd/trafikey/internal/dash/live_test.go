@@ -107,12 +107,12 @@ func TestLive(t *testing.T) {
 	added := make(chan string, 1000)
 	go func() {
 		for {
-			id, err := mail.Add(ctx, []byte("x"))
+			id, err := mail.Add(ctx, []byte("x"), nil)
 			if err != nil {
 				return
 			}
 			added <- id
-			_, _ = quiet.Add(ctx, []byte("x"))
+			_, _ = quiet.Add(ctx, []byte("x"), nil)
 			select {
 			case <-stop:
 				return
