@@ -147,10 +147,10 @@ func TestCompleteManyOutcomes(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, errs, 8)
 		require.NoError(t, errs[0])
-		require.ErrorIs(t, errs[1], trafikey.ErrStale)
-		require.ErrorIs(t, errs[2], trafikey.ErrNotActive)
-		require.ErrorIs(t, errs[2], trafikey.ErrState)
-		require.NotErrorIs(t, errs[2], trafikey.ErrStale)
+		require.ErrorIs(t, errs[1], trafikey.ErrLeaseLost)
+		require.NotErrorIs(t, errs[1], trafikey.ErrState, "claimed again: stale")
+		require.ErrorIs(t, errs[2], trafikey.ErrLeaseLost)
+		require.ErrorIs(t, errs[2], trafikey.ErrState, "recovered: not active")
 		require.ErrorIs(t, errs[3], trafikey.ErrNotFound)
 		require.NoError(t, errs[4])
 		require.ErrorIs(t, errs[5], trafikey.ErrInvalid)
@@ -310,13 +310,13 @@ func TestWorkerStaleJobInBatchIsLost(t *testing.T) {
 		for id, r := range results {
 			switch id {
 			case "3/1":
-				require.Equal(t, trafikey.OutcomeLost, r.outcome)
-				require.ErrorIs(t, r.err, trafikey.ErrStale)
+				require.Equal(t, trafikey.OutcomeLeaseLost, r.outcome)
+				require.ErrorIs(t, r.err, trafikey.ErrLeaseLost)
 			case "7/1":
-				require.Equal(t, trafikey.OutcomeLost, r.outcome)
+				require.Equal(t, trafikey.OutcomeLeaseLost, r.outcome)
 				// not active while it waits in pending, stale once claimed
 				// again, gone once that claim completed first
-				require.True(t, errors.Is(r.err, trafikey.ErrNotActive) || errors.Is(r.err, trafikey.ErrStale) ||
+				require.True(t, errors.Is(r.err, trafikey.ErrLeaseLost) || errors.Is(r.err, trafikey.ErrLeaseLost) ||
 					errors.Is(r.err, trafikey.ErrNotFound), "%v", r.err)
 			default:
 				require.Equal(t, trafikey.OutcomeCompleted, r.outcome, id)

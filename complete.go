@@ -13,8 +13,9 @@ import (
 // CompleteMany reports jobs done, as Complete does for each, in calls of up
 // to MaxBatch jobs (COMPLETEMANY). It returns one error per job, in the
 // order of jobs: nil when the job was completed, else an error that
-// errors.Is tells apart as Complete's would be: ErrStale, ErrNotActive
-// (also an ErrState) or ErrNotFound. A lost claim refuses only its own job;
+// errors.Is tells apart as Complete's would be: ErrLeaseLost (also an
+// ErrState when the lease expired and the job was recovered) or
+// ErrNotFound. A lost claim refuses only its own job;
 // the others complete.
 //
 // Jobs claimed through another Queue value, and nil jobs, are refused
@@ -117,9 +118,9 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 		case protocol.CompleteManyGone:
 			errs[i] = jobs[i].notFound(protocol.CompleteMany)
 		case protocol.CompleteManyStale:
-			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrStale}}
+			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrLeaseLost}}
 		case protocol.CompleteManyNotActive:
-			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrNotActive, ErrState}}
+			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrLeaseLost, ErrState}}
 		case protocol.CompleteManyCancelled:
 			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrCancelled, ErrState}}
 		case protocol.CompleteManyTooLarge:

@@ -56,7 +56,7 @@
 // The jobs whose handlers return nil are completed the same way: a
 // completion made while none is in flight is sent at once, and those that
 // finish meanwhile share the next COMPLETEMANY call, each with its own
-// outcome, so a lost claim costs only its own job (OutcomeLost).
+// outcome, so a lost claim costs only its own job (OutcomeLeaseLost).
 //
 // A handler error fails the attempt: the job waits its backoff and runs
 // again while attempts remain, then is dead-lettered. SkipRetry
@@ -113,15 +113,15 @@
 // attempt counter, and the job's later calls carry that attempt as a token.
 // When a lease expires (the worker died or stalled), RECOVER puts the job
 // back to pending and the next claim gets a new token; the old worker's
-// Complete is then refused with ErrStale. A job is completed at most once
+// Complete is then refused with ErrLeaseLost. A job is completed at most once
 // per claim and, as long as handlers return before their lease is lost,
 // runs to completion exactly once.
 //
 // # Errors
 //
 // Refusals from the server are *ServerError values that keep the server's
-// exact text and wrap a sentinel of the text's class: ErrStale, ErrState
-// (and ErrNotActive, ErrCancelled), ErrDuplicate, ErrWire and
+// exact text and wrap a sentinel of the text's class: ErrLeaseLost, ErrState
+// (and ErrCancelled), ErrDuplicate, ErrWire and
 // ErrWritePaused. A job that
 // no longer exists is ErrNotFound. Test with errors.Is and errors.As.
 //

@@ -26,26 +26,26 @@ func TestServerErrors(t *testing.T) {
 		_, _, err = b.q.Admin().Recover(ctx, 10)
 		require.NoError(t, err)
 		err = first.Complete(ctx)
-		require.ErrorIs(t, err, trafikey.ErrNotActive)
+		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
 		require.ErrorIs(t, err, trafikey.ErrState)
 		var se *trafikey.ServerError
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrNotActive("complete"), se.Text)
 		_, err = first.Extend(ctx, time.Minute)
-		require.ErrorIs(t, err, trafikey.ErrNotActive)
+		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
 
 		// Claimed again: the first token is stale.
 		second := claimOne(t, b.q, time.Minute)
 		require.Equal(t, int64(2), second.Attempt)
 		err = first.Complete(ctx)
-		require.ErrorIs(t, err, trafikey.ErrStale)
+		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
 		require.NotErrorIs(t, err, trafikey.ErrState)
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrStale("complete"), se.Text)
 		_, err = first.Fail(ctx, errors.New("late"), true)
-		require.ErrorIs(t, err, trafikey.ErrStale)
-		require.ErrorIs(t, first.Log(ctx, "late"), trafikey.ErrStale)
-		require.ErrorIs(t, first.Progress(ctx, "late"), trafikey.ErrStale)
+		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
+		require.ErrorIs(t, first.Log(ctx, "late"), trafikey.ErrLeaseLost)
+		require.ErrorIs(t, first.Progress(ctx, "late"), trafikey.ErrLeaseLost)
 
 		// A claimed job cannot be removed; only dead jobs are requeued.
 		err = b.q.Admin().Remove(ctx, second.ID)

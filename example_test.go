@@ -198,7 +198,7 @@ func ExampleQueue_Claim() {
 			continue
 		}
 		if err := job.Complete(ctx); err != nil {
-			log.Fatal(err) // e.g. ErrStale: the lease was lost meanwhile
+			log.Fatal(err) // e.g. ErrLeaseLost: the lease was lost meanwhile
 		}
 		fmt.Println("job", job.ID, "completed")
 	}
@@ -225,7 +225,7 @@ func ExampleQueue_Stats() {
 }
 
 // A Complete after the job's lease was lost and the job claimed again is
-// refused: the error wraps ErrStale and keeps the server's text.
+// refused: the error wraps ErrLeaseLost and keeps the server's text.
 func ExampleServerError() {
 	ctx := context.Background()
 	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
@@ -247,7 +247,7 @@ func ExampleServerError() {
 
 	err = first[0].Complete(ctx)
 	var se *trafikey.ServerError
-	if errors.Is(err, trafikey.ErrStale) && errors.As(err, &se) {
+	if errors.Is(err, trafikey.ErrLeaseLost) && errors.As(err, &se) {
 		fmt.Println("refused:", se.Text)
 	}
 	// Output: refused: EMQSTALE complete token mismatch

@@ -79,7 +79,7 @@ func TestJobTimeout(t *testing.T) {
 		close(release)
 		lateErr := <-late
 		require.Error(t, lateErr, "the abandoned handler's completion is refused")
-		require.True(t, errors.Is(lateErr, trafikey.ErrStale) || errors.Is(lateErr, trafikey.ErrNotFound), "%v", lateErr)
+		require.True(t, errors.Is(lateErr, trafikey.ErrLeaseLost) || errors.Is(lateErr, trafikey.ErrNotFound), "%v", lateErr)
 	})
 }
 
@@ -146,7 +146,7 @@ func TestCancelActiveRefusesLateCalls(t *testing.T) {
 		_, err = j.Extend(t.Context(), time.Minute)
 		require.ErrorIs(t, err, trafikey.ErrCancelled)
 		require.ErrorIs(t, err, trafikey.ErrState)
-		require.NotErrorIs(t, err, trafikey.ErrNotActive)
+		require.NotErrorIs(t, err, trafikey.ErrLeaseLost)
 		require.ErrorIs(t, j.Complete(t.Context()), trafikey.ErrCancelled)
 		_, err = j.Fail(t.Context(), errors.New("late"), true)
 		require.ErrorIs(t, err, trafikey.ErrCancelled)
@@ -160,7 +160,7 @@ func TestCancelActiveRefusesLateCalls(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, info.Cancelled)
 		j2 := claimOne(t, b.q, time.Minute)
-		require.ErrorIs(t, j.Complete(t.Context()), trafikey.ErrStale)
+		require.ErrorIs(t, j.Complete(t.Context()), trafikey.ErrLeaseLost)
 		require.NoError(t, j2.Complete(t.Context()))
 	})
 }

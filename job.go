@@ -15,7 +15,7 @@ import (
 
 // Job is a job claimed by a worker. Its methods report the claim's outcome
 // to the server; each takes the attempt token, so a worker whose lease was
-// lost and whose job was claimed again is refused with ErrStale instead of
+// lost and whose job was claimed again is refused with ErrLeaseLost instead of
 // touching the new claim.
 type Job struct {
 	// ID is the job's id in its queue, a decimal string.
@@ -190,8 +190,9 @@ func leaseArg(op string, lease time.Duration) (string, error) {
 
 // Complete reports the job done, with the result SetResult gave: its row and
 // logs are deleted (kept, with the result, when the queue retains completed
-// jobs) and its unique key released; a parent waiting for it is told. It returns ErrStale when the job was claimed again
-// since, ErrNotActive when its lease expired and it was recovered, and
+// jobs) and its unique key released; a parent waiting for it is told.
+// It returns ErrLeaseLost when the job was claimed again since, or when its
+// lease expired and it was recovered (then it is an ErrState too), and
 // ErrNotFound when it no longer exists.
 func (j *Job) Complete(ctx context.Context) error {
 	if err := j.checkResult("complete"); err != nil {

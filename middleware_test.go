@@ -47,7 +47,7 @@ func TestWorkerTimeout(t *testing.T) {
 		require.Contains(t, info.LastError, "ran past its timeout of 100ms")
 
 		close(release)
-		require.ErrorIs(t, <-late, trafikey.ErrNotActive, "the abandoned handler's completion is refused")
+		require.ErrorIs(t, <-late, trafikey.ErrLeaseLost, "the abandoned handler's completion is refused")
 		require.ErrorIs(t, cause, trafikey.ErrTimeout)
 		require.NoError(t, stop())
 	})

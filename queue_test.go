@@ -254,7 +254,7 @@ func TestFailRetryAndDead(t *testing.T) {
 		require.NoError(t, b.q.Admin().Requeue(ctx, id))
 		j3 := claimOne(t, b.q, time.Minute)
 		require.Equal(t, int64(3), j3.Attempt)
-		require.ErrorIs(t, j.Complete(ctx), trafikey.ErrStale)
+		require.ErrorIs(t, j.Complete(ctx), trafikey.ErrLeaseLost)
 		// retry=false dead-letters at once.
 		retrying, err = j3.Fail(ctx, nil, false)
 		require.NoError(t, err)

@@ -670,7 +670,7 @@ func (sc Schedules) Run(ctx context.Context) (int, error) {
 			switch {
 			case err == nil:
 				progressed = true
-			case errors.Is(err, ErrStale):
+			case isClass(err, classStale):
 				// another worker fired it first, or it changed meanwhile
 				progressed = true
 			case first == nil:

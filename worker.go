@@ -144,9 +144,9 @@ const (
 	OutcomeRetrying
 	// OutcomeDead: the handler failed and the job was dead-lettered.
 	OutcomeDead
-	// OutcomeLost: the server no longer held the claim (stale token, not
-	// active, or gone), so the outcome was not recorded.
-	OutcomeLost
+	// OutcomeLeaseLost: the server no longer held the claim (ErrLeaseLost,
+	// or the job is gone), so the outcome was not recorded.
+	OutcomeLeaseLost
 	// OutcomeAbandoned: the handler was still running, or failed because
 	// it was cancelled, when the shutdown timeout passed; the job is left
 	// to lease recovery.
@@ -169,7 +169,7 @@ func (o Outcome) String() string {
 		return "retrying"
 	case OutcomeDead:
 		return "dead"
-	case OutcomeLost:
+	case OutcomeLeaseLost:
 		return "lost"
 	case OutcomeAbandoned:
 		return "abandoned"
@@ -899,7 +899,7 @@ func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atom
 		return OutcomeCancelled, handlerErr
 	}
 	if r.lost.Load() {
-		return OutcomeLost, handlerErr
+		return OutcomeLeaseLost, handlerErr
 	}
 	deadline := time.Now().Add(w.opts.ReportTimeout)
 	if handlerErr == nil {
@@ -964,8 +964,8 @@ func (w *Worker) reported(want Outcome, err, handlerErr error) (Outcome, error) 
 		return want, handlerErr
 	case errors.Is(err, ErrCancelled):
 		return OutcomeCancelled, err
-	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
-		return OutcomeLost, err
+	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrNotFound):
+		return OutcomeLeaseLost, err
 	case errors.Is(err, ErrNotDurable):
 		// The server applied the outcome; only its confirmation is missing.
 		w.log.warn("trafikey: job outcome not confirmed durable", "outcome", want, "err", err)
@@ -986,7 +986,7 @@ func (w *Worker) count(o Outcome) {
 	case OutcomeDead:
 		w.failed.Add(1)
 		w.dead.Add(1)
-	case OutcomeLost:
+	case OutcomeLeaseLost:
 		w.lost.Add(1)
 	case OutcomeCancelled:
 		w.cancelled.Add(1)
@@ -1058,7 +1058,7 @@ func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duratio
 		r.lost.Store(true)
 		r.cancel(ErrCancelled)
 		w.log.l.Info("trafikey: job cancelled", "job", r.job.ID, "attempt", r.job.Attempt)
-	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrNotFound):
 		r.lost.Store(true)
 		r.cancel(ErrLeaseLost)
 		w.log.l.Warn("trafikey: lease lost", "job", r.job.ID, "attempt", r.job.Attempt, "err", err)

@@ -161,7 +161,7 @@ func TestWorkerCrashRecovery(t *testing.T) {
 
 		// The first worker comes back to report: refused, the job is the
 		// rescuer's now.
-		require.ErrorIs(t, first.Complete(ctx), trafikey.ErrStale)
+		require.ErrorIs(t, first.Complete(ctx), trafikey.ErrLeaseLost)
 		close(finish)
 		require.Eventually(t, func() bool { return stats(t, b.q).TotalCompleted == 1 }, eventually, tick)
 		require.Equal(t, int64(1), stats(t, b.q).TotalRecovered)
@@ -360,7 +360,7 @@ func TestWorkerLostLeaseCancelsHandler(t *testing.T) {
 		case <-time.After(eventually):
 			t.Fatal("the handler was not cancelled")
 		}
-		require.Equal(t, trafikey.OutcomeLost, <-outcome)
+		require.Equal(t, trafikey.OutcomeLeaseLost, <-outcome)
 		require.Equal(t, int64(1), w.Stats().Lost)
 	})
 }
