@@ -4,6 +4,35 @@
 // never half-moved, never lost when a worker dies, and never completed by a
 // worker that lost its claim.
 //
+// # The shape of the API
+//
+// The package is read by role. A producer needs Open, Queue.Add (or AddBatch,
+// AddFlow, AddAndWait) and JobOptions; a handler author needs Handler, Job,
+// Mux and WorkerOptions; an operator reaches the rest through small handles
+// that group one resource each: q.Admin() (pausing, rates, retention, events,
+// moving and removing jobs), q.Lane(name) and q.Schedules(). A handle holds
+// only the queue (and a name), so calling q.Admin() each time costs nothing.
+//
+// # Compared with River and asynq
+//
+// River's root package puts every verb on its Client (Insert, JobCancel,
+// JobRetry, QueuePause, ...) and groups a few resources behind accessors
+// (PeriodicJobs, Queues); asynq splits the roles into types: a Client that
+// enqueues, a Server and ServeMux that run handlers, an Inspector for
+// operators and a Scheduler for periodic tasks. trafikey keeps one Queue
+// value, because a queue is one set of keys on one server and every role
+// talks to it with the same commands, and moves the operator's and the
+// schedules' verbs behind handles so that the Queue's own methods are those
+// of producers and handlers, as River's accessors do for a few resources.
+//
+// Job options are a plain struct passed by pointer, as River's InsertOpts,
+// rather than asynq's option functions: a schedule stores the options of the
+// jobs it adds and hands them back unchanged (Schedules.Get), which an
+// opaque function cannot do. Delays count on the server's clock only (no
+// absolute run-at time, which would compare a producer's clock with the
+// server's). One sentinel names each refusal (ErrLeaseLost for a job its
+// caller no longer holds, however the server found out).
+//
 // # Opening a queue
 //
 // A Queue is a handle on one named queue, opened on a valkey-go client:

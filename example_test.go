@@ -464,3 +464,58 @@ func ExampleSchedules_Set() {
 	// nightly: 0 occurrences, finished false
 	// warmup: 3 occurrences, finished true
 }
+
+// Cap a lane and pause it: its jobs wait while the others run.
+func ExampleQueue_Lane() {
+	ctx := context.Background()
+	q, done := exampleQueue("uploads") // trafikey.Open on a throwaway server
+	defer done()
+
+	if _, err := q.Add(ctx, []byte("resize"), &trafikey.JobOptions{Lane: "tenant-42"}); err != nil {
+		log.Fatal(err)
+	}
+	lane := q.Lane("tenant-42")
+	if err := lane.SetCap(ctx, 5); err != nil {
+		log.Fatal(err)
+	}
+	if err := lane.Pause(ctx); err != nil {
+		log.Fatal(err)
+	}
+	info, err := lane.Info(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(info.Name, "waiting", info.Waiting, "cap", info.Cap, "paused", info.Paused)
+	jobs, err := q.Claim(ctx, time.Minute, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("claimed", len(jobs))
+	// Output:
+	// tenant-42 waiting 1 cap 5 paused true
+	// claimed 0
+}
+
+// Operator verbs live on the queue's Admin handle.
+func ExampleQueue_Admin() {
+	ctx := context.Background()
+	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	defer done()
+
+	admin := q.Admin()
+	if err := admin.Pause(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if err := admin.SetRate(ctx, 100, time.Second); err != nil {
+		log.Fatal(err)
+	}
+	s, err := q.Stats(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("paused", s.Paused, "rate", s.RateLimit, "per", s.RateWindow)
+	if err := admin.SetRate(ctx, 0, 0); err != nil { // no limit
+		log.Fatal(err)
+	}
+	// Output: paused true rate 100 per 1s
+}
