@@ -15,16 +15,25 @@ import (
 // batches into calls of this size.
 const MaxBatch = protocol.MaxCount
 
-// NewJob is one job of an AddBatch.
-type NewJob struct {
+// JobSpec is a job to add: its payload and options, and in a flow (AddFlow)
+// what its death does to its parent and the jobs it waits for. AddBatch
+// takes jobs without children.
+type JobSpec struct {
 	// Payload is stored and handed to the worker byte for byte.
 	Payload []byte
-	// Options configure the job as they would for Add.
-	Options []AddOption
+	// Options configure the job as they do for Add.
+	Options JobOptions
+	// OnFail is what this job's death does to its parent in a flow; the
+	// root's is not used. Empty is ChildFailsParent.
+	OnFail ChildPolicy
+	// Children are the jobs this one waits for, in a flow: a job with
+	// children waits, in StateWaiting, until every child has finished,
+	// then becomes pending.
+	Children []JobSpec
 }
 
-// Add adds one job and returns its id. The payload is any bytes. With
-// Unique, a key held by another job is refused with an error for which
+// Add adds one job and returns its id. The payload is any bytes; opts may be
+// nil for every default. With a UniqueKey, a key held by another job is refused with an error for which
 // errors.As gives a *DuplicateError.
 //
 // Concurrent Add calls of jobs without a unique key are coalesced (see
@@ -41,15 +50,16 @@ type NewJob struct {
 // With a durability (WithDurability, DurableContext) that the server does
 // not confirm in time, the id comes back with an error matching
 // ErrNotDurable: the job was added.
-func (q *Queue) Add(ctx context.Context, payload []byte, opts ...AddOption) (string, error) {
-	o := defaultAddOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+func (q *Queue) Add(ctx context.Context, payload []byte, opts *JobOptions) (string, error) {
+	o := opts.resolve()
 	// A job with a unique key, or with a durability of its own, is sent
 	// alone.
 	if _, own := ctx.Value(durabilityKey{}).(Durability); q.adder == nil || o.unique || own {
-		ids, err := q.AddBatch(ctx, []NewJob{{Payload: payload, Options: opts}})
+		j := JobSpec{Payload: payload}
+		if opts != nil {
+			j.Options = *opts
+		}
+		ids, err := q.AddBatch(ctx, []JobSpec{j})
 		if len(ids) == 0 {
 			return "", err
 		}
@@ -175,7 +185,7 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 //
 // Every job is validated before the first call, so a bad option adds
 // nothing at all.
-func (q *Queue) AddBatch(ctx context.Context, jobs []NewJob) ([]string, error) {
+func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) {
 	if len(jobs) == 0 {
 		return nil, nil
 	}
@@ -183,13 +193,15 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []NewJob) ([]string, error) {
 	for start := 0; start < len(jobs); start += MaxBatch {
 		chunk := jobs[start:min(start+MaxBatch, len(jobs))]
 		flat := make([]string, 0, jobArgs*len(chunk))
-		for i, j := range chunk {
-			o := defaultAddOptions()
-			for _, opt := range j.Options {
-				opt(&o)
+		for i := range chunk {
+			j := &chunk[i]
+			op := "add job " + strconv.Itoa(start+i)
+			if len(j.Children) > 0 || j.OnFail != "" {
+				return nil, invalid(op, "children and a child policy are for AddFlow")
 			}
+			o := j.Options.resolve()
 			var err error
-			if flat, err = o.args("add job "+strconv.Itoa(start+i), flat, j.Payload); err != nil {
+			if flat, err = o.args(op, flat, j.Payload); err != nil {
 				return nil, err
 			}
 		}

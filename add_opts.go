@@ -12,7 +12,7 @@ const (
 	// DefaultMaxAttempts is how many times a job may be claimed before a
 	// failure dead-letters it. Three attempts absorb a transient fault
 	// without letting a poisoned job keep a worker busy for long; raise it
-	// with MaxAttempts for jobs that call flaky remote services.
+	// with JobOptions.MaxAttempts for jobs that call flaky remote services.
 	DefaultMaxAttempts = 3
 	// DefaultBackoffBase is the base of the default exponential backoff:
 	// retries wait 1 s, 2 s, 4 s, ...
@@ -30,8 +30,58 @@ const (
 	BackoffExponential BackoffKind = protocol.BackoffExponential
 )
 
-// AddOption configures one job for Add or a NewJob.
-type AddOption func(*addOptions)
+// JobOptions configure one job: for Add and AddAndWait, and as the Options
+// of a JobSpec (AddBatch, AddFlow) or of a Schedule, which stores them. The
+// zero value is a job with every default; a nil *JobOptions is the same.
+// Add checks them before any I/O: a value out of its range is an error
+// matching ErrInvalid.
+type JobOptions struct {
+	// Priority is 0..1000; higher runs first, equal priorities run in the
+	// order they were added.
+	Priority int
+	// Delay makes the job wait this long, from the server's now, before it
+	// can be claimed (rounded up to a millisecond, at most ten years).
+	// Workers move due jobs to pending on their promote timer
+	// (WorkerOptions.PromoteEvery). A job with children, or a schedule's,
+	// takes none.
+	Delay time.Duration
+	// MaxAttempts is how many claims the job gets, 1..1000000 (0:
+	// DefaultMaxAttempts); a failure that leaves no attempt dead-letters it.
+	MaxAttempts int
+	// Backoff is how the wait before a retry grows (empty:
+	// BackoffExponential), from BackoffBase (0..24 h, whole milliseconds;
+	// 0 with an empty Backoff is DefaultBackoffBase).
+	Backoff     BackoffKind
+	BackoffBase time.Duration
+	// UniqueKey (1..512 bytes) makes the job hold the key for UniqueTTL:
+	// while the key is held, adding another job with it is refused with a
+	// *DuplicateError naming the holder. The key is released when the job
+	// completes or is removed, or when the TTL passes, whichever comes
+	// first. A UniqueTTL without a key is refused.
+	UniqueKey string
+	UniqueTTL time.Duration
+	// Lane puts the job in a lane (1..128 bytes, any bytes; empty: none): a
+	// tenant, a customer, a downstream host. Workers take the lanes with
+	// waiting jobs, and the jobs without a lane, in round-robin turns, so
+	// one lane's backlog does not hold up another's; Queue.Lane caps and
+	// pauses a lane.
+	Lane string
+	// KeepOutcome keeps the job's outcome (its result, or its error when it
+	// dies) this long (1ms..24h) after it finishes, for Queue.Wait to read.
+	// AddAndWait sets it itself.
+	KeepOutcome time.Duration
+	// Timeout bounds each attempt of the job (1ms..24h; 0: the worker's
+	// WorkerOptions.Timeout): at the deadline its handler's context ends
+	// and the attempt fails with an error matching ErrTimeout.
+	Timeout time.Duration
+	// Kind is the job's kind (up to 128 bytes), which a Mux routes on and
+	// Job.Kind, Inspect and the dashboard show.
+	Kind string
+	// Headers travel with the job to its handler (Job.Headers): trace
+	// context (the trafikeyotel module sets it), a tenant, a request id.
+	// Encoded, they take at most MaxHeaders bytes.
+	Headers map[string]string
+}
 
 type addOptions struct {
 	priority    int
@@ -45,103 +95,35 @@ type addOptions struct {
 	lane        string
 	laned       bool
 	wait        time.Duration // how long the outcome is kept for waiters; 0: not
-	at          time.Time     // the absolute due time; zero: none
 	timeout     time.Duration // one attempt's bound; 0: the worker's
 	kind        string
 	headers     map[string]string
 }
 
-func defaultAddOptions() addOptions {
-	return addOptions{
+// resolve fills in the defaults of o; a nil o is every default.
+func (o *JobOptions) resolve() addOptions {
+	r := addOptions{
 		maxAttempts: DefaultMaxAttempts,
 		backoff:     BackoffExponential,
 		backoffBase: DefaultBackoffBase,
 	}
-}
-
-// Priority sets the job's priority, 0..1000; higher runs first, equal
-// priorities run in the order they were added. The default is 0.
-func Priority(p int) AddOption {
-	return func(o *addOptions) { o.priority = p }
-}
-
-// Delay makes the job wait d before it can be claimed (rounded up to a
-// millisecond, at most ten years). Workers move due jobs to pending on their
-// promote timer (WorkerOptions.PromoteEvery).
-func Delay(d time.Duration) AddOption {
-	return func(o *addOptions) { o.delay = d }
-}
-
-// MaxAttempts sets how many claims the job gets, 1..1000000; a failure that
-// leaves no attempt dead-letters it. The default is DefaultMaxAttempts.
-func MaxAttempts(n int) AddOption {
-	return func(o *addOptions) { o.maxAttempts = n }
-}
-
-// Backoff sets the wait before a retry: kind BackoffFixed or
-// BackoffExponential, and base 0..24 h (whole milliseconds). The default is
-// exponential from DefaultBackoffBase.
-func Backoff(kind BackoffKind, base time.Duration) AddOption {
-	return func(o *addOptions) { o.backoff, o.backoffBase = kind, base }
-}
-
-// Unique makes the job hold key (1..512 bytes) for ttl: while the key is
-// held, adding another job with it is refused with a *DuplicateError naming
-// the holder. The key is released when the job completes or is removed, or
-// when ttl passes, whichever comes first.
-func Unique(key string, ttl time.Duration) AddOption {
-	return func(o *addOptions) { o.uniqueKey, o.uniqueTTL, o.unique = key, ttl, true }
-}
-
-// Lane puts the job in lane name (1..128 bytes, any bytes): a tenant, a
-// customer, a downstream host. Workers take the lanes with waiting jobs, and
-// the jobs without a lane, in round-robin turns, so one lane's backlog does
-// not hold up another's; a lane can be capped (Queue.SetLaneCap) and paused
-// on its own (Queue.PauseLane).
-func Lane(name string) AddOption {
-	return func(o *addOptions) { o.lane, o.laned = name, true }
-}
-
-// KeepOutcome keeps the job's outcome (its result, or its error when it
-// dies) for d (1ms..24h) after it finishes, for Queue.Wait to read.
-// AddAndWait sets it itself.
-func KeepOutcome(d time.Duration) AddOption {
-	return func(o *addOptions) { o.wait = d }
-}
-
-// At makes the job wait until t (the server's clock decides, so the
-// producer's clock does not matter): a t in the past runs it now. With Delay
-// as well, the later of the two wins.
-func At(t time.Time) AddOption {
-	return func(o *addOptions) { o.at = t }
-}
-
-// Timeout bounds each attempt of the job to d (1ms..24h), in place of the
-// worker's WorkerOptions.Timeout: at the deadline its handler's context
-// ends and the attempt fails with an error matching ErrTimeout.
-func Timeout(d time.Duration) AddOption {
-	return func(o *addOptions) { o.timeout = d }
-}
-
-// Kind sets the job's kind (1..128 bytes), which a Mux routes on and
-// Job.Kind, Inspect and the dashboard show.
-func Kind(name string) AddOption {
-	return func(o *addOptions) { o.kind = name }
-}
-
-// Headers carries h with the job to its handler (Job.Headers): trace
-// context (the trafikeyotel module sets it), a tenant, a request id. Several
-// Headers options merge, the later winning per key; encoded, they take at
-// most MaxHeaders bytes.
-func Headers(h map[string]string) AddOption {
-	return func(o *addOptions) {
-		if o.headers == nil {
-			o.headers = make(map[string]string, len(h))
-		}
-		for k, v := range h {
-			o.headers[k] = v
-		}
+	if o == nil {
+		return r
 	}
+	r.priority, r.delay = o.Priority, o.Delay
+	if o.MaxAttempts != 0 {
+		r.maxAttempts = o.MaxAttempts
+	}
+	if o.Backoff != "" {
+		r.backoff, r.backoffBase = o.Backoff, o.BackoffBase
+	} else if o.BackoffBase != 0 {
+		r.backoffBase = o.BackoffBase
+	}
+	r.uniqueKey, r.uniqueTTL = o.UniqueKey, o.UniqueTTL
+	r.unique = o.UniqueKey != "" || o.UniqueTTL != 0
+	r.lane, r.laned = o.Lane, o.Lane != ""
+	r.wait, r.timeout, r.kind, r.headers = o.KeepOutcome, o.Timeout, o.Kind, o.Headers
+	return r
 }
 
 // MaxHeaders bounds a job's encoded Headers, bytes.
@@ -227,15 +209,6 @@ func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, er
 	if o.laned && !protocol.ValidLaneName(o.lane) {
 		return dst, invalid(op, "lane name of %d bytes, want 1..%d", len(o.lane), protocol.MaxLaneName)
 	}
-	due := ""
-	if !o.at.IsZero() {
-		ms := o.at.UnixMilli()
-		if ms < 0 || ms > protocol.MaxDueMS {
-			return dst, invalid(op, "time %v outside the epoch .. year 9999", o.at)
-		}
-		// 0 would read as no due time: the epoch is as past as any.
-		due = protocol.FormatInt(max(ms, 1))
-	}
 	timeout := ""
 	if o.timeout != 0 {
 		ms := ceilMS(o.timeout)
@@ -270,7 +243,7 @@ func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, er
 		"", // parent: set by AddFlow
 		"", // onfail: set by AddFlow
 		wait,
-		due,
+		"", // due: a job waits by Delay
 		timeout,
 		o.kind,
 		headers,

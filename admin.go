@@ -14,14 +14,16 @@ import (
 
 // Pause stops claims on the queue: Claim returns no jobs until Resume.
 // Adding, completing and failing go on. Pausing a paused queue is a no-op.
-func (q *Queue) Pause(ctx context.Context) error {
+func (a Admin) Pause(ctx context.Context) error {
+	q := a.q
 	_, err := q.callInt(ctx, protocol.Pause)
 	return err
 }
 
 // Resume lets workers claim again and wakes idle ones when jobs are
 // pending. Resuming a running queue is a no-op.
-func (q *Queue) Resume(ctx context.Context) error {
+func (a Admin) Resume(ctx context.Context) error {
+	q := a.q
 	_, err := q.callInt(ctx, protocol.Resume)
 	return err
 }
@@ -31,21 +33,24 @@ func (q *Queue) Resume(ctx context.Context) error {
 // it had finished. A claimed job is refused with ErrState, and so is a
 // parent still waiting for children (RemoveFlow removes it with them); a
 // job that does not exist is ErrNotFound.
-func (q *Queue) Remove(ctx context.Context, id string) error {
+func (a Admin) Remove(ctx context.Context, id string) error {
+	q := a.q
 	return q.byID(ctx, protocol.Remove, id, "0")
 }
 
 // RemoveFlow removes a job and, when it is a parent waiting for children,
 // every descendant of it (at most 1000 jobs in all). A claimed job among
 // them refuses the whole removal with ErrState.
-func (q *Queue) RemoveFlow(ctx context.Context, id string) error {
+func (a Admin) RemoveFlow(ctx context.Context, id string) error {
+	q := a.q
 	return q.byID(ctx, protocol.Remove, id, "1")
 }
 
 // Requeue moves a dead job back to pending with a fresh set of attempts
 // (its attempt counter keeps counting, so old tokens stay stale). A job
 // that is not dead is refused with ErrState.
-func (q *Queue) Requeue(ctx context.Context, id string) error {
+func (a Admin) Requeue(ctx context.Context, id string) error {
+	q := a.q
 	return q.byID(ctx, protocol.Requeue, id)
 }
 
@@ -65,7 +70,8 @@ func (q *Queue) byID(ctx context.Context, v *protocol.Verb, id string, more ...s
 
 // Promote moves up to limit (1..1000) delayed jobs whose time has come to
 // pending and returns how many it moved. Workers call it on a timer.
-func (q *Queue) Promote(ctx context.Context, limit int) (int, error) {
+func (a Admin) Promote(ctx context.Context, limit int) (int, error) {
+	q := a.q
 	if limit < 1 || limit > protocol.MaxCount {
 		return 0, invalid("promote", "limit %d outside 1..%d", limit, protocol.MaxCount)
 	}
@@ -77,7 +83,8 @@ func (q *Queue) Promote(ctx context.Context, limit int) (int, error) {
 // back from their workers: those with attempts left go back to pending, the
 // others are dead-lettered with the error "lease expired". Workers call it
 // on a timer.
-func (q *Queue) Recover(ctx context.Context, limit int) (requeued, dead int, err error) {
+func (a Admin) Recover(ctx context.Context, limit int) (requeued, dead int, err error) {
+	q := a.q
 	return q.recover(ctx, limit, q.call)
 }
 

@@ -8,9 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/valkey-io/valkey-go"
 
-	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
 )
@@ -56,7 +54,7 @@ func TestAddTakenOutBeforeSent(t *testing.T) {
 	ids := make([]string, 2)
 	errs := make([]error, 2)
 	for i := range 2 {
-		wg.Go(func() { ids[i], errs[i] = q.Add(context.Background(), []byte("sent")) })
+		wg.Go(func() { ids[i], errs[i] = q.Add(context.Background(), []byte("sent"), nil) })
 		// Each is taken by a sender of its own before the next comes.
 		require.Eventually(t, func() bool {
 			queued, senders := adderState()
@@ -67,7 +65,7 @@ func TestAddTakenOutBeforeSent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	late := make(chan error, 1)
 	go func() {
-		_, err := q.Add(ctx, []byte("never sent"))
+		_, err := q.Add(ctx, []byte("never sent"), nil)
 		late <- err
 	}()
 	require.Eventually(t, func() bool {
@@ -88,24 +86,6 @@ func TestAddTakenOutBeforeSent(t *testing.T) {
 	require.Eventually(t, q.adder.Idle, 10*time.Second, time.Millisecond, "the senders exit")
 }
 
-// TestCompleteManyFallsBackToComplete: a server without EMQ.COMPLETEMANY (a
-// native module older than the client; here no module at all) answers
-// unknown command, and the queue then sends COMPLETE per job instead.
-func TestCompleteManyFallsBackToComplete(t *testing.T) {
-	t.Parallel()
-	s := valkeytest.Start(t, valkeyserver.Options{})
-	c := valkeytest.Client(t, s)
-	q, err := Open(t.Context(), c, "old", withRunner(executor.NewNative(c)), WithoutInstall())
-	require.NoError(t, err)
-	j := &Job{ID: "1", Attempt: 1, q: q, token: "1"}
-	errs, err := q.CompleteMany(t.Context(), []*Job{j})
-	require.NoError(t, err, "not a call error: each job was tried on its own")
-	require.True(t, q.noCompleteMany.Load())
-	var se *ServerError
-	require.ErrorAs(t, errs[0], &se)
-	require.Equal(t, "complete", se.Verb, "the job went out as COMPLETE")
-}
-
 // TestTakeCompletionsDropsExpired: a completion whose report time ran out
 // while it waited is answered with DeadlineExceeded and left out of the
 // batch, so its deadline cannot fail the call of the others.
@@ -121,32 +101,4 @@ func TestTakeCompletionsDropsExpired(t *testing.T) {
 	require.Empty(t, rest)
 	require.ErrorIs(t, <-old.done, context.DeadlineExceeded)
 	require.Empty(t, a.done)
-}
-
-// TestCompleteManyFallsBackOnNoPerm: a user whose ACL does not allow
-// EMQ.COMPLETEMANY (an ACL written before the command existed) completes
-// job by job through COMPLETE.
-func TestCompleteManyFallsBackOnNoPerm(t *testing.T) {
-	t.Parallel()
-	s := valkeytest.Start(t, valkeyserver.Options{
-		Module: valkeytest.ModulePath(t),
-		Users:  []string{"old on >pw ~* +@all -emq.completemany"},
-	})
-	c, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{s.Addr()}, Username: "old", Password: "pw", DisableCache: true})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	q, err := Open(t.Context(), c, "acl", WithExecutor(ExecutorNative))
-	require.NoError(t, err)
-	_, err = q.Add(t.Context(), []byte("x"))
-	require.NoError(t, err)
-	jobs, err := q.Claim(t.Context(), time.Minute, 1)
-	require.NoError(t, err)
-	require.Len(t, jobs, 1)
-	errs, err := q.CompleteMany(t.Context(), jobs)
-	require.NoError(t, err)
-	require.NoError(t, errs[0], "completed through COMPLETE")
-	require.True(t, q.noCompleteMany.Load())
-	st, err := q.Stats(t.Context())
-	require.NoError(t, err)
-	require.Equal(t, int64(1), st.TotalCompleted)
 }

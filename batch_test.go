@@ -90,16 +90,16 @@ func requireFewerCompleteCalls(t *testing.T, b *testBundle, ce *countingExecutor
 func makeRecovered(t *testing.T, b *testBundle, q *trafikey.Queue, id string) {
 	t.Helper()
 	b.do(t, "ZADD", protocol.KeysOf(q.Name()).Active, "XX", "1", id)
-	requeued, _, err := q.Recover(t.Context(), 10)
+	requeued, _, err := q.Admin().Recover(t.Context(), 10)
 	require.NoError(t, err)
 	require.Equal(t, 1, requeued)
 }
 
 func addN(t *testing.T, q *trafikey.Queue, n int) {
 	t.Helper()
-	jobs := make([]trafikey.NewJob, n)
+	jobs := make([]trafikey.JobSpec, n)
 	for i := range jobs {
-		jobs[i] = trafikey.NewJob{Payload: []byte(strconv.Itoa(i))}
+		jobs[i] = trafikey.JobSpec{Payload: []byte(strconv.Itoa(i))}
 	}
 	_, err := q.AddBatch(t.Context(), jobs)
 	require.NoError(t, err)
@@ -147,10 +147,10 @@ func TestCompleteManyOutcomes(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, errs, 8)
 		require.NoError(t, errs[0])
-		require.ErrorIs(t, errs[1], trafikey.ErrStale)
-		require.ErrorIs(t, errs[2], trafikey.ErrNotActive)
-		require.ErrorIs(t, errs[2], trafikey.ErrState)
-		require.NotErrorIs(t, errs[2], trafikey.ErrStale)
+		require.ErrorIs(t, errs[1], trafikey.ErrLeaseLost)
+		require.NotErrorIs(t, errs[1], trafikey.ErrState, "claimed again: stale")
+		require.ErrorIs(t, errs[2], trafikey.ErrLeaseLost)
+		require.ErrorIs(t, errs[2], trafikey.ErrState, "recovered: not active")
 		require.ErrorIs(t, errs[3], trafikey.ErrNotFound)
 		require.NoError(t, errs[4])
 		require.ErrorIs(t, errs[5], trafikey.ErrInvalid)
@@ -310,13 +310,13 @@ func TestWorkerStaleJobInBatchIsLost(t *testing.T) {
 		for id, r := range results {
 			switch id {
 			case "3/1":
-				require.Equal(t, trafikey.OutcomeLost, r.outcome)
-				require.ErrorIs(t, r.err, trafikey.ErrStale)
+				require.Equal(t, trafikey.OutcomeLeaseLost, r.outcome)
+				require.ErrorIs(t, r.err, trafikey.ErrLeaseLost)
 			case "7/1":
-				require.Equal(t, trafikey.OutcomeLost, r.outcome)
+				require.Equal(t, trafikey.OutcomeLeaseLost, r.outcome)
 				// not active while it waits in pending, stale once claimed
 				// again, gone once that claim completed first
-				require.True(t, errors.Is(r.err, trafikey.ErrNotActive) || errors.Is(r.err, trafikey.ErrStale) ||
+				require.True(t, errors.Is(r.err, trafikey.ErrLeaseLost) || errors.Is(r.err, trafikey.ErrLeaseLost) ||
 					errors.Is(r.err, trafikey.ErrNotFound), "%v", r.err)
 			default:
 				require.Equal(t, trafikey.OutcomeCompleted, r.outcome, id)
@@ -379,7 +379,7 @@ func TestConcurrentAddsCoalesce(t *testing.T) {
 			wg.Go(func() {
 				for i := range each {
 					payload := fmt.Sprintf("%d-%d", p, i)
-					id, err := q.Add(ctx, []byte(payload))
+					id, err := q.Add(ctx, []byte(payload), nil)
 					if err != nil {
 						t.Errorf("add %s: %v", payload, err)
 						return
@@ -418,7 +418,7 @@ func TestAddCoalescingOff(t *testing.T) {
 		var wg sync.WaitGroup
 		for range n {
 			wg.Go(func() {
-				_, err := q.Add(t.Context(), []byte("x"))
+				_, err := q.Add(t.Context(), []byte("x"), nil)
 				if err != nil {
 					t.Error(err)
 				}
@@ -439,7 +439,7 @@ func TestCoalescedAddsRefusedTogether(t *testing.T) {
 		var refused atomic.Int64
 		for range n {
 			wg.Go(func() {
-				_, err := b.q.Add(t.Context(), []byte("x"))
+				_, err := b.q.Add(t.Context(), []byte("x"), nil)
 				if errors.Is(err, trafikey.ErrWire) {
 					refused.Add(1)
 				} else {
@@ -455,7 +455,7 @@ func TestCoalescedAddsRefusedTogether(t *testing.T) {
 func TestCoalescedAddsKeepTheirOwnRefusals(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		held, err := b.q.Add(ctx, []byte("holder"), trafikey.Unique("k", time.Hour))
+		held, err := b.q.Add(ctx, []byte("holder"), &trafikey.JobOptions{UniqueKey: "k", UniqueTTL: time.Hour})
 		require.NoError(t, err)
 		// A bad option or a held unique key refuses its own job only, while
 		// the jobs around it are added.
@@ -464,14 +464,14 @@ func TestCoalescedAddsKeepTheirOwnRefusals(t *testing.T) {
 		var good, invalid, dup atomic.Int64
 		for i := range n {
 			wg.Go(func() {
-				var opts []trafikey.AddOption
+				var opts trafikey.JobOptions
 				switch i % 3 {
 				case 1:
-					opts = []trafikey.AddOption{trafikey.Priority(-1)}
+					opts = trafikey.JobOptions{Priority: -1}
 				case 2:
-					opts = []trafikey.AddOption{trafikey.Unique("k", time.Hour)}
+					opts = trafikey.JobOptions{UniqueKey: "k", UniqueTTL: time.Hour}
 				}
-				_, err := b.q.Add(ctx, []byte(strconv.Itoa(i)), opts...)
+				_, err := b.q.Add(ctx, []byte(strconv.Itoa(i)), &opts)
 				var de *trafikey.DuplicateError
 				switch {
 				case err == nil && i%3 == 0:
@@ -495,7 +495,7 @@ func TestAddCancelled(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		_, err := b.q.Add(ctx, []byte("x"))
+		_, err := b.q.Add(ctx, []byte("x"), nil)
 		require.ErrorIs(t, err, context.Canceled)
 
 		// Writes pause, so calls stay in flight; callers whose deadline
@@ -508,7 +508,7 @@ func TestAddCancelled(t *testing.T) {
 			wg.Go(func() {
 				ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 				defer cancel()
-				_, err := b.q.Add(ctx, []byte("late"))
+				_, err := b.q.Add(ctx, []byte("late"), nil)
 				if errors.Is(err, context.DeadlineExceeded) {
 					expired.Add(1)
 				} else {
@@ -522,7 +522,7 @@ func TestAddCancelled(t *testing.T) {
 
 		// The queue works on. (Which of those jobs were added depends on
 		// whether they were sent; batch_internal_test.go pins that down.)
-		_, err = b.q.Add(t.Context(), []byte("after"))
+		_, err = b.q.Add(t.Context(), []byte("after"), nil)
 		require.NoError(t, err)
 	})
 }

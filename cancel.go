@@ -27,22 +27,14 @@ func (q *Queue) Cancel(ctx context.Context, id string) error {
 }
 
 // Reschedule moves a pending or delayed job (a retrying one included) to
-// run at t, on the server's clock: a t not after the server's now makes it
-// pending at once, a later one delays it until then. Its attempts and other
-// fields are kept. It returns the job's state after the call (StatePending
-// or StateDelayed); a job claimed, dead, waiting for children or retained is
-// refused with ErrState, one that does not exist is ErrNotFound.
-func (q *Queue) Reschedule(ctx context.Context, id string, t time.Time) (JobState, error) {
-	ms := t.UnixMilli()
-	if ms < 0 || ms > protocol.MaxDueMS {
-		return "", invalid("reschedule", "time %v outside the epoch .. year 9999", t)
-	}
-	return q.reschedule(ctx, id, protocol.FormatInt(ms), "0")
-}
-
-// RescheduleIn is Reschedule to d from the server's now (0..10 years,
-// rounded up to a millisecond): 0 runs the job now.
-func (q *Queue) RescheduleIn(ctx context.Context, id string, d time.Duration) (JobState, error) {
+// run d from the server's now (0..10 years, rounded up to a millisecond):
+// 0 makes it pending at once, a later time delays it until then. Its
+// attempts and other fields are kept. It returns the job's state after the
+// call (StatePending or StateDelayed); a job claimed, dead, waiting for
+// children or retained is refused with ErrState, one that does not exist is
+// ErrNotFound.
+func (a Admin) Reschedule(ctx context.Context, id string, d time.Duration) (JobState, error) {
+	q := a.q
 	ms := ceilMS(d)
 	if d < 0 || ms > protocol.MaxDelayMS {
 		return "", invalid("reschedule", "delay %v outside 0..%dms", d, int64(protocol.MaxDelayMS))

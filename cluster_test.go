@@ -54,9 +54,9 @@ func TestClusterFailover(t *testing.T) {
 
 			const perQueue = 200
 			for _, q := range queues {
-				jobs := make([]trafikey.NewJob, perQueue)
+				jobs := make([]trafikey.JobSpec, perQueue)
 				for i := range jobs {
-					jobs[i] = trafikey.NewJob{Payload: []byte(q.Name())}
+					jobs[i] = trafikey.JobSpec{Payload: []byte(q.Name())}
 				}
 				ids, err := q.AddBatch(ctx, jobs)
 				require.NoError(t, err)
@@ -267,7 +267,7 @@ func TestClusterMultiQueueWorker(t *testing.T) {
 						}
 						return true
 					}, eventually, tick, "the worker waits on every primary")
-					_, err := qw.Queue.Add(ctx, []byte("wake"))
+					_, err := qw.Queue.Add(ctx, []byte("wake"), nil)
 					require.NoError(t, err)
 					want := round*len(qws) + i + 1
 					require.Eventually(t, func() bool { return d.total() == want }, eventually, tick,

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/trafikey/trafikey/internal/groupcommit"
@@ -15,8 +13,9 @@ import (
 // CompleteMany reports jobs done, as Complete does for each, in calls of up
 // to MaxBatch jobs (COMPLETEMANY). It returns one error per job, in the
 // order of jobs: nil when the job was completed, else an error that
-// errors.Is tells apart as Complete's would be: ErrStale, ErrNotActive
-// (also an ErrState) or ErrNotFound. A lost claim refuses only its own job;
+// errors.Is tells apart as Complete's would be: ErrLeaseLost (also an
+// ErrState when the lease expired and the job was recovered) or
+// ErrNotFound. A lost claim refuses only its own job;
 // the others complete.
 //
 // Jobs claimed through another Queue value, and nil jobs, are refused
@@ -89,9 +88,6 @@ func takeDistinct[T any](queue []T, id func(T) string) (batch, rest []T) {
 // COMPLETEMANY and maps each job's outcome to Complete's error. A call
 // error (transport, refusal) concerns every job of the call.
 func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) {
-	if q.noCompleteMany.Load() {
-		return completeEach(ctx, jobs), nil
-	}
 	args := make([]string, 1, 1+3*len(jobs))
 	args[0] = protocol.FormatInt(int64(len(jobs)))
 	for _, j := range jobs {
@@ -102,13 +98,6 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 	// durability error, the others their own outcome.
 	notDurable := errors.Is(err, ErrNotDurable)
 	if err != nil && !notDurable {
-		if completeManyRefused(err) {
-			// A native module older than this client, or an ACL that
-			// does not allow the command: complete job by job from now
-			// on, which the server's answer to COMPLETE makes equivalent.
-			q.noCompleteMany.Store(true)
-			return completeEach(ctx, jobs), nil
-		}
 		return nil, err
 	}
 	outs, rerr := msg.ToArray()
@@ -129,9 +118,9 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 		case protocol.CompleteManyGone:
 			errs[i] = jobs[i].notFound(protocol.CompleteMany)
 		case protocol.CompleteManyStale:
-			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrStale}}
+			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrLeaseLost}}
 		case protocol.CompleteManyNotActive:
-			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrNotActive, ErrState}}
+			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrLeaseLost, ErrState}}
 		case protocol.CompleteManyCancelled:
 			errs[i] = &outcomeError{verb: protocol.CompleteMany.Name, id: jobs[i].ID, errs: []error{ErrCancelled, ErrState}}
 		case protocol.CompleteManyTooLarge:
@@ -141,30 +130,6 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 		}
 	}
 	return errs, nil
-}
-
-// completeManyRefused reports a refusal of COMPLETEMANY itself: a command the
-// server does not have, or one the caller's ACL does not allow (an ACL that
-// lists the EMQ.* commands one by one, written before this one existed).
-func completeManyRefused(err error) bool {
-	var se *ServerError
-	if !errors.As(err, &se) {
-		return false
-	}
-	return strings.HasPrefix(se.Text, "ERR unknown command") ||
-		(strings.HasPrefix(se.Text, "NOPERM") && strings.Contains(strings.ToLower(se.Text), "'"+strings.ToLower(protocol.CompleteMany.Command)+"' command"))
-}
-
-// completeEach completes jobs one COMPLETE each, concurrently so that the
-// client pipelines them.
-func completeEach(ctx context.Context, jobs []*Job) []error {
-	errs := make([]error, len(jobs))
-	var wg sync.WaitGroup
-	for i, j := range jobs {
-		wg.Go(func() { errs[i] = j.Complete(ctx) })
-	}
-	wg.Wait()
-	return errs
 }
 
 // outcomeError is a job's refusal inside a call with per-job outcomes: the

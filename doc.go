@@ -4,6 +4,35 @@
 // never half-moved, never lost when a worker dies, and never completed by a
 // worker that lost its claim.
 //
+// # The shape of the API
+//
+// The package is read by role. A producer needs Open, Queue.Add (or AddBatch,
+// AddFlow, AddAndWait) and JobOptions; a handler author needs Handler, Job,
+// Mux and WorkerOptions; an operator reaches the rest through small handles
+// that group one resource each: q.Admin() (pausing, rates, retention, events,
+// moving and removing jobs), q.Lane(name) and q.Schedules(). A handle holds
+// only the queue (and a name), so calling q.Admin() each time costs nothing.
+//
+// # Compared with River and asynq
+//
+// River's root package puts every verb on its Client (Insert, JobCancel,
+// JobRetry, QueuePause, ...) and groups a few resources behind accessors
+// (PeriodicJobs, Queues); asynq splits the roles into types: a Client that
+// enqueues, a Server and ServeMux that run handlers, an Inspector for
+// operators and a Scheduler for periodic tasks. trafikey keeps one Queue
+// value, because a queue is one set of keys on one server and every role
+// talks to it with the same commands, and moves the operator's and the
+// schedules' verbs behind handles so that the Queue's own methods are those
+// of producers and handlers, as River's accessors do for a few resources.
+//
+// Job options are a plain struct passed by pointer, as River's InsertOpts,
+// rather than asynq's option functions: a schedule stores the options of the
+// jobs it adds and hands them back unchanged (Schedules.Get), which an
+// opaque function cannot do. Delays count on the server's clock only (no
+// absolute run-at time, which would compare a producer's clock with the
+// server's). One sentinel names each refusal (ErrLeaseLost for a job its
+// caller no longer holds, however the server found out).
+//
 // # Opening a queue
 //
 // A Queue is a handle on one named queue, opened on a valkey-go client:
@@ -22,10 +51,10 @@
 //
 // A job is an opaque payload plus options:
 //
-//	id, err := q.Add(ctx, payload, trafikey.Priority(10), trafikey.Delay(time.Minute), trafikey.MaxAttempts(5))
+//	id, err := q.Add(ctx, payload, &trafikey.JobOptions{Priority: 10, Delay: time.Minute, MaxAttempts: 5})
 //
 // AddBatch adds many jobs in calls of up to MaxBatch jobs, each call all or
-// none. Unique refuses a job while another holds the same key; the error
+// none. A UniqueKey refuses a job while another holds the same key; the error
 // then unwraps to a *DuplicateError naming the holder.
 //
 // Concurrent Add calls are coalesced by default (group commit): an Add made
@@ -39,7 +68,7 @@
 // # Running jobs
 //
 // A Worker runs a Handler with a bounded concurrency. Claim loops
-// (WorkerOptions.ClaimLoops, two by default) claim jobs in batches as
+// (two) claim jobs in batches as
 // slots free up, each asking for the free slots only, so one CLAIM is on
 // its way while another's jobs run; a heartbeat extends the leases of running
 // jobs; timers move due delayed jobs to pending and take back jobs whose
@@ -56,7 +85,7 @@
 // The jobs whose handlers return nil are completed the same way: a
 // completion made while none is in flight is sent at once, and those that
 // finish meanwhile share the next COMPLETEMANY call, each with its own
-// outcome, so a lost claim costs only its own job (OutcomeLost).
+// outcome, so a lost claim costs only its own job (OutcomeLeaseLost).
 //
 // A handler error fails the attempt: the job waits its backoff and runs
 // again while attempts remain, then is dead-lettered. SkipRetry
@@ -68,14 +97,14 @@
 //
 // # Kinds, timeouts, cancellation and tracing
 //
-// A job can carry a kind (Kind), a timeout per attempt (Timeout, over
-// WorkerOptions.Timeout) and headers (Headers); a worker's Job has them,
+// A job can carry a kind, a timeout per attempt (over WorkerOptions.Timeout)
+// and headers (JobOptions.Kind, Timeout, Headers); a worker's Job has them,
 // with MaxAttempts and LastAttempt. A Mux routes jobs to handlers by kind
 // and dead-letters a job of an unknown kind without retries; a JobType ties
 // a kind to a Go payload type encoded as JSON, for adding and handling.
 //
-// At runs a job at an absolute time, compared with the server's clock;
-// Queue.Reschedule moves a pending or delayed job to another time.
+// JobOptions.Delay counts from the server's clock; Admin.Reschedule moves a
+// pending or delayed job to another time.
 // Queue.Cancel ends a pending, delayed or running job in the dead set (err
 // "cancelled"): a running job's worker is refused at its next heartbeat,
 // cancels the handler's context with cause ErrCancelled and reports
@@ -84,16 +113,16 @@
 //
 // # Periodic jobs
 //
-// Queue.SetSchedule defines a schedule: a cron expression (six fields,
+// Schedules.Set defines a schedule: a cron expression (six fields,
 // seconds first, in a time zone) or a fixed interval, with a jitter, start
 // and end times, a cap on occurrences and the job each occurrence enqueues.
 // Every Worker runs the schedule step on its timer (WorkerOptions.
 // ScheduleEvery); the server's clock decides when an occurrence is due, and
 // the server enqueues each occurrence once however many workers step at
 // once, restart or disagree about the time. A MissedPolicy catches up or
-// skips the occurrences of a downtime. Schedules, PauseSchedule,
-// ResumeSchedule and RemoveSchedule manage them; a job's JobInfo names its
-// schedule and scheduled time.
+// skips the occurrences of a downtime. Queue.Schedules lists, pauses,
+// resumes and removes them; a job's JobInfo names its schedule and
+// scheduled time.
 //
 // # Downstreams and idempotency
 //
@@ -113,15 +142,15 @@
 // attempt counter, and the job's later calls carry that attempt as a token.
 // When a lease expires (the worker died or stalled), RECOVER puts the job
 // back to pending and the next claim gets a new token; the old worker's
-// Complete is then refused with ErrStale. A job is completed at most once
+// Complete is then refused with ErrLeaseLost. A job is completed at most once
 // per claim and, as long as handlers return before their lease is lost,
 // runs to completion exactly once.
 //
 // # Errors
 //
 // Refusals from the server are *ServerError values that keep the server's
-// exact text and wrap a sentinel of the text's class: ErrStale, ErrState
-// (and ErrNotActive, ErrCancelled), ErrDuplicate, ErrWire and
+// exact text and wrap a sentinel of the text's class: ErrLeaseLost, ErrState
+// (and ErrCancelled), ErrDuplicate, ErrWire and
 // ErrWritePaused. A job that
 // no longer exists is ErrNotFound. Test with errors.Is and errors.As.
 //
@@ -132,7 +161,7 @@
 //
 // # Observing and testing
 //
-// Queue.SetEvents turns a queue's job events on: each transition of a job
+// Admin.SetEvents turns a queue's job events on: each transition of a job
 // added from then on (added, claimed, completed, retrying, dead, …) is
 // written to the queue's bounded events stream by the same command that
 // makes it, so the stream never shows a transition that did not happen and

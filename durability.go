@@ -32,14 +32,14 @@ type Durability struct {
 	// primary, and of each of the Replicas replicas counted (WAITAOF). The
 	// servers need appendonly yes.
 	AOF bool
-	// Timeout bounds the wait (default DefaultDurabilityTimeout). When it
+	// Timeout bounds the wait (default 1 s). When it
 	// passes first, the call returns an error matching ErrNotDurable.
 	Timeout time.Duration
 }
 
-// DefaultDurabilityTimeout is how long a durable write waits for its
+// defaultDurabilityTimeout is how long a durable write waits for its
 // confirmation unless Durability.Timeout says otherwise.
-const DefaultDurabilityTimeout = time.Second
+const defaultDurabilityTimeout = time.Second
 
 // ErrNotDurable reports a write the server applied but could not confirm
 // durable within the timeout: too few replicas acknowledged it, the AOF was
@@ -86,7 +86,7 @@ func (d Durability) on() bool { return d.Replicas > 0 || d.AOF }
 
 func (d Durability) timeout() time.Duration {
 	if d.Timeout == 0 {
-		return DefaultDurabilityTimeout
+		return defaultDurabilityTimeout
 	}
 	return d.Timeout
 }

@@ -45,7 +45,7 @@ func TestKillNineLosesNoAcknowledgedJob(t *testing.T) {
 			for range 4 {
 				wg.Go(func() {
 					for ctx.Err() == nil {
-						id, err := q.Add(ctx, []byte("durable job"))
+						id, err := q.Add(ctx, []byte("durable job"), nil)
 						if err != nil {
 							continue // unacknowledged: the server may be gone
 						}
@@ -149,7 +149,7 @@ func durableProducers(ctx context.Context, q *trafikey.Queue) (acked func() int,
 	for range 4 {
 		wg.Go(func() {
 			for ctx.Err() == nil {
-				if id, err := q.Add(ctx, []byte("job")); err == nil {
+				if id, err := q.Add(ctx, []byte("job"), nil); err == nil {
 					mu.Lock()
 					ids = append(ids, id)
 					mu.Unlock()
@@ -185,12 +185,12 @@ func TestDurabilityConfirmed(t *testing.T) {
 			onReplica := func(args ...string) any { return valkeytest.Do(t, r, args...) }
 
 			for i := range 20 { // coalesced adds, and the ones alone
-				id, err := q.Add(t.Context(), []byte("p"+strconv.Itoa(i)))
+				id, err := q.Add(t.Context(), []byte("p"+strconv.Itoa(i)), nil)
 				require.NoError(t, err)
 				require.Equal(t, int64(1), onReplica("EXISTS", k.Job(id)), "job %s on the replica when Add returns", id)
 			}
 			withAOF := trafikey.DurableContext(t.Context(), trafikey.Durability{Replicas: 1, AOF: true, Timeout: 10 * time.Second})
-			ids, err := q.AddBatch(withAOF, []trafikey.NewJob{{Payload: []byte("x")}, {Payload: []byte("y")}})
+			ids, err := q.AddBatch(withAOF, []trafikey.JobSpec{{Payload: []byte("x")}, {Payload: []byte("y")}})
 			require.NoError(t, err)
 			require.Equal(t, int64(2), onReplica("EXISTS", k.Job(ids[0]), k.Job(ids[1])))
 
@@ -243,7 +243,7 @@ func TestDurabilityNotConfirmed(t *testing.T) {
 				trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 50 * time.Millisecond}))
 			require.NoError(t, err)
 
-			id, err := q.Add(t.Context(), []byte("a"))
+			id, err := q.Add(t.Context(), []byte("a"), nil)
 			require.ErrorIs(t, err, trafikey.ErrNotDurable)
 			var de *trafikey.DurabilityError
 			require.ErrorAs(t, err, &de)
@@ -254,18 +254,18 @@ func TestDurabilityNotConfirmed(t *testing.T) {
 			_, err = q.Inspect(t.Context(), id)
 			require.NoError(t, err)
 
-			ids, err := q.AddBatch(t.Context(), []trafikey.NewJob{{Payload: []byte("b")}})
+			ids, err := q.AddBatch(t.Context(), []trafikey.JobSpec{{Payload: []byte("b")}})
 			require.ErrorIs(t, err, trafikey.ErrNotDurable)
 			require.Len(t, ids, 1)
 
 			// appendonly is off: WAITAOF is refused, and that is the error
 			aof := trafikey.DurableContext(t.Context(), trafikey.Durability{AOF: true})
-			_, err = q.Add(aof, []byte("c"))
+			_, err = q.Add(aof, []byte("c"), nil)
 			require.ErrorAs(t, err, &de)
 			require.Error(t, de.Err)
 
 			off := trafikey.DurableContext(t.Context(), trafikey.Durability{})
-			_, err = q.Add(off, []byte("d"))
+			_, err = q.Add(off, []byte("d"), nil)
 			require.NoError(t, err)
 			jobs, err := q.Claim(t.Context(), time.Minute, 4)
 			require.NoError(t, err)
@@ -283,7 +283,7 @@ func TestDurabilityNotConfirmed(t *testing.T) {
 
 			_, err = trafikey.Open(t.Context(), c, "nd", trafikey.WithDurability(trafikey.Durability{Replicas: -1}))
 			require.ErrorIs(t, err, trafikey.ErrInvalid)
-			_, err = q.Add(trafikey.DurableContext(t.Context(), trafikey.Durability{AOF: true, Timeout: -time.Second}), []byte("e"))
+			_, err = q.Add(trafikey.DurableContext(t.Context(), trafikey.Durability{AOF: true, Timeout: -time.Second}), []byte("e"), nil)
 			require.ErrorIs(t, err, trafikey.ErrInvalid)
 		})
 	}

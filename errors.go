@@ -15,15 +15,15 @@ import (
 // that wraps the sentinel of its class, so callers test with errors.Is and
 // never compare texts.
 var (
-	// ErrStale reports an attempt token that is not the job's current one:
-	// the lease was lost and the job was claimed again (class EMQSTALE).
-	ErrStale = errors.New("trafikey: stale attempt token")
+	// ErrLeaseLost reports a job its caller no longer holds: its lease
+	// expired and it was recovered (then it is an ErrState too), or it was
+	// claimed again since, so the caller's attempt token is stale (class
+	// EMQSTALE). It is also the cause of a handler's context cancellation
+	// when the worker could not extend the job's lease for that reason.
+	ErrLeaseLost = errors.New("trafikey: lease lost")
 	// ErrState reports a job or queue in a state the verb does not accept
 	// (class EMQSTATE), e.g. removing a job a worker holds.
 	ErrState = errors.New("trafikey: job not in an accepted state")
-	// ErrNotActive reports a job that is not claimed: its lease expired and
-	// it was recovered, or it never was claimed. It is an ErrState too.
-	ErrNotActive = errors.New("trafikey: job not active")
 	// ErrDuplicate reports a unique key held by another job (class
 	// EMQLOCK). errors.As with a *DuplicateError gives the holder's id.
 	ErrDuplicate = errors.New("trafikey: duplicate unique key")
@@ -63,7 +63,7 @@ var (
 
 // ServerError is an error reply of a verb. Text is exactly what the server
 // sent, e.g. "EMQSTALE complete token mismatch". It wraps the sentinel of
-// the text's class (ErrStale, ErrState, ...), the class's detail error when
+// the text's class (ErrLeaseLost, ErrState, ...), the class's detail error when
 // there is one (*DuplicateError) and the client's
 // *valkey.ValkeyError.
 type ServerError struct {
@@ -182,6 +182,12 @@ func notRunClass(c string) bool {
 // keys are on the target).
 func redirectClass(c string) bool { return c == "MOVED" || c == "ASK" }
 
+// isClass reports whether err is a server refusal of class word class.
+func isClass(err error, class string) bool {
+	var se *ServerError
+	return errors.As(err, &se) && se.Class() == class
+}
+
 func firstWord(s string) string {
 	w, _, _ := strings.Cut(s, " ")
 	return w
@@ -194,10 +200,10 @@ func serverError(v *protocol.Verb, text string, cause error) *ServerError {
 	e := &ServerError{Verb: v.Name, Text: text}
 	switch firstWord(text) {
 	case classStale:
-		e.wrapped = append(e.wrapped, ErrStale)
+		e.wrapped = append(e.wrapped, ErrLeaseLost)
 	case classState:
 		if text == protocol.ErrNotActive(v.Name) {
-			e.wrapped = append(e.wrapped, ErrNotActive)
+			e.wrapped = append(e.wrapped, ErrLeaseLost)
 		}
 		if text == protocol.ErrCancelled(v.Name) {
 			e.wrapped = append(e.wrapped, ErrCancelled)

@@ -18,15 +18,15 @@ import (
 func TestServerErrorClasses(t *testing.T) {
 	t.Parallel()
 	all := []error{
-		ErrStale, ErrState, ErrNotActive, ErrDuplicate, ErrWire, ErrWritePaused, ErrRateLimited,
+		ErrLeaseLost, ErrState, ErrDuplicate, ErrWire, ErrWritePaused, ErrRateLimited,
 	}
 	cases := []struct {
 		verb *protocol.Verb
 		text string
 		want []error
 	}{
-		{protocol.Complete, protocol.ErrStale("complete"), []error{ErrStale}},
-		{protocol.Extend, protocol.ErrNotActive("extend"), []error{ErrNotActive, ErrState}},
+		{protocol.Complete, protocol.ErrStale("complete"), []error{ErrLeaseLost}},
+		{protocol.Extend, protocol.ErrNotActive("extend"), []error{ErrLeaseLost, ErrState}},
 		{protocol.Complete, protocol.ErrNotActive("extend"), []error{ErrState}}, // another verb's text
 		{protocol.Remove, protocol.ErrRemoveActive, []error{ErrState}},
 		{protocol.Requeue, protocol.ErrRequeueNotDead, []error{ErrState}},

@@ -16,43 +16,43 @@ import (
 func TestServerErrors(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.Add(ctx, []byte("x"))
+		_, err := b.q.Add(ctx, []byte("x"), nil)
 		require.NoError(t, err)
 		first := claimOne(t, b.q, time.Minute)
 
 		// The lease expires and the job is recovered: the holder's token
 		// still matches but the job is no longer active.
 		expireLeases(t, b, b.q)
-		_, _, err = b.q.Recover(ctx, 10)
+		_, _, err = b.q.Admin().Recover(ctx, 10)
 		require.NoError(t, err)
 		err = first.Complete(ctx)
-		require.ErrorIs(t, err, trafikey.ErrNotActive)
+		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
 		require.ErrorIs(t, err, trafikey.ErrState)
 		var se *trafikey.ServerError
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrNotActive("complete"), se.Text)
 		_, err = first.Extend(ctx, time.Minute)
-		require.ErrorIs(t, err, trafikey.ErrNotActive)
+		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
 
 		// Claimed again: the first token is stale.
 		second := claimOne(t, b.q, time.Minute)
 		require.Equal(t, int64(2), second.Attempt)
 		err = first.Complete(ctx)
-		require.ErrorIs(t, err, trafikey.ErrStale)
+		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
 		require.NotErrorIs(t, err, trafikey.ErrState)
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrStale("complete"), se.Text)
 		_, err = first.Fail(ctx, errors.New("late"), true)
-		require.ErrorIs(t, err, trafikey.ErrStale)
-		require.ErrorIs(t, first.Log(ctx, "late"), trafikey.ErrStale)
-		require.ErrorIs(t, first.Progress(ctx, "late"), trafikey.ErrStale)
+		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
+		require.ErrorIs(t, first.Log(ctx, "late"), trafikey.ErrLeaseLost)
+		require.ErrorIs(t, first.Progress(ctx, "late"), trafikey.ErrLeaseLost)
 
 		// A claimed job cannot be removed; only dead jobs are requeued.
-		err = b.q.Remove(ctx, second.ID)
+		err = b.q.Admin().Remove(ctx, second.ID)
 		require.ErrorIs(t, err, trafikey.ErrState)
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrRemoveActive, se.Text)
-		err = b.q.Requeue(ctx, second.ID)
+		err = b.q.Admin().Requeue(ctx, second.ID)
 		require.ErrorIs(t, err, trafikey.ErrState)
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrRequeueNotDead, se.Text)
@@ -60,11 +60,11 @@ func TestServerErrors(t *testing.T) {
 		// Completed: the row is gone, and the server answers 0.
 		require.NoError(t, second.Complete(ctx))
 		require.ErrorIs(t, second.Complete(ctx), trafikey.ErrNotFound)
-		require.ErrorIs(t, b.q.Requeue(ctx, second.ID), trafikey.ErrNotFound)
+		require.ErrorIs(t, b.q.Admin().Requeue(ctx, second.ID), trafikey.ErrNotFound)
 
 		// Another wire version in the fence key.
 		b.do(t, "SET", protocol.KeysOf("test").Version, "3")
-		_, err = b.q.Add(ctx, []byte("x"))
+		_, err = b.q.Add(ctx, []byte("x"), nil)
 		require.ErrorIs(t, err, trafikey.ErrWire)
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrWireFound("3"), se.Text)

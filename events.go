@@ -72,7 +72,8 @@ type Event struct {
 // (added, claimed, completed, …) in the same command that makes it, and one
 // added while they were off publishes none. Turning events off keeps the
 // stream's entries.
-func (q *Queue) SetEvents(ctx context.Context, maxLen int) error {
+func (a Admin) SetEvents(ctx context.Context, maxLen int) error {
+	q := a.q
 	if maxLen < 0 || maxLen > protocol.MaxEventsLen {
 		return invalid("set events", "max length %d outside 0..%d", maxLen, protocol.MaxEventsLen)
 	}

@@ -46,11 +46,11 @@ func TestEventsLifecycle(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 1000))
+		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 		before := time.Now().Add(-time.Second)
-		ok, err := q.Add(ctx, []byte("ok"))
+		ok, err := q.Add(ctx, []byte("ok"), nil)
 		require.NoError(t, err)
-		bad, err := q.Add(ctx, []byte("bad"), trafikey.MaxAttempts(1))
+		bad, err := q.Add(ctx, []byte("bad"), &trafikey.JobOptions{MaxAttempts: 1})
 		require.NoError(t, err)
 		jobs, err := q.Claim(ctx, time.Minute, 2)
 		require.NoError(t, err)
@@ -59,7 +59,7 @@ func TestEventsLifecycle(t *testing.T) {
 		require.NoError(t, jobs[0].Complete(ctx))
 		_, err = jobs[1].Fail(ctx, errors.New("boom"), true)
 		require.NoError(t, err)
-		require.NoError(t, q.Requeue(ctx, bad))
+		require.NoError(t, q.Admin().Requeue(ctx, bad))
 
 		evs := collect(t, q, trafikey.EventsFromStart, 8)
 		require.Equal(t, []string{
@@ -82,15 +82,15 @@ func TestEventsLifecycle(t *testing.T) {
 func TestEventsOff(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.Add(ctx, []byte("a"))
+		_, err := b.q.Add(ctx, []byte("a"), nil)
 		require.NoError(t, err)
-		require.NoError(t, b.q.SetEvents(ctx, 1000))
-		require.NoError(t, b.q.SetEvents(ctx, 0))
-		_, err = b.q.Add(ctx, []byte("b"))
+		require.NoError(t, b.q.Admin().SetEvents(ctx, 1000))
+		require.NoError(t, b.q.Admin().SetEvents(ctx, 0))
+		_, err = b.q.Add(ctx, []byte("b"), nil)
 		require.NoError(t, err)
 		require.EqualValues(t, 0, b.do(t, "EXISTS", "emq:{test}:events"))
-		require.Error(t, b.q.SetEvents(ctx, -1))
-		require.Error(t, b.q.SetEvents(ctx, 1_000_001))
+		require.Error(t, b.q.Admin().SetEvents(ctx, -1))
+		require.Error(t, b.q.Admin().SetEvents(ctx, 1_000_001))
 	})
 }
 
@@ -100,10 +100,10 @@ func TestEventsResume(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 100000))
+		require.NoError(t, q.Admin().SetEvents(ctx, 100000))
 		add := func(n int) {
 			for i := range n {
-				_, err := q.Add(ctx, []byte(strconv.Itoa(i)))
+				_, err := q.Add(ctx, []byte(strconv.Itoa(i)), nil)
 				require.NoError(t, err)
 			}
 		}
@@ -124,8 +124,8 @@ func TestEventsFromNow(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 1000))
-		_, err := q.Add(ctx, []byte("old"))
+		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
+		_, err := q.Add(ctx, []byte("old"), nil)
 		require.NoError(t, err)
 		got := make(chan trafikey.Event, 1)
 		sub, cancel := context.WithCancel(ctx)
@@ -141,7 +141,7 @@ func TestEventsFromNow(t *testing.T) {
 		// subscribed: the iterator has read the stream's top and blocks in
 		// an XREAD after it
 		require.Eventually(t, func() bool { return blockedIn(t, b, "xread") == 1 }, eventually, time.Millisecond)
-		id, err := q.Add(ctx, []byte("new"))
+		id, err := q.Add(ctx, []byte("new"), nil)
 		require.NoError(t, err)
 		select {
 		case ev := <-got:
@@ -158,7 +158,7 @@ func TestEventsReconnect(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 100000))
+		require.NoError(t, q.Admin().SetEvents(ctx, 100000))
 		const n = 200
 		done := make(chan []trafikey.Event, 1)
 		go func() {
@@ -180,7 +180,7 @@ func TestEventsReconnect(t *testing.T) {
 		require.NoError(t, err)
 		defer killer.Close()
 		for i := range n {
-			_, err := q.Add(ctx, []byte(strconv.Itoa(i)))
+			_, err := q.Add(ctx, []byte(strconv.Itoa(i)), nil)
 			require.NoError(t, err)
 			if i%40 == 20 {
 				// every connection but the killer's own
@@ -203,10 +203,10 @@ func TestEventsBatchEntry(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 1000))
-		jobs := make([]trafikey.NewJob, 4)
+		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
+		jobs := make([]trafikey.JobSpec, 4)
 		for i := range jobs {
-			jobs[i] = trafikey.NewJob{Payload: []byte(strconv.Itoa(i))}
+			jobs[i] = trafikey.JobSpec{Payload: []byte(strconv.Itoa(i))}
 		}
 		ids, err := q.AddBatch(ctx, jobs)
 		require.NoError(t, err)
@@ -255,11 +255,11 @@ func TestEventsPositions(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		require.NoError(t, q.SetEvents(ctx, 1000))
-		_, err := q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}})
+		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
+		_, err := q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}})
 		require.NoError(t, err)
 		first := collect(t, q, trafikey.EventsFromStart, 2)
-		_, err = q.Add(ctx, []byte("c"))
+		_, err = q.Add(ctx, []byte("c"), nil)
 		require.NoError(t, err)
 		b.do(t, "XDEL", "emq:{test}:events", first[0].Entry)
 		require.Equal(t, []string{"added 3"}, names(collect(t, q, first[0].ID, 1)))
@@ -306,10 +306,10 @@ func ExampleQueue_Events() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	if err := q.SetEvents(ctx, 10000); err != nil {
+	if err := q.Admin().SetEvents(ctx, 10000); err != nil {
 		log.Fatal(err)
 	}
-	id, _ := q.Add(ctx, []byte("hello"))
+	id, _ := q.Add(ctx, []byte("hello"), nil)
 	jobs, _ := q.Claim(ctx, time.Minute, 1)
 	_ = jobs[0].Complete(ctx)
 
@@ -338,10 +338,10 @@ func ExampleQueue_Events_resume() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
-	if err := q.SetEvents(ctx, 10000); err != nil {
+	if err := q.Admin().SetEvents(ctx, 10000); err != nil {
 		log.Fatal(err)
 	}
-	_, _ = q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("a")}, {Payload: []byte("b")}, {Payload: []byte("c")}})
+	_, _ = q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}, {Payload: []byte("c")}})
 
 	var last string // what a subscriber would store after each event
 	for ev, err := range q.Events(ctx, trafikey.EventsFromStart) {

@@ -35,19 +35,19 @@ func ExampleMux() {
 
 	// In a program: welcome.Add(ctx, q, Welcome{User: "ada"}) and a Worker
 	// running mux.Dispatch. Here each job runs once, as a Worker would run it.
-	job, err := welcome.Job(Welcome{User: "ada"})
+	job, err := welcome.Job(Welcome{User: "ada"}, nil)
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := trafikeytest.Work(ctx, q, mux.Dispatch, job.Payload, job.Options...); err != nil {
+	if _, err := trafikeytest.Work(ctx, q, mux.Dispatch, job.Payload, &job.Options); err != nil {
 		log.Fatal(err)
 	}
-	res, err := trafikeytest.Work(ctx, q, mux.Dispatch, []byte("tmp/"), trafikey.Kind("cleanup"))
+	res, err := trafikeytest.Work(ctx, q, mux.Dispatch, []byte("tmp/"), &trafikey.JobOptions{Kind: "cleanup"})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(res.Outcome)
-	res, err = trafikeytest.Work(ctx, q, mux.Dispatch, []byte("?"), trafikey.Kind("fax"))
+	res, err = trafikeytest.Work(ctx, q, mux.Dispatch, []byte("?"), &trafikey.JobOptions{Kind: "fax"})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -60,21 +60,21 @@ func ExampleMux() {
 }
 
 // Run a job at an absolute time, move it, and cancel another.
-func ExampleQueue_Reschedule() {
+func ExampleAdmin_Reschedule() {
 	q, done := exampleQueue("reports")
 	defer done()
 	ctx := context.Background()
 
-	id, err := q.Add(ctx, []byte("monthly"), trafikey.At(time.Now().Add(24*time.Hour)))
+	id, err := q.Add(ctx, []byte("monthly"), &trafikey.JobOptions{Delay: time.Until(time.Now().Add(24 * time.Hour))})
 	if err != nil {
 		log.Fatal(err)
 	}
-	state, err := q.Reschedule(ctx, id, time.Now().Add(time.Hour))
+	state, err := q.Admin().Reschedule(ctx, id, time.Hour)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(state)
-	state, err = q.RescheduleIn(ctx, id, 0) // run it now
+	state, err = q.Admin().Reschedule(ctx, id, 0) // run it now
 	if err != nil {
 		log.Fatal(err)
 	}

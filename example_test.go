@@ -74,10 +74,7 @@ func ExampleQueue_Add() {
 	defer done()
 
 	id, err := q.Add(ctx, []byte(`{"to":"ada@example.com"}`),
-		trafikey.Priority(10),
-		trafikey.Delay(5*time.Minute),
-		trafikey.MaxAttempts(5),
-		trafikey.Backoff(trafikey.BackoffExponential, 2*time.Second),
+		&trafikey.JobOptions{Priority: 10, Delay: 5 * time.Minute, MaxAttempts: 5, Backoff: trafikey.BackoffExponential, BackoffBase: 2 * time.Second},
 	)
 	if err != nil {
 		log.Fatal(err)
@@ -91,13 +88,13 @@ func ExampleQueue_Add() {
 }
 
 // A unique key refuses a second job while the first holds it.
-func ExampleUnique() {
+func ExampleJobOptions_unique() {
 	ctx := context.Background()
 	q, done := exampleQueue("payments") // trafikey.Open on a throwaway server
 	defer done()
 
 	for range 2 {
-		id, err := q.Add(ctx, []byte("charge order 7"), trafikey.Unique("charge:order-7", time.Hour))
+		id, err := q.Add(ctx, []byte("charge order 7"), &trafikey.JobOptions{UniqueKey: "charge:order-7", UniqueTTL: time.Hour})
 		var dup *trafikey.DuplicateError
 		switch {
 		case errors.As(err, &dup):
@@ -120,9 +117,9 @@ func ExampleQueue_AddBatch() {
 	q, done := exampleQueue("thumbnails") // trafikey.Open on a throwaway server
 	defer done()
 
-	jobs := make([]trafikey.NewJob, 0, 5000)
+	jobs := make([]trafikey.JobSpec, 0, 5000)
 	for i := range 5000 {
-		jobs = append(jobs, trafikey.NewJob{Payload: fmt.Appendf(nil, "thumbnail %d", i)})
+		jobs = append(jobs, trafikey.JobSpec{Payload: fmt.Appendf(nil, "thumbnail %d", i)})
 	}
 	ids, err := q.AddBatch(ctx, jobs)
 	if err != nil {
@@ -146,7 +143,7 @@ func ExampleWorker_Run() {
 	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
 	defer done()
 	for _, to := range []string{"ada@example.com", "", "grace@example.com"} {
-		if _, err := q.Add(ctx, []byte(to)); err != nil {
+		if _, err := q.Add(ctx, []byte(to), nil); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -183,7 +180,7 @@ func ExampleQueue_Claim() {
 	ctx := context.Background()
 	q, done := exampleQueue("webhooks") // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("ok")}, {Payload: []byte("timeout")}}); err != nil {
+	if _, err := q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("ok")}, {Payload: []byte("timeout")}}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -201,7 +198,7 @@ func ExampleQueue_Claim() {
 			continue
 		}
 		if err := job.Complete(ctx); err != nil {
-			log.Fatal(err) // e.g. ErrStale: the lease was lost meanwhile
+			log.Fatal(err) // e.g. ErrLeaseLost: the lease was lost meanwhile
 		}
 		fmt.Println("job", job.ID, "completed")
 	}
@@ -215,7 +212,7 @@ func ExampleQueue_Stats() {
 	ctx := context.Background()
 	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
 	}
 
@@ -228,12 +225,12 @@ func ExampleQueue_Stats() {
 }
 
 // A Complete after the job's lease was lost and the job claimed again is
-// refused: the error wraps ErrStale and keeps the server's text.
+// refused: the error wraps ErrLeaseLost and keeps the server's text.
 func ExampleServerError() {
 	ctx := context.Background()
 	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
 	}
 	first, err := q.Claim(ctx, time.Millisecond, 1)
@@ -241,7 +238,7 @@ func ExampleServerError() {
 		log.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond) // the lease passes
-	if _, _, err := q.Recover(ctx, 10); err != nil {
+	if _, _, err := q.Admin().Recover(ctx, 10); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := q.Claim(ctx, time.Minute, 1); err != nil { // another worker
@@ -250,7 +247,7 @@ func ExampleServerError() {
 
 	err = first[0].Complete(ctx)
 	var se *trafikey.ServerError
-	if errors.Is(err, trafikey.ErrStale) && errors.As(err, &se) {
+	if errors.Is(err, trafikey.ErrLeaseLost) && errors.As(err, &se) {
 		fmt.Println("refused:", se.Text)
 	}
 	// Output: refused: EMQSTALE complete token mismatch
@@ -264,7 +261,7 @@ func ExampleWithObserver() {
 	obs := &outcomes{done: stop}
 	q, done := exampleQueue("emails", trafikey.WithObserver(obs)) // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
 	}
 	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WorkerOptions{})
@@ -314,14 +311,14 @@ func ExampleWithDurability() {
 		log.Fatal(err)
 	}
 
-	id, err := q.Add(ctx, []byte("charge order 7"))
+	id, err := q.Add(ctx, []byte("charge order 7"), nil)
 	var de *trafikey.DurabilityError
 	if errors.As(err, &de) {
 		fmt.Printf("job %s added, confirmed by %d of %d replicas\n", id, de.Replicas, de.Want.Replicas)
 	}
 
 	// One call without the wait.
-	id, err = q.Add(trafikey.DurableContext(ctx, trafikey.Durability{}), []byte("send receipt"))
+	id, err = q.Add(trafikey.DurableContext(ctx, trafikey.Durability{}), []byte("send receipt"), nil)
 	fmt.Println("job", id, err)
 	// Output:
 	// job 1 added, confirmed by 0 of 1 replicas
@@ -335,7 +332,7 @@ func ExampleMiddleware() {
 	defer stop()
 	q, done := exampleQueue("reports") // trafikey.Open on a throwaway server
 	defer done()
-	if _, err := q.Add(ctx, []byte("monthly")); err != nil {
+	if _, err := q.Add(ctx, []byte("monthly"), nil); err != nil {
 		log.Fatal(err)
 	}
 
@@ -421,26 +418,26 @@ func ExampleQueue_Once() {
 // a time zone) enqueues one job, exactly once however many workers run.
 // Workers run the schedule step on their timer; an occurrence missed while
 // every worker was down is caught up or skipped as Missed says.
-func ExampleQueue_SetSchedule() {
+func ExampleSchedules_Set() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	q, done := exampleQueue("reports") // trafikey.Open on a throwaway server
 	defer done()
 
-	_, err := q.SetSchedule(ctx, trafikey.Schedule{
+	_, err := q.Schedules().Set(ctx, trafikey.Schedule{
 		ID:       "nightly",
 		Cron:     "0 30 2 * * *", // 02:30:00 every day
 		TimeZone: "Europe/Paris",
 		Jitter:   time.Minute, // spread the jobs of many schedules
 		Missed:   trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 1},
 		Payload:  []byte("build the report"),
-		Options:  []trafikey.AddOption{trafikey.MaxAttempts(5), trafikey.Unique("nightly", 12*time.Hour)},
+		Options:  trafikey.JobOptions{MaxAttempts: 5, UniqueKey: "nightly", UniqueTTL: 12 * time.Hour},
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
 	// an interval schedule, capped at three occurrences
-	if _, err := q.SetSchedule(ctx, trafikey.Schedule{ID: "warmup", Every: 10 * time.Millisecond, Limit: 3}); err != nil {
+	if _, err := q.Schedules().Set(ctx, trafikey.Schedule{ID: "warmup", Every: 10 * time.Millisecond, Limit: 3}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -457,7 +454,7 @@ func ExampleQueue_SetSchedule() {
 	if err := w.Run(ctx); err != nil {
 		log.Print(err)
 	}
-	for s, err := range q.Schedules(context.Background()) {
+	for s, err := range q.Schedules().List(context.Background()) {
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -466,4 +463,59 @@ func ExampleQueue_SetSchedule() {
 	// Output:
 	// nightly: 0 occurrences, finished false
 	// warmup: 3 occurrences, finished true
+}
+
+// Cap a lane and pause it: its jobs wait while the others run.
+func ExampleQueue_Lane() {
+	ctx := context.Background()
+	q, done := exampleQueue("uploads") // trafikey.Open on a throwaway server
+	defer done()
+
+	if _, err := q.Add(ctx, []byte("resize"), &trafikey.JobOptions{Lane: "tenant-42"}); err != nil {
+		log.Fatal(err)
+	}
+	lane := q.Lane("tenant-42")
+	if err := lane.SetCap(ctx, 5); err != nil {
+		log.Fatal(err)
+	}
+	if err := lane.Pause(ctx); err != nil {
+		log.Fatal(err)
+	}
+	info, err := lane.Info(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(info.Name, "waiting", info.Waiting, "cap", info.Cap, "paused", info.Paused)
+	jobs, err := q.Claim(ctx, time.Minute, 1)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("claimed", len(jobs))
+	// Output:
+	// tenant-42 waiting 1 cap 5 paused true
+	// claimed 0
+}
+
+// Operator verbs live on the queue's Admin handle.
+func ExampleQueue_Admin() {
+	ctx := context.Background()
+	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	defer done()
+
+	admin := q.Admin()
+	if err := admin.Pause(ctx); err != nil {
+		log.Fatal(err)
+	}
+	if err := admin.SetRate(ctx, 100, time.Second); err != nil {
+		log.Fatal(err)
+	}
+	s, err := q.Stats(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("paused", s.Paused, "rate", s.RateLimit, "per", s.RateWindow)
+	if err := admin.SetRate(ctx, 0, 0); err != nil { // no limit
+		log.Fatal(err)
+	}
+	// Output: paused true rate 100 per 1s
 }

@@ -6,3 +6,10 @@ var WithRunner = withRunner
 
 // HashSlot exposes hashSlot, to check it against CLUSTER KEYSLOT.
 var HashSlot = hashSlot
+
+// WithClaimLoops returns o with n claim loops, for the tests and benchmarks
+// of claim loops other than the default.
+func WithClaimLoops(o WorkerOptions, n int) WorkerOptions {
+	o.claimLoops = n
+	return o
+}

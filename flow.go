@@ -31,21 +31,6 @@ const (
 // MaxFlowDepth is the deepest a flow can be: a root and 15 levels below it.
 const MaxFlowDepth = protocol.MaxFlowDepth
 
-// FlowJob is one job of a flow (AddFlow): its payload and options, what its
-// failure does to its parent, and its children. A job with children waits,
-// in StateWaiting, until every child has finished, then becomes pending.
-type FlowJob struct {
-	Payload []byte
-	// Options configure the job as for Add. A job with children cannot
-	// have a Delay or an At.
-	Options []AddOption
-	// OnFail is what this job's death does to its parent; the root's is
-	// not used. Empty is ChildFailsParent.
-	OnFail ChildPolicy
-	// Children are the jobs this one waits for.
-	Children []FlowJob
-}
-
 // FlowIDs are the ids a flow's jobs were given, in the shape of the flow.
 type FlowIDs struct {
 	ID       string
@@ -57,10 +42,10 @@ type FlowIDs struct {
 // been removed), then runs, its handler reading their results with
 // Job.ChildResults. A flow holds at most MaxBatch jobs, at most MaxFlowDepth
 // deep, all in this queue. The tree is validated before any I/O.
-func (q *Queue) AddFlow(ctx context.Context, root FlowJob) (FlowIDs, error) {
+func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
 	var flat []string
-	var build func(j *FlowJob, parent, depth int, path string) error
-	build = func(j *FlowJob, parent, depth int, path string) error {
+	var build func(j *JobSpec, parent, depth int, path string) error
+	build = func(j *JobSpec, parent, depth int, path string) error {
 		n := len(flat) / jobArgs
 		if n >= MaxBatch {
 			return invalid("add flow", "more than %d jobs", MaxBatch)
@@ -68,11 +53,8 @@ func (q *Queue) AddFlow(ctx context.Context, root FlowJob) (FlowIDs, error) {
 		if depth > MaxFlowDepth {
 			return invalid("add flow", "job %s is deeper than %d levels", path, MaxFlowDepth)
 		}
-		o := defaultAddOptions()
-		for _, opt := range j.Options {
-			opt(&o)
-		}
-		if len(j.Children) > 0 && (o.delay != 0 || !o.at.IsZero()) {
+		o := j.Options.resolve()
+		if len(j.Children) > 0 && o.delay != 0 {
 			return invalid("add flow", "job %s has children and a delay", path)
 		}
 		var err error
@@ -110,8 +92,8 @@ func (q *Queue) AddFlow(ctx context.Context, root FlowJob) (FlowIDs, error) {
 	q.observer.JobsAdded(q.name, len(ids))
 	// the ids come in the order the tree was walked: depth first
 	next := 0
-	var shape func(j *FlowJob) FlowIDs
-	shape = func(j *FlowJob) FlowIDs {
+	var shape func(j *JobSpec) FlowIDs
+	shape = func(j *JobSpec) FlowIDs {
 		out := FlowIDs{ID: ids[next]}
 		next++
 		for i := range j.Children {
@@ -189,21 +171,26 @@ func (q *Queue) Children(ctx context.Context, id string) ([]ChildResult, error) 
 	}
 }
 
-// DefaultWaitTTL is how long AddAndWait keeps a job's outcome when ctx has
+// defaultWaitTTL is how long AddAndWait keeps a job's outcome when ctx has
 // no deadline.
-const DefaultWaitTTL = time.Hour
+const defaultWaitTTL = time.Hour
 
 // AddAndWait adds a job and waits until it completes, returning its result,
 // or dies (an error matching ErrJobDead), or is removed (ErrRemoved), or
 // ctx ends. Waiting blocks in the server on the job's outcome list, without
-// polling. The outcome is kept until ctx's deadline (DefaultWaitTTL without
+// polling. The outcome is kept until ctx's deadline (defaultWaitTTL without
 // one, at most 24 h), so a caller that reconnects can Wait again.
-func (q *Queue) AddAndWait(ctx context.Context, payload []byte, opts ...AddOption) ([]byte, error) {
-	ttl := DefaultWaitTTL
+func (q *Queue) AddAndWait(ctx context.Context, payload []byte, opts *JobOptions) ([]byte, error) {
+	ttl := defaultWaitTTL
 	if d, ok := ctx.Deadline(); ok {
 		ttl = min(max(time.Until(d), time.Millisecond), time.Duration(protocol.MaxWaitMS)*time.Millisecond)
 	}
-	id, err := q.Add(ctx, payload, append(opts, KeepOutcome(ttl))...)
+	var o JobOptions
+	if opts != nil {
+		o = *opts
+	}
+	o.KeepOutcome = ttl
+	id, err := q.Add(ctx, payload, &o)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +244,7 @@ func (q *Queue) Wait(ctx context.Context, id string) ([]byte, error) {
 // RetentionPolicy is how long and how many finished jobs a queue keeps.
 // Zero values mean: completed jobs are deleted at once (as without a
 // policy), dead jobs are kept without an age bound, at most
-// DefaultKeepDead of them.
+// 100,000 of them.
 type RetentionPolicy struct {
 	// KeepCompleted keeps completed jobs, with their results, for this
 	// long; KeepCompletedMax keeps at most this many (the oldest go
@@ -265,25 +252,26 @@ type RetentionPolicy struct {
 	KeepCompleted    time.Duration
 	KeepCompletedMax int
 	// KeepDead bounds how long dead jobs are kept (0: no bound);
-	// KeepDeadMax how many (0: DefaultKeepDead; NoLimit: none).
+	// KeepDeadMax how many (0: 100,000; NoLimit: none).
 	KeepDead    time.Duration
 	KeepDeadMax int
-	// ResultMax bounds a result in bytes (0: DefaultResultMax; at most
+	// ResultMax bounds a result in bytes (0: 256 KiB; at most
 	// MaxResult).
 	ResultMax int
 }
 
 // Retention defaults.
 const (
-	DefaultKeepDead  = protocol.DefaultKeepDead
-	DefaultResultMax = protocol.DefaultResult
+	defaultKeepDead  = protocol.DefaultKeepDead
+	defaultResultMax = protocol.DefaultResult
 	// NoLimit as KeepDeadMax keeps every dead job.
 	NoLimit = -1
 )
 
 // SetRetention sets the queue's retention policy. Workers trim what it no
 // longer keeps, in bounded steps on their maintenance timer (or call Trim).
-func (q *Queue) SetRetention(ctx context.Context, p RetentionPolicy) error {
+func (a Admin) SetRetention(ctx context.Context, p RetentionPolicy) error {
+	q := a.q
 	done, dead := ceilMS(p.KeepCompleted), ceilMS(p.KeepDead)
 	switch {
 	case p.KeepCompleted < 0 || done > protocol.MaxDelayMS:
@@ -300,7 +288,7 @@ func (q *Queue) SetRetention(ctx context.Context, p RetentionPolicy) error {
 	deadMax := p.KeepDeadMax
 	switch deadMax {
 	case 0:
-		deadMax = DefaultKeepDead
+		deadMax = defaultKeepDead
 	case NoLimit:
 		deadMax = 0 // the protocol's "no bound"
 	}
@@ -312,7 +300,8 @@ func (q *Queue) SetRetention(ctx context.Context, p RetentionPolicy) error {
 // Trim deletes up to limit (1..1000) finished jobs that the retention
 // policy no longer keeps, and returns how many completed and dead jobs it
 // deleted. Workers call it on their maintenance timer.
-func (q *Queue) Trim(ctx context.Context, limit int) (completed, dead int, err error) {
+func (a Admin) Trim(ctx context.Context, limit int) (completed, dead int, err error) {
+	q := a.q
 	if limit < 1 || limit > protocol.MaxCount {
 		return 0, 0, invalid("trim", "limit %d outside 1..%d", limit, protocol.MaxCount)
 	}

@@ -18,12 +18,12 @@ import (
 func TestFlowParentReadsChildResults(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{
+		ids, err := q.AddFlow(t.Context(), trafikey.JobSpec{
 			Payload: []byte("sum"),
-			Children: []trafikey.FlowJob{
+			Children: []trafikey.JobSpec{
 				{Payload: []byte("1")},
-				{Payload: []byte("2"), Children: []trafikey.FlowJob{{Payload: []byte("20")}}},
-				{Payload: []byte("3"), OnFail: trafikey.ChildRecorded, Options: []trafikey.AddOption{trafikey.MaxAttempts(1)}},
+				{Payload: []byte("2"), Children: []trafikey.JobSpec{{Payload: []byte("20")}}},
+				{Payload: []byte("3"), OnFail: trafikey.ChildRecorded, Options: trafikey.JobOptions{MaxAttempts: 1}},
 			},
 		})
 		require.NoError(t, err)
@@ -87,9 +87,9 @@ func indexOf(xs []string, x string) int {
 func TestFlowChildFailsParent(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{
+		ids, err := q.AddFlow(t.Context(), trafikey.JobSpec{
 			Payload:  []byte("p"),
-			Children: []trafikey.FlowJob{{Payload: []byte("bad"), Options: []trafikey.AddOption{trafikey.MaxAttempts(1)}}, {Payload: []byte("ok")}},
+			Children: []trafikey.JobSpec{{Payload: []byte("bad"), Options: trafikey.JobOptions{MaxAttempts: 1}}, {Payload: []byte("ok")}},
 		})
 		require.NoError(t, err)
 		jobs, err := q.Claim(t.Context(), time.Minute, 10)
@@ -131,17 +131,17 @@ func TestAddAndWait(t *testing.T) {
 		runWorker(t, w)
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 		defer cancel()
-		res, err := q.AddAndWait(ctx, []byte("hello"))
+		res, err := q.AddAndWait(ctx, []byte("hello"), nil)
 		require.NoError(t, err)
 		require.Equal(t, []byte("HELLO"), res)
-		_, err = q.AddAndWait(ctx, []byte("fail"))
+		_, err = q.AddAndWait(ctx, []byte("fail"), nil)
 		require.ErrorIs(t, err, trafikey.ErrJobDead)
 		var dead *trafikey.JobDeadError
 		require.True(t, errors.As(err, &dead))
 		require.Equal(t, "no such user", dead.Err)
 
 		// a second waiter reads the same outcome
-		id, err := q.Add(ctx, []byte("again"), trafikey.KeepOutcome(time.Minute))
+		id, err := q.Add(ctx, []byte("again"), &trafikey.JobOptions{KeepOutcome: time.Minute})
 		require.NoError(t, err)
 		var wg sync.WaitGroup
 		var got [2][]byte
@@ -161,7 +161,7 @@ func TestAddAndWait(t *testing.T) {
 func TestRetention(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		require.NoError(t, q.SetRetention(t.Context(), trafikey.RetentionPolicy{KeepCompleted: time.Hour, KeepCompletedMax: 3, KeepDeadMax: 1}))
+		require.NoError(t, q.Admin().SetRetention(t.Context(), trafikey.RetentionPolicy{KeepCompleted: time.Hour, KeepCompletedMax: 3, KeepDeadMax: 1}))
 		addLaned(t, q, "", 5)
 		jobs, err := q.Claim(t.Context(), time.Minute, 5)
 		require.NoError(t, err)
@@ -183,7 +183,7 @@ func TestRetention(t *testing.T) {
 		require.Equal(t, trafikey.StateCompleted, info.State)
 		require.Equal(t, []byte("res-"+jobs[0].ID), info.Result)
 		require.Equal(t, int64(4), stats(t, q).Retained)
-		done, dead, err := q.Trim(t.Context(), 1000)
+		done, dead, err := q.Admin().Trim(t.Context(), 1000)
 		require.NoError(t, err)
 		require.Equal(t, [2]int{1, 0}, [2]int{done, dead}, "one completed job past the bound of 3")
 		_, err = q.Inspect(t.Context(), jobs[0].ID)
@@ -192,7 +192,7 @@ func TestRetention(t *testing.T) {
 		valkeytest.RequireConsistentQueue(t, b.server, q.Name())
 
 		// a result over the queue's bound is refused, the job left active
-		require.NoError(t, q.SetRetention(t.Context(), trafikey.RetentionPolicy{ResultMax: 4}))
+		require.NoError(t, q.Admin().SetRetention(t.Context(), trafikey.RetentionPolicy{ResultMax: 4}))
 		addLaned(t, q, "", 1)
 		j := claimOne(t, q, time.Minute)
 		j.SetResult([]byte("too long"))
@@ -209,10 +209,10 @@ func TestRetention(t *testing.T) {
 func TestRemoveFlow(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{Payload: []byte("p"), Children: []trafikey.FlowJob{{Payload: []byte("a")}, {Payload: []byte("b")}}})
+		ids, err := q.AddFlow(t.Context(), trafikey.JobSpec{Payload: []byte("p"), Children: []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}}})
 		require.NoError(t, err)
-		require.ErrorIs(t, q.Remove(t.Context(), ids.ID), trafikey.ErrState)
-		require.NoError(t, q.RemoveFlow(t.Context(), ids.ID))
+		require.ErrorIs(t, q.Admin().Remove(t.Context(), ids.ID), trafikey.ErrState)
+		require.NoError(t, q.Admin().RemoveFlow(t.Context(), ids.ID))
 		s := stats(t, q)
 		require.Zero(t, s.Pending+s.Waiting)
 		valkeytest.RequireConsistentQueue(t, b.server, q.Name())

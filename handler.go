@@ -24,12 +24,6 @@ type Handler func(ctx context.Context, job *Job) error
 // dead-lettered whatever its attempts. SkipRetry wraps an error with it.
 var ErrSkipRetry = errors.New("trafikey: skip retry")
 
-// ErrLeaseLost is the cause of a handler's context cancellation when the
-// worker could not extend the job's lease because the server no longer
-// holds the claim (it expired and the job was recovered, or it was claimed
-// again).
-var ErrLeaseLost = errors.New("trafikey: lease lost")
-
 // ErrShutdownTimeout is returned by Worker.Run when handlers were still
 // running when the shutdown timeout passed. Their jobs were not failed: the
 // server gives them to another worker when their leases expire.

@@ -3,6 +3,8 @@ package trafikey_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -34,8 +36,7 @@ func serverNow(t *testing.T, b *testBundle) time.Time {
 // takes the token, and the abandoned handler's late completion is refused.
 func TestJobTimeout(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		id, err := b.q.Add(t.Context(), []byte("hangs"), trafikey.Timeout(100*time.Millisecond),
-			trafikey.MaxAttempts(2), trafikey.Backoff(trafikey.BackoffFixed, time.Hour))
+		id, err := b.q.Add(t.Context(), []byte("hangs"), &trafikey.JobOptions{Timeout: 100 * time.Millisecond, MaxAttempts: 2, Backoff: trafikey.BackoffFixed, BackoffBase: time.Hour})
 		require.NoError(t, err)
 		release := make(chan struct{})
 		late := make(chan error, 1)
@@ -68,7 +69,7 @@ func TestJobTimeout(t *testing.T) {
 		require.Equal(t, 100*time.Millisecond, info.Timeout)
 
 		// the retry runs now: the second attempt holds the token
-		state, err := b.q.RescheduleIn(t.Context(), id, 0)
+		state, err := b.q.Admin().Reschedule(t.Context(), id, 0)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StatePending, state)
 		second := <-dones
@@ -78,7 +79,7 @@ func TestJobTimeout(t *testing.T) {
 		close(release)
 		lateErr := <-late
 		require.Error(t, lateErr, "the abandoned handler's completion is refused")
-		require.True(t, errors.Is(lateErr, trafikey.ErrStale) || errors.Is(lateErr, trafikey.ErrNotFound), "%v", lateErr)
+		require.True(t, errors.Is(lateErr, trafikey.ErrLeaseLost) || errors.Is(lateErr, trafikey.ErrNotFound), "%v", lateErr)
 	})
 }
 
@@ -90,7 +91,7 @@ func TestCancelActive(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q, calls := b.counted(t, "cancelling")
 		b.q = q
-		id, err := b.q.Add(t.Context(), []byte("long"), trafikey.Kind("report"))
+		id, err := b.q.Add(t.Context(), []byte("long"), &trafikey.JobOptions{Kind: "report"})
 		require.NoError(t, err)
 		started := make(chan struct{})
 		cause := make(chan error, 1)
@@ -138,14 +139,14 @@ func TestCancelActive(t *testing.T) {
 // is refused with ErrCancelled, whatever it reports.
 func TestCancelActiveRefusesLateCalls(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		_, err := b.q.Add(t.Context(), []byte("a"))
+		_, err := b.q.Add(t.Context(), []byte("a"), nil)
 		require.NoError(t, err)
 		j := claimOne(t, b.q, time.Minute)
 		require.NoError(t, b.q.Cancel(t.Context(), j.ID))
 		_, err = j.Extend(t.Context(), time.Minute)
 		require.ErrorIs(t, err, trafikey.ErrCancelled)
 		require.ErrorIs(t, err, trafikey.ErrState)
-		require.NotErrorIs(t, err, trafikey.ErrNotActive)
+		require.NotErrorIs(t, err, trafikey.ErrLeaseLost)
 		require.ErrorIs(t, j.Complete(t.Context()), trafikey.ErrCancelled)
 		_, err = j.Fail(t.Context(), errors.New("late"), true)
 		require.ErrorIs(t, err, trafikey.ErrCancelled)
@@ -154,12 +155,12 @@ func TestCancelActiveRefusesLateCalls(t *testing.T) {
 		require.ErrorIs(t, errs[0], trafikey.ErrCancelled)
 
 		// requeued, it runs again, and the old token stays refused
-		require.NoError(t, b.q.Requeue(t.Context(), j.ID))
+		require.NoError(t, b.q.Admin().Requeue(t.Context(), j.ID))
 		info, err := b.q.Inspect(t.Context(), j.ID)
 		require.NoError(t, err)
 		require.False(t, info.Cancelled)
 		j2 := claimOne(t, b.q, time.Minute)
-		require.ErrorIs(t, j.Complete(t.Context()), trafikey.ErrStale)
+		require.ErrorIs(t, j.Complete(t.Context()), trafikey.ErrLeaseLost)
 		require.NoError(t, j2.Complete(t.Context()))
 	})
 }
@@ -169,9 +170,9 @@ func TestCancelActiveRefusesLateCalls(t *testing.T) {
 func TestCancelPendingAndDelayed(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		pending, err := b.q.Add(ctx, []byte("p"))
+		pending, err := b.q.Add(ctx, []byte("p"), nil)
 		require.NoError(t, err)
-		delayed, err := b.q.Add(ctx, []byte("d"), trafikey.Delay(time.Hour))
+		delayed, err := b.q.Add(ctx, []byte("d"), &trafikey.JobOptions{Delay: time.Hour})
 		require.NoError(t, err)
 		require.NoError(t, b.q.Cancel(ctx, pending))
 		require.NoError(t, b.q.Cancel(ctx, delayed))
@@ -194,27 +195,30 @@ func TestCancelPendingAndDelayed(t *testing.T) {
 	})
 }
 
-// TestAt: a job added At a future time waits for it on the server's clock;
-// one At a past time runs now.
-func TestAt(t *testing.T) {
+// TestDelay: a job's Delay counts from the server's clock; a negative or
+// over-long one is refused before any I/O.
+func TestDelay(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		now := serverNow(t, b)
-		later, err := b.q.Add(ctx, []byte("later"), trafikey.At(now.Add(time.Hour)))
+		before := serverNow(t, b)
+		later, err := b.q.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: time.Hour})
 		require.NoError(t, err)
-		past, err := b.q.Add(ctx, []byte("past"), trafikey.At(now.Add(-time.Hour)))
+		after := serverNow(t, b)
+		now, err := b.q.Add(ctx, []byte("now"), nil)
 		require.NoError(t, err)
 		info, err := b.q.Inspect(ctx, later)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDelayed, info.State)
-		due := b.do(t, "ZSCORE", "emq:{test}:delayed", later).(string)
-		require.Equal(t, strings.TrimSpace(due), formatMS(now.Add(time.Hour)))
+		due, err := strconv.ParseInt(strings.TrimSpace(b.do(t, "ZSCORE", "emq:{test}:delayed", later).(string)), 10, 64)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, due, before.Add(time.Hour).UnixMilli())
+		require.LessOrEqual(t, due, after.Add(time.Hour).UnixMilli())
 		j := claimOne(t, b.q, time.Minute)
-		require.Equal(t, past, j.ID)
+		require.Equal(t, now, j.ID)
 
-		_, err = b.q.Add(ctx, []byte("x"), trafikey.At(time.UnixMilli(-1)))
+		_, err = b.q.Add(ctx, []byte("x"), &trafikey.JobOptions{Delay: -time.Millisecond})
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
-		_, err = b.q.Add(ctx, []byte("x"), trafikey.At(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)))
+		_, err = b.q.Add(ctx, []byte("x"), &trafikey.JobOptions{Delay: 11 * 365 * 24 * time.Hour})
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
 	})
 }
@@ -236,29 +240,33 @@ func formatMS(t time.Time) string {
 func TestReschedule(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		id, err := b.q.Add(ctx, []byte("a"))
+		id, err := b.q.Add(ctx, []byte("a"), nil)
 		require.NoError(t, err)
-		state, err := b.q.RescheduleIn(ctx, id, time.Hour)
+		state, err := b.q.Admin().Reschedule(ctx, id, time.Hour)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDelayed, state)
 		jobs, err := b.q.Claim(ctx, time.Minute, 1)
 		require.NoError(t, err)
 		require.Empty(t, jobs, "delayed now")
-		at := serverNow(t, b).Add(2 * time.Hour)
-		state, err = b.q.Reschedule(ctx, id, at)
+		before := serverNow(t, b)
+		state, err = b.q.Admin().Reschedule(ctx, id, 2*time.Hour)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDelayed, state)
-		require.Equal(t, formatMS(at), b.do(t, "ZSCORE", "emq:{test}:delayed", id))
-		state, err = b.q.Reschedule(ctx, id, serverNow(t, b).Add(-time.Minute))
+		after := serverNow(t, b)
+		due, err := strconv.ParseInt(fmt.Sprint(b.do(t, "ZSCORE", "emq:{test}:delayed", id)), 10, 64)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, due, before.Add(2*time.Hour).UnixMilli(), "two hours from the server's now")
+		require.LessOrEqual(t, due, after.Add(2*time.Hour).UnixMilli())
+		state, err = b.q.Admin().Reschedule(ctx, id, 0)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StatePending, state)
 		j := claimOne(t, b.q, time.Minute)
 		require.Equal(t, id, j.ID)
-		_, err = b.q.RescheduleIn(ctx, id, 0)
+		_, err = b.q.Admin().Reschedule(ctx, id, 0)
 		require.ErrorIs(t, err, trafikey.ErrState, "a claimed job")
-		_, err = b.q.RescheduleIn(ctx, "999", 0)
+		_, err = b.q.Admin().Reschedule(ctx, "999", 0)
 		require.ErrorIs(t, err, trafikey.ErrNotFound)
-		_, err = b.q.RescheduleIn(ctx, id, -time.Second)
+		_, err = b.q.Admin().Reschedule(ctx, id, -time.Second)
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
 	})
 }
@@ -287,13 +295,13 @@ func TestMuxRoutesKinds(t *testing.T) {
 			got <- j.Kind + ":" + string(j.Payload)
 			return nil
 		})
-		emailID, err := sendEmail.Add(ctx, b.q, Email{To: "a@example.com", Subject: "hi"})
+		emailID, err := sendEmail.Add(ctx, b.q, Email{To: "a@example.com", Subject: "hi"}, nil)
 		require.NoError(t, err)
-		_, err = b.q.Add(ctx, []byte("bytes"), trafikey.Kind("raw"))
+		_, err = b.q.Add(ctx, []byte("bytes"), &trafikey.JobOptions{Kind: "raw"})
 		require.NoError(t, err)
-		unknown, err := b.q.Add(ctx, []byte("?"), trafikey.Kind("fax"), trafikey.MaxAttempts(5))
+		unknown, err := b.q.Add(ctx, []byte("?"), &trafikey.JobOptions{Kind: "fax", MaxAttempts: 5})
 		require.NoError(t, err)
-		badJSON, err := b.q.Add(ctx, []byte("{"), trafikey.Kind(sendEmail.Kind()), trafikey.MaxAttempts(5))
+		badJSON, err := b.q.Add(ctx, []byte("{"), &trafikey.JobOptions{Kind: sendEmail.Kind(), MaxAttempts: 5})
 		require.NoError(t, err)
 		info, err := b.q.Inspect(ctx, emailID)
 		require.NoError(t, err)
@@ -353,9 +361,7 @@ func TestMuxFallback(t *testing.T) {
 func TestJobFields(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.Add(ctx, []byte("a"), trafikey.MaxAttempts(2), trafikey.Backoff(trafikey.BackoffFixed, 0),
-			trafikey.Kind("k"), trafikey.Timeout(1500*time.Millisecond),
-			trafikey.Headers(map[string]string{"traceparent": "00-abc-def-01", "x": "a=b&c"}), trafikey.Headers(map[string]string{"y": "1"}))
+		_, err := b.q.Add(ctx, []byte("a"), &trafikey.JobOptions{MaxAttempts: 2, Backoff: trafikey.BackoffFixed, BackoffBase: 0, Kind: "k", Timeout: 1500 * time.Millisecond, Headers: map[string]string{"traceparent": "00-abc-def-01", "x": "a=b&c", "y": "1"}})
 		require.NoError(t, err)
 		j := claimOne(t, b.q, time.Minute)
 		require.Equal(t, int64(2), j.MaxAttempts)
@@ -365,7 +371,7 @@ func TestJobFields(t *testing.T) {
 		require.False(t, j.LastAttempt())
 		_, err = j.Fail(ctx, errors.New("once"), true)
 		require.NoError(t, err)
-		_, err = b.q.RescheduleIn(ctx, j.ID, 0)
+		_, err = b.q.Admin().Reschedule(ctx, j.ID, 0)
 		require.NoError(t, err)
 		j = claimOne(t, b.q, time.Minute)
 		require.Equal(t, int64(2), j.Attempt)
@@ -374,7 +380,7 @@ func TestJobFields(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, j.Headers, info.Headers)
 
-		_, err = b.q.Add(ctx, []byte("plain"))
+		_, err = b.q.Add(ctx, []byte("plain"), nil)
 		require.NoError(t, err)
 		p := claimOne(t, b.q, time.Minute)
 		require.Equal(t, "", p.Kind)
@@ -388,13 +394,13 @@ func TestJobFields(t *testing.T) {
 func TestJobOptionsValidated(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		for name, opt := range map[string]trafikey.AddOption{
-			"kind":             trafikey.Kind(strings.Repeat("k", 129)),
-			"negative timeout": trafikey.Timeout(-time.Second),
-			"long timeout":     trafikey.Timeout(25 * time.Hour),
-			"headers":          trafikey.Headers(map[string]string{"h": strings.Repeat("v", trafikey.MaxHeaders)}),
+		for name, opt := range map[string]trafikey.JobOptions{
+			"kind":             {Kind: strings.Repeat("k", 129)},
+			"negative timeout": {Timeout: -time.Second},
+			"long timeout":     {Timeout: 25 * time.Hour},
+			"headers":          {Headers: map[string]string{"h": strings.Repeat("v", trafikey.MaxHeaders)}},
 		} {
-			_, err := b.q.Add(ctx, []byte("a"), opt)
+			_, err := b.q.Add(ctx, []byte("a"), &opt)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
 		require.Equal(t, int64(0), stats(t, b.q).TotalAdded)
@@ -405,7 +411,7 @@ func TestJobOptionsValidated(t *testing.T) {
 func TestWithJobFieldsOff(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.open(t, "plainclaims", trafikey.WithJobFields(false))
-		_, err := q.Add(t.Context(), []byte("a"), trafikey.Kind("k"), trafikey.Timeout(time.Second), trafikey.MaxAttempts(1))
+		_, err := q.Add(t.Context(), []byte("a"), &trafikey.JobOptions{Kind: "k", Timeout: time.Second, MaxAttempts: 1})
 		require.NoError(t, err)
 		j := claimOne(t, q, time.Minute)
 		require.Equal(t, "a", string(j.Payload))
@@ -420,10 +426,10 @@ func TestWithJobFieldsOff(t *testing.T) {
 func TestEventsOfRescheduleAndCancel(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		require.NoError(t, b.q.SetEvents(ctx, 1000))
-		id, err := b.q.Add(ctx, []byte("a"))
+		require.NoError(t, b.q.Admin().SetEvents(ctx, 1000))
+		id, err := b.q.Add(ctx, []byte("a"), nil)
 		require.NoError(t, err)
-		_, err = b.q.RescheduleIn(ctx, id, time.Hour)
+		_, err = b.q.Admin().Reschedule(ctx, id, time.Hour)
 		require.NoError(t, err)
 		require.NoError(t, b.q.Cancel(ctx, id))
 		evs := collect(t, b.q, trafikey.EventsFromStart, 3)
@@ -438,11 +444,11 @@ func TestEventsOfRescheduleAndCancel(t *testing.T) {
 func TestFlowOptions(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.AddFlow(ctx, trafikey.FlowJob{Payload: []byte("p"), Options: []trafikey.AddOption{trafikey.At(time.Now().Add(time.Hour))},
-			Children: []trafikey.FlowJob{{Payload: []byte("c")}}})
+		_, err := b.q.AddFlow(ctx, trafikey.JobSpec{Payload: []byte("p"), Options: trafikey.JobOptions{Delay: time.Until(time.Now().Add(time.Hour))},
+			Children: []trafikey.JobSpec{{Payload: []byte("c")}}})
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
-		ids, err := b.q.AddFlow(ctx, trafikey.FlowJob{Payload: []byte("p"), Options: []trafikey.AddOption{trafikey.Kind("parent")},
-			Children: []trafikey.FlowJob{{Payload: []byte("c"), Options: []trafikey.AddOption{trafikey.Kind("child"), trafikey.At(time.Now().Add(time.Hour))}}}})
+		ids, err := b.q.AddFlow(ctx, trafikey.JobSpec{Payload: []byte("p"), Options: trafikey.JobOptions{Kind: "parent"},
+			Children: []trafikey.JobSpec{{Payload: []byte("c"), Options: trafikey.JobOptions{Kind: "child", Delay: time.Until(time.Now().Add(time.Hour))}}}})
 		require.NoError(t, err)
 		child, err := b.q.Inspect(ctx, ids.Children[0].ID)
 		require.NoError(t, err)

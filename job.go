@@ -15,7 +15,7 @@ import (
 
 // Job is a job claimed by a worker. Its methods report the claim's outcome
 // to the server; each takes the attempt token, so a worker whose lease was
-// lost and whose job was claimed again is refused with ErrStale instead of
+// lost and whose job was claimed again is refused with ErrLeaseLost instead of
 // touching the new claim.
 type Job struct {
 	// ID is the job's id in its queue, a decimal string.
@@ -63,7 +63,7 @@ func (j *Job) Queue() *Queue { return j.q }
 
 // LastAttempt reports whether this is the job's last attempt: a failure now
 // dead-letters it instead of retrying. It is false when MaxAttempts is not
-// known (a native module older than this client).
+// known (a queue opened with WithJobFields(false)).
 func (j *Job) LastAttempt() bool { return j.MaxAttempts > 0 && j.Attempt >= j.MaxAttempts }
 
 // Claim claims up to count (1..1000) pending jobs, highest priority first,
@@ -103,27 +103,10 @@ func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block
 		msg, err = q.untilRun(ctx, func() (valkey.ValkeyMessage, error) {
 			return q.reply(ctx, protocol.Claim, native.ExecBlocking(ctx, protocol.Claim, q.verbKeys[protocol.Claim], args))
 		})
-		var se *ServerError
-		if errors.As(err, &se) && se.Text == protocol.ErrArity(protocol.Claim.Name) {
-			// A module older than the block time: it refused before
-			// reading anything; the caller waits on the signal list.
-			q.noClaimBlock.Store(true)
-			return nil, nil
-		}
+	} else if ext {
+		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg, protocol.ClaimExtended)
 	} else {
-		if ext {
-			msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg, protocol.ClaimExtended)
-			var se *ServerError
-			if errors.As(err, &se) && se.Text == protocol.ErrArity(protocol.Claim.Name) {
-				// A module older than the extended rows: it refused before
-				// reading anything, so the plain claim below is the same call.
-				q.noClaimExt.Store(true)
-				ext = false
-			}
-		}
-		if !ext {
-			msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg)
-		}
+		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg)
 	}
 	if err != nil {
 		return nil, err
@@ -148,11 +131,11 @@ func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block
 }
 
 // claimBlocks reports whether a claim on q may carry a block time: on the
-// native executor, unless the module is older than the block time. (CLAIM
-// is not one of the writes Durability confirms, so it holds no WAIT.)
+// native executor. (CLAIM is not one of the writes Durability confirms, so
+// it holds no WAIT.)
 func (q *Queue) claimBlocks() bool {
 	_, ok := q.exec.(*executor.Native)
-	return ok && !q.noClaimBlock.Load()
+	return ok
 }
 
 // claimedJob reads one entry of CLAIM's reply: [id, data, attempt], and with
@@ -207,8 +190,9 @@ func leaseArg(op string, lease time.Duration) (string, error) {
 
 // Complete reports the job done, with the result SetResult gave: its row and
 // logs are deleted (kept, with the result, when the queue retains completed
-// jobs) and its unique key released; a parent waiting for it is told. It returns ErrStale when the job was claimed again
-// since, ErrNotActive when its lease expired and it was recovered, and
+// jobs) and its unique key released; a parent waiting for it is told.
+// It returns ErrLeaseLost when the job was claimed again since, or when its
+// lease expired and it was recovered (then it is an ErrState too), and
 // ErrNotFound when it no longer exists.
 func (j *Job) Complete(ctx context.Context) error {
 	if err := j.checkResult("complete"); err != nil {

@@ -21,11 +21,23 @@ type LaneInfo struct {
 	Paused bool
 }
 
-// SetLaneCap lets at most limit (1..1000000) jobs of lane be active at once,
+// Lane is the handle on one lane of a queue (JobOptions.Lane): its cap,
+// pausing it and reading it. It holds only the queue and the name, checked
+// when a method is called.
+type Lane struct {
+	q    *Queue
+	name string
+}
+
+// Lane returns the handle on lane name (1..128 bytes).
+func (q *Queue) Lane(name string) Lane { return Lane{q, name} }
+
+// SetCap lets at most limit (1..1000000) jobs of the lane be active at once,
 // across every worker; 0 removes the cap. A lane at its cap takes no turn
 // until one of its jobs completes, fails or has its lease recovered. A cap
 // below the jobs already active stops new claims until they drop below it.
-func (q *Queue) SetLaneCap(ctx context.Context, lane string, limit int) error {
+func (l Lane) SetCap(ctx context.Context, limit int) error {
+	q, lane := l.q, l.name
 	if err := checkLane("set lane cap", lane); err != nil {
 		return err
 	}
@@ -36,10 +48,11 @@ func (q *Queue) SetLaneCap(ctx context.Context, lane string, limit int) error {
 	return err
 }
 
-// PauseLane stops claims of lane's jobs until ResumeLane; other lanes, and
+// Pause stops claims of the lane's jobs until Resume; other lanes, and
 // jobs without a lane, go on. Jobs can still be added to it. Pausing a
 // paused lane is a no-op.
-func (q *Queue) PauseLane(ctx context.Context, lane string) error {
+func (l Lane) Pause(ctx context.Context) error {
+	q, lane := l.q, l.name
 	if err := checkLane("pause lane", lane); err != nil {
 		return err
 	}
@@ -47,9 +60,10 @@ func (q *Queue) PauseLane(ctx context.Context, lane string) error {
 	return err
 }
 
-// ResumeLane lets workers claim lane's jobs again, waking idle ones. Resuming
+// Resume lets workers claim the lane's jobs again, waking idle ones. Resuming
 // a lane that is not paused is a no-op.
-func (q *Queue) ResumeLane(ctx context.Context, lane string) error {
+func (l Lane) Resume(ctx context.Context) error {
+	q, lane := l.q, l.name
 	if err := checkLane("resume lane", lane); err != nil {
 		return err
 	}
@@ -57,9 +71,10 @@ func (q *Queue) ResumeLane(ctx context.Context, lane string) error {
 	return err
 }
 
-// LaneInfo reads one lane's counts and settings; a lane never used reads as
+// Info reads the lane's counts and settings; a lane never used reads as
 // all zero.
-func (q *Queue) LaneInfo(ctx context.Context, lane string) (LaneInfo, error) {
+func (l Lane) Info(ctx context.Context) (LaneInfo, error) {
+	q, lane := l.q, l.name
 	if err := checkLane("lane info", lane); err != nil {
 		return LaneInfo{}, err
 	}
@@ -139,8 +154,14 @@ func (q *Queue) lanesAfter(ctx context.Context, after string, count int) ([]Lane
 // window (1ms..24h, whole milliseconds), across every worker. A claim over
 // it is refused with a *RateLimitError, and a Worker waits the time it gives
 // without claiming meanwhile. The window is fixed: it starts with the first
-// claim after the previous window ended.
-func (q *Queue) SetRate(ctx context.Context, limit int, window time.Duration) error {
+// claim after the previous window ended. A limit of 0 removes the rate
+// limit (window is then not used).
+func (a Admin) SetRate(ctx context.Context, limit int, window time.Duration) error {
+	q := a.q
+	if limit == 0 {
+		_, err := q.callInt(ctx, protocol.Rate, "0", "0")
+		return err
+	}
 	if limit < 1 || limit > protocol.MaxRateMax {
 		return invalid("set rate", "limit %d outside 1..%d", limit, protocol.MaxRateMax)
 	}
@@ -149,12 +170,6 @@ func (q *Queue) SetRate(ctx context.Context, limit int, window time.Duration) er
 		return invalid("set rate", "window %v outside 1ms..%dms", window, protocol.MaxRateWindow)
 	}
 	_, err := q.callInt(ctx, protocol.Rate, protocol.FormatInt(int64(limit)), protocol.FormatInt(ms))
-	return err
-}
-
-// ClearRate removes the queue's rate limit.
-func (q *Queue) ClearRate(ctx context.Context) error {
-	_, err := q.callInt(ctx, protocol.Rate, "0", "0")
 	return err
 }
 

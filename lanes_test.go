@@ -17,13 +17,9 @@ import (
 
 func addLaned(t *testing.T, q *trafikey.Queue, lane string, n int) []string {
 	t.Helper()
-	jobs := make([]trafikey.NewJob, n)
+	jobs := make([]trafikey.JobSpec, n)
 	for i := range jobs {
-		opts := []trafikey.AddOption{}
-		if lane != "" {
-			opts = append(opts, trafikey.Lane(lane))
-		}
-		jobs[i] = trafikey.NewJob{Payload: []byte(lane + "/" + strconv.Itoa(i)), Options: opts}
+		jobs[i] = trafikey.JobSpec{Payload: []byte(lane + "/" + strconv.Itoa(i)), Options: trafikey.JobOptions{Lane: lane}}
 	}
 	ids, err := q.AddBatch(t.Context(), jobs)
 	require.NoError(t, err)
@@ -77,7 +73,7 @@ func TestLanesRoundRobin(t *testing.T) {
 			}
 			require.Len(t, got, 5, "pass %d gives each participant one turn: %q", pass, order)
 		}
-		info, err := q.LaneInfo(t.Context(), "big")
+		info, err := q.Lane("big").Info(t.Context())
 		require.NoError(t, err)
 		require.Equal(t, trafikey.LaneInfo{Name: "big", Waiting: 197, Active: 3}, info)
 		jobs, err := q.Claim(t.Context(), time.Minute, 10)
@@ -91,7 +87,7 @@ func TestLanesRoundRobin(t *testing.T) {
 func TestLaneCapWithWorkers(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		require.NoError(t, q.SetLaneCap(t.Context(), "capped", 2))
+		require.NoError(t, q.Lane("capped").SetCap(t.Context(), 2))
 		addLaned(t, q, "capped", 20)
 		addLaned(t, q, "free", 20)
 		var mu sync.Mutex
@@ -120,7 +116,7 @@ func TestLaneCapWithWorkers(t *testing.T) {
 		defer mu.Unlock()
 		require.LessOrEqual(t, peak["capped"], 2, "the cap holds across workers")
 		require.Greater(t, peak["free"], 2, "the other lane is not capped")
-		info, err := q.LaneInfo(t.Context(), "capped")
+		info, err := q.Lane("capped").Info(t.Context())
 		require.NoError(t, err)
 		require.Equal(t, trafikey.LaneInfo{Name: "capped", Cap: 2}, info, "no slot leaked")
 	})
@@ -130,7 +126,7 @@ func TestLaneCapWithWorkers(t *testing.T) {
 func TestPauseLane(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		require.NoError(t, q.PauseLane(t.Context(), "a"))
+		require.NoError(t, q.Lane("a").Pause(t.Context()))
 		addLaned(t, q, "a", 2)
 		addLaned(t, q, "b", 2)
 		jobs, err := q.Claim(t.Context(), time.Minute, 10)
@@ -139,10 +135,10 @@ func TestPauseLane(t *testing.T) {
 		for _, j := range jobs {
 			require.Equal(t, "b", laneOf(j))
 		}
-		info, err := q.LaneInfo(t.Context(), "a")
+		info, err := q.Lane("a").Info(t.Context())
 		require.NoError(t, err)
 		require.Equal(t, trafikey.LaneInfo{Name: "a", Waiting: 2, Paused: true}, info)
-		require.NoError(t, q.ResumeLane(t.Context(), "a"))
+		require.NoError(t, q.Lane("a").Resume(t.Context()))
 		jobs, err = q.Claim(t.Context(), time.Minute, 10)
 		require.NoError(t, err)
 		require.Len(t, jobs, 2)
@@ -154,9 +150,9 @@ func TestPauseLane(t *testing.T) {
 func TestLanesListing(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		var jobs []trafikey.NewJob
+		var jobs []trafikey.JobSpec
 		for i := range 250 {
-			jobs = append(jobs, trafikey.NewJob{Payload: []byte("x"), Options: []trafikey.AddOption{trafikey.Lane("l" + strconv.Itoa(1000+i))}})
+			jobs = append(jobs, trafikey.JobSpec{Payload: []byte("x"), Options: trafikey.JobOptions{Lane: "l" + strconv.Itoa(1000+i)}})
 		}
 		_, err := q.AddBatch(t.Context(), jobs)
 		require.NoError(t, err)
@@ -180,7 +176,7 @@ func TestLanesListing(t *testing.T) {
 func TestRateLimit(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		require.NoError(t, q.SetRate(t.Context(), 3, time.Minute))
+		require.NoError(t, q.Admin().SetRate(t.Context(), 3, time.Minute))
 		s := stats(t, q)
 		require.Equal(t, int64(3), s.RateLimit)
 		require.Equal(t, time.Minute, s.RateWindow)
@@ -196,7 +192,7 @@ func TestRateLimit(t *testing.T) {
 		require.LessOrEqual(t, rate.RetryAfter, time.Minute)
 
 		// a short window, and a worker: every job runs, with few refusals
-		require.NoError(t, q.SetRate(t.Context(), 4, 50*time.Millisecond))
+		require.NoError(t, q.Admin().SetRate(t.Context(), 4, 50*time.Millisecond))
 		b.do(t, "DEL", "emq:{test}:rate")
 		addLaned(t, q, "", 10)
 		obs := &rateObserver{}
@@ -213,7 +209,7 @@ func TestRateLimit(t *testing.T) {
 		// window it waits for, never in a loop
 		require.GreaterOrEqual(t, obs.limited.Load(), int64(1))
 		require.Less(t, obs.limited.Load(), int64(12))
-		require.NoError(t, q.ClearRate(t.Context()))
+		require.NoError(t, q.Admin().SetRate(t.Context(), 0, 0))
 		require.Zero(t, stats(t, q).RateLimit)
 	})
 }
@@ -230,7 +226,7 @@ func (o *rateObserver) ClaimRateLimited(string, time.Duration) { o.limited.Add(1
 func TestLaneSlotsFreedByRecovery(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		require.NoError(t, q.SetLaneCap(t.Context(), "c", 2))
+		require.NoError(t, q.Lane("c").SetCap(t.Context(), 2))
 		addLaned(t, q, "c", 5)
 		jobs, err := q.Claim(t.Context(), time.Minute, 5)
 		require.NoError(t, err)
@@ -240,10 +236,10 @@ func TestLaneSlotsFreedByRecovery(t *testing.T) {
 		require.Empty(t, jobs, "the lane is full")
 		// the worker holding them dies: its leases expire
 		expireLeases(t, b, q)
-		requeued, dead, err := q.Recover(t.Context(), 10)
+		requeued, dead, err := q.Admin().Recover(t.Context(), 10)
 		require.NoError(t, err)
 		require.Equal(t, [2]int{2, 0}, [2]int{requeued, dead})
-		info, err := q.LaneInfo(t.Context(), "c")
+		info, err := q.Lane("c").Info(t.Context())
 		require.NoError(t, err)
 		require.Equal(t, trafikey.LaneInfo{Name: "c", Waiting: 5, Cap: 2}, info)
 		jobs, err = q.Claim(t.Context(), time.Minute, 5)

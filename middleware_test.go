@@ -20,7 +20,7 @@ import (
 // handler's late Complete is refused.
 func TestWorkerTimeout(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		id, err := b.q.Add(t.Context(), []byte("hangs"), trafikey.MaxAttempts(2), trafikey.Backoff(trafikey.BackoffFixed, time.Hour))
+		id, err := b.q.Add(t.Context(), []byte("hangs"), &trafikey.JobOptions{MaxAttempts: 2, Backoff: trafikey.BackoffFixed, BackoffBase: time.Hour})
 		require.NoError(t, err)
 		release := make(chan struct{})
 		late := make(chan error, 1)
@@ -47,7 +47,7 @@ func TestWorkerTimeout(t *testing.T) {
 		require.Contains(t, info.LastError, "ran past its timeout of 100ms")
 
 		close(release)
-		require.ErrorIs(t, <-late, trafikey.ErrNotActive, "the abandoned handler's completion is refused")
+		require.ErrorIs(t, <-late, trafikey.ErrLeaseLost, "the abandoned handler's completion is refused")
 		require.ErrorIs(t, cause, trafikey.ErrTimeout)
 		require.NoError(t, stop())
 	})
@@ -86,7 +86,7 @@ func TestWorkerMiddleware(t *testing.T) {
 			defer logMu.Unlock()
 			return logs.Write(p)
 		}), nil))
-		_, err := b.q.AddBatch(t.Context(), []trafikey.NewJob{{Payload: []byte("ok")}, {Payload: []byte("boom"), Options: []trafikey.AddOption{trafikey.MaxAttempts(1)}}})
+		_, err := b.q.AddBatch(t.Context(), []trafikey.JobSpec{{Payload: []byte("ok")}, {Payload: []byte("boom"), Options: trafikey.JobOptions{MaxAttempts: 1}}})
 		require.NoError(t, err)
 		finished := make(chan struct{}, 2)
 		w := newWorker(t, b.q, func(_ context.Context, j *trafikey.Job) error {

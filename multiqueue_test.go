@@ -90,7 +90,7 @@ func TestWorkerStrictPriority(t *testing.T) {
 		// Idle now, on a BLPOP over both signal lists (the poll interval is
 		// an hour): a job on the second queue wakes it.
 		require.Eventually(t, func() bool { return blockedClients(t, b) >= 1 }, eventually, tick)
-		_, err = second.Add(t.Context(), []byte("late"))
+		_, err = second.Add(t.Context(), []byte("late"), nil)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return d.total() == 21 }, eventually, tick)
 		require.NoError(t, stop())
@@ -143,7 +143,7 @@ func TestWorkerForQueuesOnTwoServers(t *testing.T) {
 			for i, b := range append(bundles, bundles...) {
 				require.Eventually(t, func() bool { return blockedClients(t, bundles[0]) >= 1 && blockedClients(t, bundles[1]) >= 1 },
 					eventually, tick, "idle on both servers")
-				_, err := b.q.Add(t.Context(), []byte("wake"))
+				_, err := b.q.Add(t.Context(), []byte("wake"), nil)
 				require.NoError(t, err)
 				require.Eventually(t, func() bool { return d.total() == i+1 }, eventually, tick, "the job on server %d is processed", i%2)
 			}

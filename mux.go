@@ -117,24 +117,29 @@ func NewJobType[T any](kind string) JobType[T] { return JobType[T]{kind: kind} }
 func (t JobType[T]) Kind() string { return t.kind }
 
 // Add adds a job of t's kind whose payload is v's JSON encoding, with the
-// options given (a Kind among them is overridden). A v that does not encode
-// is ErrInvalid, before any I/O.
-func (t JobType[T]) Add(ctx context.Context, q *Queue, v T, opts ...AddOption) (string, error) {
-	payload, err := json.Marshal(v)
+// options given (nil: the defaults; their Kind is overridden). A v that
+// does not encode is ErrInvalid, before any I/O.
+func (t JobType[T]) Add(ctx context.Context, q *Queue, v T, opts *JobOptions) (string, error) {
+	j, err := t.Job(v, opts)
 	if err != nil {
-		return "", invalid("add", "payload of kind %q does not encode as JSON: %v", t.kind, err)
+		return "", err
 	}
-	return q.Add(ctx, payload, append(opts, Kind(t.kind))...)
+	return q.Add(ctx, j.Payload, &j.Options)
 }
 
-// Job returns a NewJob of t's kind with v's JSON encoding as its payload,
-// for AddBatch and AddFlow.
-func (t JobType[T]) Job(v T, opts ...AddOption) (NewJob, error) {
+// Job returns a JobSpec of t's kind with v's JSON encoding as its payload,
+// for AddBatch and AddFlow; opts may be nil, and their Kind is overridden.
+func (t JobType[T]) Job(v T, opts *JobOptions) (JobSpec, error) {
 	payload, err := json.Marshal(v)
 	if err != nil {
-		return NewJob{}, invalid("add", "payload of kind %q does not encode as JSON: %v", t.kind, err)
+		return JobSpec{}, invalid("add", "payload of kind %q does not encode as JSON: %v", t.kind, err)
 	}
-	return NewJob{Payload: payload, Options: append(opts, Kind(t.kind))}, nil
+	j := JobSpec{Payload: payload}
+	if opts != nil {
+		j.Options = *opts
+	}
+	j.Options.Kind = t.kind
+	return j, nil
 }
 
 // Handle registers h on m for t's kind. The payload is decoded into a T

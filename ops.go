@@ -49,13 +49,13 @@ func cursorOf(score, member valkey.ValkeyMessage) (Cursor, error) {
 	return Cursor(protocol.FormatInt(n) + ":" + m), nil
 }
 
-// DefaultJobsLimit is how many rows a page of Queue.Jobs holds when
+// defaultJobsLimit is how many rows a page of Queue.Jobs holds when
 // JobsOptions.Limit is 0.
-const DefaultJobsLimit = 100
+const defaultJobsLimit = 100
 
-// DefaultClip is how many bytes of a job's error, progress and payload a
+// defaultClip is how many bytes of a job's error, progress and payload a
 // row carries when JobsOptions.Clip is 0.
-const DefaultClip = 256
+const defaultClip = 256
 
 // ClipNone, as JobsOptions.Clip, leaves the error and progress texts empty
 // and the preview out: rows then carry only their sizes.
@@ -71,10 +71,10 @@ type JobsOptions struct {
 	Newest bool
 	// After continues the listing after a previous page's Next.
 	After Cursor
-	// Limit is the most rows of the page, 1..1000; 0 is DefaultJobsLimit.
+	// Limit is the most rows of the page, 1..1000; 0 is 100.
 	Limit int
 	// Clip is the most bytes of each row's error, progress and payload
-	// preview, 1..1024; 0 is DefaultClip and ClipNone none. A payload over
+	// preview, 1..1024; 0 is 256 and ClipNone none. A payload over
 	// 16 KiB has no preview, whatever the clip.
 	Clip int
 }
@@ -141,7 +141,7 @@ func (o JobsOptions) args(op string, state JobState) ([]string, error) {
 	}
 	limit := o.Limit
 	if limit == 0 {
-		limit = DefaultJobsLimit
+		limit = defaultJobsLimit
 	}
 	if limit < 1 || limit > protocol.MaxCount {
 		return nil, invalid(op, "limit %d outside 1..%d", o.Limit, protocol.MaxCount)
@@ -149,7 +149,7 @@ func (o JobsOptions) args(op string, state JobState) ([]string, error) {
 	clip := o.Clip
 	switch {
 	case clip == 0:
-		clip = DefaultClip
+		clip = defaultClip
 	case clip == ClipNone:
 		clip = 0
 	case clip < 0 || clip > protocol.MaxClip:
@@ -373,7 +373,8 @@ func (q *Queue) serverNow(ctx context.Context) (int64, error) {
 // and calls progress (when not nil) after each call; a job that dies while
 // it runs is not taken. Cancelling ctx stops it between calls: the jobs
 // requeued so far stay requeued.
-func (q *Queue) RequeueDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+func (a Admin) RequeueDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+	q := a.q
 	return q.deadWalk(ctx, protocol.RequeueDead, f, progress)
 }
 
@@ -381,7 +382,8 @@ func (q *Queue) RequeueDead(ctx context.Context, f DeadFilter, progress func(Bul
 // does one, and returns how many it removed; e.g. DeadFilter{OlderThan:
 // 7 * 24 * time.Hour} clears the dead jobs of more than a week ago. It
 // walks as RequeueDead does.
-func (q *Queue) RemoveDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+func (a Admin) RemoveDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+	q := a.q
 	return q.deadWalk(ctx, protocol.RemoveDead, f, progress)
 }
 
@@ -443,7 +445,8 @@ func (q *Queue) deadWalk(ctx context.Context, v *protocol.Verb, f DeadFilter, pr
 // most 100 jobs at a time and calls progress (when not nil) after each
 // call; it stops once delayed is empty or it has moved as many jobs as
 // delayed held at its start (failing jobs keep coming back to delayed).
-func (q *Queue) PromoteAll(ctx context.Context, progress func(BulkProgress)) (int64, error) {
+func (a Admin) PromoteAll(ctx context.Context, progress func(BulkProgress)) (int64, error) {
+	q := a.q
 	var p BulkProgress
 	limit := strconv.Itoa(bulkLimit)
 	for first := true; ; first = false {
@@ -470,11 +473,4 @@ func (q *Queue) PromoteAll(ctx context.Context, progress func(BulkProgress)) (in
 			return p.Done, nil
 		}
 	}
-}
-
-// RetryNow moves one delayed job, waiting for its retry or its scheduled
-// time, to pending now. A job that is not delayed is refused with ErrState;
-// one that does not exist is ErrNotFound.
-func (q *Queue) RetryNow(ctx context.Context, id string) error {
-	return q.byID(ctx, protocol.Retry, id)
 }

@@ -16,7 +16,7 @@ func ExampleQueue_Jobs() {
 	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
 	defer done()
 	for _, to := range []string{"ada", "bob", "cy"} {
-		if _, err := q.Add(ctx, []byte(to), trafikey.MaxAttempts(1)); err != nil {
+		if _, err := q.Add(ctx, []byte(to), &trafikey.JobOptions{MaxAttempts: 1}); err != nil {
 			log.Fatal(err)
 		}
 		jobs, err := q.Claim(ctx, time.Minute, 1)
@@ -50,12 +50,12 @@ func ExampleQueue_Jobs() {
 
 // Requeue the dead jobs whose error says the upstream failed, with a
 // progress report after each call to the server.
-func ExampleQueue_RequeueDead() {
+func ExampleAdmin_RequeueDead() {
 	ctx := context.Background()
 	q, done := exampleQueue("payments")
 	defer done()
 	for i, cause := range []string{"upstream 502", "card declined", "upstream timeout"} {
-		if _, err := q.Add(ctx, []byte{byte(i)}, trafikey.MaxAttempts(1)); err != nil {
+		if _, err := q.Add(ctx, []byte{byte(i)}, &trafikey.JobOptions{MaxAttempts: 1}); err != nil {
 			log.Fatal(err)
 		}
 		jobs, err := q.Claim(ctx, time.Minute, 1)
@@ -67,7 +67,7 @@ func ExampleQueue_RequeueDead() {
 		}
 	}
 
-	n, err := q.RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "upstream"}, func(p trafikey.BulkProgress) {
+	n, err := q.Admin().RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "upstream"}, func(p trafikey.BulkProgress) {
 		fmt.Printf("requeued %d, examined %d of %d\n", p.Done, p.Examined, p.Total)
 	})
 	if err != nil {
@@ -80,19 +80,19 @@ func ExampleQueue_RequeueDead() {
 }
 
 // Run every delayed job now, and one of them by its id.
-func ExampleQueue_PromoteAll() {
+func ExampleAdmin_PromoteAll() {
 	ctx := context.Background()
 	q, done := exampleQueue("reports")
 	defer done()
 	for range 3 {
-		if _, err := q.Add(ctx, []byte("nightly"), trafikey.Delay(12*time.Hour)); err != nil {
+		if _, err := q.Add(ctx, []byte("nightly"), &trafikey.JobOptions{Delay: 12 * time.Hour}); err != nil {
 			log.Fatal(err)
 		}
 	}
-	if err := q.RetryNow(ctx, "1"); err != nil {
+	if _, err := q.Admin().Reschedule(ctx, "1", 0); err != nil {
 		log.Fatal(err)
 	}
-	n, err := q.PromoteAll(ctx, nil)
+	n, err := q.Admin().PromoteAll(ctx, nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -17,11 +17,12 @@ import (
 
 // addDead adds n jobs of one attempt and fails each to dead with error
 // "boom <id>"; it returns their ids in order.
-func addDead(t *testing.T, q *trafikey.Queue, n int, opts ...trafikey.AddOption) []string {
+func addDead(t *testing.T, q *trafikey.Queue, n int, opts trafikey.JobOptions) []string {
 	t.Helper()
+	opts.MaxAttempts = 1
 	ids := make([]string, n)
 	for i := range ids {
-		id, err := q.Add(t.Context(), []byte("d"+strconv.Itoa(i)), append([]trafikey.AddOption{trafikey.MaxAttempts(1)}, opts...)...)
+		id, err := q.Add(t.Context(), []byte("d"+strconv.Itoa(i)), &opts)
 		require.NoError(t, err)
 		ids[i] = id
 	}
@@ -50,7 +51,7 @@ func TestJobs(t *testing.T) {
 		q := b.q
 		var want []string
 		for i := range 25 {
-			id, err := q.Add(ctx, []byte(strings.Repeat("p", i)), trafikey.Priority(i%3))
+			id, err := q.Add(ctx, []byte(strings.Repeat("p", i)), &trafikey.JobOptions{Priority: i % 3})
 			require.NoError(t, err)
 			want = append(want, id)
 		}
@@ -85,7 +86,7 @@ func TestJobs(t *testing.T) {
 
 		// dead rows carry their error and time of death
 		dq := b.open(t, "dead")
-		addDead(t, dq, 3, trafikey.Lane("x"))
+		addDead(t, dq, 3, trafikey.JobOptions{Lane: "x"})
 		dp, err := dq.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Newest: true})
 		require.NoError(t, err)
 		require.Equal(t, []string{"3", "2", "1"}, []string{dp.Rows[0].ID, dp.Rows[1].ID, dp.Rows[2].ID})
@@ -108,28 +109,28 @@ func TestRequeueDead(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		ids := addDead(t, q, 2500)
+		ids := addDead(t, q, 2500, trafikey.JobOptions{})
 		// a lane's, and an error text
-		addDead(t, q, 3, trafikey.Lane("x"))
+		addDead(t, q, 3, trafikey.JobOptions{Lane: "x"})
 		var calls []trafikey.BulkProgress
-		n, err := q.RequeueDead(ctx, trafikey.DeadFilter{Lane: "x"}, func(p trafikey.BulkProgress) { calls = append(calls, p) })
+		n, err := q.Admin().RequeueDead(ctx, trafikey.DeadFilter{Lane: "x"}, func(p trafikey.BulkProgress) { calls = append(calls, p) })
 		require.NoError(t, err)
 		require.Equal(t, int64(3), n)
 		require.Len(t, calls, 26, "2503 dead jobs examined 100 at a time")
 		require.Equal(t, trafikey.BulkProgress{Done: 3, Examined: 2503, Total: 2503}, calls[25])
-		li, err := q.LaneInfo(ctx, "x")
+		li, err := q.Lane("x").Info(ctx)
 		require.NoError(t, err)
 		require.Equal(t, int64(3), li.Waiting)
 
 		b.do(t, "HSET", protocol.KeysOf(q.Name()).Job(ids[7]), "err", "upstream said 502")
-		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "said 5"}, nil)
+		n, err = q.Admin().RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "said 5"}, nil)
 		require.NoError(t, err)
 		require.Equal(t, int64(1), n)
 		info, err := q.Inspect(ctx, ids[7])
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StatePending, info.State)
 
-		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{}, nil)
+		n, err = q.Admin().RequeueDead(ctx, trafikey.DeadFilter{}, nil)
 		require.NoError(t, err)
 		require.Equal(t, int64(2499), n)
 		s := stats(t, q)
@@ -138,7 +139,7 @@ func TestRequeueDead(t *testing.T) {
 		require.Equal(t, int64(2503), s.Pending)
 
 		// a window of times of death that holds nothing
-		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{DiedBefore: time.UnixMilli(5)}, nil)
+		n, err = q.Admin().RequeueDead(ctx, trafikey.DeadFilter{DiedBefore: time.UnixMilli(5)}, nil)
 		require.NoError(t, err)
 		require.Zero(t, n)
 	})
@@ -148,16 +149,16 @@ func TestRemoveDead(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
-		addDead(t, q, 4)
+		addDead(t, q, 4, trafikey.JobOptions{})
 		key := protocol.KeysOf(q.Name()).Dead
 		// two died long ago
 		b.do(t, "ZADD", key, "XX", "1000", "1", "2000", "2")
-		n, err := q.RemoveDead(ctx, trafikey.DeadFilter{OlderThan: time.Hour}, nil)
+		n, err := q.Admin().RemoveDead(ctx, trafikey.DeadFilter{OlderThan: time.Hour}, nil)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n)
 		_, err = q.Inspect(ctx, "1")
 		require.ErrorIs(t, err, trafikey.ErrNotFound)
-		n, err = q.RemoveDead(ctx, trafikey.DeadFilter{DiedAfter: time.Now().Add(-time.Hour)}, nil)
+		n, err = q.Admin().RemoveDead(ctx, trafikey.DeadFilter{DiedAfter: time.Now().Add(-time.Hour)}, nil)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), n)
 		s := stats(t, q)
@@ -166,27 +167,28 @@ func TestRemoveDead(t *testing.T) {
 	})
 }
 
-func TestPromoteAllAndRetryNow(t *testing.T) {
+func TestPromoteAllAndRescheduleNow(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.q
 		for range 1500 {
-			_, err := q.Add(ctx, []byte("later"), trafikey.Delay(time.Hour))
+			_, err := q.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: time.Hour})
 			require.NoError(t, err)
 		}
 		var last trafikey.BulkProgress
-		n, err := q.PromoteAll(ctx, func(p trafikey.BulkProgress) { last = p })
+		n, err := q.Admin().PromoteAll(ctx, func(p trafikey.BulkProgress) { last = p })
 		require.NoError(t, err)
 		require.Equal(t, int64(1500), n)
 		require.Equal(t, trafikey.BulkProgress{Done: 1500, Examined: 1500, Total: 1500}, last)
 		require.Equal(t, int64(1500), stats(t, q).Pending)
 
-		id, err := q.Add(ctx, []byte("one"), trafikey.Delay(time.Hour))
+		id, err := q.Add(ctx, []byte("one"), &trafikey.JobOptions{Delay: time.Hour})
 		require.NoError(t, err)
-		require.NoError(t, q.RetryNow(ctx, id))
-		err = q.RetryNow(ctx, id)
-		require.ErrorIs(t, err, trafikey.ErrState, "pending now")
-		require.ErrorIs(t, q.RetryNow(ctx, "99999"), trafikey.ErrNotFound)
+		state, err := q.Admin().Reschedule(ctx, id, 0)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StatePending, state)
+		_, err = q.Admin().Reschedule(ctx, "99999", 0)
+		require.ErrorIs(t, err, trafikey.ErrNotFound)
 		info, err := q.Inspect(ctx, id)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StatePending, info.State)
@@ -231,12 +233,11 @@ func TestOpsValidation(t *testing.T) {
 		"lane":           {Lane: strings.Repeat("l", 129)},
 		"error":          {ErrorContains: strings.Repeat("e", protocol.MaxText+1)},
 	} {
-		_, err := q.RequeueDead(ctx, f, nil)
+		_, err := q.Admin().RequeueDead(ctx, f, nil)
 		requireInvalid(t, err, "requeue dead "+what)
-		_, err = q.RemoveDead(ctx, f, nil)
+		_, err = q.Admin().RemoveDead(ctx, f, nil)
 		requireInvalid(t, err, "remove dead "+what)
 	}
-	requireInvalid(t, q.RetryNow(ctx, "0"), "retry id")
 	require.Zero(t, io.calls.Load())
 }
 
@@ -253,8 +254,8 @@ func TestClusterOps(t *testing.T) {
 			for i := range 6 {
 				q, err := trafikey.Open(ctx, c, "ops"+strconv.Itoa(i), trafikey.WithExecutor(exec))
 				require.NoError(t, err)
-				addDead(t, q, 3)
-				_, err = q.Add(ctx, []byte("later"), trafikey.Delay(time.Hour))
+				addDead(t, q, 3, trafikey.JobOptions{})
+				_, err = q.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: time.Hour})
 				require.NoError(t, err)
 
 				p, err := q.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Limit: 2, Newest: true})
@@ -263,13 +264,13 @@ func TestClusterOps(t *testing.T) {
 				rest, err := q.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Limit: 2, Newest: true, After: p.Next})
 				require.NoError(t, err)
 				require.Len(t, rest.Rows, 1)
-				n, err := q.RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "boom 2"}, nil)
+				n, err := q.Admin().RequeueDead(ctx, trafikey.DeadFilter{ErrorContains: "boom 2"}, nil)
 				require.NoError(t, err)
 				require.Equal(t, int64(1), n)
-				n, err = q.RemoveDead(ctx, trafikey.DeadFilter{}, nil)
+				n, err = q.Admin().RemoveDead(ctx, trafikey.DeadFilter{}, nil)
 				require.NoError(t, err)
 				require.Equal(t, int64(2), n)
-				n, err = q.PromoteAll(ctx, nil)
+				n, err = q.Admin().PromoteAll(ctx, nil)
 				require.NoError(t, err)
 				require.Equal(t, int64(1), n)
 				s := stats(t, q)

@@ -14,9 +14,9 @@ import (
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// DefaultLogCap is how many log lines a job keeps unless WithLogCap says
+// defaultLogCap is how many log lines a job keeps unless WithLogCap says
 // otherwise; older lines are dropped first.
-const DefaultLogCap = 1000
+const defaultLogCap = 1000
 
 // Queue is a handle on one named queue on one server. It is safe for
 // concurrent use; open it once and share it.
@@ -36,20 +36,12 @@ type Queue struct {
 	// adder coalesces concurrent Add calls into shared ADD calls; nil
 	// when WithAddCoalescing(false) sends each Add alone.
 	adder *groupcommit.Queue[*pendingAdd]
-	// noCompleteMany is set once the server refused COMPLETEMANY as an
-	// unknown command (a native module older than this client).
-	noCompleteMany atomic.Bool
-	// noClaimExt is set by WithJobFields(false), or once the server refused
-	// CLAIM's ext argument (a native module older than this client): claims
-	// then reply the plain rows, and jobs carry no kind, timeout or headers.
+	// noClaimExt is set by WithJobFields(false): claims then reply the
+	// plain rows, and jobs carry no kind, timeout or headers.
 	noClaimExt atomic.Bool
 	// cluster is set when client is a cluster client: it follows a
 	// redirect on the next try of a call.
 	cluster bool
-	// noClaimBlock is set once the server refused CLAIM's block time (a
-	// native module older than this client): idle workers then wait on the
-	// signal list.
-	noClaimBlock atomic.Bool
 }
 
 // QueueOption configures Open.
@@ -150,7 +142,7 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 	if err := checkQueueName("open", name); err != nil {
 		return nil, err
 	}
-	cfg := queueConfig{kind: ExecutorAuto, logCap: DefaultLogCap}
+	cfg := queueConfig{kind: ExecutorAuto, logCap: defaultLogCap}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -303,9 +295,6 @@ func (q *Queue) Name() string { return q.name }
 // Executor returns the executor the queue runs on: ExecutorLua or
 // ExecutorNative.
 func (q *Queue) Executor() Executor { return Executor(q.exec.Name()) }
-
-// Client returns the valkey client the queue was opened with.
-func (q *Queue) Client() valkey.Client { return q.client }
 
 // call runs verb v with its declared keys and args. Transport errors are
 // wrapped with the verb; an error reply becomes a *ServerError. A null

@@ -50,7 +50,7 @@ func TestAddClaimComplete(t *testing.T) {
 		payloads := [][]byte{[]byte("plain"), {0, 1, 2, 0}, {0xff, 0xfe, 'x'}, {}}
 		var ids []string
 		for _, p := range payloads {
-			id, err := b.q.Add(ctx, p)
+			id, err := b.q.Add(ctx, p, nil)
 			require.NoError(t, err)
 			ids = append(ids, id)
 		}
@@ -86,12 +86,11 @@ func TestAddClaimComplete(t *testing.T) {
 func TestAddOptions(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		low, err := b.q.Add(ctx, []byte("low"))
+		low, err := b.q.Add(ctx, []byte("low"), nil)
 		require.NoError(t, err)
-		high, err := b.q.Add(ctx, []byte("high"), trafikey.Priority(900), trafikey.MaxAttempts(7),
-			trafikey.Backoff(trafikey.BackoffFixed, 1500*time.Millisecond), trafikey.Unique("u-1", time.Hour))
+		high, err := b.q.Add(ctx, []byte("high"), &trafikey.JobOptions{Priority: 900, MaxAttempts: 7, Backoff: trafikey.BackoffFixed, BackoffBase: 1500 * time.Millisecond, UniqueKey: "u-1", UniqueTTL: time.Hour})
 		require.NoError(t, err)
-		later, err := b.q.Add(ctx, []byte("later"), trafikey.Delay(time.Hour))
+		later, err := b.q.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: time.Hour})
 		require.NoError(t, err)
 
 		info, err := b.q.Inspect(ctx, high)
@@ -130,7 +129,7 @@ func TestAddOptions(t *testing.T) {
 		require.Len(t, jobs, 2)
 		require.Equal(t, high, jobs[0].ID)
 		require.Equal(t, low, jobs[1].ID)
-		n, err := b.q.Promote(ctx, 10)
+		n, err := b.q.Admin().Promote(ctx, 10)
 		require.NoError(t, err)
 		require.Zero(t, n)
 		require.Equal(t, int64(1), stats(t, b.q).Delayed)
@@ -139,18 +138,18 @@ func TestAddOptions(t *testing.T) {
 
 func TestAddInvalidOptions(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		bad := map[string][]trafikey.AddOption{
-			"priority":     {trafikey.Priority(protocol.MaxPriority + 1)},
-			"negative":     {trafikey.Priority(-1)},
-			"delay":        {trafikey.Delay(-time.Second)},
-			"attempts":     {trafikey.MaxAttempts(0)},
-			"backoff kind": {trafikey.Backoff("linear", time.Second)},
-			"backoff base": {trafikey.Backoff(trafikey.BackoffFixed, 25*time.Hour)},
-			"unique ttl":   {trafikey.Unique("k", 0)},
-			"unique key":   {trafikey.Unique(string(bytes.Repeat([]byte("k"), protocol.MaxUniqueKey+1)), time.Hour)},
+		bad := map[string]trafikey.JobOptions{
+			"priority":     {Priority: protocol.MaxPriority + 1},
+			"negative":     {Priority: -1},
+			"delay":        {Delay: -time.Second},
+			"attempts":     {MaxAttempts: -1},
+			"backoff kind": {Backoff: "linear", BackoffBase: time.Second},
+			"backoff base": {Backoff: trafikey.BackoffFixed, BackoffBase: 25 * time.Hour},
+			"unique ttl":   {UniqueKey: "k", UniqueTTL: 0},
+			"unique key":   {UniqueKey: string(bytes.Repeat([]byte("k"), protocol.MaxUniqueKey+1)), UniqueTTL: time.Hour},
 		}
 		for name, opts := range bad {
-			_, err := b.q.AddBatch(t.Context(), []trafikey.NewJob{{Payload: []byte("ok")}, {Payload: []byte("bad"), Options: opts}})
+			_, err := b.q.AddBatch(t.Context(), []trafikey.JobSpec{{Payload: []byte("ok")}, {Payload: []byte("bad"), Options: opts}})
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
 		// A bad option anywhere in a batch adds nothing at all.
@@ -162,9 +161,9 @@ func TestAddBatch(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		const n = 2*trafikey.MaxBatch + 17
-		jobs := make([]trafikey.NewJob, n)
+		jobs := make([]trafikey.JobSpec, n)
 		for i := range jobs {
-			jobs[i] = trafikey.NewJob{Payload: []byte(strconv.Itoa(i))}
+			jobs[i] = trafikey.JobSpec{Payload: []byte(strconv.Itoa(i))}
 		}
 		ids, err := b.q.AddBatch(ctx, jobs)
 		require.NoError(t, err)
@@ -186,10 +185,10 @@ func TestAddBatch(t *testing.T) {
 func TestUnique(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		first, err := b.q.Add(ctx, []byte("a"), trafikey.Unique("order-7", time.Hour))
+		first, err := b.q.Add(ctx, []byte("a"), &trafikey.JobOptions{UniqueKey: "order-7", UniqueTTL: time.Hour})
 		require.NoError(t, err)
 
-		_, err = b.q.Add(ctx, []byte("b"), trafikey.Unique("order-7", time.Hour))
+		_, err = b.q.Add(ctx, []byte("b"), &trafikey.JobOptions{UniqueKey: "order-7", UniqueTTL: time.Hour})
 		require.ErrorIs(t, err, trafikey.ErrDuplicate)
 		var dup *trafikey.DuplicateError
 		require.ErrorAs(t, err, &dup)
@@ -200,15 +199,15 @@ func TestUnique(t *testing.T) {
 		require.Equal(t, "add", se.Verb)
 
 		// A batch is all or none: the fresh job is not added either.
-		_, err = b.q.AddBatch(ctx, []trafikey.NewJob{
-			{Payload: []byte("fresh"), Options: []trafikey.AddOption{trafikey.Unique("order-8", time.Hour)}},
-			{Payload: []byte("dup"), Options: []trafikey.AddOption{trafikey.Unique("order-7", time.Hour)}},
+		_, err = b.q.AddBatch(ctx, []trafikey.JobSpec{
+			{Payload: []byte("fresh"), Options: trafikey.JobOptions{UniqueKey: "order-8", UniqueTTL: time.Hour}},
+			{Payload: []byte("dup"), Options: trafikey.JobOptions{UniqueKey: "order-7", UniqueTTL: time.Hour}},
 		})
 		require.ErrorAs(t, err, &dup)
 		require.Equal(t, first, dup.ID)
-		_, err = b.q.AddBatch(ctx, []trafikey.NewJob{
-			{Payload: []byte("x"), Options: []trafikey.AddOption{trafikey.Unique("same", time.Hour)}},
-			{Payload: []byte("y"), Options: []trafikey.AddOption{trafikey.Unique("same", time.Hour)}},
+		_, err = b.q.AddBatch(ctx, []trafikey.JobSpec{
+			{Payload: []byte("x"), Options: trafikey.JobOptions{UniqueKey: "same", UniqueTTL: time.Hour}},
+			{Payload: []byte("y"), Options: trafikey.JobOptions{UniqueKey: "same", UniqueTTL: time.Hour}},
 		})
 		require.ErrorAs(t, err, &dup)
 		require.Empty(t, dup.ID)
@@ -216,7 +215,7 @@ func TestUnique(t *testing.T) {
 
 		// Completing the holder releases the key.
 		require.NoError(t, claimOne(t, b.q, time.Minute).Complete(ctx))
-		_, err = b.q.Add(ctx, []byte("c"), trafikey.Unique("order-7", time.Hour))
+		_, err = b.q.Add(ctx, []byte("c"), &trafikey.JobOptions{UniqueKey: "order-7", UniqueTTL: time.Hour})
 		require.NoError(t, err)
 	})
 }
@@ -224,7 +223,7 @@ func TestUnique(t *testing.T) {
 func TestFailRetryAndDead(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		id, err := b.q.Add(ctx, []byte("flaky"), trafikey.MaxAttempts(2), trafikey.Backoff(trafikey.BackoffFixed, 0))
+		id, err := b.q.Add(ctx, []byte("flaky"), &trafikey.JobOptions{MaxAttempts: 2, Backoff: trafikey.BackoffFixed, BackoffBase: 0})
 		require.NoError(t, err)
 
 		j := claimOne(t, b.q, time.Minute)
@@ -236,7 +235,7 @@ func TestFailRetryAndDead(t *testing.T) {
 		require.Equal(t, trafikey.StateDelayed, info.State)
 		require.Equal(t, "first", info.LastError)
 
-		n, err := b.q.Promote(ctx, 10)
+		n, err := b.q.Admin().Promote(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		j = claimOne(t, b.q, time.Minute)
@@ -252,16 +251,16 @@ func TestFailRetryAndDead(t *testing.T) {
 		require.Equal(t, int64(1), st.TotalDead)
 
 		// Requeue gives a fresh set of attempts; the old token stays stale.
-		require.NoError(t, b.q.Requeue(ctx, id))
+		require.NoError(t, b.q.Admin().Requeue(ctx, id))
 		j3 := claimOne(t, b.q, time.Minute)
 		require.Equal(t, int64(3), j3.Attempt)
-		require.ErrorIs(t, j.Complete(ctx), trafikey.ErrStale)
+		require.ErrorIs(t, j.Complete(ctx), trafikey.ErrLeaseLost)
 		// retry=false dead-letters at once.
 		retrying, err = j3.Fail(ctx, nil, false)
 		require.NoError(t, err)
 		require.False(t, retrying)
-		require.NoError(t, b.q.Remove(ctx, id))
-		require.ErrorIs(t, b.q.Remove(ctx, id), trafikey.ErrNotFound)
+		require.NoError(t, b.q.Admin().Remove(ctx, id))
+		require.ErrorIs(t, b.q.Admin().Remove(ctx, id), trafikey.ErrNotFound)
 		require.Equal(t, int64(1), stats(t, b.q).TotalRemoved)
 	})
 }
@@ -269,20 +268,20 @@ func TestFailRetryAndDead(t *testing.T) {
 func TestLeaseRecovery(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		again, err := b.q.Add(ctx, []byte("again"))
+		again, err := b.q.Add(ctx, []byte("again"), nil)
 		require.NoError(t, err)
-		last, err := b.q.Add(ctx, []byte("last"), trafikey.MaxAttempts(1))
+		last, err := b.q.Add(ctx, []byte("last"), &trafikey.JobOptions{MaxAttempts: 1})
 		require.NoError(t, err)
 		jobs, err := b.q.Claim(ctx, time.Minute, 2)
 		require.NoError(t, err)
 		require.Len(t, jobs, 2)
 
-		requeued, dead, err := b.q.Recover(ctx, 10)
+		requeued, dead, err := b.q.Admin().Recover(ctx, 10)
 		require.NoError(t, err)
 		require.Zero(t, requeued+dead, "leases still valid")
 
 		expireLeases(t, b, b.q)
-		requeued, dead, err = b.q.Recover(ctx, 10)
+		requeued, dead, err = b.q.Admin().Recover(ctx, 10)
 		require.NoError(t, err)
 		require.Equal(t, 1, requeued)
 		require.Equal(t, 1, dead)
@@ -302,7 +301,7 @@ func TestLogProgressExtend(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		q := b.open(t, "logs", trafikey.WithLogCap(2))
-		id, err := q.Add(ctx, []byte("x"))
+		id, err := q.Add(ctx, []byte("x"), nil)
 		require.NoError(t, err)
 		j := claimOne(t, q, time.Second)
 		for i := range 3 {
@@ -333,16 +332,16 @@ func TestLogProgressExtend(t *testing.T) {
 func TestPauseResume(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		require.NoError(t, b.q.Pause(ctx))
-		require.NoError(t, b.q.Pause(ctx), "pausing twice is a no-op")
-		_, err := b.q.Add(ctx, []byte("x"))
+		require.NoError(t, b.q.Admin().Pause(ctx))
+		require.NoError(t, b.q.Admin().Pause(ctx), "pausing twice is a no-op")
+		_, err := b.q.Add(ctx, []byte("x"), nil)
 		require.NoError(t, err)
 		require.True(t, stats(t, b.q).Paused)
 		jobs, err := b.q.Claim(ctx, time.Minute, 1)
 		require.NoError(t, err)
 		require.Empty(t, jobs)
 
-		require.NoError(t, b.q.Resume(ctx))
+		require.NoError(t, b.q.Admin().Resume(ctx))
 		require.False(t, stats(t, b.q).Paused)
 		claimOne(t, b.q, time.Minute)
 	})

@@ -54,7 +54,7 @@ func (l *reshardLoad) produce(ctx context.Context, q *trafikey.Queue, stop <-cha
 				return
 			default:
 			}
-			id, err := q.Add(ctx, []byte("load"))
+			id, err := q.Add(ctx, []byte("load"), nil)
 			l.mu.Lock()
 			if err != nil {
 				l.addErrs = append(l.addErrs, err)
@@ -272,7 +272,7 @@ func TestReshardDurableCalls(t *testing.T) {
 			producers.Wait()
 			require.Empty(t, l.addErrs, "every durable Add during the move was acknowledged")
 
-			_, err = q.Add(ctx, []byte("after the move"))
+			_, err = q.Add(ctx, []byte("after the move"), nil)
 			require.NoError(t, err)
 			require.NoError(t, held[0].Complete(ctx))
 			s, err := q.Stats(ctx)
@@ -339,7 +339,7 @@ func reshardBlocked(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	require.Eventually(t, func() bool { return blocked(from) == 0 && blocked(to) >= 2 }, eventually, tick,
 		"the blocked claims move to the new owner")
 	for i, q := range []*trafikey.Queue{moving, still, moving} {
-		_, err := q.Add(ctx, []byte("wake"))
+		_, err := q.Add(ctx, []byte("wake"), nil)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return d.total() == i+1 }, eventually, tick, "the job on %s is processed", q.Name())
 	}

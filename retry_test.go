@@ -106,8 +106,8 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 			rec := newRefusalRecorder(exec)
 			q, err := trafikey.Open(ctx, c, "loading", trafikey.WithRunner(rec))
 			require.NoError(t, err)
-			require.NoError(t, q.SetEvents(ctx, 1000))
-			first, err := q.Add(ctx, []byte("held"))
+			require.NoError(t, q.Admin().SetEvents(ctx, 1000))
+			first, err := q.Add(ctx, []byte("held"), nil)
 			require.NoError(t, err)
 			// A subscriber reads the events through the restart, until it
 			// has seen two completions.
@@ -153,7 +153,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 				late <- opened{q, err}
 			}()
 			close(release)
-			second, err := q.Add(ctx, []byte("added while loading"))
+			second, err := q.Add(ctx, []byte("added while loading"), nil)
 			require.NoError(t, err)
 			o := <-late
 			require.NoError(t, o.err)
@@ -193,7 +193,7 @@ func TestTryAgainIsRetried(t *testing.T) {
 			name, slot := queueOn(t, cl, "tryagain", 0)
 			q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
 			require.NoError(t, err)
-			first, err := q.Add(ctx, []byte("held"))
+			first, err := q.Add(ctx, []byte("held"), nil)
 			require.NoError(t, err)
 
 			tally, release, stop := runHeld(t, q)
@@ -207,7 +207,7 @@ func TestTryAgainIsRetried(t *testing.T) {
 			valkeytest.Do(t, from, "CLUSTER", "SETSLOT", s, "MIGRATING", toID)
 
 			short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
-			_, err = q.Add(short, []byte("given up"))
+			_, err = q.Add(short, []byte("given up"), nil)
 			cancel()
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 
@@ -216,7 +216,7 @@ func TestTryAgainIsRetried(t *testing.T) {
 			var second string
 			go func() {
 				var err error
-				second, err = q.Add(ctx, []byte("added while migrating"))
+				second, err = q.Add(ctx, []byte("added while migrating"), nil)
 				added <- err
 			}()
 			// Refused over and over: the completion, the Add and the rest.

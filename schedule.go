@@ -48,25 +48,21 @@ type Schedule struct {
 	Missed MissedPolicy
 	// Payload is each job's payload.
 	Payload []byte
-	// Options are each job's options, as Add takes them (Priority,
-	// MaxAttempts, Backoff, Unique, Lane, KeepOutcome, Kind, Timeout,
-	// Headers...); not Delay, which Jitter replaces, nor At, which the
-	// occurrence's time replaces. With Unique, a step adds at most one job for the
-	// occurrences it takes, and none while the key is held.
-	Options []AddOption
-	// Template, when Options and Payload are nil, is the job as stored: a
-	// schedule read back (Schedules, GetSchedule) has it, so passing it to
-	// SetSchedule keeps its job, and an edit of it changes the job.
-	Template *JobTemplate
+	// Options are each job's options, as Add takes them, but no Delay:
+	// Jitter spreads the occurrences instead. With a UniqueKey, a step adds
+	// at most one job for the occurrences it takes, and none while the key
+	// is held. A schedule read back (Schedules.List, Schedules.Get) has the
+	// stored ones, so passing it to Schedules.Set keeps its job.
+	Options JobOptions
 }
 
 // MissedPolicy says which late occurrences a step enqueues. An occurrence is
 // on time when the step runs at most Grace after it, else missed: all
 // on-time occurrences are enqueued, and of the missed ones the latest
 // CatchUp; the older ones are skipped. The zero value skips every
-// occurrence more than DefaultGrace late.
+// occurrence more than a minute late.
 type MissedPolicy struct {
-	// Grace is how late an occurrence is still on time (0: DefaultGrace; at
+	// Grace is how late an occurrence is still on time (0: a minute; at
 	// most a day).
 	Grace time.Duration
 	// CatchUp is how many missed occurrences are enqueued, the latest ones
@@ -74,34 +70,15 @@ type MissedPolicy struct {
 	CatchUp int
 }
 
-// DefaultGrace is how late an occurrence is still on time when a
+// defaultGrace is how late an occurrence is still on time when a
 // MissedPolicy sets no Grace: a step runs twice a second by default, and a
 // worker's pause or a server failover is not downtime.
-const DefaultGrace = time.Minute
-
-// JobTemplate is the job a schedule enqueues, as stored: ADD's arguments
-// for one job without its delay.
-type JobTemplate struct {
-	// Payload is each job's payload.
-	Payload []byte
-	// Priority, MaxAttempts, Backoff and BackoffBase are as the options of
-	// the same names set them.
-	Priority    int
-	MaxAttempts int
-	Backoff     BackoffKind
-	BackoffBase time.Duration
-	// UniqueKey and UniqueTTL are Unique's (empty and 0: none).
-	UniqueKey string
-	UniqueTTL time.Duration
-	// Columns are ADD's option columns the template sets (lane, wait,
-	// timeout, kind, headers), name then value.
-	Columns [][2]string
-}
+const defaultGrace = time.Minute
 
 // ScheduleInfo is a schedule as the queue holds it.
 type ScheduleInfo struct {
-	// Schedule is the definition; its Options are nil and its Template
-	// holds the job. Passing it back to SetSchedule keeps the job.
+	// Schedule is the definition, its job's Payload and Options as
+	// stored. Passing it back to Schedules.Set keeps the job.
 	Schedule
 	// Revision counts the definition's changes (SetSchedule, pause and
 	// resume); a step computed from an older one is refused.
@@ -123,11 +100,12 @@ func (s ScheduleInfo) Finished() bool { return !s.Paused && s.Next.IsZero() }
 // cronParser reads six-field cron expressions, seconds first.
 var cronParser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// SetSchedule creates the schedule s, or replaces the one with its ID (an
+// Set creates the schedule s, or replaces the one with its ID (an
 // update: the occurrences already taken stay taken, the next ones follow
 // the new definition, and a paused schedule stays paused). It returns the
 // schedule's new revision. The definition is checked before any I/O.
-func (q *Queue) SetSchedule(ctx context.Context, s Schedule) (int64, error) {
+func (sc Schedules) Set(ctx context.Context, s Schedule) (int64, error) {
+	q := sc.q
 	args, err := s.args("set schedule")
 	if err != nil {
 		return 0, err
@@ -187,7 +165,7 @@ func (s *Schedule) args(op string) ([]string, error) {
 	}
 	grace := s.Missed.Grace
 	if grace == 0 {
-		grace = DefaultGrace
+		grace = defaultGrace
 	}
 	if grace < 0 || ceilMS(grace) > protocol.MaxScheduleGrace {
 		return nil, invalid(op, "schedule %s: grace %v outside 1ms..24h", s.ID, grace)
@@ -195,15 +173,9 @@ func (s *Schedule) args(op string) ([]string, error) {
 	if s.Missed.CatchUp < 0 || s.Missed.CatchUp > protocol.MaxScheduleCatch {
 		return nil, invalid(op, "schedule %s: catch-up %d outside 0..%d", s.ID, s.Missed.CatchUp, protocol.MaxScheduleCatch)
 	}
-	var tpl []string
-	if s.Options == nil && s.Payload == nil && s.Template != nil {
-		if tpl, err = s.Template.args(op); err != nil {
-			return nil, err
-		}
-	} else {
-		if tpl, err = templateArgs(op, s.Payload, s.Options); err != nil {
-			return nil, err
-		}
+	tpl, err := templateArgs(op, s.Payload, &s.Options)
+	if err != nil {
+		return nil, err
 	}
 	out := []string{s.ID, kind, spec, tz, protocol.FormatInt(jitter), protocol.FormatInt(start), protocol.FormatInt(end),
 		protocol.FormatInt(s.Limit), protocol.FormatInt(ceilMS(grace)), protocol.FormatInt(int64(s.Missed.CatchUp))}
@@ -225,16 +197,10 @@ func scheduleTime(op, name string, t time.Time) (int64, error) {
 // attempts backoff backoff_ms unique_key unique_ttl k, then the option
 // columns the options set (every ADD column but a flow's and due), name
 // and value.
-func templateArgs(op string, payload []byte, opts []AddOption) ([]string, error) {
-	o := defaultAddOptions()
-	for _, opt := range opts {
-		opt(&o)
-	}
+func templateArgs(op string, payload []byte, opts *JobOptions) ([]string, error) {
+	o := opts.resolve()
 	if o.delay != 0 {
 		return nil, invalid(op, "a schedule's job takes no Delay (Jitter spreads its occurrences)")
-	}
-	if !o.at.IsZero() {
-		return nil, invalid(op, "a schedule's job takes no At (its occurrence's time is its due time)")
 	}
 	group, err := o.args(op, make([]string, 0, jobArgs), payload)
 	if err != nil {
@@ -253,64 +219,6 @@ func templateArgs(op string, payload []byte, opts []AddOption) ([]string, error)
 	}
 	out = append(out, strconv.Itoa(len(cols)/2))
 	return append(out, cols...), nil
-}
-
-// args checks a stored template as Add checks its options (the values of
-// the columns Add knows; the server checks the others) and builds its part
-// of SCHEDULE.SET.
-func (t *JobTemplate) args(op string) ([]string, error) {
-	o := defaultAddOptions()
-	o.priority, o.maxAttempts, o.backoff, o.backoffBase = t.Priority, t.MaxAttempts, t.Backoff, t.BackoffBase
-	if t.UniqueKey != "" || t.UniqueTTL != 0 {
-		o.uniqueKey, o.uniqueTTL, o.unique = t.UniqueKey, t.UniqueTTL, true
-	}
-	if len(t.Columns) > protocol.MaxScheduleOption {
-		return nil, invalid(op, "%d option columns, at most %d", len(t.Columns), protocol.MaxScheduleOption)
-	}
-	seen := map[string]bool{}
-	for _, c := range t.Columns {
-		switch c[0] {
-		case protocol.AddOptionParent, protocol.AddOptionOnFail:
-			return nil, invalid(op, "a schedule's job is not part of a flow (column %s)", c[0])
-		case protocol.AddOptionDue:
-			return nil, invalid(op, "a schedule's job takes no due time (column %s)", c[0])
-		case protocol.AddOptionLane:
-			o.lane, o.laned = c[1], true
-		case protocol.AddOptionWait:
-			ms, err := strconv.ParseInt(c[1], 10, 64)
-			if err != nil {
-				return nil, invalid(op, "column wait %s is not whole milliseconds", echo(c[1]))
-			}
-			o.wait = time.Duration(ms) * time.Millisecond
-		case protocol.AddOptionTimeout:
-			ms, err := strconv.ParseInt(c[1], 10, 64)
-			if err != nil {
-				return nil, invalid(op, "column timeout %s is not whole milliseconds", echo(c[1]))
-			}
-			o.timeout = time.Duration(ms) * time.Millisecond
-		case protocol.AddOptionKind:
-			o.kind = c[1]
-		case protocol.AddOptionHeaders:
-			// stored encoded: kept as it is, bounded as Add bounds it
-			if len(c[1]) > protocol.MaxHeaders {
-				return nil, invalid(op, "column headers of %d bytes, at most %d", len(c[1]), protocol.MaxHeaders)
-			}
-		}
-		if seen[c[0]] {
-			return nil, invalid(op, "column %s named twice", echo(c[0]))
-		}
-		seen[c[0]] = true
-	}
-	if _, err := o.args(op, nil, t.Payload); err != nil {
-		return nil, err
-	}
-	out := []string{string(t.Payload), protocol.FormatInt(int64(t.Priority)), protocol.FormatInt(int64(t.MaxAttempts)),
-		string(t.Backoff), protocol.FormatInt(ceilMS(t.BackoffBase)), t.UniqueKey,
-		protocol.FormatInt(ceilMS(t.UniqueTTL)), strconv.Itoa(len(t.Columns))}
-	for _, c := range t.Columns {
-		out = append(out, c[0], c[1])
-	}
-	return out, nil
 }
 
 func parseCron(spec, tz string) (cron.Schedule, *time.Location, error) {
@@ -339,10 +247,11 @@ func parseCron(spec, tz string) (cron.Schedule, *time.Location, error) {
 	return sched, loc, nil
 }
 
-// PauseSchedule stops schedule id: no occurrence is enqueued until
+// Pause stops schedule id: no occurrence is enqueued until
 // ResumeSchedule, and those in between are skipped. Pausing a paused or
 // absent schedule is a no-op.
-func (q *Queue) PauseSchedule(ctx context.Context, id string) error {
+func (sc Schedules) Pause(ctx context.Context, id string) error {
+	q := sc.q
 	if err := checkScheduleID("pause schedule", id); err != nil {
 		return err
 	}
@@ -350,9 +259,10 @@ func (q *Queue) PauseSchedule(ctx context.Context, id string) error {
 	return err
 }
 
-// ResumeSchedule starts a paused schedule again from the server's time.
+// Resume starts a paused schedule again from the server's time.
 // Resuming a schedule that is not paused, or absent, is a no-op.
-func (q *Queue) ResumeSchedule(ctx context.Context, id string) error {
+func (sc Schedules) Resume(ctx context.Context, id string) error {
+	q := sc.q
 	if err := checkScheduleID("resume schedule", id); err != nil {
 		return err
 	}
@@ -360,9 +270,10 @@ func (q *Queue) ResumeSchedule(ctx context.Context, id string) error {
 	return err
 }
 
-// RemoveSchedule deletes schedule id; the jobs it enqueued stay. An absent
+// Remove deletes schedule id; the jobs it enqueued stay. An absent
 // schedule is ErrNotFound.
-func (q *Queue) RemoveSchedule(ctx context.Context, id string) error {
+func (sc Schedules) Remove(ctx context.Context, id string) error {
+	q := sc.q
 	if err := checkScheduleID("remove schedule", id); err != nil {
 		return err
 	}
@@ -379,9 +290,10 @@ func (q *Queue) RemoveSchedule(ctx context.Context, id string) error {
 // schedulesPage is how many schedules one SCHEDULE.LIST call reads.
 const schedulesPage = 100
 
-// Schedules lists the queue's schedules in byte order of their ids, a page
+// List lists the queue's schedules in byte order of their ids, a page
 // at a time as the loop goes on. The first error ends the sequence.
-func (q *Queue) Schedules(ctx context.Context) iter.Seq2[ScheduleInfo, error] {
+func (sc Schedules) List(ctx context.Context) iter.Seq2[ScheduleInfo, error] {
+	q := sc.q
 	return func(yield func(ScheduleInfo, error) bool) {
 		after := ""
 		for {
@@ -411,13 +323,14 @@ func (q *Queue) Schedules(ctx context.Context) iter.Seq2[ScheduleInfo, error] {
 	}
 }
 
-// GetSchedule reads schedule id (ErrNotFound when absent). It pages through
+// Get reads schedule id (ErrNotFound when absent). It pages through
 // the schedules: for one schedule, not a loop over many.
-func (q *Queue) GetSchedule(ctx context.Context, id string) (ScheduleInfo, error) {
+func (sc Schedules) Get(ctx context.Context, id string) (ScheduleInfo, error) {
+	q := sc.q
 	if err := checkScheduleID("get schedule", id); err != nil {
 		return ScheduleInfo{}, err
 	}
-	for s, err := range q.Schedules(ctx) {
+	for s, err := range q.Schedules().List(ctx) {
 		if err != nil {
 			return ScheduleInfo{}, err
 		}
@@ -485,7 +398,8 @@ type schedDef struct {
 	every                            int64
 	cron                             cron.Schedule
 	loc                              *time.Location
-	tpl                              JobTemplate
+	payload                          []byte
+	opts                             JobOptions
 }
 
 // parseDef decodes a stored definition.
@@ -503,7 +417,8 @@ func parseDef(v string) (*schedDef, error) {
 	}
 	d := &schedDef{kind: e[0], spec: e[1], tz: e[2], jitter: num(3), start: num(4), end: num(5), limit: num(6),
 		grace: num(7), catchup: int(num(8))}
-	d.tpl = JobTemplate{Payload: []byte(e[9]), Priority: int(num(10)), MaxAttempts: int(num(11)),
+	d.payload = []byte(e[9])
+	d.opts = JobOptions{Priority: int(num(10)), MaxAttempts: int(num(11)),
 		Backoff: BackoffKind(e[12]), BackoffBase: time.Duration(num(13)) * time.Millisecond, UniqueKey: e[14],
 		UniqueTTL: time.Duration(num(15)) * time.Millisecond}
 	k := int(num(16))
@@ -511,7 +426,9 @@ func parseDef(v string) (*schedDef, error) {
 		return nil, errors.New("definition does not decode")
 	}
 	for j := range k {
-		d.tpl.Columns = append(d.tpl.Columns, [2]string{e[protocol.ScheduleDefFixed+2*j], e[protocol.ScheduleDefFixed+2*j+1]})
+		if err := d.opts.setColumn(e[protocol.ScheduleDefFixed+2*j], e[protocol.ScheduleDefFixed+2*j+1]); err != nil {
+			return nil, err
+		}
 	}
 	switch d.kind {
 	case protocol.ScheduleCron:
@@ -528,6 +445,34 @@ func parseDef(v string) (*schedDef, error) {
 		return nil, fmt.Errorf("kind %q", d.kind)
 	}
 	return d, nil
+}
+
+// setColumn reads one of ADD's option columns of a stored job into o: a
+// stored schedule's job reads back as the JobOptions that store it again.
+func (o *JobOptions) setColumn(name, v string) error {
+	ms := func() (time.Duration, error) {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("column %s %q is not whole milliseconds", name, v)
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	var err error
+	switch name {
+	case protocol.AddOptionLane:
+		o.Lane = v
+	case protocol.AddOptionWait:
+		o.KeepOutcome, err = ms()
+	case protocol.AddOptionTimeout:
+		o.Timeout, err = ms()
+	case protocol.AddOptionKind:
+		o.Kind = v
+	case protocol.AddOptionHeaders:
+		o.Headers = decodeHeaders(v)
+	default:
+		err = fmt.Errorf("column %q of a stored job", name)
+	}
+	return err
 }
 
 func msTime(ms int64) time.Time {
@@ -556,8 +501,7 @@ func (r scheduleRow) info() (ScheduleInfo, error) {
 	s.Jitter = time.Duration(d.jitter) * time.Millisecond
 	s.Start, s.End, s.Limit = msTime(d.start), msTime(d.end), d.limit
 	s.Missed = MissedPolicy{Grace: time.Duration(d.grace) * time.Millisecond, CatchUp: d.catchup}
-	tpl := d.tpl
-	s.Template = &tpl
+	s.Payload, s.Options = d.payload, d.opts
 	info.Revision, info.Count, info.Paused = st.rev, st.count, st.paused
 	info.Last, info.Next = msTime(st.last), msTime(st.next)
 	return info, nil
@@ -691,14 +635,15 @@ const (
 	scheduleRounds    = 10
 )
 
-// RunSchedules is the schedule step: it reads the schedules due by the
+// Run is the schedule step: it reads the schedules due by the
 // server's clock and enqueues each one's occurrences, exactly once even
 // when other workers run it at the same time (one of them wins each
 // occurrence; the others are refused and write nothing). It returns the
 // jobs it added. Workers run it on their timer (WorkerOptions.ScheduleEvery);
 // call it yourself only to drive schedules without a worker. The first
 // error of a schedule is returned after the others were run.
-func (q *Queue) RunSchedules(ctx context.Context) (int, error) {
+func (sc Schedules) Run(ctx context.Context) (int, error) {
+	q := sc.q
 	added := 0
 	var first error
 	for range scheduleRounds {
@@ -725,7 +670,7 @@ func (q *Queue) RunSchedules(ctx context.Context) (int, error) {
 			switch {
 			case err == nil:
 				progressed = true
-			case errors.Is(err, ErrStale):
+			case isClass(err, classStale):
 				// another worker fired it first, or it changed meanwhile
 				progressed = true
 			case first == nil:

@@ -23,41 +23,38 @@ func TestScheduleValidatesBeforeIO(t *testing.T) {
 		ctx := t.Context()
 		ok := trafikey.Schedule{ID: "s", Cron: "* * * * * *"}
 		for name, s := range map[string]trafikey.Schedule{
-			"no id":            {Cron: "* * * * * *"},
-			"id with a space":  {ID: "a b", Cron: "* * * * * *"},
-			"neither":          {ID: "s"},
-			"both":             {ID: "s", Cron: "* * * * * *", Every: time.Second},
-			"bad cron":         {ID: "s", Cron: "* * *"},
-			"five fields":      {ID: "s", Cron: "* * * * *"},
-			"@every":           {ID: "s", Cron: "@every 1s"},
-			"unknown zone":     {ID: "s", Cron: "* * * * * *", TimeZone: "Mars/Olympus"},
-			"zone of every":    {ID: "s", Every: time.Second, TimeZone: "UTC"},
-			"negative every":   {ID: "s", Every: -time.Second},
-			"jitter over 24h":  {ID: "s", Every: time.Second, Jitter: 25 * time.Hour},
-			"end before start": {ID: "s", Every: time.Second, Start: time.UnixMilli(2000), End: time.UnixMilli(1000)},
-			"negative limit":   {ID: "s", Every: time.Second, Limit: -1},
-			"catch-up 1001":    {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{CatchUp: 1001}},
-			"grace over 24h":   {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{Grace: 25 * time.Hour}},
-			"a delay":          {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.Delay(time.Second)}},
-			"a bad priority":   {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.Priority(1001)}},
-			"an empty lane":    {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.Lane("")}},
-			"a flow template": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{MaxAttempts: 1,
-				Backoff: trafikey.BackoffFixed, Columns: [][2]string{{protocol.AddOptionParent, "1"}}}},
-			"a template of 0 attempts": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{Backoff: trafikey.BackoffFixed}},
+			"no id":             {Cron: "* * * * * *"},
+			"id with a space":   {ID: "a b", Cron: "* * * * * *"},
+			"neither":           {ID: "s"},
+			"both":              {ID: "s", Cron: "* * * * * *", Every: time.Second},
+			"bad cron":          {ID: "s", Cron: "* * *"},
+			"five fields":       {ID: "s", Cron: "* * * * *"},
+			"@every":            {ID: "s", Cron: "@every 1s"},
+			"unknown zone":      {ID: "s", Cron: "* * * * * *", TimeZone: "Mars/Olympus"},
+			"zone of every":     {ID: "s", Every: time.Second, TimeZone: "UTC"},
+			"negative every":    {ID: "s", Every: -time.Second},
+			"jitter over 24h":   {ID: "s", Every: time.Second, Jitter: 25 * time.Hour},
+			"end before start":  {ID: "s", Every: time.Second, Start: time.UnixMilli(2000), End: time.UnixMilli(1000)},
+			"negative limit":    {ID: "s", Every: time.Second, Limit: -1},
+			"catch-up 1001":     {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{CatchUp: 1001}},
+			"grace over 24h":    {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{Grace: 25 * time.Hour}},
+			"a delay":           {ID: "s", Every: time.Second, Options: trafikey.JobOptions{Delay: time.Second}},
+			"a bad priority":    {ID: "s", Every: time.Second, Options: trafikey.JobOptions{Priority: 1001}},
+			"a ttl without key": {ID: "s", Every: time.Second, Options: trafikey.JobOptions{UniqueTTL: time.Hour}},
 		} {
-			_, err := b.q.SetSchedule(ctx, s)
+			_, err := b.q.Schedules().Set(ctx, s)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
 		for _, err := range []error{
-			b.q.PauseSchedule(ctx, ""), b.q.ResumeSchedule(ctx, "{x}"), b.q.RemoveSchedule(ctx, "a b"),
+			b.q.Schedules().Pause(ctx, ""), b.q.Schedules().Resume(ctx, "{x}"), b.q.Schedules().Remove(ctx, "a b"),
 		} {
 			require.ErrorIs(t, err, trafikey.ErrInvalid)
 		}
-		_, err := b.q.GetSchedule(ctx, "")
+		_, err := b.q.Schedules().Get(ctx, "")
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
 		require.Equal(t, int64(0), b.do(t, "EXISTS", "emq:{test}:schedules", "emq:{test}:scheddue", "emq:{test}:schedids"),
 			"nothing was written")
-		_, err = b.q.SetSchedule(ctx, ok)
+		_, err = b.q.Schedules().Set(ctx, ok)
 		require.NoError(t, err)
 	})
 }
@@ -66,18 +63,17 @@ func TestScheduleLifecycle(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		start := time.UnixMilli(time.Now().Add(time.Hour).UnixMilli())
-		rev, err := b.q.SetSchedule(ctx, trafikey.Schedule{
+		rev, err := b.q.Schedules().Set(ctx, trafikey.Schedule{
 			ID: "report", Cron: "0 30 2 * * *", TimeZone: "Europe/Paris", Jitter: time.Minute, Start: start,
 			Limit: 10, Missed: trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 3}, Payload: []byte("daily"),
-			Options: []trafikey.AddOption{trafikey.Priority(5), trafikey.MaxAttempts(2), trafikey.Lane("tenant"),
-				trafikey.Unique("report", time.Hour), trafikey.KeepOutcome(time.Minute)},
+			Options: trafikey.JobOptions{Priority: 5, MaxAttempts: 2, Lane: "tenant", UniqueKey: "report", UniqueTTL: time.Hour, KeepOutcome: time.Minute},
 		})
 		require.NoError(t, err)
 		require.Equal(t, int64(1), rev)
-		_, err = b.q.SetSchedule(ctx, trafikey.Schedule{ID: "beat", Every: 90 * time.Second})
+		_, err = b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "beat", Every: 90 * time.Second})
 		require.NoError(t, err)
 
-		s, err := b.q.GetSchedule(ctx, "report")
+		s, err := b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.Equal(t, "0 30 2 * * *", s.Cron)
 		require.Equal(t, "Europe/Paris", s.TimeZone)
@@ -85,58 +81,56 @@ func TestScheduleLifecycle(t *testing.T) {
 		require.True(t, s.Start.Equal(start))
 		require.Equal(t, int64(10), s.Limit)
 		require.Equal(t, trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 3}, s.Missed)
-		require.Equal(t, []byte("daily"), s.Schedule.Template.Payload)
-		require.Equal(t, 5, s.Schedule.Template.Priority)
-		require.Equal(t, 2, s.Schedule.Template.MaxAttempts)
-		require.Equal(t, "report", s.Schedule.Template.UniqueKey)
-		require.Equal(t, time.Hour, s.Schedule.Template.UniqueTTL)
-		require.Equal(t, [][2]string{{protocol.AddOptionLane, "tenant"}, {protocol.AddOptionWait, "60000"}}, s.Schedule.Template.Columns)
+		require.Equal(t, []byte("daily"), s.Payload)
+		require.Equal(t, trafikey.JobOptions{Priority: 5, MaxAttempts: 2, Backoff: trafikey.BackoffExponential, BackoffBase: time.Second,
+			UniqueKey: "report", UniqueTTL: time.Hour, Lane: "tenant", KeepOutcome: time.Minute}, s.Options, "the stored options read back")
 		require.Equal(t, int64(1), s.Revision)
 		require.False(t, s.Paused)
 		require.False(t, s.Next.IsZero(), "due at once: the next step computes its occurrences")
 
 		// listed in byte order
 		var ids []string
-		for s, err := range b.q.Schedules(ctx) {
+		for s, err := range b.q.Schedules().List(ctx) {
 			require.NoError(t, err)
 			ids = append(ids, s.ID)
 		}
 		require.Equal(t, []string{"beat", "report"}, ids)
 
-		// an update keeps the template when Options is nil
+		// an update of the schedule read back keeps its job
 		s.Schedule.Limit = 20
-		rev, err = b.q.SetSchedule(ctx, s.Schedule)
+		rev, err = b.q.Schedules().Set(ctx, s.Schedule)
 		require.NoError(t, err)
 		require.Equal(t, int64(2), rev)
-		s2, err := b.q.GetSchedule(ctx, "report")
+		s2, err := b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.Equal(t, int64(20), s2.Limit)
-		require.Equal(t, s.Schedule.Template, s2.Schedule.Template)
-		// an edit of the template changes the job
-		s2.Schedule.Template.Priority = 9
-		_, err = b.q.SetSchedule(ctx, s2.Schedule)
+		require.Equal(t, s.Options, s2.Options)
+		require.Equal(t, s.Payload, s2.Payload)
+		// an edit of the options changes the job
+		s2.Options.Priority = 9
+		_, err = b.q.Schedules().Set(ctx, s2.Schedule)
 		require.NoError(t, err)
-		s2, err = b.q.GetSchedule(ctx, "report")
+		s2, err = b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
-		require.Equal(t, 9, s2.Schedule.Template.Priority)
+		require.Equal(t, 9, s2.Options.Priority)
 		require.Equal(t, int64(3), s2.Revision)
 
-		require.NoError(t, b.q.PauseSchedule(ctx, "report"))
-		require.NoError(t, b.q.PauseSchedule(ctx, "report"))
-		s2, err = b.q.GetSchedule(ctx, "report")
+		require.NoError(t, b.q.Schedules().Pause(ctx, "report"))
+		require.NoError(t, b.q.Schedules().Pause(ctx, "report"))
+		s2, err = b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.True(t, s2.Paused)
 		require.True(t, s2.Next.IsZero())
 		require.Equal(t, int64(4), s2.Revision)
-		require.NoError(t, b.q.ResumeSchedule(ctx, "report"))
-		s2, err = b.q.GetSchedule(ctx, "report")
+		require.NoError(t, b.q.Schedules().Resume(ctx, "report"))
+		s2, err = b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.False(t, s2.Paused)
 		require.Equal(t, int64(5), s2.Revision)
 
-		require.NoError(t, b.q.RemoveSchedule(ctx, "report"))
-		require.ErrorIs(t, b.q.RemoveSchedule(ctx, "report"), trafikey.ErrNotFound)
-		_, err = b.q.GetSchedule(ctx, "report")
+		require.NoError(t, b.q.Schedules().Remove(ctx, "report"))
+		require.ErrorIs(t, b.q.Schedules().Remove(ctx, "report"), trafikey.ErrNotFound)
+		_, err = b.q.Schedules().Get(ctx, "report")
 		require.ErrorIs(t, err, trafikey.ErrNotFound)
 	})
 }
@@ -256,10 +250,10 @@ func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedu
 	ctx := t.Context()
 	const catchUp = 1
 	// completed jobs are kept, so every occurrence's row can be audited
-	require.NoError(t, b.q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+	require.NoError(t, b.q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
 	sched.Payload = []byte("t")
 	sched.Missed = trafikey.MissedPolicy{Grace: grace, CatchUp: catchUp}
-	_, err := b.q.SetSchedule(ctx, sched)
+	_, err := b.q.Schedules().Set(ctx, sched)
 	require.NoError(t, err)
 
 	var mu sync.Mutex
@@ -317,7 +311,7 @@ func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedu
 		requireCaughtUp(t, occ, lastBefore[len(lastBefore)-1].at, restart, grace.Milliseconds(), catchUp)
 	}
 	t.Logf("%d occurrences enqueued, %d skipped", len(occ), skipped)
-	s, err := b.q.GetSchedule(ctx, sched.ID)
+	s, err := b.q.Schedules().Get(ctx, sched.ID)
 	require.NoError(t, err)
 	require.Equal(t, int64(len(occ)), s.Count, "the schedule counts the occurrences enqueued")
 	require.Equal(t, occ[len(occ)-1].at, s.Last.UnixMilli())
@@ -331,7 +325,7 @@ func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedu
 func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "fast", Every: 5 * time.Millisecond,
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "fast", Every: 5 * time.Millisecond,
 			Jitter: 3 * time.Millisecond, Missed: trafikey.MissedPolicy{Grace: time.Hour}})
 		require.NoError(t, err)
 		// eight steps at once, again and again, as eight workers' timers
@@ -340,7 +334,7 @@ func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				for stats(t, b.q).TotalAdded < 200 {
-					if _, err := b.q.RunSchedules(ctx); err != nil {
+					if _, err := b.q.Schedules().Run(ctx); err != nil {
 						errs <- err
 						return
 					}
@@ -355,7 +349,7 @@ func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 		occ := occurrences(t, b.q, "fast")
 		require.GreaterOrEqual(t, len(occ), 200)
 		require.Zero(t, requireExactlyOnce(t, occ, occ[0].at, 5, time.Hour.Milliseconds()), "nothing missed with a grace of an hour")
-		s, err := b.q.GetSchedule(ctx, "fast")
+		s, err := b.q.Schedules().Get(ctx, "fast")
 		require.NoError(t, err)
 		require.Equal(t, int64(len(occ)), s.Count)
 		first, last := occ[0].at, occ[len(occ)-1].at
@@ -370,19 +364,19 @@ func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 func TestScheduleUniqueTemplateDoesNotPileUp(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "u", Every: 2 * time.Millisecond,
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "u", Every: 2 * time.Millisecond,
 			Missed:  trafikey.MissedPolicy{Grace: time.Hour},
-			Options: []trafikey.AddOption{trafikey.Unique("one", time.Hour)}})
+			Options: trafikey.JobOptions{UniqueKey: "one", UniqueTTL: time.Hour}})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
-			_, err := b.q.RunSchedules(ctx)
+			_, err := b.q.Schedules().Run(ctx)
 			require.NoError(t, err)
-			s, err := b.q.GetSchedule(ctx, "u")
+			s, err := b.q.Schedules().Get(ctx, "u")
 			require.NoError(t, err)
 			return s.Count >= 20
 		}, eventually, tick)
 		require.Equal(t, int64(1), stats(t, b.q).TotalAdded, "one job holds the key; the other occurrences are taken without one")
-		_, err = b.q.AddBatch(ctx, []trafikey.NewJob{{Options: []trafikey.AddOption{trafikey.Unique("one", time.Hour)}}})
+		_, err = b.q.AddBatch(ctx, []trafikey.JobSpec{{Options: trafikey.JobOptions{UniqueKey: "one", UniqueTTL: time.Hour}}})
 		require.True(t, errors.Is(err, trafikey.ErrDuplicate))
 	})
 }
@@ -391,12 +385,12 @@ func TestScheduleSkipsMissedOccurrences(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		const every, grace = 50 * time.Millisecond, 100 * time.Millisecond
-		require.NoError(t, b.q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "skip", Every: every, Missed: trafikey.MissedPolicy{Grace: grace}})
+		require.NoError(t, b.q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "skip", Every: every, Missed: trafikey.MissedPolicy{Grace: grace}})
 		require.NoError(t, err)
 		step := func() {
 			t.Helper()
-			_, err := b.q.RunSchedules(ctx)
+			_, err := b.q.Schedules().Run(ctx)
 			require.NoError(t, err)
 		}
 		require.Eventually(t, func() bool { step(); return stats(t, b.q).TotalAdded >= 3 }, eventually, time.Millisecond)
@@ -413,7 +407,7 @@ func TestScheduleSkipsMissedOccurrences(t *testing.T) {
 		skipped := requireExactlyOnce(t, occ, occ[0].at, every.Milliseconds(), grace.Milliseconds())
 		require.GreaterOrEqual(t, skipped, 10)
 		requireCaughtUp(t, occ, lastBefore[len(lastBefore)-1].at, restart, grace.Milliseconds(), 0)
-		s, err := b.q.GetSchedule(ctx, "skip")
+		s, err := b.q.Schedules().Get(ctx, "skip")
 		require.NoError(t, err)
 		require.Equal(t, int64(len(occ)), s.Count, "a skipped occurrence is not counted")
 	})
@@ -434,9 +428,9 @@ func TestScheduleExactlyOnceThroughServerRestart(t *testing.T) {
 			ctx := t.Context()
 			q, err := trafikey.Open(ctx, c, "restart", trafikey.WithRunner(exec))
 			require.NoError(t, err)
-			require.NoError(t, q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+			require.NoError(t, q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
 			const every = 100 * time.Millisecond
-			_, err = q.SetSchedule(ctx, trafikey.Schedule{ID: "r", Every: every, Missed: trafikey.MissedPolicy{Grace: time.Hour}})
+			_, err = q.Schedules().Set(ctx, trafikey.Schedule{ID: "r", Every: every, Missed: trafikey.MissedPolicy{Grace: time.Hour}})
 			require.NoError(t, err)
 			opts := trafikey.WorkerOptions{Concurrency: 2, ScheduleEvery: 10 * time.Millisecond, PromoteEvery: 10 * time.Millisecond,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -473,22 +467,20 @@ func TestScheduleJobsCarryKindTimeoutHeaders(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		for name, s := range map[string]trafikey.Schedule{
-			"At": {ID: "s", Every: time.Second, Options: []trafikey.AddOption{trafikey.At(time.Now().Add(time.Hour))}},
-			"a due column": {ID: "s", Every: time.Second, Template: &trafikey.JobTemplate{MaxAttempts: 1,
-				Backoff: trafikey.BackoffFixed, Columns: [][2]string{{protocol.AddOptionDue, "1"}}}},
+			"a delay": {ID: "s", Every: time.Second, Options: trafikey.JobOptions{Delay: time.Hour}},
 		} {
-			_, err := b.q.SetSchedule(ctx, s)
+			_, err := b.q.Schedules().Set(ctx, s)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
-		_, err := b.q.SetSchedule(ctx, trafikey.Schedule{ID: "digest", Every: 20 * time.Millisecond, Limit: 2,
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "digest", Every: 20 * time.Millisecond, Limit: 2,
 			Missed: trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 2}, Payload: []byte("d"),
-			Options: []trafikey.AddOption{trafikey.Kind("digest"), trafikey.Timeout(1500 * time.Millisecond),
-				trafikey.Headers(map[string]string{"traceparent": "00-1"})}})
+			Options: trafikey.JobOptions{Kind: "digest", Timeout: 1500 * time.Millisecond, Headers: map[string]string{"traceparent": "00-1"}}})
 		require.NoError(t, err)
-		s, err := b.q.GetSchedule(ctx, "digest")
+		s, err := b.q.Schedules().Get(ctx, "digest")
 		require.NoError(t, err)
-		require.Equal(t, [][2]string{{protocol.AddOptionTimeout, "1500"}, {protocol.AddOptionKind, "digest"},
-			{protocol.AddOptionHeaders, "traceparent=00-1"}}, s.Schedule.Template.Columns)
+		require.Equal(t, 1500*time.Millisecond, s.Options.Timeout)
+		require.Equal(t, "digest", s.Options.Kind)
+		require.Equal(t, map[string]string{"traceparent": "00-1"}, s.Options.Headers)
 
 		type run struct {
 			job  *trafikey.Job

@@ -118,30 +118,29 @@ func TestSoak(t *testing.T) {
 						rng := rand.New(rand.NewPCG(uint64(round), uint64(p)))
 						for added := 0; added < perRound/4; {
 							payload := fmt.Appendf(nil, "job %d/%d", round, added)
-							var opts []trafikey.AddOption
+							opts := trafikey.JobOptions{MaxAttempts: 100}
 							switch r := rng.IntN(100); {
 							case r < 10:
-								opts = append(opts, trafikey.Delay(time.Duration(rng.IntN(50))*time.Millisecond))
+								opts.Delay = time.Duration(rng.IntN(50)) * time.Millisecond
 							case r < 30:
 								payload = append([]byte("flaky "), payload...)
-								opts = append(opts, trafikey.Backoff(trafikey.BackoffFixed, 5*time.Millisecond))
+								opts.Backoff, opts.BackoffBase = trafikey.BackoffFixed, 5*time.Millisecond
 							}
-							opts = append(opts, trafikey.MaxAttempts(100))
 							if rng.IntN(10) == 0 { // a batch
-								jobs := make([]trafikey.NewJob, 50)
+								jobs := make([]trafikey.JobSpec, 50)
 								for i := range jobs {
-									jobs[i] = trafikey.NewJob{Payload: payload, Options: opts}
+									jobs[i] = trafikey.JobSpec{Payload: payload, Options: opts}
 								}
 								_, err := q.AddBatch(ctx, jobs)
 								require.NoError(t, err)
 								added += len(jobs)
 								continue
 							}
-							id, err := q.Add(ctx, payload, opts...)
+							id, err := q.Add(ctx, payload, &opts)
 							require.NoError(t, err)
 							added++
 							if rng.IntN(20) == 0 { // removed before it runs, if it has not
-								if err := q.Remove(ctx, id); err == nil {
+								if err := q.Admin().Remove(ctx, id); err == nil {
 									removed.Add(1)
 								} else if !errors.Is(err, trafikey.ErrState) && !errors.Is(err, trafikey.ErrNotFound) {
 									require.NoError(t, err)

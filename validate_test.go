@@ -71,34 +71,32 @@ func TestValidationBeforeIO(t *testing.T) {
 		_, err := q.Inspect(ctx, id)
 		requireInvalid(t, err, "inspect id "+id)
 		require.NotContains(t, err.Error(), strings.Repeat("x", 65))
-		requireInvalid(t, q.Remove(ctx, id), "remove id")
-		requireInvalid(t, q.Requeue(ctx, id), "requeue id")
+		requireInvalid(t, q.Admin().Remove(ctx, id), "remove id")
+		requireInvalid(t, q.Admin().Requeue(ctx, id), "requeue id")
 	}
 
-	bad := map[string][]trafikey.AddOption{
-		"priority -1":         {trafikey.Priority(-1)},
-		"priority 1001":       {trafikey.Priority(protocol.MaxPriority + 1)},
-		"delay -1":            {trafikey.Delay(-time.Millisecond)},
-		"delay 11 years":      {trafikey.Delay(11 * 365 * 24 * time.Hour)},
-		"max attempts 0":      {trafikey.MaxAttempts(0)},
-		"max attempts huge":   {trafikey.MaxAttempts(protocol.MaxAttempts + 1)},
-		"backoff kind":        {trafikey.Backoff("linear", time.Second)},
-		"backoff kind huge":   {trafikey.Backoff(trafikey.BackoffKind(huge), time.Second)},
-		"backoff base -1":     {trafikey.Backoff(trafikey.BackoffFixed, -time.Second)},
-		"backoff base 25h":    {trafikey.Backoff(trafikey.BackoffFixed, 25*time.Hour)},
-		"unique empty":        {trafikey.Unique("", time.Minute)},
-		"unique huge":         {trafikey.Unique(huge, time.Minute)},
-		"unique ttl 0":        {trafikey.Unique("k", 0)},
-		"unique ttl negative": {trafikey.Unique("k", -time.Second)},
-		"lane empty":          {trafikey.Lane("")},
-		"lane huge":           {trafikey.Lane(huge)},
-		"lane 129 bytes":      {trafikey.Lane(strings.Repeat("l", protocol.MaxLaneName+1))},
+	bad := map[string]trafikey.JobOptions{
+		"priority -1":         {Priority: -1},
+		"priority 1001":       {Priority: protocol.MaxPriority + 1},
+		"delay -1":            {Delay: -time.Millisecond},
+		"delay 11 years":      {Delay: 11 * 365 * 24 * time.Hour},
+		"max attempts huge":   {MaxAttempts: protocol.MaxAttempts + 1},
+		"backoff kind":        {Backoff: "linear", BackoffBase: time.Second},
+		"backoff kind huge":   {Backoff: trafikey.BackoffKind(huge), BackoffBase: time.Second},
+		"backoff base -1":     {Backoff: trafikey.BackoffFixed, BackoffBase: -time.Second},
+		"backoff base 25h":    {Backoff: trafikey.BackoffFixed, BackoffBase: 25 * time.Hour},
+		"unique empty":        {UniqueKey: "", UniqueTTL: time.Minute},
+		"unique huge":         {UniqueKey: huge, UniqueTTL: time.Minute},
+		"unique ttl 0":        {UniqueKey: "k", UniqueTTL: 0},
+		"unique ttl negative": {UniqueKey: "k", UniqueTTL: -time.Second},
+		"lane huge":           {Lane: huge},
+		"lane 129 bytes":      {Lane: strings.Repeat("l", protocol.MaxLaneName+1)},
 	}
 	for what, opts := range bad {
-		_, err := q.Add(ctx, []byte("p"), opts...)
+		_, err := q.Add(ctx, []byte("p"), &opts)
 		requireInvalid(t, err, "add "+what)
 		require.NotContains(t, err.Error(), strings.Repeat("x", 65), what)
-		_, err = q.AddBatch(ctx, []trafikey.NewJob{{Payload: []byte("ok")}, {Payload: []byte("p"), Options: opts}})
+		_, err = q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("ok")}, {Payload: []byte("p"), Options: opts}})
 		requireInvalid(t, err, "add batch "+what)
 		require.Contains(t, err.Error(), "add job 1", "names the job of the batch")
 	}
@@ -110,27 +108,27 @@ func TestValidationBeforeIO(t *testing.T) {
 	for _, n := range []int{0, -1, protocol.MaxCount + 1} {
 		_, err := q.Claim(ctx, time.Second, n)
 		requireInvalid(t, err, "claim count")
-		_, err = q.Promote(ctx, n)
+		_, err = q.Admin().Promote(ctx, n)
 		requireInvalid(t, err, "promote limit")
-		_, _, err = q.Recover(ctx, n)
+		_, _, err = q.Admin().Recover(ctx, n)
 		requireInvalid(t, err, "recover limit")
 	}
 	for _, lane := range []string{"", huge, strings.Repeat("l", protocol.MaxLaneName+1)} {
-		requireInvalid(t, q.SetLaneCap(ctx, lane, 1), "lane cap name")
-		requireInvalid(t, q.PauseLane(ctx, lane), "pause lane name")
-		requireInvalid(t, q.ResumeLane(ctx, lane), "resume lane name")
-		_, err := q.LaneInfo(ctx, lane)
+		requireInvalid(t, q.Lane(lane).SetCap(ctx, 1), "lane cap name")
+		requireInvalid(t, q.Lane(lane).Pause(ctx), "pause lane name")
+		requireInvalid(t, q.Lane(lane).Resume(ctx), "resume lane name")
+		_, err := q.Lane(lane).Info(ctx)
 		requireInvalid(t, err, "lane info name")
 		require.NotContains(t, err.Error(), strings.Repeat("x", 65))
 	}
 	for _, limit := range []int{-1, protocol.MaxLaneCap + 1} {
-		requireInvalid(t, q.SetLaneCap(ctx, "a", limit), "lane cap")
+		requireInvalid(t, q.Lane("a").SetCap(ctx, limit), "lane cap")
 	}
 	for _, limit := range []int{0, -1, protocol.MaxRateMax + 1} {
-		requireInvalid(t, q.SetRate(ctx, limit, time.Second), "rate limit")
+		requireInvalid(t, q.Admin().SetRate(ctx, limit, time.Second), "rate limit")
 	}
 	for _, window := range []time.Duration{0, -time.Second, 25 * time.Hour} {
-		requireInvalid(t, q.SetRate(ctx, 10, window), "rate window")
+		requireInvalid(t, q.Admin().SetRate(ctx, 10, window), "rate window")
 	}
 	errs, err := q.CompleteMany(ctx, []*trafikey.Job{nil})
 	require.NoError(t, err)

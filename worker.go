@@ -16,27 +16,27 @@ import (
 
 // Worker defaults, used for zero WorkerOptions fields.
 const (
-	// DefaultConcurrency is the number of handlers run at once.
-	DefaultConcurrency = 10
-	// DefaultLease is how long a claim holds a job without a heartbeat.
-	DefaultLease = 30 * time.Second
-	// DefaultShutdownTimeout is how long Run waits for running handlers.
-	DefaultShutdownTimeout = 10 * time.Second
-	// DefaultPollInterval is the longest idle sleep without a signal.
-	DefaultPollInterval = time.Second
-	// DefaultPromoteEvery is the period of moving due delayed jobs to
+	// defaultConcurrency is the number of handlers run at once.
+	defaultConcurrency = 10
+	// defaultLease is how long a claim holds a job without a heartbeat.
+	defaultLease = 30 * time.Second
+	// defaultShutdownTimeout is how long Run waits for running handlers.
+	defaultShutdownTimeout = 10 * time.Second
+	// defaultPollInterval is the longest idle sleep without a signal.
+	defaultPollInterval = time.Second
+	// defaultPromoteEvery is the period of moving due delayed jobs to
 	// pending.
-	DefaultPromoteEvery = 500 * time.Millisecond
-	// DefaultRecoverEvery is the period of taking back expired leases.
-	DefaultRecoverEvery = 5 * time.Second
-	// DefaultScheduleEvery is the period of the schedule step.
-	DefaultScheduleEvery = 500 * time.Millisecond
-	// DefaultClaimLoops is the number of claim loops a worker runs (fewer
+	defaultPromoteEvery = 500 * time.Millisecond
+	// defaultRecoverEvery is the period of taking back expired leases.
+	defaultRecoverEvery = 5 * time.Second
+	// defaultScheduleEvery is the period of the schedule step.
+	defaultScheduleEvery = 500 * time.Millisecond
+	// defaultClaimLoops is the number of claim loops a worker runs (fewer
 	// when its concurrency is lower).
-	DefaultClaimLoops = 2
-	// DefaultReportTimeout is how long a finished job's outcome is retried
+	defaultClaimLoops = 2
+	// defaultReportTimeout is how long a finished job's outcome is retried
 	// through an outage.
-	DefaultReportTimeout = 2 * time.Minute
+	defaultReportTimeout = 2 * time.Minute
 )
 
 // callTimeout bounds one CLAIM, which runs to its end even when Run's
@@ -87,7 +87,7 @@ type WorkerOptions struct {
 	// due occurrences of the queues' schedules (default 500 ms). It bounds
 	// how late an occurrence's job is added. Every worker runs it; each
 	// occurrence is enqueued once however many do. A negative value leaves
-	// the schedules to other workers (or to Queue.RunSchedules).
+	// the schedules to other workers (or to Schedules.Run).
 	ScheduleEvery time.Duration
 	// Timeout bounds each handler run (0: no bound); a job added with its
 	// own Timeout takes that one instead. At the deadline the
@@ -104,16 +104,6 @@ type WorkerOptions struct {
 	// claim from the first queue in its list that has jobs, instead of by
 	// weight: a later queue runs only while the earlier ones are empty.
 	StrictPriority bool
-	// ClaimLoops is how many loops claim jobs for the handler slots
-	// (default 2, or 1 at concurrency 1; at most Concurrency). Each asks
-	// for as many jobs as there are free slots when it claims, so together
-	// they never hold more than Concurrency jobs. With more than one, the
-	// next loop gathers the slots freed while a CLAIM is on the wire, and
-	// claims them without waiting for that CLAIM's reply
-	// (docs/BENCHMARKS.md, "The worker at concurrency 100"). While nothing
-	// is pending one loop waits for the queues' signal and the others for
-	// it.
-	ClaimLoops int
 	// ReportTimeout is how long the outcome of a job whose handler returned
 	// is retried while the server cannot be reached or pauses writes,
 	// counted from the handler's return (default 2 min). The job stays
@@ -132,6 +122,14 @@ type WorkerOptions struct {
 	// concurrent use and quick. For jobs abandoned at shutdown it may be
 	// called after Run has returned.
 	OnDone func(job *Job, outcome Outcome, err error)
+
+	// claimLoops is how many loops claim jobs for the handler slots
+	// (default 2, or 1 at concurrency 1; at most Concurrency). Each asks
+	// for as many jobs as there are free slots when it claims, so together
+	// they never hold more than Concurrency jobs; the next loop gathers the
+	// slots freed while a CLAIM is on the wire (docs/BENCHMARKS.md, "The
+	// worker at concurrency 100"). Tests and benchmarks set it.
+	claimLoops int
 }
 
 // Outcome is what became of a job a worker ran.
@@ -146,9 +144,9 @@ const (
 	OutcomeRetrying
 	// OutcomeDead: the handler failed and the job was dead-lettered.
 	OutcomeDead
-	// OutcomeLost: the server no longer held the claim (stale token, not
-	// active, or gone), so the outcome was not recorded.
-	OutcomeLost
+	// OutcomeLeaseLost: the server no longer held the claim (ErrLeaseLost,
+	// or the job is gone), so the outcome was not recorded.
+	OutcomeLeaseLost
 	// OutcomeAbandoned: the handler was still running, or failed because
 	// it was cancelled, when the shutdown timeout passed; the job is left
 	// to lease recovery.
@@ -171,7 +169,7 @@ func (o Outcome) String() string {
 		return "retrying"
 	case OutcomeDead:
 		return "dead"
-	case OutcomeLost:
+	case OutcomeLeaseLost:
 		return "lost"
 	case OutcomeAbandoned:
 		return "abandoned"
@@ -203,7 +201,7 @@ type WorkerStats struct {
 }
 
 // Worker runs a Handler over the jobs of one queue: claim loops
-// (ClaimLoops) claim jobs in batches as handler slots free up, goroutines
+// (two by default) claim jobs in batches as handler slots free up, goroutines
 // that live for the run each run job after job, their completions share
 // COMPLETEMANY calls, a heartbeat extends the leases of running jobs, and
 // timers promote delayed jobs and recover expired leases.
@@ -291,37 +289,37 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		seen[qw.Queue] = true
 	}
 	if opts.Concurrency == 0 {
-		opts.Concurrency = DefaultConcurrency
+		opts.Concurrency = defaultConcurrency
 	}
 	if opts.Lease == 0 {
-		opts.Lease = DefaultLease
+		opts.Lease = defaultLease
 	}
 	if opts.HeartbeatEvery == 0 {
 		opts.HeartbeatEvery = opts.Lease / 3
 	}
 	if opts.ShutdownTimeout == 0 {
-		opts.ShutdownTimeout = DefaultShutdownTimeout
+		opts.ShutdownTimeout = defaultShutdownTimeout
 	}
 	if opts.PollInterval == 0 {
-		opts.PollInterval = DefaultPollInterval
+		opts.PollInterval = defaultPollInterval
 	}
 	if opts.PromoteEvery == 0 {
-		opts.PromoteEvery = DefaultPromoteEvery
+		opts.PromoteEvery = defaultPromoteEvery
 	}
 	if opts.RecoverEvery == 0 {
-		opts.RecoverEvery = DefaultRecoverEvery
+		opts.RecoverEvery = defaultRecoverEvery
 	}
 	if opts.ScheduleEvery == 0 {
-		opts.ScheduleEvery = DefaultScheduleEvery
+		opts.ScheduleEvery = defaultScheduleEvery
 	}
 	if opts.ReportTimeout == 0 {
-		opts.ReportTimeout = DefaultReportTimeout
+		opts.ReportTimeout = defaultReportTimeout
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.ClaimLoops == 0 {
-		opts.ClaimLoops = min(DefaultClaimLoops, max(opts.Concurrency, 1))
+	if opts.claimLoops == 0 {
+		opts.claimLoops = min(defaultClaimLoops, max(opts.Concurrency, 1))
 	}
 	switch {
 	case opts.Concurrency < 0:
@@ -334,8 +332,8 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		return nil, invalid("new worker", "heartbeat %v must be positive and at most half the lease %v", opts.HeartbeatEvery, opts.Lease)
 	case opts.HeartbeatEvery == 0:
 		return nil, invalid("new worker", "lease %v too short for a heartbeat", opts.Lease)
-	case opts.ClaimLoops < 1 || opts.ClaimLoops > opts.Concurrency:
-		return nil, invalid("new worker", "claim loops %d outside 1..concurrency %d", opts.ClaimLoops, opts.Concurrency)
+	case opts.claimLoops < 1 || opts.claimLoops > opts.Concurrency:
+		return nil, invalid("new worker", "claim loops %d outside 1..concurrency %d", opts.claimLoops, opts.Concurrency)
 	case opts.PollInterval < time.Millisecond:
 		return nil, invalid("new worker", "poll interval %v below 1ms", opts.PollInterval)
 	case opts.ReportTimeout < 0:
@@ -416,7 +414,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		work: make(chan *Job), max: int64(w.opts.Concurrency),
 	}
 	var claimers sync.WaitGroup
-	for range w.opts.ClaimLoops {
+	for range w.opts.claimLoops {
 		claimers.Go(func() { w.claimLoop(ctx, cs, pool.start) })
 	}
 	claimers.Wait()
@@ -503,7 +501,7 @@ func (cs *claimState) wakeParked() {
 	}
 }
 
-// claimLoop is the only caller of CLAIM in a worker, ClaimLoops of them
+// claimLoop is the only caller of CLAIM in a worker, claimLoops of them
 // sharing the handler slots. Each claims as many jobs as there are free
 // slots, in one call, so a busy worker claims in batches and never holds
 // more jobs than its concurrency; while one loop's CLAIM is on the wire,
@@ -901,7 +899,7 @@ func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atom
 		return OutcomeCancelled, handlerErr
 	}
 	if r.lost.Load() {
-		return OutcomeLost, handlerErr
+		return OutcomeLeaseLost, handlerErr
 	}
 	deadline := time.Now().Add(w.opts.ReportTimeout)
 	if handlerErr == nil {
@@ -966,8 +964,8 @@ func (w *Worker) reported(want Outcome, err, handlerErr error) (Outcome, error) 
 		return want, handlerErr
 	case errors.Is(err, ErrCancelled):
 		return OutcomeCancelled, err
-	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
-		return OutcomeLost, err
+	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrNotFound):
+		return OutcomeLeaseLost, err
 	case errors.Is(err, ErrNotDurable):
 		// The server applied the outcome; only its confirmation is missing.
 		w.log.warn("trafikey: job outcome not confirmed durable", "outcome", want, "err", err)
@@ -988,7 +986,7 @@ func (w *Worker) count(o Outcome) {
 	case OutcomeDead:
 		w.failed.Add(1)
 		w.dead.Add(1)
-	case OutcomeLost:
+	case OutcomeLeaseLost:
 		w.lost.Add(1)
 	case OutcomeCancelled:
 		w.cancelled.Add(1)
@@ -1060,7 +1058,7 @@ func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duratio
 		r.lost.Store(true)
 		r.cancel(ErrCancelled)
 		w.log.l.Info("trafikey: job cancelled", "job", r.job.ID, "attempt", r.job.Attempt)
-	case errors.Is(err, ErrStale), errors.Is(err, ErrNotActive), errors.Is(err, ErrNotFound):
+	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrNotFound):
 		r.lost.Store(true)
 		r.cancel(ErrLeaseLost)
 		w.log.l.Warn("trafikey: lease lost", "job", r.job.ID, "attempt", r.job.Attempt, "err", err)
@@ -1110,21 +1108,21 @@ func (w *Worker) maintain(ctx context.Context) {
 const trimSteps = 50
 
 const (
-	// TrimStep is how many finished jobs a Worker deletes per TRIM call on
+	// trimStep is how many finished jobs a Worker deletes per TRIM call on
 	// the native executor: about 0.6 ms of the server's time with a million
 	// jobs retained.
-	TrimStep = 200
-	// TrimStepLua is the step on the Lua executor, whose TRIM costs about
+	trimStep = 200
+	// trimStepLua is the step on the Lua executor, whose TRIM costs about
 	// four times as much per job: its steps hold the server about as long.
-	TrimStepLua = 50
+	trimStepLua = 50
 )
 
-// TrimStepOf is the TRIM step a Worker takes on executor e.
-func TrimStepOf(e Executor) int {
+// trimStepOf is the TRIM step a Worker takes on executor e.
+func trimStepOf(e Executor) int {
 	if e == ExecutorLua {
-		return TrimStepLua
+		return trimStepLua
 	}
-	return TrimStep
+	return trimStep
 }
 
 // trimAll deletes finished jobs the queues' retention policies no longer
@@ -1132,9 +1130,9 @@ func TrimStepOf(e Executor) int {
 func (w *Worker) trimAll(ctx context.Context) {
 	for _, qw := range w.queues {
 		q := qw.Queue
-		step := TrimStepOf(q.Executor())
+		step := trimStepOf(q.Executor())
 		for range trimSteps {
-			done, dead, err := q.Trim(ctx, step)
+			done, dead, err := q.Admin().Trim(ctx, step)
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.error("trafikey: trim", "queue", q.name, "err", err)
@@ -1155,7 +1153,7 @@ func (w *Worker) scheduleAll(ctx context.Context) {
 	}
 	for _, qw := range w.queues {
 		q := qw.Queue
-		if _, err := q.RunSchedules(ctx); err != nil && ctx.Err() == nil {
+		if _, err := q.Schedules().Run(ctx); err != nil && ctx.Err() == nil {
 			w.log.error("trafikey: schedules", "queue", q.name, "err", err)
 		}
 	}
@@ -1169,7 +1167,7 @@ func (w *Worker) promoteAll(ctx context.Context) {
 	for _, qw := range w.queues {
 		q := qw.Queue
 		for ctx.Err() == nil {
-			n, err := q.Promote(ctx, protocol.MaxCount)
+			n, err := q.Admin().Promote(ctx, protocol.MaxCount)
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.error("trafikey: promote", "queue", q.name, "err", err)

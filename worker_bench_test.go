@@ -59,9 +59,9 @@ func benchWorkerProcess(b *testing.B, native bool, concurrency, loops int) {
 	q, err := trafikey.Open(b.Context(), c, "bench", trafikey.WithRunner(exec))
 	require.NoError(b, err)
 	payload := make([]byte, 64)
-	batch := make([]trafikey.NewJob, trafikey.MaxBatch)
+	batch := make([]trafikey.JobSpec, trafikey.MaxBatch)
 	for i := range batch {
-		batch[i] = trafikey.NewJob{Payload: payload}
+		batch[i] = trafikey.JobSpec{Payload: payload}
 	}
 	for left := b.N; left > 0; left -= len(batch) {
 		_, err := q.AddBatch(b.Context(), batch[:min(left, len(batch))])
@@ -70,9 +70,8 @@ func benchWorkerProcess(b *testing.B, native bool, concurrency, loops int) {
 
 	done := make(chan struct{})
 	var finished atomic.Int64
-	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WorkerOptions{
+	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WithClaimLoops(trafikey.WorkerOptions{
 		Concurrency: concurrency,
-		ClaimLoops:  loops,
 		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
 			if o != trafikey.OutcomeCompleted {
@@ -82,7 +81,7 @@ func benchWorkerProcess(b *testing.B, native bool, concurrency, loops int) {
 				close(done)
 			}
 		},
-	})
+	}, loops))
 	require.NoError(b, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)

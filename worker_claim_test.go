@@ -56,9 +56,9 @@ func TestWorkerClaimLoopsKeepConcurrency(t *testing.T) {
 		var workers [2]*trafikey.Worker
 		var stops [2]func() error
 		for i := range workers {
-			workers[i] = newWorker(t, b.q, handler(i), trafikey.WorkerOptions{
-				Concurrency: concurrency[i], ClaimLoops: loops[i], OnDone: onDone,
-			})
+			workers[i] = newWorker(t, b.q, handler(i), trafikey.WithClaimLoops(trafikey.WorkerOptions{
+				Concurrency: concurrency[i], OnDone: onDone,
+			}, loops[i]))
 			stops[i] = runWorker(t, workers[i])
 		}
 
@@ -97,11 +97,11 @@ func TestWorkerShutdownRunsClaimsInFlight(t *testing.T) {
 		w := newWorker(t, b.q, func(context.Context, *trafikey.Job) error {
 			ran.Add(1)
 			return nil
-		}, trafikey.WorkerOptions{
-			Concurrency: 10, ClaimLoops: 3,
+		}, trafikey.WithClaimLoops(trafikey.WorkerOptions{
+			Concurrency: 10,
 			// Only claims write, so the paused client shows a CLAIM.
 			PromoteEvery: -1, RecoverEvery: -1, ScheduleEvery: -1,
-		})
+		}, 3))
 
 		b.do(t, "CLIENT", "PAUSE", "60000", "WRITE")
 		unpaused := false

@@ -33,9 +33,9 @@ func newWorker(t *testing.T, q *trafikey.Queue, h trafikey.Handler, opts trafike
 func TestWorkerProcessesEachJobOnce(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		const n = 3000
-		jobs := make([]trafikey.NewJob, n)
+		jobs := make([]trafikey.JobSpec, n)
 		for i := range jobs {
-			jobs[i] = trafikey.NewJob{Payload: []byte(strconv.Itoa(i))}
+			jobs[i] = trafikey.JobSpec{Payload: []byte(strconv.Itoa(i))}
 		}
 		_, err := b.q.AddBatch(t.Context(), jobs)
 		require.NoError(t, err)
@@ -74,7 +74,7 @@ func TestWorkerProcessesEachJobOnce(t *testing.T) {
 
 func TestWorkerHeartbeatKeepsLongJob(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		id, err := b.q.Add(t.Context(), []byte("long"))
+		id, err := b.q.Add(t.Context(), []byte("long"), nil)
 		require.NoError(t, err)
 		var runs atomic.Int64
 		started := make(chan struct{})
@@ -120,7 +120,7 @@ func TestWorkerHeartbeatKeepsLongJob(t *testing.T) {
 func TestWorkerCrashRecovery(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.Add(ctx, []byte("crash"))
+		_, err := b.q.Add(ctx, []byte("crash"), nil)
 		require.NoError(t, err)
 
 		// The first worker's process "dies" mid-job: its Run context ends,
@@ -161,7 +161,7 @@ func TestWorkerCrashRecovery(t *testing.T) {
 
 		// The first worker comes back to report: refused, the job is the
 		// rescuer's now.
-		require.ErrorIs(t, first.Complete(ctx), trafikey.ErrStale)
+		require.ErrorIs(t, first.Complete(ctx), trafikey.ErrLeaseLost)
 		close(finish)
 		require.Eventually(t, func() bool { return stats(t, b.q).TotalCompleted == 1 }, eventually, tick)
 		require.Equal(t, int64(1), stats(t, b.q).TotalRecovered)
@@ -171,7 +171,7 @@ func TestWorkerCrashRecovery(t *testing.T) {
 
 func TestWorkerRetriesWithBackoff(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		id, err := b.q.Add(t.Context(), []byte("flaky"), trafikey.MaxAttempts(5), trafikey.Backoff(trafikey.BackoffExponential, 10*time.Millisecond))
+		id, err := b.q.Add(t.Context(), []byte("flaky"), &trafikey.JobOptions{MaxAttempts: 5, Backoff: trafikey.BackoffExponential, BackoffBase: 10 * time.Millisecond})
 		require.NoError(t, err)
 		var mu sync.Mutex
 		var attempts []int64
@@ -211,9 +211,9 @@ func TestWorkerRetriesWithBackoff(t *testing.T) {
 func TestWorkerPanicAndSkipRetry(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		panicky, err := b.q.Add(ctx, []byte("panic"), trafikey.MaxAttempts(1))
+		panicky, err := b.q.Add(ctx, []byte("panic"), &trafikey.JobOptions{MaxAttempts: 1})
 		require.NoError(t, err)
-		final, err := b.q.Add(ctx, []byte("skip"), trafikey.MaxAttempts(5))
+		final, err := b.q.Add(ctx, []byte("skip"), &trafikey.JobOptions{MaxAttempts: 5})
 		require.NoError(t, err)
 		var dead atomic.Int64
 		var panicErr atomic.Value
@@ -255,7 +255,7 @@ func TestWorkerGracefulShutdown(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		for i := range 5 {
-			_, err := b.q.Add(ctx, []byte(strconv.Itoa(i)))
+			_, err := b.q.Add(ctx, []byte(strconv.Itoa(i)), nil)
 			require.NoError(t, err)
 		}
 		started := make(chan struct{}, 5)
@@ -293,7 +293,7 @@ func TestWorkerGracefulShutdown(t *testing.T) {
 func TestWorkerShutdownTimeoutLeavesJobsToRecovery(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		id, err := b.q.Add(ctx, []byte("stuck"))
+		id, err := b.q.Add(ctx, []byte("stuck"), nil)
 		require.NoError(t, err)
 		started := make(chan struct{})
 		outcome := make(chan trafikey.Outcome, 1)
@@ -320,7 +320,7 @@ func TestWorkerShutdownTimeoutLeavesJobsToRecovery(t *testing.T) {
 func TestWorkerLostLeaseCancelsHandler(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		_, err := b.q.Add(ctx, []byte("x"))
+		_, err := b.q.Add(ctx, []byte("x"), nil)
 		require.NoError(t, err)
 		started := make(chan struct{})
 		cause := make(chan error, 1)
@@ -349,7 +349,7 @@ func TestWorkerLostLeaseCancelsHandler(t *testing.T) {
 		// take effect.
 		require.Eventually(t, func() bool {
 			expireLeases(t, b, b.q)
-			requeued, _, err := b.q.Recover(ctx, 10)
+			requeued, _, err := b.q.Admin().Recover(ctx, 10)
 			require.NoError(t, err)
 			return requeued == 1
 		}, eventually, tick)
@@ -360,7 +360,7 @@ func TestWorkerLostLeaseCancelsHandler(t *testing.T) {
 		case <-time.After(eventually):
 			t.Fatal("the handler was not cancelled")
 		}
-		require.Equal(t, trafikey.OutcomeLost, <-outcome)
+		require.Equal(t, trafikey.OutcomeLeaseLost, <-outcome)
 		require.Equal(t, int64(1), w.Stats().Lost)
 	})
 }
@@ -381,7 +381,7 @@ func TestWorkerIdleWakeUpWithoutPolling(t *testing.T) {
 			"the idle worker blocks on the signal")
 
 		for range 3 {
-			_, err := b.q.Add(t.Context(), []byte("wake"))
+			_, err := b.q.Add(t.Context(), []byte("wake"), nil)
 			require.NoError(t, err)
 			select {
 			case <-ran:
@@ -413,7 +413,7 @@ func TestWorkerIdleWaitsInClaim(t *testing.T) {
 				return blockedIn(t, b, "blpop") == 1
 			}, eventually, tick, "the idle worker blocks")
 			payload := strconv.Itoa(i)
-			_, err := b.q.Add(t.Context(), []byte(payload))
+			_, err := b.q.Add(t.Context(), []byte(payload), nil)
 			require.NoError(t, err)
 			select {
 			case got := <-ran:
@@ -436,7 +436,7 @@ func TestWorkerIdleWaitsInClaim(t *testing.T) {
 		require.Eventually(t, func() bool { return blockedClients(t, b) == 1 }, eventually, tick)
 		require.NoError(t, stop())
 		require.Eventually(t, func() bool { return blockedClients(t, b) == 0 }, eventually, tick)
-		_, err := b.q.Add(t.Context(), []byte("after"))
+		_, err := b.q.Add(t.Context(), []byte("after"), nil)
 		require.NoError(t, err)
 		st := stats(t, b.q)
 		require.Equal(t, int64(1), st.Pending)
@@ -463,7 +463,7 @@ func TestWorkerFullBatchWakesIdlePeer(t *testing.T) {
 
 		// One ADD signals once; the worker that wakes takes a full batch
 		// and passes the signal on, so the other takes the rest.
-		_, err := b.q.AddBatch(t.Context(), []trafikey.NewJob{{Payload: []byte("1")}, {Payload: []byte("2")}, {Payload: []byte("3")}, {Payload: []byte("4")}})
+		_, err := b.q.AddBatch(t.Context(), []trafikey.JobSpec{{Payload: []byte("1")}, {Payload: []byte("2")}, {Payload: []byte("3")}, {Payload: []byte("4")}})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool { return byWorker[0].Load() == 2 && byWorker[1].Load() == 2 }, eventually, tick)
 	})
@@ -482,9 +482,9 @@ func TestNewWorkerOptions(t *testing.T) {
 		"poll":           {PollInterval: time.Microsecond},
 		"timeout":        {Timeout: -time.Second},
 		"report timeout": {ReportTimeout: -time.Second},
-		"claim loops":    {ClaimLoops: -1},
-		"more loops":     {Concurrency: 3, ClaimLoops: 4},
-		"default loops":  {ClaimLoops: 11}, // above the default concurrency
+		"claim loops":    trafikey.WithClaimLoops(trafikey.WorkerOptions{}, -1),
+		"more loops":     trafikey.WithClaimLoops(trafikey.WorkerOptions{Concurrency: 3}, 4),
+		"default loops":  trafikey.WithClaimLoops(trafikey.WorkerOptions{}, 11), // above the default concurrency
 	} {
 		_, err := trafikey.NewWorker(q, h, o)
 		require.ErrorIs(t, err, trafikey.ErrInvalid, name)

@@ -56,14 +56,14 @@ func openTrafikey(kind executorKind, opts ...trafikey.QueueOption) func(ctx cont
 func (t *trafikeyQueue) batch() bool { return true }
 
 func (t *trafikeyQueue) add(ctx context.Context, payload []byte) error {
-	_, err := t.q.Add(ctx, payload)
+	_, err := t.q.Add(ctx, payload, nil)
 	return err
 }
 
 func (t *trafikeyQueue) addBatch(ctx context.Context, payloads [][]byte) error {
-	jobs := make([]trafikey.NewJob, len(payloads))
+	jobs := make([]trafikey.JobSpec, len(payloads))
 	for i, p := range payloads {
-		jobs[i] = trafikey.NewJob{Payload: p}
+		jobs[i] = trafikey.JobSpec{Payload: p}
 	}
 	_, err := t.q.AddBatch(ctx, jobs)
 	return err

@@ -27,7 +27,7 @@ func BenchmarkAdd(b *testing.B) {
 		payload := stampPayload(defaultPayload)
 		start()
 		for range b.N {
-			if _, err := q.Add(ctx, payload); err != nil {
+			if _, err := q.Add(ctx, payload, nil); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -37,9 +37,9 @@ func BenchmarkAdd(b *testing.B) {
 // BenchmarkAddBatch100 adds 100 jobs per call; an op is one job.
 func BenchmarkAddBatch100(b *testing.B) {
 	benchVerbs(b, func(b *testing.B, ctx context.Context, q *trafikey.Queue, start func()) {
-		jobs := make([]trafikey.NewJob, 100)
+		jobs := make([]trafikey.JobSpec, 100)
 		for i := range jobs {
-			jobs[i] = trafikey.NewJob{Payload: stampPayload(defaultPayload)}
+			jobs[i] = trafikey.JobSpec{Payload: stampPayload(defaultPayload)}
 		}
 		start()
 		for i := 0; i < b.N; i += len(jobs) {
@@ -97,11 +97,11 @@ func BenchmarkClaim100Complete(b *testing.B) {
 
 func preAddBench(b *testing.B, ctx context.Context, q *trafikey.Queue, n int) {
 	b.Helper()
-	jobs := make([]trafikey.NewJob, 0, trafikey.MaxBatch)
+	jobs := make([]trafikey.JobSpec, 0, trafikey.MaxBatch)
 	for added := 0; added < n; added += len(jobs) {
 		jobs = jobs[:0]
 		for range min(trafikey.MaxBatch, n-added) {
-			jobs = append(jobs, trafikey.NewJob{Payload: stampPayload(defaultPayload)})
+			jobs = append(jobs, trafikey.JobSpec{Payload: stampPayload(defaultPayload)})
 		}
 		if _, err := q.AddBatch(ctx, jobs); err != nil {
 			b.Fatal(err)

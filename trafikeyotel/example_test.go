@@ -31,7 +31,7 @@ func Example() {
 	tracing := trafikeyotel.New(trafikeyotel.WithTracerProvider(tp))
 
 	ctx, request := tp.Tracer("app").Start(ctx, "signup")
-	if _, err := tracing.Add(ctx, q, []byte("welcome")); err != nil {
+	if _, err := tracing.Add(ctx, q, []byte("welcome"), nil); err != nil {
 		log.Fatal(err)
 	}
 	request.End()

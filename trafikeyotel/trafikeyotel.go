@@ -15,6 +15,7 @@ package trafikeyotel
 
 import (
 	"context"
+	"maps"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -73,18 +74,26 @@ func New(opts ...Option) *Tracing {
 	return t
 }
 
-// Inject returns the option that carries ctx's trace context (its span and
-// baggage) in a job's headers. Without a span in ctx it carries nothing.
-func (t *Tracing) Inject(ctx context.Context) trafikey.AddOption {
+// Inject adds ctx's trace context (its span and baggage) to the headers of
+// opts, for a job added with them: the trace headers win over headers of
+// the same names, and opts.Headers is a new map, so a map shared between
+// jobs is not written. Without a span in ctx it adds nothing.
+func (t *Tracing) Inject(ctx context.Context, opts *trafikey.JobOptions) {
 	carrier := propagation.MapCarrier{}
 	t.propagator.Inject(ctx, carrier)
-	return trafikey.Headers(carrier)
+	if len(carrier) == 0 {
+		return
+	}
+	h := make(map[string]string, len(opts.Headers)+len(carrier))
+	maps.Copy(h, opts.Headers)
+	maps.Copy(h, carrier)
+	opts.Headers = h
 }
 
 // Add adds a job to q inside a producer span named "send <queue>", whose
 // context the job carries to its handler. The span records the job's id,
 // or the error of the Add.
-func (t *Tracing) Add(ctx context.Context, q *trafikey.Queue, payload []byte, opts ...trafikey.AddOption) (string, error) {
+func (t *Tracing) Add(ctx context.Context, q *trafikey.Queue, payload []byte, opts *trafikey.JobOptions) (string, error) {
 	ctx, span := t.tracer.Start(ctx, "send "+q.Name(), trace.WithSpanKind(trace.SpanKindProducer),
 		trace.WithAttributes(
 			attribute.String("messaging.system", "trafikey"),
@@ -92,7 +101,12 @@ func (t *Tracing) Add(ctx context.Context, q *trafikey.Queue, payload []byte, op
 			attribute.String("messaging.destination.name", q.Name()),
 		))
 	defer span.End()
-	id, err := q.Add(ctx, payload, append(opts, t.Inject(ctx))...)
+	var o trafikey.JobOptions
+	if opts != nil {
+		o = *opts
+	}
+	t.Inject(ctx, &o)
+	id, err := q.Add(ctx, payload, &o)
 	if err != nil {
 		span.RecordError(err)
 		span.SetStatus(codes.Error, err.Error())

@@ -86,7 +86,7 @@ func TestTraceTravelsWithTheJob(t *testing.T) {
 	tr, sr, tracer := recorded(t)
 
 	ctx, request := tracer.Start(t.Context(), "request")
-	id, err := tr.Add(ctx, q, []byte("hello"), trafikey.Kind("welcome"))
+	id, err := tr.Add(ctx, q, []byte("hello"), &trafikey.JobOptions{Kind: "welcome"})
 	require.NoError(t, err)
 	request.End()
 
@@ -129,7 +129,9 @@ func TestInjectAndFailure(t *testing.T) {
 	tr, sr, tracer := recorded(t)
 
 	ctx, parent := tracer.Start(t.Context(), "batch")
-	_, err = q.Add(ctx, []byte("x"), tr.Inject(ctx), trafikey.MaxAttempts(1))
+	opts := trafikey.JobOptions{MaxAttempts: 1}
+	tr.Inject(ctx, &opts)
+	_, err = q.Add(ctx, []byte("x"), &opts)
 	require.NoError(t, err)
 	parent.End()
 
@@ -151,7 +153,7 @@ func TestNoTraceContext(t *testing.T) {
 	q, err := trafikey.Open(t.Context(), srv.Client(), "plain")
 	require.NoError(t, err)
 	tr, sr, _ := recorded(t)
-	_, err = q.Add(t.Context(), []byte("x"))
+	_, err = q.Add(t.Context(), []byte("x"), nil)
 	require.NoError(t, err)
 	require.Equal(t, trafikey.OutcomeCompleted, runOne(t, q, tr, func(context.Context, *trafikey.Job) error { return nil }))
 	process := spanNamed(t, sr, "process plain")

@@ -36,7 +36,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	reg.MustRegister(trafikeyprom.NewQueueCollector(q))
-	if _, err := q.Add(ctx, []byte("hello")); err != nil {
+	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
 	}
 
@@ -83,7 +83,7 @@ func ExampleNewQueueSourceCollector() {
 		log.Fatal(err)
 	}
 	queues = append(queues, q)
-	if _, err := q.Add(ctx, []byte("resize"), trafikey.Lane("tenant-7")); err != nil {
+	if _, err := q.Add(ctx, []byte("resize"), &trafikey.JobOptions{Lane: "tenant-7"}); err != nil {
 		log.Fatal(err)
 	}
 	mfs, err := reg.Gather()

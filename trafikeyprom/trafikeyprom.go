@@ -111,7 +111,7 @@ func (o *Observer) JobFinished(job *trafikey.Job, outcome trafikey.Outcome, d ti
 	case trafikey.OutcomeDead:
 		o.failed.WithLabelValues(q).Inc()
 		o.dead.WithLabelValues(q).Inc()
-	case trafikey.OutcomeLost:
+	case trafikey.OutcomeLeaseLost:
 		o.lost.WithLabelValues(q).Inc()
 	case trafikey.OutcomeCancelled:
 		o.cancelled.WithLabelValues(q).Inc()

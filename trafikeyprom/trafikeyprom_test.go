@@ -35,17 +35,17 @@ func TestObserverAndQueueCollector(t *testing.T) {
 	}
 	reg.MustRegister(trafikeyprom.NewQueueCollector(q, other))
 
-	if _, err := q.AddBatch(ctx, []trafikey.NewJob{
+	if _, err := q.AddBatch(ctx, []trafikey.JobSpec{
 		{Payload: []byte("ok")},
-		{Payload: []byte("fail"), Options: []trafikey.AddOption{trafikey.MaxAttempts(1)}},
-		{Payload: []byte("retry"), Options: []trafikey.AddOption{trafikey.MaxAttempts(2), trafikey.Backoff(trafikey.BackoffFixed, time.Hour)}},
+		{Payload: []byte("fail"), Options: trafikey.JobOptions{MaxAttempts: 1}},
+		{Payload: []byte("retry"), Options: trafikey.JobOptions{MaxAttempts: 2, Backoff: trafikey.BackoffFixed, BackoffBase: time.Hour}},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Add(ctx, []byte("later"), trafikey.Delay(time.Hour)); err != nil {
+	if _, err := other.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
-	if err := other.Pause(ctx); err != nil {
+	if err := other.Admin().Pause(ctx); err != nil {
 		t.Fatal(err)
 	}
 
@@ -156,20 +156,20 @@ func TestQueueSourceCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, lane := range []string{"tenant-a", "tenant-a", "tenant-b", "tenant-c"} {
-		if _, err := q.Add(ctx, []byte("x"), trafikey.Lane(lane)); err != nil {
+		if _, err := q.Add(ctx, []byte("x"), &trafikey.JobOptions{Lane: lane}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := q.Add(ctx, []byte("plain"), trafikey.MaxAttempts(1)); err != nil {
+	if _, err := q.Add(ctx, []byte("plain"), &trafikey.JobOptions{MaxAttempts: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.SetLaneCap(ctx, "tenant-a", 3); err != nil {
+	if err := q.Lane("tenant-a").SetCap(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.PauseLane(ctx, "tenant-b"); err != nil {
+	if err := q.Lane("tenant-b").Pause(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := q.SetRate(ctx, 100, 2*time.Second); err != nil {
+	if err := q.Admin().SetRate(ctx, 100, 2*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	listed := []*trafikey.Queue{}

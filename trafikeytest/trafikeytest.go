@@ -26,32 +26,40 @@ type Server struct {
 	client valkey.Client
 }
 
+// Options are what Start and NewServer configure of the server.
+type Options struct {
+	// Module is the path of a trafikey module to load (WithModule).
+	Module string
+	// Config holds configuration directive and value pairs (WithConfig).
+	Config []string
+}
+
 // Option configures Start and NewServer.
-type Option func(*valkeyserver.Options)
+type Option func(*Options)
 
 // WithModule loads the trafikey module at path (a file built with
 // `go build -buildmode=c-shared -o trafikey.so github.com/trafikey/trafikey/module`),
 // so queues opened on the server run on the native executor. See
 // BuildModule.
 func WithModule(path string) Option {
-	return func(o *valkeyserver.Options) { o.Module = path }
+	return func(o *Options) { o.Module = path }
 }
 
 // WithConfig adds server configuration as directive and value pairs, e.g.
 // WithConfig("maxmemory", "10mb").
 func WithConfig(pairs ...string) Option {
-	return func(o *valkeyserver.Options) { o.Config = append(o.Config, pairs...) }
+	return func(o *Options) { o.Config = append(o.Config, pairs...) }
 }
 
 // Start starts a valkey-server on a free loopback port in a temporary
 // directory and connects a client to it. Close stops it and removes the
 // directory.
 func Start(ctx context.Context, opts ...Option) (*Server, error) {
-	var o valkeyserver.Options
+	var o Options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	srv, err := valkeyserver.Start(ctx, o)
+	srv, err := valkeyserver.Start(ctx, valkeyserver.Options{Module: o.Module, Config: o.Config})
 	if err != nil {
 		return nil, fmt.Errorf("trafikeytest: start valkey-server: %w", err)
 	}

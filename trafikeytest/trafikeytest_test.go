@@ -45,7 +45,7 @@ func workCases(t *testing.T, s *trafikeytest.Server, want trafikey.Executor) {
 		r, err := trafikeytest.Work(ctx, q, func(_ context.Context, j *trafikey.Job) error {
 			seen = string(j.Payload)
 			return nil
-		}, []byte("hello"))
+		}, []byte("hello"), nil)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.OutcomeCompleted, r.Outcome)
 		require.NoError(t, r.Err)
@@ -55,19 +55,19 @@ func workCases(t *testing.T, s *trafikeytest.Server, want trafikey.Executor) {
 	t.Run("retrying", func(t *testing.T) {
 		r, err := trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error {
 			return errors.New("smtp 451")
-		}, []byte("x"), trafikey.MaxAttempts(2))
+		}, []byte("x"), &trafikey.JobOptions{MaxAttempts: 2})
 		require.NoError(t, err)
 		require.Equal(t, trafikey.OutcomeRetrying, r.Outcome)
 		require.EqualError(t, r.Err, "smtp 451")
 		require.Equal(t, trafikey.StateDelayed, r.Info.State)
 		require.Equal(t, "smtp 451", r.Info.LastError)
 		require.Equal(t, int64(1), r.Info.Attempts)
-		require.NoError(t, q.Remove(ctx, r.ID))
+		require.NoError(t, q.Admin().Remove(ctx, r.ID))
 	})
 	t.Run("skip retry", func(t *testing.T) {
 		r, err := trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error {
 			return trafikey.SkipRetry(errors.New("bad address"))
-		}, []byte("x"), trafikey.MaxAttempts(5))
+		}, []byte("x"), &trafikey.JobOptions{MaxAttempts: 5})
 		require.NoError(t, err)
 		require.Equal(t, trafikey.OutcomeDead, r.Outcome)
 		require.ErrorIs(t, r.Err, trafikey.ErrSkipRetry)
@@ -76,7 +76,7 @@ func workCases(t *testing.T, s *trafikeytest.Server, want trafikey.Executor) {
 	t.Run("panic", func(t *testing.T) {
 		r, err := trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error {
 			panic("nil map")
-		}, []byte("x"), trafikey.MaxAttempts(1))
+		}, []byte("x"), &trafikey.JobOptions{MaxAttempts: 1})
 		require.NoError(t, err)
 		require.Equal(t, trafikey.OutcomeDead, r.Outcome)
 		var pe *trafikey.PanicError
@@ -85,13 +85,13 @@ func workCases(t *testing.T, s *trafikeytest.Server, want trafikey.Executor) {
 		require.Contains(t, r.Info.LastError, "panic: nil map")
 	})
 	t.Run("refusals", func(t *testing.T) {
-		_, err := trafikeytest.Work(ctx, q, nil, []byte("x"))
+		_, err := trafikeytest.Work(ctx, q, nil, []byte("x"), nil)
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
-		_, err = trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error { return nil }, []byte("x"), trafikey.Delay(trafikey.DefaultLease))
+		_, err = trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error { return nil }, []byte("x"), &trafikey.JobOptions{Delay: 30 * 1e9})
 		require.ErrorIs(t, err, trafikey.ErrInvalid, "a delayed job is not claimable")
-		_, err = q.Add(ctx, []byte("someone else's"))
+		_, err = q.Add(ctx, []byte("someone else's"), nil)
 		require.NoError(t, err)
-		_, err = trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error { return nil }, []byte("x"))
+		_, err = trafikeytest.Work(ctx, q, func(context.Context, *trafikey.Job) error { return nil }, []byte("x"), nil)
 		require.ErrorIs(t, err, trafikeytest.ErrQueueBusy)
 	})
 }
@@ -129,7 +129,7 @@ func ExampleWork() {
 
 	r, err := trafikeytest.Work(ctx, q, func(ctx context.Context, job *trafikey.Job) error {
 		return fmt.Errorf("mailbox of %s is full", job.Payload)
-	}, []byte("ada"))
+	}, []byte("ada"), nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -42,7 +42,7 @@ var ErrQueueBusy = errors.New("trafikeytest: queue has pending jobs or is paused
 // ErrQueueBusy), and no other worker should run on it meanwhile. A job
 // added with a delay is refused with trafikey.ErrInvalid: it would not be
 // claimable.
-func Work(ctx context.Context, q *trafikey.Queue, handler trafikey.Handler, payload []byte, opts ...trafikey.AddOption) (*Result, error) {
+func Work(ctx context.Context, q *trafikey.Queue, handler trafikey.Handler, payload []byte, opts *trafikey.JobOptions) (*Result, error) {
 	if q == nil || handler == nil {
 		return nil, fmt.Errorf("trafikeytest: work: queue and handler are required: %w", trafikey.ErrInvalid)
 	}
@@ -53,7 +53,7 @@ func Work(ctx context.Context, q *trafikey.Queue, handler trafikey.Handler, payl
 	if s.Pending > 0 || s.Paused {
 		return nil, fmt.Errorf("%w (pending %d, paused %v)", ErrQueueBusy, s.Pending, s.Paused)
 	}
-	id, err := q.Add(ctx, payload, opts...)
+	id, err := q.Add(ctx, payload, opts)
 	if err != nil {
 		return nil, err
 	}

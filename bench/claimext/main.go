@@ -84,11 +84,11 @@ func pairs(ctx context.Context, srv *feature.Server, e trafikey.Executor, n int)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	batch := make([]trafikey.NewJob, 0, trafikey.MaxBatch)
+	batch := make([]trafikey.JobSpec, 0, trafikey.MaxBatch)
 	for added := 0; added < 2*n; added += len(batch) {
 		batch = batch[:0]
 		for range min(trafikey.MaxBatch, 2*n-added) {
-			batch = append(batch, trafikey.NewJob{Payload: []byte("payload of a plain job")})
+			batch = append(batch, trafikey.JobSpec{Payload: []byte("payload of a plain job")})
 		}
 		if _, err := q.AddBatch(ctx, batch); err != nil {
 			return nil, nil, nil, err

@@ -204,7 +204,7 @@ func (b *bench) open(ctx context.Context, e trafikey.Executor, on bool) (*trafik
 		return nil, err
 	}
 	if on {
-		if err := q.SetEvents(ctx, b.cfg.maxLen); err != nil {
+		if err := q.Admin().SetEvents(ctx, b.cfg.maxLen); err != nil {
 			return nil, err
 		}
 	}
@@ -235,7 +235,7 @@ func (b *bench) produce(ctx context.Context, q *trafikey.Queue, n, rate int) err
 						time.Sleep(d)
 					}
 				}
-				if _, err := q.Add(ctx, payload); err != nil {
+				if _, err := q.Add(ctx, payload, nil); err != nil {
 					errs <- err
 					return
 				}
@@ -382,7 +382,7 @@ func (b *bench) addCost(ctx context.Context, e trafikey.Executor, on bool) (floa
 		return 0, err
 	}
 	// a first call loads the script (Lua) and warms the code paths up
-	if _, err := q.Add(ctx, []byte("warm")); err != nil {
+	if _, err := q.Add(ctx, []byte("warm"), nil); err != nil {
 		return 0, err
 	}
 	n := b.cfg.costJobs
@@ -404,7 +404,7 @@ func (b *bench) processCost(ctx context.Context, e trafikey.Executor, on bool) (
 	n := b.cfg.costJobs
 	for left := n; left > 0; {
 		k := min(left, trafikey.MaxBatch)
-		jobs := make([]trafikey.NewJob, k)
+		jobs := make([]trafikey.JobSpec, k)
 		for i := range jobs {
 			jobs[i].Payload = []byte("event-bench-payload")
 		}

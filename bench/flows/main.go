@@ -27,6 +27,11 @@ import (
 	"github.com/trafikey/trafikey/bench/internal/feature"
 )
 
+// workerTrimStep is the TRIM step a Worker takes on each executor (trimStepOf in
+// the trafikey package, which keeps it unexported): the benchmark measures
+// the steps a worker takes.
+var workerTrimStep = map[trafikey.Executor]int{trafikey.ExecutorNative: 200, trafikey.ExecutorLua: 50}
+
 func main() {
 	small := flag.Bool("small", false, "small sizes: a check in seconds, not a measurement")
 	rounds := flag.Int("rounds", 3, "rounds per measurement, executors alternating")
@@ -105,7 +110,7 @@ func run(ctx context.Context, rounds, retained int, small bool) error {
 		}
 		fmt.Fprintln(&out)
 	}
-	fmt.Fprintf(&out, "\n**Retention.** %d jobs of a 16-byte payload completed with a 16-byte result and retained: used_memory per retained job beyond the payload and the result; then TRIM steps of %d jobs natively and %d with the Lua executor, as a worker takes them (the queue's bound lowered to keep none): the server µs of one step (`usec` of the TRIM calls), while a second client sends PING in a loop: its p99 round trip during 20 steps.\n\n", retained, trafikey.TrimStep, trafikey.TrimStepLua)
+	fmt.Fprintf(&out, "\n**Retention.** %d jobs of a 16-byte payload completed with a 16-byte result and retained: used_memory per retained job beyond the payload and the result; then TRIM steps of %d jobs natively and %d with the Lua executor, as a worker takes them (the queue's bound lowered to keep none): the server µs of one step (`usec` of the TRIM calls), while a second client sends PING in a loop: its p99 round trip during 20 steps.\n\n", retained, workerTrimStep[trafikey.ExecutorNative], workerTrimStep[trafikey.ExecutorLua])
 	fmt.Fprintf(&out, "| executor | bytes per retained job | one TRIM step µs | PING p99 while trimming |\n|---|---|---|---|\n")
 	for _, e := range executors {
 		fmt.Fprintf(&out, "| %s | %s | %s | %s |\n", e,
@@ -124,9 +129,9 @@ func (b *bench) flow(ctx context.Context, e trafikey.Executor, n int) (add, comp
 	if err != nil {
 		return 0, 0, err
 	}
-	root := trafikey.FlowJob{Payload: []byte("parent")}
+	root := trafikey.JobSpec{Payload: []byte("parent")}
 	for range min(n, trafikey.MaxBatch-1) {
-		root.Children = append(root.Children, trafikey.FlowJob{Payload: []byte("child")})
+		root.Children = append(root.Children, trafikey.JobSpec{Payload: []byte("child")})
 	}
 	jobs := 1 + len(root.Children)
 	if err := b.ResetStats(ctx); err != nil {
@@ -201,7 +206,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	if err := q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: 24 * time.Hour}); err != nil {
+	if err := q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: 24 * time.Hour}); err != nil {
 		return 0, 0, 0, err
 	}
 	before, err := b.usedMemory(ctx)
@@ -211,7 +216,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	payload, result := []byte("0123456789abcdef"), []byte("fedcba9876543210")
 	for done := 0; done < n; {
 		k := min(trafikey.MaxBatch, n-done)
-		batch := make([]trafikey.NewJob, k)
+		batch := make([]trafikey.JobSpec, k)
 		for i := range batch {
 			batch[i].Payload = payload
 		}
@@ -237,7 +242,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	perJob = (after-before)/float64(n) - float64(len(payload)+len(result))
 
 	// keep none: every retained job is past the bound
-	if err := q.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Millisecond, KeepCompletedMax: 1}); err != nil {
+	if err := q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Millisecond, KeepCompletedMax: 1}); err != nil {
 		return 0, 0, 0, err
 	}
 	time.Sleep(10 * time.Millisecond)
@@ -271,7 +276,7 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	}
 	steps := 0
 	for range 20 {
-		done, _, err := q.Trim(ctx, trafikey.TrimStepOf(e))
+		done, _, err := q.Admin().Trim(ctx, workerTrimStep[e])
 		if err != nil {
 			close(stop)
 			wg.Wait()

@@ -173,11 +173,11 @@ func costTable(out *strings.Builder, claimLanes []int, executors []trafikey.Exec
 func addLane(ctx context.Context, q *trafikey.Queue, lane string, n int) error {
 	for n > 0 {
 		k := min(n, trafikey.MaxBatch)
-		jobs := make([]trafikey.NewJob, k)
+		jobs := make([]trafikey.JobSpec, k)
 		for i := range jobs {
 			jobs[i].Payload = []byte(lane)
 			if lane != "" {
-				jobs[i].Options = []trafikey.AddOption{trafikey.Lane(lane)}
+				jobs[i].Options = trafikey.JobOptions{Lane: lane}
 			}
 		}
 		if _, err := q.AddBatch(ctx, jobs); err != nil {
@@ -299,7 +299,7 @@ func (b *bench) rate(ctx context.Context, e trafikey.Executor) (perSec, cpuShare
 	if err := addLane(ctx, q, "", backlog); err != nil {
 		return 0, 0, err
 	}
-	if err := q.SetRate(ctx, b.cfg.rateMax, b.cfg.rateWindow); err != nil {
+	if err := q.Admin().SetRate(ctx, b.cfg.rateMax, b.cfg.rateWindow); err != nil {
 		return 0, 0, err
 	}
 	var claimed atomic.Int64

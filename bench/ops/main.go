@@ -2,7 +2,7 @@
 // on one valkey-server with the trafikey module, for each executor: the
 // server's time per JOBS page (INFO commandstats after CONFIG RESETSTAT)
 // with a million dead jobs, oldest first, newest first and from cursors
-// deep in the set; and the requeue of all of them with Queue.RequeueDead,
+// deep in the set; and the requeue of all of them with Admin.RequeueDead,
 // in bounded calls, while another client's PING round trips are measured
 // (their p99 over the whole run and the worst p99 of any one second), with
 // the total time and each call's server time.
@@ -41,7 +41,7 @@ type config struct {
 	pages  int // JOBS calls per kind of page
 	limit  int // rows per page
 	// batches are the jobs examined per REQUEUEDEAD call of the requeue
-	// runs: 0 is Queue.RequeueDead's own call size, any other the
+	// runs: 0 is Admin.RequeueDead's own call size, any other the
 	// verb called in a loop as RequeueDead calls it, with that limit.
 	batches []int
 }
@@ -51,8 +51,8 @@ func main() {
 	small := flag.Bool("small", false, "small sizes: a check in seconds, not a measurement")
 	flag.IntVar(&cfg.rounds, "rounds", 3, "rounds per measurement, executors alternating")
 	flag.Parse()
-	batch := flag.Int("batch", protocol.MaxCount, "jobs examined per call of the second requeue run (the first is Queue.RequeueDead's)")
-	cfg.dead, cfg.perMS, cfg.pages, cfg.limit = 1_000_000, 10, 300, trafikey.DefaultJobsLimit
+	batch := flag.Int("batch", protocol.MaxCount, "jobs examined per call of the second requeue run (the first is Admin.RequeueDead's)")
+	cfg.dead, cfg.perMS, cfg.pages, cfg.limit = 1_000_000, 10, 300, 100
 	if *small {
 		cfg.dead, cfg.pages = 20_000, 50
 	}
@@ -158,7 +158,7 @@ func (b *bench) report(ctx context.Context, small bool, page map[string][]float6
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), b.Version(ctx), strings.Join(strings.Fields(string(load))[:3], " "),
 		map[bool]string{true: " -small"}[small], cfg.rounds)
 	fmt.Fprintf(&out, "**Pages of a large dead set.** %d dead jobs, %d dying in each ms; %d JOBS calls of %d rows (clip %d) per kind of page: the server's µs per call (INFO commandstats).\n\n",
-		cfg.dead, cfg.perMS, cfg.pages, cfg.limit, trafikey.DefaultClip)
+		cfg.dead, cfg.perMS, cfg.pages, cfg.limit, 256)
 	fmt.Fprintf(&out, "| executor |")
 	for _, k := range pageKinds {
 		fmt.Fprintf(&out, " %s |", k)
@@ -172,7 +172,7 @@ func (b *bench) report(ctx context.Context, small bool, page map[string][]float6
 		}
 		fmt.Fprintln(&out)
 	}
-	fmt.Fprintf(&out, "\n**Requeue of every dead job.** The %d dead jobs requeued with the open filter, by `Queue.RequeueDead` (its own calls) and by REQUEUEDEAD called in the same loop with another limit, while another connection sends PING after PING (at most one each 200 µs): the total time, the calls' server time (mean and the slowest call: INFO commandstats and latencystats' p99.9), and the PING round trips (p99 over the run, the worst p99 of any one second, the slowest; and their p99 over the second before, the server idle: what the loaded machine adds by itself).\n\n",
+	fmt.Fprintf(&out, "\n**Requeue of every dead job.** The %d dead jobs requeued with the open filter, by `Admin.RequeueDead` (its own calls) and by REQUEUEDEAD called in the same loop with another limit, while another connection sends PING after PING (at most one each 200 µs): the total time, the calls' server time (mean and the slowest call: INFO commandstats and latencystats' p99.9), and the PING round trips (p99 over the run, the worst p99 of any one second, the slowest; and their p99 over the second before, the server idle: what the loaded machine adds by itself).\n\n",
 		cfg.dead)
 	fmt.Fprintf(&out, "| executor, jobs per call | total | calls | server ms per call | slowest call ms (p99.9) | PING p99 ms | worst 1 s PING p99 ms | slowest PING ms | idle PING p99 ms |\n|---|---|---|---|---|---|---|---|---|\n")
 	ms := func(v float64) string { return fmt.Sprintf("%.2f", v) }
@@ -271,7 +271,7 @@ func (b *bench) pageCost(ctx context.Context, e trafikey.Executor, q *trafikey.Q
 }
 
 // requeueAll requeues every dead job of q while a pinger measures: with
-// Queue.RequeueDead for batch 0, else with requeueLoop.
+// Admin.RequeueDead for batch 0, else with requeueLoop.
 func (b *bench) requeueAll(ctx context.Context, e trafikey.Executor, q *trafikey.Queue, batch int) (requeueRun, error) {
 	var r requeueRun
 	if err := b.ResetStats(ctx); err != nil {
@@ -286,7 +286,7 @@ func (b *bench) requeueAll(ctx context.Context, e trafikey.Executor, q *trafikey
 	var n int64
 	if batch == 0 {
 		var prev int64
-		n, err = q.RequeueDead(ctx, trafikey.DeadFilter{}, func(p trafikey.BulkProgress) {
+		n, err = q.Admin().RequeueDead(ctx, trafikey.DeadFilter{}, func(p trafikey.BulkProgress) {
 			r.calls++
 			r.perCall = max(r.perCall, p.Examined-prev)
 			prev = p.Examined
@@ -351,7 +351,7 @@ func (b *bench) slowest(ctx context.Context, e trafikey.Executor, verb string) (
 }
 
 // requeueLoop requeues every dead job of queue q with REQUEUEDEAD calls of
-// batch jobs examined, as Queue.RequeueDead walks (the open filter up to the
+// batch jobs examined, as Admin.RequeueDead walks (the open filter up to the
 // server's clock at the start, each call after the previous one's cursor),
 // and returns the jobs requeued and the calls made.
 func (b *bench) requeueLoop(ctx context.Context, e trafikey.Executor, q string, batch int) (int64, int, error) {

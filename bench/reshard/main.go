@@ -148,9 +148,9 @@ func (b *bench) move(ctx context.Context, n int, migrate func(from, to *valkeyse
 	if err != nil {
 		return result{}, err
 	}
-	jobs := make([]trafikey.NewJob, n)
+	jobs := make([]trafikey.JobSpec, n)
 	for i := range jobs {
-		jobs[i] = trafikey.NewJob{Payload: []byte("0123456789abcdef0123456789abcdef")}
+		jobs[i] = trafikey.JobSpec{Payload: []byte("0123456789abcdef0123456789abcdef")}
 	}
 	if _, err := q.AddBatch(ctx, jobs); err != nil {
 		return result{}, err
@@ -172,7 +172,7 @@ func (b *bench) move(ctx context.Context, n int, migrate func(from, to *valkeyse
 			default:
 			}
 			start := time.Now()
-			if _, err := q.Add(ctx, []byte("during the move")); err != nil {
+			if _, err := q.Add(ctx, []byte("during the move"), nil); err != nil {
 				addErr = err
 				return
 			}

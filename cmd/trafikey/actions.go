@@ -42,9 +42,9 @@ and workers claim nothing until resume. Pausing a paused queue is a no-op.`,
 					return err
 				}
 				if pause {
-					err = q.Pause(ctx)
+					err = q.Admin().Pause(ctx)
 				} else {
-					err = q.Resume(ctx)
+					err = q.Admin().Resume(ctx)
 				}
 				return s.explain(q, err)
 			}()
@@ -88,7 +88,7 @@ jobs as were delayed when it started. "retry <queue> <id>" moves one.`,
 		}
 		if all {
 			bar := &bulkBar{s: s, mode: progress, what: "promote"}
-			n, err := q.PromoteAll(ctx, bar.report)
+			n, err := q.Admin().PromoteAll(ctx, bar.report)
 			bar.finish()
 			if bar.err != nil {
 				return bar.err
@@ -106,7 +106,7 @@ jobs as were delayed when it started. "retry <queue> <id>" moves one.`,
 		total := 0
 		for {
 			callCtx, cancel := s.bound(ctx)
-			n, err := q.Promote(callCtx, page)
+			n, err := q.Admin().Promote(callCtx, page)
 			cancel()
 			total += n
 			if err != nil {
@@ -140,9 +140,9 @@ func requeueAction() jobAction {
 		long: `requeue moves each dead job given back to pending, with a fresh set of
 attempts. A job that is not dead is refused (exit code 4); one that does not
 exist is not found (3).`,
-		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Requeue(ctx, id) },
+		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Admin().Requeue(ctx, id) },
 		bulk: func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, p func(trafikey.BulkProgress)) (int64, error) {
-			return q.RequeueDead(ctx, f, p)
+			return q.Admin().RequeueDead(ctx, f, p)
 		},
 		bulkLong: `
 
@@ -162,9 +162,9 @@ func removeAction() jobAction {
 		long: `remove deletes each pending, delayed or dead job given, with its logs, and
 releases its unique key. An active job is refused (exit code 4): a worker
 holds it. A job that does not exist is not found (3).`,
-		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Remove(ctx, id) },
+		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Admin().Remove(ctx, id) },
 		bulk: func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, p func(trafikey.BulkProgress)) (int64, error) {
-			return q.RemoveDead(ctx, f, p)
+			return q.Admin().RemoveDead(ctx, f, p)
 		},
 		bulkLong: `
 
@@ -182,9 +182,13 @@ func retryAction() jobAction {
 		short: "Run delayed jobs now, without waiting for their retry or scheduled time",
 		long: `retry moves each delayed job given (waiting for its retry backoff or its
 scheduled time) to pending now; it keeps its attempts. A job that is not
-delayed is refused (exit code 4); one that does not exist is not found (3).
+delayed or pending is refused (exit code 4); one that does not exist is not
+found (3).
 "promote <queue> --all" does it for every delayed job.`,
-		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.RetryNow(ctx, id) },
+		do: func(ctx context.Context, q *trafikey.Queue, id string) error {
+			_, err := q.Admin().Reschedule(ctx, id, 0)
+			return err
+		},
 	}
 }
 

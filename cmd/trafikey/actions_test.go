@@ -18,7 +18,7 @@ import (
 func deadJob(t *testing.T, q *trafikey.Queue, payload string) string {
 	t.Helper()
 	ctx := t.Context()
-	id, err := q.Add(ctx, []byte(payload), trafikey.MaxAttempts(1))
+	id, err := q.Add(ctx, []byte(payload), &trafikey.JobOptions{MaxAttempts: 1})
 	require.NoError(t, err)
 	for {
 		jobs, err := q.Claim(ctx, time.Minute, 1)
@@ -64,7 +64,7 @@ func TestPauseResumePromote(t *testing.T) {
 
 	// Three jobs due almost at once, one much later.
 	for _, d := range []time.Duration{time.Millisecond, time.Millisecond, time.Millisecond, time.Hour} {
-		_, err := mail.Add(ctx, []byte("later"), trafikey.Delay(d))
+		_, err := mail.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: d})
 		require.NoError(t, err)
 	}
 	time.Sleep(20 * time.Millisecond)
@@ -86,7 +86,7 @@ func TestRequeueAndRemove(t *testing.T) {
 	require.NoError(t, err)
 	dead1 := deadJob(t, q, "a")
 	dead2 := deadJob(t, q, "b")
-	pending, err := q.Add(ctx, []byte("c"))
+	pending, err := q.Add(ctx, []byte("c"), nil)
 	require.NoError(t, err)
 
 	// A pending job is not dead: refused, and the others go on.
@@ -147,7 +147,7 @@ func TestQueuesOnANode(t *testing.T) {
 	for _, name := range []string{"sms", "mail", "a:b c", "push"} {
 		q, err := trafikey.Open(ctx, c, name)
 		require.NoError(t, err)
-		_, err = q.Add(ctx, []byte("x"), trafikey.Lane("l}:version"))
+		_, err = q.Add(ctx, []byte("x"), &trafikey.JobOptions{Lane: "l}:version"})
 		require.NoError(t, err)
 	}
 	// Keys that look like a version key but are no queue's.
@@ -188,7 +188,7 @@ func TestQueuesOnACluster(t *testing.T) {
 		want = append(want, name)
 		q, err := trafikey.Open(ctx, c, name)
 		require.NoError(t, err)
-		_, err = q.Add(ctx, []byte("x"))
+		_, err = q.Add(ctx, []byte("x"), nil)
 		require.NoError(t, err)
 	}
 	// The queues live on every primary.
@@ -232,7 +232,7 @@ func TestCancelCommand(t *testing.T) {
 	q, err := trafikey.Open(ctx, c, "mail")
 	require.NoError(t, err)
 	dead := deadJob(t, q, "b")
-	pending, err := q.Add(ctx, []byte("a"))
+	pending, err := q.Add(ctx, []byte("a"), nil)
 	require.NoError(t, err)
 
 	out, errOut, code := run(t, "cancel", "mail", pending, dead, "--addr", s.Addr())

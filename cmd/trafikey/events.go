@@ -36,7 +36,7 @@ func (a *app) newEventsCmd() *cobra.Command {
 		Short: "Tail a queue's job events",
 		Long: `events prints a queue's job events as they are published, until interrupted
 (or --count of them). The queue publishes them once its events are on
-(Queue.SetEvents); each line is the event's id, time, event, job id and its
+(Admin.SetEvents); each line is the event's id, time, event, job id and its
 other fields. A call that makes several transitions publishes them in one
 entry: their ids are the entry's id, a dot and their index (ms-seq.0,
 ms-seq.1, ...). --from $ (the default) starts with the events published

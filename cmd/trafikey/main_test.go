@@ -59,9 +59,9 @@ func TestStatsAndInspect(t *testing.T) {
 	c := valkeytest.Client(t, s)
 	q, err := trafikey.Open(t.Context(), c, "mail")
 	require.NoError(t, err)
-	id, err := q.Add(t.Context(), []byte("hello\x00world"), trafikey.Priority(5))
+	id, err := q.Add(t.Context(), []byte("hello\x00world"), &trafikey.JobOptions{Priority: 5})
 	require.NoError(t, err)
-	_, err = q.Add(t.Context(), []byte(`{"to":"ada"}`), trafikey.Lane("tenant-1"))
+	_, err = q.Add(t.Context(), []byte(`{"to":"ada"}`), &trafikey.JobOptions{Lane: "tenant-1"})
 	require.NoError(t, err)
 
 	out, _, code := run(t, "stats", "mail", "--addr", s.Addr())
@@ -142,8 +142,8 @@ func TestInspectFlow(t *testing.T) {
 	c := valkeytest.Client(t, s)
 	q, err := trafikey.Open(t.Context(), c, "flows")
 	require.NoError(t, err)
-	require.NoError(t, q.SetRetention(t.Context(), trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
-	ids, err := q.AddFlow(t.Context(), trafikey.FlowJob{Payload: []byte("report"), Children: []trafikey.FlowJob{{Payload: []byte("a")}, {Payload: []byte("b")}}})
+	require.NoError(t, q.Admin().SetRetention(t.Context(), trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+	ids, err := q.AddFlow(t.Context(), trafikey.JobSpec{Payload: []byte("report"), Children: []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}}})
 	require.NoError(t, err)
 	jobs, err := q.Claim(t.Context(), time.Minute, 1)
 	require.NoError(t, err)
@@ -177,8 +177,7 @@ func TestInspectJobOptions(t *testing.T) {
 	c := valkeytest.Client(t, s)
 	q, err := trafikey.Open(t.Context(), c, "mail")
 	require.NoError(t, err)
-	id, err := q.Add(t.Context(), []byte("x"), trafikey.Kind("welcome"), trafikey.Timeout(90*time.Second),
-		trafikey.Headers(map[string]string{"traceparent": "00-1-2-01"}))
+	id, err := q.Add(t.Context(), []byte("x"), &trafikey.JobOptions{Kind: "welcome", Timeout: 90 * time.Second, Headers: map[string]string{"traceparent": "00-1-2-01"}})
 	require.NoError(t, err)
 	require.NoError(t, q.Cancel(t.Context(), id))
 

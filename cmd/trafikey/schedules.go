@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strconv"
 	"text/tabwriter"
@@ -71,11 +71,40 @@ func viewOfSchedule(s trafikey.ScheduleInfo) scheduleView {
 		JitterMS: s.Jitter.Milliseconds(), Start: timeOrNil(s.Start), End: timeOrNil(s.End), Limit: s.Limit,
 		GraceMS: s.Missed.Grace.Milliseconds(), CatchUp: s.Missed.CatchUp, Revision: s.Revision, Count: s.Count,
 		Last: timeOrNil(s.Last), Next: timeOrNil(s.Next), Paused: s.Paused, Finished: s.Finished()}
-	if t := s.Template; t != nil {
-		v.Payload, v.Priority, v.MaxAttempts, v.Backoff = t.Payload, t.Priority, t.MaxAttempts, string(t.Backoff)
-		v.BackoffMS, v.UniqueKey, v.UniqueTTLMS, v.Columns = t.BackoffBase.Milliseconds(), t.UniqueKey, t.UniqueTTL.Milliseconds(), t.Columns
-	}
+	o := s.Options
+	v.Payload, v.Priority, v.MaxAttempts, v.Backoff = s.Payload, o.Priority, o.MaxAttempts, string(o.Backoff)
+	v.BackoffMS, v.UniqueKey, v.UniqueTTLMS = o.BackoffBase.Milliseconds(), o.UniqueKey, o.UniqueTTL.Milliseconds()
+	v.Columns = optionColumns(o)
 	return v
+}
+
+// optionColumns shows the options stored as ADD's option columns, name and
+// value, in the order the server stores them.
+func optionColumns(o trafikey.JobOptions) [][2]string {
+	var cols [][2]string
+	add := func(name, value string) {
+		if value != "" {
+			cols = append(cols, [2]string{name, value})
+		}
+	}
+	ms := func(d time.Duration) string {
+		if d == 0 {
+			return ""
+		}
+		return strconv.FormatInt(d.Milliseconds(), 10)
+	}
+	add(protocol.AddOptionLane, o.Lane)
+	add(protocol.AddOptionWait, ms(o.KeepOutcome))
+	add(protocol.AddOptionTimeout, ms(o.Timeout))
+	add(protocol.AddOptionKind, o.Kind)
+	if len(o.Headers) > 0 {
+		h := url.Values{}
+		for k, v := range o.Headers {
+			h.Set(k, v)
+		}
+		add(protocol.AddOptionHeaders, h.Encode())
+	}
+	return cols
 }
 
 func (a *app) newSchedulesListCmd() *cobra.Command {
@@ -93,7 +122,7 @@ func (a *app) newSchedulesListCmd() *cobra.Command {
 			return err
 		}
 		views := []scheduleView{}
-		for info, err := range q.Schedules(ctx) {
+		for info, err := range q.Schedules().List(ctx) {
 			if err != nil {
 				return s.explain(q, err)
 			}
@@ -221,29 +250,17 @@ func (f *scheduleFlags) apply(fs *pflag.FlagSet, s *trafikey.Schedule, update bo
 		if s.Payload == nil {
 			s.Payload = []byte{}
 		}
-		s.Options = []trafikey.AddOption{trafikey.Priority(f.priority), trafikey.MaxAttempts(f.attempts),
-			trafikey.Backoff(trafikey.BackoffKind(f.backoff), f.backoffBase)}
+		s.Options = trafikey.JobOptions{Priority: f.priority, MaxAttempts: f.attempts, Backoff: trafikey.BackoffKind(f.backoff), BackoffBase: f.backoffBase,
+			Lane: f.lane, KeepOutcome: f.keepOutcome, Kind: f.kind}
 		if f.unique != "" {
-			s.Options = append(s.Options, trafikey.Unique(f.unique, f.uniqueTTL))
-		}
-		if fs.Changed("lane") {
-			s.Options = append(s.Options, trafikey.Lane(f.lane))
-		}
-		if f.keepOutcome != 0 {
-			s.Options = append(s.Options, trafikey.KeepOutcome(f.keepOutcome))
-		}
-		if f.kind != "" {
-			s.Options = append(s.Options, trafikey.Kind(f.kind))
+			s.Options.UniqueKey, s.Options.UniqueTTL = f.unique, f.uniqueTTL
 		}
 		return nil
 	}
 	// update: edit the stored job, keeping what no flag names
-	t := s.Template
-	if t == nil {
-		return errors.New("the stored schedule has no job template")
-	}
+	t := &s.Options
 	if fs.Changed("payload") || fs.Changed("payload-file") {
-		t.Payload = payload
+		s.Payload = payload
 	}
 	if fs.Changed("priority") {
 		t.Priority = f.priority
@@ -267,33 +284,14 @@ func (f *scheduleFlags) apply(fs *pflag.FlagSet, s *trafikey.Schedule, update bo
 	} else if fs.Changed("unique-ttl") && t.UniqueKey != "" {
 		t.UniqueTTL = f.uniqueTTL
 	}
-	setColumn := func(name, value string) {
-		for i, c := range t.Columns {
-			if c[0] == name {
-				if value == "" {
-					t.Columns = append(t.Columns[:i], t.Columns[i+1:]...)
-				} else {
-					t.Columns[i][1] = value
-				}
-				return
-			}
-		}
-		if value != "" {
-			t.Columns = append(t.Columns, [2]string{name, value})
-		}
-	}
 	if fs.Changed("lane") {
-		setColumn(protocol.AddOptionLane, f.lane)
+		t.Lane = f.lane
 	}
 	if fs.Changed("keep-outcome") {
-		v := ""
-		if f.keepOutcome > 0 {
-			v = strconv.FormatInt(f.keepOutcome.Milliseconds(), 10)
-		}
-		setColumn(protocol.AddOptionWait, v)
+		t.KeepOutcome = max(f.keepOutcome, 0)
 	}
 	if fs.Changed("kind") {
-		setColumn(protocol.AddOptionKind, f.kind)
+		t.Kind = f.kind
 	}
 	return nil
 }
@@ -329,7 +327,7 @@ definition. A schedule that does not exist is not found (exit code 3).`
 			if q, err = s.queue(ctx, args[0]); err != nil {
 				return err
 			}
-			info, err := q.GetSchedule(ctx, args[1])
+			info, err := q.Schedules().Get(ctx, args[1])
 			if err != nil {
 				return s.explain(q, err)
 			}
@@ -353,7 +351,7 @@ definition. A schedule that does not exist is not found (exit code 3).`
 		if err := f.apply(cmd.Flags(), &sched, update); err != nil {
 			return err
 		}
-		rev, err := q.SetSchedule(ctx, sched)
+		rev, err := q.Schedules().Set(ctx, sched)
 		if err != nil {
 			return s.explain(q, err)
 		}
@@ -392,11 +390,11 @@ func (a *app) newScheduleByIDCmd(verb string) *cobra.Command {
 		for i, id := range ids {
 			switch verb {
 			case "pause":
-				errs[i] = q.PauseSchedule(ctx, id)
+				errs[i] = q.Schedules().Pause(ctx, id)
 			case "resume":
-				errs[i] = q.ResumeSchedule(ctx, id)
+				errs[i] = q.Schedules().Resume(ctx, id)
 			default:
-				errs[i] = q.RemoveSchedule(ctx, id)
+				errs[i] = q.Schedules().Remove(ctx, id)
 			}
 			results[i] = jobResult{ID: id, OK: errs[i] == nil}
 			if errs[i] != nil {

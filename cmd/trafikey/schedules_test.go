@@ -42,24 +42,25 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, "schedule digest of mail at revision 2\n", out)
 	q, err := trafikey.Open(t.Context(), c, "mail")
 	require.NoError(t, err)
-	info, err := q.GetSchedule(t.Context(), "digest")
+	info, err := q.Schedules().Get(t.Context(), "digest")
 	require.NoError(t, err)
 	require.Equal(t, "0 0 8 * * 1-5", info.Cron)
 	require.Equal(t, "Europe/Paris", info.TimeZone)
 	require.Equal(t, 30*time.Second, info.Jitter)
 	require.Equal(t, trafikey.MissedPolicy{Grace: 10 * time.Minute, CatchUp: 2}, info.Missed)
-	require.Equal(t, 9, info.Template.Priority)
-	require.Equal(t, [][2]string{{protocol.AddOptionKind, "digest"}}, info.Template.Columns, "the lane is taken off, the kind kept")
-	require.Equal(t, []byte(`{"kind":"digest"}`), info.Template.Payload)
+	require.Equal(t, 9, info.Options.Priority)
+	require.Empty(t, info.Options.Lane, "the lane is taken off")
+	require.Equal(t, "digest", info.Options.Kind, "the kind kept")
+	require.Equal(t, []byte(`{"kind":"digest"}`), info.Payload)
 
 	// a cron schedule becomes an interval, its zone dropped
 	out, _, code = run(t, "schedules", "update", "mail", "beat", "--addr", addr, "--cron", "0 0 * * * *", "--tz", "Asia/Tokyo")
 	require.Equal(t, exitOK, code, out)
 	out, _, code = run(t, "schedules", "update", "mail", "beat", "--addr", addr, "--every", "90s")
 	require.Equal(t, exitOK, code, out)
-	beat, err := q.GetSchedule(t.Context(), "beat")
+	beat, err := q.Schedules().Get(t.Context(), "beat")
 	require.NoError(t, err)
-	require.Equal(t, trafikey.Schedule{ID: "beat", Every: 90 * time.Second, Missed: beat.Missed, Template: beat.Template}, beat.Schedule)
+	require.Equal(t, trafikey.Schedule{ID: "beat", Every: 90 * time.Second, Missed: beat.Missed, Payload: beat.Payload, Options: beat.Options}, beat.Schedule)
 
 	out, _, code = run(t, "schedules", "pause", "mail", "digest", "beat", "--addr", addr)
 	require.Equal(t, exitOK, code)
@@ -80,11 +81,11 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, []map[string]any{{"id": "beat", "ok": true}}, decode[[]map[string]any](t, out))
 
 	// a job the schedule enqueued shows its occurrence
-	_, err = q.SetSchedule(t.Context(), trafikey.Schedule{ID: "now", Every: time.Millisecond, Limit: 1,
+	_, err = q.Schedules().Set(t.Context(), trafikey.Schedule{ID: "now", Every: time.Millisecond, Limit: 1,
 		Missed: trafikey.MissedPolicy{Grace: time.Hour}})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		n, err := q.RunSchedules(t.Context())
+		n, err := q.Schedules().Run(t.Context())
 		require.NoError(t, err)
 		return n == 1
 	}, 10*time.Second, 10*time.Millisecond)

@@ -175,25 +175,25 @@ func TestBrowser(t *testing.T) {
 	for i := range 98 {
 		q, err := trafikey.Open(ctx, c, fmt.Sprintf("tenant-%02d", i))
 		require.NoError(t, err)
-		jobs := make([]trafikey.NewJob, 1+i%5)
+		jobs := make([]trafikey.JobSpec, 1+i%5)
 		for j := range jobs {
-			jobs[j] = trafikey.NewJob{Payload: []byte("x")}
+			jobs[j] = trafikey.JobSpec{Payload: []byte("x")}
 			if j%2 == 1 {
-				jobs[j].Options = []trafikey.AddOption{trafikey.Lane(fmt.Sprintf("customer-%d", j))}
+				jobs[j].Options = trafikey.JobOptions{Lane: fmt.Sprintf("customer-%d", j)}
 			}
 		}
 		_, err = q.AddBatch(ctx, jobs)
 		require.NoError(t, err)
 	}
 	const mailJobs = 3000
-	batch := make([]trafikey.NewJob, mailJobs)
+	batch := make([]trafikey.JobSpec, mailJobs)
 	for i := range batch {
-		batch[i] = trafikey.NewJob{Payload: []byte(`{"to":"user@example.com"}`)}
+		batch[i] = trafikey.JobSpec{Payload: []byte(`{"to":"user@example.com"}`)}
 	}
 	_, err = mail.AddBatch(ctx, batch)
 	require.NoError(t, err)
 	payload := `{"report":"monthly","format":"pdf","note":"<img src=x onerror=alert(1)>","pages":[1,2,3]}`
-	dead := deadJob(t, reports, payload, trafikey.Lane("acme"), trafikey.Kind("invoice"))
+	dead := deadJob(t, reports, payload, trafikey.JobOptions{Lane: "acme", Kind: "invoice"})
 
 	srv := startDash(t, c, Options{SampleEvery: 250 * time.Millisecond})
 
@@ -296,7 +296,7 @@ func TestBrowser(t *testing.T) {
 	browseFlow(t, tab, srv.URL, c)
 
 	// Read-only: no action on any page, and the API refuses them.
-	dead2 := deadJob(t, reports, "\x00\x01binary")
+	dead2 := deadJob(t, reports, "\x00\x01binary", trafikey.JobOptions{})
 	ro := startDash(t, c, Options{ReadOnly: true})
 	within(tab, t, 10*time.Second,
 		chromedp.Navigate(ro.URL+"/#/job/reports/"+dead2),
@@ -418,7 +418,7 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 	require.Zero(t, st2.Dead)
 
 	// Run a delayed job now from its row.
-	later, err := mail.Add(ctx, []byte(`{"at":"tomorrow"}`), trafikey.Delay(24*time.Hour))
+	later, err := mail.Add(ctx, []byte(`{"at":"tomorrow"}`), &trafikey.JobOptions{Delay: 24 * time.Hour})
 	require.NoError(t, err)
 	within(tab, t, 10*time.Second,
 		chromedp.Navigate(url+"/#/jobs/mail/delayed"),
@@ -433,7 +433,7 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 	// Remove the dead jobs older than an age: 0 takes them all.
 	old, err := trafikey.Open(ctx, c, "cleanup")
 	require.NoError(t, err)
-	gone := deadJob(t, old, "x")
+	gone := deadJob(t, old, "x", trafikey.JobOptions{})
 	within(tab, t, 10*time.Second,
 		chromedp.Navigate(url+"/#/jobs/cleanup/dead"),
 		chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-job="`+gone+`"]`)),
@@ -454,12 +454,12 @@ func browseFlow(t *testing.T, tab context.Context, url string, c valkey.Client) 
 	ctx := t.Context()
 	flows, err := trafikey.Open(ctx, c, "flows")
 	require.NoError(t, err)
-	require.NoError(t, flows.SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
-	ids, err := flows.AddFlow(ctx, trafikey.FlowJob{
+	require.NoError(t, flows.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
+	ids, err := flows.AddFlow(ctx, trafikey.JobSpec{
 		Payload: []byte(`{"invoice":7}`),
-		Children: []trafikey.FlowJob{
+		Children: []trafikey.JobSpec{
 			{Payload: []byte("render")},
-			{Payload: []byte("mail"), OnFail: trafikey.ChildRecorded, Options: []trafikey.AddOption{trafikey.MaxAttempts(1)}},
+			{Payload: []byte("mail"), OnFail: trafikey.ChildRecorded, Options: trafikey.JobOptions{MaxAttempts: 1}},
 		},
 	})
 	require.NoError(t, err)
@@ -521,7 +521,7 @@ func browseLive(t *testing.T, tab context.Context, c valkey.Client) {
 	ctx := t.Context()
 	orders, err := trafikey.Open(ctx, c, "orders")
 	require.NoError(t, err)
-	require.NoError(t, orders.SetEvents(ctx, 10000))
+	require.NoError(t, orders.Admin().SetEvents(ctx, 10000))
 	srv := startDash(t, c, Options{SampleEvery: time.Hour})
 	within(tab, t, 10*time.Second,
 		chromedp.Navigate(srv.URL+"/#/"),
@@ -537,7 +537,7 @@ func browseLive(t *testing.T, tab context.Context, c valkey.Client) {
 	go func() {
 		defer close(adding)
 		for {
-			if _, err := orders.Add(ctx, []byte(`{"sku":"A-1"}`)); err != nil {
+			if _, err := orders.Add(ctx, []byte(`{"sku":"A-1"}`), nil); err != nil {
 				return
 			}
 			select {
@@ -558,7 +558,7 @@ func browseLive(t *testing.T, tab context.Context, c valkey.Client) {
 		chromedp.WaitVisible(chromedp.CSS(`#counts`)),
 	)
 	before := number(textOf(tab, t, `[data-card="pending"] .n`))
-	id, err := orders.Add(ctx, []byte(`{"sku":"B-2"}`))
+	id, err := orders.Add(ctx, []byte(`{"sku":"B-2"}`), nil)
 	require.NoError(t, err)
 	waitText(tab, t, `#events li:first-child`, func(s string) bool { return strings.Contains(s, "job "+id) && strings.Contains(s, "added") })
 	waitText(tab, t, `[data-card="pending"] .n`, func(s string) bool { return number(s) == before+1 })

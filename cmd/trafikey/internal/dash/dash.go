@@ -367,13 +367,13 @@ const promotePages = 100
 func (s *Server) queueAction(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error) {
 	switch r.PathValue("action") {
 	case "pause":
-		return map[string]any{"paused": true}, q.Pause(ctx)
+		return map[string]any{"paused": true}, q.Admin().Pause(ctx)
 	case "resume":
-		return map[string]any{"paused": false}, q.Resume(ctx)
+		return map[string]any{"paused": false}, q.Admin().Resume(ctx)
 	case "promote":
 		total := 0
 		for range promotePages {
-			n, err := q.Promote(ctx, 1000)
+			n, err := q.Admin().Promote(ctx, 1000)
 			total += n
 			if err != nil || n < 1000 {
 				return map[string]any{"promoted": total}, err
@@ -391,13 +391,14 @@ func (s *Server) jobAction(ctx context.Context, q *trafikey.Queue, r *http.Reque
 	id := r.PathValue("id")
 	switch r.PathValue("action") {
 	case "requeue":
-		return map[string]any{"requeued": id}, q.Requeue(ctx, id)
+		return map[string]any{"requeued": id}, q.Admin().Requeue(ctx, id)
 	case "remove":
-		return map[string]any{"removed": id}, q.Remove(ctx, id)
+		return map[string]any{"removed": id}, q.Admin().Remove(ctx, id)
 	case "cancel":
 		return map[string]any{"cancelled": id}, q.Cancel(ctx, id)
 	case "retry":
-		return map[string]any{"retried": id}, q.RetryNow(ctx, id)
+		_, err := q.Admin().Reschedule(ctx, id, 0)
+		return map[string]any{"retried": id}, err
 	}
 	return nil, errUnknownAction
 }

@@ -50,10 +50,11 @@ func startDash(t *testing.T, client valkey.Client, o Options) *httptest.Server {
 }
 
 // deadJob adds a job with one attempt to q and fails it, so it is dead.
-func deadJob(t *testing.T, q *trafikey.Queue, payload string, opts ...trafikey.AddOption) string {
+func deadJob(t *testing.T, q *trafikey.Queue, payload string, opts trafikey.JobOptions) string {
 	t.Helper()
 	ctx := t.Context()
-	id, err := q.Add(ctx, []byte(payload), append([]trafikey.AddOption{trafikey.MaxAttempts(1), trafikey.Priority(1000)}, opts...)...)
+	opts.MaxAttempts, opts.Priority = 1, 1000
+	id, err := q.Add(ctx, []byte(payload), &opts)
 	require.NoError(t, err)
 	jobs, err := q.Claim(ctx, time.Minute, 1)
 	require.NoError(t, err)
@@ -112,9 +113,9 @@ func TestAPI(t *testing.T) {
 	require.NoError(t, err)
 	slashed, err := trafikey.Open(ctx, c, "team/a")
 	require.NoError(t, err)
-	_, err = slashed.Add(ctx, []byte("x"), trafikey.Lane("tenant-1"))
+	_, err = slashed.Add(ctx, []byte("x"), &trafikey.JobOptions{Lane: "tenant-1"})
 	require.NoError(t, err)
-	id := deadJob(t, mail, `{"to":"<b>ada</b>"}`)
+	id := deadJob(t, mail, `{"to":"<b>ada</b>"}`, trafikey.JobOptions{})
 	srv := startDash(t, c, Options{})
 
 	code, body, h := get(t, srv, "/")
@@ -202,7 +203,7 @@ func TestReadOnlyAPI(t *testing.T) {
 	c := valkeytest.Client(t, s)
 	mail, err := trafikey.Open(t.Context(), c, "mail")
 	require.NoError(t, err)
-	id := deadJob(t, mail, "x")
+	id := deadJob(t, mail, "x", trafikey.JobOptions{})
 	srv := startDash(t, c, Options{ReadOnly: true})
 
 	_, body, _ := get(t, srv, "/api/info")
@@ -228,13 +229,13 @@ func TestReadOnlyUser(t *testing.T) {
 	owner := valkeytest.Client(t, s)
 	mail, err := trafikey.Open(t.Context(), owner, "mail")
 	require.NoError(t, err)
-	id := deadJob(t, mail, "x")
+	id := deadJob(t, mail, "x", trafikey.JobOptions{})
 	viewer := valkeytest.ClientWith(t, s, valkey.ClientOption{Username: "viewer", Password: "pw"})
 	srv := startDash(t, viewer, Options{})
 
 	eventually(t, srv, "/api/queues", `"name":"mail","paused":false,"pending":0,"delayed":0,"active":0,"dead":1`)
 	// Its events are watched with the reads the user has.
-	require.NoError(t, mail.SetEvents(t.Context(), 100))
+	require.NoError(t, mail.Admin().SetEvents(t.Context(), 100))
 	eventually(t, srv, "/api/queues", `"live":true`)
 	code, body, _ := get(t, srv, "/api/queues/mail/jobs/"+id)
 	require.Equal(t, http.StatusOK, code, body)
@@ -279,11 +280,11 @@ func TestAPIOnCluster(t *testing.T) {
 	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"} {
 		q, err := trafikey.Open(ctx, c, name)
 		require.NoError(t, err)
-		_, err = q.Add(ctx, []byte("x"))
+		_, err = q.Add(ctx, []byte("x"), nil)
 		require.NoError(t, err)
 		last = q
 	}
-	id := deadJob(t, last, `{"n":1}`)
+	id := deadJob(t, last, `{"n":1}`, trafikey.JobOptions{})
 	srv := startDash(t, c, Options{})
 	body := eventually(t, srv, "/api/queues", `"name":"foxtrot"`)
 	for _, name := range []string{"alpha", "bravo", "charlie", "delta", "echo"} {
@@ -339,15 +340,15 @@ func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
 	require.Equal(t, want, q.Executor())
 	var dead []string
 	for range 3 {
-		dead = append(dead, deadJob(t, q, `{"to":"x"}`, trafikey.Lane("acme")))
+		dead = append(dead, deadJob(t, q, `{"to":"x"}`, trafikey.JobOptions{Lane: "acme"}))
 	}
 	var added []string
 	for i := range 30 {
-		id, err := q.Add(ctx, []byte(fmt.Sprintf("{\"n\":%d,\"note\":\"line\nbreak\"}", i)))
+		id, err := q.Add(ctx, []byte(fmt.Sprintf("{\"n\":%d,\"note\":\"line\nbreak\"}", i)), nil)
 		require.NoError(t, err)
 		added = append(added, id)
 	}
-	later, err := q.Add(ctx, []byte("\x00\xffbin"), trafikey.Delay(time.Hour))
+	later, err := q.Add(ctx, []byte("\x00\xffbin"), &trafikey.JobOptions{Delay: time.Hour})
 	require.NoError(t, err)
 	srv := startDash(t, c, Options{})
 
@@ -395,8 +396,8 @@ func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
 	// Run now, and the bulk actions.
 	code, body := post(t, srv, "/api/queues/work/jobs/"+later+"/retry", true)
 	require.Equal(t, http.StatusOK, code, body)
-	code, body = post(t, srv, "/api/queues/work/jobs/"+later+"/retry", true)
-	require.Equal(t, http.StatusConflict, code, body)
+	code, body = post(t, srv, "/api/queues/work/jobs/"+dead[0]+"/retry", true)
+	require.Equal(t, http.StatusConflict, code, "a dead job: %s", body)
 	code, body = post(t, srv, "/api/queues/work/remove-dead?older_than_ms=3600000", true)
 	require.Equal(t, http.StatusOK, code, body)
 	require.JSONEq(t, `{"removed":0}`, body, "none died an hour ago")
@@ -416,7 +417,7 @@ func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
 	code, body = post(t, srv, "/api/queues/work/remove-dead?older_than_ms=0", true)
 	require.Equal(t, http.StatusOK, code, body)
 	require.JSONEq(t, `{"removed":3}`, body)
-	_, err = q.Add(ctx, []byte("x"), trafikey.Delay(time.Hour))
+	_, err = q.Add(ctx, []byte("x"), &trafikey.JobOptions{Delay: time.Hour})
 	require.NoError(t, err)
 	code, body = post(t, srv, "/api/queues/work/promote-all", true)
 	require.Equal(t, http.StatusOK, code, body)

@@ -54,7 +54,7 @@ func TestGrafanaDashboard(t *testing.T) {
 	c := valkeytest.Client(t, s)
 	q, err := trafikey.Open(t.Context(), c, "mail")
 	require.NoError(t, err)
-	_, err = q.Add(t.Context(), []byte("x"), trafikey.Lane("tenant-1"))
+	_, err = q.Add(t.Context(), []byte("x"), &trafikey.JobOptions{Lane: "tenant-1"})
 	require.NoError(t, err)
 	srv := startDash(t, c, Options{MetricsLanes: 10})
 	var body string

@@ -264,13 +264,13 @@ func (s *Server) bulkAction(ctx context.Context, q *trafikey.Queue, r *http.Requ
 	switch r.PathValue("action") {
 	case "requeue-dead":
 		key = "requeued"
-		n, err = q.RequeueDead(ctx, f, nil)
+		n, err = q.Admin().RequeueDead(ctx, f, nil)
 	case "remove-dead":
 		key = "removed"
-		n, err = q.RemoveDead(ctx, f, nil)
+		n, err = q.Admin().RemoveDead(ctx, f, nil)
 	case "promote-all":
 		key = "promoted"
-		n, err = q.PromoteAll(ctx, nil)
+		n, err = q.Admin().PromoteAll(ctx, nil)
 	default:
 		return nil, errUnknownAction
 	}

@@ -92,7 +92,7 @@ func TestLive(t *testing.T) {
 	ctx := t.Context()
 	mail, err := trafikey.Open(ctx, c, "mail")
 	require.NoError(t, err)
-	require.NoError(t, mail.SetEvents(ctx, 1000))
+	require.NoError(t, mail.Admin().SetEvents(ctx, 1000))
 	quiet, err := trafikey.Open(ctx, c, "quiet")
 	require.NoError(t, err)
 	// A slow sample: a change of mail comes by its events, not by a tick.
@@ -107,12 +107,12 @@ func TestLive(t *testing.T) {
 	added := make(chan string, 1000)
 	go func() {
 		for {
-			id, err := mail.Add(ctx, []byte("x"))
+			id, err := mail.Add(ctx, []byte("x"), nil)
 			if err != nil {
 				return
 			}
 			added <- id
-			_, _ = quiet.Add(ctx, []byte("x"))
+			_, _ = quiet.Add(ctx, []byte("x"), nil)
 			select {
 			case <-stop:
 				return
@@ -153,7 +153,7 @@ func TestLive(t *testing.T) {
 
 	// Events turned off: the watch stops at the next discovery, which an
 	// action's sample makes; the sample is pushed as an uncharted tick.
-	require.NoError(t, mail.SetEvents(ctx, 0))
+	require.NoError(t, mail.Admin().SetEvents(ctx, 0))
 	time.Sleep(250 * time.Millisecond) // DiscoverEvery of startDash
 	code, _ := post(t, srv, "/api/queues/quiet/pause", true)
 	require.Equal(t, http.StatusOK, code)

@@ -233,13 +233,13 @@ func produce(ctx context.Context, q *trafikey.Queue, cfg Config) error {
 			share++
 		}
 		wg.Go(func() {
-			batch := make([]trafikey.NewJob, 0, cfg.Batch)
+			batch := make([]trafikey.JobSpec, 0, cfg.Batch)
 			for share > 0 {
 				n := min(share, cfg.Batch)
 				batch = batch[:0]
 				now := stamp(time.Now())
 				for range n {
-					batch = append(batch, trafikey.NewJob{Payload: now})
+					batch = append(batch, trafikey.JobSpec{Payload: now})
 				}
 				if _, err := q.AddBatch(ctx, batch); err != nil {
 					cancel(err)
@@ -285,7 +285,7 @@ func (r *Result) steady(ctx context.Context, q *trafikey.Queue, cfg Config, logg
 		if wait := time.Until(began.Add(time.Duration(i) * interval)); wait > 0 {
 			time.Sleep(wait)
 		}
-		if _, err := q.Add(ctx, stamp(time.Now())); err != nil {
+		if _, err := q.Add(ctx, stamp(time.Now()), nil); err != nil {
 			return fmt.Errorf("demo: steady add: %w", err)
 		}
 	}
@@ -324,7 +324,7 @@ func (r *Result) idle(ctx context.Context, q *trafikey.Queue, cfg Config, logger
 		// signal again, so every probe meets an idle worker.
 		time.Sleep(5 * time.Millisecond)
 		added := time.Now()
-		if _, err := q.Add(ctx, nil); err != nil {
+		if _, err := q.Add(ctx, nil, nil); err != nil {
 			return fmt.Errorf("demo: idle probe add: %w", err)
 		}
 		select {
