@@ -155,36 +155,12 @@ func compile(cmds []Command) ([]command, error) {
 			return nil, fmt.Errorf("bad command name %q", c.Name)
 		case seen[key]:
 			return nil, fmt.Errorf("%s: registered twice", c.Name)
-		case c.Handler == nil:
-			return nil, fmt.Errorf("%s: no handler", c.Name)
-		case has("getkeys-api"):
-			return nil, fmt.Errorf("%s: getkeys-api is added by the host", c.Name)
-		case has("deny-oom") && !has("write"):
-			// A command that writes unflagged trips the server's assertion
-			// during a pause; deny-oom without write says it writes.
-			return nil, fmt.Errorf("%s: a deny-oom command must be flagged write", c.Name)
-		case has("write") && has("readonly"):
-			return nil, fmt.Errorf("%s: flagged both write and readonly", c.Name)
-		case c.Keys == WriteKeys && !has("write"):
-			return nil, fmt.Errorf("%s: write keys need the write flag", c.Name)
-		case c.Keys == ReadKeys && !has("readonly"):
-			return nil, fmt.Errorf("%s: read keys need the readonly flag", c.Name)
-		case c.Keys == FirstKeyWrite && !has("write"):
-			return nil, fmt.Errorf("%s: a written key needs the write flag", c.Name)
-		case c.Keys == FirstKeyRead && !has("readonly"):
-			return nil, fmt.Errorf("%s: a read key needs the readonly flag", c.Name)
-		case c.Keys > FirstKeyWrite:
-			return nil, fmt.Errorf("%s: bad key kind %d", c.Name, c.Keys)
-		case c.Preanswer == PreanswerSetBit && (c.Keys != FirstKeyWrite || c.Arity != 4):
-			return nil, fmt.Errorf("%s: the SETBIT preanswer needs SETBIT's key and arity", c.Name)
-		case c.Preanswer == PreanswerGetBit && (c.Keys != FirstKeyRead || c.Arity != 3):
-			return nil, fmt.Errorf("%s: the GETBIT preanswer needs GETBIT's key and arity", c.Name)
-		case c.Preanswer == PreanswerSetBit && (c.Bit.Plans[0] > 0xf || c.Bit.Plans[1] > 0xf || !bitText(c.Bit.Offset) || !bitText(c.Bit.Bit) || !bitText(c.Bit.WrongType)):
-			return nil, fmt.Errorf("%s: the SETBIT preanswer needs the handler's plans and refusal texts", c.Name)
-		case c.Preanswer != PreanswerSetBit && c.Bit != (BitAnswer{}):
-			return nil, fmt.Errorf("%s: a bit answer without the SETBIT preanswer", c.Name)
-		case c.Preanswer > PreanswerGetBit:
-			return nil, fmt.Errorf("%s: bad preanswer %d", c.Name, c.Preanswer)
+		}
+		if err := checkFlags(c, has); err != nil {
+			return nil, err
+		}
+		if err := checkPreanswer(c); err != nil {
+			return nil, err
 		}
 		seen[key] = true
 		if c.Keys == ReadKeys || c.Keys == WriteKeys {
@@ -193,6 +169,51 @@ func compile(cmds []Command) ([]command, error) {
 		out = append(out, command{Command: c, flags: strings.Join(flags, " "), writes: has("write")})
 	}
 	return out, nil
+}
+
+// checkFlags checks a command's handler, flags (has) and keys.
+func checkFlags(c Command, has func(string) bool) error {
+	switch {
+	case c.Handler == nil:
+		return fmt.Errorf("%s: no handler", c.Name)
+	case has("getkeys-api"):
+		return fmt.Errorf("%s: getkeys-api is added by the host", c.Name)
+	case has("deny-oom") && !has("write"):
+		// A command that writes unflagged trips the server's assertion
+		// during a pause; deny-oom without write says it writes.
+		return fmt.Errorf("%s: a deny-oom command must be flagged write", c.Name)
+	case has("write") && has("readonly"):
+		return fmt.Errorf("%s: flagged both write and readonly", c.Name)
+	case c.Keys == WriteKeys && !has("write"):
+		return fmt.Errorf("%s: write keys need the write flag", c.Name)
+	case c.Keys == ReadKeys && !has("readonly"):
+		return fmt.Errorf("%s: read keys need the readonly flag", c.Name)
+	case c.Keys == FirstKeyWrite && !has("write"):
+		return fmt.Errorf("%s: a written key needs the write flag", c.Name)
+	case c.Keys == FirstKeyRead && !has("readonly"):
+		return fmt.Errorf("%s: a read key needs the readonly flag", c.Name)
+	case c.Keys > FirstKeyWrite:
+		return fmt.Errorf("%s: bad key kind %d", c.Name, c.Keys)
+	}
+	return nil
+}
+
+// checkPreanswer checks a command's preanswer against its keys, arity and
+// bit answer.
+func checkPreanswer(c Command) error {
+	switch {
+	case c.Preanswer == PreanswerSetBit && (c.Keys != FirstKeyWrite || c.Arity != 4):
+		return fmt.Errorf("%s: the SETBIT preanswer needs SETBIT's key and arity", c.Name)
+	case c.Preanswer == PreanswerGetBit && (c.Keys != FirstKeyRead || c.Arity != 3):
+		return fmt.Errorf("%s: the GETBIT preanswer needs GETBIT's key and arity", c.Name)
+	case c.Preanswer == PreanswerSetBit && (c.Bit.Plans[0] > 0xf || c.Bit.Plans[1] > 0xf || !bitText(c.Bit.Offset) || !bitText(c.Bit.Bit) || !bitText(c.Bit.WrongType)):
+		return fmt.Errorf("%s: the SETBIT preanswer needs the handler's plans and refusal texts", c.Name)
+	case c.Preanswer != PreanswerSetBit && c.Bit != (BitAnswer{}):
+		return fmt.Errorf("%s: a bit answer without the SETBIT preanswer", c.Name)
+	case c.Preanswer > PreanswerGetBit:
+		return fmt.Errorf("%s: bad preanswer %d", c.Name, c.Preanswer)
+	}
+	return nil
 }
 
 // bitText reports whether s can be an error reply C sends as it is: not

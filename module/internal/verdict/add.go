@@ -108,81 +108,17 @@ func AddValues(args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJo
 // AddValuesOf is AddValues for a verb that adds jobs as ADD does (a
 // schedule's template): its refusals name verb.
 func AddValuesOf(verb string, args [][]byte, n, k int, cols AddColumns, jobs []AddJob) ([]AddJob, error) {
-	lane := cols.Lane
 	first := len(jobs)
-	bad := func(name string) error { return refusal(protocol.ErrBadArg(verb, name)) }
 	per := protocol.AddArgsPerJob + k
 	for i := range n {
 		a := 2 + k + per*i
 		j := args[a : a+per]
-		prio, ok := grammar.Decimal(j[AddPriority], 0, protocol.MaxPriority)
-		if !ok {
-			return jobs, bad("priority")
+		job, err := addJobValues(verb, j, a)
+		if err != nil {
+			return jobs, err
 		}
-		delay, ok := grammar.Decimal(j[AddDelay], 0, protocol.MaxDelayMS)
-		if !ok {
-			return jobs, bad("delay")
-		}
-		if _, ok := grammar.Decimal(j[AddAttempts], 1, protocol.MaxAttempts); !ok {
-			return jobs, bad("attempts")
-		}
-		if b := string(j[AddBackoff]); b != protocol.BackoffFixed && b != protocol.BackoffExponential {
-			return jobs, bad("backoff")
-		}
-		if _, ok := grammar.Decimal(j[AddBackoffMS], 0, protocol.MaxBackoffMS); !ok {
-			return jobs, bad("backoff_ms")
-		}
-		if len(j[AddUnique]) > protocol.MaxUniqueKey {
-			return jobs, bad("unique_key")
-		}
-		if ttl, ok := grammar.Decimal(j[AddUniqueTTL], 0, protocol.MaxDelayMS); !ok || (ttl == 0 && len(j[AddUnique]) > 0) {
-			return jobs, bad("unique_ttl")
-		}
-		job := AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique], Parent: -1, depth: 1}
-		if lane >= 0 {
-			l := j[protocol.AddArgsPerJob+lane]
-			if len(l) > protocol.MaxLaneName {
-				return jobs, bad("lane")
-			}
-			if len(l) > 0 {
-				job.Lane = l
-			}
-		}
-		if cols.Parent >= 0 {
-			if p := j[protocol.AddArgsPerJob+cols.Parent]; len(p) > 0 {
-				x, ok := grammar.Decimal(p, 1, int64(i))
-				if !ok {
-					return jobs, bad("parent")
-				}
-				pj := &jobs[first+int(x)-1]
-				if pj.Delay > 0 || pj.Due > 0 || pj.depth >= protocol.MaxFlowDepth {
-					return jobs, bad("parent")
-				}
-				job.Parent, job.depth = int(x)-1, pj.depth+1
-				pj.Kids++
-			}
-		}
-		if cols.OnFail >= 0 {
-			switch o := j[protocol.AddArgsPerJob+cols.OnFail]; string(o) {
-			case "", protocol.OnFailFail:
-			case protocol.OnFailIgnore, protocol.OnFailContinue:
-				if job.Parent >= 0 {
-					job.OnFail = o
-				}
-			default:
-				return jobs, bad("onfail")
-			}
-		}
-		if cols.Wait >= 0 {
-			if w := j[protocol.AddArgsPerJob+cols.Wait]; len(w) > 0 {
-				x, ok := grammar.Decimal(w, 0, protocol.MaxWaitMS)
-				if !ok {
-					return jobs, bad("wait")
-				}
-				if x > 0 {
-					job.Wait = w
-				}
-			}
+		if err := addJobFlow(verb, j, cols, jobs[first:], i, &job); err != nil {
+			return jobs, err
 		}
 		if err := addJobOptions(verb, j, cols, &job); err != nil {
 			return jobs, err
@@ -190,6 +126,89 @@ func AddValuesOf(verb string, args [][]byte, n, k int, cols AddColumns, jobs []A
 		jobs = append(jobs, job)
 	}
 	return jobs, nil
+}
+
+// addJobValues checks a job's columns j, at a among the arguments: the
+// priority, the delay, the attempts, the backoff and its ms, the unique key
+// and its ttl, in this order.
+func addJobValues(verb string, j [][]byte, a int) (AddJob, error) {
+	bad := func(name string) error { return refusal(protocol.ErrBadArg(verb, name)) }
+	prio, ok := grammar.Decimal(j[AddPriority], 0, protocol.MaxPriority)
+	if !ok {
+		return AddJob{}, bad("priority")
+	}
+	delay, ok := grammar.Decimal(j[AddDelay], 0, protocol.MaxDelayMS)
+	if !ok {
+		return AddJob{}, bad("delay")
+	}
+	if _, ok := grammar.Decimal(j[AddAttempts], 1, protocol.MaxAttempts); !ok {
+		return AddJob{}, bad("attempts")
+	}
+	if b := string(j[AddBackoff]); b != protocol.BackoffFixed && b != protocol.BackoffExponential {
+		return AddJob{}, bad("backoff")
+	}
+	if _, ok := grammar.Decimal(j[AddBackoffMS], 0, protocol.MaxBackoffMS); !ok {
+		return AddJob{}, bad("backoff_ms")
+	}
+	if len(j[AddUnique]) > protocol.MaxUniqueKey {
+		return AddJob{}, bad("unique_key")
+	}
+	if ttl, ok := grammar.Decimal(j[AddUniqueTTL], 0, protocol.MaxDelayMS); !ok || (ttl == 0 && len(j[AddUnique]) > 0) {
+		return AddJob{}, bad("unique_ttl")
+	}
+	return AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique], Parent: -1, depth: 1}, nil
+}
+
+// addJobFlow checks job i's option columns j of lane, parent (an earlier
+// job of the call's, in earlier), onfail and wait, in this order.
+func addJobFlow(verb string, j [][]byte, cols AddColumns, earlier []AddJob, i int, job *AddJob) error {
+	bad := func(name string) error { return refusal(protocol.ErrBadArg(verb, name)) }
+	if cols.Lane >= 0 {
+		l := j[protocol.AddArgsPerJob+cols.Lane]
+		if len(l) > protocol.MaxLaneName {
+			return bad("lane")
+		}
+		if len(l) > 0 {
+			job.Lane = l
+		}
+	}
+	if cols.Parent >= 0 {
+		if p := j[protocol.AddArgsPerJob+cols.Parent]; len(p) > 0 {
+			x, ok := grammar.Decimal(p, 1, int64(i))
+			if !ok {
+				return bad("parent")
+			}
+			pj := &earlier[int(x)-1]
+			if pj.Delay > 0 || pj.Due > 0 || pj.depth >= protocol.MaxFlowDepth {
+				return bad("parent")
+			}
+			job.Parent, job.depth = int(x)-1, pj.depth+1
+			pj.Kids++
+		}
+	}
+	if cols.OnFail >= 0 {
+		switch o := j[protocol.AddArgsPerJob+cols.OnFail]; string(o) {
+		case "", protocol.OnFailFail:
+		case protocol.OnFailIgnore, protocol.OnFailContinue:
+			if job.Parent >= 0 {
+				job.OnFail = o
+			}
+		default:
+			return bad("onfail")
+		}
+	}
+	if cols.Wait >= 0 {
+		if w := j[protocol.AddArgsPerJob+cols.Wait]; len(w) > 0 {
+			x, ok := grammar.Decimal(w, 0, protocol.MaxWaitMS)
+			if !ok {
+				return bad("wait")
+			}
+			if x > 0 {
+				job.Wait = w
+			}
+		}
+	}
+	return nil
 }
 
 // addJobOptions checks a job's option values (docs/PROTOCOL.md, "Job
@@ -387,19 +406,30 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 			break
 		}
 	}
-	if s.Added.Err != nil {
-		return AddStep{Err: s.Added.Err}
-	}
-	if v.Added, err = predict(s.Added.Val, n); err != nil {
+	if err := addCounters(jobs, s, &v); err != nil {
 		return AddStep{Err: err}
+	}
+	return AddStep{Verdict: v}
+}
+
+// addCounters predicts stats added, checks the types read (pending,
+// delayed, signal, waiting) and sets the signal: pending was empty and a
+// job is ready.
+func addCounters(jobs []AddJob, s *AddSeen, v *AddVerdict) error {
+	if s.Added.Err != nil {
+		return s.Added.Err
+	}
+	var err error
+	if v.Added, err = predict(s.Added.Val, int64(len(jobs))); err != nil {
+		return err
 	}
 	for _, r := range [...]*Reply[int64]{&s.Pending, &s.Delayed, &s.Signal} {
 		if r.Err != nil {
-			return AddStep{Err: r.Err}
+			return r.Err
 		}
 	}
 	if s.Waiting.Err != nil {
-		return AddStep{Err: s.Waiting.Err}
+		return s.Waiting.Err
 	}
 	if s.Pending.Val == 0 {
 		for _, j := range jobs {
@@ -409,7 +439,7 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 			}
 		}
 	}
-	return AddStep{Verdict: v}
+	return nil
 }
 
 // addUnique is the unique keys' verdict, job by job: a key repeated in the

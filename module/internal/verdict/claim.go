@@ -373,19 +373,45 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 		}
 		return ClaimStep{Need: ClaimHeads, Verdict: v}
 	}
-	// the lanes' reads, in order: laneinfo, then the lane's set (every
-	// lane's set was read by the first batch)
+	if err := claimLaneStates(s); err != nil {
+		return ClaimStep{Err: err}
+	}
+	parts := claimParts(s, v, place, false)
+	if step, again := claimReadAgain(s); again {
+		if step.Err == nil {
+			step.Verdict = v
+		}
+		return step
+	}
+	for i := range lanes {
+		l := &lanes[i]
+		l.Drained = l.Taken > 0 && s.Exact[i] && l.State.Waiting == l.Taken
+	}
+	v.Given = int64(len(s.Order))
+	if v.Given == 0 {
+		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
+	}
+	claimTaken(s, &v, parts)
+	claimMembers(s, parts)
+	return claimRows(s, v)
+}
+
+// claimLaneStates judges the lanes' reads, in order: laneinfo, then the
+// lane's set (every lane's set was read by the first batch); it sets each
+// lane's State and Stale, and s.Exact: whether its size is known.
+func claimLaneStates(s *ClaimSeen) error {
+	lanes := s.Ready.Val
 	exact := s.Exact[:0]
 	for i := range lanes {
 		l := &lanes[i]
 		if l.Info.Err != nil {
-			return ClaimStep{Err: l.Info.Err}
+			return l.Info.Err
 		}
 		if l.Waiting.Made && l.Waiting.Err != nil {
-			return ClaimStep{Err: l.Waiting.Err}
+			return l.Waiting.Err
 		}
 		if l.Heads.Made && l.Heads.Err != nil {
-			return ClaimStep{Err: l.Heads.Err}
+			return l.Heads.Err
 		}
 		var w int64
 		known := true
@@ -397,17 +423,23 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 		case l.Heads.Made:
 			w, known = l.Asked, false
 		default:
-			return ClaimStep{Err: errHostReply}
+			return errHostReply
 		}
 		l.State = ReadLane(l.Info.Val, w)
 		l.Stale = !l.State.Ready()
 		exact = append(exact, known)
 	}
 	s.Exact = exact
-	parts := claimParts(s, v, place, false)
-	// a lane served must have its head read as far as its turns, and its
-	// size known beyond them; else read again (every size, from the third
-	// batch on, so the next allocation is final)
+	return nil
+}
+
+// claimReadAgain reports whether the lanes need reading again: a lane
+// served must have its head read as far as its turns, and its size known
+// beyond them; else read again (every size, from the third batch on, so
+// the next allocation is final). The step is the read, or the refusal when
+// the reads are spent.
+func claimReadAgain(s *ClaimSeen) (ClaimStep, bool) {
+	lanes, exact := s.Ready.Val, s.Exact
 	more := false
 	for i := range lanes {
 		l := &lanes[i]
@@ -422,40 +454,43 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 			l.Ask, more = l.Taken+1, true
 		}
 	}
-	if more {
-		if s.LaneReads >= maxLaneReads {
-			return ClaimStep{Err: errHostReply}
+	if !more {
+		return ClaimStep{}, false
+	}
+	if s.LaneReads >= maxLaneReads {
+		return ClaimStep{Err: errHostReply}, true
+	}
+	if s.LaneReads >= 2 {
+		for i := range lanes {
+			lanes[i].Card = !exact[i] && !lanes[i].Stale
 		}
-		if s.LaneReads >= 2 {
-			for i := range lanes {
-				lanes[i].Card = !exact[i] && !lanes[i].Stale
-			}
-		}
-		return ClaimStep{Need: ClaimHeads, Verdict: v}
 	}
-	for i := range lanes {
-		l := &lanes[i]
-		l.Drained = l.Taken > 0 && exact[i] && l.State.Waiting == l.Taken
-	}
-	v.Given = int64(len(s.Order))
-	if v.Given == 0 {
-		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
-	}
-	who := s.Who
+	return ClaimStep{Need: ClaimHeads}, true
+}
+
+// claimTaken sets what the jobs without a lane take (pending's part) and
+// meta lanewait's new value, the jobs the lanes took off it.
+func claimTaken(s *ClaimSeen, v *ClaimVerdict, parts []FairParticipant) {
 	for k, p := range parts {
-		if who[k] < 0 {
+		if s.Who[k] < 0 {
 			v.PendingTaken, v.PendingLast = p.Taken, p.Last
 		}
 	}
+	lanes := s.Ready.Val
 	var taken int64
 	for i := range lanes {
 		taken += lanes[i].Taken
 	}
-	wait := rowInt(meta[claimLaneWait])
+	wait := rowInt(s.Meta.Val[claimLaneWait])
 	if w := max(0, wait-taken); w != wait {
 		v.SetWait, v.Wait = true, w
 	}
-	// the members in turn order
+}
+
+// claimMembers lists the members in turn order (s.Members), with the lane
+// each comes from (s.From, -1 for pending).
+func claimMembers(s *ClaimSeen, parts []FairParticipant) {
+	lanes, who := s.Ready.Val, s.Who
 	members, from := s.Members[:0], s.From[:0]
 	next := s.Next[:0]
 	for range parts {
@@ -473,7 +508,6 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 		from = append(from, who[k])
 	}
 	s.Members, s.From = members, from
-	return claimRows(s, v)
 }
 
 // claimParts orders the participants, pending (at place, when its head is

@@ -86,53 +86,79 @@ type CompleteStep struct {
 // stats completed, typed and predicted. ZSCORE types active and HMGET the
 // row; DEL takes any type.
 func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
+	if step, done := completeRow(token, s); done {
+		return step
+	}
+	v := CompleteVerdict{Keep: s.Row.Val[4].Is("1"), Wait: waitField(s.Row.Val[5])}
+	if step, done := completeOwn(id, result, s, &v); done {
+		return step
+	}
+	return completeRest(s, v, LaneName(s.Row.Val[2]), ChildParent(s.Row.Val[3]))
+}
+
+// completeRow is COMPLETE's first look: the fence, the row (gone, stale),
+// its place in active (not active, cancelled). done is false when the job
+// is active and its token matches.
+func completeRow(token []byte, s *CompleteSeen) (step CompleteStep, done bool) {
 	if !s.Version.Made {
-		return CompleteStep{Need: CompleteFirst}
+		return CompleteStep{Need: CompleteFirst}, true
 	}
 	if err := Fence(s.Version); err != nil {
-		return CompleteStep{Err: err}
+		return CompleteStep{Err: err}, true
 	}
 	if s.Row.Err != nil {
-		return CompleteStep{Err: s.Row.Err}
+		return CompleteStep{Err: s.Row.Err}, true
 	}
-	att, uniq := s.Row.Val[0], s.Row.Val[1]
+	att := s.Row.Val[0]
 	if !att.Set {
-		return CompleteStep{Verdict: CompleteVerdict{Gone: true}}
+		return CompleteStep{Verdict: CompleteVerdict{Gone: true}}, true
 	}
 	if string(att.Bytes) != string(token) {
-		return CompleteStep{Err: completeStale}
+		return CompleteStep{Err: completeStale}, true
 	}
 	if s.Score.Err != nil {
-		return CompleteStep{Err: s.Score.Err}
+		return CompleteStep{Err: s.Score.Err}, true
 	}
 	if !s.Score.Val.Set {
 		if !s.Cancelled.Made {
-			return CompleteStep{Need: CompleteCancelled}
+			return CompleteStep{Need: CompleteCancelled}, true
 		}
-		return CompleteStep{Err: NotActive(s.Cancelled, completeCancelled, completeNotActive)}
+		return CompleteStep{Err: NotActive(s.Cancelled, completeCancelled, completeNotActive)}, true
 	}
-	lane, parent := LaneName(s.Row.Val[2]), ChildParent(s.Row.Val[3])
-	v := CompleteVerdict{Keep: s.Row.Val[4].Is("1"), Wait: waitField(s.Row.Val[5])}
-	if uniq.Set {
+	return CompleteStep{}, false
+}
+
+// completeOwn is COMPLETE's look at the job's own keys: its unique key's
+// holder (released when it holds the job), and its result's bound.
+func completeOwn(id, result []byte, s *CompleteSeen, v *CompleteVerdict) (step CompleteStep, done bool) {
+	if s.Row.Val[1].Set {
 		if !s.Holder.Made {
-			return CompleteStep{Need: CompleteHolder}
+			return CompleteStep{Need: CompleteHolder}, true
 		}
 		if s.Holder.Err != nil {
-			return CompleteStep{Err: s.Holder.Err}
+			return CompleteStep{Err: s.Holder.Err}, true
 		}
 		v.Release = s.Holder.Val.Set && string(s.Holder.Val.Bytes) == string(id)
 	}
 	if len(result) > 0 {
 		if !s.ResultMax.Made {
-			return CompleteStep{Need: CompleteResultMax}
+			return CompleteStep{Need: CompleteResultMax}, true
 		}
 		if s.ResultMax.Err != nil {
-			return CompleteStep{Err: s.ResultMax.Err}
+			return CompleteStep{Err: s.ResultMax.Err}, true
 		}
 		if int64(len(result)) > ResultMax(s.ResultMax.Val) {
-			return CompleteStep{Err: completeTooLarge}
+			return CompleteStep{Err: completeTooLarge}, true
 		}
 	}
+	return CompleteStep{}, false
+}
+
+// completeRest is COMPLETE's last looks: the flow accounting (a parent, a
+// retained job, a wait), the lanes (the job's, and the parents released to
+// one: the flow's reads tell the handler), stats completed predicted, the
+// flows' types, the logs.
+func completeRest(s *CompleteSeen, v CompleteVerdict, lane, parent []byte) CompleteStep {
 	flow := parent != nil || v.Keep || v.Wait > 0
 	if flow {
 		if !s.Flow.Made {
@@ -142,8 +168,6 @@ func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
 			return CompleteStep{Err: s.Flow.Err}
 		}
 	}
-	// the lanes: the job's, and the parents released to one (the flow's
-	// reads tell the handler)
 	if lane != nil || parent != nil {
 		if !s.Lanes.Made {
 			return CompleteStep{Need: CompleteLanes, Lane: lane, Parent: parent}

@@ -214,99 +214,153 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 		return CompleteManyStep{Err: err}
 	}
 	v := CompleteManyVerdict{Outcomes: zeroed(&s.Outcomes, len(s.Jobs))}
-	holders, cancelled := s.Holders[:0], s.Cancelled[:0]
-	// the first refusal of the first batch's replies (or of a holder) and
-	// its job: the jobs before it are still read through, job by job, as
-	// internal/lua/completemany.lua does, so their own later reads (the result's
-	// bound, the retained set, the parents) may refuse first
-	var firstErr error
-	firstAt := len(s.Jobs)
-jobs:
-	for i := range s.Jobs {
-		j := &s.Jobs[i]
-		if !j.Row.Made {
-			return CompleteManyStep{Need: CompleteManyFirst}
-		}
-		if j.Row.Err != nil {
-			firstErr, firstAt = j.Row.Err, i
-			break
-		}
-		att, uniq := j.Row.Val[0], j.Row.Val[1]
-		o := &v.Outcomes[i]
-		switch {
-		case !att.Set:
-			o.Reply = CompleteManyGone
-			continue
-		case string(att.Bytes) != string(j.Token):
-			o.Reply = CompleteManyStale
-			continue
-		}
-		if j.Score.Err != nil {
-			firstErr, firstAt = j.Score.Err, i
-			break
-		}
-		if !j.Score.Val.Set {
-			o.Reply = CompleteManyNotActive
-			switch {
-			case !j.Cancelled.Made:
-				cancelled = append(cancelled, i)
-			case j.Cancelled.Err != nil:
-				firstErr, firstAt = j.Cancelled.Err, i
-				break jobs
-			case j.Cancelled.Val.Set:
-				o.Reply = CompleteManyCancelled
-			}
-			continue
-		}
-		if uniq.Set {
-			switch {
-			case !j.Holder.Made:
-				holders = append(holders, i)
-			case len(holders) > 0:
-				// an earlier holder is still to read: its refusal would win
-			case j.Holder.Err != nil:
-				firstErr, firstAt = j.Holder.Err, i
-				break jobs
-			default:
-				o.Release = j.Holder.Val.Set && string(j.Holder.Val.Bytes) == string(j.ID)
-			}
-		}
-		o.Reply = CompleteManyDone
-		v.Done++
+	first, ok := completeManyJobs(s, &v)
+	if !ok {
+		return CompleteManyStep{Need: CompleteManyFirst}
 	}
-	if len(cancelled) > 0 {
-		s.Cancelled = cancelled
-		v.Cancelled = cancelled
+	if len(first.cancelled) > 0 {
+		s.Cancelled = first.cancelled
+		v.Cancelled = first.cancelled
 		return CompleteManyStep{Need: CompleteManyCancelledRows, Verdict: v}
 	}
-	if len(holders) > 0 {
-		s.Holders = holders
-		v.Holders = holders
+	if len(first.holders) > 0 {
+		s.Holders = first.holders
+		v.Holders = first.holders
 		return CompleteManyStep{Need: CompleteManyHolders, Verdict: v}
 	}
 	// the results, up to the first refusal: too large is the job's outcome
 	// -3; the bound's refusal stops the jobs at the first with a result
-	v.Limit = firstAt
-	var boundErr error
-	for i := range v.Outcomes[:firstAt] {
+	v.Limit = first.at
+	boundErr, need := completeManyBound(s, &v)
+	if need {
+		return CompleteManyStep{Need: CompleteManyResultMax, Verdict: v}
+	}
+	// the retained set and the parents of the jobs before both refusals
+	flow, lanes := completeManyFlows(s, &v)
+	if flow && !s.Flow.Made {
+		return CompleteManyStep{Need: CompleteManyFlow, Verdict: v}
+	}
+	switch {
+	case s.Flow.Err != nil:
+		return CompleteManyStep{Err: s.Flow.Err}
+	case boundErr != nil:
+		return CompleteManyStep{Err: boundErr}
+	case first.err != nil:
+		return CompleteManyStep{Err: first.err}
+	}
+	if v.Done == 0 {
+		return CompleteManyStep{Verdict: v}
+	}
+	return completeManyRest(s, v, flow, lanes)
+}
+
+// completeManyFirst is what the first pass over the jobs found: the first
+// refusal of the first batch's replies (or of a holder) and its job, and
+// the jobs whose cancelled field or unique key's holder is still to read.
+type completeManyFirst struct {
+	err                error
+	at                 int
+	holders, cancelled []int
+}
+
+// completeManyJobs judges the jobs, job by job, up to the first refusal:
+// the jobs before it are still read through, as
+// internal/lua/completemany.lua does, so their own later reads (the
+// result's bound, the retained set, the parents) may refuse first. ok is
+// false while the first batch is to read.
+func completeManyJobs(s *CompleteManySeen, v *CompleteManyVerdict) (first completeManyFirst, ok bool) {
+	first = completeManyFirst{at: len(s.Jobs), holders: s.Holders[:0], cancelled: s.Cancelled[:0]}
+	for i := range s.Jobs {
+		j := &s.Jobs[i]
+		if !j.Row.Made {
+			return first, false
+		}
+		if err := completeManyJob(j, &v.Outcomes[i], i, &first); err != nil {
+			first.err, first.at = err, i
+			break
+		}
+		if v.Outcomes[i].Reply == CompleteManyDone {
+			v.Done++
+		}
+	}
+	return first, true
+}
+
+// completeManyJob judges job i: its outcome o, the reads it still needs
+// (in first), or the refusal that stops the jobs there.
+func completeManyJob(j *CompleteManyJob, o *CompleteManyOutcome, i int, first *completeManyFirst) error {
+	if j.Row.Err != nil {
+		return j.Row.Err
+	}
+	att, uniq := j.Row.Val[0], j.Row.Val[1]
+	switch {
+	case !att.Set:
+		o.Reply = CompleteManyGone
+		return nil
+	case string(att.Bytes) != string(j.Token):
+		o.Reply = CompleteManyStale
+		return nil
+	}
+	if j.Score.Err != nil {
+		return j.Score.Err
+	}
+	if !j.Score.Val.Set {
+		o.Reply = CompleteManyNotActive
+		switch {
+		case !j.Cancelled.Made:
+			first.cancelled = append(first.cancelled, i)
+		case j.Cancelled.Err != nil:
+			return j.Cancelled.Err
+		case j.Cancelled.Val.Set:
+			o.Reply = CompleteManyCancelled
+		}
+		return nil
+	}
+	if uniq.Set {
+		switch {
+		case !j.Holder.Made:
+			first.holders = append(first.holders, i)
+		case len(first.holders) > 0:
+			// an earlier holder is still to read: its refusal would win
+		case j.Holder.Err != nil:
+			return j.Holder.Err
+		default:
+			o.Release = j.Holder.Val.Set && string(j.Holder.Val.Bytes) == string(j.ID)
+		}
+	}
+	o.Reply = CompleteManyDone
+	return nil
+}
+
+// completeManyBound judges the results of the jobs done before v.Limit
+// against meta result_max: too large is the job's outcome; the bound's
+// refusal stops the jobs at the first with a result (v.Limit). need is
+// true while result_max is to read.
+func completeManyBound(s *CompleteManySeen, v *CompleteManyVerdict) (boundErr error, need bool) {
+	for i := range v.Outcomes[:v.Limit] {
 		o := &v.Outcomes[i]
 		if o.Reply != CompleteManyDone || len(s.Jobs[i].Result) == 0 {
 			continue
 		}
 		if !s.ResultMax.Made {
-			return CompleteManyStep{Need: CompleteManyResultMax, Verdict: v}
+			return nil, true
 		}
 		if s.ResultMax.Err != nil {
-			boundErr, v.Limit = s.ResultMax.Err, i
-			break
+			v.Limit = i
+			return s.ResultMax.Err, false
 		}
 		if int64(len(s.Jobs[i].Result)) > ResultMax(s.ResultMax.Val) {
 			o.Reply, o.Release = CompleteManyTooLarge, false
 			v.Done--
 		}
 	}
-	// the retained set and the parents of the jobs before both refusals
-	flow, lanes := false, false
+	return nil, false
+}
+
+// completeManyFlows sets the parent, keep and wait of the jobs done before
+// v.Limit, and reports whether any has a flow accounting (a parent, kept,
+// waited for) or a lane.
+func completeManyFlows(s *CompleteManySeen, v *CompleteManyVerdict) (flow, lanes bool) {
 	for i := range v.Outcomes[:v.Limit] {
 		o := &v.Outcomes[i]
 		if o.Reply != CompleteManyDone {
@@ -317,20 +371,12 @@ jobs:
 		lanes = lanes || LaneName(row[2]) != nil
 		flow = flow || o.Parent != nil || o.Keep || o.Wait > 0
 	}
-	if flow && !s.Flow.Made {
-		return CompleteManyStep{Need: CompleteManyFlow, Verdict: v}
-	}
-	switch {
-	case s.Flow.Err != nil:
-		return CompleteManyStep{Err: s.Flow.Err}
-	case boundErr != nil:
-		return CompleteManyStep{Err: boundErr}
-	case firstErr != nil:
-		return CompleteManyStep{Err: firstErr}
-	}
-	if v.Done == 0 {
-		return CompleteManyStep{Verdict: v}
-	}
+	return flow, lanes
+}
+
+// completeManyRest is the verdict's last looks, with a job done: the lanes,
+// stats completed predicted, the flows' types, the logs.
+func completeManyRest(s *CompleteManySeen, v CompleteManyVerdict, flow, lanes bool) CompleteManyStep {
 	if lanes || s.Flow.Made {
 		if !s.Lanes.Made {
 			return CompleteManyStep{Need: CompleteManyLanes, Verdict: v}

@@ -82,39 +82,17 @@ type FailStep struct {
 // is asked and att < max (both read as row integers); its delay follows the
 // row's bo (grammar.RetryDelay).
 func Fail(token []byte, retry bool, s *FailSeen) FailStep {
-	if !s.Version.Made {
-		return FailStep{Need: FailAll}
+	if step, done := failRow(token, s); done {
+		return step
 	}
-	if err := Fence(s.Version); err != nil {
-		return FailStep{Err: err}
-	}
-	if s.Row.Err != nil {
-		return FailStep{Err: s.Row.Err}
-	}
-	attF, maxF, bo := s.Row.Val[0], RowMax(s.Row.Val[1]), RowBackoff(s.Row.Val[2])
-	if !attF.Set {
-		return FailStep{Verdict: FailVerdict{Gone: true}}
-	}
-	if string(attF.Bytes) != string(token) {
-		return FailStep{Err: failStale}
-	}
-	if s.Score.Err != nil {
-		return FailStep{Err: s.Score.Err}
-	}
-	if !s.Score.Val.Set {
-		if !s.Cancelled.Made {
-			return FailStep{Need: FailCancelled}
-		}
-		return FailStep{Err: NotActive(s.Cancelled, failCancelled, failNotActive)}
-	}
-	lane := LaneName(s.Row.Val[3])
-	att := grammar.RowInt(attF.Bytes, true, grammar.MaxRowInt)
+	maxF := RowMax(s.Row.Val[1])
+	att := grammar.RowInt(s.Row.Val[0].Bytes, true, grammar.MaxRowInt)
 	v := FailVerdict{Retry: retry && att < grammar.RowInt(maxF.Bytes, maxF.Set, grammar.MaxRowInt)}
 	var parent []byte
 	if !v.Retry {
 		parent, v.Wait = ChildParent(s.Row.Val[4]), waitField(s.Row.Val[6])
 	}
-	step := FailStep{Lane: lane, Parent: parent, Policy: s.Row.Val[5]}
+	step := FailStep{Lane: LaneName(s.Row.Val[3]), Parent: parent, Policy: s.Row.Val[5]}
 	flow := parent != nil || v.Wait > 0
 	if flow {
 		if !s.Flow.Made {
@@ -126,7 +104,7 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 			return FailStep{Err: s.Flow.Err}
 		}
 	}
-	if lane != nil || parent != nil {
+	if step.Lane != nil || parent != nil {
 		if !s.Lanes.Made {
 			step.Need = FailLanes
 			return step
@@ -135,25 +113,7 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 			return FailStep{Err: s.Lanes.Err}
 		}
 	}
-	if s.Delayed.Err != nil {
-		return FailStep{Err: s.Delayed.Err}
-	}
-	if s.Dead.Err != nil {
-		return FailStep{Err: s.Dead.Err}
-	}
-	if s.Counters.Err != nil {
-		return FailStep{Err: s.Counters.Err}
-	}
-	outcome := s.Counters.Val[2] // dead
-	if v.Retry {
-		outcome = s.Counters.Val[1] // retried
-		v.Delay = grammar.RetryDelay(bo.Bytes, att)
-	}
-	var err error
-	if v.Failed, err = predict(s.Counters.Val[0], 1); err != nil {
-		return FailStep{Err: err}
-	}
-	if v.Outcome, err = predict(outcome, 1); err != nil {
+	if err := failCounters(s, &v, att); err != nil {
 		return FailStep{Err: err}
 	}
 	if flow {
@@ -167,6 +127,64 @@ func Fail(token []byte, retry bool, s *FailSeen) FailStep {
 	}
 	step.Verdict = v
 	return step
+}
+
+// failRow is FAIL's first look: the fence, the row (gone, stale), its
+// place in active (not active, cancelled). done is false when the job is
+// active and its token matches.
+func failRow(token []byte, s *FailSeen) (step FailStep, done bool) {
+	if !s.Version.Made {
+		return FailStep{Need: FailAll}, true
+	}
+	if err := Fence(s.Version); err != nil {
+		return FailStep{Err: err}, true
+	}
+	if s.Row.Err != nil {
+		return FailStep{Err: s.Row.Err}, true
+	}
+	attF := s.Row.Val[0]
+	if !attF.Set {
+		return FailStep{Verdict: FailVerdict{Gone: true}}, true
+	}
+	if string(attF.Bytes) != string(token) {
+		return FailStep{Err: failStale}, true
+	}
+	if s.Score.Err != nil {
+		return FailStep{Err: s.Score.Err}, true
+	}
+	if !s.Score.Val.Set {
+		if !s.Cancelled.Made {
+			return FailStep{Need: FailCancelled}, true
+		}
+		return FailStep{Err: NotActive(s.Cancelled, failCancelled, failNotActive)}, true
+	}
+	return FailStep{}, false
+}
+
+// failCounters checks the types read (delayed, dead, stats) and predicts
+// the counters: failed, and retried (with the retry's delay, from the
+// backoff and att) or dead.
+func failCounters(s *FailSeen, v *FailVerdict, att int64) error {
+	if s.Delayed.Err != nil {
+		return s.Delayed.Err
+	}
+	if s.Dead.Err != nil {
+		return s.Dead.Err
+	}
+	if s.Counters.Err != nil {
+		return s.Counters.Err
+	}
+	outcome := s.Counters.Val[2] // dead
+	if v.Retry {
+		outcome = s.Counters.Val[1] // retried
+		v.Delay = grammar.RetryDelay(RowBackoff(s.Row.Val[2]).Bytes, att)
+	}
+	var err error
+	if v.Failed, err = predict(s.Counters.Val[0], 1); err != nil {
+		return err
+	}
+	v.Outcome, err = predict(outcome, 1)
+	return err
 }
 
 // FAIL's refusals of a lost lease, built once: a stale worker's call is common

@@ -98,19 +98,56 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 		return RecoverStep{Need: RecoverRows}
 	}
 	v := RecoverVerdict{Moves: moves(&s.Moves, len(ids))}
-	lanes, toPending := false, false
-	// a row's refusal ends the jobs there: the parents of the jobs before
-	// it are still told (and may refuse first), as internal/lua/recover.lua reads
-	// each job through before the next row
-	var rowErr error
-	for i, m := range ids {
+	lanes, toPending, rowErr := recoverMoves(now, s, &v)
+	if v.Flow {
+		if !s.Flow.Made {
+			return RecoverStep{Need: RecoverFlow, Verdict: v}
+		}
+		if s.Flow.Err != nil {
+			return RecoverStep{Err: s.Flow.Err}
+		}
+		lanes = true // a parent released may go to its lane
+	}
+	if rowErr != nil {
+		return RecoverStep{Err: rowErr}
+	}
+	if lanes {
+		if !s.Lanes.Made {
+			return RecoverStep{Need: RecoverLanes, Verdict: v}
+		}
+		if s.Lanes.Err != nil {
+			return RecoverStep{Err: s.Lanes.Err}
+		}
+	}
+	if err := recoverCounters(s, &v); err != nil {
+		return RecoverStep{Err: err}
+	}
+	if v.Flow {
+		if !s.FlowTypes.Made {
+			return RecoverStep{Need: RecoverFlowTypes, Verdict: v}
+		}
+		if s.FlowTypes.Err != nil {
+			return RecoverStep{Err: s.FlowTypes.Err}
+		}
+	}
+	v.Signal = toPending && s.Pending.Val == 0
+	return RecoverStep{Verdict: v}
+}
+
+// recoverMoves decides each expired job's move: to pending (or its lane)
+// while attempts remain, else to dead. A row's refusal ends the jobs
+// there: the parents of the jobs before it are still told (and may refuse
+// first), as internal/lua/recover.lua reads each job through before the
+// next row. It reports whether a job has a lane, whether one goes to
+// pending, and the row's refusal.
+func recoverMoves(now int64, s *RecoverSeen, v *RecoverVerdict) (lanes, toPending bool, rowErr error) {
+	for i, m := range s.Expired.Val {
 		if !JobMember(m) {
 			continue
 		}
 		row := s.Rows[i]
 		if row.Err != nil {
-			rowErr = row.Err
-			break
+			return lanes, toPending, row.Err
 		}
 		att, max, prio := row.Val[0], RowMax(row.Val[1]), row.Val[2]
 		if !att.Set {
@@ -137,53 +174,30 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 			}
 		}
 	}
-	if v.Flow {
-		if !s.Flow.Made {
-			return RecoverStep{Need: RecoverFlow, Verdict: v}
-		}
-		if s.Flow.Err != nil {
-			return RecoverStep{Err: s.Flow.Err}
-		}
-		lanes = true // a parent released may go to its lane
-	}
-	if rowErr != nil {
-		return RecoverStep{Err: rowErr}
-	}
-	if lanes {
-		if !s.Lanes.Made {
-			return RecoverStep{Need: RecoverLanes, Verdict: v}
-		}
-		if s.Lanes.Err != nil {
-			return RecoverStep{Err: s.Lanes.Err}
-		}
-	}
+	return lanes, toPending, nil
+}
+
+// recoverCounters checks the types read (pending, dead, signal, stats) and
+// predicts the counters that grow.
+func recoverCounters(s *RecoverSeen, v *RecoverVerdict) error {
 	for _, r := range []*Reply[int64]{&s.Pending, &s.Dead, &s.Signal} {
 		if r.Err != nil {
-			return RecoverStep{Err: r.Err}
+			return r.Err
 		}
 	}
 	if s.Counters.Err != nil {
-		return RecoverStep{Err: s.Counters.Err}
+		return s.Counters.Err
 	}
 	var err error
 	if v.Requeued > 0 {
 		if v.Recovered, err = predict(s.Counters.Val[0], v.Requeued); err != nil {
-			return RecoverStep{Err: err}
+			return err
 		}
 	}
 	if v.Died > 0 {
 		if v.Dead, err = predict(s.Counters.Val[1], v.Died); err != nil {
-			return RecoverStep{Err: err}
+			return err
 		}
 	}
-	if v.Flow {
-		if !s.FlowTypes.Made {
-			return RecoverStep{Need: RecoverFlowTypes, Verdict: v}
-		}
-		if s.FlowTypes.Err != nil {
-			return RecoverStep{Err: s.FlowTypes.Err}
-		}
-	}
-	v.Signal = toPending && s.Pending.Val == 0
-	return RecoverStep{Verdict: v}
+	return nil
 }

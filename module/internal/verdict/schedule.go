@@ -61,28 +61,8 @@ func ScheduleValues(verb string, e [][]byte) (Def, error) {
 	bad := func(name string) (Def, error) { return Def{}, refusal(protocol.ErrBadArg(verb, name)) }
 	d := Def{Elems: e}
 	var ok bool
-	cron := false
-	switch string(e[DefKind]) {
-	case protocol.ScheduleCron:
-		cron = true
-	case protocol.ScheduleEvery:
-	default:
-		return bad("kind")
-	}
-	if cron {
-		if n := len(e[DefSpec]); n < 1 || n > protocol.MaxCronSpec {
-			return bad("spec")
-		}
-		if len(e[DefTZ]) > protocol.MaxTimeZone {
-			return bad("tz")
-		}
-	} else {
-		if _, ok = grammar.Decimal(e[DefSpec], 1, protocol.MaxScheduleEvery); !ok {
-			return bad("spec")
-		}
-		if len(e[DefTZ]) != 0 {
-			return bad("tz")
-		}
+	if name := scheduleSpec(e); name != "" {
+		return bad(name)
 	}
 	if d.Jitter, ok = grammar.Decimal(e[DefJitter], 0, protocol.MaxScheduleJitter); !ok {
 		return bad("jitter")
@@ -136,6 +116,32 @@ func ScheduleValues(verb string, e [][]byte) (Def, error) {
 		return Def{}, err
 	}
 	return d, nil
+}
+
+// scheduleSpec checks a definition's kind, spec and tz, in this order, and
+// returns the name of the first bad one ("" when all are good): a cron
+// spec of 1 to MaxCronSpec bytes with a tz of at most MaxTimeZone, or an
+// every's period in ms with no tz.
+func scheduleSpec(e [][]byte) string {
+	switch string(e[DefKind]) {
+	case protocol.ScheduleCron:
+		if n := len(e[DefSpec]); n < 1 || n > protocol.MaxCronSpec {
+			return "spec"
+		}
+		if len(e[DefTZ]) > protocol.MaxTimeZone {
+			return "tz"
+		}
+	case protocol.ScheduleEvery:
+		if _, ok := grammar.Decimal(e[DefSpec], 1, protocol.MaxScheduleEvery); !ok {
+			return "spec"
+		}
+		if len(e[DefTZ]) != 0 {
+			return "tz"
+		}
+	default:
+		return "kind"
+	}
+	return ""
 }
 
 var digitOne, digitZero = []byte("1"), []byte("0")
