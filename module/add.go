@@ -455,12 +455,10 @@ type addState struct {
 
 var adds pool[addState]
 
-// readKeys builds the new ids and the derived keys (rows, unique keys),
-// checks them against the caller's ACL (a unique key is read then set, a
-// row probed then written), and reads them in one batch: GET unique:<key>
-// for each job with one, in order, then EXISTS of every new row, up to the
-// first key denied. It fills the verdict's Holders and Rows.
-func (st *addState) readKeys(r *verbCall, first int64) error {
+// newKeys builds the new jobs' ids, rows, unique keys and a new parent's
+// flow keys (probed with its row), and the keys of readKeys' ACL check:
+// the unique keys, the rows, the flow keys.
+func (st *addState) newKeys(r *verbCall, first int64) {
 	s := &st.seen
 	st.ids, st.rows, st.uniques, st.keys, st.unique = st.ids[:0], st.rows[:0], st.uniques[:0], st.keys[:0], 0
 	s.Holders = s.Holders[:0]
@@ -490,6 +488,16 @@ func (st *addState) readKeys(r *verbCall, first int64) error {
 		}
 		st.kids = append(st.kids, k)
 	}
+}
+
+// readKeys builds the new ids and the derived keys (rows, unique keys),
+// checks them against the caller's ACL (a unique key is read then set, a
+// row probed then written), and reads them in one batch: GET unique:<key>
+// for each job with one, in order, then EXISTS of every new row, up to the
+// first key denied. It fills the verdict's Holders and Rows.
+func (st *addState) readKeys(r *verbCall, first int64) error {
+	s := &st.seen
+	st.newKeys(r, first)
 	deny, err := r.firstDenied(host.KeyRead|host.KeyInsert, st.keys)
 	if err != nil {
 		return err

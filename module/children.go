@@ -51,6 +51,15 @@ func children(c *host.Call) error {
 		c.ReplyArray(0)
 		return nil
 	}
+	return st.replyChildren(&r, results, failures)
+}
+
+// replyChildren reads and replies the children of the page, st.names: the
+// caller's ACL on their rows (read), then per child HGET row state, HGET
+// row att, HGET results <child>, HGET failures <child>; the reply is
+// [child, state, result, failure] each.
+func (st *flowVerbState) replyChildren(r *verbCall, results, failures []byte) error {
+	c := r.c
 	st.keys = st.keys[:0]
 	for _, child := range st.names {
 		st.keys = append(st.keys, st.derived(r.base, protocol.SuffixJob, child, ""))
@@ -66,7 +75,7 @@ func children(c *host.Call) error {
 			Cmd(host.HGET).Arg(results).Arg(child).
 			Cmd(host.HGET).Arg(failures).Arg(child)
 	}
-	res = rb.RunAll()
+	res := rb.RunAll()
 	for i := range 4 * n {
 		if f := fieldAt(res, i); f.Err != nil {
 			return f.Err

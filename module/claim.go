@@ -863,24 +863,7 @@ func (st *claimState) infoField(name []byte, per int) *verdict.Field {
 // rows stay the verdict's only when turns is empty.
 func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Results, error) {
 	s := &st.seen
-	n := len(s.Members)
-	st.keys, st.rowAt, st.rows = st.keys[:0], st.rowAt[:0], st.rows[:0]
-	if turns != nil {
-		st.keys = append(st.keys, turns)
-	}
-	for _, m := range s.Members {
-		st.rowAt = append(st.rowAt, -1)
-		var row []byte
-		if verdict.JobMember(m) {
-			row = st.derived(r.base, protocol.SuffixJob, m, "")
-			st.keys = append(st.keys, row)
-		}
-		st.rows = append(st.rows, row)
-	}
-	s.Rows = s.Rows[:0]
-	for range n {
-		s.Rows = append(s.Rows, verdict.Reply[verdict.Field]{})
-	}
+	st.rowKeys(r, turns)
 	deny := -1
 	if len(st.keys) > 0 {
 		var err error
@@ -927,6 +910,38 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		return host.Results{}, nil
 	}
 	res := b.RunAll()
+	st.takeRows(res, k, lanes, turns != nil)
+	return res, nil
+}
+
+// rowKeys builds the keys of readRows' ACL check: turns when not nil, then
+// the row of each member that is an id (st.rows; st.rowAt -1 until read);
+// and readies the verdict's Rows.
+func (st *claimState) rowKeys(r *verbCall, turns []byte) {
+	s := &st.seen
+	st.keys, st.rowAt, st.rows = st.keys[:0], st.rowAt[:0], st.rows[:0]
+	if turns != nil {
+		st.keys = append(st.keys, turns)
+	}
+	for _, m := range s.Members {
+		st.rowAt = append(st.rowAt, -1)
+		var row []byte
+		if verdict.JobMember(m) {
+			row = st.derived(r.base, protocol.SuffixJob, m, "")
+			st.keys = append(st.keys, row)
+		}
+		st.rows = append(st.rows, row)
+	}
+	s.Rows = s.Rows[:0]
+	for range s.Members {
+		s.Rows = append(s.Rows, verdict.Reply[verdict.Field]{})
+	}
+}
+
+// takeRows takes readRows' replies: the rows, then ZCARD lanes (the k-th
+// reply) with lanes, and ZCARD turns (the first) with turns.
+func (st *claimState) takeRows(res host.Results, k int, lanes, turns bool) {
+	s := &st.seen
 	for i := range s.Members {
 		if st.rowAt[i] < 0 {
 			continue
@@ -938,14 +953,13 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 	if lanes {
 		s.Registry = intAt(res, k)
 	}
-	if turns != nil {
+	if turns {
 		s.Turns = intAt(res, 0)
 		s.PendingRows = true
 		if s.Turns.Err != nil || s.Turns.Val != 0 {
 			s.Rows, s.PendingRows = s.Rows[:0], false
 		}
 	}
-	return res, nil
 }
 
 // speculate is the largest count whose claim reads turns' size with the

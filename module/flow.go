@@ -244,6 +244,20 @@ func (fa *flowAcct) types(r *verbCall, stats []byte, ownDead int64) (refusal, er
 	if !fa.any() {
 		return nil, nil
 	}
+	if refusal, err := fa.parentTypes(r, stats, ownDead); refusal != nil || err != nil {
+		return refusal, err
+	}
+	if len(fa.outs) > 0 {
+		return fa.outcomeTypes(r)
+	}
+	return nil, nil
+}
+
+// parentTypes is types' first batch: HLEN of the told parents' results and
+// failures, ZCARD waiting; with a parent released, ZCARD pending and LLEN
+// signal; with deaths, ZCARD dead and HGET stats dead, predicted with its
+// deaths and ownDead.
+func (fa *flowAcct) parentTypes(r *verbCall, stats []byte, ownDead int64) (refusal, err error) {
 	b := r.c.Read()
 	n := 0
 	for _, i := range fa.res.Told {
@@ -268,66 +282,72 @@ func (fa *flowAcct) types(r *verbCall, stats []byte, ownDead int64) (refusal, er
 	if deaths {
 		b.Cmd(host.ZCARD).Arg(fa.dead).Cmd(host.HGET).Arg(stats).Str(statDead)
 	}
-	if n > 0 || fa.res.ToPending || deaths {
+	if n == 0 && !fa.res.ToPending && !deaths {
+		return nil, nil
+	}
+	res := b.RunAll()
+	for i := range n {
+		if v := intAt(res, i); v.Err != nil {
+			return v.Err, nil
+		}
+	}
+	if fa.res.ToPending {
+		v := intAt(res, n)
+		if v.Err != nil {
+			return v.Err, nil
+		}
+		fa.pendingLen = v.Val
+		if v = intAt(res, n+1); v.Err != nil {
+			return v.Err, nil
+		}
+		fa.signalLen = v.Val
+		n += 2
+	}
+	if deaths {
+		if v := intAt(res, n); v.Err != nil {
+			return v.Err, nil
+		}
+		f := fieldAt(res, n+1)
+		if f.Err != nil {
+			return f.Err, nil
+		}
+		if _, err := verdict.PredictField(f.Val, ownDead+int64(len(fa.res.Deaths))); err != nil {
+			return err, nil
+		}
+	}
+	return nil, nil
+}
+
+// outcomeTypes checks the outcome lists against the caller's ACL (read,
+// written), and reads LLEN of each up to the first denied one, which is
+// then the refusal.
+func (fa *flowAcct) outcomeTypes(r *verbCall) (refusal, err error) {
+	fa.acl = fa.acl[:0]
+	for _, o := range fa.outs {
+		fa.acl = append(fa.acl, o.key)
+	}
+	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate|host.KeyInsert, fa.acl)
+	if err != nil {
+		return nil, err
+	}
+	upto := len(fa.outs)
+	if deny >= 0 {
+		upto = deny
+	}
+	if upto > 0 {
+		b := r.c.Read()
+		for _, o := range fa.outs[:upto] {
+			b.Cmd(host.LLEN).Arg(o.key)
+		}
 		res := b.RunAll()
-		for i := range n {
+		for i := range upto {
 			if v := intAt(res, i); v.Err != nil {
 				return v.Err, nil
 			}
 		}
-		if fa.res.ToPending {
-			v := intAt(res, n)
-			if v.Err != nil {
-				return v.Err, nil
-			}
-			fa.pendingLen = v.Val
-			if v = intAt(res, n+1); v.Err != nil {
-				return v.Err, nil
-			}
-			fa.signalLen = v.Val
-			n += 2
-		}
-		if deaths {
-			if v := intAt(res, n); v.Err != nil {
-				return v.Err, nil
-			}
-			f := fieldAt(res, n+1)
-			if f.Err != nil {
-				return f.Err, nil
-			}
-			if _, err := verdict.PredictField(f.Val, ownDead+int64(len(fa.res.Deaths))); err != nil {
-				return err, nil
-			}
-		}
 	}
-	if len(fa.outs) > 0 {
-		fa.acl = fa.acl[:0]
-		for _, o := range fa.outs {
-			fa.acl = append(fa.acl, o.key)
-		}
-		deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate|host.KeyInsert, fa.acl)
-		if err != nil {
-			return nil, err
-		}
-		upto := len(fa.outs)
-		if deny >= 0 {
-			upto = deny
-		}
-		if upto > 0 {
-			b := r.c.Read()
-			for _, o := range fa.outs[:upto] {
-				b.Cmd(host.LLEN).Arg(o.key)
-			}
-			res := b.RunAll()
-			for i := range upto {
-				if v := intAt(res, i); v.Err != nil {
-					return v.Err, nil
-				}
-			}
-		}
-		if deny >= 0 {
-			return host.ErrNoPerm, nil
-		}
+	if deny >= 0 {
+		return host.ErrNoPerm, nil
 	}
 	return nil, nil
 }

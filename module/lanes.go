@@ -55,32 +55,40 @@ func lanes(c *host.Call) error {
 		return page.Err
 	}
 	st.names = page.Val
-	// each lane's set: the caller's ACL (read), then per lane HMGET
-	// laneinfo active:<l> cap:<l> paused:<l> and ZCARD lane:<l>
+	return st.replyLanes(&r, info)
+}
+
+// replyLanes reads and replies the lanes of the page, st.names: each lane's
+// set checked against the caller's ACL (read), then per lane HMGET
+// laneinfo active:<l> cap:<l> paused:<l> and ZCARD lane:<l>; the reply is
+// [lane, waiting, active, cap, paused] per lane, its reads taken lane by
+// lane.
+func (st *laneVerbState) replyLanes(r *verbCall, info []byte) error {
+	c := r.c
+	if len(st.names) == 0 {
+		c.ReplyArray(0)
+		return nil
+	}
 	st.keys = st.keys[:0]
 	for _, name := range st.names {
 		st.keys = append(st.keys, st.derived(r.base, protocol.SuffixLane, name, ""))
 	}
-	if len(st.names) > 0 {
-		deny, err := r.firstDenied(host.KeyRead, st.keys)
-		if err != nil {
-			return err
-		}
-		if deny >= 0 {
-			return host.ErrNoPerm
-		}
-		b := c.Read()
-		for i, name := range st.names {
-			b.Cmd(host.HMGET).Arg(info).
-				Arg(st.derived(nil, protocol.FieldLaneActive, name, "")).
-				Arg(st.derived(nil, protocol.FieldLaneCap, name, "")).
-				Arg(st.derived(nil, protocol.FieldLanePaused, name, "")).
-				Cmd(host.ZCARD).Arg(st.keys[i])
-		}
-		res = b.RunAll()
+	deny, err := r.firstDenied(host.KeyRead, st.keys)
+	if err != nil {
+		return err
 	}
-	// the reply: [lane, waiting, active, cap, paused] per lane, its reads
-	// taken lane by lane
+	if deny >= 0 {
+		return host.ErrNoPerm
+	}
+	b := c.Read()
+	for i, name := range st.names {
+		b.Cmd(host.HMGET).Arg(info).
+			Arg(st.derived(nil, protocol.FieldLaneActive, name, "")).
+			Arg(st.derived(nil, protocol.FieldLaneCap, name, "")).
+			Arg(st.derived(nil, protocol.FieldLanePaused, name, "")).
+			Cmd(host.ZCARD).Arg(st.keys[i])
+	}
+	res := b.RunAll()
 	for i := range st.names {
 		in := verdict.Reply[[3]verdict.Field]{Made: true}
 		in.Err = fieldsAt(res, 2*i, in.Val[:])
@@ -96,9 +104,6 @@ func lanes(c *host.Call) error {
 		for _, n := range out {
 			c.ReplyInt(n)
 		}
-	}
-	if len(st.names) == 0 {
-		c.ReplyArray(0)
 	}
 	return nil
 }

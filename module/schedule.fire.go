@@ -56,53 +56,13 @@ func scheduleFire(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	// the jobs: one per time, or with a unique key one for the last time
-	// unless the key is held
-	times := len(st.fire.Times)
-	jobs, first := times, 0
-	if fv.Unique {
-		jobs, first = 1, times-1
-		key := st.derived(r.base, protocol.SuffixUnique, fv.Def.Unique(), "")
-		if err := c.CheckKeys(host.KeyRead|host.KeyInsert, key); err != nil {
-			return err
-		}
-		holder := fieldAt(c.Read().Cmd(host.GET).Arg(key).RunAll(), 0)
-		if holder.Err != nil {
-			return holder.Err
-		}
-		if holder.Val.Set {
-			jobs = 0
-		}
+	jobs, first, err := st.fireCount(&r, fv)
+	if err != nil {
+		return err
 	}
 	var v verdict.AddVerdict
-	added := 0
 	if jobs > 0 {
-		// the template as ADD's ARGV: n k <option names>, then per job
-		// data priority delay attempts backoff backoff_ms unique_key
-		// unique_ttl <option values>
-		d := &fv.Def
-		e := d.Elems
-		st.args = append(st.args[:0], st.decimal(int64(jobs)), st.decimal(int64(d.Options)))
-		for o := range d.Options {
-			name, _ := d.Option(o)
-			st.args = append(st.args, name)
-		}
-		st.sat = st.sat[:0]
-		for i := first; i < times; i++ {
-			t := st.fire.Times[i]
-			st.args = append(st.args, e[verdict.DefData], e[verdict.DefPriority], st.decimal(max(0, t+st.fire.Jitters[i]-r.now)),
-				e[verdict.DefAttempts], e[verdict.DefBackoff], e[verdict.DefBackoffMS], e[verdict.DefUnique], e[verdict.DefUniqueTTL])
-			for o := range d.Options {
-				_, value := d.Option(o)
-				st.args = append(st.args, value)
-			}
-			st.sat = append(st.sat, st.decimal(t))
-		}
-		in.args, in.n, in.k, in.sched, in.sat = st.args, jobs, d.Options, id, st.sat
-		if err := ad.values(in, r.now); err != nil {
-			return err
-		}
-		if v, err = ad.decide(&r); err != nil {
+		if v, err = st.fireDecide(&r, ad, in, &fv.Def, jobs, first); err != nil {
 			return err
 		}
 	}
@@ -116,10 +76,80 @@ func scheduleFire(c *host.Call) error {
 			return err
 		}
 	}
+	if err := st.fireWrites(&r, ad, fv, jobs, v); err != nil {
+		return err
+	}
+	if jobs == 0 {
+		c.ReplyArray(0)
+		return nil
+	}
+	c.ReplyArray(len(ad.ids))
+	for _, jid := range ad.ids {
+		c.ReplyBulk(jid)
+	}
+	return nil
+}
+
+// fireCount is how many jobs the firing adds, and the index of the first
+// one's time: one per time, or with a unique key one for the last time
+// unless the key is held.
+func (st *schedState) fireCount(r *verbCall, fv verdict.FireVerdict) (jobs, first int, err error) {
+	times := len(st.fire.Times)
+	jobs, first = times, 0
+	if !fv.Unique {
+		return jobs, first, nil
+	}
+	jobs, first = 1, times-1
+	key := st.derived(r.base, protocol.SuffixUnique, fv.Def.Unique(), "")
+	if err := r.c.CheckKeys(host.KeyRead|host.KeyInsert, key); err != nil {
+		return 0, 0, err
+	}
+	holder := fieldAt(r.c.Read().Cmd(host.GET).Arg(key).RunAll(), 0)
+	if holder.Err != nil {
+		return 0, 0, holder.Err
+	}
+	if holder.Val.Set {
+		jobs = 0
+	}
+	return jobs, first, nil
+}
+
+// fireDecide runs ADD's values and verdict for the jobs of the times from
+// first on, the template d as ADD's ARGV: n k <option names>, then per job
+// data priority delay attempts backoff backoff_ms unique_key unique_ttl
+// <option values>.
+func (st *schedState) fireDecide(r *verbCall, ad *addState, in addInput, d *verdict.Def, jobs, first int) (verdict.AddVerdict, error) {
+	e := d.Elems
+	st.args = append(st.args[:0], st.decimal(int64(jobs)), st.decimal(int64(d.Options)))
+	for o := range d.Options {
+		name, _ := d.Option(o)
+		st.args = append(st.args, name)
+	}
+	st.sat = st.sat[:0]
+	for i := first; i < len(st.fire.Times); i++ {
+		t := st.fire.Times[i]
+		st.args = append(st.args, e[verdict.DefData], e[verdict.DefPriority], st.decimal(max(0, t+st.fire.Jitters[i]-r.now)),
+			e[verdict.DefAttempts], e[verdict.DefBackoff], e[verdict.DefBackoffMS], e[verdict.DefUnique], e[verdict.DefUniqueTTL])
+		for o := range d.Options {
+			_, value := d.Option(o)
+			st.args = append(st.args, value)
+		}
+		st.sat = append(st.sat, st.decimal(t))
+	}
+	in.args, in.n, in.k, in.sched, in.sat = st.args, jobs, d.Options, r.args[0], st.sat
+	if err := ad.values(in, r.now); err != nil {
+		return verdict.AddVerdict{}, err
+	}
+	return ad.decide(r)
+}
+
+// fireWrites is SCHEDULE.FIRE's writes: the guard, then the jobs' events,
+// ADD's for the jobs, then the schedule's state, and its next due time
+// (ZADD scheddue, or ZREM with none).
+func (st *schedState) fireWrites(r *verbCall, ad *addState, fv verdict.FireVerdict, jobs int, v verdict.AddVerdict) error {
+	c, id, schedules, due := r.c, r.args[0], r.keys[7], r.keys[8]
 	st.out = verdict.AppendState(st.out[:0], fv.State)
 	stateBytes := st.out
-	// guard, then the writes: the jobs' events, ADD's for the jobs, then
-	// the schedule's state
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -130,10 +160,11 @@ func scheduleFire(c *host.Call) error {
 		}
 	}
 	wb := w.Write()
+	added := 0
 	if jobs > 0 {
-		added = ad.writeJobs(&r, wb, v)
+		added = ad.writeJobs(r, wb, v)
 	}
-	wb.Cmd("HSET").Arg(schedules).Arg(sField).Arg(stateBytes)
+	wb.Cmd("HSET").Arg(schedules).Arg(st.fieldName(protocol.ScheduleStateField, id)).Arg(stateBytes)
 	if fv.Next > 0 {
 		wb.Cmd("ZADD").Arg(due).Int(fv.Next).Arg(id)
 	} else {
@@ -144,17 +175,7 @@ func scheduleFire(c *host.Call) error {
 		return wrote(c, err)
 	}
 	if jobs > 0 {
-		if err := ad.checkWrites(c, wres, 0, added, v); err != nil {
-			return err
-		}
-	}
-	if jobs == 0 {
-		c.ReplyArray(0)
-		return nil
-	}
-	c.ReplyArray(len(ad.ids))
-	for _, jid := range ad.ids {
-		c.ReplyBulk(jid)
+		return ad.checkWrites(c, wres, 0, added, v)
 	}
 	return nil
 }

@@ -21,7 +21,6 @@ func trim(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	meta, stats, dead := r.keys[2], r.keys[3], r.keys[4]
 	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
 	if !ok {
 		return grammar.Refusal(protocol.ErrBadArg(protocol.Trim.Name, "limit"))
@@ -29,22 +28,9 @@ func trim(c *host.Call) error {
 	st := flowVerbs.get()
 	defer flowVerbs.put(st)
 	st.reset()
-	res := r.fenced().Cmd(host.HMGET).Arg(meta).
-		Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaKeepDead).Str(protocol.MetaKeepDeadMax).
-		RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+	bounds, completed, err := st.trimBounds(&r)
+	if err != nil {
 		return err
-	}
-	var f [4]verdict.Field
-	if err := fieldsAt(res, 1, f[:]); err != nil {
-		return err
-	}
-	bounds := verdict.ReadTrimBounds(f)
-	completed := st.derived(r.base, protocol.SuffixCompleted, nil, "")
-	if deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{completed}); err != nil {
-		return err
-	} else if deny >= 0 {
-		return host.ErrNoPerm
 	}
 	// the ids, at most limit in all: completed past its age, then past its
 	// count, then the same for dead
@@ -53,16 +39,50 @@ func trim(c *host.Call) error {
 	if err != nil {
 		return err
 	}
-	deadN, err := st.pastBounds(&r, dead, bounds.KeepDead, bounds.KeepDeadMax, limit-int64(done))
+	deadN, err := st.pastBounds(&r, r.keys[4], bounds.KeepDead, bounds.KeepDeadMax, limit-int64(done))
 	if err != nil {
 		return err
 	}
-	if done+deadN == 0 {
-		c.ReplyArray(2)
-		c.ReplyInt(0)
-		c.ReplyInt(0)
-		return nil
+	if done+deadN > 0 {
+		if err := st.trimJobs(&r, completed, done, deadN); err != nil {
+			return err
+		}
 	}
+	c.ReplyArray(2)
+	c.ReplyInt(int64(done))
+	c.ReplyInt(int64(deadN))
+	return nil
+}
+
+// trimBounds reads the fence and meta's retention bounds, then checks
+// completed against the caller's ACL (read, written): it returns the
+// bounds and completed's key.
+func (st *flowVerbState) trimBounds(r *verbCall) (verdict.TrimBounds, []byte, error) {
+	res := r.fenced().Cmd(host.HMGET).Arg(r.keys[2]).
+		Str(protocol.MetaKeepDone).Str(protocol.MetaKeepDoneMax).Str(protocol.MetaKeepDead).Str(protocol.MetaKeepDeadMax).
+		RunAll()
+	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+		return verdict.TrimBounds{}, nil, err
+	}
+	var f [4]verdict.Field
+	if err := fieldsAt(res, 1, f[:]); err != nil {
+		return verdict.TrimBounds{}, nil, err
+	}
+	bounds := verdict.ReadTrimBounds(f)
+	completed := st.derived(r.base, protocol.SuffixCompleted, nil, "")
+	if deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{completed}); err != nil {
+		return bounds, nil, err
+	} else if deny >= 0 {
+		return bounds, nil, host.ErrNoPerm
+	}
+	return bounds, completed, nil
+}
+
+// trimJobs trims the done jobs of completed and the deadN of dead listed
+// in st.names: their keys' ACL, their unique keys, the counter, then the
+// writes.
+func (st *flowVerbState) trimJobs(r *verbCall, completed []byte, done, deadN int) error {
+	c, stats := r.c, r.keys[3]
 	// the jobs' keys (of the members that are ids): the caller's ACL (read
 	// and delete)
 	st.keys = st.keys[:0]
@@ -82,7 +102,28 @@ func trim(c *host.Call) error {
 	if len(st.keys) > 0 && c.CheckKeys(host.KeyRead|host.KeyDelete, st.keys...) != nil {
 		return host.ErrNoPerm
 	}
-	// per id HMGET row uniq, then its unique key: ACL, GET
+	if err := st.trimUniques(r, at); err != nil {
+		return err
+	}
+	var trimmed int64
+	if deadN > 0 {
+		cnt := fieldAt(c.Read().Cmd(host.HGET).Arg(stats).Str(statTrimmed).RunAll(), 0)
+		if cnt.Err != nil {
+			return cnt.Err
+		}
+		var err error
+		if trimmed, err = grammar.PredictHincrby(cnt.Val.Bytes, cnt.Val.Set, int64(deadN)); err != nil {
+			return err
+		}
+	}
+	return st.trimWrites(r, completed, done, deadN, at, trimmed)
+}
+
+// trimUniques reads, per id (at[i] its first key, -1: not an id), HMGET
+// row uniq, then its unique key: ACL, GET; st.uniques[i] is the key when
+// it holds the job.
+func (st *flowVerbState) trimUniques(r *verbCall, at []int) error {
+	c := r.c
 	st.uniques = grow(st.uniques, len(st.names))
 	for i, id := range st.names {
 		st.uniques[i] = nil
@@ -108,17 +149,14 @@ func trim(c *host.Call) error {
 			st.uniques[i] = key
 		}
 	}
-	var trimmed int64
-	if deadN > 0 {
-		cnt := fieldAt(c.Read().Cmd(host.HGET).Arg(stats).Str(statTrimmed).RunAll(), 0)
-		if cnt.Err != nil {
-			return cnt.Err
-		}
-		var err error
-		if trimmed, err = grammar.PredictHincrby(cnt.Val.Bytes, cnt.Val.Set, int64(deadN)); err != nil {
-			return err
-		}
-	}
+	return nil
+}
+
+// trimWrites is TRIM's writes: the guard, then ZREM completed and ZREM dead
+// of the ids trimmed, one DEL of their keys and the unique keys they hold,
+// HINCRBY stats trimmed (predicted: trimmed) with dead jobs trimmed.
+func (st *flowVerbState) trimWrites(r *verbCall, completed []byte, done, deadN int, at []int, trimmed int64) error {
+	c, stats := r.c, r.keys[3]
 	w, err := c.BeginWrites()
 	if err != nil {
 		return err
@@ -131,7 +169,7 @@ func trim(c *host.Call) error {
 		}
 	}
 	if deadN > 0 {
-		wb.Cmd("ZREM").Arg(dead)
+		wb.Cmd("ZREM").Arg(r.keys[4])
 		for _, id := range st.names[done:] {
 			wb.Arg(id)
 		}
@@ -153,18 +191,13 @@ func trim(c *host.Call) error {
 	if deadN > 0 {
 		wb.Cmd("HINCRBY").Arg(stats).Str(statTrimmed).Int(int64(deadN))
 	}
-	res, err = wb.Run()
+	res, err := wb.Run()
 	if err != nil {
 		return wrote(c, err)
 	}
 	if deadN > 0 {
-		if err := predicted(c, res, res.Len()-1, trimmed); err != nil {
-			return err
-		}
+		return predicted(c, res, res.Len()-1, trimmed)
 	}
-	c.ReplyArray(2)
-	c.ReplyInt(int64(done))
-	c.ReplyInt(int64(deadN))
 	return nil
 }
 

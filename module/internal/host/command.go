@@ -150,8 +150,11 @@ func compile(cmds []Command) ([]command, error) {
 		flags := strings.Fields(c.Flags)
 		has := func(f string) bool { return slices.Contains(flags, f) }
 		key := strings.ToLower(c.Name)
-		if err := checkEntry(c, seen[key]); err != nil {
-			return nil, err
+		switch {
+		case c.Name == "" || strings.ContainsAny(c.Name, " \t\r\n\x00"):
+			return nil, fmt.Errorf("bad command name %q", c.Name)
+		case seen[key]:
+			return nil, fmt.Errorf("%s: registered twice", c.Name)
 		}
 		if err := checkFlags(c, has); err != nil {
 			return nil, err
@@ -168,24 +171,11 @@ func compile(cmds []Command) ([]command, error) {
 	return out, nil
 }
 
-// checkEntry checks a command's name and handler; seen: a command of that
-// name (in any case) is already in the table.
-func checkEntry(c Command, seen bool) error {
-	switch {
-	case c.Name == "" || strings.ContainsAny(c.Name, " \t\r\n\x00"):
-		return fmt.Errorf("bad command name %q", c.Name)
-	case seen:
-		return fmt.Errorf("%s: registered twice", c.Name)
-	case c.Handler == nil:
-		return fmt.Errorf("%s: no handler", c.Name)
-	}
-	return nil
-}
-
-// checkFlags checks a command's flags (has reports one) against each other
-// and against its keys.
+// checkFlags checks a command's handler, flags (has) and keys.
 func checkFlags(c Command, has func(string) bool) error {
 	switch {
+	case c.Handler == nil:
+		return fmt.Errorf("%s: no handler", c.Name)
 	case has("getkeys-api"):
 		return fmt.Errorf("%s: getkeys-api is added by the host", c.Name)
 	case has("deny-oom") && !has("write"):

@@ -7,23 +7,9 @@ import (
 	"go/token"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 )
-
-// over lists the functions still over a bound, with their size when the
-// bound came: each may shrink, none may grow, and no other may join them.
-// Remove an entry once its function fits.
-var over = map[string]size{
-	"module:(addState).readKeys":   {83, 21},
-	"module:(claimState).readRows": {86, 24},
-	"module:(flowAcct).types":      {91, 29},
-	"module:children":              {83, 18},
-	"module:lanes":                 {91, 20},
-	"module:scheduleFire":          {145, 29},
-	"module:trim":                  {152, 38},
-}
 
 type size struct{ lines, complexity int }
 
@@ -37,7 +23,6 @@ func TestFunctionSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	fset := token.NewFileSet()
-	seen := map[string]bool{}
 	n := 0
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
@@ -54,23 +39,10 @@ func TestFunctionSize(t *testing.T) {
 				continue
 			}
 			n++
-			// by package and name: a function keeps its entry when its
-			// file is renamed
-			name := filepath.ToSlash(filepath.Join("module", filepath.Dir(rel))) + ":" + funcName(fn)
+			name := filepath.ToSlash(filepath.Join("module", rel)) + ":" + funcName(fn)
 			got := size{
 				lines:      fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1,
 				complexity: complexity(fn),
-			}
-			if was, listed := over[name]; listed {
-				seen[name] = true
-				if got.lines > max(was.lines, MaxLines) || got.complexity > max(was.complexity, MaxComplexity) {
-					t.Errorf("%s grew to %d lines, complexity %d (was %d, %d); the bounds are %d and %d",
-						name, got.lines, got.complexity, was.lines, was.complexity, MaxLines, MaxComplexity)
-				}
-				if got.lines <= MaxLines && got.complexity <= MaxComplexity {
-					t.Errorf("%s fits now (%d lines, complexity %d): remove it from over", name, got.lines, got.complexity)
-				}
-				continue
 			}
 			if got.lines > MaxLines || got.complexity > MaxComplexity {
 				t.Errorf("%s: %d lines, complexity %d; the bounds are %d and %d", name, got.lines, got.complexity, MaxLines, MaxComplexity)
@@ -83,16 +55,6 @@ func TestFunctionSize(t *testing.T) {
 	}
 	if n < 100 {
 		t.Fatalf("measured %d functions: the walk no longer finds the module", n)
-	}
-	var gone []string
-	for name := range over {
-		if !seen[name] {
-			gone = append(gone, name)
-		}
-	}
-	sort.Strings(gone)
-	for _, name := range gone {
-		t.Errorf("%s is listed in over but was not found", name)
 	}
 }
 

@@ -113,12 +113,12 @@ func AddValuesOf(verb string, args [][]byte, n, k int, cols AddColumns, jobs []A
 	for i := range n {
 		a := 2 + k + per*i
 		j := args[a : a+per]
-		job, name := addJobCore(j, a)
-		if name == "" {
-			name = addJobColumns(j, i, cols, jobs[first:], &job)
+		job, err := addJobValues(verb, j, a)
+		if err != nil {
+			return jobs, err
 		}
-		if name != "" {
-			return jobs, refusal(protocol.ErrBadArg(verb, name))
+		if err := addJobFlow(verb, j, cols, jobs[first:], i, &job); err != nil {
+			return jobs, err
 		}
 		if err := addJobOptions(verb, j, cols, &job); err != nil {
 			return jobs, err
@@ -128,43 +128,45 @@ func AddValuesOf(verb string, args [][]byte, n, k int, cols AddColumns, jobs []A
 	return jobs, nil
 }
 
-// addJobCore checks the eight values every job has, j its group of ARGV
-// from index a: it returns the job, or the name of the first bad value.
-func addJobCore(j [][]byte, a int) (AddJob, string) {
+// addJobValues checks a job's columns j, at a among the arguments: the
+// priority, the delay, the attempts, the backoff and its ms, the unique key
+// and its ttl, in this order.
+func addJobValues(verb string, j [][]byte, a int) (AddJob, error) {
+	bad := func(name string) error { return refusal(protocol.ErrBadArg(verb, name)) }
 	prio, ok := grammar.Decimal(j[AddPriority], 0, protocol.MaxPriority)
 	if !ok {
-		return AddJob{}, "priority"
+		return AddJob{}, bad("priority")
 	}
 	delay, ok := grammar.Decimal(j[AddDelay], 0, protocol.MaxDelayMS)
 	if !ok {
-		return AddJob{}, "delay"
+		return AddJob{}, bad("delay")
 	}
 	if _, ok := grammar.Decimal(j[AddAttempts], 1, protocol.MaxAttempts); !ok {
-		return AddJob{}, "attempts"
+		return AddJob{}, bad("attempts")
 	}
 	if b := string(j[AddBackoff]); b != protocol.BackoffFixed && b != protocol.BackoffExponential {
-		return AddJob{}, "backoff"
+		return AddJob{}, bad("backoff")
 	}
 	if _, ok := grammar.Decimal(j[AddBackoffMS], 0, protocol.MaxBackoffMS); !ok {
-		return AddJob{}, "backoff_ms"
+		return AddJob{}, bad("backoff_ms")
 	}
 	if len(j[AddUnique]) > protocol.MaxUniqueKey {
-		return AddJob{}, "unique_key"
+		return AddJob{}, bad("unique_key")
 	}
 	if ttl, ok := grammar.Decimal(j[AddUniqueTTL], 0, protocol.MaxDelayMS); !ok || (ttl == 0 && len(j[AddUnique]) > 0) {
-		return AddJob{}, "unique_ttl"
+		return AddJob{}, bad("unique_ttl")
 	}
-	return AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique], Parent: -1, depth: 1}, ""
+	return AddJob{Arg: a, Priority: prio, Delay: delay, Unique: j[AddUnique], Parent: -1, depth: 1}, nil
 }
 
-// addJobColumns checks the lane, parent, onfail and wait columns of job i
-// of the call into job (earlier are the call's jobs before it; a parent
-// named counts its kid): it returns the name of the first bad value, or "".
-func addJobColumns(j [][]byte, i int, cols AddColumns, earlier []AddJob, job *AddJob) string {
+// addJobFlow checks job i's option columns j of lane, parent (an earlier
+// job of the call's, in earlier), onfail and wait, in this order.
+func addJobFlow(verb string, j [][]byte, cols AddColumns, earlier []AddJob, i int, job *AddJob) error {
+	bad := func(name string) error { return refusal(protocol.ErrBadArg(verb, name)) }
 	if cols.Lane >= 0 {
 		l := j[protocol.AddArgsPerJob+cols.Lane]
 		if len(l) > protocol.MaxLaneName {
-			return "lane"
+			return bad("lane")
 		}
 		if len(l) > 0 {
 			job.Lane = l
@@ -174,11 +176,11 @@ func addJobColumns(j [][]byte, i int, cols AddColumns, earlier []AddJob, job *Ad
 		if p := j[protocol.AddArgsPerJob+cols.Parent]; len(p) > 0 {
 			x, ok := grammar.Decimal(p, 1, int64(i))
 			if !ok {
-				return "parent"
+				return bad("parent")
 			}
 			pj := &earlier[int(x)-1]
 			if pj.Delay > 0 || pj.Due > 0 || pj.depth >= protocol.MaxFlowDepth {
-				return "parent"
+				return bad("parent")
 			}
 			job.Parent, job.depth = int(x)-1, pj.depth+1
 			pj.Kids++
@@ -192,21 +194,21 @@ func addJobColumns(j [][]byte, i int, cols AddColumns, earlier []AddJob, job *Ad
 				job.OnFail = o
 			}
 		default:
-			return "onfail"
+			return bad("onfail")
 		}
 	}
 	if cols.Wait >= 0 {
 		if w := j[protocol.AddArgsPerJob+cols.Wait]; len(w) > 0 {
 			x, ok := grammar.Decimal(w, 0, protocol.MaxWaitMS)
 			if !ok {
-				return "wait"
+				return bad("wait")
 			}
 			if x > 0 {
 				job.Wait = w
 			}
 		}
 	}
-	return ""
+	return nil
 }
 
 // addJobOptions checks a job's option values (docs/PROTOCOL.md, "Job
@@ -362,64 +364,37 @@ func Add(jobs []AddJob, s *AddSeen) AddStep {
 	if err := Fence(s.Version); err != nil {
 		return AddStep{Err: err}
 	}
-	v, err := addIDs(int64(len(jobs)), s)
-	if err != nil {
-		return AddStep{Err: err}
-	}
-	if step, stop := addKeys(jobs, s, v); stop {
-		return step
-	}
-	return addCounts(jobs, s, v)
-}
-
-// addIDs is the verdict's ids, predicted from meta seq for n jobs, and its
-// retention mark; the new ids must stay in 1..MaxJobID.
-func addIDs(n int64, s *AddSeen) (AddVerdict, error) {
 	if s.Seq.Err != nil {
-		return AddVerdict{}, s.Seq.Err
+		return AddStep{Err: s.Seq.Err}
 	}
+	n := int64(len(jobs))
 	var v AddVerdict
 	var err error
 	if v.Seq, err = predict(s.Seq.Val, n); err != nil {
-		return AddVerdict{}, err
+		return AddStep{Err: err}
 	}
 	v.First = v.Seq - n + 1
 	v.Keep = rowInt(s.Keep[0]) > 0 || rowInt(s.Keep[1]) > 0
 	if v.First < 1 || v.Seq > protocol.MaxJobID {
-		return AddVerdict{}, refusal(protocol.ErrAddIDSpace)
+		return AddStep{Err: refusal(protocol.ErrAddIDSpace)}
 	}
-	return v, nil
-}
-
-// addKeys checks the keys the new jobs take: their unique keys, in order,
-// then the new rows (one exists: EMQSTATE add id exists). stop: step is a
-// refusal or the reads to make (AddKeys).
-func addKeys(jobs []AddJob, s *AddSeen, v AddVerdict) (step AddStep, stop bool) {
 	if len(s.Holders) < len(jobs) {
-		return AddStep{Need: AddKeys, Verdict: v}, true
+		return AddStep{Need: AddKeys, Verdict: v}
 	}
 	if ok, err := addUnique(jobs, s.Holders); err != nil {
-		return AddStep{Err: err}, true
+		return AddStep{Err: err}
 	} else if !ok {
-		return AddStep{Need: AddKeys, Verdict: v}, true
+		return AddStep{Need: AddKeys, Verdict: v}
 	}
 	if !s.Rows.Made {
-		return AddStep{Need: AddKeys, Verdict: v}, true
+		return AddStep{Need: AddKeys, Verdict: v}
 	}
 	if s.Rows.Err != nil {
-		return AddStep{Err: s.Rows.Err}, true
+		return AddStep{Err: s.Rows.Err}
 	}
 	if s.Rows.Val != 0 {
-		return AddStep{Err: refusal(protocol.ErrAddIDExists)}, true
+		return AddStep{Err: refusal(protocol.ErrAddIDExists)}
 	}
-	return AddStep{}, false
-}
-
-// addCounts is the verdict v after the reads its writes need: the lane
-// accounting when a job waits in a lane, stats added predicted with +n,
-// pending, delayed, signal and waiting typed, and the signal when pending
-// was empty and a job goes to it.
-func addCounts(jobs []AddJob, s *AddSeen, v AddVerdict) AddStep {
 	for _, j := range jobs {
 		if j.Waits() {
 			if !s.Lanes.Made {
@@ -431,20 +406,30 @@ func addCounts(jobs []AddJob, s *AddSeen, v AddVerdict) AddStep {
 			break
 		}
 	}
+	if err := addCounters(jobs, s, &v); err != nil {
+		return AddStep{Err: err}
+	}
+	return AddStep{Verdict: v}
+}
+
+// addCounters predicts stats added, checks the types read (pending,
+// delayed, signal, waiting) and sets the signal: pending was empty and a
+// job is ready.
+func addCounters(jobs []AddJob, s *AddSeen, v *AddVerdict) error {
 	if s.Added.Err != nil {
-		return AddStep{Err: s.Added.Err}
+		return s.Added.Err
 	}
 	var err error
 	if v.Added, err = predict(s.Added.Val, int64(len(jobs))); err != nil {
-		return AddStep{Err: err}
+		return err
 	}
 	for _, r := range [...]*Reply[int64]{&s.Pending, &s.Delayed, &s.Signal} {
 		if r.Err != nil {
-			return AddStep{Err: r.Err}
+			return r.Err
 		}
 	}
 	if s.Waiting.Err != nil {
-		return AddStep{Err: s.Waiting.Err}
+		return s.Waiting.Err
 	}
 	if s.Pending.Val == 0 {
 		for _, j := range jobs {
@@ -454,7 +439,7 @@ func addCounts(jobs []AddJob, s *AddSeen, v AddVerdict) AddStep {
 			}
 		}
 	}
-	return AddStep{Verdict: v}
+	return nil
 }
 
 // addUnique is the unique keys' verdict, job by job: a key repeated in the

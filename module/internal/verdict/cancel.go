@@ -143,17 +143,7 @@ func cancelWrites(s *CancelSeen, step CancelStep, v CancelVerdict) CancelStep {
 			return CancelStep{Err: s.Lanes.Err}
 		}
 	}
-	if v.Set >= 0 && s.Sets[v.Set].Err != nil {
-		return CancelStep{Err: s.Sets[v.Set].Err}
-	}
-	if s.Sets[3].Err != nil {
-		return CancelStep{Err: s.Sets[3].Err}
-	}
-	if s.Counter.Err != nil {
-		return CancelStep{Err: s.Counter.Err}
-	}
-	var err error
-	if v.Cancelled, err = predict(s.Counter.Val, 1); err != nil {
+	if err := cancelCounter(s, &v); err != nil {
 		return CancelStep{Err: err}
 	}
 	if flow {
@@ -167,6 +157,23 @@ func cancelWrites(s *CancelSeen, step CancelStep, v CancelVerdict) CancelStep {
 	}
 	step.Verdict = v
 	return step
+}
+
+// cancelCounter checks the types read (the job's set, unless a lane's,
+// and dead; stats) and predicts stats cancelled.
+func cancelCounter(s *CancelSeen, v *CancelVerdict) error {
+	if v.Set >= 0 && s.Sets[v.Set].Err != nil {
+		return s.Sets[v.Set].Err
+	}
+	if s.Sets[3].Err != nil {
+		return s.Sets[3].Err
+	}
+	if s.Counter.Err != nil {
+		return s.Counter.Err
+	}
+	var err error
+	v.Cancelled, err = predict(s.Counter.Val, 1)
+	return err
 }
 
 var cancelState = refusal(protocol.ErrCancelState)

@@ -347,121 +347,99 @@ func claimLanes(s *ClaimSeen, v ClaimVerdict) ClaimStep {
 		return ClaimStep{Err: refusal(protocol.ErrNoPerm)}
 	}
 	v.Lanes = true
-	v.Turn = rowInt(s.Meta.Val[claimTurn])
-	place := claimPendingPlace(s)
+	meta := &s.Meta.Val
+	v.Turn = rowInt(meta[claimTurn])
+	pturn := rowInt(meta[claimPendingTurn])
+	scores := s.Scores[:0]
+	for i := range lanes {
+		scores = append(scores, lanes[i].Score)
+	}
+	s.Scores = scores
+	place := -1
+	if len(s.Pending.Val) > 0 {
+		place = PendingPlace(pturn, scores)
+	}
 	if len(lanes) > 0 && !lanes[0].Info.Made {
-		claimFirstHeads(s, v, place)
-		return ClaimStep{Need: ClaimHeads, Verdict: v}
-	}
-	exact, err := claimLaneStates(s)
-	if err != nil {
-		return ClaimStep{Err: err}
-	}
-	parts := claimParts(s, v, place, false)
-	if more, err := claimMoreHeads(s, exact); err != nil || more {
-		if err != nil {
-			return ClaimStep{Err: err}
+		// the first batch: the turns every lane would get if all were ready
+		// without a cap, each lane's head one member longer, and the size of
+		// each lane given no turn
+		claimParts(s, v, place, true)
+		for i := range lanes {
+			l := &lanes[i]
+			l.Ask, l.Card = 0, l.Taken == 0
+			if l.Taken > 0 {
+				l.Ask = l.Taken + 1
+			}
 		}
 		return ClaimStep{Need: ClaimHeads, Verdict: v}
 	}
+	if err := claimLaneStates(s); err != nil {
+		return ClaimStep{Err: err}
+	}
+	parts := claimParts(s, v, place, false)
+	if step, again := claimReadAgain(s); again {
+		if step.Err == nil {
+			step.Verdict = v
+		}
+		return step
+	}
 	for i := range lanes {
 		l := &lanes[i]
-		l.Drained = l.Taken > 0 && exact[i] && l.State.Waiting == l.Taken
+		l.Drained = l.Taken > 0 && s.Exact[i] && l.State.Waiting == l.Taken
 	}
 	v.Given = int64(len(s.Order))
 	if v.Given == 0 {
 		return ClaimStep{Verdict: ClaimVerdict{Empty: true}}
 	}
 	claimTaken(s, &v, parts)
-	claimMembers(s)
+	claimMembers(s, parts)
 	return claimRows(s, v)
 }
 
-// claimPendingPlace records the ready lanes' turns in s.Scores and returns
-// pending's place among them, by meta pturn (-1: pending's head is empty).
-func claimPendingPlace(s *ClaimSeen) int {
-	lanes := s.Ready.Val
-	scores := s.Scores[:0]
-	for i := range lanes {
-		scores = append(scores, lanes[i].Score)
-	}
-	s.Scores = scores
-	if len(s.Pending.Val) == 0 {
-		return -1
-	}
-	return PendingPlace(rowInt(s.Meta.Val[claimPendingTurn]), scores)
-}
-
-// claimFirstHeads asks the first batch of the lanes' reads: the turns every
-// lane would get if all were ready without a cap, each lane's head one
-// member longer, and the size of each lane given no turn.
-func claimFirstHeads(s *ClaimSeen, v ClaimVerdict, place int) {
-	claimParts(s, v, place, true)
-	lanes := s.Ready.Val
-	for i := range lanes {
-		l := &lanes[i]
-		l.Ask, l.Card = 0, l.Taken == 0
-		if l.Taken > 0 {
-			l.Ask = l.Taken + 1
-		}
-	}
-}
-
-// claimLaneStates reads each lane's state from its reads, in order:
-// laneinfo, then the lane's set (every lane's set was read by the first
-// batch). It returns, per lane (in s.Exact's memory), whether its size is
-// known exactly, or the first refusal.
-func claimLaneStates(s *ClaimSeen) ([]bool, error) {
+// claimLaneStates judges the lanes' reads, in order: laneinfo, then the
+// lane's set (every lane's set was read by the first batch); it sets each
+// lane's State and Stale, and s.Exact: whether its size is known.
+func claimLaneStates(s *ClaimSeen) error {
 	lanes := s.Ready.Val
 	exact := s.Exact[:0]
 	for i := range lanes {
-		known, err := claimLaneState(&lanes[i])
-		if err != nil {
-			return nil, err
+		l := &lanes[i]
+		if l.Info.Err != nil {
+			return l.Info.Err
 		}
+		if l.Waiting.Made && l.Waiting.Err != nil {
+			return l.Waiting.Err
+		}
+		if l.Heads.Made && l.Heads.Err != nil {
+			return l.Heads.Err
+		}
+		var w int64
+		known := true
+		switch {
+		case l.Waiting.Made:
+			w = l.Waiting.Val
+		case l.Heads.Made && int64(len(l.Heads.Val)) < l.Asked:
+			w = int64(len(l.Heads.Val))
+		case l.Heads.Made:
+			w, known = l.Asked, false
+		default:
+			return errHostReply
+		}
+		l.State = ReadLane(l.Info.Val, w)
+		l.Stale = !l.State.Ready()
 		exact = append(exact, known)
 	}
 	s.Exact = exact
-	return exact, nil
+	return nil
 }
 
-// claimLaneState sets lane l's State and Stale from its laneinfo and the
-// size its reads give: its ZCARD, or its head when shorter than asked
-// (exact, known), else at least the members asked (not known).
-func claimLaneState(l *ClaimLane) (known bool, err error) {
-	if l.Info.Err != nil {
-		return false, l.Info.Err
-	}
-	if l.Waiting.Made && l.Waiting.Err != nil {
-		return false, l.Waiting.Err
-	}
-	if l.Heads.Made && l.Heads.Err != nil {
-		return false, l.Heads.Err
-	}
-	var w int64
-	known = true
-	switch {
-	case l.Waiting.Made:
-		w = l.Waiting.Val
-	case l.Heads.Made && int64(len(l.Heads.Val)) < l.Asked:
-		w = int64(len(l.Heads.Val))
-	case l.Heads.Made:
-		w, known = l.Asked, false
-	default:
-		return false, errHostReply
-	}
-	l.State = ReadLane(l.Info.Val, w)
-	l.Stale = !l.State.Ready()
-	return known, nil
-}
-
-// claimMoreHeads reports whether the lanes must be read again, and sets
-// each lane's Ask and Card for it: a lane served must have its head read as
-// far as its turns, and its size known beyond them (every size, from the
-// third batch on, so the next allocation is final). Past maxLaneReads
-// batches it refuses.
-func claimMoreHeads(s *ClaimSeen, exact []bool) (bool, error) {
-	lanes := s.Ready.Val
+// claimReadAgain reports whether the lanes need reading again: a lane
+// served must have its head read as far as its turns, and its size known
+// beyond them; else read again (every size, from the third batch on, so
+// the next allocation is final). The step is the read, or the refusal when
+// the reads are spent.
+func claimReadAgain(s *ClaimSeen) (ClaimStep, bool) {
+	lanes, exact := s.Ready.Val, s.Exact
 	more := false
 	for i := range lanes {
 		l := &lanes[i]
@@ -477,30 +455,31 @@ func claimMoreHeads(s *ClaimSeen, exact []bool) (bool, error) {
 		}
 	}
 	if !more {
-		return false, nil
+		return ClaimStep{}, false
 	}
 	if s.LaneReads >= maxLaneReads {
-		return false, errHostReply
+		return ClaimStep{Err: errHostReply}, true
 	}
 	if s.LaneReads >= 2 {
 		for i := range lanes {
 			lanes[i].Card = !exact[i] && !lanes[i].Stale
 		}
 	}
-	return true, nil
+	return ClaimStep{Need: ClaimHeads}, true
 }
 
-// claimTaken sets what v takes of pending (from parts) and the lanes'
-// waiting count left in meta lanewait.
+// claimTaken sets what the jobs without a lane take (pending's part) and
+// meta lanewait's new value, the jobs the lanes took off it.
 func claimTaken(s *ClaimSeen, v *ClaimVerdict, parts []FairParticipant) {
 	for k, p := range parts {
 		if s.Who[k] < 0 {
 			v.PendingTaken, v.PendingLast = p.Taken, p.Last
 		}
 	}
+	lanes := s.Ready.Val
 	var taken int64
-	for i := range s.Ready.Val {
-		taken += s.Ready.Val[i].Taken
+	for i := range lanes {
+		taken += lanes[i].Taken
 	}
 	wait := rowInt(s.Meta.Val[claimLaneWait])
 	if w := max(0, wait-taken); w != wait {
@@ -508,13 +487,13 @@ func claimTaken(s *ClaimSeen, v *ClaimVerdict, parts []FairParticipant) {
 	}
 }
 
-// claimMembers lists the members claimed in turn order (s.Members) and the
-// participant each comes from (s.From: -1 for pending, else the lane).
-func claimMembers(s *ClaimSeen) {
+// claimMembers lists the members in turn order (s.Members), with the lane
+// each comes from (s.From, -1 for pending).
+func claimMembers(s *ClaimSeen, parts []FairParticipant) {
 	lanes, who := s.Ready.Val, s.Who
 	members, from := s.Members[:0], s.From[:0]
 	next := s.Next[:0]
-	for range s.Parts {
+	for range parts {
 		next = append(next, 0)
 	}
 	s.Next = next

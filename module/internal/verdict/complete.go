@@ -86,30 +86,20 @@ type CompleteStep struct {
 // stats completed, typed and predicted. ZSCORE types active and HMGET the
 // row; DEL takes any type.
 func Complete(id, token, result []byte, s *CompleteSeen) CompleteStep {
-	if step, stop := completeLease(token, s); stop {
+	if step, done := completeRow(token, s); done {
 		return step
 	}
-	lane, parent := LaneName(s.Row.Val[2]), ChildParent(s.Row.Val[3])
 	v := CompleteVerdict{Keep: s.Row.Val[4].Is("1"), Wait: waitField(s.Row.Val[5])}
-	if s.Row.Val[1].Set {
-		if !s.Holder.Made {
-			return CompleteStep{Need: CompleteHolder}
-		}
-		if s.Holder.Err != nil {
-			return CompleteStep{Err: s.Holder.Err}
-		}
-		v.Release = s.Holder.Val.Set && string(s.Holder.Val.Bytes) == string(id)
-	}
-	if step, stop := completeResult(result, s); stop {
+	if step, done := completeOwn(id, result, s, &v); done {
 		return step
 	}
-	return completeWrites(s, v, lane, parent)
+	return completeRest(s, v, LaneName(s.Row.Val[2]), ChildParent(s.Row.Val[3]))
 }
 
-// completeLease checks that the caller holds the job's lease: the fence,
-// the row (gone, EMQSTALE), the job's place in active (EMQSTATE cancelled or
-// not active). stop: step is the verdict, a refusal or a read to make.
-func completeLease(token []byte, s *CompleteSeen) (step CompleteStep, stop bool) {
+// completeRow is COMPLETE's first look: the fence, the row (gone, stale),
+// its place in active (not active, cancelled). done is false when the job
+// is active and its token matches.
+func completeRow(token []byte, s *CompleteSeen) (step CompleteStep, done bool) {
 	if !s.Version.Made {
 		return CompleteStep{Need: CompleteFirst}, true
 	}
@@ -138,30 +128,37 @@ func completeLease(token []byte, s *CompleteSeen) (step CompleteStep, stop bool)
 	return CompleteStep{}, false
 }
 
-// completeResult bounds a result that is not empty by meta result_max.
-// stop: step is a refusal or a read to make.
-func completeResult(result []byte, s *CompleteSeen) (step CompleteStep, stop bool) {
-	if len(result) == 0 {
-		return CompleteStep{}, false
+// completeOwn is COMPLETE's look at the job's own keys: its unique key's
+// holder (released when it holds the job), and its result's bound.
+func completeOwn(id, result []byte, s *CompleteSeen, v *CompleteVerdict) (step CompleteStep, done bool) {
+	if s.Row.Val[1].Set {
+		if !s.Holder.Made {
+			return CompleteStep{Need: CompleteHolder}, true
+		}
+		if s.Holder.Err != nil {
+			return CompleteStep{Err: s.Holder.Err}, true
+		}
+		v.Release = s.Holder.Val.Set && string(s.Holder.Val.Bytes) == string(id)
 	}
-	if !s.ResultMax.Made {
-		return CompleteStep{Need: CompleteResultMax}, true
-	}
-	if s.ResultMax.Err != nil {
-		return CompleteStep{Err: s.ResultMax.Err}, true
-	}
-	if int64(len(result)) > ResultMax(s.ResultMax.Val) {
-		return CompleteStep{Err: completeTooLarge}, true
+	if len(result) > 0 {
+		if !s.ResultMax.Made {
+			return CompleteStep{Need: CompleteResultMax}, true
+		}
+		if s.ResultMax.Err != nil {
+			return CompleteStep{Err: s.ResultMax.Err}, true
+		}
+		if int64(len(result)) > ResultMax(s.ResultMax.Val) {
+			return CompleteStep{Err: completeTooLarge}, true
+		}
 	}
 	return CompleteStep{}, false
 }
 
-// completeWrites is the verdict of a job completed, after the reads its
-// writes need: the flow accounting (a parent, retention or a wait), the lane
-// accounting (its lane, and the parents released to one: the flow's reads
-// tell the handler), stats completed predicted with +1, the flow types, and
-// last its logs, deleted unless it is retained.
-func completeWrites(s *CompleteSeen, v CompleteVerdict, lane, parent []byte) CompleteStep {
+// completeRest is COMPLETE's last looks: the flow accounting (a parent, a
+// retained job, a wait), the lanes (the job's, and the parents released to
+// one: the flow's reads tell the handler), stats completed predicted, the
+// flows' types, the logs.
+func completeRest(s *CompleteSeen, v CompleteVerdict, lane, parent []byte) CompleteStep {
 	flow := parent != nil || v.Keep || v.Wait > 0
 	if flow {
 		if !s.Flow.Made {

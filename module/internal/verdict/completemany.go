@@ -214,29 +214,28 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 		return CompleteManyStep{Err: err}
 	}
 	v := CompleteManyVerdict{Outcomes: zeroed(&s.Outcomes, len(s.Jobs))}
-	// the first refusal of the first batch's replies (or of a holder) and
-	// its job: the jobs before it are still read through, job by job, as
-	// internal/lua/completemany.lua does, so their own later reads (the result's
-	// bound, the retained set, the parents) may refuse first
-	holders, cancelled, firstAt, unread, firstErr := completeManyScan(s, &v)
-	if unread {
+	first, ok := completeManyJobs(s, &v)
+	if !ok {
 		return CompleteManyStep{Need: CompleteManyFirst}
 	}
-	if len(cancelled) > 0 {
-		s.Cancelled = cancelled
-		v.Cancelled = cancelled
+	if len(first.cancelled) > 0 {
+		s.Cancelled = first.cancelled
+		v.Cancelled = first.cancelled
 		return CompleteManyStep{Need: CompleteManyCancelledRows, Verdict: v}
 	}
-	if len(holders) > 0 {
-		s.Holders = holders
-		v.Holders = holders
+	if len(first.holders) > 0 {
+		s.Holders = first.holders
+		v.Holders = first.holders
 		return CompleteManyStep{Need: CompleteManyHolders, Verdict: v}
 	}
-	v.Limit = firstAt
-	boundErr, unbound := completeManyResults(s, &v, firstAt)
-	if unbound {
+	// the results, up to the first refusal: too large is the job's outcome
+	// -3; the bound's refusal stops the jobs at the first with a result
+	v.Limit = first.at
+	boundErr, need := completeManyBound(s, &v)
+	if need {
 		return CompleteManyStep{Need: CompleteManyResultMax, Verdict: v}
 	}
+	// the retained set and the parents of the jobs before both refusals
 	flow, lanes := completeManyFlows(s, &v)
 	if flow && !s.Flow.Made {
 		return CompleteManyStep{Need: CompleteManyFlow, Verdict: v}
@@ -246,46 +245,50 @@ func CompleteMany(s *CompleteManySeen) CompleteManyStep {
 		return CompleteManyStep{Err: s.Flow.Err}
 	case boundErr != nil:
 		return CompleteManyStep{Err: boundErr}
-	case firstErr != nil:
-		return CompleteManyStep{Err: firstErr}
+	case first.err != nil:
+		return CompleteManyStep{Err: first.err}
 	}
 	if v.Done == 0 {
 		return CompleteManyStep{Verdict: v}
 	}
-	return completeManyWrites(s, v, flow, lanes)
+	return completeManyRest(s, v, flow, lanes)
 }
 
-// completeManyScan decides each job's outcome from the first batch, the
-// cancelled fields and the holders read, in job order, up to the first
-// refusal, counting the jobs done in v. It returns the jobs whose cancelled
-// field and whose holder are still to read (in s's memory), the job of the
-// first refusal (len(s.Jobs) for none) and the refusal, or unread: a row is
-// not read yet.
-func completeManyScan(s *CompleteManySeen, v *CompleteManyVerdict) (holders, cancelled []int, firstAt int, unread bool, firstErr error) {
-	holders, cancelled = s.Holders[:0], s.Cancelled[:0]
-	firstAt = len(s.Jobs)
+// completeManyFirst is what the first pass over the jobs found: the first
+// refusal of the first batch's replies (or of a holder) and its job, and
+// the jobs whose cancelled field or unique key's holder is still to read.
+type completeManyFirst struct {
+	err                error
+	at                 int
+	holders, cancelled []int
+}
+
+// completeManyJobs judges the jobs, job by job, up to the first refusal:
+// the jobs before it are still read through, as
+// internal/lua/completemany.lua does, so their own later reads (the
+// result's bound, the retained set, the parents) may refuse first. ok is
+// false while the first batch is to read.
+func completeManyJobs(s *CompleteManySeen, v *CompleteManyVerdict) (first completeManyFirst, ok bool) {
+	first = completeManyFirst{at: len(s.Jobs), holders: s.Holders[:0], cancelled: s.Cancelled[:0]}
 	for i := range s.Jobs {
 		j := &s.Jobs[i]
 		if !j.Row.Made {
-			return nil, nil, 0, true, nil
+			return first, false
 		}
-		o := &v.Outcomes[i]
-		if err := completeManyJob(j, o, i, &holders, &cancelled); err != nil {
-			return holders, cancelled, i, false, err
+		if err := completeManyJob(j, &v.Outcomes[i], i, &first); err != nil {
+			first.err, first.at = err, i
+			break
 		}
-		if o.Reply == CompleteManyDone {
+		if v.Outcomes[i].Reply == CompleteManyDone {
 			v.Done++
 		}
 	}
-	return holders, cancelled, firstAt, false, nil
+	return first, true
 }
 
-// completeManyJob decides job i's outcome o from its row, its place in
-// active, its cancelled field and its unique key's holder: gone, stale, not
-// active or cancelled, or done (releasing the unique key that holds its id).
-// It appends i to *cancelled when its cancelled field is to read, and to
-// *holders when its holder is; a refusal of its reads is returned.
-func completeManyJob(j *CompleteManyJob, o *CompleteManyOutcome, i int, holders, cancelled *[]int) error {
+// completeManyJob judges job i: its outcome o, the reads it still needs
+// (in first), or the refusal that stops the jobs there.
+func completeManyJob(j *CompleteManyJob, o *CompleteManyOutcome, i int, first *completeManyFirst) error {
 	if j.Row.Err != nil {
 		return j.Row.Err
 	}
@@ -305,7 +308,7 @@ func completeManyJob(j *CompleteManyJob, o *CompleteManyOutcome, i int, holders,
 		o.Reply = CompleteManyNotActive
 		switch {
 		case !j.Cancelled.Made:
-			*cancelled = append(*cancelled, i)
+			first.cancelled = append(first.cancelled, i)
 		case j.Cancelled.Err != nil:
 			return j.Cancelled.Err
 		case j.Cancelled.Val.Set:
@@ -316,8 +319,8 @@ func completeManyJob(j *CompleteManyJob, o *CompleteManyOutcome, i int, holders,
 	if uniq.Set {
 		switch {
 		case !j.Holder.Made:
-			*holders = append(*holders, i)
-		case len(*holders) > 0:
+			first.holders = append(first.holders, i)
+		case len(first.holders) > 0:
 			// an earlier holder is still to read: its refusal would win
 		case j.Holder.Err != nil:
 			return j.Holder.Err
@@ -329,12 +332,12 @@ func completeManyJob(j *CompleteManyJob, o *CompleteManyOutcome, i int, holders,
 	return nil
 }
 
-// completeManyResults bounds the results of the jobs done before firstAt:
-// too large is the job's outcome -3. The bound's refusal stops the jobs at
-// the first with a result (v.Limit) and is returned; unread: the bound is
-// to read.
-func completeManyResults(s *CompleteManySeen, v *CompleteManyVerdict, firstAt int) (boundErr error, unread bool) {
-	for i := range v.Outcomes[:firstAt] {
+// completeManyBound judges the results of the jobs done before v.Limit
+// against meta result_max: too large is the job's outcome; the bound's
+// refusal stops the jobs at the first with a result (v.Limit). need is
+// true while result_max is to read.
+func completeManyBound(s *CompleteManySeen, v *CompleteManyVerdict) (boundErr error, need bool) {
+	for i := range v.Outcomes[:v.Limit] {
 		o := &v.Outcomes[i]
 		if o.Reply != CompleteManyDone || len(s.Jobs[i].Result) == 0 {
 			continue
@@ -354,9 +357,9 @@ func completeManyResults(s *CompleteManySeen, v *CompleteManyVerdict, firstAt in
 	return nil, false
 }
 
-// completeManyFlows reads the retention mark, wait and parent of each job
-// done before v.Limit into its outcome, and reports whether one of them
-// needs the flow accounting (flow) and whether one has a lane (lanes).
+// completeManyFlows sets the parent, keep and wait of the jobs done before
+// v.Limit, and reports whether any has a flow accounting (a parent, kept,
+// waited for) or a lane.
 func completeManyFlows(s *CompleteManySeen, v *CompleteManyVerdict) (flow, lanes bool) {
 	for i := range v.Outcomes[:v.Limit] {
 		o := &v.Outcomes[i]
@@ -371,10 +374,9 @@ func completeManyFlows(s *CompleteManySeen, v *CompleteManyVerdict) (flow, lanes
 	return flow, lanes
 }
 
-// completeManyWrites is the verdict of a call that completes jobs, after
-// the reads its writes need: the lane accounting, stats completed predicted
-// with +Done, the flow types, and last the logs of the jobs deleted.
-func completeManyWrites(s *CompleteManySeen, v CompleteManyVerdict, flow, lanes bool) CompleteManyStep {
+// completeManyRest is the verdict's last looks, with a job done: the lanes,
+// stats completed predicted, the flows' types, the logs.
+func completeManyRest(s *CompleteManySeen, v CompleteManyVerdict, flow, lanes bool) CompleteManyStep {
 	if lanes || s.Flow.Made {
 		if !s.Lanes.Made {
 			return CompleteManyStep{Need: CompleteManyLanes, Verdict: v}

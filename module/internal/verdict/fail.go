@@ -82,24 +82,57 @@ type FailStep struct {
 // is asked and att < max (both read as row integers); its delay follows the
 // row's bo (grammar.RetryDelay).
 func Fail(token []byte, retry bool, s *FailSeen) FailStep {
-	if step, stop := failLease(token, s); stop {
+	if step, done := failRow(token, s); done {
 		return step
 	}
-	attF, maxF := s.Row.Val[0], RowMax(s.Row.Val[1])
-	att := grammar.RowInt(attF.Bytes, true, grammar.MaxRowInt)
+	maxF := RowMax(s.Row.Val[1])
+	att := grammar.RowInt(s.Row.Val[0].Bytes, true, grammar.MaxRowInt)
 	v := FailVerdict{Retry: retry && att < grammar.RowInt(maxF.Bytes, maxF.Set, grammar.MaxRowInt)}
 	var parent []byte
 	if !v.Retry {
 		parent, v.Wait = ChildParent(s.Row.Val[4]), waitField(s.Row.Val[6])
 	}
 	step := FailStep{Lane: LaneName(s.Row.Val[3]), Parent: parent, Policy: s.Row.Val[5]}
-	return failWrites(s, step, v, att)
+	flow := parent != nil || v.Wait > 0
+	if flow {
+		if !s.Flow.Made {
+			step.Verdict = v
+			step.Need = FailFlow
+			return step
+		}
+		if s.Flow.Err != nil {
+			return FailStep{Err: s.Flow.Err}
+		}
+	}
+	if step.Lane != nil || parent != nil {
+		if !s.Lanes.Made {
+			step.Need = FailLanes
+			return step
+		}
+		if s.Lanes.Err != nil {
+			return FailStep{Err: s.Lanes.Err}
+		}
+	}
+	if err := failCounters(s, &v, att); err != nil {
+		return FailStep{Err: err}
+	}
+	if flow {
+		if !s.FlowTypes.Made {
+			step.Need, step.Verdict = FailFlowTypes, v
+			return step
+		}
+		if s.FlowTypes.Err != nil {
+			return FailStep{Err: s.FlowTypes.Err}
+		}
+	}
+	step.Verdict = v
+	return step
 }
 
-// failLease checks that the caller holds the job's lease: the fence, the
-// row (gone, EMQSTALE), the job's place in active (EMQSTATE cancelled or not
-// active). stop: step is the verdict, a refusal or a read to make.
-func failLease(token []byte, s *FailSeen) (step FailStep, stop bool) {
+// failRow is FAIL's first look: the fence, the row (gone, stale), its
+// place in active (not active, cancelled). done is false when the job is
+// active and its token matches.
+func failRow(token []byte, s *FailSeen) (step FailStep, done bool) {
 	if !s.Version.Made {
 		return FailStep{Need: FailAll}, true
 	}
@@ -109,11 +142,11 @@ func failLease(token []byte, s *FailSeen) (step FailStep, stop bool) {
 	if s.Row.Err != nil {
 		return FailStep{Err: s.Row.Err}, true
 	}
-	att := s.Row.Val[0]
-	if !att.Set {
+	attF := s.Row.Val[0]
+	if !attF.Set {
 		return FailStep{Verdict: FailVerdict{Gone: true}}, true
 	}
-	if string(att.Bytes) != string(token) {
+	if string(attF.Bytes) != string(token) {
 		return FailStep{Err: failStale}, true
 	}
 	if s.Score.Err != nil {
@@ -128,40 +161,18 @@ func failLease(token []byte, s *FailSeen) (step FailStep, stop bool) {
 	return FailStep{}, false
 }
 
-// failWrites is the verdict v of a failed job at attempt att (step carries
-// its lane, parent and policy), after the reads its writes need: the flow
-// accounting (a parent or a wait, when it dies), the lane accounting, delayed
-// and dead typed, stats failed and the outcome's counter predicted, the flow
-// types.
-func failWrites(s *FailSeen, step FailStep, v FailVerdict, att int64) FailStep {
-	flow := step.Parent != nil || v.Wait > 0
-	if flow {
-		if !s.Flow.Made {
-			step.Verdict = v
-			step.Need = FailFlow
-			return step
-		}
-		if s.Flow.Err != nil {
-			return FailStep{Err: s.Flow.Err}
-		}
-	}
-	if step.Lane != nil || step.Parent != nil {
-		if !s.Lanes.Made {
-			step.Need = FailLanes
-			return step
-		}
-		if s.Lanes.Err != nil {
-			return FailStep{Err: s.Lanes.Err}
-		}
-	}
+// failCounters checks the types read (delayed, dead, stats) and predicts
+// the counters: failed, and retried (with the retry's delay, from the
+// backoff and att) or dead.
+func failCounters(s *FailSeen, v *FailVerdict, att int64) error {
 	if s.Delayed.Err != nil {
-		return FailStep{Err: s.Delayed.Err}
+		return s.Delayed.Err
 	}
 	if s.Dead.Err != nil {
-		return FailStep{Err: s.Dead.Err}
+		return s.Dead.Err
 	}
 	if s.Counters.Err != nil {
-		return FailStep{Err: s.Counters.Err}
+		return s.Counters.Err
 	}
 	outcome := s.Counters.Val[2] // dead
 	if v.Retry {
@@ -170,22 +181,10 @@ func failWrites(s *FailSeen, step FailStep, v FailVerdict, att int64) FailStep {
 	}
 	var err error
 	if v.Failed, err = predict(s.Counters.Val[0], 1); err != nil {
-		return FailStep{Err: err}
+		return err
 	}
-	if v.Outcome, err = predict(outcome, 1); err != nil {
-		return FailStep{Err: err}
-	}
-	if flow {
-		if !s.FlowTypes.Made {
-			step.Need, step.Verdict = FailFlowTypes, v
-			return step
-		}
-		if s.FlowTypes.Err != nil {
-			return FailStep{Err: s.FlowTypes.Err}
-		}
-	}
-	step.Verdict = v
-	return step
+	v.Outcome, err = predict(outcome, 1)
+	return err
 }
 
 // FAIL's refusals of a lost lease, built once: a stale worker's call is common

@@ -98,9 +98,6 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 		return RecoverStep{Need: RecoverRows}
 	}
 	v := RecoverVerdict{Moves: moves(&s.Moves, len(ids))}
-	// a row's refusal ends the jobs there: the parents of the jobs before
-	// it are still told (and may refuse first), as internal/lua/recover.lua reads
-	// each job through before the next row
 	lanes, toPending, rowErr := recoverMoves(now, s, &v)
 	if v.Flow {
 		if !s.Flow.Made {
@@ -122,81 +119,8 @@ func Recover(now int64, s *RecoverSeen) RecoverStep {
 			return RecoverStep{Err: s.Lanes.Err}
 		}
 	}
-	return recoverCounts(s, v, toPending)
-}
-
-// recoverMoves sets the move of each expired job in v, in order, up to the
-// first row refused (returned), counting the jobs requeued and dead and
-// flagging v.Flow; lanes: a job has a lane; toPending: one goes to pending.
-func recoverMoves(now int64, s *RecoverSeen, v *RecoverVerdict) (lanes, toPending bool, rowErr error) {
-	for i, m := range s.Expired.Val {
-		if !JobMember(m) {
-			continue
-		}
-		row := s.Rows[i]
-		if row.Err != nil {
-			return lanes, toPending, row.Err
-		}
-		if !row.Val[0].Set {
-			continue
-		}
-		mv := recoverMove(now, m, row.Val)
-		v.Moves[i] = mv
-		lanes = lanes || mv.Lane != nil
-		switch {
-		case mv.To == ToPending:
-			toPending = true
-			v.Requeued++
-		case mv.To == ToLane:
-			v.Requeued++
-		default:
-			v.Died++
-			if ChildParent(at(row.Val, 4)) != nil || waitField(at(row.Val, 6)) > 0 {
-				v.Flow = true
-			}
-		}
-	}
-	return lanes, toPending, nil
-}
-
-// recoverMove is where expired job m, whose row (att max prio lane …) is
-// present, goes: back to pending (or its lane) while it has attempts left
-// (att < max), else to dead with time of death now.
-func recoverMove(now int64, m []byte, row []Field) Move {
-	att, max, prio := row[0], RowMax(row[1]), row[2]
-	lane := LaneName(at(row, 3))
-	if grammar.RowInt(att.Bytes, true, grammar.MaxRowInt) >= grammar.RowInt(max.Bytes, max.Set, grammar.MaxRowInt) {
-		return Move{To: ToDead, Score: now, Lane: lane}
-	}
-	id, _ := grammar.Decimal(m, 1, protocol.MaxJobID)
-	mv := Move{To: ToPending, Score: protocol.PendingScore(grammar.RowInt(prio.Bytes, prio.Set, protocol.MaxPriority), id), Lane: lane}
-	if lane != nil {
-		mv.To = ToLane
-	}
-	return mv
-}
-
-// recoverCounts is the verdict once the jobs' moves and accounting are
-// read: the types read, stats recovered and dead predicted, the flow types.
-func recoverCounts(s *RecoverSeen, v RecoverVerdict, toPending bool) RecoverStep {
-	for _, r := range []*Reply[int64]{&s.Pending, &s.Dead, &s.Signal} {
-		if r.Err != nil {
-			return RecoverStep{Err: r.Err}
-		}
-	}
-	if s.Counters.Err != nil {
-		return RecoverStep{Err: s.Counters.Err}
-	}
-	var err error
-	if v.Requeued > 0 {
-		if v.Recovered, err = predict(s.Counters.Val[0], v.Requeued); err != nil {
-			return RecoverStep{Err: err}
-		}
-	}
-	if v.Died > 0 {
-		if v.Dead, err = predict(s.Counters.Val[1], v.Died); err != nil {
-			return RecoverStep{Err: err}
-		}
+	if err := recoverCounters(s, &v); err != nil {
+		return RecoverStep{Err: err}
 	}
 	if v.Flow {
 		if !s.FlowTypes.Made {
@@ -208,4 +132,72 @@ func recoverCounts(s *RecoverSeen, v RecoverVerdict, toPending bool) RecoverStep
 	}
 	v.Signal = toPending && s.Pending.Val == 0
 	return RecoverStep{Verdict: v}
+}
+
+// recoverMoves decides each expired job's move: to pending (or its lane)
+// while attempts remain, else to dead. A row's refusal ends the jobs
+// there: the parents of the jobs before it are still told (and may refuse
+// first), as internal/lua/recover.lua reads each job through before the
+// next row. It reports whether a job has a lane, whether one goes to
+// pending, and the row's refusal.
+func recoverMoves(now int64, s *RecoverSeen, v *RecoverVerdict) (lanes, toPending bool, rowErr error) {
+	for i, m := range s.Expired.Val {
+		if !JobMember(m) {
+			continue
+		}
+		row := s.Rows[i]
+		if row.Err != nil {
+			return lanes, toPending, row.Err
+		}
+		att, max, prio := row.Val[0], RowMax(row.Val[1]), row.Val[2]
+		if !att.Set {
+			continue
+		}
+		lane := LaneName(at(row.Val, 3))
+		if lane != nil {
+			lanes = true
+		}
+		if grammar.RowInt(att.Bytes, true, grammar.MaxRowInt) < grammar.RowInt(max.Bytes, max.Set, grammar.MaxRowInt) {
+			id, _ := grammar.Decimal(m, 1, protocol.MaxJobID)
+			v.Moves[i] = Move{To: ToPending, Score: protocol.PendingScore(grammar.RowInt(prio.Bytes, prio.Set, protocol.MaxPriority), id), Lane: lane}
+			if lane != nil {
+				v.Moves[i].To = ToLane
+			} else {
+				toPending = true
+			}
+			v.Requeued++
+		} else {
+			v.Moves[i] = Move{To: ToDead, Score: now, Lane: lane}
+			v.Died++
+			if ChildParent(at(row.Val, 4)) != nil || waitField(at(row.Val, 6)) > 0 {
+				v.Flow = true
+			}
+		}
+	}
+	return lanes, toPending, nil
+}
+
+// recoverCounters checks the types read (pending, dead, signal, stats) and
+// predicts the counters that grow.
+func recoverCounters(s *RecoverSeen, v *RecoverVerdict) error {
+	for _, r := range []*Reply[int64]{&s.Pending, &s.Dead, &s.Signal} {
+		if r.Err != nil {
+			return r.Err
+		}
+	}
+	if s.Counters.Err != nil {
+		return s.Counters.Err
+	}
+	var err error
+	if v.Requeued > 0 {
+		if v.Recovered, err = predict(s.Counters.Val[0], v.Requeued); err != nil {
+			return err
+		}
+	}
+	if v.Died > 0 {
+		if v.Dead, err = predict(s.Counters.Val[1], v.Died); err != nil {
+			return err
+		}
+	}
+	return nil
 }

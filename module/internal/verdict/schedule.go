@@ -58,30 +58,70 @@ func ScheduleID(b []byte) bool { return len(b) <= protocol.MaxScheduleID && prot
 // and returns it, or the refusal ERR EMQ <verb> bad <name> of the first
 // value out of its domain.
 func ScheduleValues(verb string, e [][]byte) (Def, error) {
+	bad := func(name string) (Def, error) { return Def{}, refusal(protocol.ErrBadArg(verb, name)) }
 	d := Def{Elems: e}
-	name := scheduleSpec(e)
-	if name == "" {
-		name = scheduleBounds(e, &d)
+	var ok bool
+	if name := scheduleSpec(e); name != "" {
+		return bad(name)
 	}
-	if name != "" {
-		return Def{}, refusal(protocol.ErrBadArg(verb, name))
+	if d.Jitter, ok = grammar.Decimal(e[DefJitter], 0, protocol.MaxScheduleJitter); !ok {
+		return bad("jitter")
+	}
+	if d.Start, ok = grammar.Decimal(e[DefStart], 0, protocol.MaxScheduleTime); !ok {
+		return bad("start")
+	}
+	if d.End, ok = grammar.Decimal(e[DefEnd], 0, protocol.MaxScheduleTime); !ok || (d.End > 0 && d.End < d.Start) {
+		return bad("end")
+	}
+	if d.Limit, ok = grammar.Decimal(e[DefLimit], 0, protocol.MaxScheduleLimit); !ok {
+		return bad("limit")
+	}
+	if d.Grace, ok = grammar.Decimal(e[DefGrace], 0, protocol.MaxScheduleGrace); !ok {
+		return bad("grace")
+	}
+	if d.Catchup, ok = grammar.Decimal(e[DefCatchup], 0, protocol.MaxScheduleCatch); !ok {
+		return bad("catchup")
 	}
 	k, ok := grammar.Decimal(e[DefOptions], 0, protocol.MaxScheduleOption)
 	if !ok {
-		return Def{}, refusal(protocol.ErrBadArg(verb, "options"))
+		return bad("options")
 	}
 	if len(e) != DefOptions+1+2*int(k) {
 		return Def{}, refusal(protocol.ErrArity(verb))
 	}
 	d.Options = int(k)
-	if err := scheduleTemplate(verb, d); err != nil {
+	// the option names (ADD's columns but parent, onfail and due, each
+	// once), then the template as one job of ADD with delay 0, in ADD's
+	// order
+	var add [2 + 2*protocol.MaxScheduleOption + protocol.AddArgsPerJob][]byte
+	args := append(add[:0], digitOne, e[DefOptions])
+	for i := range d.Options {
+		name, _ := d.Option(i)
+		if n := string(name); n == protocol.AddOptionParent || n == protocol.AddOptionOnFail || n == protocol.AddOptionDue {
+			return bad("option")
+		}
+		args = append(args, name)
+	}
+	cols, err := AddOptionsOf(verb, args[2:])
+	if err != nil {
+		return Def{}, err
+	}
+	args = append(args, e[DefData], e[DefPriority], digitZero, e[DefAttempts], e[DefBackoff], e[DefBackoffMS], e[DefUnique], e[DefUniqueTTL])
+	for i := range d.Options {
+		_, value := d.Option(i)
+		args = append(args, value)
+	}
+	var job [1]AddJob
+	if _, err := AddValuesOf(verb, args, 1, d.Options, cols, job[:0]); err != nil {
 		return Def{}, err
 	}
 	return d, nil
 }
 
-// scheduleSpec checks a definition's kind, spec and time zone: it returns
-// the name of the first bad value, or "".
+// scheduleSpec checks a definition's kind, spec and tz, in this order, and
+// returns the name of the first bad one ("" when all are good): a cron
+// spec of 1 to MaxCronSpec bytes with a tz of at most MaxTimeZone, or an
+// every's period in ms with no tz.
 func scheduleSpec(e [][]byte) string {
 	switch string(e[DefKind]) {
 	case protocol.ScheduleCron:
@@ -102,59 +142,6 @@ func scheduleSpec(e [][]byte) string {
 		return "kind"
 	}
 	return ""
-}
-
-// scheduleBounds checks a definition's jitter, start, end, limit, grace and
-// catchup into d: it returns the name of the first bad value, or "".
-func scheduleBounds(e [][]byte, d *Def) string {
-	var ok bool
-	if d.Jitter, ok = grammar.Decimal(e[DefJitter], 0, protocol.MaxScheduleJitter); !ok {
-		return "jitter"
-	}
-	if d.Start, ok = grammar.Decimal(e[DefStart], 0, protocol.MaxScheduleTime); !ok {
-		return "start"
-	}
-	if d.End, ok = grammar.Decimal(e[DefEnd], 0, protocol.MaxScheduleTime); !ok || (d.End > 0 && d.End < d.Start) {
-		return "end"
-	}
-	if d.Limit, ok = grammar.Decimal(e[DefLimit], 0, protocol.MaxScheduleLimit); !ok {
-		return "limit"
-	}
-	if d.Grace, ok = grammar.Decimal(e[DefGrace], 0, protocol.MaxScheduleGrace); !ok {
-		return "grace"
-	}
-	if d.Catchup, ok = grammar.Decimal(e[DefCatchup], 0, protocol.MaxScheduleCatch); !ok {
-		return "catchup"
-	}
-	return ""
-}
-
-// scheduleTemplate checks d's option names (ADD's columns but parent,
-// onfail and due, each once), then its template as one job of ADD with
-// delay 0, in ADD's order; its refusals name verb.
-func scheduleTemplate(verb string, d Def) error {
-	e := d.Elems
-	var add [2 + 2*protocol.MaxScheduleOption + protocol.AddArgsPerJob][]byte
-	args := append(add[:0], digitOne, e[DefOptions])
-	for i := range d.Options {
-		name, _ := d.Option(i)
-		if n := string(name); n == protocol.AddOptionParent || n == protocol.AddOptionOnFail || n == protocol.AddOptionDue {
-			return refusal(protocol.ErrBadArg(verb, "option"))
-		}
-		args = append(args, name)
-	}
-	cols, err := AddOptionsOf(verb, args[2:])
-	if err != nil {
-		return err
-	}
-	args = append(args, e[DefData], e[DefPriority], digitZero, e[DefAttempts], e[DefBackoff], e[DefBackoffMS], e[DefUnique], e[DefUniqueTTL])
-	for i := range d.Options {
-		_, value := d.Option(i)
-		args = append(args, value)
-	}
-	var job [1]AddJob
-	_, err = AddValuesOf(verb, args, 1, d.Options, cols, job[:0])
-	return err
 }
 
 var digitOne, digitZero = []byte("1"), []byte("0")
