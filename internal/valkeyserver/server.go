@@ -518,10 +518,16 @@ func (s *Server) shutdownNow() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if c, err := s.Dial(ctx); err == nil {
-		// the reply is the connection closing
-		_, _ = c.Do(ctx, "SHUTDOWN", "NOSAVE", "NOW", "FORCE")
-		_ = c.Close()
+	c, err := s.Dial(ctx)
+	if err != nil {
+		return
+	}
+	// the reply is the connection closing; an error reply is a refusal
+	_, err = c.Do(ctx, "SHUTDOWN", "NOSAVE", "NOW", "FORCE")
+	_ = c.Close()
+	var re ReplyError
+	if errors.As(err, &re) {
+		return
 	}
 	select {
 	case <-p.done:

@@ -63,6 +63,35 @@ func TestStartStop(t *testing.T) {
 	require.Error(t, err)
 }
 
+// Discard ends the server and removes its directory, through SHUTDOWN, or
+// through Stop's SIGTERM when the server refuses the command; a server
+// whose data is kept is stopped as by Stop, its directory left.
+func TestDiscard(t *testing.T) {
+	t.Parallel()
+	ctx := ctxT(t)
+	for _, refuse := range []bool{false, true} {
+		s, err := valkeyserver.Start(ctx, valkeyserver.Options{})
+		require.NoError(t, err)
+		pid, dir := s.PID(), s.Dir()
+		if refuse {
+			_, err := s.Do(ctx, "ACL", "SETUSER", "default", "-shutdown")
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.Discard(), "refused: %v", refuse)
+		requireGone(t, pid)
+		require.False(t, s.Running())
+		require.NoDirExists(t, dir)
+		require.NoError(t, s.Discard(), "Discard is idempotent")
+	}
+	given := filepath.Join(t.TempDir(), "data")
+	s, err := valkeyserver.Start(ctx, valkeyserver.Options{Dir: given})
+	require.NoError(t, err)
+	pid := s.PID()
+	require.NoError(t, s.Discard())
+	requireGone(t, pid)
+	require.DirExists(t, given)
+}
+
 func TestKeepAndGivenDir(t *testing.T) {
 	t.Parallel()
 	ctx := ctxT(t)
