@@ -31,8 +31,21 @@ for build in "${builds[@]}"; do
 		go test -count=1 -timeout 10m -run '^TestLua' ./internal/conformance
 		;;
 	*)
-		go test -count=1 -timeout 15m ./internal/conformance ./module/... ./verify/... ./internal/valkeyserver
-		go test -count=1 -timeout 10m -run '^(TestCluster|TestReshard)' .
+		# The cluster and resharding tests mostly wait (for failovers,
+		# migrations), so they run beside the suites rather than after them,
+		# their output kept until they end. verify comes first: its
+		# time-bounded differential run is the longest package.
+		out="$(mktemp)"
+		go test -count=1 -timeout 10m -run '^(TestCluster|TestReshard)' . >"$out" 2>&1 &
+		cluster=$!
+		status=0
+		go test -count=1 -timeout 15m ./verify/... ./internal/conformance ./module/... ./internal/valkeyserver || status=$?
+		wait "$cluster" || status=$?
+		cat "$out"
+		rm -f "$out"
+		if [ "$status" -ne 0 ]; then
+			exit "$status"
+		fi
 		;;
 	esac
 	unset TRAFIKEY_VALKEY_SERVER
