@@ -223,18 +223,6 @@ func TestDelay(t *testing.T) {
 	})
 }
 
-func formatMS(t time.Time) string {
-	ms := t.UnixMilli()
-	var buf [20]byte
-	i := len(buf)
-	for ms > 0 {
-		i--
-		buf[i] = byte('0' + ms%10)
-		ms /= 10
-	}
-	return string(buf[i:])
-}
-
 // TestReschedule: a pending job is delayed, a delayed one made pending, a
 // claimed one refused.
 func TestReschedule(t *testing.T) {
