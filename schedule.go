@@ -80,7 +80,7 @@ type ScheduleInfo struct {
 	// Schedule is the definition, its job's Payload and Options as
 	// stored. Passing it back to Schedules.Set keeps the job.
 	Schedule
-	// Revision counts the definition's changes (SetSchedule, pause and
+	// Revision counts the definition's changes (Schedules.Set, pause and
 	// resume); a step computed from an older one is refused.
 	Revision int
 	// Count is the occurrences taken so far.
