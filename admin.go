@@ -111,31 +111,31 @@ func (q *Queue) recover(ctx context.Context, limit int, call func(context.Contex
 type Stats struct {
 	// Jobs by state. Pending counts every ready job, in a lane or not
 	// (LaneWaiting of them in lanes); Active every claimed one.
-	Pending, Delayed, Active, Dead int64
+	Pending, Delayed, Active, Dead int
 	// Paused reports whether claims are paused.
 	Paused bool
 	// Lanes counts the lanes with waiting or active jobs (Queue.Lanes lists
 	// them); LaneWaiting the jobs waiting in them.
-	Lanes, LaneWaiting int64
+	Lanes, LaneWaiting int
 	// RateLimit is the most jobs claimed per RateWindow (SetRate); 0 when
 	// the queue has no rate limit.
-	RateLimit  int64
+	RateLimit  int
 	RateWindow time.Duration
 	// Waiting counts the parents waiting for their children (AddFlow);
 	// Retained the completed jobs kept by the retention policy.
-	Waiting, Retained int64
+	Waiting, Retained int
 
 	// Lifetime counters.
-	TotalAdded     int64 // jobs added
-	TotalCompleted int64 // jobs completed
-	TotalFailed    int64 // failed attempts (retried or dead-lettered)
-	TotalRetried   int64 // failed attempts scheduled to run again
-	TotalDead      int64 // jobs dead-lettered, by failure or lease expiry
-	TotalRecovered int64 // expired leases put back to pending
-	TotalRemoved   int64 // jobs removed
-	TotalRequeued  int64 // dead jobs requeued
-	TotalTrimmed   int64 // dead jobs deleted by the retention policy
-	TotalCancelled int64 // jobs ended by Cancel (they are among the dead ones)
+	TotalAdded     int // jobs added
+	TotalCompleted int // jobs completed
+	TotalFailed    int // failed attempts (retried or dead-lettered)
+	TotalRetried   int // failed attempts scheduled to run again
+	TotalDead      int // jobs dead-lettered, by failure or lease expiry
+	TotalRecovered int // expired leases put back to pending
+	TotalRemoved   int // jobs removed
+	TotalRequeued  int // dead jobs requeued
+	TotalTrimmed   int // dead jobs deleted by the retention policy
+	TotalCancelled int // jobs ended by Cancel (they are among the dead ones)
 }
 
 // Stats reads the queue's counts and counters in one call.
@@ -149,10 +149,10 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	if err != nil || len(pairs)%2 != 0 {
 		return s, fmt.Errorf("trafikey: stats: unexpected reply %v", msg)
 	}
-	fields := map[string]*int64{
+	fields := map[string]*int{
 		"pending": &s.Pending, "delayed": &s.Delayed, "active": &s.Active, "dead": &s.Dead,
 	}
-	totals := []*int64{
+	totals := []*int{
 		&s.TotalAdded, &s.TotalCompleted, &s.TotalFailed, &s.TotalRetried,
 		&s.TotalDead, &s.TotalRecovered, &s.TotalRemoved, &s.TotalRequeued, &s.TotalTrimmed,
 		&s.TotalCancelled,
@@ -160,7 +160,7 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 	for i, name := range protocol.StatsCounters {
 		fields["total_"+name] = totals[i]
 	}
-	var paused, window int64
+	var paused, window int
 	fields["paused"] = &paused
 	fields["lanes"], fields["lane_waiting"] = &s.Lanes, &s.LaneWaiting
 	fields["rate_max"], fields["rate_window"] = &s.RateLimit, &window
@@ -174,9 +174,11 @@ func (q *Queue) Stats(ctx context.Context) (Stats, error) {
 		if !ok {
 			continue // a field of a later release
 		}
-		if *dst, err = pairs[i+1].AsInt64(); err != nil {
+		n, err := pairs[i+1].AsInt64()
+		if err != nil {
 			return s, fmt.Errorf("trafikey: stats: field %s: %w", name, err)
 		}
+		*dst = int(n)
 	}
 	s.Paused = paused == 1
 	s.Pending += s.LaneWaiting // STATS counts the pending set apart from the lanes
@@ -206,7 +208,7 @@ type JobInfo struct {
 	Payload []byte
 	// Attempts counts the job's claims so far; MaxAttempts is how many it
 	// may have.
-	Attempts, MaxAttempts int64
+	Attempts, MaxAttempts int
 	Priority              int
 	Backoff               BackoffKind
 	BackoffBase           time.Duration
@@ -225,7 +227,7 @@ type JobInfo struct {
 	// parent, counts its children not finished yet; ChildFailed is the
 	// first child that died and fails it.
 	Parent      string
-	Waiting     int64
+	Waiting     int
 	ChildFailed string
 	// Result is a retained completed job's result.
 	Result []byte
@@ -291,9 +293,9 @@ func (info *JobInfo) set(name string, v valkey.ValkeyMessage) error {
 	case protocol.FieldData:
 		info.Payload = []byte(s)
 	case protocol.FieldAttempts:
-		info.Attempts, err = strconv.ParseInt(s, 10, 64)
+		info.Attempts, err = strconv.Atoi(s)
 	case protocol.FieldMax:
-		info.MaxAttempts, err = strconv.ParseInt(s, 10, 64)
+		info.MaxAttempts, err = strconv.Atoi(s)
 	case protocol.FieldPriority:
 		info.Priority, err = strconv.Atoi(s)
 	case protocol.FieldBackoff:
@@ -317,7 +319,7 @@ func (info *JobInfo) set(name string, v valkey.ValkeyMessage) error {
 	case protocol.FieldParent:
 		info.Parent = s
 	case protocol.FieldDeps:
-		info.Waiting, err = strconv.ParseInt(s, 10, 64)
+		info.Waiting, err = strconv.Atoi(s)
 	case protocol.FieldChildFail:
 		info.ChildFailed = s
 	case protocol.FieldResult:

@@ -5,7 +5,7 @@ import (
 	"go/doc"
 	"go/parser"
 	"go/token"
-	"io/fs"
+	"os"
 	"strings"
 	"testing"
 )
@@ -25,14 +25,19 @@ const (
 // bounds allow, reading the package's source as godoc does.
 func TestAPISize(t *testing.T) {
 	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.ParseComments)
+	entries, err := os.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var files []*ast.File
-	for _, f := range pkgs["trafikey"].Files {
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, e.Name(), nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
 		files = append(files, f)
 	}
 	p, err := doc.NewFromFiles(fset, files, "github.com/trafikey/trafikey")

@@ -82,7 +82,7 @@ func TestAddTakenOutBeforeSent(t *testing.T) {
 	require.NotEqual(t, ids[0], ids[1])
 	st, err := q.Stats(t.Context())
 	require.NoError(t, err)
-	require.Equal(t, int64(2), st.TotalAdded, "the cancelled job was not sent")
+	require.Equal(t, 2, st.TotalAdded, "the cancelled job was not sent")
 	require.Eventually(t, q.adder.Idle, 10*time.Second, time.Millisecond, "the senders exit")
 }
 

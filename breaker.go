@@ -30,7 +30,7 @@ var ErrBreakerOpen = errors.New("trafikey: circuit breaker open")
 type Breaker struct {
 	q         *Queue
 	name      string
-	threshold int64
+	threshold int
 	ttl       string
 	keys      []string
 }
@@ -40,12 +40,12 @@ type Breaker struct {
 // than threshold (1..2^53) failures were counted in a window of window
 // (1 ms to ten years, rounded up to a millisecond). Breakers of one name
 // share their count, whatever their threshold.
-func (q *Queue) Breaker(downstream string, threshold int64, window time.Duration) (*Breaker, error) {
+func (q *Queue) Breaker(downstream string, threshold int, window time.Duration) (*Breaker, error) {
 	const op = "breaker"
 	if !protocol.ValidBusName([]byte(downstream)) {
 		return nil, invalid(op, "downstream %s must be 1..%d bytes of letters, digits and - _ . : / @", echo(downstream), protocol.MaxBusName)
 	}
-	if threshold < 1 || threshold > 1<<53 {
+	if threshold < 1 || int64(threshold) > 1<<53 {
 		return nil, invalid(op, "threshold %d must be 1..2^53", threshold)
 	}
 	ms := (window + time.Millisecond - 1) / time.Millisecond
@@ -64,7 +64,7 @@ func (b *Breaker) Name() string { return b.name }
 
 // Failure counts one failure of the downstream and reports the window's
 // count after it, and whether the breaker is open now.
-func (b *Breaker) Failure(ctx context.Context) (count int64, open bool, err error) {
+func (b *Breaker) Failure(ctx context.Context) (count int, open bool, err error) {
 	v := protocol.FailuresIncr
 	msg, err := b.q.untilRun(ctx, func() (valkey.ValkeyMessage, error) {
 		return b.q.reply(ctx, v, b.q.exec.Exec(ctx, v, b.keys, []string{b.ttl}))
@@ -76,12 +76,12 @@ func (b *Breaker) Failure(ctx context.Context) (count int64, open bool, err erro
 	if err != nil {
 		return 0, false, fmt.Errorf("trafikey: %s: unexpected reply: %w", v.Name, err)
 	}
-	return n, n > b.threshold, nil
+	return int(n), int(n) > b.threshold, nil
 }
 
 // Failures returns the current window's count (0 when no window is open).
 // It is a plain GET of the counter, read-only.
-func (b *Breaker) Failures(ctx context.Context) (int64, error) {
+func (b *Breaker) Failures(ctx context.Context) (int, error) {
 	c := b.q.client
 	s, err := c.Do(ctx, c.B().Get().Key(b.keys[2]).Build()).ToString()
 	if valkey.IsValkeyNil(err) {
@@ -90,7 +90,7 @@ func (b *Breaker) Failures(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("trafikey: breaker %s: %w", b.name, err)
 	}
-	n, err := strconv.ParseInt(s, 10, 64)
+	n, err := strconv.Atoi(s)
 	if err != nil {
 		return 0, fmt.Errorf("trafikey: breaker %s: the counter holds %s: %w", b.name, echo(s), err)
 	}

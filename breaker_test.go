@@ -18,7 +18,7 @@ func TestBreaker(t *testing.T) {
 		br, err := b.q.Breaker("smtp", 2, time.Minute)
 		require.NoError(t, err)
 		require.Equal(t, "smtp", br.Name())
-		for want := int64(1); want <= 3; want++ {
+		for want := 1; want <= 3; want++ {
 			open, err := br.Open(ctx)
 			require.NoError(t, err)
 			require.False(t, open)
@@ -56,7 +56,7 @@ func TestBreakerMiddleware(t *testing.T) {
 		require.Equal(t, 2, calls, "an open breaker spares the handler")
 		n, err := br.Failures(ctx)
 		require.NoError(t, err)
-		require.Equal(t, int64(2), n)
+		require.Equal(t, 2, n)
 
 		// errors the caller does not count leave the count alone
 		other, err := b.q.Breaker("other", 1, time.Minute)
@@ -73,7 +73,7 @@ func TestBreakerInvalid(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		for _, tc := range []struct {
 			name      string
-			threshold int64
+			threshold int
 			window    time.Duration
 		}{
 			{"", 1, time.Second},

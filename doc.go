@@ -30,8 +30,9 @@
 // jobs it adds and hands them back unchanged (Schedules.Get), which an
 // opaque function cannot do. Delays count on the server's clock only (no
 // absolute run-at time, which would compare a producer's clock with the
-// server's). One sentinel names each refusal (ErrLeaseLost for a job its
-// caller no longer holds, however the server found out).
+// server's). Counts are int throughout, and one sentinel names each refusal
+// (ErrLeaseLost for a job its caller no longer holds, however the server
+// found out).
 //
 // # Opening a queue
 //

@@ -54,7 +54,7 @@ type DurabilityError struct {
 	// Want is the durability asked for.
 	Want Durability
 	// Replicas is how many replicas confirmed the write.
-	Replicas int64
+	Replicas int
 	// LocalAOF reports whether the primary fsynced it (with Want.AOF).
 	LocalAOF bool
 	// Err is the wait's own error, when it failed rather than timed out.
@@ -67,7 +67,7 @@ func (e *DurabilityError) Error() string {
 		return "trafikey: " + e.Verb + ": durability not confirmed: " + e.Err.Error()
 	}
 	msg := "trafikey: " + e.Verb + ": durability not confirmed within " + e.Want.timeout().String() +
-		": " + strconv.FormatInt(e.Replicas, 10) + " of " + strconv.Itoa(e.Want.Replicas) + " replicas"
+		": " + strconv.Itoa(e.Replicas) + " of " + strconv.Itoa(e.Want.Replicas) + " replicas"
 	if e.Want.AOF {
 		msg += ", primary AOF " + map[bool]string{true: "fsynced", false: "not fsynced"}[e.LocalAOF]
 	}
@@ -164,9 +164,9 @@ func (q *Queue) callDurable(ctx context.Context, v *protocol.Verb, d Durability,
 		case len(counts) != 2:
 			de.Err = fmt.Errorf("WAITAOF replied %v", counts)
 		default:
-			de.LocalAOF, de.Replicas = counts[0] >= 1, counts[1]
+			de.LocalAOF, de.Replicas = counts[0] >= 1, int(counts[1])
 		}
-		if de.Err == nil && de.LocalAOF && de.Replicas >= int64(d.Replicas) {
+		if de.Err == nil && de.LocalAOF && de.Replicas >= d.Replicas {
 			return msg, nil
 		}
 		return msg, de
@@ -176,7 +176,7 @@ func (q *Queue) callDurable(ctx context.Context, v *protocol.Verb, d Durability,
 		de.Err = err
 		return msg, de
 	}
-	if de.Replicas = n; n >= int64(d.Replicas) {
+	if de.Replicas = int(n); de.Replicas >= d.Replicas {
 		return msg, nil
 	}
 	return msg, de

@@ -247,7 +247,7 @@ func TestDurabilityNotConfirmed(t *testing.T) {
 			require.ErrorIs(t, err, trafikey.ErrNotDurable)
 			var de *trafikey.DurabilityError
 			require.ErrorAs(t, err, &de)
-			require.Equal(t, int64(0), de.Replicas)
+			require.Equal(t, 0, de.Replicas)
 			require.Equal(t, "add", de.Verb)
 			require.Contains(t, err.Error(), "0 of 1 replicas")
 			require.NotEmpty(t, id, "the job was added: its id comes with the error")

@@ -36,7 +36,7 @@ func TestServerErrors(t *testing.T) {
 
 		// Claimed again: the first token is stale.
 		second := claimOne(t, b.q, time.Minute)
-		require.Equal(t, int64(2), second.Attempt)
+		require.Equal(t, 2, second.Attempt)
 		err = first.Complete(ctx)
 		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
 		require.NotErrorIs(t, err, trafikey.ErrState)

@@ -32,8 +32,8 @@ func TestFlowParentReadsChildResults(t *testing.T) {
 		info, err := q.Inspect(t.Context(), ids.ID)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateWaiting, info.State)
-		require.Equal(t, int64(3), info.Waiting)
-		require.Equal(t, int64(2), stats(t, q).Waiting, "the root and child 2 wait")
+		require.Equal(t, 3, info.Waiting)
+		require.Equal(t, 2, stats(t, q).Waiting, "the root and child 2 wait")
 
 		var mu sync.Mutex
 		var order []string
@@ -182,13 +182,13 @@ func TestRetention(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateCompleted, info.State)
 		require.Equal(t, []byte("res-"+jobs[0].ID), info.Result)
-		require.Equal(t, int64(4), stats(t, q).Retained)
+		require.Equal(t, 4, stats(t, q).Retained)
 		done, dead, err := q.Admin().Trim(t.Context(), 1000)
 		require.NoError(t, err)
 		require.Equal(t, [2]int{1, 0}, [2]int{done, dead}, "one completed job past the bound of 3")
 		_, err = q.Inspect(t.Context(), jobs[0].ID)
 		require.ErrorIs(t, err, trafikey.ErrNotFound, "the oldest went first")
-		require.Equal(t, int64(3), stats(t, q).Retained)
+		require.Equal(t, 3, stats(t, q).Retained)
 		valkeytest.RequireConsistentQueue(t, b.server, q.Name())
 
 		// a result over the queue's bound is refused, the job left active

@@ -74,7 +74,7 @@ func TestJobTimeout(t *testing.T) {
 		require.Equal(t, trafikey.StatePending, state)
 		second := <-dones
 		require.Equal(t, trafikey.OutcomeCompleted, second.outcome)
-		require.Equal(t, int64(2), second.job.Attempt)
+		require.Equal(t, 2, second.job.Attempt)
 
 		close(release)
 		lateErr := <-late
@@ -120,18 +120,18 @@ func TestCancelActive(t *testing.T) {
 		require.LessOrEqual(t, seen, 2)
 		require.Equal(t, trafikey.OutcomeCancelled, <-outcome)
 		require.Equal(t, before+seen, calls.count(protocol.Extend), "a cancelled job is not extended again")
-		require.Equal(t, int64(1), w.Stats().Cancelled)
+		require.Equal(t, 1, w.Stats().Cancelled)
 		info, err := b.q.Inspect(t.Context(), id)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDead, info.State)
 		require.Equal(t, "cancelled", info.LastError)
 		require.True(t, info.Cancelled)
 		s := stats(t, b.q)
-		require.Equal(t, int64(1), s.TotalCancelled)
-		require.Equal(t, int64(0), s.TotalDead)
-		require.Equal(t, int64(0), s.TotalFailed)
-		require.Equal(t, int64(1), s.Dead)
-		require.Equal(t, int64(0), s.Active)
+		require.Equal(t, 1, s.TotalCancelled)
+		require.Equal(t, 0, s.TotalDead)
+		require.Equal(t, 0, s.TotalFailed)
+		require.Equal(t, 1, s.Dead)
+		require.Equal(t, 0, s.Active)
 	})
 }
 
@@ -183,8 +183,8 @@ func TestCancelPendingAndDelayed(t *testing.T) {
 			require.True(t, info.Cancelled)
 		}
 		s := stats(t, b.q)
-		require.Equal(t, int64(2), s.TotalCancelled)
-		require.Equal(t, int64(0), s.Pending+s.Delayed)
+		require.Equal(t, 2, s.TotalCancelled)
+		require.Equal(t, 0, s.Pending+s.Delayed)
 		jobs, err := b.q.Claim(ctx, time.Minute, 10)
 		require.NoError(t, err)
 		require.Empty(t, jobs)
@@ -221,18 +221,6 @@ func TestDelay(t *testing.T) {
 		_, err = b.q.Add(ctx, []byte("x"), &trafikey.JobOptions{Delay: 11 * 365 * 24 * time.Hour})
 		require.ErrorIs(t, err, trafikey.ErrInvalid)
 	})
-}
-
-func formatMS(t time.Time) string {
-	ms := t.UnixMilli()
-	var buf [20]byte
-	i := len(buf)
-	for ms > 0 {
-		i--
-		buf[i] = byte('0' + ms%10)
-		ms /= 10
-	}
-	return string(buf[i:])
 }
 
 // TestReschedule: a pending job is delayed, a delayed one made pending, a
@@ -330,12 +318,12 @@ func TestMuxRoutesKinds(t *testing.T) {
 		info, err = b.q.Inspect(ctx, unknown)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDead, info.State)
-		require.Equal(t, int64(1), info.Attempts, "no retries")
+		require.Equal(t, 1, info.Attempts, "no retries")
 		require.Equal(t, `trafikey: no handler for kind "fax"`, info.LastError)
 		info, err = b.q.Inspect(ctx, badJSON)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDead, info.State)
-		require.Equal(t, int64(1), info.Attempts, "no retries")
+		require.Equal(t, 1, info.Attempts, "no retries")
 		require.Contains(t, info.LastError, `payload of kind "email" does not decode`)
 	})
 }
@@ -364,7 +352,7 @@ func TestJobFields(t *testing.T) {
 		_, err := b.q.Add(ctx, []byte("a"), &trafikey.JobOptions{MaxAttempts: 2, Backoff: trafikey.BackoffFixed, BackoffBase: 0, Kind: "k", Timeout: 1500 * time.Millisecond, Headers: map[string]string{"traceparent": "00-abc-def-01", "x": "a=b&c", "y": "1"}})
 		require.NoError(t, err)
 		j := claimOne(t, b.q, time.Minute)
-		require.Equal(t, int64(2), j.MaxAttempts)
+		require.Equal(t, 2, j.MaxAttempts)
 		require.Equal(t, "k", j.Kind)
 		require.Equal(t, 1500*time.Millisecond, j.Timeout)
 		require.Equal(t, map[string]string{"traceparent": "00-abc-def-01", "x": "a=b&c", "y": "1"}, j.Headers)
@@ -374,7 +362,7 @@ func TestJobFields(t *testing.T) {
 		_, err = b.q.Admin().Reschedule(ctx, j.ID, 0)
 		require.NoError(t, err)
 		j = claimOne(t, b.q, time.Minute)
-		require.Equal(t, int64(2), j.Attempt)
+		require.Equal(t, 2, j.Attempt)
 		require.True(t, j.LastAttempt())
 		info, err := b.q.Inspect(ctx, j.ID)
 		require.NoError(t, err)
@@ -386,7 +374,7 @@ func TestJobFields(t *testing.T) {
 		require.Equal(t, "", p.Kind)
 		require.Equal(t, time.Duration(0), p.Timeout)
 		require.Nil(t, p.Headers)
-		require.Equal(t, int64(trafikey.DefaultMaxAttempts), p.MaxAttempts)
+		require.Equal(t, trafikey.DefaultMaxAttempts, p.MaxAttempts)
 	})
 }
 
@@ -403,7 +391,7 @@ func TestJobOptionsValidated(t *testing.T) {
 			_, err := b.q.Add(ctx, []byte("a"), &opt)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
-		require.Equal(t, int64(0), stats(t, b.q).TotalAdded)
+		require.Equal(t, 0, stats(t, b.q).TotalAdded)
 	})
 }
 
@@ -417,7 +405,7 @@ func TestWithJobFieldsOff(t *testing.T) {
 		require.Equal(t, "a", string(j.Payload))
 		require.Equal(t, "", j.Kind)
 		require.Equal(t, time.Duration(0), j.Timeout)
-		require.Equal(t, int64(0), j.MaxAttempts)
+		require.Equal(t, 0, j.MaxAttempts)
 		require.False(t, j.LastAttempt(), "not known")
 	})
 }

@@ -24,10 +24,10 @@ type Job struct {
 	Payload []byte
 	// Attempt counts the job's claims, this one included (1 on the first
 	// run). It is the attempt token the job's methods send.
-	Attempt int64
+	Attempt int
 	// MaxAttempts is how many claims the job may have (MaxAttempts at
 	// Add); when Attempt reaches it, a failure dead-letters the job.
-	MaxAttempts int64
+	MaxAttempts int
 	// Kind is the job's kind (Kind at Add), which a Mux routes on; empty
 	// for none.
 	Kind string
@@ -156,14 +156,14 @@ func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 	if err1 != nil || err3 != nil {
 		return nil, false
 	}
-	j := &Job{ID: id, Payload: []byte(data), Attempt: att, q: q, token: protocol.FormatInt(att)}
+	j := &Job{ID: id, Payload: []byte(data), Attempt: int(att), q: q, token: protocol.FormatInt(att)}
 	if ext {
 		maxAtt, err1 := f[3].AsInt64()
 		timeout, err2 := f[5].AsInt64()
 		if err1 != nil || err2 != nil {
 			return nil, false
 		}
-		j.MaxAttempts = maxAtt
+		j.MaxAttempts = int(maxAtt)
 		j.Kind, _ = f[4].ToString()
 		j.Timeout = time.Duration(timeout) * time.Millisecond
 		headers, _ := f[6].ToString()

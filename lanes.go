@@ -14,7 +14,7 @@ type LaneInfo struct {
 	// Name is the lane's name.
 	Name string
 	// Waiting counts its jobs ready to be claimed; Active its claimed ones.
-	Waiting, Active int64
+	Waiting, Active int
 	// Cap is the most of its jobs active at once; 0 is no cap.
 	Cap int
 	// Paused reports whether the lane is paused.
@@ -86,7 +86,7 @@ func (l Lane) Info(ctx context.Context) (LaneInfo, error) {
 	if err != nil || len(n) != 4 {
 		return LaneInfo{}, fmt.Errorf("trafikey: lane: unexpected reply %v", msg)
 	}
-	return LaneInfo{Name: lane, Waiting: n[0], Active: n[1], Cap: int(n[2]), Paused: n[3] == 1}, nil
+	return LaneInfo{Name: lane, Waiting: int(n[0]), Active: int(n[1]), Cap: int(n[2]), Paused: n[3] == 1}, nil
 }
 
 // lanesPage is how many lanes one LANES call reads.
@@ -144,7 +144,7 @@ func (q *Queue) lanesAfter(ctx context.Context, after string, count int) ([]Lane
 		if err != nil {
 			return nil, fmt.Errorf("trafikey: lanes: unexpected reply %v", msg)
 		}
-		l.Waiting, l.Active, l.Cap, l.Paused = n[0], n[1], int(n[2]), n[3] == 1
+		l.Waiting, l.Active, l.Cap, l.Paused = int(n[0]), int(n[1]), int(n[2]), n[3] == 1
 		out = append(out, l)
 	}
 	return out, nil

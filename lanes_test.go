@@ -48,9 +48,9 @@ func TestLanesRoundRobin(t *testing.T) {
 		}
 		addLaned(t, q, "", 3)
 		s := stats(t, q)
-		require.Equal(t, int64(212), s.Pending, "pending counts the lanes' jobs")
-		require.Equal(t, int64(209), s.LaneWaiting)
-		require.Equal(t, int64(4), s.Lanes)
+		require.Equal(t, 212, s.Pending, "pending counts the lanes' jobs")
+		require.Equal(t, 209, s.LaneWaiting)
+		require.Equal(t, 4, s.Lanes)
 
 		seen := map[string]int{}
 		var order []string
@@ -160,7 +160,7 @@ func TestLanesListing(t *testing.T) {
 		for l, err := range q.Lanes(t.Context()) {
 			require.NoError(t, err)
 			require.Equal(t, "l"+strconv.Itoa(1000+n), l.Name)
-			require.Equal(t, int64(1), l.Waiting)
+			require.Equal(t, 1, l.Waiting)
 			n++
 		}
 		require.Equal(t, 250, n)
@@ -178,7 +178,7 @@ func TestRateLimit(t *testing.T) {
 		q := b.q
 		require.NoError(t, q.Admin().SetRate(t.Context(), 3, time.Minute))
 		s := stats(t, q)
-		require.Equal(t, int64(3), s.RateLimit)
+		require.Equal(t, 3, s.RateLimit)
 		require.Equal(t, time.Minute, s.RateWindow)
 		addLaned(t, q, "", 5)
 		jobs, err := q.Claim(t.Context(), time.Minute, 5)

@@ -96,11 +96,11 @@ type JobRow struct {
 	// active, dead and completed; zero for pending and waiting.
 	At time.Time
 	// Attempts counts its claims; MaxAttempts is how many it may have.
-	Attempts, MaxAttempts int64
+	Attempts, MaxAttempts int
 	Priority              int
 	Lane, Parent          string
 	// Waiting, on a parent, counts its children not finished yet.
-	Waiting int64
+	Waiting int
 	// AddedAt is when the job was added (server clock).
 	AddedAt time.Time
 	// LastError is the start of the last failure's text, ErrorSize its
@@ -111,7 +111,7 @@ type JobRow struct {
 	Progress string
 	// PayloadSize is the payload's length; Preview its start, nil when the
 	// payload is over 16 KiB or the page has no clip.
-	PayloadSize int64
+	PayloadSize int
 	Preview     []byte
 }
 
@@ -120,7 +120,7 @@ type JobsPage struct {
 	// Rows are the page's jobs in listing order.
 	Rows []JobRow
 	// Total is how many jobs the state's set holds now.
-	Total int64
+	Total int
 	// Next continues after the last row; empty when the listing is done.
 	Next Cursor
 }
@@ -225,7 +225,9 @@ func parseJobsPage(msg valkey.ValkeyMessage) (JobsPage, error) {
 	if err != nil || len(top) != 4 {
 		return p, fmt.Errorf("want 4 entries")
 	}
-	if p.Total, err = top[0].AsInt64(); err != nil {
+	total, err := top[0].AsInt64()
+	p.Total = int(total)
+	if err != nil {
 		return p, err
 	}
 	if p.Next, err = cursorOf(top[1], top[2]); err != nil {
@@ -263,8 +265,8 @@ func parseJobRow(m valkey.ValkeyMessage) (JobRow, error) {
 			return r, err
 		}
 	}
-	r.Score, r.Attempts, r.MaxAttempts, r.Priority, r.Waiting = n[0], n[1], n[2], int(n[3]), n[4]
-	r.ErrorSize, r.PayloadSize = int(n[6]), n[7]
+	r.Score, r.Attempts, r.MaxAttempts, r.Priority, r.Waiting = n[0], int(n[1]), int(n[2]), int(n[3]), int(n[4])
+	r.ErrorSize, r.PayloadSize = int(n[6]), int(n[7])
 	if f[2].IsNil() {
 		return r, nil
 	}
@@ -305,10 +307,10 @@ type DeadFilter struct {
 // call.
 type BulkProgress struct {
 	// Done counts the jobs acted on so far; Examined the jobs looked at.
-	Done, Examined int64
+	Done, Examined int
 	// Total is how many jobs the set held when the operation started: an
 	// upper bound of Examined for a filter over the dead jobs.
-	Total int64
+	Total int
 }
 
 // bulkLimit is how many jobs one call of a bulk operation examines. The
@@ -373,7 +375,7 @@ func (q *Queue) serverNow(ctx context.Context) (int64, error) {
 // and calls progress (when not nil) after each call; a job that dies while
 // it runs is not taken. Cancelling ctx stops it between calls: the jobs
 // requeued so far stay requeued.
-func (a Admin) RequeueDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+func (a Admin) RequeueDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int, error) {
 	q := a.q
 	return q.deadWalk(ctx, protocol.RequeueDead, f, progress)
 }
@@ -382,12 +384,12 @@ func (a Admin) RequeueDead(ctx context.Context, f DeadFilter, progress func(Bulk
 // does one, and returns how many it removed; e.g. DeadFilter{OlderThan:
 // 7 * 24 * time.Hour} clears the dead jobs of more than a week ago. It
 // walks as RequeueDead does.
-func (a Admin) RemoveDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+func (a Admin) RemoveDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int, error) {
 	q := a.q
 	return q.deadWalk(ctx, protocol.RemoveDead, f, progress)
 }
 
-func (q *Queue) deadWalk(ctx context.Context, v *protocol.Verb, f DeadFilter, progress func(BulkProgress)) (int64, error) {
+func (q *Queue) deadWalk(ctx context.Context, v *protocol.Verb, f DeadFilter, progress func(BulkProgress)) (int, error) {
 	op := v.Name
 	if err := f.check(op); err != nil {
 		return 0, err
@@ -428,8 +430,8 @@ func (q *Queue) deadWalk(ctx context.Context, v *protocol.Verb, f DeadFilter, pr
 		if err1 != nil || err2 != nil || err3 != nil {
 			return p.Done, fmt.Errorf("trafikey: %s: unexpected reply %v", op, msg)
 		}
-		p.Done += taken
-		p.Examined += examined
+		p.Done += int(taken)
+		p.Examined += int(examined)
 		if progress != nil {
 			progress(p)
 		}
@@ -445,7 +447,7 @@ func (q *Queue) deadWalk(ctx context.Context, v *protocol.Verb, f DeadFilter, pr
 // most 100 jobs at a time and calls progress (when not nil) after each
 // call; it stops once delayed is empty or it has moved as many jobs as
 // delayed held at its start (failing jobs keep coming back to delayed).
-func (a Admin) PromoteAll(ctx context.Context, progress func(BulkProgress)) (int64, error) {
+func (a Admin) PromoteAll(ctx context.Context, progress func(BulkProgress)) (int, error) {
 	q := a.q
 	var p BulkProgress
 	limit := strconv.Itoa(bulkLimit)
@@ -462,9 +464,9 @@ func (a Admin) PromoteAll(ctx context.Context, progress func(BulkProgress)) (int
 			return p.Done, fmt.Errorf("trafikey: promoteall: unexpected reply %v", msg)
 		}
 		if first {
-			p.Total = n[0] + n[1]
+			p.Total = int(n[0] + n[1])
 		}
-		p.Done += n[0]
+		p.Done += int(n[0])
 		p.Examined = p.Done
 		if progress != nil {
 			progress(p)

@@ -108,7 +108,7 @@ const faultJobs = 3000
 // lost, failed or dead, and the queue consistent. It returns the jobs
 // recovered (from claims whose reply the fault cut off) and the worker's
 // log.
-func runThroughFault(t *testing.T, e executorCase, o valkeyserver.Options, lease time.Duration, fault func(s *valkeyserver.Server)) (recovered int64, logs string) {
+func runThroughFault(t *testing.T, e executorCase, o valkeyserver.Options, lease time.Duration, fault func(s *valkeyserver.Server)) (recovered int, logs string) {
 	t.Helper()
 	const n = faultJobs
 	s, c, exec := e.start(t, o)

@@ -55,7 +55,7 @@ func TestAddClaimComplete(t *testing.T) {
 			ids = append(ids, id)
 		}
 		require.Equal(t, []string{"1", "2", "3", "4"}, ids)
-		require.Equal(t, int64(4), stats(t, b.q).Pending)
+		require.Equal(t, 4, stats(t, b.q).Pending)
 
 		jobs, err := b.q.Claim(ctx, time.Minute, 10)
 		require.NoError(t, err)
@@ -63,12 +63,12 @@ func TestAddClaimComplete(t *testing.T) {
 		for i, j := range jobs {
 			require.Equal(t, ids[i], j.ID)
 			require.Equal(t, payloads[i], j.Payload)
-			require.Equal(t, int64(1), j.Attempt)
+			require.Equal(t, 1, j.Attempt)
 			require.Same(t, b.q, j.Queue())
 		}
 		st := stats(t, b.q)
-		require.Equal(t, int64(0), st.Pending)
-		require.Equal(t, int64(4), st.Active)
+		require.Equal(t, 0, st.Pending)
+		require.Equal(t, 4, st.Active)
 
 		for _, j := range jobs {
 			require.NoError(t, j.Complete(ctx))
@@ -97,8 +97,8 @@ func TestAddOptions(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StatePending, info.State)
 		require.Equal(t, []byte("high"), info.Payload)
-		require.Equal(t, int64(0), info.Attempts)
-		require.Equal(t, int64(7), info.MaxAttempts)
+		require.Equal(t, 0, info.Attempts)
+		require.Equal(t, 7, info.MaxAttempts)
 		require.Equal(t, 900, info.Priority)
 		require.Equal(t, trafikey.BackoffFixed, info.Backoff)
 		require.Equal(t, 1500*time.Millisecond, info.BackoffBase)
@@ -108,7 +108,7 @@ func TestAddOptions(t *testing.T) {
 		info, err = b.q.Inspect(ctx, low)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StatePending, info.State)
-		require.Equal(t, int64(trafikey.DefaultMaxAttempts), info.MaxAttempts)
+		require.Equal(t, trafikey.DefaultMaxAttempts, info.MaxAttempts)
 		require.Equal(t, 0, info.Priority)
 		require.Equal(t, trafikey.BackoffExponential, info.Backoff)
 		require.Equal(t, trafikey.DefaultBackoffBase, info.BackoffBase)
@@ -132,7 +132,7 @@ func TestAddOptions(t *testing.T) {
 		n, err := b.q.Admin().Promote(ctx, 10)
 		require.NoError(t, err)
 		require.Zero(t, n)
-		require.Equal(t, int64(1), stats(t, b.q).Delayed)
+		require.Equal(t, 1, stats(t, b.q).Delayed)
 	})
 }
 
@@ -153,7 +153,7 @@ func TestAddInvalidOptions(t *testing.T) {
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
 		// A bad option anywhere in a batch adds nothing at all.
-		require.Equal(t, int64(0), stats(t, b.q).TotalAdded)
+		require.Equal(t, 0, stats(t, b.q).TotalAdded)
 	})
 }
 
@@ -171,7 +171,7 @@ func TestAddBatch(t *testing.T) {
 		for i, id := range ids {
 			require.Equal(t, strconv.Itoa(i+1), id)
 		}
-		require.Equal(t, int64(n), stats(t, b.q).Pending)
+		require.Equal(t, n, stats(t, b.q).Pending)
 
 		claimed, err := b.q.Claim(ctx, time.Minute, 1000)
 		require.NoError(t, err)
@@ -211,7 +211,7 @@ func TestUnique(t *testing.T) {
 		})
 		require.ErrorAs(t, err, &dup)
 		require.Empty(t, dup.ID)
-		require.Equal(t, int64(1), stats(t, b.q).TotalAdded)
+		require.Equal(t, 1, stats(t, b.q).TotalAdded)
 
 		// Completing the holder releases the key.
 		require.NoError(t, claimOne(t, b.q, time.Minute).Complete(ctx))
@@ -239,21 +239,21 @@ func TestFailRetryAndDead(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		j = claimOne(t, b.q, time.Minute)
-		require.Equal(t, int64(2), j.Attempt)
+		require.Equal(t, 2, j.Attempt)
 		retrying, err = j.Fail(ctx, errors.New("second"), true)
 		require.NoError(t, err)
 		require.False(t, retrying, "no attempts left")
 
 		st := stats(t, b.q)
-		require.Equal(t, int64(1), st.Dead)
-		require.Equal(t, int64(2), st.TotalFailed)
-		require.Equal(t, int64(1), st.TotalRetried)
-		require.Equal(t, int64(1), st.TotalDead)
+		require.Equal(t, 1, st.Dead)
+		require.Equal(t, 2, st.TotalFailed)
+		require.Equal(t, 1, st.TotalRetried)
+		require.Equal(t, 1, st.TotalDead)
 
 		// Requeue gives a fresh set of attempts; the old token stays stale.
 		require.NoError(t, b.q.Admin().Requeue(ctx, id))
 		j3 := claimOne(t, b.q, time.Minute)
-		require.Equal(t, int64(3), j3.Attempt)
+		require.Equal(t, 3, j3.Attempt)
 		require.ErrorIs(t, j.Complete(ctx), trafikey.ErrLeaseLost)
 		// retry=false dead-letters at once.
 		retrying, err = j3.Fail(ctx, nil, false)
@@ -261,7 +261,7 @@ func TestFailRetryAndDead(t *testing.T) {
 		require.False(t, retrying)
 		require.NoError(t, b.q.Admin().Remove(ctx, id))
 		require.ErrorIs(t, b.q.Admin().Remove(ctx, id), trafikey.ErrNotFound)
-		require.Equal(t, int64(1), stats(t, b.q).TotalRemoved)
+		require.Equal(t, 1, stats(t, b.q).TotalRemoved)
 	})
 }
 
@@ -293,7 +293,7 @@ func TestLeaseRecovery(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDead, info.State)
 		require.Equal(t, protocol.LeaseExpired, info.LastError)
-		require.Equal(t, int64(1), stats(t, b.q).TotalRecovered)
+		require.Equal(t, 1, stats(t, b.q).TotalRecovered)
 	})
 }
 
@@ -317,7 +317,7 @@ func TestLogProgressExtend(t *testing.T) {
 		require.Equal(t, trafikey.StateActive, info.State)
 		require.Equal(t, []string{"line 1", "line 2"}, info.Logs)
 		require.Equal(t, "50%", info.Progress)
-		require.Equal(t, int64(1), info.Attempts)
+		require.Equal(t, 1, info.Attempts)
 
 		require.NoError(t, j.Complete(ctx))
 		_, err = q.Inspect(ctx, id)

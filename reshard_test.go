@@ -173,7 +173,7 @@ func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	require.Eventually(t, func() bool {
 		ms, err1 := moving.Stats(ctx)
 		ss, err2 := still.Stats(ctx)
-		return err1 == nil && err2 == nil && ms.TotalCompleted+ss.TotalCompleted == int64(want+2000)
+		return err1 == nil && err2 == nil && ms.TotalCompleted+ss.TotalCompleted == want+2000
 	}, eventually, tick, "every job added completes")
 
 	// Idle now: the workers wait on the moving queue's new owner, and no

@@ -42,7 +42,7 @@ type Schedule struct {
 	Start, End time.Time
 	// Limit caps the occurrences taken in all (0: no cap); the schedule is
 	// finished when it reaches it.
-	Limit int64
+	Limit int
 	// Missed is what a step does with the occurrences it finds late, after
 	// all workers were down.
 	Missed MissedPolicy
@@ -80,11 +80,11 @@ type ScheduleInfo struct {
 	// Schedule is the definition, its job's Payload and Options as
 	// stored. Passing it back to Schedules.Set keeps the job.
 	Schedule
-	// Revision counts the definition's changes (SetSchedule, pause and
+	// Revision counts the definition's changes (Schedules.Set, pause and
 	// resume); a step computed from an older one is refused.
-	Revision int64
+	Revision int
 	// Count is the occurrences taken so far.
-	Count int64
+	Count int
 	// Last is the time up to which occurrences are done.
 	Last time.Time
 	// Next is when the next occurrence is due; zero when paused or
@@ -104,13 +104,14 @@ var cronParser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom
 // update: the occurrences already taken stay taken, the next ones follow
 // the new definition, and a paused schedule stays paused). It returns the
 // schedule's new revision. The definition is checked before any I/O.
-func (sc Schedules) Set(ctx context.Context, s Schedule) (int64, error) {
+func (sc Schedules) Set(ctx context.Context, s Schedule) (int, error) {
 	q := sc.q
 	args, err := s.args("set schedule")
 	if err != nil {
 		return 0, err
 	}
-	return q.callInt(ctx, protocol.ScheduleSet, args...)
+	rev, err := q.callInt(ctx, protocol.ScheduleSet, args...)
+	return int(rev), err
 }
 
 func checkScheduleID(op, id string) error {
@@ -178,7 +179,7 @@ func (s *Schedule) args(op string) ([]string, error) {
 		return nil, err
 	}
 	out := []string{s.ID, kind, spec, tz, protocol.FormatInt(jitter), protocol.FormatInt(start), protocol.FormatInt(end),
-		protocol.FormatInt(s.Limit), protocol.FormatInt(ceilMS(grace)), protocol.FormatInt(int64(s.Missed.CatchUp))}
+		protocol.FormatInt(int64(s.Limit)), protocol.FormatInt(ceilMS(grace)), protocol.FormatInt(int64(s.Missed.CatchUp))}
 	return append(out, tpl...), nil
 }
 
@@ -499,10 +500,10 @@ func (r scheduleRow) info() (ScheduleInfo, error) {
 		s.Every = time.Duration(d.every) * time.Millisecond
 	}
 	s.Jitter = time.Duration(d.jitter) * time.Millisecond
-	s.Start, s.End, s.Limit = msTime(d.start), msTime(d.end), d.limit
+	s.Start, s.End, s.Limit = msTime(d.start), msTime(d.end), int(d.limit)
 	s.Missed = MissedPolicy{Grace: time.Duration(d.grace) * time.Millisecond, CatchUp: d.catchup}
 	s.Payload, s.Options = d.payload, d.opts
-	info.Revision, info.Count, info.Paused = st.rev, st.count, st.paused
+	info.Revision, info.Count, info.Paused = int(st.rev), int(st.count), st.paused
 	info.Last, info.Next = msTime(st.last), msTime(st.next)
 	return info, nil
 }

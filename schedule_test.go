@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey"
-	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
 
@@ -69,7 +68,7 @@ func TestScheduleLifecycle(t *testing.T) {
 			Options: trafikey.JobOptions{Priority: 5, MaxAttempts: 2, Lane: "tenant", UniqueKey: "report", UniqueTTL: time.Hour, KeepOutcome: time.Minute},
 		})
 		require.NoError(t, err)
-		require.Equal(t, int64(1), rev)
+		require.Equal(t, 1, rev)
 		_, err = b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "beat", Every: 90 * time.Second})
 		require.NoError(t, err)
 
@@ -79,12 +78,12 @@ func TestScheduleLifecycle(t *testing.T) {
 		require.Equal(t, "Europe/Paris", s.TimeZone)
 		require.Equal(t, time.Minute, s.Jitter)
 		require.True(t, s.Start.Equal(start))
-		require.Equal(t, int64(10), s.Limit)
+		require.Equal(t, 10, s.Limit)
 		require.Equal(t, trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 3}, s.Missed)
 		require.Equal(t, []byte("daily"), s.Payload)
 		require.Equal(t, trafikey.JobOptions{Priority: 5, MaxAttempts: 2, Backoff: trafikey.BackoffExponential, BackoffBase: time.Second,
 			UniqueKey: "report", UniqueTTL: time.Hour, Lane: "tenant", KeepOutcome: time.Minute}, s.Options, "the stored options read back")
-		require.Equal(t, int64(1), s.Revision)
+		require.Equal(t, 1, s.Revision)
 		require.False(t, s.Paused)
 		require.False(t, s.Next.IsZero(), "due at once: the next step computes its occurrences")
 
@@ -100,10 +99,10 @@ func TestScheduleLifecycle(t *testing.T) {
 		s.Schedule.Limit = 20
 		rev, err = b.q.Schedules().Set(ctx, s.Schedule)
 		require.NoError(t, err)
-		require.Equal(t, int64(2), rev)
+		require.Equal(t, 2, rev)
 		s2, err := b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
-		require.Equal(t, int64(20), s2.Limit)
+		require.Equal(t, 20, s2.Limit)
 		require.Equal(t, s.Options, s2.Options)
 		require.Equal(t, s.Payload, s2.Payload)
 		// an edit of the options changes the job
@@ -113,7 +112,7 @@ func TestScheduleLifecycle(t *testing.T) {
 		s2, err = b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.Equal(t, 9, s2.Options.Priority)
-		require.Equal(t, int64(3), s2.Revision)
+		require.Equal(t, 3, s2.Revision)
 
 		require.NoError(t, b.q.Schedules().Pause(ctx, "report"))
 		require.NoError(t, b.q.Schedules().Pause(ctx, "report"))
@@ -121,12 +120,12 @@ func TestScheduleLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, s2.Paused)
 		require.True(t, s2.Next.IsZero())
-		require.Equal(t, int64(4), s2.Revision)
+		require.Equal(t, 4, s2.Revision)
 		require.NoError(t, b.q.Schedules().Resume(ctx, "report"))
 		s2, err = b.q.Schedules().Get(ctx, "report")
 		require.NoError(t, err)
 		require.False(t, s2.Paused)
-		require.Equal(t, int64(5), s2.Revision)
+		require.Equal(t, 5, s2.Revision)
 
 		require.NoError(t, b.q.Schedules().Remove(ctx, "report"))
 		require.ErrorIs(t, b.q.Schedules().Remove(ctx, "report"), trafikey.ErrNotFound)
@@ -149,8 +148,8 @@ func occurrences(t *testing.T, q *trafikey.Queue, id string) []occurrence {
 	t.Helper()
 	st := stats(t, q)
 	var out []occurrence
-	for n := int64(1); n <= st.TotalAdded; n++ {
-		info, err := q.Inspect(t.Context(), protocol.FormatInt(n))
+	for n := 1; n <= st.TotalAdded; n++ {
+		info, err := q.Inspect(t.Context(), strconv.Itoa(n))
 		require.NoError(t, err, "job %d: every job is kept", n)
 		if info.Schedule != id {
 			continue
@@ -246,7 +245,7 @@ func TestScheduleCronExactlyOnceAcrossWorkers(t *testing.T) {
 // again until n jobs and 12 after the downtime are added: the downtime's
 // older missed occurrences are skipped, its latest one (CatchUp 1) is
 // enqueued. Every occurrence must be enqueued once, and each job run once.
-func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedule, period, grace time.Duration, n int64, downtime bool) {
+func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedule, period, grace time.Duration, n int, downtime bool) {
 	ctx := t.Context()
 	const catchUp = 1
 	// completed jobs are kept, so every occurrence's row can be audited
@@ -266,8 +265,8 @@ func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedu
 	}
 	opts := trafikey.WorkerOptions{Concurrency: 2, ScheduleEvery: 20 * time.Millisecond, PromoteEvery: 20 * time.Millisecond}
 	start := func() func() error { return runWorker(t, newWorker(t, b.q, handler, opts)) }
-	added := func() int64 { return stats(t, b.q).TotalAdded }
-	waitAdded := func(n int64) {
+	added := func() int { return stats(t, b.q).TotalAdded }
+	waitAdded := func(n int) {
 		t.Helper()
 		require.Eventually(t, func() bool { return added() >= n }, 60*time.Second, tick)
 	}
@@ -300,7 +299,7 @@ func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedu
 	}
 
 	occ := occurrences(t, b.q, sched.ID)
-	require.GreaterOrEqual(t, int64(len(occ)), n)
+	require.GreaterOrEqual(t, len(occ), n)
 	origin := int64(0)
 	if sched.Every > 0 {
 		origin = occ[0].at
@@ -313,7 +312,7 @@ func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedu
 	t.Logf("%d occurrences enqueued, %d skipped", len(occ), skipped)
 	s, err := b.q.Schedules().Get(ctx, sched.ID)
 	require.NoError(t, err)
-	require.Equal(t, int64(len(occ)), s.Count, "the schedule counts the occurrences enqueued")
+	require.Equal(t, len(occ), s.Count, "the schedule counts the occurrences enqueued")
 	require.Equal(t, occ[len(occ)-1].at, s.Last.UnixMilli())
 	mu.Lock()
 	defer mu.Unlock()
@@ -351,7 +350,7 @@ func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 		require.Zero(t, requireExactlyOnce(t, occ, occ[0].at, 5, time.Hour.Milliseconds()), "nothing missed with a grace of an hour")
 		s, err := b.q.Schedules().Get(ctx, "fast")
 		require.NoError(t, err)
-		require.Equal(t, int64(len(occ)), s.Count)
+		require.Equal(t, len(occ), s.Count)
 		first, last := occ[0].at, occ[len(occ)-1].at
 		require.Equal(t, int64(len(occ)-1), (last-first)/5, "every 5 ms of the grid, none lost")
 		// the jitter delays a job, never its scheduled time
@@ -375,7 +374,7 @@ func TestScheduleUniqueTemplateDoesNotPileUp(t *testing.T) {
 			require.NoError(t, err)
 			return s.Count >= 20
 		}, eventually, tick)
-		require.Equal(t, int64(1), stats(t, b.q).TotalAdded, "one job holds the key; the other occurrences are taken without one")
+		require.Equal(t, 1, stats(t, b.q).TotalAdded, "one job holds the key; the other occurrences are taken without one")
 		_, err = b.q.AddBatch(ctx, []trafikey.JobSpec{{Options: trafikey.JobOptions{UniqueKey: "one", UniqueTTL: time.Hour}}})
 		require.True(t, errors.Is(err, trafikey.ErrDuplicate))
 	})
@@ -409,7 +408,7 @@ func TestScheduleSkipsMissedOccurrences(t *testing.T) {
 		requireCaughtUp(t, occ, lastBefore[len(lastBefore)-1].at, restart, grace.Milliseconds(), 0)
 		s, err := b.q.Schedules().Get(ctx, "skip")
 		require.NoError(t, err)
-		require.Equal(t, int64(len(occ)), s.Count, "a skipped occurrence is not counted")
+		require.Equal(t, len(occ), s.Count, "a skipped occurrence is not counted")
 	})
 }
 
@@ -438,7 +437,7 @@ func TestScheduleExactlyOnceThroughServerRestart(t *testing.T) {
 			for range 3 {
 				stops = append(stops, runWorker(t, newWorker(t, q, func(context.Context, *trafikey.Job) error { return nil }, opts)))
 			}
-			added := func() int64 {
+			added := func() int {
 				st, err := q.Stats(ctx)
 				if err != nil {
 					return 0 // the server is restarting

@@ -124,7 +124,7 @@ func TestValidationBeforeIO(t *testing.T) {
 	for _, limit := range []int{-1, protocol.MaxLaneCap + 1} {
 		requireInvalid(t, q.Lane("a").SetCap(ctx, limit), "lane cap")
 	}
-	for _, limit := range []int{-1, protocol.MaxRateMax + 1} {
+	for _, limit := range []int{-1, protocol.MaxRateMax + 1} { // 0 removes the limit
 		requireInvalid(t, q.Admin().SetRate(ctx, limit, time.Second), "rate limit")
 	}
 	for _, window := range []time.Duration{0, -time.Second, 25 * time.Hour} {

@@ -184,20 +184,20 @@ func (o Outcome) String() string {
 // WorkerStats counts what a worker's handlers led to since it was created.
 type WorkerStats struct {
 	// Processed counts jobs completed.
-	Processed int64
+	Processed int
 	// Failed counts failed attempts reported (Retried + Dead).
-	Failed int64
+	Failed int
 	// Retried counts failed attempts that will run again.
-	Retried int64
+	Retried int
 	// Dead counts jobs dead-lettered.
-	Dead int64
+	Dead int
 	// Lost counts claims lost while their handler ran.
-	Lost int64
+	Lost int
 	// Abandoned counts jobs left to lease recovery at shutdown or after a
 	// transport error.
-	Abandoned int64
+	Abandoned int
 	// Cancelled counts jobs Queue.Cancel ended while their handler ran.
-	Cancelled int64
+	Cancelled int
 }
 
 // Worker runs a Handler over the jobs of one queue: claim loops
@@ -366,13 +366,13 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 // Stats returns the worker's counters.
 func (w *Worker) Stats() WorkerStats {
 	return WorkerStats{
-		Processed: w.processed.Load(),
-		Failed:    w.failed.Load(),
-		Retried:   w.retried.Load(),
-		Dead:      w.dead.Load(),
-		Lost:      w.lost.Load(),
-		Abandoned: w.abandoned.Load(),
-		Cancelled: w.cancelled.Load(),
+		Processed: int(w.processed.Load()),
+		Failed:    int(w.failed.Load()),
+		Retried:   int(w.retried.Load()),
+		Dead:      int(w.dead.Load()),
+		Lost:      int(w.lost.Load()),
+		Abandoned: int(w.abandoned.Load()),
+		Cancelled: int(w.cancelled.Load()),
 	}
 }
 

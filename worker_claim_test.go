@@ -80,7 +80,7 @@ func TestWorkerClaimLoopsKeepConcurrency(t *testing.T) {
 		for p, c := range runs {
 			require.Equal(t, 1, c, "job %s ran %d times", p, c)
 		}
-		require.Equal(t, int64(n), workers[0].Stats().Processed+workers[1].Stats().Processed)
+		require.Equal(t, n, workers[0].Stats().Processed+workers[1].Stats().Processed)
 		require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n}, stats(t, b.q))
 	})
 }
@@ -121,7 +121,7 @@ func TestWorkerShutdownRunsClaimsInFlight(t *testing.T) {
 		unpause()
 		require.NoError(t, <-ran1)
 
-		claimed := ran.Load()
+		claimed := int(ran.Load())
 		require.Positive(t, claimed, "the claim in flight brought jobs, which ran")
 		require.Equal(t, trafikey.WorkerStats{Processed: claimed}, w.Stats())
 		st := stats(t, b.q)
@@ -137,7 +137,7 @@ func TestWorkerShutdownRunsClaimsInFlight(t *testing.T) {
 			},
 		})
 		stop := runWorker(t, w2)
-		require.Eventually(t, func() bool { return done.Load() == n-claimed }, eventually, tick)
+		require.Eventually(t, func() bool { return int(done.Load()) == n-claimed }, eventually, tick)
 		require.NoError(t, stop())
 		require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n}, stats(t, b.q))
 	})

@@ -60,7 +60,7 @@ func TestWorkerReportTimeoutBoundsAPausedServer(t *testing.T) {
 		// A call the pause held runs once the server is back, so some
 		// jobs may be completed after all; the others wait for recovery.
 		st := stats(t, b.q)
-		require.Equal(t, int64(n), st.Active+st.TotalCompleted)
+		require.Equal(t, n, st.Active+st.TotalCompleted)
 		require.Zero(t, st.Pending+st.Delayed+st.Dead)
 	})
 }

@@ -66,7 +66,7 @@ func TestWorkerProcessesEachJobOnce(t *testing.T) {
 		for p, c := range runs {
 			require.Equal(t, 1, c, "job %s ran %d times", p, c)
 		}
-		require.Equal(t, int64(n), w1.Stats().Processed+w2.Stats().Processed)
+		require.Equal(t, n, w1.Stats().Processed+w2.Stats().Processed)
 		st := stats(t, b.q)
 		require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n}, st)
 	})
@@ -111,7 +111,7 @@ func TestWorkerHeartbeatKeepsLongJob(t *testing.T) {
 		require.Equal(t, int64(1), runs.Load(), "nobody else ran the job")
 		st := stats(t, b.q)
 		require.Zero(t, st.TotalRecovered)
-		require.Equal(t, int64(1), st.TotalCompleted)
+		require.Equal(t, 1, st.TotalCompleted)
 		_, err = b.q.Inspect(t.Context(), id)
 		require.ErrorIs(t, err, trafikey.ErrNotFound)
 	})
@@ -164,7 +164,7 @@ func TestWorkerCrashRecovery(t *testing.T) {
 		require.ErrorIs(t, first.Complete(ctx), trafikey.ErrLeaseLost)
 		close(finish)
 		require.Eventually(t, func() bool { return stats(t, b.q).TotalCompleted == 1 }, eventually, tick)
-		require.Equal(t, int64(1), stats(t, b.q).TotalRecovered)
+		require.Equal(t, 1, stats(t, b.q).TotalRecovered)
 		require.Nil(t, firstOutcome.Load(), "the abandoned handler has not reported")
 	})
 }
@@ -174,7 +174,7 @@ func TestWorkerRetriesWithBackoff(t *testing.T) {
 		id, err := b.q.Add(t.Context(), []byte("flaky"), &trafikey.JobOptions{MaxAttempts: 5, Backoff: trafikey.BackoffExponential, BackoffBase: 10 * time.Millisecond})
 		require.NoError(t, err)
 		var mu sync.Mutex
-		var attempts []int64
+		var attempts []int
 		completed := make(chan struct{})
 		w := newWorker(t, b.q, func(ctx context.Context, j *trafikey.Job) error {
 			mu.Lock()
@@ -196,13 +196,13 @@ func TestWorkerRetriesWithBackoff(t *testing.T) {
 			t.Fatal("the job did not complete")
 		}
 		mu.Lock()
-		require.Equal(t, []int64{1, 2, 3}, attempts)
+		require.Equal(t, []int{1, 2, 3}, attempts)
 		mu.Unlock()
 		require.Equal(t, trafikey.WorkerStats{Processed: 1, Failed: 2, Retried: 2}, w.Stats())
 		st := stats(t, b.q)
-		require.Equal(t, int64(2), st.TotalFailed)
-		require.Equal(t, int64(2), st.TotalRetried)
-		require.Equal(t, int64(1), st.TotalCompleted)
+		require.Equal(t, 2, st.TotalFailed)
+		require.Equal(t, 2, st.TotalRetried)
+		require.Equal(t, 1, st.TotalCompleted)
 		_, err = b.q.Inspect(t.Context(), id)
 		require.ErrorIs(t, err, trafikey.ErrNotFound)
 	})
@@ -246,7 +246,7 @@ func TestWorkerPanicAndSkipRetry(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDead, info.State)
 		require.Equal(t, "bad input", info.LastError)
-		require.Equal(t, int64(1), info.Attempts, "SkipRetry used one attempt of five")
+		require.Equal(t, 1, info.Attempts, "SkipRetry used one attempt of five")
 		require.Equal(t, trafikey.WorkerStats{Failed: 2, Dead: 2}, w.Stats())
 	})
 }
@@ -283,8 +283,8 @@ func TestWorkerGracefulShutdown(t *testing.T) {
 
 		require.Equal(t, int64(2), calls.Load(), "nothing claimed after shutdown began")
 		st := stats(t, b.q)
-		require.Equal(t, int64(2), st.TotalCompleted)
-		require.Equal(t, int64(3), st.Pending)
+		require.Equal(t, 2, st.TotalCompleted)
+		require.Equal(t, 3, st.Pending)
 		require.Zero(t, st.Active)
 		require.Zero(t, st.TotalFailed)
 	})
@@ -361,7 +361,7 @@ func TestWorkerLostLeaseCancelsHandler(t *testing.T) {
 			t.Fatal("the handler was not cancelled")
 		}
 		require.Equal(t, trafikey.OutcomeLeaseLost, <-outcome)
-		require.Equal(t, int64(1), w.Stats().Lost)
+		require.Equal(t, 1, w.Stats().Lost)
 	})
 }
 
@@ -439,8 +439,8 @@ func TestWorkerIdleWaitsInClaim(t *testing.T) {
 		_, err := b.q.Add(t.Context(), []byte("after"), nil)
 		require.NoError(t, err)
 		st := stats(t, b.q)
-		require.Equal(t, int64(1), st.Pending)
-		require.Equal(t, int64(0), st.Active)
+		require.Equal(t, 1, st.Pending)
+		require.Equal(t, 0, st.Active)
 	})
 }
 

@@ -107,12 +107,12 @@ func (t *trafikeyQueue) work(ctx context.Context, concurrency int, done func([]b
 
 func (t *trafikeyQueue) completed(ctx context.Context) (int64, error) {
 	st, err := t.q.Stats(ctx)
-	return st.TotalCompleted, err
+	return int64(st.TotalCompleted), err
 }
 
 func (t *trafikeyQueue) pending(ctx context.Context) (int64, error) {
 	st, err := t.q.Stats(ctx)
-	return st.Pending, err
+	return int64(st.Pending), err
 }
 
 func (t *trafikeyQueue) close() error {

@@ -131,7 +131,7 @@ func (t *Tracing) Middleware() trafikey.Middleware {
 				attribute.String("messaging.operation.type", "process"),
 				attribute.String("messaging.destination.name", name),
 				attribute.String("messaging.message.id", job.ID),
-				AttrAttempt.Int64(job.Attempt),
+				AttrAttempt.Int(job.Attempt),
 			}
 			if job.Kind != "" {
 				attrs = append(attrs, AttrKind.String(job.Kind))

@@ -272,7 +272,7 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{name}, labels...)...)
 	}
-	for state, n := range map[trafikey.JobState]int64{
+	for state, n := range map[trafikey.JobState]int{
 		trafikey.StatePending: s.Pending, trafikey.StateDelayed: s.Delayed,
 		trafikey.StateActive: s.Active, trafikey.StateDead: s.Dead,
 	} {
@@ -283,7 +283,7 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 	gauge(c.laneWaiting, float64(s.LaneWaiting))
 	gauge(c.rateLimit, float64(s.RateLimit))
 	gauge(c.rateWindow, s.RateWindow.Seconds())
-	for i, v := range []int64{
+	for i, v := range []int{
 		s.TotalAdded, s.TotalCompleted, s.TotalFailed, s.TotalRetried,
 		s.TotalDead, s.TotalRecovered, s.TotalRemoved, s.TotalRequeued,
 		s.TotalCancelled,

@@ -61,7 +61,7 @@ func workCases(t *testing.T, s *trafikeytest.Server, want trafikey.Executor) {
 		require.EqualError(t, r.Err, "smtp 451")
 		require.Equal(t, trafikey.StateDelayed, r.Info.State)
 		require.Equal(t, "smtp 451", r.Info.LastError)
-		require.Equal(t, int64(1), r.Info.Attempts)
+		require.Equal(t, 1, r.Info.Attempts)
 		require.NoError(t, q.Admin().Remove(ctx, r.ID))
 	})
 	t.Run("skip retry", func(t *testing.T) {

@@ -390,7 +390,7 @@ func (b *bench) addCost(ctx context.Context, e trafikey.Executor, on bool) (floa
 	if err != nil {
 		return 0, err
 	}
-	if st, err := q.Stats(ctx); err != nil || st.Pending != int64(n+1) {
+	if st, err := q.Stats(ctx); err != nil || int64(st.Pending) != int64(n+1) {
 		return 0, fmt.Errorf("after adding %d jobs: %d pending (%v)", n+1, st.Pending, err)
 	}
 	return us, nil

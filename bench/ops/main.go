@@ -285,12 +285,14 @@ func (b *bench) requeueAll(ctx context.Context, e trafikey.Executor, q *trafikey
 	start := time.Now()
 	var n int64
 	if batch == 0 {
-		var prev int64
-		n, err = q.Admin().RequeueDead(ctx, trafikey.DeadFilter{}, func(p trafikey.BulkProgress) {
+		var prev int
+		var requeued int
+		requeued, err = q.Admin().RequeueDead(ctx, trafikey.DeadFilter{}, func(p trafikey.BulkProgress) {
 			r.calls++
-			r.perCall = max(r.perCall, p.Examined-prev)
+			r.perCall = max(r.perCall, int64(p.Examined-prev))
 			prev = p.Examined
 		})
+		n = int64(requeued)
 	} else {
 		n, r.calls, err = b.requeueLoop(ctx, e, q.Name(), batch)
 	}

@@ -129,7 +129,7 @@ jobs as were delayed when it started. "retry <queue> <id>" moves one.`,
 type jobAction struct {
 	name, done, short, long string
 	do                      func(ctx context.Context, q *trafikey.Queue, id string) error
-	bulk                    func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, progress func(trafikey.BulkProgress)) (int64, error)
+	bulk                    func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, progress func(trafikey.BulkProgress)) (int, error)
 	bulkLong                string
 }
 
@@ -141,7 +141,7 @@ func requeueAction() jobAction {
 attempts. A job that is not dead is refused (exit code 4); one that does not
 exist is not found (3).`,
 		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Admin().Requeue(ctx, id) },
-		bulk: func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, p func(trafikey.BulkProgress)) (int64, error) {
+		bulk: func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, p func(trafikey.BulkProgress)) (int, error) {
 			return q.Admin().RequeueDead(ctx, f, p)
 		},
 		bulkLong: `
@@ -163,7 +163,7 @@ func removeAction() jobAction {
 releases its unique key. An active job is refused (exit code 4): a worker
 holds it. A job that does not exist is not found (3).`,
 		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Admin().Remove(ctx, id) },
-		bulk: func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, p func(trafikey.BulkProgress)) (int64, error) {
+		bulk: func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, p func(trafikey.BulkProgress)) (int, error) {
 			return q.Admin().RemoveDead(ctx, f, p)
 		},
 		bulkLong: `

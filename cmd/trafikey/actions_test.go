@@ -73,8 +73,8 @@ func TestPauseResumePromote(t *testing.T) {
 	require.JSONEq(t, `{"queue":"mail","promoted":3}`, out)
 	st, err = mail.Stats(ctx)
 	require.NoError(t, err)
-	require.Equal(t, int64(3), st.Pending)
-	require.Equal(t, int64(1), st.Delayed)
+	require.Equal(t, 3, st.Pending)
+	require.Equal(t, 1, st.Delayed)
 }
 
 func TestRequeueAndRemove(t *testing.T) {
@@ -130,7 +130,7 @@ func TestRequeueAndRemove(t *testing.T) {
 	after, err := q.Stats(ctx)
 	require.NoError(t, err)
 	require.Equal(t, st.Pending-2, after.Pending)
-	require.Equal(t, int64(1), after.Active)
+	require.Equal(t, 1, after.Active)
 
 	// Mixed failures: not found and refused give 1.
 	_, _, code = run(t, "remove", "mail", jobs[0].ID, "999", "--addr", s.Addr())
@@ -163,8 +163,8 @@ func TestQueuesOnANode(t *testing.T) {
 	rows := decode[[]queueRow](t, out)
 	require.Len(t, rows, 4)
 	require.Equal(t, "a:b c", rows[0].Name)
-	require.Equal(t, int64(1), rows[0].Pending)
-	require.Equal(t, int64(1), rows[0].Lanes)
+	require.Equal(t, 1, rows[0].Pending)
+	require.Equal(t, 1, rows[0].Lanes)
 
 	out, _, code = run(t, "queues", "--addr", s.Addr())
 	require.Equal(t, exitOK, code)
@@ -207,7 +207,7 @@ func TestQueuesOnACluster(t *testing.T) {
 	var got []string
 	for _, r := range rows {
 		require.Empty(t, r.Error)
-		require.Equal(t, int64(1), r.Pending, r.Name)
+		require.Equal(t, 1, r.Pending, r.Name)
 		got = append(got, r.Name)
 	}
 	require.Equal(t, want, got, "every queue once, in order")

@@ -108,17 +108,17 @@ func printJobs(s *session, queue string, state trafikey.JobState, p trafikey.Job
 		}
 		parent := r.Parent
 		if r.Waiting > 0 {
-			parent = strconv.FormatInt(r.Waiting, 10) + " children left"
+			parent = strconv.Itoa(r.Waiting) + " children left"
 		}
 		detail := ""
 		switch {
 		case r.LastError != "":
 			detail = oneLine(r.LastError, r.ErrorSize)
 		case r.Preview != nil:
-			detail = oneLine(string(r.Preview), int(r.PayloadSize))
+			detail = oneLine(string(r.Preview), r.PayloadSize)
 		}
 		cols = append(cols, fmt.Sprintf("%d/%d", r.Attempts, r.MaxAttempts), strconv.Itoa(r.Priority),
-			orDash(shownName(r.Lane)), orDash(parent), relative(r.AddedAt, now), strconv.FormatInt(r.PayloadSize, 10), detail)
+			orDash(shownName(r.Lane)), orDash(parent), relative(r.AddedAt, now), strconv.Itoa(r.PayloadSize), detail)
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
@@ -260,7 +260,7 @@ func (b *bulkBar) report(p trafikey.BulkProgress) {
 		b.bar, b.err = progressBar(b.mode, b.s.cmd.ErrOrStderr(), int(p.Total), b.what)
 	}
 	if b.bar != nil {
-		_ = b.bar.Set64(min(p.Examined, p.Total))
+		_ = b.bar.Set(min(p.Examined, p.Total))
 	}
 }
 

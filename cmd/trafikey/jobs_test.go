@@ -49,7 +49,7 @@ func TestJobsCommand(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	page := decode[admin.JobsPageView](t, out)
 	require.Equal(t, "mail", page.Queue)
-	require.Equal(t, int64(3), page.Total)
+	require.Equal(t, 3, page.Total)
 	require.Len(t, page.Rows, 1)
 	require.Equal(t, dead[0], page.Rows[0].ID)
 	require.Equal(t, "smtp", page.Rows[0].LastError)
@@ -139,7 +139,7 @@ func TestBulkRequeueRemovePromoteRetry(t *testing.T) {
 	require.Equal(t, exitUsage, code)
 	st, err := q.Stats(ctx)
 	require.NoError(t, err)
-	require.Equal(t, int64(1198), st.Dead)
+	require.Equal(t, 1198, st.Dead)
 
 	// remove before an absolute time: none died before 2001
 	out, _, code = run(t, "remove", "mail", "--dead-before", "2001-01-01T00:00:00Z", "--addr", s.Addr())

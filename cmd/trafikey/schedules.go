@@ -39,11 +39,11 @@ type scheduleView struct {
 	JitterMS    int64       `json:"jitter_ms"`
 	Start       *time.Time  `json:"start,omitempty"`
 	End         *time.Time  `json:"end,omitempty"`
-	Limit       int64       `json:"limit"`
+	Limit       int         `json:"limit"`
 	GraceMS     int64       `json:"grace_ms"`
 	CatchUp     int         `json:"catch_up"`
-	Revision    int64       `json:"revision"`
-	Count       int64       `json:"count"`
+	Revision    int         `json:"revision"`
+	Count       int         `json:"count"`
 	Last        *time.Time  `json:"last,omitempty"`
 	Next        *time.Time  `json:"next,omitempty"`
 	Paused      bool        `json:"paused"`
@@ -148,9 +148,9 @@ func (a *app) newSchedulesListCmd() *cobra.Command {
 			case v.Finished:
 				next = "finished"
 			}
-			count := strconv.FormatInt(v.Count, 10)
+			count := strconv.Itoa(v.Count)
 			if v.Limit > 0 {
-				count += " of " + strconv.FormatInt(v.Limit, 10)
+				count += " of " + strconv.Itoa(v.Limit)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, spec, next, count, yesNo(v.Paused))
 		}
@@ -163,7 +163,7 @@ type scheduleFlags struct {
 	cron, tz, start, end, payload, payloadFile, backoff, unique, lane string
 	kind                                                              string
 	every, jitter, grace, backoffBase, uniqueTTL, keepOutcome         time.Duration
-	limit                                                             int64
+	limit                                                             int
 	catchUp, priority, attempts                                       int
 }
 
@@ -174,7 +174,7 @@ func (f *scheduleFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.jitter, "jitter", 0, "delay each job by up to this, the same on every worker")
 	fs.StringVar(&f.start, "start", "", "no occurrence before this time (RFC 3339)")
 	fs.StringVar(&f.end, "end", "", "no occurrence after this time (RFC 3339)")
-	fs.Int64Var(&f.limit, "limit", 0, "at most this many occurrences in all (0: no cap)")
+	fs.IntVar(&f.limit, "limit", 0, "at most this many occurrences in all (0: no cap)")
 	fs.DurationVar(&f.grace, "grace", 0, "how late an occurrence is still on time (default 1m)")
 	fs.IntVar(&f.catchUp, "catch-up", 0, "missed occurrences to enqueue after a downtime, the latest (0: skip them)")
 	fs.StringVar(&f.payload, "payload", "", "each job's payload")

@@ -110,7 +110,7 @@ func (a *app) newLanesCmd() *cobra.Command {
 
 // printLanes prints lanes as a table; more says lanes were left out (total
 // of them, when known, else -1).
-func printLanes(s *session, lanes []admin.LaneView, more bool, total int64) error {
+func printLanes(s *session, lanes []admin.LaneView, more bool, total int) error {
 	tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "lane\twaiting\tactive\tcap\tpaused\n")
 	for _, l := range lanes {
@@ -122,7 +122,7 @@ func printLanes(s *session, lanes []admin.LaneView, more bool, total int64) erro
 	}
 	if more {
 		if total >= 0 {
-			fmt.Fprintf(tw, "… %d more\t\t\t\t\n", total-int64(len(lanes)))
+			fmt.Fprintf(tw, "… %d more\t\t\t\t\n", total-len(lanes))
 		} else {
 			fmt.Fprintf(tw, "… more\t\t\t\t\n")
 		}

@@ -17,12 +17,12 @@ type JobRowView struct {
 	// dead: time of death, completed: time of completion).
 	Score       int64      `json:"score"`
 	At          *time.Time `json:"at,omitempty"`
-	Attempts    int64      `json:"attempts"`
-	MaxAttempts int64      `json:"max_attempts"`
+	Attempts    int        `json:"attempts"`
+	MaxAttempts int        `json:"max_attempts"`
 	Priority    int        `json:"priority"`
 	Lane        string     `json:"lane,omitempty"`
 	Parent      string     `json:"parent,omitempty"`
-	Waiting     int64      `json:"waiting_children,omitempty"`
+	Waiting     int        `json:"waiting_children,omitempty"`
 	AddedAt     *time.Time `json:"added_at,omitempty"`
 	// LastError and Progress are cut to the listing's clip; ErrorSize is
 	// the error's whole length.
@@ -31,7 +31,7 @@ type JobRowView struct {
 	Progress  string `json:"progress,omitempty"`
 	// PayloadSize is the payload's length; Preview its start (base64 in
 	// JSON), absent for a payload over 16 KiB.
-	PayloadSize int64  `json:"payload_size"`
+	PayloadSize int    `json:"payload_size"`
 	Preview     []byte `json:"preview,omitempty"`
 }
 
@@ -40,7 +40,7 @@ type JobsPageView struct {
 	Queue string       `json:"queue"`
 	State string       `json:"state"`
 	Lane  string       `json:"lane,omitempty"`
-	Total int64        `json:"total"`
+	Total int          `json:"total"`
 	Rows  []JobRowView `json:"rows"`
 	// Next continues the listing (Queue.Jobs' After); empty when done.
 	Next string `json:"next,omitempty"`

@@ -14,34 +14,34 @@ import (
 type QueueView struct {
 	Name        string `json:"name"`
 	Paused      bool   `json:"paused"`
-	Pending     int64  `json:"pending"`
-	Delayed     int64  `json:"delayed"`
-	Active      int64  `json:"active"`
-	Dead        int64  `json:"dead"`
-	Lanes       int64  `json:"lanes"`
-	LaneWaiting int64  `json:"lane_waiting"`
+	Pending     int    `json:"pending"`
+	Delayed     int    `json:"delayed"`
+	Active      int    `json:"active"`
+	Dead        int    `json:"dead"`
+	Lanes       int    `json:"lanes"`
+	LaneWaiting int    `json:"lane_waiting"`
 	// RateLimit is the most claims per RateWindowMS; 0 for no limit.
-	RateLimit    int64 `json:"rate_limit"`
+	RateLimit    int   `json:"rate_limit"`
 	RateWindowMS int64 `json:"rate_window_ms"`
 	// Waiting counts the parents waiting for their children; Retained the
 	// completed jobs the retention policy keeps.
-	Waiting  int64  `json:"waiting"`
-	Retained int64  `json:"retained"`
+	Waiting  int    `json:"waiting"`
+	Retained int    `json:"retained"`
 	Totals   Totals `json:"totals"`
 }
 
 // Totals are a queue's lifetime counters.
 type Totals struct {
-	Added     int64 `json:"added"`
-	Completed int64 `json:"completed"`
-	Failed    int64 `json:"failed"`
-	Retried   int64 `json:"retried"`
-	Dead      int64 `json:"dead"`
-	Recovered int64 `json:"recovered"`
-	Removed   int64 `json:"removed"`
-	Requeued  int64 `json:"requeued"`
-	Cancelled int64 `json:"cancelled"`
-	Trimmed   int64 `json:"trimmed"`
+	Added     int `json:"added"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Retried   int `json:"retried"`
+	Dead      int `json:"dead"`
+	Recovered int `json:"recovered"`
+	Removed   int `json:"removed"`
+	Requeued  int `json:"requeued"`
+	Cancelled int `json:"cancelled"`
+	Trimmed   int `json:"trimmed"`
 }
 
 // ViewOfStats is the JSON form of queue name's stats s.
@@ -64,8 +64,8 @@ func ViewOfStats(name string, s trafikey.Stats) QueueView {
 // LaneView is the JSON form of one lane.
 type LaneView struct {
 	Name    string `json:"name"`
-	Waiting int64  `json:"waiting"`
-	Active  int64  `json:"active"`
+	Waiting int    `json:"waiting"`
+	Active  int    `json:"active"`
 	// Cap is the most active at once; 0 for none.
 	Cap    int  `json:"cap"`
 	Paused bool `json:"paused"`
@@ -106,8 +106,8 @@ type JobView struct {
 	Queue       string    `json:"queue"`
 	ID          string    `json:"id"`
 	State       string    `json:"state"`
-	Attempts    int64     `json:"attempts"`
-	MaxAttempts int64     `json:"max_attempts"`
+	Attempts    int       `json:"attempts"`
+	MaxAttempts int       `json:"max_attempts"`
 	Priority    int       `json:"priority"`
 	Backoff     string    `json:"backoff"`
 	BackoffMS   int64     `json:"backoff_base_ms"`
@@ -125,7 +125,7 @@ type JobView struct {
 	// Parent is its parent in a flow; Waiting, on a parent, its children
 	// not finished; ChildFailed the first child that died and fails it.
 	Parent      string `json:"parent,omitempty"`
-	Waiting     int64  `json:"waiting_children,omitempty"`
+	Waiting     int    `json:"waiting_children,omitempty"`
 	ChildFailed string `json:"child_failed,omitempty"`
 	// Result is a retained completed job's result (base64 in JSON);
 	// ResultFormat and ResultText render it as PayloadText does.

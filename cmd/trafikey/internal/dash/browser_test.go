@@ -325,8 +325,8 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 	ctx := t.Context()
 	st, err := mail.Stats(ctx)
 	require.NoError(t, err)
-	require.Greater(t, st.Dead, int64(1), "the worker let some jobs die")
-	require.Greater(t, st.Pending, int64(50))
+	require.Greater(t, st.Dead, 1, "the worker let some jobs die")
+	require.Greater(t, st.Pending, 50)
 
 	// The overview's dead count opens the dead table, newest first.
 	within(tab, t, 10*time.Second,
@@ -356,7 +356,7 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 		chromedp.WaitVisible(chromedp.CSS(`#jobs[data-state="dead"]`)),
 	)
 	require.Zero(t, count(tab, t, `#jobs tr[data-job="`+first+`"]`))
-	waitText(tab, t, `[data-tab="dead"] .count`, func(s string) bool { return number(s) == st.Dead-1 })
+	waitText(tab, t, `[data-tab="dead"] .count`, func(s string) bool { return number(s) == int64(st.Dead-1) })
 
 	// Finding by id: a dead job, then one in another state.
 	other := eval[string](tab, t, `document.querySelector("#jobs tbody tr").dataset.job`)

@@ -354,8 +354,8 @@ func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
 
 	// Pages of pending, in claim order, 25 then 5.
 	p := jobsOf(t, srv, "work", "state=pending")
-	require.Equal(t, int64(30), p.Total)
-	require.Equal(t, int64(30), p.Queue.Pending)
+	require.Equal(t, 30, p.Total)
+	require.Equal(t, 30, p.Queue.Pending)
 	require.Equal(t, added[:25], idsOf(p.Jobs))
 	require.NotEmpty(t, p.Next)
 	require.Equal(t, "{\"n\":0,\"note\":\"line break\"}", *p.Jobs[0].Preview, "a preview is one line")
@@ -379,7 +379,7 @@ func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
 	// A search by id: in the table's state, in another, or none.
 	f := jobsOf(t, srv, "work", "state=dead&id="+dead[1])
 	require.Equal(t, []string{dead[1]}, idsOf(f.Jobs))
-	require.Equal(t, int64(3), f.Total)
+	require.Equal(t, 3, f.Total)
 	f = jobsOf(t, srv, "work", "state=dead&id="+added[0])
 	require.Empty(t, f.Jobs)
 	require.Equal(t, "pending", f.FoundState)
@@ -427,7 +427,7 @@ func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
 	st, err = q.Stats(ctx)
 	require.NoError(t, err)
 	require.Zero(t, st.Delayed)
-	require.Equal(t, int64(32), st.Pending)
+	require.Equal(t, 32, st.Pending)
 
 	// Read-only: every new action refused.
 	ro := startDash(t, c, Options{ReadOnly: true})
@@ -438,6 +438,6 @@ func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
 	}
 	// Pending counts the jobs in lanes; its table lists those without a
 	// lane, or a lane's.
-	require.Equal(t, int64(30), jobsOf(t, ro, "work", "state=pending").Total)
-	require.Equal(t, int64(2), jobsOf(t, ro, "work", "state=pending&lane=acme").Total)
+	require.Equal(t, 30, jobsOf(t, ro, "work", "state=pending").Total)
+	require.Equal(t, 2, jobsOf(t, ro, "work", "state=pending&lane=acme").Total)
 }

@@ -36,19 +36,19 @@ type jobRowView struct {
 	// and completed, the time it is.
 	Score       int64      `json:"score"`
 	At          *time.Time `json:"at,omitempty"`
-	Attempts    int64      `json:"attempts"`
-	MaxAttempts int64      `json:"max_attempts"`
+	Attempts    int        `json:"attempts"`
+	MaxAttempts int        `json:"max_attempts"`
 	Priority    int        `json:"priority"`
 	Lane        string     `json:"lane,omitempty"`
 	Parent      string     `json:"parent,omitempty"`
-	Waiting     int64      `json:"waiting_children,omitempty"`
+	Waiting     int        `json:"waiting_children,omitempty"`
 	AddedAt     *time.Time `json:"added_at,omitempty"`
 	// Error and Progress are cut to previewClip bytes; ErrorSize is the
 	// whole error's.
 	Error       string `json:"error,omitempty"`
 	ErrorSize   int    `json:"error_size,omitempty"`
 	Progress    string `json:"progress,omitempty"`
-	PayloadSize int64  `json:"payload_size"`
+	PayloadSize int    `json:"payload_size"`
 	// Preview is the payload's start as one line of text, hex when it is
 	// not UTF-8 text; absent for a payload over 16 KiB.
 	Preview       *string `json:"preview,omitempty"`
@@ -86,7 +86,7 @@ func rowOfInfo(info *trafikey.JobInfo) jobRowView {
 		ID: info.ID, Exists: true, State: info.State, Attempts: info.Attempts, MaxAttempts: info.MaxAttempts,
 		Priority: info.Priority, Lane: info.Lane, Parent: info.Parent, Waiting: info.Waiting, AddedAt: info.AddedAt,
 		LastError: clip(info.LastError), ErrorSize: len(info.LastError), Progress: clip(info.Progress),
-		PayloadSize: int64(len(info.Payload)),
+		PayloadSize: len(info.Payload),
 	}
 	if len(info.Payload) <= protocol.MaxPreviewData {
 		r.Preview = []byte(clip(string(info.Payload)))
@@ -136,7 +136,7 @@ type jobsReply struct {
 	Queue admin.QueueView `json:"queue"`
 	// Total is how many jobs the state's set holds; Next the cursor of
 	// the next page, empty on the last.
-	Total int64        `json:"total"`
+	Total int          `json:"total"`
 	Next  string       `json:"next"`
 	Jobs  []jobRowView `json:"jobs"`
 	// FoundState, for a search by id, is the state of the job found when
@@ -217,7 +217,7 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 }
 
 // countOfState is how many jobs of the queue are in state.
-func countOfState(v admin.QueueView, state trafikey.JobState) int64 {
+func countOfState(v admin.QueueView, state trafikey.JobState) int {
 	switch state {
 	case trafikey.StatePending:
 		return v.Pending
@@ -258,7 +258,7 @@ func (s *Server) bulkAction(ctx context.Context, q *trafikey.Queue, r *http.Requ
 	f.Lane, f.ErrorContains = in.Get("lane"), in.Get("error")
 	var (
 		key string
-		n   int64
+		n   int
 		err error
 	)
 	switch r.PathValue("action") {

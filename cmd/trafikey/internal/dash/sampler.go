@@ -21,7 +21,7 @@ type sample struct {
 // tally is what a chart keeps of a sample: the counters it takes rates of.
 type tally struct {
 	at                       time.Time
-	completed, failed, added int64
+	completed, failed, added int
 	failedRead               bool
 }
 
@@ -259,7 +259,7 @@ func rateBetween(a, b tally) point {
 	if dt <= 0 || a.failedRead || b.failedRead {
 		return p
 	}
-	per := func(x, y int64) float64 {
+	per := func(x, y int) float64 {
 		if y < x {
 			return 0 // the queue was deleted and made again
 		}

@@ -12,11 +12,11 @@ func TestHistoryRing(t *testing.T) {
 	var h history
 	t0 := time.Unix(1000, 0)
 	for i := range 5 {
-		h.add(tally{at: t0.Add(time.Duration(i) * time.Second), completed: int64(10 * i)}, 3)
+		h.add(tally{at: t0.Add(time.Duration(i) * time.Second), completed: 10 * i}, 3)
 	}
 	got := h.ordered()
 	require.Len(t, got, 3)
-	require.Equal(t, []int64{20, 30, 40}, []int64{got[0].completed, got[1].completed, got[2].completed})
+	require.Equal(t, []int{20, 30, 40}, []int{got[0].completed, got[1].completed, got[2].completed})
 	r := rates(got)
 	require.Len(t, r, 2)
 	require.InDelta(t, 10.0, r[1].CompletedPerSec, 1e-9)

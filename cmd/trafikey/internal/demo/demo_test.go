@@ -37,7 +37,7 @@ func TestRun(t *testing.T) {
 	require.Equal(t, 50, r.Steady.N)
 	require.Equal(t, 5, r.Idle.N)
 	require.Zero(t, r.NotCompleted)
-	require.Equal(t, int64(1555), r.Stats.TotalCompleted)
+	require.Equal(t, 1555, r.Stats.TotalCompleted)
 	require.LessOrEqual(t, r.Latency.P50, r.Latency.P99)
 
 	var out bytes.Buffer
