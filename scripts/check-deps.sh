@@ -47,7 +47,7 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := q.Add(ctx, []byte("hello"), trafikey.Priority(10)); err != nil {
+	if _, err := q.Add(ctx, []byte("hello"), &trafikey.JobOptions{Priority: 10}); err != nil {
 		log.Fatal(err)
 	}
 	w, err := trafikey.NewWorker(q, func(ctx context.Context, job *trafikey.Job) error {
