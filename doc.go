@@ -114,8 +114,8 @@
 //
 // # Periodic jobs
 //
-// Schedules.Set defines a schedule: a cron expression (six fields,
-// seconds first, in a time zone) or a fixed interval, with a jitter, start
+// Schedules.Set defines a schedule: a cron expression (the crontab's five
+// fields, or six with seconds first, in a time zone) or a fixed interval, with a jitter, start
 // and end times, a cap on occurrences and the job each occurrence enqueues.
 // Every Worker runs the schedule step on its timer (WorkerOptions.
 // ScheduleEvery); the server's clock decides when an occurrence is due, and

@@ -25,9 +25,10 @@ type Schedule struct {
 	// ID names the schedule in its queue: 1..128 bytes of letters, digits
 	// and - _ . : / @.
 	ID string
-	// Cron is a cron expression of six fields, seconds first ("*/5 * * * *
-	// *" is every five seconds), or a descriptor such as "@hourly"; set it
-	// or Every, not both.
+	// Cron is a cron expression of the standard five fields, minute first
+	// ("*/5 * * * *" is every five minutes), or of six, seconds first
+	// ("*/5 * * * * *" is every five seconds), or a descriptor such as
+	// "@hourly"; set it or Every, not both.
 	Cron string
 	// TimeZone is the IANA zone Cron is read in (empty: UTC).
 	TimeZone string
@@ -97,8 +98,10 @@ type ScheduleInfo struct {
 // Finished reports whether the schedule has no occurrence left to enqueue.
 func (s ScheduleInfo) Finished() bool { return !s.Paused && s.Next.IsZero() }
 
-// cronParser reads six-field cron expressions, seconds first.
-var cronParser = cron.NewParser(cron.Second | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+// cronParser reads the crontab's five fields (minute first) and six
+// fields (seconds first): every crontab and most job queues write five,
+// and six reach below a minute.
+var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // Set creates the schedule s, or replaces the one with its ID (an
 // update: the occurrences already taken stay taken, the next ones follow

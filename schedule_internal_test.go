@@ -91,6 +91,25 @@ func TestPlanBounds(t *testing.T) {
 	require.Equal(t, 240*sec, p.next)
 }
 
+// A crontab's five fields start with the minute, six with the second.
+func TestPlanCronFiveAndSixFields(t *testing.T) {
+	at := func(h, m, s int) int64 { return time.Date(2026, 3, 2, h, m, s, 0, time.UTC).UnixMilli() }
+	last := at(10, 0, 0)
+	five := def(t, Schedule{ID: "s", Cron: "*/5 * * * *", Missed: MissedPolicy{Grace: time.Hour}})
+	p := five.plan("s", schedState{rev: 1, last: last}, at(10, 12, 0))
+	require.Equal(t, []int64{at(10, 5, 0), at(10, 10, 0)}, times(p))
+	require.Equal(t, at(10, 15, 0), p.next)
+	six := def(t, Schedule{ID: "s", Cron: "*/5 * * * * *", Missed: MissedPolicy{Grace: time.Hour}})
+	p = six.plan("s", schedState{rev: 1, last: last}, at(10, 0, 12))
+	require.Equal(t, []int64{at(10, 0, 5), at(10, 0, 10)}, times(p))
+	require.Equal(t, at(10, 0, 15), p.next)
+	for _, bad := range []string{"* * * *", "* * * * * * *", "61 * * * *"} {
+		s := Schedule{ID: "s", Cron: bad}
+		_, err := s.args("test")
+		require.ErrorIs(t, err, ErrInvalid, bad)
+	}
+}
+
 func TestPlanTimeZone(t *testing.T) {
 	// 02:30 every day in Paris: 01:30 UTC in winter, 00:30 UTC in summer
 	d := def(t, Schedule{ID: "s", Cron: "0 30 2 * * *", TimeZone: "Europe/Paris", Missed: MissedPolicy{Grace: time.Hour}})

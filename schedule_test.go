@@ -27,7 +27,7 @@ func TestScheduleValidatesBeforeIO(t *testing.T) {
 			"neither":           {ID: "s"},
 			"both":              {ID: "s", Cron: "* * * * * *", Every: time.Second},
 			"bad cron":          {ID: "s", Cron: "* * *"},
-			"five fields":       {ID: "s", Cron: "* * * * *"},
+			"seven fields":      {ID: "s", Cron: "* * * * * * *"},
 			"@every":            {ID: "s", Cron: "@every 1s"},
 			"unknown zone":      {ID: "s", Cron: "* * * * * *", TimeZone: "Mars/Olympus"},
 			"zone of every":     {ID: "s", Every: time.Second, TimeZone: "UTC"},

@@ -21,7 +21,7 @@ func (a *app) newSchedulesCmd() *cobra.Command {
 		Use:   "schedules",
 		Short: "List, add, update, pause, resume and remove a queue's periodic jobs",
 		Long: `schedules manages a queue's schedules: each enqueues one job per occurrence of a
-cron expression (six fields, seconds first, in a time zone) or of a fixed
+cron expression (five fields, or six with seconds first, in a time zone) or of a fixed
 interval, exactly once however many workers run. Workers run the schedule
 step on their timer; the server's clock decides when an occurrence is due.`,
 	}
@@ -168,7 +168,7 @@ type scheduleFlags struct {
 }
 
 func (f *scheduleFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&f.cron, "cron", "", `cron expression, six fields, seconds first ("0 */5 * * * *"), or a descriptor ("@hourly")`)
+	fs.StringVar(&f.cron, "cron", "", `cron expression, five fields ("*/5 * * * *") or six, seconds first ("0 */5 * * * *"), or a descriptor ("@hourly")`)
 	fs.StringVar(&f.tz, "tz", "", "IANA time zone of --cron (default UTC)")
 	fs.DurationVar(&f.every, "every", 0, "a fixed interval instead of --cron (e.g. 90s)")
 	fs.DurationVar(&f.jitter, "jitter", 0, "delay each job by up to this, the same on every worker")

@@ -56,6 +56,12 @@ func TestSchedules(t *testing.T) {
 	// a cron schedule becomes an interval, its zone dropped
 	out, _, code = run(t, "schedules", "update", "mail", "beat", "--addr", addr, "--cron", "0 0 * * * *", "--tz", "Asia/Tokyo")
 	require.Equal(t, exitOK, code, out)
+	// a crontab's five fields are taken as they are written
+	out, _, code = run(t, "schedules", "update", "mail", "beat", "--addr", addr, "--cron", "30 8 * * 1-5")
+	require.Equal(t, exitOK, code, out)
+	five, err := q.Schedules().Get(t.Context(), "beat")
+	require.NoError(t, err)
+	require.Equal(t, "30 8 * * 1-5", five.Cron)
 	out, _, code = run(t, "schedules", "update", "mail", "beat", "--addr", addr, "--every", "90s")
 	require.Equal(t, exitOK, code, out)
 	beat, err := q.Schedules().Get(t.Context(), "beat")
