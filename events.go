@@ -93,7 +93,7 @@ const eventsBatch = 100
 // Events yields the queue's events after the position from, in order, for
 // as long as ctx lasts: EventsFromStart reads every entry still in the
 // stream, EventsFromNow (or "") those published after the call, a stream
-// id (ms-seq) those of the entries after it, and an Event's ID the events
+// id (ms-seq, or ms alone) those of the entries after it, and an Event's ID the events
 // after that event, even within the entry that holds it. So a subscriber
 // that stops resumes from the ID of the last event it handled and neither
 // misses nor repeats one the stream still holds (it is bounded by
@@ -175,7 +175,12 @@ func (q *Queue) Events(ctx context.Context, from string) iter.Seq2[Event, error]
 func parseEventsFrom(from string) (id string, after int, err error) {
 	id, index, dotted := strings.Cut(from, ".")
 	if !dotted {
-		return from, -1, nil
+		// a bare ms ("0" too) is a stream id as well: XREAD reads it as ms-0
+		_, bareMS := strconv.ParseUint(from, 10, 64)
+		if from == "" || from == EventsFromNow || streamID(from) || bareMS == nil {
+			return from, -1, nil
+		}
+		return "", 0, invalid("events", "position %q is not a stream id or an event's ID", echo(from))
 	}
 	n, err := strconv.Atoi(index)
 	if err != nil || n < 0 || index != strconv.Itoa(n) || !streamID(id) {

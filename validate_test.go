@@ -134,6 +134,16 @@ func TestValidationBeforeIO(t *testing.T) {
 	require.NoError(t, err)
 	requireInvalid(t, errs[0], "complete many nil job")
 
+	// Events reads with the client itself (nil here): a refusal must come
+	// before it is touched
+	for _, from := range []string{"garbage", "1-x", "-1", "$1", "1.x", "1-1.-1", "1.2.3", huge, "\x00"} {
+		n := 0
+		for _, err := range q.Events(ctx, from) {
+			requireInvalid(t, err, "events from "+echo64(from))
+			n++
+		}
+		require.Equal(t, 1, n, "one error ends the iteration")
+	}
 	require.Zero(t, io.calls.Load(), "every refusal came before any call")
 }
 
@@ -145,3 +155,6 @@ func TestOpenNativeWithoutModule(t *testing.T) {
 	_, err = trafikey.Open(t.Context(), c, "n", trafikey.WithExecutor("fast"))
 	requireInvalid(t, err, "unknown executor")
 }
+
+// echo64 is s cut to 64 bytes, for a test's messages.
+func echo64(s string) string { return s[:min(len(s), 64)] }
