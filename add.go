@@ -164,7 +164,7 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 		if rerr != nil {
 			err, ids = fmt.Errorf("trafikey: add: unexpected reply: %w", rerr), nil
 		} else {
-			q.observer.JobsAdded(q.name, len(ids))
+			q.observer.jobsAdded(q.name, len(ids))
 		}
 	}
 	for i, p := range batch {
@@ -218,7 +218,7 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 			return ids, fmt.Errorf("trafikey: add: unexpected reply: %w", rerr)
 		}
 		ids = append(ids, got...)
-		q.observer.JobsAdded(q.name, len(got))
+		q.observer.jobsAdded(q.name, len(got))
 		if err != nil {
 			// Added, not confirmed durable: the ids go with the error, and
 			// the calls after it are not made.

@@ -102,7 +102,7 @@ func (q *Queue) recover(ctx context.Context, limit int, call func(context.Contex
 	if err != nil || len(n) != 2 {
 		return 0, 0, fmt.Errorf("trafikey: recover: unexpected reply %v", msg)
 	}
-	q.observer.LeasesRecovered(q.name, int(n[0]), int(n[1]))
+	q.observer.leasesRecovered(q.name, int(n[0]), int(n[1]))
 	return int(n[0]), int(n[1]), nil
 }
 

@@ -254,11 +254,29 @@ func ExampleServerError() {
 }
 
 // Observe what a queue's workers do, e.g. to export metrics (the
-// trafikeyprom module does this for Prometheus).
+// trafikeyprom module does this for Prometheus). An Observer sets only the
+// funcs it wants; the others stay nil.
 func ExampleWithObserver() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	obs := &outcomes{done: stop}
+	// The funcs are called from many goroutines, hence the lock.
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	see := func(what string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, what)
+	}
+	obs := trafikey.Observer{
+		JobsAdded:   func(string, int) { see("added") },
+		JobsClaimed: func(string, int) { see("claimed") },
+		JobFinished: func(_ *trafikey.Job, out trafikey.Outcome, _ time.Duration) {
+			see(out.String())
+			stop()
+		},
+	}
 	q, done := exampleQueue("emails", trafikey.WithObserver(obs)) // trafikey.Open on a throwaway server
 	defer done()
 	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
@@ -271,31 +289,10 @@ func ExampleWithObserver() {
 	if err := w.Run(ctx); err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(slices.Sorted(slices.Values(obs.seen)))
+	mu.Lock()
+	defer mu.Unlock()
+	fmt.Println(slices.Sorted(slices.Values(seen)))
 	// Output: [added claimed completed]
-}
-
-// outcomes records the events it is told of and calls done once a job
-// finished.
-// Observers are called from many goroutines, hence the lock.
-type outcomes struct {
-	trafikey.BaseObserver
-	mu   sync.Mutex
-	seen []string
-	done func()
-}
-
-func (o *outcomes) see(what string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	o.seen = append(o.seen, what)
-}
-
-func (o *outcomes) JobsAdded(string, int)   { o.see("added") }
-func (o *outcomes) JobsClaimed(string, int) { o.see("claimed") }
-func (o *outcomes) JobFinished(_ *trafikey.Job, out trafikey.Outcome, _ time.Duration) {
-	o.see(out.String())
-	o.done()
 }
 
 // Wait for a replica before an Add returns. The example's server has no

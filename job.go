@@ -125,7 +125,7 @@ func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block
 		jobs = append(jobs, j)
 	}
 	if len(jobs) > 0 {
-		q.observer.JobsClaimed(q.name, len(jobs))
+		q.observer.jobsClaimed(q.name, len(jobs))
 	}
 	return jobs, nil
 }

@@ -195,8 +195,10 @@ func TestRateLimit(t *testing.T) {
 		require.NoError(t, q.Admin().SetRate(t.Context(), 4, 50*time.Millisecond))
 		b.do(t, "DEL", "emq:{test}:rate")
 		addLaned(t, q, "", 10)
-		obs := &rateObserver{}
-		q2 := b.open(t, "test", trafikey.WithObserver(obs))
+		var limited atomic.Int64
+		q2 := b.open(t, "test", trafikey.WithObserver(trafikey.Observer{
+			ClaimRateLimited: func(string, time.Duration) { limited.Add(1) },
+		}))
 		var done atomic.Int64
 		w, err := trafikey.NewWorker(q2, func(context.Context, *trafikey.Job) error {
 			done.Add(1)
@@ -207,19 +209,12 @@ func TestRateLimit(t *testing.T) {
 		require.Eventually(t, func() bool { return done.Load() == 12 }, 30*time.Second, 5*time.Millisecond)
 		// 12 jobs at 4 a window: the worker is refused about once per
 		// window it waits for, never in a loop
-		require.GreaterOrEqual(t, obs.limited.Load(), int64(1))
-		require.Less(t, obs.limited.Load(), int64(12))
+		require.GreaterOrEqual(t, limited.Load(), int64(1))
+		require.Less(t, limited.Load(), int64(12))
 		require.NoError(t, q.Admin().SetRate(t.Context(), 0, 0))
 		require.Zero(t, stats(t, q).RateLimit)
 	})
 }
-
-type rateObserver struct {
-	trafikey.BaseObserver
-	limited atomic.Int64
-}
-
-func (o *rateObserver) ClaimRateLimited(string, time.Duration) { o.limited.Add(1) }
 
 // A dead worker's claims of a capped lane free their slots when RECOVER
 // takes their expired leases back: the lane is taken again.

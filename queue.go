@@ -124,9 +124,11 @@ func WithJobFields(on bool) QueueOption {
 }
 
 // WithObserver makes the queue and the workers that run on it report what
-// they do to o (jobs added, claimed, started and finished, leases
-// recovered). The trafikeyprom module turns these into Prometheus series.
-// o's methods are called on the caller's goroutines and must not block.
+// they do to o's non-nil funcs (jobs added, claimed, started and finished,
+// leases recovered, claims rate-limited). o is copied: setting its fields
+// after Open changes nothing. The trafikeyprom module builds an Observer
+// that turns these into Prometheus series. The funcs are called on the
+// caller's goroutines and must not block.
 func WithObserver(o Observer) QueueOption {
 	return func(c *queueConfig) { c.observer = o }
 }
@@ -145,10 +147,6 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 	cfg := queueConfig{kind: ExecutorAuto, logCap: defaultLogCap}
 	for _, o := range opts {
 		o(&cfg)
-	}
-	if cfg.observer == nil {
-		// A no-op observer, so no call site checks for none.
-		cfg.observer = BaseObserver{}
 	}
 	if client == nil && cfg.exec == nil {
 		return nil, invalid("open", "client is nil")

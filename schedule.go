@@ -707,6 +707,6 @@ func (q *Queue) fire(ctx context.Context, r scheduleRow, now int64) (int, error)
 	if err != nil {
 		return 0, fmt.Errorf("trafikey: schedule.fire: unexpected reply: %w", err)
 	}
-	q.observer.JobsAdded(q.name, len(ids))
+	q.observer.jobsAdded(q.name, len(ids))
 	return len(ids), nil
 }

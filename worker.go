@@ -590,7 +590,7 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 		if errors.As(err, &rate) {
 			// The server says when the window ends: wait exactly that,
 			// claiming nothing meanwhile.
-			q.observer.ClaimRateLimited(q.name, rate.RetryAfter)
+			q.observer.claimRateLimited(q.name, rate.RetryAfter)
 			if !sleep(ctx, rate.RetryAfter) {
 				return
 			}
@@ -841,13 +841,13 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool,
 		w.mu.Unlock()
 	}()
 
-	j.q.observer.JobStarted(j)
+	j.q.observer.jobStarted(j)
 	err := w.invokeBounded(ctx, j)
 	outcome, reportErr := w.report(j, r, err, abandoned)
 	if !r.completion.released {
 		release()
 	}
-	j.q.observer.JobFinished(j, outcome, time.Since(began))
+	j.q.observer.jobFinished(j, outcome, time.Since(began))
 	w.count(outcome)
 	if reportErr != nil {
 		err = reportErr

@@ -5,10 +5,11 @@
 // Two collectors, both registered on a registry the caller owns (nothing is
 // registered globally):
 //
-//   - an Observer, installed with trafikey.WithObserver, counts what this
-//     process's queues and workers do: jobs added, claimed, completed,
-//     failed, retried, dead-lettered, lost and cancelled, leases recovered, handlers
-//     running, and handler run time;
+//   - a trafikey.Observer from NewObserver, installed with
+//     trafikey.WithObserver, counts what this process's queues and workers
+//     do: jobs added, claimed, completed, failed, retried, dead-lettered,
+//     lost and cancelled, leases recovered, claims refused by the rate
+//     limit, handlers running, and handler run time;
 //   - a QueueCollector reads each queue's STATS when scraped and reports
 //     what the server holds, whatever process added or ran the jobs: the
 //     jobs pending, delayed, active and dead, whether it is paused, its
@@ -35,11 +36,8 @@ import (
 
 const namespace = "trafikey"
 
-// Observer is a trafikey.Observer that counts into Prometheus series. One
-// Observer serves any number of queues.
-type Observer struct {
-	trafikey.BaseObserver
-
+// observer holds the series NewObserver's trafikey.Observer counts into.
+type observer struct {
 	added, claimed, completed, failed, retried, dead, lost *prometheus.CounterVec
 	cancelled                                              *prometheus.CounterVec
 	recoveredPending, recoveredDead, rateLimited           *prometheus.CounterVec
@@ -47,13 +45,15 @@ type Observer struct {
 	duration                                               *prometheus.HistogramVec
 }
 
-// NewObserver registers the observer's series on reg and returns it.
-func NewObserver(reg prometheus.Registerer) (*Observer, error) {
+// NewObserver registers the observer's series on reg and returns a
+// trafikey.Observer, for trafikey.WithObserver, that counts into them. One
+// Observer serves any number of queues.
+func NewObserver(reg prometheus.Registerer) (trafikey.Observer, error) {
 	labels := []string{"queue"}
 	counter := func(name, help string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels)
 	}
-	o := &Observer{
+	o := &observer{
 		added:            counter("jobs_added_total", "Jobs added through this process."),
 		claimed:          counter("jobs_claimed_total", "Jobs claimed by this process."),
 		completed:        counter("jobs_completed_total", "Jobs completed by this process's workers."),
@@ -78,27 +78,30 @@ func NewObserver(reg prometheus.Registerer) (*Observer, error) {
 		o.recoveredPending, o.recoveredDead, o.rateLimited, o.running, o.duration,
 	} {
 		if err := reg.Register(c); err != nil {
-			return nil, err
+			return trafikey.Observer{}, err
 		}
 	}
-	return o, nil
+	return trafikey.Observer{
+		JobsAdded:        o.jobsAdded,
+		JobsClaimed:      o.jobsClaimed,
+		JobStarted:       o.jobStarted,
+		JobFinished:      o.jobFinished,
+		LeasesRecovered:  o.leasesRecovered,
+		ClaimRateLimited: o.claimRateLimited,
+	}, nil
 }
 
-// JobsAdded implements trafikey.Observer.
-func (o *Observer) JobsAdded(queue string, n int) { o.added.WithLabelValues(queue).Add(float64(n)) }
+func (o *observer) jobsAdded(queue string, n int) { o.added.WithLabelValues(queue).Add(float64(n)) }
 
-// JobsClaimed implements trafikey.Observer.
-func (o *Observer) JobsClaimed(queue string, n int) {
+func (o *observer) jobsClaimed(queue string, n int) {
 	o.claimed.WithLabelValues(queue).Add(float64(n))
 }
 
-// JobStarted implements trafikey.Observer.
-func (o *Observer) JobStarted(job *trafikey.Job) {
+func (o *observer) jobStarted(job *trafikey.Job) {
 	o.running.WithLabelValues(job.Queue().Name()).Inc()
 }
 
-// JobFinished implements trafikey.Observer.
-func (o *Observer) JobFinished(job *trafikey.Job, outcome trafikey.Outcome, d time.Duration) {
+func (o *observer) jobFinished(job *trafikey.Job, outcome trafikey.Outcome, d time.Duration) {
 	q := job.Queue().Name()
 	o.running.WithLabelValues(q).Dec()
 	o.duration.WithLabelValues(q).Observe(d.Seconds())
@@ -118,14 +121,12 @@ func (o *Observer) JobFinished(job *trafikey.Job, outcome trafikey.Outcome, d ti
 	}
 }
 
-// LeasesRecovered implements trafikey.Observer.
-func (o *Observer) LeasesRecovered(queue string, pending, dead int) {
+func (o *observer) leasesRecovered(queue string, pending, dead int) {
 	o.recoveredPending.WithLabelValues(queue).Add(float64(pending))
 	o.recoveredDead.WithLabelValues(queue).Add(float64(dead))
 }
 
-// ClaimRateLimited implements trafikey.Observer.
-func (o *Observer) ClaimRateLimited(queue string, _ time.Duration) {
+func (o *observer) claimRateLimited(queue string, _ time.Duration) {
 	o.rateLimited.WithLabelValues(queue).Inc()
 }
 
