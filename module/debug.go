@@ -50,18 +50,7 @@ func debugPanic(*host.Call) error {
 // reply (or a reply the host refuses) is the error reply. The arguments are
 // passed by reference, as the server's own strings. The command may be any
 // (host.Call.DebugRead): a write is refused by the read format.
-func debugCall(c *host.Call) error {
-	b := c.DebugRead().Cmd(string(c.Arg(1)))
-	for i := 2; i < c.Argc(); i++ {
-		b.Argv(i)
-	}
-	v, err := b.Do()
-	if err != nil {
-		return err
-	}
-	echo(c, v)
-	return nil
-}
+func debugCall(c *host.Call) error { return debugRun(c, c.DebugRead()) }
 
 // debugCallStr: EMQ.DEBUG.CALLSTR <command> <key> [arg …] runs the read as
 // EMQ.DEBUG.CALL does, the key by reference and the arguments after it as
@@ -83,8 +72,12 @@ func debugCallStr(c *host.Call) error {
 // module's command runs it (host.Call.DebugNested): a write runs, and a verb
 // called this way is not held by CLIENT PAUSE WRITE, so it meets its write
 // guard. The reply is echoed as EMQ.DEBUG.CALL's.
-func debugNest(c *host.Call) error {
-	b := c.DebugNested().Cmd(string(c.Arg(1)))
+func debugNest(c *host.Call) error { return debugRun(c, c.DebugNested()) }
+
+// debugRun runs the call's command and arguments in b and echoes the reply:
+// EMQ.DEBUG.CALL and EMQ.DEBUG.NEST differ only in the batch's format.
+func debugRun(c *host.Call, b *host.DebugReadBatch) error {
+	b.Cmd(string(c.Arg(1)))
 	for i := 2; i < c.Argc(); i++ {
 		b.Argv(i)
 	}
