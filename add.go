@@ -37,7 +37,7 @@ type JobSpec struct {
 // errors.As gives a *DuplicateError.
 //
 // Concurrent Add calls of jobs without a unique key are coalesced (see
-// WithAddCoalescing): a job is sent at once when no earlier Add is on the
+// QueueOptions.SeparateAdds): a job is sent at once when no earlier Add is on the
 // wire, else with the others that wait, in one ADD of up to MaxBatch jobs.
 // Each job's options are checked before it joins, so only a refusal of the
 // whole call (a fence, writes paused, a transport error) reaches several
@@ -47,14 +47,13 @@ type JobSpec struct {
 // ctx.Err(); when it ends later, the job may have been added, as with any
 // call abandoned in flight.
 //
-// With a durability (WithDurability, DurableContext) that the server does
-// not confirm in time, the id comes back with an error matching
+// With a durability (QueueOptions.Durability) that the server does not
+// confirm in time, the id comes back with an error matching
 // ErrNotDurable: the job was added.
 func (q *Queue) Add(ctx context.Context, payload []byte, opts *JobOptions) (string, error) {
 	o := opts.resolve()
-	// A job with a unique key, or with a durability of its own, is sent
-	// alone.
-	if _, own := ctx.Value(durabilityKey{}).(Durability); q.adder == nil || o.unique || own {
+	// A job with a unique key is sent alone.
+	if q.adder == nil || o.unique {
 		j := JobSpec{Payload: payload}
 		if opts != nil {
 			j.Options = *opts

@@ -37,7 +37,7 @@ func TestAddTakenOutBeforeSent(t *testing.T) {
 	t.Parallel()
 	s := valkeytest.Start(t, valkeyserver.Options{})
 	c := valkeytest.Client(t, s)
-	q, err := Open(t.Context(), c, "cancel", WithExecutor(ExecutorLua))
+	q, err := Open(t.Context(), c, "cancel", &QueueOptions{Executor: ExecutorLua})
 	require.NoError(t, err)
 	adderState := q.adder.State
 

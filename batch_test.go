@@ -44,10 +44,10 @@ func (c *countingExecutor) count(v *protocol.Verb) int {
 
 // counted opens queue name on the bundle's server through a counting
 // executor.
-func (b *testBundle) counted(t *testing.T, name string, opts ...trafikey.QueueOption) (*trafikey.Queue, *countingExecutor) {
+func (b *testBundle) counted(t *testing.T, name string, opts *trafikey.QueueOptions) (*trafikey.Queue, *countingExecutor) {
 	t.Helper()
 	ce := &countingExecutor{Executor: b.exec, calls: map[string]int{}}
-	q, err := trafikey.Open(t.Context(), b.client, name, append([]trafikey.QueueOption{trafikey.WithRunner(ce)}, opts...)...)
+	q, err := trafikey.Open(t.Context(), b.client, name, trafikey.WithRunner(ce, opts))
 	require.NoError(t, err)
 	return q, ce
 }
@@ -179,7 +179,7 @@ func TestCompleteManyOutcomes(t *testing.T) {
 func TestCompleteManySplitsLargeBatches(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		q, ce := b.counted(t, "large")
+		q, ce := b.counted(t, "large", nil)
 		const n = trafikey.MaxBatch + 500
 		addN(t, q, n)
 		first, err := q.Claim(ctx, time.Minute, trafikey.MaxBatch)
@@ -216,7 +216,7 @@ func TestCompleteManyCallError(t *testing.T) {
 
 func TestWorkerBatchesCompletions(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		q, ce := b.counted(t, "batched")
+		q, ce := b.counted(t, "batched", nil)
 		const n, concurrency = 2000, 100
 		addN(t, q, n)
 
@@ -368,7 +368,7 @@ func TestWorkerShutdownReportsPendingCompletions(t *testing.T) {
 func TestConcurrentAddsCoalesce(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		q, ce := b.counted(t, "coalesced")
+		q, ce := b.counted(t, "coalesced", nil)
 		const producers, each = 50, 40
 		const n = producers * each
 		var mu sync.Mutex
@@ -412,7 +412,7 @@ func TestConcurrentAddsCoalesce(t *testing.T) {
 
 func TestAddCoalescingOff(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		q, ce := b.counted(t, "separate", trafikey.WithAddCoalescing(false))
+		q, ce := b.counted(t, "separate", &trafikey.QueueOptions{SeparateAdds: true})
 		const n = 200
 		var wg sync.WaitGroup
 		for range n {

@@ -46,7 +46,7 @@ func TestClusterFailover(t *testing.T) {
 					continue
 				}
 				perPrimary[p]++
-				q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
+				q, err := trafikey.Open(ctx, c, name, &trafikey.QueueOptions{Executor: exec})
 				require.NoError(t, err)
 				queues = append(queues, q)
 				owner[name] = p
@@ -171,8 +171,8 @@ func TestClusterPrimaryCrashLosesNoDurableJob(t *testing.T) {
 					name = n
 				}
 			}
-			q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec),
-				trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 2 * time.Second}))
+			q, err := trafikey.Open(ctx, c, name, &trafikey.QueueOptions{Executor: exec,
+				Durability: trafikey.Durability{Replicas: 1, Timeout: 2 * time.Second}})
 			require.NoError(t, err)
 
 			count, stopProducers := durableProducers(ctx, q)
@@ -245,7 +245,7 @@ func TestClusterMultiQueueWorker(t *testing.T) {
 			var qws []trafikey.QueueWeight
 			for p := range cl.Primaries() {
 				name, slot := queueOn(t, cl, "mq", p)
-				q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
+				q, err := trafikey.Open(ctx, c, name, &trafikey.QueueOptions{Executor: exec})
 				require.NoError(t, err)
 				require.EqualValues(t, slot, trafikey.HashSlot(protocol.KeysOf(name).Signal), "the worker's slot of %s", name)
 				qws = append(qws, trafikey.QueueWeight{Queue: q, Weight: 1})

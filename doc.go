@@ -45,7 +45,7 @@
 // when the server has it loaded (EMQ.* commands), else the Lua scripts run
 // with EVALSHA, which need nothing on the server. Both take the same keys
 // and arguments and give the same replies (docs/PROTOCOL.md);
-// WithExecutor(ExecutorLua) or WithExecutor(ExecutorNative) overrides the
+// QueueOptions.Executor (ExecutorLua or ExecutorNative) overrides the
 // choice.
 //
 // # Adding jobs
@@ -64,7 +64,7 @@
 // jobs. Nothing waits on a timer, so a lone Add costs no latency, and a
 // busy producer side costs the server one call per batch instead of one per
 // job. Each job's options are checked before it joins; a job with a unique
-// key is sent alone. WithAddCoalescing(false) sends every Add by itself.
+// key is sent alone. QueueOptions.SeparateAdds sends every Add by itself.
 //
 // # Running jobs
 //
@@ -169,7 +169,7 @@
 // never misses one. Queue.Events iterates over them from any entry id and
 // resumes after the last one it yielded across reconnects.
 //
-// WithObserver reports what a queue and its workers do to an Observer; the
+// QueueOptions.Observer reports what a queue and its workers do to an Observer; the
 // trafikeyprom module exports it as Prometheus series. The trafikeytest
 // package starts a throwaway valkey-server for tests and runs a handler on
 // one job exactly as a Worker would.

@@ -22,8 +22,7 @@ import (
 // It applies to the writes that matter for a job's life: ADD (Add,
 // AddBatch), COMPLETE and COMPLETEMANY (Job.Complete, Queue.CompleteMany,
 // the Worker's completions) and FAIL (Job.Fail, the Worker's failures).
-// Set it for a queue with WithDurability, or for one call with
-// DurableContext.
+// Set it for a queue with QueueOptions.Durability.
 type Durability struct {
 	// Replicas is how many replicas must have received the write (WAIT,
 	// or WAITAOF's numreplicas with AOF).
@@ -44,40 +43,34 @@ const defaultDurabilityTimeout = time.Second
 // ErrNotDurable reports a write the server applied but could not confirm
 // durable within the timeout: too few replicas acknowledged it, the AOF was
 // not fsynced in time, or the wait was refused (appendonly off). The write
-// is not undone; errors.As with a *DurabilityError gives the counts.
+// is not undone. The error's text says what was missing: the replicas that
+// confirmed it, whether the primary fsynced it, or why the wait failed.
 var ErrNotDurable = errors.New("trafikey: write not confirmed durable")
 
-// DurabilityError is the detail of an ErrNotDurable.
-type DurabilityError struct {
-	// Verb is the protocol verb whose write was not confirmed.
-	Verb string
-	// Want is the durability asked for.
-	Want Durability
-	// Replicas is how many replicas confirmed the write.
-	Replicas int
-	// LocalAOF reports whether the primary fsynced it (with Want.AOF).
-	LocalAOF bool
-	// Err is the wait's own error, when it failed rather than timed out.
-	Err error
+// durabilityError is the detail of an ErrNotDurable.
+type durabilityError struct {
+	verb     string
+	want     Durability
+	replicas int   // how many replicas confirmed the write
+	localAOF bool  // whether the primary fsynced it (with want.AOF)
+	err      error // the wait's own error, when it failed rather than timed out
 }
 
-// Error says what was missing.
-func (e *DurabilityError) Error() string {
-	if e.Err != nil {
-		return "trafikey: " + e.Verb + ": durability not confirmed: " + e.Err.Error()
+func (e *durabilityError) Error() string {
+	if e.err != nil {
+		return "trafikey: " + e.verb + ": durability not confirmed: " + e.err.Error()
 	}
-	msg := "trafikey: " + e.Verb + ": durability not confirmed within " + e.Want.timeout().String() +
-		": " + strconv.Itoa(e.Replicas) + " of " + strconv.Itoa(e.Want.Replicas) + " replicas"
-	if e.Want.AOF {
-		msg += ", primary AOF " + map[bool]string{true: "fsynced", false: "not fsynced"}[e.LocalAOF]
+	msg := "trafikey: " + e.verb + ": durability not confirmed within " + e.want.timeout().String() +
+		": " + strconv.Itoa(e.replicas) + " of " + strconv.Itoa(e.want.Replicas) + " replicas"
+	if e.want.AOF {
+		msg += ", primary AOF " + map[bool]string{true: "fsynced", false: "not fsynced"}[e.localAOF]
 	}
 	return msg
 }
 
-// Unwrap makes a DurabilityError an ErrNotDurable.
-func (e *DurabilityError) Unwrap() []error {
-	if e.Err != nil {
-		return []error{ErrNotDurable, e.Err}
+func (e *durabilityError) Unwrap() []error {
+	if e.err != nil {
+		return []error{ErrNotDurable, e.err}
 	}
 	return []error{ErrNotDurable}
 }
@@ -102,35 +95,15 @@ func (d Durability) check(op string) error {
 	return nil
 }
 
-// WithDurability makes the queue's ADD, COMPLETE, COMPLETEMANY and FAIL
-// calls wait for d before they return. DurableContext overrides it for
-// one call.
-func WithDurability(d Durability) QueueOption {
-	return func(c *queueConfig) { c.durability = d }
-}
-
-type durabilityKey struct{}
-
-// DurableContext returns a context whose calls (Add, AddBatch, Complete,
-// CompleteMany, Fail) wait for d instead of the queue's durability; a zero
-// Durability turns it off for them. A coalescing Add with its own
-// durability is sent in a call of its own.
-func DurableContext(ctx context.Context, d Durability) context.Context {
-	return context.WithValue(ctx, durabilityKey{}, d)
-}
-
 // durableVerb reports whether v's writes wait for the queue's durability.
 func durableVerb(v *protocol.Verb) bool {
 	return v == protocol.Add || v == protocol.Complete || v == protocol.CompleteMany || v == protocol.Fail
 }
 
-// durabilityOf is the durability of a call of v with ctx.
-func (q *Queue) durabilityOf(ctx context.Context, v *protocol.Verb) Durability {
+// durabilityOf is the durability of a call of v.
+func (q *Queue) durabilityOf(v *protocol.Verb) Durability {
 	if !durableVerb(v) {
 		return Durability{}
-	}
-	if d, ok := ctx.Value(durabilityKey{}).(Durability); ok {
-		return d
 	}
 	return q.durability
 }
@@ -151,32 +124,32 @@ func (q *Queue) callDurable(ctx context.Context, v *protocol.Verb, d Durability,
 	if err != nil {
 		return msg, err
 	}
-	de := &DurabilityError{Verb: v.Name, Want: d}
+	de := &durabilityError{verb: v.Name, want: d}
 	if len(waits) == 0 {
-		de.Err = errors.New("no connection for the wait")
+		de.err = errors.New("no connection for the wait")
 		return msg, de
 	}
 	if d.AOF {
 		counts, err := waits[0].AsIntSlice()
 		switch {
 		case err != nil:
-			de.Err = err
+			de.err = err
 		case len(counts) != 2:
-			de.Err = fmt.Errorf("WAITAOF replied %v", counts)
+			de.err = fmt.Errorf("WAITAOF replied %v", counts)
 		default:
-			de.LocalAOF, de.Replicas = counts[0] >= 1, int(counts[1])
+			de.localAOF, de.replicas = counts[0] >= 1, int(counts[1])
 		}
-		if de.Err == nil && de.LocalAOF && de.Replicas >= d.Replicas {
+		if de.err == nil && de.localAOF && de.replicas >= d.Replicas {
 			return msg, nil
 		}
 		return msg, de
 	}
 	n, err := waits[0].AsInt64()
 	if err != nil {
-		de.Err = err
+		de.err = err
 		return msg, de
 	}
-	if de.Replicas = int(n); de.Replicas >= d.Replicas {
+	if de.replicas = int(n); de.replicas >= d.Replicas {
 		return msg, nil
 	}
 	return msg, de

@@ -30,7 +30,7 @@ func TestKillNineLosesNoAcknowledgedJob(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
 			s, c, exec := e.start(t, valkeyserver.Options{AOF: true})
-			q, err := trafikey.Open(t.Context(), c, "durable", trafikey.WithRunner(exec))
+			q, err := trafikey.Open(t.Context(), c, "durable", trafikey.WithRunner(exec, nil))
 			require.NoError(t, err)
 
 			var mu sync.Mutex
@@ -122,14 +122,18 @@ func TestKillNineLosesNoAcknowledgedJob(t *testing.T) {
 }
 
 // durablePair is a primary (with the executor under test) and its replica,
-// both with appendonly, and queue name opened on the primary with d.
-func durablePair(t *testing.T, e executorCase, name string, d trafikey.Durability) (primary, replica *valkeyserver.Server, q *trafikey.Queue) {
+// both with appendonly, and queue name opened on the primary with d; open
+// opens another handle on the queue with another durability.
+func durablePair(t *testing.T, e executorCase, name string, d trafikey.Durability) (primary, replica *valkeyserver.Server, q *trafikey.Queue, open func(trafikey.Durability) *trafikey.Queue) {
 	s, c, exec := e.start(t, valkeyserver.Options{AOF: true})
 	r := valkeytest.Start(t, valkeyserver.Options{ReplicaOf: s.Addr(), AOF: true})
 	require.NoError(t, r.WaitReplicaSync(t.Context()))
-	q, err := trafikey.Open(t.Context(), c, name, trafikey.WithRunner(exec), trafikey.WithDurability(d))
-	require.NoError(t, err)
-	return s, r, q
+	open = func(d trafikey.Durability) *trafikey.Queue {
+		q, err := trafikey.Open(t.Context(), c, name, trafikey.WithRunner(exec, &trafikey.QueueOptions{Durability: d}))
+		require.NoError(t, err)
+		return q
+	}
+	return s, r, open(d), open
 }
 
 // crashWait bounds how long a crash test waits for its first acknowledged
@@ -170,7 +174,7 @@ func durableProducers(ctx context.Context, q *trafikey.Queue) (acked func() int,
 	return acked, stop
 }
 
-// TestDurabilityConfirmed: with WithDurability, an Add, a Complete and a
+// TestDurabilityConfirmed: with QueueOptions.Durability, an Add, a Complete and a
 // Fail return only once the replica has the write: the replica is read
 // right after each call, with no wait. With AOF, once both AOFs were
 // fsynced too (WAITAOF; the replica reports its fsync about once a second,
@@ -180,7 +184,7 @@ func TestDurabilityConfirmed(t *testing.T) {
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s, r, q := durablePair(t, e, "d", trafikey.Durability{Replicas: 1, Timeout: 10 * time.Second})
+			s, r, q, open := durablePair(t, e, "d", trafikey.Durability{Replicas: 1, Timeout: 10 * time.Second})
 			k := protocol.KeysOf("d")
 			onReplica := func(args ...string) any { return valkeytest.Do(t, r, args...) }
 
@@ -189,8 +193,8 @@ func TestDurabilityConfirmed(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, int64(1), onReplica("EXISTS", k.Job(id)), "job %s on the replica when Add returns", id)
 			}
-			withAOF := trafikey.DurableContext(t.Context(), trafikey.Durability{Replicas: 1, AOF: true, Timeout: 10 * time.Second})
-			ids, err := q.AddBatch(withAOF, []trafikey.JobSpec{{Payload: []byte("x")}, {Payload: []byte("y")}})
+			withAOF := open(trafikey.Durability{Replicas: 1, AOF: true, Timeout: 10 * time.Second})
+			ids, err := withAOF.AddBatch(t.Context(), []trafikey.JobSpec{{Payload: []byte("x")}, {Payload: []byte("y")}})
 			require.NoError(t, err)
 			require.Equal(t, int64(2), onReplica("EXISTS", k.Job(ids[0]), k.Job(ids[1])))
 
@@ -231,25 +235,24 @@ func TestDurabilityConfirmed(t *testing.T) {
 }
 
 // TestDurabilityNotConfirmed: a durability the servers cannot give is
-// ErrNotDurable with the counts, and the write is not undone; a zero
-// DurableContext turns it off for one call.
+// ErrNotDurable with the counts, and the write is not undone; a handle
+// without a durability on the same queue does not wait.
 func TestDurabilityNotConfirmed(t *testing.T) {
 	t.Parallel()
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
 			_, c, exec := e.start(t, valkeyserver.Options{})
-			q, err := trafikey.Open(t.Context(), c, "nd", trafikey.WithRunner(exec),
-				trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 50 * time.Millisecond}))
-			require.NoError(t, err)
+			open := func(d trafikey.Durability) *trafikey.Queue {
+				q, err := trafikey.Open(t.Context(), c, "nd", trafikey.WithRunner(exec, &trafikey.QueueOptions{Durability: d}))
+				require.NoError(t, err)
+				return q
+			}
+			q := open(trafikey.Durability{Replicas: 1, Timeout: 50 * time.Millisecond})
 
 			id, err := q.Add(t.Context(), []byte("a"), nil)
 			require.ErrorIs(t, err, trafikey.ErrNotDurable)
-			var de *trafikey.DurabilityError
-			require.ErrorAs(t, err, &de)
-			require.Equal(t, 0, de.Replicas)
-			require.Equal(t, "add", de.Verb)
-			require.Contains(t, err.Error(), "0 of 1 replicas")
+			require.Contains(t, err.Error(), "add: durability not confirmed within 50ms: 0 of 1 replicas")
 			require.NotEmpty(t, id, "the job was added: its id comes with the error")
 			_, err = q.Inspect(t.Context(), id)
 			require.NoError(t, err)
@@ -259,31 +262,33 @@ func TestDurabilityNotConfirmed(t *testing.T) {
 			require.Len(t, ids, 1)
 
 			// appendonly is off: WAITAOF is refused, and that is the error
-			aof := trafikey.DurableContext(t.Context(), trafikey.Durability{AOF: true})
-			_, err = q.Add(aof, []byte("c"), nil)
-			require.ErrorAs(t, err, &de)
-			require.Error(t, de.Err)
+			_, err = open(trafikey.Durability{AOF: true}).Add(t.Context(), []byte("c"), nil)
+			require.ErrorIs(t, err, trafikey.ErrNotDurable)
+			var ve *valkey.ValkeyError
+			require.ErrorAs(t, err, &ve, "the refusal of WAITAOF is the cause")
 
-			off := trafikey.DurableContext(t.Context(), trafikey.Durability{})
-			_, err = q.Add(off, []byte("d"), nil)
+			off := open(trafikey.Durability{})
+			_, err = off.Add(t.Context(), []byte("d"), nil)
 			require.NoError(t, err)
-			jobs, err := q.Claim(t.Context(), time.Minute, 4)
+			plain, err := off.Claim(t.Context(), time.Minute, 1)
 			require.NoError(t, err)
-			require.Len(t, jobs, 4)
-			require.NoError(t, jobs[0].Complete(off))
-			require.ErrorIs(t, jobs[1].Complete(t.Context()), trafikey.ErrNotDurable)
-			_, err = q.Inspect(t.Context(), jobs[1].ID)
+			require.NoError(t, plain[0].Complete(t.Context()), "a job claimed through a handle without durability")
+			jobs, err := q.Claim(t.Context(), time.Minute, 3)
+			require.NoError(t, err)
+			require.Len(t, jobs, 3)
+			require.ErrorIs(t, jobs[0].Complete(t.Context()), trafikey.ErrNotDurable)
+			_, err = q.Inspect(t.Context(), jobs[0].ID)
 			require.ErrorIs(t, err, trafikey.ErrNotFound, "completed all the same")
-			retrying, err := jobs[2].Fail(t.Context(), errors.New("x"), true)
+			retrying, err := jobs[1].Fail(t.Context(), errors.New("x"), true)
 			require.ErrorIs(t, err, trafikey.ErrNotDurable)
 			require.True(t, retrying)
-			errs, err := q.CompleteMany(t.Context(), []*trafikey.Job{jobs[3]})
+			errs, err := q.CompleteMany(t.Context(), []*trafikey.Job{jobs[2]})
 			require.NoError(t, err)
 			require.ErrorIs(t, errs[0], trafikey.ErrNotDurable)
 
-			_, err = trafikey.Open(t.Context(), c, "nd", trafikey.WithDurability(trafikey.Durability{Replicas: -1}))
+			_, err = trafikey.Open(t.Context(), c, "nd", &trafikey.QueueOptions{Durability: trafikey.Durability{Replicas: -1}})
 			require.ErrorIs(t, err, trafikey.ErrInvalid)
-			_, err = q.Add(trafikey.DurableContext(t.Context(), trafikey.Durability{AOF: true, Timeout: -time.Second}), []byte("e"), nil)
+			_, err = trafikey.Open(t.Context(), c, "nd", &trafikey.QueueOptions{Durability: trafikey.Durability{AOF: true, Timeout: -time.Second}})
 			require.ErrorIs(t, err, trafikey.ErrInvalid)
 		})
 	}
@@ -298,7 +303,7 @@ func TestPrimaryCrashLosesNoDurableJob(t *testing.T) {
 	for _, e := range executors() {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
-			s, r, q := durablePair(t, e, "crash", trafikey.Durability{Replicas: 1, Timeout: 5 * time.Second})
+			s, r, q, _ := durablePair(t, e, "crash", trafikey.Durability{Replicas: 1, Timeout: 5 * time.Second})
 			count, stop := durableProducers(t.Context(), q)
 			require.Eventually(t, func() bool { return count() >= 500 }, crashWait, 5*time.Millisecond)
 			require.NoError(t, s.Kill())

@@ -68,7 +68,7 @@ func TestServerErrors(t *testing.T) {
 		require.ErrorIs(t, err, trafikey.ErrWire)
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrWireFound("3"), se.Text)
-		_, err = trafikey.Open(ctx, b.client, "test", trafikey.WithRunner(b.exec))
+		_, err = trafikey.Open(ctx, b.client, "test", trafikey.WithRunner(b.exec, nil))
 		require.ErrorIs(t, err, trafikey.ErrWire, "INSTALL refuses another wire")
 	})
 }

@@ -301,7 +301,7 @@ func TestEventsWrongType(t *testing.T) {
 // Watch a queue's jobs: turn its events on, then read them from the start
 // of the stream (or from the last id seen, to resume).
 func ExampleQueue_Events() {
-	q, done := exampleQueue("emails")
+	q, done := exampleQueue("emails", nil)
 	defer done()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -333,7 +333,7 @@ func ExampleQueue_Events() {
 // an entry holding several events (a call that added, claimed or completed
 // several jobs at once).
 func ExampleQueue_Events_resume() {
-	q, done := exampleQueue("reports")
+	q, done := exampleQueue("reports", nil)
 	defer done()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -18,7 +18,7 @@ type Welcome struct {
 // Route jobs by kind: a JobType ties kind "welcome" to its payload type, a
 // plain handler takes kind "cleanup".
 func ExampleMux() {
-	q, done := exampleQueue("app")
+	q, done := exampleQueue("app", nil)
 	defer done()
 	ctx := context.Background()
 
@@ -61,7 +61,7 @@ func ExampleMux() {
 
 // Run a job at an absolute time, move it, and cancel another.
 func ExampleAdmin_Reschedule() {
-	q, done := exampleQueue("reports")
+	q, done := exampleQueue("reports", nil)
 	defer done()
 	ctx := context.Background()
 

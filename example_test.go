@@ -30,9 +30,9 @@ func exampleServer() *trafikeytest.Server {
 
 // exampleQueue opens queue name on a server of its own, as ExampleOpen
 // shows; done stops the server.
-func exampleQueue(name string, opts ...trafikey.QueueOption) (q *trafikey.Queue, done func()) {
+func exampleQueue(name string, opts *trafikey.QueueOptions) (q *trafikey.Queue, done func()) {
 	srv := exampleServer()
-	q, err := trafikey.Open(context.Background(), srv.Client(), name, opts...)
+	q, err := trafikey.Open(context.Background(), srv.Client(), name, opts)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func ExampleOpen() {
 	defer srv.Close()
 	ctx := context.Background()
 
-	q, err := trafikey.Open(ctx, srv.Client(), "emails")
+	q, err := trafikey.Open(ctx, srv.Client(), "emails", nil)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -55,11 +55,11 @@ func ExampleOpen() {
 }
 
 // Force the Lua executor, e.g. to compare it with the module.
-func ExampleWithExecutor() {
+func ExampleQueueOptions_executor() {
 	srv := exampleServer()
 	defer srv.Close()
 
-	q, err := trafikey.Open(context.Background(), srv.Client(), "emails", trafikey.WithExecutor(trafikey.ExecutorLua))
+	q, err := trafikey.Open(context.Background(), srv.Client(), "emails", &trafikey.QueueOptions{Executor: trafikey.ExecutorLua})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func ExampleWithExecutor() {
 // Add a job with options, and read it back.
 func ExampleQueue_Add() {
 	ctx := context.Background()
-	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("emails", nil) // trafikey.Open on a throwaway server
 	defer done()
 
 	id, err := q.Add(ctx, []byte(`{"to":"ada@example.com"}`),
@@ -90,7 +90,7 @@ func ExampleQueue_Add() {
 // A unique key refuses a second job while the first holds it.
 func ExampleJobOptions_unique() {
 	ctx := context.Background()
-	q, done := exampleQueue("payments") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("payments", nil) // trafikey.Open on a throwaway server
 	defer done()
 
 	for range 2 {
@@ -114,7 +114,7 @@ func ExampleJobOptions_unique() {
 // none.
 func ExampleQueue_AddBatch() {
 	ctx := context.Background()
-	q, done := exampleQueue("thumbnails") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("thumbnails", nil) // trafikey.Open on a throwaway server
 	defer done()
 
 	jobs := make([]trafikey.JobSpec, 0, 5000)
@@ -140,7 +140,7 @@ func ExampleQueue_AddBatch() {
 func ExampleWorker_Run() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("emails", nil) // trafikey.Open on a throwaway server
 	defer done()
 	for _, to := range []string{"ada@example.com", "", "grace@example.com"} {
 		if _, err := q.Add(ctx, []byte(to), nil); err != nil {
@@ -178,7 +178,7 @@ func ExampleWorker_Run() {
 // Bring your own loop: claim a batch, run it, report each outcome.
 func ExampleQueue_Claim() {
 	ctx := context.Background()
-	q, done := exampleQueue("webhooks") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("webhooks", nil) // trafikey.Open on a throwaway server
 	defer done()
 	if _, err := q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("ok")}, {Payload: []byte("timeout")}}); err != nil {
 		log.Fatal(err)
@@ -210,7 +210,7 @@ func ExampleQueue_Claim() {
 // Read a queue's counts and lifetime counters.
 func ExampleQueue_Stats() {
 	ctx := context.Background()
-	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("emails", nil) // trafikey.Open on a throwaway server
 	defer done()
 	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
@@ -228,7 +228,7 @@ func ExampleQueue_Stats() {
 // refused: the error wraps ErrLeaseLost and keeps the server's text.
 func ExampleServerError() {
 	ctx := context.Background()
-	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("emails", nil) // trafikey.Open on a throwaway server
 	defer done()
 	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
@@ -256,7 +256,7 @@ func ExampleServerError() {
 // Observe what a queue's workers do, e.g. to export metrics (the
 // trafikeyprom module does this for Prometheus). An Observer sets only the
 // funcs it wants; the others stay nil.
-func ExampleWithObserver() {
+func ExampleObserver() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	// The funcs are called from many goroutines, hence the lock.
@@ -277,7 +277,7 @@ func ExampleWithObserver() {
 			stop()
 		},
 	}
-	q, done := exampleQueue("emails", trafikey.WithObserver(obs)) // trafikey.Open on a throwaway server
+	q, done := exampleQueue("emails", &trafikey.QueueOptions{Observer: obs}) // trafikey.Open on a throwaway server
 	defer done()
 	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
 		log.Fatal(err)
@@ -298,28 +298,23 @@ func ExampleWithObserver() {
 // Wait for a replica before an Add returns. The example's server has no
 // replica, so the wait times out: the job is added all the same, and the
 // error says what was not confirmed.
-func ExampleWithDurability() {
+func ExampleDurability() {
 	srv := exampleServer()
 	defer srv.Close()
 	ctx := context.Background()
-	q, err := trafikey.Open(ctx, srv.Client(), "payments",
-		trafikey.WithDurability(trafikey.Durability{Replicas: 1, Timeout: 20 * time.Millisecond}))
+	q, err := trafikey.Open(ctx, srv.Client(), "payments", &trafikey.QueueOptions{
+		Durability: trafikey.Durability{Replicas: 1, Timeout: 20 * time.Millisecond},
+	})
 	if err != nil {
 		log.Fatal(err)
 	}
 
 	id, err := q.Add(ctx, []byte("charge order 7"), nil)
-	var de *trafikey.DurabilityError
-	if errors.As(err, &de) {
-		fmt.Printf("job %s added, confirmed by %d of %d replicas\n", id, de.Replicas, de.Want.Replicas)
+	if errors.Is(err, trafikey.ErrNotDurable) {
+		fmt.Printf("job %s added; %v\n", id, err)
 	}
-
-	// One call without the wait.
-	id, err = q.Add(trafikey.DurableContext(ctx, trafikey.Durability{}), []byte("send receipt"), nil)
-	fmt.Println("job", id, err)
 	// Output:
-	// job 1 added, confirmed by 0 of 1 replicas
-	// job 2 <nil>
+	// job 1 added; trafikey: add: durability not confirmed within 20ms: 0 of 1 replicas
 }
 
 // Bound each run and wrap the handler: every job's end is logged, and a
@@ -327,7 +322,7 @@ func ExampleWithDurability() {
 func ExampleMiddleware() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	q, done := exampleQueue("reports") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("reports", nil) // trafikey.Open on a throwaway server
 	defer done()
 	if _, err := q.Add(ctx, []byte("monthly"), nil); err != nil {
 		log.Fatal(err)
@@ -361,7 +356,7 @@ func ExampleMiddleware() {
 // A circuit breaker over a downstream's failures, shared by every worker of
 // the queue: open once more than 3 failures were counted in a minute.
 func ExampleQueue_Breaker() {
-	q, done := exampleQueue("emails")
+	q, done := exampleQueue("emails", nil)
 	defer done()
 	ctx := context.Background()
 
@@ -391,7 +386,7 @@ func ExampleQueue_Breaker() {
 // A "seen" set over job ids as an idempotency marker: the second run of job
 // 7 (its completion was lost, say) finds it marked.
 func ExampleQueue_Once() {
-	q, done := exampleQueue("charges")
+	q, done := exampleQueue("charges", nil)
 	defer done()
 	ctx := context.Background()
 
@@ -418,7 +413,7 @@ func ExampleQueue_Once() {
 func ExampleSchedules_Set() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
-	q, done := exampleQueue("reports") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("reports", nil) // trafikey.Open on a throwaway server
 	defer done()
 
 	_, err := q.Schedules().Set(ctx, trafikey.Schedule{
@@ -465,7 +460,7 @@ func ExampleSchedules_Set() {
 // Cap a lane and pause it: its jobs wait while the others run.
 func ExampleQueue_Lane() {
 	ctx := context.Background()
-	q, done := exampleQueue("uploads") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("uploads", nil) // trafikey.Open on a throwaway server
 	defer done()
 
 	if _, err := q.Add(ctx, []byte("resize"), &trafikey.JobOptions{Lane: "tenant-42"}); err != nil {
@@ -496,7 +491,7 @@ func ExampleQueue_Lane() {
 // Operator verbs live on the queue's Admin handle.
 func ExampleQueue_Admin() {
 	ctx := context.Background()
-	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("emails", nil) // trafikey.Open on a throwaway server
 	defer done()
 
 	admin := q.Admin()

@@ -1,8 +1,18 @@
 package trafikey
 
-// WithRunner exposes withRunner to the package's external tests, which wrap
-// the real executors to count or alter calls.
-var WithRunner = withRunner
+import "github.com/trafikey/trafikey/internal/executor"
+
+// WithRunner returns a copy of o (nil: the defaults) whose queue runs its
+// verbs on r: the package's external tests wrap the real executors to count
+// or alter calls.
+func WithRunner(r executor.Executor, o *QueueOptions) *QueueOptions {
+	var c QueueOptions
+	if o != nil {
+		c = *o
+	}
+	c.runner = r
+	return &c
+}
 
 // HashSlot exposes hashSlot, to check it against CLUSTER KEYSLOT.
 var HashSlot = hashSlot

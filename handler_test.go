@@ -89,7 +89,7 @@ func TestJobTimeout(t *testing.T) {
 // outcome as cancelled.
 func TestCancelActive(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		q, calls := b.counted(t, "cancelling")
+		q, calls := b.counted(t, "cancelling", nil)
 		b.q = q
 		id, err := b.q.Add(t.Context(), []byte("long"), &trafikey.JobOptions{Kind: "report"})
 		require.NoError(t, err)
@@ -395,10 +395,10 @@ func TestJobOptionsValidated(t *testing.T) {
 	})
 }
 
-// TestWithJobFieldsOff: plain claims carry none of the job's fields.
-func TestWithJobFieldsOff(t *testing.T) {
+// TestPlainClaims: plain claims carry none of the job's fields.
+func TestPlainClaims(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
-		q := b.open(t, "plainclaims", trafikey.WithJobFields(false))
+		q := b.open(t, "plainclaims", trafikey.QueueOptions{PlainClaims: true})
 		_, err := q.Add(t.Context(), []byte("a"), &trafikey.JobOptions{Kind: "k", Timeout: time.Second, MaxAttempts: 1})
 		require.NoError(t, err)
 		j := claimOne(t, q, time.Minute)

@@ -63,7 +63,7 @@ func (j *Job) Queue() *Queue { return j.q }
 
 // LastAttempt reports whether this is the job's last attempt: a failure now
 // dead-letters it instead of retrying. It is false when MaxAttempts is not
-// known (a queue opened with WithJobFields(false)).
+// known (a queue opened with QueueOptions.PlainClaims).
 func (j *Job) LastAttempt() bool { return j.MaxAttempts > 0 && j.Attempt >= j.MaxAttempts }
 
 // Claim claims up to count (1..1000) pending jobs, highest priority first,
@@ -265,7 +265,7 @@ func (j *Job) Extend(ctx context.Context, lease time.Duration) (time.Time, error
 }
 
 // Log appends a line (at most 64 KiB) to the job's log, which keeps the
-// queue's log cap of newest lines (WithLogCap). The log is deleted with the
+// queue's log cap of newest lines (QueueOptions.LogCap). The log is deleted with the
 // job when it completes.
 func (j *Job) Log(ctx context.Context, line string) error {
 	if len(line) > protocol.MaxText {

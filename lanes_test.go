@@ -196,9 +196,9 @@ func TestRateLimit(t *testing.T) {
 		b.do(t, "DEL", "emq:{test}:rate")
 		addLaned(t, q, "", 10)
 		var limited atomic.Int64
-		q2 := b.open(t, "test", trafikey.WithObserver(trafikey.Observer{
+		q2 := b.open(t, "test", trafikey.QueueOptions{Observer: trafikey.Observer{
 			ClaimRateLimited: func(string, time.Duration) { limited.Add(1) },
-		}))
+		}})
 		var done atomic.Int64
 		w, err := trafikey.NewWorker(q2, func(context.Context, *trafikey.Job) error {
 			done.Add(1)

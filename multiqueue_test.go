@@ -130,7 +130,7 @@ func TestWorkerForQueuesOnTwoServers(t *testing.T) {
 			var bundles []*testBundle
 			for i := range 2 {
 				s, c, exec := e.start(t, valkeyserver.Options{})
-				q, err := trafikey.Open(t.Context(), c, "q"+strconv.Itoa(i), trafikey.WithRunner(exec))
+				q, err := trafikey.Open(t.Context(), c, "q"+strconv.Itoa(i), trafikey.WithRunner(exec, nil))
 				require.NoError(t, err)
 				qws = append(qws, trafikey.QueueWeight{Queue: q, Weight: 1})
 				bundles = append(bundles, &testBundle{server: s, client: c, exec: exec, q: q})

@@ -3,7 +3,7 @@ package trafikey
 import "time"
 
 // Observer is told what a Queue and the Workers on it do, for metrics and
-// tracing; WithObserver installs one. Each field is optional: a nil field
+// tracing; QueueOptions.Observer installs one. Each field is optional: a nil field
 // is skipped, so an Observer sets only the events it wants, and a field
 // added here later leaves existing Observers compiling. The trafikeyprom
 // module builds one that counts into Prometheus series.

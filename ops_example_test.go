@@ -13,7 +13,7 @@ import (
 // List the dead jobs, the latest death first, a page at a time.
 func ExampleQueue_Jobs() {
 	ctx := context.Background()
-	q, done := exampleQueue("emails") // trafikey.Open on a throwaway server
+	q, done := exampleQueue("emails", nil) // trafikey.Open on a throwaway server
 	defer done()
 	for _, to := range []string{"ada", "bob", "cy"} {
 		if _, err := q.Add(ctx, []byte(to), &trafikey.JobOptions{MaxAttempts: 1}); err != nil {
@@ -52,7 +52,7 @@ func ExampleQueue_Jobs() {
 // progress report after each call to the server.
 func ExampleAdmin_RequeueDead() {
 	ctx := context.Background()
-	q, done := exampleQueue("payments")
+	q, done := exampleQueue("payments", nil)
 	defer done()
 	for i, cause := range []string{"upstream 502", "card declined", "upstream timeout"} {
 		if _, err := q.Add(ctx, []byte{byte(i)}, &trafikey.JobOptions{MaxAttempts: 1}); err != nil {
@@ -82,7 +82,7 @@ func ExampleAdmin_RequeueDead() {
 // Run every delayed job now, and one of them by its id.
 func ExampleAdmin_PromoteAll() {
 	ctx := context.Background()
-	q, done := exampleQueue("reports")
+	q, done := exampleQueue("reports", nil)
 	defer done()
 	for range 3 {
 		if _, err := q.Add(ctx, []byte("nightly"), &trafikey.JobOptions{Delay: 12 * time.Hour}); err != nil {

@@ -199,7 +199,7 @@ func TestOpsValidation(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	io := &noIO{}
-	q, err := trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io), trafikey.WithoutInstall())
+	q, err := trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io, &trafikey.QueueOptions{NoInstall: true}))
 	require.NoError(t, err)
 	for what, opts := range map[string]trafikey.JobsOptions{
 		"limit":          {Limit: protocol.MaxCount + 1},
@@ -252,7 +252,7 @@ func TestClusterOps(t *testing.T) {
 			_, c := startCluster(t, exec)
 			ctx := t.Context()
 			for i := range 6 {
-				q, err := trafikey.Open(ctx, c, "ops"+strconv.Itoa(i), trafikey.WithExecutor(exec))
+				q, err := trafikey.Open(ctx, c, "ops"+strconv.Itoa(i), &trafikey.QueueOptions{Executor: exec})
 				require.NoError(t, err)
 				addDead(t, q, 3, trafikey.JobOptions{})
 				_, err = q.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: time.Hour})

@@ -112,7 +112,7 @@ func runThroughFault(t *testing.T, e executorCase, o valkeyserver.Options, lease
 	t.Helper()
 	const n = faultJobs
 	s, c, exec := e.start(t, o)
-	q, err := trafikey.Open(t.Context(), c, "outage", trafikey.WithRunner(exec))
+	q, err := trafikey.Open(t.Context(), c, "outage", trafikey.WithRunner(exec, nil))
 	require.NoError(t, err)
 	addN(t, q, n)
 
@@ -183,7 +183,7 @@ func TestOpenWaitsForTheServer(t *testing.T) {
 			require.Eventually(t, func() bool { return c.Do(t.Context(), c.B().Ping().Build()).Error() != nil }, eventually, tick, "the server went down")
 			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 			defer cancel()
-			q, err := trafikey.Open(ctx, c, "late")
+			q, err := trafikey.Open(ctx, c, "late", nil)
 			require.NoError(t, err)
 			require.Equal(t, trafikey.Executor(e.name), q.Executor())
 			require.NoError(t, <-restarted)
@@ -194,7 +194,7 @@ func TestOpenWaitsForTheServer(t *testing.T) {
 			require.Eventually(t, func() bool { return c.Do(t.Context(), c.B().Ping().Build()).Error() != nil }, eventually, tick)
 			short, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 			defer cancel()
-			_, err = trafikey.Open(short, c, "late")
+			_, err = trafikey.Open(short, c, "late", nil)
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 			require.NoError(t, <-restarted)
 		})

@@ -14,7 +14,7 @@ import (
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// defaultLogCap is how many log lines a job keeps unless WithLogCap says
+// defaultLogCap is how many log lines a job keeps unless QueueOptions.LogCap says
 // otherwise; older lines are dropped first.
 const defaultLogCap = 1000
 
@@ -34,9 +34,9 @@ type Queue struct {
 	verbKeys map[*protocol.Verb][]string
 
 	// adder coalesces concurrent Add calls into shared ADD calls; nil
-	// when WithAddCoalescing(false) sends each Add alone.
+	// when QueueOptions.SeparateAdds sends each Add alone.
 	adder *groupcommit.Queue[*pendingAdd]
-	// noClaimExt is set by WithJobFields(false): claims then reply the
+	// noClaimExt is set by QueueOptions.PlainClaims: claims then reply the
 	// plain rows, and jobs carry no kind, timeout or headers.
 	noClaimExt atomic.Bool
 	// cluster is set when client is a cluster client: it follows a
@@ -44,18 +44,52 @@ type Queue struct {
 	cluster bool
 }
 
-// QueueOption configures Open.
-type QueueOption func(*queueConfig)
+// QueueOptions configure Open. The zero value, like a nil *QueueOptions,
+// opens the queue with every default. Options are read once, at Open:
+// changing them afterwards changes nothing.
+type QueueOptions struct {
+	// Executor chooses the executor instead of ExecutorAuto's choice (the
+	// default, ""): ExecutorLua forces the Lua scripts on a server that has
+	// the module, ExecutorNative insists on the module (Open then fails with
+	// ErrInvalid when the server lacks it).
+	Executor Executor
+	// Durability makes the queue's ADD, COMPLETE, COMPLETEMANY and FAIL
+	// calls wait for it before they return (Durability's own doc). A
+	// process that wants some calls durable and others not opens two
+	// handles on the queue, with and without it.
+	Durability Durability
+	// Observer is told what the queue and the workers that run on it do:
+	// jobs added, claimed, started and finished, leases recovered, claims
+	// rate-limited. The trafikeyprom module builds one that turns these into
+	// Prometheus series.
+	Observer Observer
+	// LogCap is how many lines Job.Log keeps per job (1..10000; 0 means
+	// 100).
+	LogCap int
+	// SeparateAdds sends every Add in a call of its own. By default jobs
+	// without a unique key that callers add while earlier adds are on the
+	// wire are sent together in one ADD call, which costs the server far
+	// less than one call per job; an Add made while no other is in flight
+	// is sent at once, so nothing waits for a batch to fill.
+	SeparateAdds bool
+	// PlainClaims makes Claim (and so a Worker) ask the server only for
+	// each job's id, payload and attempt, not its MaxAttempts, Kind,
+	// Timeout and Headers: jobs then carry none of those fields, so a Mux
+	// sees every job as of kind "", a job's own Timeout is not applied and
+	// LastAttempt is false. It saves the extended rows' server time: on a
+	// queue none of whose jobs was added with a kind, timeout or headers the
+	// server reads only MaxAttempts for them (a few percent of CLAIM's time
+	// per job), else about a fifth of it (docs/BENCHMARKS.md).
+	PlainClaims bool
+	// NoInstall makes Open skip INSTALL, so opening writes nothing: for
+	// read-only tools. Verbs on a queue that was never installed are then
+	// refused with ErrWire.
+	NoInstall bool
 
-type queueConfig struct {
-	kind       Executor
-	exec       executor.Executor
-	noInstall  bool
-	logCap     int
-	observer   Observer
-	separate   bool
-	plainClaim bool
-	durability Durability
+	// runner, set by tests, runs the queue's verbs in place of the
+	// executor Open would pick: tests wrap the real executors to count or
+	// alter calls.
+	runner executor.Executor
 }
 
 // Executor names the executor a Queue runs its verbs on. Both take the same
@@ -75,93 +109,41 @@ const (
 	ExecutorNative Executor = "native"
 )
 
-// WithExecutor chooses the executor instead of ExecutorAuto's choice: to
-// force the Lua scripts on a server that has the module, or to insist on the
-// module (Open then fails with ErrInvalid when the server lacks it).
-func WithExecutor(e Executor) QueueOption {
-	return func(c *queueConfig) { c.kind = e }
-}
-
-// withRunner makes the queue run its verbs on r: tests wrap the real
-// executors to count or alter calls.
-func withRunner(r executor.Executor) QueueOption {
-	return func(c *queueConfig) { c.exec = r }
-}
-
-// WithoutInstall makes Open skip INSTALL, so opening writes nothing: for
-// read-only tools. Verbs on a queue that was never installed are then
-// refused with ErrWire.
-func WithoutInstall() QueueOption {
-	return func(c *queueConfig) { c.noInstall = true }
-}
-
-// WithLogCap sets how many lines Job.Log keeps per job (1..10000).
-func WithLogCap(n int) QueueOption {
-	return func(c *queueConfig) { c.logCap = n }
-}
-
-// WithAddCoalescing turns the coalescing of concurrent Add calls on (the
-// default) or off. With it on, jobs without a unique key that callers add
-// while earlier adds are on the wire are sent together in one ADD call,
-// which costs the server far less than one call per job; an Add made while
-// no other is in flight is sent at once, so nothing waits for a batch to
-// fill. Off, every Add is a call of its own.
-func WithAddCoalescing(on bool) QueueOption {
-	return func(c *queueConfig) { c.separate = !on }
-}
-
-// WithJobFields sets whether Claim (and so a Worker) asks the server for
-// each job's MaxAttempts, Kind, Timeout and Headers (on by default). Off,
-// claims read and reply only the id, payload and attempt: jobs then carry
-// none of those fields, so a Mux sees every job as of kind "", a job's own
-// Timeout is not applied and LastAttempt is false. It saves the extended
-// rows' server time: on a queue none of whose jobs was added with a kind,
-// timeout or headers the server reads only MaxAttempts for them (a few
-// percent of CLAIM's time per job), else about a fifth of it
-// (docs/BENCHMARKS.md).
-func WithJobFields(on bool) QueueOption {
-	return func(c *queueConfig) { c.plainClaim = !on }
-}
-
-// WithObserver makes the queue and the workers that run on it report what
-// they do to o's non-nil funcs (jobs added, claimed, started and finished,
-// leases recovered, claims rate-limited). o is copied: setting its fields
-// after Open changes nothing. The trafikeyprom module builds an Observer
-// that turns these into Prometheus series. The funcs are called on the
-// caller's goroutines and must not block.
-func WithObserver(o Observer) QueueOption {
-	return func(c *queueConfig) { c.observer = o }
-}
-
 // Open returns a handle on queue name. It checks the name, picks the
 // executor (the native module when the server has it loaded, else Lua; see
-// WithExecutor), and stamps the queue's wire version with INSTALL, which
+// QueueOptions.Executor), and stamps the queue's wire version with INSTALL, which
 // refuses with ErrWire when the queue was written by another wire version.
 // While the server cannot be reached (it is restarting, or failing over),
 // or refuses calls without running them (it is loading its data, the
 // queue's slot is migrating), Open tries again until ctx ends.
-func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueOption) (*Queue, error) {
+func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOptions) (*Queue, error) {
 	if err := checkQueueName("open", name); err != nil {
 		return nil, err
 	}
-	cfg := queueConfig{kind: ExecutorAuto, logCap: defaultLogCap}
-	for _, o := range opts {
-		o(&cfg)
+	var cfg QueueOptions
+	if opts != nil {
+		cfg = *opts
 	}
-	if client == nil && cfg.exec == nil {
+	if cfg.Executor == "" {
+		cfg.Executor = ExecutorAuto
+	}
+	if cfg.LogCap == 0 {
+		cfg.LogCap = defaultLogCap
+	}
+	if client == nil && cfg.runner == nil {
 		return nil, invalid("open", "client is nil")
 	}
-	if cfg.logCap < 1 || cfg.logCap > protocol.MaxLogCap {
-		return nil, invalid("open", "log cap %d outside 1..%d", cfg.logCap, protocol.MaxLogCap)
+	if cfg.LogCap < 1 || cfg.LogCap > protocol.MaxLogCap {
+		return nil, invalid("open", "log cap %d outside 1..%d", cfg.LogCap, protocol.MaxLogCap)
 	}
-	if err := cfg.durability.check("open"); err != nil {
+	if err := cfg.Durability.check("open"); err != nil {
 		return nil, err
 	}
-	if cfg.exec == nil {
-		switch cfg.kind {
+	if cfg.runner == nil {
+		switch cfg.Executor {
 		case ExecutorAuto, ExecutorNative:
 			err := untilReachable(ctx, func() (err error) {
-				cfg.exec, err = executor.Detect(ctx, client, notRunReply)
+				cfg.runner, err = executor.Detect(ctx, client, notRunReply)
 				if ve, ok := valkey.IsValkeyErr(err); ok {
 					return serverError(versionVerb, ve.Error(), ve)
 				}
@@ -173,35 +155,35 @@ func Open(ctx context.Context, client valkey.Client, name string, opts ...QueueO
 			if err != nil {
 				return nil, fmt.Errorf("trafikey: open %q: %w", name, err)
 			}
-			if cfg.kind == ExecutorNative && Executor(cfg.exec.Name()) != ExecutorNative {
+			if cfg.Executor == ExecutorNative && Executor(cfg.runner.Name()) != ExecutorNative {
 				return nil, invalid("open", "executor %q needs the trafikey module loaded in the server (%s does not answer wire %d)",
-					cfg.kind, protocol.VersionCommand, protocol.Wire)
+					cfg.Executor, protocol.VersionCommand, protocol.Wire)
 			}
 		case ExecutorLua:
-			cfg.exec = executor.NewLua(client)
+			cfg.runner = executor.NewLua(client)
 		default:
-			return nil, invalid("open", "executor %s is none of %q, %q, %q", echo(string(cfg.kind)), ExecutorAuto, ExecutorLua, ExecutorNative)
+			return nil, invalid("open", "executor %s is none of %q, %q, %q", echo(string(cfg.Executor)), ExecutorAuto, ExecutorLua, ExecutorNative)
 		}
 	}
 	q := &Queue{
 		name:       name,
 		client:     client,
-		exec:       cfg.exec,
+		exec:       cfg.runner,
 		keys:       protocol.KeysOf(name),
-		logCap:     protocol.FormatInt(int64(cfg.logCap)),
-		observer:   cfg.observer,
-		durability: cfg.durability,
+		logCap:     protocol.FormatInt(int64(cfg.LogCap)),
+		observer:   cfg.Observer,
+		durability: cfg.Durability,
 		verbKeys:   make(map[*protocol.Verb][]string, len(protocol.All)),
 		cluster:    client != nil && client.Mode() == valkey.ClientModeCluster,
 	}
 	for _, v := range protocol.All {
 		q.verbKeys[v] = v.KeyNames(q.keys)
 	}
-	if !cfg.separate {
+	if !cfg.SeparateAdds {
 		q.adder = newAdder(q)
 	}
-	q.noClaimExt.Store(cfg.plainClaim)
-	if !cfg.noInstall {
+	q.noClaimExt.Store(cfg.PlainClaims)
+	if !cfg.NoInstall {
 		err := untilReachable(ctx, func() error {
 			_, err := q.call(ctx, protocol.Install)
 			return err
@@ -307,7 +289,7 @@ func (q *Queue) call(ctx context.Context, v *protocol.Verb, args ...string) (val
 // run: for a call whose effect depends on when it runs, such as the
 // worker's RECOVER, which may follow only a renewal of its own leases.
 func (q *Queue) callOnce(ctx context.Context, v *protocol.Verb, args ...string) (valkey.ValkeyMessage, error) {
-	if d := q.durabilityOf(ctx, v); d.on() {
+	if d := q.durabilityOf(v); d.on() {
 		if err := d.check(v.Name); err != nil {
 			return valkey.ValkeyMessage{}, err
 		}

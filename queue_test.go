@@ -22,7 +22,7 @@ func TestOpen(t *testing.T) {
 	c := valkeytest.Client(t, s)
 
 	t.Run("auto picks lua without the module", func(t *testing.T) {
-		q, err := trafikey.Open(t.Context(), c, "auto")
+		q, err := trafikey.Open(t.Context(), c, "auto", nil)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.ExecutorLua, q.Executor())
 		require.Equal(t, "auto", q.Name())
@@ -30,12 +30,12 @@ func TestOpen(t *testing.T) {
 	})
 	t.Run("bad names", func(t *testing.T) {
 		for _, name := range []string{"", "a{b", "a}b", string(bytes.Repeat([]byte("x"), protocol.MaxQueueName+1))} {
-			_, err := trafikey.Open(t.Context(), c, name)
+			_, err := trafikey.Open(t.Context(), c, name, nil)
 			require.ErrorIs(t, err, trafikey.ErrInvalid, "name %q", name)
 		}
 	})
 	t.Run("without install writes nothing", func(t *testing.T) {
-		q, err := trafikey.Open(t.Context(), c, "ro", trafikey.WithoutInstall())
+		q, err := trafikey.Open(t.Context(), c, "ro", &trafikey.QueueOptions{NoInstall: true})
 		require.NoError(t, err)
 		require.Equal(t, int64(0), valkeytest.Do(t, s, "EXISTS", protocol.KeysOf("ro").Version))
 		_, err = q.Stats(t.Context())
@@ -300,7 +300,7 @@ func TestLeaseRecovery(t *testing.T) {
 func TestLogProgressExtend(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
-		q := b.open(t, "logs", trafikey.WithLogCap(2))
+		q := b.open(t, "logs", trafikey.QueueOptions{LogCap: 2})
 		id, err := q.Add(ctx, []byte("x"), nil)
 		require.NoError(t, err)
 		j := claimOne(t, q, time.Second)

@@ -119,7 +119,7 @@ func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	movingName, slot := queueOn(t, cl, "moving", 0)
 	stillName, _ := queueOn(t, cl, "still", 2)
 	open := func(name string) *trafikey.Queue {
-		q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
+		q, err := trafikey.Open(ctx, c, name, &trafikey.QueueOptions{Executor: exec})
 		require.NoError(t, err)
 		return q
 	}
@@ -228,7 +228,7 @@ func errorCount(t *testing.T, s *valkeyserver.Server, class string) int {
 }
 
 // TestReshardDurableCalls moves the slot of a queue whose calls wait for
-// the AOF (WithDurability): such a call runs on a dedicated connection of
+// the AOF (QueueOptions.Durability): such a call runs on a dedicated connection of
 // the node the client's slot map names, which valkey-go does not redirect.
 // A producer adding durably throughout the move has every Add acknowledged,
 // and after the move, with the client's slot map still naming the old
@@ -249,8 +249,8 @@ func TestReshardDurableCalls(t *testing.T) {
 			ctx := t.Context()
 			from, to := cl.Primaries()[0], cl.Primaries()[1]
 			name, slot := queueOn(t, cl, "durable", 0)
-			q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec),
-				trafikey.WithDurability(trafikey.Durability{AOF: true}))
+			q, err := trafikey.Open(ctx, c, name, &trafikey.QueueOptions{Executor: exec,
+				Durability: trafikey.Durability{AOF: true}})
 			require.NoError(t, err)
 			addN(t, q, 500)
 			held, err := q.Claim(ctx, time.Minute, 1)
@@ -313,9 +313,9 @@ func reshardBlocked(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	from, to, other := primaries[0], primaries[1], primaries[2]
 	movingName, slot := queueOn(t, cl, "blocked", 0)
 	stillName, _ := queueOn(t, cl, "still", 2)
-	moving, err := trafikey.Open(ctx, c, movingName, trafikey.WithExecutor(exec))
+	moving, err := trafikey.Open(ctx, c, movingName, &trafikey.QueueOptions{Executor: exec})
 	require.NoError(t, err)
-	still, err := trafikey.Open(ctx, c, stillName, trafikey.WithExecutor(exec))
+	still, err := trafikey.Open(ctx, c, stillName, &trafikey.QueueOptions{Executor: exec})
 	require.NoError(t, err)
 
 	var d doneCounter

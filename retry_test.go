@@ -104,7 +104,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 				"key-load-delay", "20", "loading-process-events-interval-bytes", "1024",
 			}})
 			rec := newRefusalRecorder(exec)
-			q, err := trafikey.Open(ctx, c, "loading", trafikey.WithRunner(rec))
+			q, err := trafikey.Open(ctx, c, "loading", trafikey.WithRunner(rec, nil))
 			require.NoError(t, err)
 			require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 			first, err := q.Add(ctx, []byte("held"), nil)
@@ -149,7 +149,7 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 			}
 			late := make(chan opened, 1)
 			go func() {
-				q, err := trafikey.Open(ctx, c, "loading")
+				q, err := trafikey.Open(ctx, c, "loading", nil)
 				late <- opened{q, err}
 			}()
 			close(release)
@@ -191,7 +191,7 @@ func TestTryAgainIsRetried(t *testing.T) {
 			ctx := t.Context()
 			from, to := cl.Primaries()[0], cl.Primaries()[1]
 			name, slot := queueOn(t, cl, "tryagain", 0)
-			q, err := trafikey.Open(ctx, c, name, trafikey.WithExecutor(exec))
+			q, err := trafikey.Open(ctx, c, name, &trafikey.QueueOptions{Executor: exec})
 			require.NoError(t, err)
 			first, err := q.Add(ctx, []byte("held"), nil)
 			require.NoError(t, err)

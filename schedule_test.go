@@ -425,7 +425,7 @@ func TestScheduleExactlyOnceThroughServerRestart(t *testing.T) {
 			t.Parallel()
 			s, c, exec := e.start(t, valkeyserver.Options{AOF: true})
 			ctx := t.Context()
-			q, err := trafikey.Open(ctx, c, "restart", trafikey.WithRunner(exec))
+			q, err := trafikey.Open(ctx, c, "restart", trafikey.WithRunner(exec, nil))
 			require.NoError(t, err)
 			require.NoError(t, q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
 			const every = 100 * time.Millisecond

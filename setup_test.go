@@ -59,7 +59,7 @@ func forEachExecutor(t *testing.T, test func(t *testing.T, b *testBundle)) {
 		t.Run(e.name, func(t *testing.T) {
 			t.Parallel()
 			s, c, exec := e.start(t, valkeyserver.Options{})
-			q, err := trafikey.Open(t.Context(), c, "test", trafikey.WithRunner(exec))
+			q, err := trafikey.Open(t.Context(), c, "test", trafikey.WithRunner(exec, nil))
 			require.NoError(t, err)
 			require.Equal(t, trafikey.Executor(e.name), q.Executor())
 			test(t, &testBundle{server: s, client: c, exec: exec, q: q})
@@ -68,9 +68,14 @@ func forEachExecutor(t *testing.T, test func(t *testing.T, b *testBundle)) {
 }
 
 // open opens another queue on the bundle's server and executor.
-func (b *testBundle) open(t *testing.T, name string, opts ...trafikey.QueueOption) *trafikey.Queue {
+// opts, when given, are the queue's options (only the first is read).
+func (b *testBundle) open(t *testing.T, name string, opts ...trafikey.QueueOptions) *trafikey.Queue {
 	t.Helper()
-	q, err := trafikey.Open(t.Context(), b.client, name, append([]trafikey.QueueOption{trafikey.WithRunner(b.exec)}, opts...)...)
+	var o trafikey.QueueOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	q, err := trafikey.Open(t.Context(), b.client, name, trafikey.WithRunner(b.exec, &o))
 	require.NoError(t, err)
 	return q
 }

@@ -58,7 +58,7 @@ func TestSoak(t *testing.T) {
 				o.ModuleArgs = []string{"debug-commands", "yes"}
 			}
 			s, c, exec := e.start(t, o)
-			q, err := trafikey.Open(t.Context(), c, "soak", trafikey.WithRunner(exec))
+			q, err := trafikey.Open(t.Context(), c, "soak", trafikey.WithRunner(exec, nil))
 			require.NoError(t, err)
 			sample := func() memorySample {
 				info := valkeytest.Do(t, s, "INFO", "memory").(string)

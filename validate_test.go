@@ -52,19 +52,19 @@ func TestValidationBeforeIO(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	io := &noIO{}
-	q, err := trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io), trafikey.WithoutInstall())
+	q, err := trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io, &trafikey.QueueOptions{NoInstall: true}))
 	require.NoError(t, err)
 	huge := strings.Repeat("x", 1<<20)
 	for _, name := range []string{"", "a{b", "a}b", "{", huge, "\x00{"} {
-		_, err := trafikey.Open(ctx, nil, name, trafikey.WithRunner(io))
+		_, err := trafikey.Open(ctx, nil, name, trafikey.WithRunner(io, nil))
 		requireInvalid(t, err, "queue name")
 		require.NotContains(t, err.Error(), strings.Repeat("x", 65), "a long name is echoed at most 64 bytes")
 	}
-	_, err = trafikey.Open(ctx, nil, "v")
+	_, err = trafikey.Open(ctx, nil, "v", nil)
 	requireInvalid(t, err, "nil client")
-	_, err = trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io), trafikey.WithLogCap(0))
+	_, err = trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io, &trafikey.QueueOptions{LogCap: -1}))
 	requireInvalid(t, err, "log cap")
-	_, err = trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io), trafikey.WithLogCap(protocol.MaxLogCap+1))
+	_, err = trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io, &trafikey.QueueOptions{LogCap: protocol.MaxLogCap + 1}))
 	requireInvalid(t, err, "log cap")
 
 	for _, id := range []string{"", "0", "01", "-1", "+1", "1.0", " 1", "1 ", "x", "4398046511104", "99999999999999999999", huge, "1\x00"} {
@@ -150,9 +150,9 @@ func TestValidationBeforeIO(t *testing.T) {
 func TestOpenNativeWithoutModule(t *testing.T) {
 	t.Parallel()
 	c := valkeytest.Client(t, valkeytest.Start(t, valkeyserver.Options{}))
-	_, err := trafikey.Open(t.Context(), c, "n", trafikey.WithExecutor(trafikey.ExecutorNative))
+	_, err := trafikey.Open(t.Context(), c, "n", &trafikey.QueueOptions{Executor: trafikey.ExecutorNative})
 	requireInvalid(t, err, "native without the module")
-	_, err = trafikey.Open(t.Context(), c, "n", trafikey.WithExecutor("fast"))
+	_, err = trafikey.Open(t.Context(), c, "n", &trafikey.QueueOptions{Executor: "fast"})
 	requireInvalid(t, err, "unknown executor")
 }
 

@@ -56,7 +56,7 @@ func benchWorkerProcess(b *testing.B, native bool, concurrency, loops int) {
 	if native {
 		exec = executor.NewNative(c)
 	}
-	q, err := trafikey.Open(b.Context(), c, "bench", trafikey.WithRunner(exec))
+	q, err := trafikey.Open(b.Context(), c, "bench", trafikey.WithRunner(exec, nil))
 	require.NoError(b, err)
 	payload := make([]byte, 64)
 	batch := make([]trafikey.JobSpec, trafikey.MaxBatch)

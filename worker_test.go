@@ -471,7 +471,7 @@ func TestWorkerFullBatchWakesIdlePeer(t *testing.T) {
 
 func TestNewWorkerOptions(t *testing.T) {
 	t.Parallel()
-	q, err := trafikey.Open(t.Context(), nil, "opts", trafikey.WithRunner(executor.NewNative(nil)), trafikey.WithoutInstall())
+	q, err := trafikey.Open(t.Context(), nil, "opts", trafikey.WithRunner(executor.NewNative(nil), &trafikey.QueueOptions{NoInstall: true}))
 	require.NoError(t, err)
 	h := func(context.Context, *trafikey.Job) error { return nil }
 	for name, o := range map[string]trafikey.WorkerOptions{

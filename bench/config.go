@@ -59,7 +59,7 @@ var (
 // variantKinds).
 const (
 	sysNative       = "trafikey-native"
-	sysNativeSingle = "trafikey-native-single" // one ADD call per Add: WithAddCoalescing(false)
+	sysNativeSingle = "trafikey-native-single" // one ADD call per Add: QueueOptions.SeparateAdds
 	sysLua          = "trafikey-lua"
 	sysAsynq        = "asynq"      // asynq's defaults: TaskCheckInterval 1 s
 	sysAsynq10      = "asynq-10ms" // TaskCheckInterval 10 ms

@@ -63,11 +63,11 @@ type systemFactory func(env Env) System
 
 func factories() map[string]systemFactory {
 	return map[string]systemFactory{
-		sysNative: func(env Env) System { return newGoSystem(env, openTrafikey(executorNative)) },
+		sysNative: func(env Env) System { return newGoSystem(env, openTrafikey(executorNative, trafikey.QueueOptions{})) },
 		sysNativeSingle: func(env Env) System {
-			return newGoSystem(env, openTrafikey(executorNative, trafikey.WithAddCoalescing(false)))
+			return newGoSystem(env, openTrafikey(executorNative, trafikey.QueueOptions{SeparateAdds: true}))
 		},
-		sysLua:          func(env Env) System { return newGoSystem(env, openTrafikey(executorLua)) },
+		sysLua:          func(env Env) System { return newGoSystem(env, openTrafikey(executorLua, trafikey.QueueOptions{})) },
 		sysAsynq:        func(env Env) System { return newGoSystem(env, openAsynq(0)) },
 		sysAsynq10:      func(env Env) System { return newGoSystem(env, openAsynq(10*time.Millisecond)) },
 		sysBullMQ:       newBullMQ,

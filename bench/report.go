@@ -523,7 +523,7 @@ min–max of each measure over the rounds, in the summary as in the tables; a ra
 
 **Rows.** A row is one system with one setting. Three rows are variants of another that differ in one
 setting and run only the workloads it changes (the others would run the same code): *trafikey native,
-1 ADD per job* (`+"`WithAddCoalescing(false)`"+`: every Add is its own ADD call; add and lifecycle
+1 ADD per job* (`+"`QueueOptions.SeparateAdds`"+`: every Add is its own ADD call; add and lifecycle
 workloads), *asynq, 10 ms poll* (`+"`TaskCheckInterval`"+` 10 ms instead of its default 1 s; process and
 lifecycle workloads) and *floor, adds grouped* (the floor's single adds grouped as trafikey's client
 coalesces Adds; add and lifecycle workloads).

@@ -20,7 +20,7 @@ import (
 // coalesced by the client, its default); the worker is trafikey.Worker with the
 // workload's concurrency and its defaults otherwise (completions batched
 // into COMPLETEMANY calls). The trafikey-native-single row turns the
-// coalescing off (WithAddCoalescing(false)): one ADD call per Add.
+// coalescing off (QueueOptions.SeparateAdds): one ADD call per Add.
 
 type executorKind int
 
@@ -34,17 +34,17 @@ type trafikeyQueue struct {
 	q *trafikey.Queue
 }
 
-func openTrafikey(kind executorKind, opts ...trafikey.QueueOption) func(ctx context.Context, env Env, w Workload) (goQueue, error) {
+func openTrafikey(kind executorKind, opts trafikey.QueueOptions) func(ctx context.Context, env Env, w Workload) (goQueue, error) {
 	return func(ctx context.Context, env Env, w Workload) (goQueue, error) {
 		c, err := newValkeyClient(env.Addr)
 		if err != nil {
 			return nil, err
 		}
-		exec := trafikey.ExecutorLua
+		opts.Executor = trafikey.ExecutorLua
 		if kind == executorNative {
-			exec = trafikey.ExecutorNative
+			opts.Executor = trafikey.ExecutorNative
 		}
-		q, err := trafikey.Open(ctx, c, env.Queue, append([]trafikey.QueueOption{trafikey.WithExecutor(exec)}, opts...)...)
+		q, err := trafikey.Open(ctx, c, env.Queue, &opts)
 		if err != nil {
 			c.Close()
 			return nil, err

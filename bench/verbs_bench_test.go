@@ -126,7 +126,7 @@ func benchVerbs(b *testing.B, body func(b *testing.B, ctx context.Context, q *tr
 		b.Run(string(ex.name), func(b *testing.B) {
 			b.StopTimer()
 			valkeytest.Do(b, srv, "FLUSHALL", "SYNC")
-			q, err := trafikey.Open(ctx, client, benchQueue, trafikey.WithExecutor(ex.name))
+			q, err := trafikey.Open(ctx, client, benchQueue, &trafikey.QueueOptions{Executor: ex.name})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -43,7 +43,7 @@ func main() {
 		log.Fatal(err)
 	}
 	defer client.Close()
-	q, err := trafikey.Open(ctx, client, "emails")
+	q, err := trafikey.Open(ctx, client, "emails", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

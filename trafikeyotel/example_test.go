@@ -21,7 +21,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	q, err := trafikey.Open(ctx, srv.Client(), "emails")
+	q, err := trafikey.Open(ctx, srv.Client(), "emails", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

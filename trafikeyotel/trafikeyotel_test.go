@@ -81,7 +81,7 @@ func runOne(t *testing.T, q *trafikey.Queue, tr *trafikeyotel.Tracing, h trafike
 func TestTraceTravelsWithTheJob(t *testing.T) {
 	t.Parallel()
 	srv := trafikeytest.NewServer(t)
-	q, err := trafikey.Open(t.Context(), srv.Client(), "mail")
+	q, err := trafikey.Open(t.Context(), srv.Client(), "mail", nil)
 	require.NoError(t, err)
 	tr, sr, tracer := recorded(t)
 
@@ -124,7 +124,7 @@ func TestTraceTravelsWithTheJob(t *testing.T) {
 func TestInjectAndFailure(t *testing.T) {
 	t.Parallel()
 	srv := trafikeytest.NewServer(t)
-	q, err := trafikey.Open(t.Context(), srv.Client(), "jobs")
+	q, err := trafikey.Open(t.Context(), srv.Client(), "jobs", nil)
 	require.NoError(t, err)
 	tr, sr, tracer := recorded(t)
 
@@ -150,7 +150,7 @@ func TestInjectAndFailure(t *testing.T) {
 func TestNoTraceContext(t *testing.T) {
 	t.Parallel()
 	srv := trafikeytest.NewServer(t)
-	q, err := trafikey.Open(t.Context(), srv.Client(), "plain")
+	q, err := trafikey.Open(t.Context(), srv.Client(), "plain", nil)
 	require.NoError(t, err)
 	tr, sr, _ := recorded(t)
 	_, err = q.Add(t.Context(), []byte("x"), nil)

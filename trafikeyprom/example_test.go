@@ -31,7 +31,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	q, err := trafikey.Open(ctx, srv.Client(), "emails", trafikey.WithObserver(obs))
+	q, err := trafikey.Open(ctx, srv.Client(), "emails", &trafikey.QueueOptions{Observer: obs})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func ExampleNewQueueSourceCollector() {
 		return queues, nil
 	}, trafikeyprom.CollectorOptions{MaxLanes: 10}))
 
-	q, err := trafikey.Open(ctx, srv.Client(), "media")
+	q, err := trafikey.Open(ctx, srv.Client(), "media", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -6,7 +6,7 @@
 // registered globally):
 //
 //   - a trafikey.Observer from NewObserver, installed with
-//     trafikey.WithObserver, counts what this process's queues and workers
+//     trafikey.QueueOptions.Observer, counts what this process's queues and workers
 //     do: jobs added, claimed, completed, failed, retried, dead-lettered,
 //     lost and cancelled, leases recovered, claims refused by the rate
 //     limit, handlers running, and handler run time;
@@ -46,7 +46,7 @@ type observer struct {
 }
 
 // NewObserver registers the observer's series on reg and returns a
-// trafikey.Observer, for trafikey.WithObserver, that counts into them. One
+// trafikey.Observer, for trafikey.QueueOptions.Observer, that counts into them. One
 // Observer serves any number of queues.
 func NewObserver(reg prometheus.Registerer) (trafikey.Observer, error) {
 	labels := []string{"queue"}

@@ -25,11 +25,11 @@ func TestObserverAndQueueCollector(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := trafikey.Open(ctx, srv.Client(), "mail", trafikey.WithObserver(obs))
+	q, err := trafikey.Open(ctx, srv.Client(), "mail", &trafikey.QueueOptions{Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := trafikey.Open(ctx, srv.Client(), "other", trafikey.WithObserver(obs))
+	other, err := trafikey.Open(ctx, srv.Client(), "other", &trafikey.QueueOptions{Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestQueueSourceCollector(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	srv := trafikeytest.NewServer(t)
-	q, err := trafikey.Open(ctx, srv.Client(), "media")
+	q, err := trafikey.Open(ctx, srv.Client(), "media", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

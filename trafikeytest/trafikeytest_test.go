@@ -36,7 +36,7 @@ func TestServer(t *testing.T) {
 // workCases runs Work's cases on a queue of server s.
 func workCases(t *testing.T, s *trafikeytest.Server, want trafikey.Executor) {
 	ctx := t.Context()
-	q, err := trafikey.Open(ctx, s.Client(), "work")
+	q, err := trafikey.Open(ctx, s.Client(), "work", nil)
 	require.NoError(t, err)
 	require.Equal(t, want, q.Executor())
 
@@ -122,7 +122,7 @@ func ExampleWork() {
 		log.Fatal(err)
 	}
 	defer srv.Close()
-	q, err := trafikey.Open(ctx, srv.Client(), "emails")
+	q, err := trafikey.Open(ctx, srv.Client(), "emails", nil)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func (b *bench) move(ctx context.Context, n int, migrate func(from, to *valkeyse
 			return result{}, err
 		}
 	}
-	q, err := trafikey.Open(ctx, b.client, b.name, trafikey.WithExecutor(trafikey.ExecutorLua))
+	q, err := trafikey.Open(ctx, b.client, b.name, &trafikey.QueueOptions{Executor: trafikey.ExecutorLua})
 	if err != nil {
 		return result{}, err
 	}

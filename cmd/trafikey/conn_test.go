@@ -27,7 +27,7 @@ func TestACLUserFromEnvironment(t *testing.T) {
 	s := valkeytest.Start(t, valkeyserver.Options{Users: []string{"ops on >s3cret ~emq:{mail}:* +@all"}})
 	c := valkeytest.Client(t, s)
 	for _, name := range []string{"mail", "billing"} {
-		_, err := trafikey.Open(t.Context(), c, name)
+		_, err := trafikey.Open(t.Context(), c, name, nil)
 		require.NoError(t, err)
 	}
 	vars := map[string]string{"TRAFIKEY_ADDR": s.Addr(), "TRAFIKEY_USER": "ops", "TRAFIKEY_PASSWORD": "s3cret"}
@@ -55,7 +55,7 @@ func TestACLUserFromEnvironment(t *testing.T) {
 func TestAddrAndClusterExcludeEachOther(t *testing.T) {
 	t.Parallel()
 	s := valkeytest.Start(t, valkeyserver.Options{})
-	_, err := trafikey.Open(t.Context(), valkeytest.Client(t, s), "mail")
+	_, err := trafikey.Open(t.Context(), valkeytest.Client(t, s), "mail", nil)
 	require.NoError(t, err)
 	_, _, code := run(t, "queues", "--addr", s.Addr(), "--cluster", s.Addr())
 	require.Equal(t, exitUsage, code)
@@ -116,7 +116,7 @@ func TestTLS(t *testing.T) {
 		"tls-port", strconv.Itoa(tlsPort), "tls-cert-file", cert, "tls-key-file", key,
 		"tls-ca-cert-file", ca, "tls-auth-clients", "no",
 	}})
-	_, err := trafikey.Open(t.Context(), valkeytest.Client(t, s), "mail")
+	_, err := trafikey.Open(t.Context(), valkeytest.Client(t, s), "mail", nil)
 	require.NoError(t, err)
 	tlsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(tlsPort))
 

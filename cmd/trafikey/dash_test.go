@@ -38,7 +38,7 @@ func (s *syncBuffer) String() string {
 func TestDashCommand(t *testing.T) {
 	t.Parallel()
 	s := valkeytest.Start(t, valkeyserver.Options{})
-	_, err := trafikey.Open(t.Context(), valkeytest.Client(t, s), "mail")
+	_, err := trafikey.Open(t.Context(), valkeytest.Client(t, s), "mail", nil)
 	require.NoError(t, err)
 
 	ctx, cancel := context.WithCancel(t.Context())

@@ -130,7 +130,7 @@ func runDemo(cmd *cobra.Command, f *demoFlags, moduleAsked bool) error {
 	if fallback != "" && !f.noModule && (f.module != "" || demo.FindModule() != "") {
 		fmt.Fprintf(stderr, "demo: using the Lua executor: %s\n", fallback)
 	}
-	q, err := trafikey.Open(ctx, client, queue, trafikey.WithExecutor(exec))
+	q, err := trafikey.Open(ctx, client, queue, &trafikey.QueueOptions{Executor: exec})
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func TestEvents(t *testing.T) {
 	s := valkeytest.Start(t, valkeyserver.Options{})
 	c := valkeytest.Client(t, s)
 	ctx := t.Context()
-	q, err := trafikey.Open(ctx, c, "mail")
+	q, err := trafikey.Open(ctx, c, "mail", nil)
 	require.NoError(t, err)
 	require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 	id, err := q.Add(ctx, []byte("hello"), nil)
@@ -62,7 +62,7 @@ func TestEvents(t *testing.T) {
 
 	// a call's events share an entry: each its own id, and a resume from
 	// the first yields the second
-	b, err := trafikey.Open(ctx, c, "batch")
+	b, err := trafikey.Open(ctx, c, "batch", nil)
 	require.NoError(t, err)
 	require.NoError(t, b.Admin().SetEvents(ctx, 1000))
 	ids, err := b.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}})

@@ -20,7 +20,7 @@ func TestJobsCommand(t *testing.T) {
 	s := valkeytest.Start(t, valkeyserver.Options{})
 	c := valkeytest.Client(t, s)
 	ctx := t.Context()
-	q, err := trafikey.Open(ctx, c, "mail")
+	q, err := trafikey.Open(ctx, c, "mail", nil)
 	require.NoError(t, err)
 	var dead []string
 	for _, p := range []string{"a", "b", "c"} {
@@ -98,7 +98,7 @@ func TestBulkRequeueRemovePromoteRetry(t *testing.T) {
 	s := valkeytest.Start(t, valkeyserver.Options{})
 	c := valkeytest.Client(t, s)
 	ctx := t.Context()
-	q, err := trafikey.Open(ctx, c, "mail")
+	q, err := trafikey.Open(ctx, c, "mail", nil)
 	require.NoError(t, err)
 	keys := protocol.KeysOf("mail")
 	var ids []string

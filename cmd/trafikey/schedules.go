@@ -343,7 +343,7 @@ definition. A schedule that does not exist is not found (exit code 3).`
 			if err != nil {
 				return err
 			}
-			if q, err = trafikey.Open(ctx, client, args[0]); err != nil {
+			if q, err = trafikey.Open(ctx, client, args[0], nil); err != nil {
 				return err
 			}
 			sched.ID = args[1]

@@ -40,7 +40,7 @@ func TestSchedules(t *testing.T) {
 	out, _, code = run(t, "schedules", "update", "mail", "digest", "--addr", addr, "--priority", "9", "--lane", "")
 	require.Equal(t, exitOK, code, out)
 	require.Equal(t, "schedule digest of mail at revision 2\n", out)
-	q, err := trafikey.Open(t.Context(), c, "mail")
+	q, err := trafikey.Open(t.Context(), c, "mail", nil)
 	require.NoError(t, err)
 	info, err := q.Schedules().Get(t.Context(), "digest")
 	require.NoError(t, err)

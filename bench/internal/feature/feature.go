@@ -69,7 +69,7 @@ func (s *Server) Open(ctx context.Context, e trafikey.Executor, name string) (*t
 	if _, err := s.Admin.Do(ctx, "FLUSHALL", "SYNC"); err != nil {
 		return nil, err
 	}
-	return trafikey.Open(ctx, s.Client, name, trafikey.WithExecutor(e))
+	return trafikey.Open(ctx, s.Client, name, &trafikey.QueueOptions{Executor: e})
 }
 
 // ResetStats zeroes the server's command statistics.

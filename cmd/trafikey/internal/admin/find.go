@@ -130,7 +130,7 @@ func Open(ctx context.Context, client valkey.Client, name string) (*trafikey.Que
 	if n == 0 {
 		return nil, fmt.Errorf("queue %q: %w", name, ErrNoQueue)
 	}
-	return trafikey.Open(ctx, client, name, trafikey.WithoutInstall())
+	return trafikey.Open(ctx, client, name, &trafikey.QueueOptions{NoInstall: true})
 }
 
 // Catalog keeps one handle per queue of a server, opened on first use, for

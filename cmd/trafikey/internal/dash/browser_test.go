@@ -168,12 +168,12 @@ func TestBrowser(t *testing.T) {
 
 	// 100 queues: mail (a worker runs it), reports (a dead job), and 98
 	// tenants with a few jobs each.
-	mail, err := trafikey.Open(ctx, c, "mail")
+	mail, err := trafikey.Open(ctx, c, "mail", nil)
 	require.NoError(t, err)
-	reports, err := trafikey.Open(ctx, c, "reports")
+	reports, err := trafikey.Open(ctx, c, "reports", nil)
 	require.NoError(t, err)
 	for i := range 98 {
-		q, err := trafikey.Open(ctx, c, fmt.Sprintf("tenant-%02d", i))
+		q, err := trafikey.Open(ctx, c, fmt.Sprintf("tenant-%02d", i), nil)
 		require.NoError(t, err)
 		jobs := make([]trafikey.JobSpec, 1+i%5)
 		for j := range jobs {
@@ -431,7 +431,7 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 	require.Equal(t, trafikey.StatePending, info.State)
 
 	// Remove the dead jobs older than an age: 0 takes them all.
-	old, err := trafikey.Open(ctx, c, "cleanup")
+	old, err := trafikey.Open(ctx, c, "cleanup", nil)
 	require.NoError(t, err)
 	gone := deadJob(t, old, "x", trafikey.JobOptions{})
 	within(tab, t, 10*time.Second,
@@ -452,7 +452,7 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 // results and errors, and a retained parent's result.
 func browseFlow(t *testing.T, tab context.Context, url string, c valkey.Client) {
 	ctx := t.Context()
-	flows, err := trafikey.Open(ctx, c, "flows")
+	flows, err := trafikey.Open(ctx, c, "flows", nil)
 	require.NoError(t, err)
 	require.NoError(t, flows.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
 	ids, err := flows.AddFlow(ctx, trafikey.JobSpec{
@@ -519,7 +519,7 @@ func browseFlow(t *testing.T, tab context.Context, url string, c valkey.Client) 
 // by the queue's events.
 func browseLive(t *testing.T, tab context.Context, c valkey.Client) {
 	ctx := t.Context()
-	orders, err := trafikey.Open(ctx, c, "orders")
+	orders, err := trafikey.Open(ctx, c, "orders", nil)
 	require.NoError(t, err)
 	require.NoError(t, orders.Admin().SetEvents(ctx, 10000))
 	srv := startDash(t, c, Options{SampleEvery: time.Hour})
@@ -607,7 +607,7 @@ func spread(xs []float64) string {
 
 func mustQueue(t *testing.T, c valkey.Client, name string) *trafikey.Queue {
 	t.Helper()
-	q, err := trafikey.Open(t.Context(), c, name, trafikey.WithoutInstall())
+	q, err := trafikey.Open(t.Context(), c, name, &trafikey.QueueOptions{NoInstall: true})
 	require.NoError(t, err)
 	return q
 }

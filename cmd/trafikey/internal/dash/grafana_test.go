@@ -52,7 +52,7 @@ func TestGrafanaDashboard(t *testing.T) {
 
 	s := valkeytest.Start(t, valkeyserver.Options{})
 	c := valkeytest.Client(t, s)
-	q, err := trafikey.Open(t.Context(), c, "mail")
+	q, err := trafikey.Open(t.Context(), c, "mail", nil)
 	require.NoError(t, err)
 	_, err = q.Add(t.Context(), []byte("x"), &trafikey.JobOptions{Lane: "tenant-1"})
 	require.NoError(t, err)

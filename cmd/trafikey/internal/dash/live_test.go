@@ -90,10 +90,10 @@ func TestLive(t *testing.T) {
 	s := valkeytest.Start(t, valkeyserver.Options{})
 	c := valkeytest.Client(t, s)
 	ctx := t.Context()
-	mail, err := trafikey.Open(ctx, c, "mail")
+	mail, err := trafikey.Open(ctx, c, "mail", nil)
 	require.NoError(t, err)
 	require.NoError(t, mail.Admin().SetEvents(ctx, 1000))
-	quiet, err := trafikey.Open(ctx, c, "quiet")
+	quiet, err := trafikey.Open(ctx, c, "quiet", nil)
 	require.NoError(t, err)
 	// A slow sample: a change of mail comes by its events, not by a tick.
 	srv := startDash(t, c, Options{SampleEvery: time.Hour})

@@ -24,7 +24,7 @@ func TestRun(t *testing.T) {
 	_, _, err = ChooseExecutor(t.Context(), c, "native")
 	require.Error(t, err)
 
-	q, err := trafikey.Open(t.Context(), c, "demo", trafikey.WithExecutor(exec))
+	q, err := trafikey.Open(t.Context(), c, "demo", &trafikey.QueueOptions{Executor: exec})
 	require.NoError(t, err)
 	var progress bytes.Buffer
 	cfg := Config{
