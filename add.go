@@ -33,8 +33,8 @@ type JobSpec struct {
 }
 
 // Add adds one job and returns its id. The payload is any bytes; opts may be
-// nil for every default. With a UniqueKey, a key held by another job is refused with an error for which
-// errors.As gives a *DuplicateError.
+// nil for every default. With a UniqueKey, a key held by another job is
+// refused with an ErrDuplicate, whose *Error names the holder (JobID).
 //
 // Concurrent Add calls of jobs without a unique key are coalesced (see
 // QueueOptions.SeparateAdds): a job is sent at once when no earlier Add is on the

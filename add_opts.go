@@ -55,7 +55,7 @@ type JobOptions struct {
 	BackoffBase time.Duration
 	// UniqueKey (1..512 bytes) makes the job hold the key for UniqueTTL:
 	// while the key is held, adding another job with it is refused with a
-	// *DuplicateError naming the holder. The key is released when the job
+	// ErrDuplicate, whose *Error names the holder (JobID). The key is released when the job
 	// completes or is removed, or when the TTL passes, whichever comes
 	// first. A UniqueTTL without a key is refused.
 	UniqueKey string

@@ -471,13 +471,13 @@ func TestCoalescedAddsKeepTheirOwnRefusals(t *testing.T) {
 					opts = trafikey.JobOptions{UniqueKey: "k", UniqueTTL: time.Hour}
 				}
 				_, err := b.q.Add(ctx, []byte(strconv.Itoa(i)), &opts)
-				var de *trafikey.DuplicateError
+				var de *trafikey.Error
 				switch {
 				case err == nil && i%3 == 0:
 					good.Add(1)
 				case errors.Is(err, trafikey.ErrInvalid) && i%3 == 1:
 					invalid.Add(1)
-				case errors.As(err, &de) && de.ID == held && i%3 == 2:
+				case errors.Is(err, trafikey.ErrDuplicate) && errors.As(err, &de) && de.JobID == held && i%3 == 2:
 					dup.Add(1)
 				default:
 					t.Errorf("job %d: %v", i, err)

@@ -56,7 +56,7 @@
 //
 // AddBatch adds many jobs in calls of up to MaxBatch jobs, each call all or
 // none. A UniqueKey refuses a job while another holds the same key; the error
-// then unwraps to a *DuplicateError naming the holder.
+// then is an ErrDuplicate whose *Error names the holder (JobID).
 //
 // Concurrent Add calls are coalesced by default (group commit): an Add made
 // while no other is on the wire is sent at once, and the Adds that arrive
@@ -149,11 +149,12 @@
 //
 // # Errors
 //
-// Refusals from the server are *ServerError values that keep the server's
-// exact text and wrap a sentinel of the text's class: ErrLeaseLost, ErrState
-// (and ErrCancelled), ErrDuplicate, ErrWire and
-// ErrWritePaused. A job that
-// no longer exists is ErrNotFound. Test with errors.Is and errors.As.
+// Refusals from the server are *Error values that keep the server's exact
+// text and wrap a sentinel of the text's class: ErrLeaseLost, ErrState (and
+// ErrCancelled), ErrDuplicate, ErrRateLimited, ErrWire and ErrWritePaused.
+// One error type serves every detail: the holder of a unique key, the wait
+// of a rate limit, the job that died while waited. A job that no longer
+// exists is ErrNotFound. Test with errors.Is and errors.As.
 //
 // Every argument is checked before any I/O: a bad queue name, job id,
 // priority, delay, lease, count, limit or an empty unique key is an error

@@ -11,8 +11,8 @@ import (
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// Sentinel errors. A refusal from the server is returned as a *ServerError
-// that wraps the sentinel of its class, so callers test with errors.Is and
+// Sentinel errors. A refusal from the server is returned as an *Error that
+// wraps the sentinel of its class, so callers test with errors.Is and
 // never compare texts.
 var (
 	// ErrLeaseLost reports a job its caller no longer holds: its lease
@@ -25,7 +25,7 @@ var (
 	// (class EMQSTATE), e.g. removing a job a worker holds.
 	ErrState = errors.New("trafikey: job not in an accepted state")
 	// ErrDuplicate reports a unique key held by another job (class
-	// EMQLOCK). errors.As with a *DuplicateError gives the holder's id.
+	// EMQLOCK). errors.As with an *Error gives the holder's id (JobID).
 	ErrDuplicate = errors.New("trafikey: duplicate unique key")
 	// ErrWire reports a queue whose dataset is not stamped with this
 	// client's wire version (class EMQWIRE): not installed, or written by
@@ -44,13 +44,13 @@ var (
 	// It is an ErrState too.
 	ErrResultTooLarge = errors.New("trafikey: result too large")
 	// ErrJobDead reports a waited job that died (AddAndWait, Queue.Wait);
-	// errors.As with a *JobDeadError gives its last error text.
+	// errors.As with an *Error gives its last error text.
 	ErrJobDead = errors.New("trafikey: job died")
 	// ErrRemoved reports a waited job that was removed before it finished.
 	ErrRemoved = errors.New("trafikey: job removed")
 	// ErrRateLimited reports a claim over the queue's rate limit (class
-	// EMQRATE); nothing was claimed. errors.As with a *RateLimitError gives
-	// the wait until the window ends.
+	// EMQRATE); nothing was claimed. errors.As with an *Error gives the
+	// wait until the window ends (RetryAfter).
 	ErrRateLimited = errors.New("trafikey: claim rate limited")
 	// ErrCancelled reports a job that Queue.Cancel ended while it was
 	// claimed: its worker's heartbeat, completion or failure is refused
@@ -61,73 +61,58 @@ var (
 	ErrInvalid = errors.New("trafikey: invalid argument")
 )
 
-// ServerError is an error reply of a verb. Text is exactly what the server
-// sent, e.g. "EMQSTALE complete token mismatch". It wraps the sentinel of
-// the text's class (ErrLeaseLost, ErrState, ...), the class's detail error when
-// there is one (*DuplicateError) and the client's
-// *valkey.ValkeyError.
-type ServerError struct {
-	// Verb is the protocol verb that was refused, e.g. "complete".
+// Error is the detail of a call the server refused, and of a waited job
+// that died. errors.As with an *Error gives its fields; errors.Is with the
+// sentinels above tells the cases apart, so callers never compare texts. A
+// refusal wraps the sentinel of its text's class (ErrLeaseLost, ErrState,
+// ErrDuplicate, ...) and the client's *valkey.ValkeyError.
+type Error struct {
+	// Verb is the protocol verb, e.g. "complete": the one the server
+	// refused, or "wait" for a waited job that died.
 	Verb string
-	// Text is the server's error text, byte for byte.
+	// Text is the server's error text, byte for byte, e.g. "EMQSTALE
+	// complete token mismatch"; for a job that died, the text of its last
+	// error ("lease expired", "child <id> failed", or the handler's).
 	Text string
+	// JobID is the job the error is about, when there is one: the holder of
+	// the unique key (ErrDuplicate; empty when the duplicate was inside one
+	// batch), or the job that died (ErrJobDead).
+	JobID string
+	// RetryAfter is how long until the queue's rate window ends and claims
+	// are let through again (ErrRateLimited).
+	RetryAfter time.Duration
 
+	msg     string
 	wrapped []error
 }
 
-// Error returns the verb and the server's text.
-func (e *ServerError) Error() string { return "trafikey: " + e.Verb + ": " + e.Text }
-
-// Unwrap returns the class sentinel, the detail error if any, and the
-// underlying client error.
-func (e *ServerError) Unwrap() []error { return e.wrapped }
-
-// Class returns the first word of the server's text: EMQSTALE, EMQSTATE,
-// ERR, WRONGTYPE, NOPERM, ...
-func (e *ServerError) Class() string { return firstWord(e.Text) }
-
-// DuplicateError is the detail of an ErrDuplicate: the job that holds the
-// unique key. ID is empty when the duplicate was inside one batch.
-type DuplicateError struct {
-	ID string
-}
-
-// Error describes the duplicate.
-func (e *DuplicateError) Error() string {
-	if e.ID == "" {
-		return "trafikey: duplicate unique key in one batch"
+// Error describes the refusal: the verb and the server's text, or the job
+// that died and why.
+func (e *Error) Error() string {
+	if e.msg != "" {
+		return e.msg
 	}
-	return "trafikey: duplicate of job " + e.ID
+	return "trafikey: " + e.Verb + ": " + e.Text
 }
 
-// Unwrap makes a DuplicateError an ErrDuplicate.
-func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+// Unwrap returns the sentinels the error matches and the underlying client
+// error.
+func (e *Error) Unwrap() []error { return e.wrapped }
 
-// JobDeadError is the detail of an ErrJobDead: the job and the text of its
-// last error ("lease expired", "child <id> failed", or the handler's).
-type JobDeadError struct {
-	ID, Err string
+// rateLimited reports whether err is a claim over the rate limit, and the
+// wait the server gave.
+func rateLimited(err error) (time.Duration, bool) {
+	var e *Error
+	if errors.Is(err, ErrRateLimited) && errors.As(err, &e) {
+		return e.RetryAfter, true
+	}
+	return 0, false
 }
 
-// Error describes the death.
-func (e *JobDeadError) Error() string { return "trafikey: job " + e.ID + " died: " + e.Err }
-
-// Unwrap makes a JobDeadError an ErrJobDead.
-func (e *JobDeadError) Unwrap() error { return ErrJobDead }
-
-// RateLimitError is the detail of an ErrRateLimited: how long until the
-// queue's rate window ends and claims are let through again.
-type RateLimitError struct {
-	RetryAfter time.Duration
+// jobDead is the error of a waited job id that died of text.
+func jobDead(id, text string) *Error {
+	return &Error{Verb: "wait", Text: text, JobID: id, msg: "trafikey: job " + id + " died: " + text, wrapped: []error{ErrJobDead}}
 }
-
-// Error describes the wait.
-func (e *RateLimitError) Error() string {
-	return "trafikey: claim rate limited, retry in " + e.RetryAfter.String()
-}
-
-// Unwrap makes a RateLimitError an ErrRateLimited.
-func (e *RateLimitError) Unwrap() error { return ErrRateLimited }
 
 // The class words and fixed shapes of the registry, read from the protocol
 // package's builders so that no refusal text is spelled twice. These are
@@ -184,8 +169,8 @@ func redirectClass(c string) bool { return c == "MOVED" || c == "ASK" }
 
 // isClass reports whether err is a server refusal of class word class.
 func isClass(err error, class string) bool {
-	var se *ServerError
-	return errors.As(err, &se) && se.Class() == class
+	var se *Error
+	return errors.As(err, &se) && firstWord(se.Text) == class
 }
 
 func firstWord(s string) string {
@@ -196,8 +181,8 @@ func firstWord(s string) string {
 // serverError builds the typed error for an error reply text of verb v. The
 // class is the text's first word; within a class, the registry's builders
 // tell the details apart.
-func serverError(v *protocol.Verb, text string, cause error) *ServerError {
-	e := &ServerError{Verb: v.Name, Text: text}
+func serverError(v *protocol.Verb, text string, cause error) *Error {
+	e := &Error{Verb: v.Name, Text: text}
 	switch firstWord(text) {
 	case classStale:
 		e.wrapped = append(e.wrapped, ErrLeaseLost)
@@ -213,22 +198,20 @@ func serverError(v *protocol.Verb, text string, cause error) *ServerError {
 		}
 		e.wrapped = append(e.wrapped, ErrState)
 	case classLock:
-		dup := &DuplicateError{}
 		if id, ok := strings.CutPrefix(text, duplicateOfPrefix); ok {
-			dup.ID = id
+			e.JobID = id
 		}
-		e.wrapped = append(e.wrapped, dup)
+		e.wrapped = append(e.wrapped, ErrDuplicate)
 	case classWire:
 		e.wrapped = append(e.wrapped, ErrWire)
 	case classRate:
-		rate := &RateLimitError{}
 		if ms, ok := strings.CutPrefix(text, rateWait[0]); ok {
 			if ms, ok = strings.CutSuffix(ms, rateWait[1]); ok {
 				n, _ := strconv.ParseInt(ms, 10, 64)
-				rate.RetryAfter = time.Duration(n) * time.Millisecond
+				e.RetryAfter = time.Duration(n) * time.Millisecond
 			}
 		}
-		e.wrapped = append(e.wrapped, rate)
+		e.wrapped = append(e.wrapped, ErrRateLimited)
 	default:
 		switch c := firstWord(text); {
 		case text == protocol.ErrWritePaused:

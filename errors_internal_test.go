@@ -47,28 +47,28 @@ func TestServerErrorClasses(t *testing.T) {
 	for _, c := range cases {
 		cause := errors.New("client error")
 		err := error(serverError(c.verb, c.text, cause))
-		var se *ServerError
+		var se *Error
 		require.ErrorAs(t, err, &se, c.text)
 		require.Equal(t, c.text, se.Text, "the server's text is kept byte for byte")
 		require.Equal(t, c.verb.Name, se.Verb)
-		require.Equal(t, firstWord(c.text), se.Class())
+		require.Equal(t, "trafikey: "+c.verb.Name+": "+c.text, err.Error())
 		require.ErrorIs(t, err, cause, "the client's error stays reachable")
 		for _, s := range all {
 			require.Equal(t, slices.Contains(c.want, s), errors.Is(err, s), "%q: errors.Is(%v)", c.text, s)
 		}
 	}
 
-	var dup *DuplicateError
-	require.ErrorAs(t, serverError(protocol.Add, protocol.ErrAddDuplicate("42"), nil), &dup)
-	require.Equal(t, "42", dup.ID)
-	require.ErrorAs(t, serverError(protocol.Add, protocol.ErrAddDuplicateInBatch, nil), &dup)
-	require.Empty(t, dup.ID)
+	require.Equal(t, "42", serverError(protocol.Add, protocol.ErrAddDuplicate("42"), nil).JobID)
+	require.Empty(t, serverError(protocol.Add, protocol.ErrAddDuplicateInBatch, nil).JobID)
 
-	var rate *RateLimitError
-	require.ErrorAs(t, serverError(protocol.Claim, protocol.ErrRateLimited(1500), nil), &rate)
-	require.Equal(t, 1500*time.Millisecond, rate.RetryAfter)
-	require.ErrorAs(t, serverError(protocol.Claim, protocol.ErrRateLimited(0), nil), &rate)
-	require.Zero(t, rate.RetryAfter)
+	wait, ok := rateLimited(serverError(protocol.Claim, protocol.ErrRateLimited(1500), nil))
+	require.True(t, ok)
+	require.Equal(t, 1500*time.Millisecond, wait)
+	wait, ok = rateLimited(serverError(protocol.Claim, protocol.ErrRateLimited(0), nil))
+	require.True(t, ok)
+	require.Zero(t, wait)
+	_, ok = rateLimited(serverError(protocol.Claim, protocol.ErrStale("claim"), nil))
+	require.False(t, ok, "only a rate refusal")
 }
 
 func TestTruncateText(t *testing.T) {

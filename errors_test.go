@@ -28,7 +28,7 @@ func TestServerErrors(t *testing.T) {
 		err = first.Complete(ctx)
 		require.ErrorIs(t, err, trafikey.ErrLeaseLost)
 		require.ErrorIs(t, err, trafikey.ErrState)
-		var se *trafikey.ServerError
+		var se *trafikey.Error
 		require.ErrorAs(t, err, &se)
 		require.Equal(t, protocol.ErrNotActive("complete"), se.Text)
 		_, err = first.Extend(ctx, time.Minute)

@@ -95,10 +95,10 @@ func ExampleJobOptions_unique() {
 
 	for range 2 {
 		id, err := q.Add(ctx, []byte("charge order 7"), &trafikey.JobOptions{UniqueKey: "charge:order-7", UniqueTTL: time.Hour})
-		var dup *trafikey.DuplicateError
+		var dup *trafikey.Error
 		switch {
-		case errors.As(err, &dup):
-			fmt.Println("already queued as job", dup.ID)
+		case errors.Is(err, trafikey.ErrDuplicate) && errors.As(err, &dup):
+			fmt.Println("already queued as job", dup.JobID)
 		case err != nil:
 			log.Fatal(err)
 		default:
@@ -226,7 +226,7 @@ func ExampleQueue_Stats() {
 
 // A Complete after the job's lease was lost and the job claimed again is
 // refused: the error wraps ErrLeaseLost and keeps the server's text.
-func ExampleServerError() {
+func ExampleError() {
 	ctx := context.Background()
 	q, done := exampleQueue("emails", nil) // trafikey.Open on a throwaway server
 	defer done()
@@ -246,7 +246,7 @@ func ExampleServerError() {
 	}
 
 	err = first[0].Complete(ctx)
-	var se *trafikey.ServerError
+	var se *trafikey.Error
 	if errors.Is(err, trafikey.ErrLeaseLost) && errors.As(err, &se) {
 		fmt.Println("refused:", se.Text)
 	}

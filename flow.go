@@ -233,7 +233,7 @@ func (q *Queue) Wait(ctx context.Context, id string) ([]byte, error) {
 		case 'c':
 			return []byte(out[1:]), nil
 		case 'd':
-			return nil, &JobDeadError{ID: id, Err: out[1:]}
+			return nil, jobDead(id, out[1:])
 		case 'r':
 			return nil, fmt.Errorf("trafikey: wait for job %s: %w", id, ErrRemoved)
 		}

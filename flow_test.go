@@ -136,9 +136,11 @@ func TestAddAndWait(t *testing.T) {
 		require.Equal(t, []byte("HELLO"), res)
 		_, err = q.AddAndWait(ctx, []byte("fail"), nil)
 		require.ErrorIs(t, err, trafikey.ErrJobDead)
-		var dead *trafikey.JobDeadError
+		var dead *trafikey.Error
 		require.True(t, errors.As(err, &dead))
-		require.Equal(t, "no such user", dead.Err)
+		require.Equal(t, "no such user", dead.Text)
+		require.NotEmpty(t, dead.JobID)
+		require.Contains(t, err.Error(), "job "+dead.JobID+" died: no such user")
 
 		// a second waiter reads the same outcome
 		id, err := q.Add(ctx, []byte("again"), &trafikey.JobOptions{KeepOutcome: time.Minute})

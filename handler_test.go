@@ -311,9 +311,13 @@ func TestMuxRoutesKinds(t *testing.T) {
 		for range 2 {
 			errs = append(errs, <-dead)
 		}
-		var uk *trafikey.UnknownKindError
-		require.True(t, errors.As(errs[0], &uk) || errors.As(errs[1], &uk))
-		require.Equal(t, "fax", uk.Kind)
+		unknownErr := errs[0]
+		if !errors.Is(unknownErr, trafikey.ErrUnknownKind) {
+			unknownErr = errs[1]
+		}
+		require.ErrorIs(t, unknownErr, trafikey.ErrUnknownKind)
+		require.ErrorIs(t, unknownErr, trafikey.ErrSkipRetry)
+		require.EqualError(t, unknownErr, `trafikey: no handler for kind "fax"`)
 
 		info, err = b.q.Inspect(ctx, unknown)
 		require.NoError(t, err)

@@ -152,7 +152,8 @@ func (q *Queue) lanesAfter(ctx context.Context, after string, count int) ([]Lane
 
 // SetRate lets workers claim at most limit (1..1000000) jobs of the queue per
 // window (1ms..24h, whole milliseconds), across every worker. A claim over
-// it is refused with a *RateLimitError, and a Worker waits the time it gives
+// it is refused with an ErrRateLimited whose *Error gives the wait
+// (RetryAfter), and a Worker waits that long
 // without claiming meanwhile. The window is fixed: it starts with the first
 // claim after the previous window ended. A limit of 0 removes the rate
 // limit (window is then not used).

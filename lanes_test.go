@@ -171,7 +171,7 @@ func TestLanesListing(t *testing.T) {
 	})
 }
 
-// A claim over the rate limit is a *RateLimitError with the server's wait,
+// A claim over the rate limit is an ErrRateLimited with the server's wait,
 // and a worker waits it out without claiming meanwhile.
 func TestRateLimit(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
@@ -186,7 +186,7 @@ func TestRateLimit(t *testing.T) {
 		require.Len(t, jobs, 3, "cut to the window's allowance")
 		_, err = q.Claim(t.Context(), time.Minute, 5)
 		require.ErrorIs(t, err, trafikey.ErrRateLimited)
-		var rate *trafikey.RateLimitError
+		var rate *trafikey.Error
 		require.True(t, errors.As(err, &rate))
 		require.Greater(t, rate.RetryAfter, time.Duration(0))
 		require.LessOrEqual(t, rate.RetryAfter, time.Minute)

@@ -11,23 +11,20 @@ import (
 // ErrUnknownKind is the failure of a job whose kind no handler of a Mux is
 // registered for. It is not retried: the job is dead-lettered at once, with
 // an error text naming the kind, since running it again cannot find a
-// handler that was not there. errors.As with an *UnknownKindError gives the
-// kind.
+// handler that was not there.
 var ErrUnknownKind = errors.New("trafikey: no handler for the job's kind")
 
-// UnknownKindError is the detail of an ErrUnknownKind.
-type UnknownKindError struct {
-	Kind string
+// unknownKindError is an ErrUnknownKind naming the kind, and one that is
+// not retried (ErrSkipRetry).
+type unknownKindError struct {
+	kind string
 }
 
-// Error names the kind.
-func (e *UnknownKindError) Error() string {
-	return fmt.Sprintf("trafikey: no handler for kind %q", e.Kind)
+func (e *unknownKindError) Error() string {
+	return fmt.Sprintf("trafikey: no handler for kind %q", e.kind)
 }
 
-// Unwrap makes an UnknownKindError an ErrUnknownKind, and one that is not
-// retried (ErrSkipRetry).
-func (e *UnknownKindError) Unwrap() []error { return []error{ErrUnknownKind, ErrSkipRetry} }
+func (e *unknownKindError) Unwrap() []error { return []error{ErrUnknownKind, ErrSkipRetry} }
 
 // Mux routes jobs to handlers by their kind (Kind at Add, Job.Kind). Its
 // Dispatch method is itself a Handler, so a Worker runs a Mux as it runs
@@ -37,7 +34,7 @@ func (e *UnknownKindError) Unwrap() []error { return []error{ErrUnknownKind, Err
 //	mux.Handle("email", sendEmail)
 //	w, err := trafikey.NewWorker(q, mux.Dispatch, opts)
 //
-// A job of a kind without a handler fails with an *UnknownKindError and is
+// A job of a kind without a handler fails with an ErrUnknownKind and is
 // dead-lettered without retries. Routes can be added while a worker runs.
 type Mux struct {
 	mu       sync.RWMutex
@@ -81,7 +78,7 @@ func (m *Mux) Dispatch(ctx context.Context, job *Job) error {
 	}
 	m.mu.RUnlock()
 	if h == nil {
-		return &UnknownKindError{Kind: job.Kind}
+		return &unknownKindError{kind: job.Kind}
 	}
 	return h(ctx, job)
 }

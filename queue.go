@@ -277,7 +277,7 @@ func (q *Queue) Name() string { return q.name }
 func (q *Queue) Executor() Executor { return Executor(q.exec.Name()) }
 
 // call runs verb v with its declared keys and args. Transport errors are
-// wrapped with the verb; an error reply becomes a *ServerError. A null
+// wrapped with the verb; an error reply becomes an *Error. A null
 // reply is returned as a message for which IsNil is true. A verb with a
 // durability waits for it (callDurable). A call the server refused without
 // running it is sent again until ctx ends (untilRun).

@@ -190,11 +190,9 @@ func TestUnique(t *testing.T) {
 
 		_, err = b.q.Add(ctx, []byte("b"), &trafikey.JobOptions{UniqueKey: "order-7", UniqueTTL: time.Hour})
 		require.ErrorIs(t, err, trafikey.ErrDuplicate)
-		var dup *trafikey.DuplicateError
-		require.ErrorAs(t, err, &dup)
-		require.Equal(t, first, dup.ID)
-		var se *trafikey.ServerError
+		var se *trafikey.Error
 		require.ErrorAs(t, err, &se)
+		require.Equal(t, first, se.JobID)
 		require.Equal(t, protocol.ErrAddDuplicate(first), se.Text)
 		require.Equal(t, "add", se.Verb)
 
@@ -203,14 +201,14 @@ func TestUnique(t *testing.T) {
 			{Payload: []byte("fresh"), Options: trafikey.JobOptions{UniqueKey: "order-8", UniqueTTL: time.Hour}},
 			{Payload: []byte("dup"), Options: trafikey.JobOptions{UniqueKey: "order-7", UniqueTTL: time.Hour}},
 		})
-		require.ErrorAs(t, err, &dup)
-		require.Equal(t, first, dup.ID)
+		require.ErrorAs(t, err, &se)
+		require.Equal(t, first, se.JobID)
 		_, err = b.q.AddBatch(ctx, []trafikey.JobSpec{
 			{Payload: []byte("x"), Options: trafikey.JobOptions{UniqueKey: "same", UniqueTTL: time.Hour}},
 			{Payload: []byte("y"), Options: trafikey.JobOptions{UniqueKey: "same", UniqueTTL: time.Hour}},
 		})
-		require.ErrorAs(t, err, &dup)
-		require.Empty(t, dup.ID)
+		require.ErrorAs(t, err, &se)
+		require.Empty(t, se.JobID)
 		require.Equal(t, 1, stats(t, b.q).TotalAdded)
 
 		// Completing the holder releases the key.

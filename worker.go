@@ -586,12 +586,11 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 		if err != nil && ctx.Err() != nil {
 			return
 		}
-		var rate *RateLimitError
-		if errors.As(err, &rate) {
+		if wait, ok := rateLimited(err); ok {
 			// The server says when the window ends: wait exactly that,
 			// claiming nothing meanwhile.
-			q.observer.claimRateLimited(q.name, rate.RetryAfter)
-			if !sleep(ctx, rate.RetryAfter) {
+			q.observer.claimRateLimited(q.name, wait)
+			if !sleep(ctx, wait) {
 				return
 			}
 			continue
@@ -754,7 +753,8 @@ func (p *handlerPool) run(j *Job) {
 // over its rate limit is passed over; when no queue had jobs and one was
 // limited, the error is the limit of the one whose window ends first.
 func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
-	var limited *RateLimitError
+	var limited error
+	var limitedWait time.Duration
 	var limitedQ *Queue
 	first := 0
 	if !w.opts.StrictPriority && len(w.queues) > 1 {
@@ -769,10 +769,9 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 			q = w.queues[k].Queue
 		}
 		jobs, err := q.Claim(ctx, w.opts.Lease, n)
-		var rate *RateLimitError
-		if errors.As(err, &rate) {
-			if limited == nil || rate.RetryAfter < limited.RetryAfter {
-				limited, limitedQ = rate, q
+		if wait, ok := rateLimited(err); ok {
+			if limited == nil || wait < limitedWait {
+				limited, limitedWait, limitedQ = err, wait, q
 			}
 			continue
 		}
