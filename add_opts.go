@@ -9,14 +9,13 @@ import (
 
 // Defaults of a job added without options.
 const (
-	// DefaultMaxAttempts is how many times a job may be claimed before a
+	// defaultMaxAttempts is how many times a job may be claimed before a
 	// failure dead-letters it. Three attempts absorb a transient fault
-	// without letting a poisoned job keep a worker busy for long; raise it
-	// with JobOptions.MaxAttempts for jobs that call flaky remote services.
-	DefaultMaxAttempts = 3
-	// DefaultBackoffBase is the base of the default exponential backoff:
+	// without letting a poisoned job keep a worker busy for long.
+	defaultMaxAttempts = 3
+	// defaultBackoffBase is the base of the default exponential backoff:
 	// retries wait 1 s, 2 s, 4 s, ...
-	DefaultBackoffBase = time.Second
+	defaultBackoffBase = time.Second
 )
 
 // BackoffKind is how the wait before a retry grows with the attempts.
@@ -45,12 +44,14 @@ type JobOptions struct {
 	// (WorkerOptions.PromoteEvery). A job with children, or a schedule's,
 	// takes none.
 	Delay time.Duration
-	// MaxAttempts is how many claims the job gets, 1..1000000 (0:
-	// DefaultMaxAttempts); a failure that leaves no attempt dead-letters it.
+	// MaxAttempts is how many claims the job gets, 1..1000000 (0: 3, which
+	// absorbs a transient fault without letting a poisoned job keep a
+	// worker busy for long; raise it for jobs that call flaky services); a
+	// failure that leaves no attempt dead-letters it.
 	MaxAttempts int
 	// Backoff is how the wait before a retry grows (empty:
 	// BackoffExponential), from BackoffBase (0..24 h, whole milliseconds;
-	// 0 with an empty Backoff is DefaultBackoffBase).
+	// 0 with an empty Backoff is 1 s: retries wait 1 s, 2 s, 4 s, ...).
 	Backoff     BackoffKind
 	BackoffBase time.Duration
 	// UniqueKey (1..512 bytes) makes the job hold the key for UniqueTTL:
@@ -79,7 +80,7 @@ type JobOptions struct {
 	Kind string
 	// Headers travel with the job to its handler (Job.Headers): trace
 	// context (the trafikeyotel module sets it), a tenant, a request id.
-	// Encoded, they take at most MaxHeaders bytes.
+	// Encoded (URL query encoding), they take at most 8 KiB.
 	Headers map[string]string
 }
 
@@ -103,9 +104,9 @@ type addOptions struct {
 // resolve fills in the defaults of o; a nil o is every default.
 func (o *JobOptions) resolve() addOptions {
 	r := addOptions{
-		maxAttempts: DefaultMaxAttempts,
+		maxAttempts: defaultMaxAttempts,
 		backoff:     BackoffExponential,
-		backoffBase: DefaultBackoffBase,
+		backoffBase: defaultBackoffBase,
 	}
 	if o == nil {
 		return r
@@ -125,9 +126,6 @@ func (o *JobOptions) resolve() addOptions {
 	r.wait, r.timeout, r.kind, r.headers = o.KeepOutcome, o.Timeout, o.Kind, o.Headers
 	return r
 }
-
-// MaxHeaders bounds a job's encoded Headers, bytes.
-const MaxHeaders = protocol.MaxHeaders
 
 // encodeHeaders is the headers column's value: URL query encoding, keys
 // sorted, so equal headers give equal bytes.

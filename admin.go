@@ -30,18 +30,11 @@ func (a Admin) Resume(ctx context.Context) error {
 
 // Remove deletes a pending, delayed, dead or retained completed job with its
 // logs and releases its unique key; a parent waiting for it is told, as if
-// it had finished. A claimed job is refused with ErrState, and so is a
-// parent still waiting for children (RemoveFlow removes it with them); a
-// job that does not exist is ErrNotFound.
+// it had finished. A parent still waiting for children is removed with
+// every descendant (at most 1000 jobs in all), all or none. A claimed job,
+// or one among the descendants, refuses the removal with ErrState; a job
+// that does not exist is ErrNotFound.
 func (a Admin) Remove(ctx context.Context, id string) error {
-	q := a.q
-	return q.byID(ctx, protocol.Remove, id, "0")
-}
-
-// RemoveFlow removes a job and, when it is a parent waiting for children,
-// every descendant of it (at most 1000 jobs in all). A claimed job among
-// them refuses the whole removal with ErrState.
-func (a Admin) RemoveFlow(ctx context.Context, id string) error {
 	q := a.q
 	return q.byID(ctx, protocol.Remove, id, "1")
 }

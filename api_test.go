@@ -18,7 +18,7 @@ import (
 const (
 	maxTopLevelNames    = 160
 	maxMethodsPerType   = 25
-	maxNamesWithMethods = 220
+	maxNamesWithMethods = 160
 )
 
 // TestAPISize fails when the root package exports more names than the

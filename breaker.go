@@ -59,9 +59,6 @@ func (q *Queue) Breaker(downstream string, threshold int, window time.Duration) 
 	}, nil
 }
 
-// Name returns the downstream the breaker counts.
-func (b *Breaker) Name() string { return b.name }
-
 // Failure counts one failure of the downstream and reports the window's
 // count after it, and whether the breaker is open now.
 func (b *Breaker) Failure(ctx context.Context) (count int, open bool, err error) {
@@ -79,9 +76,9 @@ func (b *Breaker) Failure(ctx context.Context) (count int, open bool, err error)
 	return int(n), int(n) > b.threshold, nil
 }
 
-// Failures returns the current window's count (0 when no window is open).
+// failures returns the current window's count (0 when no window is open).
 // It is a plain GET of the counter, read-only.
-func (b *Breaker) Failures(ctx context.Context) (int, error) {
+func (b *Breaker) failures(ctx context.Context) (int, error) {
 	c := b.q.client
 	s, err := c.Do(ctx, c.B().Get().Key(b.keys[2]).Build()).ToString()
 	if valkey.IsValkeyNil(err) {
@@ -100,7 +97,7 @@ func (b *Breaker) Failures(ctx context.Context) (int, error) {
 // Open reports whether the breaker is open: more than the threshold's
 // failures in the current window.
 func (b *Breaker) Open(ctx context.Context) (bool, error) {
-	n, err := b.Failures(ctx)
+	n, err := b.failures(ctx)
 	return n > b.threshold, err
 }
 

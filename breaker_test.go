@@ -17,7 +17,6 @@ func TestBreaker(t *testing.T) {
 		ctx := t.Context()
 		br, err := b.q.Breaker("smtp", 2, time.Minute)
 		require.NoError(t, err)
-		require.Equal(t, "smtp", br.Name())
 		for want := 1; want <= 3; want++ {
 			open, err := br.Open(ctx)
 			require.NoError(t, err)
@@ -54,18 +53,21 @@ func TestBreakerMiddleware(t *testing.T) {
 		require.ErrorIs(t, h(ctx, job), boom)
 		require.ErrorIs(t, h(ctx, job), trafikey.ErrBreakerOpen, "open after two failures of threshold 1")
 		require.Equal(t, 2, calls, "an open breaker spares the handler")
-		n, err := br.Failures(ctx)
+		n, _, err := br.Failure(ctx)
 		require.NoError(t, err)
-		require.Equal(t, 2, n)
+		require.Equal(t, 3, n, "two counted before this one")
 
 		// errors the caller does not count leave the count alone
 		other, err := b.q.Breaker("other", 1, time.Minute)
 		require.NoError(t, err)
 		skip := other.Middleware(func(err error) bool { return false })(func(ctx context.Context, job *trafikey.Job) error { return boom })
 		require.ErrorIs(t, skip(ctx, job), boom)
-		n, err = other.Failures(ctx)
+		open, err := other.Open(ctx)
 		require.NoError(t, err)
-		require.Zero(t, n)
+		require.False(t, open, "nothing counted")
+		n, _, err = other.Failure(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "nothing counted before this one")
 	})
 }
 

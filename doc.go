@@ -30,9 +30,11 @@
 // jobs it adds and hands them back unchanged (Schedules.Get), which an
 // opaque function cannot do. Delays count on the server's clock only (no
 // absolute run-at time, which would compare a producer's clock with the
-// server's). Counts are int throughout, and one sentinel names each refusal
+// server's). The queue's own options are a struct too (QueueOptions).
+// Counts are int throughout, and one sentinel names each refusal
 // (ErrLeaseLost for a job its caller no longer holds, however the server
-// found out).
+// found out); one error type, *Error, carries the details of any of them,
+// where River and asynq have a type per case.
 //
 // # Opening a queue
 //
@@ -100,7 +102,7 @@
 //
 // A job can carry a kind, a timeout per attempt (over WorkerOptions.Timeout)
 // and headers (JobOptions.Kind, Timeout, Headers); a worker's Job has them,
-// with MaxAttempts and LastAttempt. A Mux routes jobs to handlers by kind
+// with MaxAttempts. A Mux routes jobs to handlers by kind
 // and dead-letters a job of an unknown kind without retries; a JobType ties
 // a kind to a Go payload type encoded as JSON, for adding and handling.
 //
@@ -120,7 +122,7 @@
 // Every Worker runs the schedule step on its timer (WorkerOptions.
 // ScheduleEvery); the server's clock decides when an occurrence is due, and
 // the server enqueues each occurrence once however many workers step at
-// once, restart or disagree about the time. A MissedPolicy catches up or
+// once, restart or disagree about the time. Schedule.Grace and CatchUp catch up or
 // skips the occurrences of a downtime. Queue.Schedules lists, pauses,
 // resumes and removes them; a job's JobInfo names its schedule and
 // scheduled time.

@@ -36,7 +36,8 @@ var (
 	// and the call can be retried.
 	ErrWritePaused = errors.New("trafikey: server writes paused")
 	// ErrNotFound reports a job whose row does not exist: it completed, was
-	// removed, or never existed. The server answers such calls with 0, not
+	// removed (a waited job removed before it finished, too), or never
+	// existed. The server answers such calls with 0, not
 	// with an error reply, so this error carries no server text.
 	ErrNotFound = errors.New("trafikey: job not found")
 	// ErrResultTooLarge reports a completion whose result is over the
@@ -46,8 +47,6 @@ var (
 	// ErrJobDead reports a waited job that died (AddAndWait, Queue.Wait);
 	// errors.As with an *Error gives its last error text.
 	ErrJobDead = errors.New("trafikey: job died")
-	// ErrRemoved reports a waited job that was removed before it finished.
-	ErrRemoved = errors.New("trafikey: job removed")
 	// ErrRateLimited reports a claim over the queue's rate limit (class
 	// EMQRATE); nothing was claimed. errors.As with an *Error gives the
 	// wait until the window ends (RetryAfter).

@@ -13,33 +13,6 @@ import (
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// The job events a queue publishes once SetEvents turned them on, by the
-// name Event.Name carries (docs/PROTOCOL.md, "Job events").
-const (
-	EventAdded     = protocol.EventAdded     // a job was added; field "state": pending, delayed or waiting
-	EventClaimed   = protocol.EventClaimed   // a worker claimed it; field "att": the attempt
-	EventCompleted = protocol.EventCompleted // it completed
-	EventRetrying  = protocol.EventRetrying  // it failed and will be retried; field "error"
-	EventDead      = protocol.EventDead      // it died (failed, lease expired, a child failed it); field "error"
-	EventRecovered = protocol.EventRecovered // its lease expired and it is ready again
-	EventPromoted  = protocol.EventPromoted  // its delay passed and it is ready
-	EventRemoved   = protocol.EventRemoved   // it was removed
-	EventRequeued  = protocol.EventRequeued  // a dead job was requeued
-	EventProgress  = protocol.EventProgress  // its handler reported progress; field "value"
-	EventReleased  = protocol.EventReleased  // a parent's children all finished: it is ready
-	// EventRescheduled: Reschedule moved it; field "state": pending or delayed.
-	EventRescheduled = protocol.EventRescheduled
-	// EventCancelled: Cancel ended it; field "state": the state it left.
-	EventCancelled = protocol.EventCancelled
-)
-
-// EventsFromStart and EventsFromNow are the from values of Queue.Events
-// that read the whole stream, or only the events published after the call.
-const (
-	EventsFromStart = "0-0"
-	EventsFromNow   = "$"
-)
-
 // Event is one event of a queue's events stream: a job's transition, or an
 // event a caller published on the same stream. A call that makes several
 // transitions publishes them in one stream entry, in order; Events yields
@@ -54,7 +27,25 @@ type Event struct {
 	Entry string
 	// Index is the event's place in its entry, from 0.
 	Index int
-	// Name is the event (EventAdded, …).
+	// Name is the event. A job's transitions are (docs/PROTOCOL.md, "Job
+	// events"):
+	//
+	//   - "added": a job was added; field "state": pending, delayed or
+	//     waiting
+	//   - "claimed": a worker claimed it; field "att": the attempt
+	//   - "completed": it completed
+	//   - "retrying": it failed and will be retried; field "error"
+	//   - "dead": it died (failed, lease expired, a child failed it); field
+	//     "error"
+	//   - "recovered": its lease expired and it is ready again
+	//   - "promoted": its delay passed and it is ready
+	//   - "removed": it was removed
+	//   - "requeued": a dead job was requeued
+	//   - "progress": its handler reported progress; field "value"
+	//   - "released": a parent's children all finished: it is ready
+	//   - "rescheduled": Reschedule moved it; field "state": pending or
+	//     delayed
+	//   - "cancelled": Cancel ended it; field "state": the state it left
 	Name string
 	// JobID is the job's id.
 	JobID string
@@ -91,9 +82,9 @@ const eventsBlock = 5 * time.Second
 const eventsBatch = 100
 
 // Events yields the queue's events after the position from, in order, for
-// as long as ctx lasts: EventsFromStart reads every entry still in the
-// stream, EventsFromNow (or "") those published after the call, a stream
-// id (ms-seq, or ms alone) those of the entries after it, and an Event's ID the events
+// as long as ctx lasts: "0" reads every entry still in the stream, "" (or
+// "$") those published after the call, a stream id (ms-seq, or ms alone)
+// those of the entries after it, and an Event's ID the events
 // after that event, even within the entry that holds it. So a subscriber
 // that stops resumes from the ID of the last event it handled and neither
 // misses nor repeats one the stream still holds (it is bounded by
@@ -121,7 +112,7 @@ func (q *Queue) Events(ctx context.Context, from string) iter.Seq2[Event, error]
 				yield(Event{}, err)
 			}
 		}
-		if last == "" || last == EventsFromNow {
+		if last == "" || last == "$" {
 			if last, err = q.eventsTop(ctx, key); err != nil {
 				fail(err)
 				return
@@ -177,7 +168,7 @@ func parseEventsFrom(from string) (id string, after int, err error) {
 	if !dotted {
 		// a bare ms ("0" too) is a stream id as well: XREAD reads it as ms-0
 		_, bareMS := strconv.ParseUint(from, 10, 64)
-		if from == "" || from == EventsFromNow || streamID(from) || bareMS == nil {
+		if from == "" || from == "$" || streamID(from) || bareMS == nil {
 			return from, -1, nil
 		}
 		return "", 0, invalid("events", "position %q is not a stream id or an event's ID", echo(from))
@@ -214,7 +205,7 @@ func (q *Queue) eventsTop(ctx context.Context, key string) (string, error) {
 		if err != nil {
 			return fmt.Errorf("trafikey: events: %w", err)
 		}
-		top = EventsFromStart
+		top = "0-0"
 		if len(entries) > 0 {
 			top = entries[0].ID
 		}

@@ -61,7 +61,7 @@ func TestEventsLifecycle(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, q.Admin().Requeue(ctx, bad))
 
-		evs := collect(t, q, trafikey.EventsFromStart, 8)
+		evs := collect(t, q, "0", 8)
 		require.Equal(t, []string{
 			"added " + ok, "added " + bad, "claimed " + ok, "claimed " + bad,
 			"progress " + ok, "completed " + ok, "dead " + bad, "requeued " + bad,
@@ -108,13 +108,13 @@ func TestEventsResume(t *testing.T) {
 			}
 		}
 		add(10)
-		first := collect(t, q, trafikey.EventsFromStart, 4)
+		first := collect(t, q, "0", 4)
 		add(10)
 		rest := collect(t, q, first[len(first)-1].ID, 16)
 		all := append(first, rest...)
 		for i, ev := range all {
 			require.Equal(t, strconv.Itoa(i+1), ev.JobID, "event %d", i)
-			require.Equal(t, trafikey.EventAdded, ev.Name)
+			require.Equal(t, "added", ev.Name)
 		}
 	})
 }
@@ -131,7 +131,7 @@ func TestEventsFromNow(t *testing.T) {
 		sub, cancel := context.WithCancel(ctx)
 		defer cancel()
 		go func() {
-			for ev, err := range q.Events(sub, trafikey.EventsFromNow) {
+			for ev, err := range q.Events(sub, "") {
 				if err == nil {
 					got <- ev
 				}
@@ -165,7 +165,7 @@ func TestEventsReconnect(t *testing.T) {
 			sub, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
 			var out []trafikey.Event
-			for ev, err := range q.Events(sub, trafikey.EventsFromStart) {
+			for ev, err := range q.Events(sub, "0") {
 				if err != nil {
 					break
 				}
@@ -216,7 +216,7 @@ func TestEventsBatchEntry(t *testing.T) {
 		require.NoError(t, claimed[0].Complete(ctx))
 		require.EqualValues(t, 3, b.do(t, "XLEN", "emq:{test}:events"), "one entry per call")
 
-		all := collect(t, q, trafikey.EventsFromStart, 9)
+		all := collect(t, q, "0", 9)
 		var want []string
 		for _, id := range ids {
 			want = append(want, "added "+id)
@@ -258,7 +258,7 @@ func TestEventsPositions(t *testing.T) {
 		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
 		_, err := q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}})
 		require.NoError(t, err)
-		first := collect(t, q, trafikey.EventsFromStart, 2)
+		first := collect(t, q, "0", 2)
 		_, err = q.Add(ctx, []byte("c"), nil)
 		require.NoError(t, err)
 		b.do(t, "XDEL", "emq:{test}:events", first[0].Entry)
@@ -281,7 +281,7 @@ func TestEventsPublished(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		b.do(t, "XADD", "emq:{test}:events", "*", "brand", "emq", "event", "custom", "id", "7",
 			"event", "other", "n", "2", "id", "8")
-		evs := collect(t, b.q, trafikey.EventsFromStart, 1)
+		evs := collect(t, b.q, "0", 1)
 		require.Equal(t, "custom", evs[0].Name)
 		require.Equal(t, "7", evs[0].JobID)
 		require.Equal(t, map[string]string{"event": "other", "n": "2", "id": "8"}, evs[0].Fields)
@@ -292,7 +292,7 @@ func TestEventsPublished(t *testing.T) {
 func TestEventsWrongType(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		b.do(t, "SET", "emq:{test}:events", "x")
-		for _, err := range b.q.Events(t.Context(), trafikey.EventsFromStart) {
+		for _, err := range b.q.Events(t.Context(), "0") {
 			require.ErrorContains(t, err, "WRONGTYPE")
 		}
 	})
@@ -314,7 +314,7 @@ func ExampleQueue_Events() {
 	_ = jobs[0].Complete(ctx)
 
 	n := 0
-	for ev, err := range q.Events(ctx, trafikey.EventsFromStart) {
+	for ev, err := range q.Events(ctx, "0") {
 		if err != nil {
 			log.Fatal(err)
 		}
@@ -344,7 +344,7 @@ func ExampleQueue_Events_resume() {
 	_, _ = q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}, {Payload: []byte("c")}})
 
 	var last string // what a subscriber would store after each event
-	for ev, err := range q.Events(ctx, trafikey.EventsFromStart) {
+	for ev, err := range q.Events(ctx, "0") {
 		if err != nil {
 			log.Fatal(err)
 		}

@@ -341,7 +341,7 @@ func ExampleMiddleware() {
 		return nil // render the report within the timeout
 	}, trafikey.WorkerOptions{
 		Timeout:    time.Minute,
-		Middleware: []trafikey.Middleware{trafikey.LogJobs(logger), trafikey.RecoverPanics()},
+		Middleware: []trafikey.Middleware{trafikey.LogJobs(logger)},
 		OnDone:     func(*trafikey.Job, trafikey.Outcome, error) { stop() },
 	})
 	if err != nil {
@@ -409,7 +409,7 @@ func ExampleQueue_Once() {
 // A periodic job: every occurrence of a cron expression (seconds first, in
 // a time zone) enqueues one job, exactly once however many workers run.
 // Workers run the schedule step on their timer; an occurrence missed while
-// every worker was down is caught up or skipped as Missed says.
+// every worker was down is caught up or skipped as Grace and CatchUp say.
 func ExampleSchedules_Set() {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -421,7 +421,8 @@ func ExampleSchedules_Set() {
 		Cron:     "0 30 2 * * *", // 02:30:00 every day
 		TimeZone: "Europe/Paris",
 		Jitter:   time.Minute, // spread the jobs of many schedules
-		Missed:   trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 1},
+		Grace:    time.Hour,
+		CatchUp:  1,
 		Payload:  []byte("build the report"),
 		Options:  trafikey.JobOptions{MaxAttempts: 5, UniqueKey: "nightly", UniqueTTL: 12 * time.Hour},
 	})
@@ -450,7 +451,7 @@ func ExampleSchedules_Set() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		fmt.Printf("%s: %d occurrences, finished %v\n", s.ID, s.Count, s.Finished())
+		fmt.Printf("%s: %d occurrences, finished %v\n", s.ID, s.Count, !s.Paused && s.Next.IsZero())
 	}
 	// Output:
 	// nightly: 0 occurrences, finished false

@@ -28,9 +28,6 @@ const (
 	ChildRecorded ChildPolicy = protocol.OnFailContinue
 )
 
-// MaxFlowDepth is the deepest a flow can be: a root and 15 levels below it.
-const MaxFlowDepth = protocol.MaxFlowDepth
-
 // FlowIDs are the ids a flow's jobs were given, in the shape of the flow.
 type FlowIDs struct {
 	ID       string
@@ -40,7 +37,7 @@ type FlowIDs struct {
 // AddFlow adds a tree of jobs in one call, all of them or none: every job
 // with children waits until each of them has finished (completed, died or
 // been removed), then runs, its handler reading their results with
-// Job.ChildResults. A flow holds at most MaxBatch jobs, at most MaxFlowDepth
+// Job.ChildResults. A flow holds at most MaxBatch jobs, at most 15 levels
 // deep, all in this queue. The tree is validated before any I/O.
 func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
 	var flat []string
@@ -50,8 +47,8 @@ func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
 		if n >= MaxBatch {
 			return invalid("add flow", "more than %d jobs", MaxBatch)
 		}
-		if depth > MaxFlowDepth {
-			return invalid("add flow", "job %s is deeper than %d levels", path, MaxFlowDepth)
+		if depth > protocol.MaxFlowDepth {
+			return invalid("add flow", "job %s is deeper than %d levels", path, protocol.MaxFlowDepth)
 		}
 		o := j.Options.resolve()
 		if len(j.Children) > 0 && o.delay != 0 {
@@ -121,12 +118,6 @@ type ChildResult struct {
 // childrenPage is how many children one CHILDREN call reads.
 const childrenPage = 100
 
-// ChildResults reads the job's children in id order, with their results and
-// the errors recorded for them: the parent's handler's view of its flow.
-func (j *Job) ChildResults(ctx context.Context) ([]ChildResult, error) {
-	return j.q.Children(ctx, j.ID)
-}
-
 // Children reads the children of job id in id order, with their results and
 // the errors recorded for them, a page of 100 per call.
 func (q *Queue) Children(ctx context.Context, id string) ([]ChildResult, error) {
@@ -176,7 +167,7 @@ func (q *Queue) Children(ctx context.Context, id string) ([]ChildResult, error) 
 const defaultWaitTTL = time.Hour
 
 // AddAndWait adds a job and waits until it completes, returning its result,
-// or dies (an error matching ErrJobDead), or is removed (ErrRemoved), or
+// or dies (an error matching ErrJobDead), or is removed (ErrNotFound), or
 // ctx ends. Waiting blocks in the server on the job's outcome list, without
 // polling. The outcome is kept until ctx's deadline (defaultWaitTTL without
 // one, at most 24 h), so a caller that reconnects can Wait again.
@@ -202,7 +193,7 @@ const waitStep = time.Second
 
 // Wait waits for the outcome of job id, added with KeepOutcome (or by
 // AddAndWait): its result when it completed, an error matching ErrJobDead
-// when it died, ErrRemoved when it was removed. It returns at once when the
+// when it died, ErrNotFound when it was removed. It returns at once when the
 // job already finished and its outcome is still kept; a job added without
 // KeepOutcome never has one, and Wait runs until ctx ends.
 func (q *Queue) Wait(ctx context.Context, id string) ([]byte, error) {
@@ -235,7 +226,7 @@ func (q *Queue) Wait(ctx context.Context, id string) ([]byte, error) {
 		case 'd':
 			return nil, jobDead(id, out[1:])
 		case 'r':
-			return nil, fmt.Errorf("trafikey: wait for job %s: %w", id, ErrRemoved)
+			return nil, fmt.Errorf("trafikey: wait for job %s: removed before it finished: %w", id, ErrNotFound)
 		}
 		return nil, fmt.Errorf("trafikey: wait for job %s: unknown outcome %q", id, out[:1])
 	}
@@ -256,7 +247,7 @@ type RetentionPolicy struct {
 	KeepDead    time.Duration
 	KeepDeadMax int
 	// ResultMax bounds a result in bytes (0: 256 KiB; at most
-	// MaxResult).
+	// 1 MiB).
 	ResultMax int
 }
 

@@ -39,21 +39,23 @@ func TestFlowParentReadsChildResults(t *testing.T) {
 		var order []string
 		var parentSaw []trafikey.ChildResult
 		done := make(chan struct{})
-		w, err := trafikey.NewWorker(q, trafikey.Returning(func(ctx context.Context, j *trafikey.Job) ([]byte, error) {
+		w, err := trafikey.NewWorker(q, func(ctx context.Context, j *trafikey.Job) error {
 			mu.Lock()
 			order = append(order, string(j.Payload))
 			mu.Unlock()
 			switch string(j.Payload) {
 			case "3":
-				return nil, errors.New("three is broken")
+				return errors.New("three is broken")
 			case "sum":
-				res, err := j.ChildResults(ctx)
+				res, err := j.Queue().Children(ctx, j.ID)
 				parentSaw = res
 				close(done)
-				return []byte("total"), err
+				j.SetResult([]byte("total"))
+				return err
 			}
-			return []byte("r" + string(j.Payload)), nil
-		}), trafikey.WorkerOptions{Concurrency: 4})
+			j.SetResult([]byte("r" + string(j.Payload)))
+			return nil
+		}, trafikey.WorkerOptions{Concurrency: 4})
 		require.NoError(t, err)
 		runWorker(t, w)
 		select {
@@ -121,12 +123,13 @@ func TestFlowChildFailsParent(t *testing.T) {
 func TestAddAndWait(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
-		w, err := trafikey.NewWorker(q, trafikey.Returning(func(_ context.Context, j *trafikey.Job) ([]byte, error) {
+		w, err := trafikey.NewWorker(q, func(_ context.Context, j *trafikey.Job) error {
 			if string(j.Payload) == "fail" {
-				return nil, trafikey.SkipRetry(errors.New("no such user"))
+				return trafikey.SkipRetry(errors.New("no such user"))
 			}
-			return []byte(strings.ToUpper(string(j.Payload))), nil
-		}), trafikey.WorkerOptions{Concurrency: 2})
+			j.SetResult([]byte(strings.ToUpper(string(j.Payload))))
+			return nil
+		}, trafikey.WorkerOptions{Concurrency: 2})
 		require.NoError(t, err)
 		runWorker(t, w)
 		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -207,14 +210,13 @@ func TestRetention(t *testing.T) {
 	})
 }
 
-// A waiting parent is removed only with its flow.
+// Removing a waiting parent removes its flow.
 func TestRemoveFlow(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q := b.q
 		ids, err := q.AddFlow(t.Context(), trafikey.JobSpec{Payload: []byte("p"), Children: []trafikey.JobSpec{{Payload: []byte("a")}, {Payload: []byte("b")}}})
 		require.NoError(t, err)
-		require.ErrorIs(t, q.Admin().Remove(t.Context(), ids.ID), trafikey.ErrState)
-		require.NoError(t, q.Admin().RemoveFlow(t.Context(), ids.ID))
+		require.NoError(t, q.Admin().Remove(t.Context(), ids.ID))
 		s := stats(t, q)
 		require.Zero(t, s.Pending+s.Waiting)
 		valkeytest.RequireConsistentQueue(t, b.server, q.Name())

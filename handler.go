@@ -70,16 +70,3 @@ func invoke(ctx context.Context, h Handler, job *Job) (err error) {
 	}()
 	return h(ctx, job)
 }
-
-// Returning makes a Handler of a handler that returns a result: a nil error
-// completes the job with the result (Job.SetResult), which its parent in a
-// flow, a waiter (AddAndWait) or a retained row keeps.
-func Returning(h func(ctx context.Context, job *Job) ([]byte, error)) Handler {
-	return func(ctx context.Context, job *Job) error {
-		result, err := h(ctx, job)
-		if err == nil {
-			job.SetResult(result)
-		}
-		return err
-	}
-}

@@ -49,22 +49,13 @@ type Job struct {
 
 // SetResult sets the result the job's completion carries (at most the
 // queue's result bound, RetentionPolicy.ResultMax, 256 KiB by default; never
-// more than MaxResult). It is kept for whoever reads it: the job's parent in
-// a flow (Job.ChildResults), a retained job's row (Inspect), a waiter
-// (AddAndWait). A Worker's handler sets it by returning it (Returning).
+// more than 1 MiB). It is kept for whoever reads it: the job's parent in
+// a flow (Queue.Children), a retained job's row (Inspect), a waiter
+// (AddAndWait). A Worker's handler sets it before it returns nil.
 func (j *Job) SetResult(result []byte) { j.result = result }
-
-// MaxResult is the largest result a completion can carry, whatever the
-// queue's bound.
-const MaxResult = protocol.MaxResult
 
 // Queue returns the queue the job was claimed from.
 func (j *Job) Queue() *Queue { return j.q }
-
-// LastAttempt reports whether this is the job's last attempt: a failure now
-// dead-letters it instead of retrying. It is false when MaxAttempts is not
-// known (a queue opened with QueueOptions.PlainClaims).
-func (j *Job) LastAttempt() bool { return j.MaxAttempts > 0 && j.Attempt >= j.MaxAttempts }
 
 // Claim claims up to count (1..1000) pending jobs, highest priority first,
 // holding each under a lease of the given length (rounded up to a
@@ -172,7 +163,7 @@ func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 	return j, true
 }
 
-// checkResult refuses a result over MaxResult before any I/O.
+// checkResult refuses a result over protocol.MaxResult before any I/O.
 func (j *Job) checkResult(op string) error {
 	if len(j.result) > protocol.MaxResult {
 		return invalid(op, "result of %d bytes, at most %d", len(j.result), protocol.MaxResult)

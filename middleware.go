@@ -14,6 +14,19 @@ import (
 type Middleware func(next Handler) Handler
 
 // chain wraps h in mw, mw[0] outermost.
+// recovered turns a panic of h into a *PanicError, so that every
+// middleware sees a handler's panic as its failure.
+func recovered(h Handler) Handler {
+	return func(ctx context.Context, job *Job) (err error) {
+		defer func() {
+			if v := recover(); v != nil {
+				err = &PanicError{Value: v, Stack: debug.Stack()}
+			}
+		}()
+		return h(ctx, job)
+	}
+}
+
 func chain(h Handler, mw []Middleware) Handler {
 	for i := len(mw) - 1; i >= 0; i-- {
 		h = mw[i](h)
@@ -36,23 +49,6 @@ func LogJobs(logger *slog.Logger) Middleware {
 				logger.InfoContext(ctx, "trafikey: job done", args...)
 			}
 			return err
-		}
-	}
-}
-
-// RecoverPanics is a Middleware that turns a panic of the handlers inside it
-// into a *PanicError returned through the middleware outside it (a logger,
-// a tracer), which then sees a failure instead of an unwinding stack. The
-// Worker recovers panics outside every middleware in any case.
-func RecoverPanics() Middleware {
-	return func(next Handler) Handler {
-		return func(ctx context.Context, job *Job) (err error) {
-			defer func() {
-				if v := recover(); v != nil {
-					err = &PanicError{Value: v, Stack: debug.Stack()}
-				}
-			}()
-			return next(ctx, job)
 		}
 	}
 }

@@ -53,9 +53,8 @@ func TestWorkerTimeout(t *testing.T) {
 	})
 }
 
-// TestWorkerMiddleware: the chain runs outermost first; RecoverPanics lets
-// the middleware outside it see a panic as a *PanicError; LogJobs logs each
-// job's end.
+// TestWorkerMiddleware: the chain runs outermost first; every middleware
+// sees a handler's panic as a *PanicError; LogJobs logs each job's end.
 func TestWorkerMiddleware(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		var mu sync.Mutex
@@ -97,7 +96,7 @@ func TestWorkerMiddleware(t *testing.T) {
 			return nil
 		}, trafikey.WorkerOptions{
 			Concurrency: 1,
-			Middleware:  []trafikey.Middleware{trafikey.LogJobs(logger), around("a"), trafikey.RecoverPanics(), around("b")},
+			Middleware:  []trafikey.Middleware{trafikey.LogJobs(logger), around("a"), around("b")},
 			OnDone:      func(*trafikey.Job, trafikey.Outcome, error) { finished <- struct{}{} },
 		})
 		stop := runWorker(t, w)
@@ -109,8 +108,8 @@ func TestWorkerMiddleware(t *testing.T) {
 		defer mu.Unlock()
 		require.Equal(t, []string{
 			"a before ok", "b before ok", "handler ok", "b after ok", "a after ok",
-			"a before boom", "b before boom", "handler boom", "a saw a panic", "a after boom",
-		}, trail, "b is unwound by the panic; a, outside RecoverPanics, sees it as an error")
+			"a before boom", "b before boom", "handler boom", "b saw a panic", "b after boom", "a saw a panic", "a after boom",
+		}, trail, "the panic reaches both as an error")
 		logMu.Lock()
 		defer logMu.Unlock()
 		require.Contains(t, logs.String(), `msg="trafikey: job done" queue=test job=1 attempt=1`)

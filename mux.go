@@ -83,17 +83,6 @@ func (m *Mux) Dispatch(ctx context.Context, job *Job) error {
 	return h(ctx, job)
 }
 
-// Kinds returns the kinds m routes, in no order.
-func (m *Mux) Kinds() []string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	out := make([]string, 0, len(m.handlers))
-	for k := range m.handlers {
-		out = append(out, k)
-	}
-	return out
-}
-
 // JobType ties a job kind to the Go type of its payload, carried as JSON:
 // its Add encodes a T and adds it with the kind, its Handle registers a
 // handler that receives the T decoded. Declare it once and use it on both

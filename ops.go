@@ -3,7 +3,6 @@ package trafikey
 import (
 	"context"
 	"fmt"
-	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -13,16 +12,15 @@ import (
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// Cursor is a place in a listing of jobs (Queue.Jobs) or in a bulk walk of
-// the dead jobs: the score and member of the last job a call went through.
-// It holds its place whatever changes meanwhile, including the removal of
-// that job. The zero Cursor is the start. Its text is "<score>:<id>", so a
-// command line can print it and take it back.
-type Cursor string
+// A cursor is a place in a listing of jobs (Queue.Jobs) or in a bulk walk
+// of the dead jobs: the score and member of the last job a call went
+// through, as "<score>:<id>", so a command line can print it and take it
+// back. It holds its place whatever changes meanwhile, including the removal
+// of that job. The empty cursor is the start.
 
-// parse splits c into its score and member; the zero Cursor is two empty
-// strings.
-func (c Cursor) parse(op string) (score, member string, err error) {
+// parseCursor splits c into its score and member; the empty cursor is two
+// empty strings.
+func parseCursor(op, c string) (score, member string, err error) {
 	if c == "" {
 		return "", "", nil
 	}
@@ -34,7 +32,7 @@ func (c Cursor) parse(op string) (score, member string, err error) {
 	return score, member, nil
 }
 
-func cursorOf(score, member valkey.ValkeyMessage) (Cursor, error) {
+func cursorOf(score, member valkey.ValkeyMessage) (string, error) {
 	if score.IsNil() {
 		return "", nil
 	}
@@ -46,7 +44,7 @@ func cursorOf(score, member valkey.ValkeyMessage) (Cursor, error) {
 	if err != nil {
 		return "", err
 	}
-	return Cursor(protocol.FormatInt(n) + ":" + m), nil
+	return protocol.FormatInt(n) + ":" + m, nil
 }
 
 // defaultJobsLimit is how many rows a page of Queue.Jobs holds when
@@ -57,10 +55,6 @@ const defaultJobsLimit = 100
 // row carries when JobsOptions.Clip is 0.
 const defaultClip = 256
 
-// ClipNone, as JobsOptions.Clip, leaves the error and progress texts empty
-// and the preview out: rows then carry only their sizes.
-const ClipNone = -1
-
 // JobsOptions shape one page of Queue.Jobs.
 type JobsOptions struct {
 	// Lane, with StatePending, lists that lane's waiting jobs instead of
@@ -69,13 +63,16 @@ type JobsOptions struct {
 	// Newest lists the newest first (the latest death, the farthest due
 	// time, the last in claim order) instead of the oldest.
 	Newest bool
-	// After continues the listing after a previous page's Next.
-	After Cursor
+	// After continues the listing after a previous page's Next, a cursor
+	// ("<score>:<id>"): it holds its place whatever changes meanwhile,
+	// including the removal of that job.
+	After string
 	// Limit is the most rows of the page, 1..1000; 0 is 100.
 	Limit int
 	// Clip is the most bytes of each row's error, progress and payload
-	// preview, 1..1024; 0 is 256 and ClipNone none. A payload over
-	// 16 KiB has no preview, whatever the clip.
+	// preview, 1..1024; 0 is 256, and -1 leaves the texts empty and the
+	// preview out (rows then carry only their sizes). A payload over 16 KiB
+	// has no preview, whatever the clip.
 	Clip int
 }
 
@@ -122,7 +119,7 @@ type JobsPage struct {
 	// Total is how many jobs the state's set holds now.
 	Total int
 	// Next continues after the last row; empty when the listing is done.
-	Next Cursor
+	Next string
 }
 
 func (o JobsOptions) args(op string, state JobState) ([]string, error) {
@@ -150,12 +147,12 @@ func (o JobsOptions) args(op string, state JobState) ([]string, error) {
 	switch {
 	case clip == 0:
 		clip = defaultClip
-	case clip == ClipNone:
+	case clip == -1:
 		clip = 0
 	case clip < 0 || clip > protocol.MaxClip:
 		return nil, invalid(op, "clip %d outside 1..%d", o.Clip, protocol.MaxClip)
 	}
-	score, member, err := o.After.parse(op)
+	score, member, err := parseCursor(op, o.After)
 	if err != nil {
 		return nil, err
 	}
@@ -192,31 +189,6 @@ func (q *Queue) Jobs(ctx context.Context, state JobState, opts JobsOptions) (Job
 		}
 	}
 	return p, nil
-}
-
-// AllJobs lists every job in state as Jobs does, reading the pages as the
-// loop goes on (opts.After, when set, is where it starts). A job that
-// enters the set behind the listing's place is met by it, one that enters
-// before it is not. The first error ends the sequence.
-func (q *Queue) AllJobs(ctx context.Context, state JobState, opts JobsOptions) iter.Seq2[JobRow, error] {
-	return func(yield func(JobRow, error) bool) {
-		for {
-			p, err := q.Jobs(ctx, state, opts)
-			if err != nil {
-				yield(JobRow{}, err)
-				return
-			}
-			for _, r := range p.Rows {
-				if !yield(r, nil) {
-					return
-				}
-			}
-			if p.Next == "" {
-				return
-			}
-			opts.After = p.Next
-		}
-	}
 }
 
 func parseJobsPage(msg valkey.ValkeyMessage) (JobsPage, error) {
@@ -438,7 +410,7 @@ func (q *Queue) deadWalk(ctx context.Context, v *protocol.Verb, f DeadFilter, pr
 		if next == "" {
 			return p.Done, nil
 		}
-		score, member, _ = next.parse(op)
+		score, member, _ = parseCursor(op, next)
 	}
 }
 

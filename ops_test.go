@@ -35,14 +35,21 @@ func addDead(t *testing.T, q *trafikey.Queue, n int, opts trafikey.JobOptions) [
 	return ids
 }
 
-func collectRows(t *testing.T, seq func(func(trafikey.JobRow, error) bool)) []string {
+// collectRows reads every page of the jobs in state, following Next.
+func collectRows(t *testing.T, q *trafikey.Queue, state trafikey.JobState, opts trafikey.JobsOptions) []string {
 	t.Helper()
 	var ids []string
-	for r, err := range seq {
+	for {
+		p, err := q.Jobs(t.Context(), state, opts)
 		require.NoError(t, err)
-		ids = append(ids, r.ID)
+		for _, r := range p.Rows {
+			ids = append(ids, r.ID)
+		}
+		if p.Next == "" {
+			return ids
+		}
+		opts.After = p.Next
 	}
-	return ids
 }
 
 func TestJobs(t *testing.T) {
@@ -58,9 +65,9 @@ func TestJobs(t *testing.T) {
 		// claim order: priority (i%3 for id i+1) first, then id
 		prio := func(id string) int { n, _ := strconv.Atoi(id); return (n - 1) % 3 }
 		slices.SortStableFunc(want, func(a, b string) int { return prio(b) - prio(a) })
-		got := collectRows(t, q.AllJobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 4}))
+		got := collectRows(t, q, trafikey.StatePending, trafikey.JobsOptions{Limit: 4})
 		require.Equal(t, want, got)
-		rev := collectRows(t, q.AllJobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 7, Newest: true}))
+		rev := collectRows(t, q, trafikey.StatePending, trafikey.JobsOptions{Limit: 7, Newest: true})
 		slices.Reverse(rev)
 		require.Equal(t, want, rev)
 
@@ -95,7 +102,7 @@ func TestJobs(t *testing.T) {
 		require.Equal(t, "x", dp.Rows[0].Lane)
 		require.Equal(t, 1, dp.Rows[0].Attempts)
 		require.False(t, dp.Rows[0].At.IsZero())
-		none, err := dq.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Clip: trafikey.ClipNone})
+		none, err := dq.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Clip: -1})
 		require.NoError(t, err)
 		require.Empty(t, none.Rows[0].LastError)
 		require.Nil(t, none.Rows[0].Preview)
@@ -219,13 +226,8 @@ func TestOpsValidation(t *testing.T) {
 	requireInvalid(t, err, "state")
 	_, err = q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Lane: strings.Repeat("l", 129)})
 	requireInvalid(t, err, "lane")
-	for _, seq := range []func(func(trafikey.JobRow, error) bool){
-		q.AllJobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Limit: -1}),
-	} {
-		for _, err := range seq {
-			requireInvalid(t, err, "all jobs")
-		}
-	}
+	_, err = q.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Limit: -1})
+	requireInvalid(t, err, "limit")
 	now := time.Now()
 	for what, f := range map[string]trafikey.DeadFilter{
 		"older than":     {OlderThan: -time.Second},

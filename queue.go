@@ -48,8 +48,9 @@ type Queue struct {
 // opens the queue with every default. Options are read once, at Open:
 // changing them afterwards changes nothing.
 type QueueOptions struct {
-	// Executor chooses the executor instead of ExecutorAuto's choice (the
-	// default, ""): ExecutorLua forces the Lua scripts on a server that has
+	// Executor chooses the executor. Empty (the default) picks the native
+	// executor when the server has the trafikey module loaded (EMQ.VERSION
+	// answers this client's wire), else the Lua executor. ExecutorLua forces the Lua scripts on a server that has
 	// the module, ExecutorNative insists on the module (Open then fails with
 	// ErrInvalid when the server lacks it).
 	Executor Executor
@@ -76,7 +77,7 @@ type QueueOptions struct {
 	// each job's id, payload and attempt, not its MaxAttempts, Kind,
 	// Timeout and Headers: jobs then carry none of those fields, so a Mux
 	// sees every job as of kind "", a job's own Timeout is not applied and
-	// LastAttempt is false. It saves the extended rows' server time: on a
+	// Attempt alone tells nothing of the last attempt. It saves the extended rows' server time: on a
 	// queue none of whose jobs was added with a kind, timeout or headers the
 	// server reads only MaxAttempts for them (a few percent of CLAIM's time
 	// per job), else about a fifth of it (docs/BENCHMARKS.md).
@@ -97,10 +98,6 @@ type QueueOptions struct {
 type Executor string
 
 const (
-	// ExecutorAuto picks the native executor when the server has the
-	// trafikey module loaded (EMQ.VERSION answers this client's wire),
-	// else the Lua executor. It is the default.
-	ExecutorAuto Executor = "auto"
 	// ExecutorLua runs every verb as a Lua script with EVALSHA: it works on
 	// any Valkey or Redis 7+ with nothing installed on the server.
 	ExecutorLua Executor = "lua"
@@ -124,9 +121,6 @@ func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOpt
 	if opts != nil {
 		cfg = *opts
 	}
-	if cfg.Executor == "" {
-		cfg.Executor = ExecutorAuto
-	}
 	if cfg.LogCap == 0 {
 		cfg.LogCap = defaultLogCap
 	}
@@ -141,7 +135,7 @@ func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOpt
 	}
 	if cfg.runner == nil {
 		switch cfg.Executor {
-		case ExecutorAuto, ExecutorNative:
+		case "", ExecutorNative:
 			err := untilReachable(ctx, func() (err error) {
 				cfg.runner, err = executor.Detect(ctx, client, notRunReply)
 				if ve, ok := valkey.IsValkeyErr(err); ok {
@@ -162,7 +156,7 @@ func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOpt
 		case ExecutorLua:
 			cfg.runner = executor.NewLua(client)
 		default:
-			return nil, invalid("open", "executor %s is none of %q, %q, %q", echo(string(cfg.Executor)), ExecutorAuto, ExecutorLua, ExecutorNative)
+			return nil, invalid("open", "executor %s is none of \"\", %q, %q", echo(string(cfg.Executor)), ExecutorLua, ExecutorNative)
 		}
 	}
 	q := &Queue{

@@ -108,10 +108,10 @@ func TestAddOptions(t *testing.T) {
 		info, err = b.q.Inspect(ctx, low)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StatePending, info.State)
-		require.Equal(t, trafikey.DefaultMaxAttempts, info.MaxAttempts)
+		require.Equal(t, 3, info.MaxAttempts)
 		require.Equal(t, 0, info.Priority)
 		require.Equal(t, trafikey.BackoffExponential, info.Backoff)
-		require.Equal(t, trafikey.DefaultBackoffBase, info.BackoffBase)
+		require.Equal(t, time.Second, info.BackoffBase)
 		// the client's defaults are the row's: a job added without options
 		// stores none of state, max, prio and bo
 		k := protocol.KeysOf(b.q.Name())

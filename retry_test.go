@@ -114,12 +114,12 @@ func TestLoadingRunsNoJobTwice(t *testing.T) {
 			subscribed := make(chan error, 1)
 			go func() {
 				completed := 0
-				for ev, err := range q.Events(ctx, trafikey.EventsFromStart) {
+				for ev, err := range q.Events(ctx, "0") {
 					if err != nil {
 						subscribed <- err
 						return
 					}
-					if ev.Name == trafikey.EventCompleted {
+					if ev.Name == "completed" {
 						if completed++; completed == 2 {
 							break
 						}

@@ -44,9 +44,13 @@ type Schedule struct {
 	// Limit caps the occurrences taken in all (0: no cap); the schedule is
 	// finished when it reaches it.
 	Limit int
-	// Missed is what a step does with the occurrences it finds late, after
-	// all workers were down.
-	Missed MissedPolicy
+	// Grace and CatchUp say which late occurrences a step enqueues, after
+	// all workers were down. An occurrence is on time when the step runs at
+	// most Grace after it (0: a minute; at most a day), else missed: all
+	// on-time occurrences are enqueued, and of the missed ones the latest
+	// CatchUp (0..1000; 0 skips them all); the older ones are skipped.
+	Grace   time.Duration
+	CatchUp int
 	// Payload is each job's payload.
 	Payload []byte
 	// Options are each job's options, as Add takes them, but no Delay:
@@ -57,22 +61,8 @@ type Schedule struct {
 	Options JobOptions
 }
 
-// MissedPolicy says which late occurrences a step enqueues. An occurrence is
-// on time when the step runs at most Grace after it, else missed: all
-// on-time occurrences are enqueued, and of the missed ones the latest
-// CatchUp; the older ones are skipped. The zero value skips every
-// occurrence more than a minute late.
-type MissedPolicy struct {
-	// Grace is how late an occurrence is still on time (0: a minute; at
-	// most a day).
-	Grace time.Duration
-	// CatchUp is how many missed occurrences are enqueued, the latest ones
-	// (0..1000; 0 skips them all).
-	CatchUp int
-}
-
 // defaultGrace is how late an occurrence is still on time when a
-// MissedPolicy sets no Grace: a step runs twice a second by default, and a
+// Schedule sets no Grace: a step runs twice a second by default, and a
 // worker's pause or a server failover is not downtime.
 const defaultGrace = time.Minute
 
@@ -94,9 +84,6 @@ type ScheduleInfo struct {
 	// Paused reports whether the schedule is paused.
 	Paused bool
 }
-
-// Finished reports whether the schedule has no occurrence left to enqueue.
-func (s ScheduleInfo) Finished() bool { return !s.Paused && s.Next.IsZero() }
 
 // cronParser reads the crontab's five fields (minute first) and six
 // fields (seconds first): every crontab and most job queues write five,
@@ -167,22 +154,22 @@ func (s *Schedule) args(op string) ([]string, error) {
 	if s.Limit < 0 || s.Limit > protocol.MaxScheduleLimit {
 		return nil, invalid(op, "schedule %s: limit %d outside 0..%d", s.ID, s.Limit, int64(protocol.MaxScheduleLimit))
 	}
-	grace := s.Missed.Grace
+	grace := s.Grace
 	if grace == 0 {
 		grace = defaultGrace
 	}
 	if grace < 0 || ceilMS(grace) > protocol.MaxScheduleGrace {
 		return nil, invalid(op, "schedule %s: grace %v outside 1ms..24h", s.ID, grace)
 	}
-	if s.Missed.CatchUp < 0 || s.Missed.CatchUp > protocol.MaxScheduleCatch {
-		return nil, invalid(op, "schedule %s: catch-up %d outside 0..%d", s.ID, s.Missed.CatchUp, protocol.MaxScheduleCatch)
+	if s.CatchUp < 0 || s.CatchUp > protocol.MaxScheduleCatch {
+		return nil, invalid(op, "schedule %s: catch-up %d outside 0..%d", s.ID, s.CatchUp, protocol.MaxScheduleCatch)
 	}
 	tpl, err := templateArgs(op, s.Payload, &s.Options)
 	if err != nil {
 		return nil, err
 	}
 	out := []string{s.ID, kind, spec, tz, protocol.FormatInt(jitter), protocol.FormatInt(start), protocol.FormatInt(end),
-		protocol.FormatInt(int64(s.Limit)), protocol.FormatInt(ceilMS(grace)), protocol.FormatInt(int64(s.Missed.CatchUp))}
+		protocol.FormatInt(int64(s.Limit)), protocol.FormatInt(ceilMS(grace)), protocol.FormatInt(int64(s.CatchUp))}
 	return append(out, tpl...), nil
 }
 
@@ -504,7 +491,7 @@ func (r scheduleRow) info() (ScheduleInfo, error) {
 	}
 	s.Jitter = time.Duration(d.jitter) * time.Millisecond
 	s.Start, s.End, s.Limit = msTime(d.start), msTime(d.end), int(d.limit)
-	s.Missed = MissedPolicy{Grace: time.Duration(d.grace) * time.Millisecond, CatchUp: d.catchup}
+	s.Grace, s.CatchUp = time.Duration(d.grace)*time.Millisecond, d.catchup
 	s.Payload, s.Options = d.payload, d.opts
 	info.Revision, info.Count, info.Paused = int(st.rev), int(st.count), st.paused
 	info.Last, info.Next = msTime(st.last), msTime(st.next)

@@ -35,8 +35,8 @@ func TestScheduleValidatesBeforeIO(t *testing.T) {
 			"jitter over 24h":   {ID: "s", Every: time.Second, Jitter: 25 * time.Hour},
 			"end before start":  {ID: "s", Every: time.Second, Start: time.UnixMilli(2000), End: time.UnixMilli(1000)},
 			"negative limit":    {ID: "s", Every: time.Second, Limit: -1},
-			"catch-up 1001":     {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{CatchUp: 1001}},
-			"grace over 24h":    {ID: "s", Every: time.Second, Missed: trafikey.MissedPolicy{Grace: 25 * time.Hour}},
+			"catch-up 1001":     {ID: "s", Every: time.Second, CatchUp: 1001},
+			"grace over 24h":    {ID: "s", Every: time.Second, Grace: 25 * time.Hour},
 			"a delay":           {ID: "s", Every: time.Second, Options: trafikey.JobOptions{Delay: time.Second}},
 			"a bad priority":    {ID: "s", Every: time.Second, Options: trafikey.JobOptions{Priority: 1001}},
 			"a ttl without key": {ID: "s", Every: time.Second, Options: trafikey.JobOptions{UniqueTTL: time.Hour}},
@@ -64,7 +64,7 @@ func TestScheduleLifecycle(t *testing.T) {
 		start := time.UnixMilli(time.Now().Add(time.Hour).UnixMilli())
 		rev, err := b.q.Schedules().Set(ctx, trafikey.Schedule{
 			ID: "report", Cron: "0 30 2 * * *", TimeZone: "Europe/Paris", Jitter: time.Minute, Start: start,
-			Limit: 10, Missed: trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 3}, Payload: []byte("daily"),
+			Limit: 10, Grace: time.Hour, CatchUp: 3, Payload: []byte("daily"),
 			Options: trafikey.JobOptions{Priority: 5, MaxAttempts: 2, Lane: "tenant", UniqueKey: "report", UniqueTTL: time.Hour, KeepOutcome: time.Minute},
 		})
 		require.NoError(t, err)
@@ -79,7 +79,7 @@ func TestScheduleLifecycle(t *testing.T) {
 		require.Equal(t, time.Minute, s.Jitter)
 		require.True(t, s.Start.Equal(start))
 		require.Equal(t, 10, s.Limit)
-		require.Equal(t, trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 3}, s.Missed)
+		require.Equal(t, [2]any{time.Hour, 3}, [2]any{s.Grace, s.CatchUp})
 		require.Equal(t, []byte("daily"), s.Payload)
 		require.Equal(t, trafikey.JobOptions{Priority: 5, MaxAttempts: 2, Backoff: trafikey.BackoffExponential, BackoffBase: time.Second,
 			UniqueKey: "report", UniqueTTL: time.Hour, Lane: "tenant", KeepOutcome: time.Minute}, s.Options, "the stored options read back")
@@ -251,7 +251,7 @@ func exactlyOnceAcrossWorkers(t *testing.T, b *testBundle, sched trafikey.Schedu
 	// completed jobs are kept, so every occurrence's row can be audited
 	require.NoError(t, b.q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
 	sched.Payload = []byte("t")
-	sched.Missed = trafikey.MissedPolicy{Grace: grace, CatchUp: catchUp}
+	sched.Grace, sched.CatchUp = grace, catchUp
 	_, err := b.q.Schedules().Set(ctx, sched)
 	require.NoError(t, err)
 
@@ -325,7 +325,7 @@ func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "fast", Every: 5 * time.Millisecond,
-			Jitter: 3 * time.Millisecond, Missed: trafikey.MissedPolicy{Grace: time.Hour}})
+			Jitter: 3 * time.Millisecond, Grace: time.Hour})
 		require.NoError(t, err)
 		// eight steps at once, again and again, as eight workers' timers
 		var wg sync.WaitGroup
@@ -364,7 +364,7 @@ func TestScheduleUniqueTemplateDoesNotPileUp(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()
 		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "u", Every: 2 * time.Millisecond,
-			Missed:  trafikey.MissedPolicy{Grace: time.Hour},
+			Grace:   time.Hour,
 			Options: trafikey.JobOptions{UniqueKey: "one", UniqueTTL: time.Hour}})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
@@ -385,7 +385,7 @@ func TestScheduleSkipsMissedOccurrences(t *testing.T) {
 		ctx := t.Context()
 		const every, grace = 50 * time.Millisecond, 100 * time.Millisecond
 		require.NoError(t, b.q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
-		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "skip", Every: every, Missed: trafikey.MissedPolicy{Grace: grace}})
+		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "skip", Every: every, Grace: grace})
 		require.NoError(t, err)
 		step := func() {
 			t.Helper()
@@ -429,7 +429,7 @@ func TestScheduleExactlyOnceThroughServerRestart(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, q.Admin().SetRetention(ctx, trafikey.RetentionPolicy{KeepCompleted: time.Hour}))
 			const every = 100 * time.Millisecond
-			_, err = q.Schedules().Set(ctx, trafikey.Schedule{ID: "r", Every: every, Missed: trafikey.MissedPolicy{Grace: time.Hour}})
+			_, err = q.Schedules().Set(ctx, trafikey.Schedule{ID: "r", Every: every, Grace: time.Hour})
 			require.NoError(t, err)
 			opts := trafikey.WorkerOptions{Concurrency: 2, ScheduleEvery: 10 * time.Millisecond, PromoteEvery: 10 * time.Millisecond,
 				Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
@@ -472,7 +472,7 @@ func TestScheduleJobsCarryKindTimeoutHeaders(t *testing.T) {
 			require.ErrorIs(t, err, trafikey.ErrInvalid, name)
 		}
 		_, err := b.q.Schedules().Set(ctx, trafikey.Schedule{ID: "digest", Every: 20 * time.Millisecond, Limit: 2,
-			Missed: trafikey.MissedPolicy{Grace: time.Hour, CatchUp: 2}, Payload: []byte("d"),
+			Grace: time.Hour, CatchUp: 2, Payload: []byte("d"),
 			Options: trafikey.JobOptions{Kind: "digest", Timeout: 1500 * time.Millisecond, Headers: map[string]string{"traceparent": "00-1"}}})
 		require.NoError(t, err)
 		s, err := b.q.Schedules().Get(ctx, "digest")

@@ -97,8 +97,9 @@ type WorkerOptions struct {
 	// context goes on in the background, its result unused, and a
 	// Complete it makes is refused (the job is no longer active).
 	Timeout time.Duration
-	// Middleware wraps the handler, the first outermost (LogJobs,
-	// RecoverPanics, or your own).
+	// Middleware wraps the handler, the first outermost (LogJobs, or your
+	// own). A panic of the handler reaches them as its failure, a
+	// *PanicError; the Worker recovers a middleware's own panic too.
 	Middleware []Middleware
 	// StrictPriority makes a worker over several queues (NewWorkerForQueues)
 	// claim from the first queue in its list that has jobs, instead of by
@@ -343,7 +344,7 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 	}
 	w := &Worker{
 		queues:     queues,
-		handler:    chain(handler, opts.Middleware),
+		handler:    chain(recovered(handler), opts.Middleware),
 		opts:       opts,
 		completers: map[*Queue]*groupcommit.Queue[*completion]{},
 		jobs:       map[*runningJob]struct{}{},
@@ -376,8 +377,8 @@ func (w *Worker) Stats() WorkerStats {
 	}
 }
 
-// Running returns how many handlers run now.
-func (w *Worker) Running() int {
+// inHand returns how many handlers run now.
+func (w *Worker) inHand() int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return len(w.jobs)
@@ -447,7 +448,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		abandoned.Store(true)
 		abandon(ErrShutdownTimeout)
-		w.log.l.Warn("trafikey: shutdown timeout passed; running jobs are left to lease recovery", "running", w.Running())
+		w.log.l.Warn("trafikey: shutdown timeout passed; running jobs are left to lease recovery", "running", w.inHand())
 	} else {
 		// Every handler has reported, so the completers' senders are on
 		// their way out; none is left behind.

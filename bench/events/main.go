@@ -304,7 +304,7 @@ func (b *bench) lag(ctx context.Context, e trafikey.Executor) (lagRun, error) {
 	sctx, subCancel := context.WithCancel(rctx)
 	defer subCancel()
 	go func() {
-		for ev, err := range q.Events(sctx, trafikey.EventsFromStart) {
+		for ev, err := range q.Events(sctx, "0") {
 			if err != nil {
 				subDone <- err
 				return
@@ -348,7 +348,7 @@ func (b *bench) lag(ctx context.Context, e trafikey.Executor) (lagRun, error) {
 	if err := <-subDone; err != nil {
 		return lagRun{}, fmt.Errorf("subscriber after %d of %d events: %w", len(lagNS), want, err)
 	}
-	if names[trafikey.EventAdded] != jobs || names[trafikey.EventClaimed] != jobs || names[trafikey.EventCompleted] != jobs {
+	if names["added"] != jobs || names["claimed"] != jobs || names["completed"] != jobs {
 		return lagRun{}, fmt.Errorf("events of %d jobs: %v", jobs, names)
 	}
 	slices.Sort(lagNS)

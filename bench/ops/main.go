@@ -248,7 +248,7 @@ func (b *bench) pageCost(ctx context.Context, e trafikey.Executor, q *trafikey.Q
 			if err != nil {
 				return 0, fmt.Errorf("score %v: %w", l[1], err)
 			}
-			opts[i].After = trafikey.Cursor(strconv.FormatInt(int64(score), 10) + ":" + member)
+			opts[i].After = strconv.FormatInt(int64(score), 10) + ":" + member
 		}
 	}
 	if err := b.ResetStats(ctx); err != nil {

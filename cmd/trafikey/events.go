@@ -47,10 +47,10 @@ connection is retried. With --json, one JSON object per line. It never
 writes.`,
 		Args: args(cobra.ExactArgs(1)),
 	}
-	cmd.Flags().StringVar(&from, "from", trafikey.EventsFromNow, "start after this event id ($: from now, 0: the oldest)")
+	cmd.Flags().StringVar(&from, "from", "$", "start after this event id ($: from now, 0: the oldest)")
 	cmd.Flags().IntVar(&count, "count", 0, "stop after this many events (0: until interrupted)")
 	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
-		if from != trafikey.EventsFromNow && !streamFrom.MatchString(from) {
+		if from != "$" && !streamFrom.MatchString(from) {
 			return usageErrorf("--from %q is not $, 0, a stream id (ms or ms-seq) or an event id (ms-seq.index)", from)
 		}
 		if count < 0 {

@@ -54,7 +54,7 @@ Errors, progress and payload previews are cut to --clip bytes; a payload over
 		}
 		clipOpt := clipAt
 		if clipAt == 0 {
-			clipOpt = trafikey.ClipNone
+			clipOpt = -1 // sizes only
 		}
 		ctx, cancel := s.bound(ctx)
 		defer cancel()
@@ -64,7 +64,7 @@ Errors, progress and payload previews are cut to --clip bytes; a payload over
 		}
 		st := trafikey.JobState(state)
 		p, err := q.Jobs(ctx, st, trafikey.JobsOptions{
-			Lane: lane, Newest: newest, After: trafikey.Cursor(cursor), Limit: limit, Clip: clipOpt,
+			Lane: lane, Newest: newest, After: cursor, Limit: limit, Clip: clipOpt,
 		})
 		if err != nil {
 			return s.explain(q, err)

@@ -69,8 +69,8 @@ func timeOrNil(t time.Time) *time.Time {
 func viewOfSchedule(s trafikey.ScheduleInfo) scheduleView {
 	v := scheduleView{ID: s.ID, Cron: s.Cron, TimeZone: s.TimeZone, EveryMS: s.Every.Milliseconds(),
 		JitterMS: s.Jitter.Milliseconds(), Start: timeOrNil(s.Start), End: timeOrNil(s.End), Limit: s.Limit,
-		GraceMS: s.Missed.Grace.Milliseconds(), CatchUp: s.Missed.CatchUp, Revision: s.Revision, Count: s.Count,
-		Last: timeOrNil(s.Last), Next: timeOrNil(s.Next), Paused: s.Paused, Finished: s.Finished()}
+		GraceMS: s.Grace.Milliseconds(), CatchUp: s.CatchUp, Revision: s.Revision, Count: s.Count,
+		Last: timeOrNil(s.Last), Next: timeOrNil(s.Next), Paused: s.Paused, Finished: !s.Paused && s.Next.IsZero()}
 	o := s.Options
 	v.Payload, v.Priority, v.MaxAttempts, v.Backoff = s.Payload, o.Priority, o.MaxAttempts, string(o.Backoff)
 	v.BackoffMS, v.UniqueKey, v.UniqueTTLMS = o.BackoffBase.Milliseconds(), o.UniqueKey, o.UniqueTTL.Milliseconds()
@@ -180,9 +180,9 @@ func (f *scheduleFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.payload, "payload", "", "each job's payload")
 	fs.StringVar(&f.payloadFile, "payload-file", "", "read each job's payload from this file")
 	fs.IntVar(&f.priority, "priority", 0, "each job's priority, 0..1000")
-	fs.IntVar(&f.attempts, "attempts", trafikey.DefaultMaxAttempts, "each job's attempts")
+	fs.IntVar(&f.attempts, "attempts", 0, "each job's attempts (0: 3)")
 	fs.StringVar(&f.backoff, "backoff", string(trafikey.BackoffExponential), "each job's backoff: fixed or exponential")
-	fs.DurationVar(&f.backoffBase, "backoff-base", trafikey.DefaultBackoffBase, "each job's backoff base")
+	fs.DurationVar(&f.backoffBase, "backoff-base", 0, "each job's backoff base (0: 1s)")
 	fs.StringVar(&f.unique, "unique", "", "each job's unique key: no new job while one holds it")
 	fs.DurationVar(&f.uniqueTTL, "unique-ttl", time.Hour, "how long --unique holds at most")
 	fs.StringVar(&f.lane, "lane", "", "each job's lane")
@@ -231,10 +231,10 @@ func (f *scheduleFlags) apply(fs *pflag.FlagSet, s *trafikey.Schedule, update bo
 		s.Limit = f.limit
 	}
 	if set("grace") {
-		s.Missed.Grace = f.grace
+		s.Grace = f.grace
 	}
 	if set("catch-up") {
-		s.Missed.CatchUp = f.catchUp
+		s.CatchUp = f.catchUp
 	}
 	payload := []byte(f.payload)
 	if f.payloadFile != "" {

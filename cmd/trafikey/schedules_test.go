@@ -47,7 +47,7 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, "0 0 8 * * 1-5", info.Cron)
 	require.Equal(t, "Europe/Paris", info.TimeZone)
 	require.Equal(t, 30*time.Second, info.Jitter)
-	require.Equal(t, trafikey.MissedPolicy{Grace: 10 * time.Minute, CatchUp: 2}, info.Missed)
+	require.Equal(t, [2]any{10 * time.Minute, 2}, [2]any{info.Grace, info.CatchUp})
 	require.Equal(t, 9, info.Options.Priority)
 	require.Empty(t, info.Options.Lane, "the lane is taken off")
 	require.Equal(t, "digest", info.Options.Kind, "the kind kept")
@@ -66,7 +66,7 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, exitOK, code, out)
 	beat, err := q.Schedules().Get(t.Context(), "beat")
 	require.NoError(t, err)
-	require.Equal(t, trafikey.Schedule{ID: "beat", Every: 90 * time.Second, Missed: beat.Missed, Payload: beat.Payload, Options: beat.Options}, beat.Schedule)
+	require.Equal(t, trafikey.Schedule{ID: "beat", Every: 90 * time.Second, Grace: beat.Grace, CatchUp: beat.CatchUp, Payload: beat.Payload, Options: beat.Options}, beat.Schedule)
 
 	out, _, code = run(t, "schedules", "pause", "mail", "digest", "beat", "--addr", addr)
 	require.Equal(t, exitOK, code)
@@ -88,7 +88,7 @@ func TestSchedules(t *testing.T) {
 
 	// a job the schedule enqueued shows its occurrence
 	_, err = q.Schedules().Set(t.Context(), trafikey.Schedule{ID: "now", Every: time.Millisecond, Limit: 1,
-		Missed: trafikey.MissedPolicy{Grace: time.Hour}})
+		Grace: time.Hour})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		n, err := q.Schedules().Run(t.Context())

@@ -158,7 +158,7 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	in := r.URL.Query()
 	state := trafikey.JobState(in.Get("state"))
-	o := trafikey.JobsOptions{Lane: in.Get("lane"), Newest: in.Get("newest") == "1", After: trafikey.Cursor(in.Get("after")), Clip: previewClip, Limit: 25}
+	o := trafikey.JobsOptions{Lane: in.Get("lane"), Newest: in.Get("newest") == "1", After: in.Get("after"), Clip: previewClip, Limit: 25}
 	if c := in.Get("count"); c != "" {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 1 || n > maxJobsPage {

@@ -195,7 +195,7 @@ func (l *live) watch(ctx context.Context, q *trafikey.Queue, w *watcher) {
 		}
 		l.mu.Unlock()
 	}()
-	for ev, err := range q.Events(ctx, trafikey.EventsFromNow) {
+	for ev, err := range q.Events(ctx, "") {
 		if err != nil {
 			l.log.Warn("dash: queue events", "queue", q.Name(), "err", err)
 			return

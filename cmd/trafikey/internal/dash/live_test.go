@@ -125,7 +125,7 @@ func TestLive(t *testing.T) {
 	require.Equal(t, "mail", got.Queue.Name)
 	require.True(t, got.Queue.Live)
 	require.Positive(t, got.Queue.Pending)
-	require.Equal(t, trafikey.EventAdded, got.Events[0].Name)
+	require.Equal(t, "added", got.Events[0].Name)
 	require.NotEmpty(t, got.Events[0].Job)
 
 	// A claim and a failure are pushed with the counts after them.
@@ -133,12 +133,12 @@ func TestLive(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	next(t, pushes, "queue", func(p queuePush) bool {
-		return p.Queue.Active == 1 && len(p.Events) > 0 && p.Events[len(p.Events)-1].Name == trafikey.EventClaimed
+		return p.Queue.Active == 1 && len(p.Events) > 0 && p.Events[len(p.Events)-1].Name == "claimed"
 	})
 	_, err = jobs[0].Fail(ctx, errTest, false)
 	require.NoError(t, err)
 	dead := next(t, pushes, "queue", func(p queuePush) bool { return p.Queue.Dead == 1 })
-	require.Equal(t, trafikey.EventDead, dead.Events[len(dead.Events)-1].Name)
+	require.Equal(t, "dead", dead.Events[len(dead.Events)-1].Name)
 	require.Equal(t, jobs[0].ID, dead.Events[len(dead.Events)-1].Job)
 	require.Contains(t, dead.Events[len(dead.Events)-1].Error, "boom")
 
