@@ -2,6 +2,7 @@ package trafikey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -61,10 +62,48 @@ func (q *Queue) byID(ctx context.Context, v *protocol.Verb, id string, more ...s
 	return nil
 }
 
-// Promote moves up to limit (1..1000) delayed jobs whose time has come to
-// pending and returns how many it moved. Workers call it on a timer.
-func (a Admin) Promote(ctx context.Context, limit int) (int, error) {
+// Maintenance counts what one Maintain step did.
+type Maintenance struct {
+	// Promoted counts the delayed jobs whose time had come, now pending.
+	Promoted int
+	// Recovered counts the expired leases whose jobs went back to pending;
+	// Expired those whose jobs had no attempt left and were dead-lettered
+	// with the error "lease expired".
+	Recovered, Expired int
+	// TrimmedCompleted and TrimmedDead count the finished jobs deleted
+	// because the retention policy no longer keeps them.
+	TrimmedCompleted, TrimmedDead int
+	// Scheduled counts the jobs the queue's schedules enqueued.
+	Scheduled int
+}
+
+// Maintain runs once the upkeep that Workers run on their timers: it
+// promotes up to limit (1..1000) delayed jobs whose time has come, takes up
+// to limit claimed jobs whose lease has expired back from their workers
+// (those with attempts left go back to pending, the others are
+// dead-lettered), deletes up to limit finished jobs the retention policy no
+// longer keeps, and runs the schedule step (each schedule's due occurrences
+// enqueued exactly once, however many callers run it at the same time). A
+// queue served by Workers needs no call of it; call it to drive a queue from
+// a loop of your own over Claim, or to do at once what the workers would do
+// on their next tick. Each part runs even when one before it failed; the
+// error joins their errors.
+func (a Admin) Maintain(ctx context.Context, limit int) (Maintenance, error) {
 	q := a.q
+	var m Maintenance
+	if limit < 1 || limit > protocol.MaxCount {
+		return m, invalid("maintain", "limit %d outside 1..%d", limit, protocol.MaxCount)
+	}
+	var errs [4]error
+	m.Promoted, errs[0] = q.promote(ctx, limit)
+	m.Recovered, m.Expired, errs[1] = q.recover(ctx, limit, q.call)
+	m.TrimmedCompleted, m.TrimmedDead, errs[2] = q.trim(ctx, limit)
+	m.Scheduled, errs[3] = q.runSchedules(ctx)
+	return m, errors.Join(errs[:]...)
+}
+
+// promote moves up to limit delayed jobs whose time has come to pending.
+func (q *Queue) promote(ctx context.Context, limit int) (int, error) {
 	if limit < 1 || limit > protocol.MaxCount {
 		return 0, invalid("promote", "limit %d outside 1..%d", limit, protocol.MaxCount)
 	}
@@ -72,17 +111,9 @@ func (a Admin) Promote(ctx context.Context, limit int) (int, error) {
 	return int(n), err
 }
 
-// Recover takes up to limit (1..1000) claimed jobs whose lease has expired
-// back from their workers: those with attempts left go back to pending, the
-// others are dead-lettered with the error "lease expired". Workers call it
-// on a timer.
-func (a Admin) Recover(ctx context.Context, limit int) (requeued, dead int, err error) {
-	q := a.q
-	return q.recover(ctx, limit, q.call)
-}
-
-// recover is Recover through call: Queue.call, or Queue.callOnce for a
-// worker, whose RECOVER may run only right after it renewed its own leases.
+// recover takes up to limit claimed jobs whose lease has expired back from
+// their workers, through call: Queue.call, or Queue.callOnce for a worker,
+// whose RECOVER may run only right after it renewed its own leases.
 func (q *Queue) recover(ctx context.Context, limit int, call func(context.Context, *protocol.Verb, ...string) (valkey.ValkeyMessage, error)) (requeued, dead int, err error) {
 	if limit < 1 || limit > protocol.MaxCount {
 		return 0, 0, invalid("recover", "limit %d outside 1..%d", limit, protocol.MaxCount)
@@ -335,4 +366,70 @@ func (info *JobInfo) set(name string, v valkey.ValkeyMessage) error {
 		info.ScheduledAt = time.UnixMilli(ms)
 	}
 	return err
+}
+
+// deleteStep is how many keys one SCAN step of DeleteQueue asks for and one
+// UNLINK deletes at most: each call then holds the server well under a
+// millisecond.
+const deleteStep = 1000
+
+// DeleteQueue deletes the queue and everything it holds: its jobs in every
+// state with their logs and results, its lanes, schedules, settings,
+// counters and events, and the circuit breakers and Once sets made on it.
+// It deletes the queue's wire stamp first, so that from then on every verb
+// on the queue (a worker's claim or completion, a producer's Add) is refused
+// with ErrWire and nothing is written while the rest goes, in steps of at
+// most 1000 keys (SCAN on each node, then UNLINK). Workers still running on
+// it keep being refused until they stop. It returns how many keys it
+// deleted; a queue that does not exist deletes nothing. Open stamps the
+// name again as a new, empty queue; an Open made while DeleteQueue runs
+// does so too, and the steps left then delete what it wrote.
+func (a Admin) DeleteQueue(ctx context.Context) (int, error) {
+	q := a.q
+	if q.client == nil {
+		return 0, invalid("delete queue", "the queue has no client")
+	}
+	c := q.client
+	n, err := c.Do(ctx, c.B().Unlink().Key(q.keys.Version).Build()).AsInt64()
+	if err != nil {
+		return 0, fmt.Errorf("trafikey: delete queue %s: %w", q.name, err)
+	}
+	deleted := int(n)
+	match := globEscape(protocol.Base(q.name)) + "*"
+	// A cluster's node that holds the queue's slot is not known here: every
+	// node is scanned, and UNLINK goes through the client, to the slot's
+	// primary. A standalone client's only node is itself.
+	for addr, node := range c.Nodes() {
+		var cursor uint64
+		for {
+			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(match).Count(deleteStep).Build()).AsScanEntry()
+			if err != nil {
+				return deleted, fmt.Errorf("trafikey: delete queue %s: scan %s: %w", q.name, addr, err)
+			}
+			if len(e.Elements) > 0 {
+				n, err := c.Do(ctx, c.B().Unlink().Key(e.Elements...).Build()).AsInt64()
+				if err != nil {
+					return deleted, fmt.Errorf("trafikey: delete queue %s: %w", q.name, err)
+				}
+				deleted += int(n)
+			}
+			if cursor = e.Cursor; cursor == 0 {
+				break
+			}
+		}
+	}
+	return deleted, nil
+}
+
+// globEscape quotes the characters a SCAN MATCH pattern reads as a glob.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch r {
+		case '*', '?', '[', ']', '\\':
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -90,7 +90,8 @@ func requireFewerCompleteCalls(t *testing.T, b *testBundle, ce *countingExecutor
 func makeRecovered(t *testing.T, b *testBundle, q *trafikey.Queue, id string) {
 	t.Helper()
 	b.do(t, "ZADD", protocol.KeysOf(q.Name()).Active, "XX", "1", id)
-	requeued, _, err := q.Admin().Recover(t.Context(), 10)
+	mt, err := q.Admin().Maintain(t.Context(), 10)
+	requeued := mt.Recovered
 	require.NoError(t, err)
 	require.Equal(t, 1, requeued)
 }

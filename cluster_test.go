@@ -93,6 +93,24 @@ func TestClusterFailover(t *testing.T) {
 				require.Zero(t, s.Pending+s.Active+s.Delayed+s.Dead)
 				require.EqualValues(t, perQueue, s.TotalCompleted)
 			}
+
+			// Deleting one queue finds its keys on its node, whichever
+			// that is, and leaves the others' alone.
+			_, err = queues[0].Add(ctx, []byte("left"), &trafikey.JobOptions{Delay: time.Hour})
+			require.NoError(t, err)
+			n, err := queues[0].Admin().DeleteQueue(ctx)
+			require.NoError(t, err)
+			require.Greater(t, n, 3)
+			for _, node := range cl.Primaries() {
+				keys, err := node.Do(ctx, "KEYS", protocol.Base(queues[0].Name())+"*")
+				require.NoError(t, err)
+				require.Empty(t, keys)
+			}
+			for _, q := range queues[1:] {
+				s, err := q.Stats(ctx)
+				require.NoError(t, err)
+				require.EqualValues(t, perQueue, s.TotalCompleted, "queue %s untouched", q.Name())
+			}
 		})
 	}
 }

@@ -23,7 +23,7 @@ func TestServerErrors(t *testing.T) {
 		// The lease expires and the job is recovered: the holder's token
 		// still matches but the job is no longer active.
 		expireLeases(t, b, b.q)
-		_, _, err = b.q.Admin().Recover(ctx, 10)
+		_, err = b.q.Admin().Maintain(ctx, 10)
 		require.NoError(t, err)
 		err = first.Complete(ctx)
 		require.ErrorIs(t, err, trafikey.ErrLeaseLost)

@@ -238,7 +238,7 @@ func ExampleError() {
 		log.Fatal(err)
 	}
 	time.Sleep(10 * time.Millisecond) // the lease passes
-	if _, _, err := q.Admin().Recover(ctx, 10); err != nil {
+	if _, err := q.Admin().Maintain(ctx, 10); err != nil {
 		log.Fatal(err)
 	}
 	if _, err := q.Claim(ctx, time.Minute, 1); err != nil { // another worker

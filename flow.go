@@ -288,11 +288,9 @@ func (a Admin) SetRetention(ctx context.Context, p RetentionPolicy) error {
 	return err
 }
 
-// Trim deletes up to limit (1..1000) finished jobs that the retention
-// policy no longer keeps, and returns how many completed and dead jobs it
-// deleted. Workers call it on their maintenance timer.
-func (a Admin) Trim(ctx context.Context, limit int) (completed, dead int, err error) {
-	q := a.q
+// trim deletes up to limit finished jobs that the retention policy no
+// longer keeps, and returns how many completed and dead jobs it deleted.
+func (q *Queue) trim(ctx context.Context, limit int) (completed, dead int, err error) {
 	if limit < 1 || limit > protocol.MaxCount {
 		return 0, 0, invalid("trim", "limit %d outside 1..%d", limit, protocol.MaxCount)
 	}

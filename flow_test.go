@@ -188,7 +188,8 @@ func TestRetention(t *testing.T) {
 		require.Equal(t, trafikey.StateCompleted, info.State)
 		require.Equal(t, []byte("res-"+jobs[0].ID), info.Result)
 		require.Equal(t, 4, stats(t, q).Retained)
-		done, dead, err := q.Admin().Trim(t.Context(), 1000)
+		mt, err := q.Admin().Maintain(t.Context(), 1000)
+		done, dead := mt.TrimmedCompleted, mt.TrimmedDead
 		require.NoError(t, err)
 		require.Equal(t, [2]int{1, 0}, [2]int{done, dead}, "one completed job past the bound of 3")
 		_, err = q.Inspect(t.Context(), jobs[0].ID)

@@ -231,7 +231,8 @@ func TestLaneSlotsFreedByRecovery(t *testing.T) {
 		require.Empty(t, jobs, "the lane is full")
 		// the worker holding them dies: its leases expire
 		expireLeases(t, b, q)
-		requeued, dead, err := q.Admin().Recover(t.Context(), 10)
+		mt, err := q.Admin().Maintain(t.Context(), 10)
+		requeued, dead := mt.Recovered, mt.Expired
 		require.NoError(t, err)
 		require.Equal(t, [2]int{2, 0}, [2]int{requeued, dead})
 		info, err := q.Lane("c").Info(t.Context())

@@ -129,7 +129,8 @@ func TestAddOptions(t *testing.T) {
 		require.Len(t, jobs, 2)
 		require.Equal(t, high, jobs[0].ID)
 		require.Equal(t, low, jobs[1].ID)
-		n, err := b.q.Admin().Promote(ctx, 10)
+		mt, err := b.q.Admin().Maintain(ctx, 10)
+		n := mt.Promoted
 		require.NoError(t, err)
 		require.Zero(t, n)
 		require.Equal(t, 1, stats(t, b.q).Delayed)
@@ -233,7 +234,9 @@ func TestFailRetryAndDead(t *testing.T) {
 		require.Equal(t, trafikey.StateDelayed, info.State)
 		require.Equal(t, "first", info.LastError)
 
-		n, err := b.q.Admin().Promote(ctx, 10)
+		mt, err := b.q.Admin().Maintain(ctx, 10)
+
+		n := mt.Promoted
 		require.NoError(t, err)
 		require.Equal(t, 1, n)
 		j = claimOne(t, b.q, time.Minute)
@@ -274,12 +277,15 @@ func TestLeaseRecovery(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, jobs, 2)
 
-		requeued, dead, err := b.q.Admin().Recover(ctx, 10)
+		mt, err := b.q.Admin().Maintain(ctx, 10)
+
+		requeued, dead := mt.Recovered, mt.Expired
 		require.NoError(t, err)
 		require.Zero(t, requeued+dead, "leases still valid")
 
 		expireLeases(t, b, b.q)
-		requeued, dead, err = b.q.Admin().Recover(ctx, 10)
+		mt, err = b.q.Admin().Maintain(ctx, 10)
+		requeued, dead = mt.Recovered, mt.Expired
 		require.NoError(t, err)
 		require.Equal(t, 1, requeued)
 		require.Equal(t, 1, dead)

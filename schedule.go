@@ -626,15 +626,13 @@ const (
 	scheduleRounds    = 10
 )
 
-// Run is the schedule step: it reads the schedules due by the
+// runSchedules is the schedule step: it reads the schedules due by the
 // server's clock and enqueues each one's occurrences, exactly once even
 // when other workers run it at the same time (one of them wins each
 // occurrence; the others are refused and write nothing). It returns the
-// jobs it added. Workers run it on their timer (WorkerOptions.ScheduleEvery);
-// call it yourself only to drive schedules without a worker. The first
-// error of a schedule is returned after the others were run.
-func (sc Schedules) Run(ctx context.Context) (int, error) {
-	q := sc.q
+// jobs it added. The first error of a schedule is returned after the others
+// were run.
+func (q *Queue) runSchedules(ctx context.Context) (int, error) {
 	added := 0
 	var first error
 	for range scheduleRounds {

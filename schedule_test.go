@@ -333,7 +333,7 @@ func TestScheduleStepRacesEnqueueEachOccurrenceOnce(t *testing.T) {
 		for range 8 {
 			wg.Go(func() {
 				for stats(t, b.q).TotalAdded < 200 {
-					if _, err := b.q.Schedules().Run(ctx); err != nil {
+					if _, err := b.q.Admin().Maintain(ctx, 1000); err != nil {
 						errs <- err
 						return
 					}
@@ -368,7 +368,7 @@ func TestScheduleUniqueTemplateDoesNotPileUp(t *testing.T) {
 			Options: trafikey.JobOptions{UniqueKey: "one", UniqueTTL: time.Hour}})
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
-			_, err := b.q.Schedules().Run(ctx)
+			_, err := b.q.Admin().Maintain(ctx, 1000)
 			require.NoError(t, err)
 			s, err := b.q.Schedules().Get(ctx, "u")
 			require.NoError(t, err)
@@ -389,7 +389,7 @@ func TestScheduleSkipsMissedOccurrences(t *testing.T) {
 		require.NoError(t, err)
 		step := func() {
 			t.Helper()
-			_, err := b.q.Schedules().Run(ctx)
+			_, err := b.q.Admin().Maintain(ctx, 1000)
 			require.NoError(t, err)
 		}
 		require.Eventually(t, func() bool { step(); return stats(t, b.q).TotalAdded >= 3 }, eventually, time.Millisecond)

@@ -108,10 +108,8 @@ func TestValidationBeforeIO(t *testing.T) {
 	for _, n := range []int{0, -1, protocol.MaxCount + 1} {
 		_, err := q.Claim(ctx, time.Second, n)
 		requireInvalid(t, err, "claim count")
-		_, err = q.Admin().Promote(ctx, n)
-		requireInvalid(t, err, "promote limit")
-		_, _, err = q.Admin().Recover(ctx, n)
-		requireInvalid(t, err, "recover limit")
+		_, err = q.Admin().Maintain(ctx, n)
+		requireInvalid(t, err, "maintain limit")
 	}
 	for _, lane := range []string{"", huge, strings.Repeat("l", protocol.MaxLaneName+1)} {
 		requireInvalid(t, q.Lane(lane).SetCap(ctx, 1), "lane cap name")

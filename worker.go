@@ -87,7 +87,7 @@ type WorkerOptions struct {
 	// due occurrences of the queues' schedules (default 500 ms). It bounds
 	// how late an occurrence's job is added. Every worker runs it; each
 	// occurrence is enqueued once however many do. A negative value leaves
-	// the schedules to other workers (or to Schedules.Run).
+	// the schedules to other workers (or to Admin.Maintain).
 	ScheduleEvery time.Duration
 	// Timeout bounds each handler run (0: no bound); a job added with its
 	// own Timeout takes that one instead. At the deadline the
@@ -1132,7 +1132,7 @@ func (w *Worker) trimAll(ctx context.Context) {
 		q := qw.Queue
 		step := trimStepOf(q.Executor())
 		for range trimSteps {
-			done, dead, err := q.Admin().Trim(ctx, step)
+			done, dead, err := q.trim(ctx, step)
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.error("trafikey: trim", "queue", q.name, "err", err)
@@ -1153,7 +1153,7 @@ func (w *Worker) scheduleAll(ctx context.Context) {
 	}
 	for _, qw := range w.queues {
 		q := qw.Queue
-		if _, err := q.Schedules().Run(ctx); err != nil && ctx.Err() == nil {
+		if _, err := q.runSchedules(ctx); err != nil && ctx.Err() == nil {
 			w.log.error("trafikey: schedules", "queue", q.name, "err", err)
 		}
 	}
@@ -1167,7 +1167,7 @@ func (w *Worker) promoteAll(ctx context.Context) {
 	for _, qw := range w.queues {
 		q := qw.Queue
 		for ctx.Err() == nil {
-			n, err := q.Admin().Promote(ctx, protocol.MaxCount)
+			n, err := q.promote(ctx, protocol.MaxCount)
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.error("trafikey: promote", "queue", q.name, "err", err)

@@ -349,7 +349,8 @@ func TestWorkerLostLeaseCancelsHandler(t *testing.T) {
 		// take effect.
 		require.Eventually(t, func() bool {
 			expireLeases(t, b, b.q)
-			requeued, _, err := b.q.Admin().Recover(ctx, 10)
+			mt, err := b.q.Admin().Maintain(ctx, 10)
+			requeued := mt.Recovered
 			require.NoError(t, err)
 			return requeued == 1
 		}, eventually, tick)

@@ -276,7 +276,8 @@ func (b *bench) retention(ctx context.Context, e trafikey.Executor, n int) (perJ
 	}
 	steps := 0
 	for range 20 {
-		done, _, err := q.Admin().Trim(ctx, workerTrimStep[e])
+		mt, err := q.Admin().Maintain(ctx, workerTrimStep[e])
+		done := mt.TrimmedCompleted
 		if err != nil {
 			close(stop)
 			wg.Wait()

@@ -106,7 +106,8 @@ jobs as were delayed when it started. "retry <queue> <id>" moves one.`,
 		total := 0
 		for {
 			callCtx, cancel := s.bound(ctx)
-			n, err := q.Admin().Promote(callCtx, page)
+			mt, err := q.Admin().Maintain(callCtx, page)
+			n := mt.Promoted
 			cancel()
 			total += n
 			if err != nil {

@@ -91,9 +91,9 @@ func TestSchedules(t *testing.T) {
 		Grace: time.Hour})
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
-		n, err := q.Schedules().Run(t.Context())
+		mt, err := q.Admin().Maintain(t.Context(), 1000)
 		require.NoError(t, err)
-		return n == 1
+		return mt.Scheduled == 1
 	}, 10*time.Second, 10*time.Millisecond)
 	job, err := q.Inspect(t.Context(), "1")
 	require.NoError(t, err)

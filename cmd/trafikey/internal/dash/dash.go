@@ -373,7 +373,8 @@ func (s *Server) queueAction(ctx context.Context, q *trafikey.Queue, r *http.Req
 	case "promote":
 		total := 0
 		for range promotePages {
-			n, err := q.Admin().Promote(ctx, 1000)
+			mt, err := q.Admin().Maintain(ctx, 1000)
+			n := mt.Promoted
 			total += n
 			if err != nil || n < 1000 {
 				return map[string]any{"promoted": total}, err
