@@ -251,7 +251,7 @@ func TestWorkerBatchesCompletions(t *testing.T) {
 		for id, o := range outcomes {
 			require.Equal(t, trafikey.OutcomeCompleted, o, "job %s", id)
 		}
-		require.Equal(t, trafikey.WorkerStats{Processed: n}, w.Stats())
+		require.Equal(t, trafikey.WorkerInfo{Processed: n}, counters(w.Info()))
 		require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n}, stats(t, q))
 		requireFewerCompleteCalls(t, b, ce, n)
 	})
@@ -323,7 +323,7 @@ func TestWorkerStaleJobInBatchIsLost(t *testing.T) {
 				require.NoError(t, r.err, id)
 			}
 		}
-		require.Equal(t, trafikey.WorkerStats{Processed: n - 1, Lost: 2}, w.Stats())
+		require.Equal(t, trafikey.WorkerInfo{Processed: n - 1, Lost: 2}, counters(w.Info()))
 		require.NoError(t, thief.Complete(ctx))
 		require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n, TotalRecovered: 2}, stats(t, b.q))
 	})
@@ -361,7 +361,7 @@ func TestWorkerShutdownReportsPendingCompletions(t *testing.T) {
 		b.do(t, "CLIENT", "UNPAUSE")
 		require.NoError(t, <-stopped)
 		require.Equal(t, int64(n), reported.Load(), "every completion was reported before Run returned")
-		require.Equal(t, trafikey.WorkerStats{Processed: n}, w.Stats())
+		require.Equal(t, trafikey.WorkerInfo{Processed: n}, counters(w.Info()))
 		require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n}, stats(t, b.q))
 	})
 }

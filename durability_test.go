@@ -211,7 +211,7 @@ func TestDurabilityConfirmed(t *testing.T) {
 			w := newWorker(t, q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WorkerOptions{})
 			stop := runWorker(t, w)
 			// 20 added, and the one that failed once
-			require.Eventually(t, func() bool { return w.Stats().Processed == 21 }, eventually, tick)
+			require.Eventually(t, func() bool { return w.Info().Processed == 21 }, eventually, tick)
 			require.NoError(t, stop())
 			require.Equal(t, int64(0), onReplica("ZCARD", k.Pending))
 			valkeytest.RequireConsistentQueue(t, s, "d")

@@ -170,7 +170,7 @@ func ExampleWorker_Run() {
 	if err := w.Run(ctx); err != nil {
 		log.Print(err)
 	}
-	st := w.Stats()
+	st := w.Info()
 	fmt.Printf("completed %d, dead %d\n", st.Processed, st.Dead)
 	// Output: completed 2, dead 1
 }

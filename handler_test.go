@@ -120,7 +120,7 @@ func TestCancelActive(t *testing.T) {
 		require.LessOrEqual(t, seen, 2)
 		require.Equal(t, trafikey.OutcomeCancelled, <-outcome)
 		require.Equal(t, before+seen, calls.count(protocol.Extend), "a cancelled job is not extended again")
-		require.Equal(t, 1, w.Stats().Cancelled)
+		require.Equal(t, 1, w.Info().Cancelled)
 		info, err := b.q.Inspect(t.Context(), id)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDead, info.State)

@@ -115,7 +115,7 @@ func TestWorkerMiddleware(t *testing.T) {
 		require.Contains(t, logs.String(), `msg="trafikey: job done" queue=test job=1 attempt=1`)
 		require.Contains(t, logs.String(), `level=WARN msg="trafikey: job failed" queue=test job=2 attempt=1`)
 		require.True(t, strings.Contains(logs.String(), "panic: boom"))
-		require.Equal(t, 1, w.Stats().Dead)
+		require.Equal(t, 1, w.Info().Dead)
 	})
 }
 

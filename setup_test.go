@@ -168,3 +168,11 @@ func skipInShort(t *testing.T, what string) {
 const eventually = 10 * time.Second
 
 const tick = 10 * time.Millisecond
+
+// counters keeps only the counters of a worker's info.
+func counters(i trafikey.WorkerInfo) trafikey.WorkerInfo {
+	return trafikey.WorkerInfo{
+		Processed: i.Processed, Failed: i.Failed, Retried: i.Retried, Dead: i.Dead,
+		Lost: i.Lost, Abandoned: i.Abandoned, Cancelled: i.Cancelled,
+	}
+}

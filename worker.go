@@ -182,25 +182,6 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
 
-// WorkerStats counts what a worker's handlers led to since it was created.
-type WorkerStats struct {
-	// Processed counts jobs completed.
-	Processed int
-	// Failed counts failed attempts reported (Retried + Dead).
-	Failed int
-	// Retried counts failed attempts that will run again.
-	Retried int
-	// Dead counts jobs dead-lettered.
-	Dead int
-	// Lost counts claims lost while their handler ran.
-	Lost int
-	// Abandoned counts jobs left to lease recovery at shutdown or after a
-	// transport error.
-	Abandoned int
-	// Cancelled counts jobs Queue.Cancel ended while their handler ran.
-	Cancelled int
-}
-
 // Worker runs a Handler over the jobs of one queue: claim loops
 // (two by default) claim jobs in batches as handler slots free up, goroutines
 // that live for the run each run job after job, their completions share
@@ -214,6 +195,10 @@ type Worker struct {
 	log         *throttledLog
 
 	running atomic.Bool
+	// id names the worker in its queues' registries; started is when Run
+	// started, nil before.
+	id      string
+	started atomic.Pointer[time.Time]
 	// signals groups the queues' signal lists for the idle wait.
 	signals []signalGroup
 
@@ -348,6 +333,7 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		opts:       opts,
 		completers: map[*Queue]*groupcommit.Queue[*completion]{},
 		jobs:       map[*runningJob]struct{}{},
+		id:         newWorkerID(),
 		signals:    signalGroups(queues),
 	}
 	names := make([]string, len(queues))
@@ -362,19 +348,6 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 	}
 	w.log = &throttledLog{l: logger}
 	return w, nil
-}
-
-// Stats returns the worker's counters.
-func (w *Worker) Stats() WorkerStats {
-	return WorkerStats{
-		Processed: int(w.processed.Load()),
-		Failed:    int(w.failed.Load()),
-		Retried:   int(w.retried.Load()),
-		Dead:      int(w.dead.Load()),
-		Lost:      int(w.lost.Load()),
-		Abandoned: int(w.abandoned.Load()),
-		Cancelled: int(w.cancelled.Load()),
-	}
 }
 
 // inHand returns how many handlers run now.
@@ -406,7 +379,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	// leases; they stop when Run returns.
 	beatCtx, stopBeats := context.WithCancel(context.WithoutCancel(ctx))
 	var background sync.WaitGroup
+	now := time.Now()
+	w.started.Store(&now)
 	background.Go(func() { w.heartbeat(beatCtx) })
+	background.Go(func() { w.register(beatCtx) })
 	background.Go(func() { w.maintain(ctx) })
 
 	cs := newClaimState(w.opts.Concurrency)

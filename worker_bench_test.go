@@ -106,7 +106,7 @@ func benchWorkerProcess(b *testing.B, native bool, concurrency, loops int) {
 		b.ReportMetric(float64(b.N)/claims, "jobs/claim")
 		b.ReportMetric(float64(b.N)/(srv["EMQ.COMPLETEMANY"]-srv0["EMQ.COMPLETEMANY"]), "jobs/completemany")
 	}
-	require.Equal(b, b.N, w.Stats().Processed)
+	require.Equal(b, b.N, w.Info().Processed)
 }
 
 // serverInfo reads the server's CPU time in seconds ("cpu") and the calls of

@@ -80,7 +80,7 @@ func TestWorkerClaimLoopsKeepConcurrency(t *testing.T) {
 		for p, c := range runs {
 			require.Equal(t, 1, c, "job %s ran %d times", p, c)
 		}
-		require.Equal(t, n, workers[0].Stats().Processed+workers[1].Stats().Processed)
+		require.Equal(t, n, workers[0].Info().Processed+workers[1].Info().Processed)
 		require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n}, stats(t, b.q))
 	})
 }
@@ -123,7 +123,7 @@ func TestWorkerShutdownRunsClaimsInFlight(t *testing.T) {
 
 		claimed := int(ran.Load())
 		require.Positive(t, claimed, "the claim in flight brought jobs, which ran")
-		require.Equal(t, trafikey.WorkerStats{Processed: claimed}, w.Stats())
+		require.Equal(t, trafikey.WorkerInfo{Processed: claimed}, counters(w.Info()))
 		st := stats(t, b.q)
 		require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: claimed, Pending: n - claimed}, st,
 			"nothing left claimed: every claimed job was completed")

@@ -56,7 +56,7 @@ func TestWorkerReportTimeoutBoundsAPausedServer(t *testing.T) {
 		}
 		unpause()
 		require.NoError(t, stop())
-		require.Equal(t, trafikey.WorkerStats{Abandoned: n}, w.Stats())
+		require.Equal(t, trafikey.WorkerInfo{Abandoned: n}, counters(w.Info()))
 		// A call the pause held runs once the server is back, so some
 		// jobs may be completed after all; the others wait for recovery.
 		st := stats(t, b.q)

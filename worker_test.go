@@ -66,7 +66,7 @@ func TestWorkerProcessesEachJobOnce(t *testing.T) {
 		for p, c := range runs {
 			require.Equal(t, 1, c, "job %s ran %d times", p, c)
 		}
-		require.Equal(t, n, w1.Stats().Processed+w2.Stats().Processed)
+		require.Equal(t, n, w1.Info().Processed+w2.Info().Processed)
 		st := stats(t, b.q)
 		require.Equal(t, trafikey.Stats{TotalAdded: n, TotalCompleted: n}, st)
 	})
@@ -198,7 +198,7 @@ func TestWorkerRetriesWithBackoff(t *testing.T) {
 		mu.Lock()
 		require.Equal(t, []int{1, 2, 3}, attempts)
 		mu.Unlock()
-		require.Equal(t, trafikey.WorkerStats{Processed: 1, Failed: 2, Retried: 2}, w.Stats())
+		require.Equal(t, trafikey.WorkerInfo{Processed: 1, Failed: 2, Retried: 2}, counters(w.Info()))
 		st := stats(t, b.q)
 		require.Equal(t, 2, st.TotalFailed)
 		require.Equal(t, 2, st.TotalRetried)
@@ -247,7 +247,7 @@ func TestWorkerPanicAndSkipRetry(t *testing.T) {
 		require.Equal(t, trafikey.StateDead, info.State)
 		require.Equal(t, "bad input", info.LastError)
 		require.Equal(t, 1, info.Attempts, "SkipRetry used one attempt of five")
-		require.Equal(t, trafikey.WorkerStats{Failed: 2, Dead: 2}, w.Stats())
+		require.Equal(t, trafikey.WorkerInfo{Failed: 2, Dead: 2}, counters(w.Info()))
 	})
 }
 
@@ -362,7 +362,7 @@ func TestWorkerLostLeaseCancelsHandler(t *testing.T) {
 			t.Fatal("the handler was not cancelled")
 		}
 		require.Equal(t, trafikey.OutcomeLeaseLost, <-outcome)
-		require.Equal(t, 1, w.Stats().Lost)
+		require.Equal(t, 1, w.Info().Lost)
 	})
 }
 

@@ -48,6 +48,14 @@ const (
 	SuffixCompleted = "completed" // zset: retained completed jobs, score = completion ms
 )
 
+// The worker registry: no verb reads or writes it. Each running Worker
+// writes its record with SET PX and indexes it with ZADD; Admin.Workers
+// reads them. A dead worker's record expires by itself.
+const (
+	SuffixWorkers = "workers" // zset: the workers' ids, score = the ms their record expires (the worker's clock)
+	SuffixWorker  = "worker:" // string per worker, its record (JSON), with a PX TTL: emq:{q}:worker:<id>
+)
+
 // The laneinfo fields of a lane are these prefixes followed by its name.
 const (
 	FieldLaneActive = "active:" // the lane's claimed jobs; absent at 0
