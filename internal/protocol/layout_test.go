@@ -53,9 +53,6 @@ var pieceExceptions = map[string]map[string]string{
 	"children": {
 		"conformance": "the flow scenarios (flows.go) read every parent's children with it",
 	},
-	"schedule.resume": {
-		"verdict": "SCHEDULE.PAUSE's verdict (schedule.pause.go) decides both",
-	},
 	"schedule.list": {
 		"verdict": "a read that checks only the fence and the schedule id (schedule.go)",
 	},
