@@ -53,12 +53,6 @@ var pieceExceptions = map[string]map[string]string{
 	"children": {
 		"conformance": "the flow scenarios (flows.go) read every parent's children with it",
 	},
-	"schedule.list": {
-		"verdict": "a read that checks only the fence and the schedule id (schedule.go)",
-	},
-	"schedule.due": {
-		"verdict": "a read that checks only the fence",
-	},
 }
 
 func TestVerbLayout(t *testing.T) {
