@@ -44,9 +44,6 @@ var pieceExceptions = map[string]map[string]string{
 	"lanes": {
 		"verdict": "each entry is LANE's reply (lane.go)",
 	},
-	"events": {
-		"verdict": "it sets or clears one meta field after the fence and its value's check; nothing to decide",
-	},
 	"promoteall": {
 		"verdict": "PROMOTE's verdict (promote.go), over every delayed job",
 	},
