@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/trafikey/trafikey/internal/protocol"
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
 )
@@ -18,12 +17,9 @@ func lanes(c *host.Call) error {
 		return err
 	}
 	after := r.args[0]
-	if len(after) > protocol.MaxLaneName {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Lanes.Name, "after"))
-	}
-	count, ok := grammar.Decimal(r.args[1], 1, protocol.MaxCount)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Lanes.Name, "count"))
+	count, err := verdict.LanesValues(after, r.args[1])
+	if err != nil {
+		return err
 	}
 	st := laneVerbs.get()
 	defer laneVerbs.put(st)

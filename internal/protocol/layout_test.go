@@ -41,9 +41,6 @@ var pieceExceptions = map[string]map[string]string{
 		"verdict":     "as LANEPAUSE's, which it undoes",
 		"conformance": "LANEPAUSE's scenarios (lanepause.go) resume the lanes they pause",
 	},
-	"lanes": {
-		"verdict": "each entry is LANE's reply (lane.go)",
-	},
 	"promoteall": {
 		"verdict": "PROMOTE's verdict (promote.go), over every delayed job",
 	},
