@@ -34,11 +34,7 @@ var pieces = []struct{ name, dir, ext string }{
 // or scenarios are another's; an entry whose file exists fails the test, so
 // the list cannot outlive its reason.
 var pieceExceptions = map[string]map[string]string{
-	"lanepause": {
-		"verdict": "the lane accounting (laneacct.go) and the checks the lane setting verbs share (laneverbs.go) decide it",
-	},
 	"laneresume": {
-		"verdict":     "as LANEPAUSE's, which it undoes",
 		"conformance": "LANEPAUSE's scenarios (lanepause.go) resume the lanes they pause",
 	},
 	"promoteall": {
