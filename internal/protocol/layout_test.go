@@ -37,9 +37,6 @@ var pieceExceptions = map[string]map[string]string{
 	"laneresume": {
 		"conformance": "LANEPAUSE's scenarios (lanepause.go) resume the lanes they pause",
 	},
-	"promoteall": {
-		"verdict": "PROMOTE's verdict (promote.go), over every delayed job",
-	},
 	"children": {
 		"conformance": "the flow scenarios (flows.go) read every parent's children with it",
 	},
