@@ -39,18 +39,9 @@ func lanes(c *host.Call) error {
 		}
 		b.Cmd(host.ZRANGE).Arg(registry).Arg(from).Str("+").Str("BYLEX").Str("LIMIT").Str("0").Int(count)
 	}
-	res := b.RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+	if st.names, err = pageAt(b.RunAll(), deny, &st.scratch, st.names); err != nil {
 		return err
 	}
-	if deny >= 0 {
-		return host.ErrNoPerm
-	}
-	page := listAt(res, 1, &st.scratch, st.names)
-	if page.Err != nil {
-		return page.Err
-	}
-	st.names = page.Val
 	return st.replyLanes(&r, info)
 }
 

@@ -28,13 +28,8 @@ func scheduleDue(c *host.Call) error {
 	res := r.fenced().
 		Cmd(host.ZRANGEBYSCORE).Arg(due).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
 		RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+	if st.ids, err = pageAt(res, -1, &st.scratch, st.ids); err != nil {
 		return err
 	}
-	list := listAt(res, 1, &st.scratch, st.ids)
-	if list.Err != nil {
-		return list.Err
-	}
-	st.ids = list.Val
 	return st.replyEntries(&r, schedules, func() { c.ReplyInt(r.now) })
 }

@@ -32,13 +32,8 @@ func scheduleList(c *host.Call) error {
 		b.Arg(st.derived(nil, "(", after, ""))
 	}
 	res := b.Str("+").Str("BYLEX").Str("LIMIT").Str("0").Int(count).RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+	if st.ids, err = pageAt(res, -1, &st.scratch, st.ids); err != nil {
 		return err
 	}
-	page := listAt(res, 1, &st.scratch, st.ids)
-	if page.Err != nil {
-		return page.Err
-	}
-	st.ids = page.Val
 	return st.replyEntries(&r, schedules, nil)
 }
