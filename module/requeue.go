@@ -40,15 +40,7 @@ func requeue(c *host.Call) error {
 		return err
 	}
 	v := step.Verdict
-	if v.Gone {
-		c.ReplyInt(0)
-		return nil
-	}
-	if err := st.write(&r, v); err != nil {
-		return err
-	}
-	c.ReplyInt(1)
-	return nil
+	return goneOrWritten(c, v.Gone, func() error { return st.write(&r, v) })
 }
 
 // jobCall is the state the verbs on one job's row outside the key-spec
