@@ -36,25 +36,8 @@ func promoteAll(c *host.Call) error {
 		st.ids = s.Due.Val
 	}
 	// the rest is PROMOTE's, driven by PROMOTEALL's verdict
-	step, err := drive(func() verdict.PromoteStep { return verdict.PromoteAll(s, card) }, func(step verdict.PromoteStep) error {
-		switch step.Need {
-		case verdict.PromoteRows:
-			if err := st.readRows(&r, pending, signal); err != nil {
-				return err
-			}
-		case verdict.PromoteLanes:
-			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
-			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, 0, st.laneOf)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
-		default:
-			return host.ErrInternal
-		}
-		return nil
-	})
+	step, err := drive(func() verdict.PromoteStep { return verdict.PromoteAll(s, card) },
+		func(step verdict.PromoteStep) error { return st.readNext(&r, step, pending, signal) })
 	if err != nil {
 		return err
 	}
