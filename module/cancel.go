@@ -36,31 +36,16 @@ func cancel(c *host.Call) error {
 		return err
 	}
 	v := step.Verdict
-	if v.Gone {
-		c.ReplyInt(0)
-		return nil
-	}
-	if err := st.write(&r, v); err != nil {
-		return err
-	}
-	c.ReplyInt(1)
-	return nil
+	return goneOrWritten(c, v.Gone, func() error { return st.write(&r, v) })
 }
 
-// start readies the state for a call and checks the row, outside the
-// key-spec, against the caller's ACL first (a denial is the row read's
-// refusal, in its place after the fence).
+// start readies the state for a call and checks the row against the
+// caller's ACL first (jobCall.start).
 func (st *cancelState) start(r *verbCall) error {
-	st.reset()
-	st.lanes.reset(&st.scratch)
+	err := st.jobCall.start(r)
 	st.flow.reset(&st.scratch)
-	st.events.reset()
 	st.lane = -1
-	st.ev = verdict.Field{}
 	st.seen = verdict.CancelSeen{}
-	st.row = st.derived(r.base, protocol.SuffixJob, r.args[0], "")
-	var err error
-	st.deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{st.row})
 	return err
 }
 
@@ -102,11 +87,7 @@ func (st *cancelState) readFirst(r *verbCall) {
 	i := 1
 	if st.deny < 0 {
 		s.Row = verdict.Reply[[6]verdict.Field]{Made: true}
-		s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &st.ev)
-		for k := range s.Row.Val {
-			s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
-		}
-		st.ev.Bytes = st.copy(st.ev.Bytes)
+		s.Row.Err = st.rowAt(res, 1, s.Row.Val[:])
 		i++
 	} else {
 		s.Row = denied[[6]verdict.Field]()
@@ -184,18 +165,11 @@ var cancelledText = []byte(protocol.ErrTextCancelled)
 
 // cancelState is CANCEL's scratch between commands.
 type cancelState struct {
-	scratch
-	seen  verdict.CancelSeen
-	lanes laneAcct
-	flow  flowAcct
+	jobCall
+	seen verdict.CancelSeen
+	flow flowAcct
 	// lane is the job's lane's index in the accounting, when it has one.
 	lane int
-	// row is the job's row, deny the ACL's verdict on it (-1: allowed).
-	row  []byte
-	deny int
-	// ev is the row's ev; events the call's job events.
-	ev     verdict.Field
-	events jobEvents
 }
 
 var cancels pool[cancelState]

@@ -35,18 +35,9 @@ func children(c *host.Call) error {
 	if deny < 0 {
 		b.Cmd(host.ZRANGEBYSCORE).Arg(kids).Arg(st.below(from)).Str("+inf").Str("LIMIT").Str("0").Int(count)
 	}
-	res := b.RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+	if st.names, err = pageAt(b.RunAll(), deny, &st.scratch, st.names); err != nil {
 		return err
 	}
-	if deny >= 0 {
-		return host.ErrNoPerm
-	}
-	page := listAt(res, 1, &st.scratch, st.names)
-	if page.Err != nil {
-		return page.Err
-	}
-	st.names = page.Val
 	if len(st.names) == 0 {
 		c.ReplyArray(0)
 		return nil

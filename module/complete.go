@@ -39,15 +39,7 @@ func complete(c *host.Call) error {
 		return err
 	}
 	v := step.Verdict
-	if v.Gone {
-		c.ReplyInt(0)
-		return nil
-	}
-	if err := st.write(&r, v); err != nil {
-		return err
-	}
-	c.ReplyInt(1)
-	return nil
+	return goneOrWritten(c, v.Gone, func() error { return st.write(&r, v) })
 }
 
 // start readies the state for a call and checks the row and its logs,

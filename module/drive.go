@@ -1,6 +1,9 @@
 package main
 
-import "github.com/trafikey/trafikey/module/internal/verdict"
+import (
+	"github.com/trafikey/trafikey/module/internal/host"
+	"github.com/trafikey/trafikey/module/internal/verdict"
+)
 
 // drive is every verb's Need/Done loop: it asks the verdict (decide, a pure
 // function of what has been read) what it needs, has read perform that read
@@ -27,4 +30,18 @@ func driveAgain[S verdict.Step[N], N ~uint8](decide func() S, read func(step S) 
 		return step, orInternal(step.Refusal())
 	}
 	return step, nil
+}
+
+// goneOrWritten ends a verb on one job after its verdict: reply 0 when the
+// job is gone, else its writes (write) and reply 1.
+func goneOrWritten(c *host.Call, gone bool, write func() error) error {
+	if gone {
+		c.ReplyInt(0)
+		return nil
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	c.ReplyInt(1)
+	return nil
 }

@@ -179,32 +179,30 @@ func (e *jobEvents) writes(b *host.Batch) {
 
 // events is EMQ.EVENTS (internal/lua/events.lua): set the queue's events bound in
 // meta events_max, or clear it. Crossings: the command, one read batch (the
-// fence, HGET meta events_max), the guard, one write.
+// fence, HGET meta events_max), the guard, one write; decided by
+// verdict.Events.
 func events(c *host.Call) error {
 	r, err := prelude(c, protocol.Events, exactly(1))
 	if err != nil {
 		return err
 	}
 	meta := r.keys[2]
-	max, ok := grammar.Decimal(r.args[0], 0, protocol.MaxEventsLen)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Events.Name, "max_len"))
-	}
-	res := r.fenced().Cmd(host.HGET).Arg(meta).Str(protocol.MetaEventsMax).RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+	maxLen, err := verdict.EventsValue(r.args[0])
+	if err != nil {
 		return err
 	}
-	cur := fieldAt(res, 1)
-	if cur.Err != nil {
-		return cur.Err
+	res := r.fenced().Cmd(host.HGET).Arg(meta).Str(protocol.MetaEventsMax).RunAll()
+	set, del, err := verdict.Events(fieldAt(res, 0), fieldAt(res, 1), maxLen)
+	if err != nil {
+		return err
 	}
-	if max > 0 || cur.Val.Set {
+	if set || del {
 		w, err := c.BeginWrites()
 		if err != nil {
 			return err
 		}
 		b := w.Write()
-		if max > 0 {
+		if set {
 			b.Cmd("HSET").Arg(meta).Str(protocol.MetaEventsMax).Argv(r.argv(0))
 		} else {
 			b.Cmd("HDEL").Arg(meta).Str(protocol.MetaEventsMax)

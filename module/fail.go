@@ -49,19 +49,12 @@ func fail(c *host.Call) error {
 	return st.write(&r, v)
 }
 
-// start readies the state for a call and checks the row, outside the
-// key-spec, against the caller's ACL first (a denial is the row read's
-// refusal, in its place after the fence).
+// start readies the state for a call and checks the row against the
+// caller's ACL first (jobCall.start).
 func (st *failState) start(r *verbCall) error {
-	st.reset()
-	st.lanes.reset(&st.scratch)
+	err := st.jobCall.start(r)
 	st.flow.reset(&st.scratch)
-	st.events.reset()
-	st.ev = verdict.Field{}
 	st.seen = verdict.FailSeen{}
-	st.row = st.derived(r.base, protocol.SuffixJob, r.args[0], "")
-	var err error
-	st.deny, err = r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{st.row})
 	return err
 }
 
@@ -107,11 +100,7 @@ func (st *failState) readAll(r *verbCall) {
 	i := 1
 	if st.deny < 0 {
 		s.Row = verdict.Reply[[7]verdict.Field]{Made: true}
-		s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &st.ev)
-		for k := range s.Row.Val {
-			s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
-		}
-		st.ev.Bytes = st.copy(st.ev.Bytes)
+		s.Row.Err = st.rowAt(res, 1, s.Row.Val[:])
 		i++
 	} else {
 		s.Row = denied[[7]verdict.Field]()
@@ -173,16 +162,9 @@ func (st *failState) write(r *verbCall, v verdict.FailVerdict) error {
 
 // failState is FAIL's scratch between commands.
 type failState struct {
-	scratch
-	seen  verdict.FailSeen
-	lanes laneAcct
-	flow  flowAcct
-	// row is the job's row, deny the ACL's verdict on it (-1: allowed).
-	row  []byte
-	deny int
-	// ev is the row's ev; events the call's job events.
-	ev     verdict.Field
-	events jobEvents
+	jobCall
+	seen verdict.FailSeen
+	flow flowAcct
 }
 
 var fails pool[failState]

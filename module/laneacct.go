@@ -185,69 +185,42 @@ func (la *laneAcct) writes(b *host.Batch) {
 	if len(la.names) == 0 {
 		return
 	}
-	eff := la.v.Effects
-	first := true
-	for i, e := range eff {
-		if e.DelActive {
-			if first {
-				b.Cmd("HDEL").Arg(la.laneinfo)
-				first = false
-			}
-			b.Arg(la.field(protocol.FieldLaneActive, la.names[i]))
-		}
-	}
-	first = true
-	for i, e := range eff {
-		if e.SetActive {
-			if first {
-				b.Cmd("HSET").Arg(la.laneinfo)
-				first = false
-			}
-			b.Arg(la.field(protocol.FieldLaneActive, la.names[i])).Int(e.After.Active)
-		}
-	}
-	first = true
-	for i, e := range eff {
-		if e.Unregister {
-			if first {
-				b.Cmd("ZREM").Arg(la.lanes)
-				first = false
-			}
-			b.Arg(la.names[i])
-		}
-	}
-	first = true
-	for i, e := range eff {
-		if e.Register {
-			if first {
-				b.Cmd("ZADD").Arg(la.lanes)
-				first = false
-			}
-			b.Str("0").Arg(la.names[i])
-		}
-	}
-	first = true
-	for i, e := range eff {
-		if e.Leave {
-			if first {
-				b.Cmd("ZREM").Arg(la.turns)
-				first = false
-			}
-			b.Arg(la.names[i])
-		}
-	}
-	first = true
-	for i, e := range eff {
-		if e.Enter {
-			if first {
-				b.Cmd("ZADD").Arg(la.turns)
-				first = false
-			}
-			b.Int(la.v.Turn).Arg(la.names[i])
-		}
-	}
+	name := func(i int) { b.Arg(la.names[i]) }
+	active := func(i int) { b.Arg(la.field(protocol.FieldLaneActive, la.names[i])) }
+	la.merged(b, "HDEL", la.laneinfo, func(e *verdict.LaneEffect) bool { return e.DelActive }, active)
+	la.merged(b, "HSET", la.laneinfo, func(e *verdict.LaneEffect) bool { return e.SetActive }, func(i int) {
+		active(i)
+		b.Int(la.v.Effects[i].After.Active)
+	})
+	la.merged(b, "ZREM", la.lanes, func(e *verdict.LaneEffect) bool { return e.Unregister }, name)
+	la.merged(b, "ZADD", la.lanes, func(e *verdict.LaneEffect) bool { return e.Register }, func(i int) {
+		b.Str("0")
+		name(i)
+	})
+	la.merged(b, "ZREM", la.turns, func(e *verdict.LaneEffect) bool { return e.Leave }, name)
+	la.merged(b, "ZADD", la.turns, func(e *verdict.LaneEffect) bool { return e.Enter }, func(i int) {
+		b.Int(la.v.Turn)
+		name(i)
+	})
 	if la.v.SetWait {
 		b.Cmd("HSET").Arg(la.meta).Str(protocol.MetaLaneWait).Int(la.v.Wait)
+	}
+}
+
+// merged adds one command cmd key with the arguments of every lane whose
+// effect has the write (args adds lane i's), in lane order; none when no
+// lane has it.
+func (la *laneAcct) merged(b *host.Batch, cmd string, key []byte, has func(*verdict.LaneEffect) bool, args func(i int)) {
+	first := true
+	for i := range la.v.Effects {
+		if !has(&la.v.Effects[i]) {
+			continue
+		}
+		if first {
+			b.Cmd(cmd).Arg(key)
+			first = false
+		}
+		args(i)
 	}
 }
 

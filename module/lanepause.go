@@ -8,11 +8,15 @@ import (
 
 // lanePause is EMQ.LANEPAUSE (internal/lua/lanepause.lua): stop CLAIM from serving a
 // lane. Crossings as LANECAP's.
-func lanePause(c *host.Call) error { return lanePaused(c, protocol.LanePause, true) }
+func lanePause(c *host.Call) error {
+	return lanePaused(c, protocol.LanePause, verdict.LanePausing, verdict.LanePauseChange)
+}
 
-// lanePaused sets lane's paused flag to paused (LANEPAUSE, LANERESUME):
-// reply 1 when the state changed, 0 when it already was so.
-func lanePaused(c *host.Call, v *protocol.Verb, paused bool) error {
+// lanePaused sets a lane's paused flag (LANEPAUSE, LANERESUME): set gives
+// the lane's change in the lane accounting, and change the verb's verdict
+// on the lane as read. Reply 1 when the state changed (HSET paused:<l> 1
+// when paused after the call, else HDEL), 0 when it already was so.
+func lanePaused(c *host.Call, v *protocol.Verb, set func(*verdict.LaneChange), change func(verdict.LaneSettings) bool) error {
 	// shape and layout: numkeys 2 (base version), ARGV lane
 	r, err := prelude(c, v, exactly(1))
 	if err != nil {
@@ -25,16 +29,17 @@ func lanePaused(c *host.Call, v *protocol.Verb, paused bool) error {
 	st := laneVerbs.get()
 	defer laneVerbs.put(st)
 	st.reset()
-	if err := laneSetting(&r, st, lane, func(l *verdict.LaneChange) { l.SetPaused, l.PausedTo = true, paused }); err != nil {
+	if err := laneSetting(&r, st, lane, set); err != nil {
 		return err
 	}
-	if st.lanes.v.Effects[0].Before.Paused == paused {
+	e := &st.lanes.v.Effects[0]
+	if !change(e.Before.LaneSettings) {
 		c.ReplyInt(0)
 		return nil
 	}
 	field := st.lanes.field(protocol.FieldLanePaused, lane)
 	var hset, hdel []byte
-	if paused {
+	if e.After.Paused {
 		hset = field
 	} else {
 		hdel = field

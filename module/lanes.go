@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/trafikey/trafikey/internal/protocol"
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
 )
@@ -18,12 +17,9 @@ func lanes(c *host.Call) error {
 		return err
 	}
 	after := r.args[0]
-	if len(after) > protocol.MaxLaneName {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Lanes.Name, "after"))
-	}
-	count, ok := grammar.Decimal(r.args[1], 1, protocol.MaxCount)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.Lanes.Name, "count"))
+	count, err := verdict.LanesValues(after, r.args[1])
+	if err != nil {
+		return err
 	}
 	st := laneVerbs.get()
 	defer laneVerbs.put(st)
@@ -43,18 +39,9 @@ func lanes(c *host.Call) error {
 		}
 		b.Cmd(host.ZRANGE).Arg(registry).Arg(from).Str("+").Str("BYLEX").Str("LIMIT").Str("0").Int(count)
 	}
-	res := b.RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+	if st.names, err = pageAt(b.RunAll(), deny, &st.scratch, st.names); err != nil {
 		return err
 	}
-	if deny >= 0 {
-		return host.ErrNoPerm
-	}
-	page := listAt(res, 1, &st.scratch, st.names)
-	if page.Err != nil {
-		return page.Err
-	}
-	st.names = page.Val
 	return st.replyLanes(&r, info)
 }
 

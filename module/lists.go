@@ -16,6 +16,25 @@ var (
 	statRequeued  = protocol.StatsCounters[7]
 )
 
+// pageAt is a paged read's page (CHILDREN, LANES, SCHEDULE.LIST,
+// SCHEDULE.DUE): its batch is the fence, then the page's ZRANGE when the
+// caller's ACL allowed it (deny -1). The fence's refusal comes first, then
+// the denial (NOPERM), then the ZRANGE's; the page's members are copied to
+// keep and appended to dst[:0], which is returned as it was on a refusal.
+func pageAt(res host.Results, deny int, keep *scratch, dst [][]byte) ([][]byte, error) {
+	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+		return dst, err
+	}
+	if deny >= 0 {
+		return dst, host.ErrNoPerm
+	}
+	page := listAt(res, 1, keep, dst)
+	if page.Err != nil {
+		return dst, page.Err
+	}
+	return page.Val, nil
+}
+
 // listAt is the i-th reply of a batch as an array of strings (ZRANGEBYSCORE,
 // LRANGE), its elements appended to dst[:0]. With keep set the elements are
 // copied into it, so the verdict can look at them after the next batch;

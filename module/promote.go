@@ -23,29 +23,16 @@ func promote(c *host.Call) error {
 	s := &st.seen
 	// fence and domain reads, driven by the verdict
 	step, err := drive(func() verdict.PromoteStep { return verdict.Promote(s) }, func(step verdict.PromoteStep) error {
-		switch step.Need {
-		case verdict.PromoteFirst:
-			// GET version, then the delayed jobs due at or before now
-			res := r.fenced().
-				Cmd(host.ZRANGEBYSCORE).Arg(delayed).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
-				RunAll()
-			s.Version = st.keep(fieldAt(res, 0))
-			s.Due = listAt(res, 1, &st.scratch, st.ids)
-			st.ids = s.Due.Val
-		case verdict.PromoteRows:
-			if err := st.readRows(&r, pending, signal); err != nil {
-				return err
-			}
-		case verdict.PromoteLanes:
-			// the jobs' lanes, in order: one waiting job more each
-			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
-			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, 0, st.laneOf)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
+		if step.Need != verdict.PromoteFirst {
+			return st.readNext(&r, step, pending, signal)
 		}
+		// GET version, then the delayed jobs due at or before now
+		res := r.fenced().
+			Cmd(host.ZRANGEBYSCORE).Arg(delayed).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
+			RunAll()
+		s.Version = st.keep(fieldAt(res, 0))
+		s.Due = listAt(res, 1, &st.scratch, st.ids)
+		st.ids = s.Due.Val
 		return nil
 	})
 	if err != nil {
@@ -61,6 +48,27 @@ func promote(c *host.Call) error {
 	}
 	c.ReplyInt(v.Moved)
 	return nil
+}
+
+// readNext performs the reads PROMOTE's verdict needs after its first
+// batch, for PROMOTE and PROMOTEALL alike: the rows and types (readRows),
+// then the lane accounting of the jobs' lanes, in order, one waiting job
+// more each.
+func (st *promoteState) readNext(r *verbCall, step verdict.PromoteStep, pending, signal []byte) error {
+	switch step.Need {
+	case verdict.PromoteRows:
+		return st.readRows(r, pending, signal)
+	case verdict.PromoteLanes:
+		st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
+		st.lanes.addMoves(r.base, step.Verdict.Moves, 1, 0, st.laneOf)
+		lanes, err := st.lanes.readReply(r)
+		if err != nil {
+			return err
+		}
+		st.seen.Lanes = lanes
+		return nil
+	}
+	return host.ErrInternal
 }
 
 // promoteWrites is the end of PROMOTE and PROMOTEALL once their verdict

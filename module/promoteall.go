@@ -9,7 +9,8 @@ import (
 // promoteAll is EMQ.PROMOTEALL (internal/lua/promoteall.lua): move up to limit
 // delayed jobs to pending whether they are due or not, soonest due first.
 // It is PROMOTE over the head of delayed in place of its due jobs, and
-// shares PROMOTE's verdict and reads. Crossings: the command, one read batch
+// shares PROMOTE's reads; its verdict (verdict.PromoteAll) is PROMOTE's
+// after ZCARD delayed. Crossings: the command, one read batch
 // (the fence, ZCARD delayed and its head); with members, the rows' ACL
 // check, one read batch (the rows and the types), the guard, one write
 // batch.
@@ -29,44 +30,19 @@ func promoteAll(c *host.Call) error {
 		Cmd(host.ZRANGE).Arg(delayed).Str("0").Int(limit - 1).
 		RunAll()
 	s.Version = st.keep(fieldAt(res, 0))
-	if err := verdict.Fence(s.Version); err != nil {
-		return err
-	}
 	card := intAt(res, 1)
-	if card.Err != nil {
-		return card.Err
+	if card.Err == nil && card.Val > 0 {
+		s.Due = listAt(res, 2, &st.scratch, st.ids)
+		st.ids = s.Due.Val
 	}
-	if card.Val == 0 {
-		return replyMovedLeft(c, 0, 0)
-	}
-	s.Due = listAt(res, 2, &st.scratch, st.ids)
-	st.ids = s.Due.Val
-	// the rest is PROMOTE's, driven by its verdict
-	step, err := drive(func() verdict.PromoteStep { return verdict.Promote(s) }, func(step verdict.PromoteStep) error {
-		switch step.Need {
-		case verdict.PromoteRows:
-			if err := st.readRows(&r, pending, signal); err != nil {
-				return err
-			}
-		case verdict.PromoteLanes:
-			st.laneOf = grow(st.laneOf, len(step.Verdict.Moves))
-			st.lanes.addMoves(r.base, step.Verdict.Moves, 1, 0, st.laneOf)
-			lanes, err := st.lanes.readReply(&r)
-			if err != nil {
-				return err
-			}
-			s.Lanes = lanes
-		default:
-			return host.ErrInternal
-		}
-		return nil
-	})
+	// the rest is PROMOTE's, driven by PROMOTEALL's verdict
+	step, err := drive(func() verdict.PromoteStep { return verdict.PromoteAll(s, card) },
+		func(step verdict.PromoteStep) error { return st.readNext(&r, step, pending, signal) })
 	if err != nil {
 		return err
 	}
 	v := step.Verdict
-	ids := s.Due.Val
-	left := card.Val - int64(len(ids))
+	left := card.Val - int64(len(s.Due.Val))
 	if v.Moves == nil {
 		return replyMovedLeft(c, 0, left)
 	}

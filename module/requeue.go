@@ -25,15 +25,10 @@ func requeue(c *host.Call) error {
 	}
 	st := requeues.get()
 	defer requeues.put(st)
-	st.reset()
-	st.lanes.reset(&st.scratch)
-	st.events.reset()
 	st.cancelled = false
-	st.ev = verdict.Field{}
 	// the row is outside the key-spec: the caller's ACL first (read, then
-	// written); a denial is the row read's refusal, in its place after the
-	// fence
-	if st.row, st.deny, err = rowACL(&r, &st.scratch); err != nil {
+	// written)
+	if err := st.start(&r); err != nil {
 		return err
 	}
 	// fence and domain reads, driven by the verdict
@@ -45,15 +40,46 @@ func requeue(c *host.Call) error {
 		return err
 	}
 	v := step.Verdict
-	if v.Gone {
-		c.ReplyInt(0)
-		return nil
+	return goneOrWritten(c, v.Gone, func() error { return st.write(&r, v) })
+}
+
+// jobCall is the state the verbs on one job's row outside the key-spec
+// share (CANCEL, FAIL, REQUEUE, RESCHEDULE, RETRY): the call's scratch and
+// lane accounting, the row with the ACL's verdict on it, the row's ev as
+// read and the call's job events.
+type jobCall struct {
+	scratch
+	lanes laneAcct
+	// row is the job's row, deny the ACL's verdict on it (-1: allowed).
+	row  []byte
+	deny int
+	// ev is the row's ev; events the call's job events.
+	ev     verdict.Field
+	events jobEvents
+}
+
+// start readies the state for a call and checks the row, outside the
+// key-spec, against the caller's ACL first (rowACL): a denial is the row
+// read's refusal, in its place after the fence.
+func (j *jobCall) start(r *verbCall) (err error) {
+	j.reset()
+	j.lanes.reset(&j.scratch)
+	j.events.reset()
+	j.ev = verdict.Field{}
+	j.row, j.deny, err = rowACL(r, &j.scratch)
+	return err
+}
+
+// rowAt reads the row's HMGET of len(dst) fields then ev, res[i], into dst
+// and j.ev, each copied to the scratch so the verdict can look at them
+// after the next batch; the error is the row read's.
+func (j *jobCall) rowAt(res host.Results, i int, dst []verdict.Field) error {
+	err := fieldsEvAt(res, i, dst, &j.ev)
+	for k := range dst {
+		dst[k].Bytes = j.copy(dst[k].Bytes)
 	}
-	if err := st.write(&r, v); err != nil {
-		return err
-	}
-	c.ReplyInt(1)
-	return nil
+	j.ev.Bytes = j.copy(j.ev.Bytes)
+	return err
 }
 
 // rowACL builds the row of the job whose id is ARGV[1], outside the
@@ -207,18 +233,11 @@ func backWrites(b *host.Batch, id []byte, j jobBack, lanes *laneAcct) int {
 
 // requeueState is REQUEUE's scratch between commands.
 type requeueState struct {
-	scratch
+	jobCall
 	seen   verdict.RequeueSeen
 	fields [8]verdict.Field
 	// cancelled: the row's cancelled field is present.
 	cancelled bool
-	// row is the job's row, deny the ACL's verdict on it (-1: allowed).
-	row   []byte
-	deny  int
-	lanes laneAcct
-	// ev is the row's ev; events the job's requeued event.
-	ev     verdict.Field
-	events jobEvents
 }
 
 var requeues pool[requeueState]

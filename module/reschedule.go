@@ -35,13 +35,8 @@ func reschedule(c *host.Call) error {
 	n, _ := grammar.Decimal(id, 1, protocol.MaxJobID)
 	st := reschedules.get()
 	defer reschedules.put(st)
-	st.reset()
-	st.lanes.reset(&st.scratch)
-	st.events.reset()
-	st.ev = verdict.Field{}
-	// the row is outside the key-spec: the caller's ACL first (a denial is
-	// the row read's refusal, in its place after the fence)
-	if st.row, st.deny, err = rowACL(&r, &st.scratch); err != nil {
+	// the row is outside the key-spec: the caller's ACL first
+	if err := st.start(&r); err != nil {
 		return err
 	}
 	s := &st.seen
@@ -99,11 +94,7 @@ func (st *rescheduleState) readFirst(r *verbCall) {
 	i := 1
 	if st.deny < 0 {
 		s.Row = verdict.Reply[[4]verdict.Field]{Made: true}
-		s.Row.Err = fieldsEvAt(res, 1, s.Row.Val[:], &st.ev)
-		for k := range s.Row.Val {
-			s.Row.Val[k].Bytes = st.copy(s.Row.Val[k].Bytes)
-		}
-		st.ev.Bytes = st.copy(st.ev.Bytes)
+		s.Row.Err = st.rowAt(res, 1, s.Row.Val[:])
 		i++
 	} else {
 		s.Row = denied[[4]verdict.Field]()
@@ -155,15 +146,8 @@ func (st *rescheduleState) write(r *verbCall, v verdict.RescheduleVerdict, lane 
 
 // rescheduleState is RESCHEDULE's scratch between commands.
 type rescheduleState struct {
-	scratch
-	seen   verdict.RescheduleSeen
-	lanes  laneAcct
-	events jobEvents
-	// row is the job's row, deny the ACL's verdict on it (-1: allowed); ev
-	// the row's ev.
-	row  []byte
-	deny int
-	ev   verdict.Field
+	jobCall
+	seen verdict.RescheduleSeen
 }
 
 var reschedules pool[rescheduleState]

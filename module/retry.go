@@ -25,14 +25,9 @@ func retry(c *host.Call) error {
 	}
 	st := retries.get()
 	defer retries.put(st)
-	st.reset()
-	st.lanes.reset(&st.scratch)
-	st.events.reset()
-	st.ev = verdict.Field{}
 	// the row is outside the key-spec: the caller's ACL first (read, then
-	// written); a denial is the row read's refusal, in its place after the
-	// fence
-	if st.row, st.deny, err = rowACL(&r, &st.scratch); err != nil {
+	// written)
+	if err := st.start(&r); err != nil {
 		return err
 	}
 	s := &st.seen
@@ -43,15 +38,7 @@ func retry(c *host.Call) error {
 		return err
 	}
 	v := step.Verdict
-	if v.Gone {
-		c.ReplyInt(0)
-		return nil
-	}
-	if err := st.write(&r, v); err != nil {
-		return err
-	}
-	c.ReplyInt(1)
-	return nil
+	return goneOrWritten(c, v.Gone, func() error { return st.write(&r, v) })
 }
 
 // read performs the read step needs (drive).
@@ -86,12 +73,7 @@ func (st *retryState) readFirst(r *verbCall) {
 	k := 1
 	if st.deny < 0 {
 		f := st.fields[:]
-		err := fieldsEvAt(res, 1, f, &st.ev)
-		for i := range f {
-			f[i].Bytes = st.copy(f[i].Bytes)
-		}
-		st.ev.Bytes = st.copy(st.ev.Bytes)
-		s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: err}
+		s.Row = verdict.Reply[[]verdict.Field]{Made: true, Val: f, Err: st.rowAt(res, 1, f)}
 		k = 2
 	} else {
 		s.Row = denied[[]verdict.Field]()
@@ -132,16 +114,9 @@ func (st *retryState) write(r *verbCall, v verdict.RetryVerdict) error {
 
 // retryState is RETRY's scratch between commands.
 type retryState struct {
-	scratch
+	jobCall
 	seen   verdict.RetrySeen
 	fields [4]verdict.Field
-	lanes  laneAcct
-	// row is the job's row, deny the ACL's verdict on it (-1: allowed).
-	row  []byte
-	deny int
-	// ev is the row's ev; events the job's promoted event.
-	ev     verdict.Field
-	events jobEvents
 }
 
 var retries pool[retryState]

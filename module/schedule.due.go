@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/trafikey/trafikey/internal/protocol"
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
 )
@@ -19,9 +18,9 @@ func scheduleDue(c *host.Call) error {
 		return err
 	}
 	schedules, due := r.keys[2], r.keys[3]
-	limit, ok := grammar.Decimal(r.args[0], 1, protocol.MaxCount)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.ScheduleDue.Name, "limit"))
+	limit, err := verdict.ScheduleDueLimit(r.args[0])
+	if err != nil {
+		return err
 	}
 	st := scheds.get()
 	defer scheds.put(st)
@@ -29,13 +28,8 @@ func scheduleDue(c *host.Call) error {
 	res := r.fenced().
 		Cmd(host.ZRANGEBYSCORE).Arg(due).Str("-inf").Int(r.now).Str("LIMIT").Str("0").Int(limit).
 		RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+	if st.ids, err = pageAt(res, -1, &st.scratch, st.ids); err != nil {
 		return err
 	}
-	list := listAt(res, 1, &st.scratch, st.ids)
-	if list.Err != nil {
-		return list.Err
-	}
-	st.ids = list.Val
 	return st.replyEntries(&r, schedules, func() { c.ReplyInt(r.now) })
 }

@@ -47,11 +47,13 @@ func scheduleID(v *protocol.Verb, id []byte) error {
 	return nil
 }
 
-// schedulePauseResume is SCHEDULE.PAUSE (pause) or SCHEDULE.RESUME.
-// Crossings: the command, one read batch (the fence, HGET schedules
+// schedulePauseResume is SCHEDULE.PAUSE or SCHEDULE.RESUME, decided by
+// the verb's verdict at the server's time (verdict.SchedulePause,
+// verdict.ScheduleResume): a paused state leaves scheddue, a running one
+// is due now. Crossings: the command, one read batch (the fence, HGET schedules
 // s:<id>, the type of scheddue); with a change, the guard and one write
 // batch.
-func schedulePauseResume(c *host.Call, v *protocol.Verb, pause bool) error {
+func schedulePauseResume(c *host.Call, v *protocol.Verb, decide func(*verdict.SchedulePauseSeen, int64) (verdict.State, bool, error)) error {
 	// shape and layout: numkeys 4 (base version schedules scheddue), ARGV id
 	r, err := prelude(c, v, exactly(1))
 	if err != nil {
@@ -71,7 +73,7 @@ func schedulePauseResume(c *host.Call, v *protocol.Verb, pause bool) error {
 		Cmd(host.ZCARD).Arg(due).
 		RunAll()
 	seen := verdict.SchedulePauseSeen{Version: fieldAt(res, 0), State: fieldAt(res, 1), Due: intAt(res, 2)}
-	state, change, err := verdict.SchedulePause(&seen, pause, r.now)
+	state, change, err := decide(&seen, r.now)
 	if err != nil {
 		return err
 	}
@@ -86,7 +88,7 @@ func schedulePauseResume(c *host.Call, v *protocol.Verb, pause bool) error {
 		return err
 	}
 	b := w.Write().Cmd("HSET").Arg(schedules).Arg(sField).Arg(stateBytes)
-	if pause {
+	if state.Paused {
 		b.Cmd("ZREM").Arg(due).Arg(id)
 	} else {
 		b.Cmd("ZADD").Arg(due).Int(r.now).Arg(id)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"github.com/trafikey/trafikey/internal/protocol"
-	"github.com/trafikey/trafikey/module/internal/grammar"
 	"github.com/trafikey/trafikey/module/internal/host"
 	"github.com/trafikey/trafikey/module/internal/verdict"
 )
@@ -19,12 +18,9 @@ func scheduleList(c *host.Call) error {
 	}
 	schedules, ids := r.keys[2], r.keys[3]
 	after := r.args[0]
-	if len(after) > 0 && !verdict.ScheduleID(after) {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.ScheduleList.Name, "after"))
-	}
-	count, ok := grammar.Decimal(r.args[1], 1, protocol.MaxCount)
-	if !ok {
-		return grammar.Refusal(protocol.ErrBadArg(protocol.ScheduleList.Name, "count"))
+	count, err := verdict.ScheduleListValues(after, r.args[1])
+	if err != nil {
+		return err
 	}
 	st := scheds.get()
 	defer scheds.put(st)
@@ -36,13 +32,8 @@ func scheduleList(c *host.Call) error {
 		b.Arg(st.derived(nil, "(", after, ""))
 	}
 	res := b.Str("+").Str("BYLEX").Str("LIMIT").Str("0").Int(count).RunAll()
-	if err := verdict.Fence(fieldAt(res, 0)); err != nil {
+	if st.ids, err = pageAt(res, -1, &st.scratch, st.ids); err != nil {
 		return err
 	}
-	page := listAt(res, 1, &st.scratch, st.ids)
-	if page.Err != nil {
-		return page.Err
-	}
-	st.ids = page.Val
 	return st.replyEntries(&r, schedules, nil)
 }

@@ -214,16 +214,6 @@ func testFlowRelease(t *testing.T, env Env) {
 		c := q.claimOne()
 		require.Equal(t, "1", c.id)
 	})
-	scenario(t, env, "children in pages", func(t *testing.T, q *queue) {
-		q.install()
-		q.add(job{data: "p"}, child("a", "1"), child("b", "1"), child("c", "1"), child("d", "1"), child("e", "1"))
-		pend := "pending"
-		require.Equal(t, Arr(childEntry("2", pend, "", ""), childEntry("3", pend, "", "")), q.call(protocol.Children, "1", "0", "2"))
-		require.Equal(t, Arr(childEntry("4", pend, "", ""), childEntry("5", pend, "", "")), q.call(protocol.Children, "1", "3", "2"))
-		require.Equal(t, Arr(childEntry("6", pend, "", "")), q.call(protocol.Children, "1", "5", "2"))
-		require.Equal(t, Arr(), q.call(protocol.Children, "1", "6", "2"))
-		require.Equal(t, Arr(), q.call(protocol.Children, "2", "0", "2"), "a job without children")
-	})
 	scenario(t, env, "completemany completes several children of one parent", func(t *testing.T, q *queue) {
 		q.install()
 		q.add(job{data: "p"}, child("a", "1"), child("b", "1"), child("c", "1"), job{data: "x"})
@@ -585,19 +575,6 @@ func testFlowRefusals(t *testing.T, env Env) {
 		q.plant(q.k.Results("1"), "hash")
 		q.do("HSET", q.k.Stats, "completed", "x")
 		q.refuse(protocol.ErrHashNotInteger, q.verb(protocol.Complete, c.id, c.token(), "r"))
-	})
-	scenario(t, env, "children: kids denied before its type", func(t *testing.T, q *queue) {
-		q.install()
-		q.plant(q.k.Kids("1"), "zset")
-		user := q.as(map[string]string{classFlows: ""})
-		user.refuse(protocol.ErrNoPerm, user.verb(protocol.Children, "1", "0", "10"))
-		q.refuse(protocol.ErrWrongType, q.verb(protocol.Children, "1", "0", "10"))
-	})
-	scenario(t, env, "children: a child's row of another type", func(t *testing.T, q *queue) {
-		q.install()
-		q.add(job{data: "p"}, child("c", "1"))
-		q.plant(q.k.Job("2"), "hash")
-		q.refuse(protocol.ErrWrongType, q.verb(protocol.Children, "1", "0", "10"))
 	})
 	scenario(t, env, "results of another type", func(t *testing.T, q *queue) {
 		c := withParent(q)

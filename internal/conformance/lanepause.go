@@ -28,15 +28,6 @@ func testLanePause(t *testing.T, env Env) {
 		require.Equal(t, Int(0), q.unchanged(q.verb(protocol.LaneResume, "a")))
 		require.Equal(t, claims("1", "a1"), q.call(protocol.Claim, "30000", "10"))
 	})
-	scenario(t, env, "resume with turns not empty does not signal", func(t *testing.T, q *queue) {
-		q.install()
-		q.add(job{data: "a1", lane: "a"}, job{data: "b1", lane: "b"})
-		q.must(protocol.LanePause, "a")
-		q.do("DEL", q.k.Signal)
-		require.Equal(t, Int(1), q.call(protocol.LaneResume, "a"))
-		require.Equal(t, Bulks("a", "0", "b", "0"), q.turnsOf())
-		require.Equal(t, Int(0), q.r("EXISTS", q.k.Signal))
-	})
 	scenario(t, env, "an unused lane", func(t *testing.T, q *queue) {
 		q.install()
 		require.Equal(t, Int(0), q.unchanged(q.verb(protocol.LaneResume, "x")))

@@ -29,41 +29,8 @@ var pieces = []struct{ name, dir, ext string }{
 	{"conformance", "internal/conformance", ".go"},
 }
 
-// pieceExceptions are the pieces a verb has not in a file of its own, by
-// verb and piece, and where they are instead. Each is a verb whose decision
-// or scenarios are another's; an entry whose file exists fails the test, so
-// the list cannot outlive its reason.
-var pieceExceptions = map[string]map[string]string{
-	"lanepause": {
-		"verdict": "the lane accounting (laneacct.go) and the checks the lane setting verbs share (laneverbs.go) decide it",
-	},
-	"laneresume": {
-		"verdict":     "as LANEPAUSE's, which it undoes",
-		"conformance": "LANEPAUSE's scenarios (lanepause.go) resume the lanes they pause",
-	},
-	"lanes": {
-		"verdict": "each entry is LANE's reply (lane.go)",
-	},
-	"events": {
-		"verdict": "it sets or clears one meta field after the fence and its value's check; nothing to decide",
-	},
-	"promoteall": {
-		"verdict": "PROMOTE's verdict (promote.go), over every delayed job",
-	},
-	"children": {
-		"conformance": "the flow scenarios (flows.go) read every parent's children with it",
-	},
-	"schedule.resume": {
-		"verdict": "SCHEDULE.PAUSE's verdict (schedule.pause.go) decides both",
-	},
-	"schedule.list": {
-		"verdict": "a read that checks only the fence and the schedule id (schedule.go)",
-	},
-	"schedule.due": {
-		"verdict": "a read that checks only the fence",
-	},
-}
-
+// TestVerbLayout holds every registered verb to its four pieces, each in
+// the file named for the verb.
 func TestVerbLayout(t *testing.T) {
 	t.Parallel()
 	root, err := repo.Root()
@@ -72,17 +39,7 @@ func TestVerbLayout(t *testing.T) {
 		for _, p := range pieces {
 			path := filepath.Join(root, p.dir, v.Name+p.ext)
 			_, err := os.Stat(path)
-			if why, ok := pieceExceptions[v.Name][p.name]; ok {
-				require.True(t, os.IsNotExist(err), "%s has its %s (%s): drop its exception (%s)", v.Name, p.name, path, why)
-				continue
-			}
 			require.NoError(t, err, "%s: its %s belongs in %s", v.Name, p.name, filepath.Join(p.dir, v.Name+p.ext))
-		}
-	}
-	for name, ex := range pieceExceptions {
-		require.True(t, slices.ContainsFunc(protocol.All, func(v *protocol.Verb) bool { return v.Name == name }), "exception for %s, not a verb", name)
-		for piece := range ex {
-			require.True(t, slices.ContainsFunc(pieces, func(p struct{ name, dir, ext string }) bool { return p.name == piece }), "%s: no piece %s", name, piece)
 		}
 	}
 }

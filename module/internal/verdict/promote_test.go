@@ -18,8 +18,15 @@ type promoteScript struct {
 
 func (sc promoteScript) run(t *testing.T) ([]PromoteRead, PromoteStep) {
 	t.Helper()
+	return sc.runWith(t, Promote)
+}
+
+// runWith drives decide, PROMOTE's verdict or PROMOTEALL's, over the
+// script's replies.
+func (sc promoteScript) runWith(t *testing.T, decide func(*PromoteSeen) PromoteStep) ([]PromoteRead, PromoteStep) {
+	t.Helper()
 	var s PromoteSeen
-	needs := drive(t, func() PromoteRead { return Promote(&s).Need }, func(n PromoteRead) {
+	needs := drive(t, func() PromoteRead { return decide(&s).Need }, func(n PromoteRead) {
 		switch n {
 		case PromoteFirst:
 			s.Version = wire(sc.version)
@@ -44,7 +51,7 @@ func (sc promoteScript) run(t *testing.T) ([]PromoteRead, PromoteStep) {
 			t.Fatalf("unknown read %d", n)
 		}
 	})
-	return needs, Promote(&s)
+	return needs, decide(&s)
 }
 
 func TestPromote(t *testing.T) {

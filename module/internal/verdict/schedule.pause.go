@@ -8,26 +8,34 @@ type SchedulePauseSeen struct {
 	Due     Reply[int64]
 }
 
-// SchedulePause decides SCHEDULE.PAUSE (pause) or SCHEDULE.RESUME at server
-// time now: change reports whether the state changes (reply 1), and st is
-// the new state.
-func SchedulePause(s *SchedulePauseSeen, pause bool, now int64) (st State, change bool, err error) {
+// SchedulePause decides SCHEDULE.PAUSE: change reports whether the
+// schedule was running (reply 1), and st is its paused state, the next
+// fire dropped.
+func SchedulePause(s *SchedulePauseSeen) (st State, change bool, err error) {
+	old, change, err := scheduleToggle(s, true)
+	if !change {
+		return State{}, false, err
+	}
+	return State{Rev: old.Rev + 1, Count: old.Count, Last: old.Last, Paused: true}, true, nil
+}
+
+// scheduleToggle reads what SCHEDULE.PAUSE and SCHEDULE.RESUME decide on,
+// in their order: the fence, the state, and scheddue's type when the state
+// changes. change reports whether the schedule exists and its paused flag
+// is not already paused; old is its state as read.
+func scheduleToggle(s *SchedulePauseSeen, paused bool) (old State, change bool, err error) {
 	if err := Fence(s.Version); err != nil {
 		return State{}, false, err
 	}
 	if s.State.Err != nil {
 		return State{}, false, s.State.Err
 	}
-	old := ParseState(s.State.Val)
-	if !old.Exists || old.Paused == pause {
+	old = ParseState(s.State.Val)
+	if !old.Exists || old.Paused == paused {
 		return State{}, false, nil
 	}
 	if s.Due.Err != nil {
 		return State{}, false, s.Due.Err
 	}
-	st = State{Rev: old.Rev + 1, Count: old.Count, Last: old.Last, Paused: pause}
-	if !pause {
-		st.Last, st.Next = max(old.Last, now), now
-	}
-	return st, true, nil
+	return old, true, nil
 }
