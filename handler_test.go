@@ -450,3 +450,34 @@ func TestFlowOptions(t *testing.T) {
 		require.Equal(t, trafikey.StateWaiting, parent.State)
 	})
 }
+
+// TestHandleResult: a typed handler's result reaches AddAndWaitResult
+// decoded; its failure is the job's death; a result of another shape does
+// not decode.
+func TestHandleResult(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		type in struct{ N int }
+		type out struct{ Double int }
+		double := trafikey.NewJobType[in]("double")
+		mux := trafikey.NewMux()
+		trafikey.HandleResult(mux, double, func(_ context.Context, job *trafikey.Job, v in) (out, error) {
+			if v.N < 0 {
+				return out{}, trafikey.SkipRetry(errors.New("negative"))
+			}
+			return out{Double: 2 * v.N}, nil
+		})
+		runWorker(t, newWorker(t, b.q, mux.Dispatch, trafikey.WorkerOptions{}))
+
+		got, err := trafikey.AddAndWaitResult[out](ctx, b.q, double, in{N: 21}, nil)
+		require.NoError(t, err)
+		require.Equal(t, out{Double: 42}, got)
+
+		_, err = trafikey.AddAndWaitResult[out](ctx, b.q, double, in{N: -1}, nil)
+		require.ErrorIs(t, err, trafikey.ErrJobDead)
+		require.ErrorContains(t, err, "negative")
+
+		_, err = trafikey.AddAndWaitResult[[]string](ctx, b.q, double, in{N: 1}, nil)
+		require.ErrorContains(t, err, `result of kind "double" does not decode`)
+	})
+}
