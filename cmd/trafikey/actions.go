@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -167,7 +168,8 @@ func removeAction() jobAction {
 its logs, and releases its unique key; a parent waiting for it is told, as if
 it had finished. A parent still waiting for its children is removed with its
 whole flow, every descendant (at most 1,000 jobs), all or none: remove says
-"removed job <id> and its flow" for it (it reads each job first to know).
+"removed job <id> and its flow" for it (it looks each id up among the waiting
+parents first, a one-row read).
 An active job, or a flow with an active job, is refused (exit code 4): a
 worker holds it. A job that does not exist is not found (3).`,
 		flows: true,
@@ -282,9 +284,7 @@ at once and a progress bar is shown on a terminal.` + act.bulkLong,
 				for i := range next {
 					callCtx, cancel := s.bound(ctx)
 					if act.flows {
-						// any error here, the action meets it too
-						info, err := q.Inspect(callCtx, ids[i])
-						flows[i] = err == nil && info.State == trafikey.StateWaiting
+						flows[i] = waitingParent(callCtx, q, ids[i])
 					}
 					errs[i] = s.explain(q, act.do(callCtx, q, ids[i]))
 					cancel()
@@ -336,6 +336,21 @@ at once and a progress bar is shown on a terminal.` + act.bulkLong,
 		}
 		return collectFailures(errs)
 	})
+}
+
+// waitingParent reports whether job id is a parent waiting for its
+// children. It reads the one row of the waiting parents' listing at the id
+// (their score is the id), without the payload, which INSPECT would read
+// whole however large. Any error reads as no: the action that follows
+// meets it too.
+func waitingParent(ctx context.Context, q *trafikey.Queue, id string) bool {
+	n, err := strconv.ParseUint(id, 10, 63)
+	if err != nil || n == 0 || strconv.FormatUint(n, 10) != id {
+		return false
+	}
+	before := strconv.FormatUint(n-1, 10)
+	p, err := q.Jobs(ctx, trafikey.StateWaiting, trafikey.JobsOptions{After: before + ":" + before, Limit: 1, Clip: -1})
+	return err == nil && len(p.Rows) == 1 && p.Rows[0].ID == id
 }
 
 // readIDs returns the ids of the arguments, reading "-" from in.

@@ -19,10 +19,12 @@ var errNotConfirmed = errors.New("not confirmed")
 // deleteQueueJSON is `trafikey delete-queue --json`: the queue's counts
 // just before, and the keys deleted.
 type deleteQueueJSON struct {
-	Queue       string          `json:"queue"`
-	Before      admin.QueueView `json:"before"`
-	Schedules   int             `json:"schedules"`
-	DeletedKeys int             `json:"deleted_keys"`
+	Queue string `json:"queue"`
+	// Before and Schedules are absent for a queue of another wire
+	// version, whose counts cannot be read.
+	Before      *admin.QueueView `json:"before,omitempty"`
+	Schedules   *int             `json:"schedules,omitempty"`
+	DeletedKeys int              `json:"deleted_keys"`
 }
 
 func (a *app) newDeleteQueueCmd() *cobra.Command {
@@ -32,7 +34,8 @@ func (a *app) newDeleteQueueCmd() *cobra.Command {
 		Short: "Delete a queue and everything it holds",
 		Long: `delete-queue deletes a queue with its jobs in every state, their logs and
 results, its lanes, schedules, settings, counters and events (DeleteQueue).
-It first prints the queue's counts, then asks for the queue's name to be
+It first prints the queue's counts (not readable on a queue written by
+another wire version, which it deletes all the same), then asks for the queue's name to be
 typed on the terminal; without a terminal (a script, a pipe) it refuses
 unless --yes is given. It prints how many keys it deleted.
 
@@ -49,25 +52,24 @@ opens the queue again afterwards makes a new, empty queue of that name.`,
 			cancel()
 			return err
 		}
-		st, err := q.Stats(readCtx)
-		if err != nil {
-			cancel()
-			return s.explain(q, err)
-		}
-		schedules := 0
-		for _, err := range q.Schedules().List(readCtx) {
-			if err != nil {
-				cancel()
-				return s.explain(q, err)
-			}
-			schedules++
-		}
-		cancel()
-		before := admin.ViewOfStats(q.Name(), st)
 		stderr := s.cmd.ErrOrStderr()
-		fmt.Fprintf(stderr, "queue %s on %s holds %s\n", q.Name(), s.conn.where(), describeCounts(st, schedules))
-		if st.Active > 0 {
-			fmt.Fprintf(stderr, "%d jobs are active: their workers will be refused\n", st.Active)
+		out := deleteQueueJSON{Queue: q.Name()}
+		st, schedules, err := readQueueContents(readCtx, q)
+		cancel()
+		switch {
+		case errors.Is(err, trafikey.ErrWire):
+			// a queue of another version of trafikey: its counts cannot
+			// be read, and deleting it is how to be rid of it
+			fmt.Fprintf(stderr, "queue %s on %s was written by another wire version: its counts cannot be read (%v)\n", q.Name(), s.conn.where(), err)
+		case err != nil:
+			return s.explain(q, err)
+		default:
+			before := admin.ViewOfStats(q.Name(), st)
+			out.Before, out.Schedules = &before, &schedules
+			fmt.Fprintf(stderr, "queue %s on %s holds %s\n", q.Name(), s.conn.where(), describeCounts(st, schedules))
+			if st.Active > 0 {
+				fmt.Fprintf(stderr, "%d jobs are active: their workers will be refused\n", st.Active)
+			}
 		}
 		if !yes {
 			if !a.terminal(s.cmd.InOrStdin()) {
@@ -92,11 +94,29 @@ opens the queue again afterwards makes a new, empty queue of that name.`,
 			return s.explain(q, err)
 		}
 		if s.json {
-			return s.printJSON(deleteQueueJSON{Queue: q.Name(), Before: before, Schedules: schedules, DeletedKeys: n})
+			out.DeletedKeys = n
+			return s.printJSON(out)
 		}
 		fmt.Fprintf(s.out(), "deleted queue %s: %d keys\n", q.Name(), n)
 		return nil
 	})
+}
+
+// readQueueContents reads the queue's counts and how many schedules it
+// has.
+func readQueueContents(ctx context.Context, q *trafikey.Queue) (trafikey.Stats, int, error) {
+	st, err := q.Stats(ctx)
+	if err != nil {
+		return st, 0, err
+	}
+	schedules := 0
+	for _, err := range q.Schedules().List(ctx) {
+		if err != nil {
+			return st, 0, err
+		}
+		schedules++
+	}
+	return st, schedules, nil
 }
 
 // describeCounts says what a queue holds, for a person about to delete it.

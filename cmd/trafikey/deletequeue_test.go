@@ -68,11 +68,22 @@ func TestDeleteQueue(t *testing.T) {
 		require.Equal(t, "keep", v.Queue)
 		require.Equal(t, 3, v.Before.Pending)
 		require.Equal(t, 1, v.Before.Waiting)
-		require.Equal(t, 1, v.Schedules)
+		require.Equal(t, 1, *v.Schedules)
 		require.Positive(t, v.DeletedKeys)
 		require.Empty(t, valkeytest.Snapshot(t, s, "emq:{keep}*"))
 		_, err := keep.Add(ctx, []byte("late"), nil)
 		require.ErrorIs(t, err, trafikey.ErrWire, "a handle opened before is refused")
+
+		// a queue of another wire version: no counts, deleted all the same
+		fill("old")
+		valkeytest.Do(t, s, "SET", "emq:{old}:version", "1")
+		out, errOut, code = run(t, "delete-queue", "old", "--yes", "--json", "--addr", s.Addr())
+		require.Equal(t, exitOK, code, errOut)
+		require.Contains(t, errOut, "queue old on "+s.Addr()+" was written by another wire version: its counts cannot be read")
+		v = decode[deleteQueueJSON](t, out)
+		require.Nil(t, v.Before)
+		require.Positive(t, v.DeletedKeys)
+		require.Empty(t, valkeytest.Snapshot(t, s, "emq:{old}*"))
 	})
 }
 
