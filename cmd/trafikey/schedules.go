@@ -386,10 +386,10 @@ func (a *app) newScheduleByIDCmd(verb string) *cobra.Command {
 	switch verb {
 	case "pause":
 		cmd.Short = "Stop schedules: no occurrence is enqueued until resume"
-		cmd.Long = "pause stops each schedule given; the occurrences until resume are skipped. Pausing a paused schedule is a no-op."
+		cmd.Long = "pause stops each schedule given; the occurrences until resume are skipped. Pausing a paused schedule is a no-op; a schedule that does not exist is not found (exit code 3)."
 	case "resume":
 		cmd.Short = "Start paused schedules again, from now"
-		cmd.Long = "resume starts each schedule given again from the server's time. Resuming a running schedule is a no-op."
+		cmd.Long = "resume starts each schedule given again from the server's time. Resuming a running schedule is a no-op; a schedule that does not exist is not found (exit code 3)."
 	default:
 		cmd.Short = "Delete schedules (the jobs they enqueued stay)"
 		cmd.Long = "remove deletes each schedule given; the jobs it enqueued stay. A schedule that does not exist is not found (exit code 3)."
@@ -402,13 +402,29 @@ func (a *app) newScheduleByIDCmd(verb string) *cobra.Command {
 			return err
 		}
 		ids := args[1:]
+		// the server takes pausing or resuming an absent schedule as a
+		// no-op: the schedules read first tell a mistyped id, and one
+		// paused or running already
+		var paused map[string]bool
+		if verb != "remove" {
+			paused = map[string]bool{}
+			for info, err := range q.Schedules().List(ctx) {
+				if err != nil {
+					return s.explain(q, err)
+				}
+				paused[info.ID] = info.Paused
+			}
+		}
 		errs := make([]error, len(ids))
 		results := make([]jobResult, len(ids))
 		for i, id := range ids {
-			switch verb {
-			case "pause":
+			was, known := paused[id]
+			switch {
+			case verb != "remove" && !known && protocol.ValidBusName([]byte(id)):
+				errs[i] = fmt.Errorf("no such schedule: %w", trafikey.ErrNotFound)
+			case verb == "pause":
 				errs[i] = q.Schedules().Pause(ctx, id)
-			case "resume":
+			case verb == "resume":
 				errs[i] = q.Schedules().Resume(ctx, id)
 			default:
 				errs[i] = q.Schedules().Remove(ctx, id)
@@ -422,7 +438,13 @@ func (a *app) newScheduleByIDCmd(verb string) *cobra.Command {
 				}
 				continue
 			}
-			if !s.json {
+			switch {
+			case s.json:
+			case verb == "pause" && was:
+				fmt.Fprintf(s.out(), "schedule %s was paused already\n", id)
+			case verb == "resume" && !was:
+				fmt.Fprintf(s.out(), "schedule %s was not paused\n", id)
+			default:
 				fmt.Fprintf(s.out(), "%s schedule %s\n", done, id)
 			}
 		}

@@ -106,6 +106,22 @@ func TestSchedules(t *testing.T) {
 	require.Equal(t, exitOK, code)
 	require.Equal(t, "now", decode[map[string]any](t, out)["schedule"])
 
+	// an id that is not there is not found, not paused; one paused
+	// already is said so
+	before := valkeytest.Snapshot(t, s, "emq:{mail}:*")
+	out, errOut, code := run(t, "schedules", "pause", "mail", "nosuch", "digest", "--addr", addr)
+	require.Equal(t, exitNotFound, code, errOut)
+	require.Equal(t, "schedule digest was paused already\n", out)
+	require.Contains(t, errOut, "pause schedule nosuch: no such schedule")
+	_, _, code = run(t, "schedules", "resume", "mail", "nosuch", "--addr", addr)
+	require.Equal(t, exitNotFound, code)
+	_, _, code = run(t, "schedules", "pause", "mail", "a b", "--addr", addr)
+	require.Equal(t, exitUsage, code, "not an id")
+	out, _, code = run(t, "schedules", "resume", "mail", "beat", "--addr", addr)
+	require.Equal(t, exitOK, code)
+	require.Equal(t, "schedule beat was not paused\n", out)
+	valkeytest.RequireUnchanged(t, before, valkeytest.Snapshot(t, s, "emq:{mail}:*"))
+
 	out, _, code = run(t, "schedules", "remove", "mail", "beat", "--addr", addr)
 	require.Equal(t, exitOK, code)
 	require.Equal(t, "removed schedule beat\n", out)
