@@ -66,7 +66,7 @@ Every command that reads prints JSON with --json.
 	})
 	root.AddCommand(
 		a.newDemoCmd(),
-		a.newQueuesCmd(), a.newStatsCmd(), a.newLanesCmd(), a.newInspectCmd(), a.newEventsCmd(),
+		a.newQueuesCmd(), a.newStatsCmd(), a.newLanesCmd(), a.newWorkersCmd(), a.newInspectCmd(), a.newEventsCmd(),
 		a.newPauseCmd(true), a.newPauseCmd(false), a.newPromoteCmd(),
 		a.newJobActionCmd(requeueAction()), a.newJobActionCmd(removeAction()), a.newJobActionCmd(cancelAction()),
 		a.newJobsCmd(), a.newJobActionCmd(retryAction()),
