@@ -3,6 +3,7 @@
 //	trafikey queues                       the queues on a server or cluster
 //	trafikey stats <queue>                a queue's counts and lifetime counters
 //	trafikey lanes <queue>                a queue's lanes
+//	trafikey workers <queue>              the worker processes running on a queue
 //	trafikey lane info|pause|resume|cap   one lane: read it, stop or restart its claims, cap it
 //	trafikey jobs <queue> --state S       a page of the jobs in a state (pending: by lane too)
 //	trafikey inspect <queue> <id>         one job
