@@ -220,13 +220,7 @@ func queueOn(t *testing.T, cl *valkeyserver.Cluster, prefix string, p int) (stri
 func blockedOn(t *testing.T, s *valkeyserver.Server, cmd string) int {
 	t.Helper()
 	list, _ := valkeytest.Do(t, s, "CLIENT", "LIST").(string)
-	n := 0
-	for line := range strings.Lines(list) {
-		if strings.Contains(strings.ToLower(line), " cmd="+cmd+" ") && strings.Contains(line, " flags=b ") {
-			n++
-		}
-	}
-	return n
+	return countBlocked(list, cmd)
 }
 
 // TestClusterMultiQueueWorker runs one worker over three queues, one on
