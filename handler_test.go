@@ -191,6 +191,54 @@ func TestCancelActiveWithoutNotice(t *testing.T) {
 	})
 }
 
+// TestCancelNoticeAfterReconnect: the worker's connection with the
+// subscription is killed while a job runs; the worker subscribes again,
+// and the cancel that follows reaches the handler by its notice (the lease
+// is an hour, so no heartbeat runs).
+func TestCancelNoticeAfterReconnect(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q, calls := b.counted(t, "reconnect")
+		id, err := q.Add(t.Context(), []byte("long"), nil)
+		require.NoError(t, err)
+		started := make(chan struct{})
+		cause := make(chan error, 1)
+		w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
+			close(started)
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return ctx.Err()
+		}, trafikey.WorkerOptions{Lease: time.Hour})
+		stop := runWorker(t, w)
+		<-started
+		// the id of the client holding the subscription ("" when none)
+		subscriber := func() string {
+			list, _ := b.do(t, "CLIENT", "LIST").(string)
+			for line := range strings.Lines(list) {
+				if strings.Contains(line, " ssub=1 ") {
+					id, _, _ := strings.Cut(strings.TrimPrefix(line, "id="), " ")
+					return id
+				}
+			}
+			return ""
+		}
+		first := subscriber()
+		require.NotEmpty(t, first, "the worker subscribed before it claimed")
+		b.do(t, "CLIENT", "KILL", "ID", first)
+		require.Eventually(t, func() bool { again := subscriber(); return again != "" && again != first },
+			eventually, tick, "the worker subscribes again, on a new connection")
+		require.NoError(t, q.Cancel(t.Context(), id))
+		select {
+		case err := <-cause:
+			require.ErrorIs(t, err, trafikey.ErrCancelled)
+		case <-time.After(eventually):
+			t.Fatal("the handler's context was not cancelled")
+		}
+		require.NoError(t, stop())
+		require.Zero(t, calls.count(protocol.Extend), "the notice, not a heartbeat, cancelled the handler")
+		require.Equal(t, 1, w.Stats().Cancelled)
+	})
+}
+
 // TestCancelNoticeTouchesOnlyItsJob: a cancel notice cancels the handler
 // of its own job only: not another job of its queue on another worker, nor
 // the job of the same id of another queue. A notice is handled by every

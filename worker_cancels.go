@@ -50,6 +50,10 @@ func (w *Worker) watchCancels(ctx context.Context, group *sync.WaitGroup) <-chan
 
 // watchQueueCancels subscribes to q's cancels channel, again after each
 // loss, until ctx ends; tried is called once, after the first attempt.
+// When ctx ends, valkey-go stops delivering the channel's messages to this
+// subscription without sending SUNSUBSCRIBE: the shared connection stays
+// subscribed (another worker of the queue in this process may use the same
+// subscription), and a later message is dropped by the client.
 func (w *Worker) watchQueueCancels(ctx context.Context, q *Queue, tried func()) {
 	var once sync.Once
 	defer once.Do(tried)
@@ -71,7 +75,7 @@ func (w *Worker) watchQueueCancels(ctx context.Context, q *Queue, tried func()) 
 		}
 		limit := noticeRetryMax
 		if subscribed.Load() {
-			wait = 0
+			wait = 0 // it held: the backoff starts again
 		}
 		if err != nil {
 			if _, refused := valkey.IsValkeyErr(err); refused {
@@ -79,13 +83,12 @@ func (w *Worker) watchQueueCancels(ctx context.Context, q *Queue, tried func()) 
 			}
 			w.log.warn("trafikey: cancel notices: subscription lost; cancelled jobs are seen at their heartbeat until it is back", "queue", q.name, "err", err)
 		}
-		// A subscription the server ended (its slot moved) is renewed at
-		// once; failures back off.
-		if err != nil || !subscribed.Load() {
-			wait = min(max(2*wait, 50*time.Millisecond), limit)
-			if !sleep(ctx, wait) {
-				return
-			}
+		// A subscription that ended (the server's sunsubscribe when the
+		// slot moved, or a failure) is made again after a backoff from
+		// 50 ms, so one the server keeps ending costs no busy loop.
+		wait = min(max(2*wait, 50*time.Millisecond), limit)
+		if !sleep(ctx, wait) {
+			return
 		}
 	}
 }
