@@ -168,8 +168,10 @@ const (
 // Worker runs a Handler over the jobs of one queue: claim loops
 // (two by default) claim jobs in batches as handler slots free up, goroutines
 // that live for the run each run job after job, their completions share
-// COMPLETEMANY calls, a heartbeat extends the leases of running jobs, and
-// timers promote delayed jobs and recover expired leases.
+// COMPLETEMANY calls, a heartbeat extends the leases of running jobs, a
+// subscription per queue to the queue's cancel notices stops the handler of
+// a job Queue.Cancel ended at once, and timers promote delayed jobs and
+// recover expired leases.
 type Worker struct {
 	queues      []QueueWeight
 	totalWeight int
@@ -210,8 +212,9 @@ type runningJob struct {
 	// CLAIM or EXTEND that granted it), by this process's clock.
 	renewed atomic.Int64
 	lost    atomic.Bool
-	// cancelled is set when a heartbeat found the job cancelled
-	// (Queue.Cancel); lost is set with it, as the claim is gone too.
+	// cancelled is set when the job's cancel notice or a heartbeat found
+	// the job cancelled (Queue.Cancel; jobCancelled); lost is set with it,
+	// as the claim is gone too.
 	cancelled atomic.Bool
 }
 
@@ -371,9 +374,17 @@ func (w *Worker) Run(ctx context.Context) error {
 	var background sync.WaitGroup
 	now := time.Now()
 	w.started.Store(&now)
+	// The cancel notices, like the heartbeats, reach handlers until Run
+	// returns; the first jobs are claimed once the subscriptions are made
+	// (or failed), so no notice of theirs goes unheard.
+	subscribed := w.watchCancels(beatCtx, &background)
 	background.Go(func() { w.heartbeat(beatCtx) })
 	background.Go(func() { w.register(beatCtx) })
 	background.Go(func() { w.maintain(ctx) })
+	select {
+	case <-subscribed:
+	case <-ctx.Done():
+	}
 
 	cs := newClaimState(w.opts.Concurrency)
 	pool := &handlerPool{
@@ -1028,14 +1039,14 @@ func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duratio
 	case err == nil:
 		r.renewed.Store(sent.UnixNano())
 	case errors.Is(err, ErrCancelled):
-		r.cancelled.Store(true)
-		r.lost.Store(true)
-		r.cancel(ErrCancelled)
-		w.log.l.Info("trafikey: job cancelled", "job", r.job.ID, "attempt", r.job.Attempt)
+		w.jobCancelled(r)
 	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrNotFound):
-		r.lost.Store(true)
-		r.cancel(ErrLeaseLost)
-		w.log.l.Warn("trafikey: lease lost", "job", r.job.ID, "attempt", r.job.Attempt, "err", err)
+		// The heartbeat and the recovery timer's renewal may both find
+		// it: the first one acts.
+		if r.lost.CompareAndSwap(false, true) {
+			r.cancel(ErrLeaseLost)
+			w.log.l.Warn("trafikey: lease lost", "job", r.job.ID, "attempt", r.job.Attempt, "err", err)
+		}
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// Run is returning.
 		return false
