@@ -98,12 +98,15 @@ type scheduleRow struct {
 	// Finished: past its end, or its limit reached.
 	Finished bool       `json:"finished"`
 	Last     *time.Time `json:"last,omitempty"`
-	// Next are its next occurrences, the server's next due time first,
-	// the others computed from the definition: none when paused or
+	// Due is when the server has the schedule's next step due (zero
+	// when paused or finished); at or before now, the next worker's
+	// schedule step takes what is due.
+	Due *time.Time `json:"due,omitempty"`
+	// Next are its next occurrences after now, computed from its
+	// definition as the schedule step does: none when paused or
 	// finished. A job's jitter comes on top.
 	Next []time.Time `json:"next"`
-	// NextError says why the occurrences after the first could not be
-	// computed.
+	// NextError says why they could not be computed.
 	NextError string `json:"next_error,omitempty"`
 }
 
@@ -140,9 +143,9 @@ func scheduleRowOf(info trafikey.ScheduleInfo, n int) scheduleRow {
 	row := scheduleRow{
 		ID: info.ID, Cron: info.Cron, TimeZone: info.TimeZone, EveryMS: info.Every.Milliseconds(),
 		JitterMS: info.Jitter.Milliseconds(), Limit: info.Limit, Count: info.Count, Paused: info.Paused,
-		Finished: !info.Paused && info.Next.IsZero(), Last: timeOrNil(info.Last), Next: []time.Time{},
+		Finished: !info.Paused && info.Next.IsZero(), Last: timeOrNil(info.Last), Due: timeOrNil(info.Next), Next: []time.Time{},
 	}
-	next, err := nextRuns(info, n)
+	next, err := nextRuns(info, time.Now(), n)
 	if err != nil {
 		row.NextError = err.Error()
 	}
@@ -164,10 +167,13 @@ func timeOrNil(t time.Time) *time.Time {
 // fields minute first, six seconds first, or a descriptor.
 var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
-// nextRuns returns up to n next occurrences of a schedule: the server's
-// next due time, then those that follow it by its cron expression (in its
-// time zone) or its interval, none past its end or its limit.
-func nextRuns(info trafikey.ScheduleInfo, n int) ([]time.Time, error) {
+// nextRuns returns up to n next occurrences of a schedule after now, as
+// the queue's schedule step computes them (schedule.go): after the time up
+// to which occurrences are done (Last) and after now, by its cron
+// expression in its time zone (from its Start when set), or on its
+// interval's grid (from Start, else from Last); none past End or beyond
+// Limit, none when paused or finished.
+func nextRuns(info trafikey.ScheduleInfo, now time.Time, n int) ([]time.Time, error) {
 	if info.Paused || info.Next.IsZero() || n < 1 {
 		return nil, nil
 	}
@@ -177,23 +183,47 @@ func nextRuns(info trafikey.ScheduleInfo, n int) ([]time.Time, error) {
 			return nil, nil
 		}
 	}
-	out := []time.Time{info.Next}
-	step := func(t time.Time) time.Time { return t.Add(info.Every) }
-	if info.Every <= 0 {
+	from := info.Last
+	if from.IsZero() {
+		from = info.Next.Add(-time.Millisecond)
+	}
+	if now.After(from) {
+		from = now
+	}
+	var after func(t time.Time) time.Time
+	if info.Every > 0 {
+		origin := info.Last
+		if !info.Start.IsZero() {
+			origin = info.Start
+		} else if origin.IsZero() {
+			origin = info.Next.Add(-info.Every)
+		}
+		after = func(t time.Time) time.Time {
+			if t.Before(origin) {
+				return origin
+			}
+			return origin.Add((t.Sub(origin)/info.Every + 1) * info.Every)
+		}
+	} else {
 		sched, err := cronParser.Parse(info.Cron)
 		if err != nil {
-			return out, fmt.Errorf("cron %q: %w", info.Cron, err)
+			return nil, fmt.Errorf("cron %q: %w", info.Cron, err)
 		}
 		loc := time.UTC
 		if info.TimeZone != "" {
 			if loc, err = time.LoadLocation(info.TimeZone); err != nil {
-				return out, fmt.Errorf("time zone %q: %w", info.TimeZone, err)
+				return nil, fmt.Errorf("time zone %q: %w", info.TimeZone, err)
 			}
 		}
-		step = func(t time.Time) time.Time { return sched.Next(t.In(loc)) }
+		after = func(t time.Time) time.Time {
+			if !info.Start.IsZero() && t.Before(info.Start.Add(-time.Millisecond)) {
+				t = info.Start.Add(-time.Millisecond)
+			}
+			return sched.Next(t.In(loc))
+		}
 	}
-	for len(out) < n {
-		t := step(out[len(out)-1])
+	var out []time.Time
+	for t := after(from); len(out) < n; t = after(t) {
 		if t.IsZero() || (!info.End.IsZero() && t.After(info.End)) {
 			break
 		}
