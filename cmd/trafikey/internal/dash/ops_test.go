@@ -470,7 +470,6 @@ func TestUnreachable(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 }
 
-
 // The overview's failure rate is over the last minute and 5 minutes of
 // samples, beside the dead count.
 func TestFailureWindowsAPI(t *testing.T) {
