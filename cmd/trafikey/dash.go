@@ -32,13 +32,16 @@ func (a *app) newDashCmd() *cobra.Command {
 		Use:   "dash",
 		Short: "Serve the web dashboard and Prometheus metrics",
 		Long: `dash serves a web dashboard of every queue on the server or cluster: an
-overview with counts per state and a throughput and failure chart, a page per
-queue with its lanes, tables of a queue's jobs by state (paged, with find by
-id), and a page per job (find it by queue and id). Unless --read-only, its
-pages can pause, resume and promote a queue, requeue, run now or remove a
-job, and requeue all dead jobs, remove the dead older than an age or run
-every delayed job now; with --read-only the actions are hidden and the API
-refuses them (HTTP 403). Every queue's STATS is read every --sample, and the queues are
+overview with counts per state, the failure rate over the last minute and 5
+minutes and a throughput and failure chart, a page per queue with its lanes,
+its schedules (with their next occurrences), tables of a queue's jobs by
+state (paged, with find by id, the pending ones by lane), and a page per job
+(find it by queue and id). Unless --read-only, its pages can pause, resume,
+promote and delete a queue (after its name is typed), pause, resume and cap a
+lane, pause, resume and remove a schedule, requeue, run now, cancel or remove
+a job (a waiting parent with its flow), and requeue all dead jobs, remove the
+dead older than an age or run every delayed job now; with --read-only the
+actions are hidden and the API refuses them (HTTP 403). Every queue's STATS is read every --sample, and the queues are
 found again by SCAN every --discover; the pages follow over server-sent
 events, at once for the queues with job events on (up to --live-queues of
 them: the dashboard watches their events streams). Prometheus metrics of

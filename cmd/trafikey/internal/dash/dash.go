@@ -1,12 +1,16 @@
 // Package dash is the web dashboard behind `trafikey dash`: an overview of
-// every queue on a server or cluster with a throughput chart, a page per
-// queue with its lanes, tables of its jobs by state, a page per job, the
-// actions an operator needs (pause, resume, promote, requeue, remove,
-// cancel, run now, and in bulk requeue or remove dead jobs and run delayed
-// ones) unless read-only, live updates from the queues' job events, the JSON API
-// under /api/ that the pages use, and Prometheus metrics on /metrics. Its
-// pages are plain HTML, CSS and JavaScript embedded in the binary; nothing
-// is loaded from elsewhere.
+// every queue on a server or cluster with a throughput chart and failure
+// rates over windows, a page per queue with its lanes, a page of its
+// schedules, tables of its jobs by state, a page per job, the actions an
+// operator needs (pause, resume, promote and delete a queue; pause, resume
+// and cap a lane; pause, resume and remove a schedule; requeue, remove (a
+// flow from its parent), cancel, run now, and in bulk requeue or remove dead
+// jobs and run delayed ones) unless read-only, live updates from the
+// queues' job events, the JSON API under /api/ that the pages use, and
+// Prometheus metrics on /metrics; optionally behind a login (Auth). It
+// serves while the server is unreachable, and says so (Dial). Its pages are
+// plain HTML, CSS and JavaScript embedded in the binary; nothing is loaded
+// from elsewhere.
 package dash
 
 import (
