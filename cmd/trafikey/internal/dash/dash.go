@@ -340,6 +340,9 @@ func fail(w http.ResponseWriter, err error) {
 // (not connected yet, a connection refused, reset or closed), as opposed
 // to a refusal or a failure of the call itself.
 func isUnreachable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return false // a net.Error too, but a call that took too long: 504
+	}
 	var ne net.Error
 	return errors.Is(err, errUnreachable) || errors.As(err, &ne) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||

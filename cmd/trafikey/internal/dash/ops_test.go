@@ -1,7 +1,9 @@
 package dash
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -294,6 +296,17 @@ func TestSchedulesAPI(t *testing.T) {
 		code, body = post(t, srv, path+"/remove", true)
 		require.Equal(t, http.StatusNotFound, code, body)
 	})
+}
+
+// An unreachable server is told from a call that took too long.
+func TestIsUnreachable(t *testing.T) {
+	t.Parallel()
+	_, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{"127.0.0.1:1"}})
+	require.Error(t, err)
+	require.True(t, isUnreachable(err), "%v", err)
+	require.True(t, isUnreachable(fmt.Errorf("read: %w", errUnreachable)))
+	require.False(t, isUnreachable(context.DeadlineExceeded))
+	require.False(t, isUnreachable(fmt.Errorf("stats: %w", trafikey.ErrNotFound)))
 }
 
 // nextRuns stops at a schedule's end.
