@@ -61,6 +61,13 @@ func TestBrowserOps(t *testing.T) {
 	waitText(tab, t, `[data-card="failure-5m"] .n`, func(s string) bool { return s == "40.0 %" })
 	require.Equal(t, "2", textOf(tab, t, `#totals [data-card="dead"] .n`))
 	require.Contains(t, eval[string](tab, t, `document.querySelector('[data-card="failure-1m"]').title`), "2 failed attempts and 3 completions")
+	// The queue's page has its own.
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(srv.URL+"/#/queue/mail"),
+		chromedp.WaitVisible(chromedp.CSS(`#counts`)),
+	)
+	waitText(tab, t, `#counts [data-card="failure-1m"] .n`, func(s string) bool { return s == "40.0 %" })
+	require.Equal(t, "2", textOf(tab, t, `#counts [data-card="dead"] .n`))
 
 	browsePendingLanes(t, tab, srv.URL, c)
 	browseLanes(t, tab, srv.URL, c)

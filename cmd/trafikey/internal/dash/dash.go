@@ -379,6 +379,9 @@ type queueReply struct {
 	LanesMore bool             `json:"lanes_cut"`
 	// Live reports that the queue's job events are watched.
 	Live bool `json:"live"`
+	// Windows are its failure rates over the last minute and 5 minutes,
+	// from the kept samples (none before two).
+	Windows []window `json:"windows"`
 }
 
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
@@ -394,7 +397,8 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name())}
+	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name()),
+		Windows: s.sampler.windows(q.Name())}
 	if st.Lanes > 0 {
 		if reply.Lanes, reply.LanesMore, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
 			fail(w, err)

@@ -521,4 +521,10 @@ func TestFailureWindowsAPI(t *testing.T) {
 	require.Equal(t, 3, ov.Windows[1].Completed)
 	require.Equal(t, 2, ov.Queues[0].Dead)
 	require.Equal(t, ov.Windows, ov.Queues[0].Windows)
+	code, body, _ := get(t, srv, "/api/queues/mail")
+	require.Equal(t, http.StatusOK, code, body)
+	qw := decode[queueReply](t, body).Windows
+	require.Len(t, qw, 2)
+	require.Equal(t, 2, qw[0].Failed)
+	require.Equal(t, 3, qw[0].Completed)
 }

@@ -292,6 +292,16 @@ func (s *sampler) rowOf(last sample) overviewRow {
 	return row
 }
 
+// windows returns a queue's failure-rate windows from its kept samples.
+func (s *sampler) windows(queue string) []window {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.byQueue[queue]; h != nil {
+		return windowsOf(h.ordered())
+	}
+	return nil
+}
+
 // known returns the queues of the last discovery.
 func (s *sampler) known(context.Context) ([]*trafikey.Queue, error) {
 	s.mu.Lock()

@@ -256,11 +256,9 @@ function overviewView() {
     const values = { pending: num(t.pending), delayed: num(t.delayed), active: num(t.active), dead: num(t.dead), rate: rate(t.cps) };
     if (dash) for (const k of Object.keys(values)) values[k] = "–";
     const titles = {};
-    for (const w of windows) {
-      const key = "failure-" + (w.seconds / 60) + "m";
-      values[key] = w.failure_rate === null ? "–" : (100 * w.failure_rate).toFixed(1) + " %";
-      titles[key] = plural(w.failed, "failed attempt", "failed attempts") + " and " + plural(w.completed, "completion", "completions") +
-        " over the last " + ms(w.span_ms) + (w.span_ms < w.seconds * 1000 - 5000 ? " (the samples kept so far)" : "");
+    for (const [k, [v, title]] of Object.entries(windowValues(windows))) {
+      values[k] = v;
+      titles[k] = title;
     }
     if (!totals.firstChild) {
       fill(totals, card("pending", values.pending, "pending"), card("delayed", values.delayed, "delayed"),
@@ -369,6 +367,20 @@ function overviewView() {
   };
 }
 
+// windowValues are the failure-rate cards' values and tooltips of a
+// queue's or all queues' windows, by card.
+function windowValues(windows) {
+  const out = {};
+  for (const w of windows || []) {
+    out["failure-" + (w.seconds / 60) + "m"] = [
+      w.failure_rate === null ? "–" : (100 * w.failure_rate).toFixed(1) + " %",
+      plural(w.failed, "failed attempt", "failed attempts") + " and " + plural(w.completed, "completion", "completions") +
+        " over the last " + ms(w.span_ms) + (w.span_ms < w.seconds * 1000 - 5000 ? " (the samples kept so far)" : ""),
+    ];
+  }
+  return out;
+}
+
 // unreachableNotice says the server cannot be reached, when so.
 function unreachableNotice(ov) {
   if (!ov.unreachable) return null;
@@ -429,17 +441,22 @@ function queueView(name) {
         el("span", { class: "muted" }, qr.executor + " executor"), actions));
   }
 
-  function renderCounts(q) {
+  function renderCounts(q, windows) {
     const values = {};
     for (const [s] of STATES) values[s] = num(countOf(q, s));
+    const rates = windowValues(windows);
     if (!counts.firstChild) {
       fill(counts, STATES.map(([s, label]) => card(label, values[s], s, jobsHref(name, s))),
+        card("failure rate, 1 min", "–", "failure-1m"), card("failure rate, 5 min", "–", "failure-5m"),
         card("lanes", num(q.lanes), "lanes"),
         card("rate limit", q.rate_limit ? num(q.rate_limit) + " / " + ms(q.rate_window_ms) : "none", "ratelimit"));
-      return;
     }
     for (const [s] of STATES) setText(counts.querySelector(`[data-card="${s}"] .n`), values[s]);
     setText(counts.querySelector(`[data-card="lanes"] .n`), num(q.lanes));
+    for (const [k, [v, title]] of Object.entries(rates)) {
+      setText(counts.querySelector(`[data-card="${k}"] .n`), v);
+      counts.querySelector(`[data-card="${k}"]`).title = title;
+    }
   }
 
   function renderLifetime(t) {
@@ -568,7 +585,7 @@ function queueView(name) {
       const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]);
       last = qr;
       renderHead(qr);
-      renderCounts(qr.queue);
+      renderCounts(qr.queue, qr.windows);
       fill(chartBox, chart(series.points));
       renderLifetime(qr.queue.totals);
       renderLanes(qr);
@@ -577,7 +594,7 @@ function queueView(name) {
     },
     onQueue(p) {
       if (p.queue.name !== name || !last) return;
-      renderCounts(p.queue);
+      renderCounts(p.queue, p.queue.windows);
       renderLifetime(p.queue.totals);
       eventsBox.hidden = false;
       for (const ev of p.events) events.prepend(eventItem(name, ev));
