@@ -6,9 +6,12 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/fetch"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
@@ -409,6 +412,83 @@ func TestBrowserLogin(t *testing.T) {
 	st, err := mustQueue(t, c, "mail").Stats(t.Context())
 	require.NoError(t, err)
 	require.True(t, st.Paused)
+	status := eval[int](tab, t, `fetch("api/info").then(r => r.status)`, chromedp.EvalAwaitPromise)
+	require.Equal(t, http.StatusOK, status)
+}
+
+// TestBrowserBasicAuth opens a dashboard that asks for basic
+// authentication, the browser answering its challenge as an operator
+// answers the prompt: every page, action and the live stream then work.
+// (The refusal without it is TestAuth's and TestBrowserLogin's.)
+func TestBrowserBasicAuth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: drives the dashboard in Chromium")
+	}
+	t.Parallel()
+	tab := browser(t)
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	c := valkeytest.Client(t, s)
+	_, err := trafikey.Open(t.Context(), c, "mail", nil)
+	require.NoError(t, err)
+	srv := startDash(t, c, Options{Auth: Auth{User: "ops", Password: "a long pass phrase"}})
+
+	// Every request is paused by the Fetch domain, and continued; a
+	// challenge is answered with the user and password.
+	var prompts atomic.Int64
+	events, done := make(chan any, 1024), make(chan struct{})
+	require.NoError(t, chromedp.Listen(tab, func(ev any) {
+		switch ev.(type) {
+		case *fetch.EventRequestPaused, *fetch.EventAuthRequired:
+			select {
+			case events <- ev:
+			case <-done:
+			}
+		}
+	}))
+	// The tab's session, for the calls made while an action (a
+	// navigation) waits for them.
+	var session *chromedp.Target
+	handle := true
+	require.NoError(t, chromedp.Do(tab, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		session = tg
+		_, err := cdp.Call(ctx, tg, fetch.Enable, fetch.EnableParams{HandleAuthRequests: &handle})
+		return err
+	})))
+	go func() {
+		for {
+			var ev any
+			select {
+			case ev = <-events:
+			case <-done:
+				return
+			}
+			// A request not continued fails the navigation that waits
+			// for it: the calls' errors show there.
+			switch e := ev.(type) {
+			case *fetch.EventRequestPaused:
+				_, _ = cdp.Call(tab, session, fetch.ContinueRequest, fetch.ContinueRequestParams{RequestID: e.RequestID})
+			case *fetch.EventAuthRequired:
+				prompts.Add(1)
+				resp := &fetch.AuthChallengeResponse{Response: fetch.AuthChallengeResponseResponseProvideCredentials, Username: "ops", Password: "a long pass phrase"}
+				_, _ = cdp.Call(tab, session, fetch.ContinueWithAuth, fetch.ContinueWithAuthParams{RequestID: e.RequestID, AuthChallengeResponse: resp})
+			}
+		}
+	}()
+	t.Cleanup(func() { close(done) })
+
+	within(tab, t, 15*time.Second,
+		chromedp.Navigate(srv.URL+"/#/queue/mail"),
+		chromedp.WaitVisible(chromedp.CSS(`#counts`)),
+		chromedp.WaitVisible(chromedp.CSS(`body[data-live="yes"]`)),
+		chromedp.Click(chromedp.CSS(`#act-pause`)),
+		chromedp.WaitVisible(chromedp.CSS(`#act-resume`)),
+	)
+	st, err := mustQueue(t, c, "mail").Stats(t.Context())
+	require.NoError(t, err)
+	require.True(t, st.Paused)
+	// One prompt: the browser sends what it was given with the pages' own
+	// requests and the live stream.
+	require.Equal(t, int64(1), prompts.Load())
 	status := eval[int](tab, t, `fetch("api/info").then(r => r.status)`, chromedp.EvalAwaitPromise)
 	require.Equal(t, http.StatusOK, status)
 }
