@@ -77,6 +77,24 @@ func TestBrowserOps(t *testing.T) {
 	browseFlowRemove(t, tab, srv.URL, c)
 	browseSchedules(t, tab, srv.URL, c)
 	browseDelete(t, tab, srv.URL, c)
+
+	// Read-only: the pages show none of these actions.
+	ro := startDash(t, c, Options{ReadOnly: true})
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(ro.URL+"/#/queue/tenants"),
+		chromedp.WaitVisible(chromedp.CSS(`#lanes tr[data-lane="acme"]`)),
+	)
+	require.Zero(t, count(tab, t, `[data-lane-act], #act-delete`))
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(ro.URL+"/#/schedules/cron"),
+		chromedp.WaitVisible(chromedp.CSS(`#schedules tr[data-schedule="nightly"]`)),
+	)
+	require.Zero(t, count(tab, t, `[data-sched-act]`))
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(ro.URL+"/#/jobs/tenants/pending"),
+		chromedp.WaitVisible(chromedp.CSS(`#pending-lanes`)),
+	)
+	require.Zero(t, count(tab, t, `[data-act]`))
 }
 
 // browsePendingLanes checks that a queue's pending jobs in lanes are shown:

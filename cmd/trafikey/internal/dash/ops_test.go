@@ -142,6 +142,11 @@ func TestDeleteQueueAPI(t *testing.T) {
 			code, body := post(t, srv, path+confirm, true)
 			require.Equal(t, http.StatusBadRequest, code, body)
 		}
+		ro := startDash(t, c, Options{ReadOnly: true})
+		code, _ := post(t, ro, path+"?confirm="+url.QueryEscape("old/jobs"), true)
+		require.Equal(t, http.StatusForbidden, code)
+		code, _ = post(t, srv, path+"?confirm="+url.QueryEscape("old/jobs"), false)
+		require.Equal(t, http.StatusForbidden, code, "an action without the dashboard's header")
 		old := mustQueue(t, c, "old/jobs")
 		st, err := old.Stats(ctx)
 		require.NoError(t, err)
@@ -280,7 +285,14 @@ func TestSchedulesAPI(t *testing.T) {
 		require.Zero(t, info.Last.UnixMilli()%5000)
 
 		path := "/api/queues/cron/schedules/" + url.PathEscape("tick/5s")
-		code, body := post(t, srv, path+"/pause", true)
+		ro := startDash(t, c, Options{ReadOnly: true})
+		for _, action := range []string{"/pause", "/resume", "/remove"} {
+			code, _ := post(t, ro, path+action, true)
+			require.Equal(t, http.StatusForbidden, code, action)
+		}
+		code, body := post(t, srv, path+"/nope", true)
+		require.Equal(t, http.StatusBadRequest, code, body)
+		code, body = post(t, srv, path+"/pause", true)
 		require.Equal(t, http.StatusOK, code, body)
 		tick = read()["tick/5s"]
 		require.True(t, tick.Paused)
