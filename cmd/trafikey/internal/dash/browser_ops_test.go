@@ -2,8 +2,8 @@ package dash
 
 import (
 	"context"
-	"fmt"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
