@@ -73,6 +73,7 @@ func TestBrowserOps(t *testing.T) {
 	waitText(tab, t, `#counts [data-card="failure-1m"] .n`, func(s string) bool { return s == "40.0 %" })
 	require.Equal(t, "2", pageText(tab, t, `#counts [data-card="dead"] .n`))
 
+	browseWorkers(t, tab, srv.URL, c)
 	browsePendingLanes(t, tab, srv.URL, c)
 	browseLanes(t, tab, srv.URL, c)
 	browseFlowRemove(t, tab, srv.URL, c)
@@ -96,6 +97,34 @@ func TestBrowserOps(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#pending-lanes`)),
 	)
 	require.Zero(t, count(tab, t, `[data-act]`))
+}
+
+// browseWorkers checks that a queue's page lists the worker processes on it,
+// with the jobs in hand linked, and none once they stopped.
+func browseWorkers(t *testing.T, tab context.Context, url string, c valkey.Client) {
+	ctx := t.Context()
+	q, err := trafikey.Open(ctx, c, "busy", nil)
+	require.NoError(t, err)
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(url+"/#/queue/busy"),
+		chromedp.WaitVisible(chromedp.CSS(`#no-workers`)),
+	)
+	release := make(chan struct{})
+	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { <-release; return nil }, trafikey.WorkerOptions{Concurrency: 3})
+	require.NoError(t, err)
+	wctx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(wctx) }()
+	id, err := q.Add(ctx, []byte("x"), nil)
+	require.NoError(t, err)
+	sel := `#workers tr[data-worker="` + w.Info().ID + `"]`
+	// the page reads again every few seconds; the worker registers every 5
+	waitText(tab, t, sel, func(s string) bool { return strings.Contains(s, "1 / 3") && strings.Contains(s, id) })
+	require.Equal(t, "#/job/busy/"+id, eval[string](tab, t, `document.querySelector('`+sel+` a').getAttribute("href")`))
+	close(release)
+	stop()
+	require.NoError(t, <-ran)
+	waitText(tab, t, `#workers-box`, func(s string) bool { return strings.Contains(s, "No worker runs on this queue.") })
 }
 
 // browsePendingLanes checks that a queue's pending jobs in lanes are shown:

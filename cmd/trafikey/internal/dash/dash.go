@@ -382,6 +382,9 @@ type queueReply struct {
 	// Windows are its failure rates over the last minute and 5 minutes,
 	// from the kept samples (none before two).
 	Windows []window `json:"windows"`
+	// Workers are the worker processes running on the queue, as they
+	// registered themselves.
+	Workers []trafikey.WorkerInfo `json:"workers"`
 }
 
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
@@ -404,6 +407,13 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 			fail(w, err)
 			return
 		}
+	}
+	if reply.Workers, err = q.Admin().Workers(ctx); err != nil {
+		fail(w, err)
+		return
+	}
+	if reply.Workers == nil {
+		reply.Workers = []trafikey.WorkerInfo{}
 	}
 	writeJSON(w, http.StatusOK, reply)
 }

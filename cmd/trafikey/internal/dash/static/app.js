@@ -411,6 +411,7 @@ function queueView(name) {
   const chartBox = el("div");
   const lifetime = el("div");
   const lanes = el("div");
+  const workers = el("div", { id: "workers-box" });
   const events = el("ol", { class: "events", id: "events" });
   const eventsBox = el("div", { hidden: true }, el("h2", {}, "Recent events"), events);
   let last = null;
@@ -464,6 +465,23 @@ function queueView(name) {
       [["added", t.added], ["completed", t.completed], ["failed attempts", t.failed], ["retried", t.retried],
         ["dead-lettered", t.dead], ["leases recovered", t.recovered], ["removed", t.removed], ["requeued", t.requeued],
         ["cancelled", t.cancelled], ["trimmed", t.trimmed]].map(([k, v]) => [el("dt", {}, k), el("dd", { "data-total": k }, num(v))]))));
+  }
+
+  // The worker processes on the queue, as they registered (every 5 s).
+  function renderWorkers(list) {
+    const now = Date.now();
+    const ago = (t) => Math.max(0, Math.round((now - Date.parse(t)) / 1000)) + " s ago";
+    fill(workers, el("h2", {}, "Workers (" + num(list.length) + ")"),
+      list.length === 0
+        ? el("p", { class: "muted", id: "no-workers" }, "No worker runs on this queue.")
+        : el("table", { id: "workers" },
+          el("thead", {}, el("tr", {}, ["worker", "host", "pid", "running", "processed", "failed", "started", "last beat", "jobs"].map((h) => el("th", {}, h)))),
+          el("tbody", {}, list.map((w) => el("tr", { "data-worker": w.id },
+            el("td", {}, w.id), el("td", {}, w.host), el("td", { class: "num" }, String(w.pid)),
+            el("td", { class: "num" }, num(w.running) + " / " + num(w.concurrency)),
+            el("td", { class: "num" }, num(w.processed)), el("td", { class: "num" }, num(w.failed)),
+            el("td", {}, new Date(w.started).toLocaleTimeString()), el("td", {}, ago(w.beat)),
+            el("td", {}, (w.jobs || []).map((id) => el("a", { href: jobHref(name, id) }, id + " "))))))));
   }
 
   // The lanes found by name (a lane without jobs is not listed), shown
@@ -580,7 +598,7 @@ function queueView(name) {
   }
 
   const view = {
-    nodes: [head, msg, counts, el("h2", {}, "Throughput"), chartBox, el("div", { class: "two" }, lifetime, lanes), eventsBox],
+    nodes: [head, msg, counts, el("h2", {}, "Throughput"), chartBox, el("div", { class: "two" }, lifetime, lanes), workers, eventsBox],
     async refresh() {
       const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]);
       last = qr;
@@ -589,6 +607,7 @@ function queueView(name) {
       fill(chartBox, chart(series.points));
       renderLifetime(qr.queue.totals);
       renderLanes(qr);
+      renderWorkers(qr.workers || []);
       eventsBox.hidden = !qr.live;
       setStatus("read " + new Date().toLocaleTimeString());
     },
