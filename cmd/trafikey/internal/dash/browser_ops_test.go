@@ -109,14 +109,17 @@ func browseWorkers(t *testing.T, tab context.Context, url string, c valkey.Clien
 		chromedp.Navigate(url+"/#/queue/busy"),
 		chromedp.WaitVisible(chromedp.CSS(`#no-workers`)),
 	)
+	require.Equal(t, "–", pageText(tab, t, `#counts [data-card="latency"] .n`), "no job waits")
+	id, err := q.Add(ctx, []byte("x"), nil)
+	require.NoError(t, err)
+	// the waiting job's age, as the page reads again
+	waitText(tab, t, `#counts [data-card="latency"] .n`, func(s string) bool { return strings.HasSuffix(s, " ms") || strings.HasSuffix(s, " s") })
 	release := make(chan struct{})
 	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { <-release; return nil }, trafikey.WorkerOptions{Concurrency: 3})
 	require.NoError(t, err)
 	wctx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)
 	go func() { ran <- w.Run(wctx) }()
-	id, err := q.Add(ctx, []byte("x"), nil)
-	require.NoError(t, err)
 	sel := `#workers tr[data-worker="` + w.Info().ID + `"]`
 	// the page reads again every few seconds; the worker registers every 5
 	waitText(tab, t, sel, func(s string) bool { return strings.Contains(s, "1 / 3") && strings.Contains(s, id) })

@@ -385,6 +385,10 @@ type queueReply struct {
 	// Workers are the worker processes running on the queue, as they
 	// registered themselves.
 	Workers []trafikey.WorkerInfo `json:"workers"`
+	// LatencyMS is how long the next job to be claimed among those
+	// without a lane has waited since it was added (this process's clock
+	// against the server's add time); 0 when none waits.
+	LatencyMS int64 `json:"latency_ms"`
 }
 
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
@@ -407,6 +411,14 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 			fail(w, err)
 			return
 		}
+	}
+	head, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 1, Clip: -1})
+	if err != nil {
+		fail(w, err)
+		return
+	}
+	if len(head.Rows) > 0 && !head.Rows[0].AddedAt.IsZero() {
+		reply.LatencyMS = max(0, time.Since(head.Rows[0].AddedAt).Milliseconds())
 	}
 	if reply.Workers, err = q.Admin().Workers(ctx); err != nil {
 		fail(w, err)

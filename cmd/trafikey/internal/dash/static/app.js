@@ -442,6 +442,13 @@ function queueView(name) {
         el("span", { class: "muted" }, qr.executor + " executor"), actions));
   }
 
+  function renderLatency(ms) {
+    const c = counts.querySelector(`[data-card="latency"]`);
+    if (!c) return;
+    setText(c.querySelector(".n"), ms > 0 ? (ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(1) + " s") : "–");
+    c.title = "how long the next job to be claimed (of those without a lane) has waited since it was added";
+  }
+
   function renderCounts(q, windows) {
     const values = {};
     for (const [s] of STATES) values[s] = num(countOf(q, s));
@@ -450,6 +457,7 @@ function queueView(name) {
       fill(counts, STATES.map(([s, label]) => card(label, values[s], s, jobsHref(name, s))),
         card("failure rate, 1 min", "–", "failure-1m"), card("failure rate, 5 min", "–", "failure-5m"),
         card("lanes", num(q.lanes), "lanes"),
+        card("latency", "–", "latency"),
         card("rate limit", q.rate_limit ? num(q.rate_limit) + " / " + ms(q.rate_window_ms) : "none", "ratelimit"));
     }
     for (const [s] of STATES) setText(counts.querySelector(`[data-card="${s}"] .n`), values[s]);
@@ -604,6 +612,7 @@ function queueView(name) {
       last = qr;
       renderHead(qr);
       renderCounts(qr.queue, qr.windows);
+      renderLatency(qr.latency_ms);
       fill(chartBox, chart(series.points));
       renderLifetime(qr.queue.totals);
       renderLanes(qr);
