@@ -20,6 +20,7 @@ import (
 func (a *app) newJobsCmd() *cobra.Command {
 	var (
 		state, lane, cursor string
+		kind                string
 		limit, clipAt       int
 		newest              bool
 	)
@@ -35,7 +36,12 @@ first). A page holds at most --limit jobs (1..1000); the line after it gives
 the --cursor that continues after its last job, whatever changed meanwhile.
 Errors, progress and payload previews are cut to --clip bytes; a payload over
 16 KiB has its size and no preview. With --json the page is one object whose
-"next" is the cursor ("" when done) and whose previews are base64.`,
+"next" is the cursor ("" when done) and whose previews are base64.
+
+--kind lists only the jobs of that kind (JobOptions.Kind): the server has no
+index of kinds, so the command reads pages of 100 on until the page holds
+--limit jobs of the kind, the state's jobs are all read, or 10,000 jobs were
+examined; the cursor continues after the last job examined.`,
 		Args: args(cobra.ExactArgs(1)),
 	}
 	f := cmd.Flags()
@@ -45,6 +51,7 @@ Errors, progress and payload previews are cut to --clip bytes; a payload over
 	f.StringVar(&cursor, "cursor", "", "continue after this cursor, as a previous page printed it")
 	f.BoolVar(&newest, "newest", false, "newest first")
 	f.IntVar(&clipAt, "clip", 120, "bytes of each error, progress and payload preview shown, 0..1024")
+	f.StringVar(&kind, "kind", "", "only the jobs of this kind, read on through further pages (at most 10,000 jobs examined)")
 	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
 		if state == "" {
 			return usageErrorf("--state is required: pending, delayed, active, dead, completed or waiting")
@@ -63,9 +70,11 @@ Errors, progress and payload previews are cut to --clip bytes; a payload over
 			return err
 		}
 		st := trafikey.JobState(state)
-		p, err := q.Jobs(ctx, st, trafikey.JobsOptions{
-			Lane: lane, Newest: newest, After: cursor, Limit: limit, Clip: clipOpt,
-		})
+		opts := trafikey.JobsOptions{Lane: lane, Newest: newest, After: cursor, Limit: limit, Clip: clipOpt}
+		if kind != "" {
+			return listKind(ctx, s, q, st, opts, kind)
+		}
+		p, err := q.Jobs(ctx, st, opts)
 		if err != nil {
 			return s.explain(q, err)
 		}
@@ -90,7 +99,7 @@ func printJobs(s *session, queue string, state trafikey.JobState, p trafikey.Job
 	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	when, timed := whenHeader[state]
-	head := []string{"ID"}
+	head := []string{"ID", "KIND"}
 	if timed {
 		head = append(head, when)
 	}
@@ -102,7 +111,7 @@ func printJobs(s *session, queue string, state trafikey.JobState, p trafikey.Job
 			fmt.Fprintf(tw, "%s\t(gone)\n", shown([]byte(r.ID)))
 			continue
 		}
-		cols := []string{r.ID}
+		cols := []string{r.ID, orDash(shownName(r.Kind))}
 		if timed {
 			cols = append(cols, relative(r.At, now))
 		}
