@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
 
@@ -32,7 +33,19 @@ type JobSpec struct {
 	Children []JobSpec
 }
 
-// Add adds one job and returns its id. The payload is any bytes; opts may be
+// maxPayload bounds a job's payload, and maxCallPayload the payloads of one
+// ADD call together: 256 MiB, half of the server's default
+// proto-max-bulk-len (512 MB), which refuses a larger argument by closing
+// the connection, and a quarter of its client-query-buffer-limit (1 GB),
+// which bounds a whole command. A server configured lower refuses less.
+const (
+	maxPayload     = 256 << 20
+	maxCallPayload = maxPayload
+)
+
+// Add adds one job and returns its id. The payload is any bytes, at most
+// 256 MiB (and at most the server's proto-max-bulk-len, 512 MB unless
+// configured otherwise); a larger one is ErrInvalid before any I/O. opts may be
 // nil for every default. With a UniqueKey, a key held by another job is
 // refused with an ErrDuplicate, whose *Error names the holder (JobID).
 //
@@ -177,7 +190,8 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 }
 
 // AddBatch adds jobs and returns their ids in the same order. Jobs are sent
-// in calls of at most MaxBatch; each call is all-or-none (a duplicate
+// in calls of at most MaxBatch jobs and 256 MiB of payloads; each call is
+// all-or-none (a duplicate
 // unique key refuses the whole call and adds none of its jobs), but calls
 // that succeeded before a refused one stay added. On error the ids of those
 // earlier calls are returned with it.
@@ -185,13 +199,19 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 // Every job is validated before the first call, so a bad option adds
 // nothing at all.
 func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) {
+	// the bound of one job first: batchCalls puts a job over it alone
+	for i := range jobs {
+		if n := len(jobs[i].Payload); n > maxPayload {
+			return nil, invalid("add job "+strconv.Itoa(i), "payload of %d bytes, at most %d", n, maxPayload)
+		}
+	}
 	if len(jobs) == 0 {
 		return nil, nil
 	}
 	groups := make([][]string, 0, (len(jobs)+MaxBatch-1)/MaxBatch)
 	flats := make([][]string, 0, cap(groups))
-	for start := 0; start < len(jobs); start += MaxBatch {
-		chunk := jobs[start:min(start+MaxBatch, len(jobs))]
+	for start, end := range batchCalls(jobs) {
+		chunk := jobs[start:end]
 		flat := make([]string, 0, jobArgs*len(chunk))
 		for i := range chunk {
 			j := &chunk[i]
@@ -226,4 +246,26 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 		}
 	}
 	return ids, nil
+}
+
+// batchCalls splits jobs into the calls of AddBatch, in order: each of at
+// most MaxBatch jobs and maxCallPayload payload bytes (a job alone may
+// reach maxPayload).
+func batchCalls(jobs []JobSpec) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		start, size := 0, 0
+		for i := range jobs {
+			n := len(jobs[i].Payload)
+			if i > start && (i-start == MaxBatch || size+n > maxCallPayload) {
+				if !yield(start, i) {
+					return
+				}
+				start, size = i, 0
+			}
+			size += n
+		}
+		if start < len(jobs) {
+			yield(start, len(jobs))
+		}
+	}
 }

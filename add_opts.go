@@ -172,6 +172,9 @@ func ceilMS(d time.Duration) int64 {
 // unique_ttl_ms, then its values of the option columns (addColumns; "" for
 // none), which a call sends only when some job of it uses them (addCall).
 func (o *addOptions) args(op string, dst []string, payload []byte) ([]string, error) {
+	if len(payload) > maxPayload {
+		return dst, invalid(op, "payload of %d bytes, at most %d", len(payload), maxPayload)
+	}
 	if o.priority < 0 || o.priority > protocol.MaxPriority {
 		return dst, invalid(op, "priority %d outside 0..%d", o.priority, protocol.MaxPriority)
 	}

@@ -14,10 +14,14 @@ import (
 // told as of a child that died; a waiter gets ErrJobDead.
 //
 // A claimed job ends at once, its lease and lane slot freed. Its worker
-// learns of it at the job's next heartbeat (Extend is refused with
-// ErrCancelled), cancels the handler's context with cause ErrCancelled, and
-// the job's outcome is OutcomeCancelled; a completion or failure it reports
-// later is refused with ErrCancelled.
+// learns of it from the notice the server publishes on the queue's cancels
+// channel, which every Worker subscribes to (or, should it miss the notice,
+// at the job's next heartbeat: Extend is refused with ErrCancelled),
+// cancels the handler's context with cause ErrCancelled, and the job's
+// outcome is OutcomeCancelled; a completion or failure it reports later is
+// refused with ErrCancelled. The notice is sent when the caller's ACL
+// allows SPUBLISH on the channel emq:{q}:cancels; without it the cancel
+// succeeds all the same and the worker learns it at the heartbeat.
 //
 // A job in another state (a parent waiting for children, a dead or retained
 // completed job) is refused with ErrState; one that does not exist is

@@ -238,13 +238,7 @@ func queueOn(t *testing.T, cl *valkeyserver.Cluster, prefix string, p int) (stri
 func blockedOn(t *testing.T, s *valkeyserver.Server, cmd string) int {
 	t.Helper()
 	list, _ := valkeytest.Do(t, s, "CLIENT", "LIST").(string)
-	n := 0
-	for line := range strings.Lines(list) {
-		if strings.Contains(strings.ToLower(line), " cmd="+cmd+" ") && strings.Contains(line, " flags=b ") {
-			n++
-		}
-	}
-	return n
+	return countBlocked(list, cmd)
 }
 
 // TestClusterMultiQueueWorker runs one worker over three queues, one on
@@ -298,6 +292,58 @@ func TestClusterMultiQueueWorker(t *testing.T) {
 			for _, qw := range qws {
 				require.Equal(t, 2, d.by[qw.Queue.Name()], qw.Queue.Name())
 			}
+		})
+	}
+}
+
+// TestClusterCancelNotice runs one worker over three queues, one on each
+// primary of a cluster, with a lease of an hour, so no heartbeat runs: a
+// job cancelled on any of them has its handler's context cancelled by the
+// notice CANCEL publishes on the queue's sharded channel, which the worker
+// subscribed to on the queue's node.
+func TestClusterCancelNotice(t *testing.T) {
+	skipInShort(t, "a cluster of three primaries")
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
+			t.Parallel()
+			cl, c := startClusterOf(t, exec, 0)
+			ctx := t.Context()
+			var qws []trafikey.QueueWeight
+			for p := range cl.Primaries() {
+				name, _ := queueOn(t, cl, "cn", p)
+				q, err := trafikey.Open(ctx, c, name, &trafikey.QueueOptions{Executor: exec})
+				require.NoError(t, err)
+				qws = append(qws, trafikey.QueueWeight{Queue: q, Weight: 1})
+			}
+			started := make(chan *trafikey.Job, len(qws))
+			causes := make(chan error, len(qws))
+			outcomes := make(chan trafikey.Outcome, len(qws))
+			w, err := trafikey.NewWorkerForQueues(qws, func(ctx context.Context, j *trafikey.Job) error {
+				started <- j
+				<-ctx.Done()
+				causes <- context.Cause(ctx)
+				return ctx.Err()
+			}, trafikey.WorkerOptions{Concurrency: len(qws), Lease: time.Hour,
+				OnDone: func(_ *trafikey.Job, o trafikey.Outcome, _ error) { outcomes <- o }})
+			require.NoError(t, err)
+			stop := runWorker(t, w)
+			for _, qw := range qws {
+				_, err := qw.Queue.Add(ctx, []byte("long"), nil)
+				require.NoError(t, err)
+				j := <-started
+				require.Equal(t, qw.Queue.Name(), j.Queue().Name())
+				require.NoError(t, qw.Queue.Cancel(ctx, j.ID))
+				select {
+				case cause := <-causes:
+					require.ErrorIs(t, cause, trafikey.ErrCancelled)
+				case <-time.After(eventually):
+					t.Fatalf("the handler of the job on %s was not cancelled", qw.Queue.Name())
+				}
+				require.Equal(t, trafikey.OutcomeCancelled, <-outcomes)
+			}
+			require.NoError(t, stop())
+			require.Equal(t, len(qws), w.Info().Cancelled)
 		})
 	}
 }

@@ -109,7 +109,8 @@
 // JobOptions.Delay counts from the server's clock; Admin.Reschedule moves a
 // pending or delayed job to another time.
 // Queue.Cancel ends a pending, delayed or running job in the dead set (err
-// "cancelled"): a running job's worker is refused at its next heartbeat,
+// "cancelled"): a running job's worker hears of it at once from the
+// queue's cancel notices (or at its next heartbeat, which is refused),
 // cancels the handler's context with cause ErrCancelled and reports
 // OutcomeCancelled. The trafikeyotel module carries OpenTelemetry trace
 // context in a job's headers from Add to the handler's span.

@@ -93,3 +93,39 @@ func ExampleAdmin_Reschedule() {
 	// pending
 	// dead cancelled true
 }
+
+// Resize and Thumb are the payload and result of the HandleResult example.
+type (
+	Resize struct {
+		Width int `json:"width"`
+	}
+	Thumb struct {
+		URL string `json:"url"`
+	}
+)
+
+// A handler that returns a typed result, and a producer that waits for it.
+func ExampleHandleResult() {
+	q, done := exampleQueue("images", nil)
+	defer done()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+
+	resize := trafikey.NewJobType[Resize]("resize")
+	mux := trafikey.NewMux()
+	trafikey.HandleResult(mux, resize, func(_ context.Context, _ *trafikey.Job, r Resize) (Thumb, error) {
+		return Thumb{URL: fmt.Sprintf("/thumbs/%d.png", r.Width)}, nil
+	})
+	w, err := trafikey.NewWorker(q, mux.Dispatch, trafikey.WorkerOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	go func() { _ = w.Run(ctx) }()
+
+	thumb, err := trafikey.AddAndWaitResult[Thumb](ctx, q, resize, Resize{Width: 128}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(thumb.URL)
+	// Output: /thumbs/128.png
+}

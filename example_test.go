@@ -273,7 +273,7 @@ func ExampleObserver() {
 		JobsAdded:   func(string, string, int) { see("added") },
 		JobsClaimed: func(string, string, int) { see("claimed") },
 		JobFinished: func(_ *trafikey.Job, out trafikey.Outcome, _ time.Duration) {
-			see(out.String())
+			see(string(out))
 			stop()
 		},
 	}

@@ -23,7 +23,7 @@ const (
 	// ChildIgnored: the parent runs as if the child had completed, and
 	// nothing of the failure is kept.
 	ChildIgnored ChildPolicy = protocol.OnFailIgnore
-	// ChildRecorded: the parent runs, and Job.ChildResults gives it the
+	// ChildRecorded: the parent runs, and Queue.Children gives it the
 	// child's error.
 	ChildRecorded ChildPolicy = protocol.OnFailContinue
 )
@@ -37,8 +37,9 @@ type FlowIDs struct {
 // AddFlow adds a tree of jobs in one call, all of them or none: every job
 // with children waits until each of them has finished (completed, died or
 // been removed), then runs, its handler reading their results with
-// Job.ChildResults. A flow holds at most MaxBatch jobs, at most 15 levels
-// deep, all in this queue. The tree is validated before any I/O.
+// Queue.Children. A flow holds at most MaxBatch jobs, at most 15 levels
+// deep, with at most 256 MiB of payloads in all, all in this queue. The tree
+// is validated before any I/O.
 func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
 	var flat []string
 	var build func(j *JobSpec, parent, depth int, path string) error
@@ -77,6 +78,9 @@ func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
 	}
 	if err := build(&root, 0, 1, "0"); err != nil {
 		return FlowIDs{}, err
+	}
+	if size := flowPayload(&root); size > maxCallPayload {
+		return FlowIDs{}, invalid("add flow", "payloads of %d bytes in all, at most %d in one flow", size, maxCallPayload)
 	}
 	msg, err := q.call(ctx, protocol.Add, addCall(flat)...)
 	if err != nil && !errors.Is(err, ErrNotDurable) {
@@ -243,7 +247,7 @@ type RetentionPolicy struct {
 	KeepCompleted    time.Duration
 	KeepCompletedMax int
 	// KeepDead bounds how long dead jobs are kept (0: no bound);
-	// KeepDeadMax how many (0: 100,000; NoLimit: none).
+	// KeepDeadMax how many (0: 100,000; -1: no bound).
 	KeepDead    time.Duration
 	KeepDeadMax int
 	// ResultMax bounds a result in bytes (0: 256 KiB; at most
@@ -255,8 +259,6 @@ type RetentionPolicy struct {
 const (
 	defaultKeepDead  = protocol.DefaultKeepDead
 	defaultResultMax = protocol.DefaultResult
-	// NoLimit as KeepDeadMax keeps every dead job.
-	NoLimit = -1
 )
 
 // SetRetention sets the queue's retention policy. Workers trim what it no
@@ -271,8 +273,8 @@ func (a Admin) SetRetention(ctx context.Context, p RetentionPolicy) error {
 		return invalid("set retention", "keep dead %v outside 0..%dms", p.KeepDead, int64(protocol.MaxDelayMS))
 	case p.KeepCompletedMax < 0 || p.KeepCompletedMax > protocol.MaxKeepCount:
 		return invalid("set retention", "keep completed max %d outside 0..%d", p.KeepCompletedMax, protocol.MaxKeepCount)
-	case p.KeepDeadMax < NoLimit || p.KeepDeadMax > protocol.MaxKeepCount:
-		return invalid("set retention", "keep dead max %d outside 0..%d (or NoLimit)", p.KeepDeadMax, protocol.MaxKeepCount)
+	case p.KeepDeadMax < -1 || p.KeepDeadMax > protocol.MaxKeepCount:
+		return invalid("set retention", "keep dead max %d outside 0..%d (or -1)", p.KeepDeadMax, protocol.MaxKeepCount)
 	case p.ResultMax < 0 || p.ResultMax > protocol.MaxResult:
 		return invalid("set retention", "result max %d outside 0..%d", p.ResultMax, protocol.MaxResult)
 	}
@@ -280,7 +282,7 @@ func (a Admin) SetRetention(ctx context.Context, p RetentionPolicy) error {
 	switch deadMax {
 	case 0:
 		deadMax = defaultKeepDead
-	case NoLimit:
+	case -1: // no bound
 		deadMax = 0 // the protocol's "no bound"
 	}
 	_, err := q.callInt(ctx, protocol.Retain, protocol.FormatInt(done), strconv.Itoa(p.KeepCompletedMax),
@@ -303,4 +305,13 @@ func (q *Queue) trim(ctx context.Context, limit int) (completed, dead int, err e
 		return 0, 0, fmt.Errorf("trafikey: trim: unexpected reply %v", msg)
 	}
 	return int(n[0]), int(n[1]), nil
+}
+
+// flowPayload is the bytes of the payloads of j and its descendants.
+func flowPayload(j *JobSpec) int {
+	n := len(j.Payload)
+	for i := range j.Children {
+		n += flowPayload(&j.Children[i])
+	}
+	return n
 }

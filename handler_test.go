@@ -4,16 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/executor"
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/valkeytest"
 )
 
 // serverNow is the server's clock, which At and Reschedule are read on.
@@ -83,10 +88,10 @@ func TestJobTimeout(t *testing.T) {
 	})
 }
 
-// TestCancelActive: cancelling a running job ends it at once; its worker
-// learns it at the next heartbeat (its first EXTEND after the cancel),
-// cancels the handler's context with cause ErrCancelled, and records the
-// outcome as cancelled.
+// TestCancelActive: cancelling a running job ends it at once, and its
+// worker hears of it from the queue's cancel notice: the lease is an hour,
+// so no heartbeat runs, yet the handler's context is cancelled with cause
+// ErrCancelled; the outcome is cancelled, once, and logged once.
 func TestCancelActive(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		q, calls := b.counted(t, "cancelling", nil)
@@ -95,18 +100,17 @@ func TestCancelActive(t *testing.T) {
 		require.NoError(t, err)
 		started := make(chan struct{})
 		cause := make(chan error, 1)
-		outcome := make(chan trafikey.Outcome, 1)
+		outcome := make(chan trafikey.Outcome, 2)
+		logs := &syncBuffer{}
 		w := newWorker(t, b.q, func(ctx context.Context, j *trafikey.Job) error {
 			close(started)
 			<-ctx.Done()
 			cause <- context.Cause(ctx)
 			return ctx.Err()
-		}, trafikey.WorkerOptions{Lease: 300 * time.Millisecond, OnDone: func(_ *trafikey.Job, o trafikey.Outcome, _ error) {
-			outcome <- o
-		}})
-		runWorker(t, w)
+		}, trafikey.WorkerOptions{Lease: time.Hour, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+			OnDone: func(_ *trafikey.Job, o trafikey.Outcome, _ error) { outcome <- o }})
+		stop := runWorker(t, w)
 		<-started
-		before := calls.count(protocol.Extend)
 		require.NoError(t, b.q.Cancel(t.Context(), id))
 		select {
 		case err := <-cause:
@@ -114,13 +118,12 @@ func TestCancelActive(t *testing.T) {
 		case <-time.After(eventually):
 			t.Fatal("the handler's context was not cancelled")
 		}
-		// one heartbeat's EXTEND (two when the recovery timer's renewal of
-		// due leases ran beside it), and none after
-		seen := calls.count(protocol.Extend) - before
-		require.LessOrEqual(t, seen, 2)
 		require.Equal(t, trafikey.OutcomeCancelled, <-outcome)
-		require.Equal(t, before+seen, calls.count(protocol.Extend), "a cancelled job is not extended again")
+		require.NoError(t, stop())
+		require.Zero(t, calls.count(protocol.Extend), "the notice, not a heartbeat, cancelled the handler")
+		require.Empty(t, outcome, "one outcome")
 		require.Equal(t, 1, w.Info().Cancelled)
+		require.Equal(t, 1, strings.Count(logs.String(), "trafikey: job cancelled"), logs.String())
 		info, err := b.q.Inspect(t.Context(), id)
 		require.NoError(t, err)
 		require.Equal(t, trafikey.StateDead, info.State)
@@ -132,6 +135,184 @@ func TestCancelActive(t *testing.T) {
 		require.Equal(t, 0, s.TotalFailed)
 		require.Equal(t, 1, s.Dead)
 		require.Equal(t, 0, s.Active)
+	})
+}
+
+// TestCancelActiveWithoutNotice: a canceller whose ACL may not publish on
+// the queue's cancels channel cancels all the same, with no notice; the
+// worker learns it at the job's next heartbeat (EXTEND refused with
+// ErrCancelled), stops extending it, and logs it once though the recovery
+// timer's renewal of due leases may run beside the heartbeat.
+func TestCancelActiveWithoutNotice(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q, calls := b.counted(t, "quiet", nil)
+		b.do(t, "ACL", "SETUSER", "canceller", "on", ">pw", "+@all", "~*", "resetchannels")
+		cc := valkeytest.ClientWith(t, b.server, valkey.ClientOption{Username: "canceller", Password: "pw"})
+		var exec executor.Executor = executor.NewLua(cc)
+		if b.q.Executor() == trafikey.ExecutorNative {
+			exec = executor.NewNative(cc)
+		}
+		canceller, err := trafikey.Open(t.Context(), cc, "quiet", trafikey.WithRunner(exec, nil))
+		require.NoError(t, err)
+		id, err := q.Add(t.Context(), []byte("long"), nil)
+		require.NoError(t, err)
+		started := make(chan struct{})
+		cause := make(chan error, 1)
+		outcome := make(chan trafikey.Outcome, 2)
+		logs := &syncBuffer{}
+		w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
+			close(started)
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return ctx.Err()
+		}, trafikey.WorkerOptions{Lease: 300 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(logs, nil)),
+			OnDone: func(_ *trafikey.Job, o trafikey.Outcome, _ error) { outcome <- o }})
+		stop := runWorker(t, w)
+		<-started
+		before := calls.count(protocol.Extend)
+		require.NoError(t, canceller.Cancel(t.Context(), id))
+		select {
+		case err := <-cause:
+			require.ErrorIs(t, err, trafikey.ErrCancelled)
+		case <-time.After(eventually):
+			t.Fatal("the handler's context was not cancelled")
+		}
+		require.Equal(t, trafikey.OutcomeCancelled, <-outcome)
+		require.NoError(t, stop())
+		// one heartbeat's EXTEND (two when the recovery timer's renewal
+		// ran beside it) found it, and none came after
+		seen := calls.count(protocol.Extend) - before
+		require.GreaterOrEqual(t, seen, 1, "a heartbeat found the cancel")
+		require.LessOrEqual(t, seen, 2)
+		require.Empty(t, outcome, "one outcome")
+		require.Equal(t, 1, w.Info().Cancelled)
+		require.Equal(t, 1, strings.Count(logs.String(), "trafikey: job cancelled"), logs.String())
+		require.Equal(t, 1, stats(t, q).TotalCancelled)
+	})
+}
+
+// TestCancelNoticeAfterReconnect: the worker's connection with the
+// subscription is killed while a job runs; the worker subscribes again,
+// and the cancel that follows reaches the handler by its notice (the lease
+// is an hour, so no heartbeat runs).
+func TestCancelNoticeAfterReconnect(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		q, calls := b.counted(t, "reconnect", nil)
+		id, err := q.Add(t.Context(), []byte("long"), nil)
+		require.NoError(t, err)
+		started := make(chan struct{})
+		cause := make(chan error, 1)
+		w := newWorker(t, q, func(ctx context.Context, j *trafikey.Job) error {
+			close(started)
+			<-ctx.Done()
+			cause <- context.Cause(ctx)
+			return ctx.Err()
+		}, trafikey.WorkerOptions{Lease: time.Hour})
+		stop := runWorker(t, w)
+		<-started
+		// the id of the client holding the subscription ("" when none)
+		subscriber := func() string {
+			list, _ := b.do(t, "CLIENT", "LIST").(string)
+			for line := range strings.Lines(list) {
+				if strings.Contains(line, " ssub=1 ") {
+					id, _, _ := strings.Cut(strings.TrimPrefix(line, "id="), " ")
+					return id
+				}
+			}
+			return ""
+		}
+		first := subscriber()
+		require.NotEmpty(t, first, "the worker subscribed before it claimed")
+		b.do(t, "CLIENT", "KILL", "ID", first)
+		require.Eventually(t, func() bool { again := subscriber(); return again != "" && again != first },
+			eventually, tick, "the worker subscribes again, on a new connection")
+		require.NoError(t, q.Cancel(t.Context(), id))
+		select {
+		case err := <-cause:
+			require.ErrorIs(t, err, trafikey.ErrCancelled)
+		case <-time.After(eventually):
+			t.Fatal("the handler's context was not cancelled")
+		}
+		require.NoError(t, stop())
+		require.Zero(t, calls.count(protocol.Extend), "the notice, not a heartbeat, cancelled the handler")
+		require.Equal(t, 1, w.Info().Cancelled)
+	})
+}
+
+// TestCancelNoticeTouchesOnlyItsJob: a cancel notice cancels the handler
+// of its own job only: not another job of its queue on another worker, nor
+// the job of the same id of another queue. A notice is handled by every
+// worker of the queue in the order sent, so once a later notice of the
+// second worker's has reached its handler, the first one's has been seen.
+func TestCancelNoticeTouchesOnlyItsJob(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		other := b.open(t, "other")
+		type run struct {
+			ctx   context.Context
+			cause chan error
+		}
+		var mu sync.Mutex
+		runs := map[string]run{}
+		startedAny := make(chan string, 8)
+		outcomes := make(chan string, 8)
+		release := make(chan struct{})
+		handler := func(prefix string) func(context.Context, *trafikey.Job) error {
+			return func(ctx context.Context, j *trafikey.Job) error {
+				r := run{ctx: ctx, cause: make(chan error, 1)}
+				mu.Lock()
+				runs[prefix+j.ID] = r
+				mu.Unlock()
+				startedAny <- prefix + j.ID
+				select {
+				case <-ctx.Done():
+					r.cause <- context.Cause(ctx)
+					return ctx.Err()
+				case <-release:
+					return nil
+				}
+			}
+		}
+		opts := func(prefix string, n int) trafikey.WorkerOptions {
+			return trafikey.WorkerOptions{Concurrency: n, Lease: time.Hour, OnDone: func(j *trafikey.Job, o trafikey.Outcome, _ error) {
+				outcomes <- prefix + j.ID + " " + string(o)
+			}}
+		}
+		// the first worker of the queue runs job 1 alone, the second jobs
+		// 2 and 3; the other queue's worker runs its own job 1
+		first, err := b.q.Add(ctx, []byte("a"), nil)
+		require.NoError(t, err)
+		runWorker(t, newWorker(t, b.q, handler("q:"), opts("q:", 1)))
+		require.Equal(t, "q:"+first, <-startedAny)
+		ids := []string{first}
+		for range 2 {
+			id, err := b.q.Add(ctx, []byte("b"), nil)
+			require.NoError(t, err)
+			ids = append(ids, id)
+		}
+		runWorker(t, newWorker(t, b.q, handler("q:"), opts("q:", 2)))
+		otherID, err := other.Add(ctx, []byte("c"), nil)
+		require.NoError(t, err)
+		require.Equal(t, first, otherID, "the same id in the other queue")
+		runWorker(t, newWorker(t, other, handler("o:"), opts("o:", 1)))
+		for range 3 {
+			<-startedAny
+		}
+
+		require.NoError(t, b.q.Cancel(ctx, ids[0]))
+		require.Equal(t, "q:"+ids[0]+" cancelled", <-outcomes)
+		require.NoError(t, b.q.Cancel(ctx, ids[2]))
+		require.Equal(t, "q:"+ids[2]+" cancelled", <-outcomes)
+		mu.Lock()
+		for _, key := range []string{"q:" + ids[1], "o:" + otherID} {
+			require.NoError(t, runs[key].ctx.Err(), "%s untouched", key)
+		}
+		mu.Unlock()
+		close(release)
+		got := []string{<-outcomes, <-outcomes}
+		require.ElementsMatch(t, []string{"q:" + ids[1] + " completed", "o:" + otherID + " completed"}, got)
+		require.Equal(t, 2, stats(t, b.q).TotalCancelled)
+		require.Equal(t, 0, stats(t, other).TotalCancelled)
 	})
 }
 
@@ -448,5 +629,36 @@ func TestFlowOptions(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "parent", parent.Kind)
 		require.Equal(t, trafikey.StateWaiting, parent.State)
+	})
+}
+
+// TestHandleResult: a typed handler's result reaches AddAndWaitResult
+// decoded; its failure is the job's death; a result of another shape does
+// not decode.
+func TestHandleResult(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		type in struct{ N int }
+		type out struct{ Double int }
+		double := trafikey.NewJobType[in]("double")
+		mux := trafikey.NewMux()
+		trafikey.HandleResult(mux, double, func(_ context.Context, job *trafikey.Job, v in) (out, error) {
+			if v.N < 0 {
+				return out{}, trafikey.SkipRetry(errors.New("negative"))
+			}
+			return out{Double: 2 * v.N}, nil
+		})
+		runWorker(t, newWorker(t, b.q, mux.Dispatch, trafikey.WorkerOptions{}))
+
+		got, err := trafikey.AddAndWaitResult[out](ctx, b.q, double, in{N: 21}, nil)
+		require.NoError(t, err)
+		require.Equal(t, out{Double: 42}, got)
+
+		_, err = trafikey.AddAndWaitResult[out](ctx, b.q, double, in{N: -1}, nil)
+		require.ErrorIs(t, err, trafikey.ErrJobDead)
+		require.ErrorContains(t, err, "negative")
+
+		_, err = trafikey.AddAndWaitResult[[]string](ctx, b.q, double, in{N: 1}, nil)
+		require.ErrorContains(t, err, `result of kind "double" does not decode`)
 	})
 }

@@ -91,6 +91,9 @@ func (m *Mux) Dispatch(ctx context.Context, job *Job) error {
 //	var SendEmail = trafikey.NewJobType[Email]("email")
 //	id, err := SendEmail.Add(ctx, q, Email{To: "a@example.com"})
 //	SendEmail.Handle(mux, func(ctx context.Context, job *trafikey.Job, e Email) error { ... })
+//
+// A kind whose handler returns a result registers it with HandleResult, and
+// a producer that waits for it reads it typed with AddAndWaitResult.
 type JobType[T any] struct {
 	kind string
 }
@@ -133,10 +136,64 @@ func (t JobType[T]) Job(v T, opts *JobOptions) (JobSpec, error) {
 // (decoding it again gives the same error).
 func (t JobType[T]) Handle(m *Mux, h func(ctx context.Context, job *Job, v T) error) {
 	m.Handle(t.kind, func(ctx context.Context, job *Job) error {
-		var v T
-		if err := json.Unmarshal(job.Payload, &v); err != nil {
-			return SkipRetry(fmt.Errorf("trafikey: payload of kind %q does not decode: %w", t.kind, err))
+		v, err := t.decode(job)
+		if err != nil {
+			return err
 		}
 		return h(ctx, job, v)
 	})
+}
+
+// decode decodes job's payload into a T; one that does not decode fails the
+// job without retries (decoding it again gives the same error).
+func (t JobType[T]) decode(job *Job) (T, error) {
+	var v T
+	if err := json.Unmarshal(job.Payload, &v); err != nil {
+		return v, SkipRetry(fmt.Errorf("trafikey: payload of kind %q does not decode: %w", t.kind, err))
+	}
+	return v, nil
+}
+
+// HandleResult registers h on m for t's kind, as JobType.Handle does, for a
+// handler that returns a result: a nil error completes the job with the
+// result's JSON encoding (Job.SetResult), which a waiter (AddAndWaitResult,
+// AddAndWait), the job's parent in a flow or a retained row reads. A result
+// that does not encode fails the attempt.
+func HandleResult[T, R any](m *Mux, t JobType[T], h func(ctx context.Context, job *Job, v T) (R, error)) {
+	m.Handle(t.kind, func(ctx context.Context, job *Job) error {
+		v, err := t.decode(job)
+		if err != nil {
+			return err
+		}
+		r, err := h(ctx, job, v)
+		if err != nil {
+			return err
+		}
+		result, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("trafikey: result of kind %q does not encode as JSON: %w", t.kind, err)
+		}
+		job.SetResult(result)
+		return nil
+	})
+}
+
+// AddAndWaitResult adds a job of t's kind with v as AddAndWait does, waits
+// for it, and decodes its result into an R: the result of a HandleResult
+// handler. A result that does not decode is an error after the job
+// completed.
+func AddAndWaitResult[R, T any](ctx context.Context, q *Queue, t JobType[T], v T, opts *JobOptions) (R, error) {
+	var r R
+	j, err := t.Job(v, opts)
+	if err != nil {
+		return r, err
+	}
+	result, err := q.AddAndWait(ctx, j.Payload, &j.Options)
+	if err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return r, fmt.Errorf("trafikey: result of kind %q does not decode: %w", t.kind, err)
+	}
+	return r, nil
 }

@@ -141,7 +141,7 @@ func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOpt
 				if ve, ok := valkey.IsValkeyErr(err); ok {
 					return serverError(versionVerb, ve.Error(), ve)
 				}
-				if err != nil && ctx.Err() == nil {
+				if err != nil && ctx.Err() == nil && !closedClient(ctx, client, err) {
 					err = &transportError{err: err}
 				}
 				return err
@@ -253,6 +253,26 @@ type transportError struct{ err error }
 func (e *transportError) Error() string { return e.err.Error() }
 func (e *transportError) Unwrap() error { return e.err }
 
+// closedClient reports whether err comes from c closed. valkey-go reports a
+// closed client with ErrClosing, but also a call caught on a connection
+// that broke under it; a PING refused the same way at once tells them
+// apart, as a broken connection is dialled again. A closed client is not
+// a transport error: nothing will ever answer it.
+func closedClient(ctx context.Context, c valkey.Client, err error) bool {
+	if c == nil || !errors.Is(err, valkey.ErrClosing) {
+		return false
+	}
+	ping, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	return errors.Is(c.Do(ping, c.B().Ping().Build()).Error(), valkey.ErrClosing)
+}
+
+// isClosed reports whether err is a call on a closed client.
+func isClosed(err error) bool {
+	var te *transportError
+	return errors.Is(err, valkey.ErrClosing) && !errors.As(err, &te)
+}
+
 // transient reports whether err is worth a retry: the call got no reply
 // (a transport error), or the server refused it without running it, while
 // it avoids writes (ErrWritePaused) or for another state that passes
@@ -333,6 +353,8 @@ func (q *Queue) notRun(err error) bool {
 func (q *Queue) reply(ctx context.Context, v *protocol.Verb, res valkey.ValkeyResult) (valkey.ValkeyMessage, error) {
 	if err := res.NonValkeyError(); err != nil {
 		switch done := ctxDone(ctx); {
+		case done == nil && closedClient(ctx, q.client, err):
+			err = fmt.Errorf("client closed: %w", err)
 		case done == nil:
 			err = &transportError{err: err}
 		case !errors.Is(err, done):

@@ -146,9 +146,18 @@ func blockedClients(t *testing.T, b *testBundle) int {
 func blockedIn(t *testing.T, b *testBundle, cmd string) int {
 	t.Helper()
 	list, _ := b.do(t, "CLIENT", "LIST").(string)
+	return countBlocked(list, cmd)
+}
+
+// countBlocked counts the clients of a CLIENT LIST reply blocked in command
+// cmd (lower case): flags b, beside P when the connection also carries a
+// worker's cancel notices subscription.
+func countBlocked(list, cmd string) int {
 	n := 0
 	for line := range strings.Lines(list) {
-		if strings.Contains(strings.ToLower(line), " cmd="+cmd+" ") && strings.Contains(line, " flags=b ") {
+		_, rest, _ := strings.Cut(line, " flags=")
+		flags, _, _ := strings.Cut(rest, " ")
+		if strings.Contains(strings.ToLower(line), " cmd="+cmd+" ") && strings.Trim(flags, "P") == "b" {
 			n++
 		}
 	}

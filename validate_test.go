@@ -67,6 +67,19 @@ func TestValidationBeforeIO(t *testing.T) {
 	_, err = trafikey.Open(ctx, nil, "v", trafikey.WithRunner(io, &trafikey.QueueOptions{LogCap: protocol.MaxLogCap + 1}))
 	requireInvalid(t, err, "log cap")
 
+	// a payload over 256 MiB, alone, in a batch or in a flow; two of half
+	// that in a flow
+	big := make([]byte, 256<<20+1)
+	_, err = q.Add(ctx, big, nil)
+	requireInvalid(t, err, "payload")
+	_, err = q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("ok")}, {Payload: big}})
+	requireInvalid(t, err, "batch payload")
+	_, err = q.AddFlow(ctx, trafikey.JobSpec{Payload: big})
+	requireInvalid(t, err, "flow payload")
+	_, err = q.AddFlow(ctx, trafikey.JobSpec{Payload: big[:128<<20], Children: []trafikey.JobSpec{{Payload: big[:128<<20+1]}}})
+	requireInvalid(t, err, "flow payloads")
+	big = nil
+
 	for _, id := range []string{"", "0", "01", "-1", "+1", "1.0", " 1", "1 ", "x", "4398046511104", "99999999999999999999", huge, "1\x00"} {
 		_, err := q.Inspect(ctx, id)
 		requireInvalid(t, err, "inspect id "+id)

@@ -18,6 +18,9 @@ import (
 const (
 	// defaultConcurrency is the number of handlers run at once.
 	defaultConcurrency = 10
+	// minWorkerLease is the shortest lease a Worker takes: its heartbeat,
+	// a call every lease/3, renews a shorter one too late under any load.
+	minWorkerLease = 100 * time.Millisecond
 	// defaultLease is how long a claim holds a job without a heartbeat.
 	defaultLease = 30 * time.Second
 	// defaultShutdownTimeout is how long Run waits for running handlers.
@@ -57,7 +60,7 @@ type WorkerOptions struct {
 	// Concurrency is how many handlers run at once (default 10).
 	Concurrency int
 	// Lease is how long the server holds a claimed job for this worker
-	// before another may take it (default 30 s). Heartbeats renew it while
+	// before another may take it (default 30 s, at least 100 ms). Heartbeats renew it while
 	// the handler runs.
 	Lease time.Duration
 	// HeartbeatEvery is the period of the lease heartbeat (default Lease/3,
@@ -133,60 +136,42 @@ type WorkerOptions struct {
 	claimLoops int
 }
 
-// Outcome is what became of a job a worker ran.
-type Outcome int
+// Outcome is what became of a job a worker ran, named as the metrics and
+// logs name it.
+type Outcome string
 
 // Outcomes.
 const (
 	// OutcomeCompleted: the handler returned nil and the server completed
 	// the job.
-	OutcomeCompleted Outcome = iota + 1
+	OutcomeCompleted Outcome = "completed"
 	// OutcomeRetrying: the handler failed and the job will run again.
-	OutcomeRetrying
+	OutcomeRetrying Outcome = "retrying"
 	// OutcomeDead: the handler failed and the job was dead-lettered.
-	OutcomeDead
+	OutcomeDead Outcome = "dead"
 	// OutcomeLeaseLost: the server no longer held the claim (ErrLeaseLost,
 	// or the job is gone), so the outcome was not recorded.
-	OutcomeLeaseLost
+	OutcomeLeaseLost Outcome = "lost"
 	// OutcomeAbandoned: the handler was still running, or failed because
 	// it was cancelled, when the shutdown timeout passed; the job is left
 	// to lease recovery.
-	OutcomeAbandoned
+	OutcomeAbandoned Outcome = "abandoned"
 	// OutcomeUnreported: the server could not be told (a transport error);
 	// the job is left to lease recovery.
-	OutcomeUnreported
+	OutcomeUnreported Outcome = "unreported"
 	// OutcomeCancelled: Queue.Cancel ended the job while its handler ran;
 	// the handler's context was cancelled with cause ErrCancelled and its
 	// outcome was not recorded (the job is dead, err "cancelled").
-	OutcomeCancelled
+	OutcomeCancelled Outcome = "cancelled"
 )
-
-// String names the outcome.
-func (o Outcome) String() string {
-	switch o {
-	case OutcomeCompleted:
-		return "completed"
-	case OutcomeRetrying:
-		return "retrying"
-	case OutcomeDead:
-		return "dead"
-	case OutcomeLeaseLost:
-		return "lost"
-	case OutcomeAbandoned:
-		return "abandoned"
-	case OutcomeUnreported:
-		return "unreported"
-	case OutcomeCancelled:
-		return "cancelled"
-	}
-	return fmt.Sprintf("Outcome(%d)", int(o))
-}
 
 // Worker runs a Handler over the jobs of one queue: claim loops
 // (two by default) claim jobs in batches as handler slots free up, goroutines
 // that live for the run each run job after job, their completions share
-// COMPLETEMANY calls, a heartbeat extends the leases of running jobs, and
-// timers promote delayed jobs and recover expired leases.
+// COMPLETEMANY calls, a heartbeat extends the leases of running jobs, a
+// subscription per queue to the queue's cancel notices stops the handler of
+// a job Queue.Cancel ended at once, and timers promote delayed jobs and
+// recover expired leases.
 type Worker struct {
 	queues      []QueueWeight
 	totalWeight int
@@ -199,6 +184,8 @@ type Worker struct {
 	// started, nil before.
 	id      string
 	started atomic.Pointer[time.Time]
+	// stopRun ends the running Run with its cause.
+	stopRun context.CancelCauseFunc
 	// signals groups the queues' signal lists for the idle wait.
 	signals []signalGroup
 
@@ -225,8 +212,9 @@ type runningJob struct {
 	// CLAIM or EXTEND that granted it), by this process's clock.
 	renewed atomic.Int64
 	lost    atomic.Bool
-	// cancelled is set when a heartbeat found the job cancelled
-	// (Queue.Cancel); lost is set with it, as the claim is gone too.
+	// cancelled is set when the job's cancel notice or a heartbeat found
+	// the job cancelled (Queue.Cancel; jobCancelled); lost is set with it,
+	// as the claim is gone too.
 	cancelled atomic.Bool
 }
 
@@ -310,8 +298,9 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 	switch {
 	case opts.Concurrency < 0:
 		return nil, invalid("new worker", "concurrency %d is negative", opts.Concurrency)
-	case opts.Lease < time.Millisecond || ceilMS(opts.Lease) > protocol.MaxLeaseMS:
-		return nil, invalid("new worker", "lease %v outside 1ms..24h", opts.Lease)
+	case opts.Lease < minWorkerLease || ceilMS(opts.Lease) > protocol.MaxLeaseMS:
+		// a heartbeat could not renew a shorter lease in time
+		return nil, invalid("new worker", "lease %v outside %v..24h", opts.Lease, minWorkerLease)
 	case opts.HeartbeatEvery < 0 || opts.HeartbeatEvery > opts.Lease/2:
 		// A heartbeat slower than half the lease leaves no room for one
 		// late or failed EXTEND before the lease runs out.
@@ -362,12 +351,16 @@ func (w *Worker) inHand() int {
 // report, and returns. Jobs whose handlers are still running then are not
 // failed; their leases expire and another worker recovers them, and Run
 // returns ErrShutdownTimeout. Run returns nil after a complete shutdown. A
-// worker runs once at a time.
+// worker runs once at a time. When its client is closed under it, Run
+// shuts down at once and returns an error matching valkey.ErrClosing.
 func (w *Worker) Run(ctx context.Context) error {
 	if !w.running.CompareAndSwap(false, true) {
 		return errors.New("trafikey: worker is already running")
 	}
 	defer w.running.Store(false)
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	w.stopRun = stop
 
 	// Handlers and their reports outlive ctx: shutdown lets them finish.
 	// jobsCtx is cancelled only when the shutdown timeout passes.
@@ -381,9 +374,17 @@ func (w *Worker) Run(ctx context.Context) error {
 	var background sync.WaitGroup
 	now := time.Now()
 	w.started.Store(&now)
+	// The cancel notices, like the heartbeats, reach handlers until Run
+	// returns; the first jobs are claimed once the subscriptions are made
+	// (or failed), so no notice of theirs goes unheard.
+	subscribed := w.watchCancels(beatCtx, &background)
 	background.Go(func() { w.heartbeat(beatCtx) })
 	background.Go(func() { w.register(beatCtx) })
 	background.Go(func() { w.maintain(ctx) })
+	select {
+	case <-subscribed:
+	case <-ctx.Done():
+	}
 
 	cs := newClaimState(w.opts.Concurrency)
 	pool := &handlerPool{
@@ -434,6 +435,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	stopBeats()
 	background.Wait()
+	if cause := context.Cause(ctx); isClosed(cause) {
+		return errors.Join(cause, err)
+	}
 	return err
 }
 
@@ -571,6 +575,11 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 				return
 			}
 			continue
+		}
+		if isClosed(err) {
+			// nothing will answer a closed client: Run ends with it
+			w.stopRun(fmt.Errorf("trafikey: worker: the client is closed: %w", err))
+			return
 		}
 		if err != nil {
 			retryWait = w.claimFailed(err, retryWait)
@@ -1030,14 +1039,14 @@ func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duratio
 	case err == nil:
 		r.renewed.Store(sent.UnixNano())
 	case errors.Is(err, ErrCancelled):
-		r.cancelled.Store(true)
-		r.lost.Store(true)
-		r.cancel(ErrCancelled)
-		w.log.l.Info("trafikey: job cancelled", "job", r.job.ID, "attempt", r.job.Attempt)
+		w.jobCancelled(r)
 	case errors.Is(err, ErrLeaseLost), errors.Is(err, ErrNotFound):
-		r.lost.Store(true)
-		r.cancel(ErrLeaseLost)
-		w.log.l.Warn("trafikey: lease lost", "job", r.job.ID, "attempt", r.job.Attempt, "err", err)
+		// The heartbeat and the recovery timer's renewal may both find
+		// it: the first one acts.
+		if r.lost.CompareAndSwap(false, true) {
+			r.cancel(ErrLeaseLost)
+			w.log.l.Warn("trafikey: lease lost", "job", r.job.ID, "attempt", r.job.Attempt, "err", err)
+		}
 	case ctx.Err() != nil && errors.Is(err, context.Canceled):
 		// Run is returning.
 		return false

@@ -3,7 +3,6 @@ package trafikey_test
 import (
 	"context"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -148,12 +147,5 @@ func TestWorkerShutdownRunsClaimsInFlight(t *testing.T) {
 func heldClaims(t *testing.T, b *testBundle) int {
 	t.Helper()
 	list, _ := b.do(t, "CLIENT", "LIST").(string)
-	held := 0
-	for line := range strings.Lines(strings.ToLower(list)) {
-		if strings.Contains(line, " flags=b ") &&
-			(strings.Contains(line, " cmd=emq.claim ") || strings.Contains(line, " cmd=evalsha ")) {
-			held++
-		}
-	}
-	return held
+	return countBlocked(list, "emq.claim") + countBlocked(list, "evalsha")
 }

@@ -28,7 +28,7 @@ func TestWorkerReportTimeoutBoundsAPausedServer(t *testing.T) {
 			Concurrency: n, Lease: time.Minute, ReportTimeout: 300 * time.Millisecond,
 			OnDone: func(_ *trafikey.Job, o trafikey.Outcome, err error) {
 				if o != trafikey.OutcomeUnreported {
-					err = errors.Join(errors.New(o.String()), err)
+					err = errors.Join(errors.New(string(o)), err)
 				}
 				outcomes <- err
 			},

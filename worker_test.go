@@ -478,6 +478,8 @@ func TestNewWorkerOptions(t *testing.T) {
 	for name, o := range map[string]trafikey.WorkerOptions{
 		"concurrency":    {Concurrency: -1},
 		"lease":          {Lease: time.Microsecond},
+		"1ms lease":      {Lease: time.Millisecond},
+		"99ms lease":     {Lease: 99 * time.Millisecond},
 		"long lease":     {Lease: 25 * time.Hour},
 		"slow heartbeat": {Lease: time.Second, HeartbeatEvery: 600 * time.Millisecond},
 		"poll":           {PollInterval: time.Microsecond},

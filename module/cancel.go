@@ -101,13 +101,25 @@ func (st *cancelState) readFirst(r *verbCall) {
 // write is CANCEL's writes: the job's cancelled event, its released
 // parents', then the stream; the guard, then ZREM from its set; HSET row
 // state dead err cancelled cancelled 1; ZADD dead <now>; HINCRBY stats
-// cancelled (predicted); the accountings'.
+// cancelled (predicted); the accountings'; for an active job, SPUBLISH
+// cancels "<id> <att>" when the caller's ACL allows it.
 func (st *cancelState) write(r *verbCall, v verdict.CancelVerdict) error {
 	c, id, stats := r.c, r.args[0], r.keys[2]
 	st.events.add(st.ev, protocol.EventCancelled, id, protocol.EventStateField, []byte(v.From))
 	st.flow.publish(&st.events)
 	if err := st.events.check(r); err != nil {
 		return err
+	}
+	// the notice to the worker holding an active job: left out, not
+	// refused, when the caller may not publish it (the worker's heartbeat
+	// learns it then)
+	var channel, notice []byte
+	if v.Notice {
+		channel = st.derived(r.base, protocol.ChannelCancels, nil, "")
+		notice = st.derived(id, " ", st.seen.Row.Val[0].Bytes, "")
+		if !c.MayCall(spublish, channel, notice) {
+			channel = nil
+		}
 	}
 	w, err := c.BeginWrites()
 	if err != nil {
@@ -126,6 +138,9 @@ func (st *cancelState) write(r *verbCall, v verdict.CancelVerdict) error {
 	endWrites(b, jobEnd{from: set, to: r.keys[6], row: st.row, id: id, score: r.now, state: protocol.StateDead, errArg: -1})
 	b.Cmd("HINCRBY").Arg(stats).Str(protocol.StatCancelled).Int(1)
 	accountWrites(b, r.now, stats, &st.flow, &st.lanes)
+	if channel != nil {
+		b.Cmd("SPUBLISH").Arg(channel).Arg(notice)
+	}
 	res, err := b.Run()
 	if err != nil {
 		return wrote(c, err)
@@ -159,6 +174,9 @@ func endWrites(b *host.Batch, e jobEnd) {
 	}
 	b.Cmd("ZADD").Arg(e.to).Int(e.score).Arg(e.id)
 }
+
+// spublish is the command of CANCEL's notice, for the caller's ACL check.
+var spublish = []byte("SPUBLISH")
 
 // cancelledText is the error a cancelled job's parent and waiters are told.
 var cancelledText = []byte(protocol.ErrTextCancelled)

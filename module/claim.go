@@ -467,10 +467,6 @@ func (st *claimState) laneWrites(b *host.Batch, r *verbCall, turns, meta []byte,
 	if v.SetWait {
 		b.Str(protocol.MetaLaneWait).Int(v.Wait)
 	}
-	// an empty laneinfo holds no setting: the count is known, 0
-	if st.infoLen == 0 && !s.Meta.Val[verdict.ClaimMetaLaneSets].Is("0") {
-		b.Str(protocol.MetaLaneSets).Str("0")
-	}
 }
 
 // stillReady reports whether lane i of turns is ready after the claim.
@@ -699,10 +695,9 @@ func wholeInfo(fields int64, lanes, per int) bool {
 }
 
 // bare reports whether no lane of the queue has a setting, so that CLAIM
-// reads only the lanes' active counts: meta lanesets is 0, or laneinfo (HLEN
-// read with turns) is empty.
+// reads only the lanes' active counts: meta lanesets reads 0.
 func (st *claimState) bare() bool {
-	return st.seen.Meta.Val[verdict.ClaimMetaLaneSets].Is("0") || st.infoLen == 0
+	return verdict.LaneSets(st.seen.Meta.Val[verdict.ClaimMetaLaneSets]) == 0
 }
 
 // readHeads makes the lanes' reads the verdict asks for, in one batch: when

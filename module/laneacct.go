@@ -298,22 +298,17 @@ func laneSetting(r *verbCall, st *laneVerbState, lane []byte, set func(*verdict.
 }
 
 // laneSets reads what a lane setting verb needs for meta lanesets after
-// the lane accounting (which typed meta and laneinfo): HGET meta lanesets,
-// HLEN laneinfo. It returns verdict.LaneSetsChange's decision for the lane's
-// change; a reply that is not the expected one is a host failure.
+// the lane accounting (which typed meta): HGET meta lanesets. It returns
+// verdict.LaneSetsChange's decision for the lane's change; a reply that is
+// not the expected one is a host failure.
 func laneSets(r *verbCall, st *laneVerbState) (set bool, n int64, err error) {
 	la := &st.lanes
-	res := r.c.Read().Cmd(host.HGET).Arg(la.meta).Str(protocol.MetaLaneSets).
-		Cmd(host.HLEN).Arg(la.laneinfo).RunAll()
-	stored, infoLen := fieldAt(res, 0), intAt(res, 1)
+	stored := fieldAt(r.c.Read().Cmd(host.HGET).Arg(la.meta).Str(protocol.MetaLaneSets).RunAll(), 0)
 	if stored.Err != nil {
 		return false, 0, stored.Err
 	}
-	if infoLen.Err != nil {
-		return false, 0, infoLen.Err
-	}
 	e := &la.v.Effects[0]
-	set, n = verdict.LaneSetsChange(stored.Val, infoLen.Val, e.Before.LaneSettings, e.After.LaneSettings)
+	set, n = verdict.LaneSetsChange(stored.Val, e.Before.LaneSettings, e.After.LaneSettings)
 	return set, n, nil
 }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds a producer-and-worker program in a fresh module outside the
+# Builds the README's Quick Start (a producer and a worker) in a fresh module outside the
 # repository that requires only github.com/trafikey/trafikey (replaced by
 # this checkout, as nothing is published), and fails when its module graph
 # holds a dependency of the CLI (its dashboard and browser tests too), the
@@ -20,47 +20,12 @@ require github.com/trafikey/trafikey v0.0.0
 
 replace github.com/trafikey/trafikey => $root
 MOD
-cat >"$dir/main.go" <<'GO'
-// A producer and a worker on one queue.
-package main
-
-import (
-	"context"
-	"log"
-	"os"
-	"os/signal"
-
-	"github.com/valkey-io/valkey-go"
-
-	"github.com/trafikey/trafikey"
-)
-
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	client, err := valkey.NewClient(valkey.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer client.Close()
-	q, err := trafikey.Open(ctx, client, "emails", nil)
-	if err != nil {
-		log.Fatal(err)
-	}
-	if _, err := q.Add(ctx, []byte("hello"), &trafikey.JobOptions{Priority: 10}); err != nil {
-		log.Fatal(err)
-	}
-	w, err := trafikey.NewWorker(q, func(ctx context.Context, job *trafikey.Job) error {
-		return nil
-	}, trafikey.WorkerOptions{Concurrency: 10})
-	if err != nil {
-		log.Fatal(err)
-	}
-	if err := w.Run(ctx); err != nil {
-		log.Fatal(err)
-	}
-}
-GO
+# The program is the README's Quick Start, so that it keeps compiling.
+awk '/^## Quick start/ { quick = 1 } quick && /^```go$/ { code = 1; next } code && /^```$/ { exit } code' README.md >"$dir/main.go"
+if ! grep -q '^package main' "$dir/main.go"; then
+	echo "check-deps: README.md's Quick Start has no Go program" >&2
+	exit 1
+fi
 (cd "$dir" && GOWORK=off GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1 && GOWORK=off go build -o /dev/null .)
 graph="$(cd "$dir" && GOWORK=off go list -m all)"
 bad=0

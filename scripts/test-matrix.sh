@@ -39,7 +39,7 @@ for build in "${builds[@]}"; do
 		go test -count=1 -timeout 10m -run '^(TestCluster|TestReshard)' . >"$out" 2>&1 &
 		cluster=$!
 		status=0
-		go test -count=1 -timeout 15m ./verify/... ./internal/conformance ./module/... ./internal/valkeyserver || status=$?
+		TRAFIKEY_DIFF_BUDGET=20s go test -count=1 -timeout 15m ./verify/... ./internal/conformance ./module/... ./internal/valkeyserver || status=$?
 		wait "$cluster" || status=$?
 		cat "$out"
 		rm -f "$out"

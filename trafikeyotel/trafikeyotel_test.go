@@ -71,7 +71,7 @@ func runOne(t *testing.T, q *trafikey.Queue, tr *trafikeyotel.Tracing, h trafike
 		return o
 	case <-time.After(10 * time.Second):
 		t.Fatal("the job did not run")
-		return 0
+		return ""
 	}
 }
 

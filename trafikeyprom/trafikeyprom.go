@@ -203,18 +203,22 @@ type CollectorOptions struct {
 	MaxLanes int
 }
 
-// QueueCollector reports what the server holds of queues, read with one
-// STATS call per queue at every scrape (and LANES, with per-lane series):
-// jobs by state, paused, lanes, the rate limit, and the lifetime counters
-// of every client and worker. A queue whose reads fail is left out of that
-// scrape and counted in trafikey_queue_scrape_errors_total.
+// QueueCollector reports what the server holds of queues, read at every
+// scrape with one STATS call per queue, a JOBS call of one row for the
+// queue's latency, and the worker registry (and LANES and a row per lane,
+// with per-lane series): jobs by state, paused, lanes, the rate limit, the
+// lifetime counters of every client and worker, the latency (how long the
+// next job to be claimed has waited since it was added), and the workers
+// running on the queue with their jobs in hand. A queue whose reads fail is
+// left out of that scrape and counted in trafikey_queue_scrape_errors_total.
 type QueueCollector struct {
 	source QueueSource
 	opts   CollectorOptions
 
 	jobs, paused, lanes, laneWaiting, rateLimit, rateWindow *prometheus.Desc
 	totals                                                  []*prometheus.Desc
-	laneJobs, laneCap, lanePaused                           *prometheus.Desc
+	laneJobs, laneCap, lanePaused, laneLatency              *prometheus.Desc
+	latency, workers, workerJobs                            *prometheus.Desc
 	errors                                                  prometheus.Counter
 }
 
@@ -255,9 +259,13 @@ func NewQueueSourceCollector(source QueueSource, o CollectorOptions) *QueueColle
 			desc("queue_requeued_total", "Dead jobs of the queue requeued."),
 			desc("queue_cancelled_total", "Jobs of the queue cancelled (among the dead ones)."),
 		},
-		laneJobs:   desc("lane_jobs", "Jobs of a lane by state: waiting (pending in the lane) or active.", "lane", "state"),
-		laneCap:    desc("lane_cap", "Most jobs of a lane active at once; 0 for no cap.", "lane"),
-		lanePaused: desc("lane_paused", "1 when the lane is paused.", "lane"),
+		laneJobs:    desc("lane_jobs", "Jobs of a lane by state: waiting (pending in the lane) or active.", "lane", "state"),
+		laneCap:     desc("lane_cap", "Most jobs of a lane active at once; 0 for no cap.", "lane"),
+		lanePaused:  desc("lane_paused", "1 when the lane is paused.", "lane"),
+		laneLatency: desc("lane_latency_seconds", "How long the lane's next job to be claimed has waited since it was added (this process's clock); 0 when the lane has none waiting.", "lane"),
+		latency:     desc("queue_latency_seconds", "How long the next job to be claimed among those without a lane has waited since it was added (this process's clock); 0 when none waits."),
+		workers:     desc("queue_workers", "Workers running on the queue, as they registered themselves."),
+		workerJobs:  desc("queue_worker_jobs_running", "Handlers the queue's registered workers run now, as they last registered."),
 		errors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "queue_scrape_errors_total",
 			Help: "Reads of a scrape that failed: listing the queues, or a queue's STATS or LANES.",
@@ -268,13 +276,14 @@ func NewQueueSourceCollector(source QueueSource, o CollectorOptions) *QueueColle
 
 // Describe implements prometheus.Collector.
 func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range append([]*prometheus.Desc{c.jobs, c.paused, c.lanes, c.laneWaiting, c.rateLimit, c.rateWindow}, c.totals...) {
+	for _, d := range append([]*prometheus.Desc{c.jobs, c.paused, c.lanes, c.laneWaiting, c.rateLimit, c.rateWindow, c.latency, c.workers, c.workerJobs}, c.totals...) {
 		ch <- d
 	}
 	if c.opts.MaxLanes > 0 {
 		ch <- c.laneJobs
 		ch <- c.laneCap
 		ch <- c.lanePaused
+		ch <- c.laneLatency
 	}
 	c.errors.Describe(ch)
 }
@@ -320,6 +329,24 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 			lanes = append(lanes, l)
 		}
 	}
+	latency, err := headAge(ctx, q, "")
+	if err != nil {
+		return err
+	}
+	laneLatency := make([]float64, len(lanes))
+	for i, l := range lanes {
+		if laneLatency[i], err = headAge(ctx, q, l.Name); err != nil {
+			return err
+		}
+	}
+	workers, err := q.Admin().Workers(ctx)
+	if err != nil {
+		return err
+	}
+	running := 0
+	for _, w := range workers {
+		running += w.Running
+	}
 	name := q.Name()
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{name}, labels...)...)
@@ -327,6 +354,7 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 	for state, n := range map[trafikey.JobState]int{
 		trafikey.StatePending: s.Pending, trafikey.StateDelayed: s.Delayed,
 		trafikey.StateActive: s.Active, trafikey.StateDead: s.Dead,
+		trafikey.StateWaiting: s.Waiting, trafikey.StateCompleted: s.Retained,
 	} {
 		gauge(c.jobs, float64(n), string(state))
 	}
@@ -335,6 +363,9 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 	gauge(c.laneWaiting, float64(s.LaneWaiting))
 	gauge(c.rateLimit, float64(s.RateLimit))
 	gauge(c.rateWindow, s.RateWindow.Seconds())
+	gauge(c.latency, latency)
+	gauge(c.workers, float64(len(workers)))
+	gauge(c.workerJobs, float64(running))
 	for i, v := range []int{
 		s.TotalAdded, s.TotalCompleted, s.TotalFailed, s.TotalRetried,
 		s.TotalDead, s.TotalRecovered, s.TotalRemoved, s.TotalRequeued,
@@ -342,13 +373,25 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 	} {
 		ch <- prometheus.MustNewConstMetric(c.totals[i], prometheus.CounterValue, float64(v), name)
 	}
-	for _, l := range lanes {
+	for i, l := range lanes {
+		gauge(c.laneLatency, laneLatency[i], l.Name)
 		gauge(c.laneJobs, float64(l.Waiting), l.Name, "waiting")
 		gauge(c.laneJobs, float64(l.Active), l.Name, "active")
 		gauge(c.laneCap, float64(l.Cap), l.Name)
 		gauge(c.lanePaused, flag(l.Paused), l.Name)
 	}
 	return nil
+}
+
+// headAge is how long the next job to be claimed of lane ("" for the jobs
+// without a lane) has waited since it was added, in seconds: 0 when none
+// waits.
+func headAge(ctx context.Context, q *trafikey.Queue, lane string) (float64, error) {
+	p, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Lane: lane, Limit: 1, Clip: -1})
+	if err != nil || len(p.Rows) == 0 || p.Rows[0].AddedAt.IsZero() {
+		return 0, err
+	}
+	return max(0, time.Since(p.Rows[0].AddedAt).Seconds()), nil
 }
 
 func flag(b bool) float64 {

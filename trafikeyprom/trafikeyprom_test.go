@@ -98,13 +98,17 @@ trafikey_jobs_running{kind="none",queue="mail"} 0
 # HELP trafikey_queue_jobs Jobs in the queue by state, as the server counts them.
 # TYPE trafikey_queue_jobs gauge
 trafikey_queue_jobs{queue="mail",state="active"} 0
+trafikey_queue_jobs{queue="mail",state="completed"} 0
 trafikey_queue_jobs{queue="mail",state="dead"} 1
 trafikey_queue_jobs{queue="mail",state="delayed"} 1
 trafikey_queue_jobs{queue="mail",state="pending"} 0
+trafikey_queue_jobs{queue="mail",state="waiting"} 0
 trafikey_queue_jobs{queue="other",state="active"} 0
+trafikey_queue_jobs{queue="other",state="completed"} 0
 trafikey_queue_jobs{queue="other",state="dead"} 0
 trafikey_queue_jobs{queue="other",state="delayed"} 1
 trafikey_queue_jobs{queue="other",state="pending"} 0
+trafikey_queue_jobs{queue="other",state="waiting"} 0
 # HELP trafikey_queue_paused 1 when the queue is paused.
 # TYPE trafikey_queue_paused gauge
 trafikey_queue_paused{queue="mail"} 0
@@ -209,9 +213,11 @@ trafikey_queue_added_total{queue="media"} 5
 # HELP trafikey_queue_jobs Jobs in the queue by state, as the server counts them.
 # TYPE trafikey_queue_jobs gauge
 trafikey_queue_jobs{queue="media",state="active"} 0
+trafikey_queue_jobs{queue="media",state="completed"} 0
 trafikey_queue_jobs{queue="media",state="dead"} 0
 trafikey_queue_jobs{queue="media",state="delayed"} 0
 trafikey_queue_jobs{queue="media",state="pending"} 5
+trafikey_queue_jobs{queue="media",state="waiting"} 0
 # HELP trafikey_queue_lane_waiting_jobs Pending jobs of the queue that wait in a lane (part of the pending state).
 # TYPE trafikey_queue_lane_waiting_jobs gauge
 trafikey_queue_lane_waiting_jobs{queue="media"} 4
@@ -230,6 +236,35 @@ trafikey_queue_rate_window_seconds{queue="media"} 2
 		"trafikey_queue_jobs", "trafikey_queue_lane_waiting_jobs", "trafikey_queue_lanes",
 		"trafikey_queue_rate_limit", "trafikey_queue_rate_window_seconds"); err != nil {
 		t.Fatal(err)
+	}
+
+	// The latency: the next job of the queue (without a lane) and of each
+	// lane has waited since it was added; none waiting reads 0. No worker
+	// runs yet.
+	time.Sleep(20 * time.Millisecond) // the jobs' age grows past a millisecond
+	for name, lanes := range map[string]int{"trafikey_queue_latency_seconds": 1, "trafikey_lane_latency_seconds": 2} {
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := 0
+		for _, mf := range mfs {
+			if mf.GetName() != name {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				seen++
+				if v := m.GetGauge().GetValue(); v < 0.001 || v > 60 {
+					t.Errorf("%s %v = %v, want the jobs' age", name, m.GetLabel(), v)
+				}
+			}
+		}
+		if seen != lanes {
+			t.Errorf("%s: %d series, want %d", name, seen, lanes)
+		}
+	}
+	if v := testutil.ToFloat64(gaugeOf(t, reg, "trafikey_queue_workers")); v != 0 {
+		t.Fatalf("workers %v before any runs", v)
 	}
 
 	// Run the plain job to its death: the counters follow.
@@ -271,6 +306,34 @@ trafikey_queue_rate_window_seconds{queue="media"} 2
 		}
 	}
 
+	// A worker running a job: the registry's gauges count it.
+	if _, err := q.Add(ctx, []byte("slow"), nil); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { <-release; return nil }, trafikey.WorkerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wctx, stopWorker := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(wctx) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for testutil.ToFloat64(gaugeOf(t, reg, "trafikey_queue_worker_jobs_running")) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the worker's job is not counted")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if v := testutil.ToFloat64(gaugeOf(t, reg, "trafikey_queue_workers")); v != 1 {
+		t.Fatalf("workers %v, want 1", v)
+	}
+	close(release)
+	stopWorker()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+
 	// A source that fails reports no queue and counts the failure.
 	listErr = errors.New("server gone")
 	listed = nil
@@ -280,6 +343,25 @@ trafikey_queue_rate_window_seconds{queue="media"} 2
 	if v := testutil.ToFloat64(counterOf(t, reg, "trafikey_queue_scrape_errors_total")); v < 1 {
 		t.Fatalf("scrape errors %v, want at least 1", v)
 	}
+}
+
+// gaugeOf gathers reg and returns the single gauge value of name as a
+// collector testutil.ToFloat64 reads.
+func gaugeOf(t *testing.T, reg *prometheus.Registry, name string) prometheus.Collector {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: "copy"})
+			g.Set(mf.GetMetric()[0].GetGauge().GetValue())
+			return g
+		}
+	}
+	t.Fatalf("no series %s", name)
+	return nil
 }
 
 // counterOf gathers reg and returns the single counter value of name as a

@@ -206,7 +206,7 @@ const (
 	setupEdges                 // seq and every counter at int64 max, att of job 4 at the 15-digit edge
 	setupPaused                // meta paused 1
 	setupForeign               // members that are not ids, a row without att, version 3 on queue "g"
-	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused, a rate window; a flow: parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on; meta rowopts 1, as their ADDs leave it (every row field read)
+	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused (meta lanesets 2), a rate window; a flow: parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on; meta rowopts 1, as their ADDs leave it (every row field read)
 	setupEvents                // job events on: meta events_max and every row's ev at 2, one entry in the events stream; without setupLanes meta rowopts 0 (the ev are not read by COMPLETE, COMPLETEMANY, CLAIM)
 )
 
@@ -276,7 +276,7 @@ func setup(bits uint8) [][]string {
 		info, turns, lanes := k.Fixed(protocol.SuffixLaneInfo), k.Fixed(protocol.SuffixTurns), k.Fixed(protocol.SuffixLanes)
 		out = append(out,
 			[]string{"HSET", k.Meta, "seq", "9", protocol.MetaTurn, "4", protocol.MetaPendingTurn, "2", protocol.MetaLaneWait, "2",
-				protocol.MetaRateMax, "100", protocol.MetaRateWindow, "60000"},
+				protocol.MetaRateMax, "100", protocol.MetaRateWindow, "60000", protocol.MetaLaneSets, "2"},
 			row("7", "active", "1", "a"), row("8", "pending", "0", "a"), row("9", "pending", "0", "b"),
 			[]string{"ZADD", k.Active, "99999999999999", "7"},
 			[]string{"ZADD", k.Lane("a"), strconv.FormatInt(protocol.PendingScore(0, 8), 10), "8"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -132,6 +133,9 @@ type jobAction struct {
 	do                      func(ctx context.Context, q *trafikey.Queue, id string) error
 	bulk                    func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, progress func(trafikey.BulkProgress)) (int, error)
 	bulkLong                string
+	// flows makes the command read each job before it acts, to say when
+	// the job was a parent waiting for children, whose flow goes with it.
+	flows bool
 }
 
 func requeueAction() jobAction {
@@ -159,11 +163,17 @@ died after it started, so a job that fails again at once is not requeued twice.`
 func removeAction() jobAction {
 	return jobAction{
 		name: "remove", done: "removed",
-		short: "Delete pending, delayed or dead jobs with their logs",
-		long: `remove deletes each pending, delayed or dead job given, with its logs, and
-releases its unique key. An active job is refused (exit code 4): a worker
-holds it. A job that does not exist is not found (3).`,
-		do: func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Admin().Remove(ctx, id) },
+		short: "Delete pending, delayed, dead or retained jobs, and waiting parents with their flows",
+		long: `remove deletes each pending, delayed, dead or retained completed job given, with
+its logs, and releases its unique key; a parent waiting for it is told, as if
+it had finished. A parent still waiting for its children is removed with its
+whole flow, every descendant (at most 1,000 jobs), all or none: remove says
+"removed job <id> and its flow" for it (it looks each id up among the waiting
+parents first, a one-row read).
+An active job, or a flow with an active job, is refused (exit code 4): a
+worker holds it. A job that does not exist is not found (3).`,
+		flows: true,
+		do:    func(ctx context.Context, q *trafikey.Queue, id string) error { return q.Admin().Remove(ctx, id) },
 		bulk: func(ctx context.Context, q *trafikey.Queue, f trafikey.DeadFilter, p func(trafikey.BulkProgress)) (int, error) {
 			return q.Admin().RemoveDead(ctx, f, p)
 		},
@@ -208,8 +218,11 @@ found (3).`,
 
 // jobResult is one job of a requeue, remove or cancel with --json.
 type jobResult struct {
-	ID    string `json:"id"`
-	OK    bool   `json:"ok"`
+	ID string `json:"id"`
+	OK bool   `json:"ok"`
+	// Flow reports a parent waiting for children when it was removed:
+	// its flow was removed with it.
+	Flow  bool   `json:"flow,omitempty"`
 	Error string `json:"error,omitempty"`
 }
 
@@ -263,12 +276,16 @@ at once and a progress bar is shown on a terminal.` + act.bulkLong,
 			return err
 		}
 		errs := make([]error, len(ids))
+		flows := make([]bool, len(ids))
 		var wg sync.WaitGroup
 		next := make(chan int)
 		for range min(actionParallel, len(ids)) {
 			wg.Go(func() {
 				for i := range next {
 					callCtx, cancel := s.bound(ctx)
+					if act.flows {
+						flows[i] = waitingParent(callCtx, q, ids[i])
+					}
 					errs[i] = s.explain(q, act.do(callCtx, q, ids[i]))
 					cancel()
 					if bar != nil {
@@ -296,7 +313,7 @@ at once and a progress bar is shown on a terminal.` + act.bulkLong,
 		ok := 0
 		results := make([]jobResult, len(ids))
 		for i, err := range errs {
-			results[i] = jobResult{ID: ids[i], OK: err == nil}
+			results[i] = jobResult{ID: ids[i], OK: err == nil, Flow: err == nil && flows[i]}
 			if err != nil {
 				results[i].Error = err.Error()
 				errs[i] = fmt.Errorf("%s %s: %w", act.name, ids[i], err)
@@ -306,6 +323,9 @@ at once and a progress bar is shown on a terminal.` + act.bulkLong,
 				continue
 			}
 			ok++
+			if flows[i] && !s.json {
+				fmt.Fprintf(s.out(), "%s job %s and its flow\n", act.done, ids[i])
+			}
 		}
 		if s.json {
 			if err := s.printJSON(results); err != nil {
@@ -316,6 +336,21 @@ at once and a progress bar is shown on a terminal.` + act.bulkLong,
 		}
 		return collectFailures(errs)
 	})
+}
+
+// waitingParent reports whether job id is a parent waiting for its
+// children. It reads the one row of the waiting parents' listing at the id
+// (their score is the id), without the payload, which INSPECT would read
+// whole however large. Any error reads as no: the action that follows
+// meets it too.
+func waitingParent(ctx context.Context, q *trafikey.Queue, id string) bool {
+	n, err := strconv.ParseUint(id, 10, 63)
+	if err != nil || n == 0 || strconv.FormatUint(n, 10) != id {
+		return false
+	}
+	before := strconv.FormatUint(n-1, 10)
+	p, err := q.Jobs(ctx, trafikey.StateWaiting, trafikey.JobsOptions{After: before + ":" + before, Limit: 1, Clip: -1})
+	return err == nil && len(p.Rows) == 1 && p.Rows[0].ID == id
 }
 
 // readIDs returns the ids of the arguments, reading "-" from in.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
@@ -168,7 +169,7 @@ func TestQueuesOnANode(t *testing.T) {
 
 	out, _, code = run(t, "queues", "--addr", s.Addr())
 	require.Equal(t, exitOK, code)
-	require.Regexp(t, `(?m)^mail\s+1\s+0\s+0\s+0\s+1\s+no\s*$`, out)
+	require.Regexp(t, `(?m)^mail\s+1\s+0\s+0\s+0\s+0\s+0\s+1\s+no\s*$`, out)
 
 	empty := valkeytest.Start(t, valkeyserver.Options{})
 	out, _, code = run(t, "queues", "--addr", empty.Addr(), "--json")
@@ -243,4 +244,64 @@ func TestCancelCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, trafikey.StateDead, info.State)
 	require.True(t, info.Cancelled)
+}
+
+// remove of a parent waiting for its children removes its flow and says
+// so; a flow with a claimed job is refused whole.
+func TestRemoveFlow(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, s *valkeyserver.Server, c valkey.Client) {
+		ctx := t.Context()
+		q, err := trafikey.Open(ctx, c, "flows", nil)
+		require.NoError(t, err)
+		flow := func() trafikey.FlowIDs {
+			ids, err := q.AddFlow(ctx, trafikey.JobSpec{Payload: []byte("report"), Children: []trafikey.JobSpec{
+				{Payload: []byte("a")},
+				{Payload: []byte("b"), Children: []trafikey.JobSpec{{Payload: []byte("b1")}}},
+			}})
+			require.NoError(t, err)
+			return ids
+		}
+		gone := func(ids ...string) {
+			t.Helper()
+			for _, id := range ids {
+				_, err := q.Inspect(ctx, id)
+				require.ErrorIs(t, err, trafikey.ErrNotFound, id)
+			}
+		}
+		f := flow()
+		plain, err := q.Add(ctx, []byte("alone"), nil)
+		require.NoError(t, err)
+
+		out, errOut, code := run(t, "remove", "flows", f.ID, plain, "--addr", s.Addr())
+		require.Equal(t, exitOK, code, errOut)
+		require.Equal(t, "removed job "+f.ID+" and its flow\nremoved 2 of 2 jobs of flows\n", out)
+		gone(f.ID, f.Children[0].ID, f.Children[1].ID, f.Children[1].Children[0].ID, plain)
+
+		// a child alone is a job like another; its parent goes on waiting
+		f = flow()
+		out, errOut, code = run(t, "remove", "flows", f.Children[0].ID, "--json", "--addr", s.Addr())
+		require.Equal(t, exitOK, code, errOut)
+		require.JSONEq(t, `[{"id":"`+f.Children[0].ID+`","ok":true}]`, out)
+		info, err := q.Inspect(ctx, f.ID)
+		require.NoError(t, err)
+		require.Equal(t, trafikey.StateWaiting, info.State)
+		require.Equal(t, 1, info.Waiting)
+
+		// a claimed descendant refuses the removal of the whole flow
+		jobs, err := q.Claim(ctx, time.Minute, 1)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		require.Equal(t, f.Children[1].Children[0].ID, jobs[0].ID)
+		_, errOut, code = run(t, "remove", "flows", f.ID, "--addr", s.Addr())
+		require.Equal(t, exitRefused, code, errOut)
+		require.NotContains(t, errOut, "and its flow")
+		_, err = q.Inspect(ctx, f.Children[1].ID)
+		require.NoError(t, err, "nothing of the flow removed")
+		require.NoError(t, jobs[0].Complete(ctx))
+		out, errOut, code = run(t, "remove", "flows", f.ID, "--json", "--addr", s.Addr())
+		require.Equal(t, exitOK, code, errOut)
+		require.JSONEq(t, `[{"id":"`+f.ID+`","ok":true,"flow":true}]`, out)
+		gone(f.ID, f.Children[1].ID)
+		valkeytest.RequireConsistentQueue(t, s, "flows")
+	})
 }

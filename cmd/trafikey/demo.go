@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,9 @@ when one is given or found, else the Lua executor), adds --jobs no-op jobs from
 --producers goroutines while a worker with --concurrency handler slots runs them,
 then adds jobs at a steady rate and one at a time to an idle worker, and prints
 throughput and latency. With --addr it uses that server instead (with the ACL
-and TLS flags, or their environment variables, as every command takes them).
+and TLS flags, or their environment variables, as every command takes them),
+on a queue demo-<time> that it deletes when it ends, interrupted or not; a
+queue named with --queue is kept.
 
 The module is --module, else trafikey.so next to this binary, else build/trafikey.so
 in the repository around the working directory (scripts/demo.sh builds it there).`,
@@ -67,7 +70,7 @@ in the repository around the working directory (scripts/demo.sh builds it there)
 	fl.StringVar(&f.module, "module", "", "the trafikey module to load into the demo's server")
 	fl.BoolVar(&f.noModule, "no-module", false, "start the demo's server without any module")
 	fl.StringVar(&f.executor, "executor", "auto", "lua, native, or auto (native when the module is loaded)")
-	fl.StringVar(&f.queue, "queue", "", `queue name (default "demo" on the demo's server, "demo-<time>" with --addr)`)
+	fl.StringVar(&f.queue, "queue", "", `queue name (default "demo" on the demo's server, "demo-<time>" with --addr, deleted at the end); a queue given is kept`)
 	fl.BoolVar(&f.progress, "progress", true, "show a progress bar on stderr")
 	return cmd
 }
@@ -137,6 +140,11 @@ func runDemo(cmd *cobra.Command, f *demoFlags, moduleAsked bool) error {
 	if s, err := q.Stats(ctx); err == nil && s.Pending+s.Delayed+s.Active > 0 {
 		return fmt.Errorf("queue %q on %s already holds jobs; pick another with --queue", queue, addr)
 	}
+	if f.addr != "" && f.queue == "" {
+		// the demo's own queue on someone's server goes when the demo
+		// ends, however it ends
+		defer deleteDemoQueue(ctx, q, stderr)
+	}
 
 	cfg := f.cfg
 	cfg.Log = stderr
@@ -149,6 +157,22 @@ func runDemo(cmd *cobra.Command, f *demoFlags, moduleAsked bool) error {
 		return err
 	}
 	return demo.WriteReport(cmd.OutOrStdout(), res, serverName(ctx, client, addr))
+}
+
+// demoCleanupTimeout bounds the deletion of the demo's queue.
+const demoCleanupTimeout = 30 * time.Second
+
+// deleteDemoQueue deletes the queue the demo made on a server given with
+// --addr, even after an interrupt, and says so on w.
+func deleteDemoQueue(ctx context.Context, q *trafikey.Queue, w io.Writer) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), demoCleanupTimeout)
+	defer cancel()
+	n, err := q.Admin().DeleteQueue(ctx)
+	if err != nil {
+		fmt.Fprintf(w, "demo: delete queue %s: %v (trafikey delete-queue %s deletes it)\n", q.Name(), err, q.Name())
+		return
+	}
+	fmt.Fprintf(w, "demo: deleted queue %s (%d keys)\n", q.Name(), n)
 }
 
 // serverName describes the server: "valkey 8.0.1 at 127.0.0.1:40211".

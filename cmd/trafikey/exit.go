@@ -22,13 +22,15 @@ const (
 // exitCodesHelp documents the exit codes in the root command's help.
 const exitCodesHelp = `Exit codes:
   0  done
-  1  error: no connection, a server error, a wire mismatch, an interrupt
-  2  usage: a bad flag, argument, queue name or environment variable
-  3  not found: the queue, or a job asked for, does not exist
+  1  error: no connection, a server error, a wire mismatch, an interrupt,
+     a deletion not confirmed
+  2  usage: a bad flag, argument, queue, lane or schedule name or
+     environment variable; delete-queue without a terminal nor --yes
+  3  not found: the queue, or a job or schedule asked for, does not exist
   4  refused: a job is not in a state the action takes (requeue of a job
      that is not dead, remove of an active job)
-A command given several jobs or queues exits with the code all its failures
-share, else 1.`
+A command given several jobs, lanes, schedules or queues exits with the code
+all its failures share, else 1.`
 
 // usageError is a mistake in how the command was called.
 type usageError struct{ msg string }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -22,14 +23,14 @@ func (a *app) newJobsCmd() *cobra.Command {
 		state, lane, cursor string
 		kind                string
 		limit, clipAt       int
-		newest              bool
+		perLane, maxLanes   int
+		newest, noLane      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "jobs <queue> --state <state>",
 		Short: "List a queue's jobs in one state, a page at a time",
 		Long: `jobs lists the jobs of a queue in one state with JOBS and never writes:
-pending in claim order (priority, then id; --lane for a lane's), delayed by due
-time, active by lease deadline, dead by time of death, completed (jobs kept by
+pending in claim order (priority, then id), delayed by due time, active by lease deadline, dead by time of death, completed (jobs kept by
 the retention policy) by time of completion, waiting (parents of flows) by id.
 The oldest come first; --newest turns the order around (the latest deaths
 first). A page holds at most --limit jobs (1..1000); the line after it gives
@@ -38,15 +39,29 @@ Errors, progress and payload previews are cut to --clip bytes; a payload over
 16 KiB has its size and no preview. With --json the page is one object whose
 "next" is the cursor ("" when done) and whose previews are base64.
 
---kind lists only the jobs of that kind (JobOptions.Kind): the server has no
-index of kinds, so the command reads pages of 100 on until the page holds
---limit jobs of the kind, the state's jobs are all read, or 10,000 jobs were
+Pending jobs live in one list for the jobs without a lane and one per lane.
+Without --lane, jobs --state pending shows them all: the total and where the
+jobs are ("54 pending: 2 without a lane, 52 in 3 lanes"), the page of the
+jobs without a lane, then each lane with waiting jobs (in byte order of the
+names, at most --lanes of them) with its first --per-lane jobs and the
+--lane/--cursor pair that continues it. --lane NAME lists one lane's,
+--no-lane (or a --cursor without --lane) the jobs without a lane only. With
+--json the page of the jobs without a lane carries "pending", "without_lane",
+"in_lanes" and "lanes": each lane's counts, "rows" and "next".
+
+--kind lists only the jobs of that kind (JobOptions.Kind) of one list (with
+--state pending, the jobs without a lane unless --lane names one): the server
+has no index of kinds, so the command reads pages of 100 on until the page
+holds --limit jobs of the kind, the list is read, or 10,000 jobs were
 examined; the cursor continues after the last job examined.`,
 		Args: args(cobra.ExactArgs(1)),
 	}
 	f := cmd.Flags()
 	f.StringVar(&state, "state", "", "pending, delayed, active, dead, completed or waiting (required)")
-	f.StringVar(&lane, "lane", "", "with --state pending: the jobs waiting in this lane")
+	f.StringVar(&lane, "lane", "", "with --state pending: only the jobs waiting in this lane")
+	f.BoolVar(&noLane, "no-lane", false, "with --state pending: only the jobs without a lane")
+	f.IntVar(&perLane, "per-lane", 5, "with --state pending and no --lane: the first jobs of each lane shown, 1..1000")
+	f.IntVar(&maxLanes, "lanes", 20, "with --state pending and no --lane: the most lanes shown (0: all)")
 	f.IntVar(&limit, "limit", 20, "jobs per page, 1..1000")
 	f.StringVar(&cursor, "cursor", "", "continue after this cursor, as a previous page printed it")
 	f.BoolVar(&newest, "newest", false, "newest first")
@@ -70,11 +85,33 @@ examined; the cursor continues after the last job examined.`,
 			return err
 		}
 		st := trafikey.JobState(state)
-		opts := trafikey.JobsOptions{Lane: lane, Newest: newest, After: cursor, Limit: limit, Clip: clipOpt}
+		if noLane && (lane != "" || st != trafikey.StatePending) {
+			return usageErrorf("--no-lane goes with --state pending, without --lane")
+		}
 		if kind != "" {
+			opts := trafikey.JobsOptions{Lane: lane, Newest: newest, After: cursor, Limit: limit, Clip: clipOpt}
 			return listKind(ctx, s, q, st, opts, kind)
 		}
-		p, err := q.Jobs(ctx, st, opts)
+		if st == trafikey.StatePending && lane == "" && cursor == "" && !noLane {
+			if perLane < 1 || perLane > protocol.MaxCount {
+				return usageErrorf("--per-lane %d outside 1..%d", perLane, protocol.MaxCount)
+			}
+			if maxLanes < 0 {
+				return usageErrorf("--lanes %d is negative", maxLanes)
+			}
+			opts := trafikey.JobsOptions{Newest: newest, Limit: limit, Clip: clipOpt}
+			v, err := readPending(ctx, q, opts, perLane, maxLanes)
+			if err != nil {
+				return s.explain(q, err)
+			}
+			if s.json {
+				return s.printJSON(v)
+			}
+			return printPending(s, v)
+		}
+		p, err := q.Jobs(ctx, st, trafikey.JobsOptions{
+			Lane: lane, Newest: newest, After: cursor, Limit: limit, Clip: clipOpt,
+		})
 		if err != nil {
 			return s.explain(q, err)
 		}
@@ -97,6 +134,19 @@ func printJobs(s *session, queue string, state trafikey.JobState, p trafikey.Job
 		fmt.Fprintf(out, "no %s jobs in %s on this page (%d in all)\n", state, queue, p.Total)
 		return nil
 	}
+	if err := printJobRows(out, state, p.Rows); err != nil {
+		return err
+	}
+	if p.Next != "" {
+		fmt.Fprintf(out, "%d of %d %s jobs; next page: --cursor %s\n", len(p.Rows), p.Total, state, shellWord(string(p.Next)))
+	} else {
+		fmt.Fprintf(out, "%d %s jobs on this page, %d in all; no more pages\n", len(p.Rows), state, p.Total)
+	}
+	return nil
+}
+
+// printJobRows prints rows of a listing of state as a table.
+func printJobRows(out io.Writer, state trafikey.JobState, rows []trafikey.JobRow) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	when, timed := whenHeader[state]
 	head := []string{"ID", "KIND"}
@@ -106,7 +156,7 @@ func printJobs(s *session, queue string, state trafikey.JobState, p trafikey.Job
 	head = append(head, "ATTEMPTS", "PRIO", "LANE", "PARENT", "ADDED", "SIZE", "ERROR / PREVIEW")
 	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	now := time.Now()
-	for _, r := range p.Rows {
+	for _, r := range rows {
 		if !r.Exists {
 			fmt.Fprintf(tw, "%s\t(gone)\n", shown([]byte(r.ID)))
 			continue
@@ -130,15 +180,7 @@ func printJobs(s *session, queue string, state trafikey.JobState, p trafikey.Job
 			orDash(shownName(r.Lane)), orDash(parent), relative(r.AddedAt, now), strconv.Itoa(r.PayloadSize), detail)
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if p.Next != "" {
-		fmt.Fprintf(out, "%d of %d %s jobs; next page: --cursor %s\n", len(p.Rows), p.Total, state, shellWord(string(p.Next)))
-	} else {
-		fmt.Fprintf(out, "%d %s jobs on this page, %d in all; no more pages\n", len(p.Rows), state, p.Total)
-	}
-	return nil
+	return tw.Flush()
 }
 
 // relative prints t against now: "3m ago", "in 5s".
@@ -183,9 +225,12 @@ func orDash(s string) string {
 }
 
 // shellWord quotes s for a shell when it holds anything but the characters
-// of a plain cursor.
+// of a plain cursor or name.
 func shellWord(s string) string {
-	if strings.Trim(s, "0123456789:") == "" {
+	plain := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@", r)
+	}
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool { return !plain(r) }) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"

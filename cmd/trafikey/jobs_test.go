@@ -1,12 +1,14 @@
 package main
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
@@ -69,7 +71,7 @@ func TestJobsCommand(t *testing.T) {
 	out, errOut, code = run(t, "jobs", "mail", "--state", "pending", "--lane", "tenant-1", "--addr", s.Addr())
 	require.Equal(t, exitOK, code, errOut)
 	require.Regexp(t, `(?m)^4\s+-\s+0/3\s+5\s+tenant-1\s+-\s+\d+s ago\s+12\s+\{"to":"ada"\}$`, out)
-	out, _, code = run(t, "jobs", "mail", "--state", "pending", "--addr", s.Addr())
+	out, _, code = run(t, "jobs", "mail", "--state", "pending", "--no-lane", "--addr", s.Addr())
 	require.Equal(t, exitOK, code)
 	require.Equal(t, "no pending jobs in mail on this page (0 in all)\n", out)
 
@@ -86,6 +88,9 @@ func TestJobsCommand(t *testing.T) {
 		{[]string{"jobs", "mail", "--state", "dead", "--clip", "2000"}, exitUsage, "clip"},
 		{[]string{"jobs", "mail", "--state", "dead", "--cursor", "nope"}, exitUsage, "cursor"},
 		{[]string{"jobs", "nosuch", "--state", "dead"}, exitNotFound, "not found"},
+		{[]string{"jobs", "mail", "--state", "dead", "--no-lane"}, exitUsage, "--no-lane"},
+		{[]string{"jobs", "mail", "--state", "pending", "--no-lane", "--lane", "x"}, exitUsage, "--no-lane"},
+		{[]string{"jobs", "mail", "--state", "pending", "--per-lane", "0"}, exitUsage, "--per-lane"},
 	} {
 		_, errOut, code := run(t, append(tc.args, "--addr", s.Addr())...)
 		require.Equal(t, tc.code, code, "%v: %s", tc.args, errOut)
@@ -173,4 +178,89 @@ func TestBulkRequeueRemovePromoteRetry(t *testing.T) {
 	info, err := q.Inspect(ctx, d2)
 	require.NoError(t, err)
 	require.Equal(t, trafikey.StatePending, info.State)
+}
+
+// jobs --state pending without --lane shows every pending job: those
+// without a lane, then each lane's, with totals that add up.
+func TestJobsPendingShowsLanes(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, s *valkeyserver.Server, c valkey.Client) {
+		ctx := t.Context()
+		q, err := trafikey.Open(ctx, c, "mail", nil)
+		require.NoError(t, err)
+		add := func(n int, lane string) []string {
+			specs := make([]trafikey.JobSpec, n)
+			for i := range specs {
+				specs[i] = trafikey.JobSpec{Payload: []byte(lane + strconv.Itoa(i)), Options: trafikey.JobOptions{Lane: lane}}
+			}
+			ids, err := q.AddBatch(ctx, specs)
+			require.NoError(t, err)
+			return ids
+		}
+		// a lane with an active job only has nothing pending
+		add(1, "busy")
+		jobs, err := q.Claim(ctx, time.Minute, 1)
+		require.NoError(t, err)
+		require.Len(t, jobs, 1)
+		add(2, "")
+		acme := add(30, "acme")
+		add(20, "beta")
+		add(2, "gamma")
+		require.NoError(t, q.Lane("acme").Pause(ctx))
+		require.NoError(t, q.Lane("gamma").SetCap(ctx, 4))
+		st, err := q.Stats(ctx)
+		require.NoError(t, err)
+		require.Equal(t, 54, st.Pending)
+
+		out, errOut, code := run(t, "jobs", "mail", "--state", "pending", "--addr", s.Addr())
+		require.Equal(t, exitOK, code, errOut)
+		require.True(t, strings.HasPrefix(out, "54 pending in mail: 2 without a lane, 52 in 3 lanes\n\nwithout a lane (2):\n"), out)
+		require.NotContains(t, out, "lane busy")
+		require.Contains(t, out, "\nlane acme (30 waiting, paused):\n")
+		require.Regexp(t, `(?m)^`+acme[4]+`\s+-\s+0/3\s+0\s+acme\s`, out, "acme's fifth job")
+		require.NotRegexp(t, `(?m)^`+acme[5]+`\s`, out, "its sixth is on the next page")
+		require.Contains(t, out, "\nlane beta (20 waiting):\n")
+		require.Contains(t, out, "\nlane gamma (2 waiting, cap 4):\n")
+		require.NotContains(t, out, "next page: --lane gamma", "one page holds gamma's")
+		m := regexp.MustCompile(`(?m)^5 of 30; next page: --lane acme --cursor (\S+)$`).FindStringSubmatch(out)
+		require.NotNil(t, m, out)
+		out, errOut, code = run(t, "jobs", "mail", "--state", "pending", "--lane", "acme", "--cursor", m[1], "--limit", "1", "--addr", s.Addr())
+		require.Equal(t, exitOK, code, errOut)
+		require.Regexp(t, `(?m)^`+acme[5]+`\s`, out, "the lane's listing goes on")
+
+		// JSON: the lanes section, with counts that add up
+		out, errOut, code = run(t, "jobs", "mail", "--state", "pending", "--json", "--addr", s.Addr())
+		require.Equal(t, exitOK, code, errOut)
+		v := decode[pendingView](t, out)
+		require.Equal(t, 54, v.Pending)
+		require.Equal(t, 54, v.WithoutLane+v.InLanes)
+		require.Equal(t, v.WithoutLane, v.Total)
+		require.Len(t, v.Rows, v.Total)
+		sum := 0
+		var names []string
+		for _, l := range v.Lanes {
+			sum += l.Waiting
+			names = append(names, l.Name)
+			require.Len(t, l.Rows, min(5, l.Waiting), l.Name)
+		}
+		require.Equal(t, v.InLanes, sum)
+		require.Equal(t, []string{"acme", "beta", "gamma"}, names)
+		require.Equal(t, 30, v.Lanes[0].Waiting)
+		require.True(t, v.Lanes[0].Paused)
+		require.NotEmpty(t, v.Lanes[0].Next)
+
+		// at most --lanes lanes, saying so
+		out, errOut, code = run(t, "jobs", "mail", "--state", "pending", "--lanes", "1", "--per-lane", "1", "--addr", s.Addr())
+		require.Equal(t, exitOK, code, errOut)
+		require.Contains(t, out, "in lanes (the first 1 lanes shown; trafikey lanes mail lists them all)")
+		require.Contains(t, out, "1 of 30; next page: --lane acme --cursor ")
+		out, _, code = run(t, "jobs", "mail", "--state", "pending", "--lanes", "1", "--json", "--addr", s.Addr())
+		require.Equal(t, exitOK, code)
+		require.True(t, decode[pendingView](t, out).LanesCut)
+
+		// --no-lane: the jobs without a lane alone, as before
+		out, errOut, code = run(t, "jobs", "mail", "--state", "pending", "--no-lane", "--addr", s.Addr())
+		require.Equal(t, exitOK, code, errOut)
+		require.NotContains(t, out, "acme")
+		require.Contains(t, out, "pending jobs on this page")
+	})
 }

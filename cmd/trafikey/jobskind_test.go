@@ -38,7 +38,7 @@ func TestJobsKind(t *testing.T) {
 	}
 
 	// the kind column, and a dash for none
-	out, errOut, code := run(t, "jobs", "mail", "--state", "pending", "--limit", "3", "--addr", s.Addr())
+	out, errOut, code := run(t, "jobs", "mail", "--state", "pending", "--no-lane", "--limit", "3", "--addr", s.Addr())
 	require.Equal(t, exitOK, code, errOut)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Regexp(t, `^ID\s+KIND\s+ATTEMPTS\s+PRIO`, lines[0])

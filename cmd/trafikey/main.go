@@ -3,11 +3,17 @@
 //	trafikey queues                       the queues on a server or cluster
 //	trafikey stats <queue>                a queue's counts and lifetime counters
 //	trafikey lanes <queue>                a queue's lanes
+//	trafikey workers <queue>              the worker processes running on a queue
+//	trafikey lane info|pause|resume|cap   one lane: read it, stop or restart its claims, cap it
+//	trafikey jobs <queue> --state S       a page of the jobs in a state (pending: by lane too)
 //	trafikey inspect <queue> <id>         one job
 //	trafikey events <queue>               tail a queue's job events
 //	trafikey pause|resume <queue>…        stop or restart claims
 //	trafikey promote <queue>              move due delayed jobs to pending now
-//	trafikey requeue|remove <queue> <id>… act on jobs
+//	trafikey requeue|remove <queue> <id>… act on jobs (remove takes a waiting parent's flow)
+//	trafikey retry|cancel <queue> <id>…   run delayed jobs now, end jobs
+//	trafikey schedules …                  list, get, add, update, pause, resume, remove schedules
+//	trafikey delete-queue <queue>         delete a queue and all it holds
 //	trafikey dash                         the web dashboard and /metrics
 //	trafikey demo                         start a local valkey-server and run jobs through it
 //

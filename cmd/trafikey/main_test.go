@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
@@ -36,6 +38,51 @@ func runWith(t *testing.T, env func(string) (string, bool), stdin string, args .
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(t.Context())
 	return out.String(), errOut.String(), exitCode(err)
+}
+
+// runOnTerminal runs the CLI as run does, with stdin taken for a terminal
+// a person types on.
+func runOnTerminal(t *testing.T, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	a := &app{lookupEnv: noEnv, terminal: func(io.Reader) bool { return true }}
+	cmd := a.rootCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetIn(strings.NewReader(stdin))
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(t.Context())
+	return out.String(), errOut.String(), exitCode(err)
+}
+
+// forEachExecutor runs test as a parallel subtest on a server of each
+// executor the commands pick: a plain server (the Lua scripts) and one with
+// the trafikey module loaded (its verbs), which fails unless the module
+// builds and registers every verb.
+func forEachExecutor(t *testing.T, test func(t *testing.T, s *valkeyserver.Server, c valkey.Client)) {
+	t.Helper()
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
+			t.Parallel()
+			var o valkeyserver.Options
+			if exec == trafikey.ExecutorNative {
+				o.Module = valkeytest.ModulePath(t)
+			}
+			s := valkeytest.Start(t, o)
+			c := valkeytest.Client(t, s)
+			if exec == trafikey.ExecutorNative {
+				valkeytest.RequireVerbs(t, c)
+			}
+			// the commands open queues with the executor's default choice
+			probe, err := trafikey.Open(t.Context(), c, "probe", nil)
+			require.NoError(t, err)
+			require.Equal(t, exec, probe.Executor())
+			_, err = probe.Admin().DeleteQueue(t.Context())
+			require.NoError(t, err)
+			test(t, s, c)
+		})
+	}
 }
 
 // envOf is an environment of the given variables.
@@ -132,6 +179,23 @@ func TestDemoSmall(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	require.Contains(t, errOut, "lua executor")
 	require.Contains(t, out, "completed 323")
+}
+
+// demo --addr runs on a queue of its own on the server given and deletes
+// it at the end; a queue named with --queue stays.
+func TestDemoOnServerDeletesItsQueue(t *testing.T) {
+	t.Parallel()
+	s := valkeytest.Start(t, valkeyserver.Options{})
+	out, errOut, code := run(t, "demo", "--addr", s.Addr(), "--jobs", "50", "--steady-jobs", "5", "--idle-probes", "1", "--progress=false")
+	require.Equal(t, exitOK, code, errOut)
+	require.Contains(t, out, "completed 56")
+	require.Regexp(t, `demo: deleted queue demo-\d+ \(\d+ keys\)`, errOut)
+	require.Empty(t, valkeytest.Snapshot(t, s, "*"), "the server holds nothing")
+
+	_, errOut, code = run(t, "demo", "--addr", s.Addr(), "--queue", "bench", "--jobs", "10", "--steady-rate", "0", "--idle-probes", "0", "--progress=false")
+	require.Equal(t, exitOK, code, errOut)
+	require.NotContains(t, errOut, "deleted queue")
+	require.Equal(t, int64(1), valkeytest.Do(t, s, "EXISTS", "emq:{bench}:version"))
 }
 
 // inspect shows a flow: a parent's children with their results, a child's

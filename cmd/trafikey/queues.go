@@ -26,7 +26,10 @@ func (a *app) newQueuesCmd() *cobra.Command {
 		Short: "List the queues on a server or cluster, with their counts",
 		Long: `queues finds every queue on the server, or on every primary of a cluster, by
 SCAN for keys emq:{<name>}:version (stamped by a queue's first Open), and
-prints them in name order with their counts from STATS. SCAN walks the
+prints them in name order with their counts from STATS: pending (in lanes
+too), delayed, active, dead, waiting (flows' parents waiting for their
+children), retained (completed jobs the retention policy keeps), lanes with
+jobs, paused. SCAN walks the
 keyspace in small steps, so it never blocks the server for long, however many
 keys it holds.`,
 		Args: args(cobra.NoArgs),
@@ -67,13 +70,13 @@ keys it holds.`,
 			return s.printJSON(rows)
 		}
 		tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "queue\tpending\tdelayed\tactive\tdead\tlanes\tpaused\t\n")
+		fmt.Fprintf(tw, "queue\tpending\tdelayed\tactive\tdead\twaiting\tretained\tlanes\tpaused\t\n")
 		for _, r := range rows {
 			if r.Error != "" {
-				fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\n", shown([]byte(r.Name)), r.Error)
+				fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\n", shown([]byte(r.Name)), r.Error)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", shown([]byte(r.Name)), r.Pending, r.Delayed, r.Active, r.Dead, r.Lanes, yesNo(r.Paused))
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", shown([]byte(r.Name)), r.Pending, r.Delayed, r.Active, r.Dead, r.Waiting, r.Retained, r.Lanes, yesNo(r.Paused))
 		}
 		return tw.Flush()
 	})

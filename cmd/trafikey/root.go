@@ -6,32 +6,47 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/valkey-io/valkey-go"
+	"golang.org/x/term"
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// app is what every command shares: how it reads the environment.
+// app is what every command shares: how it reads the environment, and
+// whether its standard input is a terminal a person types on.
 type app struct {
 	lookupEnv func(string) (string, bool)
+	terminal  func(in io.Reader) bool
 }
 
 // newRootCmd builds the command tree; lookupEnv reads the environment
 // variables of the connection flags (os.LookupEnv in main).
 func newRootCmd(lookupEnv func(string) (string, bool)) *cobra.Command {
-	a := &app{lookupEnv: lookupEnv}
+	return (&app{lookupEnv: lookupEnv, terminal: isTerminal}).rootCmd()
+}
+
+// isTerminal reports whether in is a terminal.
+func isTerminal(in io.Reader) bool {
+	f, ok := in.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// rootCmd builds the command tree of a.
+func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "trafikey",
 		Short: "trafikey: a job queue inside Valkey",
 		Long: `trafikey is a job queue that lives inside Valkey. This tool lists and inspects
-queues and jobs, pauses and resumes queues, requeues, removes and cancels jobs, serves a
-web dashboard with Prometheus metrics, and runs a demo on a local server.
+queues, lanes, schedules and jobs, pauses and resumes queues and lanes, requeues,
+removes and cancels jobs, deletes queues, serves a web dashboard with Prometheus
+metrics, and runs a demo on a local server.
 
 Every command that talks to a server takes the same connection flags: --addr
 for a server (a cluster node brings in its cluster), or --cluster with several
@@ -51,11 +66,11 @@ Every command that reads prints JSON with --json.
 	})
 	root.AddCommand(
 		a.newDemoCmd(),
-		a.newQueuesCmd(), a.newStatsCmd(), a.newLanesCmd(), a.newInspectCmd(), a.newEventsCmd(),
+		a.newQueuesCmd(), a.newStatsCmd(), a.newLanesCmd(), a.newWorkersCmd(), a.newInspectCmd(), a.newEventsCmd(),
 		a.newPauseCmd(true), a.newPauseCmd(false), a.newPromoteCmd(),
 		a.newJobActionCmd(requeueAction()), a.newJobActionCmd(removeAction()), a.newJobActionCmd(cancelAction()),
 		a.newJobsCmd(), a.newJobActionCmd(retryAction()),
-		a.newDashCmd(), a.newSchedulesCmd(),
+		a.newDashCmd(), a.newSchedulesCmd(), a.newLaneCmd(), a.newDeleteQueueCmd(),
 	)
 	return root
 }

@@ -25,7 +25,7 @@ cron expression (five fields, or six with seconds first, in a time zone) or of a
 interval, exactly once however many workers run. Workers run the schedule
 step on their timer; the server's clock decides when an occurrence is due.`,
 	}
-	cmd.AddCommand(a.newSchedulesListCmd(), a.newScheduleSetCmd(false), a.newScheduleSetCmd(true),
+	cmd.AddCommand(a.newSchedulesListCmd(), a.newScheduleGetCmd(), a.newScheduleSetCmd(false), a.newScheduleSetCmd(true),
 		a.newScheduleByIDCmd("pause"), a.newScheduleByIDCmd("resume"), a.newScheduleByIDCmd("remove"))
 	return cmd
 }
@@ -56,6 +56,8 @@ type scheduleView struct {
 	UniqueKey   string      `json:"unique_key,omitempty"`
 	UniqueTTLMS int64       `json:"unique_ttl_ms,omitempty"`
 	Columns     [][2]string `json:"columns,omitempty"`
+	// NextTimes are the next occurrences (--next), before jitter.
+	NextTimes []time.Time `json:"next_times,omitempty"`
 }
 
 func timeOrNil(t time.Time) *time.Time {
@@ -108,13 +110,20 @@ func optionColumns(o trafikey.JobOptions) [][2]string {
 }
 
 func (a *app) newSchedulesListCmd() *cobra.Command {
+	var next int
 	cmd := &cobra.Command{
 		Use:   "list <queue>",
 		Short: "List a queue's schedules: spec, next due, occurrences taken, paused",
-		Long:  "list reads every schedule of the queue, in byte order of the ids, a page at a time, and never writes.",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: `list reads every schedule of the queue, in byte order of the ids, a page at a
+time, and never writes. --next N adds each schedule's next N occurrences
+(as "schedules get" computes them).`,
+		Args: args(cobra.ExactArgs(1)),
 	}
+	cmd.Flags().IntVar(&next, "next", 0, "add each schedule's next N occurrences (0..1000)")
 	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
+		if next < 0 || next > maxNext {
+			return usageErrorf("--next %d outside 0..%d", next, maxNext)
+		}
 		ctx, cancel := s.bound(ctx)
 		defer cancel()
 		q, err := s.queue(ctx, args[0])
@@ -126,7 +135,13 @@ func (a *app) newSchedulesListCmd() *cobra.Command {
 			if err != nil {
 				return s.explain(q, err)
 			}
-			views = append(views, viewOfSchedule(info))
+			v := viewOfSchedule(info)
+			if next > 0 {
+				if v.NextTimes, err = nextOccurrences(info, next); err != nil {
+					return err
+				}
+			}
+			views = append(views, v)
 		}
 		if s.json {
 			return s.printJSON(views)
@@ -134,27 +149,29 @@ func (a *app) newSchedulesListCmd() *cobra.Command {
 		tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "schedule\tspec\tnext\tcount\tpaused\n")
 		for _, v := range views {
-			spec := v.Cron
-			if v.TimeZone != "" {
-				spec += " (" + v.TimeZone + ")"
-			}
-			if v.EveryMS > 0 {
-				spec = "every " + (time.Duration(v.EveryMS) * time.Millisecond).String()
-			}
-			next := "-"
+			spec := specOf(v)
+			due := "-"
 			switch {
 			case v.Next != nil:
-				next = v.Next.Format(time.RFC3339)
+				due = v.Next.Format(time.RFC3339)
 			case v.Finished:
-				next = "finished"
+				due = "finished"
 			}
 			count := strconv.Itoa(v.Count)
 			if v.Limit > 0 {
 				count += " of " + strconv.Itoa(v.Limit)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, spec, next, count, yesNo(v.Paused))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.ID, spec, due, count, yesNo(v.Paused))
 		}
-		return tw.Flush()
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if next > 0 {
+			for _, v := range views {
+				printNextTimes(s, v)
+			}
+		}
+		return nil
 	})
 }
 
@@ -369,10 +386,10 @@ func (a *app) newScheduleByIDCmd(verb string) *cobra.Command {
 	switch verb {
 	case "pause":
 		cmd.Short = "Stop schedules: no occurrence is enqueued until resume"
-		cmd.Long = "pause stops each schedule given; the occurrences until resume are skipped. Pausing a paused schedule is a no-op."
+		cmd.Long = "pause stops each schedule given; the occurrences until resume are skipped. Pausing a paused schedule is a no-op; a schedule that does not exist is not found (exit code 3)."
 	case "resume":
 		cmd.Short = "Start paused schedules again, from now"
-		cmd.Long = "resume starts each schedule given again from the server's time. Resuming a running schedule is a no-op."
+		cmd.Long = "resume starts each schedule given again from the server's time. Resuming a running schedule is a no-op; a schedule that does not exist is not found (exit code 3)."
 	default:
 		cmd.Short = "Delete schedules (the jobs they enqueued stay)"
 		cmd.Long = "remove deletes each schedule given; the jobs it enqueued stay. A schedule that does not exist is not found (exit code 3)."
@@ -385,13 +402,29 @@ func (a *app) newScheduleByIDCmd(verb string) *cobra.Command {
 			return err
 		}
 		ids := args[1:]
+		// the server takes pausing or resuming an absent schedule as a
+		// no-op: the schedules read first tell a mistyped id, and one
+		// paused or running already
+		var paused map[string]bool
+		if verb != "remove" {
+			paused = map[string]bool{}
+			for info, err := range q.Schedules().List(ctx) {
+				if err != nil {
+					return s.explain(q, err)
+				}
+				paused[info.ID] = info.Paused
+			}
+		}
 		errs := make([]error, len(ids))
 		results := make([]jobResult, len(ids))
 		for i, id := range ids {
-			switch verb {
-			case "pause":
+			was, known := paused[id]
+			switch {
+			case verb != "remove" && !known && protocol.ValidBusName([]byte(id)):
+				errs[i] = fmt.Errorf("no such schedule: %w", trafikey.ErrNotFound)
+			case verb == "pause":
 				errs[i] = q.Schedules().Pause(ctx, id)
-			case "resume":
+			case verb == "resume":
 				errs[i] = q.Schedules().Resume(ctx, id)
 			default:
 				errs[i] = q.Schedules().Remove(ctx, id)
@@ -405,7 +438,13 @@ func (a *app) newScheduleByIDCmd(verb string) *cobra.Command {
 				}
 				continue
 			}
-			if !s.json {
+			switch {
+			case s.json:
+			case verb == "pause" && was:
+				fmt.Fprintf(s.out(), "schedule %s was paused already\n", id)
+			case verb == "resume" && !was:
+				fmt.Fprintf(s.out(), "schedule %s was not paused\n", id)
+			default:
 				fmt.Fprintf(s.out(), "%s schedule %s\n", done, id)
 			}
 		}

@@ -25,8 +25,12 @@ func (a *app) newStatsCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "stats <queue>",
 		Short: "Show a queue's counts and lifetime counters",
-		Long:  "stats reads a queue's counts and counters with one STATS call, and lists its lanes with jobs. It never writes.",
-		Args:  args(cobra.ExactArgs(1)),
+		Long: `stats reads a queue's counts and counters with one STATS call, and lists its
+lanes with jobs. It never writes. Pending counts every ready job, those in
+lanes too ("in lanes"); waiting parents are flows' parents waiting for their
+children; retained completed are the completed jobs the retention policy
+keeps.`,
+		Args: args(cobra.ExactArgs(1)),
 	}
 	cmd.Flags().IntVar(&maxLanes, "lanes", 20, "show at most this many lanes (0: all)")
 	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
@@ -64,6 +68,8 @@ func (a *app) newStatsCmd() *cobra.Command {
 		fmt.Fprintf(tw, "delayed\t%d\n", st.Delayed)
 		fmt.Fprintf(tw, "active\t%d\n", st.Active)
 		fmt.Fprintf(tw, "dead\t%d\n", st.Dead)
+		fmt.Fprintf(tw, "waiting parents\t%d\n", st.Waiting)
+		fmt.Fprintf(tw, "retained completed\t%d\n", st.Retained)
 		fmt.Fprintf(tw, "\t\n")
 		fmt.Fprintf(tw, "added\t%d\n", st.TotalAdded)
 		fmt.Fprintf(tw, "completed\t%d\n", st.TotalCompleted)
@@ -73,6 +79,7 @@ func (a *app) newStatsCmd() *cobra.Command {
 		fmt.Fprintf(tw, "removed\t%d\n", st.TotalRemoved)
 		fmt.Fprintf(tw, "requeued\t%d\n", st.TotalRequeued)
 		fmt.Fprintf(tw, "cancelled\t%d\n", st.TotalCancelled)
+		fmt.Fprintf(tw, "trimmed\t%d\n", st.TotalTrimmed)
 		if err := tw.Flush(); err != nil || st.Lanes == 0 {
 			return err
 		}

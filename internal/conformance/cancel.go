@@ -44,6 +44,40 @@ func testCancel(t *testing.T, env Env) {
 		require.Equal(t, outcomes(protocol.CompleteManyCancelled), q.unchanged(q.verb(protocol.CompleteMany, "1", c.id, c.token(), "")))
 		q.refuse(protocol.ErrStale("extend"), q.verb(protocol.Extend, c.id, "9", "30000"))
 	})
+	scenario(t, env, "an active job is announced on the cancels channel, nothing else", func(t *testing.T, q *queue) {
+		msgs := q.notices()
+		c := q.active(job{data: "a"})
+		p := q.addOne("p")
+		d := q.add(job{data: "d", delay: "3600000"})[0]
+		require.Equal(t, Int(1), q.call(v, p))
+		require.Equal(t, Int(1), q.call(v, d))
+		q.refuse(protocol.ErrCancelState, q.verb(v, p))
+		require.Equal(t, Int(0), q.call(v, "999"))
+		require.Equal(t, Int(1), q.call(v, c.id))
+		require.Equal(t, protocol.CancelNotice(c.id, c.token()), q.nextNotice(msgs), "the first notice is the active job's")
+		// requeued and claimed again, its notice carries the new token
+		require.Equal(t, Int(1), q.call(protocol.Requeue, c.id))
+		c2 := q.claimOne()
+		require.Equal(t, c.id, c2.id)
+		require.Equal(t, Int(1), q.call(v, c2.id))
+		require.Equal(t, protocol.CancelNotice(c.id, "2"), q.nextNotice(msgs))
+	})
+	scenario(t, env, "a caller that may not publish cancels without a notice", func(t *testing.T, q *queue) {
+		msgs := q.notices()
+		q.install()
+		q.add(job{data: "a"}, job{data: "b"}, job{data: "c"})
+		cs := q.claim(600000, 3)
+		require.Len(t, cs, 3)
+		channel := "&" + q.k.Cancels()
+		// no channel rule, then the channel without the command
+		require.Equal(t, Int(1), q.as(nil).call(v, cs[0].id))
+		require.Equal(t, Int(1), q.as(nil, channel, "-spublish").call(v, cs[1].id))
+		require.Equal(t, Int(1), q.as(nil, channel).call(v, cs[2].id))
+		require.Equal(t, protocol.CancelNotice(cs[2].id, cs[2].token()), q.nextNotice(msgs), "only the allowed caller's cancel is announced")
+		for _, c := range cs {
+			require.Equal(t, Arr(Bulk("dead"), Bulk("1")), q.r("HMGET", q.k.Job(c.id), "state", "cancelled"))
+		}
+	})
 	scenario(t, env, "a job not active and not cancelled is still not active", func(t *testing.T, q *queue) {
 		c := q.active(job{data: "a"})
 		q.do("ZREM", q.k.Active, c.id)

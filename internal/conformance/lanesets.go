@@ -10,9 +10,9 @@ import (
 )
 
 // testLaneSets: meta lanesets, the count of the lanes with a cap or a
-// pause that LANECAP, LANEPAUSE and LANERESUME keep, and CLAIM's reads by
-// it: at 0 (or an empty laneinfo) only the lanes' active counts, else their
-// settings too.
+// pause that LANECAP, LANEPAUSE and LANERESUME keep, read like a row's
+// number (absent or not a count: 0), and CLAIM's reads by it: at 0 only the
+// lanes' active counts, else their settings too.
 func testLaneSets(t *testing.T, env Env) {
 	sets := func(q *queue) string {
 		q.t.Helper()
@@ -57,29 +57,39 @@ func testLaneSets(t *testing.T, env Env) {
 		require.Equal(t, Int(0), q.unchanged(q.verb(protocol.LaneResume, "b")))
 		require.Equal(t, Bulk("1"), sets(q))
 	})
-	scenario(t, env, "an empty laneinfo makes the count known", func(t *testing.T, q *queue) {
+	scenario(t, env, "an absent count or one that is not a count reads 0", func(t *testing.T, q *queue) {
 		q.install()
 		require.Equal(t, Int(1), q.call(protocol.LaneCap, "a", "0"))
-		require.Equal(t, Bulk("0"), sets(q), "no cap, nothing else in laneinfo: 0")
-		q.do("HDEL", q.k.Meta, protocol.MetaLaneSets)
+		require.Equal(t, Bulk("0"), sets(q), "absent: 0, written as read")
 		q.laned("a", "a1")
-		require.Len(t, q.claim(30000, 1), 1)
-		require.Equal(t, Bulk("0"), sets(q), "a claim that found laneinfo empty")
-		q.do("HSET", q.k.Meta, protocol.MetaLaneSets, "x")
-		q.laned("a", "a2")
 		q.laned("b", "b1")
-		q.do("DEL", q.fixed(protocol.SuffixLaneInfo))
-		q.must(protocol.LanePause, "b")
-		require.Equal(t, Bulk("1"), sets(q), "not a count, laneinfo empty: counted from 0")
+		q.do("HSET", q.fixed(protocol.SuffixLaneInfo), "cap:z", "5")
+		for _, stored := range []string{"", "x", "01", "-1", "1000000000000000"} {
+			q.do("HDEL", q.k.Meta, protocol.MetaLaneSets)
+			if stored != "" {
+				q.do("HSET", q.k.Meta, protocol.MetaLaneSets, stored)
+			}
+			q.do("HDEL", q.fixed(protocol.SuffixLaneInfo), "paused:b")
+			require.Equal(t, Int(1), q.call(protocol.LanePause, "b"))
+			require.Equal(t, Bulk("1"), sets(q), "lanesets %q with laneinfo's fields: counted from 0", stored)
+		}
 	})
-	scenario(t, env, "a claim writes no count when laneinfo holds fields", func(t *testing.T, q *queue) {
+	scenario(t, env, "a claim writes no count", func(t *testing.T, q *queue) {
 		q.install()
-		q.add(job{data: "a1", lane: "a"}, job{data: "a2", lane: "a"})
+		q.add(job{data: "a1", lane: "a"}, job{data: "a2", lane: "a"}, job{data: "a3", lane: "a"})
 		require.Len(t, q.claim(30000, 1), 1)
-		q.do("HDEL", q.k.Meta, protocol.MetaLaneSets)
+		require.Equal(t, Nil, sets(q), "laneinfo was empty")
 		require.Len(t, q.claim(30000, 1), 1)
 		require.Equal(t, Nil, sets(q), "active:a was in laneinfo")
-		require.Equal(t, []string{"active:a", "2"}, q.laneinfo())
+		q.do("HSET", q.k.Meta, protocol.MetaLaneSets, "x")
+		require.Len(t, q.claim(30000, 1), 1)
+		require.Equal(t, Bulk("x"), sets(q), "not a count: left as stored")
+		require.Equal(t, []string{"active:a", "3"}, q.laneinfo())
+		q.laned("b", "b1")
+		q.do("DEL", q.k.Job("4"))
+		q.do("SET", q.k.Job("4"), "x")
+		q.do("HDEL", q.k.Meta, protocol.MetaLaneSets)
+		q.refuse(protocol.ErrWrongType, q.verb(protocol.Claim, "30000", "10"))
 	})
 	scenario(t, env, "a cap cleared while its jobs are active", func(t *testing.T, q *queue) {
 		q.install()
@@ -95,28 +105,19 @@ func testLaneSets(t *testing.T, env Env) {
 		require.Equal(t, Int(1), q.call(protocol.Complete, "1", "1", ""))
 		require.Equal(t, []string{"active:a", "2"}, q.laneinfo())
 	})
-	scenario(t, env, "a cap and a pause planted with the count 0 are not read", func(t *testing.T, q *queue) {
+	scenario(t, env, "a cap and a pause planted while the count reads 0 are not read", func(t *testing.T, q *queue) {
 		q.install()
-		q.add(job{data: "a1", lane: "a"}, job{data: "a2", lane: "a"}, job{data: "b1", lane: "b"})
-		require.Equal(t, claims("1", "a1"), q.call(protocol.Claim, "30000", "1"))
-		require.Equal(t, Bulk("0"), sets(q))
-		q.do("HSET", q.fixed(protocol.SuffixLaneInfo), "cap:a", "1", "paused:b", "1")
-		require.Equal(t, claims("3", "b1", "2", "a2"), q.call(protocol.Claim, "30000", "10"))
-		require.Equal(t, []string{"active:a", "2", "cap:a", "1", "paused:b", "1", "active:b", "1"}, q.laneinfo())
-		require.Equal(t, laneReply(0, 2, 1, 0), q.call(protocol.Lane, "a"), "LANE reads the fields")
-	})
-	scenario(t, env, "a cap planted with the count not known is read", func(t *testing.T, q *queue) {
-		q.install()
-		for i, stored := range []string{"", "x", "01", "-1", "2"} {
-			l := "l" + strconv.Itoa(i)
+		for i, stored := range []string{"0", "", "x", "01", "-1"} {
+			a, b := "a"+strconv.Itoa(i), "b"+strconv.Itoa(i)
 			q.do("HDEL", q.k.Meta, protocol.MetaLaneSets)
 			if stored != "" {
 				q.do("HSET", q.k.Meta, protocol.MetaLaneSets, stored)
 			}
-			q.add(job{data: "d", lane: l}, job{data: "d", lane: l})
-			q.do("HSET", q.fixed(protocol.SuffixLaneInfo), "cap:"+l, "1")
-			require.Len(t, q.claim(30000, 10), 1, "lanesets %q: the cap is honoured", stored)
-			require.Equal(t, laneReply(1, 1, 1, 0), q.call(protocol.Lane, l))
+			q.add(job{data: "a1", lane: a}, job{data: "a2", lane: a}, job{data: "b1", lane: b})
+			q.do("HSET", q.fixed(protocol.SuffixLaneInfo), "cap:"+a, "1", "paused:"+b, "1")
+			require.Len(t, q.claim(30000, 10), 3, "lanesets %q: neither the cap nor the pause is read", stored)
+			require.Equal(t, laneReply(0, 2, 1, 0), q.call(protocol.Lane, a), "LANE reads the fields")
+			require.Equal(t, laneReply(0, 1, 0, 1), q.call(protocol.Lane, b))
 			if stored == "" {
 				require.Equal(t, Nil, sets(q), "a claim does not count")
 			} else {
@@ -124,33 +125,36 @@ func testLaneSets(t *testing.T, env Env) {
 			}
 		}
 	})
-	scenario(t, env, "lanecap on a queue whose count is not known", func(t *testing.T, q *queue) {
+	scenario(t, env, "a cap planted while the count is above 0 is read", func(t *testing.T, q *queue) {
+		q.install()
+		q.must(protocol.LanePause, "p")
+		require.Equal(t, Bulk("1"), sets(q))
+		q.add(job{data: "d", lane: "a"}, job{data: "d", lane: "a"})
+		q.do("HSET", q.fixed(protocol.SuffixLaneInfo), "cap:a", "1")
+		require.Len(t, q.claim(30000, 10), 1, "the cap is honoured")
+		require.Equal(t, laneReply(1, 1, 1, 0), q.call(protocol.Lane, "a"))
+		require.Equal(t, Bulk("1"), sets(q))
+	})
+	scenario(t, env, "lanecap on planted settings counts from the count read", func(t *testing.T, q *queue) {
 		q.install()
 		q.laned("a", "a1")
 		q.do("HSET", q.fixed(protocol.SuffixLaneInfo), "cap:a", "3")
+		require.Equal(t, Nil, sets(q))
 		require.Equal(t, Int(1), q.call(protocol.LaneCap, "b", "2"))
 		require.Equal(t, Int(1), q.call(protocol.LanePause, "c"))
-		require.Equal(t, Nil, sets(q), "laneinfo not empty: still not known")
+		require.Equal(t, Bulk("2"), sets(q), "absent: from 0; cap:a planted is not counted")
 		require.Equal(t, []string{"cap:a", "3", "cap:b", "2", "paused:c", "1"}, q.laneinfo())
 	})
 	scenario(t, env, "the count never goes below 0", func(t *testing.T, q *queue) {
 		q.install()
 		q.laned("a", "a1")
 		require.Len(t, q.claim(30000, 1), 1)
-		require.Equal(t, Bulk("0"), sets(q))
+		require.Equal(t, Nil, sets(q))
 		q.do("HSET", q.fixed(protocol.SuffixLaneInfo), "cap:a", "4", "paused:b", "1")
 		require.Equal(t, Int(1), q.call(protocol.LaneCap, "a", "0"))
 		require.Equal(t, Bulk("0"), sets(q))
 		require.Equal(t, Int(1), q.call(protocol.LaneResume, "b"))
 		require.Equal(t, Bulk("0"), sets(q))
 		require.Equal(t, []string{"active:a", "1"}, q.laneinfo())
-	})
-	scenario(t, env, "a refused claim writes no count", func(t *testing.T, q *queue) {
-		q.install()
-		q.laned("a", "a1")
-		q.do("DEL", q.k.Job("1"))
-		q.do("SET", q.k.Job("1"), "x")
-		q.refuse(protocol.ErrWrongType, q.verb(protocol.Claim, "30000", "10"))
-		require.Equal(t, Nil, sets(q))
 	})
 }

@@ -1,8 +1,10 @@
 package conformance
 
 import (
+	"context"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -397,3 +399,50 @@ func statsReplyWith(pending, delayed, active, dead int64, paused bool, extras [6
 
 // laneCol is the option columns of a call with lanes only.
 var laneCol = []string{protocol.AddOptionLane}
+
+// notices subscribes to the queue's cancels channel and returns its
+// messages, once the server has confirmed the subscription. A channel is
+// not in the dataset, so the snapshots do not see what a verb publishes:
+// the scenarios read it here. Messages come in the order the server
+// published them, so a message sent after calls that should publish
+// nothing, arriving first, shows that they published nothing.
+func (q *queue) notices() <-chan string {
+	q.t.Helper()
+	msgs := make(chan string, 64)
+	subscribed := make(chan struct{})
+	var once sync.Once
+	ctx, cancel := context.WithCancel(context.Background())
+	hooked := valkey.WithOnSubscriptionHook(ctx, func(s valkey.PubSubSubscription) {
+		if s.Kind == "ssubscribe" {
+			once.Do(func() { close(subscribed) })
+		}
+	})
+	done := make(chan error, 1)
+	go func() {
+		cmd := q.env.Client.B().Ssubscribe().Channel(q.k.Cancels()).Build()
+		done <- q.env.Client.Receive(hooked, cmd, func(m valkey.PubSubMessage) { msgs <- m.Message })
+	}()
+	q.t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	select {
+	case <-subscribed:
+	case err := <-done:
+		require.NoError(q.t, err, "SSUBSCRIBE")
+		q.t.Fatal("the subscription ended before it was confirmed")
+	}
+	return msgs
+}
+
+// nextNotice is the next message of msgs, which must come.
+func (q *queue) nextNotice(msgs <-chan string) string {
+	q.t.Helper()
+	select {
+	case m := <-msgs:
+		return m
+	case <-time.After(10 * time.Second):
+		q.t.Fatal("no notice was published")
+		return ""
+	}
+}

@@ -1,7 +1,10 @@
 -- cancel.lua: EMQ.CANCEL, end a pending, delayed or active job in the dead
 -- set with err cancelled and the row's cancelled field: the worker holding
 -- an active one finds it refused (EMQSTATE <verb> cancelled) at its next
--- heartbeat, completion or failure. REQUEUE can run it again.
+-- heartbeat, completion or failure. REQUEUE can run it again. An active
+-- job's end is also announced on the queue's sharded channel emq:{q}:cancels
+-- (SPUBLISH, message "<id> <att>") when the caller's ACL allows that
+-- SPUBLISH, so its worker stops the handler at once.
 --
 -- KEYS[1] -> emq:{q}:          the queue base
 -- KEYS[2] -> emq:{q}:version   string, the fence
@@ -21,7 +24,8 @@
 -- (stats cancelled); the flow types' refusals (lib.lua flow_types); with
 -- events, the events stream's refusals (lib.lua ev_xadd). A cancelled job
 -- tells its waiting parent as a dead one does (error cancelled, its policy)
--- and pushes its outcome dcancelled when waited.
+-- and pushes its outcome dcancelled when waited. A refused call publishes
+-- nothing.
 
 local VERB = 'cancel'
 local refusal = shape(VERB, 7, 1) or layout(VERB, {'version', 'stats', 'pending', 'delayed', 'active', 'dead'})
@@ -73,6 +77,13 @@ ev(evs, f[7], 'cancelled', id, 'state', state)
 ev_flow(evs, fa)
 refusal = ev_xadd(evs)
 if refusal then return refusal end
+-- the notice to the worker holding an active job: not a refusal when the
+-- caller may not publish it (the worker's heartbeat learns it then)
+local notice
+if state == 'active' then
+  local channel, msg = KEYS[1] .. 'cancels', id .. ' ' .. f[1]
+  if redis.acl_check_cmd('SPUBLISH', channel, msg) then notice = {channel, msg} end
+end
 
 local now = now_ms()
 rcall('ZREM', set, id)
@@ -83,4 +94,5 @@ local woke = flow_write(fa, now)
 if lane_write(acc) then woke = true end
 flow_push(fa)
 if woke then signal_push(KEYS[1] .. 'signal') end
+if notice then rcall('SPUBLISH', notice[1], notice[2]) end
 return 1

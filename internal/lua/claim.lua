@@ -102,7 +102,7 @@ if #ids == 0 and nturns == 0 then return {} end
 -- last turn's number), got (its jobs returned), heads; per lane LW (its
 -- size, or a lower bound above its turns when X is false).
 local jobs, from = {}, {}
-local nl, pend, T, n0 = 0, false, 0, false
+local nl, pend, T = 0, false, 0
 local names, lk, af, lf, sw, bare = {}, {}, {}, {}, 3, false
 local A, C, PZ, room, sup, K, J, LW, X, got, heads = {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}
 if nturns == 0 then
@@ -122,12 +122,11 @@ else
   -- WRONGTYPE comes first either way): HGETALL when laneinfo holds few more
   -- fields than those or is small (a listpack, where each field HMGET asks
   -- for is a scan of the whole hash), else one HMGET; the values are the same.
-  -- No lane has a setting when meta lanesets is 0 or laneinfo is empty
-  -- (bare): then only the active counts are read.
+  -- No lane has a setting when meta lanesets (read like a row's number) is
+  -- 0 (bare): then only the active counts are read.
   local n = rpcall('HLEN', acl[1])
   if type(n) == 'table' then return n end
-  n0 = n == 0
-  bare = m[9] == '0' or n0
+  bare = rowint(m[9], MAX_ROW_INT) == 0
   if bare then sw = 1 end
   for i = 1, nl do
     local l = names[i]
@@ -373,11 +372,6 @@ if nturns > 0 then
   if W2 ~= W then
     fields[#fields + 1] = 'lanewait'
     fields[#fields + 1] = format('%d', W2)
-  end
-  -- an empty laneinfo holds no setting: the count is known, 0
-  if n0 and m[9] ~= '0' then
-    fields[#fields + 1] = 'lanesets'
-    fields[#fields + 1] = '0'
   end
   rcall('HSET', meta, unpack(fields))
 end

@@ -11,7 +11,7 @@
 -- as the new cap makes it ready or not.
 --
 -- meta lanesets, the count of the lanes with a cap or a pause, follows the
--- lane's change when it is known (lib.lua lane_sets).
+-- lane's change (lib.lua lane_sets).
 --
 -- Reply: integer 1.
 -- Refusals, in order: ERR EMQ lanecap numkeys must be 2; ERR EMQ lanecap

@@ -6,7 +6,7 @@
 -- ARGV[1] -> lane, 1..128 bytes
 --
 -- meta lanesets, the count of the lanes with a cap or a pause, follows the
--- lane's change when it is known (lib.lua lane_sets).
+-- lane's change (lib.lua lane_sets).
 --
 -- Reply: integer 1 when the lane was paused, 0 (nothing written) when not.
 -- Refusals, in order: ERR EMQ laneresume numkeys must be 2; ERR EMQ

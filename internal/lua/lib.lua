@@ -403,22 +403,18 @@ local function lane_write(acc)
 end
 
 -- lane_sets is the lane setting verbs' read of meta lanesets, the count of
--- the lanes with a cap or a pause: HGET meta lanesets and HLEN laneinfo,
--- after lane_read (which typed both). It returns the count, nil when it is
--- not known (the field not a count and laneinfo not empty), and the field.
+-- the lanes with a cap or a pause: HGET meta lanesets, after lane_read
+-- (which typed meta). It returns the count, read like a row's number (not a
+-- canonical decimal or absent: 0), and the field.
 local function lane_sets()
-  local base = KEYS[1]
-  local s = rcall('HGET', base .. 'meta', 'lanesets')
-  local n = s and uint(s, 0, MAX_ROW_INT)
-  if rcall('HLEN', base .. 'laneinfo') == 0 and not n then n = 0 end
-  return n, s
+  local s = rcall('HGET', KEYS[1] .. 'meta', 'lanesets')
+  return rowint(s, MAX_ROW_INT), s
 end
 
--- lane_sets_write writes HSET meta lanesets when the count n (lane_sets) is
--- known and lane e's settings, read (c, p) and after the call (c2, p2),
--- change it or the field s does not hold it yet.
+-- lane_sets_write writes HSET meta lanesets when lane e's settings, read
+-- (c, p) and after the call (c2, p2), change the count n (lane_sets) or the
+-- field s does not hold it yet.
 local function lane_sets_write(n, s, e)
-  if not n then return end
   local had, has = e.c > 0 or e.p, e.c2 > 0 or e.p2
   if has and not had then
     n = n + 1

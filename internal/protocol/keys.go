@@ -56,6 +56,23 @@ const (
 	SuffixWorker  = "worker:" // string per worker, its record (JSON), with a PX TTL: emq:{q}:worker:<id>
 )
 
+// ChannelCancels is the suffix of the queue's sharded Pub/Sub channel
+// emq:{q}:cancels, on which CANCEL announces a claimed job it ended (the
+// message is CancelNotice's): a channel, not a key, in the queue's slot.
+const ChannelCancels = "cancels"
+
+// CancelNotice is the message CANCEL publishes on the queue's cancels
+// channel for an active job it ended: the job's id, a space, and the
+// attempt token of the claim it ended (the row's att as stored).
+func CancelNotice(id, token string) string { return id + " " + token }
+
+// ParseCancelNotice splits a cancels message into the job's id and the
+// attempt token; ok is false for a message of another form.
+func ParseCancelNotice(msg string) (id, token string, ok bool) {
+	id, token, ok = strings.Cut(msg, " ")
+	return id, token, ok && id != ""
+}
+
 // The laneinfo fields of a lane are these prefixes followed by its name.
 const (
 	FieldLaneActive = "active:" // the lane's claimed jobs; absent at 0
@@ -133,6 +150,9 @@ func (k Keys) Done(id string) string { return k.Base + SuffixDone + id }
 
 // Lane is the key of lane l's waiting jobs.
 func (k Keys) Lane(l string) string { return k.Base + SuffixLane + l }
+
+// Cancels is the queue's sharded channel of cancelled claims.
+func (k Keys) Cancels() string { return k.Base + ChannelCancels }
 
 // Fixed returns the key of a fixed suffix.
 func (k Keys) Fixed(suffix string) string { return k.Base + suffix }

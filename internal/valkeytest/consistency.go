@@ -316,24 +316,26 @@ func laneProblems(ctx context.Context, s *valkeyserver.Server, k protocol.Keys, 
 	if got != wait {
 		bad("meta lanewait %d, %d jobs wait in lanes", got, wait)
 	}
-	// meta lanesets, when a count, is the number of lanes with a cap or a
+	// meta lanesets (absent: 0) is the number of lanes with a cap or a
 	// pause (CLAIM reads no setting at 0)
 	v, err = s.Do(ctx, "HGET", k.Meta, protocol.MetaLaneSets)
 	if err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	for field, val := range info {
+		if l, ok := strings.CutPrefix(field, protocol.FieldLaneCap); ok && num(field) > 0 {
+			set[l] = true
+		} else if l, ok := strings.CutPrefix(field, protocol.FieldLanePaused); ok && val == "1" {
+			set[l] = true
+		}
+	}
+	sets := "0"
 	if v != nil {
-		set := map[string]bool{}
-		for field, val := range info {
-			if l, ok := strings.CutPrefix(field, protocol.FieldLaneCap); ok && num(field) > 0 {
-				set[l] = true
-			} else if l, ok := strings.CutPrefix(field, protocol.FieldLanePaused); ok && val == "1" {
-				set[l] = true
-			}
-		}
-		if got := fmt.Sprint(v); got != strconv.Itoa(len(set)) {
-			bad("meta lanesets %q, %d lanes have a cap or a pause", got, len(set))
-		}
+		sets = fmt.Sprint(v)
+	}
+	if sets != strconv.Itoa(len(set)) {
+		bad("meta lanesets %q, %d lanes have a cap or a pause", sets, len(set))
 	}
 	return nil
 }

@@ -89,6 +89,8 @@ func TestQueueProblems(t *testing.T) {
 		{"lanesets", func(k protocol.Keys) []string {
 			return []string{"HSET", k.Fixed(protocol.SuffixLaneInfo), protocol.FieldLaneCap + "t", "9"}
 		}, `meta lanesets "1", 2 lanes have a cap or a pause`},
+		{"no lanesets", func(k protocol.Keys) []string { return []string{"HDEL", k.Meta, protocol.MetaLaneSets} },
+			`meta lanesets "0", 1 lanes have a cap or a pause`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			name := "broken" + string(rune('a'+i))

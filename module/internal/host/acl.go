@@ -55,3 +55,25 @@ func (c *Call) CheckKeys(access KeyAccess, keys ...[]byte) error {
 	}
 	return nil
 }
+
+// MayCall reports whether the caller's ACL allows the command argv (its
+// name first, at most 8 arguments in all): its command, key and channel
+// permissions, as a script's redis.acl_check_cmd answers them. It is for a
+// write the verb may leave out (a notice on a channel), not a refusal: the
+// server would run the command unchecked, as the module's own. The caller
+// without an ACL user passes; inside a script the answer is false.
+func (c *Call) MayCall(argv ...[]byte) bool {
+	c.check()
+	if len(argv) == 0 || len(argv) > 8 {
+		panic("host: MayCall takes a command of 1..8 arguments")
+	}
+	var w writer
+	w.reset(&c.io.keys)
+	w.u32(uint32(len(argv)))
+	for _, a := range argv {
+		w.u32(uint32(len(a)))
+		w.bytes(a)
+	}
+	w.done()
+	return C.emq_check_command(C.uintptr_t(c.ctx), C.uintptr_t(uintptr(unsafe.Pointer(&c.io.keys)))) == 0
+}

@@ -41,6 +41,7 @@ static int (*GetContextFlags)(void *ctx);
 static void *(*GetModuleUserFromUserName)(void *name);
 static int (*ACLCheckKeyPermissions)(void *user, void *key, int flags);
 static int (*FreeModuleUser)(void *user);
+static int (*ACLCheckCommandPermissions)(void *user, void **argv, int argc);
 static void (*Log)(void *ctx, const char *level, const char *fmt, ...);
 static void *(*GetDetachedThreadSafeContext)(void *ctx);
 static void (*FreeThreadSafeContext)(void *ctx);
@@ -153,9 +154,17 @@ static void declare_keys(void *ctx, void **argv, int argc, int kind) {
  * not list (a module's RM_Call client) is the server itself and is allowed;
  * inside a script the client is unlisted too but the caller is a user we
  * cannot see, so derived keys are refused there (fail closed). */
-int emq_check_keys(uintptr_t ctxp, uintptr_t bufp, int flags) {
-    void *ctx = (void *)ctxp;
-    const emq_buf *b = (const emq_buf *)bufp;
+/* caller_user is the calling client's ACL user, for the checks below: *user
+ * is NULL and the result 0 when the caller is the server itself (allowed),
+ * the result 1 when nothing is allowed (inside a script, or a deleted user).
+ * The user is looked up by client id: GetCurrentUserName dereferences the
+ * client's user without a check and crashes 8.0 for a client without one. A
+ * client with no user (the primary link, AOF loading) or one the server does
+ * not list (a module's RM_Call client) is the server itself and is allowed;
+ * inside a script the client is unlisted too but the caller is a user we
+ * cannot see, so the caller is refused there (fail closed). */
+static int caller_user(void *ctx, void **user) {
+    *user = NULL;
     unsigned long long id = GetClientId(ctx);
     if (id == 0) return 0;
     errno = 0;
@@ -164,9 +173,20 @@ int emq_check_keys(uintptr_t ctxp, uintptr_t bufp, int flags) {
         if (errno == ENOENT && (GetContextFlags(ctx) & CTX_FLAGS_LUA)) return 1;
         return 0;
     }
-    void *user = GetModuleUserFromUserName(name);
+    *user = GetModuleUserFromUserName(name);
     FreeString(ctx, name);
-    if (!user) return 1; /* the user was deleted: allow nothing */
+    return *user ? 0 : 1; /* a deleted user: allow nothing */
+}
+
+/* emq_check_keys checks every key of the buffer (uint32 count, then uint32
+ * length and bytes per key) against the calling client's ACL user
+ * (caller_user). Returns 0 when all are allowed, 1 when one is denied. */
+int emq_check_keys(uintptr_t ctxp, uintptr_t bufp, int flags) {
+    void *ctx = (void *)ctxp;
+    const emq_buf *b = (const emq_buf *)bufp;
+    void *user;
+    if (caller_user(ctx, &user)) return 1;
+    if (!user) return 0;
     const unsigned char *p = b->p, *end = b->p + b->len;
     uint32_t count;
     memcpy(&count, p, 4);
@@ -181,6 +201,36 @@ int emq_check_keys(uintptr_t ctxp, uintptr_t bufp, int flags) {
         denied = ACLCheckKeyPermissions(user, key, flags) != EMQ_OK;
         FreeString(ctx, key);
     }
+    FreeModuleUser(user);
+    return denied;
+}
+
+/* emq_check_command checks a command (the buffer as emq_check_keys', the
+ * name first, at most 8 arguments in all) against the calling client's ACL
+ * user (caller_user): its command, key and channel permissions, as a
+ * script's redis.acl_check_cmd does. Returns 0 when allowed, 1 when
+ * denied. */
+int emq_check_command(uintptr_t ctxp, uintptr_t bufp) {
+    void *ctx = (void *)ctxp;
+    const emq_buf *b = (const emq_buf *)bufp;
+    void *user;
+    if (caller_user(ctx, &user)) return 1;
+    if (!user) return 0;
+    const unsigned char *p = b->p, *end = b->p + b->len;
+    uint32_t count;
+    memcpy(&count, p, 4);
+    p += 4;
+    void *argv[8];
+    int argc = 0;
+    for (uint32_t i = 0; i < count && argc < 8 && p + 4 <= end; i++) {
+        uint32_t n;
+        memcpy(&n, p, 4);
+        p += 4;
+        argv[argc++] = CreateString(ctx, (const char *)p, n);
+        p += n;
+    }
+    int denied = argc == 0 || argc < (int)count || ACLCheckCommandPermissions(user, argv, argc) != EMQ_OK;
+    for (int i = 0; i < argc; i++) FreeString(ctx, argv[i]);
     FreeModuleUser(user);
     return denied;
 }
@@ -423,6 +473,7 @@ static int onload(void *ctx, void **argv, int argc) {
     GET(ReplyWithArray) GET(AvoidReplicaTraffic) GET(CachedMicroseconds) GET(IsKeysPositionRequest)
     GET(KeyAtPosWithFlags) GET(GetClientId) GET(GetClientUserNameById) GET(GetContextFlags)
     GET(GetModuleUserFromUserName) GET(ACLCheckKeyPermissions) GET(FreeModuleUser)
+    GET(ACLCheckCommandPermissions)
     GET(GetDetachedThreadSafeContext) GET(FreeThreadSafeContext)
     GET(BlockClientOnKeysWithFlags) GET(GetBlockedClientPrivateData) GET(SignalKeyAsReady)
     if (emq_call_init(GetApi, ctx) != EMQ_OK) { missing = "Call and the CallReply functions"; goto fail; }

@@ -207,6 +207,7 @@ typedef struct emq_table {
 /* Implemented in shim.c, called from Go. */
 int emq_buf_reserve(uintptr_t buf, size_t need);
 int emq_check_keys(uintptr_t ctx, uintptr_t keys, int flags);
+int emq_check_command(uintptr_t ctx, uintptr_t argv);
 void emq_log(const char *level, const char *msg);
 int emq_numkeys(uintptr_t p, size_t n, int argc);
 /* The module API's context flags of a command (RM_GetContextFlags). */

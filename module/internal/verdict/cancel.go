@@ -54,6 +54,11 @@ type CancelVerdict struct {
 	Cancelled int64
 	// Wait is the job's wait (0: none).
 	Wait int64
+	// Notice: the job was active, so its end is announced to the worker
+	// holding it on the queue's cancels channel, the message its id and
+	// the row's att, when the caller's ACL allows (a check of the host's,
+	// not a refusal).
+	Notice bool
 }
 
 // CancelStep is CANCEL's verdict, a refusal, or the next read it needs.
@@ -93,6 +98,7 @@ func Cancel(s *CancelSeen) CancelStep {
 	if v.From, v.Set, ok = cancelFrom(state); !ok {
 		return CancelStep{Err: cancelState}
 	}
+	v.Notice = v.From == protocol.StateActive
 	step := CancelStep{Parent: ChildParent(s.Row.Val[3]), Policy: s.Row.Val[4]}
 	if lane := LaneName(s.Row.Val[2]); lane != nil {
 		switch v.From {

@@ -69,10 +69,10 @@ func TestCancel(t *testing.T) {
 	}{
 		{"pending", cancelScript{row: row("pending"), counter: Got(Str("4"))}, first, CancelVerdict{From: "pending", Set: 0, Cancelled: 5}, nil},
 		{"delayed", cancelScript{row: row("delayed", "l")}, first, CancelVerdict{From: "delayed", Set: 1, Cancelled: 1}, nil},
-		{"active", cancelScript{row: row("active")}, first, CancelVerdict{From: "active", Set: 2, Cancelled: 1}, nil},
+		{"active", cancelScript{row: row("active")}, first, CancelVerdict{From: "active", Set: 2, Cancelled: 1, Notice: true}, nil},
 		{"pending in a lane", cancelScript{row: row("pending", "l"), sets: failedSets(0, errB)}, []CancelRead{CancelFirst, CancelLanes},
 			CancelVerdict{From: "pending", Set: -1, Cancelled: 1}, nil},
-		{"active in a lane", cancelScript{row: row("active", "l")}, []CancelRead{CancelFirst, CancelLanes}, CancelVerdict{From: "active", Set: 2, Cancelled: 1}, nil},
+		{"active in a lane", cancelScript{row: row("active", "l")}, []CancelRead{CancelFirst, CancelLanes}, CancelVerdict{From: "active", Set: 2, Cancelled: 1, Notice: true}, nil},
 		{"a child, waited", cancelScript{row: row("delayed", "", "3", "ignore", "500")}, []CancelRead{CancelFirst, CancelFlow, CancelLanes, CancelFlowTypes},
 			CancelVerdict{From: "delayed", Set: 1, Cancelled: 1, Wait: 500}, nil},
 		{"waited", cancelScript{row: row("pending", "", "", "", "500")}, []CancelRead{CancelFirst, CancelFlow, CancelFlowTypes},

@@ -71,8 +71,8 @@ const (
 	// row's ev is read unless it is 0): the verdict does not.
 	ClaimMetaRowOpts
 	// ClaimMetaLaneSets is meta lanesets' index, which the handler reads
-	// (which laneinfo fields it asks for, whether it writes the count): the
-	// verdict takes the lanes' settings as read.
+	// (which laneinfo fields it asks for): the verdict takes the lanes'
+	// settings as read.
 	ClaimMetaLaneSets
 )
 

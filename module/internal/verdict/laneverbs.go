@@ -16,22 +16,18 @@ func LaneValue(verb string, lane []byte) error {
 	return nil
 }
 
+// LaneSets is meta lanesets as read, the count of the lanes with a cap or a
+// pause: read like a row's number (not a canonical decimal, or absent: 0).
+func LaneSets(stored Field) int64 {
+	return grammar.RowInt(stored.Bytes, stored.Set, grammar.MaxRowInt)
+}
+
 // LaneSetsChange is what a lane setting verb (LANECAP, LANEPAUSE,
-// LANERESUME) writes to meta lanesets, the count of the lanes with a cap or
-// a pause, from the field as read, HLEN laneinfo and the lane's settings read
-// and after the call: the count is the field when it is a count (a row
-// number), 0 when it is not and laneinfo is empty, else not known and not
-// written. The lane's change moves it by one (never below 0); set when the
-// field does not hold the result.
-func LaneSetsChange(stored Field, infoLen int64, before, after LaneSettings) (set bool, n int64) {
-	n, known := grammar.Decimal(stored.Bytes, 0, grammar.MaxRowInt)
-	known = known && stored.Set
-	if !known {
-		if infoLen != 0 {
-			return false, 0
-		}
-		n = 0
-	}
+// LANERESUME) writes to meta lanesets from the field as read (LaneSets) and
+// the lane's settings read and after the call: the lane's change moves the
+// count by one (never below 0); set when the field does not hold the result.
+func LaneSetsChange(stored Field, before, after LaneSettings) (set bool, n int64) {
+	n = LaneSets(stored)
 	had, has := before.HasSetting(), after.HasSetting()
 	switch {
 	case has && !had:

@@ -1,12 +1,16 @@
 // Package dash is the web dashboard behind `trafikey dash`: an overview of
-// every queue on a server or cluster with a throughput chart, a page per
-// queue with its lanes, tables of its jobs by state, a page per job, the
-// actions an operator needs (pause, resume, promote, requeue, remove,
-// cancel, run now, and in bulk requeue or remove dead jobs and run delayed
-// ones) unless read-only, live updates from the queues' job events, the JSON API
-// under /api/ that the pages use, and Prometheus metrics on /metrics. Its
-// pages are plain HTML, CSS and JavaScript embedded in the binary; nothing
-// is loaded from elsewhere.
+// every queue on a server or cluster with a throughput chart and failure
+// rates over windows, a page per queue with its lanes, a page of its
+// schedules, tables of its jobs by state, a page per job, the actions an
+// operator needs (pause, resume, promote and delete a queue; pause, resume
+// and cap a lane; pause, resume and remove a schedule; requeue, remove (a
+// flow from its parent), cancel, run now, and in bulk requeue or remove dead
+// jobs and run delayed ones) unless read-only, live updates from the
+// queues' job events, the JSON API under /api/ that the pages use, and
+// Prometheus metrics on /metrics; optionally behind a login (Auth). It
+// serves while the server is unreachable, and says so (Dial). Its pages are
+// plain HTML, CSS and JavaScript embedded in the binary; nothing is loaded
+// from elsewhere.
 package dash
 
 import (
@@ -15,12 +19,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -71,6 +78,8 @@ type Options struct {
 	Where string
 	// Log receives warnings; default slog.Default().
 	Log *slog.Logger
+	// Auth, when set, is asked of every request: pages, API and /metrics.
+	Auth Auth
 }
 
 func (o *Options) defaults() {
@@ -96,8 +105,11 @@ func (o *Options) defaults() {
 
 // Server is one dashboard over one server or cluster.
 type Server struct {
-	opts    Options
-	cat     *admin.Catalog
+	opts Options
+	// catp is the catalog once the server was reached: nil before, while
+	// a dashboard made by Dial connects.
+	catp    atomic.Pointer[admin.Catalog]
+	connect func() (valkey.Client, error)
 	sampler *sampler
 	hub     *hub
 	live    *live
@@ -109,10 +121,58 @@ type Server struct {
 // New returns a dashboard over client. Call Run to sample the queues, and
 // serve Handler.
 func New(client valkey.Client, o Options) (*Server, error) {
-	o.defaults()
+	s, err := newServer(o)
+	if err != nil {
+		return nil, err
+	}
+	s.connected(client)
+	return s, nil
+}
+
+// Dial returns a dashboard that opens its client with connect when it
+// runs, and again after each failure (valkey-go's NewClient fails when
+// it cannot reach the server at once): it serves its pages meanwhile,
+// showing the server unreachable, and reads the queues once connect
+// succeeds. Run closes the client it opened when it returns.
+func Dial(connect func() (valkey.Client, error), o Options) (*Server, error) {
+	s, err := newServer(o)
+	if err != nil {
+		return nil, err
+	}
+	s.connect = connect
+	return s, nil
+}
+
+// connected starts the dashboard's reads over client.
+func (s *Server) connected(client valkey.Client) {
 	cat := admin.NewCatalog(client)
-	s := &Server{opts: o, cat: cat, hub: &hub{}, stopped: make(chan struct{})}
-	s.sampler = newSampler(cat, o, o.Log)
+	s.sampler.setCatalog(cat, client)
+	s.catp.Store(cat)
+}
+
+// errUnreachable answers the requests that read the server before the
+// dashboard first reached it.
+var errUnreachable = errors.New("the server is unreachable: the dashboard has not connected to it yet")
+
+// catalog returns the catalog, or errUnreachable before the dashboard
+// first reached the server.
+func (s *Server) catalog() (*admin.Catalog, error) {
+	if c := s.catp.Load(); c != nil {
+		return c, nil
+	}
+	if err := s.sampler.downErr(); err != "" {
+		return nil, fmt.Errorf("%w: %s", errUnreachable, err)
+	}
+	return nil, errUnreachable
+}
+
+func newServer(o Options) (*Server, error) {
+	o.defaults()
+	if err := o.Auth.check(); err != nil {
+		return nil, err
+	}
+	s := &Server{opts: o, hub: &hub{}, stopped: make(chan struct{})}
+	s.sampler = newSampler(o, o.Log)
 	s.live = newLive(s.hub, s.sampler, max(o.LiveQueues, 0), o.Log)
 	s.sampler.onDiscover = s.live.discovered
 	s.sampler.isLive = s.live.watched
@@ -146,7 +206,11 @@ func New(client valkey.Client, o Options) (*Server, error) {
 	mux.HandleFunc("GET /api/queues/{queue}/jobs/{id}", s.job)
 	mux.HandleFunc("POST /api/queues/{queue}/{action}", s.action(s.queueAction))
 	mux.HandleFunc("POST /api/queues/{queue}/jobs/{id}/{action}", s.action(s.jobAction))
-	s.handler = secure(mux, o.LoopbackHosts)
+	mux.HandleFunc("GET /api/queues/{queue}/lanes/{lane}", s.lane)
+	mux.HandleFunc("POST /api/queues/{queue}/lanes/{lane}/{action}", s.action(s.laneAction))
+	mux.HandleFunc("GET /api/queues/{queue}/schedules", s.schedules)
+	mux.HandleFunc("POST /api/queues/{queue}/schedules/{id}/{action}", s.action(s.scheduleAction))
+	s.handler = secure(o.Auth.wrap(mux), o.LoopbackHosts)
 	return s, nil
 }
 
@@ -154,14 +218,55 @@ func New(client valkey.Client, o Options) (*Server, error) {
 func (s *Server) Handler() http.Handler { return s.handler }
 
 // Run samples the queues and watches their events until ctx ends; the
-// pages' live streams end with it. Call it once.
+// pages' live streams end with it. Call it once. A dashboard made by Dial
+// first connects, trying again until it can.
 func (s *Server) Run(ctx context.Context) {
 	defer close(s.stopped)
+	if s.connect != nil {
+		client := s.dial(ctx)
+		if client == nil {
+			return
+		}
+		defer client.Close()
+	}
 	s.live.start(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { s.live.run(ctx) })
 	s.sampler.run(ctx)
 	wg.Wait()
+}
+
+// Redial bounds: the first retry of a failed connect comes after
+// dialFirst, each next one after twice as long, up to dialMost.
+const (
+	dialFirst = 250 * time.Millisecond
+	dialMost  = 5 * time.Second
+)
+
+// dial calls s.connect until it succeeds or ctx ends (nil then), showing
+// the server unreachable meanwhile.
+func (s *Server) dial(ctx context.Context) valkey.Client {
+	wait := dialFirst
+	for {
+		client, err := s.connect()
+		if err == nil {
+			s.connected(client)
+			s.sampler.reached()
+			return client
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		s.sampler.unreachable(err)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		wait = min(2*wait, dialMost)
+	}
 }
 
 // contentPolicy lets the pages load only what the binary serves.
@@ -217,6 +322,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 func fail(w http.ResponseWriter, err error) {
 	status, code := http.StatusBadGateway, "error"
 	switch {
+	case isUnreachable(err):
+		status, code = http.StatusServiceUnavailable, "unreachable"
 	case errors.Is(err, admin.ErrNoQueue), errors.Is(err, trafikey.ErrNotFound):
 		status, code = http.StatusNotFound, "not_found"
 	case errors.Is(err, trafikey.ErrState):
@@ -227,6 +334,19 @@ func fail(w http.ResponseWriter, err error) {
 		status = http.StatusGatewayTimeout
 	}
 	writeJSON(w, status, apiError{Error: err.Error(), Code: code})
+}
+
+// isUnreachable reports whether err says the server could not be reached
+// (not connected yet, a connection refused, reset or closed), as opposed
+// to a refusal or a failure of the call itself.
+func isUnreachable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return false // a net.Error too, but a call that took too long: 504
+	}
+	var ne net.Error
+	return errors.Is(err, errUnreachable) || errors.As(err, &ne) || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, valkey.ErrClosing)
 }
 
 // info is GET /api/info.
@@ -259,12 +379,15 @@ type queueReply struct {
 	LanesMore bool             `json:"lanes_cut"`
 	// Live reports that the queue's job events are watched.
 	Live bool `json:"live"`
+	// Windows are its failure rates over the last minute and 5 minutes,
+	// from the kept samples (none before two).
+	Windows []window `json:"windows"`
 }
 
 func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
 	defer cancel()
-	q, err := s.cat.Queue(ctx, r.PathValue("queue"))
+	q, err := s.queueOf(ctx, r.PathValue("queue"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -274,7 +397,8 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 		fail(w, err)
 		return
 	}
-	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name())}
+	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name()),
+		Windows: s.sampler.windows(q.Name())}
 	if st.Lanes > 0 {
 		if reply.Lanes, reply.LanesMore, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
 			fail(w, err)
@@ -287,7 +411,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
 func (s *Server) job(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
 	defer cancel()
-	q, err := s.cat.Queue(ctx, r.PathValue("queue"))
+	q, err := s.queueOf(ctx, r.PathValue("queue"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -310,6 +434,15 @@ func (s *Server) job(w http.ResponseWriter, r *http.Request) {
 	}
 	reply.Children = admin.ViewOfChildren(children)
 	writeJSON(w, http.StatusOK, reply)
+}
+
+// queueOf returns the handle on queue name.
+func (s *Server) queueOf(ctx context.Context, name string) (*trafikey.Queue, error) {
+	cat, err := s.catalog()
+	if err != nil {
+		return nil, err
+	}
+	return cat.Queue(ctx, name)
 }
 
 // maxChildrenShown bounds the children of a job page.
@@ -340,12 +473,12 @@ func (s *Server) action(do func(ctx context.Context, q *trafikey.Queue, r *http.
 			return
 		}
 		timeout := s.opts.Timeout
-		if bulkActions[r.PathValue("action")] {
+		if bulkActions[r.PathValue("action")] || r.PathValue("action") == "delete" {
 			timeout = max(timeout, bulkTimeout)
 		}
 		ctx, cancel := context.WithTimeout(r.Context(), timeout)
 		defer cancel()
-		q, err := s.cat.Queue(ctx, r.PathValue("queue"))
+		q, err := s.queueOf(ctx, r.PathValue("queue"))
 		if err != nil {
 			fail(w, err)
 			return
@@ -381,6 +514,8 @@ func (s *Server) queueAction(ctx context.Context, q *trafikey.Queue, r *http.Req
 			}
 		}
 		return map[string]any{"promoted": total}, nil
+	case "delete":
+		return s.deleteQueue(ctx, q, r)
 	}
 	if bulkActions[r.PathValue("action")] {
 		return s.bulkAction(ctx, q, r)

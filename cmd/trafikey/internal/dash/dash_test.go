@@ -32,6 +32,12 @@ func startDash(t *testing.T, client valkey.Client, o Options) *httptest.Server {
 	o.Where = "test"
 	d, err := New(client, o)
 	require.NoError(t, err)
+	return serveDash(t, d)
+}
+
+// serveDash runs d on a free loopback port until the test ends.
+func serveDash(t *testing.T, d *Server) *httptest.Server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -142,16 +142,20 @@ type jobsReply struct {
 	// FoundState, for a search by id, is the state of the job found when
 	// it is not the table's; empty when none was found.
 	FoundState string `json:"found_state,omitempty"`
-	// Lanes, for pending, are the lanes with jobs (the first
-	// maxLanesShown): the pending table lists the jobs without a lane, or
-	// one lane's.
-	Lanes []string `json:"lanes,omitempty"`
+	// Lanes, for pending, are the lanes with waiting or active jobs (the
+	// first maxLanesShown; LanesCut when more were left out), with their
+	// counts: the queue's pending count is the jobs without a lane
+	// (NoLane) plus the lanes' waiting jobs. The pending table lists the
+	// jobs without a lane, or one lane's (?lane=).
+	Lanes    []admin.LaneView `json:"lanes,omitempty"`
+	LanesCut bool             `json:"lanes_cut,omitempty"`
+	NoLane   *int             `json:"no_lane,omitempty"`
 }
 
 func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
 	defer cancel()
-	q, err := s.cat.Queue(ctx, r.PathValue("queue"))
+	q, err := s.queueOf(ctx, r.PathValue("queue"))
 	if err != nil {
 		fail(w, err)
 		return
@@ -199,15 +203,13 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	reply.Queue = admin.ViewOfStats(q.Name(), st)
 	if state == trafikey.StatePending && st.Lanes > 0 {
-		lanes, _, err := admin.ReadLanes(ctx, q, maxLanesShown)
-		if err != nil {
+		if reply.Lanes, reply.LanesCut, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
 			fail(w, err)
 			return
 		}
-		for _, l := range lanes {
-			if l.Waiting > 0 {
-				reply.Lanes = append(reply.Lanes, l.Name)
-			}
+		if o.Lane == "" && in.Get("id") == "" {
+			n := reply.Total
+			reply.NoLane = &n
 		}
 	}
 	if in.Get("id") != "" {

@@ -2,10 +2,13 @@ package dash
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
@@ -16,6 +19,9 @@ type sample struct {
 	at    time.Time
 	stats admin.QueueView
 	err   string
+	// stale reports that stats are from an earlier read (this one
+	// failed); with err and not stale, stats were never read.
+	stale bool
 }
 
 // tally is what a chart keeps of a sample: the counters it takes rates of.
@@ -59,7 +65,10 @@ func (h *history) ordered() []tally {
 // of each, for the overview and the charts. It finds the queues again
 // every discoverEvery.
 type sampler struct {
+	// cat and client are set once, before run, when the server is
+	// reached (setCatalog).
 	cat           *admin.Catalog
+	client        valkey.Client
 	every         time.Duration
 	discoverEvery time.Duration
 	keep          int
@@ -79,13 +88,72 @@ type sampler struct {
 	byQueue    map[string]*history
 	latest     map[string]sample // the last read of each queue, charted or not
 	lastTick   time.Time
+	// down is why the server is unreachable ("" when it is not), since
+	// when; never is set until it was first reached.
+	down      string
+	downSince time.Time
+	never     bool
 }
 
-func newSampler(cat *admin.Catalog, o Options, log *slog.Logger) *sampler {
+func newSampler(o Options, log *slog.Logger) *sampler {
 	return &sampler{
-		cat: cat, every: o.SampleEvery, discoverEvery: o.DiscoverEvery, keep: o.History,
+		never: true, every: o.SampleEvery, discoverEvery: o.DiscoverEvery, keep: o.History,
 		timeout: o.Timeout, log: log, byQueue: map[string]*history{}, latest: map[string]sample{},
 	}
+}
+
+// setCatalog gives the sampler the server's catalog and client, before
+// run.
+func (s *sampler) setCatalog(cat *admin.Catalog, client valkey.Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cat, s.client = cat, client
+}
+
+// unreachable records that the server could not be reached, and tells
+// the pages.
+func (s *sampler) unreachable(err error) {
+	now := time.Now()
+	s.mu.Lock()
+	if s.down == "" {
+		s.downSince = now
+		s.log.Warn("dash: server unreachable", "err", err)
+	}
+	s.down, s.lastTick = err.Error(), now
+	s.mu.Unlock()
+	if s.onTick != nil {
+		s.onTick(now, false)
+	}
+}
+
+// reached records that the server answered.
+func (s *sampler) reached() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.down != "" {
+		s.log.Info("dash: server reachable again")
+	}
+	s.down, s.never = "", false
+}
+
+// isReply reports whether err is the server's error reply: it answered.
+func isReply(err error) bool {
+	_, ok := valkey.IsValkeyErr(err)
+	return ok
+}
+
+// rediscover makes the next tick find the queues again.
+func (s *sampler) rediscover() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.discovered = time.Time{}
+}
+
+// downErr is why the server is unreachable; "" when it is not.
+func (s *sampler) downErr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.down
 }
 
 // run samples until ctx ends.
@@ -113,6 +181,17 @@ func (s *sampler) tick(ctx context.Context, charted bool) {
 	s.mu.Lock()
 	queues, due := s.queues, now.Sub(s.discovered) >= s.discoverEvery
 	s.mu.Unlock()
+	// One PING first: an unreachable server is shown as such, with the
+	// queues' last counts kept, not as a tick of failed reads. An error
+	// reply (a user without PING) is an answer.
+	if err := s.client.Do(ctx, s.client.B().Ping().Build()).Error(); err != nil && !isReply(err) {
+		if ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return // stopping
+		}
+		s.unreachable(err)
+		return
+	}
+	s.reached()
 	if due {
 		found, err := s.cat.Queues(ctx)
 		s.mu.Lock()
@@ -153,6 +232,11 @@ func (s *sampler) tick(ctx context.Context, charted bool) {
 	for _, smp := range samples {
 		name := smp.stats.Name
 		live[name] = true
+		if prev, ok := s.latest[name]; ok && smp.err != "" {
+			// A failed read keeps the last counts read, marked by the
+			// error: never zeros that were not read.
+			smp.stats, smp.stale = prev.stats, true
+		}
 		s.latest[name] = smp
 		if !charted {
 			continue
@@ -182,8 +266,12 @@ func (s *sampler) refresh(smp sample) (overviewRow, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	name := smp.stats.Name
-	if _, ok := s.latest[name]; !ok {
+	prev, ok := s.latest[name]
+	if !ok {
 		return overviewRow{}, false
+	}
+	if smp.err != "" {
+		smp.stats, smp.stale = prev.stats, prev.err == "" || prev.stale
 	}
 	s.latest[name] = smp
 	return s.rowOf(smp), true
@@ -191,16 +279,27 @@ func (s *sampler) refresh(smp sample) (overviewRow, bool) {
 
 // rowOf is the overview row of a queue's last read; s.mu is held.
 func (s *sampler) rowOf(last sample) overviewRow {
-	row := overviewRow{QueueView: last.stats, Error: last.err}
+	row := overviewRow{QueueView: last.stats, Error: last.err, Unread: last.err != "" && !last.stale}
 	if h := s.byQueue[last.stats.Name]; h != nil && len(h.points) > 1 {
 		pts := h.ordered()
 		r := rateBetween(pts[len(pts)-2], pts[len(pts)-1])
 		row.CompletedPerSec, row.FailedPerSec = r.CompletedPerSec, r.FailedPerSec
+		row.Windows = windowsOf(pts)
 	}
 	if s.isLive != nil {
 		row.Live = s.isLive(last.stats.Name)
 	}
 	return row
+}
+
+// windows returns a queue's failure-rate windows from its kept samples.
+func (s *sampler) windows(queue string) []window {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if h := s.byQueue[queue]; h != nil {
+		return windowsOf(h.ordered())
+	}
+	return nil
 }
 
 // known returns the queues of the last discovery.
@@ -221,26 +320,140 @@ type overviewRow struct {
 	// Live reports that the queue's events are watched: its counts change
 	// on the pages as its jobs do, not only at each sample.
 	Live bool `json:"live"`
+	// Unread reports that the counts were never read (Error says why):
+	// they are not zeros. With Error and not Unread, the counts are the
+	// last ones read.
+	Unread bool `json:"unread,omitempty"`
+	// Windows are the completions and failures over the last minute and
+	// the last 5 minutes, from the kept samples.
+	Windows []window `json:"windows,omitempty"`
 }
 
 // overview is GET /api/queues.
 type overview struct {
-	SampledAt time.Time     `json:"sampled_at"`
-	SampleMS  int64         `json:"sample_ms"`
-	Error     string        `json:"error,omitempty"`
-	Queues    []overviewRow `json:"queues"`
+	SampledAt time.Time `json:"sampled_at"`
+	SampleMS  int64     `json:"sample_ms"`
+	Error     string    `json:"error,omitempty"`
+	// Unreachable is why the server cannot be reached, since
+	// UnreachableSince; empty when it answers. Connected is false until
+	// the dashboard first reached it. While it is unreachable the queues
+	// keep their last counts read.
+	Unreachable      string        `json:"unreachable,omitempty"`
+	UnreachableSince *time.Time    `json:"unreachable_since,omitempty"`
+	Connected        bool          `json:"connected"`
+	Queues           []overviewRow `json:"queues"`
+	// Windows sum the queues' windows.
+	Windows []window `json:"windows"`
 }
 
 func (s *sampler) overview() overview {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := overview{SampledAt: s.lastTick, SampleMS: s.every.Milliseconds(), Error: s.listErr, Queues: []overviewRow{}}
+	out := overview{SampledAt: s.lastTick, SampleMS: s.every.Milliseconds(), Error: s.listErr, Queues: []overviewRow{},
+		Unreachable: s.down, Connected: !s.never}
+	if s.down != "" {
+		since := s.downSince.UTC()
+		out.UnreachableSince = &since
+	}
+	var windows [][]window
 	for _, q := range s.queues {
 		last, ok := s.latest[q.Name()]
 		if !ok {
 			continue
 		}
-		out.Queues = append(out.Queues, s.rowOf(last))
+		row := s.rowOf(last)
+		out.Queues = append(out.Queues, row)
+		windows = append(windows, row.Windows)
+	}
+	out.Windows = sumWindows(windows)
+	return out
+}
+
+// rateWindows are the spans the failure rate is shown over.
+var rateWindows = []time.Duration{time.Minute, 5 * time.Minute}
+
+// window is what a queue did over one span of its kept samples: its
+// completions and failed attempts, and their rates.
+type window struct {
+	// Seconds is the span asked for; SpanMS the one the samples cover
+	// (shorter while the dashboard has run less long, or keeps fewer).
+	Seconds int   `json:"seconds"`
+	SpanMS  int64 `json:"span_ms"`
+	// Completed and Failed count the completions and the failed attempts
+	// (retried or dead-lettered) in the span.
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	// FailureRate is Failed over Completed plus Failed, 0..1; null when
+	// nothing finished in the span.
+	FailureRate *float64 `json:"failure_rate"`
+}
+
+// windowsOf computes rateWindows over pts (oldest first): each from the
+// oldest readable sample in the span to the latest readable one. A counter
+// that went down (the queue deleted and made again) counts from 0.
+func windowsOf(pts []tally) []window {
+	end := -1
+	for i := len(pts) - 1; i >= 0; i-- {
+		if !pts[i].failedRead {
+			end = i
+			break
+		}
+	}
+	if end < 1 {
+		return nil
+	}
+	out := make([]window, 0, len(rateWindows))
+	for _, span := range rateWindows {
+		from := pts[end].at.Add(-span)
+		start := -1
+		for i := 0; i < end; i++ {
+			if !pts[i].failedRead && !pts[i].at.Before(from) {
+				start = i
+				break
+			}
+		}
+		w := window{Seconds: int(span.Seconds())}
+		if start >= 0 {
+			a, b := pts[start], pts[end]
+			w.SpanMS = b.at.Sub(a.at).Milliseconds()
+			w.Completed, w.Failed = grown(a.completed, b.completed), grown(a.failed, b.failed)
+		}
+		w.FailureRate = failureRate(w.Completed, w.Failed)
+		out = append(out, w)
+	}
+	return out
+}
+
+func grown(a, b int) int {
+	if b < a {
+		return b
+	}
+	return b - a
+}
+
+func failureRate(completed, failed int) *float64 {
+	if completed+failed == 0 {
+		return nil
+	}
+	r := float64(failed) / float64(completed+failed)
+	return &r
+}
+
+// sumWindows adds up the queues' windows, span by span.
+func sumWindows(each [][]window) []window {
+	out := make([]window, len(rateWindows))
+	for i, span := range rateWindows {
+		out[i].Seconds = int(span.Seconds())
+	}
+	for _, ws := range each {
+		for i, w := range ws {
+			out[i].Completed += w.Completed
+			out[i].Failed += w.Failed
+			out[i].SpanMS = max(out[i].SpanMS, w.SpanMS)
+		}
+	}
+	for i := range out {
+		out[i].FailureRate = failureRate(out[i].Completed, out[i].Failed)
 	}
 	return out
 }

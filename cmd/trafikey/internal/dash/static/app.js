@@ -171,7 +171,8 @@ function crumbs(...parts) {
 }
 
 const queueHref = (q) => "#/queue/" + enc(q);
-const jobsHref = (q, s) => "#/jobs/" + enc(q) + "/" + s;
+const jobsHref = (q, s, lane) => "#/jobs/" + enc(q) + "/" + s + (lane ? "/" + enc(lane) : "");
+const schedulesHref = (q) => "#/schedules/" + enc(q);
 const jobHref = (q, id) => "#/job/" + enc(q) + "/" + enc(id);
 
 // pendingAsk answers the asking whose dialog is open or whose close event
@@ -215,6 +216,8 @@ function ask(title, text, okLabel, danger, extra) {
 const COLS = ["pending", "delayed", "active", "dead", "lanes", "completed", "rate"];
 
 function colValue(q, col) {
+  // Counts never read (the queue's read failed) are not zeros.
+  if (q.unread) return "–";
   switch (col) {
     case "completed": return num(q.totals.completed);
     case "rate": return rate(q.completed_per_sec);
@@ -223,6 +226,7 @@ function colValue(q, col) {
 }
 
 function colZero(q, col) {
+  if (q.unread) return true;
   return (col === "completed" ? q.totals.completed : col === "rate" ? q.completed_per_sec : q[col]) === 0;
 }
 
@@ -234,29 +238,44 @@ function overviewView() {
   const chartBox = el("div");
   const table = el("div");
   let first = true;
+  let windows = []; // the failure rates over the last minute and 5 minutes
+  // What the page that sent here did (a queue deleted), shown while the
+  // address stays (see show).
+  const flash = state.flash && state.flash.text;
 
   function renderTotals() {
-    const t = { pending: 0, delayed: 0, active: 0, dead: 0, cps: 0, fps: 0 };
+    const t = { pending: 0, delayed: 0, active: 0, dead: 0, cps: 0 };
+    let read = 0;
     for (const q of rows.values()) {
+      if (q.unread) continue;
+      read++;
       t.pending += q.pending; t.delayed += q.delayed; t.active += q.active; t.dead += q.dead;
-      t.cps += q.completed_per_sec; t.fps += q.failed_per_sec;
+      t.cps += q.completed_per_sec;
     }
-    const failRate = t.cps + t.fps > 0 ? (100 * t.fps / (t.cps + t.fps)).toFixed(1) + " %" : "–";
-    const values = { pending: num(t.pending), delayed: num(t.delayed), active: num(t.active), dead: num(t.dead), rate: rate(t.cps), failure: failRate };
+    const dash = rows.size > 0 && read === 0; // nothing read: no count to show
+    const values = { pending: num(t.pending), delayed: num(t.delayed), active: num(t.active), dead: num(t.dead), rate: rate(t.cps) };
+    if (dash) for (const k of Object.keys(values)) values[k] = "–";
+    const titles = {};
+    for (const [k, [v, title]] of Object.entries(windowValues(windows))) {
+      values[k] = v;
+      titles[k] = title;
+    }
     if (!totals.firstChild) {
       fill(totals, card("pending", values.pending, "pending"), card("delayed", values.delayed, "delayed"),
         card("active", values.active, "active"), card("dead", values.dead, "dead"),
-        card("completed / s", values.rate, "rate"), card("failure rate", values.failure, "failure"));
-      return;
+        card("failure rate, 1 min", values["failure-1m"] || "–", "failure-1m"),
+        card("failure rate, 5 min", values["failure-5m"] || "–", "failure-5m"),
+        card("completed / s", values.rate, "rate"));
     }
     for (const [k, v] of Object.entries(values)) setText(totals.querySelector(`[data-card="${k}"] .n`), v);
+    for (const [k, v] of Object.entries(titles)) totals.querySelector(`[data-card="${k}"]`).title = v;
   }
 
   function nameCell(q) {
     return el("td", {}, el("a", { href: queueHref(q.name) }, q.name), " ",
       q.live ? el("span", { class: "badge live", title: "its job events are watched: its counts change as its jobs do" }, "live") : null,
       q.paused ? el("span", { class: "badge paused" }, "paused") : null,
-      q.error ? el("span", { class: "badge dead", title: q.error }, "error") : null);
+      q.error ? el("span", { class: "badge dead", title: q.error + (q.unread ? "" : " (the counts are the last read)") }, q.unread ? "unread" : "error") : null);
   }
 
   function rowOf(q) {
@@ -268,7 +287,7 @@ function overviewView() {
   // updateRow changes a row's cells in place, marking those that changed.
   function updateRow(tr, q) {
     const name = tr.firstChild;
-    const badges = [q.live, q.paused, !!q.error].join();
+    const badges = [q.live, q.paused, !!q.error, !!q.unread].join();
     if (name.dataset.badges !== badges) {
       tr.replaceChild(nameCell(q), name);
       tr.firstChild.dataset.badges = badges;
@@ -309,8 +328,21 @@ function overviewView() {
       fillSearch();
       rows.clear();
       for (const q of ov.queues) rows.set(q.name, q);
+      windows = ov.windows || [];
+      fill(problem, flash ? notice(flash) : null, unreachableNotice(ov), ov.error && !ov.unreachable ? notice("Finding queues failed: " + ov.error, true) : null);
+      document.body.dataset.server = ov.unreachable ? "unreachable" : "up";
+      if (!ov.connected) {
+        // Never read: no count to show, not even zeros.
+        head.querySelector("#queue-count").textContent = "";
+        fill(totals);
+        fill(chartBox);
+        fill(table);
+        setStatus("server unreachable", true);
+        return;
+      }
       head.querySelector("#queue-count").textContent = plural(ov.queues.length, "queue", "queues");
-      fill(problem, ov.error ? notice("Finding queues failed: " + ov.error, true) : null);
+      totals.classList.toggle("stale", !!ov.unreachable);
+      table.classList.toggle("stale", !!ov.unreachable);
       renderTotals();
       fill(chartBox, chart(series.points));
       renderTable(ov.queues);
@@ -321,7 +353,8 @@ function overviewView() {
         performance.measure("trafikey:overview", { start: t0, end: performance.now(), detail: { queues: ov.queues.length } });
       }
       first = false;
-      setStatus("sampled " + new Date(ov.sampled_at).toLocaleTimeString() + ", every " + ms(ov.sample_ms));
+      if (ov.unreachable) setStatus("server unreachable", true);
+      else setStatus("sampled " + new Date(ov.sampled_at).toLocaleTimeString() + ", every " + ms(ov.sample_ms));
     },
     onQueue(p) {
       const q = p.queue;
@@ -332,6 +365,32 @@ function overviewView() {
       renderTotals();
     },
   };
+}
+
+// windowValues are the failure-rate cards' values and tooltips of a
+// queue's or all queues' windows, by card.
+function windowValues(windows) {
+  const out = {};
+  for (const w of windows || []) {
+    out["failure-" + (w.seconds / 60) + "m"] = [
+      w.failure_rate === null ? "–" : (100 * w.failure_rate).toFixed(1) + " %",
+      plural(w.failed, "failed attempt", "failed attempts") + " and " + plural(w.completed, "completion", "completions") +
+        " over the last " + ms(w.span_ms) + (w.span_ms < w.seconds * 1000 - 5000 ? " (the samples kept so far)" : ""),
+    ];
+  }
+  return out;
+}
+
+// unreachableNotice says the server cannot be reached, when so.
+function unreachableNotice(ov) {
+  if (!ov.unreachable) return null;
+  const since = ov.unreachable_since ? " since " + new Date(ov.unreachable_since).toLocaleTimeString() : "";
+  const text = ov.connected
+    ? "The server is unreachable" + since + ": " + ov.unreachable + ". The counts shown are the last read; the dashboard connects again by itself."
+    : "The server is unreachable" + since + ": " + ov.unreachable + ". Nothing has been read yet; the dashboard keeps trying to connect.";
+  const n = notice(text, true);
+  n.id = "unreachable";
+  return n;
 }
 
 // ---- queue ----
@@ -365,11 +424,15 @@ function queueView(name) {
     const key = [q.paused, qr.live, qr.executor, ro].join();
     if (key === headKey) return;
     headKey = key;
-    const actions = ro ? null : el("div", { class: "actions" },
-      q.paused
-        ? el("button", { id: "act-resume", class: "primary", onclick: () => queueAction("resume") }, "Resume")
-        : el("button", { id: "act-pause", onclick: () => queueAction("pause") }, "Pause"),
-      el("button", { id: "act-promote", onclick: () => queueAction("promote"), title: "move the delayed jobs that are due to pending" }, "Promote due"));
+    const actions = el("div", { class: "actions" },
+      el("a", { id: "schedules-link", href: schedulesHref(q.name) }, "Schedules"),
+      ro ? null : [
+        q.paused
+          ? el("button", { id: "act-resume", class: "primary", onclick: () => queueAction("resume") }, "Resume")
+          : el("button", { id: "act-pause", onclick: () => queueAction("pause") }, "Pause"),
+        el("button", { id: "act-promote", onclick: () => queueAction("promote"), title: "move the delayed jobs that are due to pending" }, "Promote due"),
+        el("button", { id: "act-delete", class: "danger", onclick: deleteQueue, title: "delete the queue and everything it holds" }, "Delete queue…"),
+      ]);
     fill(head,
       crumbs(q.name),
       el("h1", {}, q.name,
@@ -378,17 +441,22 @@ function queueView(name) {
         el("span", { class: "muted" }, qr.executor + " executor"), actions));
   }
 
-  function renderCounts(q) {
+  function renderCounts(q, windows) {
     const values = {};
     for (const [s] of STATES) values[s] = num(countOf(q, s));
+    const rates = windowValues(windows);
     if (!counts.firstChild) {
       fill(counts, STATES.map(([s, label]) => card(label, values[s], s, jobsHref(name, s))),
+        card("failure rate, 1 min", "–", "failure-1m"), card("failure rate, 5 min", "–", "failure-5m"),
         card("lanes", num(q.lanes), "lanes"),
         card("rate limit", q.rate_limit ? num(q.rate_limit) + " / " + ms(q.rate_window_ms) : "none", "ratelimit"));
-      return;
     }
     for (const [s] of STATES) setText(counts.querySelector(`[data-card="${s}"] .n`), values[s]);
     setText(counts.querySelector(`[data-card="lanes"] .n`), num(q.lanes));
+    for (const [k, [v, title]] of Object.entries(rates)) {
+      setText(counts.querySelector(`[data-card="${k}"] .n`), v);
+      counts.querySelector(`[data-card="${k}"]`).title = title;
+    }
   }
 
   function renderLifetime(t) {
@@ -398,18 +466,105 @@ function queueView(name) {
         ["cancelled", t.cancelled], ["trimmed", t.trimmed]].map(([k, v]) => [el("dt", {}, k), el("dd", { "data-total": k }, num(v))]))));
   }
 
+  // The lanes found by name (a lane without jobs is not listed), shown
+  // with the listed ones.
+  const found = new Map();
+  let lanesKey = "";
+  const laneFind = el("input", { id: "lane-find", placeholder: "lane name", "aria-label": "find a lane by name" });
+  const laneForm = el("form", { id: "lane-search", class: "find", onsubmit: (ev) => { ev.preventDefault(); findLane(laneFind.value.trim()); } },
+    laneFind, el("button", { type: "submit" }, "Find lane"));
+  const lanesTable = el("div");
+
+  function laneState(l) {
+    if (l.paused) return el("span", { class: "badge paused" }, "paused");
+    if (l.cap && l.active >= l.cap) return el("span", { class: "badge delayed", title: "as many of its jobs active as its cap: it takes no turn until one ends" }, "at cap");
+    return el("span", { class: "badge" }, "running");
+  }
+
+  function laneButtons(l) {
+    if (state.info.read_only) return null;
+    return [
+      l.paused
+        ? el("button", { class: "small primary", "data-lane-act": "resume", onclick: () => laneAction(l.name, "resume") }, "Resume")
+        : el("button", { class: "small", "data-lane-act": "pause", onclick: () => laneAction(l.name, "pause") }, "Pause"),
+      el("button", { class: "small", "data-lane-act": "cap", onclick: () => setCap(l) }, l.cap ? "Change cap" : "Set cap"),
+      l.cap ? el("button", { class: "small", "data-lane-act": "uncap", onclick: () => laneAction(l.name, "cap", { cap: 0 }) }, "Clear cap") : null,
+    ];
+  }
+
   function renderLanes(qr) {
-    fill(lanes, el("h2", {}, "Lanes" + (qr.lanes_cut ? " (first " + qr.lanes.length + ")" : "")),
-      qr.lanes.length === 0
-        ? el("div", { class: "empty" }, "No lane has waiting or active jobs.")
+    const list = qr.lanes.slice();
+    for (const [n, l] of found) if (!list.some((x) => x.name === n)) list.push(l);
+    const key = JSON.stringify([list, qr.lanes_cut, state.info.read_only]);
+    if (key === lanesKey && lanes.firstChild) return;
+    lanesKey = key;
+    fill(lanesTable,
+      list.length === 0
+        ? el("div", { class: "empty" }, "No lane has waiting or active jobs. Find a paused or capped lane by its name.")
         : el("table", { id: "lanes" },
-          el("thead", {}, el("tr", {}, el("th", {}, "lane"), ["waiting", "active", "cap"].map((h) => el("th", { class: "num" }, h)), el("th", {}, ""))),
-          el("tbody", {}, qr.lanes.map((l) => el("tr", { "data-lane": l.name },
+          el("thead", {}, el("tr", {}, el("th", {}, "lane"), ["waiting", "active", "cap"].map((h) => el("th", { class: "num" }, h)), el("th", {}, "state"), el("th", {}, ""))),
+          el("tbody", {}, list.map((l) => el("tr", { "data-lane": l.name },
             el("td", {}, l.name),
-            el("td", { class: "num", "data-col": "waiting" }, num(l.waiting)),
+            el("td", { class: "num", "data-col": "waiting" }, l.waiting ? el("a", { href: jobsHref(name, "pending", l.name) }, num(l.waiting)) : "0"),
             el("td", { class: "num", "data-col": "active" }, num(l.active)),
             el("td", { class: "num", "data-col": "cap" }, l.cap ? num(l.cap) : "–"),
-            el("td", {}, l.paused ? el("span", { class: "badge paused" }, "paused") : null))))));
+            el("td", { "data-col": "state" }, laneState(l)),
+            el("td", { class: "row-actions" }, laneButtons(l)))))));
+    if (!lanes.firstChild) fill(lanes, el("h2", {}, "Lanes"), el("div", { class: "toolbar" }, laneForm), lanesTable);
+    lanes.querySelector("h2").textContent = "Lanes" + (qr.lanes_cut ? " (first " + qr.lanes.length + ")" : "");
+  }
+
+  async function findLane(lane) {
+    if (!lane) return;
+    try {
+      found.set(lane, await api("queues/" + enc(name) + "/lanes/" + enc(lane)));
+      fill(msg);
+    } catch (e) {
+      fill(msg, notice("Find lane " + lane + " failed: " + e.message, true));
+    }
+    if (last) renderLanes(last);
+  }
+
+  async function laneAction(lane, action, params) {
+    try {
+      const l = await act("queues/" + enc(name) + "/lanes/" + enc(lane) + "/" + action, params);
+      if (found.has(lane)) found.set(lane, l);
+      fill(msg, notice({
+        pause: "Paused lane " + lane + ": its jobs wait until it is resumed.",
+        resume: "Resumed lane " + lane + ".",
+        cap: l.cap ? "Lane " + lane + " runs at most " + plural(l.cap, "job", "jobs") + " at once." : "Lane " + lane + " has no cap.",
+      }[action]));
+    } catch (e) {
+      fill(msg, notice(action + " of lane " + lane + " failed: " + e.message, true));
+    }
+    await view.refresh().catch(showError);
+  }
+
+  async function setCap(l) {
+    const input = el("input", { id: "confirm-cap", type: "number", min: "0", max: "1000000", value: String(l.cap || 1), style: "width: 110px" });
+    if (!await ask("Cap of lane " + l.name, "At most this many of the lane's jobs are active at once, across every worker; 0 removes the cap.", "Set cap", false,
+      el("label", {}, "most active", input))) return;
+    await laneAction(l.name, "cap", { cap: Math.max(0, Math.floor(Number(input.value) || 0)) });
+  }
+
+  async function deleteQueue() {
+    const typed = el("input", { id: "confirm-name", autocomplete: "off", spellcheck: "false", "aria-label": "the queue's name" });
+    const asking = ask("Delete queue " + name + "?",
+      "The queue and everything it holds are deleted: its jobs in every state with their logs and results, its lanes, schedules, settings, counters and events. " +
+      "Workers still running on it are refused from then on. This cannot be undone. Type the queue's name to confirm.",
+      "Delete queue", true, el("label", {}, typed));
+    const ok = document.getElementById("confirm-ok");
+    ok.disabled = true;
+    typed.addEventListener("input", () => { ok.disabled = typed.value !== name; });
+    typed.focus();
+    if (!await asking || typed.value !== name) return;
+    try {
+      const r = await act("queues/" + enc(name) + "/delete", { confirm: typed.value });
+      state.flash = { hash: "#/", text: "Deleted queue " + name + " (" + plural(r.keys, "key", "keys") + ")." };
+      location.hash = "#/";
+    } catch (e) {
+      fill(msg, notice("Delete failed: " + e.message, true));
+    }
   }
 
   async function queueAction(action) {
@@ -430,7 +585,7 @@ function queueView(name) {
       const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]);
       last = qr;
       renderHead(qr);
-      renderCounts(qr.queue);
+      renderCounts(qr.queue, qr.windows);
       fill(chartBox, chart(series.points));
       renderLifetime(qr.queue.totals);
       renderLanes(qr);
@@ -439,7 +594,7 @@ function queueView(name) {
     },
     onQueue(p) {
       if (p.queue.name !== name || !last) return;
-      renderCounts(p.queue);
+      renderCounts(p.queue, p.queue.windows);
       renderLifetime(p.queue.totals);
       eventsBox.hidden = false;
       for (const ev of p.events) events.prepend(eventItem(name, ev));
@@ -455,6 +610,21 @@ function eventItem(queue, ev) {
     el("span", { class: "badge ev-" + ev.name }, ev.name),
     el("a", { href: jobHref(queue, ev.job) }, "job " + ev.job),
     ev.error ? el("span", { class: "err" }, ev.error) : ev.value ? el("span", { class: "muted" }, ev.value) : null);
+}
+
+// isFlowParent reports whether a job (a row or a job page's) is a flow's
+// parent still waiting for children: removing it removes its flow.
+function isFlowParent(j) {
+  return j.state === "waiting" || (j.waiting_children || 0) > 0;
+}
+
+// askRemove confirms the removal of a job, or of a flow from its parent.
+function askRemove(id, flow, waiting) {
+  if (!flow) return ask("Remove job " + id + "?", "The job, its logs and its result are deleted.", "Remove", true);
+  return ask("Remove job " + id + " with its flow?",
+    "Job " + id + " waits for " + (waiting ? plural(waiting, "child", "children") : "its children") + ": it is removed with every job of its flow below it " +
+    "(children, and theirs), with their logs and results — all of them or none, at most 1000 jobs; refused while one of them runs.",
+    "Remove flow", true);
 }
 
 // ---- job tables ----
@@ -475,7 +645,7 @@ const NEWEST_FIRST = { dead: true, completed: true };
 
 const PAGE = 25;
 
-function jobsView(queue, st) {
+function jobsView(queue, st, laneArg) {
   if (!SCORE_COL[st]) st = "pending";
   const head = el("div");
   const msg = el("div");
@@ -488,7 +658,9 @@ function jobsView(queue, st) {
   let page = null;
   let found = null; // a search's answer, shown in place of the page
   let newest = !!NEWEST_FIRST[st];
-  let lane = ""; // the pending table's lane; "" for the jobs without one
+  const lane = st === "pending" ? laneArg : ""; // the pending table's lane; "" for the jobs without one
+  const laneBox = el("div", { id: "lane-summary" });
+  let noLane = null; // how many pending jobs have no lane, when read
   let quiet = 0; // when an events-driven read may come next
 
   const ro = () => state.info.read_only;
@@ -519,8 +691,6 @@ function jobsView(queue, st) {
   // clicking it is never undone by a refresh.
   const findInput = el("input", { id: "jobs-find", placeholder: "find by id", "aria-label": "find a job by id", inputmode: "numeric" });
   const clearBox = el("span");
-  const laneBox = el("span");
-  let laneKey = null;
   function renderToolbar() {
     if (!toolbar.firstChild) {
       fill(toolbar,
@@ -530,20 +700,41 @@ function jobsView(queue, st) {
           el("select", { id: "jobs-order", onchange: (ev) => { newest = ev.target.value === "newest"; cursors = [""]; read().catch(showError); } },
             el("option", { value: "oldest", selected: !newest }, st === "pending" ? "next to run first" : "oldest first"),
             el("option", { value: "newest", selected: newest }, st === "pending" ? "last to run first" : "newest first"))),
-        laneBox,
         el("div", { class: "actions" }, bulkButtons()));
     }
     if (!!clearBox.firstChild !== !!found) {
       fill(clearBox, found ? el("button", { type: "button", id: "jobs-find-clear", onclick: () => { found = null; findInput.value = ""; read().catch(showError); } }, "Clear") : null);
     }
-    const lanes = st === "pending" && page && (page.lanes || lane) ? Array.from(new Set([lane, ...(page.lanes || [])].filter(Boolean))) : null;
-    const key = JSON.stringify(lanes);
+  }
+
+  // The pending count explained: the jobs without a lane, then each
+  // lane's waiting jobs, a click away.
+  let laneKey = "";
+  function renderLanes(q, p) {
+    if (st !== "pending") return;
+    if (p.no_lane !== undefined && p.no_lane !== null) noLane = p.no_lane;
+    const lanes = p.lanes || [];
+    const key = JSON.stringify([lanes, noLane, q.pending, lane, p.lanes_cut]);
     if (key === laneKey) return;
     laneKey = key;
-    fill(laneBox, lanes ? el("label", { class: "order" }, "lane ",
-      el("select", { id: "jobs-lane", onchange: (ev) => { lane = ev.target.value; cursors = [""]; read().catch(showError); } },
-        el("option", { value: "" }, "(no lane)"),
-        lanes.map((l) => el("option", { value: l, selected: l === lane }, l)))) : null);
+    if (lanes.length === 0 && !lane) return fill(laneBox);
+    const inLanes = lanes.reduce((n, l) => n + l.waiting, 0);
+    const parts = [num(q.pending) + " pending: "];
+    parts.push(noLane === null ? "" : plural(noLane, "job", "jobs") + " without a lane, ");
+    parts.push(plural(inLanes, "job", "jobs") + " waiting in " + plural(lanes.length, "lane", "lanes") + (p.lanes_cut ? " (the first " + lanes.length + " lanes)" : "") + ".");
+    const row = (l, label, count, extra) => el("tr", { "data-lane-row": l, class: l === lane ? "on" : "" },
+      el("td", {}, l === lane ? el("strong", {}, label) : el("a", { href: jobsHref(queue, "pending", l) }, label)),
+      el("td", { class: "num" }, count), extra);
+    fill(laneBox, el("div", { class: "panel lanes-panel" },
+      el("div", { id: "lane-sum" }, parts),
+      el("table", { id: "pending-lanes" },
+        el("thead", {}, el("tr", {}, el("th", {}, "lane"), el("th", { class: "num" }, "waiting"), el("th", { class: "num" }, "active"), el("th", { class: "num" }, "cap"), el("th", {}, ""))),
+        el("tbody", {},
+          row("", "(jobs without a lane)", noLane === null ? "–" : num(noLane), [el("td", { class: "num" }, "–"), el("td", { class: "num" }, "–"), el("td")]),
+          lanes.map((l) => row(l.name, l.name, num(l.waiting), [
+            el("td", { class: "num" }, num(l.active)),
+            el("td", { class: "num" }, l.cap ? num(l.cap) : "–"),
+            el("td", {}, l.paused ? el("span", { class: "badge paused" }, "paused") : null)]))))));
   }
 
   function rowActions(r) {
@@ -551,11 +742,12 @@ function jobsView(queue, st) {
     const b = [];
     if (r.state === "dead") b.push(el("button", { class: "small primary", "data-act": "requeue", onclick: () => rowAction(r.id, "requeue") }, "Requeue"));
     if (r.state === "delayed") b.push(el("button", { class: "small primary", "data-act": "retry", onclick: () => rowAction(r.id, "retry") }, "Run now"));
-    if (r.state !== "active" && r.state !== "waiting") {
+    if (r.state !== "active") {
+      const flow = isFlowParent(r);
       b.push(el("button", {
-        class: "small danger", "data-act": "remove",
-        onclick: async () => { if (await ask("Remove job " + r.id + "?", "The job, its logs and its result are deleted.", "Remove", true)) rowAction(r.id, "remove"); },
-      }, "Remove"));
+        class: "small danger", "data-act": "remove", title: flow ? "delete the job with its whole flow" : "delete the job",
+        onclick: async () => { if (await askRemove(r.id, flow, r.waiting_children)) rowAction(r.id, "remove", flow); },
+      }, flow ? "Remove flow" : "Remove"));
     }
     return b;
   }
@@ -574,11 +766,13 @@ function jobsView(queue, st) {
     if (key === rowsKey) return;
     rowsKey = key;
     const [label, show] = SCORE_COL[st];
+    const caption = lane ? "Lane " + lane + ": its waiting jobs" : st === "pending" && page && page.lanes && page.lanes.length ? "Jobs without a lane" : null;
     fill(table,
       note || null,
       rows.length === 0 && !note
-        ? el("div", { class: "empty", id: "jobs-empty" }, "No " + (st === "completed" ? "retained completed" : st) + " jobs.")
-        : rows.length === 0 ? null : el("table", { id: "jobs", "data-state": st },
+        ? el("div", { class: "empty", id: "jobs-empty" }, emptyText())
+        : rows.length === 0 ? null : el("table", { id: "jobs", "data-state": st, "data-lane": lane || null },
+          caption ? el("caption", { id: "jobs-caption" }, caption) : null,
           el("thead", {}, el("tr", {}, el("th", {}, "job"), el("th", {}, label), el("th", { class: "num" }, "attempts"),
             el("th", {}, "lane"), el("th", {}, st === "dead" ? "error" : "payload"), el("th", {}, ""))),
           el("tbody", {}, rows.map((r) => el("tr", { "data-job": r.id },
@@ -588,6 +782,13 @@ function jobsView(queue, st) {
             el("td", {}, r.lane || el("span", { class: "muted" }, "–")),
             el("td", { class: "detail" }, detail(r)),
             el("td", { class: "row-actions" }, rowActions(r)))))));
+  }
+
+  function emptyText() {
+    if (lane) return "No waiting jobs in lane " + lane + ".";
+    const inLanes = st === "pending" && page && page.lanes ? page.lanes.reduce((n, l) => n + l.waiting, 0) : 0;
+    if (inLanes > 0) return "No pending jobs without a lane: the " + plural(inLanes, "job waits", "jobs wait") + " in the lanes above.";
+    return "No " + (st === "completed" ? "retained completed" : st) + " jobs.";
   }
 
   let pagerKey = "";
@@ -608,11 +809,12 @@ function jobsView(queue, st) {
     const params = new URLSearchParams({ state: st, count: PAGE, newest: newest ? "1" : "0" });
     const after = cursors[cursors.length - 1];
     if (after) params.set("after", after);
-    if (lane && st === "pending") params.set("lane", lane);
+    if (lane) params.set("lane", lane);
     const p = await api("queues/" + enc(queue) + "/jobs?" + params);
     counts = p.queue;
     page = p;
     renderTabs(counts);
+    renderLanes(counts, p);
     if (!found) renderRows(p.jobs);
     renderToolbar();
     renderPager();
@@ -642,10 +844,10 @@ function jobsView(queue, st) {
     renderPager();
   }
 
-  async function rowAction(id, action) {
+  async function rowAction(id, action, flow) {
     try {
       await act("queues/" + enc(queue) + "/jobs/" + enc(id) + "/" + action);
-      fill(msg, notice({ requeue: "Requeued job " + id + ".", retry: "Job " + id + " runs now.", remove: "Removed job " + id + "." }[action]));
+      fill(msg, notice({ requeue: "Requeued job " + id + ".", retry: "Job " + id + " runs now.", remove: flow ? "Removed job " + id + " with its flow." : "Removed job " + id + "." }[action]));
     } catch (e) {
       fill(msg, notice(action + " of job " + id + " failed: " + e.message, true));
     }
@@ -686,7 +888,7 @@ function jobsView(queue, st) {
   }
 
   const view = {
-    nodes: [head, msg, tabs, toolbar, table, pager],
+    nodes: [head, msg, tabs, laneBox, toolbar, table, pager],
     async refresh() {
       await state.infoP;
       if (!head.firstChild) {
@@ -715,6 +917,92 @@ function jobsView(queue, st) {
   return view;
 }
 
+// ---- schedules ----
+
+function specOf(sc) {
+  if (sc.every_ms) return "every " + ms(sc.every_ms);
+  return sc.cron + (sc.time_zone ? " (" + sc.time_zone + ")" : " (UTC)");
+}
+
+function schedulesView(queue) {
+  const head = el("div");
+  const msg = el("div");
+  const box = el("div", { id: "schedules-box" });
+  let key = "";
+
+  function stateOf(sc) {
+    if (sc.paused) return el("span", { class: "badge paused" }, "paused");
+    if (sc.finished) return el("span", { class: "badge", title: "past its end, or its limit reached" }, "finished");
+    return el("span", { class: "badge live" }, "active");
+  }
+
+  function nextCell(sc) {
+    if (sc.next_error) return el("span", { class: "err" }, sc.next_error);
+    if (sc.next.length === 0) return el("span", { class: "muted" }, "–");
+    return el("ol", { class: "next-runs" }, sc.next.map((t, i) =>
+      el("li", { title: ago(t) }, i === 0 ? el("strong", {}, new Date(t).toLocaleString()) : new Date(t).toLocaleString())));
+  }
+
+  function buttons(sc) {
+    if (state.info.read_only) return null;
+    return [
+      sc.paused
+        ? el("button", { class: "small primary", "data-sched-act": "resume", onclick: () => action(sc.id, "resume") }, "Resume")
+        : el("button", { class: "small", "data-sched-act": "pause", disabled: sc.finished, onclick: () => action(sc.id, "pause") }, "Pause"),
+      el("button", {
+        class: "small danger", "data-sched-act": "remove",
+        onclick: async () => {
+          if (await ask("Remove schedule " + sc.id + "?", "The schedule is deleted: no more jobs are enqueued by it. The jobs it enqueued stay.", "Remove", true)) action(sc.id, "remove");
+        },
+      }, "Remove"),
+    ];
+  }
+
+  function render(r) {
+    const k = JSON.stringify([r, state.info.read_only]);
+    if (k === key) return;
+    key = k;
+    fill(box,
+      r.schedules.length === 0
+        ? el("div", { class: "empty", id: "schedules-empty" }, "Queue " + queue + " has no schedules.")
+        : el("table", { id: "schedules" },
+          el("thead", {}, el("tr", {}, ["schedule", "when", "next occurrences", "taken", "last", "state", ""].map((h) => el("th", { class: h === "taken" ? "num" : null }, h)))),
+          el("tbody", {}, r.schedules.map((sc) => el("tr", { "data-schedule": sc.id },
+            el("td", { class: "mono" }, sc.id),
+            el("td", { class: "mono", "data-col": "spec" }, specOf(sc), sc.jitter_ms ? el("div", { class: "muted" }, "jitter up to " + ms(sc.jitter_ms)) : null),
+            el("td", { "data-col": "next" }, nextCell(sc)),
+            el("td", { class: "num", "data-col": "count" }, num(sc.count) + (sc.limit ? " of " + num(sc.limit) : "")),
+            el("td", { "data-col": "last" }, sc.last ? when(sc.last) : "–"),
+            el("td", { "data-col": "state" }, stateOf(sc)),
+            el("td", { class: "row-actions" }, buttons(sc)))))),
+      r.cut ? el("p", { class: "muted" }, "The first " + r.schedules.length + " schedules are shown.") : null);
+  }
+
+  async function action(id, what) {
+    try {
+      await act("queues/" + enc(queue) + "/schedules/" + enc(id) + "/" + what);
+      fill(msg, notice({ pause: "Paused schedule " + id + ": its occurrences meanwhile are skipped.", resume: "Resumed schedule " + id + ".", remove: "Removed schedule " + id + "." }[what]));
+    } catch (e) {
+      fill(msg, notice(what + " of schedule " + id + " failed: " + e.message, true));
+    }
+    await view.refresh().catch(showError);
+  }
+
+  const view = {
+    nodes: [head, msg, box],
+    async refresh() {
+      await state.infoP;
+      if (!head.firstChild) {
+        fill(head, crumbs(el("a", { href: queueHref(queue) }, queue), "schedules"),
+          el("h1", {}, queue, el("span", { class: "muted" }, "schedules: the next occurrences as the schedule step computes them, in your time zone; a job's jitter comes on top")));
+      }
+      render(await api("queues/" + enc(queue) + "/schedules"));
+      setStatus("read " + new Date().toLocaleTimeString());
+    },
+  };
+  return view;
+}
+
 // ---- job ----
 
 function jobView(queue, id) {
@@ -732,17 +1020,20 @@ function jobView(queue, id) {
         onclick: async () => { if (await ask("Cancel job " + id + "?", "The job ends in the dead jobs with the error \"cancelled\"; it can be requeued.", "Cancel job", true)) jobAction("cancel"); },
       }, "Cancel"));
     }
+    const flow = isFlowParent(j);
     b.push(el("button", {
-      id: "act-remove", class: "danger", disabled: j.state === "active", title: j.state === "active" ? "not while a worker holds it" : "delete the job",
-      onclick: async () => { if (await ask("Remove job " + id + "?", "The job, its logs and its result are deleted.", "Remove", true)) jobAction("remove"); },
-    }, "Remove"));
+      id: "act-remove", class: "danger", disabled: j.state === "active",
+      title: j.state === "active" ? "not while a worker holds it" : flow ? "delete the job with its whole flow" : "delete the job",
+      onclick: async () => { if (await askRemove(id, flow, j.waiting_children)) jobAction(flow ? "remove-flow" : "remove"); },
+    }, flow ? "Remove flow" : "Remove"));
     return el("div", { class: "actions" }, b);
   }
 
   async function jobAction(action) {
     try {
-      await act("queues/" + enc(queue) + "/jobs/" + enc(id) + "/" + action);
+      await act("queues/" + enc(queue) + "/jobs/" + enc(id) + "/" + (action === "remove-flow" ? "remove" : action));
       msg = notice({ requeue: "Requeued: the job is pending again.", retry: "The job is pending: it runs now.", remove: "Removed.",
+        "remove-flow": "Removed with its flow: the job and every job below it.",
         cancel: "Cancelled: the job is dead, its error \"cancelled\"." }[action]);
     } catch (e) {
       msg = notice(action + " failed: " + e.message, true);
@@ -840,11 +1131,16 @@ function fillSearch() {
 }
 
 function showError(e) {
-  const what = e instanceof APIError && e.status < 500 ? e.message : "Could not read from the dashboard server: " + e.message;
-  fill(main, crumbs(), notice(what, true));
+  let what = e instanceof APIError && e.status < 500 ? e.message : "Could not read from the dashboard server: " + e.message;
+  const down = e instanceof APIError && e.code === "unreachable";
+  if (down) what = "The server is unreachable: " + e.message + ". This page reads it again by itself once it is back.";
+  const n = notice(what, true);
+  if (down) n.id = "unreachable";
+  fill(main, crumbs(), n);
+  document.body.dataset.server = down ? "unreachable" : document.body.dataset.server;
   // The next tick tries the address again.
   state.view = { nodes: [], refresh: show };
-  setStatus("error", true);
+  setStatus(down ? "server unreachable" : "error", true);
 }
 
 function decode(part) {
@@ -859,13 +1155,15 @@ function route() {
   const h = location.hash.replace(/^#\/?/, "");
   const parts = h.split("/").map(decode);
   if (parts[0] === "queue" && parts.length >= 2) return { view: () => queueView(parts[1]), queue: parts[1] };
-  if (parts[0] === "jobs" && parts.length >= 3) return { view: () => jobsView(parts[1], parts[2]), queue: parts[1] };
+  if (parts[0] === "jobs" && parts.length >= 3) return { view: () => jobsView(parts[1], parts[2], parts[3] || ""), queue: parts[1] };
+  if (parts[0] === "schedules" && parts.length >= 2) return { view: () => schedulesView(parts[1]), queue: parts[1] };
   if (parts[0] === "job" && parts.length >= 3) return { view: () => jobView(parts[1], parts[2]), queue: parts[1] };
   return { view: overviewView };
 }
 
 // show builds the view of the address and reads it.
 async function show() {
+  if (state.flash && state.flash.hash !== location.hash) state.flash = null;
   const r = route();
   const v = r.view();
   const seq = ++state.seq;
