@@ -176,7 +176,7 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 		if rerr != nil {
 			err, ids = fmt.Errorf("trafikey: add: unexpected reply: %w", rerr), nil
 		} else {
-			q.observer.jobsAdded(q.name, len(ids))
+			q.observer.jobsAdded(q.name, jobs)
 		}
 	}
 	for i, p := range batch {
@@ -209,6 +209,7 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 		return nil, nil
 	}
 	groups := make([][]string, 0, (len(jobs)+MaxBatch-1)/MaxBatch)
+	flats := make([][]string, 0, cap(groups))
 	for start, end := range batchCalls(jobs) {
 		chunk := jobs[start:end]
 		flat := make([]string, 0, jobArgs*len(chunk))
@@ -224,10 +225,10 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 				return nil, err
 			}
 		}
-		groups = append(groups, addCall(flat))
+		groups, flats = append(groups, addCall(flat)), append(flats, flat)
 	}
 	ids := make([]string, 0, len(jobs))
-	for _, args := range groups {
+	for g, args := range groups {
 		msg, err := q.call(ctx, protocol.Add, args...)
 		if err != nil && !errors.Is(err, ErrNotDurable) {
 			return ids, err
@@ -237,7 +238,7 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 			return ids, fmt.Errorf("trafikey: add: unexpected reply: %w", rerr)
 		}
 		ids = append(ids, got...)
-		q.observer.jobsAdded(q.name, len(got))
+		q.observer.jobsAdded(q.name, flats[g])
 		if err != nil {
 			// Added, not confirmed durable: the ids go with the error, and
 			// the calls after it are not made.

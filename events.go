@@ -50,7 +50,9 @@ type Event struct {
 	// JobID is the job's id.
 	JobID string
 	// Fields holds the event's other fields (state, att, error, value; a
-	// published event's own fields).
+	// published event's own fields). A job event of a job with a kind
+	// (JobOptions.Kind) holds it as "kind": the kind its row holds, on
+	// every event of the job, absent for a job without one.
 	Fields map[string]string
 	// Time is when the server published it (the entry id's milliseconds).
 	Time time.Time

@@ -79,6 +79,37 @@ func TestEventsLifecycle(t *testing.T) {
 	})
 }
 
+// Every event of a job with a kind carries it in Fields; a job without one
+// has none.
+func TestEventsKind(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		q := b.q
+		require.NoError(t, q.Admin().SetEvents(ctx, 1000))
+		mail, err := q.Add(ctx, []byte("a"), &trafikey.JobOptions{Kind: "email.send"})
+		require.NoError(t, err)
+		plain, err := q.Add(ctx, []byte("b"), nil)
+		require.NoError(t, err)
+		jobs, err := q.Claim(ctx, time.Minute, 2)
+		require.NoError(t, err)
+		require.Len(t, jobs, 2)
+		require.Equal(t, "email.send", jobs[0].Kind)
+		for _, j := range jobs {
+			require.NoError(t, j.Complete(ctx))
+		}
+		evs := collect(t, q, "0", 6)
+		require.Equal(t, []string{
+			"added " + mail, "added " + plain, "claimed " + mail, "claimed " + plain, "completed " + mail, "completed " + plain,
+		}, names(evs))
+		require.Equal(t, map[string]string{"state": "pending", "kind": "email.send"}, evs[0].Fields)
+		require.Equal(t, map[string]string{"state": "pending"}, evs[1].Fields)
+		require.Equal(t, map[string]string{"att": "1", "kind": "email.send"}, evs[2].Fields)
+		require.Equal(t, map[string]string{"att": "1"}, evs[3].Fields)
+		require.Equal(t, map[string]string{"kind": "email.send"}, evs[4].Fields)
+		require.Empty(t, evs[5].Fields)
+	})
+}
+
 func TestEventsOff(t *testing.T) {
 	forEachExecutor(t, func(t *testing.T, b *testBundle) {
 		ctx := t.Context()

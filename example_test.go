@@ -270,8 +270,8 @@ func ExampleObserver() {
 		seen = append(seen, what)
 	}
 	obs := trafikey.Observer{
-		JobsAdded:   func(string, int) { see("added") },
-		JobsClaimed: func(string, int) { see("claimed") },
+		JobsAdded:   func(string, string, int) { see("added") },
+		JobsClaimed: func(string, string, int) { see("claimed") },
 		JobFinished: func(_ *trafikey.Job, out trafikey.Outcome, _ time.Duration) {
 			see(string(out))
 			stop()

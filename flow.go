@@ -90,7 +90,7 @@ func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
 	if rerr != nil || len(ids) != len(flat)/jobArgs {
 		return FlowIDs{}, fmt.Errorf("trafikey: add flow: unexpected reply %v", msg)
 	}
-	q.observer.jobsAdded(q.name, len(ids))
+	q.observer.jobsAdded(q.name, flat)
 	// the ids come in the order the tree was walked: depth first
 	next := 0
 	var shape func(j *JobSpec) FlowIDs

@@ -116,7 +116,7 @@ func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block
 		jobs = append(jobs, j)
 	}
 	if len(jobs) > 0 {
-		q.observer.jobsClaimed(q.name, len(jobs))
+		q.observer.jobsClaimed(q.name, jobs)
 	}
 	return jobs, nil
 }

@@ -1,6 +1,9 @@
 package trafikey
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Observer is told what a Queue and the Workers on it do, for metrics and
 // tracing; QueueOptions.Observer installs one. Each field is optional: a nil field
@@ -10,11 +13,21 @@ import "time"
 //
 // The funcs are called synchronously on the goroutine that did the work,
 // so they must be quick and safe for concurrent use.
+//
+// A job's kind (JobOptions.Kind, Job.Kind) is passed where the job is
+// known: JobsAdded and JobsClaimed report a call's jobs once per kind, and
+// JobStarted and JobFinished have the job. A kind is empty for a job added
+// without one.
 type Observer struct {
-	// JobsAdded: n jobs were added to queue by this client.
-	JobsAdded func(queue string, n int)
-	// JobsClaimed: n jobs (n > 0) were claimed from queue by this client.
-	JobsClaimed func(queue string, n int)
+	// JobsAdded: n jobs (n > 0) of kind were added to queue by this
+	// client. A call that adds jobs of several kinds reports once per
+	// kind, in the order the kinds first appear in it.
+	JobsAdded func(queue, kind string, n int)
+	// JobsClaimed: n jobs (n > 0) of kind were claimed from queue by this
+	// client, once per kind of the call as JobsAdded. The kind is empty
+	// too when the server's CLAIM replies no kinds (a dataset older than
+	// the extended rows).
+	JobsClaimed func(queue, kind string, n int)
 	// JobStarted: a worker's handler starts on job.
 	JobStarted func(job *Job)
 	// JobFinished: a worker's handler returned after d and the job's
@@ -31,15 +44,48 @@ type Observer struct {
 // The helpers below skip a nil field, so each call site stays one line.
 // They take a pointer so that calling one copies no funcs.
 
-func (o *Observer) jobsAdded(queue string, n int) {
+// jobsAdded reports the jobs of an ADD call, its arguments' job groups as
+// JobOptions.args builds them (jobArgs each), once per kind.
+func (o *Observer) jobsAdded(queue string, jobs []string) {
 	if o.JobsAdded != nil {
-		o.JobsAdded(queue, n)
+		byKind(len(jobs)/jobArgs, func(i int) string { return jobs[i*jobArgs+colKind] }, func(kind string, n int) {
+			o.JobsAdded(queue, kind, n)
+		})
 	}
 }
 
-func (o *Observer) jobsClaimed(queue string, n int) {
+// jobsAddedOfKind reports n jobs added, all of one kind.
+func (o *Observer) jobsAddedOfKind(queue, kind string, n int) {
+	if o.JobsAdded != nil && n > 0 {
+		o.JobsAdded(queue, kind, n)
+	}
+}
+
+func (o *Observer) jobsClaimed(queue string, jobs []*Job) {
 	if o.JobsClaimed != nil {
-		o.JobsClaimed(queue, n)
+		byKind(len(jobs), func(i int) string { return jobs[i].Kind }, func(kind string, n int) {
+			o.JobsClaimed(queue, kind, n)
+		})
+	}
+}
+
+// byKind counts n jobs by kindOf(i) and reports each kind's count, in the
+// order the kinds first appear. A call's jobs mostly share one kind, or a
+// few: the kinds are kept in a slice, not a map.
+func byKind(n int, kindOf func(i int) string, report func(kind string, n int)) {
+	var kinds []string
+	var counts []int
+	for i := range n {
+		k := kindOf(i)
+		j := slices.Index(kinds, k)
+		if j < 0 {
+			kinds, counts = append(kinds, k), append(counts, 0)
+			j = len(kinds) - 1
+		}
+		counts[j]++
+	}
+	for j, k := range kinds {
+		report(k, counts[j])
 	}
 }
 

@@ -110,6 +110,9 @@ type JobRow struct {
 	// payload is over 16 KiB or the page has no clip.
 	PayloadSize int
 	Preview     []byte
+	// Kind is the job's kind (JobOptions.Kind); empty for a job added
+	// without one.
+	Kind string
 }
 
 // JobsPage is one page of Queue.Jobs.
@@ -256,6 +259,7 @@ func parseJobRow(m valkey.ValkeyMessage) (JobRow, error) {
 	if !f[14].IsNil() {
 		r.Preview = []byte(text(f[14]))
 	}
+	r.Kind = text(f[15])
 	return r, nil
 }
 

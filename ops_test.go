@@ -93,10 +93,12 @@ func TestJobs(t *testing.T) {
 
 		// dead rows carry their error and time of death
 		dq := b.open(t, "dead")
-		addDead(t, dq, 3, trafikey.JobOptions{Lane: "x"})
+		addDead(t, dq, 3, trafikey.JobOptions{Lane: "x", Kind: "email.send"})
 		dp, err := dq.Jobs(ctx, trafikey.StateDead, trafikey.JobsOptions{Newest: true})
 		require.NoError(t, err)
 		require.Equal(t, []string{"3", "2", "1"}, []string{dp.Rows[0].ID, dp.Rows[1].ID, dp.Rows[2].ID})
+		require.Equal(t, "email.send", dp.Rows[0].Kind)
+		require.Empty(t, r.Kind, "a job added without a kind")
 		require.Equal(t, "boom 3", dp.Rows[0].LastError)
 		require.Equal(t, 6, dp.Rows[0].ErrorSize)
 		require.Equal(t, "x", dp.Rows[0].Lane)

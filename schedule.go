@@ -692,6 +692,6 @@ func (q *Queue) fire(ctx context.Context, r scheduleRow, now int64) (int, error)
 	if err != nil {
 		return 0, fmt.Errorf("trafikey: schedule.fire: unexpected reply: %w", err)
 	}
-	q.observer.jobsAdded(q.name, len(ids))
+	q.observer.jobsAddedOfKind(q.name, d.opts.Kind, len(ids))
 	return len(ids), nil
 }

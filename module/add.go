@@ -199,7 +199,9 @@ func (st *addState) checkEvents(r *verbCall) error {
 		case j.Delay > 0:
 			state = protocol.StateDelayed
 		}
-		st.events.add(st.ev, protocol.EventAdded, st.ids[i], protocol.EventStateField, []byte(state))
+		// the kind the row stores: the job's, when not empty
+		st.events.addKind(st.ev, protocol.EventAdded, st.ids[i], protocol.EventStateField, []byte(state),
+			verdict.Field{Bytes: j.Kind, Set: j.Kind != nil})
 	}
 	return st.events.check(r)
 }

@@ -239,12 +239,25 @@ func (st *claimState) reply(c *host.Call, ext bool, v verdict.ClaimVerdict) erro
 	return nil
 }
 
-// claimedEvent adds job j's claimed event when its row, data, holds ev.
+// claimedEvent adds job j's claimed event when its row, data, holds ev,
+// with the job's kind: the row read's, when it lists kind (ext, meta
+// jobfields 1); else read from the row (jobfields 1), or none (no job of
+// the queue stored one).
 func (st *claimState) claimedEvent(data host.Value, j verdict.ClaimJob) {
 	if ev, set, err := data.Index(2).OptBytes(); err == nil && set {
 		if f := (verdict.Field{Bytes: ev, Set: true}); evOn(f) {
 			var att [20]byte
-			st.events.add(f, protocol.EventClaimed, st.seen.Members[j.Member], protocol.EventAttField, strconv.AppendInt(att[:0], j.Attempt, 10))
+			id, value := st.seen.Members[j.Member], strconv.AppendInt(att[:0], j.Attempt, 10)
+			switch {
+			case st.more == len(protocol.ClaimExtendedFields):
+				var kind verdict.Field
+				kind.Bytes, kind.Set, _ = data.Index(st.extAt() + 1).OptBytes()
+				st.events.addKind(f, protocol.EventClaimed, id, protocol.EventAttField, value, kind)
+			case st.seen.Meta.Val[verdict.ClaimMetaJobFields].Is(protocol.JobFieldsOn):
+				st.events.add(f, protocol.EventClaimed, id, protocol.EventAttField, value)
+			default:
+				st.events.addKind(f, protocol.EventClaimed, id, protocol.EventAttField, value, verdict.Field{})
+			}
 		}
 	}
 }

@@ -16,20 +16,44 @@ import (
 // written. A call whose jobs have no ev collects nothing, and neither reads
 // nor writes anything more.
 //
+// An event carries its job's kind: ADD and CLAIM know it (their own
+// arguments, CLAIM's row read once meta jobfields is 1: addKind); the
+// other verbs' events have it read from the job's row in check, in one
+// batch, only for the events that are on.
+//
 // A call with at least one entry crosses into the server once more than
 // its verb's comment says, the ACL check of events before the guard, and
 // with publish once more again: one write batch of its XADDs after it (a
 // call of several entries reads the stream's top first, in one more
-// crossing). ADD, CLAIM, COMPLETE and COMPLETEMANY, the verbs of a plain
-// job's life, prepend.
+// crossing; a call with kinds to read reads them first, in one more).
+// ADD, CLAIM, COMPLETE and COMPLETEMANY, the verbs of a plain job's life,
+// prepend.
 
 // evEntry is one event to publish: event <name> id <id> [<field> <value>]
-// in the call's entry, trimmed with the bound of the entry's first event.
+// [kind <kind>] in the call's entry, trimmed with the bound of the entry's
+// first event.
 type evEntry struct {
 	bound, id []byte
 	name      string
 	field     string // "" for none
 	value     []byte
+	// kind is the job's kind when hasKind; readKind: it is read from the
+	// job's row in check.
+	kind              []byte
+	hasKind, readKind bool
+}
+
+// args is the number of the event's XADD arguments: event <name> id <id>,
+// then its field's pair and its kind's.
+func (x *evEntry) args() int {
+	n := 4
+	if x.field != "" {
+		n += 2
+	}
+	if x.hasKind {
+		n += 2
+	}
+	return n
 }
 
 // jobEvents is a call's events, in publishing order, with copies of their
@@ -58,29 +82,103 @@ func evOn(ev verdict.Field) bool {
 }
 
 // add queues event name of job id when its row's ev is on, with an optional
-// field and value.
+// field and value; its kind is read from the job's row in check.
 func (e *jobEvents) add(ev verdict.Field, name string, id []byte, field string, value []byte) {
+	if e.queue(ev, name, id, field, value) {
+		e.list[len(e.list)-1].readKind = true
+	}
+}
+
+// addKind is add with the job's kind known: kind as read (not Set: none).
+func (e *jobEvents) addKind(ev verdict.Field, name string, id []byte, field string, value []byte, kind verdict.Field) {
+	if e.queue(ev, name, id, field, value) && kind.Set {
+		x := &e.list[len(e.list)-1]
+		x.kind, x.hasKind = e.keep(kind.Bytes), true
+	}
+}
+
+// queue appends the event when ev is on, and reports whether it did.
+func (e *jobEvents) queue(ev verdict.Field, name string, id []byte, field string, value []byte) bool {
 	if !evOn(ev) {
-		return
+		return false
 	}
 	entry := evEntry{bound: e.copy(ev.Bytes), id: e.copy(id), name: name, field: field}
 	if field != "" {
-		entry.value = e.copy(value)
-		if entry.value == nil {
-			entry.value = []byte{}
-		}
+		entry.value = e.keep(value)
 	}
 	e.list = append(e.list, entry)
+	return true
 }
 
-// entries is the number of stream entries the call's events take: one,
-// and one more per protocol.MaxEntryEvents past the first ones.
+// keep is copy that keeps an empty value empty, not nil.
+func (e *jobEvents) keep(b []byte) []byte {
+	if c := e.copy(b); c != nil {
+		return c
+	}
+	return []byte{}
+}
+
+// readKinds reads the kinds check reads: one batch of HGET <base>job:<id>
+// kind, of the events that need it. Each row was read by the verb, as a
+// hash, and the caller may read it: a failure is the host's.
+func (e *jobEvents) readKinds(r *verbCall) error {
+	b := r.c.Read()
+	n := 0
+	for i := range e.list {
+		if x := &e.list[i]; x.readKind {
+			b.Cmd(host.HGET).Arg(e.derived(r.base, protocol.SuffixJob, x.id, "")).Str(protocol.FieldKind)
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	res := b.RunAll()
+	k := 0
+	for i := range e.list {
+		if x := &e.list[i]; x.readKind {
+			kind := fieldAt(res, k)
+			if kind.Err != nil {
+				return kind.Err
+			}
+			if kind.Val.Set {
+				x.kind, x.hasKind = e.keep(kind.Val.Bytes), true
+			}
+			x.readKind = false
+			k++
+		}
+	}
+	return nil
+}
+
+// entryEnd is the end of the entry that starts at event s: it takes the
+// events in order while it holds at most protocol.MaxEntryEvents of them
+// and protocol.MaxEntryArgs of their arguments.
+func (e *jobEvents) entryEnd(s int) int {
+	args := 0
+	for i := s; i < len(e.list); i++ {
+		w := e.list[i].args()
+		if i-s == protocol.MaxEntryEvents || args+w > protocol.MaxEntryArgs {
+			return i
+		}
+		args += w
+	}
+	return len(e.list)
+}
+
+// entries is the number of stream entries the call's events take (after
+// check: the kinds count).
 func (e *jobEvents) entries() int {
-	return (len(e.list) + protocol.MaxEntryEvents - 1) / protocol.MaxEntryEvents
+	n := 0
+	for s := 0; s < len(e.list); s = e.entryEnd(s) {
+		n++
+	}
+	return n
 }
 
 // check runs the events checks of a call with at least one entry, before
-// the guard: the ACL check of events (read and write). A call of several
+// the guard: the kinds to read (readKinds), then the ACL check of events
+// (read and write). A call of several
 // entries also reads the top (EXISTS and XINFO STREAM events FULL COUNT 1;
 // the plain XINFO STREAM again when the reply nests too deep) and refuses
 // as XADD would when it leaves no id for all of them (verdict.JobEvents),
@@ -88,6 +186,9 @@ func (e *jobEvents) entries() int {
 func (e *jobEvents) check(r *verbCall) error {
 	if len(e.list) == 0 {
 		return nil
+	}
+	if err := e.readKinds(r); err != nil {
+		return err
 	}
 	e.key = e.derived(r.base, protocol.SuffixEvents, nil, "")
 	if err := r.c.CheckKeys(host.KeyRead|host.KeyInsert|host.KeyUpdate, e.key); err != nil {
@@ -154,15 +255,16 @@ func failed(c *host.Call, k int, res host.Results, err error) error {
 	return wrote(c, err)
 }
 
-// writes adds the entries' XADDs to a write batch, one per
-// protocol.MaxEntryEvents events, each trimmed with its first event's
-// bound: an entry of one event is brand emq event <name> id <id> [field
-// value], one of more has the pair n <count> after the brand, then each
-// event's pairs. The server replicates each with the id it generated and
-// its trim made exact.
+// writes adds the entries' XADDs to a write batch, one per entry
+// (entryEnd), each trimmed with its first event's bound: an entry of one
+// event is brand emq event <name> id <id> [field value] [kind <kind>], one
+// of more has the pair n <count> after the brand, then each event's pairs.
+// The server replicates each with the id it generated and its trim made
+// exact.
 func (e *jobEvents) writes(b *host.Batch) {
-	for s := 0; s < len(e.list); s += protocol.MaxEntryEvents {
-		part := e.list[s:min(s+protocol.MaxEntryEvents, len(e.list))]
+	for s, end := 0, 0; s < len(e.list); s = end {
+		end = e.entryEnd(s)
+		part := e.list[s:end]
 		b.Cmd("XADD").Arg(e.key).Str("MAXLEN").Str("~").Arg(part[0].bound).Str("*").
 			Str(protocol.EventBrandField).Str(protocol.EventBrand)
 		if len(part) > 1 {
@@ -172,6 +274,9 @@ func (e *jobEvents) writes(b *host.Batch) {
 			b.Str(protocol.EventNameField).Str(x.name).Str(protocol.EventIDField).Arg(x.id)
 			if x.field != "" {
 				b.Str(x.field).Arg(x.value)
+			}
+			if x.hasKind {
+				b.Str(protocol.EventKindField).Arg(x.kind)
 			}
 		}
 	}

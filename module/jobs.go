@@ -115,6 +115,7 @@ func replyJobsRow(c *host.Call, id []byte, score int64, row *verdict.JobsRow) {
 	opt(row.Prog)
 	c.ReplyInt(row.DataSize)
 	opt(row.Preview)
+	opt(row.Kind)
 }
 
 // place finds a cursor's place in set (card members): b the members before
@@ -217,7 +218,7 @@ func (st *opsState) readRows(r *verbCall, members [][]byte, clip int64) error {
 		b.Cmd(host.HSTRLEN).Arg(row).Str(protocol.FieldData)
 	}
 	res := b.RunAll()
-	var fields [10]verdict.Field
+	var fields [11]verdict.Field
 	k, previews := 0, 0
 	for i, m := range members {
 		if !verdict.JobMember(m) {
@@ -236,7 +237,7 @@ func (st *opsState) readRows(r *verbCall, members [][]byte, clip int64) error {
 		row := verdict.ReadJobsRow(fields[:], size.Val, clip)
 		// copies: the next batch reuses the replies' memory
 		row.State, row.Lane, row.Parent = st.keepBytes(row.State), st.keepBytes(row.Lane), st.keepBytes(row.Parent)
-		row.Err, row.Prog = st.keepBytes(row.Err), st.keepBytes(row.Prog)
+		row.Err, row.Prog, row.Kind = st.keepBytes(row.Err), st.keepBytes(row.Prog), st.keepBytes(row.Kind)
 		st.rows[i] = row
 		if row.Present && row.NeedsData {
 			previews++

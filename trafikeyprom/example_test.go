@@ -36,7 +36,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	reg.MustRegister(trafikeyprom.NewQueueCollector(q))
-	if _, err := q.Add(ctx, []byte("hello"), nil); err != nil {
+	if _, err := q.Add(ctx, []byte("hello"), &trafikey.JobOptions{Kind: "welcome"}); err != nil {
 		log.Fatal(err)
 	}
 
@@ -58,7 +58,7 @@ func Example() {
 		}
 	}
 	// Output:
-	// trafikey_jobs_added_total{queue="emails"} 1
+	// trafikey_jobs_added_total{kind="welcome",queue="emails"} 1
 	// trafikey_queue_jobs{queue="emails",state="pending"} 1
 }
 

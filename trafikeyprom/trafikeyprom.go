@@ -21,11 +21,19 @@
 //     (NewQueueSourceCollector).
 //
 // Every series carries the label queue; per-lane series the label lane
-// too.
+// too. The observer's series of jobs (added, claimed, completed, failed,
+// retried, dead, lost, cancelled, running, and the run time) carry the
+// label kind too: the job's kind (trafikey.JobOptions.Kind), "none" for a
+// job without one. Kinds are a program's handlers, a few per queue; to keep
+// the series bounded whatever the producers pass, an observer gives the
+// first 100 kinds it sees a value of their own and counts any later one as
+// "other" (a kind named "none" or "other" shares those series; bytes that
+// are not UTF-8 are shown as U+FFFD).
 package trafikeyprom
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,35 +51,76 @@ type observer struct {
 	recoveredPending, recoveredDead, rateLimited           *prometheus.CounterVec
 	running                                                *prometheus.GaugeVec
 	duration                                               *prometheus.HistogramVec
+	kinds                                                  kindLabels
+}
+
+// Values of the kind label that are not a job's kind.
+const (
+	kindNone  = "none"  // a job without a kind
+	kindOther = "other" // a kind seen after maxKinds others
+)
+
+// maxKinds is how many kinds an observer gives a label value of their own.
+const maxKinds = 100
+
+// kindLabels maps a job's kind to its kind label: the kind itself (made
+// valid UTF-8, as a label value must be) for the first maxKinds kinds
+// seen, kindOther after them, kindNone for none. A kind keeps its value,
+// so a running gauge raised at the start is lowered at the finish.
+type kindLabels struct {
+	seen sync.Map // kind -> label value, read without the lock
+	mu   sync.Mutex
+	n    int
+}
+
+func (k *kindLabels) of(kind string) string {
+	if kind == "" {
+		return kindNone
+	}
+	if v, ok := k.seen.Load(kind); ok {
+		return v.(string)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if v, ok := k.seen.Load(kind); ok {
+		return v.(string)
+	}
+	if k.n == maxKinds {
+		return kindOther // not stored: the map stays bounded too
+	}
+	k.n++
+	v := strings.ToValidUTF8(kind, "\uFFFD")
+	k.seen.Store(kind, v)
+	return v
 }
 
 // NewObserver registers the observer's series on reg and returns a
 // trafikey.Observer, for trafikey.QueueOptions.Observer, that counts into them. One
 // Observer serves any number of queues.
 func NewObserver(reg prometheus.Registerer) (trafikey.Observer, error) {
-	labels := []string{"queue"}
-	counter := func(name, help string) *prometheus.CounterVec {
+	queue, job := []string{"queue"}, []string{"queue", "kind"}
+	counter := func(name, help string, labels []string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: name, Help: help}, labels)
 	}
 	o := &observer{
-		added:            counter("jobs_added_total", "Jobs added through this process."),
-		claimed:          counter("jobs_claimed_total", "Jobs claimed by this process."),
-		completed:        counter("jobs_completed_total", "Jobs completed by this process's workers."),
-		failed:           counter("jobs_failed_total", "Failed attempts reported by this process's workers."),
-		retried:          counter("jobs_retried_total", "Failed attempts scheduled to run again."),
-		dead:             counter("jobs_dead_total", "Jobs dead-lettered by this process's workers."),
-		lost:             counter("jobs_lost_total", "Claims whose lease was lost while the handler ran."),
-		cancelled:        counter("jobs_cancelled_total", "Jobs cancelled (Queue.Cancel) while this process's workers ran them."),
-		recoveredPending: counter("leases_recovered_total", "Expired leases put back to pending by this process."),
-		recoveredDead:    counter("leases_dead_total", "Expired leases dead-lettered by this process."),
-		rateLimited:      counter("claims_rate_limited_total", "Claims of this process's workers refused by the queue's rate limit."),
+		added:            counter("jobs_added_total", "Jobs added through this process.", job),
+		claimed:          counter("jobs_claimed_total", "Jobs claimed by this process.", job),
+		completed:        counter("jobs_completed_total", "Jobs completed by this process's workers.", job),
+		failed:           counter("jobs_failed_total", "Failed attempts reported by this process's workers.", job),
+		retried:          counter("jobs_retried_total", "Failed attempts scheduled to run again.", job),
+		dead:             counter("jobs_dead_total", "Jobs dead-lettered by this process's workers.", job),
+		lost:             counter("jobs_lost_total", "Claims whose lease was lost while the handler ran.", job),
+		cancelled:        counter("jobs_cancelled_total", "Jobs cancelled (Queue.Cancel) while this process's workers ran them.", job),
+		recoveredPending: counter("leases_recovered_total", "Expired leases put back to pending by this process.", queue),
+		recoveredDead:    counter("leases_dead_total", "Expired leases dead-lettered by this process.", queue),
+		rateLimited:      counter("claims_rate_limited_total", "Claims of this process's workers refused by the queue's rate limit.", queue),
 		running: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: namespace, Name: "jobs_running", Help: "Handlers running now in this process's workers.",
-		}, labels),
+		}, job),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: namespace, Name: "job_duration_seconds", Help: "Handler run time.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
-		}, labels),
+		}, job),
 	}
 	for _, c := range []prometheus.Collector{
 		o.added, o.claimed, o.completed, o.failed, o.retried, o.dead, o.lost, o.cancelled,
@@ -91,33 +140,35 @@ func NewObserver(reg prometheus.Registerer) (trafikey.Observer, error) {
 	}, nil
 }
 
-func (o *observer) jobsAdded(queue string, n int) { o.added.WithLabelValues(queue).Add(float64(n)) }
+func (o *observer) jobsAdded(queue, kind string, n int) {
+	o.added.WithLabelValues(queue, o.kinds.of(kind)).Add(float64(n))
+}
 
-func (o *observer) jobsClaimed(queue string, n int) {
-	o.claimed.WithLabelValues(queue).Add(float64(n))
+func (o *observer) jobsClaimed(queue, kind string, n int) {
+	o.claimed.WithLabelValues(queue, o.kinds.of(kind)).Add(float64(n))
 }
 
 func (o *observer) jobStarted(job *trafikey.Job) {
-	o.running.WithLabelValues(job.Queue().Name()).Inc()
+	o.running.WithLabelValues(job.Queue().Name(), o.kinds.of(job.Kind)).Inc()
 }
 
 func (o *observer) jobFinished(job *trafikey.Job, outcome trafikey.Outcome, d time.Duration) {
-	q := job.Queue().Name()
-	o.running.WithLabelValues(q).Dec()
-	o.duration.WithLabelValues(q).Observe(d.Seconds())
+	q, k := job.Queue().Name(), o.kinds.of(job.Kind)
+	o.running.WithLabelValues(q, k).Dec()
+	o.duration.WithLabelValues(q, k).Observe(d.Seconds())
 	switch outcome {
 	case trafikey.OutcomeCompleted:
-		o.completed.WithLabelValues(q).Inc()
+		o.completed.WithLabelValues(q, k).Inc()
 	case trafikey.OutcomeRetrying:
-		o.failed.WithLabelValues(q).Inc()
-		o.retried.WithLabelValues(q).Inc()
+		o.failed.WithLabelValues(q, k).Inc()
+		o.retried.WithLabelValues(q, k).Inc()
 	case trafikey.OutcomeDead:
-		o.failed.WithLabelValues(q).Inc()
-		o.dead.WithLabelValues(q).Inc()
+		o.failed.WithLabelValues(q, k).Inc()
+		o.dead.WithLabelValues(q, k).Inc()
 	case trafikey.OutcomeLeaseLost:
-		o.lost.WithLabelValues(q).Inc()
+		o.lost.WithLabelValues(q, k).Inc()
 	case trafikey.OutcomeCancelled:
-		o.cancelled.WithLabelValues(q).Inc()
+		o.cancelled.WithLabelValues(q, k).Inc()
 	}
 }
 

@@ -3,6 +3,7 @@ package trafikeyprom_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -36,7 +37,7 @@ func TestObserverAndQueueCollector(t *testing.T) {
 	reg.MustRegister(trafikeyprom.NewQueueCollector(q, other))
 
 	if _, err := q.AddBatch(ctx, []trafikey.JobSpec{
-		{Payload: []byte("ok")},
+		{Payload: []byte("ok"), Options: trafikey.JobOptions{Kind: "email.send"}},
 		{Payload: []byte("fail"), Options: trafikey.JobOptions{MaxAttempts: 1}},
 		{Payload: []byte("retry"), Options: trafikey.JobOptions{MaxAttempts: 2, Backoff: trafikey.BackoffFixed, BackoffBase: time.Hour}},
 	}); err != nil {
@@ -71,26 +72,29 @@ func TestObserverAndQueueCollector(t *testing.T) {
 	want := `
 # HELP trafikey_jobs_added_total Jobs added through this process.
 # TYPE trafikey_jobs_added_total counter
-trafikey_jobs_added_total{queue="mail"} 3
-trafikey_jobs_added_total{queue="other"} 1
+trafikey_jobs_added_total{kind="email.send",queue="mail"} 1
+trafikey_jobs_added_total{kind="none",queue="mail"} 2
+trafikey_jobs_added_total{kind="none",queue="other"} 1
 # HELP trafikey_jobs_claimed_total Jobs claimed by this process.
 # TYPE trafikey_jobs_claimed_total counter
-trafikey_jobs_claimed_total{queue="mail"} 3
+trafikey_jobs_claimed_total{kind="email.send",queue="mail"} 1
+trafikey_jobs_claimed_total{kind="none",queue="mail"} 2
 # HELP trafikey_jobs_completed_total Jobs completed by this process's workers.
 # TYPE trafikey_jobs_completed_total counter
-trafikey_jobs_completed_total{queue="mail"} 1
+trafikey_jobs_completed_total{kind="email.send",queue="mail"} 1
 # HELP trafikey_jobs_dead_total Jobs dead-lettered by this process's workers.
 # TYPE trafikey_jobs_dead_total counter
-trafikey_jobs_dead_total{queue="mail"} 1
+trafikey_jobs_dead_total{kind="none",queue="mail"} 1
 # HELP trafikey_jobs_failed_total Failed attempts reported by this process's workers.
 # TYPE trafikey_jobs_failed_total counter
-trafikey_jobs_failed_total{queue="mail"} 2
+trafikey_jobs_failed_total{kind="none",queue="mail"} 2
 # HELP trafikey_jobs_retried_total Failed attempts scheduled to run again.
 # TYPE trafikey_jobs_retried_total counter
-trafikey_jobs_retried_total{queue="mail"} 1
+trafikey_jobs_retried_total{kind="none",queue="mail"} 1
 # HELP trafikey_jobs_running Handlers running now in this process's workers.
 # TYPE trafikey_jobs_running gauge
-trafikey_jobs_running{queue="mail"} 0
+trafikey_jobs_running{kind="email.send",queue="mail"} 0
+trafikey_jobs_running{kind="none",queue="mail"} 0
 # HELP trafikey_queue_jobs Jobs in the queue by state, as the server counts them.
 # TYPE trafikey_queue_jobs gauge
 trafikey_queue_jobs{queue="mail",state="active"} 0
@@ -130,7 +134,7 @@ trafikey_queue_scrape_errors_total 0
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := testutil.GatherAndCount(reg, "trafikey_job_duration_seconds"); err != nil || n != 1 {
+	if n, err := testutil.GatherAndCount(reg, "trafikey_job_duration_seconds"); err != nil || n != 2 {
 		t.Fatalf("duration histogram series: %d, %v", n, err)
 	}
 
@@ -377,6 +381,46 @@ func counterOf(t *testing.T, reg *prometheus.Registry, name string) prometheus.C
 	}
 	t.Fatalf("no series %s", name)
 	return nil
+}
+
+// TestObserverKinds: the kind label takes the first 100 kinds an observer
+// sees, then "other", and shows bytes that are not UTF-8 as U+FFFD.
+func TestObserverKinds(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewPedanticRegistry()
+	obs, err := trafikeyprom.NewObserver(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs.JobsAdded("q", "", 2)
+	obs.JobsAdded("q", "bad\xff", 1)
+	for i := range 99 {
+		obs.JobsAdded("q", "k"+strconv.Itoa(i), 1)
+	}
+	obs.JobsAdded("q", "late", 3) // the 101st kind
+	obs.JobsAdded("q", "later", 4)
+	obs.JobsAdded("q", "k0", 1) // seen before the cap: its own still
+	if n, err := testutil.GatherAndCount(reg, "trafikey_jobs_added_total"); err != nil || n != 102 {
+		t.Fatalf("added series: %d, %v; want none, 100 kinds and other", n, err)
+	}
+	got, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]float64{}
+	for _, f := range got {
+		for _, m := range f.GetMetric() {
+			counts[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+		}
+	}
+	for kind, want := range map[string]float64{"none": 2, "bad\uFFFD": 1, "k0": 2, "k98": 1, "other": 7} {
+		if counts[kind] != want {
+			t.Errorf("kind %q: %v, want %v", kind, counts[kind], want)
+		}
+	}
+	if _, ok := counts["late"]; ok {
+		t.Error("the 101st kind has a series of its own")
+	}
 }
 
 func TestNewObserverTwiceOnOneRegistry(t *testing.T) {

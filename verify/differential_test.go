@@ -335,6 +335,14 @@ func TestDifferentialEventEntries(t *testing.T) {
 			add(4, "0", "1")
 			run(protocol.Remove, strconv.Itoa(first+3), "1")
 			run(protocol.RemoveDead, "10", "", "", "0", strconv.Itoa(protocol.MaxScore), "", "")
+			// a full call of jobs with kinds, every other one: entries split
+			// at protocol.MaxEntryArgs, the ADD's and the CLAIM's
+			kinds := []string{strconv.Itoa(protocol.MaxCount), "1", protocol.AddOptionKind}
+			for i := range protocol.MaxCount {
+				kinds = append(kinds, "k", "0", "0", "1", "fixed", "0", "", "0", []string{"email", ""}[i%2])
+			}
+			run(protocol.Add, kinds...)
+			run(protocol.Claim, "600000", strconv.Itoa(protocol.MaxCount), "1")
 
 			// the sequence reached what it is for: entries of several, a full one
 			entries, err := p.a.do("XRANGE", k.Fixed(protocol.SuffixEvents), "-", "+")
@@ -344,6 +352,7 @@ func TestDifferentialEventEntries(t *testing.T) {
 			list, _ := entries.([]any)
 			items := strings.Join(eventItems(list), "\n")
 			for _, want := range []string{"an entry of " + strconv.Itoa(protocol.MaxEntryEvents) + " events", "an entry of 2 events",
+				"an entry of 857 events", "an entry of 143 events", "kind email",
 				"an entry of 3 events", "an entry of 4 events", "[brand emq event custom id 1 event x n 2]"} {
 				if !strings.Contains(items, want) {
 					t.Errorf("no %q in the events stream:\n%s", want, items)

@@ -21,6 +21,7 @@ import (
 func (a *app) newJobsCmd() *cobra.Command {
 	var (
 		state, lane, cursor string
+		kind                string
 		limit, clipAt       int
 		perLane, maxLanes   int
 		newest, noLane      bool
@@ -46,7 +47,13 @@ names, at most --lanes of them) with its first --per-lane jobs and the
 --lane/--cursor pair that continues it. --lane NAME lists one lane's,
 --no-lane (or a --cursor without --lane) the jobs without a lane only. With
 --json the page of the jobs without a lane carries "pending", "without_lane",
-"in_lanes" and "lanes": each lane's counts, "rows" and "next".`,
+"in_lanes" and "lanes": each lane's counts, "rows" and "next".
+
+--kind lists only the jobs of that kind (JobOptions.Kind) of one list (with
+--state pending, the jobs without a lane unless --lane names one): the server
+has no index of kinds, so the command reads pages of 100 on until the page
+holds --limit jobs of the kind, the list is read, or 10,000 jobs were
+examined; the cursor continues after the last job examined.`,
 		Args: args(cobra.ExactArgs(1)),
 	}
 	f := cmd.Flags()
@@ -59,6 +66,7 @@ names, at most --lanes of them) with its first --per-lane jobs and the
 	f.StringVar(&cursor, "cursor", "", "continue after this cursor, as a previous page printed it")
 	f.BoolVar(&newest, "newest", false, "newest first")
 	f.IntVar(&clipAt, "clip", 120, "bytes of each error, progress and payload preview shown, 0..1024")
+	f.StringVar(&kind, "kind", "", "only the jobs of this kind, read on through further pages (at most 10,000 jobs examined)")
 	return a.connected(cmd, true, func(ctx context.Context, s *session, args []string) error {
 		if state == "" {
 			return usageErrorf("--state is required: pending, delayed, active, dead, completed or waiting")
@@ -79,6 +87,10 @@ names, at most --lanes of them) with its first --per-lane jobs and the
 		st := trafikey.JobState(state)
 		if noLane && (lane != "" || st != trafikey.StatePending) {
 			return usageErrorf("--no-lane goes with --state pending, without --lane")
+		}
+		if kind != "" {
+			opts := trafikey.JobsOptions{Lane: lane, Newest: newest, After: cursor, Limit: limit, Clip: clipOpt}
+			return listKind(ctx, s, q, st, opts, kind)
 		}
 		if st == trafikey.StatePending && lane == "" && cursor == "" && !noLane {
 			if perLane < 1 || perLane > protocol.MaxCount {
@@ -137,7 +149,7 @@ func printJobs(s *session, queue string, state trafikey.JobState, p trafikey.Job
 func printJobRows(out io.Writer, state trafikey.JobState, rows []trafikey.JobRow) error {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	when, timed := whenHeader[state]
-	head := []string{"ID"}
+	head := []string{"ID", "KIND"}
 	if timed {
 		head = append(head, when)
 	}
@@ -149,7 +161,7 @@ func printJobRows(out io.Writer, state trafikey.JobState, rows []trafikey.JobRow
 			fmt.Fprintf(tw, "%s\t(gone)\n", shown([]byte(r.ID)))
 			continue
 		}
-		cols := []string{r.ID}
+		cols := []string{r.ID, orDash(shownName(r.Kind))}
 		if timed {
 			cols = append(cols, relative(r.At, now))
 		}

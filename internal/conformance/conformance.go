@@ -108,6 +108,7 @@ func Run(t *testing.T, setup func(t *testing.T) Env) {
 		{protocol.FailuresIncr.Name, testFailuresIncr},
 		{protocol.Events.Name, testEvents},
 		{"events/invariants", testEventInvariants},
+		{"events/kinds", testEventKinds},
 		{protocol.Jobs.Name, testJobs},
 		{protocol.RequeueDead.Name, testRequeueDead},
 		{protocol.RemoveDead.Name, testRemoveDead},

@@ -105,6 +105,21 @@ func testJobs(t *testing.T, env Env) {
 		require.Equal(t, page(1, 0, "", want), q.call(protocol.Jobs, "dead", "", "0", "", "", "10", "0"),
 			"clip 0: empty texts, no preview")
 	})
+	scenario(t, env, "a row with a kind and one without", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", kind: "email.send"}, job{data: "b"})
+		s1, s2 := protocol.PendingScore(0, 1), protocol.PendingScore(0, 2)
+		with := jrow{id: "1", score: s1, state: "pending", max: 3, at: q.at("1"), dsize: 1, kind: "email.send"}
+		without := jrow{id: "2", score: s2, state: "pending", max: 3, at: q.at("2"), dsize: 1}
+		require.Equal(t, page(2, 0, "", with, without), q.unchanged(q.verb(protocol.Jobs, "pending", "", "0", "", "", "10", "0")))
+		// the kind is not clipped, and read as stored, empty included
+		with.preview = "a"
+		require.Equal(t, page(2, s1, "1", with), q.call(protocol.Jobs, "pending", "", "0", "", "", "1", "1"))
+		q.do("HSET", q.k.Job("2"), "kind", "")
+		require.Equal(t, Arr(Int(2), Nil, Nil, Arr(Arr(Bulk("2"), Int(s2), Bulk("pending"), Int(0), Int(3), Int(0), Nil, Nil,
+			Int(0), Int(q.at("2")), Nil, Int(0), Nil, Int(1), Nil, Bulk("")))),
+			q.call(protocol.Jobs, "pending", "", "0", strconv.FormatInt(s1, 10), "1", "10", "0"))
+	})
 	scenario(t, env, "a large payload has its size and no preview", func(t *testing.T, q *queue) {
 		q.install()
 		big := strings.Repeat("b", protocol.MaxPreviewData+1)

@@ -52,6 +52,7 @@ type jrow struct {
 	id                                       string
 	score                                    int64
 	state, lane, parent, err, prog, preview  string
+	kind                                     string // empty: null
 	att, max, prio, deps, at, errSize, dsize int64
 	emptyPreview                             bool // preview is an empty bulk, not null
 	emptyTexts                               bool // err and prog are empty bulks, not null
@@ -73,7 +74,7 @@ func (r jrow) String() string {
 	}
 	return Arr(Bulk(r.id), Int(r.score), orNil(r.state), Int(r.att), Int(r.max), Int(r.prio), orNil(r.lane),
 		orNil(r.parent), Int(r.deps), Int(r.at), errText, Int(r.errSize), prog, Int(r.dsize),
-		preview)
+		preview, orNil(r.kind))
 }
 
 // absentRow is the row of a member without a job row.

@@ -343,7 +343,7 @@ func testRowOpts(t *testing.T, env Env) {
 			require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil)), q.claimExt(1))
 			require.Equal(t, []string{
 				evt(protocol.EventClaimed, "1", protocol.EventAttField, "1"),
-				evt(protocol.EventClaimed, "2", protocol.EventAttField, "1"),
+				evt(protocol.EventClaimed, "2", protocol.EventAttField, "1", protocol.EventKindField, "k"),
 			}, q.eventLog())
 		})
 	}

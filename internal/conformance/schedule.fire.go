@@ -164,6 +164,18 @@ func testScheduleFire(t *testing.T, env Env) {
 		require.Equal(t, []string{evt(protocol.EventAdded, "1", protocol.EventStateField, protocol.StatePending)}, q.eventLog())
 		require.Equal(t, Bulk("100"), q.r("HGET", q.k.Job("1"), protocol.FieldEvents))
 	})
+	scenario(t, env, "fire's added events carry the template's kind", func(t *testing.T, q *queue) {
+		q.install()
+		q.eventsOn("100")
+		q.must(protocol.ScheduleSet, sched{kind: protocol.ScheduleEvery, spec: "1000",
+			opts: []string{protocol.AddOptionKind, "digest"}}.args()...)
+		st := q.schedState(fixtureSchedule)
+		q.after(st.last + 1)
+		require.Equal(t, Bulks("1"), q.call(protocol.ScheduleFire,
+			fireArgs(fixtureSchedule, st, st.last+1, st.last+1001, [2]int64{st.last + 1, 0})...))
+		require.Equal(t, []string{evt(protocol.EventAdded, "1", protocol.EventStateField, protocol.StatePending,
+			protocol.EventKindField, "digest")}, q.eventLog())
+	})
 	scenario(t, env, "fire of a broken definition", func(t *testing.T, q *queue) {
 		args := fixtures[protocol.ScheduleFire](q)
 		field := protocol.ScheduleDefField + fixtureSchedule

@@ -269,6 +269,14 @@ if nturns > 0 then
   t = rpcall('ZCARD', base .. 'lanes')
   if type(t) == 'table' then return t end
 end
+-- kinds is a claimed job's kind for its event: its row read's (with ext,
+-- once meta jobfields is 1); nil, so ev reads it, when jobfields is 1 and
+-- the read has no kind; false, none, while no job of the queue stored one
+local function kinds(row)
+  if full then return row[x + 2] or false end
+  if m[7] == '1' then return nil end
+  return false
+end
 -- nx[t] is the t-th job's next attempt, as HINCRBY row att 1 would store it
 -- (a job taken twice, its id in pending and a lane behind the verbs' back,
 -- counts on from its first: last[row] is its latest)
@@ -278,7 +286,7 @@ for i = 1, #jobs do
     local k = keys[at[i]]
     nx[i] = succ(last[k] or rows[i][1])
     last[k] = nx[i]
-    if x == 3 and rows[i][3] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', nx[i]) end
+    if x == 3 and rows[i][3] then ev(evs, rows[i][3], 'claimed', jobs[i], 'att', nx[i], kinds(rows[i])) end
   end
 end
 refusal = ev_xadd(evs)

@@ -13,7 +13,7 @@
 --
 -- Reply: [total, next_score, next_member, rows], each row [id, score, state,
 -- att, max, prio, lane, parent, deps, at, err, err_size, prog, data_size,
--- preview] (docs/PROTOCOL.md, "JOBS").
+-- preview, kind] (docs/PROTOCOL.md, "JOBS").
 -- Refusals, in order: ERR EMQ jobs numkeys must be 2; ERR EMQ jobs wrong
 -- number of arguments; ERR EMQ jobs bad key layout; ERR EMQ jobs bad
 -- state|lane|newest|after|count|clip; the fence; NOPERM, WRONGTYPE (the
@@ -79,7 +79,7 @@ for i = 1, #page do
     k = k + 1
     if k == deny then return {err = E_NOPERM} end
     local row = base .. 'job:' .. id
-    f = rpcall('HMGET', row, 'att', 'state', 'max', 'prio', 'lane', 'parent', 'deps', 'at', 'err', 'prog')
+    f = rpcall('HMGET', row, 'att', 'state', 'max', 'prio', 'lane', 'parent', 'deps', 'at', 'err', 'prog', 'kind')
     if f.err then return f end
     local size = rpcall('HSTRLEN', row, 'data')
     if type(size) == 'table' then return size end
@@ -92,9 +92,9 @@ for i = 1, #page do
     out[i] = {id, score, f[2] or ROW_STATE, rowint(f[1], MAX_ROW_INT), rowint(f[3] or ROW_MAX, MAX_ROW_INT),
       rowint(f[4], MAX_PRIORITY), lane_name(f[5]) or false, (f[6] and jobid(f[6]) and f[6]) or false,
       rowint(f[7], MAX_ROW_INT), rowint(f[8], MAX_ROW_INT), clipped(f[9]) or false, f[9] and #f[9] or 0,
-      clipped(f[10]) or false, f.size, f.preview or false}
+      clipped(f[10]) or false, f.size, f.preview or false, f[11] or false}
   else
-    out[i] = {id, score, false, 0, 0, 0, false, false, 0, 0, false, 0, false, 0, false}
+    out[i] = {id, score, false, 0, 0, 0, false, false, 0, 0, false, 0, false, 0, false, false}
   end
 end
 if more then return {total, page[#page][2], page[#page][1], out} end

@@ -737,46 +737,64 @@ end
 -- argument order) and ev_flow (the parents released or dead), and after
 -- every other refusal writes the entries with ev_xadd as its first writes,
 -- whose failure is the call's refusal. A job without ev publishes nothing
--- and the stream is not touched for it.
+-- and the stream is not touched for it. An event carries its job's kind.
 
 local MAX_EVENTS = 1000000 -- protocol.MaxEventsLen
 local MAX_ENTRY_EVENTS = 1000 -- protocol.MaxEntryEvents
+local MAX_ENTRY_ARGS = 6000 -- protocol.MaxEntryArgs
 local E_STREAM_EXHAUSTED = 'ERR The stream has exhausted the last possible ID, unable to add more items'
 
 -- ev queues event name of job id, whose row's ev field reads as bound v
 -- (a canonical decimal 1..MAX_EVENTS; anything else, or absent, is off),
--- with field f and its value x, or none. acc holds the events' XADD pairs
--- themselves, flat and in order (event <name> id <id> [f x]), acc.k of them
--- and acc.n events, so ev_xadd passes them on without a copy; each entry's
--- first bound and first slot (acc.b1 for the first entry, acc.bs[e] and
--- acc.os[e] for a later one, every MAX_ENTRY_EVENTS events); and the last
--- bound that read as on (acc.on), which the call's jobs mostly share.
-local function ev(acc, v, name, id, f, x)
+-- with field f and its value x, or none, and the job's kind: kd when the
+-- caller knows it (false: none), else, only for an event that is on, its
+-- row's (HGET <base>job:<id> kind, a row the verb has read: absent is
+-- none). acc holds the events' XADD pairs themselves, flat and in order
+-- (event <name> id <id> [f x] [kind <k>]), acc.k of them and acc.n events,
+-- so ev_xadd passes them on without a copy; its entries, acc.e of them, each
+-- of at most MAX_ENTRY_EVENTS events and MAX_ENTRY_ARGS of their pairs'
+-- arguments: each entry's first bound and first slot (acc.b1 for the
+-- first entry, acc.bs[e] and acc.os[e] for a later one), the event count
+-- of each entry before the last (acc.ns[e]), and the last's count and
+-- arguments (acc.en, acc.ew); and the last bound that read as on
+-- (acc.on), which the call's jobs mostly share.
+local function ev(acc, v, name, id, f, x, kd)
   if not v then return end
   if v ~= acc.on then
     if not uint(v, 1, MAX_EVENTS) then return end
     acc.on = v
   end
+  if kd == nil then kd = rcall('HGET', KEYS[1] .. 'job:' .. id, 'kind') end
+  local w = 4
+  if f then w = 6 end
+  if kd then w = w + 2 end
   local k, n = acc.k or 0, acc.n or 0
   if n == 0 then
-    acc.b1 = v
-  elseif n % MAX_ENTRY_EVENTS == 0 then
-    local e = n / MAX_ENTRY_EVENTS + 1
-    if e == 2 then acc.bs, acc.os = {}, {} end
-    acc.bs[e], acc.os[e] = v, k
+    acc.b1, acc.e, acc.en, acc.ew = v, 1, 0, 0
+  elseif acc.en == MAX_ENTRY_EVENTS or acc.ew + w > MAX_ENTRY_ARGS then
+    local e = acc.e + 1
+    if e == 2 then acc.bs, acc.os, acc.ns = {}, {}, {} end
+    acc.ns[e - 1], acc.bs[e], acc.os[e] = acc.en, v, k
+    acc.e, acc.en, acc.ew = e, 0, 0
   end
+  acc.en, acc.ew = acc.en + 1, acc.ew + w
   acc[k + 1], acc[k + 2], acc[k + 3], acc[k + 4] = 'event', name, 'id', id
+  k = k + 4
   if f then
-    acc[k + 5], acc[k + 6] = f, x
-    acc.k = k + 6
-  else
-    acc.k = k + 4
+    acc[k + 1], acc[k + 2] = f, x
+    k = k + 2
   end
+  if kd then
+    acc[k + 1], acc[k + 2] = 'kind', kd
+    k = k + 2
+  end
+  acc.k = k
   acc.n = n + 1
 end
 
 -- ev_flow queues the events of the parents fa released, in the order met:
--- released (to pending or its lane) or dead (error child <c> failed).
+-- released (to pending or its lane) or dead (error child <c> failed), each
+-- with its row's kind.
 local function ev_flow(acc, fa)
   for i = 1, #fa.list do
     local e = fa.list[i]
@@ -788,11 +806,11 @@ end
 
 -- ev_xadd publishes acc's events, when it has any, after every other
 -- refusal of the call and before its other writes: the ACL check of events
--- (read and write), then one XADD per MAX_ENTRY_EVENTS events, in order,
--- each trimmed with its first event's bound: XADD events MAXLEN ~ <ev> *
--- brand emq event <name> id <id> [field value] for an entry of one event;
+-- (read and write), then one XADD per entry (ev), in order, each trimmed
+-- with its first event's bound: XADD events MAXLEN ~ <ev> * brand emq
+-- event <name> id <id> [field value] [kind <k>] for an entry of one event;
 -- XADD events MAXLEN ~ <ev> * brand emq n <count> event <name> id <id>
--- [field value] event ... for more. The first XADD is the check: the
+-- [field value] [kind <k>] event ... for more. The first XADD is the check: the
 -- server's WRONGTYPE, or its text for a top at the last possible id, is
 -- returned unchanged with nothing written. A call of several entries
 -- first reads the top (EXISTS, XINFO STREAM FULL COUNT 1) and refuses with
@@ -800,11 +818,10 @@ end
 -- can fail. Returns the refusal or nil. It does not use the bus table,
 -- whose functions every script carrying it would build on each call.
 local function ev_xadd(acc)
-  local total = acc.n
-  if not total then return nil end
+  if not acc.n then return nil end
   local key = KEYS[1] .. 'events'
   if not may({key}, true, true) then return {err = E_NOPERM} end
-  local n = floor((total + MAX_ENTRY_EVENTS - 1) / MAX_ENTRY_EVENTS)
+  local n = acc.e
   if n > 1 and rcall('EXISTS', key) == 1 then
     local info = rpcall('XINFO', 'STREAM', key, 'FULL', 'COUNT', 1)
     if info.err then return info end
@@ -823,8 +840,8 @@ local function ev_xadd(acc)
     local from, to, bound = 0, acc.k, acc.b1
     if e > 1 then from, bound = acc.os[e], acc.bs[e] end
     if e < n then to = acc.os[e + 1] end
-    local count = total - (e - 1) * MAX_ENTRY_EVENTS
-    if count > MAX_ENTRY_EVENTS then count = MAX_ENTRY_EVENTS end
+    local count = acc.en
+    if e < n then count = acc.ns[e] end
     local r
     if count == 1 then
       r = call('XADD', key, 'MAXLEN', '~', bound, '*', 'brand', 'emq', unpack(acc, from + 1, to))
@@ -1239,7 +1256,8 @@ function addp.read(p, A, meta, stats, pending, delayed, signal)
   p.evs = {}
   if p.evmax then
     for i = 1, n do
-      ev(p.evs, p.evmax, 'added', ids[i], 'state', addp.state(p, i))
+      local o = p.opts[i]
+      ev(p.evs, p.evmax, 'added', ids[i], 'state', addp.state(p, i), o and o.kind or false)
     end
   end
 end

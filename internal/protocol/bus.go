@@ -32,18 +32,21 @@ const MetaEventsMax = "events_max"
 // MaxEventsLen bounds EVENTS' max_len, inclusive.
 const MaxEventsLen = 1_000_000
 
-// A call's job events share stream entries, in order, MaxEntryEvents at
-// most each (docs/PROTOCOL.md, "Job events"): brand emq, then, when the
-// entry holds two or more events, the pair n <count>, then each event's
-// event <name> id <id> [field value]. EventCountField names that pair: a
-// PUBLISH entry has event second, so it never reads as one of several.
-// MaxEntryEvents is MaxCount, so a call of any job count (ADD, CLAIM,
-// PROMOTE, RECOVER, COMPLETEMANY without releases) writes one entry, and
-// an entry's XADD stays under the Lua executor's bound on one call's
-// arguments (8000 stack slots; at most 6 arguments an event).
+// A call's job events share stream entries, in order, MaxEntryEvents and
+// MaxEntryArgs of their arguments at most each (docs/PROTOCOL.md, "Job
+// events"): brand emq, then, when the entry holds two or more events, the
+// pair n <count>, then each event's event <name> id <id> [field value]
+// [kind <kind>]. EventCountField names that pair: a PUBLISH entry has event
+// second, so it never reads as one of several. MaxEntryEvents is MaxCount,
+// and an event of a job without a kind has at most 6 arguments, so a call
+// of any count of such jobs (ADD, CLAIM, PROMOTE, RECOVER, COMPLETEMANY
+// without releases) writes one entry; a kind adds 2, and MaxEntryArgs
+// keeps an entry's XADD under the Lua executor's bound on one call's
+// arguments (unpack's 8000 stack slots).
 const (
 	EventCountField = "n"
 	MaxEntryEvents  = MaxCount
+	MaxEntryArgs    = 6 * MaxEntryEvents
 )
 
 // The job events, by the name their entries carry in the event field
@@ -68,6 +71,7 @@ const (
 	EventAttField   = "att"   // claimed: the attempt token
 	EventErrorField = "error" // retrying, dead: the error text
 	EventValueField = "value" // progress: the value
+	EventKindField  = "kind"  // every event of a job with a kind: its row's kind
 )
 
 // The bus keys: prefixes followed by a bus name, and the events stream.

@@ -44,5 +44,5 @@ var JobsStates = []string{StatePending, StateDelayed, StateActive, StateDead, St
 // JobsRowFields name the entries of one JOBS row, in reply order.
 var JobsRowFields = []string{
 	"id", "score", FieldState, FieldAttempts, FieldMax, FieldPriority, FieldLane, FieldParent,
-	FieldDeps, FieldAdded, FieldError, "err_size", FieldProgress, "data_size", "preview",
+	FieldDeps, FieldAdded, FieldError, "err_size", FieldProgress, "data_size", "preview", FieldKind,
 }

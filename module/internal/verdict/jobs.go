@@ -187,13 +187,15 @@ type JobsRow struct {
 	Prog           []byte
 	DataSize       int64
 	Preview        []byte
+	Kind           []byte
 	// Present: the row has att; NeedsData: the preview needs HGET row data.
 	Present, NeedsData bool
 }
 
 // JobsFields is the HMGET of a JOBS row, in order.
 var JobsFields = []string{protocol.FieldAttempts, protocol.FieldState, protocol.FieldMax, protocol.FieldPriority,
-	protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps, protocol.FieldAdded, protocol.FieldError, protocol.FieldProgress}
+	protocol.FieldLane, protocol.FieldParent, protocol.FieldDeps, protocol.FieldAdded, protocol.FieldError, protocol.FieldProgress,
+	protocol.FieldKind}
 
 // ReadJobsRow reads a row from its HMGET (JobsFields) and HSTRLEN data:
 // absent (no att) gives the nulls and zeros; texts are cut to clip bytes.
@@ -232,6 +234,13 @@ func ReadJobsRow(f []Field, dataSize, clip int64) JobsRow {
 	r.Err = cut(at(f, 8))
 	r.ErrSize = int64(len(at(f, 8).Bytes))
 	r.Prog = cut(at(f, 9))
+	// the kind as stored, not cut: ADD stores at most protocol.MaxKind bytes
+	if k := at(f, 10); k.Set {
+		r.Kind = k.Bytes
+		if r.Kind == nil {
+			r.Kind = []byte{}
+		}
+	}
 	r.DataSize = dataSize
 	r.NeedsData = clip > 0 && dataSize <= protocol.MaxPreviewData
 	return r

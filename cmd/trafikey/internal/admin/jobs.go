@@ -33,6 +33,8 @@ type JobRowView struct {
 	// JSON), absent for a payload over 16 KiB.
 	PayloadSize int    `json:"payload_size"`
 	Preview     []byte `json:"preview,omitempty"`
+	// Kind is the job's kind (JobOptions.Kind), absent for none.
+	Kind string `json:"kind,omitempty"`
 }
 
 // JobsPageView is the JSON form of one page of a job listing.
@@ -44,6 +46,10 @@ type JobsPageView struct {
 	Rows  []JobRowView `json:"rows"`
 	// Next continues the listing (Queue.Jobs' After); empty when done.
 	Next string `json:"next,omitempty"`
+	// Kind, for a listing of one kind's jobs, is that kind, and Examined
+	// counts the jobs read to fill the page.
+	Kind     string `json:"kind,omitempty"`
+	Examined int    `json:"examined,omitempty"`
 }
 
 // ViewOfJobRow is the JSON form of r.
@@ -53,7 +59,7 @@ func ViewOfJobRow(r trafikey.JobRow) JobRowView {
 		Attempts: r.Attempts, MaxAttempts: r.MaxAttempts, Priority: r.Priority,
 		Lane: r.Lane, Parent: r.Parent, Waiting: r.Waiting,
 		LastError: r.LastError, ErrorSize: r.ErrorSize, Progress: r.Progress,
-		PayloadSize: r.PayloadSize, Preview: r.Preview,
+		PayloadSize: r.PayloadSize, Preview: r.Preview, Kind: r.Kind,
 	}
 	if !r.At.IsZero() {
 		at := r.At.UTC()
