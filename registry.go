@@ -169,30 +169,37 @@ func (w *Worker) jobsOf(q *Queue, all []string) []string {
 
 // writeWorker writes info as the record of its worker on q for ttl (0:
 // deletes it), indexes it, and drops from the index the ids of workers
-// whose record expired registryForget ago.
+// whose record expired registryForget ago. It writes on a connection of
+// its own (the client's pool for blocking commands): a write the server
+// holds (CLIENT PAUSE WRITE, during a failover) then holds none of the
+// calls that share the client's pipelines, such as a worker's claims or
+// its cancel notices' subscription.
 func (q *Queue) writeWorker(ctx context.Context, info WorkerInfo, ttl time.Duration) error {
-	c := q.client
 	index := q.keys.Fixed(protocol.SuffixWorkers)
 	record := q.keys.Base + protocol.SuffixWorker + info.ID
-	var cmds valkey.Commands
-	if ttl == 0 {
-		cmds = append(cmds, c.B().Del().Key(record).Build(), c.B().Zrem().Key(index).Member(info.ID).Build())
-	} else {
-		data, err := json.Marshal(info)
-		if err != nil {
+	var data []byte
+	if ttl > 0 {
+		var err error
+		if data, err = json.Marshal(info); err != nil {
 			return err
 		}
-		expires := info.Beat.Add(ttl).UnixMilli()
-		cmds = append(cmds,
-			c.B().Set().Key(record).Value(string(data)).Px(ttl).Build(),
-			c.B().Zadd().Key(index).ScoreMember().ScoreMember(float64(expires), info.ID).Build(),
-			c.B().Zremrangebyscore().Key(index).Min("-inf").Max("("+strconv.FormatInt(info.Beat.Add(-registryForget).UnixMilli(), 10)).Build())
 	}
-	var errs []error
-	for _, r := range c.DoMulti(ctx, cmds...) {
-		errs = append(errs, r.Error())
-	}
-	return errors.Join(errs...)
+	return q.client.Dedicated(func(c valkey.DedicatedClient) error {
+		cmds := valkey.Commands{c.B().Del().Key(record).Build(), c.B().Zrem().Key(index).Member(info.ID).Build()}
+		if ttl > 0 {
+			expires := info.Beat.Add(ttl).UnixMilli()
+			cmds = valkey.Commands{
+				c.B().Set().Key(record).Value(string(data)).Px(ttl).Build(),
+				c.B().Zadd().Key(index).ScoreMember().ScoreMember(float64(expires), info.ID).Build(),
+				c.B().Zremrangebyscore().Key(index).Min("-inf").Max("(" + strconv.FormatInt(info.Beat.Add(-registryForget).UnixMilli(), 10)).Build(),
+			}
+		}
+		var errs []error
+		for _, r := range c.DoMulti(ctx, cmds...) {
+			errs = append(errs, r.Error())
+		}
+		return errors.Join(errs...)
+	})
 }
 
 // Workers lists the workers running on the queue now, as each last
