@@ -37,6 +37,9 @@ type Job struct {
 	// Headers are the headers added with the job (Headers at Add), e.g.
 	// trace context; nil for none.
 	Headers map[string]string
+	// Lane is the lane the job was claimed from (Lane at Add); empty for
+	// none.
+	Lane string
 
 	q      *Queue
 	token  string
@@ -130,13 +133,13 @@ func (q *Queue) claimBlocks() bool {
 }
 
 // claimedJob reads one entry of CLAIM's reply: [id, data, attempt], and with
-// ext [.., max, kind, timeout, headers]. A null data, kind or headers reads
-// as empty.
+// ext [.., max, kind, timeout, headers, lane]. A null data, kind, headers or
+// lane reads as empty.
 func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 	f, err := row.ToArray()
 	want := 3
 	if ext {
-		want = 3 + len(protocol.ClaimExtendedFields)
+		want = 4 + len(protocol.ClaimExtendedFields)
 	}
 	if err != nil || len(f) != want {
 		return nil, false
@@ -159,6 +162,7 @@ func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 		j.Timeout = time.Duration(timeout) * time.Millisecond
 		headers, _ := f[6].ToString()
 		j.Headers = decodeHeaders(headers)
+		j.Lane, _ = f[7].ToString()
 	}
 	return j, true
 }

@@ -247,3 +247,27 @@ func TestLaneSlotsFreedByRecovery(t *testing.T) {
 		valkeytest.RequireConsistentQueue(t, b.server, q.Name())
 	})
 }
+
+// TestJobLane: a claimed job knows the lane it was claimed from; one
+// without a lane has none, and neither has a plain claim's job.
+func TestJobLane(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		_, err := b.q.AddBatch(ctx, []trafikey.JobSpec{{Payload: []byte("a"), Options: trafikey.JobOptions{Lane: "tenant/7"}}, {Payload: []byte("b")}})
+		require.NoError(t, err)
+		jobs, err := b.q.Claim(ctx, time.Minute, 2)
+		require.NoError(t, err)
+		require.Len(t, jobs, 2)
+		lanes := map[string]string{}
+		for _, j := range jobs {
+			lanes[string(j.Payload)] = j.Lane
+		}
+		require.Equal(t, map[string]string{"a": "tenant/7", "b": ""}, lanes)
+
+		plain := b.open(t, "plain", trafikey.QueueOptions{PlainClaims: true})
+		_, err = plain.Add(ctx, []byte("c"), &trafikey.JobOptions{Lane: "x"})
+		require.NoError(t, err)
+		j := claimOne(t, plain, time.Minute)
+		require.Empty(t, j.Lane, "a plain claim carries no job field")
+	})
+}

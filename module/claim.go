@@ -211,7 +211,7 @@ func (st *claimState) reply(c *host.Call, ext bool, v verdict.ClaimVerdict) erro
 	st.events.reset()
 	for _, j := range v.Jobs {
 		if ext {
-			c.ReplyArray(3 + len(protocol.ClaimExtendedFields))
+			c.ReplyArray(4 + len(protocol.ClaimExtendedFields))
 		} else {
 			c.ReplyArray(3)
 		}
@@ -228,6 +228,12 @@ func (st *claimState) reply(c *host.Call, ext bool, v verdict.ClaimVerdict) erro
 			// max kind timeout headers, after att data [ev]
 			if err := replyExtended(c, data, st.extAt(), st.more); err != nil {
 				return err
+			}
+			// the lane the job was taken from: its turn's participant
+			if j.Member < len(s.From) && s.From[j.Member] >= 0 {
+				c.ReplyBulk(s.Ready.Val[s.From[j.Member]].Name)
+			} else {
+				c.ReplyNull()
 			}
 		}
 		// the job's claimed event, when its row holds ev (read unless meta

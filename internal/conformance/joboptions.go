@@ -117,8 +117,8 @@ func testJobOptions(t *testing.T, env Env) {
 		q.install()
 		q.add(job{data: "a", attempts: "5", kind: "email", timeout: "2500", headers: "h\x00"}, job{data: "b"})
 		require.Equal(t, Arr(
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Bulk("email"), Int(2500), Bulk("h\x00")),
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Bulk("email"), Int(2500), Bulk("h\x00"), Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil),
 		), q.claimExt(2))
 	})
 	scenario(t, env, "claim ext 0 is the plain reply", func(t *testing.T, q *queue) {
@@ -131,14 +131,14 @@ func testJobOptions(t *testing.T, env Env) {
 		q.add(job{data: "a"})
 		q.do("HSET", q.k.Job("1"), "max", "x", "timeout", "86400001", "kind", "")
 		q.do("HSET", q.k.Meta, protocol.MetaJobFields, protocol.JobFieldsOn)
-		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("a"), Int(1), Int(0), Bulk(""), Int(0), Nil)), q.claimExt(1))
+		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("a"), Int(1), Int(0), Bulk(""), Int(0), Nil, Nil)), q.claimExt(1))
 	})
 	scenario(t, env, "claim ext with lanes", func(t *testing.T, q *queue) {
 		q.install()
 		q.add(job{data: "a", lane: "l", kind: "x"}, job{data: "b", kind: "y"})
 		require.Equal(t, Arr(
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("y"), Int(0), Nil),
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Bulk("x"), Int(0), Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("y"), Int(0), Nil, Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Bulk("x"), Int(0), Nil, Bulk("l")),
 		), q.claimExt(2))
 	})
 	scenario(t, env, "add of kind, timeout or headers sets meta jobfields", func(t *testing.T, q *queue) {
@@ -175,8 +175,8 @@ func testJobOptions(t *testing.T, env Env) {
 		// fields no ADD of this queue stored are not read
 		q.do("HSET", q.k.Job("1"), "kind", "x", "timeout", "7", "headers", "h")
 		require.Equal(t, Arr(
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Nil, Int(0), Nil),
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Nil, Int(0), Nil, Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil),
 		), q.claimExt(2))
 		require.Equal(t, Bulk("active"), q.r("HGET", q.k.Job("1"), "state"))
 	})
@@ -186,16 +186,16 @@ func testJobOptions(t *testing.T, env Env) {
 		q.add(job{data: "b", kind: "k"})
 		q.do("HSET", q.k.Job("1"), "headers", "h")
 		require.Equal(t, Arr(
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Nil, Int(0), Bulk("h")),
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Nil, Int(0), Bulk("h"), Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil, Nil),
 		), q.claimExt(2))
 	})
 	scenario(t, env, "claim ext on a queue without job fields, with lanes", func(t *testing.T, q *queue) {
 		q.install()
 		q.add(job{data: "a", lane: "l", attempts: "2"}, job{data: "b"})
 		require.Equal(t, Arr(
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil),
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(2), Nil, Int(0), Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(2), Nil, Int(0), Nil, Bulk("l")),
 		), q.claimExt(2))
 	})
 	scenario(t, env, "claim bad ext", func(t *testing.T, q *queue) {

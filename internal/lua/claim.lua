@@ -22,8 +22,9 @@
 -- meta turn (docs/PROTOCOL.md, "Fair claiming").
 --
 -- Reply: array of [id, data, attempt] (bulk, bulk, integer) in turn order,
--- with ext 1 [id, data, attempt, max, kind, timeout, headers] (max and
--- timeout integers, kind and headers bulk or null) from one wider HMGET
+-- with ext 1 [id, data, attempt, max, kind, timeout, headers, lane] (max
+-- and timeout integers, kind and headers bulk or null; lane the lane the
+-- job was taken from, null for pending's) from one wider HMGET
 -- (of att data ev max only while meta jobfields is not 1: then kind and
 -- headers are null and timeout 0, as for a row without them); ev is read
 -- unless meta rowopts is 0 or absent (then no row has events);
@@ -319,10 +320,12 @@ for i = 1, #jobs do
     rcall('HSET', keys[at[i]], 'state', 'active', 'att', nx[i])
     dl[#dl + 1], dl[#dl + 2] = deadline, id
     local att, r = tonumber(nx[i]), rows[i]
+    -- the lane the job was taken from (its turn's participant), false for pending
+    local lane = (from[i] or 0) > 0 and names[from[i]] or false
     if full then
-      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4]}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4], lane}
     elseif ext then
-      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), false, 0, false}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), false, 0, false, lane}
     else
       out[#out + 1] = {id, r[2], att}
     end
