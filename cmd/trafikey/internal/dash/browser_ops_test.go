@@ -74,6 +74,7 @@ func TestBrowserOps(t *testing.T) {
 	require.Equal(t, "2", pageText(tab, t, `#counts [data-card="dead"] .n`))
 
 	browseWorkers(t, tab, srv.URL, c)
+	browseKinds(t, tab, srv.URL, c)
 	browsePendingLanes(t, tab, srv.URL, c)
 	browseLanes(t, tab, srv.URL, c)
 	browseFlowRemove(t, tab, srv.URL, c)
@@ -97,6 +98,39 @@ func TestBrowserOps(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#pending-lanes`)),
 	)
 	require.Zero(t, count(tab, t, `[data-act]`))
+}
+
+// browseKinds checks that a jobs table shows each job's kind, and that the
+// kind filter lists one kind's jobs.
+func browseKinds(t *testing.T, tab context.Context, url string, c valkey.Client) {
+	ctx := t.Context()
+	q, err := trafikey.Open(ctx, c, "kinds", nil)
+	require.NoError(t, err)
+	for i := range 40 {
+		kind := "report"
+		if i%4 == 0 {
+			kind = "email"
+		}
+		_, err := q.Add(ctx, []byte("x"), &trafikey.JobOptions{Kind: kind})
+		require.NoError(t, err)
+	}
+	within(tab, t, 10*time.Second,
+		chromedp.Navigate(url+"/#/jobs/kinds/pending"),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-job="2"]`)),
+	)
+	require.Equal(t, "email", pageText(tab, t, `#jobs tr[data-job="1"] td.kind`))
+	require.Equal(t, "report", pageText(tab, t, `#jobs tr[data-job="2"] td.kind`))
+	within(tab, t, 10*time.Second,
+		chromedp.SetValue(chromedp.CSS(`#jobs-kind`), "email"),
+		chromedp.Click(chromedp.CSS(`#jobs-kind-filter button`)),
+		chromedp.WaitNotPresent(chromedp.CSS(`#jobs tr[data-job="2"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-job="37"]`)),
+	)
+	kinds := eval[[]string](tab, t, `[...document.querySelectorAll("#jobs td.kind")].map((td) => td.textContent)`)
+	require.Len(t, kinds, 10, "the page of the kind: 10 email jobs of 40")
+	for _, k := range kinds {
+		require.Equal(t, "email", k)
+	}
 }
 
 // browseWorkers checks that a queue's page lists the worker processes on it,

@@ -447,3 +447,52 @@ func testJobsAPI(t *testing.T, o valkeyserver.Options, want trafikey.Executor) {
 	require.Equal(t, 30, jobsOf(t, ro, "work", "state=pending").Total)
 	require.Equal(t, 2, jobsOf(t, ro, "work", "state=pending&lane=acme").Total)
 }
+
+// TestJobsAPIKind: a listing of one kind reads pages on until it has a page
+// of that kind, its cursor continuing after the last job examined, so every
+// job of the kind is listed once across its pages; rows carry their kind.
+func TestJobsAPIKind(t *testing.T) {
+	t.Parallel()
+	for _, o := range []valkeyserver.Options{{}, {Module: valkeytest.ModulePath(t)}} {
+		s := valkeytest.Start(t, o)
+		c := valkeytest.Client(t, s)
+		ctx := t.Context()
+		q, err := trafikey.Open(ctx, c, "mixed", nil)
+		require.NoError(t, err)
+		var want []string
+		var jobs []trafikey.JobSpec
+		for i := range 250 {
+			kind := "report"
+			if i%7 == 0 {
+				kind = "email"
+			}
+			jobs = append(jobs, trafikey.JobSpec{Payload: []byte("x"), Options: trafikey.JobOptions{Kind: kind}})
+		}
+		ids, err := q.AddBatch(ctx, jobs)
+		require.NoError(t, err)
+		for i, id := range ids {
+			if i%7 == 0 {
+				want = append(want, id)
+			}
+		}
+		srv := startDash(t, c, Options{})
+		var got []string
+		after := ""
+		for pages := 0; ; pages++ {
+			require.Less(t, pages, 10)
+			p := jobsOf(t, srv, "mixed", "state=pending&kind=email&count=10&after="+url.QueryEscape(after))
+			require.Equal(t, 250, p.Total)
+			for _, r := range p.Jobs {
+				require.Equal(t, "email", r.Kind)
+				got = append(got, r.ID)
+			}
+			if p.Next == "" {
+				break
+			}
+			after = p.Next
+		}
+		require.Equal(t, want, got)
+		all := jobsOf(t, srv, "mixed", "state=pending&count=3")
+		require.Equal(t, []string{"email", "report", "report"}, []string{all.Jobs[0].Kind, all.Jobs[1].Kind, all.Jobs[2].Kind})
+	}
+}

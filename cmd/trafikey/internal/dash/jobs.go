@@ -40,6 +40,7 @@ type jobRowView struct {
 	MaxAttempts int        `json:"max_attempts"`
 	Priority    int        `json:"priority"`
 	Lane        string     `json:"lane,omitempty"`
+	Kind        string     `json:"kind,omitempty"`
 	Parent      string     `json:"parent,omitempty"`
 	Waiting     int        `json:"waiting_children,omitempty"`
 	AddedAt     *time.Time `json:"added_at,omitempty"`
@@ -70,7 +71,7 @@ func rowView(r trafikey.JobRow) jobRowView {
 		v.AddedAt = &added
 	}
 	v.Attempts, v.MaxAttempts, v.Priority = r.Attempts, r.MaxAttempts, r.Priority
-	v.Lane, v.Parent, v.Waiting = r.Lane, r.Parent, r.Waiting
+	v.Lane, v.Kind, v.Parent, v.Waiting = r.Lane, r.Kind, r.Parent, r.Waiting
 	v.Error, v.ErrorSize, v.Progress = oneLine(r.LastError), r.ErrorSize, oneLine(r.Progress)
 	v.PayloadSize = r.PayloadSize
 	if r.Preview != nil {
@@ -84,7 +85,7 @@ func rowView(r trafikey.JobRow) jobRowView {
 func rowOfInfo(info *trafikey.JobInfo) jobRowView {
 	r := trafikey.JobRow{
 		ID: info.ID, Exists: true, State: info.State, Attempts: info.Attempts, MaxAttempts: info.MaxAttempts,
-		Priority: info.Priority, Lane: info.Lane, Parent: info.Parent, Waiting: info.Waiting, AddedAt: info.AddedAt,
+		Priority: info.Priority, Lane: info.Lane, Kind: info.Kind, Parent: info.Parent, Waiting: info.Waiting, AddedAt: info.AddedAt,
 		LastError: clip(info.LastError), ErrorSize: len(info.LastError), Progress: clip(info.Progress),
 		PayloadSize: len(info.Payload),
 	}
@@ -186,7 +187,7 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 			reply.FoundState = string(info.State)
 		}
 	} else {
-		page, err := q.Jobs(ctx, state, o)
+		page, err := readJobs(ctx, q, state, o, in.Get("kind"))
 		if err != nil {
 			fail(w, err)
 			return
@@ -280,4 +281,50 @@ func (s *Server) bulkAction(ctx context.Context, q *trafikey.Queue, r *http.Requ
 		err = fmt.Errorf("%s %d jobs, then: %w", key, n, err)
 	}
 	return map[string]any{key: n}, err
+}
+
+// kindScan bounds how many jobs a listing of one kind examines per page:
+// the server keeps no index of kinds, so the dashboard reads pages on until
+// it has a page of the kind, the set is read, or this many were examined.
+const kindScan = 10000
+
+// readJobs reads a page of the jobs in state as Queue.Jobs does, or with
+// kind, a page of that kind's jobs, read on through pages of 100; its Next
+// continues after the last job examined.
+func readJobs(ctx context.Context, q *trafikey.Queue, state trafikey.JobState, o trafikey.JobsOptions, kind string) (trafikey.JobsPage, error) {
+	if kind == "" {
+		return q.Jobs(ctx, state, o)
+	}
+	want := o.Limit
+	o.Limit = 100
+	var out trafikey.JobsPage
+	for examined := 0; examined < kindScan; {
+		p, err := q.Jobs(ctx, state, o)
+		if err != nil {
+			return out, err
+		}
+		out.Total = p.Total
+		for i, r := range p.Rows {
+			examined++
+			if r.Kind == kind {
+				out.Rows = append(out.Rows, r)
+			}
+			if len(out.Rows) == want || examined == kindScan {
+				if i < len(p.Rows)-1 || p.Next != "" {
+					out.Next = cursorAfter(r)
+				}
+				return out, nil
+			}
+		}
+		if p.Next == "" {
+			return out, nil
+		}
+		o.After, out.Next = p.Next, p.Next
+	}
+	return out, nil
+}
+
+// cursorAfter is the cursor that continues a listing after row r.
+func cursorAfter(r trafikey.JobRow) string {
+	return strconv.FormatInt(r.Score, 10) + ":" + r.ID
 }

@@ -719,11 +719,16 @@ function jobsView(queue, st, laneArg) {
   // clicking it is never undone by a refresh.
   const findInput = el("input", { id: "jobs-find", placeholder: "find by id", "aria-label": "find a job by id", inputmode: "numeric" });
   const clearBox = el("span");
+  let kind = ""; // the kind the table is filtered to; "" for every job
+  const kindInput = el("input", { id: "jobs-kind", placeholder: "kind", "aria-label": "only the jobs of this kind" });
   function renderToolbar() {
     if (!toolbar.firstChild) {
       fill(toolbar,
         el("form", { id: "jobs-search", class: "find", onsubmit: (ev) => { ev.preventDefault(); find(findInput.value.trim()); } },
           findInput, el("button", { type: "submit" }, "Find"), clearBox),
+        el("form", { id: "jobs-kind-filter", class: "find", title: "reads pages on until a page of the kind, at most 10,000 jobs examined",
+          onsubmit: (ev) => { ev.preventDefault(); kind = kindInput.value.trim(); cursors = [""]; read().catch(showError); } },
+          kindInput, el("button", { type: "submit" }, "Filter")),
         el("label", { class: "order" }, "order ",
           el("select", { id: "jobs-order", onchange: (ev) => { newest = ev.target.value === "newest"; cursors = [""]; read().catch(showError); } },
             el("option", { value: "oldest", selected: !newest }, st === "pending" ? "next to run first" : "oldest first"),
@@ -802,11 +807,12 @@ function jobsView(queue, st, laneArg) {
         : rows.length === 0 ? null : el("table", { id: "jobs", "data-state": st, "data-lane": lane || null },
           caption ? el("caption", { id: "jobs-caption" }, caption) : null,
           el("thead", {}, el("tr", {}, el("th", {}, "job"), el("th", {}, label), el("th", { class: "num" }, "attempts"),
-            el("th", {}, "lane"), el("th", {}, st === "dead" ? "error" : "payload"), el("th", {}, ""))),
+            el("th", {}, "kind"), el("th", {}, "lane"), el("th", {}, st === "dead" ? "error" : "payload"), el("th", {}, ""))),
           el("tbody", {}, rows.map((r) => el("tr", { "data-job": r.id },
             el("td", {}, el("a", { href: jobHref(queue, r.id) }, r.id), r.parent ? el("span", { class: "muted" }, " ← " + r.parent) : null),
             el("td", { class: "t" }, r.state ? show(r) : el("span", { class: "muted" }, "gone")),
             el("td", { class: "num" }, r.state ? r.attempts + " / " + r.max_attempts : "–"),
+            el("td", { class: "kind" }, r.kind || el("span", { class: "muted" }, "–")),
             el("td", {}, r.lane || el("span", { class: "muted" }, "–")),
             el("td", { class: "detail" }, detail(r)),
             el("td", { class: "row-actions" }, rowActions(r)))))));
@@ -838,6 +844,7 @@ function jobsView(queue, st, laneArg) {
     const after = cursors[cursors.length - 1];
     if (after) params.set("after", after);
     if (lane) params.set("lane", lane);
+    if (kind) params.set("kind", kind);
     const p = await api("queues/" + enc(queue) + "/jobs?" + params);
     counts = p.queue;
     page = p;
