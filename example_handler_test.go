@@ -2,6 +2,7 @@ package trafikey_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -128,4 +129,78 @@ func ExampleHandleResult() {
 	}
 	fmt.Println(thumb.URL)
 	// Output: /thumbs/128.png
+}
+
+// See the worker processes running on a queue, as each registers itself.
+func ExampleAdmin_Workers() {
+	q, done := exampleQueue("emails", nil)
+	defer done()
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+
+	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { return nil },
+		trafikey.WorkerOptions{Concurrency: 20})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- w.Run(ctx) }()
+	for {
+		workers, err := q.Admin().Workers(ctx)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if len(workers) > 0 {
+			fmt.Println(len(workers), "worker on", workers[0].Queues, "running up to", workers[0].Concurrency, "jobs")
+			break
+		}
+		time.Sleep(10 * time.Millisecond) // it registers as Run starts
+	}
+	stop()
+	if err := <-ran; err != nil {
+		log.Fatal(err)
+	}
+	workers, err := q.Admin().Workers(context.Background())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(len(workers), "once it stopped")
+	// Output:
+	// 1 worker on [emails] running up to 20 jobs
+	// 0 once it stopped
+}
+
+// Delete a queue and everything it holds.
+func ExampleAdmin_DeleteQueue() {
+	q, done := exampleQueue("scratch", nil)
+	defer done()
+	ctx := context.Background()
+
+	if _, err := q.Add(ctx, []byte("x"), &trafikey.JobOptions{Delay: time.Hour}); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := q.Admin().DeleteQueue(ctx); err != nil {
+		log.Fatal(err)
+	}
+	_, err := q.Add(ctx, []byte("y"), nil)
+	fmt.Println(errors.Is(err, trafikey.ErrWire)) // the handle's verbs are refused: Open the name again for a new queue
+	// Output: true
+}
+
+// Run the upkeep workers run on their timers, from a loop of your own.
+func ExampleAdmin_Maintain() {
+	q, done := exampleQueue("reports", nil)
+	defer done()
+	ctx := context.Background()
+
+	if _, err := q.Add(ctx, []byte("monthly"), &trafikey.JobOptions{Delay: time.Millisecond}); err != nil {
+		log.Fatal(err)
+	}
+	time.Sleep(10 * time.Millisecond) // its delay passes
+	m, err := q.Admin().Maintain(ctx, 1000)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("promoted", m.Promoted)
+	// Output: promoted 1
 }
