@@ -169,34 +169,55 @@ func (w *Worker) jobsOf(q *Queue, all []string) []string {
 
 // writeWorker writes info as the record of its worker on q for ttl (0:
 // deletes it), indexes it, and drops from the index the ids of workers
-// whose record expired registryForget ago. It writes on a connection of
-// its own (the client's pool for blocking commands): a write the server
-// holds (CLIENT PAUSE WRITE, during a failover) then holds none of the
-// calls that share the client's pipelines, such as a worker's claims or
-// its cancel notices' subscription.
+// whose record expired registryForget ago; the index itself lives
+// registryForget past the last registration. A record is written only
+// while the queue's wire stamp is there, in a transaction that watches it:
+// a queue deleted (Admin.DeleteQueue) is not written again by the workers
+// still running on it. It writes on a connection of its own (the client's
+// pool for blocking commands): a write the server holds (CLIENT PAUSE
+// WRITE, during a failover) then holds none of the calls that share the
+// client's pipelines, such as a worker's claims or its cancel notices'
+// subscription.
 func (q *Queue) writeWorker(ctx context.Context, info WorkerInfo, ttl time.Duration) error {
 	index := q.keys.Fixed(protocol.SuffixWorkers)
 	record := q.keys.Base + protocol.SuffixWorker + info.ID
-	var data []byte
-	if ttl > 0 {
-		var err error
-		if data, err = json.Marshal(info); err != nil {
-			return err
+	if ttl == 0 {
+		c := q.client
+		var errs []error
+		for _, r := range c.DoMulti(ctx, c.B().Del().Key(record).Build(), c.B().Zrem().Key(index).Member(info.ID).Build()) {
+			errs = append(errs, r.Error())
 		}
+		return errors.Join(errs...)
+	}
+	data, err := json.Marshal(info)
+	if err != nil {
+		return err
 	}
 	return q.client.Dedicated(func(c valkey.DedicatedClient) error {
-		cmds := valkey.Commands{c.B().Del().Key(record).Build(), c.B().Zrem().Key(index).Member(info.ID).Build()}
-		if ttl > 0 {
-			expires := info.Beat.Add(ttl).UnixMilli()
-			cmds = valkey.Commands{
-				c.B().Set().Key(record).Value(string(data)).Px(ttl).Build(),
-				c.B().Zadd().Key(index).ScoreMember().ScoreMember(float64(expires), info.ID).Build(),
-				c.B().Zremrangebyscore().Key(index).Min("-inf").Max("(" + strconv.FormatInt(info.Beat.Add(-registryForget).UnixMilli(), 10)).Build(),
-			}
+		watched := c.DoMulti(ctx, c.B().Watch().Key(q.keys.Version).Build(), c.B().Exists().Key(q.keys.Version).Build())
+		if err := errors.Join(watched[0].Error(), watched[1].Error()); err != nil {
+			return err
 		}
+		if n, _ := watched[1].AsInt64(); n == 0 {
+			// the queue is not installed, or was deleted
+			return c.Do(ctx, c.B().Unwatch().Build()).Error()
+		}
+		expires := info.Beat.Add(ttl).UnixMilli()
+		forget := info.Beat.Add(-registryForget).UnixMilli()
+		res := c.DoMulti(ctx,
+			c.B().Multi().Build(),
+			c.B().Set().Key(record).Value(string(data)).Px(ttl).Build(),
+			c.B().Zadd().Key(index).ScoreMember().ScoreMember(float64(expires), info.ID).Build(),
+			c.B().Zremrangebyscore().Key(index).Min("-inf").Max("("+strconv.FormatInt(forget, 10)).Build(),
+			c.B().Pexpire().Key(index).Milliseconds((ttl + registryForget).Milliseconds()).Build(),
+			c.B().Exec().Build())
 		var errs []error
-		for _, r := range c.DoMulti(ctx, cmds...) {
-			errs = append(errs, r.Error())
+		for _, r := range res {
+			// an EXEC the watch aborted replies null: the queue went
+			// meanwhile, and nothing was written
+			if err := r.Error(); err != nil && !valkey.IsValkeyNil(err) {
+				errs = append(errs, err)
+			}
 		}
 		return errors.Join(errs...)
 	})
