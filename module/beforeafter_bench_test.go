@@ -203,7 +203,8 @@ func beforeAfterCases() []struct {
 		out = append(out, abCase{c.name, 1, c.setup})
 	}
 	for _, c := range jobCoreBenches {
-		if c.jobs == 100 {
+		// the batches, and the extended rows a worker claims
+		if c.jobs == 100 || c.name == "claim-10-ext" {
 			out = append(out, abCase{c.name, c.jobs, c.setup})
 		}
 	}
