@@ -1,6 +1,10 @@
 package trafikey
 
-import "github.com/trafikey/trafikey/internal/executor"
+import (
+	"time"
+
+	"github.com/trafikey/trafikey/internal/executor"
+)
 
 // WithRunner returns a copy of o (nil: the defaults) whose queue runs its
 // verbs on r: the package's external tests wrap the real executors to count
@@ -16,6 +20,13 @@ func WithRunner(r executor.Executor, o *QueueOptions) *QueueOptions {
 
 // HashSlot exposes hashSlot, to check it against CLUSTER KEYSLOT.
 var HashSlot = hashSlot
+
+// WithRegisterEvery returns o with the worker registration's period d, for
+// the tests that see a record renewed.
+func WithRegisterEvery(o WorkerOptions, d time.Duration) WorkerOptions {
+	o.registerEvery = d
+	return o
+}
 
 // WithClaimLoops returns o with n claim loops, for the tests and benchmarks
 // of claim loops other than the default.

@@ -115,10 +115,14 @@ func (w *Worker) Info() WorkerInfo {
 // register writes the worker's record on every queue it runs, then every
 // registerEvery until ctx ends, and deletes it then.
 func (w *Worker) register(ctx context.Context) {
-	t := newTicker(registerEvery)
+	every := w.opts.registerEvery
+	if every <= 0 {
+		every = registerEvery
+	}
+	t := newTicker(every)
 	defer t.stop()
 	for {
-		w.registerOnce(ctx, 3*registerEvery)
+		w.registerOnce(ctx, 3*every)
 		select {
 		case <-ctx.Done():
 			// a record of its own, gone with the worker: not left to expire

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +31,8 @@ func TestWorkerRegistry(t *testing.T) {
 			<-release
 			return nil
 		}
-		w1 := newWorker(t, q, block, trafikey.WorkerOptions{Concurrency: 3})
+		// a short period: the test sees the record written again
+		w1 := newWorker(t, q, block, trafikey.WithRegisterEvery(trafikey.WorkerOptions{Concurrency: 3}, 50*time.Millisecond))
 		stop1 := runWorker(t, w1)
 		var ids []string
 		for _, p := range []string{"a", "b"} {
@@ -60,7 +62,7 @@ func TestWorkerRegistry(t *testing.T) {
 		record := protocol.KeysOf(q.Name()).Base + protocol.SuffixWorker + info.ID
 		ttl := b.do(t, "PTTL", record).(int64)
 		require.Greater(t, ttl, int64(0), "the record expires by itself")
-		require.LessOrEqual(t, ttl, int64(15000))
+		require.LessOrEqual(t, ttl, int64(150), "three periods")
 
 		// a second worker on the queue, over two queues
 		other := b.open(t, "other")
@@ -78,6 +80,9 @@ func TestWorkerRegistry(t *testing.T) {
 			require.NoError(t, err)
 			return len(got) == 2 && len(onOther) == 1 && slices.Equal(onOther[0].Jobs, []string{otherID})
 		}, eventually, tick, "the second worker registers on both queues, with each queue's jobs")
+		ttl2 := b.do(t, "PTTL", protocol.KeysOf(q.Name()).Base+protocol.SuffixWorker+w2.Info().ID).(int64)
+		require.Greater(t, ttl2, int64(10000), "the default period, 5 s: three of them")
+		require.LessOrEqual(t, ttl2, int64(15000))
 		for _, i := range got {
 			if i.ID == w2.Info().ID {
 				require.Equal(t, []string{q.Name(), "other"}, i.Queues)

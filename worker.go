@@ -134,6 +134,9 @@ type WorkerOptions struct {
 	// slots freed while a CLAIM is on the wire (docs/BENCHMARKS.md, "The
 	// worker at concurrency 100"). Tests and benchmarks set it.
 	claimLoops int
+	// registerEvery is the period of the worker's registration (0: the
+	// default, registerEvery); tests shorten it to see a record renewed.
+	registerEvery time.Duration
 }
 
 // Outcome is what became of a job a worker ran, named as the metrics and
