@@ -61,6 +61,11 @@ type WorkerInfo struct {
 // Admin.Workers within 15 s and one stalled for a period does not.
 const registerEvery = 5 * time.Second
 
+// registerSoonest is the shortest time between two registrations: a change
+// of the jobs in hand is registered within it, a steady stream of them once
+// per it.
+const registerSoonest = 250 * time.Millisecond
+
 // registryForget is how long past its expiry a dead worker's id stays in
 // the index before another worker's registration drops it: long enough
 // that clocks apart by minutes do not drop a live worker's.
@@ -131,7 +136,21 @@ func (w *Worker) register(ctx context.Context) {
 			cancel()
 			return
 		case <-t.c:
+		case <-w.changed:
+			// the jobs in hand changed: registered soon, not at once, so
+			// a busy worker writes its record a few times a second at most
+			if !sleep(ctx, min(registerSoonest, every)) {
+				continue
+			}
 		}
+	}
+}
+
+// registryChanged tells the registration that the jobs in hand changed.
+func (w *Worker) registryChanged() {
+	select {
+	case w.changed <- struct{}{}:
+	default:
 	}
 }
 
@@ -228,8 +247,9 @@ func (q *Queue) writeWorker(ctx context.Context, info WorkerInfo, ttl time.Durat
 }
 
 // Workers lists the workers running on the queue now, as each last
-// registered itself (every 5 s), in the order of their ids. A worker that
-// stopped is gone at once; one that died, within 15 s.
+// registered itself (every 5 s, and within 250 ms of a change of its jobs
+// in hand), in the order of their ids. A worker that stopped is gone at
+// once; one that died, within 15 s.
 func (a Admin) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	q := a.q
 	if q.client == nil {

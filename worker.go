@@ -189,6 +189,8 @@ type Worker struct {
 	started atomic.Pointer[time.Time]
 	// stopRun ends the running Run with its cause.
 	stopRun context.CancelCauseFunc
+	// changed wakes the registration when the jobs in hand change.
+	changed chan struct{}
 	// signals groups the queues' signal lists for the idle wait.
 	signals []signalGroup
 
@@ -326,6 +328,7 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		completers: map[*Queue]*groupcommit.Queue[*completion]{},
 		jobs:       map[*runningJob]struct{}{},
 		id:         newWorkerID(),
+		changed:    make(chan struct{}, 1),
 		signals:    signalGroups(queues),
 	}
 	names := make([]string, len(queues))
@@ -823,10 +826,12 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool,
 	w.mu.Lock()
 	w.jobs[r] = struct{}{}
 	w.mu.Unlock()
+	w.registryChanged()
 	defer func() {
 		w.mu.Lock()
 		delete(w.jobs, r)
 		w.mu.Unlock()
+		w.registryChanged()
 	}()
 
 	j.q.observer.jobStarted(j)

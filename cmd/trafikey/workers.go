@@ -15,7 +15,7 @@ func (a *app) newWorkersCmd() *cobra.Command {
 		Use:   "workers <queue>",
 		Short: "List the workers running on a queue: host, pid, queues, jobs in hand, last beat",
 		Long: `workers lists the worker processes running on a queue, as each registers
-itself every 5 s: its id (host:pid:random), the queues it runs, its
+itself every 5 s (and soon after its jobs in hand change): its id (host:pid:random), the queues it runs, its
 concurrency and the jobs its handlers run now, its counters since it started,
 and when it last registered. A worker that stops is gone at once; one that
 dies, within 15 s.`,
