@@ -39,19 +39,7 @@ import (
 // the reads the verdict asks for, the ACL check of the keys it derives, the
 // verdict and the reply). The log gives each median's min–max.
 func BenchmarkFloor(b *testing.B) {
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		b.Skip("no C compiler (cc) to build bench/floor/floor.c")
-	}
-	root, err := repo.Root()
-	if err != nil {
-		b.Fatal(err)
-	}
-	so := filepath.Join(b.TempDir(), "floor.so")
-	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-fPIC", "-shared", "-o", so,
-		filepath.Join(root, "bench", "floor", "floor.c")).CombinedOutput(); err != nil {
-		b.Fatalf("build bench/floor/floor.c: %v\n%s", err, out)
-	}
+	so := buildFloor(b)
 	rounds := envInt(b, "TRAFIKEY_BENCH_ROUNDS", 5)
 	bins := []string{""}
 	if list := os.Getenv(envBenchServers); list != "" {
@@ -119,4 +107,25 @@ func BenchmarkFloor(b *testing.B) {
 			}
 		})
 	}
+}
+
+// buildFloor builds bench/floor/floor.c into a shared object in a
+// temporary directory and returns its path; without a C compiler (cc) it
+// skips tb.
+func buildFloor(tb testing.TB) string {
+	tb.Helper()
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		tb.Skip("no C compiler (cc) to build bench/floor/floor.c")
+	}
+	root, err := repo.Root()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	so := filepath.Join(tb.TempDir(), "floor.so")
+	if out, err := exec.Command(cc, "-O2", "-Wall", "-Werror", "-fPIC", "-shared", "-o", so,
+		filepath.Join(root, "bench", "floor", "floor.c")).CombinedOutput(); err != nil {
+		tb.Fatalf("build bench/floor/floor.c: %v\n%s", err, out)
+	}
+	return so
 }
