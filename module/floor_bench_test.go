@@ -20,8 +20,9 @@ import (
 // (the key API's writes, each key signalled, its event fired and the
 // command replicated; DEL through RM_Call), reading only what its writes
 // and its reply need. Both modules are loaded into one server; the verb's
-// fixture is built twice, once per queue, and the EMQ.* and FLOOR.* calls
-// alternate in one pipeline, so both meet the same load on the machine.
+// fixture is built once per command measured, each on a queue of its own,
+// and the EMQ.* and FLOOR.* calls alternate in one pipeline, so all meet
+// the same load on the machine.
 // Run it by hand:
 //
 //	go test ./module -run '^$' -bench Floor -benchtime 5000x
@@ -37,7 +38,15 @@ import (
 // what the verb costs beyond the least a module command can do for the same
 // writes: the call into Go, the parsing, the fence's GET through RM_Call,
 // the reads the verdict asks for, the ACL check of the keys it derives, the
-// verdict and the reply). The log gives each median's min–max.
+// verdict and the reply). Two more commands of the floor split it: with
+// the checks (FLOOR.CHECKED.*: the fence through RM_Call and the ACL check
+// of the derived keys, as the host makes them), and with the checks and
+// the reads the verdict asks for in this case, through the key API as the
+// host answers them (FLOOR.READ.*). checks is the first's time beyond the
+// floor's, reads the second's beyond the first's, and module the verb's
+// beyond the second's: the module's own work, from the call into Go and
+// the parsing to the verdict, the batches and the reply. Each is the
+// median of the rounds' differences; the log gives each median's min–max.
 func BenchmarkFloor(b *testing.B) {
 	so := buildFloor(b)
 	rounds := envInt(b, "TRAFIKEY_BENCH_ROUNDS", 5)
@@ -56,54 +65,70 @@ func BenchmarkFloor(b *testing.B) {
 		if bc.name != "add" && bc.name != "claim" && bc.name != "complete" {
 			continue
 		}
-		floor := "FLOOR." + strings.ToUpper(bc.name)
+		verb := strings.TrimPrefix(bc.verb.Command, "EMQ.")
+		// the commands measured: the verb, its floor, the floor with the
+		// checks, and with the verdict's reads besides
+		commands := []string{bc.verb.Command, "FLOOR." + verb, "FLOOR.CHECKED." + verb, "FLOOR.READ." + verb}
 		b.Run(bc.name, func(b *testing.B) {
 			b.StopTimer()
 			b.ResetTimer()
-			// per server, per round: the verb's and the floor's µs per call
-			us := make([][2][]float64, len(servers))
+			// per server, per command, per round: µs per call
+			us := make([][4][]float64, len(servers))
 			for k := range rounds {
 				for j := range servers {
 					i := (j + k) % len(servers)
 					sv := servers[i]
-					// both queues' fixtures are built by the module; the
-					// second queue's calls then go to the floor
-					var ex [2]*benchExec
-					var calls [2][][]string
+					// every queue's fixture is built by the module; the
+					// calls then go to each command in turn
+					var ex [4]*benchExec
+					var calls [4][][]string
 					for x := range ex {
 						queue++
 						ex[x] = &benchExec{b: b, c: sv.c, q: "floor" + strconv.Itoa(queue), native: true, shas: sv.shas}
 						ex[x].must(protocol.Install)
 						calls[x] = bc.setup(ex[x], b.N)
 					}
-					lines := make([][]string, 0, 2*b.N)
+					lines := make([][]string, 0, len(ex)*b.N)
 					for n := range calls[0] {
-						f := ex[1].line(bc.verb, calls[1][n])
-						f[0] = floor
-						lines = append(lines, ex[0].line(bc.verb, calls[0][n]), f)
+						for x, e := range ex {
+							l := e.line(bc.verb, calls[x][n])
+							l[0] = commands[x]
+							lines = append(lines, l)
+						}
 					}
 					valkeytest.Do(b, sv.s, "CONFIG", "RESETSTAT")
 					b.StartTimer()
 					ex[0].run(lines)
 					b.StopTimer()
-					us[i][0] = append(us[i][0], serverMicros(b, sv.s, bc.verb.Command))
-					us[i][1] = append(us[i][1], serverMicros(b, sv.s, floor))
+					for x, command := range commands {
+						us[i][x] = append(us[i][x], serverMicros(b, sv.s, command))
+					}
 					valkeytest.Do(b, sv.s, "FLUSHALL", "SYNC")
 				}
 			}
 			for i, sv := range servers {
-				ratios := make([]float64, rounds)
-				fixed := make([]float64, rounds)
-				for k := range ratios {
-					ratios[k] = us[i][0][k] / us[i][1][k]
-					fixed[k] = us[i][0][k] - us[i][1][k]
+				native, floor, checked, read := us[i][0], us[i][1], us[i][2], us[i][3]
+				// per round: native/floor, and the differences
+				ratio, fixed, checks, reads, own := make([]float64, rounds), make([]float64, rounds), make([]float64, rounds), make([]float64, rounds), make([]float64, rounds)
+				for k := range ratio {
+					ratio[k] = native[k] / floor[k]
+					fixed[k] = native[k] - floor[k]
+					checks[k] = checked[k] - floor[k]
+					reads[k] = read[k] - checked[k]
+					own[k] = native[k] - read[k]
 				}
-				b.ReportMetric(median(us[i][0]), sv.label+"-native-µs/call")
-				b.ReportMetric(median(us[i][1]), sv.label+"-floor-µs/call")
-				b.ReportMetric(median(ratios), sv.label+"-native/floor")
-				b.ReportMetric(median(fixed), sv.label+"-fixed-µs/call")
-				b.Logf("%s (%s), %d rounds of %d calls: native %s, floor %s µs/call; native/floor %s; fixed %s µs/call",
-					sv.label, sv.version, rounds, b.N, spread(us[i][0]), spread(us[i][1]), spread(ratios), spread(fixed))
+				for _, m := range []struct {
+					name string
+					v    []float64
+				}{
+					{"native-µs/call", native}, {"floor-µs/call", floor}, {"native/floor", ratio}, {"fixed-µs/call", fixed},
+					{"checks-µs/call", checks}, {"reads-µs/call", reads}, {"module-µs/call", own},
+				} {
+					b.ReportMetric(median(m.v), sv.label+"-"+m.name)
+				}
+				b.Logf("%s (%s), %d rounds of %d calls, µs/call: native %s, floor %s, floor with the checks %s, and the reads %s; native/floor %s; fixed %s = the checks %s + the reads %s + the module's own %s",
+					sv.label, sv.version, rounds, b.N, spread(native), spread(floor), spread(checked), spread(read), spread(ratio),
+					spread(fixed), spread(checks), spread(reads), spread(own))
 			}
 		})
 	}

@@ -15,7 +15,9 @@ import (
 
 // TestFloorWritesMatch checks that bench/floor/floor.c, the floor
 // BenchmarkFloor sets the native verbs against, leaves the dataset the
-// native verbs leave: the same calls on two queues of one server (ADD of
+// native verbs leave, with and without its checks and reads
+// (FLOOR.CHECKED.*, FLOOR.READ.*): the same calls on four queues of one
+// server (ADD of
 // three jobs one at a time, the first ones into an empty queue, a CLAIM, a
 // COMPLETE, a second CLAIM) give the same keys, types, encodings and
 // contents, but for the add times and the lease deadline (the server's
@@ -25,12 +27,13 @@ func TestFloorWritesMatch(t *testing.T) {
 	so := buildFloor(t)
 	s := valkeytest.Start(t, valkeyserver.Options{Module: valkeytest.ModulePath(t)})
 	valkeytest.Do(t, s, "MODULE", "LOAD", so)
-	run := func(q string, floor bool) []any {
+	// prefix is the commands' in place of EMQ. ("" for the module's own)
+	run := func(q, prefix string) []any {
 		var replies []any
 		do := func(v *protocol.Verb, args ...string) {
 			l := verbArgs(v, q, args...)
-			if floor && v != protocol.Install {
-				l[0] = "FLOOR." + strings.TrimPrefix(v.Command, "EMQ.")
+			if prefix != "" && v != protocol.Install {
+				l[0] = prefix + strings.TrimPrefix(v.Command, "EMQ.")
 			}
 			replies = append(replies, valkeytest.Do(t, s, l...))
 		}
@@ -43,10 +46,15 @@ func TestFloorWritesMatch(t *testing.T) {
 		do(protocol.Claim, "60000", "1")
 		return replies
 	}
-	require.Equal(t, run("native", false), run("floor", true), "the replies")
-	native, floor := dataset(t, s, "native"), dataset(t, s, "floor")
+	replies := run("native", "")
+	require.Equal(t, replies, run("floor", "FLOOR."), "the replies")
+	require.Equal(t, replies, run("checked", "FLOOR.CHECKED."), "the replies")
+	require.Equal(t, replies, run("read", "FLOOR.READ."), "the replies")
+	native := dataset(t, s, "native")
 	require.NotEmpty(t, native)
-	require.Equal(t, native, floor)
+	require.Equal(t, native, dataset(t, s, "floor"))
+	require.Equal(t, native, dataset(t, s, "checked"))
+	require.Equal(t, native, dataset(t, s, "read"))
 }
 
 // dataset is queue q's keys, each as its name without the queue's base,

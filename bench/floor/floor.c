@@ -21,6 +21,20 @@
  * COMPLETE is not compared) and answers the verb's reply. It is measured
  * beside the module (module/floor_bench_test.go), never part of it.
  *
+ * FLOOR.CHECKED.ADD, FLOOR.CHECKED.CLAIM and FLOOR.CHECKED.COMPLETE do the
+ * same and two checks of the module's more, as its host makes them: the
+ * fence, GET version through RM_Call in the host's read format ("vEW")
+ * instead of the open of the version key, and the ACL check of the keys
+ * the verb derives (rows, logs, turns, meta), with the caller's user
+ * looked up by client id (module/internal/host/shim.c, emq_check_keys).
+ * FLOOR.READ.ADD, FLOOR.READ.CLAIM and FLOOR.READ.COMPLETE make the checks
+ * and, besides, the reads the module's verdict asks for in this case (the
+ * meta and stats fields, the sets' sizes, the row's fields, the head of
+ * pending, the job's score in active), each through the key API as the
+ * host answers it (call.c, fast_read), the replies not kept: what remains
+ * of a verb beyond them is the module's own work, from the call into Go to
+ * the reply.
+ *
  * The API is looked up by name at load, as the trafikey module's shim
  * does, so the file needs no header of the server's. */
 #include <math.h>
@@ -41,7 +55,10 @@
 #define NOTIFY_GENERIC (1 << 2)
 #define NOTIFY_HASH (1 << 6)
 #define NOTIFY_ZSET (1 << 7)
-#define POSTPONED_LEN -1
+#define KEY_ACL_ACCESS (1 << 4) /* VALKEYMODULE_CMD_KEY_ACCESS */
+#define KEY_ACL_UPDATE (1 << 5)
+#define KEY_ACL_INSERT (1 << 6)
+#define KEY_ACL_DELETE (1 << 7)
 /* the trafikey module's options (module/internal/host/shim.h, EMQ_OPTIONS) */
 #define MODULE_OPTIONS ((1 << 0) | (1 << 1) | (1 << 2) | (1 << 4) | (1 << 5))
 #define PRIORITY_STRIDE 4398046511104.0 /* 1 << 42, protocol.PriorityStride */
@@ -84,9 +101,18 @@ static int (*ReplyWithString)(void *ctx, void *s);
 static int (*ReplyWithStringBuffer)(void *ctx, const char *p, size_t n);
 static int (*ReplyWithError)(void *ctx, const char *err);
 static int (*WrongArity)(void *ctx);
+static unsigned long long (*GetClientId)(void *ctx);
+static void *(*GetClientUserNameById)(void *ctx, uint64_t id);
+static void *(*GetModuleUserFromUserName)(void *name);
+static int (*ACLCheckKeyPermissions)(void *user, void *key, int flags);
+static int (*FreeModuleUser)(void *user);
+static int (*KeyExists)(void *ctx, void *name);
+static int (*ZsetScore)(void *key, void *member, double *score);
 
 /* The field names and constant values, made once, as the host keeps the
  * names of its program (call.c, intern). */
+static void *s_keep_done, *s_keep_done_max, *s_events_max, *s_jobfields, *s_rowopts, *s_paused, *s_rate_max,
+    *s_rate_window, *s_turn, *s_pturn, *s_lanewait, *s_lanesets, *s_uniq;
 static void *s_seq, *s_added, *s_completed, *s_data, *s_att, *s_max, *s_prio, *s_bo, *s_at, *s_state, *s_active,
     *s_zero, *s_one;
 
@@ -98,6 +124,87 @@ static void touch(void *ctx, void *name) {
     void *key = OpenKey(ctx, name, OPEN_READ);
     KeyType(key);
     CloseKey(key);
+}
+
+/* The levels of the floor: the writes alone, with the checks, with the
+ * checks and the verdict's reads. */
+enum { WRITES, CHECKED, READS };
+
+/* hmget reads n fields of hash name as HMGET does through the key API. */
+static void hmget(void *ctx, void *name, void **fields, int n) {
+    void *key = OpenKey(ctx, name, OPEN_READ);
+    if (KeyType(key) == KEYTYPE_HASH) {
+        for (int i = 0; i < n; i++) {
+            void *v = NULL;
+            HashGet(key, HASH_NONE, fields[i], &v, NULL);
+            if (v) FreeString(ctx, v);
+        }
+    }
+    CloseKey(key);
+}
+
+/* card reads the size of name, as ZCARD and LLEN do through the key API. */
+static void card(void *ctx, void *name) {
+    void *key = OpenKey(ctx, name, OPEN_READ);
+    KeyType(key);
+    if (key) ValueLength(key);
+    CloseKey(key);
+}
+
+/* head reads the first member of zset name, as ZRANGE name 0 0 does
+ * through the key API. */
+static void head(void *ctx, void *name) {
+    void *key = OpenKey(ctx, name, OPEN_READ);
+    if (KeyType(key) == KEYTYPE_ZSET && ValueLength(key) > 0 &&
+        ZsetFirstInScoreRange(key, -INFINITY, INFINITY, 0, 0) == OK) {
+        double score;
+        void *m = ZsetRangeCurrentElement(key, &score);
+        size_t n = 0;
+        if (m) {
+            StringPtrLen(m, &n);
+            FreeString(ctx, m);
+        }
+        ZsetRangeStop(key);
+    }
+    CloseKey(key);
+}
+
+/* score reads member's score in zset name, as ZSCORE does through the key
+ * API. */
+static void score(void *ctx, void *name, void *member) {
+    void *key = OpenKey(ctx, name, OPEN_READ);
+    double d;
+    if (KeyType(key) == KEYTYPE_ZSET) ZsetScore(key, member, &d);
+    CloseKey(key);
+}
+
+/* fence is the verb's look at the version key: an open of it, or from
+ * level CHECKED on the host's read of it, GET through RM_Call. */
+static void fence(void *ctx, void *version, int level) {
+    if (level == WRITES) {
+        touch(ctx, version);
+        return;
+    }
+    void *r = Call(ctx, "GET", "vEW", &version, (size_t)1);
+    if (r) FreeCallReply(r);
+}
+
+/* acl is, from level CHECKED on, the host's ACL check of n derived keys: the
+ * caller's user by client id, each key against it. It returns ERR when one
+ * is denied. */
+static int acl(void *ctx, int level, void **keys, int n, int flags) {
+    if (level == WRITES) return OK;
+    unsigned long long id = GetClientId(ctx);
+    if (id == 0) return OK;
+    void *name = GetClientUserNameById(ctx, id);
+    if (!name) return OK;
+    void *user = GetModuleUserFromUserName(name);
+    FreeString(ctx, name);
+    if (!user) return ERR;
+    int denied = 0;
+    for (int i = 0; i < n && !denied; i++) denied = ACLCheckKeyPermissions(user, keys[i], flags) != OK;
+    FreeModuleUser(user);
+    return denied ? ERR : OK;
 }
 
 /* hincrby is HINCRBY key field by (by a small positive count): the value
@@ -215,18 +322,32 @@ static long long int_of(void *s) {
  * options. HINCRBY meta seq 1 (the new id), HSET row data att [max] [prio]
  * [bo] at, ZADD pending, HINCRBY stats added 1; when pending was empty, the
  * signal as the module gives it. Reply: [id]. */
-static int floor_add(void *ctx, void **argv, int argc) {
+static int add(void *ctx, void **argv, int argc, int level) {
     if (argc != 19) return WrongArity(ctx);
     void *base = argv[2], *meta = argv[4], *stats = argv[5], *pending = argv[6], *signal = argv[8];
     long long now = CachedMicroseconds() / 1000;
-    touch(ctx, argv[3]); /* version */
+    fence(ctx, argv[3], level);
     touch(ctx, argv[7]); /* delayed */
+    if (level == READS) {
+        void *mf[6] = {s_seq, s_keep_done, s_keep_done_max, s_events_max, s_jobfields, s_rowopts};
+        hmget(ctx, meta, mf, 6);
+        hmget(ctx, stats, &s_added, 1);
+        card(ctx, pending);
+        card(ctx, argv[7]);
+        card(ctx, signal);
+    }
     long long id = hincrby(ctx, meta, s_seq, s_one, 1);
     if (id < 0) return ReplyWithError(ctx, "ERR meta");
     char ids[24];
     int idn = snprintf(ids, sizeof(ids), "%lld", id);
     void *ids_s = CreateString(ctx, ids, (size_t)idn);
     void *row = derived(ctx, base, "job:", ids, (size_t)idn);
+    if (acl(ctx, level, &row, 1, KEY_ACL_ACCESS | KEY_ACL_INSERT) != OK) {
+        FreeString(ctx, row);
+        FreeString(ctx, ids_s);
+        return ReplyWithError(ctx, "NOPERM row");
+    }
+    if (level == READS) KeyExists(ctx, row);
     void *key = OpenKey(ctx, row, OPEN_WRITE);
     if (KeyType(key) != KEYTYPE_EMPTY) {
         CloseKey(key);
@@ -291,19 +412,26 @@ static int floor_add(void *ctx, void **argv, int argc) {
 /* FLOOR.CLAIM 5 base version meta pending active lease 1: ZPOPMIN pending 1,
  * HSET row state active att <att+1>, ZADD active <now+lease> <id>. Reply:
  * [[id, data, att]], or [] when pending is empty. */
-static int floor_claim(void *ctx, void **argv, int argc) {
+static int claim(void *ctx, void **argv, int argc, int level) {
     if (argc != 9) return WrongArity(ctx);
     void *base = argv[2], *pending = argv[5], *active = argv[6];
     long long now = CachedMicroseconds() / 1000;
-    touch(ctx, argv[3]); /* version */
+    fence(ctx, argv[3], level);
     touch(ctx, argv[4]); /* meta */
     void *turns = derived(ctx, base, "turns", "", 0);
     touch(ctx, turns);
-    FreeString(ctx, turns);
+    if (level == READS) {
+        void *mf[9] = {s_paused, s_rate_max, s_rate_window, s_turn, s_pturn, s_lanewait, s_jobfields, s_rowopts, s_lanesets};
+        hmget(ctx, argv[4], mf, 9);
+        head(ctx, pending);
+        card(ctx, active);
+        card(ctx, turns);
+    }
     /* ZPOPMIN pending 1 */
     void *key = OpenKey(ctx, pending, OPEN_WRITE);
     if (KeyType(key) != KEYTYPE_ZSET || ZsetFirstInScoreRange(key, -INFINITY, INFINITY, 0, 0) != OK) {
         CloseKey(key);
+        FreeString(ctx, turns);
         return ReplyWithArray(ctx, 0);
     }
     double score;
@@ -311,6 +439,7 @@ static int floor_claim(void *ctx, void **argv, int argc) {
     ZsetRangeStop(key);
     if (!member) {
         CloseKey(key);
+        FreeString(ctx, turns);
         return ReplyWithArray(ctx, 0);
     }
     ZsetRem(key, member, NULL);
@@ -325,6 +454,18 @@ static int floor_claim(void *ctx, void **argv, int argc) {
     size_t idn = 0;
     const char *id = StringPtrLen(member, &idn);
     void *row = derived(ctx, base, "job:", id, idn);
+    void *checks[2] = {turns, row};
+    int allowed = acl(ctx, level, checks, 2, KEY_ACL_ACCESS | KEY_ACL_UPDATE) == OK;
+    FreeString(ctx, turns);
+    if (!allowed) {
+        FreeString(ctx, row);
+        FreeString(ctx, member);
+        return ReplyWithError(ctx, "NOPERM row");
+    }
+    if (level == READS) {
+        void *rf[2] = {s_att, s_data};
+        hmget(ctx, row, rf, 2);
+    }
     void *rk = OpenKey(ctx, row, OPEN_WRITE);
     void *att = NULL, *data = NULL;
     if (KeyType(rk) == KEYTYPE_HASH) HashGet(rk, HASH_NONE, s_att, &att, s_data, &data, NULL);
@@ -353,17 +494,40 @@ static int floor_claim(void *ctx, void **argv, int argc) {
 /* FLOOR.COMPLETE 4 base version stats active id token result: ZREM active
  * id, DEL row logs, HINCRBY stats completed 1. Reply: 1, or 0 when the job
  * was not active. */
-static int floor_complete(void *ctx, void **argv, int argc) {
+static int complete(void *ctx, void **argv, int argc, int level) {
     if (argc != 9) return WrongArity(ctx);
     void *base = argv[2], *stats = argv[4], *active = argv[5], *id = argv[6];
-    touch(ctx, argv[3]); /* version */
-    void *meta = derived(ctx, base, "meta", "", 0);
-    touch(ctx, meta);
-    FreeString(ctx, meta);
     size_t idn = 0;
     const char *idp = StringPtrLen(id, &idn);
     void *row = derived(ctx, base, "job:", idp, idn);
+    char buf[520];
+    void *logs = NULL;
+    if (idn + 6 <= sizeof(buf)) {
+        memcpy(buf, idp, idn);
+        memcpy(buf + idn, ":logs", 6);
+        logs = derived(ctx, base, "job:", buf, idn + 5);
+    }
+    void *meta = derived(ctx, base, "meta", "", 0);
+    void *checks[2] = {row, logs};
+    int allowed = logs && acl(ctx, level, checks, 2, KEY_ACL_ACCESS | KEY_ACL_DELETE) == OK &&
+                  acl(ctx, level, &meta, 1, KEY_ACL_ACCESS) == OK;
+    if (!allowed) {
+        FreeString(ctx, meta);
+        if (logs) FreeString(ctx, logs);
+        FreeString(ctx, row);
+        return ReplyWithError(ctx, "NOPERM row");
+    }
+    fence(ctx, argv[3], level);
+    touch(ctx, meta);
     touch(ctx, row);
+    if (level == READS) {
+        void *rf[2] = {s_att, s_uniq};
+        hmget(ctx, row, rf, 2);
+        score(ctx, active, id);
+        hmget(ctx, stats, &s_completed, 1);
+        hmget(ctx, meta, &s_rowopts, 1);
+    }
+    FreeString(ctx, meta);
     /* ZREM active id */
     void *key = OpenKey(ctx, active, OPEN_WRITE);
     int deleted = 0;
@@ -371,6 +535,7 @@ static int floor_complete(void *ctx, void **argv, int argc) {
     int emptied = KeyType(key) == KEYTYPE_EMPTY;
     CloseKey(key);
     if (!deleted) {
+        FreeString(ctx, logs);
         FreeString(ctx, row);
         return ReplyWithLongLong(ctx, 0);
     }
@@ -380,20 +545,23 @@ static int floor_complete(void *ctx, void **argv, int argc) {
     void *rem[2] = {active, id};
     Replicate(ctx, "ZREM", "v", rem, (size_t)2);
     /* DEL row logs, through RM_Call as the host sends it */
-    char buf[520];
-    void *logs = NULL;
-    if (idn + 6 <= sizeof(buf)) {
-        memcpy(buf, idp, idn);
-        memcpy(buf + idn, ":logs", 6);
-        logs = derived(ctx, base, "job:", buf, idn + 5);
-    }
     void *del[2] = {row, logs};
-    if (logs) call(ctx, "DEL", del, 2);
+    call(ctx, "DEL", del, 2);
     hincrby(ctx, stats, s_completed, s_one, 1);
-    if (logs) FreeString(ctx, logs);
+    FreeString(ctx, logs);
     FreeString(ctx, row);
     return ReplyWithLongLong(ctx, 1);
 }
+
+static int floor_add(void *ctx, void **argv, int argc) { return add(ctx, argv, argc, WRITES); }
+static int floor_claim(void *ctx, void **argv, int argc) { return claim(ctx, argv, argc, WRITES); }
+static int floor_complete(void *ctx, void **argv, int argc) { return complete(ctx, argv, argc, WRITES); }
+static int checked_add(void *ctx, void **argv, int argc) { return add(ctx, argv, argc, CHECKED); }
+static int checked_claim(void *ctx, void **argv, int argc) { return claim(ctx, argv, argc, CHECKED); }
+static int checked_complete(void *ctx, void **argv, int argc) { return complete(ctx, argv, argc, CHECKED); }
+static int read_add(void *ctx, void **argv, int argc) { return add(ctx, argv, argc, READS); }
+static int read_claim(void *ctx, void **argv, int argc) { return claim(ctx, argv, argc, READS); }
+static int read_complete(void *ctx, void **argv, int argc) { return complete(ctx, argv, argc, READS); }
 
 /* ---- load ---- */
 
@@ -491,7 +659,9 @@ int RedisModule_OnLoad(void *ctx, void **argv, int argc) {
     GET(KeyType) GET(ValueLength) GET(HashGet) GET(HashSet) GET(ZsetAdd) GET(ZsetRem) GET(ZsetFirstInScoreRange)
     GET(ZsetRangeCurrentElement) GET(ZsetRangeStop) GET(SignalModifiedKey) GET(SignalKeyAsReady)
     GET(NotifyKeyspaceEvent) GET(Replicate) GET(Call) GET(FreeCallReply) GET(ReplyWithArray) GET(ReplyWithLongLong)
-    GET(ReplyWithString) GET(ReplyWithStringBuffer) GET(ReplyWithError) GET(WrongArity)
+    GET(ReplyWithString) GET(ReplyWithStringBuffer) GET(ReplyWithError) GET(WrongArity) GET(GetClientId)
+    GET(GetClientUserNameById) GET(GetModuleUserFromUserName) GET(ACLCheckKeyPermissions) GET(FreeModuleUser)
+    GET(KeyExists) GET(ZsetScore)
     Init(ctx, "floor", 1, APIVER);
     if (GetApi("RedisModule_GetModuleOptionsAll", (void *)&GetModuleOptionsAll) != OK) GetModuleOptionsAll = NULL;
     int known = GetModuleOptionsAll ? GetModuleOptionsAll() : (1 << 3) - 1;
@@ -499,10 +669,19 @@ int RedisModule_OnLoad(void *ctx, void **argv, int argc) {
 #define S(var, text) var = CreateString(NULL, text, sizeof(text) - 1);
     S(s_seq, "seq") S(s_added, "added") S(s_completed, "completed") S(s_data, "data") S(s_att, "att")
     S(s_max, "max") S(s_prio, "prio") S(s_bo, "bo") S(s_at, "at") S(s_state, "state") S(s_active, "active")
-    S(s_zero, "0") S(s_one, "1")
+    S(s_zero, "0") S(s_one, "1") S(s_keep_done, "keep_done") S(s_keep_done_max, "keep_done_max")
+    S(s_events_max, "events_max") S(s_jobfields, "jobfields") S(s_rowopts, "rowopts") S(s_paused, "paused")
+    S(s_rate_max, "rate_max") S(s_rate_window, "rate_window") S(s_turn, "turn") S(s_pturn, "pturn")
+    S(s_lanewait, "lanewait") S(s_lanesets, "lanesets") S(s_uniq, "uniq")
 #undef S
     if (command(ctx, "FLOOR.ADD", floor_add, "write deny-oom", -2) != OK) return ERR;
     if (command(ctx, "FLOOR.CLAIM", floor_claim, "write", -2) != OK) return ERR;
     if (command(ctx, "FLOOR.COMPLETE", floor_complete, "write", -2) != OK) return ERR;
+    if (command(ctx, "FLOOR.CHECKED.ADD", checked_add, "write deny-oom", -2) != OK) return ERR;
+    if (command(ctx, "FLOOR.CHECKED.CLAIM", checked_claim, "write", -2) != OK) return ERR;
+    if (command(ctx, "FLOOR.CHECKED.COMPLETE", checked_complete, "write", -2) != OK) return ERR;
+    if (command(ctx, "FLOOR.READ.ADD", read_add, "write deny-oom", -2) != OK) return ERR;
+    if (command(ctx, "FLOOR.READ.CLAIM", read_claim, "write", -2) != OK) return ERR;
+    if (command(ctx, "FLOOR.READ.COMPLETE", read_complete, "write", -2) != OK) return ERR;
     return OK;
 }
