@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// The bounds of the root package's API (issue: a public API a user learns
-// in an afternoon). Top-level names are the exported types, functions
+// The bounds of the root package's API, so that a user learns it in an
+// afternoon. Top-level names are the exported types, functions
 // (constructors included), variables and constants; methods are counted per
-// type. maxNamesWithMethods is the count with every exported method, as it
-// stands: it may only go down.
+// type. maxNamesWithMethods bounds the count with every exported method:
+// a name added takes the place of one removed.
 const (
 	maxTopLevelNames    = 160
 	maxMethodsPerType   = 25
