@@ -141,7 +141,11 @@ func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOpt
 				if ve, ok := valkey.IsValkeyErr(err); ok {
 					return serverError(versionVerb, ve.Error(), ve)
 				}
-				if err != nil && ctx.Err() == nil && !closedClient(ctx, client, err) {
+				switch {
+				case err == nil || ctx.Err() != nil:
+				case closedClient(ctx, client, err):
+					err = closedError(err)
+				default:
 					err = &transportError{err: err}
 				}
 				return err
@@ -253,18 +257,36 @@ type transportError struct{ err error }
 func (e *transportError) Error() string { return e.err.Error() }
 func (e *transportError) Unwrap() error { return e.err }
 
-// closedClient reports whether err comes from c closed. valkey-go reports a
-// closed client with ErrClosing, but also a call caught on a connection
-// that broke under it; a PING refused the same way at once tells them
-// apart, as a broken connection is dialled again. A closed client is not
-// a transport error: nothing will ever answer it.
+// closedClient reports whether the transport error err comes from c
+// closed. valkey-go reports a closed client with ErrClosing, but also a
+// call caught on a connection that broke under it, and a call caught by
+// the close itself can fail its dial ("operation was canceled"); a PING
+// refused with ErrClosing at once tells them apart, as a broken connection
+// is dialled again and a closed client refuses every call so (a PING
+// caught by the close as well fails its dial the same way, cancelled, which
+// an open client's fresh dial is not). A closed client is not a transport
+// error: nothing will ever answer it.
 func closedClient(ctx context.Context, c valkey.Client, err error) bool {
-	if c == nil || !errors.Is(err, valkey.ErrClosing) {
+	if c == nil || (!errors.Is(err, valkey.ErrClosing) && !errors.Is(err, context.Canceled)) {
+		// an outage's errors (refused, timed out) are not probed
 		return false
 	}
 	ping, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	defer cancel()
-	return errors.Is(c.Do(ping, c.B().Ping().Build()).Error(), valkey.ErrClosing)
+	perr := c.Do(ping, c.B().Ping().Build()).Error()
+	if errors.Is(perr, valkey.ErrClosing) {
+		return true
+	}
+	return ping.Err() == nil && errors.Is(err, context.Canceled) && errors.Is(perr, context.Canceled)
+}
+
+// closedError is err, from a closed client, as a call returns it: matching
+// valkey.ErrClosing whatever err was.
+func closedError(err error) error {
+	if errors.Is(err, valkey.ErrClosing) {
+		return fmt.Errorf("client closed: %w", err)
+	}
+	return fmt.Errorf("client closed (%w): %w", valkey.ErrClosing, err)
 }
 
 // isClosed reports whether err is a call on a closed client.
@@ -354,7 +376,7 @@ func (q *Queue) reply(ctx context.Context, v *protocol.Verb, res valkey.ValkeyRe
 	if err := res.NonValkeyError(); err != nil {
 		switch done := ctxDone(ctx); {
 		case done == nil && closedClient(ctx, q.client, err):
-			err = fmt.Errorf("client closed: %w", err)
+			err = closedError(err)
 		case done == nil:
 			err = &transportError{err: err}
 		case !errors.Is(err, done):
