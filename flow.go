@@ -262,7 +262,7 @@ const (
 )
 
 // SetRetention sets the queue's retention policy. Workers trim what it no
-// longer keeps, in bounded steps on their maintenance timer (or call Trim).
+// longer keeps, in bounded steps on their maintenance timer (or Admin.Maintain).
 func (a Admin) SetRetention(ctx context.Context, p RetentionPolicy) error {
 	q := a.q
 	done, dead := ceilMS(p.KeepCompleted), ceilMS(p.KeepDead)

@@ -64,7 +64,7 @@ func (j *Job) Queue() *Queue { return j.q }
 // holding each under a lease of the given length (rounded up to a
 // millisecond, at most 24 h). It returns no jobs and no error when nothing is
 // pending or the queue is paused. A job whose lease passes without Extend is
-// moved back to pending by Recover.
+// moved back to pending by lease recovery (a Worker's timer, or Admin.Maintain).
 //
 // Claim is the primitive behind Worker, for callers with their own loop.
 func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*Job, error) {
