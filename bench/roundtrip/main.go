@@ -231,7 +231,7 @@ func run(ctx context.Context, cfg config) error {
 			rows = append(rows, fmt.Sprintf("| %d | %s | %.0f | %.0f | %s |", r+1, mode, p50, p99, loadAvg()))
 		}
 	}
-	fmt.Printf("valkey-server %s; %s; Go %s; %d/s for %s, %d producers, %d rounds; load average at the start %s, at the end %s\n\n",
+	fmt.Printf("valkey-server %s; %s; %s; %d/s for %s, %d producers, %d rounds; load average at the start %s, at the end %s\n\n",
 		valkeyserver.InfoField(version, "valkey_version"), pinNote, runtime.Version(), cfg.rate, cfg.steady, cfg.producers, cfg.rounds, loadStart, loadAvg())
 	fmt.Println("| round | mode | p50 µs | p99 µs | load after |")
 	fmt.Println("|---:|---|---:|---:|---|")
