@@ -187,7 +187,14 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 			reply.FoundState = string(info.State)
 		}
 	} else {
-		page, err := readJobs(ctx, q, state, o, in.Get("kind"))
+		var page trafikey.JobsPage
+		if kind := in.Get("kind"); kind != "" {
+			var kp admin.KindPage
+			kp, err = admin.JobsOfKind(ctx, q, state, o, kind)
+			page = kp.JobsPage
+		} else {
+			page, err = q.Jobs(ctx, state, o)
+		}
 		if err != nil {
 			fail(w, err)
 			return
@@ -281,50 +288,4 @@ func (s *Server) bulkAction(ctx context.Context, q *trafikey.Queue, r *http.Requ
 		err = fmt.Errorf("%s %d jobs, then: %w", key, n, err)
 	}
 	return map[string]any{key: n}, err
-}
-
-// kindScan bounds how many jobs a listing of one kind examines per page:
-// the server keeps no index of kinds, so the dashboard reads pages on until
-// it has a page of the kind, the set is read, or this many were examined.
-const kindScan = 10000
-
-// readJobs reads a page of the jobs in state as Queue.Jobs does, or with
-// kind, a page of that kind's jobs, read on through pages of 100; its Next
-// continues after the last job examined.
-func readJobs(ctx context.Context, q *trafikey.Queue, state trafikey.JobState, o trafikey.JobsOptions, kind string) (trafikey.JobsPage, error) {
-	if kind == "" {
-		return q.Jobs(ctx, state, o)
-	}
-	want := o.Limit
-	o.Limit = 100
-	var out trafikey.JobsPage
-	for examined := 0; examined < kindScan; {
-		p, err := q.Jobs(ctx, state, o)
-		if err != nil {
-			return out, err
-		}
-		out.Total = p.Total
-		for i, r := range p.Rows {
-			examined++
-			if r.Kind == kind {
-				out.Rows = append(out.Rows, r)
-			}
-			if len(out.Rows) == want || examined == kindScan {
-				if i < len(p.Rows)-1 || p.Next != "" {
-					out.Next = cursorAfter(r)
-				}
-				return out, nil
-			}
-		}
-		if p.Next == "" {
-			return out, nil
-		}
-		o.After, out.Next = p.Next, p.Next
-	}
-	return out, nil
-}
-
-// cursorAfter is the cursor that continues a listing after row r.
-func cursorAfter(r trafikey.JobRow) string {
-	return strconv.FormatInt(r.Score, 10) + ":" + r.ID
 }
