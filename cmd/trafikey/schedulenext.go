@@ -7,79 +7,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/robfig/cron/v3"
 	"github.com/spf13/cobra"
 
-	"github.com/trafikey/trafikey"
-	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
 )
-
-// cronParser reads cron expressions as the trafikey package does
-// (Schedule.Cron): five fields minute first, six fields seconds first, or a
-// descriptor such as @hourly.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
 
 // maxNext bounds --next.
 const maxNext = 1000
-
-// nextOccurrences returns the next n scheduled times of schedule s, as the
-// schedule step computes them: the occurrences after the last one done
-// (s.Last) of the cron expression in its time zone, or of the interval
-// (from Start when set, else on the grid of the last one done), from Start
-// on, within End and the cap on occurrences, before each one's jitter. A
-// paused or finished schedule has none. When no worker ran the step for a
-// while, the first ones may be past: the next step takes them at once (or
-// skips them, beyond its grace and catch-up).
-func nextOccurrences(s trafikey.ScheduleInfo, n int) ([]time.Time, error) {
-	if s.Paused || s.Next.IsZero() || n <= 0 {
-		return nil, nil
-	}
-	if s.Limit > 0 {
-		n = min(n, s.Limit-s.Count)
-	}
-	var after func(time.Time) time.Time
-	if s.Every > 0 {
-		origin := s.Last
-		if !s.Start.IsZero() {
-			origin = s.Start
-		}
-		after = func(t time.Time) time.Time {
-			if t.Before(origin) {
-				if !s.Start.IsZero() {
-					return origin // the start is the first occurrence
-				}
-				return origin.Add(s.Every)
-			}
-			return origin.Add((t.Sub(origin)/s.Every + 1) * s.Every)
-		}
-	} else {
-		sched, err := cronParser.Parse(s.Cron)
-		if err != nil {
-			return nil, fmt.Errorf("schedule %s: cron %q: %w", s.ID, s.Cron, err)
-		}
-		loc := time.UTC
-		if s.TimeZone != "" {
-			if loc, err = time.LoadLocation(s.TimeZone); err != nil {
-				return nil, fmt.Errorf("schedule %s: time zone %q: %w", s.ID, s.TimeZone, err)
-			}
-		}
-		after = func(t time.Time) time.Time {
-			if !s.Start.IsZero() && t.Before(s.Start.Add(-time.Millisecond)) {
-				t = s.Start.Add(-time.Millisecond)
-			}
-			return sched.Next(t.In(loc))
-		}
-	}
-	last := time.UnixMilli(protocol.MaxScheduleTime)
-	out := make([]time.Time, 0, max(n, 0))
-	for t := after(s.Last); len(out) < n; t = after(t) {
-		if t.IsZero() || t.After(last) || (!s.End.IsZero() && t.After(s.End)) {
-			break
-		}
-		out = append(out, t.UTC())
-	}
-	return out, nil
-}
 
 // specOf describes a schedule's spec in a line: "every 5m0s",
 // "0 8 * * 1-5 (Europe/Paris)".
@@ -124,7 +58,7 @@ found (exit code 3).`,
 		}
 		v := viewOfSchedule(info)
 		if next > 0 {
-			if v.NextTimes, err = nextOccurrences(info, next); err != nil {
+			if v.NextTimes, err = admin.NextOccurrences(info, time.Time{}, next); err != nil {
 				return err
 			}
 		}

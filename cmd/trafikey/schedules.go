@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
@@ -137,7 +138,7 @@ time, and never writes. --next N adds each schedule's next N occurrences
 			}
 			v := viewOfSchedule(info)
 			if next > 0 {
-				if v.NextTimes, err = nextOccurrences(info, next); err != nil {
+				if v.NextTimes, err = admin.NextOccurrences(info, time.Time{}, next); err != nil {
 					return err
 				}
 			}

@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
 )
@@ -145,7 +143,7 @@ func scheduleRowOf(info trafikey.ScheduleInfo, n int) scheduleRow {
 		JitterMS: info.Jitter.Milliseconds(), Limit: info.Limit, Count: info.Count, Paused: info.Paused,
 		Finished: !info.Paused && info.Next.IsZero(), Last: timeOrNil(info.Last), Due: timeOrNil(info.Next), Next: []time.Time{},
 	}
-	next, err := nextRuns(info, time.Now(), n)
+	next, err := admin.NextOccurrences(info, time.Now(), n)
 	if err != nil {
 		row.NextError = err.Error()
 	}
@@ -161,75 +159,6 @@ func timeOrNil(t time.Time) *time.Time {
 	}
 	t = t.UTC()
 	return &t
-}
-
-// cronParser reads cron expressions as the queue's schedules do: five
-// fields minute first, six seconds first, or a descriptor.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
-
-// nextRuns returns up to n next occurrences of a schedule after now, as
-// the queue's schedule step computes them (schedule.go): after the time up
-// to which occurrences are done (Last) and after now, by its cron
-// expression in its time zone (from its Start when set), or on its
-// interval's grid (from Start, else from Last); none past End or beyond
-// Limit, none when paused or finished.
-func nextRuns(info trafikey.ScheduleInfo, now time.Time, n int) ([]time.Time, error) {
-	if info.Paused || info.Next.IsZero() || n < 1 {
-		return nil, nil
-	}
-	if info.Limit > 0 {
-		n = min(n, info.Limit-info.Count)
-		if n < 1 {
-			return nil, nil
-		}
-	}
-	from := info.Last
-	if from.IsZero() {
-		from = info.Next.Add(-time.Millisecond)
-	}
-	if now.After(from) {
-		from = now
-	}
-	var after func(t time.Time) time.Time
-	if info.Every > 0 {
-		origin := info.Last
-		if !info.Start.IsZero() {
-			origin = info.Start
-		} else if origin.IsZero() {
-			origin = info.Next.Add(-info.Every)
-		}
-		after = func(t time.Time) time.Time {
-			if t.Before(origin) {
-				return origin
-			}
-			return origin.Add((t.Sub(origin)/info.Every + 1) * info.Every)
-		}
-	} else {
-		sched, err := cronParser.Parse(info.Cron)
-		if err != nil {
-			return nil, fmt.Errorf("cron %q: %w", info.Cron, err)
-		}
-		loc := time.UTC
-		if info.TimeZone != "" {
-			if loc, err = time.LoadLocation(info.TimeZone); err != nil {
-				return nil, fmt.Errorf("time zone %q: %w", info.TimeZone, err)
-			}
-		}
-		after = func(t time.Time) time.Time {
-			if !info.Start.IsZero() && t.Before(info.Start.Add(-time.Millisecond)) {
-				t = info.Start.Add(-time.Millisecond)
-			}
-			return sched.Next(t.In(loc))
-		}
-	}
-	var out []time.Time
-	for t := after(from); len(out) < n; t = after(t) {
-		if t.IsZero() || (!info.End.IsZero() && t.After(info.End)) {
-			break
-		}
-		out = append(out, t)
-	}
-	return out, nil
 }
 
 // scheduleAction is POST /api/queues/{queue}/schedules/{id}/{pause,resume,remove}.
