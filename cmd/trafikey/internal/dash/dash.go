@@ -201,14 +201,14 @@ func newServer(o Options) (*Server, error) {
 	mux.HandleFunc("GET /api/queues", s.queues)
 	mux.HandleFunc("GET /api/series", s.series)
 	mux.HandleFunc("GET /api/live", s.stream)
-	mux.HandleFunc("GET /api/queues/{queue}", s.queue)
-	mux.HandleFunc("GET /api/queues/{queue}/jobs", s.jobs)
-	mux.HandleFunc("GET /api/queues/{queue}/jobs/{id}", s.job)
+	mux.HandleFunc("GET /api/queues/{queue}", s.read(s.queue))
+	mux.HandleFunc("GET /api/queues/{queue}/jobs", s.read(s.jobs))
+	mux.HandleFunc("GET /api/queues/{queue}/jobs/{id}", s.read(s.job))
 	mux.HandleFunc("POST /api/queues/{queue}/{action}", s.action(s.queueAction))
 	mux.HandleFunc("POST /api/queues/{queue}/jobs/{id}/{action}", s.action(s.jobAction))
-	mux.HandleFunc("GET /api/queues/{queue}/lanes/{lane}", s.lane)
+	mux.HandleFunc("GET /api/queues/{queue}/lanes/{lane}", s.read(s.lane))
 	mux.HandleFunc("POST /api/queues/{queue}/lanes/{lane}/{action}", s.action(s.laneAction))
-	mux.HandleFunc("GET /api/queues/{queue}/schedules", s.schedules)
+	mux.HandleFunc("GET /api/queues/{queue}/schedules", s.read(s.schedules))
 	mux.HandleFunc("POST /api/queues/{queue}/schedules/{id}/{action}", s.action(s.scheduleAction))
 	s.handler = secure(o.Auth.wrap(mux), o.LoopbackHosts)
 	return s, nil
@@ -391,71 +391,71 @@ type queueReply struct {
 	LatencyMS int64 `json:"latency_ms"`
 }
 
-func (s *Server) queue(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
-	defer cancel()
-	q, err := s.queueOf(ctx, r.PathValue("queue"))
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) queue(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error) {
 	st, err := q.Stats(ctx)
 	if err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
 	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name()),
 		Windows: s.sampler.windows(q.Name())}
 	if st.Lanes > 0 {
 		if reply.Lanes, reply.LanesMore, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
-			fail(w, err)
-			return
+			return nil, err
 		}
 	}
 	head, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 1, Clip: -1})
 	if err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
 	if len(head.Rows) > 0 && !head.Rows[0].AddedAt.IsZero() {
 		reply.LatencyMS = max(0, time.Since(head.Rows[0].AddedAt).Milliseconds())
 	}
 	if reply.Workers, err = q.Admin().Workers(ctx); err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
 	if reply.Workers == nil {
 		reply.Workers = []trafikey.WorkerInfo{}
 	}
-	writeJSON(w, http.StatusOK, reply)
+	return reply, nil
 }
 
-func (s *Server) job(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
-	defer cancel()
-	q, err := s.queueOf(ctx, r.PathValue("queue"))
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) job(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error) {
 	info, err := q.Inspect(ctx, r.PathValue("id"))
 	if err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
 	reply := jobReply{JobView: admin.ViewOfJob(q.Name(), info)}
 	// A parent's children: what a flow's operator looks at next (none,
 	// in one call, for a job that is no parent).
 	children, err := q.Children(ctx, info.ID)
 	if err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
 	if len(children) > maxChildrenShown {
 		children, reply.ChildrenCut = children[:maxChildrenShown], true
 	}
 	reply.Children = admin.ViewOfChildren(children)
-	writeJSON(w, http.StatusOK, reply)
+	return reply, nil
+}
+
+// read serves GET of a queue's resource: the queue found by name, then do
+// within the request timeout, its reply as JSON or its error.
+func (s *Server) read(do func(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
+		defer cancel()
+		q, err := s.queueOf(ctx, r.PathValue("queue"))
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		res, err := do(ctx, q, r)
+		if err != nil {
+			fail(w, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	}
 }
 
 // queueOf returns the handle on queue name.

@@ -153,22 +153,14 @@ type jobsReply struct {
 	NoLane   *int             `json:"no_lane,omitempty"`
 }
 
-func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
-	defer cancel()
-	q, err := s.queueOf(ctx, r.PathValue("queue"))
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) jobs(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error) {
 	in := r.URL.Query()
 	state := trafikey.JobState(in.Get("state"))
 	o := trafikey.JobsOptions{Lane: in.Get("lane"), Newest: in.Get("newest") == "1", After: in.Get("after"), Clip: previewClip, Limit: 25}
 	if c := in.Get("count"); c != "" {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 1 || n > maxJobsPage {
-			fail(w, fmt.Errorf("count %q outside 1..%d: %w", c, maxJobsPage, trafikey.ErrInvalid))
-			return
+			return nil, fmt.Errorf("count %q outside 1..%d: %w", c, maxJobsPage, trafikey.ErrInvalid)
 		}
 		o.Limit = n
 	}
@@ -179,8 +171,7 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case errors.Is(err, trafikey.ErrNotFound):
 		case err != nil:
-			fail(w, err)
-			return
+			return nil, err
 		case info.State == state:
 			reply.Jobs = append(reply.Jobs, rowOfInfo(info))
 		default:
@@ -188,6 +179,7 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 		}
 	} else {
 		var page trafikey.JobsPage
+		var err error
 		if kind := in.Get("kind"); kind != "" {
 			var kp admin.KindPage
 			kp, err = admin.JobsOfKind(ctx, q, state, o, kind)
@@ -196,8 +188,7 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 			page, err = q.Jobs(ctx, state, o)
 		}
 		if err != nil {
-			fail(w, err)
-			return
+			return nil, err
 		}
 		reply.Total, reply.Next = page.Total, string(page.Next)
 		for _, row := range page.Rows {
@@ -206,14 +197,12 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 	}
 	st, err := q.Stats(ctx)
 	if err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
 	reply.Queue = admin.ViewOfStats(q.Name(), st)
 	if state == trafikey.StatePending && st.Lanes > 0 {
 		if reply.Lanes, reply.LanesCut, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
-			fail(w, err)
-			return
+			return nil, err
 		}
 		if o.Lane == "" && in.Get("id") == "" {
 			n := reply.Total
@@ -223,7 +212,7 @@ func (s *Server) jobs(w http.ResponseWriter, r *http.Request) {
 	if in.Get("id") != "" {
 		reply.Total = countOfState(reply.Queue, state)
 	}
-	writeJSON(w, http.StatusOK, reply)
+	return reply, nil
 }
 
 // countOfState is how many jobs of the queue are in state.

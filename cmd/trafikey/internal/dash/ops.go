@@ -18,20 +18,12 @@ import (
 // lane is GET /api/queues/{queue}/lanes/{lane}: one lane, listed or not
 // (Queue.Lanes lists only the lanes with jobs; a paused lane without jobs
 // is found by name).
-func (s *Server) lane(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
-	defer cancel()
-	q, err := s.queueOf(ctx, r.PathValue("queue"))
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) lane(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error) {
 	info, err := q.Lane(r.PathValue("lane")).Info(ctx)
 	if err != nil {
-		fail(w, err)
-		return
+		return nil, err
 	}
-	writeJSON(w, http.StatusOK, admin.ViewOfLane(info))
+	return admin.ViewOfLane(info), nil
 }
 
 // laneAction is POST /api/queues/{queue}/lanes/{lane}/{pause,resume,cap};
@@ -114,19 +106,11 @@ type schedulesReply struct {
 	Cut bool `json:"cut"`
 }
 
-func (s *Server) schedules(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.opts.Timeout)
-	defer cancel()
-	q, err := s.queueOf(ctx, r.PathValue("queue"))
-	if err != nil {
-		fail(w, err)
-		return
-	}
+func (s *Server) schedules(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error) {
 	reply := schedulesReply{Schedules: []scheduleRow{}}
 	for info, err := range q.Schedules().List(ctx) {
 		if err != nil {
-			fail(w, err)
-			return
+			return nil, err
 		}
 		if len(reply.Schedules) == maxSchedulesShown {
 			reply.Cut = true
@@ -134,7 +118,7 @@ func (s *Server) schedules(w http.ResponseWriter, r *http.Request) {
 		}
 		reply.Schedules = append(reply.Schedules, scheduleRowOf(info, nextRunsShown))
 	}
-	writeJSON(w, http.StatusOK, reply)
+	return reply, nil
 }
 
 func scheduleRowOf(info trafikey.ScheduleInfo, n int) scheduleRow {
