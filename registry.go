@@ -77,9 +77,9 @@ const maxInfoJobs = 100
 // maxListedWorkers bounds how many workers Admin.Workers reads.
 const maxListedWorkers = 10000
 
-// newWorkerID names a worker uniquely: host, pid and 48 random bits.
-func newWorkerID() string {
-	host, _ := os.Hostname()
+// newWorkerID names a worker of host uniquely: host, pid and 48 random
+// bits.
+func newWorkerID(host string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return host + ":" + strconv.Itoa(os.Getpid()) + ":" + hex.EncodeToString(b[:])
@@ -87,10 +87,13 @@ func newWorkerID() string {
 
 // Info returns what the worker is and does now: its counters, and, while
 // it runs, the jobs in hand.
-func (w *Worker) Info() WorkerInfo {
-	host, _ := os.Hostname()
+func (w *Worker) Info() WorkerInfo { return w.info(nil) }
+
+// info is the worker's info with the jobs in hand of queue q, or of every
+// queue when q is nil.
+func (w *Worker) info(q *Queue) WorkerInfo {
 	info := WorkerInfo{
-		ID: w.id, Host: host, PID: os.Getpid(), Concurrency: w.opts.Concurrency,
+		ID: w.id, Host: w.host, PID: os.Getpid(), Concurrency: w.opts.Concurrency,
 		Processed: int(w.processed.Load()),
 		Failed:    int(w.failed.Load()),
 		Retried:   int(w.retried.Load()),
@@ -108,7 +111,7 @@ func (w *Worker) Info() WorkerInfo {
 	w.mu.Lock()
 	info.Running = len(w.jobs)
 	for r := range w.jobs {
-		if len(info.Jobs) < maxInfoJobs {
+		if len(info.Jobs) < maxInfoJobs && (q == nil || r.job.q == q) {
 			info.Jobs = append(info.Jobs, r.job.ID)
 		}
 	}
@@ -158,36 +161,18 @@ func (w *Worker) registryChanged() {
 // of ttl, or deletes it when ttl is 0. A failure is logged: the registry
 // is a view, and the next period writes again.
 func (w *Worker) registerOnce(ctx context.Context, ttl time.Duration) {
-	info := w.Info()
-	info.Beat = time.Now()
-	all := info.Jobs
+	beat := time.Now()
 	for _, qw := range w.queues {
 		q := qw.Queue
 		if q.client == nil {
 			continue
 		}
-		info.Jobs = w.jobsOf(q, all)
+		info := w.info(q)
+		info.Beat = beat
 		if err := q.writeWorker(ctx, info, ttl); err != nil && ctx.Err() == nil {
 			w.log.error("trafikey: worker registry", "queue", q.name, "err", err)
 		}
 	}
-}
-
-// jobsOf keeps the ids in all of the jobs the worker runs on q.
-func (w *Worker) jobsOf(q *Queue, all []string) []string {
-	if len(w.queues) == 1 {
-		return all
-	}
-	var ids []string
-	w.mu.Lock()
-	for r := range w.jobs {
-		if r.job.q == q && len(ids) < maxInfoJobs {
-			ids = append(ids, r.job.ID)
-		}
-	}
-	w.mu.Unlock()
-	slices.Sort(ids)
-	return ids
 }
 
 // writeWorker writes info as the record of its worker on q for ttl (0:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -183,8 +184,9 @@ type Worker struct {
 	log         *throttledLog
 
 	running atomic.Bool
-	// id names the worker in its queues' registries; started is when Run
-	// started, nil before.
+	// host is the worker's host name; id names the worker in its queues'
+	// registries; started is when Run started, nil before.
+	host    string
 	id      string
 	started atomic.Pointer[time.Time]
 	// stopRun ends the running Run with its cause.
@@ -321,13 +323,15 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 	case opts.Timeout < 0:
 		return nil, invalid("new worker", "timeout %v is negative", opts.Timeout)
 	}
+	host, _ := os.Hostname()
 	w := &Worker{
 		queues:     queues,
 		handler:    chain(recovered(handler), opts.Middleware),
 		opts:       opts,
 		completers: map[*Queue]*groupcommit.Queue[*completion]{},
 		jobs:       map[*runningJob]struct{}{},
-		id:         newWorkerID(),
+		host:       host,
+		id:         newWorkerID(host),
 		changed:    make(chan struct{}, 1),
 		signals:    signalGroups(queues),
 	}
