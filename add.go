@@ -199,12 +199,6 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 // Every job is validated before the first call, so a bad option adds
 // nothing at all.
 func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) {
-	// the bound of one job first: batchCalls puts a job over it alone
-	for i := range jobs {
-		if n := len(jobs[i].Payload); n > maxPayload {
-			return nil, invalid("add job "+strconv.Itoa(i), "payload of %d bytes, at most %d", n, maxPayload)
-		}
-	}
 	if len(jobs) == 0 {
 		return nil, nil
 	}
