@@ -64,6 +64,9 @@ const (
 // confirm in time, the id comes back with an error matching
 // ErrNotDurable: the job was added.
 func (q *Queue) Add(ctx context.Context, payload []byte, opts *JobOptions) (string, error) {
+	if q.parts != nil && opts != nil && (opts.UniqueKey != "" || opts.Lane != "") {
+		return q.parts.route(opts).Add(ctx, payload, opts)
+	}
 	o := opts.resolve()
 	// A job with a unique key is sent alone.
 	if q.adder == nil || o.unique {
@@ -176,6 +179,7 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 		if rerr != nil {
 			err, ids = fmt.Errorf("trafikey: add: unexpected reply: %w", rerr), nil
 		} else {
+			q.outIDs(ids)
 			q.observer.jobsAdded(q.name, jobs)
 		}
 	}
@@ -201,6 +205,9 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) {
 	if len(jobs) == 0 {
 		return nil, nil
+	}
+	if q.parts != nil {
+		return q.addBatchParts(ctx, jobs)
 	}
 	groups := make([][]string, 0, (len(jobs)+MaxBatch-1)/MaxBatch)
 	flats := make([][]string, 0, cap(groups))
@@ -231,7 +238,7 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 		if rerr != nil {
 			return ids, fmt.Errorf("trafikey: add: unexpected reply: %w", rerr)
 		}
-		ids = append(ids, got...)
+		ids = append(ids, q.outIDs(got)...)
 		q.observer.jobsAdded(q.name, flats[g])
 		if err != nil {
 			// Added, not confirmed durable: the ids go with the error, and

@@ -17,6 +17,9 @@ import (
 // Adding, completing and failing go on. Pausing a paused queue is a no-op.
 func (a Admin) Pause(ctx context.Context) error {
 	q := a.q
+	if q.parts != nil {
+		return q.eachPart(func(_ int, p *Queue) error { return p.Admin().Pause(ctx) })
+	}
 	_, err := q.callInt(ctx, protocol.Pause)
 	return err
 }
@@ -25,6 +28,9 @@ func (a Admin) Pause(ctx context.Context) error {
 // pending. Resuming a running queue is a no-op.
 func (a Admin) Resume(ctx context.Context) error {
 	q := a.q
+	if q.parts != nil {
+		return q.eachPart(func(_ int, p *Queue) error { return p.Admin().Resume(ctx) })
+	}
 	_, err := q.callInt(ctx, protocol.Resume)
 	return err
 }
@@ -36,7 +42,10 @@ func (a Admin) Resume(ctx context.Context) error {
 // or one among the descendants, refuses the removal with ErrState; a job
 // that does not exist is ErrNotFound.
 func (a Admin) Remove(ctx context.Context, id string) error {
-	q := a.q
+	q, err := a.q.partOf("remove", id)
+	if err != nil {
+		return err
+	}
 	return q.byID(ctx, protocol.Remove, id, "1")
 }
 
@@ -44,15 +53,19 @@ func (a Admin) Remove(ctx context.Context, id string) error {
 // (its attempt counter keeps counting, so old tokens stay stale). A job
 // that is not dead is refused with ErrState.
 func (a Admin) Requeue(ctx context.Context, id string) error {
-	q := a.q
+	q, err := a.q.partOf("requeue", id)
+	if err != nil {
+		return err
+	}
 	return q.byID(ctx, protocol.Requeue, id)
 }
 
 func (q *Queue) byID(ctx context.Context, v *protocol.Verb, id string, more ...string) error {
-	if err := checkJobID(v.Name, id); err != nil {
+	raw, err := q.rawID(v.Name, id)
+	if err != nil {
 		return err
 	}
-	n, err := q.callInt(ctx, v, append([]string{id}, more...)...)
+	n, err := q.callInt(ctx, v, append([]string{raw}, more...)...)
 	if err != nil {
 		return err
 	}
@@ -93,6 +106,9 @@ func (a Admin) Maintain(ctx context.Context, limit int) (Maintenance, error) {
 	var m Maintenance
 	if limit < 1 || limit > protocol.MaxCount {
 		return m, invalid("maintain", "limit %d outside 1..%d", limit, protocol.MaxCount)
+	}
+	if q.parts != nil {
+		return q.maintainParts(ctx, limit)
 	}
 	var errs [4]error
 	m.Promoted, errs[0] = q.promote(ctx, limit)
@@ -160,10 +176,22 @@ type Stats struct {
 	TotalRequeued  int // dead jobs requeued
 	TotalTrimmed   int // dead jobs deleted by the retention policy
 	TotalCancelled int // jobs ended by Cancel (they are among the dead ones)
+
+	// Partitions breaks a partitioned queue's counts down (QueueOptions.Partitions):
+	// each partition's, in partition order; nil for a queue of one. The
+	// counts above are their sums (RateLimit too: the partitions share the
+	// queue's limit), and Paused is whether every partition is paused.
+	Partitions []Stats
+	// Partition is, in an entry of Partitions, the partition's hash tag:
+	// its keys are emq:{<Partition>}:..., in that tag's cluster slot.
+	Partition string
 }
 
 // Stats reads the queue's counts and counters in one call.
 func (q *Queue) Stats(ctx context.Context) (Stats, error) {
+	if q.parts != nil {
+		return q.statsParts(ctx)
+	}
 	var s Stats
 	msg, err := q.call(ctx, protocol.Stats)
 	if err != nil {
@@ -274,10 +302,18 @@ type JobInfo struct {
 // Inspect reads a job. A job that does not exist (completed, removed or
 // never added) is ErrNotFound.
 func (q *Queue) Inspect(ctx context.Context, id string) (*JobInfo, error) {
-	if err := checkJobID("inspect", id); err != nil {
+	if q.parts != nil {
+		p, err := q.partOf("inspect", id)
+		if err != nil {
+			return nil, err
+		}
+		return p.Inspect(ctx, id)
+	}
+	raw, err := q.rawID("inspect", id)
+	if err != nil {
 		return nil, err
 	}
-	msg, err := q.call(ctx, protocol.Inspect, id)
+	msg, err := q.call(ctx, protocol.Inspect, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -289,6 +325,11 @@ func (q *Queue) Inspect(ctx context.Context, id string) (*JobInfo, error) {
 		return nil, fmt.Errorf("trafikey: inspect: unexpected reply %v", msg)
 	}
 	info := &JobInfo{ID: id}
+	defer func() {
+		if info.Parent != "" {
+			info.Parent = q.outID(info.Parent)
+		}
+	}()
 	for i := 0; i < len(pairs); i += 2 {
 		name, err := pairs[i].ToString()
 		if err != nil {
@@ -389,13 +430,25 @@ func (a Admin) DeleteQueue(ctx context.Context) (int, error) {
 	if q.client == nil {
 		return 0, invalid("delete queue", "the queue has no client")
 	}
+	if q.parts != nil {
+		// partition 0 last: its keys hold the partitions hash
+		total := 0
+		for i := len(q.parts.list) - 1; i >= 0; i-- {
+			n, err := q.parts.list[i].Admin().DeleteQueue(ctx)
+			total += n
+			if err != nil {
+				return total, err
+			}
+		}
+		return total, nil
+	}
 	c := q.client
 	n, err := c.Do(ctx, c.B().Unlink().Key(q.keys.Version).Build()).AsInt64()
 	if err != nil {
 		return 0, fmt.Errorf("trafikey: delete queue %s: %w", q.name, err)
 	}
 	deleted := int(n)
-	match := globEscape(protocol.Base(q.name)) + "*"
+	match := globEscape(q.keys.Base) + "*"
 	// A cluster's node that holds the queue's slot is not known here: every
 	// node is scanned, and UNLINK goes through the client, to the slot's
 	// primary. A standalone client's only node is itself.

@@ -27,7 +27,11 @@ import (
 // completed job) is refused with ErrState; one that does not exist is
 // ErrNotFound.
 func (q *Queue) Cancel(ctx context.Context, id string) error {
-	return q.byID(ctx, protocol.Cancel, id)
+	p, err := q.partOf("cancel", id)
+	if err != nil {
+		return err
+	}
+	return p.byID(ctx, protocol.Cancel, id)
 }
 
 // Reschedule moves a pending or delayed job (a retrying one included) to
@@ -43,14 +47,19 @@ func (a Admin) Reschedule(ctx context.Context, id string, d time.Duration) (JobS
 	if d < 0 || ms > protocol.MaxDelayMS {
 		return "", invalid("reschedule", "delay %v outside 0..%dms", d, int64(protocol.MaxDelayMS))
 	}
-	return q.reschedule(ctx, id, "0", protocol.FormatInt(ms))
+	p, err := q.partOf("reschedule", id)
+	if err != nil {
+		return "", err
+	}
+	return p.reschedule(ctx, id, "0", protocol.FormatInt(ms))
 }
 
 func (q *Queue) reschedule(ctx context.Context, id, due, delay string) (JobState, error) {
-	if err := checkJobID("reschedule", id); err != nil {
+	raw, err := q.rawID("reschedule", id)
+	if err != nil {
 		return "", err
 	}
-	msg, err := q.call(ctx, protocol.Reschedule, id, due, delay)
+	msg, err := q.call(ctx, protocol.Reschedule, raw, due, delay)
 	if err != nil {
 		return "", err
 	}

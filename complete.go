@@ -30,6 +30,9 @@ import (
 // allow the command) gets one COMPLETE per job instead; each job's failure
 // is then in its own error and the returned error is nil.
 func (q *Queue) CompleteMany(ctx context.Context, jobs []*Job) ([]error, error) {
+	if q.parts != nil {
+		return q.completeManyParts(ctx, jobs)
+	}
 	errs := make([]error, len(jobs))
 	idx := make([]int, 0, len(jobs))
 	for i, j := range jobs {
@@ -91,7 +94,7 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 	args := make([]string, 1, 1+3*len(jobs))
 	args[0] = protocol.FormatInt(int64(len(jobs)))
 	for _, j := range jobs {
-		args = append(args, j.ID, j.token, string(j.result))
+		args = append(args, j.raw, j.token, string(j.result))
 	}
 	msg, err := q.call(ctx, protocol.CompleteMany, args...)
 	// Completed but not confirmed durable: each completed job gets the

@@ -41,6 +41,10 @@ type FlowIDs struct {
 // deep, with at most 256 MiB of payloads in all, all in this queue. The tree
 // is validated before any I/O.
 func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
+	if q.parts != nil {
+		// a flow lives in one partition: its root's
+		return q.parts.route(&root.Options).AddFlow(ctx, root)
+	}
 	var flat []string
 	var build func(j *JobSpec, parent, depth int, path string) error
 	build = func(j *JobSpec, parent, depth int, path string) error {
@@ -95,7 +99,7 @@ func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
 	next := 0
 	var shape func(j *JobSpec) FlowIDs
 	shape = func(j *JobSpec) FlowIDs {
-		out := FlowIDs{ID: ids[next]}
+		out := FlowIDs{ID: q.outID(ids[next])}
 		next++
 		for i := range j.Children {
 			out.Children = append(out.Children, shape(&j.Children[i]))
@@ -125,13 +129,21 @@ const childrenPage = 100
 // Children reads the children of job id in id order, with their results and
 // the errors recorded for them, a page of 100 per call.
 func (q *Queue) Children(ctx context.Context, id string) ([]ChildResult, error) {
-	if err := checkJobID("children", id); err != nil {
+	if q.parts != nil {
+		p, err := q.partOf("children", id)
+		if err != nil {
+			return nil, err
+		}
+		return p.Children(ctx, id)
+	}
+	raw, err := q.rawID("children", id)
+	if err != nil {
 		return nil, err
 	}
 	var out []ChildResult
 	after := "0"
 	for {
-		msg, err := q.call(ctx, protocol.Children, id, after, strconv.Itoa(childrenPage))
+		msg, err := q.call(ctx, protocol.Children, raw, after, strconv.Itoa(childrenPage))
 		if err != nil {
 			return out, err
 		}
@@ -148,6 +160,8 @@ func (q *Queue) Children(ctx context.Context, id string) ([]ChildResult, error) 
 			if c.ID, err = f[0].ToString(); err != nil {
 				return out, fmt.Errorf("trafikey: children: unexpected reply %v", msg)
 			}
+			after = c.ID
+			c.ID = q.outID(c.ID)
 			if s, err := f[1].ToString(); err == nil {
 				c.State = JobState(s)
 			}
@@ -162,7 +176,6 @@ func (q *Queue) Children(ctx context.Context, id string) ([]ChildResult, error) 
 		if len(rows) < childrenPage {
 			return out, nil
 		}
-		after = out[len(out)-1].ID
 	}
 }
 
@@ -201,10 +214,18 @@ const waitStep = time.Second
 // job already finished and its outcome is still kept; a job added without
 // KeepOutcome never has one, and Wait runs until ctx ends.
 func (q *Queue) Wait(ctx context.Context, id string) ([]byte, error) {
-	if err := checkJobID("wait", id); err != nil {
+	if q.parts != nil {
+		p, err := q.partOf("wait", id)
+		if err != nil {
+			return nil, err
+		}
+		return p.Wait(ctx, id)
+	}
+	raw, err := q.rawID("wait", id)
+	if err != nil {
 		return nil, err
 	}
-	key := q.keys.Done(id)
+	key := q.keys.Done(raw)
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -265,6 +286,9 @@ const (
 // longer keeps, in bounded steps on their maintenance timer (or Admin.Maintain).
 func (a Admin) SetRetention(ctx context.Context, p RetentionPolicy) error {
 	q := a.q
+	if q.parts != nil {
+		return q.eachPart(func(_ int, part *Queue) error { return part.Admin().SetRetention(ctx, p) })
+	}
 	done, dead := ceilMS(p.KeepCompleted), ceilMS(p.KeepDead)
 	switch {
 	case p.KeepCompleted < 0 || done > protocol.MaxDelayMS:

@@ -41,7 +41,10 @@ type Job struct {
 	// none.
 	Lane string
 
-	q      *Queue
+	q *Queue
+	// raw is the id the server knows the job by: ID without the
+	// partition's suffix (see Queue.outID).
+	raw    string
 	token  string
 	result []byte
 	// claimSent is when the CLAIM that granted this attempt's lease was
@@ -58,7 +61,7 @@ type Job struct {
 func (j *Job) SetResult(result []byte) { j.result = result }
 
 // Queue returns the queue the job was claimed from.
-func (j *Job) Queue() *Queue { return j.q }
+func (j *Job) Queue() *Queue { return j.q.logical() }
 
 // Claim claims up to count (1..1000) pending jobs, highest priority first,
 // holding each under a lease of the given length (rounded up to a
@@ -68,6 +71,9 @@ func (j *Job) Queue() *Queue { return j.q }
 //
 // Claim is the primitive behind Worker, for callers with their own loop.
 func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*Job, error) {
+	if q.parts != nil {
+		return q.claimParts(ctx, lease, count)
+	}
 	return q.claim(ctx, lease, count, 0)
 }
 
@@ -150,7 +156,7 @@ func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 	if err1 != nil || err3 != nil {
 		return nil, false
 	}
-	j := &Job{ID: id, Payload: []byte(data), Attempt: int(att), q: q, token: protocol.FormatInt(att)}
+	j := &Job{ID: q.outID(id), raw: id, Payload: []byte(data), Attempt: int(att), q: q, token: protocol.FormatInt(att)}
 	if ext {
 		maxAtt, err1 := f[3].AsInt64()
 		timeout, err2 := f[5].AsInt64()
@@ -193,7 +199,7 @@ func (j *Job) Complete(ctx context.Context) error {
 	if err := j.checkResult("complete"); err != nil {
 		return err
 	}
-	n, err := j.q.callInt(ctx, protocol.Complete, j.ID, j.token, string(j.result))
+	n, err := j.q.callInt(ctx, protocol.Complete, j.raw, j.token, string(j.result))
 	if err != nil {
 		return err
 	}
@@ -218,7 +224,7 @@ func (j *Job) Fail(ctx context.Context, cause error, retry bool) (retrying bool,
 	if retry {
 		flag = "1"
 	}
-	msg, err := j.q.call(ctx, protocol.Fail, j.ID, j.token, flag, text)
+	msg, err := j.q.call(ctx, protocol.Fail, j.raw, j.token, flag, text)
 	if err != nil && !errors.Is(err, ErrNotDurable) {
 		return false, err
 	}
@@ -249,7 +255,7 @@ func (j *Job) Extend(ctx context.Context, lease time.Duration) (time.Time, error
 	if err != nil {
 		return time.Time{}, err
 	}
-	deadline, err := j.q.callInt(ctx, protocol.Extend, j.ID, j.token, leaseMS)
+	deadline, err := j.q.callInt(ctx, protocol.Extend, j.raw, j.token, leaseMS)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -266,7 +272,7 @@ func (j *Job) Log(ctx context.Context, line string) error {
 	if len(line) > protocol.MaxText {
 		return invalid("log", "line of %d bytes, at most %d", len(line), protocol.MaxText)
 	}
-	n, err := j.q.callInt(ctx, protocol.Log, j.ID, j.token, line, j.q.logCap)
+	n, err := j.q.callInt(ctx, protocol.Log, j.raw, j.token, line, j.q.logCap)
 	if err != nil {
 		return err
 	}
@@ -282,7 +288,7 @@ func (j *Job) Progress(ctx context.Context, value string) error {
 	if len(value) > protocol.MaxText {
 		return invalid("progress", "value of %d bytes, at most %d", len(value), protocol.MaxText)
 	}
-	n, err := j.q.callInt(ctx, protocol.Progress, j.ID, j.token, value)
+	n, err := j.q.callInt(ctx, protocol.Progress, j.raw, j.token, value)
 	if err != nil {
 		return err
 	}

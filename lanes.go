@@ -30,7 +30,13 @@ type Lane struct {
 }
 
 // Lane returns the handle on lane name (1..128 bytes).
-func (q *Queue) Lane(name string) Lane { return Lane{q, name} }
+func (q *Queue) Lane(name string) Lane {
+	if q.parts != nil {
+		// a lane lives in one partition
+		return Lane{q.parts.keyedPartition(name), name}
+	}
+	return Lane{q, name}
+}
 
 // SetCap lets at most limit (1..1000000) jobs of the lane be active at once,
 // across every worker; 0 removes the cap. A lane at its cap takes no turn
@@ -97,6 +103,9 @@ const lanesPage = 100
 // goes on. A lane added or emptied meanwhile may or may not be seen. The
 // first error ends the sequence.
 func (q *Queue) Lanes(ctx context.Context) iter.Seq2[LaneInfo, error] {
+	if q.parts != nil {
+		return q.lanesParts(ctx)
+	}
 	return func(yield func(LaneInfo, error) bool) {
 		after := ""
 		for {
@@ -159,6 +168,9 @@ func (q *Queue) lanesAfter(ctx context.Context, after string, count int) ([]Lane
 // limit (window is then not used).
 func (a Admin) SetRate(ctx context.Context, limit int, window time.Duration) error {
 	q := a.q
+	if q.parts != nil {
+		return q.setRateParts(ctx, limit, window)
+	}
 	if limit == 0 {
 		_, err := q.callInt(ctx, protocol.Rate, "0", "0")
 		return err

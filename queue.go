@@ -42,6 +42,16 @@ type Queue struct {
 	// cluster is set when client is a cluster client: it follows a
 	// redirect on the next try of a call.
 	cluster bool
+
+	// parts is set on the handle of a partitioned queue, which runs each
+	// call on the handle of one partition, or of each (partition.go).
+	parts *partitions
+	// of is, on the handle of one partition, the handle of its queue; nil
+	// on any other handle.
+	of *Queue
+	// idSuffix ends the ids of this partition's jobs outside the server
+	// ("~<index>"); empty for partition 0 and unpartitioned queues.
+	idSuffix string
 }
 
 // QueueOptions configure Open. The zero value, like a nil *QueueOptions,
@@ -86,6 +96,13 @@ type QueueOptions struct {
 	// read-only tools. Verbs on a queue that was never installed are then
 	// refused with ErrWire.
 	NoInstall bool
+	// Partitions spreads the queue over this many hash slots (1..256), so
+	// that on Valkey Cluster it uses the primaries those slots are on
+	// (docs/PARTITIONS.md). The count is stored with the queue: 0 (the
+	// default) opens the queue as stored, unpartitioned when it never was
+	// partitioned; a count above the stored one grows the queue to it; a
+	// count below it is ErrInvalid.
+	Partitions int
 
 	// runner, set by tests, runs the queue's verbs in place of the
 	// executor Open would pick: tests wrap the real executors to count or
@@ -163,11 +180,55 @@ func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOpt
 			return nil, invalid("open", "executor %s is none of \"\", %q, %q", echo(string(cfg.Executor)), ExecutorLua, ExecutorNative)
 		}
 	}
+	if cfg.Partitions < 0 || cfg.Partitions > maxPartitions {
+		return nil, invalid("open", "partitions %d outside 0..%d", cfg.Partitions, maxPartitions)
+	}
+	var tags []string
+	var keyed int
+	if client != nil {
+		err := untilReachable(ctx, func() (err error) {
+			tags, keyed, err = loadPartitions(ctx, client, name, cfg.Partitions, cfg.NoInstall)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+	} else if cfg.Partitions > 1 {
+		return nil, invalid("open", "partitions need a client")
+	}
+	q := newHandle(client, name, name, &cfg)
+	if len(tags) > 1 {
+		q.parts = newPartitions(client, name, tags, keyed, &cfg)
+		for _, p := range q.parts.list {
+			p.of = q
+		}
+		q.adder = nil
+		if !cfg.SeparateAdds {
+			q.adder = groupcommit.New(addSenders, takeAdds, q.parts.sendAdds)
+		}
+	}
+	if !cfg.NoInstall {
+		for _, h := range q.handles() {
+			err := untilReachable(ctx, func() error {
+				_, err := h.call(ctx, protocol.Install)
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return q, nil
+}
+
+// newHandle builds the handle of queue name whose keys have the hash tag
+// tag: the name itself, or a partition's tag.
+func newHandle(client valkey.Client, name, tag string, cfg *QueueOptions) *Queue {
 	q := &Queue{
 		name:       name,
 		client:     client,
 		exec:       cfg.runner,
-		keys:       protocol.KeysOf(name),
+		keys:       protocol.KeysOf(tag),
 		logCap:     protocol.FormatInt(int64(cfg.LogCap)),
 		observer:   cfg.Observer,
 		durability: cfg.Durability,
@@ -181,16 +242,7 @@ func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOpt
 		q.adder = newAdder(q)
 	}
 	q.noClaimExt.Store(cfg.PlainClaims)
-	if !cfg.NoInstall {
-		err := untilReachable(ctx, func() error {
-			_, err := q.call(ctx, protocol.Install)
-			return err
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return q, nil
+	return q
 }
 
 // versionVerb names EMQ.VERSION in the errors of the executor's detection;
@@ -388,7 +440,11 @@ func (q *Queue) reply(ctx context.Context, v *protocol.Verb, res valkey.ValkeyRe
 	}
 	msg, err := res.ToMessage()
 	if err != nil && !valkey.IsValkeyNil(err) {
-		return msg, serverError(v, errorText(msg, err), err)
+		e := serverError(v, errorText(msg, err), err)
+		if e.JobID != "" {
+			e.JobID = q.outID(e.JobID)
+		}
+		return msg, e
 	}
 	return msg, nil
 }

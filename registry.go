@@ -103,7 +103,10 @@ func (w *Worker) info(q *Queue) WorkerInfo {
 		Cancelled: int(w.cancelled.Load()),
 	}
 	for _, qw := range w.queues {
-		info.Queues = append(info.Queues, qw.Queue.name)
+		if qw.Queue.idSuffix == "" {
+			// a partitioned queue once: by its partition 0
+			info.Queues = append(info.Queues, qw.Queue.name)
+		}
 	}
 	if t := w.started.Load(); t != nil {
 		info.Started = *t
@@ -111,7 +114,7 @@ func (w *Worker) info(q *Queue) WorkerInfo {
 	w.mu.Lock()
 	info.Running = len(w.jobs)
 	for r := range w.jobs {
-		if len(info.Jobs) < maxInfoJobs && (q == nil || r.job.q == q) {
+		if len(info.Jobs) < maxInfoJobs && (q == nil || r.job.q.logical() == q.logical()) {
 			info.Jobs = append(info.Jobs, r.job.ID)
 		}
 	}
@@ -164,7 +167,8 @@ func (w *Worker) registerOnce(ctx context.Context, ttl time.Duration) {
 	beat := time.Now()
 	for _, qw := range w.queues {
 		q := qw.Queue
-		if q.client == nil {
+		if q.client == nil || q.idSuffix != "" {
+			// a partitioned queue's workers register in its partition 0
 			continue
 		}
 		info := w.info(q)

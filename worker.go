@@ -323,6 +323,7 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 	case opts.Timeout < 0:
 		return nil, invalid("new worker", "timeout %v is negative", opts.Timeout)
 	}
+	queues = expandParts(queues)
 	host, _ := os.Hostname()
 	w := &Worker{
 		queues:     queues,
@@ -335,9 +336,11 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		changed:    make(chan struct{}, 1),
 		signals:    signalGroups(queues),
 	}
-	names := make([]string, len(queues))
-	for i, qw := range queues {
-		names[i] = qw.Queue.name
+	var names []string
+	for _, qw := range queues {
+		if qw.Queue.idSuffix == "" {
+			names = append(names, qw.Queue.name)
+		}
 		w.completers[qw.Queue] = newCompleter(qw.Queue)
 		w.totalWeight += qw.Weight
 	}
@@ -759,10 +762,17 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 			r -= w.queues[first].Weight
 		}
 	}
+	// under strict priority, a partitioned queue's partitions are tried
+	// in turn from one drawn at random, so that none comes first always
+	spin := rand.Uint32()
 	for k := range w.queues {
 		q := w.queues[(first+k)%len(w.queues)].Queue
 		if w.opts.StrictPriority {
 			q = w.queues[k].Queue
+			if q.of != nil {
+				list := q.of.parts.list
+				q = list[(int(spin)+k)%len(list)]
+			}
 		}
 		jobs, err := q.Claim(ctx, w.opts.Lease, n)
 		if wait, ok := rateLimited(err); ok {
@@ -1150,6 +1160,9 @@ func (w *Worker) scheduleAll(ctx context.Context) {
 	}
 	for _, qw := range w.queues {
 		q := qw.Queue
+		if q.idSuffix != "" {
+			continue // a partitioned queue's schedules are in its partition 0
+		}
 		if _, err := q.runSchedules(ctx); err != nil && ctx.Err() == nil {
 			w.log.error("trafikey: schedules", "queue", q.name, "err", err)
 		}

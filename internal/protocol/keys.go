@@ -56,6 +56,12 @@ const (
 	SuffixWorker  = "worker:" // string per worker, its record (JSON), with a PX TTL: emq:{q}:worker:<id>
 )
 
+// SuffixPartitions is the hash of a partitioned queue's partitions: no verb
+// reads or writes it. Open creates and grows it; it maps each partition's
+// index to its hash tag, and "keyed" to how many partitions (the first)
+// jobs with a unique key or a lane are routed over.
+const SuffixPartitions = "partitions"
+
 // ChannelCancels is the suffix of the queue's sharded Pub/Sub channel
 // emq:{q}:cancels, on which CANCEL announces a claimed job it ended (the
 // message is CancelNotice's): a channel, not a key, in the queue's slot.

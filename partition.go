@@ -1,0 +1,444 @@
+package trafikey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/internal/protocol"
+)
+
+// A partitioned queue keeps its jobs in several hash slots, each an
+// ordinary queue underneath (its partition), so that on Valkey Cluster it
+// uses the primaries those slots are on. Every verb still runs in one
+// partition; the handle routes each call (docs/PARTITIONS.md).
+
+// maxPartitions bounds a queue's partitions.
+const maxPartitions = 256
+
+// The fields of the partitions hash emq:{q}:partitions: the tag of each
+// partition by its index, and how many partitions (the first ones) keyed
+// jobs are routed over.
+const (
+	fieldKeyed = "keyed"
+)
+
+// partitions is what the handle of a partitioned queue holds: the handle of
+// each partition, in index order.
+type partitions struct {
+	list []*Queue
+	// keyed is how many partitions, the first ones, jobs with a unique key
+	// or a lane are routed over: the count the queue was created with,
+	// which growing it does not change, so that a key or a lane always
+	// lands in the partition it landed in before.
+	keyed int
+	// next is the partition the next job without a key or a lane goes to,
+	// in turn.
+	next atomic.Uint32
+}
+
+func newPartitions(client valkey.Client, name string, tags []string, keyed int, cfg *QueueOptions) *partitions {
+	p := &partitions{list: make([]*Queue, len(tags)), keyed: keyed}
+	for i, tag := range tags {
+		h := newHandle(client, name, tag, cfg)
+		if i > 0 {
+			h.idSuffix = "~" + strconv.Itoa(i)
+		}
+		p.list[i] = h
+	}
+	p.next.Store(rand.Uint32())
+	return p
+}
+
+// spread is the partition of the next job without a key or a lane.
+func (p *partitions) spread() *Queue {
+	return p.list[int(p.next.Add(1)%uint32(len(p.list)))]
+}
+
+// keyedPartition is the partition of a job with unique key or lane s.
+func (p *partitions) keyedPartition(s string) *Queue {
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return p.list[int(h.Sum32()%uint32(p.keyed))]
+}
+
+// route is the partition of a job with options o.
+func (p *partitions) route(o *JobOptions) *Queue {
+	switch {
+	case o == nil:
+	case o.UniqueKey != "":
+		return p.keyedPartition(o.UniqueKey)
+	case o.Lane != "":
+		return p.keyedPartition(o.Lane)
+	}
+	return p.spread()
+}
+
+// sendAdds sends a coalesced batch of Adds to one partition, in turn: the
+// batch stays one call.
+func (p *partitions) sendAdds(batch []*pendingAdd) { p.spread().sendAdds(batch) }
+
+// handles are the handles whose verbs make up q: its partitions', or q
+// itself.
+func (q *Queue) handles() []*Queue {
+	if q.parts != nil {
+		return q.parts.list
+	}
+	return []*Queue{q}
+}
+
+// logical is the handle of q's queue: q itself, or the partitioned queue's
+// handle when q is one of its partitions.
+func (q *Queue) logical() *Queue {
+	if q.of != nil {
+		return q.of
+	}
+	return q
+}
+
+// outID is the id of the job the server knows as raw, as callers see it:
+// with the partition's suffix.
+func (q *Queue) outID(raw string) string {
+	if q.idSuffix == "" {
+		return raw
+	}
+	return raw + q.idSuffix
+}
+
+// outIDs turns ids as outID does, in place, and returns them.
+func (q *Queue) outIDs(ids []string) []string {
+	if q.idSuffix != "" {
+		for i := range ids {
+			ids[i] += q.idSuffix
+		}
+	}
+	return ids
+}
+
+// rawID checks id, a job id of this handle's partition (or queue), and
+// returns the id the server knows it by.
+func (q *Queue) rawID(op, id string) (string, error) {
+	raw, ok := strings.CutSuffix(id, q.idSuffix)
+	if !ok || !protocol.ValidJobID(raw) {
+		return "", invalid(op, "job id %s is not a job id of this queue", echo(id))
+	}
+	return raw, nil
+}
+
+// partOf is the handle of the partition job id is in: q itself on an
+// unpartitioned queue.
+func (q *Queue) partOf(op, id string) (*Queue, error) {
+	if q.parts == nil {
+		return q, nil
+	}
+	i := 0
+	if k := strings.LastIndexByte(id, '~'); k >= 0 {
+		n, err := strconv.Atoi(id[k+1:])
+		if err != nil || n < 1 || n >= len(q.parts.list) || id[k+1:] != strconv.Itoa(n) {
+			return nil, invalid(op, "job id %s names no partition of queue %s", echo(id), echo(q.name))
+		}
+		i = n
+	}
+	return q.parts.list[i], nil
+}
+
+// partitionsKey is the hash of queue name's partitions.
+func partitionsKey(name string) string { return protocol.Base(name) + protocol.SuffixPartitions }
+
+// loadPartitions reads the tags of queue name's partitions and the count
+// keyed jobs use, creating or growing them to want first when want is
+// above the stored count. It returns no tags for a queue never
+// partitioned (and want at most 1).
+func loadPartitions(ctx context.Context, client valkey.Client, name string, want int, readOnly bool) (tags []string, keyed int, err error) {
+	key := partitionsKey(name)
+	for {
+		tags, keyed, err = readPartitions(ctx, client, key)
+		if err != nil {
+			return nil, 0, err
+		}
+		n := max(len(tags), 1)
+		switch {
+		case want == 0 || want == n:
+			return tags, keyed, nil
+		case want < n:
+			return nil, 0, invalid("open", "queue %s has %d partitions, more than %d: a queue's partitions are never taken away", echo(name), n, want)
+		case readOnly:
+			return nil, 0, invalid("open", "queue %s has %d partitions: growing it to %d writes, which NoInstall does not", echo(name), n, want)
+		}
+		if err := growPartitions(ctx, client, name, tags, want); err != nil {
+			return nil, 0, err
+		}
+	}
+}
+
+// readPartitions reads the partitions hash.
+func readPartitions(ctx context.Context, client valkey.Client, key string) (tags []string, keyed int, err error) {
+	m, err := client.Do(ctx, client.B().Hgetall().Key(key).Build()).AsStrMap()
+	if err != nil {
+		return nil, 0, callError(ctx, client, "partitions", err)
+	}
+	if len(m) == 0 {
+		return nil, 0, nil
+	}
+	bad := fmt.Errorf("trafikey: open: %s holds no valid partitions", key)
+	keyed, err = strconv.Atoi(m[fieldKeyed])
+	if err != nil || keyed < 1 || len(m)-1 < keyed || len(m)-1 > maxPartitions {
+		return nil, 0, bad
+	}
+	tags = make([]string, len(m)-1)
+	for i := range tags {
+		t, ok := m[strconv.Itoa(i)]
+		if !ok || !protocol.ValidQueueName(t) {
+			return nil, 0, bad
+		}
+		tags[i] = t
+	}
+	return tags, keyed, nil
+}
+
+// callError is err, from a call made outside the verbs, as a call returns
+// it: a reply error as an *Error, anything else a transport error (so that
+// Open tries again) or a closed client's.
+func callError(ctx context.Context, client valkey.Client, op string, err error) error {
+	if ve, ok := valkey.IsValkeyErr(err); ok {
+		return serverError(&protocol.Verb{Name: op}, ve.Error(), ve)
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	if closedClient(ctx, client, err) {
+		return closedError(err)
+	}
+	return &transportError{err: fmt.Errorf("trafikey: %s: %w", op, err)}
+}
+
+// errRaced is a growth that another client's beat: read again.
+var errRaced = errors.New("partitions changed meanwhile")
+
+// growPartitions writes the tags of partitions len(tags)..want-1 in one
+// transaction that watches the hash, so that of clients growing a queue
+// at once one wins and the others read what it wrote. A queue never
+// partitioned becomes partition 0 of itself: its jobs stay where they are,
+// and when it holds any (its wire stamp is there) keyed jobs keep going to
+// it alone, so that no unique key already held is accepted again elsewhere.
+func growPartitions(ctx context.Context, client valkey.Client, name string, tags []string, want int) error {
+	key := partitionsKey(name)
+	place, err := placement(ctx, client)
+	if err != nil {
+		return err
+	}
+	err = client.Dedicated(func(c valkey.DedicatedClient) error {
+		version := protocol.KeysOf(name).Version
+		res := c.DoMulti(ctx,
+			c.B().Watch().Key(key).Build(),
+			c.B().Hlen().Key(key).Build(),
+			c.B().Exists().Key(version).Build())
+		for _, r := range res {
+			if err := r.Error(); err != nil {
+				return err
+			}
+		}
+		if n, _ := res[1].AsInt64(); n != int64(len(tags)+min(len(tags), 1)) {
+			c.Do(ctx, c.B().Unwatch().Build())
+			return errRaced
+		}
+		fields := c.B().Hset().Key(key).FieldValue()
+		all := tags
+		if len(all) == 0 {
+			all = []string{name}
+			keyed := want
+			if n, _ := res[2].AsInt64(); n > 0 {
+				keyed = 1
+			}
+			fields = fields.FieldValue(fieldKeyed, strconv.Itoa(keyed)).FieldValue("0", name)
+		}
+		for i := len(all); i < want; i++ {
+			t := place.tag(name, i, all)
+			all = append(all, t)
+			fields = fields.FieldValue(strconv.Itoa(i), t)
+		}
+		res = c.DoMulti(ctx, c.B().Multi().Build(), fields.Build(), c.B().Exec().Build())
+		for _, r := range res {
+			if err := r.Error(); err != nil {
+				if valkey.IsValkeyNil(err) {
+					return errRaced
+				}
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errRaced) {
+		return nil
+	}
+	if err != nil {
+		return callError(ctx, client, "partitions", err)
+	}
+	return nil
+}
+
+// slotOwners is which primary serves each hash slot, as an index into the
+// primaries in slot order; nil outside a cluster.
+type slotOwners struct {
+	owner     []int // by slot; -1: none
+	primaries int
+}
+
+// placement reads the cluster's slots, to place new partitions on its
+// primaries in turn.
+func placement(ctx context.Context, client valkey.Client) (*slotOwners, error) {
+	if client.Mode() != valkey.ClientModeCluster {
+		return &slotOwners{}, nil
+	}
+	ranges, err := client.Do(ctx, client.B().ClusterSlots().Build()).ToArray()
+	if err != nil {
+		return nil, callError(ctx, client, "cluster slots", err)
+	}
+	type span struct {
+		lo, hi  int64
+		primary string
+	}
+	var spans []span
+	for _, r := range ranges {
+		f, err := r.ToArray()
+		if err != nil || len(f) < 3 {
+			continue
+		}
+		lo, err1 := f[0].AsInt64()
+		hi, err2 := f[1].AsInt64()
+		node, err3 := f[2].ToArray()
+		if err1 != nil || err2 != nil || err3 != nil || len(node) < 2 || lo < 0 || hi >= 16384 || lo > hi {
+			continue
+		}
+		host, _ := node[0].ToString()
+		port, _ := node[1].AsInt64()
+		spans = append(spans, span{lo, hi, host + ":" + strconv.FormatInt(port, 10)})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return int(a.lo - b.lo) })
+	o := &slotOwners{owner: make([]int, 16384)}
+	for i := range o.owner {
+		o.owner[i] = -1
+	}
+	index := map[string]int{}
+	for _, s := range spans {
+		i, ok := index[s.primary]
+		if !ok {
+			i = len(index)
+			index[s.primary] = i
+		}
+		for slot := s.lo; slot <= s.hi; slot++ {
+			o.owner[slot] = i
+		}
+	}
+	o.primaries = len(index)
+	return o, nil
+}
+
+// tag picks the hash tag of partition i of queue name, given the tags of
+// the partitions before it: name~i, or name~i~k for the first k that puts
+// it in a slot of no earlier partition, on the primary whose turn it is
+// (the primaries in turn from partition 0's, in slot order).
+func (o *slotOwners) tag(name string, i int, before []string) string {
+	used := map[uint16]bool{}
+	for _, t := range before {
+		used[hashSlot(t)] = true
+	}
+	want := -1
+	if o.primaries > 0 {
+		if first := o.owner[hashSlot(before[0])]; first >= 0 {
+			want = (first + i) % o.primaries
+		}
+	}
+	fallback := ""
+	for k := 0; k < 1<<16; k++ {
+		t := name + "~" + strconv.Itoa(i)
+		if k > 0 {
+			t += "~" + strconv.Itoa(k)
+		}
+		if !protocol.ValidQueueName(t) {
+			break
+		}
+		slot := hashSlot(t)
+		if used[slot] {
+			continue
+		}
+		if want < 0 || o.owner[slot] == want {
+			return t
+		}
+		if fallback == "" {
+			fallback = t
+		}
+	}
+	if fallback == "" {
+		// a name too long for a suffix: the partition shares a slot
+		fallback = name
+	}
+	return fallback
+}
+
+// eachPart runs f on every partition at once and returns the first error,
+// or an error joining them.
+func (q *Queue) eachPart(f func(i int, p *Queue) error) error {
+	list := q.handles()
+	if len(list) == 1 {
+		return f(0, list[0])
+	}
+	errs := make([]error, len(list))
+	var wg sync.WaitGroup
+	for i, p := range list {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = f(i, p)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// expandParts lists, in a worker's queues, each partitioned queue's
+// partitions in its place, with weights that keep each queue's share: the
+// weights are scaled by the least common multiple of the partition counts
+// (capped), and a queue's weight split evenly among its partitions.
+func expandParts(queues []QueueWeight) []QueueWeight {
+	scale := 1
+	for _, qw := range queues {
+		if qw.Queue.parts != nil {
+			n := len(qw.Queue.parts.list)
+			if l := scale / gcd(scale, n) * n; l <= 1<<16 {
+				scale = l
+			}
+		}
+	}
+	if scale == 1 {
+		return queues
+	}
+	out := make([]QueueWeight, 0, len(queues))
+	for _, qw := range queues {
+		if qw.Queue.parts == nil {
+			out = append(out, QueueWeight{qw.Queue, qw.Weight * scale})
+			continue
+		}
+		list := qw.Queue.parts.list
+		for _, p := range list {
+			out = append(out, QueueWeight{p, max(1, qw.Weight*scale/len(list))})
+		}
+	}
+	return out
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}

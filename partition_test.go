@@ -1,0 +1,246 @@
+package trafikey_test
+
+import (
+	"context"
+	"errors"
+
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/valkeyserver"
+	"github.com/trafikey/trafikey/internal/valkeytest"
+)
+
+// partitionNodes maps each partition of s (Stats.Partitions) to the index
+// of the primary serving its slot.
+func partitionNodes(ctx context.Context, t *testing.T, cl *valkeyserver.Cluster, s trafikey.Stats) []int {
+	t.Helper()
+	primaries := cl.Primaries()
+	out := make([]int, len(s.Partitions))
+	for i, p := range s.Partitions {
+		slot, err := primaries[0].Do(ctx, "CLUSTER", "KEYSLOT", "{"+p.Partition+"}")
+		require.NoError(t, err)
+		out[i] = int(slot.(int64)) * len(primaries) / valkeyserver.NumSlots
+	}
+	return out
+}
+
+// TestPartitionedQueue runs one queue of six partitions over a
+// three-primary cluster, on both executors: the partitions sit on the
+// primaries in turn, jobs are routed by unique key, lane and flow and
+// spread otherwise, a worker runs them all, and the calls that span the
+// queue (Stats, Jobs, Events, Pause, SetRate) see it as one.
+func TestPartitionedQueue(t *testing.T) {
+	skipInShort(t, "a partitioned queue on a cluster")
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
+			t.Parallel()
+			cl, c := startClusterOf(t, exec, 0)
+			ctx := t.Context()
+			q, err := trafikey.Open(ctx, c, "parts", &trafikey.QueueOptions{Executor: exec, Partitions: 6})
+			require.NoError(t, err)
+			require.NoError(t, q.Admin().SetEvents(ctx, 10000))
+			s, err := q.Stats(ctx)
+			require.NoError(t, err)
+			require.Len(t, s.Partitions, 6)
+			require.Equal(t, "parts", s.Partitions[0].Partition, "partition 0 is the queue's own slot")
+			nodes := partitionNodes(ctx, t, cl, s)
+			perNode := make([]int, 3)
+			for _, n := range nodes {
+				perNode[n]++
+			}
+			require.Equal(t, []int{2, 2, 2}, perNode, "the partitions sit on the primaries in turn: %v", nodes)
+
+			// Opened again without a count, the queue is as stored; a smaller
+			// count is refused.
+			again, err := trafikey.Open(ctx, c, "parts", &trafikey.QueueOptions{Executor: exec})
+			require.NoError(t, err)
+			s2, err := again.Stats(ctx)
+			require.NoError(t, err)
+			require.Len(t, s2.Partitions, 6)
+			_, err = trafikey.Open(ctx, c, "parts", &trafikey.QueueOptions{Executor: exec, Partitions: 3})
+			require.ErrorIs(t, err, trafikey.ErrInvalid)
+
+			// Jobs without a key spread evenly: a batch goes to one partition,
+			// single adds in turn.
+			for range 6 {
+				batch := make([]trafikey.JobSpec, 50)
+				for i := range batch {
+					batch[i].Payload = []byte("b")
+				}
+				ids, err := q.AddBatch(ctx, batch)
+				require.NoError(t, err)
+				require.Len(t, ids, 50)
+			}
+			var wg sync.WaitGroup
+			for range 60 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, err := again.Add(ctx, []byte("a"), &trafikey.JobOptions{})
+					require.NoError(t, err)
+				}()
+			}
+			wg.Wait()
+			s, err = q.Stats(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 360, s.Pending)
+			require.Equal(t, 360, s.TotalAdded)
+			for _, p := range s.Partitions {
+				require.NotZero(t, p.Pending, "partition %s got jobs", p.Partition)
+			}
+
+			// A unique key is one partition's: held once in the whole queue.
+			first, err := q.Add(ctx, []byte("u"), &trafikey.JobOptions{UniqueKey: "order-7", UniqueTTL: time.Hour})
+			require.NoError(t, err)
+			_, err = again.Add(ctx, []byte("u"), &trafikey.JobOptions{UniqueKey: "order-7", UniqueTTL: time.Hour})
+			require.ErrorIs(t, err, trafikey.ErrDuplicate)
+			var te *trafikey.Error
+			require.True(t, errors.As(err, &te))
+			require.Equal(t, first, te.JobID, "the holder's id is the queue's")
+			info, err := q.Inspect(ctx, first)
+			require.NoError(t, err)
+			require.Equal(t, first, info.ID)
+			require.NoError(t, q.Admin().Remove(ctx, first))
+
+			// A lane's jobs are in one partition, with its cap.
+			var laneIDs []string
+			for range 10 {
+				id, err := q.Add(ctx, []byte("l"), &trafikey.JobOptions{Lane: "tenant-a"})
+				require.NoError(t, err)
+				laneIDs = append(laneIDs, id)
+			}
+			suffix := func(id string) string {
+				if k := strings.LastIndexByte(id, '~'); k >= 0 {
+					return id[k:]
+				}
+				return ""
+			}
+			for _, id := range laneIDs {
+				require.Equal(t, suffix(laneIDs[0]), suffix(id), "lane jobs share a partition: %v", laneIDs)
+			}
+			require.NoError(t, q.Lane("tenant-a").SetCap(ctx, 2))
+			li, err := q.Lane("tenant-a").Info(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 10, li.Waiting)
+			var lanes []string
+			for l, err := range q.Lanes(ctx) {
+				require.NoError(t, err)
+				lanes = append(lanes, l.Name)
+			}
+			require.Equal(t, []string{"tenant-a"}, lanes)
+
+			// A flow is one partition's; its children's results reach the root.
+			flow, err := q.AddFlow(ctx, trafikey.JobSpec{Payload: []byte("root"), Children: []trafikey.JobSpec{{Payload: []byte("c1")}, {Payload: []byte("c2")}}})
+			require.NoError(t, err)
+			for _, ch := range flow.Children {
+				require.Equal(t, suffix(flow.ID), suffix(ch.ID))
+			}
+
+			// Every job listed once, in order, across pages.
+			seen := map[string]bool{}
+			after := ""
+			var last int64 = -1
+			for {
+				page, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{After: after, Limit: 37})
+				require.NoError(t, err)
+				require.Equal(t, 362, page.Total, "360 jobs and the flow's 2 children")
+				for _, r := range page.Rows {
+					require.False(t, seen[r.ID], "job %s listed twice", r.ID)
+					seen[r.ID] = true
+					require.GreaterOrEqual(t, r.Score, last)
+					last = r.Score
+				}
+				if page.Next == "" {
+					break
+				}
+				after = page.Next
+			}
+			require.Len(t, seen, 362)
+
+			// Events of every partition, merged.
+			evCtx, stopEvents := context.WithCancel(ctx)
+			defer stopEvents()
+			var completedEvents atomic.Int64
+			eventsDone := make(chan struct{})
+			go func() {
+				defer close(eventsDone)
+				for ev, err := range q.Events(evCtx, "") {
+					if err != nil {
+						return
+					}
+					if ev.Name == "completed" {
+						completedEvents.Add(1)
+					}
+				}
+			}()
+			// Paused, no partition gives a job.
+			require.NoError(t, q.Admin().Pause(ctx))
+			s, err = q.Stats(ctx)
+			require.NoError(t, err)
+			require.True(t, s.Paused)
+			jobs, err := q.Claim(ctx, time.Minute, 10)
+			require.NoError(t, err)
+			require.Empty(t, jobs)
+			require.NoError(t, q.Admin().Resume(ctx))
+
+			// The rate limit is the queue's, shared by the partitions.
+			require.NoError(t, q.Admin().SetRate(ctx, 1000, time.Second))
+			s, err = q.Stats(ctx)
+			require.NoError(t, err)
+			require.Equal(t, 1000, s.RateLimit)
+			require.ErrorIs(t, q.Admin().SetRate(ctx, 5, time.Second), trafikey.ErrInvalid)
+			require.NoError(t, q.Admin().SetRate(ctx, 0, 0))
+
+			// A worker runs every job, of every partition.
+			var ran atomic.Int64
+			rootKids := make(chan []trafikey.ChildResult, 1)
+			w, err := trafikey.NewWorker(q, func(ctx context.Context, j *trafikey.Job) error {
+				require.Same(t, q, j.Queue())
+				ran.Add(1)
+				if j.ID == flow.ID {
+					kids, err := j.Queue().Children(ctx, j.ID)
+					require.NoError(t, err)
+					rootKids <- kids
+				}
+				j.SetResult([]byte("r:" + string(j.Payload)))
+				return nil
+			}, trafikey.WorkerOptions{Concurrency: 20, PollInterval: 100 * time.Millisecond})
+			require.NoError(t, err)
+			wctx, stop := context.WithCancel(ctx)
+			runDone := make(chan error, 1)
+			go func() { runDone <- w.Run(wctx) }()
+			got, err := q.AddAndWait(ctx, []byte("w"), nil)
+			require.NoError(t, err)
+			require.Equal(t, "r:w", string(got))
+			// 360 + 10 lane jobs + 3 of the flow + the waited one
+			const total = 374
+			require.Eventually(t, func() bool { return ran.Load() == total }, 30*time.Second, 20*time.Millisecond)
+			kids := <-rootKids
+			require.Len(t, kids, 2)
+			require.Equal(t, flow.Children[0].ID, kids[0].ID)
+			require.Equal(t, "r:c1", string(kids[0].Result))
+			require.Eventually(t, func() bool { return completedEvents.Load() == total }, 10*time.Second, 20*time.Millisecond)
+			stop()
+			require.NoError(t, <-runDone)
+			stopEvents()
+			<-eventsDone
+
+			s, err = q.Stats(ctx)
+			require.NoError(t, err)
+			require.Zero(t, s.Pending+s.Active+s.Delayed+s.Waiting)
+			require.Equal(t, total, s.TotalCompleted)
+			for i, p := range s.Partitions {
+				require.NotZero(t, p.TotalCompleted, "partition %d ran jobs", i)
+				valkeytest.RequireConsistentQueue(t, cl.Primaries()[nodes[i]], p.Partition)
+			}
+		})
+	}
+}
