@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/valkey-io/valkey-go"
 
@@ -441,4 +442,92 @@ func gcd(a, b int) int {
 		a, b = b, a%b
 	}
 	return a
+}
+
+// Marks a worker keeps on partitions, so that its claims do not pay a round
+// trip per empty partition per job: a partition found empty is passed over
+// for partitionEmptyHold, or until a signal wakes the worker; one whose
+// claim failed, for partitionFailedHold, doubling to partitionFailedMax
+// while it keeps failing.
+const (
+	partitionEmptyHold  = 100 * time.Millisecond
+	partitionFailedHold = 100 * time.Millisecond
+	partitionFailedMax  = 5 * time.Second
+)
+
+// partitionMarks holds, per partition, until when claims pass it over.
+type partitionMarks struct {
+	mu    sync.Mutex
+	until map[*Queue]time.Time
+	// backoff is the hold of each failing partition's last failure.
+	backoff map[*Queue]time.Duration
+	// quiet counts the idle waits since the last sweep.
+	quiet int
+}
+
+func (m *partitionMarks) skip(q *Queue) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return time.Now().Before(m.until[q])
+}
+
+func (m *partitionMarks) empty(q *Queue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.until == nil {
+		m.until = map[*Queue]time.Time{}
+	}
+	m.until[q] = time.Now().Add(partitionEmptyHold)
+	delete(m.backoff, q)
+}
+
+func (m *partitionMarks) failed(q *Queue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.until == nil {
+		m.until = map[*Queue]time.Time{}
+	}
+	if m.backoff == nil {
+		m.backoff = map[*Queue]time.Duration{}
+	}
+	hold := min(max(2*m.backoff[q], partitionFailedHold), partitionFailedMax)
+	m.backoff[q] = hold
+	m.until[q] = time.Now().Add(hold)
+}
+
+// partitionSweepEvery is, in idle waits that end without a signal, how
+// many go by between two claims on every empty partition. Signals are
+// what wakes an idle worker; the sweep finds a job whose signal a waiting
+// BLPOP took just as it was released (signal.go).
+const partitionSweepEvery = 5
+
+// woken is told that an idle wait ended, with a signal (got) or after
+// wait: a signal says a partition has jobs now, and every partition found
+// empty is tried again; without one, they are passed over through the
+// next wait too, but for one wait in partitionSweepEvery.
+func (m *partitionMarks) woken(got bool, wait time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.quiet++
+	sweep := got || m.quiet >= partitionSweepEvery
+	if sweep {
+		m.quiet = 0
+	}
+	hold := time.Now().Add(wait)
+	for q := range m.until {
+		switch {
+		case m.backoff[q] != 0:
+		case sweep:
+			delete(m.until, q)
+		default:
+			m.until[q] = hold
+		}
+	}
+}
+
+// served forgets a partition's failures: its claim went through.
+func (m *partitionMarks) served(q *Queue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.backoff, q)
 }

@@ -204,6 +204,10 @@ type Worker struct {
 
 	mu   sync.Mutex
 	jobs map[*runningJob]struct{}
+
+	// parts is what the claims know of the partitions of the worker's
+	// partitioned queues.
+	parts partitionMarks
 }
 
 // runningJob is a job whose handler is running.
@@ -654,10 +658,12 @@ func (w *Worker) idle(ctx context.Context, cs *claimState) bool {
 	if !cs.await(ctx) {
 		return false
 	}
-	if _, err := w.waitSignal(ctx); err != nil && ctx.Err() == nil {
+	got, err := w.waitSignal(ctx)
+	if err != nil && ctx.Err() == nil {
 		w.log.warn("trafikey: wait for signal", "err", err)
 		sleep(ctx, w.opts.PollInterval)
 	}
+	w.parts.woken(got, w.opts.PollInterval)
 	cs.doneWaiting()
 	return true
 }
@@ -752,9 +758,9 @@ func (p *handlerPool) run(j *Job) {
 // over its rate limit is passed over; when no queue had jobs and one was
 // limited, the error is the limit of the one whose window ends first.
 func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
-	var limited error
+	var limited, failed error
 	var limitedWait time.Duration
-	var limitedQ *Queue
+	var limitedQ, failedQ *Queue
 	first := 0
 	if !w.opts.StrictPriority && len(w.queues) > 1 {
 		r := rand.IntN(w.totalWeight)
@@ -774,6 +780,9 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 				q = list[(int(spin)+k)%len(list)]
 			}
 		}
+		if q.of != nil && w.parts.skip(q) {
+			continue
+		}
 		jobs, err := q.Claim(ctx, w.opts.Lease, n)
 		if wait, ok := rateLimited(err); ok {
 			if limited == nil || wait < limitedWait {
@@ -781,12 +790,30 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 			}
 			continue
 		}
+		if err != nil && q.of != nil && !isClosed(err) {
+			// One partition failing (its primary failing over) holds
+			// up none of the others: it is passed over for a while.
+			w.parts.failed(q)
+			if failed == nil {
+				failed, failedQ = err, q
+			}
+			continue
+		}
 		if err != nil || len(jobs) > 0 {
+			if err == nil && q.of != nil {
+				w.parts.served(q)
+			}
 			return q, jobs, err
+		}
+		if q.of != nil {
+			w.parts.empty(q)
 		}
 	}
 	if limited != nil {
 		return limitedQ, nil, limited
+	}
+	if failed != nil {
+		return failedQ, nil, failed
 	}
 	return w.queues[first].Queue, nil, nil
 }

@@ -1,0 +1,168 @@
+package trafikey
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// partitioned builds the handle of a partitioned queue of n partitions
+// without a server: routing and ids need none.
+func partitioned(t *testing.T, n, keyed int) *Queue {
+	t.Helper()
+	tags := []string{"q"}
+	for i := 1; i < n; i++ {
+		tags = append(tags, (&slotOwners{}).tag("q", i, tags))
+	}
+	cfg := &QueueOptions{LogCap: 10}
+	q := newHandle(nil, "q", "q", cfg)
+	q.parts = newPartitions(nil, "q", tags, keyed, cfg)
+	for _, p := range q.parts.list {
+		p.of = q
+	}
+	return q
+}
+
+func TestPartitionIDs(t *testing.T) {
+	q := partitioned(t, 6, 6)
+	for _, c := range []struct {
+		id   string
+		part int
+	}{{"12", 0}, {"12~1", 1}, {"7~5", 5}} {
+		p, err := q.partOf("inspect", c.id)
+		require.NoError(t, err, c.id)
+		require.Same(t, q.parts.list[c.part], p, c.id)
+		raw, err := p.rawID("inspect", c.id)
+		require.NoError(t, err)
+		require.Equal(t, c.id, p.outID(raw), "an id goes out as it came in")
+	}
+	for _, id := range []string{"12~0", "12~6", "12~03", "12~", "12~-1", "12~x"} {
+		_, err := q.partOf("inspect", id)
+		require.ErrorIs(t, err, ErrInvalid, id)
+	}
+	// an id of another partition, or none, is refused by a partition
+	for _, id := range []string{"12", "12~2", "0~1", "x~1", "12~1~1"} {
+		_, err := q.parts.list[1].rawID("inspect", id)
+		require.ErrorIs(t, err, ErrInvalid, id)
+	}
+	// an unpartitioned queue's ids are plain
+	plain := newHandle(nil, "p", "p", &QueueOptions{LogCap: 10})
+	p, err := plain.partOf("inspect", "12~1")
+	require.NoError(t, err)
+	_, err = p.rawID("inspect", "12~1")
+	require.ErrorIs(t, err, ErrInvalid)
+}
+
+func TestPartitionRouting(t *testing.T) {
+	q := partitioned(t, 6, 4)
+	// keys and lanes: always the same partition, among the keyed ones
+	seen := map[*Queue]bool{}
+	for i := range 200 {
+		key := "k" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		p := q.parts.route(&JobOptions{UniqueKey: key})
+		require.Same(t, p, q.parts.route(&JobOptions{UniqueKey: key, Lane: "other"}), "the key decides before the lane")
+		require.Same(t, p, q.parts.keyedPartition(key))
+		require.Less(t, indexOf(q, p), 4, "keyed jobs use the keyed partitions")
+		seen[p] = true
+	}
+	require.Len(t, seen, 4, "keys spread over every keyed partition")
+	require.Same(t, q.Lane("tenant").q, q.parts.route(&JobOptions{Lane: "tenant"}), "a lane's handle is its jobs' partition")
+	// others: in turn, over every partition
+	counts := make([]int, 6)
+	for range 600 {
+		counts[indexOf(q, q.parts.route(nil))]++
+	}
+	require.Equal(t, []int{100, 100, 100, 100, 100, 100}, counts)
+}
+
+func indexOf(q *Queue, p *Queue) int {
+	for i, h := range q.parts.list {
+		if h == p {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestPartitionPlacement(t *testing.T) {
+	// three primaries with the slots split evenly, in order
+	o := &slotOwners{owner: make([]int, 16384), primaries: 3}
+	for s := range o.owner {
+		o.owner[s] = s * 3 / 16384
+	}
+	tags := []string{"orders"}
+	for i := 1; i < 12; i++ {
+		tags = append(tags, o.tag("orders", i, tags))
+	}
+	first := o.owner[hashSlot(tags[0])]
+	slots := map[uint16]bool{}
+	for i, tag := range tags {
+		s := hashSlot(tag)
+		require.False(t, slots[s], "partition %d (%s) has a slot of its own", i, tag)
+		slots[s] = true
+		require.Equal(t, (first+i)%3, o.owner[s], "partition %d (%s) is on the primary whose turn it is", i, tag)
+	}
+	// placed again from the same tags, the same choice: growth only adds
+	require.Equal(t, tags[5], o.tag("orders", 5, tags[:5]))
+	// outside a cluster: distinct slots
+	var plain []string = []string{"orders"}
+	for i := 1; i < 40; i++ {
+		plain = append(plain, (&slotOwners{}).tag("orders", i, plain))
+	}
+	seen := map[uint16]bool{}
+	for _, tag := range plain {
+		require.False(t, seen[hashSlot(tag)])
+		seen[hashSlot(tag)] = true
+	}
+}
+
+func TestPartitionMarks(t *testing.T) {
+	q := partitioned(t, 3, 3)
+	a, b := q.parts.list[1], q.parts.list[2]
+	var m partitionMarks
+	require.False(t, m.skip(a))
+	m.empty(a)
+	require.True(t, m.skip(a), "an empty partition is passed over")
+	require.False(t, m.skip(b))
+	// idle waits without a signal keep it passed over, but for a sweep
+	for range partitionSweepEvery - 1 {
+		m.woken(false, time.Hour)
+		require.True(t, m.skip(a))
+	}
+	m.woken(false, time.Hour)
+	require.False(t, m.skip(a), "the sweep tries it again")
+	m.empty(a)
+	m.woken(true, time.Hour)
+	require.False(t, m.skip(a), "a signal tries it again")
+
+	// a failing partition is passed over longer and longer, signals or not
+	m.failed(b)
+	require.Equal(t, partitionFailedHold, m.backoff[b])
+	m.failed(b)
+	require.Equal(t, 2*partitionFailedHold, m.backoff[b])
+	m.woken(true, time.Hour)
+	require.True(t, m.skip(b))
+	for range 20 {
+		m.failed(b)
+	}
+	require.Equal(t, partitionFailedMax, m.backoff[b])
+	m.served(b)
+	m.failed(b)
+	require.Equal(t, partitionFailedHold, m.backoff[b], "a claim that went through starts the backoff over")
+}
+
+func TestExpandParts(t *testing.T) {
+	q6 := partitioned(t, 6, 6)
+	q4 := partitioned(t, 4, 4)
+	plain := newHandle(nil, "p", "p", &QueueOptions{LogCap: 10})
+	out := expandParts([]QueueWeight{{q6, 2}, {plain, 1}, {q4, 3}})
+	require.Len(t, out, 11)
+	share := map[*Queue]int{}
+	for _, qw := range out {
+		share[qw.Queue.logical()] += qw.Weight
+	}
+	// each queue keeps its share: 2 : 1 : 3, scaled by lcm(6, 4) = 12
+	require.Equal(t, map[*Queue]int{q6: 24, plain: 12, q4: 36}, share)
+	require.Equal(t, []QueueWeight{{plain, 1}}, expandParts([]QueueWeight{{plain, 1}}))
+}
