@@ -433,8 +433,8 @@ func (a Admin) DeleteQueue(ctx context.Context) (int, error) {
 	if q.parts != nil {
 		// partition 0 last: its keys hold the partitions hash
 		total := 0
-		for i := len(q.parts.list) - 1; i >= 0; i-- {
-			n, err := q.parts.list[i].Admin().DeleteQueue(ctx)
+		for i := len(q.parts.list()) - 1; i >= 0; i-- {
+			n, err := q.parts.list()[i].Admin().DeleteQueue(ctx)
 			total += n
 			if err != nil {
 				return total, err

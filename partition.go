@@ -15,6 +15,8 @@ import (
 
 	"github.com/valkey-io/valkey-go"
 
+	"github.com/trafikey/trafikey/internal/groupcommit"
+
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
@@ -36,7 +38,16 @@ const (
 // partitions is what the handle of a partitioned queue holds: the handle of
 // each partition, in index order.
 type partitions struct {
-	list []*Queue
+	// cur holds the partitions' handles; growing the queue (refresh)
+	// replaces it with a longer slice, whose first handles are the same.
+	cur atomic.Pointer[[]*Queue]
+	// of, name, client and cfg build the handles of partitions added
+	// later; mu makes one refresh at a time.
+	of     *Queue
+	name   string
+	client valkey.Client
+	cfg    QueueOptions
+	mu     sync.Mutex
 	// keyed is how many partitions, the first ones, jobs with a unique key
 	// or a lane are routed over: the count the queue was created with,
 	// which growing it does not change, so that a key or a lane always
@@ -47,29 +58,42 @@ type partitions struct {
 	next atomic.Uint32
 }
 
-func newPartitions(client valkey.Client, name string, tags []string, keyed int, cfg *QueueOptions) *partitions {
-	p := &partitions{list: make([]*Queue, len(tags)), keyed: keyed}
-	for i, tag := range tags {
-		h := newHandle(client, name, tag, cfg)
-		if i > 0 {
-			h.idSuffix = "~" + strconv.Itoa(i)
-		}
-		p.list[i] = h
-	}
+func newPartitions(of *Queue, tags []string, keyed int, cfg *QueueOptions) *partitions {
+	p := &partitions{of: of, name: of.name, client: of.client, cfg: *cfg, keyed: keyed}
+	list := p.handles(nil, tags)
+	p.cur.Store(&list)
 	p.next.Store(rand.Uint32())
 	return p
 }
 
+// handles appends to list the handles of the partitions of tags after
+// those list has.
+func (p *partitions) handles(list []*Queue, tags []string) []*Queue {
+	for i := len(list); i < len(tags); i++ {
+		h := newHandle(p.client, p.name, tags[i], &p.cfg)
+		if i > 0 {
+			h.idSuffix = "~" + strconv.Itoa(i)
+		}
+		h.of = p.of
+		list = append(list, h)
+	}
+	return list
+}
+
+// list is the partitions' handles now.
+func (p *partitions) list() []*Queue { return *p.cur.Load() }
+
 // spread is the partition of the next job without a key or a lane.
 func (p *partitions) spread() *Queue {
-	return p.list[int(p.next.Add(1)%uint32(len(p.list)))]
+	list := p.list()
+	return list[int(p.next.Add(1)%uint32(len(list)))]
 }
 
 // keyedPartition is the partition of a job with unique key or lane s.
 func (p *partitions) keyedPartition(s string) *Queue {
 	h := fnv.New32a()
 	h.Write([]byte(s))
-	return p.list[int(h.Sum32()%uint32(p.keyed))]
+	return p.list()[int(h.Sum32()%uint32(p.keyed))]
 }
 
 // route is the partition of a job with options o.
@@ -92,7 +116,7 @@ func (p *partitions) sendAdds(batch []*pendingAdd) { p.spread().sendAdds(batch) 
 // itself.
 func (q *Queue) handles() []*Queue {
 	if q.parts != nil {
-		return q.parts.list
+		return q.parts.list()
 	}
 	return []*Queue{q}
 }
@@ -144,12 +168,12 @@ func (q *Queue) partOf(op, id string) (*Queue, error) {
 	i := 0
 	if k := strings.LastIndexByte(id, '~'); k >= 0 {
 		n, err := strconv.Atoi(id[k+1:])
-		if err != nil || n < 1 || n >= len(q.parts.list) || id[k+1:] != strconv.Itoa(n) {
+		if err != nil || n < 1 || n >= len(q.parts.list()) || id[k+1:] != strconv.Itoa(n) {
 			return nil, invalid(op, "job id %s names no partition of queue %s", echo(id), echo(q.name))
 		}
 		i = n
 	}
-	return q.parts.list[i], nil
+	return q.parts.list()[i], nil
 }
 
 // partitionsKey is the hash of queue name's partitions.
@@ -414,7 +438,7 @@ func expandParts(queues []QueueWeight) []QueueWeight {
 	scale := 1
 	for _, qw := range queues {
 		if qw.Queue.parts != nil {
-			n := len(qw.Queue.parts.list)
+			n := len(qw.Queue.parts.list())
 			if l := scale / gcd(scale, n) * n; l <= 1<<16 {
 				scale = l
 			}
@@ -429,7 +453,7 @@ func expandParts(queues []QueueWeight) []QueueWeight {
 			out = append(out, QueueWeight{qw.Queue, qw.Weight * scale})
 			continue
 		}
-		list := qw.Queue.parts.list
+		list := qw.Queue.parts.list()
 		for _, p := range list {
 			out = append(out, QueueWeight{p, max(1, qw.Weight*scale/len(list))})
 		}
@@ -463,6 +487,57 @@ type partitionMarks struct {
 	backoff map[*Queue]time.Duration
 	// quiet counts the idle waits since the last sweep.
 	quiet int
+	// promote and trim space out each partition's PROMOTE and TRIM calls.
+	promote, trim cadence
+}
+
+// partitionSlowdown bounds how much less often than its period a worker
+// promotes or trims a partition whose calls move nothing: every
+// partition's PROMOTE every PromoteEvery is what an idle worker over many
+// partitions would spend most of its calls on.
+const partitionSlowdown = 4
+
+// cadence spaces out a periodic call per partition: a partition whose call
+// moved nothing is called half as often, down to one tick in
+// partitionSlowdown; one whose call moved jobs, every tick. Its owner's
+// lock guards it.
+type cadence struct {
+	at  map[*Queue]time.Time
+	gap map[*Queue]time.Duration
+}
+
+// due reports whether q's call is due at now.
+func (m *partitionMarks) due(c *cadence, q *Queue, now time.Time) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return !now.Before(c.at[q])
+}
+
+// called is told what q's call, made at the tick at now of period every,
+// moved.
+func (m *partitionMarks) called(c *cadence, q *Queue, moved int, now time.Time, every time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c.at == nil {
+		c.at, c.gap = map[*Queue]time.Time{}, map[*Queue]time.Duration{}
+	}
+	gap := every
+	if moved == 0 {
+		gap = min(max(2*c.gap[q], every), partitionSlowdown*every)
+	}
+	c.gap[q] = gap
+	// half a period early, so that a tick's jitter does not skip it
+	c.at[q] = now.Add(gap - every/2)
+}
+
+// delayed is told that partition q has a job to promote later (a failure
+// the worker reported will be retried): its PROMOTE goes back to every
+// tick.
+func (m *partitionMarks) delayed(q *Queue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.promote.at, q)
+	delete(m.promote.gap, q)
 }
 
 func (m *partitionMarks) skip(q *Queue) bool {
@@ -530,4 +605,104 @@ func (m *partitionMarks) served(q *Queue) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.backoff, q)
+}
+
+// refreshParts reads the queue's partitions again and adds the handles of
+// those another client added since (growing the queue), installed; it
+// reports whether there were any.
+func (q *Queue) refreshParts(ctx context.Context) (bool, error) {
+	p := q.parts
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	tags, _, err := readPartitions(ctx, p.client, partitionsKey(p.name))
+	if err != nil {
+		return false, err
+	}
+	cur := p.list()
+	if len(tags) <= len(cur) {
+		return false, nil
+	}
+	list := p.handles(slices.Clone(cur), tags)
+	if !p.cfg.NoInstall {
+		for _, h := range list[len(cur):] {
+			if _, err := h.call(ctx, protocol.Install); err != nil {
+				return false, err
+			}
+		}
+	}
+	p.cur.Store(&list)
+	return true, nil
+}
+
+// queueSet is what a worker claims from: its queues with partitioned
+// queues' partitions in their place (expandParts), their signal lists
+// grouped for the idle wait, and a completer per queue or partition, which
+// reports the jobs whose handlers returned nil, many per COMPLETEMANY call.
+type queueSet struct {
+	queues      []QueueWeight
+	totalWeight int
+	signals     []signalGroup
+	completers  map[*Queue]*groupcommit.Queue[*completion]
+}
+
+// newQueueSet builds the worker's queue set from its queues' partitions
+// now, keeping the completers of prev's.
+func (w *Worker) newQueueSet(prev *queueSet) *queueSet {
+	queues := expandParts(w.given)
+	set := &queueSet{queues: queues, signals: signalGroups(queues), completers: map[*Queue]*groupcommit.Queue[*completion]{}}
+	for _, qw := range queues {
+		c := (*groupcommit.Queue[*completion])(nil)
+		if prev != nil {
+			c = prev.completers[qw.Queue]
+		}
+		if c == nil {
+			c = newCompleter(qw.Queue)
+		}
+		set.completers[qw.Queue] = c
+		set.totalWeight += qw.Weight
+	}
+	return set
+}
+
+// refreshParts looks for partitions added to the worker's partitioned
+// queues by another client, and claims from them, subscribed to their
+// cancel notices, from then on.
+func (w *Worker) refreshParts(ctx context.Context, subscribe func(q *Queue)) {
+	grown := false
+	for _, qw := range w.given {
+		if qw.Queue.parts == nil {
+			continue
+		}
+		g, err := qw.Queue.refreshParts(ctx)
+		if err != nil && ctx.Err() == nil {
+			w.log.warn("trafikey: read the queue's partitions", "err", err)
+		}
+		grown = grown || g
+	}
+	if !grown {
+		return
+	}
+	prev := w.set.Load()
+	set := w.newQueueSet(prev)
+	w.set.Store(set)
+	for _, qw := range set.queues {
+		if _, ok := prev.completers[qw.Queue]; !ok {
+			subscribe(qw.Queue)
+		}
+	}
+	w.log.l.Info("trafikey: the queue grew; claiming from its new partitions", "partitions", len(set.queues))
+}
+
+// partitionRefreshEvery is how often a worker of a partitioned queue reads
+// its partitions again, to claim from those another client added.
+const partitionRefreshEvery = 5 * time.Second
+
+// partitioned reports whether one of the worker's queues is partitioned.
+func (w *Worker) partitioned() bool {
+	for _, qw := range w.given {
+		if qw.Queue.parts != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -17,10 +17,7 @@ func partitioned(t *testing.T, n, keyed int) *Queue {
 	}
 	cfg := &QueueOptions{LogCap: 10}
 	q := newHandle(nil, "q", "q", cfg)
-	q.parts = newPartitions(nil, "q", tags, keyed, cfg)
-	for _, p := range q.parts.list {
-		p.of = q
-	}
+	q.parts = newPartitions(q, tags, keyed, cfg)
 	return q
 }
 
@@ -32,7 +29,7 @@ func TestPartitionIDs(t *testing.T) {
 	}{{"12", 0}, {"12~1", 1}, {"7~5", 5}} {
 		p, err := q.partOf("inspect", c.id)
 		require.NoError(t, err, c.id)
-		require.Same(t, q.parts.list[c.part], p, c.id)
+		require.Same(t, q.parts.list()[c.part], p, c.id)
 		raw, err := p.rawID("inspect", c.id)
 		require.NoError(t, err)
 		require.Equal(t, c.id, p.outID(raw), "an id goes out as it came in")
@@ -43,7 +40,7 @@ func TestPartitionIDs(t *testing.T) {
 	}
 	// an id of another partition, or none, is refused by a partition
 	for _, id := range []string{"12", "12~2", "0~1", "x~1", "12~1~1"} {
-		_, err := q.parts.list[1].rawID("inspect", id)
+		_, err := q.parts.list()[1].rawID("inspect", id)
 		require.ErrorIs(t, err, ErrInvalid, id)
 	}
 	// an unpartitioned queue's ids are plain
@@ -77,7 +74,7 @@ func TestPartitionRouting(t *testing.T) {
 }
 
 func indexOf(q *Queue, p *Queue) int {
-	for i, h := range q.parts.list {
+	for i, h := range q.parts.list() {
 		if h == p {
 			return i
 		}
@@ -119,7 +116,7 @@ func TestPartitionPlacement(t *testing.T) {
 
 func TestPartitionMarks(t *testing.T) {
 	q := partitioned(t, 3, 3)
-	a, b := q.parts.list[1], q.parts.list[2]
+	a, b := q.parts.list()[1], q.parts.list()[2]
 	var m partitionMarks
 	require.False(t, m.skip(a))
 	m.empty(a)
@@ -165,4 +162,35 @@ func TestExpandParts(t *testing.T) {
 	// each queue keeps its share: 2 : 1 : 3, scaled by lcm(6, 4) = 12
 	require.Equal(t, map[*Queue]int{q6: 24, plain: 12, q4: 36}, share)
 	require.Equal(t, []QueueWeight{{plain, 1}}, expandParts([]QueueWeight{{plain, 1}}))
+}
+
+func TestPartitionCadence(t *testing.T) {
+	q := partitioned(t, 2, 2)
+	p := q.parts.list()[1]
+	var m partitionMarks
+	every := 500 * time.Millisecond
+	t0 := time.Unix(1000, 0)
+	require.True(t, m.due(&m.promote, p, t0), "due before any call")
+	// calls that move nothing space out: 1, 2, 4, 4 ticks
+	var calls []int
+	for tick := range 20 {
+		now := t0.Add(time.Duration(tick) * every)
+		if m.due(&m.promote, p, now) {
+			calls = append(calls, tick)
+			m.called(&m.promote, p, 0, now, every)
+		}
+	}
+	require.Equal(t, []int{0, 1, 3, 7, 11, 15, 19}, calls)
+	// one that moves jobs brings it back to every tick
+	now := t0.Add(20 * every)
+	m.called(&m.promote, p, 3, now, every)
+	require.True(t, m.due(&m.promote, p, now.Add(every)))
+	// as does a retry the worker reported
+	m.called(&m.promote, p, 0, now.Add(every), every)
+	m.called(&m.promote, p, 0, now.Add(2*every), every)
+	require.False(t, m.due(&m.promote, p, now.Add(3*every)))
+	m.delayed(p)
+	require.True(t, m.due(&m.promote, p, now.Add(3*every)))
+	// the trim's cadence is its own
+	require.True(t, m.due(&m.trim, p, now))
 }

@@ -75,7 +75,7 @@ func (q *Queue) addBatchParts(ctx context.Context, jobs []JobSpec) ([]string, er
 // partition over its rate limit is passed over; when none had jobs and one
 // was limited, the error is the limit of the one whose window ends first.
 func (q *Queue) claimParts(ctx context.Context, lease time.Duration, count int) ([]*Job, error) {
-	list := q.parts.list
+	list := q.parts.list()
 	first := rand.IntN(len(list))
 	var limited error
 	var limitedWait time.Duration
@@ -134,7 +134,7 @@ func (q *Queue) completeManyParts(ctx context.Context, jobs []*Job) ([]error, er
 // statsParts is Stats on a partitioned queue: the partitions' counts and
 // counters summed, each partition's in Partitions.
 func (q *Queue) statsParts(ctx context.Context) (Stats, error) {
-	list := q.parts.list
+	list := q.parts.list()
 	per := make([]Stats, len(list))
 	err := q.eachPart(func(i int, p *Queue) error {
 		s, err := p.Stats(ctx)
@@ -175,7 +175,7 @@ func (q *Queue) statsParts(ctx context.Context) (Stats, error) {
 // limit/N claims per window, the first limit%N one more, so that together
 // they never claim more than limit per window.
 func (q *Queue) setRateParts(ctx context.Context, limit int, window time.Duration) error {
-	n := len(q.parts.list)
+	n := len(q.parts.list())
 	if limit > 0 && limit < n {
 		return invalid("set rate", "limit %d is below the queue's %d partitions: each needs at least one claim per window", limit, n)
 	}
@@ -214,7 +214,7 @@ func (q *Queue) maintainParts(ctx context.Context, limit int) (Maintenance, erro
 // progress callback told the sum so far.
 func (q *Queue) sumParts(progress func(BulkProgress), f func(p *Queue, progress func(BulkProgress)) (int, error)) (int, error) {
 	total := 0
-	for _, p := range q.parts.list {
+	for _, p := range q.parts.list() {
 		base := total
 		var inner func(BulkProgress)
 		if progress != nil {
@@ -236,7 +236,7 @@ func (q *Queue) sumParts(progress func(BulkProgress), f func(p *Queue, progress 
 // (a lane lives in one).
 func (q *Queue) lanesParts(ctx context.Context) iter.Seq2[LaneInfo, error] {
 	return func(yield func(LaneInfo, error) bool) {
-		for _, p := range q.parts.list {
+		for _, p := range q.parts.list() {
 			for l, err := range p.Lanes(ctx) {
 				if !yield(l, err) || err != nil {
 					return
@@ -259,7 +259,7 @@ func (q *Queue) jobsParts(ctx context.Context, state JobState, opts JobsOptions)
 	if limit == 0 {
 		limit = defaultJobsLimit
 	}
-	list := q.parts.list
+	list := q.parts.list()
 	// the cursor's partition and its score and raw id
 	at, score, rawAt := -1, "", ""
 	if opts.After != "" {
@@ -346,7 +346,7 @@ func (q *Queue) jobsParts(ctx context.Context, state JobState, opts JobsOptions)
 // least once.
 func (q *Queue) eventsParts(ctx context.Context, from string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		list := q.parts.list
+		list := q.parts.list()
 		froms := make([]string, len(list))
 		for i := range froms {
 			froms[i] = from

@@ -244,3 +244,77 @@ func TestPartitionedQueue(t *testing.T) {
 		})
 	}
 }
+
+// TestPartitionedQueueGrows grows a queue from 3 to 6 partitions under a
+// worker that opened it at 3: the worker finds the new partitions and runs
+// their jobs; keyed jobs keep their partitions.
+func TestPartitionedQueueGrows(t *testing.T) {
+	skipInShort(t, "a partitioned queue growing")
+	t.Parallel()
+	cl, c := startClusterOf(t, trafikey.ExecutorNative, 0)
+	ctx := t.Context()
+	old, err := trafikey.Open(ctx, c, "grows", &trafikey.QueueOptions{Partitions: 3})
+	require.NoError(t, err)
+	keyed, err := old.Add(ctx, []byte("k"), &trafikey.JobOptions{UniqueKey: "held", UniqueTTL: time.Hour, Delay: time.Hour})
+	require.NoError(t, err)
+
+	var ran sync.Map
+	w, err := trafikey.NewWorker(old, func(ctx context.Context, j *trafikey.Job) error {
+		if _, dup := ran.LoadOrStore(j.ID, true); dup {
+			t.Errorf("job %s ran twice", j.ID)
+		}
+		return nil
+	}, trafikey.WorkerOptions{PollInterval: 100 * time.Millisecond})
+	require.NoError(t, err)
+	wctx, stop := context.WithCancel(ctx)
+	runDone := make(chan error, 1)
+	go func() { runDone <- w.Run(wctx) }()
+
+	grown, err := trafikey.Open(ctx, c, "grows", &trafikey.QueueOptions{Partitions: 6})
+	require.NoError(t, err)
+	s, err := grown.Stats(ctx)
+	require.NoError(t, err)
+	require.Len(t, s.Partitions, 6)
+	nodes := partitionNodes(ctx, t, cl, s)
+	perNode := make([]int, 3)
+	for _, n := range nodes {
+		perNode[n]++
+	}
+	require.Equal(t, []int{2, 2, 2}, perNode, "the new partitions go on the primaries in turn: %v", nodes)
+	// the key is held where it was: refused through either handle
+	_, err = grown.Add(ctx, []byte("k"), &trafikey.JobOptions{UniqueKey: "held", UniqueTTL: time.Hour})
+	var te *trafikey.Error
+	require.True(t, errors.As(err, &te), "%v", err)
+	require.ErrorIs(t, err, trafikey.ErrDuplicate)
+	require.Equal(t, keyed, te.JobID)
+
+	ids, err := grown.AddBatch(ctx, make([]trafikey.JobSpec, 0))
+	require.NoError(t, err)
+	require.Empty(t, ids)
+	var all []string
+	for range 60 {
+		id, err := grown.Add(ctx, []byte("x"), &trafikey.JobOptions{})
+		require.NoError(t, err)
+		all = append(all, id)
+	}
+	newParts := 0
+	for _, id := range all {
+		if k := strings.LastIndexByte(id, '~'); k >= 0 && id[k+1:] >= "3" {
+			newParts++
+		}
+	}
+	require.NotZero(t, newParts, "jobs went to the new partitions: %v", all)
+	require.Eventually(t, func() bool {
+		for _, id := range all {
+			if _, ok := ran.Load(id); !ok {
+				return false
+			}
+		}
+		return true
+	}, 30*time.Second, 50*time.Millisecond, "the worker opened at 3 partitions runs the jobs of all 6")
+	stop()
+	require.NoError(t, <-runDone)
+	for i, p := range s.Partitions {
+		valkeytest.RequireConsistentQueue(t, cl.Primaries()[nodes[i]], p.Partition)
+	}
+}

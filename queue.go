@@ -198,10 +198,7 @@ func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOpt
 	}
 	q := newHandle(client, name, name, &cfg)
 	if len(tags) > 1 {
-		q.parts = newPartitions(client, name, tags, keyed, &cfg)
-		for _, p := range q.parts.list {
-			p.of = q
-		}
+		q.parts = newPartitions(q, tags, keyed, &cfg)
 		q.adder = nil
 		if !cfg.SeparateAdds {
 			q.adder = groupcommit.New(addSenders, takeAdds, q.parts.sendAdds)

@@ -102,7 +102,7 @@ func (w *Worker) info(q *Queue) WorkerInfo {
 		Abandoned: int(w.abandoned.Load()),
 		Cancelled: int(w.cancelled.Load()),
 	}
-	for _, qw := range w.queues {
+	for _, qw := range w.set.Load().queues {
 		if qw.Queue.idSuffix == "" {
 			// a partitioned queue once: by its partition 0
 			info.Queues = append(info.Queues, qw.Queue.name)
@@ -165,7 +165,7 @@ func (w *Worker) registryChanged() {
 // is a view, and the next period writes again.
 func (w *Worker) registerOnce(ctx context.Context, ttl time.Duration) {
 	beat := time.Now()
-	for _, qw := range w.queues {
+	for _, qw := range w.set.Load().queues {
 		q := qw.Queue
 		if q.client == nil || q.idSuffix != "" {
 			// a partitioned queue's workers register in its partition 0

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/trafikey/trafikey/internal/groupcommit"
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
@@ -177,11 +176,14 @@ const (
 // a job Queue.Cancel ended at once, and timers promote delayed jobs and
 // recover expired leases.
 type Worker struct {
-	queues      []QueueWeight
-	totalWeight int
-	handler     Handler
-	opts        WorkerOptions
-	log         *throttledLog
+	// given is the queues as NewWorkerForQueues was given them; set what
+	// the worker claims from, partitioned queues' partitions in their
+	// place, replaced when such a queue grows.
+	given   []QueueWeight
+	set     atomic.Pointer[queueSet]
+	handler Handler
+	opts    WorkerOptions
+	log     *throttledLog
 
 	running atomic.Bool
 	// host is the worker's host name; id names the worker in its queues'
@@ -193,14 +195,8 @@ type Worker struct {
 	stopRun context.CancelCauseFunc
 	// changed wakes the registration when the jobs in hand change.
 	changed chan struct{}
-	// signals groups the queues' signal lists for the idle wait.
-	signals []signalGroup
 
 	processed, failed, retried, dead, lost, abandoned, cancelled atomic.Int64
-
-	// completers report, per queue, the jobs whose handlers returned nil,
-	// many per COMPLETEMANY call.
-	completers map[*Queue]*groupcommit.Queue[*completion]
 
 	mu   sync.Mutex
 	jobs map[*runningJob]struct{}
@@ -327,26 +323,20 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 	case opts.Timeout < 0:
 		return nil, invalid("new worker", "timeout %v is negative", opts.Timeout)
 	}
-	queues = expandParts(queues)
 	host, _ := os.Hostname()
 	w := &Worker{
-		queues:     queues,
-		handler:    chain(recovered(handler), opts.Middleware),
-		opts:       opts,
-		completers: map[*Queue]*groupcommit.Queue[*completion]{},
-		jobs:       map[*runningJob]struct{}{},
-		host:       host,
-		id:         newWorkerID(host),
-		changed:    make(chan struct{}, 1),
-		signals:    signalGroups(queues),
+		given:   queues,
+		handler: chain(recovered(handler), opts.Middleware),
+		opts:    opts,
+		jobs:    map[*runningJob]struct{}{},
+		host:    host,
+		id:      newWorkerID(host),
+		changed: make(chan struct{}, 1),
 	}
-	var names []string
-	for _, qw := range queues {
-		if qw.Queue.idSuffix == "" {
-			names = append(names, qw.Queue.name)
-		}
-		w.completers[qw.Queue] = newCompleter(qw.Queue)
-		w.totalWeight += qw.Weight
+	w.set.Store(w.newQueueSet(nil))
+	names := make([]string, len(queues))
+	for i, qw := range queues {
+		names[i] = qw.Queue.name
 	}
 	logger := opts.Logger.With("queue", names[0])
 	if len(names) > 1 {
@@ -397,7 +387,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	subscribed := w.watchCancels(beatCtx, &background)
 	background.Go(func() { w.heartbeat(beatCtx) })
 	background.Go(func() { w.register(beatCtx) })
-	background.Go(func() { w.maintain(ctx) })
+	// A partition added while the worker runs gets its subscription too;
+	// maintain, which adds it, is itself in background.
+	subscribe := func(q *Queue) { background.Go(func() { w.watchQueueCancels(beatCtx, q, func() {}) }) }
+	background.Go(func() { w.maintain(ctx, subscribe) })
 	select {
 	case <-subscribed:
 	case <-ctx.Done():
@@ -446,7 +439,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	} else {
 		// Every handler has reported, so the completers' senders are on
 		// their way out; none is left behind.
-		for _, c := range w.completers {
+		for _, c := range w.set.Load().completers {
 			c.Wait()
 		}
 	}
@@ -558,7 +551,7 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 			// the server releases it (CLIENT UNBLOCK), which writes
 			// nothing; a job claimed in that very moment is lost to this
 			// worker, and lease recovery returns it to pending.
-			q = w.queues[0].Queue
+			q = w.set.Load().queues[0].Queue
 			callCtx, cancel := context.WithTimeout(ctx, min(w.opts.PollInterval, maxBlock)+callTimeout)
 			jobs, err = q.claim(callCtx, w.opts.Lease, n, min(w.opts.PollInterval, maxBlock))
 			cancel()
@@ -646,7 +639,8 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 // connection of its own per BLPOP, holding the slots it gathered; the other
 // idle loops park until it returns.
 func (w *Worker) idleClaims() bool {
-	return len(w.queues) == 1 && w.queues[0].Queue.claimBlocks()
+	qs := w.set.Load().queues
+	return len(qs) == 1 && qs[0].Queue.claimBlocks()
 }
 
 // idle waits for jobs after a claim found none, and reports whether it
@@ -758,25 +752,27 @@ func (p *handlerPool) run(j *Job) {
 // over its rate limit is passed over; when no queue had jobs and one was
 // limited, the error is the limit of the one whose window ends first.
 func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
+	set := w.set.Load()
+	queues := set.queues
 	var limited, failed error
 	var limitedWait time.Duration
 	var limitedQ, failedQ *Queue
 	first := 0
-	if !w.opts.StrictPriority && len(w.queues) > 1 {
-		r := rand.IntN(w.totalWeight)
-		for first = 0; r >= w.queues[first].Weight; first++ {
-			r -= w.queues[first].Weight
+	if !w.opts.StrictPriority && len(queues) > 1 {
+		r := rand.IntN(set.totalWeight)
+		for first = 0; r >= queues[first].Weight; first++ {
+			r -= queues[first].Weight
 		}
 	}
 	// under strict priority, a partitioned queue's partitions are tried
 	// in turn from one drawn at random, so that none comes first always
 	spin := rand.Uint32()
-	for k := range w.queues {
-		q := w.queues[(first+k)%len(w.queues)].Queue
+	for k := range queues {
+		q := queues[(first+k)%len(queues)].Queue
 		if w.opts.StrictPriority {
-			q = w.queues[k].Queue
+			q = queues[k].Queue
 			if q.of != nil {
-				list := q.of.parts.list
+				list := q.of.parts.list()
 				q = list[(int(spin)+k)%len(list)]
 			}
 		}
@@ -815,7 +811,7 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 	if failed != nil {
 		return failedQ, nil, failed
 	}
-	return w.queues[first].Queue, nil, nil
+	return queues[first].Queue, nil, nil
 }
 
 // waitSignal sleeps until a verb signals one of the worker's queues, or
@@ -824,7 +820,7 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 // per client and slot, concurrently, the first token releasing the others,
 // so no queue waits for PollInterval to be seen.
 func (w *Worker) waitSignal(ctx context.Context) (bool, error) {
-	return waitSignals(ctx, w.signals, w.opts.PollInterval)
+	return waitSignals(ctx, w.set.Load().signals, w.opts.PollInterval)
 }
 
 // claimFailed logs a failed claim and returns how long to wait before the
@@ -956,6 +952,10 @@ func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atom
 		return err
 	}, w.reportFailed(j))
 	if retrying {
+		if j.q.of != nil {
+			// its partition has a job to promote, soon or later
+			w.parts.delayed(j.q)
+		}
 		return w.reported(OutcomeRetrying, err, handlerErr)
 	}
 	return w.reported(OutcomeDead, err, handlerErr)
@@ -968,7 +968,7 @@ func (w *Worker) report(j *Job, r *runningJob, handlerErr error, abandoned *atom
 // waits between tries.
 func (w *Worker) complete(r *runningJob, deadline time.Time) error {
 	j := r.job
-	b := w.completers[j.q]
+	b := w.set.Load().completers[j.q]
 	r.completion = completion{job: j, deadline: deadline, done: r.done, release: r.release}
 	err := awaitCompletion(b, &r.completion)
 	if err == nil || !transient(err) {
@@ -1110,13 +1110,18 @@ func (w *Worker) extend(ctx context.Context, r *runningJob, timeout time.Duratio
 // maintain runs the schedule step, promotes due delayed jobs and recovers
 // expired leases on their timers until ctx ends. Every worker does it: the verbs are idempotent and
 // bounded, so peers doing the same work only cost a few calls.
-func (w *Worker) maintain(ctx context.Context) {
+func (w *Worker) maintain(ctx context.Context, subscribe func(q *Queue)) {
 	promote := newTicker(w.opts.PromoteEvery)
 	defer promote.stop()
 	recoverTick := newTicker(w.opts.RecoverEvery)
 	defer recoverTick.stop()
 	scheduleTick := newTicker(w.opts.ScheduleEvery)
 	defer scheduleTick.stop()
+	refreshTick := newTicker(-1)
+	if w.partitioned() {
+		refreshTick = newTicker(partitionRefreshEvery)
+	}
+	defer refreshTick.stop()
 	w.scheduleAll(ctx)
 	w.promoteAll(ctx)
 	w.recoverAll(ctx)
@@ -1128,6 +1133,8 @@ func (w *Worker) maintain(ctx context.Context) {
 			w.scheduleAll(ctx)
 		case <-promote.c:
 			w.promoteAll(ctx)
+		case <-refreshTick.c:
+			w.refreshParts(ctx, subscribe)
 		case <-recoverTick.c:
 			w.recoverAll(ctx)
 			w.trimAll(ctx)
@@ -1162,11 +1169,18 @@ func trimStepOf(e Executor) int {
 // trimAll deletes finished jobs the queues' retention policies no longer
 // keep, in bounded steps, on the recovery timer.
 func (w *Worker) trimAll(ctx context.Context) {
-	for _, qw := range w.queues {
+	now := time.Now()
+	for _, qw := range w.set.Load().queues {
 		q := qw.Queue
+		if q.of != nil && !w.parts.due(&w.parts.trim, q, now) {
+			continue
+		}
 		step := trimStepOf(q.Executor())
 		for range trimSteps {
 			done, dead, err := q.trim(ctx, step)
+			if q.of != nil {
+				w.parts.called(&w.parts.trim, q, done+dead, now, w.opts.RecoverEvery)
+			}
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.error("trafikey: trim", "queue", q.name, "err", err)
@@ -1185,7 +1199,7 @@ func (w *Worker) scheduleAll(ctx context.Context) {
 	if w.opts.ScheduleEvery < 0 {
 		return
 	}
-	for _, qw := range w.queues {
+	for _, qw := range w.set.Load().queues {
 		q := qw.Queue
 		if q.idSuffix != "" {
 			continue // a partitioned queue's schedules are in its partition 0
@@ -1201,10 +1215,17 @@ func (w *Worker) promoteAll(ctx context.Context) {
 	if w.opts.PromoteEvery < 0 {
 		return
 	}
-	for _, qw := range w.queues {
+	now := time.Now()
+	for _, qw := range w.set.Load().queues {
 		q := qw.Queue
+		if q.of != nil && !w.parts.due(&w.parts.promote, q, now) {
+			continue
+		}
 		for ctx.Err() == nil {
 			n, err := q.promote(ctx, protocol.MaxCount)
+			if q.of != nil {
+				w.parts.called(&w.parts.promote, q, n, now, w.opts.PromoteEvery)
+			}
 			if err != nil {
 				if ctx.Err() == nil {
 					w.log.error("trafikey: promote", "queue", q.name, "err", err)
@@ -1233,7 +1254,7 @@ func (w *Worker) recoverAll(ctx context.Context) {
 	if !w.renewDue(ctx) {
 		return
 	}
-	for _, qw := range w.queues {
+	for _, qw := range w.set.Load().queues {
 		q := qw.Queue
 		for ctx.Err() == nil {
 			requeued, dead, err := q.recover(ctx, protocol.MaxCount, q.callOnce)

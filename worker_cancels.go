@@ -37,7 +37,7 @@ const (
 func (w *Worker) watchCancels(ctx context.Context, group *sync.WaitGroup) <-chan struct{} {
 	ready := make(chan struct{})
 	var first sync.WaitGroup
-	for _, qw := range w.queues {
+	for _, qw := range w.set.Load().queues {
 		first.Add(1)
 		group.Go(func() { w.watchQueueCancels(ctx, qw.Queue, first.Done) })
 	}
