@@ -94,7 +94,7 @@ func (q *Queue) completeCall(ctx context.Context, jobs []*Job) ([]error, error) 
 	args := make([]string, 1, 1+3*len(jobs))
 	args[0] = protocol.FormatInt(int64(len(jobs)))
 	for _, j := range jobs {
-		args = append(args, j.raw, j.token, string(j.result))
+		args = append(args, j.raw(), j.token, string(j.result))
 	}
 	msg, err := q.call(ctx, protocol.CompleteMany, args...)
 	// Completed but not confirmed durable: each completed job gets the

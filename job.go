@@ -41,10 +41,7 @@ type Job struct {
 	// none.
 	Lane string
 
-	q *Queue
-	// raw is the id the server knows the job by: ID without the
-	// partition's suffix (see Queue.outID).
-	raw    string
+	q      *Queue
 	token  string
 	result []byte
 	// claimSent is when the CLAIM that granted this attempt's lease was
@@ -156,7 +153,7 @@ func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 	if err1 != nil || err3 != nil {
 		return nil, false
 	}
-	j := &Job{ID: q.outID(id), raw: id, Payload: []byte(data), Attempt: int(att), q: q, token: protocol.FormatInt(att)}
+	j := &Job{ID: q.outID(id), Payload: []byte(data), Attempt: int(att), q: q, token: protocol.FormatInt(att)}
 	if ext {
 		maxAtt, err1 := f[3].AsInt64()
 		timeout, err2 := f[5].AsInt64()
@@ -199,7 +196,7 @@ func (j *Job) Complete(ctx context.Context) error {
 	if err := j.checkResult("complete"); err != nil {
 		return err
 	}
-	n, err := j.q.callInt(ctx, protocol.Complete, j.raw, j.token, string(j.result))
+	n, err := j.q.callInt(ctx, protocol.Complete, j.raw(), j.token, string(j.result))
 	if err != nil {
 		return err
 	}
@@ -224,7 +221,7 @@ func (j *Job) Fail(ctx context.Context, cause error, retry bool) (retrying bool,
 	if retry {
 		flag = "1"
 	}
-	msg, err := j.q.call(ctx, protocol.Fail, j.raw, j.token, flag, text)
+	msg, err := j.q.call(ctx, protocol.Fail, j.raw(), j.token, flag, text)
 	if err != nil && !errors.Is(err, ErrNotDurable) {
 		return false, err
 	}
@@ -255,7 +252,7 @@ func (j *Job) Extend(ctx context.Context, lease time.Duration) (time.Time, error
 	if err != nil {
 		return time.Time{}, err
 	}
-	deadline, err := j.q.callInt(ctx, protocol.Extend, j.raw, j.token, leaseMS)
+	deadline, err := j.q.callInt(ctx, protocol.Extend, j.raw(), j.token, leaseMS)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -272,7 +269,7 @@ func (j *Job) Log(ctx context.Context, line string) error {
 	if len(line) > protocol.MaxText {
 		return invalid("log", "line of %d bytes, at most %d", len(line), protocol.MaxText)
 	}
-	n, err := j.q.callInt(ctx, protocol.Log, j.raw, j.token, line, j.q.logCap)
+	n, err := j.q.callInt(ctx, protocol.Log, j.raw(), j.token, line, j.q.logCap)
 	if err != nil {
 		return err
 	}
@@ -288,7 +285,7 @@ func (j *Job) Progress(ctx context.Context, value string) error {
 	if len(value) > protocol.MaxText {
 		return invalid("progress", "value of %d bytes, at most %d", len(value), protocol.MaxText)
 	}
-	n, err := j.q.callInt(ctx, protocol.Progress, j.raw, j.token, value)
+	n, err := j.q.callInt(ctx, protocol.Progress, j.raw(), j.token, value)
 	if err != nil {
 		return err
 	}
@@ -314,3 +311,7 @@ func truncateText(s string) string {
 	}
 	return s[:cut]
 }
+
+// raw is the id the server knows the job by: ID without its partition's
+// suffix (Queue.outID).
+func (j *Job) raw() string { return j.ID[:len(j.ID)-len(j.q.idSuffix)] }

@@ -100,10 +100,11 @@ func (p *partitions) keyedPartition(s string) *Queue {
 func (p *partitions) route(o *JobOptions) *Queue {
 	switch {
 	case o == nil:
+	case o.Lane != "":
+		// a lane is kept whole; a key with it is held in its partition
+		return p.keyedPartition(o.Lane)
 	case o.UniqueKey != "":
 		return p.keyedPartition(o.UniqueKey)
-	case o.Lane != "":
-		return p.keyedPartition(o.Lane)
 	}
 	return p.spread()
 }

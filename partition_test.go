@@ -199,6 +199,28 @@ func TestPartitionedQueue(t *testing.T) {
 			require.ErrorIs(t, q.Admin().SetRate(ctx, 5, time.Second), trafikey.ErrInvalid)
 			require.NoError(t, q.Admin().SetRate(ctx, 0, 0))
 
+			// Cancel reaches a job of any partition; the jobs added on the way
+			// run with the others.
+			extra := 0
+			for {
+				id, err := q.Add(ctx, []byte("c"), nil)
+				require.NoError(t, err)
+				if !strings.Contains(id, "~") {
+					extra++
+					continue
+				}
+				require.NoError(t, q.Cancel(ctx, id))
+				info, err := q.Inspect(ctx, id)
+				require.NoError(t, err)
+				require.Equal(t, trafikey.StateDead, info.State)
+				break
+			}
+
+			// A schedule fires each occurrence once, into partition 0.
+			n, err := q.Schedules().Set(ctx, trafikey.Schedule{ID: "tick", Every: 100 * time.Millisecond, Limit: 3, Payload: []byte("s")})
+			require.NoError(t, err)
+			require.Positive(t, n)
+
 			// A worker runs every job, of every partition.
 			var ran atomic.Int64
 			rootKids := make(chan []trafikey.ChildResult, 1)
@@ -220,8 +242,9 @@ func TestPartitionedQueue(t *testing.T) {
 			got, err := q.AddAndWait(ctx, []byte("w"), nil)
 			require.NoError(t, err)
 			require.Equal(t, "r:w", string(got))
-			// 360 + 10 lane jobs + 3 of the flow + the waited one
-			const total = 374
+			// 360 + 10 lane jobs + 3 of the flow + the waited one + 3
+			// scheduled, and the extra ones
+			total := int64(377 + extra)
 			require.Eventually(t, func() bool { return ran.Load() == total }, 30*time.Second, 20*time.Millisecond)
 			kids := <-rootKids
 			require.Len(t, kids, 2)
@@ -236,7 +259,9 @@ func TestPartitionedQueue(t *testing.T) {
 			s, err = q.Stats(ctx)
 			require.NoError(t, err)
 			require.Zero(t, s.Pending+s.Active+s.Delayed+s.Waiting)
-			require.Equal(t, total, s.TotalCompleted)
+			require.Equal(t, int(total), s.TotalCompleted)
+			require.Equal(t, 1, s.TotalCancelled)
+			require.Equal(t, 360+3+10+1+1+3+extra+1, s.TotalAdded)
 			for i, p := range s.Partitions {
 				require.NotZero(t, p.TotalCompleted, "partition %d ran jobs", i)
 				valkeytest.RequireConsistentQueue(t, cl.Primaries()[nodes[i]], p.Partition)

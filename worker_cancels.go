@@ -103,7 +103,7 @@ func (w *Worker) noticed(q *Queue, msg string) {
 	var hit []*runningJob
 	w.mu.Lock()
 	for r := range w.jobs {
-		if r.job.q == q && r.job.raw == id && r.job.token == token {
+		if r.job.q == q && r.job.raw() == id && r.job.token == token {
 			hit = append(hit, r)
 		}
 	}
