@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/valkey-io/valkey-go"
+
 	"github.com/trafikey/trafikey/internal/groupcommit"
 	"github.com/trafikey/trafikey/internal/protocol"
 )
@@ -159,22 +161,35 @@ func takeAdds(queue []*pendingAdd) (batch, rest []*pendingAdd) {
 // or the call's error. The call ends at the latest of the callers'
 // deadlines, so that one caller's short deadline does not fail the others.
 func (q *Queue) sendAdds(batch []*pendingAdd) {
+	jobs, ctx, cancel := addsOf(batch)
+	defer cancel()
+	ids, err := q.addJobs(ctx, jobs, len(batch), q.call)
+	deliverAdds(batch, ids, err)
+}
+
+// addsOf is the ADD argument groups of a coalesced batch, and the context
+// of its call: it ends at the latest of the callers' deadlines.
+func addsOf(batch []*pendingAdd) ([]string, context.Context, context.CancelFunc) {
 	jobs := make([]string, 0, jobArgs*len(batch))
 	deadlines := make([]time.Time, len(batch))
 	for i, p := range batch {
 		jobs = append(jobs, p.args...)
 		deadlines[i] = p.deadline
 	}
-	args := addCall(jobs)
 	ctx, cancel := sharedDeadline(deadlines)
-	defer cancel()
-	msg, err := q.call(ctx, protocol.Add, args...)
+	return jobs, ctx, cancel
+}
+
+// addJobs runs one ADD of n jobs' argument groups through call (q.call, or
+// q.callOnce), and returns their ids.
+func (q *Queue) addJobs(ctx context.Context, jobs []string, n int, call func(context.Context, *protocol.Verb, ...string) (valkey.ValkeyMessage, error)) ([]string, error) {
+	msg, err := call(ctx, protocol.Add, addCall(jobs)...)
 	var ids []string
 	if err == nil || errors.Is(err, ErrNotDurable) {
 		var rerr error
 		ids, rerr = msg.AsStrSlice()
-		if rerr == nil && len(ids) != len(batch) {
-			rerr = fmt.Errorf("%d ids for %d jobs", len(ids), len(batch))
+		if rerr == nil && len(ids) != n {
+			rerr = fmt.Errorf("%d ids for %d jobs", len(ids), n)
 		}
 		if rerr != nil {
 			err, ids = fmt.Errorf("trafikey: add: unexpected reply: %w", rerr), nil
@@ -183,6 +198,11 @@ func (q *Queue) sendAdds(batch []*pendingAdd) {
 			q.observer.jobsAdded(q.name, jobs)
 		}
 	}
+	return ids, err
+}
+
+// deliverAdds gives each caller of batch its id, or the call's error.
+func deliverAdds(batch []*pendingAdd, ids []string, err error) {
 	for i, p := range batch {
 		// A job added but not confirmed durable gets its id and the error.
 		if ids != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,6 +57,8 @@ type partitions struct {
 	// next is the partition the next job without a key or a lane goes to,
 	// in turn.
 	next atomic.Uint32
+	// marks pass over a partition that refused adds without running them.
+	marks partitionMarks
 }
 
 func newPartitions(of *Queue, tags []string, keyed int, cfg *QueueOptions) *partitions {
@@ -110,8 +113,46 @@ func (p *partitions) route(o *JobOptions) *Queue {
 }
 
 // sendAdds sends a coalesced batch of Adds to one partition, in turn: the
-// batch stays one call.
-func (p *partitions) sendAdds(batch []*pendingAdd) { p.spread().sendAdds(batch) }
+// batch stays one call. A partition that refuses it without running it (its
+// slot is failing over, or its node cannot be reached) hands it on to the
+// next, and is passed over for a while: one shard's trouble fails none of
+// these adds while another takes them.
+func (p *partitions) sendAdds(batch []*pendingAdd) {
+	jobs, ctx, cancel := addsOf(batch)
+	defer cancel()
+	list := p.list()
+	first := int(p.next.Add(1) % uint32(len(list)))
+	for k := range list {
+		part := list[(first+k)%len(list)]
+		last := k == len(list)-1
+		if !last && p.marks.skip(part) {
+			continue
+		}
+		call := part.callOnce
+		if last {
+			call = part.call
+		}
+		ids, err := part.addJobs(ctx, jobs, len(batch), call)
+		if !last && notSent(err) && ctx.Err() == nil {
+			p.marks.failed(part)
+			continue
+		}
+		if err == nil {
+			p.marks.served(part)
+		}
+		deliverAdds(batch, ids, err)
+		return
+	}
+}
+
+// notSent reports whether err is a call that surely wrote nothing: refused
+// by the server without running it (a passing state, a redirect, writes
+// paused), or never sent, its connection not made.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.Is(err, errNotRun) || errors.Is(err, errRedirected) || errors.Is(err, ErrWritePaused) ||
+		(errors.As(err, &op) && op.Op == "dial")
+}
 
 // handles are the handles whose verbs make up q: its partitions', or q
 // itself.
