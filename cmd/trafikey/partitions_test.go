@@ -116,7 +116,7 @@ func shardSums(parts []partCounts) map[string]partCounts {
 
 // stats and queues show a partitioned queue as one, with its counts by
 // partition and by the primary serving each: on a cluster of three
-// primaries, and on a single server.
+// primaries, and on a single server with each executor.
 func TestStatsPartitions(t *testing.T) {
 	t.Parallel()
 	t.Run("cluster", func(t *testing.T) {
@@ -132,16 +132,25 @@ func TestStatsPartitions(t *testing.T) {
 		}
 		testStatsPartitions(t, parts, "--cluster", cl.Addrs()[0])
 	})
-	t.Run("standalone", func(t *testing.T) {
-		t.Parallel()
-		s := valkeytest.Start(t, valkeyserver.Options{})
-		c := valkeytest.Client(t, s)
-		parts := fillPartitions(t, c, "mail", 4)
-		for i := range parts {
-			parts[i].node = "standalone"
-		}
-		testStatsPartitions(t, parts, "--addr", s.Addr())
-	})
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run("standalone/"+string(exec), func(t *testing.T) {
+			t.Parallel()
+			var o valkeyserver.Options
+			if exec == trafikey.ExecutorNative {
+				o.Module = valkeytest.ModulePath(t)
+			}
+			s := valkeytest.Start(t, o)
+			c := valkeytest.Client(t, s)
+			parts := fillPartitions(t, c, "mail", 4)
+			for i := range parts {
+				parts[i].node = "standalone"
+			}
+			testStatsPartitions(t, parts, "--addr", s.Addr())
+			out, errOut, code := run(t, "stats", "mail", "--addr", s.Addr())
+			require.Equal(t, exitOK, code, errOut)
+			require.Contains(t, out, "("+string(exec)+" executor, ")
+		})
+	}
 }
 
 func testStatsPartitions(t *testing.T, parts []partCounts, conn ...string) {
@@ -198,6 +207,24 @@ func testStatsPartitions(t *testing.T, parts []partCounts, conn ...string) {
 			"waiting": float64(0), "completed": float64(s.completed), "retained": float64(0),
 		}, row)
 	}
+
+	// The dead jobs, listed through every partition; one of a partition
+	// above 0 (its id "<id>~<i>") inspected by its id.
+	out, errOut, code = run(t, append([]string{"jobs", "mail", "--state", "dead", "--json"}, conn...)...)
+	require.Equal(t, exitOK, code, errOut)
+	dead := decode[map[string]any](t, out)
+	require.Len(t, dead["rows"], sum.dead)
+	suffixed := ""
+	for _, r := range dead["rows"].([]any) {
+		if id := r.(map[string]any)["id"].(string); regexp.MustCompile(`^\d+~\d+$`).MatchString(id) {
+			suffixed = id
+		}
+	}
+	require.NotEmpty(t, suffixed, "a dead job of a partition above 0: %s", out)
+	out, errOut, code = run(t, append([]string{"inspect", "mail", suffixed}, conn...)...)
+	require.Equal(t, exitOK, code, errOut)
+	require.Regexp(t, `state\s+dead`, out)
+	require.Contains(t, out, "boom")
 
 	// queues lists the queue once, its partitions' counts summed.
 	out, errOut, code = run(t, append([]string{"queues"}, conn...)...)
