@@ -131,12 +131,12 @@ func readLayouts(ctx context.Context, client valkey.Client, names map[string]str
 	cmds := make(valkey.Commands, 0, len(names))
 	for n := range names {
 		list = append(list, n)
-		cmds = append(cmds, client.B().Hgetall().Key(PartitionsKey(n)).Build())
+		cmds = append(cmds, client.B().Hgetall().Key(partitionsKey(n)).Build())
 	}
 	for i, r := range client.DoMulti(ctx, cmds...) {
 		m, err := r.AsStrMap()
 		if err != nil {
-			return nil, fmt.Errorf("HGETALL %s: %w", PartitionsKey(list[i]), err)
+			return nil, fmt.Errorf("HGETALL %s: %w", partitionsKey(list[i]), err)
 		}
 		if tags := tagsOf(m); tags != nil {
 			out[list[i]] = tags
@@ -158,8 +158,8 @@ func tagsOf(m map[string]string) []string {
 	}
 }
 
-// PartitionsKey is the hash of queue name's partitions.
-func PartitionsKey(name string) string {
+// partitionsKey is the hash of queue name's partitions.
+func partitionsKey(name string) string {
 	return protocol.Base(name) + protocol.SuffixPartitions
 }
 
