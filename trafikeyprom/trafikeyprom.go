@@ -15,13 +15,15 @@
 //     jobs pending, delayed, active and dead, whether it is paused, its
 //     lanes and rate limit, and its lifetime counters (added, completed,
 //     failed, retried, dead-lettered, recovered, removed, requeued,
-//     cancelled), and
+//     cancelled), a partitioned queue's summed over its partitions and
+//     broken down by partition, and
 //     optionally per-lane series. Its queues are fixed
 //     (NewQueueCollector) or listed at each scrape
 //     (NewQueueSourceCollector).
 //
 // Every series carries the label queue; per-lane series the label lane
-// too. The observer's series of jobs (added, claimed, completed, failed,
+// too, per-partition series the label partition (the partition's hash
+// tag). The observer's series of jobs (added, claimed, completed, failed,
 // retried, dead, lost, cancelled, running, and the run time) carry the
 // label kind too: the job's kind (trafikey.JobOptions.Kind), "none" for a
 // job without one. Kinds are a program's handlers, a few per queue; to keep
@@ -33,6 +35,7 @@ package trafikeyprom
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -209,8 +212,12 @@ type CollectorOptions struct {
 // with per-lane series): jobs by state, paused, lanes, the rate limit, the
 // lifetime counters of every client and worker, the latency (how long the
 // next job to be claimed has waited since it was added), and the workers
-// running on the queue with their jobs in hand. A queue whose reads fail is
-// left out of that scrape and counted in trafikey_queue_scrape_errors_total.
+// running on the queue with their jobs in hand. A partitioned queue's
+// series are its partitions' summed (its one STATS read covers them all),
+// and it adds its jobs by state and its counters of added, completed and
+// failed jobs per partition, labeled with the partition's hash tag. A
+// queue whose reads fail is left out of that scrape and counted in
+// trafikey_queue_scrape_errors_total.
 type QueueCollector struct {
 	source QueueSource
 	opts   CollectorOptions
@@ -219,6 +226,8 @@ type QueueCollector struct {
 	totals                                                  []*prometheus.Desc
 	laneJobs, laneCap, lanePaused, laneLatency              *prometheus.Desc
 	latency, workers, workerJobs                            *prometheus.Desc
+	partitions, partJobs                                    *prometheus.Desc
+	partTotals                                              []*prometheus.Desc
 	errors                                                  prometheus.Counter
 }
 
@@ -266,6 +275,13 @@ func NewQueueSourceCollector(source QueueSource, o CollectorOptions) *QueueColle
 		latency:     desc("queue_latency_seconds", "How long the next job to be claimed among those without a lane has waited since it was added (this process's clock); 0 when none waits."),
 		workers:     desc("queue_workers", "Workers running on the queue, as they registered themselves."),
 		workerJobs:  desc("queue_worker_jobs_running", "Handlers the queue's registered workers run now, as they last registered."),
+		partitions:  desc("queue_partitions", "Partitions of a partitioned queue, whose series above are its partitions' summed; 0 for a queue never partitioned."),
+		partJobs:    desc("queue_partition_jobs", "Jobs in one partition of a partitioned queue by state, as the server counts them; summed over the partitions, trafikey_queue_jobs.", "partition", "state"),
+		partTotals: []*prometheus.Desc{
+			desc("queue_partition_added_total", "Jobs ever added to one partition of a partitioned queue.", "partition"),
+			desc("queue_partition_completed_total", "Jobs ever completed in one partition of a partitioned queue.", "partition"),
+			desc("queue_partition_failed_total", "Failed attempts in one partition of a partitioned queue, retried or dead-lettered.", "partition"),
+		},
 		errors: prometheus.NewCounter(prometheus.CounterOpts{
 			Namespace: namespace, Name: "queue_scrape_errors_total",
 			Help: "Reads of a scrape that failed: listing the queues, or a queue's STATS or LANES.",
@@ -276,7 +292,7 @@ func NewQueueSourceCollector(source QueueSource, o CollectorOptions) *QueueColle
 
 // Describe implements prometheus.Collector.
 func (c *QueueCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range append([]*prometheus.Desc{c.jobs, c.paused, c.lanes, c.laneWaiting, c.rateLimit, c.rateWindow, c.latency, c.workers, c.workerJobs}, c.totals...) {
+	for _, d := range slices.Concat([]*prometheus.Desc{c.jobs, c.paused, c.lanes, c.laneWaiting, c.rateLimit, c.rateWindow, c.latency, c.workers, c.workerJobs, c.partitions, c.partJobs}, c.totals, c.partTotals) {
 		ch <- d
 	}
 	if c.opts.MaxLanes > 0 {
@@ -351,12 +367,17 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append([]string{name}, labels...)...)
 	}
-	for state, n := range map[trafikey.JobState]int{
-		trafikey.StatePending: s.Pending, trafikey.StateDelayed: s.Delayed,
-		trafikey.StateActive: s.Active, trafikey.StateDead: s.Dead,
-		trafikey.StateWaiting: s.Waiting, trafikey.StateCompleted: s.Retained,
-	} {
+	for state, n := range jobsByState(s) {
 		gauge(c.jobs, float64(n), string(state))
+	}
+	gauge(c.partitions, float64(len(s.Partitions)))
+	for _, p := range s.Partitions {
+		for state, n := range jobsByState(p) {
+			gauge(c.partJobs, float64(n), p.Partition, string(state))
+		}
+		for i, v := range []int{p.TotalAdded, p.TotalCompleted, p.TotalFailed} {
+			ch <- prometheus.MustNewConstMetric(c.partTotals[i], prometheus.CounterValue, float64(v), name, p.Partition)
+		}
 	}
 	gauge(c.paused, flag(s.Paused))
 	gauge(c.lanes, float64(s.Lanes))
@@ -381,6 +402,15 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 		gauge(c.lanePaused, flag(l.Paused), l.Name)
 	}
 	return nil
+}
+
+// jobsByState are the counts of s by state, as trafikey_queue_jobs has them.
+func jobsByState(s trafikey.Stats) map[trafikey.JobState]int {
+	return map[trafikey.JobState]int{
+		trafikey.StatePending: s.Pending, trafikey.StateDelayed: s.Delayed,
+		trafikey.StateActive: s.Active, trafikey.StateDead: s.Dead,
+		trafikey.StateWaiting: s.Waiting, trafikey.StateCompleted: s.Retained,
+	}
 }
 
 // headAge is how long the next job to be claimed of lane ("" for the jobs

@@ -169,7 +169,7 @@ func TestQueuesOnANode(t *testing.T) {
 
 	out, _, code = run(t, "queues", "--addr", s.Addr())
 	require.Equal(t, exitOK, code)
-	require.Regexp(t, `(?m)^mail\s+1\s+0\s+0\s+0\s+0\s+0\s+1\s+no\s*$`, out)
+	require.Regexp(t, `(?m)^mail\s+-\s+1\s+0\s+0\s+0\s+0\s+0\s+1\s+no\s*$`, out)
 
 	empty := valkeytest.Start(t, valkeyserver.Options{})
 	out, _, code = run(t, "queues", "--addr", empty.Addr(), "--json")

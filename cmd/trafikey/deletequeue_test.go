@@ -117,8 +117,8 @@ func TestStatsShowWaitingAndRetained(t *testing.T) {
 
 	out, errOut, code = run(t, "queues", "--addr", s.Addr())
 	require.Equal(t, exitOK, code, errOut)
-	require.Regexp(t, `(?m)^queue\s+pending\s+delayed\s+active\s+dead\s+waiting\s+retained\s+lanes\s+paused\s*$`, out)
-	require.Regexp(t, `(?m)^flows\s+1\s+0\s+0\s+0\s+1\s+1\s+0\s+no\s*$`, out)
+	require.Regexp(t, `(?m)^queue\s+partitions\s+pending\s+delayed\s+active\s+dead\s+waiting\s+retained\s+lanes\s+paused\s*$`, out)
+	require.Regexp(t, `(?m)^flows\s+-\s+1\s+0\s+0\s+0\s+1\s+1\s+0\s+no\s*$`, out)
 	out, _, code = run(t, "queues", "--json", "--addr", s.Addr())
 	require.Equal(t, exitOK, code)
 	rows := decode[[]map[string]any](t, out)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"text/tabwriter"
 
@@ -29,7 +30,9 @@ SCAN for keys emq:{<name>}:version (stamped by a queue's first Open), and
 prints them in name order with their counts from STATS: pending (in lanes
 too), delayed, active, dead, waiting (flows' parents waiting for their
 children), retained (completed jobs the retention policy keeps), lanes with
-jobs, paused. SCAN walks the
+jobs, paused. A partitioned queue is listed once, with its partitions'
+counts summed and how many partitions it has (its partitions hash,
+emq:{<name>}:partitions, is found by the same SCAN). SCAN walks the
 keyspace in small steps, so it never blocks the server for long, however many
 keys it holds.`,
 		Args: args(cobra.NoArgs),
@@ -70,13 +73,17 @@ keys it holds.`,
 			return s.printJSON(rows)
 		}
 		tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "queue\tpending\tdelayed\tactive\tdead\twaiting\tretained\tlanes\tpaused\t\n")
+		fmt.Fprintf(tw, "queue\tpartitions\tpending\tdelayed\tactive\tdead\twaiting\tretained\tlanes\tpaused\t\n")
 		for _, r := range rows {
 			if r.Error != "" {
-				fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\n", shown([]byte(r.Name)), r.Error)
+				fmt.Fprintf(tw, "%s\t%s\t\t\t\t\t\t\t\t\t\n", shown([]byte(r.Name)), r.Error)
 				continue
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", shown([]byte(r.Name)), r.Pending, r.Delayed, r.Active, r.Dead, r.Waiting, r.Retained, r.Lanes, yesNo(r.Paused))
+			parts := "-"
+			if r.Partitions > 0 {
+				parts = strconv.Itoa(r.Partitions)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t\n", shown([]byte(r.Name)), parts, r.Pending, r.Delayed, r.Active, r.Dead, r.Waiting, r.Retained, r.Lanes, yesNo(r.Paused))
 		}
 		return tw.Flush()
 	})
@@ -93,6 +100,8 @@ func (s *session) queueRow(ctx context.Context, name string) queueRow {
 		var stats trafikey.Stats
 		if stats, err = q.Stats(ctx); err == nil {
 			row.QueueView = admin.ViewOfStats(name, stats)
+			// The breakdown is stats's; the list keeps the count.
+			row.PartitionList = nil
 		}
 		err = s.explain(q, err)
 	}

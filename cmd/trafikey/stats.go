@@ -29,7 +29,13 @@ func (a *app) newStatsCmd() *cobra.Command {
 lanes with jobs. It never writes. Pending counts every ready job, those in
 lanes too ("in lanes"); waiting parents are flows' parents waiting for their
 children; retained completed are the completed jobs the retention policy
-keeps.`,
+keeps.
+
+A partitioned queue's counts are its partitions' summed; a table then
+lists each partition (its index, hash tag, cluster slot, the primary
+serving that slot or "standalone" outside a cluster, and its counts:
+pending, delayed, active, dead, completed ever, paused) and another sums
+them by node. The nodes are read with CLUSTER SLOTS.`,
 		Args: args(cobra.ExactArgs(1)),
 	}
 	cmd.Flags().IntVar(&maxLanes, "lanes", 20, "show at most this many lanes (0: all)")
@@ -51,11 +57,30 @@ keeps.`,
 				return err
 			}
 		}
+		view := admin.ViewOfStats(q.Name(), st)
+		if view.Partitions > 0 {
+			client, err := s.client()
+			if err != nil {
+				return err
+			}
+			slots, err := admin.ReadSlots(ctx, client)
+			if err != nil {
+				return err
+			}
+			slots.Place(&view)
+		}
 		if s.json {
-			return s.printJSON(statsJSON{QueueView: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), LaneList: lanes, LanesMore: more})
+			return s.printJSON(statsJSON{QueueView: view, Executor: string(q.Executor()), LaneList: lanes, LanesMore: more})
 		}
 		tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "queue\t%s (%s executor, %s)\n", q.Name(), q.Executor(), s.conn.where())
+		if view.Partitions > 0 {
+			nodes := "nodes"
+			if len(view.Shards) == 1 {
+				nodes = "node"
+			}
+			fmt.Fprintf(tw, "partitions\t%d on %d %s\n", view.Partitions, len(view.Shards), nodes)
+		}
 		fmt.Fprintf(tw, "paused\t%s\n", yesNo(st.Paused))
 		if st.RateLimit > 0 {
 			fmt.Fprintf(tw, "rate limit\t%d per %v\n", st.RateLimit, st.RateWindow)
@@ -80,12 +105,50 @@ keeps.`,
 		fmt.Fprintf(tw, "requeued\t%d\n", st.TotalRequeued)
 		fmt.Fprintf(tw, "cancelled\t%d\n", st.TotalCancelled)
 		fmt.Fprintf(tw, "trimmed\t%d\n", st.TotalTrimmed)
-		if err := tw.Flush(); err != nil || st.Lanes == 0 {
+		if err := tw.Flush(); err != nil {
 			return err
+		}
+		if view.Partitions > 0 {
+			if err := printPartitions(s, view); err != nil {
+				return err
+			}
+		}
+		if st.Lanes == 0 {
+			return nil
 		}
 		fmt.Fprintf(s.out(), "\nlanes with jobs: %d\n", st.Lanes)
 		return printLanes(s, lanes, more, st.Lanes)
 	})
+}
+
+// printPartitions prints a partitioned queue's counts by partition, and
+// by the node serving them.
+func printPartitions(s *session, v admin.QueueView) error {
+	fmt.Fprintf(s.out(), "\npartitions\n")
+	tw := tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "#\ttag\tslot\tnode\tpending\tdelayed\tactive\tdead\tcompleted\tpaused\t\n")
+	for _, p := range v.PartitionList {
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d\t%d\t%d\t%d\t%d\t%s\t\n", p.Index, shown([]byte(p.Tag)), p.Slot, nodeName(p.Node),
+			p.Pending, p.Delayed, p.Active, p.Dead, p.Completed, yesNo(p.Paused))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out(), "\nby node\n")
+	tw = tabwriter.NewWriter(s.out(), 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "node\tpartitions\tpending\tdelayed\tactive\tdead\tcompleted\t\n")
+	for _, sh := range v.Shards {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", nodeName(sh.Node), sh.Partitions, sh.Pending, sh.Delayed, sh.Active, sh.Dead, sh.Completed)
+	}
+	return tw.Flush()
+}
+
+// nodeName is a partition's node as a table shows it.
+func nodeName(node string) string {
+	if node == "" {
+		return "(no node)"
+	}
+	return node
 }
 
 func (a *app) newLanesCmd() *cobra.Command {

@@ -28,6 +28,13 @@ type QueueView struct {
 	Waiting  int    `json:"waiting"`
 	Retained int    `json:"retained"`
 	Totals   Totals `json:"totals"`
+	// Partitions is how many partitions a partitioned queue has (its
+	// counts above are theirs summed); 0 for a queue never partitioned.
+	// PartitionList breaks its counts down by partition, Shards by the
+	// node serving them (see Slots.Place); the overview leaves both out.
+	Partitions    int             `json:"partitions,omitempty"`
+	PartitionList []PartitionView `json:"partition_list,omitempty"`
+	Shards        []ShardView     `json:"shards,omitempty"`
 }
 
 // Totals are a queue's lifetime counters.
@@ -44,9 +51,10 @@ type Totals struct {
 	Trimmed   int `json:"trimmed"`
 }
 
-// ViewOfStats is the JSON form of queue name's stats s.
+// ViewOfStats is the JSON form of queue name's stats s, with a
+// partitioned queue's partitions (their nodes are set by Slots.Place).
 func ViewOfStats(name string, s trafikey.Stats) QueueView {
-	return QueueView{
+	v := QueueView{
 		Name: name, Paused: s.Paused,
 		Pending: s.Pending, Delayed: s.Delayed, Active: s.Active, Dead: s.Dead,
 		Lanes: s.Lanes, LaneWaiting: s.LaneWaiting,
@@ -59,6 +67,10 @@ func ViewOfStats(name string, s trafikey.Stats) QueueView {
 			Trimmed: s.TotalTrimmed,
 		},
 	}
+	if len(s.Partitions) > 0 {
+		v.Partitions, v.PartitionList = len(s.Partitions), viewOfPartitions(s.Partitions)
+	}
+	return v
 }
 
 // LaneView is the JSON form of one lane.

@@ -396,7 +396,7 @@ func (s *Server) queue(ctx context.Context, q *trafikey.Queue, r *http.Request) 
 	if err != nil {
 		return nil, err
 	}
-	reply := queueReply{Queue: admin.ViewOfStats(q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name()),
+	reply := queueReply{Queue: s.sampler.view(ctx, q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name()),
 		Windows: s.sampler.windows(q.Name())}
 	if st.Lanes > 0 {
 		if reply.Lanes, reply.LanesMore, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {

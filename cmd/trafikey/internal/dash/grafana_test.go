@@ -56,12 +56,15 @@ func TestGrafanaDashboard(t *testing.T) {
 	require.NoError(t, err)
 	_, err = q.Add(t.Context(), []byte("x"), &trafikey.JobOptions{Lane: "tenant-1"})
 	require.NoError(t, err)
+	// a partitioned queue, for the per-partition series
+	_, err = trafikey.Open(t.Context(), c, "bulk", &trafikey.QueueOptions{Partitions: 2})
+	require.NoError(t, err)
 	srv := startDash(t, c, Options{MetricsLanes: 10})
 	var body string
 	require.Eventually(t, func() bool {
 		var code int
 		code, body, _ = get(t, srv, "/metrics")
-		return code == http.StatusOK && strings.Contains(body, `trafikey_queue_jobs{queue="mail"`)
+		return code == http.StatusOK && strings.Contains(body, `trafikey_queue_jobs{queue="mail"`) && strings.Contains(body, `trafikey_queue_partition_jobs{partition="bulk~1`)
 	}, 10*time.Second, 20*time.Millisecond)
 	for _, n := range append(names, "trafikey_lane_jobs", "trafikey_lane_cap", "trafikey_lane_paused") {
 		require.Regexp(t, `(?m)^`+n+`[{ ]`, body, "the Grafana dashboard queries %s", n)

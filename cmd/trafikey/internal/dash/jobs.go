@@ -199,7 +199,7 @@ func (s *Server) jobs(ctx context.Context, q *trafikey.Queue, r *http.Request) (
 	if err != nil {
 		return nil, err
 	}
-	reply.Queue = admin.ViewOfStats(q.Name(), st)
+	reply.Queue = s.sampler.view(ctx, q.Name(), st)
 	if state == trafikey.StatePending && st.Lanes > 0 {
 		if reply.Lanes, reply.LanesCut, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
 			return nil, err

@@ -102,8 +102,9 @@ func (h *hub) publish(event string, v any) {
 	}
 }
 
-// watcher is one queue's Events subscription.
+// watcher is one queue's Events subscription, on handle q.
 type watcher struct {
+	q      *trafikey.Queue
 	cancel context.CancelFunc
 }
 
@@ -163,14 +164,16 @@ func (l *live) sync(queues []*trafikey.Queue, on []bool) {
 	if l.base == nil || l.base.Err() != nil {
 		return
 	}
-	want := map[string]bool{}
+	// A queue opened again (its partitions grew) is watched through its
+	// new handle, which reads the new partitions' events too.
+	want := map[string]*trafikey.Queue{}
 	for i, q := range queues {
 		if on[i] {
-			want[q.Name()] = true
+			want[q.Name()] = q
 		}
 	}
 	for name, w := range l.watching {
-		if !want[name] {
+		if want[name] != w.q {
 			w.cancel()
 			delete(l.watching, name)
 		}
@@ -180,7 +183,7 @@ func (l *live) sync(queues []*trafikey.Queue, on []bool) {
 			continue
 		}
 		wctx, cancel := context.WithCancel(l.base)
-		w := &watcher{cancel: cancel}
+		w := &watcher{q: q, cancel: cancel}
 		l.watching[q.Name()] = w
 		l.wg.Go(func() { l.watch(wctx, q, w) })
 	}
@@ -264,7 +267,7 @@ func (l *live) flush(ctx context.Context, batch map[string][]eventView, more map
 			if err != nil {
 				smp.err = err.Error()
 			} else {
-				smp.stats = admin.ViewOfStats(name, st)
+				smp.stats = l.sampler.view(ctx, name, st)
 			}
 			row, ok := l.sampler.refresh(smp)
 			if !ok {

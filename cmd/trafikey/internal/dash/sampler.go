@@ -88,6 +88,10 @@ type sampler struct {
 	byQueue    map[string]*history
 	latest     map[string]sample // the last read of each queue, charted or not
 	lastTick   time.Time
+	// slots are the nodes serving the hash slots, for the partitions of
+	// partitioned queues: read at each discovery that found one, or at
+	// the first view that needs them; nil before.
+	slots *admin.Slots
 	// down is why the server is unreachable ("" when it is not), since
 	// when; never is set until it was first reached.
 	down      string
@@ -193,7 +197,10 @@ func (s *sampler) tick(ctx context.Context, charted bool) {
 	}
 	s.reached()
 	if due {
-		found, err := s.cat.Queues(ctx)
+		found, layouts, err := s.cat.Queues(ctx)
+		if err == nil && slices.ContainsFunc(layouts, func(f admin.Found) bool { return f.Partitions != nil }) {
+			s.readSlots(ctx)
+		}
 		s.mu.Lock()
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -222,7 +229,7 @@ func (s *sampler) tick(ctx context.Context, charted bool) {
 				samples[i].err = err.Error()
 				return
 			}
-			samples[i].stats = admin.ViewOfStats(q.Name(), st)
+			samples[i].stats = s.view(ctx, q.Name(), st)
 		})
 	}
 	wg.Wait()
@@ -258,6 +265,41 @@ func (s *sampler) tick(ctx context.Context, charted bool) {
 	if s.onTick != nil {
 		s.onTick(now, charted)
 	}
+}
+
+// readSlots reads which node serves each hash slot, keeping the last
+// read when it fails (the next discovery tries again).
+func (s *sampler) readSlots(ctx context.Context) *admin.Slots {
+	slots, err := admin.ReadSlots(ctx, s.client)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Warn("dash: read the cluster's slots", "err", err)
+		}
+		return s.slots
+	}
+	s.slots = slots
+	return slots
+}
+
+// view is the JSON form of queue name's stats st, with the nodes of a
+// partitioned queue's partitions.
+func (s *sampler) view(ctx context.Context, name string, st trafikey.Stats) admin.QueueView {
+	v := admin.ViewOfStats(name, st)
+	if v.Partitions == 0 {
+		return v
+	}
+	s.mu.Lock()
+	slots := s.slots
+	s.mu.Unlock()
+	if slots == nil {
+		slots = s.readSlots(ctx)
+	}
+	if slots != nil {
+		slots.Place(&v)
+	}
+	return v
 }
 
 // refresh keeps smp as its queue's last read (uncharted), and returns the
@@ -362,6 +404,8 @@ func (s *sampler) overview() overview {
 			continue
 		}
 		row := s.rowOf(last)
+		// A partitioned queue's breakdown is its page's.
+		row.PartitionList, row.Shards = nil, nil
 		out.Queues = append(out.Queues, row)
 		windows = append(windows, row.Windows)
 	}

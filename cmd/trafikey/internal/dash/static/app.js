@@ -273,6 +273,7 @@ function overviewView() {
 
   function nameCell(q) {
     return el("td", {}, el("a", { href: queueHref(q.name) }, q.name), " ",
+      partsBadge(q),
       q.live ? el("span", { class: "badge live", title: "its job events are watched: its counts change as its jobs do" }, "live") : null,
       q.paused ? el("span", { class: "badge paused" }, "paused") : null,
       q.error ? el("span", { class: "badge dead", title: q.error + (q.unread ? "" : " (the counts are the last read)") }, q.unread ? "unread" : "error") : null);
@@ -287,7 +288,7 @@ function overviewView() {
   // updateRow changes a row's cells in place, marking those that changed.
   function updateRow(tr, q) {
     const name = tr.firstChild;
-    const badges = [q.live, q.paused, !!q.error, !!q.unread].join();
+    const badges = [q.live, q.paused, !!q.error, !!q.unread, q.partitions || 0].join();
     if (name.dataset.badges !== badges) {
       tr.replaceChild(nameCell(q), name);
       tr.firstChild.dataset.badges = badges;
@@ -393,6 +394,14 @@ function unreachableNotice(ov) {
   return n;
 }
 
+// partsBadge marks a partitioned queue, whose counts are its partitions'
+// summed.
+function partsBadge(q) {
+  if (!q.partitions) return null;
+  return el("span", { class: "badge parts", "data-partitions": q.partitions, title: "a partitioned queue: its counts are those of its " + q.partitions + " partitions summed" },
+    plural(q.partitions, "partition", "partitions"));
+}
+
 // ---- queue ----
 
 const STATES = [
@@ -412,6 +421,7 @@ function queueView(name) {
   const lifetime = el("div");
   const lanes = el("div");
   const workers = el("div", { id: "workers-box" });
+  const parts = el("div", { id: "partitions-box", hidden: true });
   const events = el("ol", { class: "events", id: "events" });
   const eventsBox = el("div", { hidden: true }, el("h2", {}, "Recent events"), events);
   let last = null;
@@ -422,7 +432,7 @@ function queueView(name) {
     const ro = state.info.read_only;
     // Built again only when it changes: a button replaced under the
     // pointer would lose its click.
-    const key = [q.paused, qr.live, qr.executor, ro].join();
+    const key = [q.paused, qr.live, qr.executor, ro, q.partitions || 0].join();
     if (key === headKey) return;
     headKey = key;
     const actions = el("div", { class: "actions" },
@@ -439,6 +449,7 @@ function queueView(name) {
       el("h1", {}, q.name,
         q.paused ? el("span", { class: "badge paused", id: "paused" }, "paused") : null,
         qr.live ? el("span", { class: "badge live" }, "live") : null,
+        partsBadge(q),
         el("span", { class: "muted" }, qr.executor + " executor"), actions));
   }
 
@@ -473,6 +484,29 @@ function queueView(name) {
       [["added", t.added], ["completed", t.completed], ["failed attempts", t.failed], ["retried", t.retried],
         ["dead-lettered", t.dead], ["leases recovered", t.recovered], ["removed", t.removed], ["requeued", t.requeued],
         ["cancelled", t.cancelled], ["trimmed", t.trimmed]].map(([k, v]) => [el("dt", {}, k), el("dd", { "data-total": k }, num(v))]))));
+  }
+
+  // A partitioned queue's counts by partition and by the node serving
+  // them; hidden for a queue never partitioned.
+  const PART_COLS = ["pending", "delayed", "active", "dead", "completed"];
+  function renderPartitions(q) {
+    parts.hidden = !q.partitions;
+    if (!q.partitions) return;
+    const list = q.partition_list || [], shards = q.shards || [];
+    if (!parts.firstChild) {
+      fill(parts, el("h2", {}, "Partitions"),
+        el("p", { class: "muted" }, "Each partition is an ordinary queue in a hash slot of its own; its node is the primary serving that slot (as of the last discovery). Completed counts the jobs completed ever."),
+        el("div", { id: "shards-table", class: "part-table" }), el("div", { id: "partitions-table", class: "part-table" }));
+    }
+    const numCells = (r) => PART_COLS.map((c) => el("td", { class: r[c] === 0 ? "num zero" : "num", "data-col": c }, num(r[c])));
+    updateTable(parts.querySelector("#partitions-table"), "partitions", "By partition", "data-partition",
+      [["#", true], ["tag"], ["node"]].concat(PART_COLS.map((c) => [c, true]), [[""]]), list, (p) => String(p.index),
+      (p) => [el("td", { class: "num" }, String(p.index)), el("td", { "data-col": "tag" }, p.tag),
+        el("td", { "data-col": "node" }, p.node || "–"), numCells(p),
+        el("td", { "data-col": "state" }, p.paused ? el("span", { class: "badge paused" }, "paused") : null)]);
+    updateTable(parts.querySelector("#shards-table"), "shards", "By node", "data-node",
+      [["node"], ["partitions", true]].concat(PART_COLS.map((c) => [c, true])), shards, (s) => s.node,
+      (s) => [el("td", { "data-col": "node" }, s.node || "–"), el("td", { class: "num", "data-col": "partitions" }, num(s.partitions)), numCells(s)]);
   }
 
   // The worker processes on the queue, as they registered (every 5 s).
@@ -606,7 +640,7 @@ function queueView(name) {
   }
 
   const view = {
-    nodes: [head, msg, counts, el("h2", {}, "Throughput"), chartBox, el("div", { class: "two" }, lifetime, lanes), workers, eventsBox],
+    nodes: [head, msg, counts, el("h2", {}, "Throughput"), chartBox, el("div", { class: "two" }, lifetime, lanes), parts, workers, eventsBox],
     async refresh() {
       const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]);
       last = qr;
@@ -615,6 +649,7 @@ function queueView(name) {
       renderLatency(qr.latency_ms);
       fill(chartBox, chart(series.points));
       renderLifetime(qr.queue.totals);
+      renderPartitions(qr.queue);
       renderLanes(qr);
       renderWorkers(qr.workers || []);
       eventsBox.hidden = !qr.live;
@@ -624,12 +659,38 @@ function queueView(name) {
       if (p.queue.name !== name || !last) return;
       renderCounts(p.queue, p.queue.windows);
       renderLifetime(p.queue.totals);
+      renderPartitions(p.queue);
       eventsBox.hidden = false;
       for (const ev of p.events) events.prepend(eventItem(name, ev));
       while (events.children.length > 30) events.lastChild.remove();
     },
   };
   return view;
+}
+
+// updateTable keeps a table (id, caption; headers, each [label, numeric])
+// of rows in box, each row keyed by key(row) in attribute attr: built again
+// when the rows' keys change, else its cells changed in place, marking
+// those whose text changed.
+function updateTable(box, id, caption, attr, headers, rows, key, cells) {
+  const body = box.querySelector("tbody");
+  const have = body ? Array.from(body.rows, (r) => r.getAttribute(attr)).join("\n") : null;
+  const rowOf = (r) => el("tr", { [attr]: key(r) }, cells(r));
+  if (have !== rows.map(key).join("\n")) {
+    fill(box, el("table", { id }, el("caption", {}, caption),
+      el("thead", {}, el("tr", {}, headers.map(([h, numeric]) => el("th", { class: numeric ? "num" : null }, h)))),
+      el("tbody", {}, rows.map(rowOf))));
+    return;
+  }
+  rows.forEach((r, i) => {
+    const tr = body.rows[i];
+    for (const [j, td] of Array.from(rowOf(r).cells).entries()) {
+      const old = tr.cells[j];
+      if (old.textContent === td.textContent) continue;
+      tr.replaceChild(td, old);
+      bump(td);
+    }
+  });
 }
 
 function eventItem(queue, ev) {
