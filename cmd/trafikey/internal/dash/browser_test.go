@@ -94,14 +94,25 @@ func eval[T any](ctx context.Context, t *testing.T, expr string, opts ...chromed
 	return v
 }
 
-// textOf reads the text of the first node matching sel.
+// textOf reads the text of the first node matching sel, waiting up to 10 s
+// for one. It reads in one evaluation: the pages build some nodes again at
+// each tick, which a node query could hold on to after they went.
 func textOf(ctx context.Context, t *testing.T, sel string) string {
 	t.Helper()
-	stepCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(stepCtx, chromedp.TextContent(chromedp.CSS(sel)))
-	require.NoError(t, err, "text of %s", sel)
-	return strings.TrimSpace(s)
+	deadline := time.Now().Add(10 * time.Second)
+	expr := fmt.Sprintf(`(() => { const n = document.querySelector(%q); return n ? [n.textContent] : []; })()`, sel)
+	for {
+		stepCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		got, err := chromedp.Run(stepCtx, chromedp.Evaluate[[]string](expr))
+		cancel()
+		if err == nil && len(got) == 1 {
+			return strings.TrimSpace(got[0])
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("text of %s: no such node (err %v)", sel, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // waitText waits until the first node matching sel has a text for which
