@@ -229,6 +229,13 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 	if q.parts != nil {
 		return q.addBatchParts(ctx, jobs)
 	}
+	return q.addBatch(ctx, jobs, q.call)
+}
+
+// addBatch is AddBatch on one queue or partition, its first call made
+// through call (q.call, or q.callOnce: see partitions.addAnywhere) and the
+// others through q.call.
+func (q *Queue) addBatch(ctx context.Context, jobs []JobSpec, call func(context.Context, *protocol.Verb, ...string) (valkey.ValkeyMessage, error)) ([]string, error) {
 	groups := make([][]string, 0, (len(jobs)+MaxBatch-1)/MaxBatch)
 	flats := make([][]string, 0, cap(groups))
 	for start, end := range batchCalls(jobs) {
@@ -250,7 +257,10 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 	}
 	ids := make([]string, 0, len(jobs))
 	for g, args := range groups {
-		msg, err := q.call(ctx, protocol.Add, args...)
+		if g > 0 {
+			call = q.call
+		}
+		msg, err := call(ctx, protocol.Add, args...)
 		if err != nil && !errors.Is(err, ErrNotDurable) {
 			return ids, err
 		}

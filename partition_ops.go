@@ -59,7 +59,13 @@ func (q *Queue) addBatchParts(ctx context.Context, jobs []JobSpec) ([]string, er
 		for k, i := range idx {
 			sub[k] = jobs[i]
 		}
-		got, err := p.AddBatch(ctx, sub)
+		var got []string
+		var err error
+		if p == spread {
+			got, err = q.parts.addAnywhere(ctx, p, sub)
+		} else {
+			got, err = p.addBatch(ctx, sub, p.call)
+		}
 		for k, id := range got {
 			ids[idx[k]] = id
 		}
@@ -72,12 +78,13 @@ func (q *Queue) addBatchParts(ctx context.Context, jobs []JobSpec) ([]string, er
 
 // claimParts is Claim on a partitioned queue: from a partition drawn at
 // random, or when it has nothing from the next that has, in turn. A
-// partition over its rate limit is passed over; when none had jobs and one
-// was limited, the error is the limit of the one whose window ends first.
+// partition over its rate limit, or whose claim failed (its primary failing
+// over), is passed over; when none had jobs, the error is the limit of the
+// limited one whose window ends first, or else the first failure.
 func (q *Queue) claimParts(ctx context.Context, lease time.Duration, count int) ([]*Job, error) {
 	list := q.parts.list()
 	first := rand.IntN(len(list))
-	var limited error
+	var limited, failed error
 	var limitedWait time.Duration
 	for k := range list {
 		jobs, err := list[(first+k)%len(list)].Claim(ctx, lease, count)
@@ -87,11 +94,20 @@ func (q *Queue) claimParts(ctx context.Context, lease time.Duration, count int) 
 			}
 			continue
 		}
+		if err != nil && !isClosed(err) && ctx.Err() == nil {
+			if failed == nil {
+				failed = err
+			}
+			continue
+		}
 		if err != nil || len(jobs) > 0 {
 			return jobs, err
 		}
 	}
-	return nil, limited
+	if limited != nil {
+		return nil, limited
+	}
+	return nil, failed
 }
 
 // completeManyParts is CompleteMany on a partitioned queue: one
@@ -409,4 +425,30 @@ func (q *Queue) eventsParts(ctx context.Context, from string) iter.Seq2[Event, e
 			}
 		}
 	}
+}
+
+// addAnywhere adds jobs without a key or a lane to partition first, or,
+// when it refuses their first call without running it, to the next
+// partition that takes it, as coalesced adds do (partitions.sendAdds).
+func (p *partitions) addAnywhere(ctx context.Context, first *Queue, jobs []JobSpec) ([]string, error) {
+	list := p.list()
+	at := slices.Index(list, first)
+	for k := range list {
+		part := list[(at+k)%len(list)]
+		last := k == len(list)-1
+		if k > 0 && !last && p.marks.skip(part) {
+			continue
+		}
+		call := part.callOnce
+		if last {
+			call = part.call
+		}
+		got, err := part.addBatch(ctx, jobs, call)
+		if !last && len(got) == 0 && notSent(err) && ctx.Err() == nil {
+			p.marks.failed(part)
+			continue
+		}
+		return got, err
+	}
+	return nil, nil
 }

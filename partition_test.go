@@ -3,6 +3,9 @@ package trafikey_test
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
+	"strconv"
 
 	"strings"
 	"sync"
@@ -342,4 +345,99 @@ func TestPartitionedQueueGrows(t *testing.T) {
 	for i, p := range s.Partitions {
 		valkeytest.RequireConsistentQueue(t, cl.Primaries()[nodes[i]], p.Partition)
 	}
+}
+
+// TestPartitionedQueueShardDown stops one primary of three (no replica;
+// the cluster keeps serving the slots it still covers) under a worker and
+// producers of a partitioned queue: adds without a key move to the live
+// partitions, the worker passes over the dead ones, and every job added
+// through the outage runs.
+func TestPartitionedQueueShardDown(t *testing.T) {
+	skipInShort(t, "a partitioned queue losing a primary")
+	t.Parallel()
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
+			t.Parallel()
+			base := valkeyserver.Options{Config: []string{"cluster-require-full-coverage", "no"}}
+			if exec == trafikey.ExecutorNative {
+				base.Module = valkeytest.ModulePath(t)
+			}
+			cl := valkeytest.StartCluster(t, valkeyserver.ClusterOptions{Primaries: 3, Base: base})
+			c := valkeytest.ClusterClient(t, cl)
+			ctx := t.Context()
+			q, err := trafikey.Open(ctx, c, "down", &trafikey.QueueOptions{Executor: exec, Partitions: 6})
+			require.NoError(t, err)
+			s, err := q.Stats(ctx)
+			require.NoError(t, err)
+			nodes := partitionNodes(ctx, t, cl, s)
+
+			var ran sync.Map
+			w, err := trafikey.NewWorker(q, func(ctx context.Context, j *trafikey.Job) error {
+				ran.Store(j.ID, true)
+				return nil
+			}, trafikey.WorkerOptions{PollInterval: 100 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			require.NoError(t, err)
+			wctx, stop := context.WithCancel(ctx)
+			runDone := make(chan error, 1)
+			go func() { runDone <- w.Run(wctx) }()
+
+			// The primary of partition 1 goes away.
+			dead := nodes[1]
+			require.NoError(t, cl.Primaries()[dead].Stop())
+			suffixes := map[string]bool{}
+			for i, n := range nodes {
+				if n == dead {
+					suffixes[partitionSuffix(i)] = true
+				}
+			}
+
+			// Adds without a key: a call caught on the broken connection
+			// fails; once the node refuses connections, its partitions
+			// hand the adds on.
+			var added []string
+			failures := 0
+			for len(added) < 120 {
+				addCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				id, err := q.Add(addCtx, []byte("x"), nil)
+				cancel()
+				if err != nil {
+					failures++
+					require.Less(t, failures, 20, "adds keep failing: %v", err)
+					continue
+				}
+				require.False(t, suffixes[partitionSuffix(partitionOf(id))], "job %s went to a partition of the stopped primary", id)
+				added = append(added, id)
+			}
+			require.Eventually(t, func() bool {
+				for _, id := range added {
+					if _, ok := ran.Load(id); !ok {
+						return false
+					}
+				}
+				return true
+			}, 30*time.Second, 50*time.Millisecond, "the live partitions' jobs all run")
+			stop()
+			<-runDone
+		})
+	}
+}
+
+// partitionOf is the partition index a job id names.
+func partitionOf(id string) int {
+	k := strings.LastIndexByte(id, '~')
+	if k < 0 {
+		return 0
+	}
+	n := 0
+	for _, c := range id[k+1:] {
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+func partitionSuffix(i int) string {
+	if i == 0 {
+		return ""
+	}
+	return "~" + strconv.Itoa(i)
 }
