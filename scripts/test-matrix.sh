@@ -36,7 +36,7 @@ for build in "${builds[@]}"; do
 		# their output kept until they end. verify comes first: its
 		# time-bounded differential run is the longest package.
 		out="$(mktemp)"
-		go test -count=1 -timeout 10m -run '^(TestCluster|TestReshard)' . >"$out" 2>&1 &
+		go test -count=1 -timeout 10m -run '^(TestCluster|TestReshard|TestPartition)' . >"$out" 2>&1 &
 		cluster=$!
 		status=0
 		TRAFIKEY_DIFF_BUDGET=20s go test -count=1 -timeout 15m ./verify/... ./internal/conformance ./module/... ./internal/valkeyserver || status=$?
