@@ -403,13 +403,11 @@ func (s *Server) queue(ctx context.Context, q *trafikey.Queue, r *http.Request) 
 			return nil, err
 		}
 	}
-	head, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 1, Clip: -1})
+	head, err := admin.HeadAddedAt(ctx, q, "")
 	if err != nil {
 		return nil, err
 	}
-	if len(head.Rows) > 0 && !head.Rows[0].AddedAt.IsZero() {
-		reply.LatencyMS = max(0, time.Since(head.Rows[0].AddedAt).Milliseconds())
-	}
+	reply.LatencyMS = admin.Latency(head, time.Now()).Milliseconds()
 	if reply.Workers, err = q.Admin().Workers(ctx); err != nil {
 		return nil, err
 	}
