@@ -415,7 +415,8 @@ func jobsByState(s trafikey.Stats) map[trafikey.JobState]int {
 
 // headAge is how long the next job to be claimed of lane ("" for the jobs
 // without a lane) has waited since it was added, in seconds: 0 when none
-// waits.
+// waits. The dashboard's queue page shows the same latencies, read alike
+// by the trafikey command's own code, which this module cannot import.
 func headAge(ctx context.Context, q *trafikey.Queue, lane string) (float64, error) {
 	p, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Lane: lane, Limit: 1, Clip: -1})
 	if err != nil || len(p.Rows) == 0 || p.Rows[0].AddedAt.IsZero() {

@@ -24,8 +24,8 @@ import (
 )
 
 // The operator's pages in Chromium: the failure rate over windows, the
-// pending jobs of lanes, the lanes' pause and cap, a flow removed from its
-// parent, the schedules, and a queue deleted.
+// pending jobs of lanes, the lanes' pause, cap and latency, a flow removed
+// from its parent, the schedules, and a queue deleted.
 func TestBrowserOps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: drives the dashboard in Chromium")
@@ -77,6 +77,7 @@ func TestBrowserOps(t *testing.T) {
 	browseKinds(t, tab, srv.URL, c)
 	browsePendingLanes(t, tab, srv.URL, c)
 	browseLanes(t, tab, srv.URL, c)
+	browseLaneLatency(t, tab, srv.URL, c)
 	browseFlowRemove(t, tab, srv.URL, c)
 	browseSchedules(t, tab, srv.URL, c)
 	browseDelete(t, tab, srv.URL, c)
@@ -256,6 +257,9 @@ func browseLanes(t *testing.T, tab context.Context, url string, c valkey.Client)
 		chromedp.SendKeys(chromedp.CSS(`#lane-find`), "idle"),
 		chromedp.Click(chromedp.CSS(`#lane-search button`)),
 		chromedp.WaitVisible(chromedp.CSS(`#lanes tr[data-lane="idle"] [data-lane-act="resume"]`)),
+	)
+	require.Equal(t, "–", pageText(tab, t, `#lanes tr[data-lane="idle"] [data-col="latency"]`), "none waits in idle")
+	within(tab, t, 10*time.Second,
 		chromedp.Click(chromedp.CSS(`#lanes tr[data-lane="idle"] [data-lane-act="resume"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#lanes tr[data-lane="idle"] [data-lane-act="pause"]`)),
 	)

@@ -111,6 +111,8 @@ type Server struct {
 	catp    atomic.Pointer[admin.Catalog]
 	connect func() (valkey.Client, error)
 	sampler *sampler
+	// heads are the lanes' next jobs, for their latency on the queue page.
+	heads   *laneHeads
 	hub     *hub
 	live    *live
 	handler http.Handler
@@ -171,7 +173,7 @@ func newServer(o Options) (*Server, error) {
 	if err := o.Auth.check(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: o, hub: &hub{}, stopped: make(chan struct{})}
+	s := &Server{opts: o, hub: &hub{}, heads: newLaneHeads(o.SampleEvery), stopped: make(chan struct{})}
 	s.sampler = newSampler(o, o.Log)
 	s.live = newLive(s.hub, s.sampler, max(o.LiveQueues, 0), o.Log)
 	s.sampler.onDiscover = s.live.discovered
@@ -373,10 +375,10 @@ const maxLanesShown = 200
 
 // queueReply is GET /api/queues/{queue}.
 type queueReply struct {
-	Queue     admin.QueueView  `json:"queue"`
-	Executor  string           `json:"executor"`
-	Lanes     []admin.LaneView `json:"lanes"`
-	LanesMore bool             `json:"lanes_cut"`
+	Queue     admin.QueueView `json:"queue"`
+	Executor  string          `json:"executor"`
+	Lanes     []laneRow       `json:"lanes"`
+	LanesMore bool            `json:"lanes_cut"`
 	// Live reports that the queue's job events are watched.
 	Live bool `json:"live"`
 	// Windows are its failure rates over the last minute and 5 minutes,
@@ -391,25 +393,41 @@ type queueReply struct {
 	LatencyMS int64 `json:"latency_ms"`
 }
 
+// laneRow is one lane of a queue's page.
+type laneRow struct {
+	admin.LaneView
+	// LatencyMS is how long the lane's next job to be claimed has waited
+	// since it was added, as the queue's LatencyMS: read at most once per
+	// sample (laneHeads); 0 when none waits.
+	LatencyMS int64 `json:"latency_ms"`
+}
+
 func (s *Server) queue(ctx context.Context, q *trafikey.Queue, r *http.Request) (any, error) {
 	st, err := q.Stats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	reply := queueReply{Queue: s.sampler.view(ctx, q.Name(), st), Executor: string(q.Executor()), Lanes: []admin.LaneView{}, Live: s.live.watched(q.Name()),
+	reply := queueReply{Queue: s.sampler.view(ctx, q.Name(), st), Executor: string(q.Executor()), Lanes: []laneRow{}, Live: s.live.watched(q.Name()),
 		Windows: s.sampler.windows(q.Name())}
 	if st.Lanes > 0 {
-		if reply.Lanes, reply.LanesMore, err = admin.ReadLanes(ctx, q, maxLanesShown); err != nil {
+		lanes, more, err := admin.ReadLanes(ctx, q, maxLanesShown)
+		if err != nil {
 			return nil, err
 		}
+		latencies, err := s.heads.latencies(ctx, q, lanes)
+		if err != nil {
+			return nil, err
+		}
+		for i, l := range lanes {
+			reply.Lanes = append(reply.Lanes, laneRow{LaneView: l, LatencyMS: latencies[i]})
+		}
+		reply.LanesMore = more
 	}
-	head, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Limit: 1, Clip: -1})
+	head, err := admin.HeadAddedAt(ctx, q, "")
 	if err != nil {
 		return nil, err
 	}
-	if len(head.Rows) > 0 && !head.Rows[0].AddedAt.IsZero() {
-		reply.LatencyMS = max(0, time.Since(head.Rows[0].AddedAt).Milliseconds())
-	}
+	reply.LatencyMS = admin.Latency(head, time.Now()).Milliseconds()
 	if reply.Workers, err = q.Admin().Workers(ctx); err != nil {
 		return nil, err
 	}

@@ -138,7 +138,7 @@ func TestAPI(t *testing.T) {
 
 	code, body, _ = get(t, srv, "/api/queues/"+url.PathEscape("team/a"))
 	require.Equal(t, http.StatusOK, code, body)
-	require.Contains(t, body, `"lanes":[{"name":"tenant-1","waiting":1,"active":0,"cap":0,"paused":false}]`)
+	require.Contains(t, body, `"lanes":[{"name":"tenant-1","waiting":1,"active":0,"cap":0,"paused":false,"latency_ms":`)
 
 	code, body, _ = get(t, srv, "/api/queues/mail/jobs/"+id)
 	require.Equal(t, http.StatusOK, code)

@@ -92,7 +92,7 @@ func TestLanesAPI(t *testing.T) {
 		require.Equal(t, 2, info.Cap)
 		code, body, _ = get(t, srv, "/api/queues/work")
 		require.Equal(t, http.StatusOK, code)
-		require.Contains(t, body, `{"name":"tenant/b","waiting":3,"active":0,"cap":2,"paused":true}`)
+		require.Contains(t, body, `{"name":"tenant/b","waiting":3,"active":0,"cap":2,"paused":true,"latency_ms":`)
 		code, body = post(t, srv, lanePath+"/cap?cap=0", true)
 		require.Equal(t, http.StatusOK, code, body)
 		code, body = post(t, srv, lanePath+"/resume", true)

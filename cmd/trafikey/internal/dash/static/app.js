@@ -72,6 +72,12 @@ function ms(d) {
   return (d / 86400000).toFixed(1) + " d";
 }
 
+// latencyText is a job's wait of d ms, as the latency cards and columns
+// show it.
+function latencyText(d) {
+  return d < 1000 ? d + " ms" : (d / 1000).toFixed(1) + " s";
+}
+
 function ago(t) {
   const d = Date.now() - new Date(t).getTime();
   if (d < 0) return "in " + ms(Math.round(-d / 1000) * 1000);
@@ -456,7 +462,7 @@ function queueView(name) {
   function renderLatency(ms) {
     const c = counts.querySelector(`[data-card="latency"]`);
     if (!c) return;
-    setText(c.querySelector(".n"), ms > 0 ? (ms < 1000 ? ms + " ms" : (ms / 1000).toFixed(1) + " s") : "–");
+    setText(c.querySelector(".n"), ms > 0 ? latencyText(ms) : "–");
     c.title = "how long the next job to be claimed (of those without a lane) has waited since it was added";
   }
 
@@ -552,26 +558,45 @@ function queueView(name) {
     ];
   }
 
+  // A lane's latency: the age of its next job to be claimed, "–" when
+  // none waits. The API reads it for the listed lanes only; a lane found
+  // by name past them has none.
+  function setLaneLatency(td, l) {
+    if (!l.waiting) td.textContent = "–";
+    else if (l.latency_ms === undefined) td.textContent = "";
+    else td.textContent = latencyText(l.latency_ms);
+    td.title = l.waiting && l.latency_ms === undefined
+      ? "not read: a lane's latency is read while it is among the lanes listed"
+      : "how long the lane's next job to be claimed has waited since it was added";
+  }
+
   function renderLanes(qr) {
     const list = qr.lanes.slice();
     for (const [n, l] of found) if (!list.some((x) => x.name === n)) list.push(l);
-    const key = JSON.stringify([list, qr.lanes_cut, state.info.read_only]);
-    if (key === lanesKey && lanes.firstChild) return;
-    lanesKey = key;
-    fill(lanesTable,
-      list.length === 0
-        ? el("div", { class: "empty" }, "No lane has waiting or active jobs. Find a paused or capped lane by its name.")
-        : el("table", { id: "lanes" },
-          el("thead", {}, el("tr", {}, el("th", {}, "lane"), ["waiting", "active", "cap"].map((h) => el("th", { class: "num" }, h)), el("th", {}, "state"), el("th", {}, ""))),
-          el("tbody", {}, list.map((l) => el("tr", { "data-lane": l.name },
-            el("td", {}, l.name),
-            el("td", { class: "num", "data-col": "waiting" }, l.waiting ? el("a", { href: jobsHref(name, "pending", l.name) }, num(l.waiting)) : "0"),
-            el("td", { class: "num", "data-col": "active" }, num(l.active)),
-            el("td", { class: "num", "data-col": "cap" }, l.cap ? num(l.cap) : "–"),
-            el("td", { "data-col": "state" }, laneState(l)),
-            el("td", { class: "row-actions" }, laneButtons(l)))))));
-    if (!lanes.firstChild) fill(lanes, el("h2", {}, "Lanes"), el("div", { class: "toolbar" }, laneForm), lanesTable);
-    lanes.querySelector("h2").textContent = "Lanes" + (qr.lanes_cut ? " (first " + qr.lanes.length + ")" : "");
+    // The table is built again when a lane changes, not when only the
+    // latencies do (they grow at every read): a button replaced under
+    // the pointer would lose its click. They are set in place.
+    const key = JSON.stringify([list.map(({ latency_ms, ...l }) => l), qr.lanes_cut, state.info.read_only]);
+    if (key !== lanesKey || !lanes.firstChild) {
+      lanesKey = key;
+      fill(lanesTable,
+        list.length === 0
+          ? el("div", { class: "empty" }, "No lane has waiting or active jobs. Find a paused or capped lane by its name.")
+          : el("table", { id: "lanes" },
+            el("thead", {}, el("tr", {}, el("th", {}, "lane"), ["waiting", "latency", "active", "cap"].map((h) => el("th", { class: "num" }, h)), el("th", {}, "state"), el("th", {}, ""))),
+            el("tbody", {}, list.map((l) => el("tr", { "data-lane": l.name },
+              el("td", {}, l.name),
+              el("td", { class: "num", "data-col": "waiting" }, l.waiting ? el("a", { href: jobsHref(name, "pending", l.name) }, num(l.waiting)) : "0"),
+              el("td", { class: "num", "data-col": "latency" }),
+              el("td", { class: "num", "data-col": "active" }, num(l.active)),
+              el("td", { class: "num", "data-col": "cap" }, l.cap ? num(l.cap) : "–"),
+              el("td", { "data-col": "state" }, laneState(l)),
+              el("td", { class: "row-actions" }, laneButtons(l)))))));
+      if (!lanes.firstChild) fill(lanes, el("h2", {}, "Lanes"), el("div", { class: "toolbar" }, laneForm), lanesTable);
+      lanes.querySelector("h2").textContent = "Lanes" + (qr.lanes_cut ? " (first " + qr.lanes.length + ")" : "");
+    }
+    const rows = lanesTable.querySelectorAll("#lanes tbody tr");
+    list.forEach((l, i) => setLaneLatency(rows[i].querySelector('[data-col="latency"]'), l));
   }
 
   async function findLane(lane) {
