@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"iter"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -248,15 +249,34 @@ func (q *Queue) sumParts(progress func(BulkProgress), f func(p *Queue, progress 
 	return total, nil
 }
 
-// lanesParts lists the lanes of every partition, partition by partition
-// (a lane lives in one).
+// lanesParts lists the lanes of every partition in name order, each once:
+// a lane lives in its partition (Queue.Lane), but a flow's child in that
+// lane lives in its flow's, so a name found in several partitions is one
+// lane, its counts summed and its cap and pause its own partition's.
 func (q *Queue) lanesParts(ctx context.Context) iter.Seq2[LaneInfo, error] {
 	return func(yield func(LaneInfo, error) bool) {
+		lanes := map[string]*LaneInfo{}
 		for _, p := range q.parts.list() {
 			for l, err := range p.Lanes(ctx) {
-				if !yield(l, err) || err != nil {
+				if err != nil {
+					yield(LaneInfo{}, err)
 					return
 				}
+				at, ok := lanes[l.Name]
+				if !ok {
+					at = &LaneInfo{Name: l.Name}
+					lanes[l.Name] = at
+				}
+				at.Waiting += l.Waiting
+				at.Active += l.Active
+				if p == q.parts.keyedPartition(l.Name) {
+					at.Cap, at.Paused = l.Cap, l.Paused
+				}
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(lanes)) {
+			if !yield(*lanes[name], nil) {
+				return
 			}
 		}
 	}
