@@ -529,6 +529,9 @@ type partitionMarks struct {
 	backoff map[*Queue]time.Duration
 	// quiet counts the idle waits since the last sweep.
 	quiet int
+	// held marks the partitions with a claim in flight that the worker
+	// stopped waiting for (claimPartition).
+	held map[*Queue]bool
 	// promote and trim space out each partition's PROMOTE and TRIM calls.
 	promote, trim cadence
 }
@@ -585,7 +588,7 @@ func (m *partitionMarks) delayed(q *Queue) {
 func (m *partitionMarks) skip(q *Queue) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return time.Now().Before(m.until[q])
+	return m.held[q] || time.Now().Before(m.until[q])
 }
 
 func (m *partitionMarks) empty(q *Queue) {
@@ -747,4 +750,79 @@ func (w *Worker) partitioned() bool {
 		}
 	}
 	return false
+}
+
+// claimHeld is how long a worker waits for a partition's CLAIM before it
+// goes on without it: a shard whose calls the server holds (CLIENT PAUSE
+// WRITE during a failover) or that stopped answering would otherwise hold
+// every claim loop, and the other partitions would wait with it.
+const claimHeld = 500 * time.Millisecond
+
+// errClaimHeld is a claim on a partition that did not answer within
+// claimHeld: it goes on in the background with the slots it was given.
+var errClaimHeld = errors.New("trafikey: claim held")
+
+// claimPartition claims up to n jobs of partition q. When q answers within
+// claimHeld it returns what the claim returned; else it frees the n slots
+// it was given, so the other partitions' claims take them, and returns
+// errClaimHeld, and the claim goes on: when it answers, each of its jobs
+// takes a slot as one frees up and starts, and until then the partition is
+// passed over. A claim is never abandoned: one the server ran late would
+// leave its jobs to lease recovery, and one slow only because its jobs are
+// large would never get them.
+func (w *Worker) claimPartition(q *Queue, n int, cs *claimState, start func(*Job)) ([]*Job, error) {
+	type claimed struct {
+		jobs []*Job
+		err  error
+	}
+	done := make(chan claimed, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+		defer cancel()
+		jobs, err := q.Claim(ctx, w.opts.Lease, n)
+		done <- claimed{jobs, err}
+	}()
+	timer := time.NewTimer(claimHeld)
+	select {
+	case r := <-done:
+		timer.Stop()
+		return r.jobs, r.err
+	case <-timer.C:
+	}
+	w.parts.hold(q, true)
+	for range n {
+		cs.release()
+	}
+	cs.held.Add(1)
+	go func() {
+		defer cs.held.Done()
+		r := <-done
+		w.parts.hold(q, false)
+		if _, limited := rateLimited(r.err); r.err != nil && !limited && !isClosed(r.err) {
+			w.parts.failed(q)
+			w.log.error("trafikey: claim", "err", r.err)
+		} else if r.err == nil {
+			w.parts.served(q)
+		}
+		for _, j := range r.jobs {
+			cs.slots <- struct{}{}
+			start(j)
+		}
+	}()
+	return nil, errClaimHeld
+}
+
+// hold marks partition q as having a claim in flight that a worker stopped
+// waiting for (on), or not: claims pass it over meanwhile.
+func (m *partitionMarks) hold(q *Queue, on bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.held == nil {
+		m.held = map[*Queue]bool{}
+	}
+	if on {
+		m.held[q] = true
+	} else {
+		delete(m.held, q)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/valkey-io/valkey-go"
 
@@ -406,24 +407,44 @@ func partitionGrowth(t *testing.T, exec trafikey.Executor) {
 		exec, acked, len(l.keys), len(l.dups), crossed, promoted)
 }
 
-// TestPartitionFailoverUnderLoad kills one primary of three (SIGKILL), each
-// with two replicas, while producers add durable jobs (Durability{Replicas:
-// 1}) to a queue of six partitions, two on each primary, and a worker runs
-// it, on both executors; a replica of the killed primary takes over once
-// the cluster finds it down, and the other follows it. While the failed
-// shard switches, the worker goes on starting and completing jobs of the
-// partitions on the other primaries. After it, every acknowledged add's job
-// is completed on the servers (the queue keeps its completed jobs), no job
-// starts again once its completion was confirmed, and every partition is
-// consistent on the node that now serves it.
+// failoverWay is how a test fails a primary over.
+type failoverWay string
+
+const (
+	// crashFailover kills the primary (SIGKILL): a replica takes over once
+	// the cluster finds it down, and the other follows it.
+	crashFailover failoverWay = "crash"
+	// manualFailover runs CLUSTER FAILOVER on a replica.
+	manualFailover failoverWay = "manual"
+	// heldFailover runs CLUSTER FAILOVER on a replica while the primary
+	// holds its clients' writes (CLIENT PAUSE WRITE), as it does itself
+	// while a manual failover waits for the replica to catch up, or as a
+	// hung primary does, until the test lets them go: the calls on the
+	// failed shard wait meanwhile, neither answered nor refused.
+	heldFailover failoverWay = "held"
+)
+
+// TestPartitionFailoverUnderLoad fails one primary of three, each with two
+// replicas, over to a replica while producers add durable jobs
+// (Durability{Replicas: 1}) to a queue of six partitions, two on each
+// primary, and a worker runs it, on both executors and in each
+// failoverWay. While the failed shard switches, the worker goes on starting
+// and completing jobs of the partitions on the other primaries (with the
+// failed shard's calls held, it goes on with a backlog of theirs
+// meanwhile). After it, every acknowledged add's job is completed on the
+// servers (the queue keeps its completed jobs), no job starts again once
+// its completion was confirmed, and every partition is consistent on the
+// node that now serves it.
 func TestPartitionFailoverUnderLoad(t *testing.T) {
 	skipInShort(t, "a cluster failover under load on a partitioned queue")
 	t.Parallel()
-	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
-		t.Run(string(exec), func(t *testing.T) {
-			t.Parallel()
-			partitionFailover(t, exec)
-		})
+	for _, way := range []failoverWay{crashFailover, manualFailover, heldFailover} {
+		for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+			t.Run(string(way)+"/"+string(exec), func(t *testing.T) {
+				t.Parallel()
+				partitionFailover(t, exec, way)
+			})
+		}
 	}
 }
 
@@ -438,9 +459,18 @@ func leader(ctx context.Context, servers ...*valkeyserver.Server) *valkeyserver.
 	return nil
 }
 
-func partitionFailover(t *testing.T, exec trafikey.Executor) {
+func partitionFailover(t *testing.T, exec trafikey.Executor, way failoverWay) {
 	cl, c := startClusterOf(t, exec, 2)
 	ctx := t.Context()
+	if way == heldFailover {
+		// A client that waits for a held call as long as the hold lasts,
+		// rather than dropping its connection after 10 s without a reply
+		// (valkey-go's default ConnWriteTimeout).
+		var err error
+		c, err = valkey.NewClient(valkey.ClientOption{InitAddress: cl.Addrs(), DisableCache: true, ConnWriteTimeout: 2 * time.Minute})
+		require.NoError(t, err)
+		t.Cleanup(c.Close)
+	}
 	q, err := trafikey.Open(ctx, c, "fo", &trafikey.QueueOptions{Executor: exec, Partitions: 6,
 		Durability: trafikey.Durability{Replicas: 1, Timeout: 5 * time.Second}})
 	require.NoError(t, err)
@@ -469,17 +499,72 @@ func partitionFailover(t *testing.T, exec trafikey.Executor) {
 	}
 	require.Eventually(t, func() bool { return l.completedCount() >= 500 }, 2*eventually, tick, "the load runs")
 
-	// Kill primary 0, wait until one of its replicas leads (the replicas
-	// follow the primaries in order, two each) and the worker completes a
-	// job of its partitions again.
+	// Fail primary 0 over, wait until one of its replicas leads (the
+	// replicas follow the primaries in order, two each) and the worker
+	// completes a job of its partitions again.
+	primary, replicas := cl.Primaries()[0], cl.Replicas()[:2]
+	if way == heldFailover {
+		// A backlog in every partition, a batch each, for the worker to go
+		// on with while the failed shard's calls are held.
+		for range 6 {
+			jobs := make([]trafikey.JobSpec, 300)
+			for i := range jobs {
+				jobs[i].Payload = []byte("backlog")
+			}
+			ids, err := q.AddBatch(ctx, jobs)
+			require.NoError(t, err)
+			l.mu.Lock()
+			for _, id := range ids {
+				l.acked[id] = "backlog"
+			}
+			l.mu.Unlock()
+		}
+		valkeytest.Do(t, primary, "CLIENT", "PAUSE", "60000", "WRITE")
+	}
 	from := l.logLen()
-	require.NoError(t, cl.Primaries()[0].Kill())
+	if way == crashFailover {
+		require.NoError(t, primary.Kill())
+	} else {
+		valkeytest.Do(t, replicas[0], "CLUSTER", "FAILOVER")
+	}
 	var promoted *valkeyserver.Server
 	require.Eventually(t, func() bool {
-		promoted = leader(ctx, cl.Replicas()[:2]...)
+		promoted = leader(ctx, replicas...)
 		return promoted != nil
 	}, 30*time.Second, tick, "a replica takes over")
 	leads := l.logLen()
+	if way == heldFailover {
+		// The old primary, a replica now, still holds the calls it had:
+		// the worker goes on with the partitions of the other primaries.
+		otherDone, otherAcked := func() int {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			n := 0
+			for _, e := range l.log {
+				if e.what == "done" && !onFailed[e.part] {
+					n++
+				}
+			}
+			return n
+		}, func() int {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			n := 0
+			for id := range l.acked {
+				if !onFailed[partIndex(id)] {
+					n++
+				}
+			}
+			return n
+		}
+		done, added, heldAt := otherDone(), otherAcked(), time.Now()
+		went := assert.Eventually(t, func() bool { return otherDone() >= done+300 }, 2*eventually, tick,
+			"the worker goes on with the other primaries' partitions while the failed shard's calls are held")
+		t.Logf("while the failed shard's calls were held (%v): %d jobs of the other primaries' partitions completed, %d adds to them acknowledged",
+			time.Since(heldAt).Round(time.Millisecond), otherDone()-done, otherAcked()-added)
+		require.True(t, went)
+		valkeytest.Do(t, primary, "CLIENT", "UNPAUSE")
+	}
 	back := -1
 	require.Eventually(t, func() bool {
 		l.mu.Lock()
@@ -542,7 +627,11 @@ func partitionFailover(t *testing.T, exec trafikey.Executor) {
 		}
 		return cl.Primaries()[n]
 	})
-	for _, n := range cl.Nodes()[1:] {
+	up := cl.Nodes()
+	if way == crashFailover {
+		up = up[1:]
+	}
+	for _, n := range up {
 		_, err := n.Do(ctx, "PING")
 		require.NoError(t, err, "node %s is up", n.Addr())
 	}
@@ -550,8 +639,8 @@ func partitionFailover(t *testing.T, exec trafikey.Executor) {
 	for _, n := range l.runs {
 		reruns += n - 1
 	}
-	t.Logf("%s: %d adds acknowledged (%d refused: %v), outcomes %v, %d runs again; while the shard switched the other partitions started %d jobs and completed %d; the worker logged %d claim errors: %v",
-		exec, len(l.acked), len(l.addErrs), firstErrs(l.addErrs, 3), l.outcomes, reruns, during["run"], during["done"], claimErrs.count(), claimErrs.first(3))
+	t.Logf("%s, %s failover: %d adds acknowledged (%d refused: %v), outcomes %v, %d runs again; while the shard switched the other partitions started %d jobs and completed %d; the worker logged %d claim errors: %v",
+		exec, way, len(l.acked), len(l.addErrs), firstErrs(l.addErrs, 3), l.outcomes, reruns, during["run"], during["done"], claimErrs.count(), claimErrs.first(3))
 }
 
 // firstErrs is the text of up to n errors of errs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/valkey-io/valkey-go"
@@ -147,4 +148,75 @@ func (q *Queue) pokeSignal(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// signalWaits waits on several groups' signal lists at once, for a worker
+// of several queues or slots, without ever releasing a wait: each group's
+// BLPOP runs to its token or its timeout, and a group still waiting from an
+// earlier idle wait is not waited on again. A token one of them takes is
+// kept for the worker's next idle wait, so none is lost. Releasing the
+// other waits when one got a token (CLIENT UNBLOCK) would be cheaper in
+// connections, but a Valkey 8.0 server that gets CLIENT UNBLOCK for a
+// BLPOP it received while its writes were paused (a failover) crashes
+// (valkey-io/valkey#2111), and a worker of many partitions would do so at
+// every wake-up.
+type signalWaits struct {
+	mu sync.Mutex
+	// out marks the groups, by first key, with a BLPOP in flight.
+	out map[string]bool
+	// err is the last error of a BLPOP, reported by the next wait that
+	// ends without a token.
+	err error
+	// woke holds a token a BLPOP took.
+	woke chan struct{}
+}
+
+// wait blocks until a token arrives on one of groups' lists (or one came
+// since the last wait), timeout passes, or ctx ends, and reports whether a
+// token came. When ctx ends, the BLPOPs in flight end with it (valkey-go
+// closes their connections).
+func (s *signalWaits) wait(ctx context.Context, groups []signalGroup, timeout time.Duration) (bool, error) {
+	s.mu.Lock()
+	if s.woke == nil {
+		s.woke, s.out = make(chan struct{}, 1), map[string]bool{}
+	}
+	woke := s.woke
+	for _, g := range groups {
+		key := g.keys[0]
+		if s.out[key] {
+			continue
+		}
+		s.out[key] = true
+		go func() {
+			cmd := g.client.B().Blpop().Key(g.keys...).Timeout(timeout.Seconds()).Build()
+			err := g.client.Do(ctx, cmd).Error()
+			s.mu.Lock()
+			delete(s.out, key)
+			switch {
+			case err == nil:
+				select {
+				case woke <- struct{}{}:
+				default:
+				}
+			case !valkey.IsValkeyNil(err) && ctx.Err() == nil:
+				s.err = fmt.Errorf("trafikey: wait for signal: %w", err)
+			}
+			s.mu.Unlock()
+		}()
+	}
+	s.mu.Unlock()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-woke:
+		return true, nil
+	case <-timer.C:
+	case <-ctx.Done():
+		return false, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err := s.err
+	s.err = nil
+	return false, err
 }

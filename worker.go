@@ -204,6 +204,8 @@ type Worker struct {
 	// parts is what the claims know of the partitions of the worker's
 	// partitioned queues.
 	parts partitionMarks
+	// waits are the idle waits on several signal lists (signalWaits).
+	waits signalWaits
 }
 
 // runningJob is a job whose handler is running.
@@ -406,6 +408,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		claimers.Go(func() { w.claimLoop(ctx, cs, pool.start) })
 	}
 	claimers.Wait()
+	cs.held.Wait()
 	// No loop claims any more: idle handler goroutines leave, busy ones
 	// after their job.
 	close(pool.work)
@@ -467,6 +470,11 @@ type claimState struct {
 	waiting bool
 	parked  int
 	wake    chan struct{}
+
+	// held counts the claims on a partition that a loop stopped waiting
+	// for (claimHeld); each starts its jobs and frees its slots when it
+	// answers.
+	held sync.WaitGroup
 }
 
 func newClaimState(concurrency int) *claimState {
@@ -568,8 +576,13 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 			// claim abandoned in flight could have been executed, and its
 			// jobs would then wait for lease recovery.
 			callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
-			q, jobs, err = w.claim(callCtx, n)
+			q, jobs, err = w.claim(callCtx, n, cs, start)
 			cancel()
+		}
+		if err == errClaimHeld {
+			// a partition's claim goes on in the background; it gave its
+			// slots back
+			continue
 		}
 		for range n - len(jobs) {
 			cs.release()
@@ -751,7 +764,7 @@ func (p *handlerPool) run(j *Job) {
 // the queue the jobs came from (the drawn one when none had any). A queue
 // over its rate limit is passed over; when no queue had jobs and one was
 // limited, the error is the limit of the one whose window ends first.
-func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
+func (w *Worker) claim(ctx context.Context, n int, cs *claimState, start func(*Job)) (*Queue, []*Job, error) {
 	set := w.set.Load()
 	queues := set.queues
 	var limited, failed error
@@ -779,7 +792,15 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 		if q.of != nil && w.parts.skip(q) {
 			continue
 		}
-		jobs, err := q.Claim(ctx, w.opts.Lease, n)
+		var jobs []*Job
+		var err error
+		if q.of != nil {
+			if jobs, err = w.claimPartition(q, n, cs, start); err == errClaimHeld {
+				return q, nil, err
+			}
+		} else {
+			jobs, err = q.Claim(ctx, w.opts.Lease, n)
+		}
 		if wait, ok := rateLimited(err); ok {
 			if limited == nil || wait < limitedWait {
 				limited, limitedWait, limitedQ = err, wait, q
@@ -820,7 +841,11 @@ func (w *Worker) claim(ctx context.Context, n int) (*Queue, []*Job, error) {
 // per client and slot, concurrently, the first token releasing the others,
 // so no queue waits for PollInterval to be seen.
 func (w *Worker) waitSignal(ctx context.Context) (bool, error) {
-	return waitSignals(ctx, w.set.Load().signals, w.opts.PollInterval)
+	groups := w.set.Load().signals
+	if len(groups) > 1 {
+		return w.waits.wait(ctx, groups, w.opts.PollInterval)
+	}
+	return waitSignals(ctx, groups, w.opts.PollInterval)
 }
 
 // claimFailed logs a failed claim and returns how long to wait before the
