@@ -157,7 +157,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 			return nil, err
 		}
 	}
-	r := &report{cfg: cfg, start: time.Now(), load0: loadAvg()}
+	r := &report{cfg: cfg, start: time.Now(), load0: loadAvg(), loads: map[string]string{}}
 	if cfg.runs("cost") || cfg.runs("rate") || cfg.runs("idle") {
 		c, err := startCluster(ctx, cfg, 3)
 		if err != nil {
@@ -167,17 +167,17 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 		err = func() error {
 			defer c.stop()
 			if cfg.runs("cost") {
-				if err := r.costs(ctx, c); err != nil {
+				if err := r.section("cost", func() error { return r.costs(ctx, c) }); err != nil {
 					return fmt.Errorf("cost: %w", err)
 				}
 			}
 			if cfg.runs("rate") {
-				if err := r.rates(ctx, c); err != nil {
+				if err := r.section("rate", func() error { return r.rates(ctx, c) }); err != nil {
 					return fmt.Errorf("rate: %w", err)
 				}
 			}
 			if cfg.runs("idle") {
-				if err := r.idles(ctx, c); err != nil {
+				if err := r.section("idle", func() error { return r.idles(ctx, c) }); err != nil {
 					return fmt.Errorf("idle: %w", err)
 				}
 			}
@@ -188,7 +188,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 		}
 	}
 	if cfg.runs("scale") {
-		if err := r.scaling(ctx); err != nil {
+		if err := r.section("scale", func() error { return r.scaling(ctx) }); err != nil {
 			return nil, fmt.Errorf("scale: %w", err)
 		}
 	}
@@ -201,8 +201,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
 type cluster struct {
 	cl      *valkeyserver.Cluster
 	admins  []*valkeyserver.Conn // one per primary, in slot order
-	client  valkey.Client
-	owner   []int // primary index of each slot
+	client  *countingClient      // every queue's client, counting the commands it sends
+	owner   []int                // primary index of each slot
 	version string
 	shardOf map[string]int // partition tag → primary index
 	pinned  string         // how the primaries were pinned, for the report
@@ -268,8 +268,12 @@ func (c *cluster) init(ctx context.Context) error {
 		return err
 	}
 	c.version = ver.String()
-	c.client, err = valkey.NewClient(valkey.ClientOption{InitAddress: c.cl.Addrs(), DisableCache: true})
-	return err
+	client, err := valkey.NewClient(valkey.ClientOption{InitAddress: c.cl.Addrs(), DisableCache: true})
+	if err != nil {
+		return err
+	}
+	c.client = newCountingClient(client)
+	return nil
 }
 
 func (c *cluster) stop() {
@@ -393,11 +397,6 @@ func (c *cluster) parts(ctx context.Context, q *trafikey.Queue, name string) ([]
 // open flushes the cluster and opens queue name with n partitions (n = 1:
 // an unpartitioned queue).
 func (c *cluster) open(ctx context.Context, cfg config, name string, n int, obs trafikey.Observer) (*trafikey.Queue, error) {
-	return c.openWith(ctx, c.client, cfg, name, n, obs)
-}
-
-// openWith is open through client.
-func (c *cluster) openWith(ctx context.Context, client valkey.Client, cfg config, name string, n int, obs trafikey.Observer) (*trafikey.Queue, error) {
 	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
@@ -405,7 +404,7 @@ func (c *cluster) openWith(ctx context.Context, client valkey.Client, cfg config
 	if n > 1 {
 		opts.Partitions = n
 	}
-	q, err := trafikey.Open(ctx, client, name, opts)
+	q, err := trafikey.Open(ctx, c.client, name, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -518,6 +517,7 @@ type costRun struct {
 	us    []float64 // server CPU µs per job of each primary; NaN when it had no job
 	all   float64   // every primary's CPU over every job
 	worst float64   // the highest of us
+	calls float64   // the commands the client sent over the measured part, per 100 jobs
 	// shardMax is the jobs per primary, max ÷ mean (add and batch).
 	shardMax float64
 }
@@ -591,6 +591,7 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 	if err != nil {
 		return costRun{}, err
 	}
+	sent0 := c.client.n.Load()
 	switch w {
 	case "add":
 		err = produce(ctx, q, jobs, r.cfg.producers, 1)
@@ -602,6 +603,7 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 	if err != nil {
 		return costRun{}, err
 	}
+	sent1 := c.client.n.Load()
 	cpu1, err := c.cpu(ctx)
 	if err != nil {
 		return costRun{}, err
@@ -611,7 +613,7 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 		return costRun{}, err
 	}
 
-	cr := costRun{jobs: make([]int, len(c.admins)), us: make([]float64, len(c.admins)), shardMax: math.NaN()}
+	cr := costRun{jobs: make([]int, len(c.admins)), us: make([]float64, len(c.admins)), shardMax: math.NaN(), calls: float64(sent1 - sent0)}
 	total := 0
 	for i, p := range after {
 		if p.tag != before[i].tag {
@@ -638,6 +640,7 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 		}
 	}
 	cr.all = sum * 1e6 / float64(jobs)
+	cr.calls = 100 * cr.calls / float64(jobs)
 	if w != "process" && n > 1 {
 		cr.shardMax = float64(slices.Max(cr.jobs)) * float64(len(cr.jobs)) / float64(jobs)
 	}
@@ -843,9 +846,18 @@ func rusage() (float64, error) {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), nil
 }
 
-// rateRun is one rate-limited run: the claims of each whole second.
+// rateRun is one rate-limited run: the claims of each whole second from
+// the workers' start, and the most claims in any second (a sliding window
+// over the claims' times).
 type rateRun struct {
 	windows []int
+	sliding int
+}
+
+// claimed is one claim call's jobs and when the client had them.
+type claimed struct {
+	at time.Duration
+	n  int
 }
 
 func (r *report) rates(ctx context.Context, c *cluster) error {
@@ -863,14 +875,12 @@ func (r *report) rates(ctx context.Context, c *cluster) error {
 func (r *report) rateRun(ctx context.Context, c *cluster) (rateRun, error) {
 	secs := int(r.cfg.rateFor / time.Second)
 	var mu sync.Mutex
-	windows := make([]int, secs+1)
+	var claims []claimed
 	var start time.Time
 	obs := trafikey.Observer{JobsClaimed: func(_, _ string, n int) {
 		mu.Lock()
 		defer mu.Unlock()
-		if i := int(time.Since(start) / time.Second); i < len(windows) {
-			windows[i] += n
-		}
+		claims = append(claims, claimed{time.Since(start), n})
 	}}
 	name := "rated"
 	q, err := c.open(ctx, r.cfg, name, r.cfg.rateParts, obs)
@@ -909,7 +919,27 @@ func (r *report) rateRun(ctx context.Context, c *cluster) (rateRun, error) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return rateRun{windows: slices.Clone(windows[:secs])}, nil
+	return rateFigures(claims, secs), nil
+}
+
+// rateFigures counts claims, in time order, in secs one-second windows
+// and finds the most in any second.
+func rateFigures(claims []claimed, secs int) rateRun {
+	rr := rateRun{windows: make([]int, secs)}
+	in, lo := 0, 0
+	for _, c := range claims {
+		if c.at >= time.Duration(secs)*time.Second {
+			break
+		}
+		rr.windows[c.at/time.Second] += c.n
+		in += c.n
+		for claims[lo].at <= c.at-time.Second {
+			in -= claims[lo].n
+			lo++
+		}
+		rr.sliding = max(rr.sliding, in)
+	}
+	return rr
 }
 
 // idleRun is one idle run: the primaries' commands per second, in all and
@@ -936,8 +966,8 @@ func (r *report) idles(ctx context.Context, c *cluster) error {
 const idleWarm = 2 * time.Second
 
 func (r *report) idleRun(ctx context.Context, c *cluster) (idleRun, error) {
-	client := newCountingClient(c.client)
-	q, err := c.openWith(ctx, client, r.cfg, "idle", r.cfg.idleParts, trafikey.Observer{})
+	client := c.client
+	q, err := c.open(ctx, r.cfg, "idle", r.cfg.idleParts, trafikey.Observer{})
 	if err != nil {
 		return idleRun{}, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
 	"testing"
 	"time"
 
@@ -73,5 +74,21 @@ func TestSmall(t *testing.T) {
 	}
 	if len(r.idle) != 1 || r.idle[0].perSec <= 0 {
 		t.Errorf("idle runs: %+v", r.idle)
+	}
+}
+
+// TestRateFigures checks the counting of claims in whole seconds and in a
+// second sliding over them.
+func TestRateFigures(t *testing.T) {
+	ms := time.Millisecond
+	claims := []claimed{{0, 5}, {900 * ms, 3}, {1100 * ms, 4}, {1950 * ms, 2}, {2000 * ms, 7}, {2500 * ms, 1}, {3000 * ms, 9}}
+	rr := rateFigures(claims, 3)
+	if want := []int{8, 6, 8}; !slices.Equal(rr.windows, want) {
+		t.Errorf("windows %v, want %v", rr.windows, want)
+	}
+	// 1100, 1950 and 2000 ms fall within a second (2500 ms does not with
+	// 1100; 900 and 1100 make 7)
+	if rr.sliding != 13 {
+		t.Errorf("most in any second %d, want 13", rr.sliding)
 	}
 }

@@ -24,6 +24,15 @@ type report struct {
 	rate         []rateRun
 	idle         []idleRun
 	targetsTable []target
+	loads        map[string]string // by measurement: the load average at its start and end
+}
+
+// section runs measurement f and notes the load average around it.
+func (r *report) section(name string, f func() error) error {
+	before := loadAvg()
+	err := f()
+	r.loads[name] = fmt.Sprintf("Load average (1, 5, 15 min) %s at its start, %s at its end.", before, loadAvg())
+	return err
 }
 
 // target is one line of the targets table.
@@ -67,10 +76,10 @@ func argsText() string {
 
 func (r *report) writeCost(b *strings.Builder) {
 	cfg := r.cfg
-	fmt.Fprintf(b, "**Cost per job.** A 3-primary cluster, not pinned. *add*: %d jobs, %d goroutines each adding one job per `Add` (coalesced by the client, its default); *batch*: %d jobs in `AddBatch` calls of %d from %d goroutines; *process*: a Worker at concurrency %d completing %d pre-added jobs, no-op handler. Each primary's CPU (INFO cpu, user + sys) over the measured part divided by the jobs of the partitions it holds (their TotalAdded or TotalCompleted in `Stats.Partitions`, the primary found with CLUSTER KEYSLOT of the tag and CLUSTER SLOTS); *all* is every primary's CPU over every job, idle primaries included; the ratios are each round's figure over the same round's unpartitioned queue (N=1). µs per job.\n\n",
-		cfg.jobs, cfg.producers, cfg.batchJobs, cfg.batch, cfg.producers, cfg.workers, cfg.jobs)
+	fmt.Fprintf(b, "**Cost per job.** A 3-primary cluster, not pinned. *add*: %d jobs, %d goroutines each adding one job per `Add` (coalesced by the client, its default); *batch*: %d jobs in `AddBatch` calls of %d from %d goroutines; *process*: a Worker at concurrency %d completing %d pre-added jobs, no-op handler. Each primary's CPU (INFO cpu, user + sys) over the measured part divided by the jobs of the partitions it holds (their TotalAdded or TotalCompleted in `Stats.Partitions`, the primary found with CLUSTER KEYSLOT of the tag and CLUSTER SLOTS); *all* is every primary's CPU over every job, idle primaries included; the ratios are each round's figure over the same round's unpartitioned queue (N=1). µs per job; and the commands the queues' client sent over the measured part (counted by a wrapper of its valkey.Client), per 100 jobs. %s\n\n",
+		cfg.jobs, cfg.producers, cfg.batchJobs, cfg.batch, cfg.producers, cfg.workers, cfg.jobs, r.loads["cost"])
 	for _, w := range workloads {
-		fmt.Fprintf(b, "*%s*\n\n| partitions | primary 1 | primary 2 | primary 3 | all | all ÷ N=1 | worst primary ÷ N=1 |\n|---:|---:|---:|---:|---:|---:|---:|\n", w)
+		fmt.Fprintf(b, "*%s*\n\n| partitions | primary 1 | primary 2 | primary 3 | all | all ÷ N=1 | worst primary ÷ N=1 | client calls per 100 jobs |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n", w)
 		for _, n := range cfg.partitions {
 			runs := r.cost[costKey(w, n)]
 			fmt.Fprintf(b, "| %d |", n)
@@ -78,10 +87,11 @@ func (r *report) writeCost(b *strings.Builder) {
 				fmt.Fprintf(b, " %s |", spread(pick(runs, func(c costRun) float64 { return c.us[i] }), f2))
 			}
 			base := r.cost[costKey(w, 1)]
-			fmt.Fprintf(b, " %s | %s | %s |\n",
+			fmt.Fprintf(b, " %s | %s | %s | %s |\n",
 				spread(pick(runs, func(c costRun) float64 { return c.all }), f2),
 				spread(ratios(runs, base, func(c costRun) float64 { return c.all }), f2),
-				spread(ratios(runs, base, func(c costRun) float64 { return c.worst }), f2))
+				spread(ratios(runs, base, func(c costRun) float64 { return c.worst }), f2),
+				spread(pick(runs, func(c costRun) float64 { return c.calls }), f2))
 			if n == 1 || base == nil {
 				continue
 			}
@@ -134,8 +144,8 @@ func (r *report) writeScale(b *strings.Builder) {
 	if cfg.pin {
 		pin = fmt.Sprintf("1 primary: %s; 2 primaries: %s", r.pinned[1], r.pinned[2])
 	}
-	fmt.Fprintf(b, "**Scaling.** One queue of %d partitions on a 1-primary and on a 2-primary cluster (the partitions spread over the primaries at creation), the clusters alternating round by round; %d Worker values in this process at concurrency %d each completing %d pre-added jobs, no-op handler. Pinning: %s; this process is not pinned and shares the %d CPUs with them. Completed jobs per second; each primary's CPU (INFO cpu) and this process's (getrusage) over the run's time, in cores.\n\n",
-		cfg.scaleParts, cfg.scaleWorks, cfg.workers, cfg.scaleJobs, pin, runtime.NumCPU())
+	fmt.Fprintf(b, "**Scaling.** One queue of %d partitions on a 1-primary and on a 2-primary cluster (the partitions spread over the primaries at creation), the clusters alternating round by round; %d Worker values in this process at concurrency %d each completing %d pre-added jobs, no-op handler. Pinning: %s; this process is not pinned and shares the %d CPUs with them. Completed jobs per second; each primary's CPU (INFO cpu) and this process's (getrusage) over the run's time, in cores. %s\n\n",
+		cfg.scaleParts, cfg.scaleWorks, cfg.workers, cfg.scaleJobs, pin, runtime.NumCPU(), r.loads["scale"])
 	fmt.Fprintf(b, "| primaries | jobs/s | server CPU, primary 1 | server CPU, primary 2 | client CPU | jobs/s ÷ busiest primary's CPU |\n|---:|---:|---:|---:|---:|---:|\n")
 	for _, p := range []int{1, 2} {
 		runs := r.scale[p]
@@ -170,9 +180,9 @@ func (r *report) writeScale(b *strings.Builder) {
 func (r *report) writeRate(b *strings.Builder) {
 	cfg := r.cfg
 	secs := int(cfg.rateFor / time.Second)
-	fmt.Fprintf(b, "**Rate limit.** A queue of %d partitions on the 3-primary cluster, `Admin.SetRate(%d, time.Second)`, %d pre-added jobs (none of the partitions runs dry), %d Worker values in this process at concurrency %d each; the claims the Observer's JobsClaimed reports, counted in %d one-second windows from the workers' start.\n\n",
-		cfg.rateParts, cfg.rateLimit, 2*(secs+1)*cfg.rateLimit, cfg.rateWorker, max(1, cfg.workers/cfg.rateWorker), secs)
-	fmt.Fprintf(b, "| round | mean per second | deviation from %d | highest window | lowest window | windows above %d |\n|---:|---:|---:|---:|---:|---:|\n", cfg.rateLimit, cfg.rateLimit)
+	fmt.Fprintf(b, "**Rate limit.** A queue of %d partitions on the 3-primary cluster, `Admin.SetRate(%d, time.Second)`, %d pre-added jobs (none of the partitions runs dry), %d Worker values in this process at concurrency %d each; the claims the Observer's JobsClaimed reports, counted in %d one-second windows from the workers' start; and the most claims in any second, a window sliding over the claims' times. %s\n\n",
+		cfg.rateParts, cfg.rateLimit, 2*(secs+1)*cfg.rateLimit, cfg.rateWorker, max(1, cfg.workers/cfg.rateWorker), secs, r.loads["rate"])
+	fmt.Fprintf(b, "| round | mean per second | deviation from %d | highest window | lowest window | windows above %d | most in any second (sliding) |\n|---:|---:|---:|---:|---:|---:|---:|\n", cfg.rateLimit, cfg.rateLimit)
 	var means, highs []float64
 	for i, rr := range r.rate {
 		sum, above := 0, 0
@@ -185,8 +195,8 @@ func (r *report) writeRate(b *strings.Builder) {
 		mean := float64(sum) / float64(len(rr.windows))
 		means = append(means, mean)
 		highs = append(highs, float64(slices.Max(rr.windows)))
-		fmt.Fprintf(b, "| %d | %.1f | %+.2f%% | %d | %d | %d |\n", i+1, mean, 100*(mean/float64(cfg.rateLimit)-1),
-			slices.Max(rr.windows), slices.Min(rr.windows), above)
+		fmt.Fprintf(b, "| %d | %.1f | %+.2f%% | %d | %d | %d | %d |\n", i+1, mean, 100*(mean/float64(cfg.rateLimit)-1),
+			slices.Max(rr.windows), slices.Min(rr.windows), above, rr.sliding)
 	}
 	fmt.Fprintf(b, "\nWindows, round 1: %v.\n\n", r.rate[0].windows)
 	limit := float64(cfg.rateLimit)
@@ -205,8 +215,8 @@ func (r *report) writeRate(b *strings.Builder) {
 
 func (r *report) writeIdle(b *strings.Builder) {
 	cfg := r.cfg
-	fmt.Fprintf(b, "**Idle cost.** One Worker (concurrency 10, default periods) over an empty queue of %d partitions on the 3-primary cluster; after %v, the primaries' INFO stats total_commands_processed over %v, summed, less the measurement's own INFO calls, which counts the commands a Lua script or the module runs inside a call as well as the calls; by command from INFO commandstats (the same counting); and the commands the queue's client sent (counted by a wrapper of its valkey.Client), the calls alone.\n\n",
-		cfg.idleParts, idleWarm, cfg.idleFor)
+	fmt.Fprintf(b, "**Idle cost.** One Worker (concurrency 10, default periods) over an empty queue of %d partitions on the 3-primary cluster; after %v, the primaries' INFO stats total_commands_processed over %v, summed, less the measurement's own INFO calls, which counts the commands a Lua script or the module runs inside a call as well as the calls; by command from INFO commandstats (the same counting); and the commands the queue's client sent (counted by a wrapper of its valkey.Client), the calls alone. %s\n\n",
+		cfg.idleParts, idleWarm, cfg.idleFor, r.loads["idle"])
 	fmt.Fprintf(b, "| server commands per second | client commands per second | by command, server (median) |\n|---:|---:|---|\n")
 	per, sent := make([]float64, len(r.idle)), make([]float64, len(r.idle))
 	cmds := map[string][]float64{}
