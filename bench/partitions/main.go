@@ -147,17 +147,17 @@ func (cfg config) runs(part string) bool { return slices.Contains(cfg.parts, par
 // run runs the measurements cfg asks for, writes the report to out and
 // returns its figures.
 func run(ctx context.Context, cfg config, out io.Writer) (*report, error) {
+	root, err := repo.Root()
+	if err != nil {
+		return nil, err
+	}
 	if cfg.module == "" {
-		root, err := repo.Root()
-		if err != nil {
-			return nil, err
-		}
 		fmt.Fprintln(os.Stderr, "building the module …")
 		if cfg.module, err = modbuild.Cached(ctx, root); err != nil {
 			return nil, err
 		}
 	}
-	r := &report{cfg: cfg, start: time.Now(), load0: loadAvg(), loads: map[string]string{}}
+	r := &report{cfg: cfg, start: time.Now(), load0: loadAvg(), loads: map[string]string{}, tree: tree(root)}
 	if cfg.runs("cost") || cfg.runs("rate") || cfg.runs("idle") {
 		c, err := startCluster(ctx, cfg, 3)
 		if err != nil {
@@ -527,6 +527,9 @@ type costRun struct {
 // jobs, max and min ÷ even, and the share of the backlog claimed by then.
 type claimRun struct {
 	max, min, share float64
+	// the same at the first reading at which half the backlog or more was
+	// claimed (NaN when a partition had run dry by then)
+	halfMax, halfMin, halfShare float64
 }
 
 var workloads = []string{"add", "batch", "process"}
@@ -703,7 +706,15 @@ func (r *report) claimRun(ctx context.Context, c *cluster, n int) (claimRun, err
 	if err != nil {
 		return claimRun{}, err
 	}
-	var last []part
+	var last, half []part
+	claimed := func(ps []part) (claims []float64, sum float64) {
+		claims = make([]float64, len(ps))
+		for i, p := range ps {
+			claims[i] = float64(p.completed - before[i].completed + p.active)
+			sum += claims[i]
+		}
+		return claims, sum
+	}
 	tick := time.NewTicker(claimEvery)
 	err = func() error {
 		defer tick.Stop()
@@ -723,23 +734,28 @@ func (r *report) claimRun(ctx context.Context, c *cluster, n int) (claimRun, err
 				}
 			}
 			last = ps
+			if _, sum := claimed(ps); half == nil && 2*sum >= float64(jobs) {
+				half = ps
+			}
 		}
 	}()
 	if err := errors.Join(err, stop()); err != nil {
 		return claimRun{}, err
 	}
+	cr := claimRun{max: math.NaN(), min: math.NaN(), halfMax: math.NaN(), halfMin: math.NaN()}
 	if last == nil {
 		// a partition ran dry before the first reading
-		return claimRun{max: math.NaN(), min: math.NaN()}, nil
+		return cr, nil
 	}
-	claims := make([]float64, n)
-	sum := 0.0
-	for i, p := range last {
-		claims[i] = float64(p.completed - before[i].completed + p.active)
-		sum += claims[i]
-	}
+	claims, sum := claimed(last)
 	even := sum / float64(n)
-	return claimRun{max: slices.Max(claims) / even, min: slices.Min(claims) / even, share: sum / float64(jobs)}, nil
+	cr.max, cr.min, cr.share = slices.Max(claims)/even, slices.Min(claims)/even, sum/float64(jobs)
+	if half != nil {
+		claims, sum := claimed(half)
+		even := sum / float64(n)
+		cr.halfMax, cr.halfMin, cr.halfShare = slices.Max(claims)/even, slices.Min(claims)/even, sum/float64(jobs)
+	}
+	return cr, nil
 }
 
 // scaleRun is one scaling measurement.
@@ -1039,6 +1055,20 @@ func commandStats(text string) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// tree names the checkout's commit, "+ changes" when its files differ
+// from it, or "?".
+func tree(root string) string {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "?"
+	}
+	name := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err != nil || len(st) > 0 {
+		name += " + changes"
+	}
+	return name
 }
 
 func loadAvg() string {

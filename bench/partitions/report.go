@@ -25,6 +25,7 @@ type report struct {
 	idle         []idleRun
 	targetsTable []target
 	loads        map[string]string // by measurement: the load average at its start and end
+	tree         string            // the checkout's commit
 }
 
 // section runs measurement f and notes the load average around it.
@@ -47,8 +48,8 @@ func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
 func (r *report) write(out io.Writer) {
 	cfg := r.cfg
 	var b strings.Builder
-	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs (%s), Go %s; %s, clusters on loopback without replicas, the trafikey module loaded, executor %s. Command: `go run ./bench/partitions%s`. Run %s–%s UTC, load average %s at the start, %s at the end. %d rounds; median (min–max).\n\n",
-		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version(), r.version, cfg.executor,
+	fmt.Fprintf(&b, "Machine: %s/%s, %d CPUs (%s), Go %s; %s, clusters on loopback without replicas, the trafikey module loaded, executor %s; tree %s. Command: `go run ./bench/partitions%s`. Run %s–%s UTC, load average %s at the start, %s at the end. %d rounds; median (min–max).\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.Version(), r.version, cfg.executor, r.tree,
 		argsText(), r.start.UTC().Format("2006-01-02 15:04:05"), time.Now().UTC().Format("15:04:05"), r.load0, loadAvg(), cfg.rounds)
 	if r.cost != nil {
 		r.writeCost(&b)
@@ -104,21 +105,23 @@ func (r *report) writeCost(b *strings.Builder) {
 		fmt.Fprintln(b)
 	}
 
-	fmt.Fprintf(b, "**Balance.** Jobs per primary after the adds of the runs above (TotalAdded of each primary's partitions), max ÷ mean over the 3 primaries. Claims per partition: a run of its own, %d jobs pre-added and at least %d a partition, as many to each partition, a Worker at concurrency %d claiming them; `Stats` read every %v (the partitions at once), and of the last reading at which every partition still had pending jobs, each partition's claims (TotalCompleted since the start, plus Active), max ÷ even and min ÷ even, and the share of the backlog claimed by then.\n\n",
+	fmt.Fprintf(b, "**Balance.** Jobs per primary after the adds of the runs above (TotalAdded of each primary's partitions), max ÷ mean over the 3 primaries. Claims per partition: a run of its own, %d jobs pre-added and at least %d a partition, as many to each partition, a Worker at concurrency %d claiming them; `Stats` read every %v (the partitions at once) until a partition has no pending job left; each partition's claims (TotalCompleted since the start, plus Active) ÷ even, max and min, at the first reading with half the backlog claimed and at the last reading at which every partition still had pending jobs, with the share of the backlog claimed by then (at the last reading the max is about 1 ÷ that share: the partition claimed most is the one about to run dry).\n\n",
 		cfg.jobs, claimJobs, cfg.workers, claimEvery)
-	fmt.Fprintf(b, "| partitions | add: per primary max ÷ mean | batch: per primary max ÷ mean | claims per partition, max ÷ even | min ÷ even | backlog claimed then |\n|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(b, "| partitions | add: per primary max ÷ mean | batch: per primary max ÷ mean | claims per partition at half: max ÷ even | min ÷ even | last with work everywhere: max ÷ even | min ÷ even | backlog claimed then |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, n := range cfg.partitions {
 		if n == 1 {
 			continue
 		}
 		add, batch, claims := r.cost[costKey("add", n)], r.cost[costKey("batch", n)], r.claims[n]
 		shardMax := func(c costRun) float64 { return c.shardMax }
-		hi, lo, share := make([]float64, len(claims)), make([]float64, len(claims)), make([]float64, len(claims))
-		for i, c := range claims {
-			hi[i], lo[i], share[i] = c.max, c.min, c.share
+		var hi, lo, share, hhi, hlo []float64
+		for _, c := range claims {
+			hi, lo, share = append(hi, c.max), append(lo, c.min), append(share, c.share)
+			hhi, hlo = append(hhi, c.halfMax), append(hlo, c.halfMin)
 		}
-		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s |\n", n, spread(pick(add, shardMax), f2), spread(pick(batch, shardMax), f2),
-			spread(hi, f2), spread(lo, f2), spread(share, func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }))
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s | %s |\n", n, spread(pick(add, shardMax), f2), spread(pick(batch, shardMax), f2),
+			spread(hhi, f2), spread(hlo, f2), spread(hi, f2), spread(lo, f2),
+			spread(share, func(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }))
 		for _, w := range []struct {
 			name string
 			runs []costRun
@@ -130,7 +133,11 @@ func (r *report) writeCost(b *strings.Builder) {
 			})
 		}
 		r.targetsTable = append(r.targetsTable, target{
-			figure: fmt.Sprintf("balance, %d partitions: claims per partition while every partition has work, max and min ÷ even", n),
+			figure: fmt.Sprintf("balance, %d partitions: claims per partition at half the backlog, max and min ÷ even", n),
+			want:   "within 10% of even", got: spread(hhi, f2) + " and " + spread(hlo, f2),
+			met: median(hhi) <= 1.10 && median(hlo) >= 0.90,
+		}, target{
+			figure: fmt.Sprintf("balance, %d partitions: claims per partition at the last reading with work everywhere, max and min ÷ even", n),
 			want:   "within 10% of even", got: spread(hi, f2) + " and " + spread(lo, f2),
 			met: median(hi) <= 1.10 && median(lo) >= 0.90,
 		})
@@ -183,7 +190,7 @@ func (r *report) writeRate(b *strings.Builder) {
 	fmt.Fprintf(b, "**Rate limit.** A queue of %d partitions on the 3-primary cluster, `Admin.SetRate(%d, time.Second)`, %d pre-added jobs (none of the partitions runs dry), %d Worker values in this process at concurrency %d each; the claims the Observer's JobsClaimed reports, counted in %d one-second windows from the workers' start; and the most claims in any second, a window sliding over the claims' times. %s\n\n",
 		cfg.rateParts, cfg.rateLimit, 2*(secs+1)*cfg.rateLimit, cfg.rateWorker, max(1, cfg.workers/cfg.rateWorker), secs, r.loads["rate"])
 	fmt.Fprintf(b, "| round | mean per second | deviation from %d | highest window | lowest window | windows above %d | most in any second (sliding) |\n|---:|---:|---:|---:|---:|---:|---:|\n", cfg.rateLimit, cfg.rateLimit)
-	var means, highs []float64
+	var means, highs, slides []float64
 	for i, rr := range r.rate {
 		sum, above := 0, 0
 		for _, w := range rr.windows {
@@ -195,6 +202,7 @@ func (r *report) writeRate(b *strings.Builder) {
 		mean := float64(sum) / float64(len(rr.windows))
 		means = append(means, mean)
 		highs = append(highs, float64(slices.Max(rr.windows)))
+		slides = append(slides, float64(rr.sliding))
 		fmt.Fprintf(b, "| %d | %.1f | %+.2f%% | %d | %d | %d | %d |\n", i+1, mean, 100*(mean/float64(cfg.rateLimit)-1),
 			slices.Max(rr.windows), slices.Min(rr.windows), above, rr.sliding)
 	}
@@ -207,9 +215,13 @@ func (r *report) writeRate(b *strings.Builder) {
 		met: math.Abs(m/limit-1) <= 0.02,
 	})
 	r.targetsTable = append(r.targetsTable, target{
-		figure: "rate: highest one-second window",
+		figure: "rate: highest one-second window from the workers' start",
 		want:   fmt.Sprintf("never above %d", cfg.rateLimit), got: spread(highs, f0),
 		met: slices.Max(highs) <= limit,
+	}, target{
+		figure: "rate: most claims in any second (sliding)",
+		want:   fmt.Sprintf("never above %d", cfg.rateLimit), got: spread(slides, f0),
+		met: slices.Max(slides) <= limit,
 	})
 }
 
