@@ -343,6 +343,23 @@ func (c *cluster) cpu(ctx context.Context) ([]float64, error) {
 	return out, nil
 }
 
+// reads is each primary's INFO stats total_reads_processed: the reads
+// from client connections so far, each of which may bring several
+// pipelined commands.
+func (c *cluster) reads(ctx context.Context) ([]int64, error) {
+	texts, err := c.info(ctx, "stats")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int64, len(texts))
+	for i, text := range texts {
+		if out[i], err = strconv.ParseInt(valkeyserver.InfoField(text, "total_reads_processed"), 10, 64); err != nil {
+			return nil, fmt.Errorf("INFO stats total_reads_processed: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // shard is the primary index holding the partition whose keys carry tag.
 func (c *cluster) shard(ctx context.Context, tag string) (int, error) {
 	if i, ok := c.shardOf[tag]; ok {
@@ -518,6 +535,7 @@ type costRun struct {
 	all   float64   // every primary's CPU over every job
 	worst float64   // the highest of us
 	calls float64   // the commands the client sent over the measured part, per 100 jobs
+	reads float64   // the primaries' reads from client connections, per 100 jobs
 	// shardMax is the jobs per primary, max ÷ mean (add and batch).
 	shardMax float64
 }
@@ -590,6 +608,10 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 	if err != nil {
 		return costRun{}, err
 	}
+	reads0, err := c.reads(ctx)
+	if err != nil {
+		return costRun{}, err
+	}
 	cpu0, err := c.cpu(ctx)
 	if err != nil {
 		return costRun{}, err
@@ -608,6 +630,10 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 	}
 	sent1 := c.client.n.Load()
 	cpu1, err := c.cpu(ctx)
+	if err != nil {
+		return costRun{}, err
+	}
+	reads1, err := c.reads(ctx)
 	if err != nil {
 		return costRun{}, err
 	}
@@ -644,6 +670,12 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 	}
 	cr.all = sum * 1e6 / float64(jobs)
 	cr.calls = 100 * cr.calls / float64(jobs)
+	for i := range reads0 {
+		// less the admin connection's own: the two INFO cpu and the
+		// second INFO stats, which counts its own read
+		cr.reads += float64(reads1[i] - reads0[i] - 3)
+	}
+	cr.reads = 100 * cr.reads / float64(jobs)
 	if w != "process" && n > 1 {
 		cr.shardMax = float64(slices.Max(cr.jobs)) * float64(len(cr.jobs)) / float64(jobs)
 	}

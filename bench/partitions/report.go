@@ -77,10 +77,10 @@ func argsText() string {
 
 func (r *report) writeCost(b *strings.Builder) {
 	cfg := r.cfg
-	fmt.Fprintf(b, "**Cost per job.** A 3-primary cluster, not pinned. *add*: %d jobs, %d goroutines each adding one job per `Add` (coalesced by the client, its default); *batch*: %d jobs in `AddBatch` calls of %d from %d goroutines; *process*: a Worker at concurrency %d completing %d pre-added jobs, no-op handler. Each primary's CPU (INFO cpu, user + sys) over the measured part divided by the jobs of the partitions it holds (their TotalAdded or TotalCompleted in `Stats.Partitions`, the primary found with CLUSTER KEYSLOT of the tag and CLUSTER SLOTS); *all* is every primary's CPU over every job, idle primaries included; the ratios are each round's figure over the same round's unpartitioned queue (N=1). µs per job; and the commands the queues' client sent over the measured part (counted by a wrapper of its valkey.Client), per 100 jobs. %s\n\n",
+	fmt.Fprintf(b, "**Cost per job.** A 3-primary cluster, not pinned. *add*: %d jobs, %d goroutines each adding one job per `Add` (coalesced by the client, its default); *batch*: %d jobs in `AddBatch` calls of %d from %d goroutines; *process*: a Worker at concurrency %d completing %d pre-added jobs, no-op handler. Each primary's CPU (INFO cpu, user + sys) over the measured part divided by the jobs of the partitions it holds (their TotalAdded or TotalCompleted in `Stats.Partitions`, the primary found with CLUSTER KEYSLOT of the tag and CLUSTER SLOTS); *all* is every primary's CPU over every job, idle primaries included; the ratios are each round's figure over the same round's unpartitioned queue (N=1). µs per job; and the commands the queues' client sent over the measured part (counted by a wrapper of its valkey.Client), per 100 jobs, and the primaries' reads from client connections (INFO stats total_reads_processed, summed, less the measurement's own), per 100 jobs: a read brings in as many pipelined commands as have arrived. %s\n\n",
 		cfg.jobs, cfg.producers, cfg.batchJobs, cfg.batch, cfg.producers, cfg.workers, cfg.jobs, r.loads["cost"])
 	for _, w := range workloads {
-		fmt.Fprintf(b, "*%s*\n\n| partitions | primary 1 | primary 2 | primary 3 | all | all ÷ N=1 | worst primary ÷ N=1 | client calls per 100 jobs |\n|---:|---:|---:|---:|---:|---:|---:|---:|\n", w)
+		fmt.Fprintf(b, "*%s*\n\n| partitions | primary 1 | primary 2 | primary 3 | all | all ÷ N=1 | worst primary ÷ N=1 | client calls per 100 jobs | server reads per 100 jobs |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", w)
 		for _, n := range cfg.partitions {
 			runs := r.cost[costKey(w, n)]
 			fmt.Fprintf(b, "| %d |", n)
@@ -88,11 +88,12 @@ func (r *report) writeCost(b *strings.Builder) {
 				fmt.Fprintf(b, " %s |", spread(pick(runs, func(c costRun) float64 { return c.us[i] }), f2))
 			}
 			base := r.cost[costKey(w, 1)]
-			fmt.Fprintf(b, " %s | %s | %s | %s |\n",
+			fmt.Fprintf(b, " %s | %s | %s | %s | %s |\n",
 				spread(pick(runs, func(c costRun) float64 { return c.all }), f2),
 				spread(ratios(runs, base, func(c costRun) float64 { return c.all }), f2),
 				spread(ratios(runs, base, func(c costRun) float64 { return c.worst }), f2),
-				spread(pick(runs, func(c costRun) float64 { return c.calls }), f2))
+				spread(pick(runs, func(c costRun) float64 { return c.calls }), f2),
+				spread(pick(runs, func(c costRun) float64 { return c.reads }), f2))
 			if n == 1 || base == nil {
 				continue
 			}
