@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"io"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/trafikey/trafikey/internal/valkeytest"
+)
+
+// TestSmall runs every measurement at small sizes for one round on an
+// unpartitioned queue and queues of 3 partitions: it fails unless each cost
+// run's partitions counted every job it added or completed, the balance run
+// of claims filled every partition, each scaling run
+// completed every job, the rate run's workers claimed jobs with no partition
+// running dry, and the idle worker's calls reached the primaries. It never
+// looks at a speed or at how close a figure comes to its target.
+func TestSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts three clusters and runs for half a minute; the full run (go test ./bench/..., as scripts/test.sh runs it) covers it")
+	}
+	cfg := config{
+		rounds: 1, executor: "native", parts: []string{"cost", "scale", "rate", "idle"},
+		partitions: []int{1, 3}, jobs: 300, batchJobs: 1000, producers: 8, batch: 100, workers: 20,
+		scaleParts: 3, scaleJobs: 1000, scaleWorks: 2, rateParts: 3, rateLimit: 300, rateWorker: 2, rateFor: 2 * time.Second,
+		idleParts: 3, idleFor: time.Second, module: valkeytest.ModulePath(t),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := run(ctx, cfg, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range workloads {
+		for _, n := range cfg.partitions {
+			runs := r.cost[costKey(w, n)]
+			if len(runs) != 1 {
+				t.Fatalf("%s, %d partitions: %d runs", w, n, len(runs))
+			}
+			want := cfg.jobs
+			if w == "batch" {
+				want = cfg.batchJobs
+			}
+			got, shards := 0, 0
+			for _, j := range runs[0].jobs {
+				got += j
+				if j > 0 {
+					shards++
+				}
+			}
+			if got != want {
+				t.Errorf("%s, %d partitions: the primaries' partitions counted %d of %d jobs", w, n, got, want)
+			}
+			if n == 1 && shards != 1 {
+				t.Errorf("%s, unpartitioned: jobs on %d primaries", w, shards)
+			}
+		}
+	}
+	if len(r.claims[3]) != 1 {
+		t.Errorf("balance runs of claims over 3 partitions: %+v", r.claims[3])
+	}
+	for _, p := range []int{1, 2} {
+		if len(r.scale[p]) != 1 || len(r.scale[p][0].serverCPU) != p {
+			t.Errorf("scaling on %d primaries: %+v", p, r.scale[p])
+		}
+	}
+	if len(r.rate) != 1 || len(r.rate[0].windows) != 2 {
+		t.Fatalf("rate runs: %+v", r.rate)
+	}
+	if claimed := r.rate[0].windows[0] + r.rate[0].windows[1]; claimed == 0 {
+		t.Error("the rate run's workers claimed no job")
+	}
+	if len(r.idle) != 1 || r.idle[0].perSec <= 0 {
+		t.Errorf("idle runs: %+v", r.idle)
+	}
+}
+
+// TestRateFigures checks the counting of claims in whole seconds and in a
+// second sliding over them.
+func TestRateFigures(t *testing.T) {
+	ms := time.Millisecond
+	claims := []claimed{{0, 5}, {900 * ms, 3}, {1100 * ms, 4}, {1950 * ms, 2}, {2000 * ms, 7}, {2500 * ms, 1}, {3000 * ms, 9}}
+	rr := rateFigures(claims, 3)
+	if want := []int{8, 6, 8}; !slices.Equal(rr.windows, want) {
+		t.Errorf("windows %v, want %v", rr.windows, want)
+	}
+	// 1100, 1950 and 2000 ms fall within a second (2500 ms does not with
+	// 1100; 900 and 1100 make 7)
+	if rr.sliding != 13 {
+		t.Errorf("most in any second %d, want 13", rr.sliding)
+	}
+}
