@@ -54,11 +54,16 @@ type partitions struct {
 	// which growing it does not change, so that a key or a lane always
 	// lands in the partition it landed in before.
 	keyed int
-	// next is the partition the next job without a key or a lane goes to,
-	// in turn.
+	// next starts spread's search for the partition of the next jobs
+	// without a key or a lane; sent counts, by partition, the jobs it sent
+	// to each, guarded by smu.
 	next atomic.Uint32
+	smu  sync.Mutex
+	sent []int64
 	// marks pass over a partition that refused adds without running them.
 	marks partitionMarks
+	// claimTurn is the partition Claim tries first next, in turn.
+	claimTurn atomic.Uint32
 }
 
 func newPartitions(of *Queue, tags []string, keyed int, cfg *QueueOptions) *partitions {
@@ -66,6 +71,7 @@ func newPartitions(of *Queue, tags []string, keyed int, cfg *QueueOptions) *part
 	list := p.handles(nil, tags)
 	p.cur.Store(&list)
 	p.next.Store(rand.Uint32())
+	p.claimTurn.Store(rand.Uint32())
 	return p
 }
 
@@ -87,9 +93,45 @@ func (p *partitions) handles(list []*Queue, tags []string) []*Queue {
 func (p *partitions) list() []*Queue { return *p.cur.Load() }
 
 // spread is the partition of the next job without a key or a lane.
-func (p *partitions) spread() *Queue {
+//
+// It is the partition this handle sent fewest such jobs to (the first
+// after the last one chosen, in a tie), so that batches of every size fill
+// the partitions evenly; a partition added since starts level with the
+// fewest.
+func (p *partitions) spread(n int) *Queue {
 	list := p.list()
-	return list[int(p.next.Add(1)%uint32(len(list)))]
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	if len(p.sent) < len(list) {
+		low := int64(0)
+		if len(p.sent) > 0 {
+			low = slices.Min(p.sent)
+		}
+		for len(p.sent) < len(list) {
+			p.sent = append(p.sent, low)
+		}
+	}
+	start := int(p.next.Add(1) % uint32(len(list)))
+	best := start
+	for k := 1; k < len(list); k++ {
+		if i := (start + k) % len(list); p.sent[i] < p.sent[best] {
+			best = i
+		}
+	}
+	p.sent[best] += int64(n)
+	return list[best]
+}
+
+// moved counts n jobs spread chose from to as sent to to.
+func (p *partitions) moved(from, to *Queue, n int) {
+	list := p.list()
+	i, j := slices.Index(list, from), slices.Index(list, to)
+	p.smu.Lock()
+	defer p.smu.Unlock()
+	if i >= 0 && j >= 0 && i < len(p.sent) && j < len(p.sent) {
+		p.sent[i] -= int64(n)
+		p.sent[j] += int64(n)
+	}
 }
 
 // keyedPartition is the partition of a job with unique key or lane s.
@@ -109,7 +151,7 @@ func (p *partitions) route(o *JobOptions) *Queue {
 	case o.UniqueKey != "":
 		return p.keyedPartition(o.UniqueKey)
 	}
-	return p.spread()
+	return p.spread(1)
 }
 
 // sendAdds sends a coalesced batch of Adds to one partition, in turn: the
@@ -120,8 +162,9 @@ func (p *partitions) route(o *JobOptions) *Queue {
 func (p *partitions) sendAdds(batch []*pendingAdd) {
 	jobs, ctx, cancel := addsOf(batch)
 	defer cancel()
+	chosen := p.spread(len(batch))
 	list := p.list()
-	first := int(p.next.Add(1) % uint32(len(list)))
+	first := slices.Index(list, chosen)
 	for k := range list {
 		part := list[(first+k)%len(list)]
 		last := k == len(list)-1
@@ -139,6 +182,9 @@ func (p *partitions) sendAdds(batch []*pendingAdd) {
 		}
 		if err == nil {
 			p.marks.served(part)
+		}
+		if part != chosen {
+			p.moved(chosen, part, len(batch))
 		}
 		deliverAdds(batch, ids, err)
 		return
@@ -532,6 +578,8 @@ type partitionMarks struct {
 	// held marks the partitions with a claim in flight that the worker
 	// stopped waiting for (claimPartition).
 	held map[*Queue]bool
+	// jobs counts the jobs claimed of each partition, for fewest.
+	jobs map[*Queue]int64
 	// promote and trim space out each partition's PROMOTE and TRIM calls.
 	promote, trim cadence
 }
@@ -825,4 +873,52 @@ func (m *partitionMarks) hold(q *Queue, on bool) {
 	} else {
 		delete(m.held, q)
 	}
+}
+
+// fewest is the index in queues of the partition, not passed over, whose
+// jobs this worker claimed fewest of (the first in a tie after a random
+// start); 0 when every one is passed over. A partition new to the worker
+// (the queue grew) starts level with the fewest, so it does not take every
+// claim until it caught up.
+func (m *partitionMarks) fewest(queues []QueueWeight) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.jobs == nil {
+		m.jobs = map[*Queue]int64{}
+	}
+	low := int64(-1)
+	for _, qw := range queues {
+		if n, ok := m.jobs[qw.Queue]; ok && (low < 0 || n < low) {
+			low = n
+		}
+	}
+	now := time.Now()
+	best, bestN := 0, int64(-1)
+	start := rand.IntN(len(queues))
+	for k := range queues {
+		i := (start + k) % len(queues)
+		q := queues[i].Queue
+		n, ok := m.jobs[q]
+		if !ok {
+			n = max(low, 0)
+			m.jobs[q] = n
+		}
+		if m.held[q] || now.Before(m.until[q]) {
+			continue
+		}
+		if bestN < 0 || n < bestN {
+			best, bestN = i, n
+		}
+	}
+	return best
+}
+
+// claimed counts n jobs claimed of partition q.
+func (m *partitionMarks) claimed(q *Queue, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.jobs == nil {
+		m.jobs = map[*Queue]int64{}
+	}
+	m.jobs[q] += int64(n)
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"iter"
 	"maps"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -37,6 +36,12 @@ func (q *Queue) addBatchParts(ctx context.Context, jobs []JobSpec) ([]string, er
 	var order []*Queue
 	members := map[*Queue][]int{}
 	var spread *Queue
+	plain := 0
+	for i := range jobs {
+		if o := &jobs[i].Options; o.UniqueKey == "" && o.Lane == "" {
+			plain++
+		}
+	}
 	for i := range jobs {
 		o := &jobs[i].Options
 		var p *Queue
@@ -44,7 +49,7 @@ func (q *Queue) addBatchParts(ctx context.Context, jobs []JobSpec) ([]string, er
 			p = q.parts.route(o)
 		} else {
 			if spread == nil {
-				spread = q.parts.spread()
+				spread = q.parts.spread(plain)
 			}
 			p = spread
 		}
@@ -84,7 +89,7 @@ func (q *Queue) addBatchParts(ctx context.Context, jobs []JobSpec) ([]string, er
 // limited one whose window ends first, or else the first failure.
 func (q *Queue) claimParts(ctx context.Context, lease time.Duration, count int) ([]*Job, error) {
 	list := q.parts.list()
-	first := rand.IntN(len(list))
+	first := int(q.parts.claimTurn.Add(1) % uint32(len(list)))
 	var limited, failed error
 	var limitedWait time.Duration
 	for k := range list {
@@ -467,6 +472,9 @@ func (p *partitions) addAnywhere(ctx context.Context, first *Queue, jobs []JobSp
 		if !last && len(got) == 0 && notSent(err) && ctx.Err() == nil {
 			p.marks.failed(part)
 			continue
+		}
+		if part != first {
+			p.moved(first, part, len(jobs))
 		}
 		return got, err
 	}

@@ -135,7 +135,7 @@ func (c *simCluster) shares(prods []*partitions, rng *rand.Rand) simShares {
 	sh := simShares{plain: make([]float64, c.P), unique: make([]float64, c.P), lane: make([]float64, c.P)}
 	for range 4 * c.P {
 		for _, p := range prods {
-			sh.plain[c.index[p.spread()]]++
+			sh.plain[c.index[p.spread(1)]]++
 		}
 	}
 	for range simKeysPerPartition * c.P {
@@ -243,7 +243,7 @@ func (c *simCluster) run(prods []*partitions, keyed []float64, mix simMix, x flo
 		clear(arrivals)
 		due += x * perTick * (1 - mix.unique - mix.lanes)
 		for due >= batch {
-			arrivals[c.index[prods[rng.IntN(len(prods))].spread()]] += batch
+			arrivals[c.index[prods[rng.IntN(len(prods))].spread(int(batch))]] += batch
 			due -= batch
 			batch = float64(1 + rng.IntN(simMaxBatch))
 		}

@@ -771,7 +771,15 @@ func (w *Worker) claim(ctx context.Context, n int, cs *claimState, start func(*J
 	var limitedWait time.Duration
 	var limitedQ, failedQ *Queue
 	first := 0
-	if !w.opts.StrictPriority && len(queues) > 1 {
+	switch {
+	case w.opts.StrictPriority || len(queues) == 1:
+	case len(w.given) == 1:
+		// one partitioned queue: the partition it claimed fewest jobs of
+		// first, so each gets as many as the others while all have work (a
+		// random draw, or one in turn with batches of every size, leaves
+		// them tens of percent apart over a backlog)
+		first = w.parts.fewest(queues)
+	default:
 		r := rand.IntN(set.totalWeight)
 		for first = 0; r >= queues[first].Weight; first++ {
 			r -= queues[first].Weight
@@ -819,6 +827,7 @@ func (w *Worker) claim(ctx context.Context, n int, cs *claimState, start func(*J
 		if err != nil || len(jobs) > 0 {
 			if err == nil && q.of != nil {
 				w.parts.served(q)
+				w.parts.claimed(q, len(jobs))
 			}
 			return q, jobs, err
 		}
