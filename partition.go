@@ -922,3 +922,57 @@ func (m *partitionMarks) claimed(q *Queue, n int) {
 	}
 	m.jobs[q] += int64(n)
 }
+
+// reportHeld is how long a handler's goroutine waits for the report of a
+// partition's job before it leaves the report to finish in the background:
+// a shard whose calls the server holds would otherwise keep every handler
+// slot whose job it had, and a worker whose slots all held such jobs would
+// stop serving every other partition.
+const reportHeld = 500 * time.Millisecond
+
+// reportInBackground reports a partition's job whose handler returned
+// handlerErr. When the report takes longer than reportHeld, the job's slot
+// is freed and the handler's goroutine goes back to the pool, and the
+// report goes on: it stays in hand (the heartbeat renews its lease) until
+// the report ends, and finished is called then. It reports whether it left
+// the report so.
+func (w *Worker) reportInBackground(j *Job, r *runningJob, handlerErr error, abandoned *atomic.Bool, began time.Time, finished func()) bool {
+	type reported struct {
+		outcome Outcome
+		err     error
+	}
+	ch := make(chan reported, 1)
+	go func() {
+		o, err := w.report(j, r, handlerErr, abandoned)
+		ch <- reported{o, err}
+	}()
+	timer := time.NewTimer(reportHeld)
+	select {
+	case rep := <-ch:
+		timer.Stop()
+		w.reportedJob(j, r, began, handlerErr, rep.outcome, rep.err)
+		finished()
+		return false
+	case <-timer.C:
+	}
+	r.release() // the completion's own release is then a no-op (slotOnce)
+	go func() {
+		rep := <-ch
+		w.reportedJob(j, r, began, handlerErr, rep.outcome, rep.err)
+		finished()
+	}()
+	return true
+}
+
+// slotOnce frees a handler slot once, whoever asks first: the worker for
+// a report left in the background, or the completion that answered it.
+type slotOnce struct {
+	freed   atomic.Bool
+	release func()
+}
+
+func (s *slotOnce) free() {
+	if s.freed.CompareAndSwap(false, true) {
+		s.release()
+	}
+}

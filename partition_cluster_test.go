@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -562,6 +563,11 @@ func partitionFailover(t *testing.T, exec trafikey.Executor, way failoverWay) {
 			"the worker goes on with the other primaries' partitions while the failed shard's calls are held")
 		t.Logf("while the failed shard's calls were held (%v): %d jobs of the other primaries' partitions completed, %d adds to them acknowledged",
 			time.Since(heldAt).Round(time.Millisecond), otherDone()-done, otherAcked()-added)
+		if !went {
+			var b strings.Builder
+			pprof.Lookup("goroutine").WriteTo(&b, 1)
+			t.Logf("goroutines:\n%s", b.String())
+		}
 		require.True(t, went)
 		valkeytest.Do(t, primary, "CLIENT", "UNPAUSE")
 	}

@@ -747,11 +747,13 @@ func (p *handlerPool) start(j *Job) {
 // run runs j, then the jobs handed over, until work is closed.
 func (p *handlerPool) run(j *Job) {
 	// The channel a completion is answered on, reused job after job: each
-	// report takes its one answer before the next job starts.
+	// report takes its one answer before the next job starts (but for a
+	// report left to finish in the background, which keeps its channel).
 	done := make(chan error, 1)
 	for {
-		p.w.runJob(p.jobsCtx, j, p.abandoned, done, p.release)
-		p.running.Done()
+		if p.w.runJob(p.jobsCtx, j, p.abandoned, done, p.release, p.running.Done) {
+			done = make(chan error, 1)
+		}
 		var ok bool
 		if j, ok = <-p.work; !ok {
 			return
@@ -880,9 +882,16 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // runJob runs the handler on one claimed job, reports the outcome and
 // frees the job's handler slot with release: when the server has answered
 // for it, or when the report failed.
-func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool, done chan error, release func()) {
+//
+// It calls finished once the job is reported, and reports whether it left
+// the report to finish in the background (reportInBackground), done with
+// it.
+func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool, done chan error, release func(), finished func()) (background bool) {
 	ctx, cancel := context.WithCancelCause(jobsCtx)
 	defer cancel(nil)
+	if j.q.of != nil {
+		release = (&slotOnce{release: release}).free
+	}
 	r := &runningJob{job: j, cancel: cancel, done: done, release: release}
 	began := time.Now()
 	// The lease was granted when the CLAIM ran, after it was sent: counting
@@ -898,19 +907,29 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool,
 	w.jobs[r] = struct{}{}
 	w.mu.Unlock()
 	w.registryChanged()
-	defer func() {
-		w.mu.Lock()
-		delete(w.jobs, r)
-		w.mu.Unlock()
-		w.registryChanged()
-	}()
 
 	j.q.observer.jobStarted(j)
 	err := w.invokeBounded(ctx, j)
-	outcome, reportErr := w.report(j, r, err, abandoned)
-	if !r.completion.released {
-		release()
+	if j.q.of != nil {
+		return w.reportInBackground(j, r, err, abandoned, began, finished)
 	}
+	outcome, reportErr := w.report(j, r, err, abandoned)
+	w.reportedJob(j, r, began, err, outcome, reportErr)
+	finished()
+	return false
+}
+
+// reportedJob is what runJob does once a job is reported: the slot freed
+// (unless its completion freed it), the job no longer in hand, counted,
+// observed and told to OnDone.
+func (w *Worker) reportedJob(j *Job, r *runningJob, began time.Time, err error, outcome Outcome, reportErr error) {
+	if !r.completion.released {
+		r.release()
+	}
+	w.mu.Lock()
+	delete(w.jobs, r)
+	w.mu.Unlock()
+	w.registryChanged()
 	j.q.observer.jobFinished(j, outcome, time.Since(began))
 	w.count(outcome)
 	if reportErr != nil {
