@@ -934,9 +934,9 @@ const reportHeld = 500 * time.Millisecond
 // handlerErr. When the report takes longer than reportHeld, the job's slot
 // is freed and the handler's goroutine goes back to the pool, and the
 // report goes on: it stays in hand (the heartbeat renews its lease) until
-// the report ends, and finished is called then. It reports whether it left
+// the report ends, and is marked done in finished then. It reports whether it left
 // the report so.
-func (w *Worker) reportInBackground(j *Job, r *runningJob, handlerErr error, abandoned *atomic.Bool, began time.Time, finished func()) bool {
+func (w *Worker) reportInBackground(j *Job, r *runningJob, handlerErr error, abandoned *atomic.Bool, began time.Time, finished *sync.WaitGroup) bool {
 	type reported struct {
 		outcome Outcome
 		err     error
@@ -951,7 +951,7 @@ func (w *Worker) reportInBackground(j *Job, r *runningJob, handlerErr error, aba
 	case rep := <-ch:
 		timer.Stop()
 		w.reportedJob(j, r, began, handlerErr, rep.outcome, rep.err)
-		finished()
+		finished.Done()
 		return false
 	case <-timer.C:
 	}
@@ -959,7 +959,7 @@ func (w *Worker) reportInBackground(j *Job, r *runningJob, handlerErr error, aba
 	go func() {
 		rep := <-ch
 		w.reportedJob(j, r, began, handlerErr, rep.outcome, rep.err)
-		finished()
+		finished.Done()
 	}()
 	return true
 }

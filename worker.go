@@ -751,7 +751,7 @@ func (p *handlerPool) run(j *Job) {
 	// report left to finish in the background, which keeps its channel).
 	done := make(chan error, 1)
 	for {
-		if p.w.runJob(p.jobsCtx, j, p.abandoned, done, p.release, p.running.Done) {
+		if p.w.runJob(p.jobsCtx, j, p.abandoned, done, p.release, &p.running) {
 			done = make(chan error, 1)
 		}
 		var ok bool
@@ -883,10 +883,10 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // frees the job's handler slot with release: when the server has answered
 // for it, or when the report failed.
 //
-// It calls finished once the job is reported, and reports whether it left
-// the report to finish in the background (reportInBackground), done with
-// it.
-func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool, done chan error, release func(), finished func()) (background bool) {
+// It marks the job done in finished once it is reported, and reports
+// whether it left the report to finish in the background
+// (reportInBackground), done with it.
+func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool, done chan error, release func(), finished *sync.WaitGroup) (background bool) {
 	ctx, cancel := context.WithCancelCause(jobsCtx)
 	defer cancel(nil)
 	if j.q.of != nil {
@@ -915,7 +915,7 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool,
 	}
 	outcome, reportErr := w.report(j, r, err, abandoned)
 	w.reportedJob(j, r, began, err, outcome, reportErr)
-	finished()
+	finished.Done()
 	return false
 }
 
