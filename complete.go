@@ -172,7 +172,14 @@ type completion struct {
 const completionSenders = 2
 
 func newCompleter(q *Queue) *groupcommit.Queue[*completion] {
-	return groupcommit.New(completionSenders, takeCompletions, q.sendCompletions)
+	senders := completionSenders
+	if q.of != nil {
+		// A worker's completions are split over the partitions already:
+		// one call in flight each keeps their batches larger, so fewer
+		// calls carry them (docs/BENCHMARKS.md, partitioned queues).
+		senders = 1
+	}
+	return groupcommit.New(senders, takeCompletions, q.sendCompletions)
 }
 
 // takeCompletions takes the next batch of distinct jobs. A completion whose
