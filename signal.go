@@ -54,9 +54,13 @@ func signalGroups(queues []QueueWeight) []signalGroup {
 // and reports whether a token arrived. valkey-go runs the blocking BLPOP on
 // a dedicated connection, so it does not hold up the pipelined calls of
 // other goroutines; when ctx ends, it releases the BLPOP with CLIENT
-// UNBLOCK and keeps the connection.
-func (g signalGroup) wait(ctx context.Context, timeout time.Duration) (bool, error) {
-	cmd := g.client.B().Blpop().Key(g.keys...).Timeout(timeout.Seconds()).Build().UnblockOnCancel()
+// UNBLOCK and keeps the connection (with unblock; else it closes the
+// connection: see signalWaits).
+func (g signalGroup) wait(ctx context.Context, timeout time.Duration, unblock bool) (bool, error) {
+	cmd := g.client.B().Blpop().Key(g.keys...).Timeout(timeout.Seconds()).Build()
+	if unblock {
+		cmd = cmd.UnblockOnCancel()
+	}
 	err := g.client.Do(ctx, cmd).Error()
 	switch {
 	case err == nil:
@@ -66,48 +70,6 @@ func (g signalGroup) wait(ctx context.Context, timeout time.Duration) (bool, err
 	default:
 		return false, fmt.Errorf("trafikey: wait for signal: %w", err)
 	}
-}
-
-// waitSignals waits on every group at once, each group's BLPOP on its own
-// node, until a token arrives on any (the others are then released) or
-// timeout passes, and reports whether a token arrived. A group's error is
-// returned only when no token arrived. A token that a released BLPOP took
-// just as it was released is lost; the worker claims from every queue
-// before it waits again, so only another worker idle on that queue sees
-// its job late, within its PollInterval.
-func waitSignals(ctx context.Context, groups []signalGroup, timeout time.Duration) (bool, error) {
-	if len(groups) == 1 {
-		return groups[0].wait(ctx, timeout)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type result struct {
-		got bool
-		err error
-	}
-	results := make(chan result, len(groups))
-	for _, g := range groups {
-		go func() {
-			got, err := g.wait(ctx, timeout)
-			if got {
-				cancel()
-			}
-			results <- result{got, err}
-		}()
-	}
-	var got bool
-	var first error
-	for range groups {
-		r := <-results
-		got = got || r.got
-		if r.err != nil && first == nil && ctx.Err() == nil {
-			first = r.err
-		}
-	}
-	if got {
-		return true, nil
-	}
-	return false, first
 }
 
 // hashSlot is the cluster hash slot of key: CRC16 (XMODEM) of its hash tag,
@@ -188,18 +150,17 @@ func (s *signalWaits) wait(ctx context.Context, groups []signalGroup, timeout ti
 		}
 		s.out[key] = true
 		go func() {
-			cmd := g.client.B().Blpop().Key(g.keys...).Timeout(timeout.Seconds()).Build()
-			err := g.client.Do(ctx, cmd).Error()
+			got, err := g.wait(ctx, timeout, false)
 			s.mu.Lock()
 			delete(s.out, key)
 			switch {
-			case err == nil:
+			case got:
 				select {
 				case woke <- struct{}{}:
 				default:
 				}
-			case !valkey.IsValkeyNil(err) && ctx.Err() == nil:
-				s.err = fmt.Errorf("trafikey: wait for signal: %w", err)
+			case err != nil && ctx.Err() == nil:
+				s.err = err
 			}
 			s.mu.Unlock()
 		}()

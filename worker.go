@@ -849,14 +849,14 @@ func (w *Worker) claim(ctx context.Context, n int, cs *claimState, start func(*J
 // waitSignal sleeps until a verb signals one of the worker's queues, or
 // PollInterval passes. It waits on all their signal lists at once: in one
 // BLPOP when they share a client and, in a cluster, a slot, else one BLPOP
-// per client and slot, concurrently, the first token releasing the others,
-// so no queue waits for PollInterval to be seen.
+// per client and slot, concurrently (signalWaits), so no queue waits for
+// PollInterval to be seen.
 func (w *Worker) waitSignal(ctx context.Context) (bool, error) {
 	groups := w.set.Load().signals
 	if len(groups) > 1 {
 		return w.waits.wait(ctx, groups, w.opts.PollInterval)
 	}
-	return waitSignals(ctx, groups, w.opts.PollInterval)
+	return groups[0].wait(ctx, w.opts.PollInterval, true)
 }
 
 // claimFailed logs a failed claim and returns how long to wait before the
