@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/valkey-io/valkey-go"
-
 	"github.com/trafikey/trafikey/internal/groupcommit"
 	"github.com/trafikey/trafikey/internal/protocol"
 )
@@ -182,7 +180,7 @@ func addsOf(batch []*pendingAdd) ([]string, context.Context, context.CancelFunc)
 
 // addJobs runs one ADD of n jobs' argument groups through call (q.call, or
 // q.callOnce), and returns their ids.
-func (q *Queue) addJobs(ctx context.Context, jobs []string, n int, call func(context.Context, *protocol.Verb, ...string) (valkey.ValkeyMessage, error)) ([]string, error) {
+func (q *Queue) addJobs(ctx context.Context, jobs []string, n int, call verbCall) ([]string, error) {
 	msg, err := call(ctx, protocol.Add, addCall(jobs)...)
 	var ids []string
 	if err == nil || errors.Is(err, ErrNotDurable) {
@@ -235,7 +233,7 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 // addBatch is AddBatch on one queue or partition, its first call made
 // through call (q.call, or q.callOnce: see partitions.addAnywhere) and the
 // others through q.call.
-func (q *Queue) addBatch(ctx context.Context, jobs []JobSpec, call func(context.Context, *protocol.Verb, ...string) (valkey.ValkeyMessage, error)) ([]string, error) {
+func (q *Queue) addBatch(ctx context.Context, jobs []JobSpec, call verbCall) ([]string, error) {
 	groups := make([][]string, 0, (len(jobs)+MaxBatch-1)/MaxBatch)
 	flats := make([][]string, 0, cap(groups))
 	for start, end := range batchCalls(jobs) {

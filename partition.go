@@ -162,33 +162,52 @@ func (p *partitions) route(o *JobOptions) *Queue {
 func (p *partitions) sendAdds(batch []*pendingAdd) {
 	jobs, ctx, cancel := addsOf(batch)
 	defer cancel()
-	chosen := p.spread(len(batch))
+	var ids []string
+	err := p.handOn(ctx, p.spread(len(batch)), len(batch), true, func(part *Queue, call verbCall) (bool, error) {
+		var err error
+		ids, err = part.addJobs(ctx, jobs, len(batch), call)
+		return notSent(err), err
+	})
+	deliverAdds(batch, ids, err)
+}
+
+// verbCall runs a verb on a handle: its call, or its callOnce.
+type verbCall = func(context.Context, *protocol.Verb, ...string) (valkey.ValkeyMessage, error)
+
+// handOn runs send, n jobs without a key or a lane, on partition first or,
+// while a partition refuses it without running it (send's first result),
+// on the next one in turn, passing over those refusing lately (and first
+// too when skipFirst), and returns send's last error. Each try but the
+// last calls through callOnce, so that a refusal comes back at once; the
+// last calls through call, which tries again while the server does not run
+// it. The jobs are counted as sent to the partition that took them.
+func (p *partitions) handOn(ctx context.Context, first *Queue, n int, skipFirst bool, send func(part *Queue, call verbCall) (refused bool, err error)) error {
 	list := p.list()
-	first := slices.Index(list, chosen)
+	at := slices.Index(list, first)
 	for k := range list {
-		part := list[(first+k)%len(list)]
+		part := list[(at+k)%len(list)]
 		last := k == len(list)-1
-		if !last && p.marks.skip(part) {
+		if (k > 0 || skipFirst) && !last && p.marks.skip(part) {
 			continue
 		}
 		call := part.callOnce
 		if last {
 			call = part.call
 		}
-		ids, err := part.addJobs(ctx, jobs, len(batch), call)
-		if !last && notSent(err) && ctx.Err() == nil {
+		refused, err := send(part, call)
+		if !last && refused && ctx.Err() == nil {
 			p.marks.failed(part)
 			continue
 		}
 		if err == nil {
 			p.marks.served(part)
 		}
-		if part != chosen {
-			p.moved(chosen, part, len(batch))
+		if part != first {
+			p.moved(first, part, n)
 		}
-		deliverAdds(batch, ids, err)
-		return
+		return err
 	}
+	return nil
 }
 
 // notSent reports whether err is a call that surely wrote nothing: refused

@@ -456,27 +456,11 @@ func (q *Queue) eventsParts(ctx context.Context, from string) iter.Seq2[Event, e
 // when it refuses their first call without running it, to the next
 // partition that takes it, as coalesced adds do (partitions.sendAdds).
 func (p *partitions) addAnywhere(ctx context.Context, first *Queue, jobs []JobSpec) ([]string, error) {
-	list := p.list()
-	at := slices.Index(list, first)
-	for k := range list {
-		part := list[(at+k)%len(list)]
-		last := k == len(list)-1
-		if k > 0 && !last && p.marks.skip(part) {
-			continue
-		}
-		call := part.callOnce
-		if last {
-			call = part.call
-		}
-		got, err := part.addBatch(ctx, jobs, call)
-		if !last && len(got) == 0 && notSent(err) && ctx.Err() == nil {
-			p.marks.failed(part)
-			continue
-		}
-		if part != first {
-			p.moved(first, part, len(jobs))
-		}
-		return got, err
-	}
-	return nil, nil
+	var got []string
+	err := p.handOn(ctx, first, len(jobs), false, func(part *Queue, call verbCall) (bool, error) {
+		var err error
+		got, err = part.addBatch(ctx, jobs, call)
+		return len(got) == 0 && notSent(err), err
+	})
+	return got, err
 }
