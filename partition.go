@@ -272,15 +272,27 @@ func (q *Queue) partOf(op, id string) (*Queue, error) {
 	if q.parts == nil {
 		return q, nil
 	}
-	i := 0
-	if k := strings.LastIndexByte(id, '~'); k >= 0 {
-		n, err := strconv.Atoi(id[k+1:])
-		if err != nil || n < 1 || n >= len(q.parts.list()) || id[k+1:] != strconv.Itoa(n) {
-			return nil, invalid(op, "job id %s names no partition of queue %s", echo(id), echo(q.name))
-		}
-		i = n
+	list := q.parts.list()
+	i, _, ok := partitionSuffix(id, len(list))
+	if !ok {
+		return nil, invalid(op, "job id %s names no partition of queue %s", echo(id), echo(q.name))
 	}
-	return q.parts.list()[i], nil
+	return list[i], nil
+}
+
+// partitionSuffix splits s, a job id or an event's position, into the
+// partition its suffix names ("~<index>", 1..n-1; none is partition 0) and
+// what comes before it; ok is false for a suffix that names no partition.
+func partitionSuffix(s string, n int) (index int, rest string, ok bool) {
+	k := strings.LastIndexByte(s, '~')
+	if k < 0 {
+		return 0, s, true
+	}
+	i, err := strconv.Atoi(s[k+1:])
+	if err != nil || i < 1 || i >= n || s[k+1:] != strconv.Itoa(i) {
+		return 0, "", false
+	}
+	return i, s[:k], true
 }
 
 // partitionsKey is the hash of queue name's partitions.

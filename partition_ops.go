@@ -393,14 +393,10 @@ func (q *Queue) eventsParts(ctx context.Context, from string) iter.Seq2[Event, e
 			froms[i] = from
 		}
 		if from != "" && from != "$" && from != "0" {
-			at, pos := 0, from
-			if k := strings.LastIndexByte(from, '~'); k >= 0 {
-				n, err := strconv.Atoi(from[k+1:])
-				if err != nil || n < 1 || n >= len(list) || from[k+1:] != strconv.Itoa(n) {
-					yield(Event{}, invalid("events", "position %q names no partition of queue %s", echo(from), echo(q.name)))
-					return
-				}
-				at, pos = n, from[:k]
+			at, pos, ok := partitionSuffix(from, len(list))
+			if !ok {
+				yield(Event{}, invalid("events", "position %q names no partition of queue %s", echo(from), echo(q.name)))
+				return
 			}
 			ms, _, _ := strings.Cut(pos, "-")
 			ms, _, _ = strings.Cut(ms, ".")
