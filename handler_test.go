@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -237,6 +238,94 @@ func TestCancelNoticeAfterReconnect(t *testing.T) {
 		require.Zero(t, calls.count(protocol.Extend), "the notice, not a heartbeat, cancelled the handler")
 		require.Equal(t, 1, w.Info().Cancelled)
 	})
+}
+
+// TestCancelSubscriptionLifetime: the workers of a queue handle share one
+// subscription to its cancels channel, one subscriber for the server
+// (PUBSUB SHARDNUMSUB counts connections). A worker that stops while
+// another runs sends no SUNSUBSCRIBE, and a cancel then still reaches the
+// other's handler by its notice (the lease is an hour, so no heartbeat
+// runs); the last one to stop unsubscribes, leaving the server no
+// subscriber of the channel.
+func TestCancelSubscriptionLifetime(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		q, calls := b.counted(t, "lifetime", nil)
+		channel := protocol.KeysOf(q.Name()).Cancels()
+		subscribers := func() int { return shardSubscribers(t, b.server, channel) }
+		// The slow log keeps every command with its arguments: the
+		// client's own SUNSUBSCRIBEs of pooled connections name no channel.
+		b.do(t, "CONFIG", "SET", "slowlog-log-slower-than", "0", "slowlog-max-len", "1000000")
+		unsubscribes := func() int { return loggedCommands(t, b, "SUNSUBSCRIBE", channel) }
+		started := make(chan *trafikey.Job, 2)
+		causes := make(chan error, 2)
+		handler := func(ctx context.Context, j *trafikey.Job) error {
+			started <- j
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return ctx.Err()
+		}
+		opts := trafikey.WorkerOptions{Concurrency: 1, Lease: time.Hour}
+		cancelled := func(j *trafikey.Job) {
+			t.Helper()
+			require.NoError(t, q.Cancel(ctx, j.ID))
+			select {
+			case err := <-causes:
+				require.ErrorIs(t, err, trafikey.ErrCancelled)
+			case <-time.After(eventually):
+				t.Fatalf("the handler of job %s was not cancelled", j.ID)
+			}
+		}
+
+		stopFirst := runWorker(t, newWorker(t, q, handler, opts))
+		require.Eventually(t, func() bool { return subscribers() == 1 }, eventually, tick, "the worker subscribes")
+		// Each worker runs a job, the second one's claimed after its
+		// subscription was made.
+		_, err := q.Add(ctx, []byte("first"), nil)
+		require.NoError(t, err)
+		first := <-started
+		stopSecond := runWorker(t, newWorker(t, q, handler, opts))
+		_, err = q.Add(ctx, []byte("second"), nil)
+		require.NoError(t, err)
+		second := <-started
+		require.Equal(t, 1, subscribers(), "one subscription for both workers")
+
+		cancelled(first)
+		require.NoError(t, stopFirst())
+		require.Zero(t, unsubscribes(), "the first worker to stop leaves the subscription")
+		require.Equal(t, 1, subscribers())
+		cancelled(second)
+		require.NoError(t, stopSecond())
+		require.Eventually(t, func() bool { return subscribers() == 0 }, eventually, tick,
+			"the last worker to stop unsubscribes")
+		require.Equal(t, 1, unsubscribes())
+		require.Zero(t, calls.count(protocol.Extend), "the notices, not heartbeats, cancelled the handlers")
+		require.Equal(t, 2, stats(t, q).TotalCancelled)
+	})
+}
+
+// loggedCommands counts the commands of the server's slow log whose
+// arguments are args, the command's name in upper case.
+func loggedCommands(t *testing.T, b *testBundle, args ...string) int {
+	t.Helper()
+	entries, _ := b.do(t, "SLOWLOG", "GET", "-1").([]any)
+	n := 0
+	for _, e := range entries {
+		fields, _ := e.([]any)
+		require.Greater(t, len(fields), 3, "slow log entry %v", e)
+		logged, _ := fields[3].([]any)
+		got := make([]string, len(logged))
+		for i, a := range logged {
+			got[i] = fmt.Sprint(a)
+		}
+		if len(got) > 0 {
+			got[0] = strings.ToUpper(got[0])
+		}
+		if slices.Equal(got, args) {
+			n++
+		}
+	}
+	return n
 }
 
 // TestCancelNoticeTouchesOnlyItsJob: a cancel notice cancels the handler

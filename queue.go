@@ -52,6 +52,10 @@ type Queue struct {
 	// idSuffix ends the ids of this partition's jobs outside the server
 	// ("~<index>"); empty for partition 0 and unpartitioned queues.
 	idSuffix string
+
+	// watchers counts the workers subscribed through this handle to its
+	// cancels channel; the last to stop unsubscribes (worker_cancels.go).
+	watchers cancelWatchers
 }
 
 // QueueOptions configure Open. The zero value, like a nil *QueueOptions,

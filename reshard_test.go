@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
 )
@@ -345,4 +346,84 @@ func reshardBlocked(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	}
 	require.NoError(t, stopAlone())
 	require.NoError(t, stopBoth())
+}
+
+// TestReshardCancelNotice moves the slot of a queue while its worker runs
+// a job, with a lease of an hour, so no heartbeat runs. The old owner ends
+// the worker's subscription to the queue's cancels channel when the slot
+// leaves it; the worker subscribes again on the new owner, and a cancel
+// there reaches the handler's context by its notice. Stopped, the worker
+// unsubscribes on the new owner.
+func TestReshardCancelNotice(t *testing.T) {
+	skipInShort(t, "slot migrations in a cluster")
+	t.Parallel()
+	forEachMove(t, reshardCancelNotice)
+}
+
+func reshardCancelNotice(t *testing.T, exec trafikey.Executor, atomicMove bool) {
+	cl, c := startClusterOf(t, exec, 0)
+	ctx := t.Context()
+	primaries := cl.Primaries()
+	if atomicMove {
+		v, err := primaries[0].Version(ctx)
+		require.NoError(t, err)
+		if !v.AtLeast("valkey", 9, 0) {
+			t.Skipf("%s has no atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+); the classic move is tested on it", v)
+		}
+	}
+	from, to := primaries[0], primaries[1]
+	name, slot := queueOn(t, cl, "cancelmove", 0)
+	q, err := trafikey.Open(ctx, c, name, &trafikey.QueueOptions{Executor: exec})
+	require.NoError(t, err)
+	channel := protocol.KeysOf(name).Cancels()
+	subscribed := func(onFrom, onTo int) func() bool {
+		return func() bool {
+			return shardSubscribers(t, from, channel) == onFrom && shardSubscribers(t, to, channel) == onTo
+		}
+	}
+
+	started := make(chan *trafikey.Job, 1)
+	causes := make(chan error, 1)
+	outcomes := make(chan trafikey.Outcome, 1)
+	w, err := trafikey.NewWorker(q, func(ctx context.Context, j *trafikey.Job) error {
+		started <- j
+		<-ctx.Done()
+		causes <- context.Cause(ctx)
+		return ctx.Err()
+	}, trafikey.WorkerOptions{Concurrency: 1, Lease: time.Hour,
+		OnDone: func(_ *trafikey.Job, o trafikey.Outcome, _ error) { outcomes <- o }})
+	require.NoError(t, err)
+	stop := runWorker(t, w)
+	_, err = q.Add(ctx, []byte("long"), nil)
+	require.NoError(t, err)
+	var j *trafikey.Job
+	select {
+	case j = <-started:
+	case <-time.After(eventually):
+		t.Fatal("the job did not start")
+	}
+	require.True(t, subscribed(1, 0)(), "the worker is subscribed on the queue's owner")
+
+	if atomicMove {
+		require.NoError(t, cl.MigrateSlotAtomic(ctx, slot, from, to))
+	} else {
+		_, err := cl.MigrateSlot(ctx, slot, from, to, 10)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, subscribed(0, 1), eventually, tick, "the worker subscribes again on the new owner")
+
+	require.NoError(t, q.Cancel(ctx, j.ID))
+	select {
+	case cause := <-causes:
+		require.ErrorIs(t, cause, trafikey.ErrCancelled)
+	case <-time.After(eventually):
+		t.Fatal("the handler was not cancelled after the move")
+	}
+	require.Equal(t, trafikey.OutcomeCancelled, <-outcomes)
+	require.NoError(t, stop())
+	require.Eventually(t, subscribed(0, 0), eventually, tick, "the stopped worker unsubscribes on the new owner")
+	require.Equal(t, 1, w.Info().Cancelled)
+	s, err := q.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, s.TotalCancelled)
 }

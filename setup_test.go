@@ -164,6 +164,18 @@ func countBlocked(list, cmd string) int {
 	return n
 }
 
+// shardSubscribers is how many connections of s are subscribed to the
+// sharded channel (PUBSUB SHARDNUMSUB); on a cluster, the node owning the
+// channel's slot counts them.
+func shardSubscribers(t *testing.T, s *valkeyserver.Server, channel string) int {
+	t.Helper()
+	reply, _ := valkeytest.Do(t, s, "PUBSUB", "SHARDNUMSUB", channel).([]any)
+	require.Len(t, reply, 2, "PUBSUB SHARDNUMSUB %s", channel)
+	n, ok := reply[1].(int64)
+	require.True(t, ok, "PUBSUB SHARDNUMSUB %s: %v", channel, reply)
+	return int(n)
+}
+
 // skipInShort skips t under -short: it stops, crashes or restarts servers,
 // or runs for seconds (what says how), and the full run covers it.
 func skipInShort(t *testing.T, what string) {

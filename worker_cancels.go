@@ -2,6 +2,7 @@ package trafikey
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,6 +20,14 @@ import (
 // at once. The heartbeat stays the fallback: a notice sent while the
 // subscription was down, or not sent (the canceller's ACL may not publish
 // it), is learnt from the job's next EXTEND.
+//
+// The workers of a queue handle share one server-side subscription: the
+// client sends SSUBSCRIBE and SUNSUBSCRIBE of a channel on one connection
+// per node, and a server's sunsubscribe (the slot moved, or a SUNSUBSCRIBE
+// on the connection) ends every Receive of the channel there. Ending a
+// Receive (its context) sends nothing, so the handle counts its watchers,
+// and the last one to stop sends SUNSUBSCRIBE; until then the others keep
+// the subscription.
 
 const (
 	// noticeRetryMax is the longest wait before subscribing again after a
@@ -31,9 +40,11 @@ const (
 )
 
 // watchCancels starts a goroutine per queue, in group, that keeps the
-// queue's cancels subscription until ctx ends. The channel it returns is
-// closed once every queue's first subscription was confirmed or failed, so
-// Run claims its first jobs with the subscriptions in place.
+// queue's cancels subscription until ctx ends, and ends it then unless
+// another worker of the queue handle still runs (cancelWatchers). The
+// channel it returns is closed once every queue's first subscription was
+// confirmed or failed, so Run claims its first jobs with the subscriptions
+// in place.
 func (w *Worker) watchCancels(ctx context.Context, group *sync.WaitGroup) <-chan struct{} {
 	ready := make(chan struct{})
 	var first sync.WaitGroup
@@ -49,12 +60,11 @@ func (w *Worker) watchCancels(ctx context.Context, group *sync.WaitGroup) <-chan
 }
 
 // watchQueueCancels subscribes to q's cancels channel, again after each
-// loss, until ctx ends; tried is called once, after the first attempt.
-// When ctx ends, valkey-go stops delivering the channel's messages to this
-// subscription without sending SUNSUBSCRIBE: the shared connection stays
-// subscribed (another worker of the queue in this process may use the same
-// subscription), and a later message is dropped by the client.
+// loss, until ctx ends; tried is called once, after the first attempt. It
+// counts as one of q's watchers while it runs (cancelWatchers).
 func (w *Worker) watchQueueCancels(ctx context.Context, q *Queue, tried func()) {
+	q.watchers.join()
+	defer q.watchers.leave(ctx, q, w.log)
 	var once sync.Once
 	defer once.Do(tried)
 	var wait time.Duration
@@ -90,6 +100,46 @@ func (w *Worker) watchQueueCancels(ctx context.Context, q *Queue, tried func()) 
 		if !sleep(ctx, wait) {
 			return
 		}
+	}
+}
+
+// cancelWatchers counts the watchers of a queue handle's cancels channel,
+// the workers' loops that subscribe to it through the handle's client.
+type cancelWatchers struct {
+	// mu is held by a watcher joining and by the last one leaving until its
+	// SUNSUBSCRIBE is answered: the server's sunsubscribe, which would end
+	// a joiner's Receive as well, is then past before it subscribes.
+	mu sync.Mutex
+	n  int
+}
+
+// unsubscribeTimeout bounds the SUNSUBSCRIBE of a stopping worker's last
+// watcher; Run waits for it.
+const unsubscribeTimeout = time.Second
+
+func (c *cancelWatchers) join() {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+}
+
+// leave ends a watcher of q's channel; the last one unsubscribes the
+// connection that carried the channel. A SUNSUBSCRIBE that fails leaves
+// the connection subscribed (valkey-go drops the messages nobody
+// receives) unless the connection was lost, which ended the subscription.
+func (c *cancelWatchers) leave(ctx context.Context, q *Queue, log *throttledLog) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n--; c.n > 0 {
+		return
+	}
+	bye, cancel := context.WithTimeout(context.WithoutCancel(ctx), unsubscribeTimeout)
+	defer cancel()
+	// SSUBSCRIBE and SUNSUBSCRIBE go on the same connection of the node
+	// the client maps the slot to; a MOVED is followed to the new owner.
+	err := q.client.Do(bye, q.client.B().Sunsubscribe().Channel(q.keys.Cancels()).Build()).Error()
+	if err != nil && !errors.Is(err, valkey.ErrClosing) {
+		log.warn("trafikey: cancel notices: unsubscribing failed", "queue", q.name, "err", err)
 	}
 }
 
