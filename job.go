@@ -48,6 +48,10 @@ type Job struct {
 	// sent (zero for a job not claimed through Claim): the lease runs
 	// from no earlier than that.
 	claimSent time.Time
+	// waited is how long the job waited before this claim, when waitKnown
+	// (CLAIM's extended row's wait; Observer.JobWaited).
+	waited    time.Duration
+	waitKnown bool
 }
 
 // SetResult sets the result the job's completion carries (at most the
@@ -123,6 +127,7 @@ func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block
 	}
 	if len(jobs) > 0 {
 		q.observer.jobsClaimed(q.name, jobs)
+		q.observer.jobsWaited(jobs)
 	}
 	return jobs, nil
 }
@@ -136,13 +141,13 @@ func (q *Queue) claimBlocks() bool {
 }
 
 // claimedJob reads one entry of CLAIM's reply: [id, data, attempt], and with
-// ext [.., max, kind, timeout, headers, lane]. A null data, kind, headers or
-// lane reads as empty.
+// ext [.., max, kind, timeout, headers, lane, wait]. A null data, kind,
+// headers or lane reads as empty, a null wait as not known.
 func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 	f, err := row.ToArray()
 	want := 3
 	if ext {
-		want = 4 + len(protocol.ClaimExtendedFields)
+		want = protocol.ClaimExtendedReply
 	}
 	if err != nil || len(f) != want {
 		return nil, false
@@ -166,6 +171,13 @@ func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 		headers, _ := f[6].ToString()
 		j.Headers = decodeHeaders(headers)
 		j.Lane, _ = f[7].ToString()
+		if !f[8].IsNil() {
+			wait, err := f[8].AsInt64()
+			if err != nil {
+				return nil, false
+			}
+			j.waited, j.waitKnown = time.Duration(wait)*time.Millisecond, true
+		}
 	}
 	return j, true
 }

@@ -28,6 +28,13 @@ type Observer struct {
 	// too when the server's CLAIM replies no kinds (a dataset older than
 	// the extended rows).
 	JobsClaimed func(queue, kind string, n int)
+	// JobWaited: job, just claimed by this client, had waited d between
+	// its add and this, its first claim, by the server's clock (its
+	// lane's turn included). Only jobs added to run at once are reported:
+	// a retry, or a job added with a delay or a run time, a flow's parent,
+	// or one promoted, requeued or recovered since its add is not, as no
+	// row records when it became ready.
+	JobWaited func(job *Job, d time.Duration)
 	// JobStarted: a worker's handler starts on job.
 	JobStarted func(job *Job)
 	// JobFinished: a worker's handler returned after d and the job's
@@ -86,6 +93,17 @@ func byKind(n int, kindOf func(i int) string, report func(kind string, n int)) {
 	}
 	for j, k := range kinds {
 		report(k, counts[j])
+	}
+}
+
+// jobsWaited reports the waits known of a claim's jobs.
+func (o *Observer) jobsWaited(jobs []*Job) {
+	if o.JobWaited != nil {
+		for _, j := range jobs {
+			if j.waitKnown {
+				o.JobWaited(j, j.waited)
+			}
+		}
 	}
 }
 

@@ -54,6 +54,37 @@ type WorkerInfo struct {
 	Abandoned int `json:"abandoned"`
 	// Cancelled counts jobs Queue.Cancel ended while their handler ran.
 	Cancelled int `json:"cancelled"`
+	// Waited counts the jobs it started whose wait is known
+	// (Observer.JobWaited),
+	// by how long they waited: Waited[i] (i < 10) those under 4^i ms
+	// (1 ms, 4 ms, 16 ms … 262.144 s), Waited[10] the rest. In
+	// Admin.Workers the queue read's, in Worker.Info every queue's.
+	Waited []int `json:"waited"`
+}
+
+// waitBuckets is the length of WorkerInfo.Waited.
+const waitBuckets = 11
+
+// waitBucket is the index in WorkerInfo.Waited of a wait of d.
+func waitBucket(d time.Duration) int {
+	bound := time.Millisecond
+	for i := range waitBuckets - 1 {
+		if d < bound {
+			return i
+		}
+		bound *= 4
+	}
+	return waitBuckets - 1
+}
+
+// countWait counts a job of q started after a wait of d; w.mu is held.
+func (w *Worker) countWait(q *Queue, d time.Duration) {
+	c := w.waited[q]
+	if c == nil {
+		c = new([waitBuckets]int)
+		w.waited[q] = c
+	}
+	c[waitBucket(d)]++
 }
 
 // registerEvery is how often a running worker writes its record; the
@@ -112,6 +143,14 @@ func (w *Worker) info(q *Queue) WorkerInfo {
 		info.Started = *t
 	}
 	w.mu.Lock()
+	info.Waited = make([]int, waitBuckets)
+	for wq, c := range w.waited {
+		if q == nil || wq == q.logical() {
+			for i, n := range c {
+				info.Waited[i] += n
+			}
+		}
+	}
 	info.Running = len(w.jobs)
 	for r := range w.jobs {
 		if len(info.Jobs) < maxInfoJobs && (q == nil || r.job.q.logical() == q.logical()) {

@@ -56,6 +56,8 @@ func TestWorkerRegistry(t *testing.T) {
 		require.Equal(t, []string{q.Name()}, info.Queues)
 		require.Equal(t, 3, info.Concurrency)
 		require.Equal(t, ids, info.Jobs)
+		require.Len(t, info.Waited, 11)
+		require.Equal(t, 2, sum(info.Waited), "both jobs added ready: their waits known")
 		require.False(t, info.Started.IsZero())
 		require.False(t, info.Beat.Before(info.Started))
 
@@ -78,7 +80,7 @@ func TestWorkerRegistry(t *testing.T) {
 			require.NoError(t, err)
 			onOther, err := other.Admin().Workers(ctx)
 			require.NoError(t, err)
-			return len(got) == 2 && len(onOther) == 1 && slices.Equal(onOther[0].Jobs, []string{otherID})
+			return len(got) == 2 && len(onOther) == 1 && slices.Equal(onOther[0].Jobs, []string{otherID}) && sum(onOther[0].Waited) == 1
 		}, eventually, tick, "the second worker registers on both queues, with each queue's jobs")
 		ttl2 := b.do(t, "PTTL", protocol.KeysOf(q.Name()).Base+protocol.SuffixWorker+w2.Info().ID).(int64)
 		require.Greater(t, ttl2, int64(10000), "the default period, 5 s: three of them")
@@ -87,6 +89,7 @@ func TestWorkerRegistry(t *testing.T) {
 			if i.ID == w2.Info().ID {
 				require.Equal(t, []string{q.Name(), "other"}, i.Queues)
 				require.Empty(t, i.Jobs, "its job is the other queue's")
+				require.Zero(t, sum(i.Waited), "and so is its wait")
 			}
 		}
 
@@ -114,4 +117,12 @@ func TestWorkerRegistry(t *testing.T) {
 		require.Empty(t, got)
 		require.Zero(t, b.do(t, "EXISTS", protocol.KeysOf("other").Base+protocol.SuffixWorker+w2.Info().ID))
 	})
+}
+
+func sum(counts []int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
 }

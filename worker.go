@@ -200,6 +200,9 @@ type Worker struct {
 
 	mu   sync.Mutex
 	jobs map[*runningJob]struct{}
+	// waited counts the jobs started whose wait is known, per logical
+	// queue, by WorkerInfo.Waited's buckets.
+	waited map[*Queue]*[waitBuckets]int
 
 	// parts is what the claims know of the partitions of the worker's
 	// partitioned queues.
@@ -331,6 +334,7 @@ func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOption
 		handler: chain(recovered(handler), opts.Middleware),
 		opts:    opts,
 		jobs:    map[*runningJob]struct{}{},
+		waited:  map[*Queue]*[waitBuckets]int{},
 		host:    host,
 		id:      newWorkerID(host),
 		changed: make(chan struct{}, 1),
@@ -905,6 +909,9 @@ func (w *Worker) runJob(jobsCtx context.Context, j *Job, abandoned *atomic.Bool,
 	r.renewed.Store(granted.UnixNano())
 	w.mu.Lock()
 	w.jobs[r] = struct{}{}
+	if j.waitKnown {
+		w.countWait(j.q.logical(), j.waited)
+	}
 	w.mu.Unlock()
 	w.registryChanged()
 

@@ -211,7 +211,7 @@ func (st *claimState) reply(c *host.Call, ext bool, v verdict.ClaimVerdict) erro
 	st.events.reset()
 	for _, j := range v.Jobs {
 		if ext {
-			c.ReplyArray(4 + len(protocol.ClaimExtendedFields))
+			c.ReplyArray(protocol.ClaimExtendedReply)
 		} else {
 			c.ReplyArray(3)
 		}
@@ -232,6 +232,19 @@ func (st *claimState) reply(c *host.Call, ext bool, v verdict.ClaimVerdict) erro
 			// the lane the job was taken from: its turn's participant
 			if j.Member < len(s.From) && s.From[j.Member] >= 0 {
 				c.ReplyBulk(s.Ready.Val[s.From[j.Member]].Name)
+			} else {
+				c.ReplyNull()
+			}
+			// how long it waited since its add, when its row says
+			var f [len(claimWait)]verdict.Field
+			at := st.extAt() + st.more
+			for i := range f {
+				if f[i].Bytes, f[i].Set, err = data.Index(at + i).OptBytes(); err != nil {
+					return err
+				}
+			}
+			if wait, ok := verdict.ClaimWait(f[0], f[1], c.NowMillis()); ok {
+				c.ReplyInt(wait)
 			} else {
 				c.ReplyNull()
 			}
@@ -486,6 +499,10 @@ func (st *claimState) stillReady(i int) bool {
 // data and ev and replied in that order by replyExtended.
 var claimExtended = [...]string{protocol.FieldMax, protocol.FieldKind, protocol.FieldTimeout, protocol.FieldHeaders}
 
+// claimWait are the row fields an extended row's read asks for last, in the
+// order of protocol.ClaimWaitFields, for its wait (verdict.ClaimWait).
+var claimWait = [...]string{protocol.FieldState, protocol.FieldAdded}
+
 // replyOptBulk replies a row field: a bulk, or null when absent.
 func replyOptBulk(c *host.Call, v host.Value) error {
 	if v.IsNull() {
@@ -544,6 +561,16 @@ func (st *claimState) extAt() int {
 		return 3
 	}
 	return 2
+}
+
+// rowFields is the number of fields of each row's HMGET: att data, ev when
+// read, st.more extended fields, and with those the wait's.
+func (st *claimState) rowFields() int {
+	n := st.extAt() + st.more
+	if st.more > 0 {
+		n += len(claimWait)
+	}
+	return n
 }
 
 // claimState is CLAIM's scratch between commands.
@@ -867,8 +894,9 @@ func (st *claimState) infoField(name []byte, per int) *verdict.Field {
 }
 
 // readRows checks the rows of the members that are ids against the caller's
-// ACL, then reads HMGET row att data [ev] [max [kind timeout headers]] for
-// each (ev when st.ev; the extended rows with ext 1: st.more fields), up to
+// ACL, then reads HMGET row att data [ev] [max [kind timeout headers] state
+// at] for each (ev when st.ev; the extended rows with ext 1: st.more
+// fields, then the wait's), up to
 // the first one
 // denied,
 // in one batch (with lanes, then ZCARD lanes); it fills the verdict's Rows
@@ -915,6 +943,9 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		for _, f := range claimExtended[:st.more] {
 			b.Str(f)
 		}
+		if st.more > 0 {
+			b.Str(claimWait[0]).Str(claimWait[1])
+		}
 		k++
 	}
 	if lanes {
@@ -960,8 +991,8 @@ func (st *claimState) takeRows(res host.Results, k int, lanes, turns bool) {
 		if st.rowAt[i] < 0 {
 			continue
 		}
-		var f [3 + len(claimExtended)]verdict.Field
-		err := fieldsAt(res, st.rowAt[i], f[:st.extAt()+st.more])
+		var f [3 + len(claimExtended) + len(claimWait)]verdict.Field
+		err := fieldsAt(res, st.rowAt[i], f[:st.rowFields()])
 		s.Rows[i] = verdict.Reply[verdict.Field]{Made: true, Err: err, Val: f[0]}
 	}
 	if lanes {

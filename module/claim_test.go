@@ -13,4 +13,11 @@ func TestClaimExtendedFields(t *testing.T) {
 	if !slices.Equal(claimExtended[:], protocol.ClaimExtendedFields) {
 		t.Fatalf("claimExtended %q, protocol %q", claimExtended, protocol.ClaimExtendedFields)
 	}
+	if !slices.Equal(claimWait[:], protocol.ClaimWaitFields) {
+		t.Fatalf("claimWait %q, protocol %q", claimWait, protocol.ClaimWaitFields)
+	}
+	// id data attempt, the extended fields, lane and wait
+	if n := 3 + len(claimExtended) + 2; n != protocol.ClaimExtendedReply {
+		t.Fatalf("an extended entry of %d, protocol %d", n, protocol.ClaimExtendedReply)
+	}
 }

@@ -9,7 +9,8 @@
 //     trafikey.QueueOptions.Observer, counts what this process's queues and workers
 //     do: jobs added, claimed, completed, failed, retried, dead-lettered,
 //     lost and cancelled, leases recovered, claims refused by the rate
-//     limit, handlers running, and handler run time;
+//     limit, handlers running, handler run time, and how long jobs waited
+//     to be claimed (trafikey.Observer.JobWaited);
 //   - a QueueCollector reads each queue's STATS when scraped and reports
 //     what the server holds, whatever process added or ran the jobs: the
 //     jobs pending, delayed, active and dead, whether it is paused, its
@@ -24,7 +25,7 @@
 // Every series carries the label queue; per-lane series the label lane
 // too, per-partition series the label partition (the partition's hash
 // tag). The observer's series of jobs (added, claimed, completed, failed,
-// retried, dead, lost, cancelled, running, and the run time) carry the
+// retried, dead, lost, cancelled, running, the run time and the wait) carry the
 // label kind too: the job's kind (trafikey.JobOptions.Kind), "none" for a
 // job without one. Kinds are a program's handlers, a few per queue; to keep
 // the series bounded whatever the producers pass, an observer gives the
@@ -43,6 +44,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/latency"
 )
 
 const namespace = "trafikey"
@@ -53,7 +55,7 @@ type observer struct {
 	cancelled                                              *prometheus.CounterVec
 	recoveredPending, recoveredDead, rateLimited           *prometheus.CounterVec
 	running                                                *prometheus.GaugeVec
-	duration                                               *prometheus.HistogramVec
+	duration, wait                                         *prometheus.HistogramVec
 	kinds                                                  kindLabels
 }
 
@@ -124,10 +126,15 @@ func NewObserver(reg prometheus.Registerer) (trafikey.Observer, error) {
 			Namespace: namespace, Name: "job_duration_seconds", Help: "Handler run time.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 10),
 		}, job),
+		wait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: namespace, Name: "job_wait_seconds",
+			Help:    "How long jobs claimed by this process waited between their add and their first claim (server clock), of the jobs added to run at once; retries and delayed jobs are not observed.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+		}, job),
 	}
 	for _, c := range []prometheus.Collector{
 		o.added, o.claimed, o.completed, o.failed, o.retried, o.dead, o.lost, o.cancelled,
-		o.recoveredPending, o.recoveredDead, o.rateLimited, o.running, o.duration,
+		o.recoveredPending, o.recoveredDead, o.rateLimited, o.running, o.duration, o.wait,
 	} {
 		if err := reg.Register(c); err != nil {
 			return trafikey.Observer{}, err
@@ -136,6 +143,7 @@ func NewObserver(reg prometheus.Registerer) (trafikey.Observer, error) {
 	return trafikey.Observer{
 		JobsAdded:        o.jobsAdded,
 		JobsClaimed:      o.jobsClaimed,
+		JobWaited:        o.jobWaited,
 		JobStarted:       o.jobStarted,
 		JobFinished:      o.jobFinished,
 		LeasesRecovered:  o.leasesRecovered,
@@ -149,6 +157,10 @@ func (o *observer) jobsAdded(queue, kind string, n int) {
 
 func (o *observer) jobsClaimed(queue, kind string, n int) {
 	o.claimed.WithLabelValues(queue, o.kinds.of(kind)).Add(float64(n))
+}
+
+func (o *observer) jobWaited(job *trafikey.Job, d time.Duration) {
+	o.wait.WithLabelValues(job.Queue().Name(), o.kinds.of(job.Kind)).Observe(d.Seconds())
 }
 
 func (o *observer) jobStarted(job *trafikey.Job) {
@@ -211,7 +223,7 @@ type CollectorOptions struct {
 // queue's latency, and the worker registry (and LANES and a row per lane,
 // with per-lane series): jobs by state, paused, lanes, the rate limit, the
 // lifetime counters of every client and worker, the latency (how long the
-// next job to be claimed has waited since it was added), and the workers
+// oldest waiting job has waited since it was added), and the workers
 // running on the queue with their jobs in hand. A partitioned queue's
 // series are its partitions' summed (its one STATS read covers them all),
 // and it adds its jobs by state and its counters of added, completed and
@@ -271,8 +283,8 @@ func NewQueueSourceCollector(source QueueSource, o CollectorOptions) *QueueColle
 		laneJobs:    desc("lane_jobs", "Jobs of a lane by state: waiting (pending in the lane) or active.", "lane", "state"),
 		laneCap:     desc("lane_cap", "Most jobs of a lane active at once; 0 for no cap.", "lane"),
 		lanePaused:  desc("lane_paused", "1 when the lane is paused.", "lane"),
-		laneLatency: desc("lane_latency_seconds", "How long the lane's next job to be claimed has waited since it was added (this process's clock); 0 when the lane has none waiting.", "lane"),
-		latency:     desc("queue_latency_seconds", "How long the next job to be claimed among those without a lane has waited since it was added (this process's clock); 0 when none waits."),
+		laneLatency: desc("lane_latency_seconds", "How long the lane's oldest waiting job has waited since it was added (this process's clock); 0 when the lane has none waiting.", "lane"),
+		latency:     desc("queue_latency_seconds", "How long the oldest waiting job among those without a lane has waited since it was added (this process's clock); 0 when none waits."),
 		workers:     desc("queue_workers", "Workers running on the queue, as they registered themselves."),
 		workerJobs:  desc("queue_worker_jobs_running", "Handlers the queue's registered workers run now, as they last registered."),
 		partitions:  desc("queue_partitions", "Partitions of a partitioned queue, whose series above are its partitions' summed; 0 for a queue never partitioned."),
@@ -345,13 +357,13 @@ func (c *QueueCollector) collectQueue(ctx context.Context, q *trafikey.Queue, ch
 			lanes = append(lanes, l)
 		}
 	}
-	latency, err := headAge(ctx, q, "")
+	latency, err := oldestAge(ctx, q, "")
 	if err != nil {
 		return err
 	}
 	laneLatency := make([]float64, len(lanes))
 	for i, l := range lanes {
-		if laneLatency[i], err = headAge(ctx, q, l.Name); err != nil {
+		if laneLatency[i], err = oldestAge(ctx, q, l.Name); err != nil {
 			return err
 		}
 	}
@@ -413,16 +425,12 @@ func jobsByState(s trafikey.Stats) map[trafikey.JobState]int {
 	}
 }
 
-// headAge is how long the next job to be claimed of lane ("" for the jobs
+// oldestAge is how long the oldest waiting job of lane ("" for the jobs
 // without a lane) has waited since it was added, in seconds: 0 when none
-// waits. The dashboard's queue page shows the same latencies, read alike
-// by the trafikey command's own code, which this module cannot import.
-func headAge(ctx context.Context, q *trafikey.Queue, lane string) (float64, error) {
-	p, err := q.Jobs(ctx, trafikey.StatePending, trafikey.JobsOptions{Lane: lane, Limit: 1, Clip: -1})
-	if err != nil || len(p.Rows) == 0 || p.Rows[0].AddedAt.IsZero() {
-		return 0, err
-	}
-	return max(0, time.Since(p.Rows[0].AddedAt).Seconds()), nil
+// waits. The dashboard's queue page shows the same latencies.
+func oldestAge(ctx context.Context, q *trafikey.Queue, lane string) (float64, error) {
+	added, err := latency.Oldest(ctx, q, lane)
+	return latency.Since(added, time.Now()).Seconds(), err
 }
 
 func flag(b bool) float64 {

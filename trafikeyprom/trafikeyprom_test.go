@@ -3,6 +3,7 @@ package trafikeyprom_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -136,6 +137,27 @@ trafikey_queue_scrape_errors_total 0
 	}
 	if n, err := testutil.GatherAndCount(reg, "trafikey_job_duration_seconds"); err != nil || n != 2 {
 		t.Fatalf("duration histogram series: %d, %v", n, err)
+	}
+	// each job's first claim, all three added to run at once
+	waits := map[string]uint64{}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != "trafikey_job_wait_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "kind" {
+					waits[l.GetValue()] += m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	if want := map[string]uint64{"email.send": 1, "none": 2}; !maps.Equal(waits, want) {
+		t.Fatalf("wait histogram's counts by kind %v, want %v", waits, want)
 	}
 
 	// A scrape while the server is down leaves the queues out and counts

@@ -541,6 +541,9 @@ func (s side) ttls(t tb) []int64 {
 //     score, when the two are integers at most p.window apart (renderOps);
 //   - CLAIM's EMQRATE wait (the rate window's PTTL), when the two waits are
 //     at most p.window apart;
+//   - the wait of each job of CLAIM's extended reply (the clock less the
+//     job's at, each side's own), when the two are integers at most twice
+//     p.window apart;
 //   - PUBLISH's entry id, when the two ids' ms are at most p.window apart;
 //   - SCHEDULE.DUE's time, and the schedule states SCHEDULE.DUE and
 //     SCHEDULE.LIST reply, whose last and next the servers' clocks may
@@ -561,6 +564,20 @@ func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
 		if wa, ok := rateWait(ra); ok {
 			if wb, ok := rateWait(rb); ok && p.sameTime(wa, wb) {
 				return protocol.ErrRateLimited(0) + " <wait>", protocol.ErrRateLimited(0) + " <wait>"
+			}
+		}
+		if ra.Kind == "array" && rb.Kind == "array" && len(ra.Elems) == len(rb.Elems) {
+			ra, rb = cloneNode(ra), cloneNode(rb)
+			for i := range ra.Elems {
+				x, y := ra.Elems[i], rb.Elems[i]
+				const w = protocol.ClaimExtendedReply - 1
+				if len(x.Elems) != protocol.ClaimExtendedReply || len(y.Elems) != protocol.ClaimExtendedReply ||
+					x.Elems[w].Kind != "int" || y.Elems[w].Kind != "int" || max(x.Elems[w].Int-y.Elems[w].Int, y.Elems[w].Int-x.Elems[w].Int) > 2*p.window {
+					continue
+				}
+				ra.Elems[i], rb.Elems[i] = cloneNode(x), cloneNode(y)
+				ra.Elems[i].Elems[w] = node{Kind: "bulk", Text: "<wait>"}
+				rb.Elems[i].Elems[w] = ra.Elems[i].Elems[w]
 			}
 		}
 	case protocol.Publish:

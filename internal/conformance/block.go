@@ -41,8 +41,8 @@ func testClaimBlock(t *testing.T, env Env) {
 		a, b := q.addOne("a"), q.addOne("b")
 		max := strconv.Itoa(protocol.MaxBlockMS)
 		require.Equal(t, Arr(Arr(Bulk(a), Bulk("a"), Int(1))), q.call(v, "600000", "1", "0", max))
-		require.Equal(t, Arr(Arr(Bulk(b), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil)),
-			q.call(v, "600000", "5", protocol.ClaimExtended, max))
+		require.Equal(t, Arr(Arr(Bulk(b), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Wait)),
+			q.claimExtWith("600000", "5", max))
 	})
 	scenario(t, env, "claim block on an empty queue", func(t *testing.T, q *queue) {
 		q.install()

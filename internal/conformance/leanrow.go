@@ -75,10 +75,21 @@ func testLeanRow(t *testing.T, env Env) {
 			full.do("ZADD", full.k.Pending, strconv.FormatInt(protocol.PendingScore(0, i), 10), id)
 		}
 		require.Equal(t, lean.snapshotOf(), full.snapshotOf(), "the same jobs")
+		// waits are the claims' waits, the one reply that tells a row whose
+		// state is absent (never moved since its ADD) from one that holds
+		// pending: rendered apart from the claims' other entries
+		waits := map[*queue][]string{}
 		steps := func(q *queue) []string {
 			var out []string
 			call := func(v *protocol.Verb, args ...string) string {
-				r := q.call(v, args...)
+				var r string
+				if v == protocol.Claim {
+					var known int
+					r, known = q.claimExtSplit(true, args[0], args[1])
+					waits[q] = append(waits[q], strconv.Itoa(known))
+				} else {
+					r = q.call(v, args...)
+				}
 				out = append(out, v.Name+" "+r)
 				return r
 			}
@@ -121,6 +132,10 @@ func testLeanRow(t *testing.T, env Env) {
 		}
 		got := steps(lean)
 		require.Equal(t, steps(full), got)
+		// the first claim's two jobs: known on the rows ADD left, not on
+		// the rows that hold state pending; every later claim's are retries
+		require.Equal(t, []string{"2", "0", "0", "0"}, waits[lean])
+		require.Equal(t, []string{"0", "0", "0", "0"}, waits[full])
 		require.Equal(t, "fail "+Bulk(protocol.FailDead), got[12], "the third failure, at max 3, kills")
 		// requeued, att + the default max: 1 at 3 + 3, 2 at 1 + 3
 		require.Contains(t, got[16], Bulk("pending")+", "+Int(3)+", "+Int(6), "JOBS after REQUEUE")

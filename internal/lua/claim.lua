@@ -22,11 +22,13 @@
 -- meta turn (docs/PROTOCOL.md, "Fair claiming").
 --
 -- Reply: array of [id, data, attempt] (bulk, bulk, integer) in turn order,
--- with ext 1 [id, data, attempt, max, kind, timeout, headers, lane] (max
--- and timeout integers, kind and headers bulk or null; lane the lane the
--- job was taken from, null for pending's) from one wider HMGET
--- (of att data ev max only while meta jobfields is not 1: then kind and
--- headers are null and timeout 0, as for a row without them); ev is read
+-- with ext 1 [id, data, attempt, max, kind, timeout, headers, lane, wait]
+-- (max and timeout integers, kind and headers bulk or null; lane the lane
+-- the job was taken from, null for pending's; wait the ms since the job
+-- was added when its row holds no state, else null) from one wider HMGET
+-- (of att data ev max state at only while meta jobfields is not 1: then
+-- kind and headers are null and timeout 0, as for a row without them; of
+-- att data ev max kind timeout headers state at once it is); ev is read
 -- unless meta rowopts is 0 or absent (then no row has events);
 -- empty when the queue is paused or nothing is ready. A popped member that
 -- is not an id, or whose row has no att, is dropped and not returned (it
@@ -75,7 +77,10 @@ if ext then
   if full then
     rowf[#rowf + 1], rowf[#rowf + 2], rowf[#rowf + 3] = 'kind', 'timeout', 'headers'
   end
+  rowf[#rowf + 1], rowf[#rowf + 2] = 'state', 'at'
 end
+-- ws is the index of the row's state, before at, in an extended read
+local ws = #rowf - 1
 
 -- the rate window, which may refuse or cut count
 local rmax, rwindow = rowint(m[2], MAX_ROW_INT), rowint(m[3], MAX_ROW_INT)
@@ -278,6 +283,15 @@ local function kinds(row)
   if m[7] == '1' then return nil end
   return false
 end
+-- claim_wait is an extended row's wait (verdict.ClaimWait): now less its at
+-- when the row holds no state (added ready, neither claimed nor moved
+-- since) and at reads as a row number, at least 0; else false (null)
+local function claim_wait(state, added, now)
+  local a = not state and added and uint(added, 0, MAX_ROW_INT)
+  if not a then return false end
+  if now > a then return now - a end
+  return 0
+end
 -- nx[t] is the t-th job's next attempt, as HINCRBY row att 1 would store it
 -- (a job taken twice, its id in pending and a lane behind the verbs' back,
 -- counts on from its first: last[row] is its latest)
@@ -294,7 +308,8 @@ refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 -- writes
-local deadline = format('%d', now_ms() + lease)
+local now = now_ms()
+local deadline = format('%d', now + lease)
 if nturns == 0 then
   rcall('ZPOPMIN', pending, #ids)
 else
@@ -323,9 +338,10 @@ for i = 1, #jobs do
     -- the lane the job was taken from (its turn's participant), false for pending
     local lane = (from[i] or 0) > 0 and names[from[i]] or false
     if full then
-      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4], lane}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4], lane,
+        claim_wait(r[ws], r[ws + 1], now)}
     elseif ext then
-      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), false, 0, false, lane}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), false, 0, false, lane, claim_wait(r[ws], r[ws + 1], now)}
     else
       out[#out + 1] = {id, r[2], att}
     end

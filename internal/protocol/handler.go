@@ -44,6 +44,16 @@ const (
 // data and ev, and replies after the attempt (ev is not replied).
 var ClaimExtendedFields = []string{FieldMax, FieldKind, FieldTimeout, FieldHeaders}
 
+// ClaimWaitFields are the row fields CLAIM with ext 1 reads last, after
+// ClaimExtendedFields, for the reply's wait: a row without state was added
+// ready and neither claimed nor moved since, so it has waited since at.
+var ClaimWaitFields = []string{FieldState, FieldAdded}
+
+// ClaimExtendedReply is the length of each job's entry in CLAIM's reply
+// with ext 1: id, data and attempt, ClaimExtendedFields, the lane and the
+// wait.
+const ClaimExtendedReply = 9
+
 // MetaJobFields is the meta field ADD sets to 1 when a job of the queue
 // stores a kind, timeout or headers field; CLAIM with ext 1 reads those
 // fields only when it is set. It is never cleared.

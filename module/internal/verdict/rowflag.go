@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/module/internal/grammar"
 )
 
 // AddFlagsJobFields reports whether ADD writes HSET meta jobfields 1: a job
@@ -70,4 +71,19 @@ func ClaimRowFields(ext bool, flag Field) int {
 	default:
 		return 1
 	}
+}
+
+// ClaimWait is the wait of CLAIM's extended row (docs/PROTOCOL.md, "CLAIM's
+// extended rows"): now less the row's at, at least 0, when the row holds no
+// state (a job added ready that nothing claimed or moved since) and at
+// reads as a row number; not known (false) otherwise.
+func ClaimWait(state, at Field, now int64) (int64, bool) {
+	if state.Set || !at.Set {
+		return 0, false
+	}
+	a, ok := grammar.Decimal(at.Bytes, 0, grammar.MaxRowInt)
+	if !ok {
+		return 0, false
+	}
+	return max(0, now-a), true
 }

@@ -109,3 +109,30 @@ func TestClaimRowFields(t *testing.T) {
 		}
 	}
 }
+
+func TestClaimWait(t *testing.T) {
+	t.Parallel()
+	const now = 10_000
+	for _, c := range []struct {
+		state, at Field
+		want      int64
+		known     bool
+	}{
+		{Field{}, Str("9000"), 1000, true},
+		{Field{}, Str("10000"), 0, true},
+		{Field{}, Str("12000"), 0, true}, // added ahead of this clock
+		{Field{}, Str("0"), now, true},
+		{Str("pending"), Str("9000"), 0, false}, // moved since: a retry, promoted or recovered
+		{Str(""), Str("9000"), 0, false},
+		{Field{}, Field{}, 0, false},
+		{Field{}, Str("x"), 0, false},
+		{Field{}, Str("-1"), 0, false},
+		{Field{}, Str("09000"), 0, false},
+		{Field{}, Str("1000000000000000"), 0, false}, // above a row number
+	} {
+		got, known := ClaimWait(c.state, c.at, now)
+		if got != c.want || known != c.known {
+			t.Errorf("state %+v at %+v: got %d %v, want %d %v", c.state, c.at, got, known, c.want, c.known)
+		}
+	}
+}

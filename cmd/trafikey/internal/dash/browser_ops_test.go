@@ -145,6 +145,7 @@ func browseWorkers(t *testing.T, tab context.Context, url string, c valkey.Clien
 		chromedp.WaitVisible(chromedp.CSS(`#no-workers`)),
 	)
 	require.Equal(t, "–", pageText(tab, t, `#counts [data-card="latency"] .n`), "no job waits")
+	require.Equal(t, "No such job started yet.", pageText(tab, t, `#no-waits`))
 	id, err := q.Add(ctx, []byte("x"), nil)
 	require.NoError(t, err)
 	// the waiting job's age, as the page reads again
@@ -159,10 +160,15 @@ func browseWorkers(t *testing.T, tab context.Context, url string, c valkey.Clien
 	// the page reads again every few seconds; the worker registers every 5
 	waitText(tab, t, sel, func(s string) bool { return strings.Contains(s, "1 / 3") && strings.Contains(s, id) })
 	require.Equal(t, "#/job/busy/"+id, eval[string](tab, t, `document.querySelector('`+sel+` a').getAttribute("href")`))
+	// the job's wait, counted by the worker that started it
+	waitText(tab, t, `#waits-box`, func(s string) bool { return strings.Contains(s, "1 job: p50 < ") })
+	require.Equal(t, 1, eval[int](tab, t, `[...document.querySelectorAll("#waits td")].reduce((n, td) => n + Number(td.textContent), 0)`))
+	require.Equal(t, 11, count(tab, t, `#waits td`))
 	close(release)
 	stop()
 	require.NoError(t, <-ran)
 	waitText(tab, t, `#workers-box`, func(s string) bool { return strings.Contains(s, "No worker runs on this queue.") })
+	waitText(tab, t, `#waits-box`, func(s string) bool { return strings.Contains(s, "No such job started yet.") })
 }
 
 // browsePendingLanes checks that a queue's pending jobs in lanes are shown:

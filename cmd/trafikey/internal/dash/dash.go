@@ -37,6 +37,7 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
+	"github.com/trafikey/trafikey/internal/latency"
 	"github.com/trafikey/trafikey/trafikeyprom"
 )
 
@@ -111,7 +112,7 @@ type Server struct {
 	catp    atomic.Pointer[admin.Catalog]
 	connect func() (valkey.Client, error)
 	sampler *sampler
-	// heads are the lanes' next jobs, for their latency on the queue page.
+	// heads are the lanes' oldest waiting jobs, for their latency on the queue page.
 	heads   *laneHeads
 	hub     *hub
 	live    *live
@@ -387,7 +388,7 @@ type queueReply struct {
 	// Workers are the worker processes running on the queue, as they
 	// registered themselves.
 	Workers []trafikey.WorkerInfo `json:"workers"`
-	// LatencyMS is how long the next job to be claimed among those
+	// LatencyMS is how long the oldest waiting job among those
 	// without a lane has waited since it was added (this process's clock
 	// against the server's add time); 0 when none waits.
 	LatencyMS int64 `json:"latency_ms"`
@@ -396,7 +397,7 @@ type queueReply struct {
 // laneRow is one lane of a queue's page.
 type laneRow struct {
 	admin.LaneView
-	// LatencyMS is how long the lane's next job to be claimed has waited
+	// LatencyMS is how long the lane's oldest waiting job has waited
 	// since it was added, as the queue's LatencyMS: read at most once per
 	// sample (laneHeads); 0 when none waits.
 	LatencyMS int64 `json:"latency_ms"`
@@ -423,11 +424,11 @@ func (s *Server) queue(ctx context.Context, q *trafikey.Queue, r *http.Request) 
 		}
 		reply.LanesMore = more
 	}
-	head, err := admin.HeadAddedAt(ctx, q, "")
+	head, err := latency.Oldest(ctx, q, "")
 	if err != nil {
 		return nil, err
 	}
-	reply.LatencyMS = admin.Latency(head, time.Now()).Milliseconds()
+	reply.LatencyMS = latency.Since(head, time.Now()).Milliseconds()
 	if reply.Workers, err = q.Admin().Workers(ctx); err != nil {
 		return nil, err
 	}

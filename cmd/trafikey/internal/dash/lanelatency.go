@@ -7,10 +7,11 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/cmd/trafikey/internal/admin"
+	"github.com/trafikey/trafikey/internal/latency"
 )
 
-// laneHeads keeps, for each queue whose page is read, when the next job to
-// be claimed of each lane the page shows was added (admin.HeadAddedAt),
+// laneHeads keeps, for each queue whose page is read, when the oldest
+// waiting job of each lane the page shows was added (latency.Oldest),
 // read again at most once per sample interval. The page reads its queue at
 // every tick; however many pages of it are open, its lanes cost one read
 // each per sample, and only the lanes with jobs waiting are read.
@@ -47,9 +48,9 @@ func newLaneHeads(every time.Duration) *laneHeads {
 }
 
 // latencies returns, for each of lanes of q in their order, how long its
-// next job to be claimed has waited since it was added, in ms: 0 when
-// none waits. The heads read less than a sample interval ago are used
-// again; the others are read, one JOBS row a lane.
+// oldest waiting job has waited since it was added, in ms: 0 when none
+// waits. The heads read less than a sample interval ago are used again;
+// the others are read (latency.Oldest: one JOBS row per priority present).
 func (h *laneHeads) latencies(ctx context.Context, q *trafikey.Queue, lanes []admin.LaneView) ([]int64, error) {
 	now := time.Now()
 	h.mu.Lock()
@@ -85,7 +86,7 @@ func (h *laneHeads) latencies(ctx context.Context, q *trafikey.Queue, lanes []ad
 			slots <- struct{}{}
 			wg.Go(func() {
 				defer func() { <-slots }()
-				heads[i], errs[i] = admin.HeadAddedAt(ctx, q, lane)
+				heads[i], errs[i] = latency.Oldest(ctx, q, lane)
 			})
 		}
 		wg.Wait()
@@ -106,7 +107,7 @@ func (h *laneHeads) latencies(ctx context.Context, q *trafikey.Queue, lanes []ad
 	out := make([]int64, len(lanes))
 	for i, l := range lanes {
 		if l.Waiting > 0 {
-			out[i] = admin.Latency(e.added[l.Name], now).Milliseconds()
+			out[i] = latency.Since(e.added[l.Name], now).Milliseconds()
 		}
 	}
 	return out, nil

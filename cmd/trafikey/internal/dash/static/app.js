@@ -72,6 +72,10 @@ function ms(d) {
   return (d / 86400000).toFixed(1) + " d";
 }
 
+// WAIT_BUCKETS is the length of a worker's registered wait counts
+// (WorkerInfo.Waited).
+const WAIT_BUCKETS = 11;
+
 // latencyText is a job's wait of d ms, as the latency cards and columns
 // show it.
 function latencyText(d) {
@@ -427,6 +431,7 @@ function queueView(name) {
   const lifetime = el("div");
   const lanes = el("div");
   const workers = el("div", { id: "workers-box" });
+  const waits = el("div", { id: "waits-box" });
   const parts = el("div", { id: "partitions-box", hidden: true });
   const events = el("ol", { class: "events", id: "events" });
   const eventsBox = el("div", { hidden: true }, el("h2", {}, "Recent events"), events);
@@ -463,7 +468,7 @@ function queueView(name) {
     const c = counts.querySelector(`[data-card="latency"]`);
     if (!c) return;
     setText(c.querySelector(".n"), ms > 0 ? latencyText(ms) : "–");
-    c.title = "how long the next job to be claimed (of those without a lane) has waited since it was added";
+    c.title = "how long the oldest waiting job (of those without a lane) has waited since it was added";
   }
 
   function renderCounts(q, windows) {
@@ -532,6 +537,36 @@ function queueView(name) {
             el("td", {}, (w.jobs || []).map((id) => el("a", { href: jobHref(name, id) }, id + " "))))))));
   }
 
+  // How long the jobs the running workers started waited to be claimed:
+  // their registered counts (WorkerInfo.Waited) summed, bucket i holding
+  // the waits under 4^i ms, the last the rest.
+  function renderWaits(list) {
+    const counts = new Array(WAIT_BUCKETS).fill(0);
+    for (const w of list) (w.waited || []).slice(0, WAIT_BUCKETS).forEach((n, i) => { counts[i] += n; });
+    const total = counts.reduce((a, b) => a + b, 0);
+    const label = (i) => i < WAIT_BUCKETS - 1 ? "< " + latencyText(4 ** i) : "≥ " + latencyText(4 ** (WAIT_BUCKETS - 2));
+    // the bucket that holds the p-th quantile: its bound
+    const quantile = (p) => {
+      let seen = 0;
+      for (let i = 0; i < WAIT_BUCKETS; i++) {
+        seen += counts[i];
+        if (seen >= p * total) return label(i);
+      }
+      return label(WAIT_BUCKETS - 1);
+    };
+    const key = JSON.stringify(counts);
+    if (waits.dataset.key === key) return;
+    waits.dataset.key = key;
+    fill(waits, el("h2", {}, "Wait before the first claim"),
+      el("p", { class: "muted" }, "Of the jobs added to run at once that the workers running now started: how long each waited from its add to its first claim (server clock). Retries and delayed jobs are not counted."),
+      total === 0
+        ? el("p", { class: "muted", id: "no-waits" }, "No such job started yet.")
+        : [el("p", { id: "wait-summary" }, plural(total, "job", "jobs") + ": p50 " + quantile(0.5) + ", p95 " + quantile(0.95) + ", p99 " + quantile(0.99)),
+          el("table", { id: "waits" },
+            el("thead", {}, el("tr", {}, counts.map((_, i) => el("th", { class: "num" }, label(i))))),
+            el("tbody", {}, el("tr", {}, counts.map((n, i) => el("td", { class: n === 0 ? "num zero" : "num", "data-bucket": String(i) }, num(n))))))]);
+  }
+
   // The lanes found by name (a lane without jobs is not listed), shown
   // with the listed ones.
   const found = new Map();
@@ -558,7 +593,7 @@ function queueView(name) {
     ];
   }
 
-  // A lane's latency: the age of its next job to be claimed, "–" when
+  // A lane's latency: the age of its oldest waiting job, "–" when
   // none waits. The API reads it for the listed lanes only; a lane found
   // by name past them has none.
   function setLaneLatency(td, l) {
@@ -567,7 +602,7 @@ function queueView(name) {
     else td.textContent = latencyText(l.latency_ms);
     td.title = l.waiting && l.latency_ms === undefined
       ? "not read: a lane's latency is read while it is among the lanes listed"
-      : "how long the lane's next job to be claimed has waited since it was added";
+      : "how long the lane's oldest waiting job has waited since it was added";
   }
 
   function renderLanes(qr) {
@@ -665,7 +700,7 @@ function queueView(name) {
   }
 
   const view = {
-    nodes: [head, msg, counts, el("h2", {}, "Throughput"), chartBox, el("div", { class: "two" }, lifetime, lanes), parts, workers, eventsBox],
+    nodes: [head, msg, counts, el("h2", {}, "Throughput"), chartBox, el("div", { class: "two" }, lifetime, lanes), parts, workers, waits, eventsBox],
     async refresh() {
       const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]);
       last = qr;
@@ -677,6 +712,7 @@ function queueView(name) {
       renderPartitions(qr.queue);
       renderLanes(qr);
       renderWorkers(qr.workers || []);
+      renderWaits(qr.workers || []);
       eventsBox.hidden = !qr.live;
       setStatus("read " + new Date().toLocaleTimeString());
     },
