@@ -18,6 +18,15 @@ func WithRunner(r executor.Executor, o *QueueOptions) *QueueOptions {
 	return &c
 }
 
+// WithPartitionRefresh returns a copy of o whose handle of a partitioned
+// queue reads its partitions again every d when it adds, for the tests of
+// a growth seen by a producer.
+func WithPartitionRefresh(o *QueueOptions, d time.Duration) *QueueOptions {
+	c := *o
+	c.partsEvery = d
+	return &c
+}
+
 // HashSlot exposes hashSlot, to check it against CLUSTER KEYSLOT.
 var HashSlot = hashSlot
 

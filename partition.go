@@ -64,6 +64,9 @@ type partitions struct {
 	marks partitionMarks
 	// claimTurn is the partition Claim tries first next, in turn.
 	claimTurn atomic.Uint32
+	// refreshed is when spread last started reading the partitions again
+	// (unix ns; the handle's opening at first).
+	refreshed atomic.Int64
 }
 
 func newPartitions(of *Queue, tags []string, keyed int, cfg *QueueOptions) *partitions {
@@ -72,7 +75,29 @@ func newPartitions(of *Queue, tags []string, keyed int, cfg *QueueOptions) *part
 	p.cur.Store(&list)
 	p.next.Store(rand.Uint32())
 	p.claimTurn.Store(rand.Uint32())
+	p.refreshed.Store(time.Now().UnixNano())
 	return p
+}
+
+// refreshSoon reads the partitions again, in the background, when the last
+// read started partitionRefreshEvery ago: a producer's handle then spreads
+// its jobs over the partitions another client added since, as a worker
+// claims from them. A failed read is tried again a period later.
+func (p *partitions) refreshSoon() {
+	every := partitionRefreshEvery
+	if p.cfg.partsEvery > 0 {
+		every = p.cfg.partsEvery
+	}
+	now := time.Now().UnixNano()
+	last := p.refreshed.Load()
+	if now-last < int64(every) || !p.refreshed.CompareAndSwap(last, now) {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		defer cancel()
+		_, _ = p.of.refreshParts(ctx)
+	}()
 }
 
 // handles appends to list the handles of the partitions of tags after
@@ -99,6 +124,7 @@ func (p *partitions) list() []*Queue { return *p.cur.Load() }
 // the partitions evenly; a partition added since starts level with the
 // fewest.
 func (p *partitions) spread(n int) *Queue {
+	p.refreshSoon()
 	list := p.list()
 	p.smu.Lock()
 	defer p.smu.Unlock()
@@ -790,23 +816,28 @@ func (w *Worker) newQueueSet(prev *queueSet) *queueSet {
 
 // refreshParts looks for partitions added to the worker's partitioned
 // queues by another client, and claims from them, subscribed to their
-// cancel notices, from then on.
+// cancel notices, from then on. A handle's partitions may have grown
+// without this worker (its adds read them too): the worker's set is
+// compared with the handles' partitions, not with what this read found.
 func (w *Worker) refreshParts(ctx context.Context, subscribe func(q *Queue)) {
+	prev := w.set.Load()
 	grown := false
 	for _, qw := range w.given {
 		if qw.Queue.parts == nil {
 			continue
 		}
-		g, err := qw.Queue.refreshParts(ctx)
-		if err != nil && ctx.Err() == nil {
+		if _, err := qw.Queue.refreshParts(ctx); err != nil && ctx.Err() == nil {
 			w.log.warn("trafikey: read the queue's partitions", "err", err)
 		}
-		grown = grown || g
+		for _, p := range qw.Queue.parts.list() {
+			if _, ok := prev.completers[p]; !ok {
+				grown = true
+			}
+		}
 	}
 	if !grown {
 		return
 	}
-	prev := w.set.Load()
 	set := w.newQueueSet(prev)
 	w.set.Store(set)
 	for _, qw := range set.queues {

@@ -1,6 +1,7 @@
 package trafikey
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -15,11 +16,15 @@ func partitioned(t *testing.T, n, keyed int) *Queue {
 	for i := 1; i < n; i++ {
 		tags = append(tags, (&slotOwners{}).tag("q", i, tags))
 	}
-	cfg := &QueueOptions{LogCap: 10}
+	cfg := &QueueOptions{LogCap: 10, partsEvery: noRefresh}
 	q := newHandle(nil, "q", "q", cfg)
 	q.parts = newPartitions(q, tags, keyed, cfg)
 	return q
 }
+
+// noRefresh is a producer's refresh period that never passes: the handles
+// built without a server read no partitions.
+const noRefresh = time.Duration(math.MaxInt64)
 
 func TestPartitionIDs(t *testing.T) {
 	q := partitioned(t, 6, 6)

@@ -92,7 +92,7 @@ func newSimCluster(t testing.TB, S, P int) *simCluster {
 	for i := 1; i < P; i++ {
 		tags = append(tags, o.tag("mail", i, tags))
 	}
-	cfg := &QueueOptions{LogCap: 10}
+	cfg := &QueueOptions{LogCap: 10, partsEvery: noRefresh}
 	q := newHandle(nil, "mail", "mail", cfg)
 	q.parts = newPartitions(q, tags, P, cfg)
 	// a queue of one partition is claimed through its own handle
@@ -112,7 +112,7 @@ func newSimCluster(t testing.TB, S, P int) *simCluster {
 func (c *simCluster) producers(rng *rand.Rand, list []*Queue) []*partitions {
 	out := make([]*partitions, simProducer)
 	for i := range out {
-		p := &partitions{keyed: c.q.parts.keyed}
+		p := &partitions{keyed: c.q.parts.keyed, cfg: QueueOptions{partsEvery: noRefresh}}
 		p.cur.Store(&list)
 		p.next.Store(rng.Uint32())
 		out[i] = p

@@ -285,14 +285,15 @@ func TestPartitionedQueue(t *testing.T) {
 }
 
 // TestPartitionedQueueGrows grows a queue from 3 to 6 partitions under a
-// worker that opened it at 3: the worker finds the new partitions and runs
-// their jobs; keyed jobs keep their partitions.
+// worker and a producer that opened it at 3: the worker finds the new
+// partitions and runs their jobs, the producer's adds reach them; keyed
+// jobs keep their partitions.
 func TestPartitionedQueueGrows(t *testing.T) {
 	skipInShort(t, "a partitioned queue growing")
 	t.Parallel()
 	cl, c := startClusterOf(t, trafikey.ExecutorNative, 0)
 	ctx := t.Context()
-	old, err := trafikey.Open(ctx, c, "grows", &trafikey.QueueOptions{Partitions: 3})
+	old, err := trafikey.Open(ctx, c, "grows", trafikey.WithPartitionRefresh(&trafikey.QueueOptions{Partitions: 3}, 100*time.Millisecond))
 	require.NoError(t, err)
 	keyed, err := old.Add(ctx, []byte("k"), &trafikey.JobOptions{UniqueKey: "held", UniqueTTL: time.Hour, Delay: time.Hour})
 	require.NoError(t, err)
@@ -343,6 +344,15 @@ func TestPartitionedQueueGrows(t *testing.T) {
 		}
 	}
 	require.NotZero(t, newParts, "jobs went to the new partitions: %v", all)
+	// the handle opened at 3 reads the partitions again as it adds, and
+	// spreads its jobs over all 6 from then on
+	require.Eventually(t, func() bool {
+		id, err := old.Add(ctx, []byte("x"), &trafikey.JobOptions{})
+		require.NoError(t, err)
+		all = append(all, id)
+		k := strings.LastIndexByte(id, '~')
+		return k >= 0 && id[k+1:] >= "3"
+	}, 10*time.Second, 20*time.Millisecond, "the producer opened at 3 partitions adds to the new ones")
 	require.Eventually(t, func() bool {
 		for _, id := range all {
 			if _, ok := ran.Load(id); !ok {

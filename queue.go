@@ -112,6 +112,9 @@ type QueueOptions struct {
 	// executor Open would pick: tests wrap the real executors to count or
 	// alter calls.
 	runner executor.Executor
+	// partsEvery, set by tests, replaces partitionRefreshEvery for a
+	// producer's handle.
+	partsEvery time.Duration
 }
 
 // Executor names the executor a Queue runs its verbs on. Both take the same
