@@ -52,7 +52,7 @@ func (st *completeState) start(r *verbCall) error {
 	st.flow.reset(&st.scratch)
 	st.completed, st.parent = nil, false
 	st.events.reset()
-	st.ev = verdict.Field{}
+	st.ev, st.kind, st.kindRead = verdict.Field{}, verdict.Field{}, false
 	id := r.args[0]
 	st.row = st.derived(r.base, protocol.SuffixJob, id, "")
 	st.logs[0] = st.derived(r.base, protocol.SuffixJob, id, protocol.SuffixLogs)
@@ -163,13 +163,17 @@ func (st *completeState) readFirst(r *verbCall) error {
 }
 
 // readRowRest reads the row's fields after att uniq that mode says it may
-// hold into f: ev alone, or lane parent keep wait ev deps.
+// hold into f: ev and kind (the kind for the job's event, into st.kind),
+// or lane parent keep wait ev deps.
 func (st *completeState) readRowRest(r *verbCall, mode int, f *[8]verdict.Field) {
 	s := &st.seen
 	switch mode {
 	case rowOptsEv:
-		ev := fieldAt(r.c.Read().Cmd(host.HGET).Arg(st.row).Str(protocol.FieldEvents).RunAll(), 0)
-		s.Row.Err, f[6] = ev.Err, ev.Val
+		var g [2]verdict.Field // ev kind
+		s.Row.Err = fieldsAt(r.c.Read().Cmd(host.HMGET).Arg(st.row).Str(protocol.FieldEvents).Str(protocol.FieldKind).RunAll(), 0, g[:])
+		f[6] = g[0]
+		// copied before the next read, which reuses the reply's memory
+		st.kind, st.kindRead = verdict.Field{Bytes: st.copy(g[1].Bytes), Set: g[1].Set}, true
 	case rowOptsAll:
 		s.Row.Err = fieldsAt(r.c.Read().Cmd(host.HMGET).Arg(st.row).Str(protocol.FieldLane).Str(protocol.FieldParent).
 			Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps).RunAll(), 0, f[2:])
@@ -196,7 +200,11 @@ func (st *completeState) readHolder(r *verbCall) error {
 // then the stream; the guard, then the writes of the job completed
 // (completedWrites).
 func (st *completeState) write(r *verbCall, v verdict.CompleteVerdict) error {
-	st.events.add(st.ev, protocol.EventCompleted, r.args[0], "", nil)
+	if st.kindRead {
+		st.events.addKind(st.ev, protocol.EventCompleted, r.args[0], "", nil, st.kind)
+	} else {
+		st.events.add(st.ev, protocol.EventCompleted, r.args[0], "", nil)
+	}
 	st.flow.publish(&st.events)
 	if err := st.events.check(r); err != nil {
 		return err
@@ -380,9 +388,12 @@ type completeState struct {
 	flow     flowAcct
 	// completed is the retained set, when the job is retained.
 	completed []byte
-	// ev is the row's ev; events the call's job events.
-	ev     verdict.Field
-	events jobEvents
+	// ev is the row's ev; events the call's job events. kind is the row's
+	// kind when kindRead: the row read listed it (rowopts 2).
+	ev       verdict.Field
+	kind     verdict.Field
+	kindRead bool
+	events   jobEvents
 }
 
 var completes pool[completeState]

@@ -58,6 +58,7 @@ func (st *completeManyState) start(r *verbCall) error {
 	st.lanes.reset(&st.scratch)
 	st.flow.reset(&st.scratch)
 	st.completed = nil
+	st.evs, st.kinds, st.kindsRead = st.evs[:0], st.kinds[:0], false
 	// values, triple by triple: the id (bad, or named earlier in the
 	// call), the result (bad when too long); the
 	// token is any bytes
@@ -105,8 +106,8 @@ func (st *completeManyState) read(r *verbCall, step verdict.CompleteManyStep) er
 // readFirst is the first batch: GET version; per job HMGET row att uniq and
 // ZSCORE active id; HGET stats completed: the verdict takes them job by job
 // (active by reference: no string made for it per job); HGET meta rowopts;
-// then, per job whose row has att, HGET row ev while rowopts is 2, HMGET
-// row lane parent keep wait ev deps unless it is 0 or 2.
+// then, per job whose row has att, HMGET row ev kind while rowopts is 2,
+// HMGET row lane parent keep wait ev deps unless it is 0 or 2.
 func (st *completeManyState) readFirst(r *verbCall) error {
 	s, nrows := &st.seen, st.nrows
 	meta, err := rowOptsMeta(r, &st.scratch)
@@ -126,8 +127,10 @@ func (st *completeManyState) readFirst(r *verbCall) error {
 	s.Version = st.keep(fieldAt(res, 0))
 	s.Completed = st.keep(fieldAt(res, 1+2*nrows))
 	mode := rowOptsMode(meta, res, 2+2*nrows)
-	st.evs = grow(st.evs, r.n)
+	st.evs, st.kinds = grow(st.evs, r.n), grow(st.kinds, r.n)
 	clear(st.evs)
+	clear(st.kinds)
+	st.kindsRead = mode == rowOptsEv
 	for i := range nrows {
 		j := &s.Jobs[i]
 		j.Row = verdict.Reply[[6]verdict.Field]{Made: true}
@@ -146,7 +149,8 @@ func (st *completeManyState) readFirst(r *verbCall) error {
 }
 
 // readRowFields reads the rest of the rows read as hashes with att: their
-// ev (rowopts mode rowOptsEv), or all their other fields.
+// ev and kind (rowopts mode rowOptsEv; the kind for the job's event), or
+// all their other fields.
 func (st *completeManyState) readRowFields(r *verbCall, mode int) {
 	s, nrows := &st.seen, st.nrows
 	b := r.c.Read()
@@ -154,7 +158,7 @@ func (st *completeManyState) readRowFields(r *verbCall, mode int) {
 	for i := range nrows {
 		if j := &s.Jobs[i]; j.Row.Err == nil && j.Row.Val[0].Set {
 			if mode == rowOptsEv {
-				b.Cmd(host.HGET).Arg(st.rows[i]).Str(protocol.FieldEvents)
+				b.Cmd(host.HMGET).Arg(st.rows[i]).Str(protocol.FieldEvents).Str(protocol.FieldKind)
 			} else {
 				b.Cmd(host.HMGET).Arg(st.rows[i]).Str(protocol.FieldLane).Str(protocol.FieldParent).
 					Str(protocol.FieldKeep).Str(protocol.FieldWait).Str(protocol.FieldEvents).Str(protocol.FieldDeps)
@@ -173,10 +177,11 @@ func (st *completeManyState) readRowFields(r *verbCall, mode int) {
 			continue
 		}
 		if mode == rowOptsEv {
-			ev := fieldAt(res, k)
+			var g [2]verdict.Field // ev kind
+			j.Row.Err = fieldsAt(res, k, g[:])
 			k++
-			j.Row.Err = ev.Err
-			st.evs[i] = verdict.Field{Bytes: st.copy(ev.Val.Bytes), Set: ev.Val.Set}
+			st.evs[i] = verdict.Field{Bytes: st.copy(g[0].Bytes), Set: g[0].Set}
+			st.kinds[i] = verdict.Field{Bytes: st.copy(g[1].Bytes), Set: g[1].Set}
 			continue
 		}
 		st.takeRowFields(r, i, res, k)
@@ -269,7 +274,11 @@ func (st *completeManyState) write(r *verbCall, v verdict.CompleteManyVerdict) e
 	c, s := r.c, &st.seen
 	st.events.reset()
 	for i, o := range v.Outcomes {
-		if o.Reply == verdict.CompleteManyDone && i < len(st.evs) {
+		switch {
+		case o.Reply != verdict.CompleteManyDone || i >= len(st.evs):
+		case st.kindsRead:
+			st.events.addKind(st.evs[i], protocol.EventCompleted, s.Jobs[i].ID, "", nil, st.kinds[i])
+		default:
 			st.events.add(st.evs[i], protocol.EventCompleted, s.Jobs[i].ID, "", nil)
 		}
 	}
@@ -346,9 +355,13 @@ type completeManyState struct {
 	completed []byte
 	// done are the jobs completed, for completedWrites.
 	done []completedJob
-	// evs are the rows' ev fields; events the call's job events.
-	evs    []verdict.Field
-	events jobEvents
+	// evs are the rows' ev fields; events the call's job events. kinds
+	// are the rows' kinds when kindsRead: the row reads listed them
+	// (rowopts 2).
+	evs       []verdict.Field
+	kinds     []verdict.Field
+	kindsRead bool
+	events    jobEvents
 }
 
 var completeManys pool[completeManyState]

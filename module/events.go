@@ -17,9 +17,10 @@ import (
 // nor writes anything more.
 //
 // An event carries its job's kind: ADD and CLAIM know it (their own
-// arguments, CLAIM's row read once meta jobfields is 1: addKind); the
-// other verbs' events have it read from the job's row in check, in one
-// batch, only for the events that are on.
+// arguments, CLAIM's row read once meta jobfields is 1: addKind), and so
+// do COMPLETE and COMPLETEMANY while meta rowopts is 2 (their row read
+// lists kind then); the other events have it read from the job's row in
+// check, in one batch, only for the events that are on.
 //
 // A call with at least one entry crosses into the server once more than
 // its verb's comment says, the ACL check of events before the guard, and

@@ -8,9 +8,13 @@
 //
 //	go run ./bench/events            # the full sizes, a Markdown report on stdout
 //	go run ./bench/events -small     # seconds, for a check
+//	go run ./bench/events -kinds     # process-100 only: events off and on, jobs with and without a kind
 //
 // Each measurement runs -rounds times, alternating the executors and the
-// order of off and on; the report gives the median and the range.
+// order of off and on; the report gives the median and the range. With
+// -kinds the run measures only process-100, in four variants a round
+// (events off or on, jobs added with a kind or without), their order
+// turning by one each round.
 package main
 
 import (
@@ -42,6 +46,7 @@ type config struct {
 	costJobs  int           // jobs per cost measurement
 	maxLen    int           // the events stream's bound
 	small     bool
+	kinds     bool // process-100 only, jobs with and without a kind
 }
 
 func main() {
@@ -51,6 +56,7 @@ func main() {
 	flag.IntVar(&cfg.rate, "rate", 10_000, "offered jobs/s of the lag run")
 	flag.DurationVar(&cfg.steady, "steady", 10*time.Second, "length of the lag run")
 	flag.IntVar(&cfg.costJobs, "jobs", 50_000, "jobs per cost measurement")
+	flag.BoolVar(&cfg.kinds, "kinds", false, "measure process-100 only: events off and on, jobs added with a kind and without")
 	flag.Parse()
 	if cfg.small {
 		cfg.rate, cfg.steady, cfg.costJobs = 2000, time.Second, 2000
@@ -85,6 +91,9 @@ func run(ctx context.Context, cfg config) error {
 	}
 	defer srv.Close()
 	b := &bench{Server: srv, cfg: cfg}
+	if cfg.kinds {
+		return b.runKinds(ctx)
+	}
 
 	executors := []trafikey.Executor{trafikey.ExecutorNative, trafikey.ExecutorLua}
 	lags := map[trafikey.Executor][]lagRun{}
@@ -115,7 +124,9 @@ func run(ctx context.Context, cfg config) error {
 					if side == "add" {
 						v, err = b.addCost(ctx, e, on)
 					} else {
-						v, err = b.processCost(ctx, e, on)
+						var r processRun
+						r, err = b.processCost(ctx, e, on, "")
+						v = r.us
 					}
 					if err != nil {
 						return err
@@ -184,8 +195,8 @@ func onOff(on bool) string {
 func flagsText(cfg config) string {
 	var parts []string
 	flag.Visit(func(f *flag.Flag) {
-		if f.Name == "small" {
-			parts = append(parts, "-small")
+		if f.Name == "small" || f.Name == "kinds" {
+			parts = append(parts, "-"+f.Name)
 			return
 		}
 		parts = append(parts, "-"+f.Name+" "+f.Value.String())
@@ -396,10 +407,21 @@ func (b *bench) addCost(ctx context.Context, e trafikey.Executor, on bool) (floa
 	return us, nil
 }
 
-func (b *bench) processCost(ctx context.Context, e trafikey.Executor, on bool) (float64, error) {
+// processRun is what one process-100 measurement measured.
+type processRun struct {
+	us, perSec float64 // the server's CPU µs per job, completed jobs per second
+	// claim, complete: natively, the µs per job INFO commandstats gives
+	// EMQ.CLAIM and EMQ.COMPLETEMANY over the run (the Lua executor's
+	// scripts are all EVALSHA: 0)
+	claim, complete float64
+}
+
+// processCost adds cfg.costJobs jobs, with kind when it is not empty,
+// and measures a worker at concurrency cfg.workers completing them.
+func (b *bench) processCost(ctx context.Context, e trafikey.Executor, on bool, kind string) (processRun, error) {
 	q, err := b.open(ctx, e, on)
 	if err != nil {
-		return 0, err
+		return processRun{}, err
 	}
 	n := b.cfg.costJobs
 	for left := n; left > 0; {
@@ -407,15 +429,22 @@ func (b *bench) processCost(ctx context.Context, e trafikey.Executor, on bool) (
 		jobs := make([]trafikey.JobSpec, k)
 		for i := range jobs {
 			jobs[i].Payload = []byte("event-bench-payload")
+			jobs[i].Options.Kind = kind
 		}
 		if _, err := q.AddBatch(ctx, jobs); err != nil {
-			return 0, err
+			return processRun{}, err
 		}
 		left -= k
 	}
+	if err := b.ResetStats(ctx); err != nil {
+		return processRun{}, err
+	}
 	var completed atomic.Int64
 	finished := make(chan struct{})
-	return b.measure(ctx, n, func() error {
+	var elapsed time.Duration
+	var r processRun
+	r.us, err = b.measure(ctx, n, func() error {
+		start := time.Now()
 		stop, err := b.worker(ctx, q, func() {
 			if completed.Add(1) == int64(n) {
 				close(finished)
@@ -428,9 +457,36 @@ func (b *bench) processCost(ctx context.Context, e trafikey.Executor, on bool) (
 		case <-finished:
 		case <-ctx.Done():
 		}
+		elapsed = time.Since(start)
 		if err := stop(); err != nil {
 			return err
 		}
 		return ctx.Err()
 	})
+	if err != nil {
+		return processRun{}, err
+	}
+	r.perSec = float64(n) / elapsed.Seconds()
+	if e == trafikey.ExecutorNative {
+		for verb, dst := range map[string]*float64{"claim": &r.claim, "completemany": &r.complete} {
+			u, err := b.Usec(ctx, e, verb)
+			if err != nil {
+				return processRun{}, err
+			}
+			*dst = u / float64(n)
+		}
+	}
+	if on {
+		// the last event (a completed job's) carries the kind the jobs
+		// were added with, and none without one
+		last, err := b.Admin.Do(ctx, "XREVRANGE", "emq:{events}:events", "+", "-", "COUNT", "1")
+		if err != nil {
+			return processRun{}, err
+		}
+		text := fmt.Sprint(last)
+		if !strings.Contains(text, "completed") || strings.Contains(text, benchKind) != (kind != "") {
+			return processRun{}, fmt.Errorf("the last event, jobs added with kind %q: %s", kind, text)
+		}
+	}
+	return r, nil
 }

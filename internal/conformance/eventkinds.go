@@ -124,6 +124,34 @@ func testEventKinds(t *testing.T, env Env) {
 		q.must(protocol.Remove, "2", "1")
 		require.Equal(t, []string{evt("removed", "1", "kind", "\x00{k}:\xff"), evt("removed", "2", "kind", "")}, q.eventLog())
 	})
+	// COMPLETE and COMPLETEMANY read the kind in their row read while meta
+	// rowopts is 2, with HGET row kind under any other value: the events
+	// are the same
+	for _, rowopts := range []string{protocol.RowOptsEvents, protocol.RowOptsOn} {
+		scenario(t, env, "kinds: completions with rowopts "+rowopts, func(t *testing.T, q *queue) {
+			q.install()
+			q.must(v, "1000")
+			jobs := []job{{data: "a", kind: "k"}, {data: "b"}, {data: "c", kind: "x"}, {data: "d", kind: "\x00{k}:\xff"}}
+			if rowopts == protocol.RowOptsOn {
+				jobs = append(jobs, job{data: "e", wait: "60000"}) // a wait: rowopts 1
+			}
+			q.add(jobs...)
+			got, err := q.cmd("HGET", q.k.Meta, protocol.MetaRowOpts).ToString()
+			require.NoError(t, err)
+			require.Equal(t, rowopts, got, "meta rowopts")
+			q.do("HSET", q.k.Job("3"), "kind", "") // as stored, empty included
+			cs := q.claim(600000, 4)
+			require.Len(t, cs, 4)
+			q.clearEvents()
+			require.Equal(t, Arr(Int(1), Int(1), Int(1)), q.call(protocol.CompleteMany, "3",
+				cs[0].id, cs[0].token(), "", cs[1].id, cs[1].token(), "", cs[2].id, cs[2].token(), ""))
+			q.must(protocol.Complete, cs[3].id, cs[3].token(), "")
+			require.Equal(t, []string{
+				entry(event("completed", "1", "kind", "k"), event("completed", "2"), event("completed", "3", "kind", "")),
+				evt("completed", "4", "kind", "\x00{k}:\xff"),
+			}, q.eventLog())
+		})
+	}
 	scenario(t, env, "kinds: an entry holds at most MaxEntryArgs arguments", func(t *testing.T, q *queue) {
 		q.install()
 		q.must(v, "100000")

@@ -26,7 +26,7 @@
 -- (lib.lua ev_xadd).
 -- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
 -- parent keep wait ev deps are read: while it is 0 or absent only att uniq
--- are, while it is 2 att uniq ev.
+-- are, while it is 2 att uniq ev kind (the kind for the job's event).
 -- A job with a lane frees a slot of it (lane accounting, da = -1), which
 -- can make a capped lane ready again, and signal.
 
@@ -107,7 +107,7 @@ if not kept then
   if #gone > 0 and not may(gone, false, true) then return {err = E_NOPERM} end
 end
 local evs = {}
-ev(evs, f[7], 'completed', id)
+ev(evs, f[7], 'completed', id, nil, nil, f[9])
 ev_flow(evs, fa)
 refusal = ev_xadd(evs)
 if refusal then return refusal end

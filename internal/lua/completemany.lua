@@ -29,7 +29,7 @@
 -- stream's refusals (lib.lua ev_xadd).
 -- Meta rowopts (lib.lua row_opts), read first, tells whether the rows' lane
 -- parent keep wait ev deps are read: while it is 0 or absent only att uniq
--- are, while it is 2 att uniq ev.
+-- are, while it is 2 att uniq ev kind (the kind for the job's event).
 
 local VERB = 'completemany'
 local n, refusal = counted(VERB, 4, 3)
@@ -108,7 +108,7 @@ for i = 1, n do
       else
         out[i] = 1
         done[#done + 1] = id
-        if f[7] then ev(evs, f[7], 'completed', id) end
+        if f[7] then ev(evs, f[7], 'completed', id, nil, nil, f[9]) end
         if f[5] == '1' then
           if not anykept then
             anykept = true

@@ -1578,14 +1578,16 @@ end
 
 -- row_fields reads the fields COMPLETE and COMPLETEMANY take of a job's
 -- row as ro (row_opts) says the row may hold them: att uniq, then lane
--- parent keep wait ev deps, or ev alone, in its place (the 7th; the others
--- false). The reply is HMGET's (an error table on a failure).
+-- parent keep wait ev deps, or ev and kind alone: ev in its place (the 7th;
+-- the others false) and the kind 9th, for the job's event (false: none;
+-- nil, with the other fields, so that ev reads it). The reply is HMGET's
+-- (an error table on a failure).
 local function row_fields(row, ro)
   if ro == true then return rpcall('HMGET', row, 'att', 'uniq', 'lane', 'parent', 'keep', 'wait', 'ev', 'deps') end
   if ro then
-    local f = rpcall('HMGET', row, 'att', 'uniq', 'ev')
+    local f = rpcall('HMGET', row, 'att', 'uniq', 'ev', 'kind')
     if f.err then return f end
-    f[3], f[7] = false, f[3]
+    f[3], f[4], f[7], f[9] = false, false, f[3], f[4]
     return f
   end
   return rpcall('HMGET', row, 'att', 'uniq')
