@@ -92,12 +92,17 @@ func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block
 	}
 	countArg := protocol.FormatInt(int64(count))
 	ext := !q.noClaimExt.Load()
+	// the extended rows; with each job's wait only when an observer takes
+	// it, as reading it costs every claim
+	extArg := protocol.ClaimExtended
+	if q.observer.JobWaited != nil {
+		extArg = protocol.ClaimWaits
+	}
 	sent := time.Now()
 	var msg valkey.ValkeyMessage
 	if block > 0 {
-		extArg := "0"
-		if ext {
-			extArg = protocol.ClaimExtended
+		if !ext {
+			extArg = "0"
 		}
 		native := q.exec.(*executor.Native)
 		args := []string{leaseMS, countArg, extArg, protocol.FormatInt(ceilMS(block))}
@@ -105,7 +110,7 @@ func (q *Queue) claim(ctx context.Context, lease time.Duration, count int, block
 			return q.reply(ctx, protocol.Claim, native.ExecBlocking(ctx, protocol.Claim, q.verbKeys[protocol.Claim], args))
 		})
 	} else if ext {
-		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg, protocol.ClaimExtended)
+		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg, extArg)
 	} else {
 		msg, err = q.call(ctx, protocol.Claim, leaseMS, countArg)
 	}
@@ -140,16 +145,17 @@ func (q *Queue) claimBlocks() bool {
 	return ok
 }
 
-// claimedJob reads one entry of CLAIM's reply: [id, data, attempt], and with
-// ext [.., max, kind, timeout, headers, lane, wait]. A null data, kind,
-// headers or lane reads as empty, a null wait as not known.
+// claimedJob reads one entry of CLAIM's reply: [id, data, attempt], with
+// ext [.., max, kind, timeout, headers, lane] and, when asked for, wait. A
+// null data, kind, headers or lane reads as empty, a null wait as not
+// known.
 func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 	f, err := row.ToArray()
 	want := 3
 	if ext {
 		want = protocol.ClaimExtendedReply
 	}
-	if err != nil || len(f) != want {
+	if err != nil || (len(f) != want && (!ext || len(f) != protocol.ClaimWaitsReply)) {
 		return nil, false
 	}
 	id, err1 := f[0].ToString()
@@ -171,7 +177,7 @@ func claimedJob(q *Queue, row valkey.ValkeyMessage, ext bool) (*Job, bool) {
 		headers, _ := f[6].ToString()
 		j.Headers = decodeHeaders(headers)
 		j.Lane, _ = f[7].ToString()
-		if !f[8].IsNil() {
+		if len(f) == protocol.ClaimWaitsReply && !f[8].IsNil() {
 			wait, err := f[8].AsInt64()
 			if err != nil {
 				return nil, false

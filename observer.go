@@ -33,7 +33,10 @@ type Observer struct {
 	// lane's turn included). Only jobs added to run at once are reported:
 	// a retry, or a job added with a delay or a run time, a flow's parent,
 	// or one promoted, requeued or recovered since its add is not, as no
-	// row records when it became ready.
+	// row records when it became ready. Setting it makes the queue's
+	// claims read each job's wait (two more fields of its row); a Worker
+	// of the queue then also counts the waits in its registry record
+	// (WorkerInfo.Waited).
 	JobWaited func(job *Job, d time.Duration)
 	// JobStarted: a worker's handler starts on job.
 	JobStarted func(job *Job)

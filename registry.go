@@ -54,11 +54,12 @@ type WorkerInfo struct {
 	Abandoned int `json:"abandoned"`
 	// Cancelled counts jobs Queue.Cancel ended while their handler ran.
 	Cancelled int `json:"cancelled"`
-	// Waited counts the jobs it started whose wait is known
-	// (Observer.JobWaited),
-	// by how long they waited: Waited[i] (i < 10) those under 4^i ms
-	// (1 ms, 4 ms, 16 ms … 262.144 s), Waited[10] the rest. In
-	// Admin.Workers the queue read's, in Worker.Info every queue's.
+	// Waited counts the jobs it started whose wait is known, by how long
+	// they waited: Waited[i] (i < 10) those under 4^i ms (1 ms, 4 ms,
+	// 16 ms … 262.144 s), Waited[10] the rest. A wait is known only on a
+	// queue with an Observer.JobWaited (trafikeyprom's sets one), whose
+	// claims read it. In Admin.Workers the queue read's, in Worker.Info
+	// every queue's.
 	Waited []int `json:"waited"`
 }
 

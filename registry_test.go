@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -57,7 +58,7 @@ func TestWorkerRegistry(t *testing.T) {
 		require.Equal(t, 3, info.Concurrency)
 		require.Equal(t, ids, info.Jobs)
 		require.Len(t, info.Waited, 11)
-		require.Equal(t, 2, sum(info.Waited), "both jobs added ready: their waits known")
+		require.Zero(t, sum(info.Waited), "no observer takes the waits: the claims read none")
 		require.False(t, info.Started.IsZero())
 		require.False(t, info.Beat.Before(info.Started))
 
@@ -80,7 +81,7 @@ func TestWorkerRegistry(t *testing.T) {
 			require.NoError(t, err)
 			onOther, err := other.Admin().Workers(ctx)
 			require.NoError(t, err)
-			return len(got) == 2 && len(onOther) == 1 && slices.Equal(onOther[0].Jobs, []string{otherID}) && sum(onOther[0].Waited) == 1
+			return len(got) == 2 && len(onOther) == 1 && slices.Equal(onOther[0].Jobs, []string{otherID})
 		}, eventually, tick, "the second worker registers on both queues, with each queue's jobs")
 		ttl2 := b.do(t, "PTTL", protocol.KeysOf(q.Name()).Base+protocol.SuffixWorker+w2.Info().ID).(int64)
 		require.Greater(t, ttl2, int64(10000), "the default period, 5 s: three of them")
@@ -89,7 +90,6 @@ func TestWorkerRegistry(t *testing.T) {
 			if i.ID == w2.Info().ID {
 				require.Equal(t, []string{q.Name(), "other"}, i.Queues)
 				require.Empty(t, i.Jobs, "its job is the other queue's")
-				require.Zero(t, sum(i.Waited), "and so is its wait")
 			}
 		}
 
@@ -116,6 +116,56 @@ func TestWorkerRegistry(t *testing.T) {
 		require.NoError(t, err)
 		require.Empty(t, got)
 		require.Zero(t, b.do(t, "EXISTS", protocol.KeysOf("other").Base+protocol.SuffixWorker+w2.Info().ID))
+	})
+}
+
+// TestWorkerRegistryWaits: a worker counts, in its record on each queue,
+// the waits of the jobs it started of the queues whose observer takes the
+// waits: the jobs added ready, by bucket.
+func TestWorkerRegistryWaits(t *testing.T) {
+	forEachExecutor(t, func(t *testing.T, b *testBundle) {
+		ctx := t.Context()
+		var observed sync.Map
+		q := b.open(t, "waited", trafikey.QueueOptions{Observer: trafikey.Observer{
+			JobWaited: func(j *trafikey.Job, _ time.Duration) { observed.Store(j.ID, true) },
+		}})
+		plain := b.open(t, "plain")
+		release := make(chan struct{})
+		started := make(chan string, 4)
+		w, err := trafikey.NewWorkerForQueues([]trafikey.QueueWeight{{Queue: q, Weight: 1}, {Queue: plain, Weight: 1}},
+			func(ctx context.Context, j *trafikey.Job) error {
+				started <- j.ID
+				<-release
+				return nil
+			}, trafikey.WorkerOptions{Concurrency: 4})
+		require.NoError(t, err)
+		stop := runWorker(t, w)
+		for _, add := range []*trafikey.Queue{q, q, plain} {
+			_, err := add.Add(ctx, []byte("x"), nil)
+			require.NoError(t, err)
+		}
+		_, err = q.Add(ctx, []byte("later"), &trafikey.JobOptions{Delay: time.Millisecond})
+		require.NoError(t, err)
+		for range 4 {
+			<-started
+		}
+		var onQ, onPlain []trafikey.WorkerInfo
+		require.Eventually(t, func() bool {
+			onQ, err = q.Admin().Workers(ctx)
+			require.NoError(t, err)
+			onPlain, err = plain.Admin().Workers(ctx)
+			require.NoError(t, err)
+			return len(onQ) == 1 && len(onPlain) == 1 && len(onQ[0].Jobs) == 3 && len(onPlain[0].Jobs) == 1
+		}, eventually, tick, "the records show the jobs in hand")
+		require.Len(t, onQ[0].Waited, 11)
+		require.Equal(t, 2, sum(onQ[0].Waited), "the two jobs added ready; the delayed one's wait is not known")
+		require.Zero(t, sum(onPlain[0].Waited), "no observer of waits on the plain queue")
+		require.Equal(t, 2, sum(w.Info().Waited), "every queue's")
+		n := 0
+		observed.Range(func(any, any) bool { n++; return true })
+		require.Equal(t, 2, n, "the observer was told the same waits")
+		close(release)
+		require.NoError(t, stop())
 	})
 }
 

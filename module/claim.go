@@ -62,8 +62,10 @@ func claim(c *host.Call) error {
 // claimArgs are CLAIM's values.
 type claimArgs struct {
 	lease, count int64
-	ext          bool
-	block        int64
+	// ext asks for the extended rows (ext 1), waits for them with each
+	// job's wait too (ext 2)
+	ext, waits bool
+	block      int64
 }
 
 // claimArgsOf checks CLAIM's values: the lease, the count, then ext and the
@@ -82,6 +84,8 @@ func claimArgsOf(args [][]byte) (claimArgs, error) {
 		case "0":
 		case protocol.ClaimExtended:
 			a.ext = true
+		case protocol.ClaimWaits:
+			a.ext, a.waits = true, true
 		default:
 			return a, grammar.Refusal(protocol.ErrBadArg(protocol.Claim.Name, "ext"))
 		}
@@ -95,7 +99,7 @@ func claimArgsOf(args [][]byte) (claimArgs, error) {
 // start readies the state for a call.
 func (st *claimState) start(r *verbCall) {
 	st.reset()
-	st.more, st.ev = 0, false
+	st.more, st.ev, st.waits = 0, false, false
 	s := &st.seen
 	*s = verdict.ClaimSeen{
 		Pending: verdict.Reply[[][]byte]{Val: s.Pending.Val[:0]}, Rows: s.Rows[:0], Jobs: s.Jobs[:0],
@@ -170,6 +174,7 @@ func (st *claimState) readFirst(r *verbCall, a claimArgs) error {
 	// the row fields after att data ev: with ext max, and kind
 	// timeout headers once the queue has a job storing them
 	st.more = verdict.ClaimRowFields(a.ext, s.Meta.Val[verdict.ClaimMetaJobFields])
+	st.waits = a.waits
 	// ev, unless meta rowopts says no row of the queue has one
 	st.ev = !verdict.RowFlagOff(s.Meta.Val[verdict.ClaimMetaRowOpts])
 	s.Active = intAt(res, 3)
@@ -211,7 +216,11 @@ func (st *claimState) reply(c *host.Call, ext bool, v verdict.ClaimVerdict) erro
 	st.events.reset()
 	for _, j := range v.Jobs {
 		if ext {
-			c.ReplyArray(protocol.ClaimExtendedReply)
+			if st.waits {
+				c.ReplyArray(protocol.ClaimWaitsReply)
+			} else {
+				c.ReplyArray(protocol.ClaimExtendedReply)
+			}
 		} else {
 			c.ReplyArray(3)
 		}
@@ -235,6 +244,8 @@ func (st *claimState) reply(c *host.Call, ext bool, v verdict.ClaimVerdict) erro
 			} else {
 				c.ReplyNull()
 			}
+		}
+		if st.waits {
 			// how long it waited since its add, when its row says
 			var f [len(claimWait)]verdict.Field
 			at := st.extAt() + st.more
@@ -564,10 +575,10 @@ func (st *claimState) extAt() int {
 }
 
 // rowFields is the number of fields of each row's HMGET: att data, ev when
-// read, st.more extended fields, and with those the wait's.
+// read, st.more extended fields, and with waits the wait's.
 func (st *claimState) rowFields() int {
 	n := st.extAt() + st.more
-	if st.more > 0 {
+	if st.waits {
 		n += len(claimWait)
 	}
 	return n
@@ -583,6 +594,9 @@ type claimState struct {
 	// ev reports whether each row read asks for ev, after att data (meta
 	// rowopts is not 0).
 	ev bool
+	// waits reports whether each row read asks for state and at, last,
+	// for the job's wait (ext 2).
+	waits bool
 	// rows[i] is the row key of member i (base job: member), nil for a
 	// member that is not an id.
 	rows [][]byte
@@ -943,7 +957,7 @@ func (st *claimState) readRows(r *verbCall, lanes bool, turns []byte) (host.Resu
 		for _, f := range claimExtended[:st.more] {
 			b.Str(f)
 		}
-		if st.more > 0 {
+		if st.waits {
 			b.Str(claimWait[0]).Str(claimWait[1])
 		}
 		k++

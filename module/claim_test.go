@@ -16,8 +16,8 @@ func TestClaimExtendedFields(t *testing.T) {
 	if !slices.Equal(claimWait[:], protocol.ClaimWaitFields) {
 		t.Fatalf("claimWait %q, protocol %q", claimWait, protocol.ClaimWaitFields)
 	}
-	// id data attempt, the extended fields, lane and wait
-	if n := 3 + len(claimExtended) + 2; n != protocol.ClaimExtendedReply {
+	// id data attempt, the extended fields and lane
+	if n := 3 + len(claimExtended) + 1; n != protocol.ClaimExtendedReply {
 		t.Fatalf("an extended entry of %d, protocol %d", n, protocol.ClaimExtendedReply)
 	}
 }

@@ -539,7 +539,7 @@ func (g *gen) rescheduleArgs(q string, badPct int) []string {
 func (g *gen) claimArgs(lease, count string, badPct int) []string {
 	args := []string{lease, count}
 	if g.chance("claim ext", 40) {
-		args = append(args, g.pick("ext", protocol.ClaimExtended, "0"))
+		args = append(args, g.pick("ext", protocol.ClaimExtended, protocol.ClaimWaits, "0"))
 	}
 	if g.chance("ext refused", badPct) {
 		args = append(args[:2], g.pick("ext", "2", "", "01", "true"))

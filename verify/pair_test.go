@@ -570,8 +570,8 @@ func (p *pair) render(s step, ra, rb node, t0, t1 int64) (string, string) {
 			ra, rb = cloneNode(ra), cloneNode(rb)
 			for i := range ra.Elems {
 				x, y := ra.Elems[i], rb.Elems[i]
-				const w = protocol.ClaimExtendedReply - 1
-				if len(x.Elems) != protocol.ClaimExtendedReply || len(y.Elems) != protocol.ClaimExtendedReply ||
+				const w = protocol.ClaimWaitsReply - 1
+				if len(x.Elems) != protocol.ClaimWaitsReply || len(y.Elems) != protocol.ClaimWaitsReply ||
 					x.Elems[w].Kind != "int" || y.Elems[w].Kind != "int" || max(x.Elems[w].Int-y.Elems[w].Int, y.Elems[w].Int-x.Elems[w].Int) > 2*p.window {
 					continue
 				}

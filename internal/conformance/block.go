@@ -24,9 +24,10 @@ func testClaimBlock(t *testing.T, env Env) {
 		for _, b := range bad {
 			q.refuse(protocol.ErrBadArg("claim", "block"), q.verb(v, "600000", "1", "0", b))
 			q.refuse(protocol.ErrBadArg("claim", "block"), q.verb(v, "600000", "1", protocol.ClaimExtended, b))
+			q.refuse(protocol.ErrBadArg("claim", "block"), q.verb(v, "600000", "1", protocol.ClaimWaits, b))
 		}
 		// the values in order: lease, count, ext, then block
-		q.refuse(protocol.ErrBadArg("claim", "ext"), q.verb(v, "600000", "1", "2", "x"))
+		q.refuse(protocol.ErrBadArg("claim", "ext"), q.verb(v, "600000", "1", "3", "x"))
 		q.refuse(protocol.ErrBadArg("claim", "count"), q.verb(v, "600000", "0", "0", "x"))
 		q.refuse(protocol.ErrArity("claim"), q.verb(v, "600000", "1", "0", "0", "0"))
 	})
@@ -41,8 +42,8 @@ func testClaimBlock(t *testing.T, env Env) {
 		a, b := q.addOne("a"), q.addOne("b")
 		max := strconv.Itoa(protocol.MaxBlockMS)
 		require.Equal(t, Arr(Arr(Bulk(a), Bulk("a"), Int(1))), q.call(v, "600000", "1", "0", max))
-		require.Equal(t, Arr(Arr(Bulk(b), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Wait)),
-			q.claimExtWith("600000", "5", max))
+		require.Equal(t, Arr(Arr(Bulk(b), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil)),
+			q.call(v, "600000", "5", protocol.ClaimExtended, max))
 	})
 	scenario(t, env, "claim block on an empty queue", func(t *testing.T, q *queue) {
 		q.install()

@@ -14,33 +14,33 @@ import (
 // RESCHEDULE, CANCEL and the cancelled refusal (docs/PROTOCOL.md, "Job
 // options, rescheduling and cancellation").
 
-// Wait stands, in claimExt's rendering, for an extended row's wait that
-// claimExt checked against the job's at and the server's clock.
-const Wait = "(integer) <wait>"
-
-// claimExt claims up to count jobs with ext 1 and returns the rendered reply,
-// each job's wait that is an integer rendered as Wait once it is checked:
-// the server's clock around the call, less the job's at, at least 0.
+// claimExt claims up to count jobs with ext 1 and returns the rendered reply.
 func (q *queue) claimExt(count int) string {
 	q.t.Helper()
-	return q.claimExtWith("600000", strconv.Itoa(count))
+	return q.call(protocol.Claim, "600000", strconv.Itoa(count), protocol.ClaimExtended)
 }
 
-// claimExtWith is claimExt with CLAIM's lease and count and any further
-// arguments after ext.
-func (q *queue) claimExtWith(lease, count string, more ...string) string {
+// Wait stands, in claimWaits' rendering, for a job's wait that claimWaits
+// checked against the job's at and the server's clock.
+const Wait = "(integer) <wait>"
+
+// claimWaits claims up to count jobs with ext 2 (the extended rows with
+// each job's wait) and returns the rendered reply, each wait that is an
+// integer rendered as Wait once it is checked: the server's clock around
+// the call, less the job's at, at least 0.
+func (q *queue) claimWaits(count int) string {
 	q.t.Helper()
-	r, _ := q.claimExtSplit(false, lease, count, more...)
+	r, _ := q.claimWaitsSplit(false, "600000", strconv.Itoa(count))
 	return r
 }
 
-// claimExtSplit is claimExtWith, its jobs' checked waits rendered as Wait;
-// with apart, each job's wait is left out of the rendering and counted
-// instead when known (an integer).
-func (q *queue) claimExtSplit(apart bool, lease, count string, more ...string) (string, int) {
+// claimWaitsSplit is claimWaits with CLAIM's lease and count; with apart,
+// each job's wait is left out of the rendering and counted instead when
+// known (an integer).
+func (q *queue) claimWaitsSplit(apart bool, lease, count string) (string, int) {
 	q.t.Helper()
 	t0 := q.now()
-	res := q.exec(protocol.Claim, append([]string{lease, count, protocol.ClaimExtended}, more...)...)
+	res := q.exec(protocol.Claim, lease, count, protocol.ClaimWaits)
 	t1 := q.now()
 	rows, err := res.ToArray()
 	if err != nil || res.NonValkeyError() != nil {
@@ -49,7 +49,7 @@ func (q *queue) claimExtSplit(apart bool, lease, count string, more ...string) (
 	out, known := make([]string, len(rows)), 0
 	for i, r := range rows {
 		f, err := r.ToArray()
-		if err != nil || len(f) != protocol.ClaimExtendedReply {
+		if err != nil || len(f) != protocol.ClaimWaitsReply {
 			out[i] = RenderMessage(r)
 			continue
 		}
@@ -57,18 +57,19 @@ func (q *queue) claimExtSplit(apart bool, lease, count string, more ...string) (
 		for j, e := range f {
 			parts[j] = RenderMessage(e)
 		}
-		if f[8].IsInt64() {
+		w := len(f) - 1
+		if f[w].IsInt64() {
 			known++
 			id, _ := f[0].ToString()
-			wait, _ := f[8].AsInt64()
+			wait, _ := f[w].AsInt64()
 			// CLAIM leaves at as it was
 			at, err := q.cmd("HGET", q.k.Job(id), protocol.FieldAdded).AsInt64()
 			require.NoError(q.t, err, "job %s claimed with a wait has an at", id)
 			within(q.t, wait, max(0, t0-at), max(0, t1-at), "job "+id+"'s wait")
-			parts[8] = Wait
+			parts[w] = Wait
 		}
 		if apart {
-			parts = parts[:8]
+			parts = parts[:w]
 		}
 		out[i] = Arr(parts...)
 	}
@@ -172,14 +173,14 @@ func testJobOptions(t *testing.T, env Env) {
 		q.install()
 		q.add(job{data: "a", attempts: "5", kind: "email", timeout: "2500", headers: "h\x00"}, job{data: "b"})
 		require.Equal(t, Arr(
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Bulk("email"), Int(2500), Bulk("h\x00"), Nil, Wait),
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Wait),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Bulk("email"), Int(2500), Bulk("h\x00"), Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil),
 		), q.claimExt(2))
 	})
-	scenario(t, env, "claim ext replies the wait of a job added ready", func(t *testing.T, q *queue) {
+	scenario(t, env, "claim ext 2 replies the wait of a job added ready", func(t *testing.T, q *queue) {
 		q.install()
-		q.add(job{data: "a"}, job{data: "b"}, job{data: "c"}, job{data: "d"}, job{data: "e", delay: "600000"})
-		// job 1 added 5 s ago: claimExt holds its wait to the clock less at
+		q.add(job{data: "a"}, job{data: "b"}, job{data: "c"}, job{data: "d"}, job{data: "e", delay: "600000"}, job{data: "f", kind: "k"})
+		// job 1 added 5 s ago: claimWaits holds its wait to the clock less at
 		q.do("HSET", q.k.Job("1"), "at", strconv.FormatInt(q.now()-5000, 10))
 		// job 2 moved since its add (PROMOTE, RECOVER and the like write
 		// its state): not known
@@ -192,11 +193,24 @@ func testJobOptions(t *testing.T, env Env) {
 			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Nil),
 			Arr(Bulk("3"), Bulk("c"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Nil),
 			Arr(Bulk("4"), Bulk("d"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Wait),
-		), q.claimExt(5))
+			// a queue with job fields: the wait after them
+			Arr(Bulk("6"), Bulk("f"), Int(1), Int(3), Bulk("k"), Int(0), Nil, Nil, Wait),
+		), q.claimWaits(6))
 		// a delayed job, promoted: its row says delayed, then pending
 		q.do("ZADD", q.k.Delayed, "1", "5")
 		q.must(protocol.Promote, "100")
-		require.Equal(t, Arr(Arr(Bulk("5"), Bulk("e"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Nil)), q.claimExt(1))
+		require.Equal(t, Arr(Arr(Bulk("5"), Bulk("e"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Nil)), q.claimWaits(1))
+	})
+	scenario(t, env, "claim ext 2 with lanes", func(t *testing.T, q *queue) {
+		q.install()
+		q.add(job{data: "a", lane: "l"}, job{data: "b"})
+		require.Equal(t, Arr(
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Wait),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Nil, Int(0), Nil, Bulk("l"), Wait),
+		), q.claimWaits(2))
+		// ext 1 reads neither state nor at: the same rows without the wait
+		q.add(job{data: "c"})
+		require.Equal(t, Arr(Arr(Bulk("3"), Bulk("c"), Int(1), Int(3), Nil, Int(0), Nil, Nil)), q.claimExt(1))
 	})
 	scenario(t, env, "claim ext 0 is the plain reply", func(t *testing.T, q *queue) {
 		q.install()
@@ -208,14 +222,14 @@ func testJobOptions(t *testing.T, env Env) {
 		q.add(job{data: "a"})
 		q.do("HSET", q.k.Job("1"), "max", "x", "timeout", "86400001", "kind", "")
 		q.do("HSET", q.k.Meta, protocol.MetaJobFields, protocol.JobFieldsOn)
-		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("a"), Int(1), Int(0), Bulk(""), Int(0), Nil, Nil, Wait)), q.claimExt(1))
+		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("a"), Int(1), Int(0), Bulk(""), Int(0), Nil, Nil)), q.claimExt(1))
 	})
 	scenario(t, env, "claim ext with lanes", func(t *testing.T, q *queue) {
 		q.install()
 		q.add(job{data: "a", lane: "l", kind: "x"}, job{data: "b", kind: "y"})
 		require.Equal(t, Arr(
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("y"), Int(0), Nil, Nil, Wait),
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Bulk("x"), Int(0), Nil, Bulk("l"), Wait),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("y"), Int(0), Nil, Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Bulk("x"), Int(0), Nil, Bulk("l")),
 		), q.claimExt(2))
 	})
 	scenario(t, env, "add of kind, timeout or headers sets meta jobfields", func(t *testing.T, q *queue) {
@@ -252,8 +266,8 @@ func testJobOptions(t *testing.T, env Env) {
 		// fields no ADD of this queue stored are not read
 		q.do("HSET", q.k.Job("1"), "kind", "x", "timeout", "7", "headers", "h")
 		require.Equal(t, Arr(
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Nil, Int(0), Nil, Nil, Wait),
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Wait),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(5), Nil, Int(0), Nil, Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil),
 		), q.claimExt(2))
 		require.Equal(t, Bulk("active"), q.r("HGET", q.k.Job("1"), "state"))
 	})
@@ -263,22 +277,22 @@ func testJobOptions(t *testing.T, env Env) {
 		q.add(job{data: "b", kind: "k"})
 		q.do("HSET", q.k.Job("1"), "headers", "h")
 		require.Equal(t, Arr(
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Nil, Int(0), Bulk("h"), Nil, Wait),
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil, Nil, Wait),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(3), Nil, Int(0), Bulk("h"), Nil),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil, Nil),
 		), q.claimExt(2))
 	})
 	scenario(t, env, "claim ext on a queue without job fields, with lanes", func(t *testing.T, q *queue) {
 		q.install()
 		q.add(job{data: "a", lane: "l", attempts: "2"}, job{data: "b"})
 		require.Equal(t, Arr(
-			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Wait),
-			Arr(Bulk("1"), Bulk("a"), Int(1), Int(2), Nil, Int(0), Nil, Bulk("l"), Wait),
+			Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil),
+			Arr(Bulk("1"), Bulk("a"), Int(1), Int(2), Nil, Int(0), Nil, Bulk("l")),
 		), q.claimExt(2))
 	})
 	scenario(t, env, "claim bad ext", func(t *testing.T, q *queue) {
 		q.install()
 		q.addOne("a")
-		for _, ext := range []string{"2", "", "01", "true", "1 "} {
+		for _, ext := range []string{"3", "", "01", "02", "true", "1 ", "-1"} {
 			q.refuse(protocol.ErrBadArg("claim", "ext"), q.verb(protocol.Claim, "600000", "1", ext))
 		}
 		q.refuse(protocol.ErrBadArg("claim", "count"), q.verb(protocol.Claim, "600000", "0", "x"))

@@ -85,7 +85,7 @@ func testLeanRow(t *testing.T, env Env) {
 				var r string
 				if v == protocol.Claim {
 					var known int
-					r, known = q.claimExtSplit(true, args[0], args[1])
+					r, known = q.claimWaitsSplit(true, args[0], args[1])
 					waits[q] = append(waits[q], strconv.Itoa(known))
 				} else {
 					r = q.call(v, args...)

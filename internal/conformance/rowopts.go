@@ -326,7 +326,7 @@ func testRowOpts(t *testing.T, env Env) {
 			}
 			require.Len(t, q.claim(600000, 1), 1)
 			require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event")
-			require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Wait)), q.claimExt(1))
+			require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Nil, Int(0), Nil, Nil)), q.claimExt(1))
 			require.Equal(t, Int(0), q.r("EXISTS", q.eventsKey()), "no claimed event with ext")
 		})
 	}
@@ -340,7 +340,7 @@ func testRowOpts(t *testing.T, env Env) {
 			q.do("HSET", q.k.Job("2"), protocol.FieldEvents, "100")
 			q.do("HSET", q.k.Meta, protocol.MetaRowOpts, flag.value)
 			require.Len(t, q.claim(600000, 1), 1)
-			require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil, Nil, Wait)), q.claimExt(1))
+			require.Equal(t, Arr(Arr(Bulk("2"), Bulk("b"), Int(1), Int(3), Bulk("k"), Int(0), Nil, Nil)), q.claimExt(1))
 			require.Equal(t, []string{
 				evt(protocol.EventClaimed, "1", protocol.EventAttField, "1"),
 				evt(protocol.EventClaimed, "2", protocol.EventAttField, "1", protocol.EventKindField, "k"),

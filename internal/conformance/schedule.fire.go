@@ -55,7 +55,7 @@ func testScheduleFire(t *testing.T, env Env) {
 		args := fixtures[protocol.ScheduleFire](q)
 		require.Equal(t, Bulks("1"), q.call(protocol.ScheduleFire, args...))
 		require.Equal(t, Nil, q.r("HGET", q.k.Meta, protocol.MetaJobFields))
-		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("d"), Int(1), Int(3), Nil, Int(0), Nil, Nil, Wait)), q.claimExt(1))
+		require.Equal(t, Arr(Arr(Bulk("1"), Bulk("d"), Int(1), Int(3), Nil, Int(0), Nil, Nil)), q.claimExt(1))
 	})
 	scenario(t, env, "fire twice: the second is refused and writes nothing", func(t *testing.T, q *queue) {
 		args := fixtures[protocol.ScheduleFire](q)

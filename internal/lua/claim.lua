@@ -9,7 +9,8 @@
 -- KEYS[5] -> emq:{q}:active    zset, score = lease deadline ms
 -- ARGV[1] -> lease_ms, 1..86400000
 -- ARGV[2] -> count, 1..1000
--- ARGV[3] -> ext, optional: 1 asks for the extended rows, 0 (or absent) not
+-- ARGV[3] -> ext, optional: 1 asks for the extended rows, 2 for them with
+--            each job's wait, 0 (or absent) for neither
 -- ARGV[4] -> block_ms, optional, 0..86400000: how long the native executor
 --            may block a call that finds nothing; a script cannot block, so
 --            it is checked and the call answers at once
@@ -22,13 +23,13 @@
 -- meta turn (docs/PROTOCOL.md, "Fair claiming").
 --
 -- Reply: array of [id, data, attempt] (bulk, bulk, integer) in turn order,
--- with ext 1 [id, data, attempt, max, kind, timeout, headers, lane, wait]
--- (max and timeout integers, kind and headers bulk or null; lane the lane
--- the job was taken from, null for pending's; wait the ms since the job
--- was added when its row holds no state, else null) from one wider HMGET
--- (of att data ev max state at only while meta jobfields is not 1: then
--- kind and headers are null and timeout 0, as for a row without them; of
--- att data ev max kind timeout headers state at once it is); ev is read
+-- with ext 1 [id, data, attempt, max, kind, timeout, headers, lane] (max
+-- and timeout integers, kind and headers bulk or null; lane the lane the
+-- job was taken from, null for pending's) from one wider HMGET (of att
+-- data ev max only while meta jobfields is not 1: then kind and headers
+-- are null and timeout 0, as for a row without them); with ext 2 the same
+-- and wait, the ms since the job was added when its row holds no state,
+-- else null, the HMGET reading state at last; ev is read
 -- unless meta rowopts is 0 or absent (then no row has events);
 -- empty when the queue is paused or nothing is ready. A popped member that
 -- is not an id, or whose row has no att, is dropped and not returned (it
@@ -54,8 +55,10 @@ if not lease then return e_bad(VERB, 'lease') end
 local count = uint(ARGV[2], 1, MAX_COUNT)
 if not count then return e_bad(VERB, 'count') end
 local ext = ARGV[3] or '0'
-if ext ~= '0' and ext ~= '1' then return e_bad(VERB, 'ext') end
-ext = ext == '1'
+if ext ~= '0' and ext ~= '1' and ext ~= '2' then return e_bad(VERB, 'ext') end
+-- waits: ext 2, the extended rows with each job's wait
+local waits = ext == '2'
+ext = ext ~= '0'
 if ARGV[4] and not uint(ARGV[4], 0, MAX_BLOCK) then return e_bad(VERB, 'block') end
 refusal = fence()
 if refusal then return refusal end
@@ -77,9 +80,9 @@ if ext then
   if full then
     rowf[#rowf + 1], rowf[#rowf + 2], rowf[#rowf + 3] = 'kind', 'timeout', 'headers'
   end
-  rowf[#rowf + 1], rowf[#rowf + 2] = 'state', 'at'
+  if waits then rowf[#rowf + 1], rowf[#rowf + 2] = 'state', 'at' end
 end
--- ws is the index of the row's state, before at, in an extended read
+-- ws is the index of the row's state, before at, in a read with waits
 local ws = #rowf - 1
 
 -- the rate window, which may refuse or cut count
@@ -338,13 +341,13 @@ for i = 1, #jobs do
     -- the lane the job was taken from (its turn's participant), false for pending
     local lane = (from[i] or 0) > 0 and names[from[i]] or false
     if full then
-      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4], lane,
-        claim_wait(r[ws], r[ws + 1], now)}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), r[x + 2], rowint(r[x + 3], MAX_TIMEOUT), r[x + 4], lane}
     elseif ext then
-      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), false, 0, false, lane, claim_wait(r[ws], r[ws + 1], now)}
+      out[#out + 1] = {id, r[2], att, rowint(r[x + 1] or ROW_MAX, MAX_ROW_INT), false, 0, false, lane}
     else
       out[#out + 1] = {id, r[2], att}
     end
+    if waits then out[#out][9] = claim_wait(r[ws], r[ws + 1], now) end
     local f = from[i]
     if f then got[f] = got[f] + 1 end
   end

@@ -30,6 +30,7 @@ const (
 	MaxKind       = 128                 // bytes
 	MaxHeaders    = 8192                // bytes
 	ClaimExtended = "1"                 // CLAIM's ext argument asking for the extended rows
+	ClaimWaits    = "2"                 // CLAIM's ext argument asking for them with each job's wait
 )
 
 // Row fields of the job options and of a cancelled job.
@@ -44,15 +45,18 @@ const (
 // data and ev, and replies after the attempt (ev is not replied).
 var ClaimExtendedFields = []string{FieldMax, FieldKind, FieldTimeout, FieldHeaders}
 
-// ClaimWaitFields are the row fields CLAIM with ext 1 reads last, after
+// ClaimWaitFields are the row fields CLAIM with ext 2 reads last, after
 // ClaimExtendedFields, for the reply's wait: a row without state was added
 // ready and neither claimed nor moved since, so it has waited since at.
 var ClaimWaitFields = []string{FieldState, FieldAdded}
 
 // ClaimExtendedReply is the length of each job's entry in CLAIM's reply
-// with ext 1: id, data and attempt, ClaimExtendedFields, the lane and the
-// wait.
-const ClaimExtendedReply = 9
+// with ext 1: id, data and attempt, ClaimExtendedFields and the lane;
+// ClaimWaitsReply with ext 2, the wait after them.
+const (
+	ClaimExtendedReply = 8
+	ClaimWaitsReply    = ClaimExtendedReply + 1
+)
 
 // MetaJobFields is the meta field ADD sets to 1 when a job of the queue
 // stores a kind, timeout or headers field; CLAIM with ext 1 reads those

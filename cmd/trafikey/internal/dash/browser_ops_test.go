@@ -145,13 +145,16 @@ func browseWorkers(t *testing.T, tab context.Context, url string, c valkey.Clien
 		chromedp.WaitVisible(chromedp.CSS(`#no-workers`)),
 	)
 	require.Equal(t, "–", pageText(tab, t, `#counts [data-card="latency"] .n`), "no job waits")
-	require.Equal(t, "No such job started yet.", pageText(tab, t, `#no-waits`))
+	require.Equal(t, "No wait counted yet.", pageText(tab, t, `#no-waits`))
 	id, err := q.Add(ctx, []byte("x"), nil)
 	require.NoError(t, err)
 	// the waiting job's age, as the page reads again
 	waitText(tab, t, `#counts [data-card="latency"] .n`, func(s string) bool { return strings.HasSuffix(s, " ms") || strings.HasSuffix(s, " s") })
 	release := make(chan struct{})
-	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { <-release; return nil }, trafikey.WorkerOptions{Concurrency: 3})
+	// a handle whose observer takes the waits: its worker counts them
+	waited, err := trafikey.Open(ctx, c, "busy", &trafikey.QueueOptions{Observer: trafikey.Observer{JobWaited: func(*trafikey.Job, time.Duration) {}}})
+	require.NoError(t, err)
+	w, err := trafikey.NewWorker(waited, func(context.Context, *trafikey.Job) error { <-release; return nil }, trafikey.WorkerOptions{Concurrency: 3})
 	require.NoError(t, err)
 	wctx, stop := context.WithCancel(ctx)
 	ran := make(chan error, 1)
@@ -168,7 +171,7 @@ func browseWorkers(t *testing.T, tab context.Context, url string, c valkey.Clien
 	stop()
 	require.NoError(t, <-ran)
 	waitText(tab, t, `#workers-box`, func(s string) bool { return strings.Contains(s, "No worker runs on this queue.") })
-	waitText(tab, t, `#waits-box`, func(s string) bool { return strings.Contains(s, "No such job started yet.") })
+	waitText(tab, t, `#waits-box`, func(s string) bool { return strings.Contains(s, "No wait counted yet.") })
 }
 
 // browsePendingLanes checks that a queue's pending jobs in lanes are shown:

@@ -558,9 +558,9 @@ function queueView(name) {
     if (waits.dataset.key === key) return;
     waits.dataset.key = key;
     fill(waits, el("h2", {}, "Wait before the first claim"),
-      el("p", { class: "muted" }, "Of the jobs added to run at once that the workers running now started: how long each waited from its add to its first claim (server clock). Retries and delayed jobs are not counted."),
+      el("p", { class: "muted" }, "Of the jobs added to run at once that the workers running now started: how long each waited from its add to its first claim (server clock). Retries and delayed jobs are not counted; a worker counts waits when its queue has an observer of them (Observer.JobWaited, as trafikeyprom's)."),
       total === 0
-        ? el("p", { class: "muted", id: "no-waits" }, "No such job started yet.")
+        ? el("p", { class: "muted", id: "no-waits" }, "No wait counted yet.")
         : [el("p", { id: "wait-summary" }, plural(total, "job", "jobs") + ": p50 " + quantile(0.5) + ", p95 " + quantile(0.95) + ", p99 " + quantile(0.99)),
           el("table", { id: "waits" },
             el("thead", {}, el("tr", {}, counts.map((_, i) => el("th", { class: "num" }, label(i))))),
