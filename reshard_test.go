@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/protocol"
@@ -105,17 +106,24 @@ func forEachMove(t *testing.T, move func(t *testing.T, exec trafikey.Executor, a
 	}
 }
 
-func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
+// startMoveCluster starts a move's cluster of three primaries; an atomic
+// move skips on a server without one (before Valkey 9.0).
+func startMoveCluster(t *testing.T, exec trafikey.Executor, atomicMove bool) (*valkeyserver.Cluster, valkey.Client) {
 	cl, c := startClusterOf(t, exec, 0)
-	ctx := t.Context()
-	primaries := cl.Primaries()
 	if atomicMove {
-		v, err := primaries[0].Version(ctx)
+		v, err := cl.Primaries()[0].Version(t.Context())
 		require.NoError(t, err)
 		if !v.AtLeast("valkey", 9, 0) {
 			t.Skipf("%s has no atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+); the classic move is tested on it", v)
 		}
 	}
+	return cl, c
+}
+
+func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
+	cl, c := startMoveCluster(t, exec, atomicMove)
+	ctx := t.Context()
+	primaries := cl.Primaries()
 	from, to := primaries[0], primaries[1]
 	movingName, slot := queueOn(t, cl, "moving", 0)
 	stillName, _ := queueOn(t, cl, "still", 2)
@@ -301,16 +309,9 @@ func TestReshardReleasesBlockedClaims(t *testing.T) {
 }
 
 func reshardBlocked(t *testing.T, exec trafikey.Executor, atomicMove bool) {
-	cl, c := startClusterOf(t, exec, 0)
+	cl, c := startMoveCluster(t, exec, atomicMove)
 	ctx := t.Context()
 	primaries := cl.Primaries()
-	if atomicMove {
-		v, err := primaries[0].Version(ctx)
-		require.NoError(t, err)
-		if !v.AtLeast("valkey", 9, 0) {
-			t.Skipf("%s has no atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+); the classic move is tested on it", v)
-		}
-	}
 	from, to, other := primaries[0], primaries[1], primaries[2]
 	movingName, slot := queueOn(t, cl, "blocked", 0)
 	stillName, _ := queueOn(t, cl, "still", 2)
@@ -361,16 +362,9 @@ func TestReshardCancelNotice(t *testing.T) {
 }
 
 func reshardCancelNotice(t *testing.T, exec trafikey.Executor, atomicMove bool) {
-	cl, c := startClusterOf(t, exec, 0)
+	cl, c := startMoveCluster(t, exec, atomicMove)
 	ctx := t.Context()
 	primaries := cl.Primaries()
-	if atomicMove {
-		v, err := primaries[0].Version(ctx)
-		require.NoError(t, err)
-		if !v.AtLeast("valkey", 9, 0) {
-			t.Skipf("%s has no atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+); the classic move is tested on it", v)
-		}
-	}
 	from, to := primaries[0], primaries[1]
 	name, slot := queueOn(t, cl, "cancelmove", 0)
 	q, err := trafikey.Open(ctx, c, name, &trafikey.QueueOptions{Executor: exec})
