@@ -32,7 +32,8 @@ func Oldest(ctx context.Context, q *trafikey.Queue, lane string) (time.Time, err
 			return oldest, err
 		}
 		head := p.Rows[0]
-		if oldest.IsZero() || head.AddedAt.Before(oldest) {
+		// a member whose row is gone has no add time: passed over
+		if head.Exists && !head.AddedAt.IsZero() && (oldest.IsZero() || head.AddedAt.Before(oldest)) {
 			oldest = head.AddedAt
 		}
 		// after the last place of the head's priority: the next one's first

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/internal/latency"
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/trafikeytest"
 )
 
@@ -59,6 +60,31 @@ func TestOldest(t *testing.T) {
 			require.NoError(t, err)
 		}
 	}
+}
+
+// TestOldestPassesOverAGoneRow: a pending member whose row is gone (a
+// dataset changed behind the verbs' back) has no add time; the oldest is
+// the oldest of the others, and the walk goes on past its priority.
+func TestOldestPassesOverAGoneRow(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	srv := trafikeytest.NewServer(t)
+	q, err := trafikey.Open(ctx, srv.Client(), "gone", nil)
+	require.NoError(t, err)
+	id, err := q.Add(ctx, []byte("x"), &trafikey.JobOptions{Priority: 5})
+	require.NoError(t, err)
+	info, err := q.Inspect(ctx, id)
+	require.NoError(t, err)
+	// members without a row: of priority 1000, first in claim order, and
+	// of priority 0, the last
+	k := protocol.KeysOf("gone")
+	c := srv.Client()
+	require.NoError(t, c.Do(ctx, c.B().Zadd().Key(k.Pending).ScoreMember().
+		ScoreMember(float64(protocol.PendingScore(protocol.MaxPriority, 998)), "998").
+		ScoreMember(float64(protocol.PendingScore(0, 999)), "999").Build()).Error())
+	oldest, err := latency.Oldest(ctx, q, "")
+	require.NoError(t, err)
+	require.Equal(t, info.AddedAt, oldest)
 }
 
 func TestSince(t *testing.T) {
