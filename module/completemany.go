@@ -274,6 +274,7 @@ func (st *completeManyState) write(r *verbCall, v verdict.CompleteManyVerdict) e
 	c, s := r.c, &st.seen
 	st.events.reset()
 	for i, o := range v.Outcomes {
+		n := len(st.events.list)
 		switch {
 		case o.Reply != verdict.CompleteManyDone || i >= len(st.evs):
 		case st.kindsRead:
@@ -281,6 +282,8 @@ func (st *completeManyState) write(r *verbCall, v verdict.CompleteManyVerdict) e
 		default:
 			st.events.add(st.evs[i], protocol.EventCompleted, s.Jobs[i].ID, "", nil)
 		}
+		// the id is the job's argument: the XADD passes it on
+		st.events.idArgv(n, r.argv(st.id(i)))
 	}
 	st.flow.publish(&st.events)
 	if err := st.events.check(r); err != nil {

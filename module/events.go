@@ -42,6 +42,9 @@ type evEntry struct {
 	// job's row in check.
 	kind              []byte
 	hasKind, readKind bool
+	// argv is the command's argument that id is, passed on by reference
+	// (Batch.Argv), or 0 (id is a copy).
+	argv int
 }
 
 // args is the number of the event's XADD arguments: event <name> id <id>,
@@ -109,6 +112,14 @@ func (e *jobEvents) queue(ev verdict.Field, name string, id []byte, field string
 	}
 	e.list = append(e.list, entry)
 	return true
+}
+
+// idArgv says that the event queued at n, if any, has for id the
+// command's own argv[i]: the entry's XADD passes it on without a copy.
+func (e *jobEvents) idArgv(n, i int) {
+	if n < len(e.list) {
+		e.list[n].argv = i
+	}
 }
 
 // keep is copy that keeps an empty value empty, not nil.
@@ -261,26 +272,90 @@ func failed(c *host.Call, k int, res host.Results, err error) error {
 // event is brand emq event <name> id <id> [field value] [kind <kind>], one
 // of more has the pair n <count> after the brand, then each event's pairs.
 // The server replicates each with the id it generated and its trim made
-// exact.
+// exact. The names go as words encoded once (eventHeads), the same
+// arguments as one Str each, and the values that recur as words too.
 func (e *jobEvents) writes(b *host.Batch) {
+	var head, field host.Words
+	name, fname := "", ""
 	for s, end := 0, 0; s < len(e.list); s = end {
 		end = e.entryEnd(s)
 		part := e.list[s:end]
-		b.Cmd("XADD").Arg(e.key).Str("MAXLEN").Str("~").Arg(part[0].bound).Str("*").
-			Str(protocol.EventBrandField).Str(protocol.EventBrand)
+		b.Cmd("XADD").Word(e.key).Words(xaddTrim).Word(part[0].bound).Words(xaddBrand)
 		if len(part) > 1 {
-			b.Str(protocol.EventCountField).Str(protocol.FormatInt(int64(len(part))))
+			b.Words(xaddCount).Str(protocol.FormatInt(int64(len(part))))
 		}
-		for _, x := range part {
-			b.Str(protocol.EventNameField).Str(x.name).Str(protocol.EventIDField).Arg(x.id)
+		for i := range part {
+			x := &part[i]
+			if x.name != name || head.Len() == 0 {
+				name, head = x.name, eventHead(x.name)
+			}
+			b.Words(head)
+			if x.argv > 0 {
+				b.Argv(x.argv)
+			} else {
+				b.Arg(x.id)
+			}
 			if x.field != "" {
-				b.Str(x.field).Arg(x.value)
+				if x.field != fname || field.Len() == 0 {
+					fname, field = x.field, fieldWord(x.field)
+				}
+				if wordValue(x.field) {
+					b.Words(field).Word(x.value)
+				} else {
+					b.Words(field).Arg(x.value)
+				}
 			}
 			if x.hasKind {
-				b.Str(protocol.EventKindField).Arg(x.kind)
+				b.Words(xaddKind).Word(x.kind)
 			}
 		}
 	}
+}
+
+// The words of an entry's XADD that do not vary.
+var (
+	xaddTrim  = host.NewWords("MAXLEN", "~")
+	xaddBrand = host.NewWords("*", protocol.EventBrandField, protocol.EventBrand)
+	xaddCount = host.NewWords(protocol.EventCountField)
+	xaddKind  = host.NewWords(protocol.EventKindField)
+)
+
+// eventHeads holds the words each event of a name starts with (event
+// <name> id), and fieldWords those of the events' fields, encoded once.
+var eventHeads, fieldWords = func() (map[string]host.Words, map[string]host.Words) {
+	heads, fields := map[string]host.Words{}, map[string]host.Words{}
+	for _, name := range []string{protocol.EventAdded, protocol.EventClaimed, protocol.EventCompleted,
+		protocol.EventRetrying, protocol.EventDead, protocol.EventRecovered, protocol.EventPromoted,
+		protocol.EventRemoved, protocol.EventRequeued, protocol.EventProgress, protocol.EventReleased,
+		protocol.EventRescheduled, protocol.EventCancelled} {
+		heads[name] = host.NewWords(protocol.EventNameField, name, protocol.EventIDField)
+	}
+	for _, f := range []string{protocol.EventStateField, protocol.EventAttField, protocol.EventErrorField,
+		protocol.EventValueField} {
+		fields[f] = host.NewWords(f)
+	}
+	return heads, fields
+}()
+
+// wordValue reports whether the values of an event's field recur across
+// calls (an attempt, a state) and go as words (Batch.Word), as the events'
+// key, bound and kinds do.
+func wordValue(f string) bool { return f == protocol.EventAttField || f == protocol.EventStateField }
+
+// eventHead is event <name> id as words.
+func eventHead(name string) host.Words {
+	if w, ok := eventHeads[name]; ok {
+		return w
+	}
+	return host.NewWords(protocol.EventNameField, name, protocol.EventIDField)
+}
+
+// fieldWord is an event's field as a word.
+func fieldWord(f string) host.Words {
+	if w, ok := fieldWords[f]; ok {
+		return w
+	}
+	return host.NewWords(f)
 }
 
 // events is EMQ.EVENTS (internal/lua/events.lua): set the queue's events bound in

@@ -466,6 +466,24 @@ static struct {
     char p[INTERN_MAX];
 } interned[INTERN_SLOTS];
 
+/* While a call holds kept strings without a reference of its own
+ * (intern_hold, an XADD's names), a name that takes a slot leaves the
+ * string it replaces in retired, freed when the last hold ends
+ * (intern_release). */
+static int intern_holds;
+static struct {
+    void **s;
+    size_t n, cap;
+} retired;
+
+static void intern_hold(void) { intern_holds++; }
+
+static void intern_release(void) {
+    if (--intern_holds > 0) return;
+    for (size_t i = 0; i < retired.n; i++) FreeString(NULL, retired.s[i]);
+    retired.n = 0;
+}
+
 /* The kept string of a field name, or NULL when it cannot be kept (too long,
  * or out of memory): the caller makes its own. */
 static void *intern(const arg *a) {
@@ -475,9 +493,20 @@ static void *intern(const arg *a) {
     h ^= h >> 15;
     size_t slot = h % INTERN_SLOTS;
     if (interned[slot].s && interned[slot].n == a->n && !memcmp(interned[slot].p, a->p, a->n)) return interned[slot].s;
+    if (interned[slot].s && intern_holds && retired.n == retired.cap) {
+        size_t cap = retired.cap ? 2 * retired.cap : 16;
+        void **r = realloc(retired.s, cap * sizeof(void *));
+        if (!r) return NULL;
+        retired.s = r;
+        retired.cap = cap;
+    }
     void *s = CreateString(NULL, a->p, a->n);
     if (!s) return NULL;
-    if (interned[slot].s) FreeString(NULL, interned[slot].s);
+    if (interned[slot].s && intern_holds) {
+        retired.s[retired.n++] = interned[slot].s;
+    } else if (interned[slot].s) {
+        FreeString(NULL, interned[slot].s);
+    }
     interned[slot].s = s;
     interned[slot].n = a->n;
     memcpy(interned[slot].p, a->p, a->n);
@@ -963,12 +992,12 @@ typedef struct {
 
 /* write_call runs a write through RM_Call: the arguments copied as fresh
  * buffers, the others shared in vectors (see WRITE_SPECS). sv has room for
- * every argument; *made is how many strings it made there, to release (own
- * 1 with the context, 2 without: a kept string retained). An XADD (a job
- * event's entry) passes the program's own strings as the kept ones of
- * intern, retained for the call, with no string made: XADD copies every
- * argument into the stream, so nothing keeps them, and its entries are
- * mostly such names (event, id, the events' names and fields). */
+ * every argument; *made is how many strings it put there, to release (own
+ * 1 with the context, 2 without, 0 not). An XADD (a job event's entry)
+ * passes the program's own strings as the kept ones of intern, held for
+ * the call (intern_hold) with no string made or retained: XADD copies
+ * every argument into the stream, so nothing keeps them, and its entries
+ * are mostly such names (event, id, the events' names and fields). */
 static void *write_call(const exec_env *e, const char *name, const arg *a, uint32_t nargs, void **sv,
                         unsigned char *own, size_t *made) {
     spec sp[WRITE_SPECS];
@@ -976,6 +1005,7 @@ static void *write_call(const exec_env *e, const char *name, const arg *a, uint3
     int ns = 0;
     size_t nv = 0;
     int share = strcmp(name, "XADD") == 0;
+    if (share) intern_hold();
     for (uint32_t i = 0; i < nargs; i++) {
         int last = ns >= WRITE_SPECS - 1; /* the last specifier takes the rest */
         void *kept = share && a[i].ref == -2 ? intern(&a[i]) : NULL;
@@ -986,8 +1016,9 @@ static void *write_call(const exec_env *e, const char *name, const arg *a, uint3
         }
         int o = 2;
         if (kept) {
-            /* retained: a later intern may replace its slot during the call */
-            RetainString(NULL, kept);
+            /* held (intern_hold): a later intern may replace its slot
+             * during the call, and leaves it to intern_release */
+            o = 0;
             sv[nv] = kept;
         } else {
             sv[nv] = arg_string(e, &a[i], &o);
@@ -1007,9 +1038,15 @@ static void *write_call(const exec_env *e, const char *name, const arg *a, uint3
     for (int i = ns; i < WRITE_SPECS; i++) sp[i] = (spec){NULL, 0}; /* passed, never read */
     errno = 0;
 #define S(i) sp[i].p, sp[i].n
-    return Call(e->ctx, name, fmt, S(0), S(1), S(2), S(3), S(4), S(5), S(6), S(7), S(8), S(9), S(10), S(11), S(12),
-                S(13), S(14), S(15));
+    void *r = Call(e->ctx, name, fmt, S(0), S(1), S(2), S(3), S(4), S(5), S(6), S(7), S(8), S(9), S(10), S(11), S(12),
+                   S(13), S(14), S(15));
 #undef S
+    if (share) {
+        int err = errno;
+        intern_release();
+        errno = err;
+    }
+    return r;
 }
 
 /* call runs one command through RM_Call and encodes its reply. Returns 1 when

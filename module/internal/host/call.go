@@ -12,6 +12,7 @@ int emq_module_options(void);
 import "C"
 
 import (
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"strings"
@@ -127,6 +128,50 @@ func (b *Batch) Arg(p []byte) *Batch {
 func (b *Batch) Str(s string) *Batch {
 	b.inlineKind(2, len(s))
 	b.w.string(s)
+	return b
+}
+
+// Word adds a binary-safe argument, copied now, whose bytes recur across
+// commands (a job's attempt or kind in its event): it passes as a Str
+// passes, so C may pass a string it keeps instead of making one.
+func (b *Batch) Word(p []byte) *Batch {
+	b.inlineKind(2, len(p))
+	b.w.bytes(p)
+	return b
+}
+
+// Words is a run of the program's own string arguments encoded once
+// (NewWords), which a batch adds with one copy (Batch.Words): each passes
+// as Str passes it. Meant for runs a verb sends many times in a call, such
+// as each job event's names in an XADD.
+type Words struct {
+	enc []byte
+	n   uint32
+}
+
+// NewWords encodes ss, in order, as Str would add them.
+func NewWords(ss ...string) Words {
+	var w Words
+	for _, s := range ss {
+		w.enc = append(w.enc, 2)
+		w.enc = binary.NativeEndian.AppendUint32(w.enc, uint32(len(s)))
+		w.enc = append(w.enc, s...)
+	}
+	w.n = uint32(len(ss))
+	return w
+}
+
+// Len is the number of arguments of w.
+func (w Words) Len() int { return int(w.n) }
+
+// Words adds the arguments of w, as that many Str would.
+func (b *Batch) Words(w Words) *Batch {
+	b.own()
+	if b.head < 0 {
+		panic("host: argument before Cmd")
+	}
+	b.nargs += w.n
+	b.w.bytes(w.enc)
 	return b
 }
 

@@ -83,7 +83,9 @@
 //     is remembered, as a script's is). The field names of HGET and HMGET
 //     passed with Batch.Str (the program's own strings) are looked up with
 //     server strings kept across commands, a few KB at most, instead of one
-//     made and freed per field.
+//     made and freed per field. An XADD passes its arguments added with
+//     Str, Words or Word as such kept strings too, held for the call
+//     without a reference of their own (the stream copies them).
 //   - HSET, HINCRBY, ZADD (scores, no option), ZREM and ZPOPMIN with a
 //     count, spelled in upper case, are written through the key API
 //     instead of RM_Call, outside cluster mode, unless the module argument
