@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"log/slog"
-	"sync"
 
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/bench/internal/noop"
 )
 
 // trafikey through its Go client, emq, on one valkey-go client (which
@@ -70,39 +66,8 @@ func (t *trafikeyQueue) addBatch(ctx context.Context, payloads [][]byte) error {
 }
 
 func (t *trafikeyQueue) work(ctx context.Context, concurrency int, done func([]byte)) (func() error, error) {
-	var mu sync.Mutex
-	var failed error
-	w, err := trafikey.NewWorker(t.q, func(context.Context, *trafikey.Job) error {
-		return nil
-	}, trafikey.WorkerOptions{
-		Concurrency: concurrency,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		// Called once the job's completion was accepted.
-		OnDone: func(job *trafikey.Job, outcome trafikey.Outcome, err error) {
-			if outcome == trafikey.OutcomeCompleted {
-				done(job.Payload)
-				return
-			}
-			mu.Lock()
-			if failed == nil {
-				failed = fmt.Errorf("job %s: %s: %v", job.ID, outcome, err)
-			}
-			mu.Unlock()
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(ctx) }()
-	return func() error {
-		cancel()
-		err := <-ran
-		mu.Lock()
-		defer mu.Unlock()
-		return errors.Join(err, failed)
-	}, nil
+	// done is called once the job's completion was accepted
+	return noop.Workers(ctx, t.q, 1, concurrency, func(j *trafikey.Job) { done(j.Payload) })
 }
 
 func (t *trafikeyQueue) completed(ctx context.Context) (int64, error) {

@@ -21,8 +21,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime"
@@ -35,6 +33,7 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/bench/internal/feature"
+	"github.com/trafikey/trafikey/bench/internal/noop"
 )
 
 type config struct {
@@ -261,39 +260,7 @@ func (b *bench) produce(ctx context.Context, q *trafikey.Queue, n, rate int) err
 // worker starts a worker on q that calls done after each completed job;
 // stop ends it and returns its error.
 func (b *bench) worker(ctx context.Context, q *trafikey.Queue, done func()) (stop func() error, err error) {
-	var mu sync.Mutex
-	var failed error
-	w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WorkerOptions{
-		Concurrency: b.cfg.workers,
-		Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		OnDone: func(job *trafikey.Job, outcome trafikey.Outcome, err error) {
-			if outcome == trafikey.OutcomeCompleted {
-				done()
-				return
-			}
-			mu.Lock()
-			if failed == nil {
-				failed = fmt.Errorf("job %s: %s: %v", job.ID, outcome, err)
-			}
-			mu.Unlock()
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	ran := make(chan error, 1)
-	go func() { ran <- w.Run(wctx) }()
-	return func() error {
-		cancel()
-		err := <-ran
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			return err
-		}
-		return failed
-	}, nil
+	return noop.Workers(ctx, q, 1, b.cfg.workers, func(*trafikey.Job) { done() })
 }
 
 // lag runs the steady workload with a subscriber and measures each event's

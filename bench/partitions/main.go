@@ -36,7 +36,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"os"
 	"os/exec"
@@ -53,6 +52,7 @@ import (
 
 	"github.com/trafikey/trafikey"
 	"github.com/trafikey/trafikey/bench/internal/feature"
+	"github.com/trafikey/trafikey/bench/internal/noop"
 	"github.com/trafikey/trafikey/internal/modbuild"
 	"github.com/trafikey/trafikey/internal/repo"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
@@ -488,44 +488,11 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // no-op handler, and calls done after each completed job; stop ends them and
 // returns their errors and the first job that did not complete.
 func worker(ctx context.Context, q *trafikey.Queue, workers, conc int, done func()) (stop func() error, err error) {
-	var mu sync.Mutex
-	var failed error
-	wctx, cancel := context.WithCancel(ctx)
-	ran := make(chan error, workers)
-	for range workers {
-		w, err := trafikey.NewWorker(q, func(context.Context, *trafikey.Job) error { return nil }, trafikey.WorkerOptions{
-			Concurrency: conc,
-			Logger:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-			OnDone: func(job *trafikey.Job, outcome trafikey.Outcome, err error) {
-				if outcome == trafikey.OutcomeCompleted {
-					if done != nil {
-						done()
-					}
-					return
-				}
-				mu.Lock()
-				if failed == nil {
-					failed = fmt.Errorf("job %s: %s: %v", job.ID, outcome, err)
-				}
-				mu.Unlock()
-			},
-		})
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		go func() { ran <- w.Run(wctx) }()
+	var each func(*trafikey.Job)
+	if done != nil {
+		each = func(*trafikey.Job) { done() }
 	}
-	return func() error {
-		cancel()
-		errs := make([]error, 0, workers+1)
-		for range workers {
-			errs = append(errs, <-ran)
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		return errors.Join(append(errs, failed)...)
-	}, nil
+	return noop.Workers(ctx, q, workers, conc, each)
 }
 
 // costRun is one cost measurement.
