@@ -96,7 +96,7 @@ func (p *partitions) refreshSoon() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), every)
 		defer cancel()
-		_, _ = p.of.refreshParts(ctx)
+		_ = p.refresh(ctx)
 	}()
 }
 
@@ -757,31 +757,29 @@ func (m *partitionMarks) served(q *Queue) {
 	delete(m.backoff, q)
 }
 
-// refreshParts reads the queue's partitions again and adds the handles of
-// those another client added since (growing the queue), installed; it
-// reports whether there were any.
-func (q *Queue) refreshParts(ctx context.Context) (bool, error) {
-	p := q.parts
+// refresh reads the queue's partitions again and adds the handles of
+// those another client added since (growing the queue), installed.
+func (p *partitions) refresh(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	tags, _, err := readPartitions(ctx, p.client, partitionsKey(p.name))
 	if err != nil {
-		return false, err
+		return err
 	}
 	cur := p.list()
 	if len(tags) <= len(cur) {
-		return false, nil
+		return nil
 	}
 	list := p.handles(slices.Clone(cur), tags)
 	if !p.cfg.NoInstall {
 		for _, h := range list[len(cur):] {
 			if _, err := h.call(ctx, protocol.Install); err != nil {
-				return false, err
+				return err
 			}
 		}
 	}
 	p.cur.Store(&list)
-	return true, nil
+	return nil
 }
 
 // queueSet is what a worker claims from: its queues with partitioned
@@ -826,7 +824,7 @@ func (w *Worker) refreshParts(ctx context.Context, subscribe func(q *Queue)) {
 		if qw.Queue.parts == nil {
 			continue
 		}
-		if _, err := qw.Queue.refreshParts(ctx); err != nil && ctx.Err() == nil {
+		if err := qw.Queue.parts.refresh(ctx); err != nil && ctx.Err() == nil {
 			w.log.warn("trafikey: read the queue's partitions", "err", err)
 		}
 		for _, p := range qw.Queue.parts.list() {
