@@ -283,12 +283,7 @@ func primaryOf(cl *valkeyserver.Cluster) func(int) *valkeyserver.Server {
 func TestPartitionGrowthUnderLoad(t *testing.T) {
 	skipInShort(t, "growing a partitioned queue under load on a cluster")
 	t.Parallel()
-	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
-		t.Run(string(exec), func(t *testing.T) {
-			t.Parallel()
-			partitionGrowth(t, exec)
-		})
-	}
+	forEachExecutorOf(t, partitionGrowth)
 }
 
 func partitionGrowth(t *testing.T, exec trafikey.Executor) {
@@ -668,12 +663,7 @@ func firstErrs(errs []error, n int) []string {
 func TestPartitionACLRefusalWritesNothing(t *testing.T) {
 	skipInShort(t, "ACL refusals on a partitioned queue on a cluster")
 	t.Parallel()
-	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
-		t.Run(string(exec), func(t *testing.T) {
-			t.Parallel()
-			partitionACL(t, exec)
-		})
-	}
+	forEachExecutorOf(t, partitionACL)
 }
 
 // snapshotAll is the dataset of every primary of cl.
@@ -860,12 +850,7 @@ func partitionACL(t *testing.T, exec trafikey.Executor) {
 func TestPartitionOOMRefusalWritesNothing(t *testing.T) {
 	skipInShort(t, "maxmemory refusals on a partitioned queue on a cluster")
 	t.Parallel()
-	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
-		t.Run(string(exec), func(t *testing.T) {
-			t.Parallel()
-			partitionOOM(t, exec)
-		})
-	}
+	forEachExecutorOf(t, partitionOOM)
 }
 
 func partitionOOM(t *testing.T, exec trafikey.Executor) {

@@ -50,6 +50,17 @@ func executors() []executorCase {
 	}
 }
 
+// forEachExecutorOf runs test once per executor, in parallel subtests
+// named for it, for the tests that start servers of their own.
+func forEachExecutorOf(t *testing.T, test func(t *testing.T, exec trafikey.Executor)) {
+	for _, exec := range []trafikey.Executor{trafikey.ExecutorLua, trafikey.ExecutorNative} {
+		t.Run(string(exec), func(t *testing.T) {
+			t.Parallel()
+			test(t, exec)
+		})
+	}
+}
+
 // forEachExecutor runs test as a parallel subtest on every executor, each on
 // its own server with queue "test" opened.
 func forEachExecutor(t *testing.T, test func(t *testing.T, b *testBundle)) {
