@@ -19,6 +19,7 @@ import (
 	"github.com/trafikey/trafikey/internal/groupcommit"
 
 	"github.com/trafikey/trafikey/internal/protocol"
+	"github.com/trafikey/trafikey/internal/slots"
 )
 
 // A partitioned queue keeps its jobs in several hash slots, each an
@@ -469,45 +470,24 @@ func placement(ctx context.Context, client valkey.Client) (*slotOwners, error) {
 	if client.Mode() != valkey.ClientModeCluster {
 		return &slotOwners{}, nil
 	}
-	ranges, err := client.Do(ctx, client.B().ClusterSlots().Build()).ToArray()
+	owner, err := slots.Primaries(ctx, client)
 	if err != nil {
 		return nil, callError(ctx, client, "cluster slots", err)
 	}
-	type span struct {
-		lo, hi  int64
-		primary string
-	}
-	var spans []span
-	for _, r := range ranges {
-		f, err := r.ToArray()
-		if err != nil || len(f) < 3 {
-			continue
-		}
-		lo, err1 := f[0].AsInt64()
-		hi, err2 := f[1].AsInt64()
-		node, err3 := f[2].ToArray()
-		if err1 != nil || err2 != nil || err3 != nil || len(node) < 2 || lo < 0 || hi >= 16384 || lo > hi {
-			continue
-		}
-		host, _ := node[0].ToString()
-		port, _ := node[1].AsInt64()
-		spans = append(spans, span{lo, hi, host + ":" + strconv.FormatInt(port, 10)})
-	}
-	slices.SortFunc(spans, func(a, b span) int { return int(a.lo - b.lo) })
-	o := &slotOwners{owner: make([]int, 16384)}
-	for i := range o.owner {
-		o.owner[i] = -1
-	}
+	// the primaries numbered in slot order
+	o := &slotOwners{owner: make([]int, slots.Count)}
 	index := map[string]int{}
-	for _, s := range spans {
-		i, ok := index[s.primary]
+	for slot, addr := range owner {
+		o.owner[slot] = -1
+		if addr == "" {
+			continue
+		}
+		i, ok := index[addr]
 		if !ok {
 			i = len(index)
-			index[s.primary] = i
+			index[addr] = i
 		}
-		for slot := s.lo; slot <= s.hi; slot++ {
-			o.owner[slot] = i
-		}
+		o.owner[slot] = i
 	}
 	o.primaries = len(index)
 	return o, nil

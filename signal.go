@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/valkey-io/valkey-go"
+
+	"github.com/trafikey/trafikey/internal/slots"
 )
 
 // The signal list lets idle workers sleep without polling: ADD, PROMOTE,
@@ -72,28 +74,17 @@ func (g signalGroup) wait(ctx context.Context, timeout time.Duration, unblock bo
 	}
 }
 
-// hashSlot is the cluster hash slot of key: CRC16 (XMODEM) of its hash tag,
-// the bytes between the first '{' and the next '}' when there are any, else
-// of the whole key, modulo 16384. Queue keys are emq:{name}:..., so every
-// key of a queue has the slot of {name}.
+// hashSlot is the cluster hash slot of key: of its hash tag, the bytes
+// between the first '{' and the next '}' when there are any, else of the
+// whole key. Queue keys are emq:{name}:..., so every key of a queue has
+// the slot of {name}.
 func hashSlot(key string) uint16 {
 	if open := strings.IndexByte(key, '{'); open >= 0 {
 		if n := strings.IndexByte(key[open+1:], '}'); n > 0 {
 			key = key[open+1 : open+1+n]
 		}
 	}
-	var crc uint16
-	for i := range len(key) {
-		crc ^= uint16(key[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc % 16384
+	return slots.Of(key)
 }
 
 // pokeSignal leaves one token for the next idle worker, the way the verbs

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/valkey-io/valkey-go"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/slots"
 )
 
 // A partitioned queue (docs/PARTITIONS.md) is shown as one queue, its
@@ -82,30 +82,11 @@ func ReadSlots(ctx context.Context, client valkey.Client) (*Slots, error) {
 	if client.Mode() != valkey.ClientModeCluster {
 		return &Slots{}, nil
 	}
-	ranges, err := client.Do(ctx, client.B().ClusterSlots().Build()).ToArray()
+	owner, err := slots.Primaries(ctx, client)
 	if err != nil {
 		return nil, fmt.Errorf("CLUSTER SLOTS: %w", err)
 	}
-	s := &Slots{owner: make([]string, slotCount)}
-	for _, r := range ranges {
-		f, err := r.ToArray()
-		if err != nil || len(f) < 3 {
-			continue
-		}
-		lo, err1 := f[0].AsInt64()
-		hi, err2 := f[1].AsInt64()
-		node, err3 := f[2].ToArray()
-		if err1 != nil || err2 != nil || err3 != nil || len(node) < 2 || lo < 0 || hi >= slotCount || lo > hi {
-			continue
-		}
-		host, _ := node[0].ToString()
-		port, _ := node[1].AsInt64()
-		addr := host + ":" + strconv.FormatInt(port, 10)
-		for slot := lo; slot <= hi; slot++ {
-			s.owner[slot] = addr
-		}
-	}
-	return s, nil
+	return &Slots{owner: owner}, nil
 }
 
 // Node is the address of the primary serving slot: Standalone outside a
@@ -151,22 +132,6 @@ func (s *Slots) Place(v *QueueView) {
 	slices.SortFunc(v.Shards, func(a, b ShardView) int { return strings.Compare(a.Node, b.Node) })
 }
 
-// slotCount is the number of a cluster's hash slots.
-const slotCount = 16384
-
 // HashSlot is the cluster hash slot of a queue's keys, whose hash tag is
-// tag: CRC16 (XMODEM) of the tag, modulo 16384.
-func HashSlot(tag string) uint16 {
-	var crc uint16
-	for i := range len(tag) {
-		crc ^= uint16(tag[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return crc % slotCount
-}
+// tag.
+func HashSlot(tag string) uint16 { return slots.Of(tag) }
