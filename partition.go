@@ -777,7 +777,7 @@ type queueSet struct {
 // now, keeping the completers of prev's.
 func (w *Worker) newQueueSet(prev *queueSet) *queueSet {
 	queues := expandParts(w.given)
-	set := &queueSet{queues: queues, signals: signalGroups(queues), completers: map[*Queue]*groupcommit.Queue[*completion]{}}
+	set := &queueSet{queues: queues, signals: signalGroups(listWaited(queues)), completers: map[*Queue]*groupcommit.Queue[*completion]{}}
 	for _, qw := range queues {
 		c := (*groupcommit.Queue[*completion])(nil)
 		if prev != nil {
@@ -790,6 +790,19 @@ func (w *Worker) newQueueSet(prev *queueSet) *queueSet {
 		set.totalWeight += qw.Weight
 	}
 	return set
+}
+
+// listWaited is the queues whose signal lists an idle worker blocks on:
+// all but partitions, whose pushes the worker learns from their signal
+// channels (channels).
+func listWaited(queues []QueueWeight) []QueueWeight {
+	var out []QueueWeight
+	for _, qw := range queues {
+		if qw.Queue.of == nil {
+			out = append(out, qw)
+		}
+	}
+	return out
 }
 
 // refreshParts looks for partitions added to the worker's partitioned

@@ -462,3 +462,73 @@ func partitionSuffix(i int) string {
 	}
 	return "~" + strconv.Itoa(i)
 }
+
+// TestPartitionedIdleWorker: an idle worker over twelve partitions blocks
+// in no BLPOP (no client of any primary is blocked) and is woken by the
+// partitions' signal channels, one subscriber each. With PollInterval a
+// minute, a job added to any partition after the worker went idle runs
+// long before its sweep (five minutes) could find it: only the
+// announcement wakes it.
+func TestPartitionedIdleWorker(t *testing.T) {
+	skipInShort(t, "a partitioned queue on a cluster")
+	t.Parallel()
+	forEachExecutorOf(t, func(t *testing.T, exec trafikey.Executor) {
+		const parts = 12
+		cl, c := startClusterOf(t, exec, 0)
+		ctx := t.Context()
+		q, err := trafikey.Open(ctx, c, "idle", &trafikey.QueueOptions{Executor: exec, Partitions: parts})
+		require.NoError(t, err)
+		s, err := q.Stats(ctx)
+		require.NoError(t, err)
+		nodes := partitionNodes(ctx, t, cl, s)
+		primaries := cl.Primaries()
+
+		ran := make(chan string, 64)
+		w, err := trafikey.NewWorker(q, func(_ context.Context, j *trafikey.Job) error {
+			ran <- j.ID
+			return nil
+		}, trafikey.WorkerOptions{PollInterval: time.Minute})
+		require.NoError(t, err)
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- w.Run(wctx) }()
+
+		require.Eventually(t, func() bool {
+			for i, p := range s.Partitions {
+				if shardSubscribers(t, primaries[nodes[i]], "emq:{"+p.Partition+"}:signal") != 1 {
+					return false
+				}
+			}
+			return true
+		}, 30*time.Second, 20*time.Millisecond, "every partition's signal channel has the worker as subscriber")
+
+		for round := range 2 * parts {
+			// long enough for the claims of the last wake-up to end: the
+			// job below then finds the worker in its idle wait
+			time.Sleep(300 * time.Millisecond)
+			for _, p := range primaries {
+				info, _ := valkeytest.Do(t, p, "INFO", "clients").(string)
+				require.Contains(t, info, "blocked_clients:0\r\n", "round %d: nobody waits in a BLPOP", round)
+			}
+			id, err := q.Add(ctx, []byte(strconv.Itoa(round)), nil)
+			require.NoError(t, err)
+			select {
+			case got := <-ran:
+				require.Equal(t, id, got)
+			case <-time.After(30 * time.Second):
+				t.Fatalf("round %d: job %s was not claimed: no announcement woke the worker", round, id)
+			}
+		}
+		s, err = q.Stats(ctx)
+		require.NoError(t, err)
+		parted := map[string]bool{}
+		for _, p := range s.Partitions {
+			if p.TotalCompleted > 0 {
+				parted[p.Partition] = true
+			}
+		}
+		require.Len(t, parted, parts, "the adds went to every partition")
+		stop()
+		require.NoError(t, <-done)
+	})
+}

@@ -16,7 +16,10 @@ import (
 // RECOVER and REQUEUE push one token when pending goes from empty to
 // non-empty, and RESUME pushes one when pending is not empty. An idle worker
 // blocks on BLPOP; the list never holds more than one token, so a burst of
-// adds costs one wake-up.
+// adds costs one wake-up. Each push is also published on the sharded
+// channel named as the list; the workers of a partitioned queue wait for
+// that instead (worker_cancels.go, channels), as a BLPOP per partition
+// would take a connection per partition.
 
 // signalGroup is signal lists that one BLPOP can wait on: of queues on one
 // client and, on a cluster client, in one hash slot.
@@ -92,10 +95,14 @@ func hashSlot(key string) uint16 {
 // may be waiting, since the verbs only signal the first job into an empty
 // pending set.
 func (q *Queue) pokeSignal(ctx context.Context) error {
-	for _, r := range q.client.DoMulti(ctx,
+	cmds := valkey.Commands{
 		q.client.B().Lpush().Key(q.keys.Signal).Element("1").Build(),
 		q.client.B().Ltrim().Key(q.keys.Signal).Start(0).Stop(0).Build(),
-	) {
+	}
+	if q.of != nil {
+		cmds = append(cmds, q.client.B().Spublish().Channel(q.keys.Signal).Message("1").Build())
+	}
+	for _, r := range q.client.DoMulti(ctx, cmds...) {
 		if err := r.Error(); err != nil {
 			return fmt.Errorf("trafikey: signal: %w", err)
 		}
@@ -124,16 +131,36 @@ type signalWaits struct {
 	woke chan struct{}
 }
 
-// wait blocks until a token arrives on one of groups' lists (or one came
-// since the last wait), timeout passes, or ctx ends, and reports whether a
+// tokens is the channel of the tokens taken for the next wait, made on
+// first use; s.mu is held.
+func (s *signalWaits) tokens() chan struct{} {
+	if s.woke == nil {
+		s.woke, s.out = make(chan struct{}, 1), map[string]bool{}
+	}
+	return s.woke
+}
+
+// announced is told of a message on a partition's signal channel: a token
+// for the next idle wait, as a BLPOP's. A message that comes while the
+// worker claims is kept, so the wait after a claim that found nothing
+// returns at once rather than miss it.
+func (s *signalWaits) announced() {
+	s.mu.Lock()
+	woke := s.tokens()
+	s.mu.Unlock()
+	select {
+	case woke <- struct{}{}:
+	default:
+	}
+}
+
+// wait blocks until a token arrives on one of groups' lists or a
+// partition's signal channel (or one came since the last wait), timeout passes, or ctx ends, and reports whether a
 // token came. When ctx ends, the BLPOPs in flight end with it (valkey-go
 // closes their connections).
 func (s *signalWaits) wait(ctx context.Context, groups []signalGroup, timeout time.Duration) (bool, error) {
 	s.mu.Lock()
-	if s.woke == nil {
-		s.woke, s.out = make(chan struct{}, 1), map[string]bool{}
-	}
-	woke := s.woke
+	woke := s.tokens()
 	for _, g := range groups {
 		key := g.keys[0]
 		if s.out[key] {

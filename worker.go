@@ -257,7 +257,8 @@ type QueueWeight struct {
 // expired leases are looked after as NewWorker's are. Idle, it waits on
 // every queue's signal at once, with one BLPOP (and one connection) per
 // client among the queues, and on a cluster client per hash slot, on the
-// slot's node.
+// slot's node; a partitioned queue's signals come on channels it
+// subscribes to (docs/PARTITIONS.md), with no BLPOP.
 func NewWorkerForQueues(queues []QueueWeight, handler Handler, opts WorkerOptions) (*Worker, error) {
 	if len(queues) == 0 || handler == nil {
 		return nil, invalid("new worker", "queue and handler are required")
@@ -854,13 +855,14 @@ func (w *Worker) claim(ctx context.Context, n int, cs *claimState, start func(*J
 // PollInterval passes. It waits on all their signal lists at once: in one
 // BLPOP when they share a client and, in a cluster, a slot, else one BLPOP
 // per client and slot, concurrently (signalWaits), so no queue waits for
-// PollInterval to be seen.
+// PollInterval to be seen; and for partitions, on the announcements of
+// their signal channels, which need no BLPOP.
 func (w *Worker) waitSignal(ctx context.Context) (bool, error) {
-	groups := w.set.Load().signals
-	if len(groups) > 1 {
-		return w.waits.wait(ctx, groups, w.opts.PollInterval)
+	set := w.set.Load()
+	if len(set.signals) == 1 && len(set.signals[0].keys) == len(set.queues) {
+		return set.signals[0].wait(ctx, w.opts.PollInterval, true)
 	}
-	return groups[0].wait(ctx, w.opts.PollInterval, true)
+	return w.waits.wait(ctx, set.signals, w.opts.PollInterval)
 }
 
 // claimFailed logs a failed claim and returns how long to wait before the

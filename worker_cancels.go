@@ -12,7 +12,8 @@ import (
 	"github.com/trafikey/trafikey/internal/protocol"
 )
 
-// Cancel notices: CANCEL of an active job publishes "<id> <token>" on the
+// Cancel notices (and, for a partition, signal announcements: channels):
+// CANCEL of an active job publishes "<id> <token>" on the
 // queue's sharded channel emq:{q}:cancels (docs/PROTOCOL.md, CANCEL). A
 // worker keeps one subscription per queue, on the client's connection to
 // the queue's slot (valkey-go's Receive; RESP3 carries the messages on the
@@ -77,8 +78,14 @@ func (w *Worker) watchQueueCancels(ctx context.Context, q *Queue, tried func()) 
 				once.Do(tried)
 			}
 		})
-		cmd := q.client.B().Ssubscribe().Channel(q.keys.Cancels()).Build()
-		err := q.client.Receive(hooked, cmd, func(m valkey.PubSubMessage) { w.noticed(q, m.Message) })
+		cmd := q.client.B().Ssubscribe().Channel(q.channels()...).Build()
+		err := q.client.Receive(hooked, cmd, func(m valkey.PubSubMessage) {
+			if m.Channel == q.keys.Signal {
+				w.waits.announced()
+				return
+			}
+			w.noticed(q, m.Message)
+		})
 		once.Do(tried)
 		if ctx.Err() != nil {
 			return
@@ -101,6 +108,20 @@ func (w *Worker) watchQueueCancels(ctx context.Context, q *Queue, tried func()) 
 			return
 		}
 	}
+}
+
+// channels are the sharded channels a worker subscribes to for q: its
+// cancels, and for a partition its signal too (docs/PROTOCOL.md, keys), on
+// which the verbs announce what they push to the signal list. A worker of
+// a partitioned queue waits for these announcements when idle, rather than
+// in a BLPOP per partition: the client carries every channel of a node on
+// one connection, however many partitions the node holds. Both channels
+// are in q's slot, so one SSUBSCRIBE takes them.
+func (q *Queue) channels() []string {
+	if q.of != nil {
+		return []string{q.keys.Cancels(), q.keys.Signal}
+	}
+	return []string{q.keys.Cancels()}
 }
 
 // cancelWatchers counts the watchers of a queue handle's cancels channel,
@@ -137,7 +158,7 @@ func (c *cancelWatchers) leave(ctx context.Context, q *Queue, log *throttledLog)
 	defer cancel()
 	// SSUBSCRIBE and SUNSUBSCRIBE go on the same connection of the node
 	// the client maps the slot to; a MOVED is followed to the new owner.
-	err := q.client.Do(bye, q.client.B().Sunsubscribe().Channel(q.keys.Cancels()).Build()).Error()
+	err := q.client.Do(bye, q.client.B().Sunsubscribe().Channel(q.channels()...).Build()).Error()
 	if err != nil && !errors.Is(err, valkey.ErrClosing) {
 		log.warn("trafikey: cancel notices: unsubscribing failed", "queue", q.name, "err", err)
 	}

@@ -97,7 +97,9 @@ func grow[T any](s []T, n int) []T {
 //
 // Every verb that makes a job claimable where an idle worker may wait ends
 // with this push, so it also signals the queue's pending key ready, for the
-// CLAIMs blocked on it (a new pending key wakes them by itself).
+// CLAIMs blocked on it (a new pending key wakes them by itself), and
+// publishes "1" on the sharded channel named as the list, for the workers
+// of a partitioned queue, unless the caller's ACL may not publish it.
 func signalPush(b *host.Batch, signal []byte, held int64) {
 	if n := len(signal) - len(protocol.SuffixSignal); n >= 0 && string(signal[n:]) == protocol.SuffixSignal {
 		b.SignalReady(signal[:n], protocol.SuffixPending)
@@ -111,7 +113,13 @@ func signalPush(b *host.Batch, signal []byte, held int64) {
 		b.Cmd("LPUSH").Arg(signal).Str("1").
 			Cmd("LTRIM").Arg(signal).Str("0").Str("0")
 	}
+	if b.MayCall(spublish, signal, signalToken) {
+		b.Cmd("SPUBLISH").Arg(signal).Str("1")
+	}
 }
+
+// signalToken is the signal list's token and the signal channel's message.
+var signalToken = []byte("1")
 
 // zaddMoves adds ZADD set <score> <id> … for the members whose move goes to
 // dest, one command for all of them (the Lua writes one ZADD per member),

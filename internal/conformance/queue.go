@@ -401,12 +401,19 @@ func statsReplyWith(pending, delayed, active, dead int64, paused bool, extras [6
 var laneCol = []string{protocol.AddOptionLane}
 
 // notices subscribes to the queue's cancels channel and returns its
-// messages, once the server has confirmed the subscription. A channel is
-// not in the dataset, so the snapshots do not see what a verb publishes:
-// the scenarios read it here. Messages come in the order the server
-// published them, so a message sent after calls that should publish
-// nothing, arriving first, shows that they published nothing.
+// messages, once the server has confirmed the subscription (subscribe).
 func (q *queue) notices() <-chan string {
+	q.t.Helper()
+	return q.subscribe(q.k.Cancels())
+}
+
+// subscribe subscribes to one of the queue's sharded channels and returns
+// its messages, once the server has confirmed the subscription. A channel
+// is not in the dataset, so the snapshots do not see what a verb
+// publishes: the scenarios read it here. Messages come in the order the
+// server published them, so a message sent after calls that should publish
+// nothing, arriving first, shows that they published nothing.
+func (q *queue) subscribe(channel string) <-chan string {
 	q.t.Helper()
 	msgs := make(chan string, 64)
 	subscribed := make(chan struct{})
@@ -419,7 +426,7 @@ func (q *queue) notices() <-chan string {
 	})
 	done := make(chan error, 1)
 	go func() {
-		cmd := q.env.Client.B().Ssubscribe().Channel(q.k.Cancels()).Build()
+		cmd := q.env.Client.B().Ssubscribe().Channel(channel).Build()
 		done <- q.env.Client.Receive(hooked, cmd, func(m valkey.PubSubMessage) { msgs <- m.Message })
 	}()
 	q.t.Cleanup(func() {

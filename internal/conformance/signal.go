@@ -10,7 +10,8 @@ import (
 
 // testSignal: the signal list gets one token when pending goes from empty to
 // not empty (ADD, RECOVER, PROMOTE, REQUEUE) or when RESUME finds jobs
-// waiting.
+// waiting, and each push is announced on the channel named as the list
+// when the caller may publish there.
 func testSignal(t *testing.T, env Env) {
 	one := Bulks("1")
 	scenario(t, env, "pushed once when pending stops being empty", func(t *testing.T, q *queue) {
@@ -81,5 +82,40 @@ func testSignal(t *testing.T, env Env) {
 		q.do("DEL", q.k.Signal)
 		q.must(protocol.Requeue, id)
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Signal))
+	})
+	// A sentinel published by the test after calls that must announce
+	// nothing comes next on the channel only if they announced nothing.
+	scenario(t, env, "each push is announced on the signal channel", func(t *testing.T, q *queue) {
+		msgs := q.subscribe(q.k.Signal)
+		q.install()
+		q.addOne("a")
+		require.Equal(t, "1", q.nextNotice(msgs))
+		q.addOne("b")
+		q.do("SPUBLISH", q.k.Signal, "after b")
+		require.Equal(t, "after b", q.nextNotice(msgs), "pending was not empty: no announcement")
+		q.claim(60000, 10)
+		q.add(job{data: "c", delay: "1"})
+		q.do("SPUBLISH", q.k.Signal, "after c")
+		require.Equal(t, "after c", q.nextNotice(msgs), "a delayed job: no announcement")
+		pause(leaseWait)
+		q.must(protocol.Promote, "10")
+		require.Equal(t, "1", q.nextNotice(msgs), "promoted into an empty pending")
+		require.Equal(t, one, q.r("LRANGE", q.k.Signal, "0", "-1"))
+	})
+	scenario(t, env, "a caller that may not publish pushes without the announcement", func(t *testing.T, q *queue) {
+		msgs := q.subscribe(q.k.Signal)
+		q.install()
+		channel := "&" + q.k.Signal
+		// no channel rule, then the channel without the command
+		for i, as := range []*queue{q.as(nil), q.as(nil, channel, "-spublish")} {
+			q.do("DEL", q.k.Pending, q.k.Signal)
+			as.addOne("a")
+			require.Equal(t, one, q.r("LRANGE", q.k.Signal, "0", "-1"), "the token is pushed all the same")
+			q.do("SPUBLISH", q.k.Signal, "denied")
+			require.Equal(t, "denied", q.nextNotice(msgs), "caller %d: no announcement", i)
+		}
+		q.do("DEL", q.k.Pending, q.k.Signal)
+		q.as(nil, channel).addOne("a")
+		require.Equal(t, "1", q.nextNotice(msgs), "the allowed caller's push is announced")
 	})
 }

@@ -278,10 +278,14 @@ local function pending_score(prio, id)
   return format('%d', (MAX_PRIORITY - prio) * STRIDE + id)
 end
 
--- signal_push leaves one token in the signal list, for workers blocked on it.
+-- signal_push leaves one token in the signal list, for workers blocked on
+-- it, and announces it on the sharded channel of the same name, for the
+-- workers of a partitioned queue, which subscribe instead of blocking; the
+-- announcement is skipped when the caller's ACL may not publish it.
 local function signal_push(signal)
   rcall('LPUSH', signal, '1')
   rcall('LTRIM', signal, 0, 0)
+  if redis.acl_check_cmd('SPUBLISH', signal, '1') then rcall('SPUBLISH', signal, '1') end
 end
 
 -- Lanes -----------------------------------------------------------------------

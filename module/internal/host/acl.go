@@ -77,3 +77,11 @@ func (c *Call) MayCall(argv ...[]byte) bool {
 	w.done()
 	return C.emq_check_command(C.uintptr_t(c.ctx), C.uintptr_t(uintptr(unsafe.Pointer(&c.io.keys)))) == 0
 }
+
+// MayCall is Call.MayCall for a write batch's builder: whether the caller
+// may run argv, for a write made only when allowed (a notice the caller's
+// ACL may not publish is left out, not refused).
+func (b *Batch) MayCall(argv ...[]byte) bool {
+	b.own()
+	return b.c.MayCall(argv...)
+}
