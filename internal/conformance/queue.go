@@ -408,7 +408,11 @@ func (q *queue) notices() <-chan string {
 }
 
 // subscribe subscribes to one of the queue's sharded channels and returns
-// its messages, once the server has confirmed the subscription. A channel
+// its messages, once the server has confirmed the subscription. The
+// subscription has a connection of its own: sharing the one that carries
+// the other scenarios' calls, blocking CLAIMs among them, the replies on
+// Valkey 9.1 sometimes came out of step with the commands (trafikey's
+// client sends a blocking command on a connection of its own). A channel
 // is not in the dataset, so the snapshots do not see what a verb
 // publishes: the scenarios read it here. Messages come in the order the
 // server published them, so a message sent after calls that should publish
@@ -425,9 +429,10 @@ func (q *queue) subscribe(channel string) <-chan string {
 		}
 	})
 	done := make(chan error, 1)
+	sub := valkeytest.Client(q.t, q.env.Server)
 	go func() {
-		cmd := q.env.Client.B().Ssubscribe().Channel(channel).Build()
-		done <- q.env.Client.Receive(hooked, cmd, func(m valkey.PubSubMessage) { msgs <- m.Message })
+		cmd := sub.B().Ssubscribe().Channel(channel).Build()
+		done <- sub.Receive(hooked, cmd, func(m valkey.PubSubMessage) { msgs <- m.Message })
 	}()
 	q.t.Cleanup(func() {
 		cancel()

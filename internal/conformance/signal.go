@@ -83,19 +83,19 @@ func testSignal(t *testing.T, env Env) {
 		q.must(protocol.Requeue, id)
 		require.Equal(t, Int(0), q.r("EXISTS", q.k.Signal))
 	})
-	// A sentinel published by the test after calls that must announce
-	// nothing comes next on the channel only if they announced nothing.
+	// A sentinel published after calls that must announce nothing comes
+	// next on the channel only if they announced nothing.
 	scenario(t, env, "each push is announced on the signal channel", func(t *testing.T, q *queue) {
 		msgs := q.subscribe(q.k.Signal)
 		q.install()
 		q.addOne("a")
 		require.Equal(t, "1", q.nextNotice(msgs))
 		q.addOne("b")
-		q.do("SPUBLISH", q.k.Signal, "after b")
+		q.sentinel("after b")
 		require.Equal(t, "after b", q.nextNotice(msgs), "pending was not empty: no announcement")
 		q.claim(60000, 10)
 		q.add(job{data: "c", delay: "1"})
-		q.do("SPUBLISH", q.k.Signal, "after c")
+		q.sentinel("after c")
 		require.Equal(t, "after c", q.nextNotice(msgs), "a delayed job: no announcement")
 		pause(leaseWait)
 		q.must(protocol.Promote, "10")
@@ -111,11 +111,19 @@ func testSignal(t *testing.T, env Env) {
 			q.do("DEL", q.k.Pending, q.k.Signal)
 			as.addOne("a")
 			require.Equal(t, one, q.r("LRANGE", q.k.Signal, "0", "-1"), "the token is pushed all the same")
-			q.do("SPUBLISH", q.k.Signal, "denied")
+			q.sentinel("denied")
 			require.Equal(t, "denied", q.nextNotice(msgs), "caller %d: no announcement", i)
 		}
 		q.do("DEL", q.k.Pending, q.k.Signal)
 		q.as(nil, channel).addOne("a")
 		require.Equal(t, "1", q.nextNotice(msgs), "the allowed caller's push is announced")
 	})
+}
+
+// sentinel publishes msg on the queue's signal channel from a connection of
+// its own: the subscribed connection carries the other scenarios' calls.
+func (q *queue) sentinel(msg string) {
+	q.t.Helper()
+	_, err := q.env.Server.Do(q.t.Context(), "SPUBLISH", q.k.Signal, msg)
+	require.NoError(q.t, err)
 }
