@@ -307,6 +307,48 @@ func TestBlockingClaimAnswersAtOnceInMultiAndScripts(t *testing.T) {
 	}
 }
 
+// TestBlockingClaimAnswersAtOnceWhenSubscribed: a RESP3 client subscribed to
+// a channel may send any command, but Valkey 9.1 answers nothing to such a
+// client's module command that blocks, and runs its next command at once.
+// So a subscribed client's CLAIM does not block: it answers the empty array
+// at once, writing nothing, as inside MULTI; one that finds a job returns
+// it. A CLAIM that blocked would hold the PING behind it for a day (8.0) or
+// leave it the CLAIM's reply (9.1).
+func TestBlockingClaimAnswersAtOnceWhenSubscribed(t *testing.T) {
+	s := startModule(t, valkeyserver.Options{Debug: true})
+	q := newVerbQueue(t, s, "b")
+	q.do(protocol.Install)
+	conn, err := s.Dial(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.Do(ctxT(t), "HELLO", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := conn.Do(ctxT(t), "SSUBSCRIBE", "ch"); err != nil || flat(v) != "ssubscribe ch 1" {
+		t.Fatalf("SSUBSCRIBE: %#v, %v", v, err)
+	}
+	block := strconv.Itoa(protocol.MaxBlockMS)
+	before := valkeytest.Digest(t, s)
+	res, err := conn.DoMulti(ctxT(t), q.args(protocol.Claim, "60000", "1", "0", block), []string{"PING"})
+	if err != nil {
+		t.Fatalf("CLAIM then PING: %v", err)
+	}
+	if jobs, ok := res[0].([]any); !ok || len(jobs) != 0 || res[1] != "PONG" {
+		t.Fatalf("CLAIM then PING: %#v, want the empty array, then PONG", res)
+	}
+	if got := blockedClients(t, s); got != 0 {
+		t.Fatalf("blocked_clients %d", got)
+	}
+	if after := valkeytest.Digest(t, s); after != before {
+		t.Fatal("the dataset changed")
+	}
+	ids := q.add([3]string{"x", "0", "3"})
+	v, err := conn.Do(ctxT(t), q.args(protocol.Claim, "60000", "1", "0", block)...)
+	wantClaimed(t, claimOutcome{v, err}, ids...)
+}
+
 // The writes of a claim answered from its block reach a replica and the AOF
 // as the writes of any CLAIM: their effects, never EMQ.CLAIM (the replica
 // has no module, as the differential's).

@@ -409,10 +409,9 @@ func (q *queue) notices() <-chan string {
 
 // subscribe subscribes to one of the queue's sharded channels and returns
 // its messages, once the server has confirmed the subscription. The
-// subscription has a connection of its own: sharing the one that carries
-// the other scenarios' calls, blocking CLAIMs among them, the replies on
-// Valkey 9.1 sometimes came out of step with the commands (trafikey's
-// client sends a blocking command on a connection of its own). A channel
+// subscription has a connection of its own: the shared one carries the
+// other scenarios' calls, and a CLAIM sent on a subscribed connection does
+// not block (docs/PROTOCOL.md, "Blocking claims"). A channel
 // is not in the dataset, so the snapshots do not see what a verb
 // publishes: the scenarios read it here. Messages come in the order the
 // server published them, so a message sent after calls that should publish

@@ -21,9 +21,15 @@ type Place struct {
 	// DenyBlocking: the caller may not be blocked (a script's client, a
 	// module's call, …).
 	DenyBlocking bool
+	// Subscribed: the caller is subscribed to a channel (a RESP3 client
+	// may send any command so). Valkey 9.1 answers nothing to such a
+	// client's module command that blocks, and runs its next command at
+	// once, so its replies fall out of step with its commands.
+	Subscribed bool
 }
 
-// Place reads the command's context flags: one crossing.
+// Place reads the command's context flags and whether its client is
+// subscribed: two crossings.
 func (c *Call) Place() Place {
 	c.check()
 	f := C.emq_context_flags(C.uintptr_t(c.ctx))
@@ -31,6 +37,7 @@ func (c *Call) Place() Place {
 		Script:       f&C.EMQ_CTX_LUA != 0,
 		Multi:        f&C.EMQ_CTX_MULTI != 0,
 		DenyBlocking: f&C.EMQ_CTX_DENY_BLOCKING != 0,
+		Subscribed:   C.emq_client_subscribed(C.uintptr_t(c.ctx)) != 0,
 	}
 }
 

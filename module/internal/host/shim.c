@@ -50,6 +50,19 @@ static void *(*BlockClientOnKeysWithFlags)(void *ctx, emq_cmdfunc reply, emq_cmd
                                            void **keys, int numkeys, void *privdata, int flags);
 static void *(*GetBlockedClientPrivateData)(void *ctx);
 static void (*SignalKeyAsReady)(void *ctx, void *key);
+static int (*GetClientInfoById)(void *ci, uint64_t id);
+
+/* ValkeyModuleClientInfoV1, as the module API lays it out. */
+typedef struct {
+    uint64_t version;
+    uint64_t flags;
+    uint64_t id;
+    char addr[46];
+    uint16_t port;
+    uint16_t db;
+} emq_client_info;
+
+#define EMQ_CLIENTINFO_FLAG_PUBSUB (1 << 1)
 
 #define CTX_FLAGS_LUA (1 << 0) /* VALKEYMODULE_CTX_FLAGS_LUA */
 
@@ -236,6 +249,17 @@ int emq_check_command(uintptr_t ctxp, uintptr_t bufp) {
 }
 
 int emq_context_flags(uintptr_t ctx) { return GetContextFlags((void *)ctx); }
+
+/* emq_client_subscribed reports whether the calling client is subscribed to
+ * a channel (a RESP3 client may run any command so). 0 for the server
+ * itself. */
+int emq_client_subscribed(uintptr_t ctxp) {
+    unsigned long long id = GetClientId((void *)ctxp);
+    if (id == 0) return 0;
+    emq_client_info ci = {.version = 1};
+    if (GetClientInfoById(&ci, id) != EMQ_OK) return 0;
+    return (ci.flags & EMQ_CLIENTINFO_FLAG_PUBSUB) != 0;
+}
 
 /* ---- blocking commands ----
  *
@@ -476,6 +500,7 @@ static int onload(void *ctx, void **argv, int argc) {
     GET(ACLCheckCommandPermissions)
     GET(GetDetachedThreadSafeContext) GET(FreeThreadSafeContext)
     GET(BlockClientOnKeysWithFlags) GET(GetBlockedClientPrivateData) GET(SignalKeyAsReady)
+    GET(GetClientInfoById)
     if (emq_call_init(GetApi, ctx) != EMQ_OK) { missing = "Call and the CallReply functions"; goto fail; }
     if (emq_verbatim_init(GetApi) != EMQ_OK) { missing = "the verbatim replication of the TRA family"; goto fail; }
 

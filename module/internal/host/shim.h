@@ -212,6 +212,7 @@ void emq_log(const char *level, const char *msg);
 int emq_numkeys(uintptr_t p, size_t n, int argc);
 /* The module API's context flags of a command (RM_GetContextFlags). */
 int emq_context_flags(uintptr_t ctx);
+int emq_client_subscribed(uintptr_t ctx);
 
 /* Implemented in call.c: the API lookup of the call adapter, at load. */
 int emq_call_init(int (*get_api)(const char *, void *), void *ctx);

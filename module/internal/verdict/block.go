@@ -28,12 +28,17 @@ type BlockPlace struct {
 	// DenyBlocking: the caller may not be blocked (a script's client, a
 	// module's RM_Call without the K flag, …).
 	DenyBlocking bool
+	// Subscribed: the caller is subscribed to a channel; a server may not
+	// answer a blocked command of such a client (host.Place).
+	Subscribed bool
 }
 
 // ClaimBlocks reports whether a CLAIM that found nothing to return (found
 // is the number of jobs it would return) waits for a job: only when it
-// asked to (blockMS > 0) and the context may block. Otherwise it answers the
-// empty array at once, as the Lua executor always does.
+// asked to (blockMS > 0) and the context may block: not a script, not a
+// transaction, not a caller that denies blocking or is subscribed to a
+// channel. Otherwise it answers the empty array at once, as the Lua
+// executor always does.
 func ClaimBlocks(found int, blockMS int64, at BlockPlace) bool {
-	return found == 0 && blockMS > 0 && !at.Script && !at.Multi && !at.DenyBlocking
+	return found == 0 && blockMS > 0 && !at.Script && !at.Multi && !at.DenyBlocking && !at.Subscribed
 }

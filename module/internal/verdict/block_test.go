@@ -42,6 +42,7 @@ func TestClaimBlocks(t *testing.T) {
 		{0, 100, BlockPlace{Script: true}, false},
 		{0, 100, BlockPlace{Multi: true}, false},
 		{0, 100, BlockPlace{DenyBlocking: true}, false},
+		{0, 100, BlockPlace{Subscribed: true}, false},
 		{3, 0, BlockPlace{Multi: true}, false},
 	}
 	for _, c := range cases {
