@@ -144,3 +144,43 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchmarkAddToEmpty adds one job and claims it, b.N times, one call each:
+// every ADD finds pending empty and signals (the signal list's token and
+// the signal channel's message), the cost an idle queue's producer pays per
+// job. It reports the server's CPU per ADD and CLAIM pair.
+func BenchmarkAddToEmpty(b *testing.B) {
+	for _, e := range []struct {
+		name   string
+		native bool
+	}{{"native", true}, {"lua", false}} {
+		b.Run(e.name, func(b *testing.B) {
+			o := valkeyserver.Options{}
+			if e.native {
+				o.Module = valkeytest.ModulePath(b)
+			}
+			s := valkeytest.Start(b, o)
+			c := valkeytest.Client(b, s)
+			var exec executor.Executor = executor.NewLua(c)
+			if e.native {
+				exec = executor.NewNative(c)
+			}
+			ctx := b.Context()
+			q, err := trafikey.Open(ctx, c, "bench", trafikey.WithRunner(exec, nil))
+			require.NoError(b, err)
+			payload := make([]byte, 64)
+			srv0 := serverInfo(b, s)
+			b.ResetTimer()
+			for range b.N {
+				_, err := q.Add(ctx, payload, nil)
+				require.NoError(b, err)
+				jobs, err := q.Claim(ctx, time.Minute, 1)
+				require.NoError(b, err)
+				require.Len(b, jobs, 1)
+			}
+			b.StopTimer()
+			srv := serverInfo(b, s)
+			b.ReportMetric((srv["cpu"]-srv0["cpu"])*1e6/float64(b.N), "server-µs/pair")
+		})
+	}
+}

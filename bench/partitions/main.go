@@ -962,6 +962,10 @@ func rateFigures(claims []claimed, secs int) rateRun {
 type idleRun struct {
 	perSec, clientPerSec float64
 	byCmd                map[string]float64
+	// blocked and conns are the primaries' blocked clients and client
+	// connections (INFO clients, summed) at the end of the run, the
+	// measurement's own connection included in conns.
+	blocked, conns int
 }
 
 func (r *report) idles(ctx context.Context, c *cluster) error {
@@ -991,7 +995,7 @@ func (r *report) idleRun(ctx context.Context, c *cluster) (idleRun, error) {
 	if err != nil {
 		return idleRun{}, err
 	}
-	var before, after []string
+	var before, after, clients []string
 	var start time.Time
 	err = func() error {
 		select {
@@ -1009,7 +1013,10 @@ func (r *report) idleRun(ctx context.Context, c *cluster) (idleRun, error) {
 			return ctx.Err()
 		}
 		sent1 = client.n.Load()
-		after, err = c.info(ctx, "stats", "commandstats")
+		if after, err = c.info(ctx, "stats", "commandstats"); err != nil {
+			return err
+		}
+		clients, err = c.info(ctx, "clients")
 		return err
 	}()
 	elapsed := time.Since(start).Seconds()
@@ -1033,6 +1040,15 @@ func (r *report) idleRun(ctx context.Context, c *cluster) (idleRun, error) {
 				ir.byCmd[cmd] += float64(d) / elapsed
 			}
 		}
+	}
+	for _, text := range clients {
+		b, err0 := strconv.Atoi(valkeyserver.InfoField(text, "blocked_clients"))
+		n, err1 := strconv.Atoi(valkeyserver.InfoField(text, "connected_clients"))
+		if err := errors.Join(err0, err1); err != nil {
+			return idleRun{}, fmt.Errorf("INFO clients: %w", err)
+		}
+		ir.blocked += b
+		ir.conns += n
 	}
 	ir.perSec, ir.clientPerSec = calls/elapsed, float64(sent1-sent0)/elapsed
 	return ir, nil
