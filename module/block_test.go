@@ -260,8 +260,10 @@ func blockedClientID(t *testing.T, list string) string {
 	return ""
 }
 
-// Inside MULTI and inside a script a CLAIM cannot block: it answers at once.
-func TestBlockingClaimAnswersAtOnceInMultiAndScripts(t *testing.T) {
+// claimConn starts a server with the module, installs queue "b" and dials
+// a connection of the test's own, closed at cleanup.
+func claimConn(t *testing.T) (*valkeyserver.Server, *verbQueue, *valkeyserver.Conn) {
+	t.Helper()
 	s := startModule(t, valkeyserver.Options{Debug: true})
 	q := newVerbQueue(t, s, "b")
 	q.do(protocol.Install)
@@ -269,7 +271,13 @@ func TestBlockingClaimAnswersAtOnceInMultiAndScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
+	return s, q, conn
+}
+
+// Inside MULTI and inside a script a CLAIM cannot block: it answers at once.
+func TestBlockingClaimAnswersAtOnceInMultiAndScripts(t *testing.T) {
+	s, q, conn := claimConn(t)
 	before := valkeytest.Digest(t, s)
 	res, err := conn.DoMulti(ctxT(t), []string{"MULTI"}, q.args(protocol.Claim, "60000", "1", "0", "30000"), []string{"EXEC"})
 	if err != nil {
@@ -315,14 +323,7 @@ func TestBlockingClaimAnswersAtOnceInMultiAndScripts(t *testing.T) {
 // it. A CLAIM that blocked would hold the PING behind it for a day (8.0) or
 // leave it the CLAIM's reply (9.1).
 func TestBlockingClaimAnswersAtOnceWhenSubscribed(t *testing.T) {
-	s := startModule(t, valkeyserver.Options{Debug: true})
-	q := newVerbQueue(t, s, "b")
-	q.do(protocol.Install)
-	conn, err := s.Dial(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	s, q, conn := claimConn(t)
 	if _, err := conn.Do(ctxT(t), "HELLO", "3"); err != nil {
 		t.Fatal(err)
 	}
