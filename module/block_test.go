@@ -275,6 +275,18 @@ func claimConn(t *testing.T) (*valkeyserver.Server, *verbQueue, *valkeyserver.Co
 	return s, q, conn
 }
 
+// requireAnsweredAtOnce checks that no client is blocked and the dataset
+// is still the one whose digest was before.
+func requireAnsweredAtOnce(t *testing.T, s *valkeyserver.Server, before string) {
+	t.Helper()
+	if got := blockedClients(t, s); got != 0 {
+		t.Fatalf("blocked_clients %d", got)
+	}
+	if after := valkeytest.Digest(t, s); after != before {
+		t.Fatal("the dataset changed")
+	}
+}
+
 // Inside MULTI and inside a script a CLAIM cannot block: it answers at once.
 func TestBlockingClaimAnswersAtOnceInMultiAndScripts(t *testing.T) {
 	s, q, conn := claimConn(t)
@@ -298,12 +310,7 @@ func TestBlockingClaimAnswersAtOnceInMultiAndScripts(t *testing.T) {
 	if !errors.As(err, &re) || !strings.HasPrefix(string(re), "NOPERM") {
 		t.Fatalf("CLAIM from a script: %v, want NOPERM at once", err)
 	}
-	if got := blockedClients(t, s); got != 0 {
-		t.Fatalf("blocked_clients %d", got)
-	}
-	if after := valkeytest.Digest(t, s); after != before {
-		t.Fatal("the dataset changed")
-	}
+	requireAnsweredAtOnce(t, s, before)
 	// with a job, the claim inside MULTI returns it
 	ids := q.add([3]string{"x", "0", "3"})
 	res, err = conn.DoMulti(ctxT(t), []string{"MULTI"}, q.args(protocol.Claim, "60000", "1", "0", "30000"), []string{"EXEC"})
@@ -339,12 +346,7 @@ func TestBlockingClaimAnswersAtOnceWhenSubscribed(t *testing.T) {
 	if jobs, ok := res[0].([]any); !ok || len(jobs) != 0 || res[1] != "PONG" {
 		t.Fatalf("CLAIM then PING: %#v, want the empty array, then PONG", res)
 	}
-	if got := blockedClients(t, s); got != 0 {
-		t.Fatalf("blocked_clients %d", got)
-	}
-	if after := valkeytest.Digest(t, s); after != before {
-		t.Fatal("the dataset changed")
-	}
+	requireAnsweredAtOnce(t, s, before)
 	ids := q.add([3]string{"x", "0", "3"})
 	v, err := conn.Do(ctxT(t), q.args(protocol.Claim, "60000", "1", "0", block)...)
 	wantClaimed(t, claimOutcome{v, err}, ids...)
