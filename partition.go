@@ -700,21 +700,34 @@ func (m *partitionMarks) failed(q *Queue) {
 	m.until[q] = time.Now().Add(hold)
 }
 
-// partitionSweepEvery is, in idle waits that end without a signal, how
-// many go by between two claims on every empty partition. Signals are
-// what wakes an idle worker; the sweep finds a job whose signal a waiting
-// BLPOP took just as it was released (signal.go).
+// partitionSweepEvery is how many idle waits go by between two claims on
+// every empty partition. A partition's announcement (readied) is what
+// wakes an idle worker and has that partition tried again; the sweep finds
+// a job whose announcement the worker missed: published while its
+// subscription was being made again, or by a caller that may not publish.
 const partitionSweepEvery = 5
 
-// woken is told that an idle wait ended, with a signal (got) or after
-// wait: a signal says a partition has jobs now, and every partition found
-// empty is tried again; without one, they are passed over through the
-// next wait too, but for one wait in partitionSweepEvery.
-func (m *partitionMarks) woken(got bool, wait time.Duration) {
+// readied is told that partition q announced a signal-push: it has jobs
+// now, and is tried again (unless it is failing) while the other empty
+// partitions stay passed over, so an announcement costs each idle worker
+// a claim on q rather than one on every partition.
+func (m *partitionMarks) readied(q *Queue) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.backoff[q] == 0 {
+		delete(m.until, q)
+	}
+}
+
+// woken is told that an idle wait ended, by a signal or after wait: the
+// partitions found empty are passed over through the next wait
+// too (those announced since were readied), but for one wait in
+// partitionSweepEvery, which tries them all.
+func (m *partitionMarks) woken(wait time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.quiet++
-	sweep := got || m.quiet >= partitionSweepEvery
+	sweep := m.quiet >= partitionSweepEvery
 	if sweep {
 		m.quiet = 0
 	}
@@ -807,7 +820,7 @@ func listWaited(queues []QueueWeight) []QueueWeight {
 
 // refreshParts looks for partitions added to the worker's partitioned
 // queues by another client, and claims from them, subscribed to their
-// cancel notices, from then on. A handle's partitions may have grown
+// cancel notices and signal channels, from then on. A handle's partitions may have grown
 // without this worker (its adds read them too): the worker's set is
 // compared with the handles' partitions, not with what this read found.
 func (w *Worker) refreshParts(ctx context.Context, subscribe func(q *Queue)) {

@@ -127,23 +127,30 @@ func TestPartitionMarks(t *testing.T) {
 	m.empty(a)
 	require.True(t, m.skip(a), "an empty partition is passed over")
 	require.False(t, m.skip(b))
-	// idle waits without a signal keep it passed over, but for a sweep
+	// idle waits keep it passed over, but for a sweep
 	for range partitionSweepEvery - 1 {
-		m.woken(false, time.Hour)
+		m.woken(time.Hour)
 		require.True(t, m.skip(a))
 	}
-	m.woken(false, time.Hour)
+	m.woken(time.Hour)
 	require.False(t, m.skip(a), "the sweep tries it again")
+	// an announcement has its partition tried again, and only it
 	m.empty(a)
-	m.woken(true, time.Hour)
-	require.False(t, m.skip(a), "a signal tries it again")
+	m.empty(b)
+	m.readied(a)
+	m.woken(time.Hour)
+	require.False(t, m.skip(a), "an announced partition is tried again")
+	require.True(t, m.skip(b), "the others stay passed over")
+	m.empty(a)
+	m.readied(b)
 
-	// a failing partition is passed over longer and longer, signals or not
+	// a failing partition is passed over longer and longer, announced or not
 	m.failed(b)
 	require.Equal(t, partitionFailedHold, m.backoff[b])
 	m.failed(b)
 	require.Equal(t, 2*partitionFailedHold, m.backoff[b])
-	m.woken(true, time.Hour)
+	m.readied(b)
+	m.woken(time.Hour)
 	require.True(t, m.skip(b))
 	for range 20 {
 		m.failed(b)

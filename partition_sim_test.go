@@ -251,7 +251,14 @@ func (c *simCluster) run(prods []*partitions, keyed []float64, mix simMix, x flo
 		for i, n := range arrivals {
 			n += x * perTick * keyed[i]
 			addQ[i] += n
-			arrived = arrived || n > 0
+			if n > 0 {
+				// its announcement reaches every worker: each tries the
+				// partition again (partitionMarks.readied)
+				arrived = true
+				for w := range marks {
+					marks[w][i] = 0
+				}
+			}
 			if t >= ticks/4 && t < 3*ticks/4 {
 				offered[c.shardOf[i]] += n
 			}
@@ -274,11 +281,11 @@ func (c *simCluster) run(prods []*partitions, keyed []float64, mix simMix, x flo
 		for k := range workers {
 			w := (t + k) % workers
 			if idle[w] {
-				// the idle wait: a signal sweeps the marks, as
-				// partitionMarks.woken does, and so does every
-				// partitionSweepEvery-th wait without one
+				// the idle wait: an announcement ends it, and every
+				// partitionSweepEvery-th wait sweeps the marks, as
+				// partitionMarks.woken does
 				quiet[w]++
-				if arrived || quiet[w] >= partitionSweepEvery {
+				if quiet[w] >= partitionSweepEvery {
 					quiet[w] = 0
 					swept[w] = t
 				}

@@ -16,6 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trafikey/trafikey"
+	"github.com/trafikey/trafikey/internal/executor"
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 	"github.com/trafikey/trafikey/internal/valkeytest"
 )
@@ -468,7 +470,7 @@ func partitionSuffix(i int) string {
 // partitions' signal channels, one subscriber each. With PollInterval a
 // minute, a job added to any partition after the worker went idle runs
 // long before its sweep (five minutes) could find it: only the
-// announcement wakes it.
+// announcement wakes it, and has that partition claimed rather than all.
 func TestPartitionedIdleWorker(t *testing.T) {
 	skipInShort(t, "a partitioned queue on a cluster")
 	t.Parallel()
@@ -476,7 +478,12 @@ func TestPartitionedIdleWorker(t *testing.T) {
 		const parts = 12
 		cl, c := startClusterOf(t, exec, 0)
 		ctx := t.Context()
-		q, err := trafikey.Open(ctx, c, "idle", &trafikey.QueueOptions{Executor: exec, Partitions: parts})
+		var runner executor.Executor = executor.NewLua(c)
+		if exec == trafikey.ExecutorNative {
+			runner = executor.NewNative(c)
+		}
+		ce := &countingExecutor{Executor: runner, calls: map[string]int{}}
+		q, err := trafikey.Open(ctx, c, "idle", trafikey.WithRunner(ce, &trafikey.QueueOptions{Partitions: parts}))
 		require.NoError(t, err)
 		s, err := q.Stats(ctx)
 		require.NoError(t, err)
@@ -502,7 +509,9 @@ func TestPartitionedIdleWorker(t *testing.T) {
 			return true
 		}, 30*time.Second, 20*time.Millisecond, "every partition's signal channel has the worker as subscriber")
 
-		for round := range 2 * parts {
+		claims := ce.count(protocol.Claim)
+		const rounds = 2 * parts
+		for round := range rounds {
 			// long enough for the claims of the last wake-up to end: the
 			// job below then finds the worker in its idle wait
 			time.Sleep(300 * time.Millisecond)
@@ -519,6 +528,13 @@ func TestPartitionedIdleWorker(t *testing.T) {
 				t.Fatalf("round %d: job %s was not claimed: no announcement woke the worker", round, id)
 			}
 		}
+		// an announcement has its own partition claimed, not every one:
+		// about two claims a round (the job, then the partition found
+		// empty) and a sweep of all in one wait of five, where a wake-up
+		// that tried every partition would take twelve or more a round
+		claims = ce.count(protocol.Claim) - claims
+		require.Less(t, claims, rounds*parts*2/3, "claims in %d rounds over %d partitions", rounds, parts)
+		t.Logf("%d claims in %d rounds", claims, rounds)
 		s, err = q.Stats(ctx)
 		require.NoError(t, err)
 		parted := map[string]bool{}

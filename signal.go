@@ -93,7 +93,10 @@ func hashSlot(key string) uint16 {
 // pokeSignal leaves one token for the next idle worker, the way the verbs
 // do: a worker that claimed a full batch tells the others that more jobs
 // may be waiting, since the verbs only signal the first job into an empty
-// pending set.
+// pending set. For a partition it also announces the token on the signal
+// channel, which every idle worker of the queue hears; as in the verbs, a
+// caller that may not publish there leaves the announcement out
+// (NOPERM is not an error here).
 func (q *Queue) pokeSignal(ctx context.Context) error {
 	cmds := valkey.Commands{
 		q.client.B().Lpush().Key(q.keys.Signal).Element("1").Build(),
@@ -102,8 +105,12 @@ func (q *Queue) pokeSignal(ctx context.Context) error {
 	if q.of != nil {
 		cmds = append(cmds, q.client.B().Spublish().Channel(q.keys.Signal).Message("1").Build())
 	}
-	for _, r := range q.client.DoMulti(ctx, cmds...) {
-		if err := r.Error(); err != nil {
+	for i, r := range q.client.DoMulti(ctx, cmds...) {
+		err := r.Error()
+		if ve, ok := valkey.IsValkeyErr(err); i == 2 && ok && strings.HasPrefix(ve.Error(), "NOPERM") {
+			continue
+		}
+		if err != nil {
 			return fmt.Errorf("trafikey: signal: %w", err)
 		}
 	}
@@ -118,8 +125,9 @@ func (q *Queue) pokeSignal(ctx context.Context) error {
 // other waits when one got a token (CLIENT UNBLOCK) would be cheaper in
 // connections, but a Valkey 8.0 server that gets CLIENT UNBLOCK for a
 // BLPOP it received while its writes were paused (a failover) crashes
-// (valkey-io/valkey#2111), and a worker of many partitions would do so at
-// every wake-up.
+// (valkey-io/valkey#2111). It also takes the announcements of partitions'
+// signal channels (announced), the idle wait of a partitioned queue's
+// worker, which holds no BLPOP.
 type signalWaits struct {
 	mu sync.Mutex
 	// out marks the groups, by first key, with a BLPOP in flight.

@@ -652,7 +652,8 @@ func (w *Worker) claimLoop(ctx context.Context, cs *claimState, start func(j *Jo
 // verb that makes a job claimable answers it, one round trip less than a
 // wake-up followed by a claim. Only a worker of one queue does: one CLAIM
 // waits on one queue's key, and a worker of several queues waits on all
-// their signal lists at once (one BLPOP per node and slot, in a cluster).
+// their signal lists at once (one BLPOP per node and slot, in a cluster;
+// a partitioned queue's partitions on their signal channels).
 // As with the signal list, one loop of a worker waits at a time, on a
 // connection of its own per BLPOP, holding the slots it gathered; the other
 // idle loops park until it returns.
@@ -670,12 +671,12 @@ func (w *Worker) idle(ctx context.Context, cs *claimState) bool {
 	if !cs.await(ctx) {
 		return false
 	}
-	got, err := w.waitSignal(ctx)
+	_, err := w.waitSignal(ctx)
 	if err != nil && ctx.Err() == nil {
 		w.log.warn("trafikey: wait for signal", "err", err)
 		sleep(ctx, w.opts.PollInterval)
 	}
-	w.parts.woken(got, w.opts.PollInterval)
+	w.parts.woken(w.opts.PollInterval)
 	cs.doneWaiting()
 	return true
 }

@@ -76,12 +76,17 @@ func (w *Worker) watchQueueCancels(ctx context.Context, q *Queue, tried func()) 
 			if s.Kind == "ssubscribe" {
 				subscribed.Store(true)
 				once.Do(tried)
+				if s.Channel == q.keys.Signal {
+					// a push made while the channel was not subscribed
+					// was not seen: the partition is tried once
+					w.readied(q)
+				}
 			}
 		})
 		cmd := q.client.B().Ssubscribe().Channel(q.channels()...).Build()
 		err := q.client.Receive(hooked, cmd, func(m valkey.PubSubMessage) {
 			if m.Channel == q.keys.Signal {
-				w.waits.announced()
+				w.readied(q)
 				return
 			}
 			w.noticed(q, m.Message)
@@ -98,7 +103,7 @@ func (w *Worker) watchQueueCancels(ctx context.Context, q *Queue, tried func()) 
 			if _, refused := valkey.IsValkeyErr(err); refused {
 				limit = noticeRefusedMax
 			}
-			w.log.warn("trafikey: cancel notices: subscription lost; cancelled jobs are seen at their heartbeat until it is back", "queue", q.name, "err", err)
+			w.log.warn("trafikey: cancel notices: subscription lost; cancelled jobs are seen at their heartbeat until it is back"+q.signalsLost(), "queue", q.name, "err", err)
 		}
 		// A subscription that ended (the server's sunsubscribe when the
 		// slot moved, or a failure) is made again after a backoff from
@@ -122,6 +127,22 @@ func (q *Queue) channels() []string {
 		return []string{q.keys.Cancels(), q.keys.Signal}
 	}
 	return []string{q.keys.Cancels()}
+}
+
+// readied is told that partition q has jobs now (an announcement on its
+// signal channel): an idle wait ends, and the claims try q.
+func (w *Worker) readied(q *Queue) {
+	w.parts.readied(q)
+	w.waits.announced()
+}
+
+// signalsLost is what a lost subscription of q also costs, for its log:
+// a partition's idle waits then find its jobs by the sweep alone.
+func (q *Queue) signalsLost() string {
+	if q.of == nil {
+		return ""
+	}
+	return "; an idle worker finds the partition's jobs only by its sweep until then"
 }
 
 // cancelWatchers counts the watchers of a queue handle's cancels channel,
