@@ -548,3 +548,48 @@ func TestPartitionedIdleWorker(t *testing.T) {
 		require.NoError(t, <-done)
 	})
 }
+
+// TestMixedIdleWorker: a worker of an unpartitioned queue and a
+// partitioned one, idle, wakes for either: a BLPOP on the first's signal
+// list and the second's partitions' announcements, in one wait. With
+// PollInterval a minute, only these wake it in time.
+func TestMixedIdleWorker(t *testing.T) {
+	skipInShort(t, "a partitioned queue on a cluster")
+	t.Parallel()
+	forEachExecutorOf(t, func(t *testing.T, exec trafikey.Executor) {
+		_, c := startClusterOf(t, exec, 0)
+		ctx := t.Context()
+		plain, err := trafikey.Open(ctx, c, "plain", &trafikey.QueueOptions{Executor: exec})
+		require.NoError(t, err)
+		parted, err := trafikey.Open(ctx, c, "parted", &trafikey.QueueOptions{Executor: exec, Partitions: 6})
+		require.NoError(t, err)
+		ran := make(chan string, 16)
+		w, err := trafikey.NewWorkerForQueues([]trafikey.QueueWeight{{Queue: plain, Weight: 1}, {Queue: parted, Weight: 1}},
+			func(_ context.Context, j *trafikey.Job) error {
+				ran <- j.ID
+				return nil
+			}, trafikey.WorkerOptions{PollInterval: time.Minute})
+		require.NoError(t, err)
+		wctx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- w.Run(wctx) }()
+		for round := range 8 {
+			// long enough for the worker to be in its idle wait
+			time.Sleep(300 * time.Millisecond)
+			q := plain
+			if round%2 == 1 {
+				q = parted
+			}
+			id, err := q.Add(ctx, []byte("x"), nil)
+			require.NoError(t, err)
+			select {
+			case got := <-ran:
+				require.Equal(t, id, got)
+			case <-time.After(30 * time.Second):
+				t.Fatalf("round %d: job %s of %s was not claimed: nothing woke the worker", round, id, q.Name())
+			}
+		}
+		stop()
+		require.NoError(t, <-done)
+	})
+}
