@@ -490,15 +490,7 @@ func TestPartitionedIdleWorker(t *testing.T) {
 		nodes := partitionNodes(ctx, t, cl, s)
 		primaries := cl.Primaries()
 
-		ran := make(chan string, 64)
-		w, err := trafikey.NewWorker(q, func(_ context.Context, j *trafikey.Job) error {
-			ran <- j.ID
-			return nil
-		}, trafikey.WorkerOptions{PollInterval: time.Minute})
-		require.NoError(t, err)
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- w.Run(wctx) }()
+		ran, stop := runSlowPolling(t, []trafikey.QueueWeight{{Queue: q, Weight: 1}})
 
 		require.Eventually(t, func() bool {
 			for i, p := range s.Partitions {
@@ -545,7 +537,6 @@ func TestPartitionedIdleWorker(t *testing.T) {
 		}
 		require.Len(t, parted, parts, "the adds went to every partition")
 		stop()
-		require.NoError(t, <-done)
 	})
 }
 
@@ -563,16 +554,7 @@ func TestMixedIdleWorker(t *testing.T) {
 		require.NoError(t, err)
 		parted, err := trafikey.Open(ctx, c, "parted", &trafikey.QueueOptions{Executor: exec, Partitions: 6})
 		require.NoError(t, err)
-		ran := make(chan string, 16)
-		w, err := trafikey.NewWorkerForQueues([]trafikey.QueueWeight{{Queue: plain, Weight: 1}, {Queue: parted, Weight: 1}},
-			func(_ context.Context, j *trafikey.Job) error {
-				ran <- j.ID
-				return nil
-			}, trafikey.WorkerOptions{PollInterval: time.Minute})
-		require.NoError(t, err)
-		wctx, stop := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() { done <- w.Run(wctx) }()
+		ran, stop := runSlowPolling(t, []trafikey.QueueWeight{{Queue: plain, Weight: 1}, {Queue: parted, Weight: 1}})
 		for round := range 8 {
 			// long enough for the worker to be in its idle wait
 			time.Sleep(300 * time.Millisecond)
@@ -590,6 +572,25 @@ func TestMixedIdleWorker(t *testing.T) {
 			}
 		}
 		stop()
-		require.NoError(t, <-done)
 	})
+}
+
+// runSlowPolling runs a worker over queues with PollInterval a minute, so
+// that only a signal ends its idle wait in a test's time; it returns the
+// ids of the jobs it ran, and stop, which ends Run and checks its error.
+func runSlowPolling(t *testing.T, queues []trafikey.QueueWeight) (<-chan string, func()) {
+	t.Helper()
+	ran := make(chan string, 64)
+	w, err := trafikey.NewWorkerForQueues(queues, func(_ context.Context, j *trafikey.Job) error {
+		ran <- j.ID
+		return nil
+	}, trafikey.WorkerOptions{PollInterval: time.Minute})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	return ran, func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
 }
