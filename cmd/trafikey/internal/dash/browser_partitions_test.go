@@ -68,10 +68,8 @@ func TestBrowserPartitions(t *testing.T) {
 
 	// The queue page: every partition's counts and node, and each node's
 	// sums.
-	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(`tr[data-queue="mail"] td a`)),
-		chromedp.WaitVisible(chromedp.CSS(`#partitions tbody tr`)),
-	)
+	clickOf(tab, t, `tr[data-queue="mail"] td a`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`#partitions tbody tr`)))
 	require.Equal(t, "6 partitions", textOf(tab, t, `h1 .badge.parts`))
 	require.Equal(t, sum.Pending, int(number(textOf(tab, t, `[data-card="pending"] .n`))))
 	require.Equal(t, len(parts), count(tab, t, `#partitions tbody tr`))

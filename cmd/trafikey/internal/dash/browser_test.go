@@ -115,6 +115,27 @@ func textOf(ctx context.Context, t *testing.T, sel string) string {
 	}
 }
 
+// clickOf clicks the first node matching sel, waiting up to 10 s for one,
+// in one evaluation, as textOf reads: a table the page builds again at each
+// tick can replace the node between a query and a click.
+func clickOf(ctx context.Context, t *testing.T, sel string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	expr := fmt.Sprintf(`(() => { const n = document.querySelector(%q); if (!n) return false; n.click(); return true; })()`, sel)
+	for {
+		stepCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		clicked, err := chromedp.Run(stepCtx, chromedp.Evaluate[bool](expr))
+		cancel()
+		if err == nil && clicked {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("click %s: no such node (err %v)", sel, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // waitText waits until the first node matching sel has a text for which
 // ok holds, and returns it.
 func waitText(ctx context.Context, t *testing.T, sel string, ok func(string) bool) string {
