@@ -196,10 +196,8 @@ func browsePendingLanes(t *testing.T, tab context.Context, url string, c valkey.
 	require.Equal(t, 3, count(tab, t, `#pending-lanes tbody tr`))
 	require.Equal(t, "Jobs without a lane", pageText(tab, t, `#jobs-caption`))
 	require.Equal(t, 2, count(tab, t, `#jobs tbody tr`))
-	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(`#pending-lanes tr[data-lane-row="b/2"] a`)),
-		chromedp.WaitVisible(chromedp.CSS(`#jobs[data-lane="b/2"]`)),
-	)
+	clickOf(tab, t, `#pending-lanes tr[data-lane-row="b/2"] a`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`#jobs[data-lane="b/2"]`)))
 	require.Equal(t, []string{ids[5], ids[6]}, strings.Split(eval[string](tab, t, `Array.from(document.querySelectorAll("#jobs tbody tr"), (r) => r.dataset.job).join(",")`), ","))
 	require.Equal(t, "Lane b/2: its waiting jobs", pageText(tab, t, `#jobs-caption`))
 
@@ -228,17 +226,15 @@ func browseLanes(t *testing.T, tab context.Context, url string, c valkey.Client)
 		chromedp.WaitVisible(chromedp.CSS(row+`[data-lane-act="pause"]`)),
 	)
 	require.Equal(t, "running", pageText(tab, t, row+`[data-col="state"]`))
-	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(row+`[data-lane-act="pause"]`)),
-		chromedp.WaitVisible(chromedp.CSS(row+`[data-lane-act="resume"]`)),
-	)
+	clickOf(tab, t, row+`[data-lane-act="pause"]`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(row+`[data-lane-act="resume"]`)))
 	require.Equal(t, "paused", pageText(tab, t, row+`[data-col="state"]`))
 	info, err := q.Lane("acme").Info(ctx)
 	require.NoError(t, err)
 	require.True(t, info.Paused)
 
+	clickOf(tab, t, row+`[data-lane-act="cap"]`)
 	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(row+`[data-lane-act="cap"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#confirm-cap`)),
 		chromedp.SetValue(chromedp.CSS(`#confirm-cap`), "3"),
 		chromedp.Click(chromedp.CSS(`#confirm-ok`)),
@@ -249,12 +245,10 @@ func browseLanes(t *testing.T, tab context.Context, url string, c valkey.Client)
 	info, err = q.Lane("acme").Info(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 3, info.Cap)
-	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(row+`[data-lane-act="uncap"]`)),
-		chromedp.WaitNotPresent(chromedp.CSS(row+`[data-lane-act="uncap"]`)),
-		chromedp.Click(chromedp.CSS(row+`[data-lane-act="resume"]`)),
-		chromedp.WaitVisible(chromedp.CSS(row+`[data-lane-act="pause"]`)),
-	)
+	clickOf(tab, t, row+`[data-lane-act="uncap"]`)
+	within(tab, t, 10*time.Second, chromedp.WaitNotPresent(chromedp.CSS(row+`[data-lane-act="uncap"]`)))
+	clickOf(tab, t, row+`[data-lane-act="resume"]`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(row+`[data-lane-act="pause"]`)))
 	require.Equal(t, "–", pageText(tab, t, row+`[data-col="cap"]`))
 	info, err = q.Lane("acme").Info(ctx)
 	require.NoError(t, err)
@@ -268,10 +262,8 @@ func browseLanes(t *testing.T, tab context.Context, url string, c valkey.Client)
 		chromedp.WaitVisible(chromedp.CSS(`#lanes tr[data-lane="idle"] [data-lane-act="resume"]`)),
 	)
 	require.Equal(t, "–", pageText(tab, t, `#lanes tr[data-lane="idle"] [data-col="latency"]`), "none waits in idle")
-	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(`#lanes tr[data-lane="idle"] [data-lane-act="resume"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#lanes tr[data-lane="idle"] [data-lane-act="pause"]`)),
-	)
+	clickOf(tab, t, `#lanes tr[data-lane="idle"] [data-lane-act="resume"]`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`#lanes tr[data-lane="idle"] [data-lane-act="pause"]`)))
 	info, err = q.Lane("idle").Info(ctx)
 	require.NoError(t, err)
 	require.False(t, info.Paused)
@@ -366,19 +358,17 @@ func browseSchedules(t *testing.T, tab context.Context, url string, c valkey.Cli
 	first := eval[string](tab, t, `document.querySelector('#schedules tr[data-schedule="nightly"] .next-runs li').title`)
 	require.True(t, strings.HasPrefix(first, "in "), first)
 
-	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(nightly+`[data-sched-act="pause"]`)),
-		chromedp.WaitVisible(chromedp.CSS(nightly+`[data-sched-act="resume"]`)),
-	)
+	clickOf(tab, t, nightly+`[data-sched-act="pause"]`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(nightly+`[data-sched-act="resume"]`)))
 	require.Equal(t, "paused", pageText(tab, t, nightly+`[data-col="state"]`))
 	require.Equal(t, "–", pageText(tab, t, nightly+`[data-col="next"]`))
 	info, err := sc.Get(ctx, "nightly")
 	require.NoError(t, err)
 	require.True(t, info.Paused)
+	clickOf(tab, t, nightly+`[data-sched-act="resume"]`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(nightly+`[data-sched-act="pause"]`)))
+	clickOf(tab, t, poll+`[data-sched-act="remove"]`)
 	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(nightly+`[data-sched-act="resume"]`)),
-		chromedp.WaitVisible(chromedp.CSS(nightly+`[data-sched-act="pause"]`)),
-		chromedp.Click(chromedp.CSS(poll+`[data-sched-act="remove"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#confirm-ok`)),
 		chromedp.Click(chromedp.CSS(`#confirm-ok`)),
 		chromedp.WaitNotPresent(chromedp.CSS(`#schedules tr[data-schedule="poll"]`)),

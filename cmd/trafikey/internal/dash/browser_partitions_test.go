@@ -136,10 +136,8 @@ func TestBrowserPartitions(t *testing.T) {
 	)
 	waitText(tab, t, `[data-tab="dead"] .count`, func(s string) bool { return number(s) == int64(sum.Dead) })
 	require.Equal(t, sum.Dead, count(tab, t, `#jobs tbody tr`))
-	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(`#jobs tr[data-job="`+suffixed+`"] td a`)),
-		chromedp.WaitVisible(chromedp.CSS(`#act-requeue`)),
-	)
+	clickOf(tab, t, `#jobs tr[data-job="`+suffixed+`"] td a`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`#act-requeue`)))
 	require.Equal(t, "#/job/mail/"+suffixed, eval[string](tab, t, `location.hash`))
 	require.True(t, strings.HasPrefix(textOf(tab, t, `h1`), "Job "+suffixed+"dead"), textOf(tab, t, `h1`))
 	require.Equal(t, "boom", textOf(tab, t, `#job-error`))

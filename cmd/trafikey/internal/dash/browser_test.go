@@ -364,9 +364,9 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 	within(tab, t, 10*time.Second,
 		chromedp.Navigate(url+"/#/"),
 		chromedp.WaitVisible(chromedp.CSS(`tr[data-queue="mail"] td[data-col="dead"] a`)),
-		chromedp.Click(chromedp.CSS(`tr[data-queue="mail"] td[data-col="dead"] a`)),
-		chromedp.WaitVisible(chromedp.CSS(`#jobs[data-state="dead"]`)),
 	)
+	clickOf(tab, t, `tr[data-queue="mail"] td[data-col="dead"] a`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`#jobs[data-state="dead"]`)))
 	require.Equal(t, int(min(st.Dead, 25)), count(tab, t, `#jobs tbody tr`))
 	require.Equal(t, "on", eval[string](tab, t, `document.querySelector('[data-tab="dead"]').className`))
 	require.Contains(t, textOf(tab, t, `#jobs tbody tr:first-child .detail`), "mailbox full")
@@ -455,9 +455,9 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 	within(tab, t, 10*time.Second,
 		chromedp.Navigate(url+"/#/jobs/mail/delayed"),
 		chromedp.WaitVisible(chromedp.CSS(`#jobs tr[data-job="`+later+`"] [data-act="retry"]`)),
-		chromedp.Click(chromedp.CSS(`#jobs tr[data-job="`+later+`"] [data-act="retry"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`#jobs-empty`)),
 	)
+	clickOf(tab, t, `#jobs tr[data-job="`+later+`"] [data-act="retry"]`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`#jobs-empty`)))
 	info, err := mail.Inspect(ctx, later)
 	require.NoError(t, err)
 	require.Equal(t, trafikey.StatePending, info.State)
@@ -523,10 +523,8 @@ func browseFlow(t *testing.T, tab context.Context, url string, c valkey.Client) 
 	require.Equal(t, "pending", textOf(tab, t, `[data-field="state"]`))
 	require.Contains(t, textOf(tab, t, `tr[data-child="`+ok+`"]`), "\"pages\": 3")
 	require.Contains(t, textOf(tab, t, `tr[data-child="`+bad+`"]`), "smtp down")
-	within(tab, t, 10*time.Second,
-		chromedp.Click(chromedp.CSS(`tr[data-child="`+bad+`"] a`)),
-		chromedp.WaitVisible(chromedp.CSS(`#job-parent`)),
-	)
+	clickOf(tab, t, `tr[data-child="`+bad+`"] a`)
+	within(tab, t, 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`#job-parent`)))
 	require.Equal(t, "dead", textOf(tab, t, `[data-field="state"]`))
 	require.Equal(t, "job "+parent, textOf(tab, t, `#job-parent`))
 
