@@ -334,12 +334,7 @@ func TestClusterCancelNotice(t *testing.T) {
 				j := <-started
 				require.Equal(t, qw.Queue.Name(), j.Queue().Name())
 				require.NoError(t, qw.Queue.Cancel(ctx, j.ID))
-				select {
-				case cause := <-causes:
-					require.ErrorIs(t, cause, trafikey.ErrCancelled)
-				case <-time.After(eventually):
-					t.Fatalf("the handler of the job on %s was not cancelled", qw.Queue.Name())
-				}
+				requireCancelled(t, causes, "the handler of the job on %s was not cancelled", qw.Queue.Name())
 				require.Equal(t, trafikey.OutcomeCancelled, <-outcomes)
 			}
 			require.NoError(t, stop())

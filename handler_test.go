@@ -113,12 +113,7 @@ func TestCancelActive(t *testing.T) {
 		stop := runWorker(t, w)
 		<-started
 		require.NoError(t, b.q.Cancel(t.Context(), id))
-		select {
-		case err := <-cause:
-			require.ErrorIs(t, err, trafikey.ErrCancelled)
-		case <-time.After(eventually):
-			t.Fatal("the handler's context was not cancelled")
-		}
+		requireCancelled(t, cause, "the handler's context was not cancelled")
 		require.Equal(t, trafikey.OutcomeCancelled, <-outcome)
 		require.NoError(t, stop())
 		require.Zero(t, calls.count(protocol.Extend), "the notice, not a heartbeat, cancelled the handler")
@@ -172,12 +167,7 @@ func TestCancelActiveWithoutNotice(t *testing.T) {
 		<-started
 		before := calls.count(protocol.Extend)
 		require.NoError(t, canceller.Cancel(t.Context(), id))
-		select {
-		case err := <-cause:
-			require.ErrorIs(t, err, trafikey.ErrCancelled)
-		case <-time.After(eventually):
-			t.Fatal("the handler's context was not cancelled")
-		}
+		requireCancelled(t, cause, "the handler's context was not cancelled")
 		require.Equal(t, trafikey.OutcomeCancelled, <-outcome)
 		require.NoError(t, stop())
 		// one heartbeat's EXTEND (two when the recovery timer's renewal
@@ -228,12 +218,7 @@ func TestCancelNoticeAfterReconnect(t *testing.T) {
 		require.Eventually(t, func() bool { again := subscriber(); return again != "" && again != first },
 			eventually, tick, "the worker subscribes again, on a new connection")
 		require.NoError(t, q.Cancel(t.Context(), id))
-		select {
-		case err := <-cause:
-			require.ErrorIs(t, err, trafikey.ErrCancelled)
-		case <-time.After(eventually):
-			t.Fatal("the handler's context was not cancelled")
-		}
+		requireCancelled(t, cause, "the handler's context was not cancelled")
 		require.NoError(t, stop())
 		require.Zero(t, calls.count(protocol.Extend), "the notice, not a heartbeat, cancelled the handler")
 		require.Equal(t, 1, w.Info().Cancelled)
@@ -269,12 +254,7 @@ func TestCancelSubscriptionLifetime(t *testing.T) {
 		cancelled := func(j *trafikey.Job) {
 			t.Helper()
 			require.NoError(t, q.Cancel(ctx, j.ID))
-			select {
-			case err := <-causes:
-				require.ErrorIs(t, err, trafikey.ErrCancelled)
-			case <-time.After(eventually):
-				t.Fatalf("the handler of job %s was not cancelled", j.ID)
-			}
+			requireCancelled(t, causes, "the handler of job %s was not cancelled", j.ID)
 		}
 
 		stopFirst := runWorker(t, newWorker(t, q, handler, opts))

@@ -120,6 +120,19 @@ func startMoveCluster(t *testing.T, exec trafikey.Executor, atomicMove bool) (*v
 	return cl, c
 }
 
+// moveSlot moves slot from one primary to another: atomically (CLUSTER
+// MIGRATESLOTS), or the classic way, MIGRATE taking batch keys a call.
+func moveSlot(ctx context.Context, t *testing.T, cl *valkeyserver.Cluster, slot int, from, to *valkeyserver.Server, atomicMove bool, batch int) {
+	t.Helper()
+	if atomicMove {
+		require.NoError(t, cl.MigrateSlotAtomic(ctx, slot, from, to))
+		return
+	}
+	m, err := cl.MigrateSlot(ctx, slot, from, to, batch)
+	require.NoError(t, err)
+	t.Logf("moved %d keys in %d MIGRATE calls; TRYAGAIN window %v", m.Keys, m.Batches, m.Window)
+}
+
 func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	cl, c := startMoveCluster(t, exec, atomicMove)
 	ctx := t.Context()
@@ -156,13 +169,7 @@ func reshardUnderLoad(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	require.NoError(t, err)
 	mctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if atomicMove {
-		require.NoError(t, cl.MigrateSlotAtomic(mctx, slot, from, to))
-	} else {
-		m, err := cl.MigrateSlot(mctx, slot, from, to, 10)
-		require.NoError(t, err)
-		t.Logf("moved %d keys in %d MIGRATE calls; TRYAGAIN window %v", m.Keys, m.Batches, m.Window)
-	}
+	moveSlot(mctx, t, cl, slot, from, to, atomicMove, 10)
 	for _, s := range primaries {
 		owner, err := valkeyserver.SlotOwner(ctx, s, slot)
 		require.NoError(t, err)
@@ -332,12 +339,7 @@ func reshardBlocked(t *testing.T, exec trafikey.Executor, atomicMove bool) {
 	require.Eventually(t, func() bool { return blocked(from) >= 2 && blocked(other) >= 1 }, eventually, tick,
 		"both workers idle on the queue's owner")
 
-	if atomicMove {
-		require.NoError(t, cl.MigrateSlotAtomic(ctx, slot, from, to))
-	} else {
-		_, err := cl.MigrateSlot(ctx, slot, from, to, 100)
-		require.NoError(t, err)
-	}
+	moveSlot(ctx, t, cl, slot, from, to, atomicMove, 100)
 	require.Eventually(t, func() bool { return blocked(from) == 0 && blocked(to) >= 2 }, eventually, tick,
 		"the blocked claims move to the new owner")
 	for i, q := range []*trafikey.Queue{moving, still, moving} {
@@ -398,21 +400,11 @@ func reshardCancelNotice(t *testing.T, exec trafikey.Executor, atomicMove bool) 
 	}
 	require.True(t, subscribed(1, 0)(), "the worker is subscribed on the queue's owner")
 
-	if atomicMove {
-		require.NoError(t, cl.MigrateSlotAtomic(ctx, slot, from, to))
-	} else {
-		_, err := cl.MigrateSlot(ctx, slot, from, to, 10)
-		require.NoError(t, err)
-	}
+	moveSlot(ctx, t, cl, slot, from, to, atomicMove, 10)
 	require.Eventually(t, subscribed(0, 1), eventually, tick, "the worker subscribes again on the new owner")
 
 	require.NoError(t, q.Cancel(ctx, j.ID))
-	select {
-	case cause := <-causes:
-		require.ErrorIs(t, cause, trafikey.ErrCancelled)
-	case <-time.After(eventually):
-		t.Fatal("the handler was not cancelled after the move")
-	}
+	requireCancelled(t, causes, "the handler was not cancelled after the move")
 	require.Equal(t, trafikey.OutcomeCancelled, <-outcomes)
 	require.NoError(t, stop())
 	require.Eventually(t, subscribed(0, 0), eventually, tick, "the stopped worker unsubscribes on the new owner")

@@ -208,3 +208,15 @@ func counters(i trafikey.WorkerInfo) trafikey.WorkerInfo {
 		Lost: i.Lost, Abandoned: i.Abandoned, Cancelled: i.Cancelled,
 	}
 }
+
+// requireCancelled waits for a handler's context cause on causes, which must
+// come within eventually and be ErrCancelled; msg and args say whose.
+func requireCancelled(t *testing.T, causes <-chan error, msg string, args ...any) {
+	t.Helper()
+	select {
+	case cause := <-causes:
+		require.ErrorIs(t, cause, trafikey.ErrCancelled)
+	case <-time.After(eventually):
+		t.Fatalf(msg, args...)
+	}
+}
