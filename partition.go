@@ -720,9 +720,9 @@ func (m *partitionMarks) readied(q *Queue) {
 }
 
 // woken is told that an idle wait ended, by a signal or after wait: the
-// partitions found empty are passed over through the next wait
-// too (those announced since were readied), but for one wait in
-// partitionSweepEvery, which tries them all.
+// partitions found empty are passed over through the next wait too (those
+// announced since were readied), but for one wait in partitionSweepEvery,
+// which tries them all.
 func (m *partitionMarks) woken(wait time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -790,7 +790,7 @@ type queueSet struct {
 // now, keeping the completers of prev's.
 func (w *Worker) newQueueSet(prev *queueSet) *queueSet {
 	queues := expandParts(w.given)
-	set := &queueSet{queues: queues, signals: signalGroups(listWaited(queues)), completers: map[*Queue]*groupcommit.Queue[*completion]{}}
+	set := &queueSet{queues: queues, signals: signalGroups(queues), completers: map[*Queue]*groupcommit.Queue[*completion]{}}
 	for _, qw := range queues {
 		c := (*groupcommit.Queue[*completion])(nil)
 		if prev != nil {
@@ -805,24 +805,12 @@ func (w *Worker) newQueueSet(prev *queueSet) *queueSet {
 	return set
 }
 
-// listWaited is the queues whose signal lists an idle worker blocks on:
-// all but partitions, whose pushes the worker learns from their signal
-// channels (channels).
-func listWaited(queues []QueueWeight) []QueueWeight {
-	var out []QueueWeight
-	for _, qw := range queues {
-		if qw.Queue.of == nil {
-			out = append(out, qw)
-		}
-	}
-	return out
-}
-
 // refreshParts looks for partitions added to the worker's partitioned
 // queues by another client, and claims from them, subscribed to their
-// cancel notices and signal channels, from then on. A handle's partitions may have grown
-// without this worker (its adds read them too): the worker's set is
-// compared with the handles' partitions, not with what this read found.
+// cancel notices and signal channels, from then on. A handle's partitions
+// may have grown without this worker (its adds read them too): the
+// worker's set is compared with the handles' partitions, not with what
+// this read found.
 func (w *Worker) refreshParts(ctx context.Context, subscribe func(q *Queue)) {
 	prev := w.set.Load()
 	grown := false

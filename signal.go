@@ -31,6 +31,8 @@ type signalGroup struct {
 // signalGroups groups the signal lists of queues for BLPOP, in the order
 // the queues come: one group per client, split by hash slot on a cluster
 // client, whose BLPOP must name keys of one slot (it panics on others).
+// Partitions are left out: an idle worker learns their pushes from their
+// signal channels (channels).
 func signalGroups(queues []QueueWeight) []signalGroup {
 	type at struct {
 		client valkey.Client
@@ -40,6 +42,9 @@ func signalGroups(queues []QueueWeight) []signalGroup {
 	var groups []signalGroup
 	for _, qw := range queues {
 		q := qw.Queue
+		if q.of != nil {
+			continue
+		}
 		k := at{client: q.client}
 		if q.cluster {
 			k.slot = hashSlot(q.keys.Signal)
@@ -156,17 +161,15 @@ func (s *signalWaits) announced() {
 	s.mu.Lock()
 	woke := s.tokens()
 	s.mu.Unlock()
-	select {
-	case woke <- struct{}{}:
-	default:
-	}
+	offer(woke)
 }
 
 // wait blocks until a token arrives on one of groups' lists or a
-// partition's signal channel (or one came since the last wait), timeout passes, or ctx ends, and reports whether a
-// token came. When ctx ends, the BLPOPs in flight end with it (valkey-go
-// closes their connections).
-func (s *signalWaits) wait(ctx context.Context, groups []signalGroup, timeout time.Duration) (bool, error) {
+// partition's signal channel (or one came since the last wait), timeout
+// passes, or ctx ends; it returns the error of a BLPOP that failed since
+// the last wait that came to its timeout. When ctx ends, the BLPOPs in
+// flight end with it (valkey-go closes their connections).
+func (s *signalWaits) wait(ctx context.Context, groups []signalGroup, timeout time.Duration) error {
 	s.mu.Lock()
 	woke := s.tokens()
 	for _, g := range groups {
@@ -181,10 +184,7 @@ func (s *signalWaits) wait(ctx context.Context, groups []signalGroup, timeout ti
 			delete(s.out, key)
 			switch {
 			case got:
-				select {
-				case woke <- struct{}{}:
-				default:
-				}
+				offer(woke)
 			case err != nil && ctx.Err() == nil:
 				s.err = err
 			}
@@ -196,14 +196,22 @@ func (s *signalWaits) wait(ctx context.Context, groups []signalGroup, timeout ti
 	defer timer.Stop()
 	select {
 	case <-woke:
-		return true, nil
+		return nil
 	case <-timer.C:
 	case <-ctx.Done():
-		return false, nil
+		return nil
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	err := s.err
 	s.err = nil
-	return false, err
+	return err
+}
+
+// offer leaves a token in woke (one slot) unless one is there already.
+func offer(woke chan struct{}) {
+	select {
+	case woke <- struct{}{}:
+	default:
+	}
 }

@@ -671,7 +671,7 @@ func (w *Worker) idle(ctx context.Context, cs *claimState) bool {
 	if !cs.await(ctx) {
 		return false
 	}
-	_, err := w.waitSignal(ctx)
+	err := w.waitSignal(ctx)
 	if err != nil && ctx.Err() == nil {
 		w.log.warn("trafikey: wait for signal", "err", err)
 		sleep(ctx, w.opts.PollInterval)
@@ -858,10 +858,11 @@ func (w *Worker) claim(ctx context.Context, n int, cs *claimState, start func(*J
 // per client and slot, concurrently (signalWaits), so no queue waits for
 // PollInterval to be seen; and for partitions, on the announcements of
 // their signal channels, which need no BLPOP.
-func (w *Worker) waitSignal(ctx context.Context) (bool, error) {
+func (w *Worker) waitSignal(ctx context.Context) error {
 	set := w.set.Load()
 	if len(set.signals) == 1 && len(set.signals[0].keys) == len(set.queues) {
-		return set.signals[0].wait(ctx, w.opts.PollInterval, true)
+		_, err := set.signals[0].wait(ctx, w.opts.PollInterval, true)
+		return err
 	}
 	return w.waits.wait(ctx, set.signals, w.opts.PollInterval)
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // Cancel notices (and, for a partition, signal announcements: channels):
-// CANCEL of an active job publishes "<id> <token>" on the
-// queue's sharded channel emq:{q}:cancels (docs/PROTOCOL.md, CANCEL). A
+// CANCEL of an active job publishes "<id> <token>" on the queue's sharded
+// channel emq:{q}:cancels (docs/PROTOCOL.md, CANCEL). A
 // worker keeps one subscription per queue, on the client's connection to
 // the queue's slot (valkey-go's Receive; RESP3 carries the messages on the
 // connection the commands use), and cancels the handler of a matching job
