@@ -64,8 +64,8 @@ const (
 // confirm in time, the id comes back with an error matching
 // ErrNotDurable: the job was added.
 func (q *Queue) Add(ctx context.Context, payload []byte, opts *JobOptions) (string, error) {
-	if q.parts != nil && opts != nil && (opts.UniqueKey != "" || opts.Lane != "") {
-		return q.parts.route(opts).Add(ctx, payload, opts)
+	if p := q.parts.Load(); p != nil && opts != nil && (opts.UniqueKey != "" || opts.Lane != "") {
+		return p.route(opts).Add(ctx, payload, opts)
 	}
 	o := opts.resolve()
 	// A job with a unique key is sent alone.
@@ -89,6 +89,9 @@ func (q *Queue) Add(ctx context.Context, payload []byte, opts *JobOptions) (stri
 	}
 	deadline, _ := ctx.Deadline()
 	p := &pendingAdd{ctx: ctx, args: args, size: len(payload), deadline: deadline, done: make(chan addResult, 1)}
+	if opts != nil {
+		p.lane = opts.Lane
+	}
 	q.adder.Push(p)
 	select {
 	case r := <-p.done:
@@ -110,6 +113,7 @@ type pendingAdd struct {
 	ctx      context.Context
 	args     []string // the job's ADD argument group
 	size     int      // payload bytes
+	lane     string   // the job's lane, routed by it if the queue is partitioned meanwhile
 	deadline time.Time
 	// gone marks a caller that left before its job was taken; guarded by
 	// the adder's lock.
@@ -159,6 +163,13 @@ func takeAdds(queue []*pendingAdd) (batch, rest []*pendingAdd) {
 // or the call's error. The call ends at the latest of the callers'
 // deadlines, so that one caller's short deadline does not fail the others.
 func (q *Queue) sendAdds(batch []*pendingAdd) {
+	if p := q.parts.Load(); p != nil {
+		// the queue is partitioned: since Open, or since a growth this
+		// handle saw (partitionsSoon), which may have come after these
+		// jobs were taken, lanes with them
+		p.sendRouted(batch)
+		return
+	}
 	jobs, ctx, cancel := addsOf(batch)
 	defer cancel()
 	ids, err := q.addJobs(ctx, jobs, len(batch), q.call)
@@ -224,7 +235,7 @@ func (q *Queue) AddBatch(ctx context.Context, jobs []JobSpec) ([]string, error) 
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.addBatchParts(ctx, jobs)
 	}
 	return q.addBatch(ctx, jobs, q.call)

@@ -17,7 +17,7 @@ import (
 // Adding, completing and failing go on. Pausing a paused queue is a no-op.
 func (a Admin) Pause(ctx context.Context) error {
 	q := a.q
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.eachPart(func(_ int, p *Queue) error { return p.Admin().Pause(ctx) })
 	}
 	_, err := q.callInt(ctx, protocol.Pause)
@@ -28,7 +28,7 @@ func (a Admin) Pause(ctx context.Context) error {
 // pending. Resuming a running queue is a no-op.
 func (a Admin) Resume(ctx context.Context) error {
 	q := a.q
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.eachPart(func(_ int, p *Queue) error { return p.Admin().Resume(ctx) })
 	}
 	_, err := q.callInt(ctx, protocol.Resume)
@@ -107,7 +107,7 @@ func (a Admin) Maintain(ctx context.Context, limit int) (Maintenance, error) {
 	if limit < 1 || limit > protocol.MaxCount {
 		return m, invalid("maintain", "limit %d outside 1..%d", limit, protocol.MaxCount)
 	}
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.maintainParts(ctx, limit)
 	}
 	var errs [4]error
@@ -189,7 +189,7 @@ type Stats struct {
 
 // Stats reads the queue's counts and counters in one call.
 func (q *Queue) Stats(ctx context.Context) (Stats, error) {
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.statsParts(ctx)
 	}
 	var s Stats
@@ -302,7 +302,7 @@ type JobInfo struct {
 // Inspect reads a job. A job that does not exist (completed, removed or
 // never added) is ErrNotFound.
 func (q *Queue) Inspect(ctx context.Context, id string) (*JobInfo, error) {
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		p, err := q.partOf("inspect", id)
 		if err != nil {
 			return nil, err
@@ -430,11 +430,12 @@ func (a Admin) DeleteQueue(ctx context.Context) (int, error) {
 	if q.client == nil {
 		return 0, invalid("delete queue", "the queue has no client")
 	}
-	if q.parts != nil {
+	if p := q.parts.Load(); p != nil {
 		// partition 0 last: its keys hold the partitions hash
 		total := 0
-		for i := len(q.parts.list()) - 1; i >= 0; i-- {
-			n, err := q.parts.list()[i].Admin().DeleteQueue(ctx)
+		list := p.list()
+		for i := len(list) - 1; i >= 0; i-- {
+			n, err := list[i].Admin().DeleteQueue(ctx)
 			total += n
 			if err != nil {
 				return total, err

@@ -30,9 +30,15 @@ import (
 // allow the command) gets one COMPLETE per job instead; each job's failure
 // is then in its own error and the returned error is nil.
 func (q *Queue) CompleteMany(ctx context.Context, jobs []*Job) ([]error, error) {
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.completeManyParts(ctx, jobs)
 	}
+	return q.completeOwn(ctx, jobs)
+}
+
+// completeOwn is CompleteMany of jobs claimed through q itself: a partition,
+// an unpartitioned queue, or a queue partitioned since they were claimed.
+func (q *Queue) completeOwn(ctx context.Context, jobs []*Job) ([]error, error) {
 	errs := make([]error, len(jobs))
 	idx := make([]int, 0, len(jobs))
 	for i, j := range jobs {

@@ -70,7 +70,7 @@ func (a Admin) SetEvents(ctx context.Context, maxLen int) error {
 	if maxLen < 0 || maxLen > protocol.MaxEventsLen {
 		return invalid("set events", "max length %d outside 0..%d", maxLen, protocol.MaxEventsLen)
 	}
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.eachPart(func(_ int, p *Queue) error { return p.Admin().SetEvents(ctx, maxLen) })
 	}
 	_, err := q.callInt(ctx, protocol.Events, protocol.FormatInt(int64(maxLen)))
@@ -105,7 +105,7 @@ const eventsBatch = 100
 // (a key of another type, a denied key, a bad id) is yielded once and ends
 // the iteration; ctx ending ends it without an error.
 func (q *Queue) Events(ctx context.Context, from string) iter.Seq2[Event, error] {
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.eventsParts(ctx, from)
 	}
 	return func(yield func(Event, error) bool) {

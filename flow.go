@@ -41,9 +41,9 @@ type FlowIDs struct {
 // deep, with at most 256 MiB of payloads in all, all in this queue. The tree
 // is validated before any I/O.
 func (q *Queue) AddFlow(ctx context.Context, root JobSpec) (FlowIDs, error) {
-	if q.parts != nil {
+	if p := q.parts.Load(); p != nil {
 		// a flow lives in one partition: its root's
-		return q.parts.route(&root.Options).AddFlow(ctx, root)
+		return p.route(&root.Options).AddFlow(ctx, root)
 	}
 	var flat []string
 	var build func(j *JobSpec, parent, depth int, path string) error
@@ -129,7 +129,7 @@ const childrenPage = 100
 // Children reads the children of job id in id order, with their results and
 // the errors recorded for them, a page of 100 per call.
 func (q *Queue) Children(ctx context.Context, id string) ([]ChildResult, error) {
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		p, err := q.partOf("children", id)
 		if err != nil {
 			return nil, err
@@ -214,7 +214,7 @@ const waitStep = time.Second
 // job already finished and its outcome is still kept; a job added without
 // KeepOutcome never has one, and Wait runs until ctx ends.
 func (q *Queue) Wait(ctx context.Context, id string) ([]byte, error) {
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		p, err := q.partOf("wait", id)
 		if err != nil {
 			return nil, err
@@ -286,7 +286,7 @@ const (
 // longer keeps, in bounded steps on their maintenance timer (or Admin.Maintain).
 func (a Admin) SetRetention(ctx context.Context, p RetentionPolicy) error {
 	q := a.q
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.eachPart(func(_ int, part *Queue) error { return part.Admin().SetRetention(ctx, p) })
 	}
 	done, dead := ceilMS(p.KeepCompleted), ceilMS(p.KeepDead)

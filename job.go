@@ -72,7 +72,7 @@ func (j *Job) Queue() *Queue { return j.q.logical() }
 //
 // Claim is the primitive behind Worker, for callers with their own loop.
 func (q *Queue) Claim(ctx context.Context, lease time.Duration, count int) ([]*Job, error) {
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.claimParts(ctx, lease, count)
 	}
 	return q.claim(ctx, lease, count, 0)

@@ -31,9 +31,9 @@ type Lane struct {
 
 // Lane returns the handle on lane name (1..128 bytes).
 func (q *Queue) Lane(name string) Lane {
-	if q.parts != nil {
+	if p := q.parts.Load(); p != nil {
 		// a lane lives in one partition
-		return Lane{q.parts.keyedPartition(name), name}
+		return Lane{p.keyedPartition(name), name}
 	}
 	return Lane{q, name}
 }
@@ -103,7 +103,7 @@ const lanesPage = 100
 // goes on. A lane added or emptied meanwhile may or may not be seen. The
 // first error ends the sequence.
 func (q *Queue) Lanes(ctx context.Context) iter.Seq2[LaneInfo, error] {
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.lanesParts(ctx)
 	}
 	return func(yield func(LaneInfo, error) bool) {
@@ -168,7 +168,7 @@ func (q *Queue) lanesAfter(ctx context.Context, after string, count int) ([]Lane
 // limit (window is then not used).
 func (a Admin) SetRate(ctx context.Context, limit int, window time.Duration) error {
 	q := a.q
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.setRateParts(ctx, limit, window)
 	}
 	if limit == 0 {

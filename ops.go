@@ -173,7 +173,7 @@ func (o JobsOptions) args(op string, state JobState) ([]string, error) {
 // unless Newest. Each call reads at most Limit jobs and never whole large
 // payloads. Pass the page's Next as After to read on.
 func (q *Queue) Jobs(ctx context.Context, state JobState, opts JobsOptions) (JobsPage, error) {
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.jobsParts(ctx, state, opts)
 	}
 	args, err := opts.args("jobs", state)
@@ -356,7 +356,7 @@ func (q *Queue) serverNow(ctx context.Context) (int64, error) {
 // requeued so far stay requeued.
 func (a Admin) RequeueDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int, error) {
 	q := a.q
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.sumParts(progress, func(p *Queue, progress func(BulkProgress)) (int, error) {
 			return p.Admin().RequeueDead(ctx, f, progress)
 		})
@@ -370,7 +370,7 @@ func (a Admin) RequeueDead(ctx context.Context, f DeadFilter, progress func(Bulk
 // walks as RequeueDead does.
 func (a Admin) RemoveDead(ctx context.Context, f DeadFilter, progress func(BulkProgress)) (int, error) {
 	q := a.q
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.sumParts(progress, func(p *Queue, progress func(BulkProgress)) (int, error) {
 			return p.Admin().RemoveDead(ctx, f, progress)
 		})
@@ -438,7 +438,7 @@ func (q *Queue) deadWalk(ctx context.Context, v *protocol.Verb, f DeadFilter, pr
 // delayed held at its start (failing jobs keep coming back to delayed).
 func (a Admin) PromoteAll(ctx context.Context, progress func(BulkProgress)) (int, error) {
 	q := a.q
-	if q.parts != nil {
+	if q.parts.Load() != nil {
 		return q.sumParts(progress, func(p *Queue, progress func(BulkProgress)) (int, error) {
 			return p.Admin().PromoteAll(ctx, progress)
 		})

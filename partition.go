@@ -85,10 +85,7 @@ func newPartitions(of *Queue, tags []string, keyed int, cfg *QueueOptions) *part
 // its jobs over the partitions another client added since, as a worker
 // claims from them. A failed read is tried again a period later.
 func (p *partitions) refreshSoon() {
-	every := partitionRefreshEvery
-	if p.cfg.partsEvery > 0 {
-		every = p.cfg.partsEvery
-	}
+	every := p.cfg.refreshEvery()
 	now := time.Now().UnixNano()
 	last := p.refreshed.Load()
 	if now-last < int64(every) || !p.refreshed.CompareAndSwap(last, now) {
@@ -99,6 +96,63 @@ func (p *partitions) refreshSoon() {
 		defer cancel()
 		_ = p.refresh(ctx)
 	}()
+}
+
+// partitionsSoon reads, in the background, whether the queue of a handle
+// opened unpartitioned has been partitioned since (another client grew it),
+// when the last read started partitionRefreshEvery ago. From the read that
+// finds partitions on, the handle is the partitioned queue's: its calls
+// run on the partitions, as those of a handle opened after the growth do.
+// Every verb call of the handle runs it; it costs the call a clock read.
+func (q *Queue) partitionsSoon() {
+	if q.opened == nil || q.parts.Load() != nil {
+		return
+	}
+	every := q.opened.refreshEvery()
+	now := time.Now().UnixNano()
+	last := q.partsRead.Load()
+	if now-last < int64(every) || !q.partsRead.CompareAndSwap(last, now) {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		defer cancel()
+		_ = q.partitionedNow(ctx)
+	}()
+}
+
+// partitionedNow reads the partitions of the queue of a handle opened
+// unpartitioned, and when there are several now, makes the handle the
+// partitioned queue's (its partitions installed, as Open does). Partition
+// 0 is the queue's own keys, so the jobs the handle added, claimed or
+// holds stay where they are.
+func (q *Queue) partitionedNow(ctx context.Context) error {
+	if q.opened == nil || q.parts.Load() != nil {
+		return nil
+	}
+	q.partsRead.Store(time.Now().UnixNano()) // the calls' reads wait a period
+	tags, keyed, err := readPartitions(ctx, q.client, partitionsKey(q.name))
+	if err != nil || len(tags) < 2 {
+		return err
+	}
+	p := newPartitions(q, tags, keyed, q.opened)
+	if !q.opened.NoInstall {
+		for _, h := range p.list() {
+			if _, err := h.call(ctx, protocol.Install); err != nil {
+				return err
+			}
+		}
+	}
+	q.parts.CompareAndSwap(nil, p)
+	return nil
+}
+
+// refreshEvery is how often a handle reads its queue's partitions again.
+func (o *QueueOptions) refreshEvery() time.Duration {
+	if o.partsEvery > 0 {
+		return o.partsEvery
+	}
+	return partitionRefreshEvery
 }
 
 // handles appends to list the handles of the partitions of tags after
@@ -198,6 +252,33 @@ func (p *partitions) sendAdds(batch []*pendingAdd) {
 	deliverAdds(batch, ids, err)
 }
 
+// sendRouted sends a coalesced batch of the queue's handle: its jobs in a
+// lane to their lane's partition, in a call per partition, and the others
+// as sendAdds sends them. Only a handle that saw the queue partitioned
+// after the jobs were taken has lane jobs in a batch; those of a handle
+// partitioned already are routed when added.
+func (p *partitions) sendRouted(batch []*pendingAdd) {
+	plain := make([]*pendingAdd, 0, len(batch))
+	var lanes map[*Queue][]*pendingAdd
+	for _, a := range batch {
+		if a.lane == "" {
+			plain = append(plain, a)
+			continue
+		}
+		if lanes == nil {
+			lanes = map[*Queue][]*pendingAdd{}
+		}
+		h := p.keyedPartition(a.lane)
+		lanes[h] = append(lanes[h], a)
+	}
+	if len(plain) > 0 {
+		p.sendAdds(plain)
+	}
+	for h, b := range lanes {
+		h.sendAdds(b)
+	}
+}
+
 // verbCall runs a verb on a handle: its call, or its callOnce.
 type verbCall = func(context.Context, *protocol.Verb, ...string) (valkey.ValkeyMessage, error)
 
@@ -249,8 +330,8 @@ func notSent(err error) bool {
 // handles are the handles whose verbs make up q: its partitions', or q
 // itself.
 func (q *Queue) handles() []*Queue {
-	if q.parts != nil {
-		return q.parts.list()
+	if p := q.parts.Load(); p != nil {
+		return p.list()
 	}
 	return []*Queue{q}
 }
@@ -296,10 +377,10 @@ func (q *Queue) rawID(op, id string) (string, error) {
 // partOf is the handle of the partition job id is in: q itself on an
 // unpartitioned queue.
 func (q *Queue) partOf(op, id string) (*Queue, error) {
-	if q.parts == nil {
+	if q.parts.Load() == nil {
 		return q, nil
 	}
-	list := q.parts.list()
+	list := q.parts.Load().list()
 	i, _, ok := partitionSuffix(id, len(list))
 	if !ok {
 		return nil, invalid(op, "job id %s names no partition of queue %s", echo(id), echo(q.name))
@@ -560,10 +641,14 @@ func (q *Queue) eachPart(f func(i int, p *Queue) error) error {
 // weights are scaled by the least common multiple of the partition counts
 // (capped), and a queue's weight split evenly among its partitions.
 func expandParts(queues []QueueWeight) []QueueWeight {
+	// one read of each queue's partitions: a growth meanwhile waits for
+	// the next refresh
+	lists := make([][]*Queue, len(queues))
 	scale := 1
-	for _, qw := range queues {
-		if qw.Queue.parts != nil {
-			n := len(qw.Queue.parts.list())
+	for i, qw := range queues {
+		if p := qw.Queue.parts.Load(); p != nil {
+			lists[i] = p.list()
+			n := len(lists[i])
 			if l := scale / gcd(scale, n) * n; l <= 1<<16 {
 				scale = l
 			}
@@ -573,12 +658,12 @@ func expandParts(queues []QueueWeight) []QueueWeight {
 		return queues
 	}
 	out := make([]QueueWeight, 0, len(queues))
-	for _, qw := range queues {
-		if qw.Queue.parts == nil {
+	for i, qw := range queues {
+		list := lists[i]
+		if list == nil {
 			out = append(out, QueueWeight{qw.Queue, qw.Weight * scale})
 			continue
 		}
-		list := qw.Queue.parts.list()
 		for _, p := range list {
 			out = append(out, QueueWeight{p, max(1, qw.Weight*scale/len(list))})
 		}
@@ -802,12 +887,22 @@ func (w *Worker) newQueueSet(prev *queueSet) *queueSet {
 		set.completers[qw.Queue] = c
 		set.totalWeight += qw.Weight
 	}
+	if prev != nil {
+		for q, c := range prev.completers {
+			if _, ok := set.completers[q]; !ok {
+				// a handle partitioned since: the jobs it claimed still
+				// complete through it
+				set.completers[q] = c
+			}
+		}
+	}
 	return set
 }
 
 // refreshParts looks for partitions added to the worker's partitioned
-// queues by another client, and claims from them, subscribed to their
-// cancel notices and signal channels, from then on. A handle's partitions
+// queues by another client, and for its unpartitioned queues partitioned
+// since, and claims from them, subscribed to their cancel notices and
+// signal channels, from then on. A handle's partitions
 // may have grown without this worker (its adds read them too): the
 // worker's set is compared with the handles' partitions, not with what
 // this read found.
@@ -815,14 +910,21 @@ func (w *Worker) refreshParts(ctx context.Context, subscribe func(q *Queue)) {
 	prev := w.set.Load()
 	grown := false
 	for _, qw := range w.given {
-		if qw.Queue.parts == nil {
-			continue
+		var err error
+		if p := qw.Queue.parts.Load(); p != nil {
+			err = p.refresh(ctx)
+		} else {
+			err = qw.Queue.partitionedNow(ctx)
 		}
-		if err := qw.Queue.parts.refresh(ctx); err != nil && ctx.Err() == nil {
+		if err != nil && ctx.Err() == nil {
 			w.log.warn("trafikey: read the queue's partitions", "err", err)
 		}
-		for _, p := range qw.Queue.parts.list() {
-			if _, ok := prev.completers[p]; !ok {
+		p := qw.Queue.parts.Load()
+		if p == nil {
+			continue
+		}
+		for _, h := range p.list() {
+			if _, ok := prev.completers[h]; !ok {
 				grown = true
 			}
 		}
@@ -840,18 +942,21 @@ func (w *Worker) refreshParts(ctx context.Context, subscribe func(q *Queue)) {
 	w.log.l.Info("trafikey: the queue grew; claiming from its new partitions", "partitions", len(set.queues))
 }
 
-// partitionRefreshEvery is how often a worker of a partitioned queue reads
-// its partitions again, to claim from those another client added.
+// partitionRefreshEvery is how often a worker, and a handle that adds or
+// calls, reads its queue's partitions again: to claim from or add to those
+// another client added, and to see a queue partitioned since it opened.
 const partitionRefreshEvery = 5 * time.Second
 
-// partitioned reports whether one of the worker's queues is partitioned.
-func (w *Worker) partitioned() bool {
+// refreshEvery is how often the worker reads its queues' partitions again:
+// the shortest period of its queues' handles.
+func (w *Worker) refreshEvery() time.Duration {
+	every := partitionRefreshEvery
 	for _, qw := range w.given {
-		if qw.Queue.parts != nil {
-			return true
+		if o := qw.Queue.opened; o != nil {
+			every = min(every, o.refreshEvery())
 		}
 	}
-	return false
+	return every
 }
 
 // claimHeld is how long a worker waits for a partition's CLAIM before it

@@ -403,6 +403,95 @@ func partitionGrowth(t *testing.T, exec trafikey.Executor) {
 		exec, acked, len(l.keys), len(l.dups), crossed, promoted)
 }
 
+// TestPartitionFirstGrowthLiveHandles partitions a queue that was opened
+// unpartitioned, on a three-primary cluster, while a producer and a worker
+// opened before run on it, on both executors. Another client opens it with
+// three partitions; the old handle then becomes the partitioned queue's
+// without reopening: its Stats break down by partition, its plain adds
+// reach the new partitions and its lane jobs stay in partition 0 (the
+// queue held jobs, so keyed jobs keep to it), and its worker runs the jobs
+// the new handle adds to every partition. Every acknowledged job runs
+// once and every partition ends drained and consistent.
+func TestPartitionFirstGrowthLiveHandles(t *testing.T) {
+	skipInShort(t, "partitioning a queue under load on a cluster")
+	t.Parallel()
+	forEachExecutorOf(t, partitionFirstGrowth)
+}
+
+func partitionFirstGrowth(t *testing.T, exec trafikey.Executor) {
+	cl, c := startClusterOf(t, exec, 0)
+	ctx := t.Context()
+	// the old handle reads the partitions hash every 100 ms, not 5 s
+	old, err := trafikey.Open(ctx, c, "first", trafikey.WithPartitionRefresh(&trafikey.QueueOptions{Executor: exec}, 100*time.Millisecond))
+	require.NoError(t, err)
+	s, err := old.Stats(ctx)
+	require.NoError(t, err)
+	require.Empty(t, s.Partitions, "the queue starts unpartitioned")
+
+	l := newPartLoad()
+	w, err := trafikey.NewWorker(old, l.handler, trafikey.WorkerOptions{Concurrency: 8, Lease: time.Minute, OnDone: l.onDone("old")})
+	require.NoError(t, err)
+	stopWorker := runWorker(t, w)
+	stopOld, stopNew := make(chan struct{}), make(chan struct{})
+	var producers sync.WaitGroup
+	for _, kind := range []jobKind{plainJobs, plainJobs, laneJobs} {
+		l.produce(ctx, "old", old, kind, false, stopOld, &producers)
+	}
+	require.Eventually(t, func() bool { return l.ackedCount() >= 300 }, eventually, tick, "the load runs")
+
+	// Another client partitions the queue while the load runs.
+	grown, err := trafikey.Open(ctx, valkeytest.ClusterClient(t, cl), "first", &trafikey.QueueOptions{Executor: exec, Partitions: 3})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		s, err := old.Stats(ctx)
+		return err == nil && len(s.Partitions) == 3
+	}, eventually, tick, "the old handle sees the partitions")
+	l.produce(ctx, "new", grown, plainJobs, false, stopNew, &producers)
+
+	// The old producer spreads over the new partitions, and the old worker
+	// runs jobs from every partition.
+	require.Eventually(t, func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		spread := map[int]int{}
+		for id, by := range l.acked {
+			if by == "old" {
+				spread[partIndex(id)]++
+			}
+		}
+		ran := l.completedBy["old"]
+		return spread[1] >= 20 && spread[2] >= 20 && ran[1] >= 50 && ran[2] >= 50
+	}, 2*eventually, tick, "the old handles use every partition")
+
+	close(stopOld)
+	close(stopNew)
+	producers.Wait()
+	l.mu.Lock()
+	require.Empty(t, l.addErrs, "every add returned an id")
+	acked := len(l.acked)
+	l.mu.Unlock()
+	require.Eventually(t, func() bool { return l.completedCount() >= acked }, 4*eventually, tick, "every job added completes")
+	require.NoError(t, stopWorker())
+
+	l.requireRanOnce(t)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	require.Len(t, l.completed, acked, "no job ran that no add acknowledged")
+	require.Equal(t, map[trafikey.Outcome]int{trafikey.OutcomeCompleted: acked}, l.outcomes)
+	for lane, in := range l.lanes {
+		require.Equal(t, map[int]bool{0: true}, in, "lane %s stays in partition 0", lane)
+	}
+	s, err = old.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, acked, s.TotalAdded, "no add counted twice")
+	require.Equal(t, acked, s.TotalCompleted)
+	for i, p := range s.Partitions {
+		require.Zero(t, p.Pending+p.Active+p.Delayed+p.Waiting+p.Dead, "partition %d (%s) drained: %+v", i, p.Partition, p)
+	}
+	requireConsistentParts(t, s, partitionNodes(ctx, t, cl, s), primaryOf(cl))
+	t.Logf("%s: %d jobs each run once; the old worker ran %v by partition", exec, acked, l.completedBy["old"])
+}
+
 // failoverWay is how a test fails a primary over.
 type failoverWay string
 

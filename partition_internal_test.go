@@ -18,7 +18,7 @@ func partitioned(t *testing.T, n, keyed int) *Queue {
 	}
 	cfg := &QueueOptions{LogCap: 10, partsEvery: noRefresh}
 	q := newHandle(nil, "q", "q", cfg)
-	q.parts = newPartitions(q, tags, keyed, cfg)
+	q.parts.Store(newPartitions(q, tags, keyed, cfg))
 	return q
 }
 
@@ -34,7 +34,7 @@ func TestPartitionIDs(t *testing.T) {
 	}{{"12", 0}, {"12~1", 1}, {"7~5", 5}} {
 		p, err := q.partOf("inspect", c.id)
 		require.NoError(t, err, c.id)
-		require.Same(t, q.parts.list()[c.part], p, c.id)
+		require.Same(t, q.parts.Load().list()[c.part], p, c.id)
 		raw, err := p.rawID("inspect", c.id)
 		require.NoError(t, err)
 		require.Equal(t, c.id, p.outID(raw), "an id goes out as it came in")
@@ -45,7 +45,7 @@ func TestPartitionIDs(t *testing.T) {
 	}
 	// an id of another partition, or none, is refused by a partition
 	for _, id := range []string{"12", "12~2", "0~1", "x~1", "12~1~1"} {
-		_, err := q.parts.list()[1].rawID("inspect", id)
+		_, err := q.parts.Load().list()[1].rawID("inspect", id)
 		require.ErrorIs(t, err, ErrInvalid, id)
 	}
 	// an unpartitioned queue's ids are plain
@@ -62,24 +62,24 @@ func TestPartitionRouting(t *testing.T) {
 	seen := map[*Queue]bool{}
 	for i := range 200 {
 		key := "k" + string(rune('a'+i%26)) + string(rune('a'+i/26))
-		p := q.parts.route(&JobOptions{UniqueKey: key})
-		require.Same(t, q.parts.route(&JobOptions{Lane: "other"}), q.parts.route(&JobOptions{UniqueKey: key, Lane: "other"}), "the lane decides before the key")
-		require.Same(t, p, q.parts.keyedPartition(key))
+		p := q.parts.Load().route(&JobOptions{UniqueKey: key})
+		require.Same(t, q.parts.Load().route(&JobOptions{Lane: "other"}), q.parts.Load().route(&JobOptions{UniqueKey: key, Lane: "other"}), "the lane decides before the key")
+		require.Same(t, p, q.parts.Load().keyedPartition(key))
 		require.Less(t, indexOf(q, p), 4, "keyed jobs use the keyed partitions")
 		seen[p] = true
 	}
 	require.Len(t, seen, 4, "keys spread over every keyed partition")
-	require.Same(t, q.Lane("tenant").q, q.parts.route(&JobOptions{Lane: "tenant"}), "a lane's handle is its jobs' partition")
+	require.Same(t, q.Lane("tenant").q, q.parts.Load().route(&JobOptions{Lane: "tenant"}), "a lane's handle is its jobs' partition")
 	// others: in turn, over every partition
 	counts := make([]int, 6)
 	for range 600 {
-		counts[indexOf(q, q.parts.route(nil))]++
+		counts[indexOf(q, q.parts.Load().route(nil))]++
 	}
 	require.Equal(t, []int{100, 100, 100, 100, 100, 100}, counts)
 }
 
 func indexOf(q *Queue, p *Queue) int {
-	for i, h := range q.parts.list() {
+	for i, h := range q.parts.Load().list() {
 		if h == p {
 			return i
 		}
@@ -121,7 +121,7 @@ func TestPartitionPlacement(t *testing.T) {
 
 func TestPartitionMarks(t *testing.T) {
 	q := partitioned(t, 3, 3)
-	a, b := q.parts.list()[1], q.parts.list()[2]
+	a, b := q.parts.Load().list()[1], q.parts.Load().list()[2]
 	var m partitionMarks
 	require.False(t, m.skip(a))
 	m.empty(a)
@@ -178,7 +178,7 @@ func TestExpandParts(t *testing.T) {
 
 func TestPartitionCadence(t *testing.T) {
 	q := partitioned(t, 2, 2)
-	p := q.parts.list()[1]
+	p := q.parts.Load().list()[1]
 	var m partitionMarks
 	every := 500 * time.Millisecond
 	t0 := time.Unix(1000, 0)

@@ -46,10 +46,10 @@ func (q *Queue) addBatchParts(ctx context.Context, jobs []JobSpec) ([]string, er
 		o := &jobs[i].Options
 		var p *Queue
 		if o.UniqueKey != "" || o.Lane != "" {
-			p = q.parts.route(o)
+			p = q.parts.Load().route(o)
 		} else {
 			if spread == nil {
-				spread = q.parts.spread(plain)
+				spread = q.parts.Load().spread(plain)
 			}
 			p = spread
 		}
@@ -68,7 +68,7 @@ func (q *Queue) addBatchParts(ctx context.Context, jobs []JobSpec) ([]string, er
 		var got []string
 		var err error
 		if p == spread {
-			got, err = q.parts.addAnywhere(ctx, p, sub)
+			got, err = q.parts.Load().addAnywhere(ctx, p, sub)
 		} else {
 			got, err = p.addBatch(ctx, sub, p.call)
 		}
@@ -88,8 +88,8 @@ func (q *Queue) addBatchParts(ctx context.Context, jobs []JobSpec) ([]string, er
 // over), is passed over; when none had jobs, the error is the limit of the
 // limited one whose window ends first, or else the first failure.
 func (q *Queue) claimParts(ctx context.Context, lease time.Duration, count int) ([]*Job, error) {
-	list := q.parts.list()
-	first := int(q.parts.claimTurn.Add(1) % uint32(len(list)))
+	list := q.parts.Load().list()
+	first := int(q.parts.Load().claimTurn.Add(1) % uint32(len(list)))
 	var limited, failed error
 	var limitedWait time.Duration
 	for k := range list {
@@ -126,7 +126,8 @@ func (q *Queue) completeManyParts(ctx context.Context, jobs []*Job) ([]error, er
 		switch {
 		case j == nil:
 			errs[i] = invalid("completemany", "job %d is nil", i)
-		case j.q.of != q:
+		case j.q.of != q && j.q != q:
+			// (a job of q itself was claimed before q was partitioned)
 			errs[i] = invalid("completemany", "job %s was claimed from another queue handle", j.ID)
 		default:
 			if _, ok := members[j.q]; !ok {
@@ -142,7 +143,7 @@ func (q *Queue) completeManyParts(ctx context.Context, jobs []*Job) ([]error, er
 		for k, i := range idx {
 			sub[k] = jobs[i]
 		}
-		got, err := p.CompleteMany(ctx, sub)
+		got, err := p.completeOwn(ctx, sub)
 		for k, e := range got {
 			errs[idx[k]] = e
 		}
@@ -156,7 +157,7 @@ func (q *Queue) completeManyParts(ctx context.Context, jobs []*Job) ([]error, er
 // statsParts is Stats on a partitioned queue: the partitions' counts and
 // counters summed, each partition's in Partitions.
 func (q *Queue) statsParts(ctx context.Context) (Stats, error) {
-	list := q.parts.list()
+	list := q.parts.Load().list()
 	per := make([]Stats, len(list))
 	err := q.eachPart(func(i int, p *Queue) error {
 		s, err := p.Stats(ctx)
@@ -197,7 +198,7 @@ func (q *Queue) statsParts(ctx context.Context) (Stats, error) {
 // limit/N claims per window, the first limit%N one more, so that together
 // they never claim more than limit per window.
 func (q *Queue) setRateParts(ctx context.Context, limit int, window time.Duration) error {
-	n := len(q.parts.list())
+	n := len(q.parts.Load().list())
 	if limit > 0 && limit < n {
 		return invalid("set rate", "limit %d is below the queue's %d partitions: each needs at least one claim per window", limit, n)
 	}
@@ -236,7 +237,7 @@ func (q *Queue) maintainParts(ctx context.Context, limit int) (Maintenance, erro
 // progress callback told the sum so far.
 func (q *Queue) sumParts(progress func(BulkProgress), f func(p *Queue, progress func(BulkProgress)) (int, error)) (int, error) {
 	total := 0
-	for _, p := range q.parts.list() {
+	for _, p := range q.parts.Load().list() {
 		base := total
 		var inner func(BulkProgress)
 		if progress != nil {
@@ -261,7 +262,7 @@ func (q *Queue) sumParts(progress func(BulkProgress), f func(p *Queue, progress 
 func (q *Queue) lanesParts(ctx context.Context) iter.Seq2[LaneInfo, error] {
 	return func(yield func(LaneInfo, error) bool) {
 		lanes := map[string]*LaneInfo{}
-		for _, p := range q.parts.list() {
+		for _, p := range q.parts.Load().list() {
 			for l, err := range p.Lanes(ctx) {
 				if err != nil {
 					yield(LaneInfo{}, err)
@@ -274,7 +275,7 @@ func (q *Queue) lanesParts(ctx context.Context) iter.Seq2[LaneInfo, error] {
 				}
 				at.Waiting += l.Waiting
 				at.Active += l.Active
-				if p == q.parts.keyedPartition(l.Name) {
+				if p == q.parts.Load().keyedPartition(l.Name) {
 					at.Cap, at.Paused = l.Cap, l.Paused
 				}
 			}
@@ -300,7 +301,7 @@ func (q *Queue) jobsParts(ctx context.Context, state JobState, opts JobsOptions)
 	if limit == 0 {
 		limit = defaultJobsLimit
 	}
-	list := q.parts.list()
+	list := q.parts.Load().list()
 	// the cursor's partition and its score and raw id
 	at, score, rawAt := -1, "", ""
 	if opts.After != "" {
@@ -387,7 +388,7 @@ func (q *Queue) jobsParts(ctx context.Context, state JobState, opts JobsOptions)
 // least once.
 func (q *Queue) eventsParts(ctx context.Context, from string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		list := q.parts.list()
+		list := q.parts.Load().list()
 		froms := make([]string, len(list))
 		for i := range froms {
 			froms[i] = from

@@ -94,11 +94,11 @@ func newSimCluster(t testing.TB, S, P int) *simCluster {
 	}
 	cfg := &QueueOptions{LogCap: 10, partsEvery: noRefresh}
 	q := newHandle(nil, "mail", "mail", cfg)
-	q.parts = newPartitions(q, tags, P, cfg)
+	q.parts.Store(newPartitions(q, tags, P, cfg))
 	// a queue of one partition is claimed through its own handle
 	// (expandParts leaves it whole)
 	c := &simCluster{S: S, P: P, q: q, shardOf: make([]int, P), index: map[*Queue]int{q: 0}}
-	for i, h := range q.parts.list() {
+	for i, h := range q.parts.Load().list() {
 		c.index[h] = i
 		c.shardOf[i] = o.owner[hashSlot(tags[i])]
 	}
@@ -112,7 +112,7 @@ func newSimCluster(t testing.TB, S, P int) *simCluster {
 func (c *simCluster) producers(rng *rand.Rand, list []*Queue) []*partitions {
 	out := make([]*partitions, simProducer)
 	for i := range out {
-		p := &partitions{keyed: c.q.parts.keyed, cfg: QueueOptions{partsEvery: noRefresh}}
+		p := &partitions{keyed: c.q.parts.Load().keyed, cfg: QueueOptions{partsEvery: noRefresh}}
 		p.cur.Store(&list)
 		p.next.Store(rng.Uint32())
 		out[i] = p
@@ -398,7 +398,7 @@ func simulate(t testing.TB, S, P int, mix simMix, skew func(*simCluster) []*Queu
 	seed := uint64(S*1000 + P)
 	rng := rand.New(rand.NewPCG(seed, 2))
 	c := newSimCluster(t, S, P)
-	list := c.q.parts.list()
+	list := c.q.parts.Load().list()
 	if skew != nil {
 		list = skew(c)
 	}
@@ -471,7 +471,7 @@ func TestPartitionSimulation(t *testing.T) {
 			row, run := simulate(t, 10, 20, mix, func(c *simCluster) []*Queue {
 				list := make([]*Queue, c.P)
 				for i := range list {
-					list[i] = c.q.parts.list()[0]
+					list[i] = c.q.parts.Load().list()[0]
 				}
 				return list
 			})

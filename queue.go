@@ -44,8 +44,16 @@ type Queue struct {
 	cluster bool
 
 	// parts is set on the handle of a partitioned queue, which runs each
-	// call on the handle of one partition, or of each (partition.go).
-	parts *partitions
+	// call on the handle of one partition, or of each (partition.go): at
+	// Open, or when a handle opened before the queue's first growth sees
+	// it (partitionsSoon). It is never unset.
+	parts atomic.Pointer[partitions]
+	// opened is the options Open was given, to build partitions' handles
+	// with; partsRead is when an unpartitioned handle last started reading
+	// whether its queue is partitioned now (unix ns). Both are set on the
+	// handle Open returns only.
+	opened    *QueueOptions
+	partsRead atomic.Int64
 	// of is, on the handle of one partition, the handle of its queue; nil
 	// on any other handle.
 	of *Queue
@@ -105,7 +113,8 @@ type QueueOptions struct {
 	// (docs/PARTITIONS.md). The count is stored with the queue: 0 (the
 	// default) opens the queue as stored, unpartitioned when it never was
 	// partitioned; a count above the stored one grows the queue to it; a
-	// count below it is ErrInvalid.
+	// count below it is ErrInvalid. Handles opened before a growth, the
+	// first included, and their workers follow it within about 5 s.
 	Partitions int
 
 	// runner, set by tests, runs the queue's verbs in place of the
@@ -204,12 +213,11 @@ func Open(ctx context.Context, client valkey.Client, name string, opts *QueueOpt
 		return nil, invalid("open", "partitions need a client")
 	}
 	q := newHandle(client, name, name, &cfg)
+	q.opened = &cfg
 	if len(tags) > 1 {
-		q.parts = newPartitions(q, tags, keyed, &cfg)
-		q.adder = nil
-		if !cfg.SeparateAdds {
-			q.adder = groupcommit.New(addSenders, takeAdds, q.parts.sendAdds)
-		}
+		q.parts.Store(newPartitions(q, tags, keyed, &cfg))
+	} else {
+		q.partsRead.Store(time.Now().UnixNano())
 	}
 	if !cfg.NoInstall {
 		for _, h := range q.handles() {
@@ -381,6 +389,7 @@ func (q *Queue) call(ctx context.Context, v *protocol.Verb, args ...string) (val
 // run: for a call whose effect depends on when it runs, such as the
 // worker's RECOVER, which may follow only a renewal of its own leases.
 func (q *Queue) callOnce(ctx context.Context, v *protocol.Verb, args ...string) (valkey.ValkeyMessage, error) {
+	q.partitionsSoon()
 	if d := q.durabilityOf(v); d.on() {
 		if err := d.check(v.Name); err != nil {
 			return valkey.ValkeyMessage{}, err

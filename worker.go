@@ -801,7 +801,7 @@ func (w *Worker) claim(ctx context.Context, n int, cs *claimState, start func(*J
 		if w.opts.StrictPriority {
 			q = queues[k].Queue
 			if q.of != nil {
-				list := q.of.parts.list()
+				list := q.of.parts.Load().list()
 				q = list[(int(spin)+k)%len(list)]
 			}
 		}
@@ -815,7 +815,11 @@ func (w *Worker) claim(ctx context.Context, n int, cs *claimState, start func(*J
 				return q, nil, err
 			}
 		} else {
-			jobs, err = q.Claim(ctx, w.opts.Lease, n)
+			// a queue partitioned since the set was made is claimed
+			// through its own keys, its partition 0, until the set
+			// has its partitions (refreshParts): the jobs' completer
+			// is its own
+			jobs, err = q.claim(ctx, w.opts.Lease, n, 0)
 		}
 		if wait, ok := rateLimited(err); ok {
 			if limited == nil || wait < limitedWait {
@@ -1181,10 +1185,9 @@ func (w *Worker) maintain(ctx context.Context, subscribe func(q *Queue)) {
 	defer recoverTick.stop()
 	scheduleTick := newTicker(w.opts.ScheduleEvery)
 	defer scheduleTick.stop()
-	refreshTick := newTicker(-1)
-	if w.partitioned() {
-		refreshTick = newTicker(partitionRefreshEvery)
-	}
+	// every worker reads its queues' partitions: an unpartitioned queue
+	// may be partitioned while it runs
+	refreshTick := newTicker(w.refreshEvery())
 	defer refreshTick.stop()
 	w.scheduleAll(ctx)
 	w.promoteAll(ctx)

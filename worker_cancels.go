@@ -3,6 +3,7 @@ package trafikey
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -180,6 +181,12 @@ func (c *cancelWatchers) leave(ctx context.Context, q *Queue, log *throttledLog)
 	// SSUBSCRIBE and SUNSUBSCRIBE go on the same connection of the node
 	// the client maps the slot to; a MOVED is followed to the new owner.
 	err := q.client.Do(bye, q.client.B().Sunsubscribe().Channel(q.channels()...).Build()).Error()
+	if ve, ok := valkey.IsValkeyErr(err); ok && strings.HasPrefix(ve.Error(), "NOSUB") {
+		// the connection holds no subscription any more: another handle
+		// on the same channel (a handle partitioned while it ran and its
+		// partition 0) left first
+		err = nil
+	}
 	if err != nil && !errors.Is(err, valkey.ErrClosing) {
 		log.warn("trafikey: cancel notices: unsubscribing failed", "queue", q.name, "err", err)
 	}
