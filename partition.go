@@ -85,16 +85,22 @@ func newPartitions(of *Queue, tags []string, keyed int, cfg *QueueOptions) *part
 // its jobs over the partitions another client added since, as a worker
 // claims from them. A failed read is tried again a period later.
 func (p *partitions) refreshSoon() {
-	every := p.cfg.refreshEvery()
+	readSoon(&p.refreshed, p.cfg.refreshEvery(), p.refresh)
+}
+
+// readSoon runs read in the background, with every as its deadline, when
+// the last read, started at *last (unix ns), began every ago; it claims the
+// period with a compare-and-swap so that concurrent callers start one.
+func readSoon(last *atomic.Int64, every time.Duration, read func(context.Context) error) {
 	now := time.Now().UnixNano()
-	last := p.refreshed.Load()
-	if now-last < int64(every) || !p.refreshed.CompareAndSwap(last, now) {
+	at := last.Load()
+	if now-at < int64(every) || !last.CompareAndSwap(at, now) {
 		return
 	}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), every)
 		defer cancel()
-		_ = p.refresh(ctx)
+		_ = read(ctx)
 	}()
 }
 
@@ -108,17 +114,7 @@ func (q *Queue) partitionsSoon() {
 	if q.opened == nil || q.parts.Load() != nil {
 		return
 	}
-	every := q.opened.refreshEvery()
-	now := time.Now().UnixNano()
-	last := q.partsRead.Load()
-	if now-last < int64(every) || !q.partsRead.CompareAndSwap(last, now) {
-		return
-	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		defer cancel()
-		_ = q.partitionedNow(ctx)
-	}()
+	readSoon(&q.partsRead, q.opened.refreshEvery(), q.partitionedNow)
 }
 
 // partitionedNow reads the partitions of the queue of a handle opened
