@@ -77,8 +77,8 @@ type Error struct {
 	// the unique key (ErrDuplicate; empty when the duplicate was inside one
 	// batch), or the job that died (ErrJobDead).
 	JobID string
-	// RetryAfter is how long until the queue's rate window ends and claims
-	// are let through again (ErrRateLimited).
+	// RetryAfter is how long until the oldest claims of the queue's rate
+	// window leave it and claims are let through again (ErrRateLimited).
 	RetryAfter time.Duration
 
 	msg     string

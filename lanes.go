@@ -163,9 +163,9 @@ func (q *Queue) lanesAfter(ctx context.Context, after string, count int) ([]Lane
 // window (1ms..24h, whole milliseconds), across every worker. A claim over
 // it is refused with an ErrRateLimited whose *Error gives the wait
 // (RetryAfter), and a Worker waits that long
-// without claiming meanwhile. The window is fixed: it starts with the first
-// claim after the previous window ended. A limit of 0 removes the rate
-// limit (window is then not used).
+// without claiming meanwhile. The window slides: no span of window holds
+// more than limit claims, however the claims fall (docs/PROTOCOL.md, "Rate
+// limit"). A limit of 0 removes the rate limit (window is then not used).
 func (a Admin) SetRate(ctx context.Context, limit int, window time.Duration) error {
 	q := a.q
 	if q.parts.Load() != nil {

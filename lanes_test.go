@@ -191,6 +191,26 @@ func TestRateLimit(t *testing.T) {
 		require.Greater(t, rate.RetryAfter, time.Duration(0))
 		require.LessOrEqual(t, rate.RetryAfter, time.Minute)
 
+		// the window slides: 2 claims, 2 more half a window later; once the
+		// first 2 leave the window, only they are claimed again
+		require.NoError(t, q.Admin().SetRate(t.Context(), 4, 2*time.Second))
+		b.do(t, "DEL", "emq:{test}:rate")
+		addLaned(t, q, "", 8)
+		claim := func(n int) int {
+			t.Helper()
+			jobs, err := q.Claim(t.Context(), time.Minute, n)
+			require.NoError(t, err)
+			return len(jobs)
+		}
+		require.Equal(t, 2, claim(2))
+		time.Sleep(time.Second)
+		require.Equal(t, 2, claim(5), "the window's allowance left")
+		_, err = q.Claim(t.Context(), time.Minute, 5)
+		require.True(t, errors.As(err, &rate), "%v", err)
+		require.LessOrEqual(t, rate.RetryAfter, time.Second, "until the first claims leave the window")
+		time.Sleep(rate.RetryAfter + 10*time.Millisecond)
+		require.Equal(t, 2, claim(5), "the claims of the last second still count")
+
 		// a short window, and a worker: every job runs, with few refusals
 		require.NoError(t, q.Admin().SetRate(t.Context(), 4, 50*time.Millisecond))
 		b.do(t, "DEL", "emq:{test}:rate")

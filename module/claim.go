@@ -126,7 +126,7 @@ func (st *claimState) read(r *verbCall, a claimArgs, step verdict.ClaimStep) err
 		s.Members = append(s.Members[:0], s.Pending.Val...)
 		st.rowsRead, err = st.readRows(r, false, st.turns)
 	case verdict.ClaimRate:
-		return st.readRate(r)
+		return st.readRate(r, step.Verdict.RateWindow)
 	case verdict.ClaimTurns:
 		return st.readTurns(r, st.turns, step.Verdict.Count)
 	case verdict.ClaimHeads:
@@ -190,8 +190,11 @@ func (st *claimState) readFirst(r *verbCall, a claimArgs) error {
 	return nil
 }
 
-// readRate is the caller's ACL on rate, then GET rate, PTTL rate.
-func (st *claimState) readRate(r *verbCall) error {
+// readRate is the caller's ACL on rate, then, at the call's clock now, the
+// first live entry of the rate log of a window of window ms (ZRANGEBYSCORE
+// rate (<now-window> +inf WITHSCORES LIMIT 0 1) and its last (ZRANGE rate -1
+// -1 WITHSCORES), in one batch.
+func (st *claimState) readRate(r *verbCall, window int64) error {
 	s := &st.seen
 	key := st.derived(r.base, protocol.SuffixRate, nil, "")
 	deny, err := r.firstDenied(host.KeyRead|host.KeyUpdate, [][]byte{key})
@@ -199,12 +202,52 @@ func (st *claimState) readRate(r *verbCall) error {
 		return err
 	}
 	if deny >= 0 {
-		s.RateUsed = denied[verdict.Field]()
+		s.Rate = denied[verdict.RateLog]()
 		return nil
 	}
-	res := r.c.Read().Cmd(host.GET).Arg(key).Cmd(host.PTTL).Arg(key).RunAll()
-	s.RateUsed, s.RateTTL = st.keep(fieldAt(res, 0)), intAt(res, 1)
+	res := r.c.Read().Cmd(host.ZRANGEBYSCORE).Arg(key).Arg(st.below(r.now - window)).Str("+inf").Str("WITHSCORES").Str("LIMIT").Str("0").Str("1").
+		Cmd(host.ZRANGE).Arg(key).Str("-1").Str("-1").Str("WITHSCORES").RunAll()
+	log := verdict.RateLog{Now: r.now}
+	for i, e := range []*verdict.RateEntry{&log.First, &log.Last} {
+		v, err := res.At(i)
+		if err == nil && (v.Kind() != host.KindArray || (v.Len() != 0 && v.Len() != 2)) {
+			err = host.ErrHostReply
+		}
+		if err == nil && v.Len() == 2 {
+			err = st.rateEntry(v, e)
+		}
+		if err != nil {
+			s.Rate = verdict.Failed[verdict.RateLog](err)
+			return nil
+		}
+		if i == 0 && v.Len() == 0 {
+			break // no entry is live
+		}
+		log.Live = true
+	}
+	s.Rate = verdict.Got(log)
 	return nil
+}
+
+// rateEntry reads a rate log entry, [member, score], into e (the member
+// copied into the scratch).
+func (st *claimState) rateEntry(v host.Value, e *verdict.RateEntry) error {
+	var err error
+	v.Elems(func(i int, x host.Value) bool {
+		var b []byte
+		if b, err = x.Bytes(); err != nil {
+			return false
+		}
+		if i == 0 {
+			e.Member = st.member(b)
+			return true
+		}
+		if e.Score, err = strconv.ParseFloat(string(b), 64); err != nil {
+			err = host.ErrHostReply
+		}
+		return false
+	})
+	return err
 }
 
 // reply writes the reply, [id, data, attempt] per job, now, while the rows'
@@ -299,7 +342,7 @@ func (st *claimState) claimedEvent(data host.Value, j verdict.ClaimJob) {
 // both fields are updated where they stand, so the row keeps its field
 // order); one ZADD active <deadline> <id> … for all the jobs (the absolute
 // deadline, as a value); with lanes the lanes' writes and meta's turns; the
-// rate window's count.
+// rate log's entry.
 func (st *claimState) write(r *verbCall, lease int64, v verdict.ClaimVerdict) error {
 	c, s := r.c, &st.seen
 	if err := st.events.check(r); err != nil {
@@ -330,12 +373,10 @@ func (st *claimState) write(r *verbCall, lease int64, v verdict.ClaimVerdict) er
 	}
 	if v.Rate && len(v.Jobs) > 0 {
 		key := st.derived(r.base, protocol.SuffixRate, nil, "")
-		k := int64(len(v.Jobs))
-		if v.RateOpen {
-			b.Cmd("SET").Arg(key).Int(v.RateUsed + k).Str("KEEPTTL")
-		} else {
-			b.Cmd("SET").Arg(key).Int(k).Str("PX").Int(v.RateWindow)
-		}
+		b.Cmd("ZREMRANGEBYSCORE").Arg(key).Str("-inf").Int(v.RateNow - v.RateWindow)
+		var member [40]byte // copied by Arg
+		b.Cmd("ZADD").Arg(key).Int(v.RateNow).Arg(verdict.AppendRateMember(member[:0], v.RateNext, int64(len(v.Jobs))))
+		b.Cmd("PEXPIRE").Arg(key).Int(v.RateWindow)
 	}
 	res, err := b.Run()
 	if err != nil {

@@ -200,7 +200,7 @@ func timeSet(key string) bool {
 	if !strings.HasPrefix(key, protocol.KeyPrefix+"{") {
 		return false
 	}
-	for _, s := range []string{protocol.SuffixActive, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixCompleted, protocol.SuffixScheduleDue} {
+	for _, s := range []string{protocol.SuffixActive, protocol.SuffixDelayed, protocol.SuffixDead, protocol.SuffixCompleted, protocol.SuffixScheduleDue, protocol.SuffixRate} {
 		if strings.HasSuffix(key, "}:"+s) {
 			return true
 		}

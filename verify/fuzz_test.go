@@ -206,7 +206,7 @@ const (
 	setupEdges                 // seq and every counter at int64 max, att of job 4 at the 15-digit edge
 	setupPaused                // meta paused 1
 	setupForeign               // members that are not ids, a row without att, version 3 on queue "g"
-	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused (meta lanesets 2), a rate window; a flow: parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on; meta rowopts 1, as their ADDs leave it (every row field read)
+	setupLanes                 // jobs 7-9 in lanes a and b (7 active in a), a capped at 2, b paused (meta lanesets 2), a rate log entry; a flow: parent 10 waiting for 11 (active, policy continue) and 12 (pending); retention on; meta rowopts 1, as their ADDs leave it (every row field read)
 	setupEvents                // job events on: meta events_max and every row's ev at 2, one entry in the events stream; without setupLanes meta rowopts 0 (the ev are not read by COMPLETE, COMPLETEMANY, CLAIM)
 )
 
@@ -284,7 +284,9 @@ func setup(bits uint8) [][]string {
 			[]string{"HSET", info, protocol.FieldLaneActive + "a", "1", protocol.FieldLaneCap + "a", "2", protocol.FieldLanePaused + "b", "1"},
 			[]string{"ZADD", turns, "3", "a"},
 			[]string{"ZADD", lanes, "0", "a", "0", "b"},
-			[]string{"SET", k.Fixed(protocol.SuffixRate), "7", "PX", "60000"},
+			// a live rate log entry of 7 claims, ahead of any clock, so
+			// that it stays in the window whenever the input runs
+			[]string{"ZADD", k.Fixed(protocol.SuffixRate), "99999999999999", "000000000000000:7"},
 		)
 	}
 	if bits&setupLanes != 0 {

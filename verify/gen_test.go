@@ -1008,8 +1008,17 @@ func (g *gen) corrupt() {
 			c = cmd("ZADD", k.Fixed(protocol.SuffixTurns), g.pick("score", "0", "1", "99999"), g.pick("lane", lanes...))
 		}
 	case "rate":
-		// a window's count out of form, or a window without a TTL
-		c = cmd("SET", k.Fixed(protocol.SuffixRate), g.pick("value", intish...))
+		// a rate log entry out of form, live, gone or ahead of the clock,
+		// in a log without a TTL; or a log of another type
+		if g.chance("rate of another type", 20) {
+			c = cmd("SET", k.Fixed(protocol.SuffixRate), g.pick("value", intish...))
+			break
+		}
+		now := g.p.now(g.t)
+		at := now + int64(g.intn("rate entry age", -3_600_000, 2_000))
+		c = cmd("ZADD", k.Fixed(protocol.SuffixRate), strconv.FormatInt(at, 10),
+			g.pick("member", "000000000000000:1", "000000000000003:2", "000000000000001:1000000", "x", "7", "000000000000005:x", ":",
+				"000000000000002:-1", "000000000000002:01", "7:2", "00000000000000x:1", "999999999999999:999999999999999", "9223372036854775807:1"))
 	case "flow field":
 		// a parent's count or failure, a child's parent or policy, a
 		// retention mark or a wait out of form

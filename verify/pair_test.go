@@ -412,8 +412,8 @@ func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
 	case protocol.ScheduleDue:
 		set = protocol.SuffixScheduleDue
 	case protocol.Add, protocol.Claim, protocol.FailuresIncr:
-		// the unique keys' expiries, the rate window's, the failure
-		// counters'
+		// the unique keys' expiries, the rate log's and its entries',
+		// the failure counters'
 	default:
 		return p.now(t), 1<<63 - 1
 	}
@@ -441,6 +441,11 @@ func (p *pair) settle(t tb, v *protocol.Verb) (now, next int64) {
 			}
 			for _, ttl := range sd.ttls(t) {
 				see(now + ttl)
+			}
+			if v == protocol.Claim {
+				for _, at := range sd.rateLeaves(t) {
+					see(at)
+				}
 			}
 		}
 		if wait == 0 {
@@ -500,6 +505,28 @@ func sameMembers(a, b []string) bool {
 }
 
 // ttls returns the remaining TTL in ms of every key of the side that has one.
+// rateLeaves is when each entry of every queue's rate log leaves its
+// window: its score plus the queue's rate_window (any number the meta
+// field holds; none when it holds none).
+func (s side) rateLeaves(t tb) []int64 {
+	t.Helper()
+	var out []int64
+	for _, q := range queues {
+		w, err := s.do("HGET", protocol.Base(q)+protocol.SuffixMeta, protocol.MetaRateWindow)
+		window, perr := strconv.ParseInt(fmt.Sprint(w), 10, 64)
+		if err != nil || perr != nil {
+			continue
+		}
+		v, err := s.do("ZRANGE", protocol.Base(q)+protocol.SuffixRate, "0", "-1", "WITHSCORES")
+		elems, _ := v.([]any)
+		for i := 1; err == nil && i < len(elems); i += 2 {
+			f, _ := strconv.ParseFloat(fmt.Sprint(elems[i]), 64)
+			out = append(out, int64(f)+window)
+		}
+	}
+	return out
+}
+
 func (s side) ttls(t tb) []int64 {
 	t.Helper()
 	v, err := s.do("KEYS", "*")
@@ -539,8 +566,8 @@ func (s side) ttls(t tb) []int64 {
 //     most p.window apart;
 //   - JOBS' scores, next score and at fields, and the dead filters' next
 //     score, when the two are integers at most p.window apart (renderOps);
-//   - CLAIM's EMQRATE wait (the rate window's PTTL), when the two waits are
-//     at most p.window apart;
+//   - CLAIM's EMQRATE wait (until the rate log's first live entry leaves
+//     the window), when the two waits are at most p.window apart;
 //   - the wait of each job of CLAIM's extended reply (the clock less the
 //     job's at, each side's own), when the two are integers at most twice
 //     p.window apart;

@@ -85,12 +85,14 @@ end
 -- ws is the index of the row's state, before at, in a read with waits
 local ws = #rowf - 1
 
--- the rate window, which may refuse or cut count
+-- the rate log, which may refuse or cut count; now is the call's clock,
+-- the rate log's and the leases', read once
 local rmax, rwindow = rowint(m[2], MAX_ROW_INT), rowint(m[3], MAX_ROW_INT)
-local rated, used, pttl = rmax > 0 and rwindow > 0, 0, 0
+local rated, used, rnext, now = rmax > 0 and rwindow > 0, 0, 0, nil
 if rated then
-  used, pttl = rate_read(rmax)
-  if not used then return pttl end
+  now = now_ms()
+  used, rnext = rate_read(rmax, rwindow, now)
+  if not used then return rnext end
   if count > rmax - used then count = rmax - used end
 end
 
@@ -311,7 +313,7 @@ refusal = ev_xadd(evs)
 if refusal then return refusal end
 
 -- writes
-local now = now_ms()
+now = now or now_ms()
 local deadline = format('%d', now + lease)
 if nturns == 0 then
   rcall('ZPOPMIN', pending, #ids)
@@ -397,5 +399,5 @@ if nturns > 0 then
   end
   rcall('HSET', meta, unpack(fields))
 end
-if rated and #out > 0 then rate_write(used, pttl, #out, rwindow) end
+if rated and #out > 0 then rate_write(rnext, #out, rwindow, now) end
 return out

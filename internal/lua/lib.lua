@@ -19,7 +19,7 @@
 
 local rcall, rpcall = redis.call, redis.pcall
 local find, sub, match, format = string.find, string.sub, string.match, string.format
-local floor, tonumber, type, unpack = math.floor, tonumber, type, unpack
+local ceil, floor, tonumber, type, unpack = math.ceil, math.floor, tonumber, type, unpack
 
 -- Value domains (internal/protocol/verbs.go), inclusive.
 local MAX_PRIORITY = 1000
@@ -431,32 +431,49 @@ end
 
 -- Rate limit --------------------------------------------------------------------
 
--- rate_read is CLAIM's read of the rate window when meta sets a rate of
--- rmax claims (both rate_max and rate_window above 0): the ACL check of
--- rate (read and write), GET rate and PTTL rate. It returns the claims
--- used in the open window (0 when none is open) and the PTTL, or nil and
--- the refusal (EMQRATE when the window is used up).
-local function rate_read(rmax)
-  local key = KEYS[1] .. 'rate'
-  if not may({key}, true, true) then return nil, {err = E_NOPERM} end
-  local v = rpcall('GET', key)
-  if type(v) == 'table' then return nil, v end
-  local pttl = rcall('PTTL', key)
-  local used = 0
-  if pttl > 0 then used = rowint(v, MAX_ROW_INT) end
-  if used >= rmax then return nil, e_rate_limited(pttl) end
-  return used, pttl
+-- rate_entry reads a rate log member, <before>:<k>: the running count
+-- before the entry in 15 digits, so that entries of one ms sort in the order
+-- they were logged, and its claims like a row's number (0 when not).
+local function rate_entry(m)
+  local b, k = match(m, '^(%d%d%d%d%d%d%d%d%d%d%d%d%d%d%d):(.*)$')
+  if not b then return 0, 0 end
+  return tonumber(b), rowint(k, MAX_ROW_INT)
 end
 
--- rate_write counts k claims in the window rate_read found: on in an open
--- one, else a new one of window ms.
-local function rate_write(used, pttl, k, window)
+-- rate_read is CLAIM's read of the rate log when meta sets a rate of rmax
+-- claims per window ms (both above 0), at the call's clock now: the ACL
+-- check of rate (read and write), then its first live entry (score above
+-- now - window) and its last, each [member, score] or nil. It returns the
+-- claims logged in the last window and the running count the next entry
+-- starts at, or nil and the refusal (EMQRATE when the window is used up,
+-- with the wait until the first live entry leaves it).
+local function rate_read(rmax, window, now)
   local key = KEYS[1] .. 'rate'
-  if pttl > 0 then
-    rcall('SET', key, format('%d', used + k), 'KEEPTTL')
-  else
-    rcall('SET', key, format('%d', k), 'PX', format('%d', window))
+  if not may({key}, true, true) then return nil, {err = E_NOPERM} end
+  local first = rpcall('ZRANGEBYSCORE', key, '(' .. format('%d', now - window), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
+  if first.err then return nil, first end
+  if #first == 0 then return 0, 0 end
+  local last = rcall('ZRANGE', key, -1, -1, 'WITHSCORES')
+  local fb = rate_entry(first[1])
+  local lb, lk = rate_entry(last[1])
+  local next = lb + lk
+  local used = next - fb
+  if used < 0 then used = 0 end
+  if used >= rmax then
+    local wait = ceil(tonumber(first[2]) + window - now)
+    if wait < 1 then wait = 1 elseif wait > window then wait = window end
+    return nil, e_rate_limited(wait)
   end
+  return used, next
+end
+
+-- rate_write logs k claims at now, the entry's running count from next:
+-- the entries out of the window go, and the log lives a window.
+local function rate_write(next, k, window, now)
+  local key = KEYS[1] .. 'rate'
+  rcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now - window))
+  rcall('ZADD', key, format('%d', now), format('%015d:%d', next, k))
+  rcall('PEXPIRE', key, format('%d', window))
 end
 
 -- Flows -------------------------------------------------------------------------

@@ -20,8 +20,10 @@ const (
 	// write); a denial is ZCARD turns' error, and it is not read. The
 	// handler may leave turns out (Turns unmade): then ClaimTurnsSize.
 	ClaimFirst
-	// ClaimRate (meta sets a rate): the ACL check of rate (read and write;
-	// a denial is GET's error), GET rate and PTTL rate.
+	// ClaimRate (meta sets a rate; Verdict.RateWindow is its window): the
+	// ACL check of rate (read and write; a denial is Rate's error), then
+	// ZRANGEBYSCORE rate (<now-window> +inf WITHSCORES LIMIT 0 1 and ZRANGE
+	// rate -1 -1 WITHSCORES, at the call's clock: Rate.
 	ClaimRate
 	// ClaimTurnsSize (Turns was not read with ClaimFirst): the ACL check of
 	// turns (a denial is Turns' error, and it is not read), then ZCARD
@@ -124,9 +126,8 @@ const maxLaneReads = 4
 type ClaimSeen struct {
 	Version Reply[Field]
 	Meta    Reply[[len(ClaimMetaFields)]Field]
-	// RateUsed and RateTTL are GET rate and PTTL rate (ClaimRate).
-	RateUsed Reply[Field]
-	RateTTL  Reply[int64]
+	// Rate is the rate log as ClaimRate read it.
+	Rate Reply[RateLog]
 	// Pending are the members at the head of pending, in order.
 	Pending Reply[[][]byte]
 	Active  Reply[int64]
@@ -184,10 +185,11 @@ type ClaimVerdict struct {
 	// att + 1, state active and a place in active. Every member of Members
 	// is popped; the others are dropped.
 	Jobs []ClaimJob
-	// Rate: a rate is set; after claiming jobs, SET rate <RateUsed+k>
-	// KEEPTTL when RateOpen, else SET rate <k> PX <RateWindow>.
-	Rate, RateOpen       bool
-	RateUsed, RateWindow int64
+	// Rate: a rate is set; after claiming k jobs, ZREMRANGEBYSCORE rate
+	// -inf <RateNow-RateWindow>, ZADD rate <RateNow> <RateNext>:<k>, PEXPIRE
+	// rate <RateWindow>.
+	Rate                          bool
+	RateNext, RateNow, RateWindow int64
 
 	// Lanes: lanes were ready (ZCARD turns > 0): the writes below follow.
 	Lanes bool
@@ -212,7 +214,7 @@ type ClaimStep struct {
 }
 
 // Claim decides EMQ.CLAIM of count jobs, in the order of internal/lua/claim.lua: the
-// fence; meta (paused exactly "1": empty); the rate window when a rate is
+// fence; meta (paused exactly "1": empty); the rate log when a rate is
 // set (EMQRATE, or count cut); the head of pending; turns (NOPERM,
 // WRONGTYPE; both empty: empty). Without lanes: each row in pending order
 // (WRONGTYPE; att predicted for HINCRBY; no att: the member is dropped),
@@ -237,23 +239,18 @@ func Claim(count int64, s *ClaimSeen) ClaimStep {
 	rmax := rowInt(meta[claimRateMax])
 	window := rowInt(meta[claimRateWindow])
 	if rmax > 0 && window > 0 {
-		if !s.RateUsed.Made {
-			return ClaimStep{Need: ClaimRate}
+		if !s.Rate.Made {
+			return ClaimStep{Need: ClaimRate, Verdict: ClaimVerdict{RateWindow: window}}
 		}
-		if s.RateUsed.Err != nil {
-			return ClaimStep{Err: s.RateUsed.Err}
+		if s.Rate.Err != nil {
+			return ClaimStep{Err: s.Rate.Err}
 		}
-		if s.RateTTL.Err != nil {
-			return ClaimStep{Err: s.RateTTL.Err}
+		used, next, wait := RateUsed(rmax, window, s.Rate.Val)
+		if wait > 0 {
+			return ClaimStep{Err: refusal(protocol.ErrRateLimited(wait))}
 		}
-		v.Rate, v.RateWindow = true, window
-		if s.RateTTL.Val > 0 {
-			v.RateOpen, v.RateUsed = true, rowInt(s.RateUsed.Val)
-		}
-		if v.RateUsed >= rmax {
-			return ClaimStep{Err: refusal(protocol.ErrRateLimited(s.RateTTL.Val))}
-		}
-		v.Count = min(count, rmax-v.RateUsed)
+		v.Rate, v.RateNext, v.RateNow, v.RateWindow = true, next, s.Rate.Val.Now, window
+		v.Count = min(count, rmax-used)
 	}
 	if s.Pending.Err != nil {
 		return ClaimStep{Err: s.Pending.Err}

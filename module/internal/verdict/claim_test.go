@@ -120,7 +120,7 @@ func TestClaim(t *testing.T) {
 // laneinfo fields) and their jobs, every row present with att 0.
 type claimLaneScript struct {
 	meta    [len(ClaimMetaFields)]Field
-	rate    [2]Reply[Field] // GET rate, PTTL rate (as a Field holding the integer)
+	rate    Reply[RateLog] // the rate log's first live and last entries
 	pending []string
 	lanes   []ClaimLane
 	jobs    map[string][]string // each lane's jobs, in order: ZRANGE and ZCARD of its set
@@ -150,9 +150,7 @@ func (sc claimLaneScript) run(t *testing.T, count int64) ([]ClaimRead, ClaimStep
 			s.Version, s.Meta, s.Active = wire(Reply[Field]{}), Got(sc.meta), Got[int64](0)
 			s.Pending, s.Turns = Got(members(sc.pending...)), Got(int64(len(sc.lanes)))
 		case ClaimRate:
-			s.RateUsed = sc.rate[0]
-			ttl, _ := grammar.String2LL(sc.rate[1].Val.Bytes)
-			s.RateTTL = Got(ttl)
+			s.Rate = sc.rate
 		case ClaimTurns:
 			s.Ready = Got([]ClaimLane{})
 			for _, l := range sc.lanes {
@@ -259,24 +257,29 @@ func TestClaimLanes(t *testing.T) {
 	// the rate cuts the count: one turn, to pending first at equal turn
 	meta[claimRateMax], meta[claimRateWindow], meta[claimPendingTurn], meta[claimTurn] = Str("3"), Str("1000"), Str("0"), Str("0")
 	sc = claimLaneScript{
-		meta: meta, rate: [2]Reply[Field]{Got(Str("2")), Got(Str("500"))},
+		meta: meta, rate: Got(rateLog(10_000, m(0, 1), 9_100, m(1, 1), 9_600)),
 		pending: []string{"1", "2"}, lanes: []ClaimLane{readyLane("a", 0, "", "", "")},
 		jobs: map[string][]string{"a": {"10", "11"}},
 	}
 	needs, st, s = sc.run(t, 5)
 	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimRate, ClaimTurns, ClaimHeads, ClaimRows}) || len(st.Verdict.Jobs) != 1 ||
-		string(s.Members[0]) != "1" || !st.Verdict.RateOpen || st.Verdict.RateUsed != 2 || st.Verdict.Count != 1 {
+		string(s.Members[0]) != "1" || !st.Verdict.Rate || st.Verdict.RateNext != 2 || st.Verdict.RateNow != 10_000 || st.Verdict.Count != 1 {
 		t.Errorf("rate: %v %+v", needs, st)
 	}
-	// a window used up refuses with its TTL
-	sc.rate = [2]Reply[Field]{Got(Str("3")), Got(Str("250"))}
+	// a window used up refuses until its first live entry leaves it
+	sc.rate = Got(rateLog(10_000, m(4, 1), 9_250, m(6, 1), 9_900))
 	if _, st, _ = sc.run(t, 5); !errors.Is(st.Err, grammar.Refusal(protocol.ErrRateLimited(250))) {
 		t.Errorf("rate limited: %+v", st)
 	}
-	// a window not open counts nothing
-	sc.rate = [2]Reply[Field]{Got(Str("3")), Got(Str("-1"))}
-	if _, st, _ = sc.run(t, 5); st.Err != nil || st.Verdict.RateOpen || st.Verdict.Count != 3 || len(st.Verdict.Jobs) != 3 {
+	// no live entry counts nothing, and the log starts again at 0
+	sc.rate = Got(RateLog{Now: 10_000})
+	if _, st, _ = sc.run(t, 5); st.Err != nil || !st.Verdict.Rate || st.Verdict.RateNext != 0 || st.Verdict.Count != 3 || len(st.Verdict.Jobs) != 3 {
 		t.Errorf("window not open: %+v", st)
+	}
+	// the log's read refused (WRONGTYPE, or the ACL) is the claim's refusal
+	sc.rate = Failed[RateLog](errA)
+	if _, st, _ = sc.run(t, 5); !errors.Is(st.Err, errA) {
+		t.Errorf("rate refused: %+v", st)
 	}
 	// the lanes' keys denied: NOPERM after turns' read
 	s = &ClaimSeen{Version: wire(Reply[Field]{}), Meta: Got([len(ClaimMetaFields)]Field{}), Active: Got[int64](0),
