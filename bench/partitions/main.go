@@ -16,7 +16,9 @@
 //     cluster against the same queue on a 1-primary cluster, each primary
 //     pinned to a core of its own, with this process's CPU beside it;
 //   - rate: claims per 1-second window of 4 workers on a queue of 12
-//     partitions under Admin.SetRate(1000, time.Second);
+//     partitions under Admin.SetRate(1000, time.Second), and the most in any
+//     second as the client saw them and as the partitions' rate logs hold
+//     them (the servers' clocks);
 //   - idle: the commands per second one idle worker over 48 partitions costs
 //     the primaries (INFO stats total_commands_processed).
 //
@@ -31,6 +33,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -867,6 +870,10 @@ func rusage() (float64, error) {
 type rateRun struct {
 	windows []int
 	sliding int
+	// logged is the most claims the partitions' rate logs hold in any
+	// second of the servers' clock (logSliding); entries the number of
+	// entries read from the logs
+	logged, entries int
 }
 
 // claimed is one claim call's jobs and when the client had them.
@@ -909,6 +916,14 @@ func (r *report) rateRun(ctx context.Context, c *cluster) (rateRun, error) {
 	if err := q.Admin().SetRate(ctx, r.cfg.rateLimit, time.Second); err != nil {
 		return rateRun{}, err
 	}
+	before, err := c.parts(ctx, q, name)
+	if err != nil {
+		return rateRun{}, err
+	}
+	logs, err := c.watchRateLogs(ctx, before)
+	if err != nil {
+		return rateRun{}, err
+	}
 	mu.Lock()
 	start = time.Now()
 	mu.Unlock()
@@ -923,6 +938,10 @@ func (r *report) rateRun(ctx context.Context, c *cluster) (rateRun, error) {
 	if err := errors.Join(stop(), ctx.Err()); err != nil {
 		return rateRun{}, err
 	}
+	entries, err := logs()
+	if err != nil {
+		return rateRun{}, err
+	}
 	ps, err := c.parts(ctx, q, name)
 	if err != nil {
 		return rateRun{}, err
@@ -934,7 +953,102 @@ func (r *report) rateRun(ctx context.Context, c *cluster) (rateRun, error) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return rateFigures(claims, secs), nil
+	rr := rateFigures(claims, secs)
+	rr.logged, rr.entries = logSliding(entries, time.Second), len(entries)
+	return rr, nil
+}
+
+// logEntry is an entry of a partition's rate log (docs/PROTOCOL.md, "Rate
+// limit"): the server's clock of the claim call it logs, in ms, and the
+// jobs it claimed.
+type logEntry struct {
+	at float64
+	n  int
+}
+
+// watchRateLogs reads the rate log of every partition of ps every 200 ms,
+// on a connection of its own to each primary, until the returned func is
+// called: that reads them once more and returns every entry seen. An
+// entry stays in its log for a window (a second here), so each is seen.
+func (c *cluster) watchRateLogs(ctx context.Context, ps []part) (func() ([]logEntry, error), error) {
+	conns := make([]*valkeyserver.Conn, len(c.admins))
+	for i, s := range c.cl.Primaries() {
+		conn, err := valkeyserver.Dial(ctx, s.Addr())
+		if err != nil {
+			return nil, err
+		}
+		conns[i] = conn
+	}
+	type seen struct{ tag, member, score string }
+	entries := map[seen]logEntry{}
+	read := func() error {
+		for _, p := range ps {
+			v, err := conns[p.shard].Do(ctx, "ZRANGE", "emq:{"+p.tag+"}:rate", "0", "-1", "WITHSCORES")
+			if err != nil {
+				return err
+			}
+			l, _ := v.([]any)
+			for i := 0; i+1 < len(l); i += 2 {
+				member, score := fmt.Sprint(l[i]), fmt.Sprint(l[i+1])
+				at, err := strconv.ParseFloat(score, 64)
+				_, k, ok := strings.Cut(member, ":")
+				n, err2 := strconv.Atoi(k)
+				if err != nil || !ok || err2 != nil {
+					return fmt.Errorf("rate log of %s: entry %q %q", p.tag, member, score)
+				}
+				entries[seen{p.tag, member, score}] = logEntry{at, n}
+			}
+		}
+		return nil
+	}
+	done, stopped := make(chan struct{}), make(chan error, 1)
+	go func() {
+		tick := time.NewTicker(200 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				stopped <- read()
+				return
+			case <-tick.C:
+				if err := read(); err != nil {
+					<-done
+					stopped <- err
+					return
+				}
+			}
+		}
+	}()
+	return func() ([]logEntry, error) {
+		close(done)
+		err := <-stopped
+		for _, conn := range conns {
+			conn.Close()
+		}
+		out := make([]logEntry, 0, len(entries))
+		for _, e := range entries {
+			out = append(out, e)
+		}
+		return out, err
+	}, nil
+}
+
+// logSliding is the most jobs the entries hold in any span of window of
+// the servers' clock: for each entry, those scored above its score less
+// window and up to it, as CLAIM counts them.
+func logSliding(entries []logEntry, window time.Duration) int {
+	slices.SortFunc(entries, func(a, b logEntry) int { return cmp.Compare(a.at, b.at) })
+	w := float64(window.Milliseconds())
+	most, in, lo := 0, 0, 0
+	for i, e := range entries {
+		in += e.n
+		for entries[lo].at <= entries[i].at-w {
+			in -= entries[lo].n
+			lo++
+		}
+		most = max(most, in)
+	}
+	return most
 }
 
 // rateFigures counts claims, in time order, in secs one-second windows

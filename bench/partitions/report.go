@@ -188,10 +188,10 @@ func (r *report) writeScale(b *strings.Builder) {
 func (r *report) writeRate(b *strings.Builder) {
 	cfg := r.cfg
 	secs := int(cfg.rateFor / time.Second)
-	fmt.Fprintf(b, "**Rate limit.** A queue of %d partitions on the 3-primary cluster, `Admin.SetRate(%d, time.Second)`, %d pre-added jobs (none of the partitions runs dry), %d Worker values in this process at concurrency %d each; the claims the Observer's JobsClaimed reports, counted in %d one-second windows from the workers' start; and the most claims in any second, a window sliding over the claims' times. %s\n\n",
+	fmt.Fprintf(b, "**Rate limit.** A queue of %d partitions on the 3-primary cluster, `Admin.SetRate(%d, time.Second)`, %d pre-added jobs (none of the partitions runs dry), %d Worker values in this process at concurrency %d each; the claims the Observer's JobsClaimed reports, counted in %d one-second windows from the workers' start; and the most claims in any second, a window sliding over the claims' times, as the client saw them and as the partitions' rate logs hold them (each log read every 200 ms; an entry stays a second: the servers' clocks of the claim calls, the limit's own measure). %s\n\n",
 		cfg.rateParts, cfg.rateLimit, 2*(secs+1)*cfg.rateLimit, cfg.rateWorker, max(1, cfg.workers/cfg.rateWorker), secs, r.loads["rate"])
-	fmt.Fprintf(b, "| round | mean per second | deviation from %d | highest window | lowest window | windows above %d | most in any second (sliding) |\n|---:|---:|---:|---:|---:|---:|---:|\n", cfg.rateLimit, cfg.rateLimit)
-	var means, highs, slides []float64
+	fmt.Fprintf(b, "| round | mean per second | deviation from %d | highest window | lowest window | windows above %d | most in any second (sliding), client | most in any second, the rate logs | log entries read |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n", cfg.rateLimit, cfg.rateLimit)
+	var means, highs, slides, logged []float64
 	for i, rr := range r.rate {
 		sum, above := 0, 0
 		for _, w := range rr.windows {
@@ -204,8 +204,9 @@ func (r *report) writeRate(b *strings.Builder) {
 		means = append(means, mean)
 		highs = append(highs, float64(slices.Max(rr.windows)))
 		slides = append(slides, float64(rr.sliding))
-		fmt.Fprintf(b, "| %d | %.1f | %+.2f%% | %d | %d | %d | %d |\n", i+1, mean, 100*(mean/float64(cfg.rateLimit)-1),
-			slices.Max(rr.windows), slices.Min(rr.windows), above, rr.sliding)
+		logged = append(logged, float64(rr.logged))
+		fmt.Fprintf(b, "| %d | %.1f | %+.2f%% | %d | %d | %d | %d | %d | %d |\n", i+1, mean, 100*(mean/float64(cfg.rateLimit)-1),
+			slices.Max(rr.windows), slices.Min(rr.windows), above, rr.sliding, rr.logged, rr.entries)
 	}
 	fmt.Fprintf(b, "\nWindows, round 1: %v.\n\n", r.rate[0].windows)
 	limit := float64(cfg.rateLimit)
@@ -220,9 +221,13 @@ func (r *report) writeRate(b *strings.Builder) {
 		want:   fmt.Sprintf("never above %d", cfg.rateLimit), got: spread(highs, f0),
 		met: slices.Max(highs) <= limit,
 	}, target{
-		figure: "rate: most claims in any second (sliding)",
+		figure: "rate: most claims in any second (sliding), as the client saw them",
 		want:   fmt.Sprintf("never above %d", cfg.rateLimit), got: spread(slides, f0),
 		met: slices.Max(slides) <= limit,
+	}, target{
+		figure: "rate: most claims in any second of the servers' clocks (the rate logs)",
+		want:   fmt.Sprintf("never above %d", cfg.rateLimit), got: spread(logged, f0),
+		met: slices.Max(logged) <= limit,
 	})
 }
 
