@@ -156,22 +156,22 @@ func testRate(t *testing.T, env Env) {
 		q.refuseRate(60000, "30000", "1")
 	})
 	scenario(t, env, "the window slides", func(t *testing.T, q *queue) {
-		// 2 claims in any 400 ms: one at t0, one 200 ms later; the third
+		// 2 claims in any second: one at t0, one 500 ms later; the third
 		// waits for the first to leave the window, not for the second
 		q.install()
-		q.must(protocol.Rate, "2", "400")
+		q.must(protocol.Rate, "2", "1000")
 		q.add(job{data: "a"}, job{data: "b"}, job{data: "c"}, job{data: "d"})
 		t0 := q.now()
 		require.Len(t, q.claim(30000, 1), 1)
 		first := q.logScores()[0]
-		pause(200 * time.Millisecond)
+		pause(500 * time.Millisecond)
 		require.Len(t, q.claim(30000, 5), 1, "one claim left in the window")
-		q.refuseRate(400, "30000", "5")
-		for q.now() <= first+400 {
+		q.refuseRate(1000, "30000", "5")
+		for q.now() <= first+1000 {
 			pause(leaseWait)
 		}
 		require.Equal(t, claims("3", "c"), q.call(protocol.Claim, "30000", "5"), "the first entry left: one claim again")
-		q.refuseRate(400, "30000", "5")
+		q.refuseRate(1000, "30000", "5")
 		q.requireLog(t0, q.now(), logEntry(1, 1), logEntry(2, 1))
 	})
 	scenario(t, env, "an entry leaves the window", func(t *testing.T, q *queue) {
