@@ -375,8 +375,8 @@ func (st *claimState) write(r *verbCall, lease int64, v verdict.ClaimVerdict) er
 		key := st.derived(r.base, protocol.SuffixRate, nil, "")
 		b.Cmd("ZREMRANGEBYSCORE").Arg(key).Str("-inf").Int(v.RateNow - v.RateWindow)
 		var member [40]byte // copied by Arg
-		b.Cmd("ZADD").Arg(key).Int(v.RateNow).Arg(verdict.AppendRateMember(member[:0], v.RateNext, int64(len(v.Jobs))))
-		b.Cmd("PEXPIRE").Arg(key).Int(v.RateWindow)
+		b.Cmd("ZADD").Arg(key).Int(v.RateAt).Arg(verdict.AppendRateMember(member[:0], v.RateNext, int64(len(v.Jobs))))
+		b.Cmd("PEXPIREAT").Arg(key).Int(v.RateAt + v.RateWindow)
 	}
 	res, err := b.Run()
 	if err != nil {

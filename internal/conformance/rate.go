@@ -230,6 +230,30 @@ func testRate(t *testing.T, env Env) {
 		q.requireLog(t0, q.now(), logEntry(9, 1), logEntry(10, 5), logEntry(15, 1))
 		q.refuseRate(60000, "30000", "5")
 	})
+	scenario(t, env, "an entry ahead of the clock scores the next", func(t *testing.T, q *queue) {
+		// scores never go down (the clock stepped back): the new entry
+		// takes the last one's score, and the log lives until it leaves
+		q.install()
+		q.must(protocol.Rate, "5", "60000")
+		ahead := q.now() + 5000
+		q.do("ZADD", q.rateKey(), strconv.FormatInt(ahead, 10), logEntry(0, 1))
+		q.addOne("a")
+		require.Len(t, q.claim(30000, 5), 1)
+		require.Equal(t, []string{logEntry(0, 1), logEntry(1, 1)}, q.logMembers())
+		require.Equal(t, []int64{ahead, ahead}, q.logScores())
+		within(t, q.pttl(), 60000, 65000, "until the new entry leaves the window")
+	})
+	scenario(t, env, "at most a window ahead", func(t *testing.T, q *queue) {
+		q.install()
+		q.must(protocol.Rate, "5", "1000")
+		q.do("ZADD", q.rateKey(), strconv.FormatInt(q.now()+3600000, 10), logEntry(0, 1))
+		q.addOne("a")
+		t0 := q.now()
+		require.Len(t, q.claim(30000, 5), 1)
+		t1 := q.now()
+		within(t, q.logScores()[0], t0+1000, t1+1000, "the new entry, a window ahead")
+		within(t, q.pttl(), 1000, 2000, "until the new entry leaves the window")
+	})
 	scenario(t, env, "a count past the max refuses", func(t *testing.T, q *queue) {
 		q.install()
 		q.must(protocol.Rate, "2", "60000")

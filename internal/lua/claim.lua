@@ -88,10 +88,10 @@ local ws = #rowf - 1
 -- the rate log, which may refuse or cut count; now is the call's clock,
 -- the rate log's and the leases', read once
 local rmax, rwindow = rowint(m[2], MAX_ROW_INT), rowint(m[3], MAX_ROW_INT)
-local rated, used, rnext, now = rmax > 0 and rwindow > 0, 0, 0, nil
+local rated, used, rnext, rat, now = rmax > 0 and rwindow > 0, 0, 0, 0, nil
 if rated then
   now = now_ms()
-  used, rnext = rate_read(rmax, rwindow, now)
+  used, rnext, rat = rate_read(rmax, rwindow, now)
   if not used then return rnext end
   if count > rmax - used then count = rmax - used end
 end
@@ -399,5 +399,5 @@ if nturns > 0 then
   end
   rcall('HSET', meta, unpack(fields))
 end
-if rated and #out > 0 then rate_write(rnext, #out, rwindow, now) end
+if rated and #out > 0 then rate_write(rnext, #out, rwindow, now, rat) end
 return out

@@ -444,15 +444,18 @@ end
 -- claims per window ms (both above 0), at the call's clock now: the ACL
 -- check of rate (read and write), then its first live entry (score above
 -- now - window) and its last, each [member, score] or nil. It returns the
--- claims logged in the last window and the running count the next entry
--- starts at, or nil and the refusal (EMQRATE when the window is used up,
--- with the wait until the first live entry leaves it).
+-- claims logged in the last window, the running count the next entry
+-- starts at and its score (now, or the last entry's score rounded up when
+-- that is later, at most a window ahead: scores never go down while the
+-- clock steps back less than a window), or nil and the refusal (EMQRATE
+-- when the window is used up, with the wait until the first live entry
+-- leaves it).
 local function rate_read(rmax, window, now)
   local key = KEYS[1] .. 'rate'
   if not may({key}, true, true) then return nil, {err = E_NOPERM} end
   local first = rpcall('ZRANGEBYSCORE', key, '(' .. format('%d', now - window), '+inf', 'WITHSCORES', 'LIMIT', 0, 1)
   if first.err then return nil, first end
-  if #first == 0 then return 0, 0 end
+  if #first == 0 then return 0, 0, now end
   local last = rcall('ZRANGE', key, -1, -1, 'WITHSCORES')
   local fb = rate_entry(first[1])
   local lb, lk = rate_entry(last[1])
@@ -464,16 +467,19 @@ local function rate_read(rmax, window, now)
     if wait < 1 then wait = 1 elseif wait > window then wait = window end
     return nil, e_rate_limited(wait)
   end
-  return used, next
+  local at = ceil(tonumber(last[2]))
+  if at < now then at = now elseif at > now + window then at = now + window end
+  return used, next, at
 end
 
--- rate_write logs k claims at now, the entry's running count from next:
--- the entries out of the window go, and the log lives a window.
-local function rate_write(next, k, window, now)
+-- rate_write logs k claims scored at, the entry's running count from
+-- next: the entries out of the window at now go, and the log lives until
+-- the new entry leaves it.
+local function rate_write(next, k, window, now, at)
   local key = KEYS[1] .. 'rate'
   rcall('ZREMRANGEBYSCORE', key, '-inf', format('%d', now - window))
-  rcall('ZADD', key, format('%d', now), format('%015d:%d', next, k))
-  rcall('PEXPIRE', key, format('%d', window))
+  rcall('ZADD', key, format('%d', at), format('%015d:%d', next, k))
+  rcall('PEXPIREAT', key, format('%d', at + window))
 end
 
 -- Flows -------------------------------------------------------------------------

@@ -43,7 +43,7 @@ const (
 	SuffixLaneInfo  = "laneinfo"  // hash: active:<l>, cap:<l>, paused:<l>
 	SuffixLanes     = "lanes"     // zset: the lanes with waiting or active jobs, score 0
 	SuffixTurns     = "turns"     // zset: the ready lanes, score = the lane's turn
-	SuffixRate      = "rate"      // zset: the rate log, an entry per claiming call of the last window, with a PX TTL
+	SuffixRate      = "rate"      // zset: the rate log, an entry per claiming call of the last window, expiring when its last entry leaves the window
 	SuffixWaiting   = "waiting"   // zset: parents waiting for children, score = id
 	SuffixCompleted = "completed" // zset: retained completed jobs, score = completion ms
 )

@@ -186,10 +186,10 @@ type ClaimVerdict struct {
 	// is popped; the others are dropped.
 	Jobs []ClaimJob
 	// Rate: a rate is set; after claiming k jobs, ZREMRANGEBYSCORE rate
-	// -inf <RateNow-RateWindow>, ZADD rate <RateNow> <RateNext>:<k>, PEXPIRE
-	// rate <RateWindow>.
-	Rate                          bool
-	RateNext, RateNow, RateWindow int64
+	// -inf <RateNow-RateWindow>, ZADD rate <RateAt> <RateNext>:<k>,
+	// PEXPIREAT rate <RateAt+RateWindow>.
+	Rate                                  bool
+	RateNext, RateNow, RateAt, RateWindow int64
 
 	// Lanes: lanes were ready (ZCARD turns > 0): the writes below follow.
 	Lanes bool
@@ -245,11 +245,11 @@ func Claim(count int64, s *ClaimSeen) ClaimStep {
 		if s.Rate.Err != nil {
 			return ClaimStep{Err: s.Rate.Err}
 		}
-		used, next, wait := RateUsed(rmax, window, s.Rate.Val)
+		used, next, at, wait := RateUsed(rmax, window, s.Rate.Val)
 		if wait > 0 {
 			return ClaimStep{Err: refusal(protocol.ErrRateLimited(wait))}
 		}
-		v.Rate, v.RateNext, v.RateNow, v.RateWindow = true, next, s.Rate.Val.Now, window
+		v.Rate, v.RateNext, v.RateNow, v.RateAt, v.RateWindow = true, next, s.Rate.Val.Now, at, window
 		v.Count = min(count, rmax-used)
 	}
 	if s.Pending.Err != nil {

@@ -263,7 +263,7 @@ func TestClaimLanes(t *testing.T) {
 	}
 	needs, st, s = sc.run(t, 5)
 	if !reflect.DeepEqual(needs, []ClaimRead{ClaimFirst, ClaimRate, ClaimTurns, ClaimHeads, ClaimRows}) || len(st.Verdict.Jobs) != 1 ||
-		string(s.Members[0]) != "1" || !st.Verdict.Rate || st.Verdict.RateNext != 2 || st.Verdict.RateNow != 10_000 || st.Verdict.Count != 1 {
+		string(s.Members[0]) != "1" || !st.Verdict.Rate || st.Verdict.RateNext != 2 || st.Verdict.RateNow != 10_000 || st.Verdict.RateAt != 10_000 || st.Verdict.Count != 1 {
 		t.Errorf("rate: %v %+v", needs, st)
 	}
 	// a window used up refuses until its first live entry leaves it

@@ -49,22 +49,25 @@ type RateEntry struct {
 }
 
 // RateUsed reads the rate log of a rate of rmax claims per window ms: the
-// claims in the last window, the running count the next entry starts at,
-// and, when the window is used up, the wait in ms (1 to window) until its
-// first live entry leaves it, else 0.
-func RateUsed(rmax, window int64, log RateLog) (used, next, wait int64) {
+// claims in the last window, the running count the next entry starts at
+// and its score (the clock, or the last entry's score rounded up when that
+// is later, at most a window ahead: scores never go down while the clock
+// steps back less than a window), and, when the window is used up, the wait
+// in ms (1 to window) until its first live entry leaves it, else 0.
+func RateUsed(rmax, window int64, log RateLog) (used, next, at, wait int64) {
 	if !log.Live {
-		return 0, 0, 0
+		return 0, 0, log.Now, 0
 	}
 	first, _ := rateEntry(log.First.Member)
 	before, k := rateEntry(log.Last.Member)
 	next = before + k
 	used = max(next-first, 0)
-	if used < rmax {
-		return used, next, 0
+	if used >= rmax {
+		w := math.Ceil(log.First.Score + float64(window) - float64(log.Now))
+		return used, next, 0, int64(max(1, min(float64(window), w)))
 	}
-	w := math.Ceil(log.First.Score + float64(window) - float64(log.Now))
-	return used, next, int64(max(1, min(float64(window), w)))
+	at = int64(max(float64(log.Now), min(math.Ceil(log.Last.Score), float64(log.Now+window))))
+	return used, next, at, 0
 }
 
 // RateBeforeDigits is the width of a rate log member's running count, zero

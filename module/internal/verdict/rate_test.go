@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/trafikey/trafikey/internal/protocol"
@@ -55,29 +56,32 @@ func m(before, k int64) string { return string(AppendRateMember(nil, before, k))
 func TestRateUsed(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		name             string
-		rmax, window     int64
-		log              RateLog
-		used, next, wait int64
+		name                 string
+		rmax, window         int64
+		log                  RateLog
+		used, next, at, wait int64
 	}{
-		{"no live entry", 5, 1000, RateLog{Now: 5000}, 0, 0, 0},
-		{"one entry", 5, 1000, rateLog(5000, m(0, 3), 4500, m(0, 3), 4500), 3, 3, 0},
-		{"entries since the first live", 10, 1000, rateLog(5000, m(7, 2), 4100, m(12, 4), 4900), 9, 16, 0},
-		{"used up", 9, 1000, rateLog(5000, m(7, 2), 4100, m(12, 4), 4900), 9, 16, 100},
-		{"past the max", 3, 1000, rateLog(5000, m(7, 2), 4999, m(12, 4), 4999), 9, 16, 999},
-		{"a wait of at least 1", 1, 1000, rateLog(5000, m(0, 1), 4000.5, m(0, 1), 4000.5), 1, 1, 1},
-		{"a wait of at most the window", 1, 1000, rateLog(5000, m(0, 1), 9000, m(0, 1), 9000), 1, 1, 1000},
-		{"a fraction waits the next ms", 1, 1000, rateLog(5000, m(0, 1), 4100.2, m(0, 1), 4100.2), 1, 1, 101},
-		{"members that are not entries count 0", 5, 1000, rateLog(5000, "x", 4500, "3", 4600), 0, 0, 0},
-		{"a last entry below the first counts 0", 5, 1000, rateLog(5000, m(9, 1), 4500, m(1, 1), 4600), 0, 2, 0},
-		{"a count not in 15 digits reads 0", 20, 1000, rateLog(5000, "7:2", 4500, m(12, 4), 4600), 16, 16, 0},
-		{"a count of other bytes reads 0", 20, 1000, rateLog(5000, "00000000000000x:2", 4500, m(12, 4), 4600), 16, 16, 0},
-		{"claims read like a row's number", 5, 1000, rateLog(5000, m(1, 1), 4500, "000000000000002:-1", 4600), 1, 2, 0},
-		{"claims with a leading zero read 0", 5, 1000, rateLog(5000, m(1, 1), 4500, "000000000000002:01", 4600), 1, 2, 0},
+		{"no live entry", 5, 1000, RateLog{Now: 5000}, 0, 0, 5000, 0},
+		{"one entry", 5, 1000, rateLog(5000, m(0, 3), 4500, m(0, 3), 4500), 3, 3, 5000, 0},
+		{"entries since the first live", 10, 1000, rateLog(5000, m(7, 2), 4100, m(12, 4), 4900), 9, 16, 5000, 0},
+		{"used up", 9, 1000, rateLog(5000, m(7, 2), 4100, m(12, 4), 4900), 9, 16, 0, 100},
+		{"past the max", 3, 1000, rateLog(5000, m(7, 2), 4999, m(12, 4), 4999), 9, 16, 0, 999},
+		{"a wait of at least 1", 1, 1000, rateLog(5000, m(0, 1), 4000.5, m(0, 1), 4000.5), 1, 1, 0, 1},
+		{"a wait of at most the window", 1, 1000, rateLog(5000, m(0, 1), 9000, m(0, 1), 9000), 1, 1, 0, 1000},
+		{"a fraction waits the next ms", 1, 1000, rateLog(5000, m(0, 1), 4100.2, m(0, 1), 4100.2), 1, 1, 0, 101},
+		{"members that are not entries count 0", 5, 1000, rateLog(5000, "x", 4500, "3", 4600), 0, 0, 5000, 0},
+		{"a last entry below the first counts 0", 5, 1000, rateLog(5000, m(9, 1), 4500, m(1, 1), 4600), 0, 2, 5000, 0},
+		{"a count not in 15 digits reads 0", 20, 1000, rateLog(5000, "7:2", 4500, m(12, 4), 4600), 16, 16, 5000, 0},
+		{"a count of other bytes reads 0", 20, 1000, rateLog(5000, "00000000000000x:2", 4500, m(12, 4), 4600), 16, 16, 5000, 0},
+		{"claims read like a row's number", 5, 1000, rateLog(5000, m(1, 1), 4500, "000000000000002:-1", 4600), 1, 2, 5000, 0},
+		{"a last entry ahead of the clock scores the next", 5, 1000, rateLog(5000, m(0, 1), 4500, m(1, 1), 5040.2), 2, 2, 5041, 0},
+		{"at most a window ahead", 5, 1000, rateLog(5000, m(0, 1), 4500, m(1, 1), 9000), 2, 2, 6000, 0},
+		{"an infinite score is a window ahead", 5, 1000, rateLog(5000, m(0, 1), 4500, m(1, 1), math.Inf(1)), 2, 2, 6000, 0},
+		{"claims with a leading zero read 0", 5, 1000, rateLog(5000, m(1, 1), 4500, "000000000000002:01", 4600), 1, 2, 5000, 0},
 	} {
-		used, next, wait := RateUsed(tc.rmax, tc.window, tc.log)
-		if used != tc.used || next != tc.next || wait != tc.wait {
-			t.Errorf("%s: used %d next %d wait %d, want %d %d %d", tc.name, used, next, wait, tc.used, tc.next, tc.wait)
+		used, next, at, wait := RateUsed(tc.rmax, tc.window, tc.log)
+		if used != tc.used || next != tc.next || at != tc.at || wait != tc.wait {
+			t.Errorf("%s: used %d next %d at %d wait %d, want %d %d %d %d", tc.name, used, next, at, wait, tc.used, tc.next, tc.at, tc.wait)
 		}
 	}
 }
