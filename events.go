@@ -103,7 +103,9 @@ const eventsBatch = 100
 // of a server loading its data valkey-go retries itself, as it does for
 // any read-only command). Any other error
 // (a key of another type, a denied key, a bad id) is yielded once and ends
-// the iteration; ctx ending ends it without an error.
+// the iteration; ctx ending ends it without an error. An iterator started
+// before the queue was first partitioned reads the queue's own stream,
+// partition 0's, to its end (docs/PARTITIONS.md, "Growing").
 func (q *Queue) Events(ctx context.Context, from string) iter.Seq2[Event, error] {
 	if q.parts.Load() != nil {
 		return q.eventsParts(ctx, from)

@@ -121,8 +121,9 @@ type QueueOptions struct {
 	// executor Open would pick: tests wrap the real executors to count or
 	// alter calls.
 	runner executor.Executor
-	// partsEvery, set by tests, replaces partitionRefreshEvery for a
-	// producer's handle.
+	// partsEvery, set by tests, replaces partitionRefreshEvery for the
+	// handle's reads of the partitions hash: a producer's, an unpartitioned
+	// handle's, and its workers'.
 	partsEvery time.Duration
 }
 

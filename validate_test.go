@@ -169,3 +169,21 @@ func TestOpenNativeWithoutModule(t *testing.T) {
 
 // echo64 is s cut to 64 bytes, for a test's messages.
 func echo64(s string) string { return s[:min(len(s), 64)] }
+
+// TestNoClientReadsNoPartitions: a handle whose verbs a runner answers has
+// no client, so it never reads whether its queue was partitioned since it
+// opened (which would dereference the missing client in the background).
+func TestNoClientReadsNoPartitions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	io := &noIO{}
+	q, err := trafikey.Open(ctx, nil, "v", trafikey.WithPartitionRefresh(
+		trafikey.WithRunner(io, &trafikey.QueueOptions{NoInstall: true}), time.Millisecond))
+	require.NoError(t, err)
+	for range 5 {
+		time.Sleep(2 * time.Millisecond)
+		_, _ = q.Stats(ctx) // each call may start the background read
+	}
+	time.Sleep(20 * time.Millisecond) // a background read would have run by now
+	require.Positive(t, io.calls.Load(), "the calls reached the runner")
+}
