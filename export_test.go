@@ -37,6 +37,14 @@ func WithRegisterEvery(o WorkerOptions, d time.Duration) WorkerOptions {
 	return o
 }
 
+// WithWorkerRefresh returns o with the worker's reads of its queues'
+// partitions every d, for the tests that keep a worker's set behind its
+// handle's partitions.
+func WithWorkerRefresh(o WorkerOptions, d time.Duration) WorkerOptions {
+	o.refreshEvery = d
+	return o
+}
+
 // WithClaimLoops returns o with n claim loops, for the tests and benchmarks
 // of claim loops other than the default.
 func WithClaimLoops(o WorkerOptions, n int) WorkerOptions {

@@ -948,6 +948,9 @@ const partitionRefreshEvery = 5 * time.Second
 // refreshEvery is how often the worker reads its queues' partitions again:
 // the shortest period of its queues' handles.
 func (w *Worker) refreshEvery() time.Duration {
+	if w.opts.refreshEvery > 0 {
+		return w.opts.refreshEvery
+	}
 	every := partitionRefreshEvery
 	for _, qw := range w.given {
 		if o := qw.Queue.opened; o != nil {

@@ -594,3 +594,57 @@ func runSlowPolling(t *testing.T, queues []trafikey.QueueWeight) (<-chan string,
 		require.NoError(t, <-done)
 	}
 }
+
+// TestStrictPriorityBehindItsHandle: under StrictPriority, a worker whose
+// set has not read a growth yet while its handle has (a producer's add
+// read the partitions again) claims only from the partitions of its set,
+// whose completers it has, until its own read.
+func TestStrictPriorityBehindItsHandle(t *testing.T) {
+	skipInShort(t, "a partitioned queue growing under a strict-priority worker")
+	t.Parallel()
+	_, c := startClusterOf(t, trafikey.ExecutorNative, 0)
+	ctx := t.Context()
+	old, err := trafikey.Open(ctx, c, "strict", trafikey.WithPartitionRefresh(&trafikey.QueueOptions{Partitions: 2}, 50*time.Millisecond))
+	require.NoError(t, err)
+	var ran sync.Map
+	w, err := trafikey.NewWorker(old, func(_ context.Context, j *trafikey.Job) error {
+		ran.Store(j.ID, true)
+		return nil
+	}, trafikey.WithWorkerRefresh(trafikey.WorkerOptions{StrictPriority: true, PollInterval: 20 * time.Millisecond}, time.Hour))
+	require.NoError(t, err)
+	stop := runWorker(t, w)
+
+	grown, err := trafikey.Open(ctx, c, "strict", &trafikey.QueueOptions{Partitions: 4})
+	require.NoError(t, err)
+	// the handle reads the partitions again as it adds: its list has 4
+	require.Eventually(t, func() bool {
+		id, err := old.Add(ctx, []byte("x"), nil)
+		require.NoError(t, err)
+		return strings.Contains(id, "~3") || strings.Contains(id, "~2")
+	}, 10*time.Second, 20*time.Millisecond, "the handle adds to the new partitions")
+	var olds, news []string
+	for range 40 {
+		id, err := grown.Add(ctx, []byte("y"), nil)
+		require.NoError(t, err)
+		if strings.Contains(id, "~2") || strings.Contains(id, "~3") {
+			news = append(news, id)
+		} else {
+			olds = append(olds, id)
+		}
+	}
+	require.NotEmpty(t, olds)
+	require.NotEmpty(t, news)
+	require.Eventually(t, func() bool {
+		for _, id := range olds {
+			if _, ok := ran.Load(id); !ok {
+				return false
+			}
+		}
+		return true
+	}, 10*time.Second, 20*time.Millisecond, "the worker runs its set's partitions' jobs")
+	for _, id := range news {
+		_, ok := ran.Load(id)
+		require.False(t, ok, "job %s of a partition the worker's set does not have yet ran", id)
+	}
+	require.NoError(t, stop())
+}

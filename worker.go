@@ -137,6 +137,9 @@ type WorkerOptions struct {
 	// registerEvery is the period of the worker's registration (0: the
 	// default, registerEvery); tests shorten it to see a record renewed.
 	registerEvery time.Duration
+	// refreshEvery, set by tests, replaces the period of the worker's reads
+	// of its queues' partitions (Worker.refreshEvery).
+	refreshEvery time.Duration
 }
 
 // Outcome is what became of a job a worker ran, named as the metrics and
@@ -801,8 +804,13 @@ func (w *Worker) claim(ctx context.Context, n int, cs *claimState, start func(*J
 		if w.opts.StrictPriority {
 			q = queues[k].Queue
 			if q.of != nil {
+				// only a partition of the set: a producer's refresh of
+				// the same handle may list one the set has no completer
+				// for until the worker's own refresh
 				list := q.of.parts.Load().list()
-				q = list[(int(spin)+k)%len(list)]
+				if p := list[(int(spin)+k)%len(list)]; set.completers[p] != nil {
+					q = p
+				}
 			}
 		}
 		if q.of != nil && w.parts.skip(q) {
