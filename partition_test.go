@@ -355,14 +355,7 @@ func TestPartitionedQueueGrows(t *testing.T) {
 		k := strings.LastIndexByte(id, '~')
 		return k >= 0 && id[k+1:] >= "3"
 	}, 10*time.Second, 20*time.Millisecond, "the producer opened at 3 partitions adds to the new ones")
-	require.Eventually(t, func() bool {
-		for _, id := range all {
-			if _, ok := ran.Load(id); !ok {
-				return false
-			}
-		}
-		return true
-	}, 30*time.Second, 50*time.Millisecond, "the worker opened at 3 partitions runs the jobs of all 6")
+	require.Eventually(t, func() bool { return allRan(&ran, all) }, 30*time.Second, 50*time.Millisecond, "the worker opened at 3 partitions runs the jobs of all 6")
 	stop()
 	require.NoError(t, <-runDone)
 	for i, p := range s.Partitions {
@@ -431,14 +424,7 @@ func TestPartitionedQueueShardDown(t *testing.T) {
 				require.False(t, suffixes[partitionSuffix(partitionOf(id))], "job %s went to a partition of the stopped primary", id)
 				added = append(added, id)
 			}
-			require.Eventually(t, func() bool {
-				for _, id := range added {
-					if _, ok := ran.Load(id); !ok {
-						return false
-					}
-				}
-				return true
-			}, 30*time.Second, 50*time.Millisecond, "the live partitions' jobs all run")
+			require.Eventually(t, func() bool { return allRan(&ran, added) }, 30*time.Second, 50*time.Millisecond, "the live partitions' jobs all run")
 			stop()
 			<-runDone
 		})
@@ -620,13 +606,13 @@ func TestStrictPriorityBehindItsHandle(t *testing.T) {
 	require.Eventually(t, func() bool {
 		id, err := old.Add(ctx, []byte("x"), nil)
 		require.NoError(t, err)
-		return strings.Contains(id, "~3") || strings.Contains(id, "~2")
+		return partIndex(id) >= 2
 	}, 10*time.Second, 20*time.Millisecond, "the handle adds to the new partitions")
 	var olds, news []string
 	for range 40 {
 		id, err := grown.Add(ctx, []byte("y"), nil)
 		require.NoError(t, err)
-		if strings.Contains(id, "~2") || strings.Contains(id, "~3") {
+		if partIndex(id) >= 2 {
 			news = append(news, id)
 		} else {
 			olds = append(olds, id)
@@ -634,17 +620,20 @@ func TestStrictPriorityBehindItsHandle(t *testing.T) {
 	}
 	require.NotEmpty(t, olds)
 	require.NotEmpty(t, news)
-	require.Eventually(t, func() bool {
-		for _, id := range olds {
-			if _, ok := ran.Load(id); !ok {
-				return false
-			}
-		}
-		return true
-	}, 10*time.Second, 20*time.Millisecond, "the worker runs its set's partitions' jobs")
+	require.Eventually(t, func() bool { return allRan(&ran, olds) }, 10*time.Second, 20*time.Millisecond, "the worker runs its set's partitions' jobs")
 	for _, id := range news {
 		_, ok := ran.Load(id)
 		require.False(t, ok, "job %s of a partition the worker's set does not have yet ran", id)
 	}
 	require.NoError(t, stop())
+}
+
+// allRan reports whether the handler stored every one of ids in ran.
+func allRan(ran *sync.Map, ids []string) bool {
+	for _, id := range ids {
+		if _, ok := ran.Load(id); !ok {
+			return false
+		}
+	}
+	return true
 }

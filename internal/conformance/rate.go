@@ -205,7 +205,8 @@ func testRate(t *testing.T, env Env) {
 		within(t, q.pttl(), 1, 60000, "the log lives a window")
 	})
 	scenario(t, env, "members as stored", func(t *testing.T, q *queue) {
-		// a member out of form reads as 0:0, each part like a row's number
+		// a member out of form reads as 0 and 0: the count before it must be
+		// 15 digits, its claims a row's number
 		q.install()
 		q.must(protocol.Rate, "2", "60000")
 		at := strconv.FormatInt(q.now()-10, 10)
