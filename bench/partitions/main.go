@@ -871,7 +871,7 @@ type rateRun struct {
 	windows []int
 	sliding int
 	// logged is the most claims the partitions' rate logs hold in any
-	// second of the servers' clock (logSliding); entries the number of
+	// second of the servers' clock (mostInSpan); entries the number of
 	// entries read from the logs
 	logged, entries int
 }
@@ -954,13 +954,13 @@ func (r *report) rateRun(ctx context.Context, c *cluster) (rateRun, error) {
 	mu.Lock()
 	defer mu.Unlock()
 	rr := rateFigures(claims, secs)
-	rr.logged, rr.entries = logSliding(entries, time.Second), len(entries)
+	rr.logged, rr.entries = mostInSpan(entries, time.Second), len(entries)
 	return rr, nil
 }
 
 // logEntry is an entry of a partition's rate log (docs/PROTOCOL.md, "Rate
 // limit"): the server's clock of the claim call it logs, in ms, and the
-// jobs it claimed.
+// jobs it claimed; or a claim call as the client saw it (rateFigures).
 type logEntry struct {
 	at float64
 	n  int
@@ -1033,10 +1033,10 @@ func (c *cluster) watchRateLogs(ctx context.Context, ps []part) (func() ([]logEn
 	}, nil
 }
 
-// logSliding is the most jobs the entries hold in any span of window of
-// the servers' clock: for each entry, those scored above its score less
-// window and up to it, as CLAIM counts them.
-func logSliding(entries []logEntry, window time.Duration) int {
+// mostInSpan is the most jobs the entries hold in any span of window: for
+// each entry, those at more than window before it and up to it, as CLAIM
+// counts a rate log's.
+func mostInSpan(entries []logEntry, window time.Duration) int {
 	slices.SortFunc(entries, func(a, b logEntry) int { return cmp.Compare(a.at, b.at) })
 	w := float64(window.Milliseconds())
 	most, in, lo := 0, 0, 0
@@ -1055,19 +1055,15 @@ func logSliding(entries []logEntry, window time.Duration) int {
 // and finds the most in any second.
 func rateFigures(claims []claimed, secs int) rateRun {
 	rr := rateRun{windows: make([]int, secs)}
-	in, lo := 0, 0
+	seen := make([]logEntry, 0, len(claims))
 	for _, c := range claims {
 		if c.at >= time.Duration(secs)*time.Second {
 			break
 		}
 		rr.windows[c.at/time.Second] += c.n
-		in += c.n
-		for claims[lo].at <= c.at-time.Second {
-			in -= claims[lo].n
-			lo++
-		}
-		rr.sliding = max(rr.sliding, in)
+		seen = append(seen, logEntry{float64(c.at) / float64(time.Millisecond), c.n})
 	}
+	rr.sliding = mostInSpan(seen, time.Second)
 	return rr
 }
 

@@ -93,13 +93,13 @@ func TestRateFigures(t *testing.T) {
 	}
 }
 
-// TestLogSliding checks the count of rate log entries in a span of the
+// TestMostInSpan checks the count of rate log entries in a span of the
 // servers' clock: above the span's start, up to its end.
-func TestLogSliding(t *testing.T) {
+func TestMostInSpan(t *testing.T) {
 	entries := []logEntry{{2000, 4}, {1000, 5}, {1999.5, 3}, {3000, 2}, {2999, 1}}
 	// 1000 and 1999.5 make 8, as do 1999.5, 2000 and 2999 (1000 left the
 	// span at 2000); 2000 leaves it at 3000
-	if got := logSliding(entries, time.Second); got != 8 {
+	if got := mostInSpan(entries, time.Second); got != 8 {
 		t.Errorf("most in a second %d, want 8", got)
 	}
 }
