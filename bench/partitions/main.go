@@ -363,6 +363,32 @@ func (c *cluster) reads(ctx context.Context) ([]int64, error) {
 	return out, nil
 }
 
+// switches is each primary's main thread's voluntary and involuntary
+// context switches so far (/proc/<pid>/status of the process, whose
+// leader thread runs the commands).
+func (c *cluster) switches() ([][2]int64, error) {
+	var out [][2]int64
+	for _, p := range c.cl.Primaries() {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID()))
+		if err != nil {
+			return nil, err
+		}
+		var sw [2]int64
+		for _, line := range strings.Split(string(b), "\n") {
+			k, v, _ := strings.Cut(line, ":")
+			i := slices.Index([]string{"voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"}, k)
+			if i < 0 {
+				continue
+			}
+			if sw[i], err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {
+				return nil, fmt.Errorf("/proc/%d/status %s: %w", p.PID(), k, err)
+			}
+		}
+		out = append(out, sw)
+	}
+	return out, nil
+}
+
 // shard is the primary index holding the partition whose keys carry tag.
 func (c *cluster) shard(ctx context.Context, tag string) (int, error) {
 	if i, ok := c.shardOf[tag]; ok {
@@ -420,6 +446,12 @@ func (c *cluster) open(ctx context.Context, cfg config, name string, n int, obs 
 	if err := c.flush(ctx); err != nil {
 		return nil, err
 	}
+	return c.openQueue(ctx, cfg, name, n, obs)
+}
+
+// openQueue opens queue name with n partitions and checks its stats list
+// as many.
+func (c *cluster) openQueue(ctx context.Context, cfg config, name string, n int, obs trafikey.Observer) (*trafikey.Queue, error) {
 	opts := &trafikey.QueueOptions{Executor: cfg.executor, Observer: obs}
 	if n > 1 {
 		opts.Partitions = n
@@ -438,15 +470,59 @@ func (c *cluster) open(ctx context.Context, cfg config, name string, n int, obs 
 	return q, nil
 }
 
+// byHand flushes the cluster and opens one unpartitioned queue on each
+// primary, in the primaries' order: a queue sharded by hand, as users of a
+// queue that lives in one slot do.
+func (c *cluster) byHand(ctx context.Context, cfg config, prefix string) ([]*trafikey.Queue, []string, error) {
+	if err := c.flush(ctx); err != nil {
+		return nil, nil, err
+	}
+	qs := make([]*trafikey.Queue, len(c.admins))
+	names := make([]string, len(c.admins))
+	for k, left := 0, len(c.admins); left > 0; k++ {
+		if k == 10_000 {
+			return nil, nil, fmt.Errorf("no name %s-<k> below %d whose slot is on each primary", prefix, k)
+		}
+		name := fmt.Sprintf("%s-%d", prefix, k)
+		i, err := c.shard(ctx, name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if qs[i] != nil {
+			continue
+		}
+		if qs[i], err = c.openQueue(ctx, cfg, name, 1, trafikey.Observer{}); err != nil {
+			return nil, nil, err
+		}
+		names[i] = name
+		left--
+	}
+	return qs, names, nil
+}
+
+// partsOf is parts of each of qs, named names, one after the other.
+func (c *cluster) partsOf(ctx context.Context, qs []*trafikey.Queue, names []string) ([]part, error) {
+	var out []part
+	for i, q := range qs {
+		ps, err := c.parts(ctx, q, names[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
 var payload = []byte("0123456789abcdef0123456789abcdef")
 
 // produce adds n jobs with producers goroutines, one Add per job (batch 1)
-// or AddBatch calls of batch jobs.
-func produce(ctx context.Context, q *trafikey.Queue, n, producers, batch int) error {
+// or AddBatch calls of batch jobs; goroutine p adds to qs[p % len(qs)].
+func produce(ctx context.Context, qs []*trafikey.Queue, n, producers, batch int) error {
 	var next atomic.Int64
 	errs := make([]error, producers)
 	var wg sync.WaitGroup
 	for p := range producers {
+		q := qs[p%len(qs)]
 		wg.Go(func() {
 			specs := make([]trafikey.JobSpec, batch)
 			for i := range specs {
@@ -482,7 +558,7 @@ func produce(ctx context.Context, q *trafikey.Queue, n, producers, batch int) er
 // get as many jobs each.
 func fill(ctx context.Context, q *trafikey.Queue, n, parts int) error {
 	calls := parts * ceilDiv(n, parts*trafikey.MaxBatch)
-	return produce(ctx, q, n, 8, ceilDiv(n, calls))
+	return produce(ctx, []*trafikey.Queue{q}, n, 8, ceilDiv(n, calls))
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -506,6 +582,10 @@ type costRun struct {
 	worst float64   // the highest of us
 	calls float64   // the commands the client sent over the measured part, per 100 jobs
 	reads float64   // the primaries' reads from client connections, per 100 jobs
+	// the primaries' main threads' context switches, summed, per 100 jobs:
+	// their waits for work (voluntary) and their preemptions by another
+	// process (involuntary)
+	waits, preempts float64
 	// shardMax is the jobs per primary, max ÷ mean (add and batch).
 	shardMax float64
 }
@@ -522,19 +602,32 @@ type claimRun struct {
 
 var workloads = []string{"add", "batch", "process"}
 
+// costs runs the cost measurements: on a 1-primary cluster of its own
+// first (a queue of each partition count: what partitioning costs on one
+// server), then on c, where each round also runs the balance of claims and
+// the queue sharded by hand.
 func (r *report) costs(ctx context.Context, c *cluster) error {
 	r.cost, r.claims = map[string][]costRun{}, map[int][]claimRun{}
+	if err := r.onePrimary(ctx); err != nil {
+		return err
+	}
 	for round := range r.cfg.rounds {
 		for _, w := range workloads {
 			for _, n := range r.cfg.partitions {
 				fmt.Fprintf(os.Stderr, "cost, round %d: %s, %d partitions …\n", round+1, w, n)
-				cr, err := r.costRun(ctx, c, w, n)
+				cr, err := r.costRun(ctx, c, w, n, false)
 				if err != nil {
 					return fmt.Errorf("%s, %d partitions: %w", w, n, err)
 				}
 				k := costKey(w, n)
 				r.cost[k] = append(r.cost[k], cr)
 			}
+			fmt.Fprintf(os.Stderr, "cost, round %d: %s, a queue on each primary …\n", round+1, w)
+			cr, err := r.costRun(ctx, c, w, 1, true)
+			if err != nil {
+				return fmt.Errorf("%s, a queue on each primary: %w", w, err)
+			}
+			r.cost[handKey(w)] = append(r.cost[handKey(w)], cr)
 		}
 		for _, n := range r.cfg.partitions {
 			if n == 1 {
@@ -551,30 +644,78 @@ func (r *report) costs(ctx context.Context, c *cluster) error {
 	return nil
 }
 
-func costKey(w string, n int) string { return w + "/" + strconv.Itoa(n) }
-
-func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (costRun, error) {
-	name := fmt.Sprintf("%s%d", w, n)
-	q, err := c.open(ctx, r.cfg, name, n, trafikey.Observer{})
+// onePrimary runs the cost runs of every partition count on a 1-primary
+// cluster, stopped before the 3-primary runs start.
+func (r *report) onePrimary(ctx context.Context) error {
+	one, err := startCluster(ctx, r.cfg, 1)
 	if err != nil {
-		return costRun{}, err
+		return err
+	}
+	defer one.stop()
+	for round := range r.cfg.rounds {
+		for _, w := range workloads {
+			for _, n := range r.cfg.partitions {
+				fmt.Fprintf(os.Stderr, "cost on one primary, round %d: %s, %d partitions …\n", round+1, w, n)
+				cr, err := r.costRun(ctx, one, w, n, false)
+				if err != nil {
+					return fmt.Errorf("one primary, %s, %d partitions: %w", w, n, err)
+				}
+				k := oneKey(w, n)
+				r.cost[k] = append(r.cost[k], cr)
+			}
+		}
+	}
+	return nil
+}
+
+// costKey, handKey and oneKey name the cost runs: a queue of n partitions
+// on the 3-primary cluster, an unpartitioned queue on each of its
+// primaries, a queue of n partitions on one primary.
+func costKey(w string, n int) string { return w + "/" + strconv.Itoa(n) }
+func handKey(w string) string        { return "hand/" + w }
+func oneKey(w string, n int) string  { return "one/" + costKey(w, n) }
+
+// costRun measures workload w on c: on a queue of n partitions, or with
+// hand, on an unpartitioned queue on each primary, the producers and the
+// worker's concurrency split over them.
+func (r *report) costRun(ctx context.Context, c *cluster, w string, n int, hand bool) (costRun, error) {
+	var qs []*trafikey.Queue
+	var names []string
+	if hand {
+		var err error
+		if qs, names, err = c.byHand(ctx, r.cfg, w+"-hand"); err != nil {
+			return costRun{}, err
+		}
+	} else {
+		name := fmt.Sprintf("%s%d", w, n)
+		q, err := c.open(ctx, r.cfg, name, n, trafikey.Observer{})
+		if err != nil {
+			return costRun{}, err
+		}
+		qs, names = []*trafikey.Queue{q}, []string{name}
 	}
 	jobs := r.cfg.jobs
 	switch w {
 	case "batch":
 		jobs = r.cfg.batchJobs
 	case "process":
-		if err := fill(ctx, q, jobs, n); err != nil {
-			return costRun{}, err
+		for i, q := range qs {
+			share := jobs / len(qs)
+			if i < jobs%len(qs) {
+				share++
+			}
+			if err := fill(ctx, q, share, n); err != nil {
+				return costRun{}, err
+			}
 		}
 	default:
 		// a first call of each partition loads the scripts (Lua) and
 		// warms the code paths up
-		if err := produce(ctx, q, 4*n, 1, 1); err != nil {
+		if err := produce(ctx, qs, 4*n*len(qs), len(qs), 1); err != nil {
 			return costRun{}, err
 		}
 	}
-	before, err := c.parts(ctx, q, name)
+	before, err := c.partsOf(ctx, qs, names)
 	if err != nil {
 		return costRun{}, err
 	}
@@ -586,19 +727,27 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 	if err != nil {
 		return costRun{}, err
 	}
+	sw0, err := c.switches()
+	if err != nil {
+		return costRun{}, err
+	}
 	sent0 := c.client.n.Load()
 	switch w {
 	case "add":
-		err = produce(ctx, q, jobs, r.cfg.producers, 1)
+		err = produce(ctx, qs, jobs, r.cfg.producers, 1)
 	case "batch":
-		err = produce(ctx, q, jobs, r.cfg.producers, r.cfg.batch)
+		err = produce(ctx, qs, jobs, r.cfg.producers, r.cfg.batch)
 	case "process":
-		err = process(ctx, q, jobs, 1, r.cfg.workers)
+		err = process(ctx, qs, jobs, 1, r.cfg.workers)
 	}
 	if err != nil {
 		return costRun{}, err
 	}
 	sent1 := c.client.n.Load()
+	sw1, err := c.switches()
+	if err != nil {
+		return costRun{}, err
+	}
 	cpu1, err := c.cpu(ctx)
 	if err != nil {
 		return costRun{}, err
@@ -607,7 +756,7 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 	if err != nil {
 		return costRun{}, err
 	}
-	after, err := c.parts(ctx, q, name)
+	after, err := c.partsOf(ctx, qs, names)
 	if err != nil {
 		return costRun{}, err
 	}
@@ -646,30 +795,52 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int) (cost
 		cr.reads += float64(reads1[i] - reads0[i] - 3)
 	}
 	cr.reads = 100 * cr.reads / float64(jobs)
-	if w != "process" && n > 1 {
+	for i := range sw0 {
+		cr.waits += float64(sw1[i][0] - sw0[i][0])
+		cr.preempts += float64(sw1[i][1] - sw0[i][1])
+	}
+	cr.waits, cr.preempts = 100*cr.waits/float64(jobs), 100*cr.preempts/float64(jobs)
+	if w != "process" && (n > 1 || hand) {
 		cr.shardMax = float64(slices.Max(cr.jobs)) * float64(len(cr.jobs)) / float64(jobs)
 	}
 	return cr, nil
 }
 
-// process runs workers Worker values at concurrency conc over q's
-// pre-added backlog of jobs until they have completed them.
-func process(ctx context.Context, q *trafikey.Queue, jobs, workers, conc int) error {
+// process runs workers Worker values over each of qs' pre-added backlogs
+// until they have completed jobs in all, their concurrency conc split over
+// qs (as even as it goes).
+func process(ctx context.Context, qs []*trafikey.Queue, jobs, workers, conc int) error {
 	var completed atomic.Int64
 	finished := make(chan struct{})
-	stop, err := worker(ctx, q, workers, conc, func() {
+	done := func() {
 		if completed.Add(1) == int64(jobs) {
 			close(finished)
 		}
-	})
-	if err != nil {
-		return err
+	}
+	var stops []func() error
+	stopAll := func() error {
+		var errs []error
+		for _, stop := range stops {
+			errs = append(errs, stop())
+		}
+		return errors.Join(errs...)
+	}
+	for i, q := range qs {
+		share := conc / len(qs)
+		if i < conc%len(qs) {
+			share++
+		}
+		stop, err := worker(ctx, q, workers, share, done)
+		if err != nil {
+			return errors.Join(err, stopAll())
+		}
+		stops = append(stops, stop)
 	}
 	select {
 	case <-finished:
 	case <-ctx.Done():
 	}
-	return errors.Join(stop(), ctx.Err())
+	return errors.Join(stopAll(), ctx.Err())
 }
 
 // claimEvery is how often a balance run of claims reads the partitions.
@@ -829,7 +1000,7 @@ func (r *report) scaleRun(ctx context.Context, c *cluster) (scaleRun, error) {
 		return scaleRun{}, err
 	}
 	start := time.Now()
-	if err := process(ctx, q, r.cfg.scaleJobs, r.cfg.scaleWorks, r.cfg.workers); err != nil {
+	if err := process(ctx, []*trafikey.Queue{q}, r.cfg.scaleJobs, r.cfg.scaleWorks, r.cfg.workers); err != nil {
 		return scaleRun{}, err
 	}
 	elapsed := time.Since(start).Seconds()

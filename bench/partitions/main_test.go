@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"slices"
 	"testing"
@@ -12,7 +13,9 @@ import (
 
 // TestSmall runs every measurement at small sizes for one round on an
 // unpartitioned queue and queues of 3 partitions: it fails unless each cost
-// run's partitions counted every job it added or completed, the balance run
+// run's partitions counted every job it added or completed (on the
+// 3-primary cluster and on one primary) and the queues sharded by hand had
+// jobs on every primary, the balance run
 // of claims filled every partition, each scaling run
 // completed every job, the rate run's workers claimed jobs with no partition
 // running dry, and the idle worker's calls reached the primaries. It never
@@ -34,14 +37,19 @@ func TestSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range workloads {
-		for _, n := range cfg.partitions {
-			runs := r.cost[costKey(w, n)]
+		want := cfg.jobs
+		if w == "batch" {
+			want = cfg.batchJobs
+		}
+		// counted checks a cost run's jobs and returns on how many
+		// primaries they were
+		counted := func(what string, runs []costRun, primaries int) int {
+			t.Helper()
 			if len(runs) != 1 {
-				t.Fatalf("%s, %d partitions: %d runs", w, n, len(runs))
+				t.Fatalf("%s: %d runs", what, len(runs))
 			}
-			want := cfg.jobs
-			if w == "batch" {
-				want = cfg.batchJobs
+			if len(runs[0].jobs) != primaries || len(runs[0].us) != primaries {
+				t.Fatalf("%s: figures of %d primaries, want %d: %+v", what, len(runs[0].jobs), primaries, runs[0])
 			}
 			got, shards := 0, 0
 			for _, j := range runs[0].jobs {
@@ -51,11 +59,19 @@ func TestSmall(t *testing.T) {
 				}
 			}
 			if got != want {
-				t.Errorf("%s, %d partitions: the primaries' partitions counted %d of %d jobs", w, n, got, want)
+				t.Errorf("%s: the primaries' partitions counted %d of %d jobs", what, got, want)
 			}
-			if n == 1 && shards != 1 {
-				t.Errorf("%s, unpartitioned: jobs on %d primaries", w, shards)
+			return shards
+		}
+		for _, n := range cfg.partitions {
+			what := fmt.Sprintf("%s, %d partitions", w, n)
+			if shards := counted(what, r.cost[costKey(w, n)], 3); n == 1 && shards != 1 {
+				t.Errorf("%s: an unpartitioned queue's jobs on %d primaries", what, shards)
 			}
+			counted(what+" on one primary", r.cost[oneKey(w, n)], 1)
+		}
+		if shards := counted(w+", by hand", r.cost[handKey(w)], 3); shards != 3 {
+			t.Errorf("%s, by hand: jobs on %d primaries, want a queue on each of 3", w, shards)
 		}
 	}
 	if len(r.claims[3]) != 1 {
