@@ -613,14 +613,8 @@ func (r *report) costs(ctx context.Context, c *cluster) error {
 	}
 	for round := range r.cfg.rounds {
 		for _, w := range workloads {
-			for _, n := range r.cfg.partitions {
-				fmt.Fprintf(os.Stderr, "cost, round %d: %s, %d partitions …\n", round+1, w, n)
-				cr, err := r.costRun(ctx, c, w, n, false)
-				if err != nil {
-					return fmt.Errorf("%s, %d partitions: %w", w, n, err)
-				}
-				k := costKey(w, n)
-				r.cost[k] = append(r.cost[k], cr)
+			if err := r.costPartitions(ctx, c, round, w, "", func(n int) string { return costKey(w, n) }); err != nil {
+				return err
 			}
 			fmt.Fprintf(os.Stderr, "cost, round %d: %s, a queue on each primary …\n", round+1, w)
 			cr, err := r.costRun(ctx, c, w, 1, true)
@@ -654,16 +648,25 @@ func (r *report) onePrimary(ctx context.Context) error {
 	defer one.stop()
 	for round := range r.cfg.rounds {
 		for _, w := range workloads {
-			for _, n := range r.cfg.partitions {
-				fmt.Fprintf(os.Stderr, "cost on one primary, round %d: %s, %d partitions …\n", round+1, w, n)
-				cr, err := r.costRun(ctx, one, w, n, false)
-				if err != nil {
-					return fmt.Errorf("one primary, %s, %d partitions: %w", w, n, err)
-				}
-				k := oneKey(w, n)
-				r.cost[k] = append(r.cost[k], cr)
+			if err := r.costPartitions(ctx, one, round, w, " on one primary", func(n int) string { return oneKey(w, n) }); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// costPartitions runs workload w's cost run of each partition count on c
+// for round, each appended to r.cost under key(n); where names the cluster
+// in the progress lines and errors.
+func (r *report) costPartitions(ctx context.Context, c *cluster, round int, w, where string, key func(n int) string) error {
+	for _, n := range r.cfg.partitions {
+		fmt.Fprintf(os.Stderr, "cost%s, round %d: %s, %d partitions …\n", where, round+1, w, n)
+		cr, err := r.costRun(ctx, c, w, n, false)
+		if err != nil {
+			return fmt.Errorf("%s, %d partitions%s: %w", w, n, where, err)
+		}
+		r.cost[key(n)] = append(r.cost[key(n)], cr)
 	}
 	return nil
 }
