@@ -57,6 +57,7 @@ import (
 	"github.com/trafikey/trafikey/bench/internal/feature"
 	"github.com/trafikey/trafikey/bench/internal/noop"
 	"github.com/trafikey/trafikey/internal/modbuild"
+	"github.com/trafikey/trafikey/internal/protocol"
 	"github.com/trafikey/trafikey/internal/repo"
 	"github.com/trafikey/trafikey/internal/valkeyserver"
 )
@@ -563,6 +564,16 @@ func fill(ctx context.Context, q *trafikey.Queue, n, parts int) error {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
+// evenShare is part i's share of total split over parts as evenly as it
+// goes: the first total % parts parts take one more.
+func evenShare(total, parts, i int) int {
+	share := total / parts
+	if i < total%parts {
+		share++
+	}
+	return share
+}
+
 // worker runs workers Worker values on q, each at concurrency conc with a
 // no-op handler, and calls done after each completed job; stop ends them and
 // returns their errors and the first job that did not complete.
@@ -703,11 +714,7 @@ func (r *report) costRun(ctx context.Context, c *cluster, w string, n int, hand 
 		jobs = r.cfg.batchJobs
 	case "process":
 		for i, q := range qs {
-			share := jobs / len(qs)
-			if i < jobs%len(qs) {
-				share++
-			}
-			if err := fill(ctx, q, share, n); err != nil {
+			if err := fill(ctx, q, evenShare(jobs, len(qs), i), n); err != nil {
 				return costRun{}, err
 			}
 		}
@@ -829,11 +836,7 @@ func process(ctx context.Context, qs []*trafikey.Queue, jobs, workers, conc int)
 		return errors.Join(errs...)
 	}
 	for i, q := range qs {
-		share := conc / len(qs)
-		if i < conc%len(qs) {
-			share++
-		}
-		stop, err := worker(ctx, q, workers, share, done)
+		stop, err := worker(ctx, q, workers, evenShare(conc, len(qs), i), done)
 		if err != nil {
 			return errors.Join(err, stopAll())
 		}
@@ -1157,7 +1160,7 @@ func (c *cluster) watchRateLogs(ctx context.Context, ps []part) (func() ([]logEn
 	entries := map[seen]logEntry{}
 	read := func() error {
 		for _, p := range ps {
-			v, err := conns[p.shard].Do(ctx, "ZRANGE", "emq:{"+p.tag+"}:rate", "0", "-1", "WITHSCORES")
+			v, err := conns[p.shard].Do(ctx, "ZRANGE", protocol.Base(p.tag)+protocol.SuffixRate, "0", "-1", "WITHSCORES")
 			if err != nil {
 				return err
 			}
