@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -232,61 +233,110 @@ func commandStats(b *testing.B, s *valkeyserver.Server) map[string]cmdStat {
 // a client would send for the same changes (HINCRBY meta seq, HSET row, ZADD
 // pending, HINCRBY stats added; ZPOPMIN pending, HINCRBY row att, HSET row
 // state, ZADD active, HGET row data; ZREM active, DEL row, HINCRBY stats
-// completed). It reports server-µs/job, the usec of the calls in INFO
-// commandstats (EMQ.ADD, EMQ.CLAIM and EMQ.COMPLETE; EVALSHA; every raw
-// command) over the jobs. Run it by hand:
+// completed). Each lifecycle runs b.N jobs on a queue of its own, in chunks
+// of payloadChunk, and counts the usec of its calls in INFO commandstats
+// (EMQ.ADD, EMQ.CLAIM and EMQ.COMPLETE; EVALSHA; every raw command).
 //
-//	go test ./module -run '^$' -bench Payload -benchtime 1000x
+// A large payload's cost depends on the allocator's state as much as on the
+// commands: the first lifecycle after a flush faults in fresh pages for its
+// payloads, the next reuses the pages the one before freed. So one
+// lifecycle of each executor warms the server first, uncounted, and then
+// each of TRAFIKEY_BENCH_ROUNDS rounds (default 5) runs the three, the order
+// rotating so that none always follows the same one. It reports the median
+// server-µs/job of each executor and the medians of each round's raw/native
+// and raw/lua (the executor's speed as a fraction of the raw commands'); -v
+// logs every round with the spreads and each command's µs per job. Run it by
+// hand:
+//
+//	go test ./module -run '^$' -bench Payload -benchtime 500x -v
 func BenchmarkPayload(b *testing.B) {
 	s, c, shas := benchServer(b, "", protocol.Install, protocol.Add, protocol.Claim, protocol.Complete)
+	rounds := envInt(b, "TRAFIKEY_BENCH_ROUNDS", 5)
+	executors := []string{"native", "lua", "raw"}
 	queue := 0
 	for _, size := range []int{64, 4 << 10, 256 << 10, 1 << 20} {
 		payload := strings.Repeat("p", size)
-		for _, ex := range []string{"native", "lua", "raw"} {
-			b.Run(strconv.Itoa(size)+"/"+ex, func(b *testing.B) {
+		b.Run(strconv.Itoa(size), func(b *testing.B) {
+			b.StopTimer()
+			if _, err := c.Do(b.Context(), "FLUSHALL"); err != nil {
+				b.Fatal(err)
+			}
+			// lifecycle runs one executor's b.N jobs and returns its
+			// server usec per job, logging each command's with -v
+			lifecycle := func(ex string, round int) float64 {
 				queue++
 				e := &benchExec{b: b, c: c, q: "payload" + strconv.Itoa(queue), native: ex == "native", shas: shas}
-				if _, err := c.Do(b.Context(), "FLUSHALL"); err != nil {
-					b.Fatal(err)
-				}
 				var usec float64
-				b.ResetTimer()
 				if ex == "raw" {
 					usec = rawLifecycle(b, s, e, payload, b.N)
 				} else {
 					usec = verbLifecycle(b, s, e, payload, b.N)
 				}
-				b.StopTimer()
-				b.ReportMetric(usec/float64(b.N), "server-µs/job")
-				if testing.Verbose() {
+				if testing.Verbose() && round >= 0 {
+					var parts []string
 					for name, cs := range commandStats(b, s) {
-						b.Logf("%s: %.1f µs/job", name, cs.usec/float64(b.N))
+						parts = append(parts, name+" "+strconv.FormatFloat(cs.usec/float64(b.N), 'f', 1, 64))
 					}
+					slices.Sort(parts)
+					b.Logf("round %d, %s: %.1f µs/job (%s)", round, ex, usec/float64(b.N), strings.Join(parts, ", "))
 				}
-			})
-		}
+				return usec / float64(b.N)
+			}
+			for _, ex := range executors {
+				lifecycle(ex, -1)
+			}
+			us := map[string][]float64{}
+			var rawNative, rawLua []float64
+			for r := range rounds {
+				got := map[string]float64{}
+				for k := range executors {
+					ex := executors[(k+r)%len(executors)]
+					got[ex] = lifecycle(ex, r)
+					us[ex] = append(us[ex], got[ex])
+				}
+				rawNative = append(rawNative, got["raw"]/got["native"])
+				rawLua = append(rawLua, got["raw"]/got["lua"])
+			}
+			for _, ex := range executors {
+				b.ReportMetric(median(us[ex]), ex+"-server-µs/job")
+			}
+			b.ReportMetric(median(rawNative), "raw/native")
+			b.ReportMetric(median(rawLua), "raw/lua")
+			b.Logf("%d bytes, %d rounds of %d jobs, server µs/job: native %s, Lua %s, raw %s; raw/native %s, raw/lua %s",
+				size, rounds, b.N, spread(us["native"]), spread(us["lua"]), spread(us["raw"]), spread(rawNative), spread(rawLua))
+		})
 	}
 }
 
-// verbLifecycle adds, claims and completes n jobs one per call and
-// returns the server usec of those calls.
+// payloadChunk is how many jobs a lifecycle adds, claims and completes
+// before the next: one pipeline of each, as many payloads in flight as a
+// queue holds that keeps up with its producers. The whole lifecycle's
+// payloads at once would measure the allocator's handling of hundreds of
+// megabytes coming and going more than the commands.
+const payloadChunk = 128
+
+// verbLifecycle adds, claims and completes n jobs one per call, in chunks
+// of payloadChunk, and returns the server usec of those calls.
 func verbLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string, n int) float64 {
 	e.must(protocol.Install)
 	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
-	e.verb = protocol.Add
-	e.pipeline(repeat(n, addArgs(job(payload))))
-	e.verb = protocol.Claim
-	claimed := e.pipeline(repeat(n, []string{"600000", "1"}))
-	completes := make([][]string, 0, len(claimed))
-	for _, r := range claimed {
-		j := r.([]any)[0].([]any)
-		if len(j[1].(string)) != len(payload) {
-			b.Fatalf("claimed a payload of %d bytes, want %d", len(j[1].(string)), len(payload))
+	for done := 0; done < n; done += payloadChunk {
+		m := min(payloadChunk, n-done)
+		e.verb = protocol.Add
+		e.pipeline(repeat(m, addArgs(job(payload))))
+		e.verb = protocol.Claim
+		claimed := e.pipeline(repeat(m, []string{"600000", "1"}))
+		completes := make([][]string, 0, len(claimed))
+		for _, r := range claimed {
+			j := r.([]any)[0].([]any)
+			if len(j[1].(string)) != len(payload) {
+				b.Fatalf("claimed a payload of %d bytes, want %d", len(j[1].(string)), len(payload))
+			}
+			completes = append(completes, []string{j[0].(string), strconv.FormatInt(j[2].(int64), 10), ""})
 		}
-		completes = append(completes, []string{j[0].(string), strconv.FormatInt(j[2].(int64), 10), ""})
+		e.verb = protocol.Complete
+		e.pipeline(completes)
 	}
-	e.verb = protocol.Complete
-	e.pipeline(completes)
 	st := commandStats(b, s)
 	if !e.native {
 		return st["evalsha"].usec
@@ -294,40 +344,44 @@ func verbLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload s
 	return st["emq.add"].usec + st["emq.claim"].usec + st["emq.complete"].usec
 }
 
-// rawLifecycle makes the same changes with raw commands and returns their
-// server usec. Each round trip carries the commands of 128 jobs, as the
-// verbs' pipelines carry 128 calls, so as many payloads are in flight.
+// rawLifecycle makes the same changes with raw commands, in the same
+// chunks, and returns their server usec. Each round trip carries the
+// commands of a chunk's jobs, as the verbs' pipelines carry a chunk's calls.
 func rawLifecycle(b *testing.B, s *valkeyserver.Server, e *benchExec, payload string, n int) float64 {
 	k := protocol.KeysOf(e.q)
 	valkeytest.Do(b, s, "CONFIG", "RESETSTAT")
 	var lines [][]string
-	for i := range n {
-		id := strconv.Itoa(i + 1)
-		lines = append(lines, []string{"HINCRBY", k.Meta, protocol.MetaSeq, "1"},
-			[]string{"HSET", k.Job(id), protocol.FieldData, payload, protocol.FieldState, protocol.StatePending,
-				protocol.FieldAttempts, "0", protocol.FieldMax, "3", protocol.FieldPriority, "0",
-				protocol.FieldBackoff, "fixed:0", protocol.FieldAdded, "1767225600000"},
-			[]string{"ZADD", k.Pending, "0", id},
-			[]string{"HINCRBY", k.Stats, statAdded, "1"})
+	for done := 0; done < n; done += payloadChunk {
+		ids := make([]string, min(payloadChunk, n-done))
+		for i := range ids {
+			ids[i] = strconv.Itoa(done + i + 1)
+		}
+		lines = lines[:0]
+		for _, id := range ids {
+			lines = append(lines, []string{"HINCRBY", k.Meta, protocol.MetaSeq, "1"},
+				[]string{"HSET", k.Job(id), protocol.FieldData, payload, protocol.FieldState, protocol.StatePending,
+					protocol.FieldAttempts, "0", protocol.FieldMax, "3", protocol.FieldPriority, "0",
+					protocol.FieldBackoff, "fixed:0", protocol.FieldAdded, "1767225600000"},
+				[]string{"ZADD", k.Pending, "0", id},
+				[]string{"HINCRBY", k.Stats, statAdded, "1"})
+		}
+		runDepth(e, lines, 4*payloadChunk)
+		lines = lines[:0]
+		for _, id := range ids {
+			lines = append(lines, []string{"ZPOPMIN", k.Pending, "1"},
+				[]string{"HINCRBY", k.Job(id), protocol.FieldAttempts, "1"},
+				[]string{"HSET", k.Job(id), protocol.FieldState, protocol.StateActive},
+				[]string{"ZADD", k.Active, "1767225600000", id},
+				[]string{"HGET", k.Job(id), protocol.FieldData})
+		}
+		runDepth(e, lines, 5*payloadChunk)
+		lines = lines[:0]
+		for _, id := range ids {
+			lines = append(lines, []string{"ZREM", k.Active, id}, []string{"DEL", k.Job(id)},
+				[]string{"HINCRBY", k.Stats, statCompleted, "1"})
+		}
+		runDepth(e, lines, 3*payloadChunk)
 	}
-	runDepth(e, lines, 4*128)
-	lines = lines[:0]
-	for i := range n {
-		id := strconv.Itoa(i + 1)
-		lines = append(lines, []string{"ZPOPMIN", k.Pending, "1"},
-			[]string{"HINCRBY", k.Job(id), protocol.FieldAttempts, "1"},
-			[]string{"HSET", k.Job(id), protocol.FieldState, protocol.StateActive},
-			[]string{"ZADD", k.Active, "1767225600000", id},
-			[]string{"HGET", k.Job(id), protocol.FieldData})
-	}
-	runDepth(e, lines, 5*128)
-	lines = lines[:0]
-	for i := range n {
-		id := strconv.Itoa(i + 1)
-		lines = append(lines, []string{"ZREM", k.Active, id}, []string{"DEL", k.Job(id)},
-			[]string{"HINCRBY", k.Stats, statCompleted, "1"})
-	}
-	runDepth(e, lines, 3*128)
 	usec := 0.0
 	for _, cs := range commandStats(b, s) {
 		usec += cs.usec
