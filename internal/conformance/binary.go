@@ -45,6 +45,34 @@ func testBinary(t *testing.T, env Env) {
 			}
 		})
 	}
+	// One CLAIM of many large payloads, sizes on either side of the 16 KB
+	// from which the module replies with the stored string itself, each
+	// with bytes of its own: every payload comes back whole and in order.
+	scenario(t, env, "large payloads claimed together", func(t *testing.T, q *queue) {
+		q.install()
+		sizes := []int{16383, 16384, 16385, 70000, 1000, 16384, 300000, 0, 65536, 16384}
+		var jobs []job
+		for i, n := range sizes {
+			b := make([]byte, n)
+			for j := range b {
+				b[j] = byte(i*31 + j*7 + j>>9)
+			}
+			jobs = append(jobs, job{data: string(b)})
+		}
+		ids := q.add(jobs...)
+		got := q.claim(600000, len(jobs))
+		require.Len(t, got, len(jobs))
+		for i, c := range got {
+			require.Equal(t, ids[i], c.id)
+			require.True(t, jobs[i].data == c.data, "job %s: %d bytes back for %d", c.id, len(c.data), len(jobs[i].data))
+		}
+		// the same rows again, through the extended reply
+		q.add(jobs[:3]...)
+		ext := q.claimExt(3)
+		for _, j := range jobs[:3] {
+			require.Contains(t, ext, Bulk(j.data))
+		}
+	})
 	scenario(t, env, "unique key", func(t *testing.T, q *queue) {
 		q.install()
 		key := "\x00\xff{other}:" + strings.Repeat("\xfe", 10)

@@ -91,7 +91,9 @@ func (r *replyWriter) bulk(p []byte) {
 }
 
 // bulkRef writes a bulk string by reference: p is server memory that lives
-// until the command ends (arena.kept), emitted from there by C.
+// until the command ends (arena.kept), emitted from there by C, and from
+// EMQ_REF_REPLY_MIN bytes (shim.h) as the kept server string itself when p
+// is one, so that a server avoiding reply copies writes it in place.
 func (r *replyWriter) bulkRef(p []byte) {
 	if r.value() {
 		r.w.byte(tagRef)

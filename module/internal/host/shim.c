@@ -29,6 +29,7 @@ static void (*FreeString)(void *ctx, void *s);
 static int (*ReplyWithError)(void *ctx, const char *err);
 static int (*ReplyWithLongLong)(void *ctx, long long v);
 static int (*ReplyWithStringBuffer)(void *ctx, const char *p, size_t n);
+static int (*ReplyWithString)(void *ctx, void *s);
 static int (*ReplyWithNull)(void *ctx);
 static int (*ReplyWithArray)(void *ctx, long n);
 static int (*AvoidReplicaTraffic)(void);
@@ -322,11 +323,27 @@ static void block_client(void *ctx, emq_io *io, int id) {
 
 static uint32_t rd32(const unsigned char **p) { uint32_t v; memcpy(&v, *p, 4); *p += 4; return v; }
 
+/* kept_string returns the server string of io's kept list that holds the
+ * n bytes at p, or NULL. The search starts at *from, where the one before
+ * ended: a reply names its kept strings in the order they were read. */
+static void *kept_string(const emq_io *io, const char *p, size_t n, size_t *from) {
+    for (size_t j = 0; j < io->nkeep; j++) {
+        size_t i = (*from + j) % io->nkeep;
+        uintptr_t k = (uintptr_t)io->keep[i];
+        size_t kn = 0;
+        if (k & 1 || StringPtrLen((void *)k, &kn) != p || kn != n) continue; /* a call reply, or another string */
+        *from = i + 1;
+        return (void *)k;
+    }
+    return NULL;
+}
+
 /* Emits the reply stream: a flat pre-order walk, so nested arrays need no
  * recursion. Go validated the stream (one complete value); the bounds checks
  * only keep a bug from reading past the buffer. */
-static void emit(void *ctx, const emq_buf *rep) {
+static void emit(void *ctx, const emq_buf *rep, const emq_io *io) {
     const unsigned char *p = rep->p, *end = rep->p + rep->len;
+    size_t from = 0; /* where kept_string looks first */
     if (rep->len == 0) {
         ReplyWithError(ctx, internal_error);
         return;
@@ -359,7 +376,10 @@ static void emit(void *ctx, const emq_buf *rep) {
             uint64_t addr;
             memcpy(&addr, p, 8);
             p += 8;
-            ReplyWithStringBuffer(ctx, (const char *)(uintptr_t)addr, n);
+            const char *b = (const char *)(uintptr_t)addr;
+            void *str = n >= EMQ_REF_REPLY_MIN ? kept_string(io, b, n, &from) : NULL;
+            if (str) ReplyWithString(ctx, str);
+            else ReplyWithStringBuffer(ctx, b, n);
             break;
         }
         case EMQ_R_ERROR: /* NUL-terminated; ReplyWithError adds the '-' and takes no format */
@@ -421,7 +441,7 @@ static int run(void *ctx, void **argv, int argc, int id, int rerun) {
     depth--;
     if (io->ready.len) signal_ready(ctx, io);
     int rc = EMQ_OK;
-    if (io->block_ms <= 0) emit(ctx, &io->rep);
+    if (io->block_ms <= 0) emit(ctx, &io->rep, io);
     else if (rerun) rc = EMQ_ERR; /* still nothing: stay blocked */
     else block_client(ctx, io, id);
     io->block_ms = 0;
@@ -493,7 +513,7 @@ static int onload(void *ctx, void **argv, int argc) {
     GetApi = (int (*)(const char *, void *))((void **)ctx)[0];
     GET(Log) GET(CreateCommand) GET(GetCommand) GET(SetCommandInfo) GET(SetModuleAttribs) GET(SetModuleOptions)
     GET(IsModuleNameBusy) GET(StringPtrLen) GET(CreateString) GET(FreeString)
-    GET(ReplyWithError) GET(ReplyWithLongLong) GET(ReplyWithStringBuffer) GET(ReplyWithNull)
+    GET(ReplyWithError) GET(ReplyWithLongLong) GET(ReplyWithStringBuffer) GET(ReplyWithString) GET(ReplyWithNull)
     GET(ReplyWithArray) GET(AvoidReplicaTraffic) GET(CachedMicroseconds) GET(IsKeysPositionRequest)
     GET(KeyAtPosWithFlags) GET(GetClientId) GET(GetClientUserNameById) GET(GetContextFlags)
     GET(GetModuleUserFromUserName) GET(ACLCheckKeyPermissions) GET(FreeModuleUser)

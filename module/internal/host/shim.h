@@ -63,6 +63,13 @@
  * bytes is emitted from there (EMQ_R_REF). */
 #define EMQ_REF_MIN 1024
 
+/* A client reply of a kept server string at least this long is the string
+ * itself (RM_ReplyWithString), not its bytes: a server that avoids copying
+ * large replies (Valkey 9.1's min-string-size-avoid-copy-reply, 16 KB by
+ * default) then writes it from the string, where the bytes would be copied
+ * into the reply buffers first. A server that copies copies either way. */
+#define EMQ_REF_REPLY_MIN 16384
+
 /* Deepest array nesting a host reply may have (a top-level array is depth 1). */
 #define EMQ_MAX_REPLY_DEPTH 4
 
