@@ -134,6 +134,71 @@ func BenchmarkFloor(b *testing.B) {
 	}
 }
 
+// BenchmarkFloorPayload sets a native ADD of one large payload against its
+// floor and against the raw HSET of the same row: EMQ.ADD, FLOOR.ADD and
+// HSET row data <payload> att 0 at <ms> interleaved in one pipeline, in
+// chunks of payloadChunk jobs of each whose rows are deleted after the
+// chunk, so that every chunk's copies land on pages the one before freed
+// (BenchmarkPayload says why that matters). Each of TRAFIKEY_BENCH_ROUNDS
+// rounds (5) runs b.N jobs of each after a warming round; it reports the
+// median server µs per call of each command and logs their min–max. Run it
+// by hand:
+//
+//	go test ./module -run '^$' -bench FloorPayload -benchtime 384x -v
+func BenchmarkFloorPayload(b *testing.B) {
+	so := buildFloor(b)
+	sv := startBuild(b, "", nil)
+	valkeytest.Do(b, sv.s, "MODULE", "LOAD", so)
+	rounds := envInt(b, "TRAFIKEY_BENCH_ROUNDS", 5)
+	commands := []string{"EMQ.ADD", "FLOOR.ADD", "HSET"}
+	queue := 0
+	for _, size := range []int{256 << 10, 1 << 20} {
+		payload := strings.Repeat("p", size)
+		b.Run(strconv.Itoa(size), func(b *testing.B) {
+			b.StopTimer()
+			us := make([][]float64, len(commands))
+			for r := -1; r < rounds; r++ {
+				var ex [2]*benchExec // EMQ.ADD's queue, FLOOR.ADD's
+				for x := range ex {
+					queue++
+					ex[x] = &benchExec{b: b, c: sv.c, q: "floorpayload" + strconv.Itoa(queue), native: true, shas: sv.shas}
+					ex[x].must(protocol.Install)
+				}
+				raw := protocol.KeysOf("floorpayload-raw" + strconv.Itoa(queue))
+				valkeytest.Do(b, sv.s, "CONFIG", "RESETSTAT")
+				for done := 0; done < b.N; done += payloadChunk {
+					var lines, dels [][]string
+					for j := done; j < min(done+payloadChunk, b.N); j++ {
+						id := strconv.Itoa(j + 1)
+						for x, e := range ex {
+							l := e.line(protocol.Add, addArgs(job(payload)))
+							l[0] = commands[x]
+							lines = append(lines, l)
+							dels = append(dels, []string{"DEL", protocol.KeysOf(e.q).Job(id)})
+						}
+						lines = append(lines, []string{"HSET", raw.Job(id), protocol.FieldData, payload,
+							protocol.FieldAttempts, "0", protocol.FieldAdded, "1767225600000"})
+						dels = append(dels, []string{"DEL", raw.Job(id)})
+					}
+					ex[0].run(lines)
+					ex[0].run(dels)
+				}
+				if r < 0 {
+					continue // the warming round
+				}
+				for x, command := range commands {
+					us[x] = append(us[x], serverMicros(b, sv.s, command))
+				}
+			}
+			for x, command := range commands {
+				b.ReportMetric(median(us[x]), strings.ToLower(command)+"-µs/call")
+			}
+			b.Logf("%s (%s), %d bytes, %d rounds of %d calls each, µs/call: EMQ.ADD %s, FLOOR.ADD %s, HSET %s",
+				sv.label, sv.version, size, rounds, b.N, spread(us[0]), spread(us[1]), spread(us[2]))
+		})
+	}
+}
+
 // buildFloor builds bench/floor/floor.c into a shared object in a
 // temporary directory and returns its path; without a C compiler (cc) it
 // skips tb.
