@@ -377,8 +377,13 @@ func (c *cluster) switches() ([][2]int64, error) {
 		var sw [2]int64
 		for _, line := range strings.Split(string(b), "\n") {
 			k, v, _ := strings.Cut(line, ":")
-			i := slices.Index([]string{"voluntary_ctxt_switches", "nonvoluntary_ctxt_switches"}, k)
-			if i < 0 {
+			var i int
+			switch k {
+			case "voluntary_ctxt_switches":
+				i = 0
+			case "nonvoluntary_ctxt_switches":
+				i = 1
+			default:
 				continue
 			}
 			if sw[i], err = strconv.ParseInt(strings.TrimSpace(v), 10, 64); err != nil {

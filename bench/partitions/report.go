@@ -43,6 +43,11 @@ type target struct {
 	met               bool
 }
 
+// atMost110 is the target that the median of xs, a ratio, is at most 1.10.
+func atMost110(figure string, xs []float64) target {
+	return target{figure: figure, want: "≤ 1.10", got: spread(xs, f2), met: median(xs) <= 1.10}
+}
+
 func f2(v float64) string { return fmt.Sprintf("%.2f", v) }
 func f0(v float64) string { return fmt.Sprintf("%.0f", v) }
 
@@ -88,10 +93,7 @@ func (r *report) writeCost(b *strings.Builder) {
 			if n == 1 || rs == nil {
 				continue
 			}
-			r.targetsTable = append(r.targetsTable, target{
-				figure: fmt.Sprintf("cost, %s, %d partitions: worst primary's µs per job ÷ N=1", w, n),
-				want:   "≤ 1.10", got: spread(rs, f2), met: median(rs) <= 1.10,
-			})
+			r.targetsTable = append(r.targetsTable, atMost110(fmt.Sprintf("cost, %s, %d partitions: worst primary's µs per job ÷ N=1", w, n), rs))
 		}
 	}
 	fmt.Fprintf(b, "**Cost per job on one primary.** The same runs on a 1-primary cluster of their own, run before the ones above: every partition on the one server, so that the server's load and the client's are as they are for the unpartitioned queue, and what is left is what partitioning costs the server per job. %s\n\n", r.loads["cost"])
@@ -105,16 +107,10 @@ func (r *report) writeCost(b *strings.Builder) {
 				continue
 			}
 			if rs := ratios(r.cost[oneKey(w, n)], r.cost[oneKey(w, 1)], worst); rs != nil {
-				r.targetsTable = append(r.targetsTable, target{
-					figure: fmt.Sprintf("beside the target: cost, %s, %d partitions on one primary: µs per job ÷ N=1", w, n),
-					want:   "≤ 1.10", got: spread(rs, f2), met: median(rs) <= 1.10,
-				})
+				r.targetsTable = append(r.targetsTable, atMost110(fmt.Sprintf("beside the target: cost, %s, %d partitions on one primary: µs per job ÷ N=1", w, n), rs))
 			}
 			if rs := ratios(r.cost[costKey(w, n)], r.cost[handKey(w)], worst); rs != nil {
-				r.targetsTable = append(r.targetsTable, target{
-					figure: fmt.Sprintf("beside the target: cost, %s, %d partitions: worst primary's µs per job ÷ by hand's", w, n),
-					want:   "≤ 1.10", got: spread(rs, f2), met: median(rs) <= 1.10,
-				})
+				r.targetsTable = append(r.targetsTable, atMost110(fmt.Sprintf("beside the target: cost, %s, %d partitions: worst primary's µs per job ÷ by hand's", w, n), rs))
 			}
 		}
 	}
@@ -180,10 +176,7 @@ func (r *report) writeBalance(b *strings.Builder) {
 			runs []costRun
 		}{{"add", add}, {"batch", batch}} {
 			xs := pick(w.runs, shardMax)
-			r.targetsTable = append(r.targetsTable, target{
-				figure: fmt.Sprintf("balance, %s, %d partitions: jobs per primary max ÷ mean", w.name, n),
-				want:   "≤ 1.10", got: spread(xs, f2), met: median(xs) <= 1.10,
-			})
+			r.targetsTable = append(r.targetsTable, atMost110(fmt.Sprintf("balance, %s, %d partitions: jobs per primary max ÷ mean", w.name, n), xs))
 		}
 		r.targetsTable = append(r.targetsTable, target{
 			figure: fmt.Sprintf("balance, %d partitions: claims per partition at half the backlog, max and min ÷ even", n),
