@@ -19,10 +19,11 @@ import (
 
 // The writes the key API makes (module argument key-writes yes, the
 // default) leave what the same writes through RM_Call leave (key-writes
-// no): the same replies, the same queue, encodings included, on the
-// primary and on its replica (the replicated effects), the same AOF but
-// for the times, the same keyspace events in the same order, and the same
-// WATCH outcomes. The dirty count is the one thing they count apart: one
+// no): the same replies, the same queue, encodings included, and the same
+// job events, on the primary and on its replica (the replicated effects),
+// the same AOF but for the times and stream ids, the same keyspace events
+// in the same order, the same WATCH outcomes and the same blocked readers
+// woken. The dirty count is the one thing they count apart: one
 // change per replicated write, where the commands count one per field or
 // member.
 
@@ -41,6 +42,10 @@ func startWritesSide(t *testing.T, keyWrites string) *writesSide {
 	r := startModule(t, valkeyserver.Options{ReplicaOf: s.Addr(), ModuleArgs: []string{"key-writes", keyWrites}})
 	require.NoError(t, r.WaitReplicaSync(ctxT(t)))
 	valkeytest.Do(t, s, "CONFIG", "SET", "notify-keyspace-events", "KEAn")
+	// stream nodes split by their entry count alone, not by bytes, which
+	// hold the ids' deltas from the two servers' clocks: the approximate
+	// trims then remove the same entries on both sides
+	valkeytest.Do(t, s, "CONFIG", "SET", "stream-node-max-bytes", "0", "stream-node-max-entries", "8")
 	w := &writesSide{mergeSide: mergeSide{t: t, s: s, native: true, q: "kw", k: protocol.KeysOf("kw")}, replica: r,
 		events: make(chan valkey.PubSubMessage, 1<<16)}
 	c := valkeytest.Client(t, s)
@@ -89,9 +94,25 @@ func (w *writesSide) eventsSince() []string {
 }
 
 // aofTimes masks the times an AOF holds (a job's at, a lease's deadline,
-// a due time: milliseconds since 1970, 13 digits), which the two servers
-// read from their clocks a moment apart.
-var aofTimes = regexp.MustCompile(`\r\n1[0-9]{12}\r\n`)
+// a due time: milliseconds since 1970, 13 digits, and the events' stream
+// ids), which the two servers read from their clocks a moment apart.
+var aofTimes = regexp.MustCompile(`\r\n1[0-9]{12}(-[0-9]+)?\r\n`)
+
+// streamDump returns a stream's entries, each its fields and values, with
+// its id when withIDs (the two sides' ids differ by their clocks).
+func streamDump(t *testing.T, s *valkeyserver.Server, key string, withIDs bool) []string {
+	t.Helper()
+	var out []string
+	for _, e := range valkeytest.Do(t, s, "XRANGE", key, "-", "+").([]any) {
+		entry := e.([]any)
+		line := strings.Join(strs(entry[1]), " ")
+		if withIDs {
+			line = entry[0].(string) + " " + line
+		}
+		out = append(out, line)
+	}
+	return out
+}
 
 // deadline is EXTEND's reply, a time of the server's clock, as "deadline".
 func deadline(r any) any {
@@ -105,7 +126,8 @@ func TestKeyWritesMatchRMCall(t *testing.T) {
 	skipInShort(t, "batches of hundreds of jobs compared call by call with a replica")
 	t.Parallel()
 	sides := [2]*writesSide{startWritesSide(t, "yes"), startWritesSide(t, "no")}
-	events := 0
+	events := sides[0].k.Base + protocol.SuffixEvents
+	notified, trims := 0, 0
 	step := func(name string, f func(e *mergeSide) any) [2]any {
 		t.Helper()
 		var r [2]any
@@ -114,13 +136,19 @@ func TestKeyWritesMatchRMCall(t *testing.T) {
 		}
 		require.Equal(t, fmt.Sprintf("%#v", r[1]), fmt.Sprintf("%#v", r[0]), "%s: the replies differ (key API, then RM_Call)", name)
 		require.Equal(t, queueDump(t, sides[1].s, sides[1].k), queueDump(t, sides[0].s, sides[0].k), "%s: the queues", name)
+		require.Equal(t, streamDump(t, sides[1].s, events, false), streamDump(t, sides[0].s, events, false), "%s: the events", name)
 		ev := [2][]string{sides[0].eventsSince(), sides[1].eventsSince()}
 		require.Equal(t, ev[1], ev[0], "%s: the keyspace events", name)
-		events += len(ev[0])
+		notified += len(ev[0])
+		for _, n := range ev[0] {
+			if strings.HasPrefix(n, "xtrim ") {
+				trims++
+			}
+		}
 		return r
 	}
 	const n = 200
-	step("install", func(e *mergeSide) any { return e.do(protocol.Install) })
+	step("install, job events on", func(e *mergeSide) any { return []any{e.do(protocol.Install), e.do(protocol.Events, "1000")} })
 	step("add 200: rows past the hash listpack value, pending past the zset listpack, delayed, unique", func(e *mergeSide) any {
 		var jobs [][]string
 		for i := 1; i <= n; i++ {
@@ -193,15 +221,42 @@ func TestKeyWritesMatchRMCall(t *testing.T) {
 		}
 		return out
 	})
-	require.Greater(t, events, 1000, "keyspace events seen")
+	// a job's events keep the bound it was added with: far over a lower
+	// one, the first trim is RM_Call's (see xadd_write), then the key API's
+	require.Greater(t, len(streamDump(t, sides[0].s, events, false)), 110)
+	step("events bound lowered", func(e *mergeSide) any { return e.do(protocol.Events, "5") })
+	step("add, claim and complete one at a time", func(e *mergeSide) any {
+		var out []any
+		for i := range 30 {
+			out = append(out, e.do(protocol.Add, addArgs(job("late "+strconv.Itoa(i)))...))
+			for _, j := range claimed(e.do(protocol.Claim, "60000", "1")) {
+				out = append(out, e.do(protocol.Complete, j[0], j[1], ""))
+			}
+		}
+		return out
+	})
+	require.Greater(t, notified, 1000, "keyspace events seen")
+	require.Greater(t, trims, 5, "xtrim events seen")
+	// the events' XADDs went through the key API but the one far over the
+	// lowered bound; RM_Call's count in INFO commandstats
+	calls := [2]string{}
+	for i, e := range sides {
+		calls[i], _, _ = strings.Cut(infoField(t, e.s, "commandstats", "cmdstat_xadd"), ",")
+	}
+	require.Equal(t, "calls=1", calls[0], "XADDs through RM_Call with the key API on")
+	require.NotEqual(t, "calls=1", calls[1])
 	for _, e := range sides {
 		valkeytest.WaitReplicated(t, e.s, e.replica)
 		require.Equal(t, queueDump(t, e.s, e.k), queueDump(t, e.replica, e.k), "the replica of %s", e.s.Addr())
+		require.Equal(t, streamDump(t, e.s, events, true), streamDump(t, e.replica, events, true), "the events on the replica of %s", e.s.Addr())
 	}
+	require.Less(t, len(streamDump(t, sides[0].s, events, false)), 30, "trimmed to the lowered bound")
 	require.Equal(t, queueDump(t, sides[1].replica, sides[1].k), queueDump(t, sides[0].replica, sides[0].k), "the replicas")
 	aof := [2]string{aofTimes.ReplaceAllString(readAOF(t, sides[0].s), "\r\nT\r\n"), aofTimes.ReplaceAllString(readAOF(t, sides[1].s), "\r\nT\r\n")}
 	require.Equal(t, aof[1], aof[0], "the AOFs")
 	require.Contains(t, aof[0], "$4\r\nHSET\r\n")
+	require.Contains(t, aof[0], "$4\r\nXADD\r\n")
+	require.Contains(t, aof[0], "$6\r\nMAXLEN\r\n$1\r\n=\r\n", "the trim made exact")
 	dirty := [2]int{}
 	for i, e := range sides {
 		dirty[i], _ = strconv.Atoi(infoField(t, e.s, "persistence", "rdb_changes_since_last_save"))
@@ -252,4 +307,42 @@ func TestKeyWritesWatch(t *testing.T) {
 	require.Equal(t, outcomes[1], outcomes[0], "WATCH aborted (key API, then RM_Call)")
 	require.Contains(t, outcomes[0], true)
 	require.Contains(t, outcomes[0], false)
+}
+
+// An events entry written through the key API wakes a reader blocked on
+// the stream, whether the entry creates the stream or joins it, as through
+// RM_Call.
+func TestKeyWritesXaddWakesReaders(t *testing.T) {
+	t.Parallel()
+	for _, kw := range []string{"yes", "no"} {
+		s := startModule(t, valkeyserver.Options{ModuleArgs: []string{"key-writes", kw}})
+		e := &mergeSide{t: t, s: s, native: true, q: "wake", k: protocol.KeysOf("wake")}
+		events := e.k.Base + protocol.SuffixEvents
+		e.do(protocol.Install)
+		require.Equal(t, int64(1), e.do(protocol.Events, "1000"))
+		r, err := s.Dial(ctxT(t))
+		require.NoError(t, err)
+		for i, state := range []string{"absent", "present"} {
+			read := make(chan any, 1)
+			go func() {
+				v, err := r.Do(ctxT(t), "XREAD", "BLOCK", "0", "STREAMS", events, "$")
+				if err != nil {
+					v = err
+				}
+				read <- v
+			}()
+			waitInfo(t, s, "clients", "blocked_clients", "1")
+			e.do(protocol.Add, addArgs(job("wake "+strconv.Itoa(i)))...)
+			select {
+			case v := <-read:
+				require.Contains(t, fmt.Sprint(v), protocol.EventAdded, "key-writes %s, stream %s", kw, state)
+			case <-ctxT(t).Done():
+				t.Fatalf("key-writes %s, stream %s: the blocked reader was not woken", kw, state)
+			}
+		}
+		if kw == "yes" {
+			require.Empty(t, infoField(t, s, "commandstats", "cmdstat_xadd"), "an XADD through RM_Call")
+		}
+		r.Close()
+	}
 }

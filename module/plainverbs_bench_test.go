@@ -32,12 +32,19 @@ import (
 // TRAFIKEY_PLAIN_JOBS set the chunks (20) and the jobs per chunk (5000).
 // TRAFIKEY_PLAIN_EVENTS=<bound> turns job events on for every queue of both
 // servers (EVENTS <bound> after INSTALL), to compare the events' path.
+// TRAFIKEY_PLAIN_BATCH=<n> sends every verb n jobs a call instead, to
+// compare what a call costs beside its jobs (1: one job a call).
 func BenchmarkPlainVerbs(b *testing.B) {
 	before := os.Getenv("TRAFIKEY_MODULE_BEFORE")
 	if before == "" {
 		b.Skip("TRAFIKEY_MODULE_BEFORE names no module to compare with")
 	}
 	chunks, jobs := envInt(b, "TRAFIKEY_PLAIN_CHUNKS", 20), envInt(b, "TRAFIKEY_PLAIN_JOBS", 5000)
+	addN, claimN, completeN := 100, 25, 16
+	if os.Getenv("TRAFIKEY_PLAIN_BATCH") != "" {
+		n := envInt(b, "TRAFIKEY_PLAIN_BATCH", 1)
+		addN, claimN, completeN = n, n, n
+	}
 	type side struct {
 		*abSide
 		old bool                 // the argument forms of 0ffcc06
@@ -82,23 +89,23 @@ func BenchmarkPlainVerbs(b *testing.B) {
 				run(sd, [][]string{verbArgs(protocol.Events, q, bound)})
 			}
 			var adds [][]string
-			for n := 0; n < jobs; n += 100 {
-				args := []string{strconv.Itoa(min(100, jobs-n))}
+			for n := 0; n < jobs; n += addN {
+				args := []string{strconv.Itoa(min(addN, jobs-n))}
 				if !sd.old {
 					args = append(args, "0") // no option column
 				}
-				for range min(100, jobs-n) {
+				for range min(addN, jobs-n) {
 					args = append(args, job(payload)...)
 				}
 				adds = append(adds, verbArgs(protocol.Add, q, args...))
 			}
 			measure(sd, "add", adds)
-			claim := []string{"600000", "25"}
+			claim := []string{"600000", strconv.Itoa(claimN)}
 			if !sd.old {
 				claim = append(claim, protocol.ClaimExtended)
 			}
 			var lines [][]string
-			for range (jobs + 24) / 25 {
+			for range (jobs + claimN - 1) / claimN {
 				lines = append(lines, verbArgs(protocol.Claim, q, claim...))
 			}
 			var leases [][2]string
@@ -112,8 +119,8 @@ func BenchmarkPlainVerbs(b *testing.B) {
 				b.Fatalf("%s: claimed %d jobs of %d", sd.name, len(leases), jobs)
 			}
 			lines = lines[:0]
-			for i := 0; i < len(leases); i += 16 {
-				part := leases[i:min(i+16, len(leases))]
+			for i := 0; i < len(leases); i += completeN {
+				part := leases[i:min(i+completeN, len(leases))]
 				args := []string{strconv.Itoa(len(part))}
 				for _, l := range part {
 					args = append(args, l[0], l[1])

@@ -86,6 +86,12 @@ static int (*HashSet)(void *key, int flags, ...);
 static int (*ZsetAdd)(void *key, double score, void *ele, int *flags);
 static int (*ZsetRem)(void *key, void *ele, int *deleted);
 static int (*Replicate)(void *ctx, const char *cmd, const char *fmt, ...);
+/* XADD's key-API path (xadd_write): optional like the writes above. */
+typedef struct {
+    unsigned long long ms, seq;
+} stream_id; /* ValkeyModuleStreamID */
+static int (*StreamAdd)(void *key, int flags, stream_id *id, void **argv, long numfields);
+static long long (*StreamTrimByLength)(void *key, int flags, long long length);
 
 #define CTX_FLAGS_LUA (1 << 0)     /* VALKEYMODULE_CTX_FLAGS_LUA */
 #define CTX_FLAGS_CLUSTER (1 << 5) /* VALKEYMODULE_CTX_FLAGS_CLUSTER */
@@ -97,6 +103,9 @@ static int (*Replicate)(void *ctx, const char *cmd, const char *fmt, ...);
 #define NOTIFY_STRING (1 << 3)     /* VALKEYMODULE_NOTIFY_STRING */
 #define NOTIFY_HASH (1 << 6)       /* VALKEYMODULE_NOTIFY_HASH */
 #define NOTIFY_ZSET (1 << 7)       /* VALKEYMODULE_NOTIFY_ZSET */
+#define NOTIFY_STREAM (1 << 10)    /* VALKEYMODULE_NOTIFY_STREAM */
+#define STREAM_ADD_AUTOID (1 << 0) /* VALKEYMODULE_STREAM_ADD_AUTOID */
+#define STREAM_TRIM_APPROX (1 << 0) /* VALKEYMODULE_STREAM_TRIM_APPROX */
 #define ZADD_OUT_ADDED (1 << 2)    /* VALKEYMODULE_ZADD_ADDED */
 #define ZADD_OUT_UPDATED (1 << 3)  /* VALKEYMODULE_ZADD_UPDATED */
 #define HASH_NONE 0                /* VALKEYMODULE_HASH_NONE */
@@ -105,6 +114,7 @@ static int (*Replicate)(void *ctx, const char *cmd, const char *fmt, ...);
 #define KEYTYPE_LIST 2
 #define KEYTYPE_HASH 3
 #define KEYTYPE_ZSET 5
+#define KEYTYPE_STREAM 7
 
 /* How a write passes its arguments, so that the server stores each value
  * with the encoding the Lua executor's call of the same command gives it
@@ -141,6 +151,10 @@ static int zset_range;
  * every API key_write needs, unless the module argument key-writes no
  * turned them off (emq_set_key_writes, at load). */
 static int key_writes_api, key_writes;
+
+/* The stream API, for XADD's key-API path; without it XADD goes through
+ * RM_Call even when key_writes is on. */
+static int stream_api;
 
 void emq_set_key_writes(int on) { key_writes = on && key_writes_api && fast_reads; }
 int emq_key_writes(void) { return key_writes; }
@@ -202,6 +216,9 @@ int emq_call_init(int (*get_api)(const char *, void *), void *ctx) {
     fast = 1;
     GET_OPT(HashSet) GET_OPT(ZsetAdd) GET_OPT(ZsetRem) GET_OPT(Replicate)
     key_writes_api = fast && HashGet;
+    fast = 1;
+    GET_OPT(StreamAdd) GET_OPT(StreamTrimByLength)
+    stream_api = fast;
     if (get_api("RedisModule_StringAppendBuffer", (void *)&StringAppendBuffer) != EMQ_OK) StringAppendBuffer = NULL;
     embed_max = probe_embed_max();
     if (get_api("RedisModule_GetServerVersion", (void *)&GetServerVersion) != EMQ_OK) GetServerVersion = NULL;
@@ -373,19 +390,24 @@ static int fast_kind(const char *name, size_t len, uint32_t nargs) {
 #undef IS
 }
 
-/* The digits of v, as the server's ll2string writes them; returns the length. */
-static size_t ll_digits(char *buf, long long v) {
+/* The digits of u, as the server writes an unsigned 64-bit number;
+ * returns the length. */
+static size_t u64_digits(char *buf, unsigned long long u) {
     char tmp[24];
-    size_t n = 0;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    size_t n = 0, len = 0;
     do {
         tmp[n++] = (char)('0' + u % 10);
         u /= 10;
     } while (u);
-    size_t len = 0;
-    if (v < 0) buf[len++] = '-';
     while (n) buf[len++] = tmp[--n];
     return len;
+}
+
+/* The digits of v, as the server's ll2string writes them; returns the length. */
+static size_t ll_digits(char *buf, long long v) {
+    if (v >= 0) return u64_digits(buf, (unsigned long long)v);
+    buf[0] = '-';
+    return 1 + u64_digits(buf + 1, 0ULL - (unsigned long long)v);
 }
 
 /* A score as ZSCORE replies it in RESP2 (addReplyDouble, d2string): zero as 0
@@ -672,8 +694,8 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
 /* ---- the write fast path ----
  *
  * The writes the verbs make most (HSET, HINCRBY, ZADD of scores without
- * options, ZREM, ZPOPMIN with a count) go through the key API instead of
- * RM_Call, with what
+ * options, ZREM, ZPOPMIN with a count, and the events' XADD: see
+ * xadd_write) go through the key API instead of RM_Call, with what
  * each command does beside the data, in its order: the same lookup (a
  * write lookup, which deletes a key found expired), the same change of the
  * data through the server's own functions (hashTypeSet, zsetAdd, zsetDel,
@@ -705,7 +727,7 @@ static int fast_read(const exec_env *e, int kind, const arg *a, uint32_t nargs, 
  * dirty count (what drives the save points), which counts one change per
  * replicated write instead of one per field or member changed. */
 
-enum { W_SLOW, W_HSET, W_HINCRBY, W_ZADD, W_ZREM, W_ZPOPMIN };
+enum { W_SLOW, W_HSET, W_HINCRBY, W_ZADD, W_ZREM, W_ZPOPMIN, W_XADD };
 
 static int write_kind(const char *name, size_t len, uint32_t nargs) {
 #define IS(s) (len == sizeof(s) - 1 && !memcmp(name, s, sizeof(s) - 1))
@@ -714,6 +736,7 @@ static int write_kind(const char *name, size_t len, uint32_t nargs) {
     if (IS("ZADD")) return nargs >= 3 && nargs % 2 == 1 ? W_ZADD : W_SLOW;
     if (IS("ZREM")) return nargs >= 2 ? W_ZREM : W_SLOW;
     if (IS("ZPOPMIN")) return nargs == 2 && zset_range ? W_ZPOPMIN : W_SLOW;
+    if (IS("XADD")) return nargs >= 4 && stream_api ? W_XADD : W_SLOW;
     return W_SLOW;
 #undef IS
 }
@@ -856,10 +879,111 @@ static int zpopmin(const exec_env *e, void *key, void **sv, size_t count) {
     return 1;
 }
 
+/* XADD's approximate trim (MAXLEN ~) removes whole nodes, and at most a
+ * limit of entries a call: 100 times stream-node-max-entries, which XADD
+ * makes 10000 when that is 0 and caps at 1000000, and the key API's trim
+ * takes as it is (0: no limit). With at most XADD_TRIM_SAME entries over
+ * the bound, no limit of either is reached, and both trims remove the same
+ * nodes. */
+#define XADD_TRIM_SAME 100
+
+/* The most bytes of fields and values an XADD takes here: far below the
+ * stream's bound on an entry (1 GB), which would refuse it having created
+ * the key. */
+#define XADD_ENTRY_MAX (1 << 20)
+
+/* xadd_write runs XADD key [MAXLEN ~ <count>] * <field> <value> ... (a job
+ * event's entry, a PUBLISH) through the key API, as xaddCommand does it:
+ * the write lookup, the stream created if absent (the new event), the
+ * entry appended with an id generated from the command's clock
+ * (StreamAdd), the xadd event, the trim and its xtrim event when it
+ * removed entries, the key signalled as modified and, on closing it, as
+ * ready for blocked readers, and the command replicated as XADD propagates
+ * it: with the id it generated and the trim made exact (MAXLEN = <the
+ * length left>). The reply is the id. Returns 0, having written nothing,
+ * for RM_Call to run it: another option or spelling, an explicit id, an
+ * odd count of fields and values, a bound not in canonical digits, a key
+ * of another type, more than XADD_TRIM_SAME entries over the bound, an
+ * entry of more than XADD_ENTRY_MAX bytes, a stream at the last possible
+ * id (StreamAdd refuses it before it writes). */
+static int xadd_write(const exec_env *e, const char *name, const arg *a, uint32_t nargs) {
+    long long maxlen = -1;
+    uint32_t at = 1; /* the id's argument */
+    if (a[1].n == 6 && !memcmp(a[1].p, "MAXLEN", 6)) {
+        if (nargs < 5 || a[2].n != 1 || a[2].p[0] != '~' || !canon_ll(a[3].p, a[3].n, &maxlen) || maxlen < 0)
+            return 0;
+        at = 4;
+    }
+    uint32_t nf = nargs - at - 1; /* fields and values */
+    if (at >= nargs || a[at].n != 1 || a[at].p[0] != '*' || nf < 2 || nf % 2) return 0;
+    size_t bytes = 0;
+    for (uint32_t i = at + 1; i < nargs; i++) bytes += a[i].n;
+    if (bytes > XADD_ENTRY_MAX) return 0;
+    /* sv: the key, then the fields and values; the program's names as the
+     * kept strings, held for the call (XADD copies them into the stream,
+     * and the replicated command takes its own references) */
+    uint32_t nv = nf + 1;
+    void *stack_sv[STACK_ARGS];
+    unsigned char stack_own[STACK_ARGS];
+    void **sv = nv <= STACK_ARGS ? stack_sv : malloc(sizeof(void *) * nv);
+    unsigned char *own = nv <= STACK_ARGS ? stack_own : malloc(nv);
+    int done = sv && own;
+    uint32_t made = 0;
+    intern_hold();
+    for (; done && made < nv; made++) {
+        const arg *x = made == 0 ? &a[0] : &a[at + made];
+        int o = 0;
+        void *s = x->ref == -2 ? intern(x) : NULL;
+        if (!s) s = arg_string(e, x, &o);
+        if (!s) {
+            done = 0;
+            break;
+        }
+        sv[made] = s;
+        own[made] = (unsigned char)o;
+    }
+    void *ctx = e->ctx;
+    void *key = done ? OpenKey(ctx, sv[0], OPEN_WRITE) : NULL;
+    int type = key ? KeyType(key) : -1;
+    done = type == KEYTYPE_EMPTY || type == KEYTYPE_STREAM;
+    if (done && maxlen >= 0 && (long long)ValueLength(key) + 1 - maxlen > XADD_TRIM_SAME) done = 0;
+    stream_id id = {0, 0};
+    if (done) done = StreamAdd(key, STREAM_ADD_AUTOID, &id, sv + 1, (long)(nf / 2)) == EMQ_OK;
+    if (done) {
+        NotifyKeyspaceEvent(ctx, NOTIFY_STREAM, "xadd", sv[0]);
+        long long len = 0;
+        if (maxlen >= 0) {
+            if (StreamTrimByLength(key, STREAM_TRIM_APPROX, maxlen) > 0)
+                NotifyKeyspaceEvent(ctx, NOTIFY_STREAM, "xtrim", sv[0]);
+            len = (long long)ValueLength(key);
+        }
+        CloseKey(key); /* signals the readers blocked on the stream */
+        key = NULL;
+        SignalModifiedKey(ctx, sv[0]);
+        char text[48];
+        size_t n = u64_digits(text, id.ms);
+        text[n++] = '-';
+        n += u64_digits(text + n, id.seq);
+        if (maxlen >= 0) {
+            Replicate(ctx, name, "sbblbv", sv[0], a[1].p, a[1].n, "=", (size_t)1, len, text, n, sv + 1, (size_t)nf);
+        } else {
+            Replicate(ctx, name, "sbv", sv[0], text, n, sv + 1, (size_t)nf);
+        }
+        put_str(e->io, EMQ_REPLY_STRING, text, n);
+    }
+    CloseKey(key);
+    for (uint32_t i = 0; i < made; i++) release(e, sv[i], own[i]);
+    intern_release();
+    if (sv != stack_sv) free(sv);
+    if (own != stack_own) free(own);
+    return done;
+}
+
 /* key_write runs one write of write_kind through the key API (see above).
  * Returns 0, having done nothing, for the write to go through RM_Call;
  * otherwise 1, its reply encoded. */
 static int key_write(const exec_env *e, int kind, const char *name, const arg *a, uint32_t nargs) {
+    if (kind == W_XADD) return xadd_write(e, name, a, nargs);
     double stack_scores[STACK_ARGS / 2];
     double *scores = NULL;
     long long incr = 0;

@@ -86,14 +86,20 @@
 //     made and freed per field. An XADD passes its arguments added with
 //     Str, Words or Word as such kept strings too, held for the call
 //     without a reference of their own (the stream copies them).
-//   - HSET, HINCRBY, ZADD (scores, no option), ZREM and ZPOPMIN with a
-//     count, spelled in upper case, are written through the key API
-//     instead of RM_Call, outside cluster mode, unless the module argument
-//     key-writes no turned it off (SetKeyWrites): the same lookup, the
-//     same change through the server's functions (which convert encodings
-//     as the commands do), the same reply, keyspace events and key signal,
-//     and the command itself replicated with RM_Replicate when the command
-//     would have propagated it, in order with the writes RM_Call makes. A
+//   - HSET, HINCRBY, ZADD (scores, no option), ZREM, ZPOPMIN with a
+//     count, and XADD key [MAXLEN ~ <count>] * <field> <value> … (a job
+//     event's entry, a PUBLISH), spelled in upper case, are written
+//     through the key API instead of RM_Call, outside cluster mode, unless
+//     the module argument key-writes no turned it off (SetKeyWrites): the
+//     same lookup, the same change through the server's functions (which
+//     convert encodings as the commands do), the same reply, keyspace
+//     events and key signal (and, for XADD, readers blocked on the stream
+//     woken), and the command itself replicated with RM_Replicate as the
+//     command would have propagated it (XADD with the id it generated and
+//     its trim made exact), in order with the writes RM_Call makes. An
+//     XADD more than 100 entries over its bound, whose approximate trim
+//     could stop at a limit the key API's trim does not share, goes
+//     through RM_Call. A
 //     write whose outcome the adapter cannot be sure is the command's (a
 //     key of another type, a repeated field or member, a score or count
 //     not in canonical integer digits, a hash value HINCRBY would refuse,
