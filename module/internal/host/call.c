@@ -914,8 +914,8 @@ static int xadd_write(const exec_env *e, const char *name, const arg *a, uint32_
             return 0;
         at = 4;
     }
-    uint32_t nf = nargs - at - 1; /* fields and values */
-    if (at >= nargs || a[at].n != 1 || a[at].p[0] != '*' || nf < 2 || nf % 2) return 0;
+    uint32_t nf = nargs - at - 1; /* fields and values (write_kind: nargs >= 4, so at < nargs) */
+    if (a[at].n != 1 || a[at].p[0] != '*' || nf < 2 || nf % 2) return 0;
     size_t bytes = 0;
     for (uint32_t i = at + 1; i < nargs; i++) bytes += a[i].n;
     if (bytes > XADD_ENTRY_MAX) return 0;
