@@ -425,6 +425,47 @@ func browseTables(t *testing.T, tab context.Context, url string, c valkey.Client
 	waitText(tab, t, `#page-where`, func(s string) bool { return strings.HasPrefix(s, "1–25 of ") })
 	require.Equal(t, page1, eval[string](tab, t, ids))
 
+	// An answer that lands after a later read's is dropped: next is clicked
+	// with its read held back, then previous at once, so the third page's
+	// answer comes last. Every set of rows the table shows meanwhile is
+	// noted: a tick's read soon shows the second page again, so only the
+	// notes catch the third page's rows shown in between.
+	within(tab, t, 10*time.Second, chromedp.Click(chromedp.CSS(`#page-next`)))
+	waitText(tab, t, `#page-where`, func(s string) bool { return strings.HasPrefix(s, "26–50 of ") })
+	require.Equal(t, page2, eval[string](tab, t, ids))
+	type race struct {
+		Asked []string `json:"asked"`
+		Shown []string `json:"shown"`
+	}
+	r := eval[race](tab, t, `new Promise((done) => {
+		const real = window.fetch;
+		const asked = [], shown = [];
+		const rows = () => Array.from(document.querySelectorAll("#jobs tbody tr"), (r) => r.dataset.job).join(",") + " " + document.querySelector("#page-where").textContent;
+		const seen = new MutationObserver(() => shown.push(rows()));
+		seen.observe(document.querySelector("#view"), { childList: true, subtree: true, characterData: true });
+		window.fetch = (u, o) => {
+			const p = real(u, o);
+			if (!String(u).includes("/jobs?")) return p;
+			asked.push(String(u));
+			if (asked.length > 1) return p;
+			// Settled, then a while for the page to take the answer or drop it.
+			return p.then((r) => new Promise((ok) => setTimeout(() => {
+				ok(r);
+				setTimeout(() => { window.fetch = real; seen.disconnect(); done({ asked, shown }); }, 300);
+			}, 1500)));
+		};
+		document.querySelector("#page-next").click();
+		document.querySelector("#page-prev").click();
+	})`, chromedp.EvalAwaitPromise)
+	require.GreaterOrEqual(t, len(r.Asked), 2, "the held read and previous's")
+	require.NotEqual(t, r.Asked[0], r.Asked[1], "the held read is the third page's")
+	for _, s := range r.Shown {
+		require.True(t, strings.HasPrefix(s, page2+" 26–50 of "), "shown after previous: %s", s)
+	}
+	require.Equal(t, page2, eval[string](tab, t, ids))
+	within(tab, t, 10*time.Second, chromedp.Click(chromedp.CSS(`#page-prev`)))
+	waitText(tab, t, `#page-where`, func(s string) bool { return strings.HasPrefix(s, "1–25 of ") })
+
 	// Requeue every dead job, after a confirmation: first declined (with
 	// Escape, which a busy page cannot misplace as a click), then given.
 	within(tab, t, 10*time.Second,

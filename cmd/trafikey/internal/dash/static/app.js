@@ -53,6 +53,25 @@ async function api(path, opts) {
   return body;
 }
 
+// latest orders a view's reads by when they were asked: a call starts a
+// read, and the answer (or failure) of one asked before a later call's
+// resolves to null. A click or an action reads at once, beside a tick's
+// read under way, and that read's older answer must not land over the
+// newer one.
+function latest() {
+  let asked = 0;
+  return async (p) => {
+    const n = ++asked;
+    try {
+      const r = await p;
+      return n === asked ? r : null;
+    } catch (e) {
+      if (n === asked) throw e;
+      return null;
+    }
+  };
+}
+
 function act(path, params) {
   const q = params ? "?" + new URLSearchParams(params) : "";
   return api(path + q, { method: "POST", headers: { "X-Trafikey-Action": "1", "Accept": "application/json" } });
@@ -436,6 +455,7 @@ function queueView(name) {
   const events = el("ol", { class: "events", id: "events" });
   const eventsBox = el("div", { hidden: true }, el("h2", {}, "Recent events"), events);
   let last = null;
+  const fresh = latest();
 
   let headKey = "";
   function renderHead(qr) {
@@ -702,7 +722,9 @@ function queueView(name) {
   const view = {
     nodes: [head, msg, counts, el("h2", {}, "Throughput"), chartBox, el("div", { class: "two" }, lifetime, lanes), parts, workers, waits, eventsBox],
     async refresh() {
-      const [qr, series] = await Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]);
+      const got = await fresh(Promise.all([api("queues/" + enc(name)), api("series?queue=" + enc(name)), state.infoP]));
+      if (!got) return;
+      const [qr, series] = got;
       last = qr;
       renderHead(qr);
       renderCounts(qr.queue, qr.windows);
@@ -804,6 +826,7 @@ function jobsView(queue, st, laneArg) {
   const table = el("div", { id: "jobs-box" });
   const pager = el("div", { class: "pager" });
   let counts = null; // the queue's view
+  const fresh = latest();
   let cursors = [""]; // the cursor of each page read, the current last
   let page = null;
   let found = null; // a search's answer, shown in place of the page
@@ -967,7 +990,8 @@ function jobsView(queue, st, laneArg) {
     if (after) params.set("after", after);
     if (lane) params.set("lane", lane);
     if (kind) params.set("kind", kind);
-    const p = await api("queues/" + enc(queue) + "/jobs?" + params);
+    const p = await fresh(api("queues/" + enc(queue) + "/jobs?" + params));
+    if (!p) return;
     counts = p.queue;
     page = p;
     renderTabs(counts);
@@ -1085,6 +1109,7 @@ function schedulesView(queue) {
   const head = el("div");
   const msg = el("div");
   const box = el("div", { id: "schedules-box" });
+  const fresh = latest();
   let key = "";
 
   function stateOf(sc) {
@@ -1153,7 +1178,9 @@ function schedulesView(queue) {
         fill(head, crumbs(el("a", { href: queueHref(queue) }, queue), "schedules"),
           el("h1", {}, queue, el("span", { class: "muted" }, "schedules: the next occurrences as the schedule step computes them, in your time zone; a job's jitter comes on top")));
       }
-      render(await api("queues/" + enc(queue) + "/schedules"));
+      const r = await fresh(api("queues/" + enc(queue) + "/schedules"));
+      if (!r) return;
+      render(r);
       setStatus("read " + new Date().toLocaleTimeString());
     },
   };
@@ -1165,6 +1192,7 @@ function schedulesView(queue) {
 function jobView(queue, id) {
   const box = el("div");
   let msg = null;
+  const fresh = latest();
 
   function actions(j) {
     if (state.info.read_only) return null;
@@ -1222,7 +1250,8 @@ function jobView(queue, id) {
       await state.infoP;
       let j;
       try {
-        j = await api("queues/" + enc(queue) + "/jobs/" + enc(id));
+        j = await fresh(api("queues/" + enc(queue) + "/jobs/" + enc(id)));
+        if (!j) return;
       } catch (e) {
         if (e.status !== 404) throw e;
         fill(box,
