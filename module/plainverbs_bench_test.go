@@ -31,9 +31,14 @@ import (
 // COMPLETEMANY of id and token pairs). TRAFIKEY_PLAIN_CHUNKS and
 // TRAFIKEY_PLAIN_JOBS set the chunks (20) and the jobs per chunk (5000).
 // TRAFIKEY_PLAIN_EVENTS=<bound> turns job events on for every queue of both
-// servers (EVENTS <bound> after INSTALL), to compare the events' path.
+// servers (EVENTS <bound> after INSTALL), to compare the events' path;
+// TRAFIKEY_PLAIN_EVENTS_BEFORE=<bound>, or off, sets the before server's
+// apart, so that one module named twice gives the events' own cost per
+// verb, on against off in alternating chunks.
 // TRAFIKEY_PLAIN_BATCH=<n> sends every verb n jobs a call instead, to
 // compare what a call costs beside its jobs (1: one job a call).
+// TRAFIKEY_PLAIN_LUA=1 sends the three verbs as their scripts (EVALSHA) to
+// both servers instead.
 func BenchmarkPlainVerbs(b *testing.B) {
 	before := os.Getenv("TRAFIKEY_MODULE_BEFORE")
 	if before == "" {
@@ -60,6 +65,7 @@ func BenchmarkPlainVerbs(b *testing.B) {
 			b.Skip("no /proc/<pid>/schedstat: ", err)
 		}
 	}
+	script := os.Getenv("TRAFIKEY_PLAIN_LUA") == "1"
 	run := func(sd *side, lines [][]string) []any {
 		e := &benchExec{b: b, c: sd.c, native: true}
 		return e.run(lines)
@@ -84,8 +90,13 @@ func BenchmarkPlainVerbs(b *testing.B) {
 		for j := range sides {
 			sd := sides[(j+k)%len(sides)]
 			q := "plain" + strconv.Itoa(k)
+			e := &benchExec{b: b, c: sd.c, q: q, native: !script, shas: sd.shas}
 			run(sd, [][]string{verbArgs(protocol.Install, q)})
-			if bound := os.Getenv("TRAFIKEY_PLAIN_EVENTS"); bound != "" {
+			bound := os.Getenv("TRAFIKEY_PLAIN_EVENTS")
+			if v, ok := os.LookupEnv("TRAFIKEY_PLAIN_EVENTS_BEFORE"); ok && sd == sides[0] {
+				bound = v
+			}
+			if bound != "" && bound != "off" {
 				run(sd, [][]string{verbArgs(protocol.Events, q, bound)})
 			}
 			var adds [][]string
@@ -97,7 +108,7 @@ func BenchmarkPlainVerbs(b *testing.B) {
 				for range min(addN, jobs-n) {
 					args = append(args, job(payload)...)
 				}
-				adds = append(adds, verbArgs(protocol.Add, q, args...))
+				adds = append(adds, e.line(protocol.Add, args))
 			}
 			measure(sd, "add", adds)
 			claim := []string{"600000", strconv.Itoa(claimN)}
@@ -106,7 +117,7 @@ func BenchmarkPlainVerbs(b *testing.B) {
 			}
 			var lines [][]string
 			for range (jobs + claimN - 1) / claimN {
-				lines = append(lines, verbArgs(protocol.Claim, q, claim...))
+				lines = append(lines, e.line(protocol.Claim, claim))
 			}
 			var leases [][2]string
 			for _, r := range measure(sd, "claim", lines) {
@@ -128,7 +139,7 @@ func BenchmarkPlainVerbs(b *testing.B) {
 						args = append(args, "") // no result
 					}
 				}
-				lines = append(lines, verbArgs(protocol.CompleteMany, q, args...))
+				lines = append(lines, e.line(protocol.CompleteMany, args))
 			}
 			measure(sd, "completemany", lines)
 		}
