@@ -138,6 +138,28 @@ static int scripts_hold_args;
 
 #define STACK_ARGS 32
 
+/* args_buf holds a command's server strings and how to release each (own),
+ * on the stack for up to STACK_ARGS of them, else allocated. */
+typedef struct {
+    void **sv;
+    unsigned char *own;
+    void *stack_sv[STACK_ARGS];
+    unsigned char stack_own[STACK_ARGS];
+} args_buf;
+
+/* args_buf_init makes room in b for n strings; returns 0 when it could not
+ * (args_buf_free is still owed). */
+static int args_buf_init(args_buf *b, size_t n) {
+    b->sv = n <= STACK_ARGS ? b->stack_sv : malloc(sizeof(void *) * n);
+    b->own = n <= STACK_ARGS ? b->stack_own : malloc(n);
+    return b->sv && b->own;
+}
+
+static void args_buf_free(args_buf *b) {
+    if (b->sv != b->stack_sv) free(b->sv);
+    if (b->own != b->stack_own) free(b->own);
+}
+
 /* Reads take the key API only outside a cluster: there RM_Call refuses a key
  * of a slot this node does not serve (or one migrating away), which a key
  * lookup does not see. Fixed at load, like the server's cluster mode. */
@@ -923,11 +945,9 @@ static int xadd_write(const exec_env *e, const char *name, const arg *a, uint32_
      * kept strings, held for the call (XADD copies them into the stream,
      * and the replicated command takes its own references) */
     uint32_t nv = nf + 1;
-    void *stack_sv[STACK_ARGS];
-    unsigned char stack_own[STACK_ARGS];
-    void **sv = nv <= STACK_ARGS ? stack_sv : malloc(sizeof(void *) * nv);
-    unsigned char *own = nv <= STACK_ARGS ? stack_own : malloc(nv);
-    int done = sv && own;
+    args_buf buf;
+    int done = args_buf_init(&buf, nv);
+    void **sv = buf.sv;
     uint32_t made = 0;
     intern_hold();
     for (; done && made < nv; made++) {
@@ -940,7 +960,7 @@ static int xadd_write(const exec_env *e, const char *name, const arg *a, uint32_
             break;
         }
         sv[made] = s;
-        own[made] = (unsigned char)o;
+        buf.own[made] = (unsigned char)o;
     }
     void *ctx = e->ctx;
     void *key = done ? OpenKey(ctx, sv[0], OPEN_WRITE) : NULL;
@@ -972,10 +992,9 @@ static int xadd_write(const exec_env *e, const char *name, const arg *a, uint32_
         put_str(e->io, EMQ_REPLY_STRING, text, n);
     }
     CloseKey(key);
-    for (uint32_t i = 0; i < made; i++) release(e, sv[i], own[i]);
+    for (uint32_t i = 0; i < made; i++) release(e, sv[i], buf.own[i]);
     intern_release();
-    if (sv != stack_sv) free(sv);
-    if (own != stack_own) free(own);
+    args_buf_free(&buf);
     return done;
 }
 
@@ -1004,17 +1023,14 @@ static int key_write(const exec_env *e, int kind, const char *name, const arg *a
     } else if (kind == W_ZPOPMIN) {
         if (!canon_ll(a[1].p, a[1].n, &incr) || incr < 1) return 0;
     }
-    void *stack_sv[STACK_ARGS];
-    unsigned char stack_own[STACK_ARGS];
-    void **sv = nargs <= STACK_ARGS ? stack_sv : malloc(sizeof(void *) * nargs);
-    unsigned char *own = nargs <= STACK_ARGS ? stack_own : malloc(nargs);
-    int done = sv && own && write_strings(e, a, nargs, sv, own);
+    args_buf buf;
+    int done = args_buf_init(&buf, nargs) && write_strings(e, a, nargs, buf.sv, buf.own);
     if (!done) {
-        if (sv != stack_sv) free(sv);
-        if (own != stack_own) free(own);
+        args_buf_free(&buf);
         if (scores && scores != stack_scores) free(scores);
         return 0;
     }
+    void **sv = buf.sv;
     void *ctx = e->ctx;
     emq_io *io = e->io;
     void *key = OpenKey(ctx, sv[0], OPEN_WRITE);
@@ -1097,9 +1113,8 @@ static int key_write(const exec_env *e, int kind, const char *name, const arg *a
         }
         put_int(io, deleted);
     }
-    for (uint32_t i = 0; i < nargs; i++) release_write(e, sv[i], own[i]);
-    if (sv != stack_sv) free(sv);
-    if (own != stack_own) free(own);
+    for (uint32_t i = 0; i < nargs; i++) release_write(e, sv[i], buf.own[i]);
+    args_buf_free(&buf);
     if (scores && scores != stack_scores) free(scores);
     return done;
 }
@@ -1177,17 +1192,15 @@ static void *write_call(const exec_env *e, const char *name, const arg *a, uint3
  * the reply is an error or the call failed. */
 static int call(const exec_env *e, const char *name, const arg *a, uint32_t nargs, int write) {
     emq_io *io = e->io;
-    void *stack_sv[STACK_ARGS];
-    unsigned char stack_own[STACK_ARGS];
-    void **sv = nargs <= STACK_ARGS ? stack_sv : malloc(sizeof(void *) * nargs);
-    unsigned char *own = nargs <= STACK_ARGS ? stack_own : malloc(nargs);
-    if (!sv || !own) { /* cannot build the arguments: report as a failed call */
-        if (sv != stack_sv) free(sv);
-        if (own != stack_own) free(own);
+    args_buf buf;
+    if (!args_buf_init(&buf, nargs)) { /* cannot build the arguments: report as a failed call */
+        args_buf_free(&buf);
         put_u8(io, EMQ_NODE_CALLFAIL);
         put_i64(io, ENOMEM);
         return 1;
     }
+    void **sv = buf.sv;
+    unsigned char *own = buf.own;
     size_t nv = 0; /* strings made for the call, to release after it */
     void *r = NULL;
     int err = ESPIPE;
@@ -1206,10 +1219,8 @@ static int call(const exec_env *e, const char *name, const arg *a, uint32_t narg
             err = errno;
         }
     }
-    for (size_t i = 0; i < nv; i++)
-        if (own[i]) FreeString(own[i] == 2 ? NULL : e->ctx, sv[i]);
-    if (sv != stack_sv) free(sv);
-    if (own != stack_own) free(own);
+    for (size_t i = 0; i < nv; i++) release_write(e, sv[i], own[i]);
+    args_buf_free(&buf);
     if (!r) {
         put_u8(io, EMQ_NODE_CALLFAIL);
         put_i64(io, err);
